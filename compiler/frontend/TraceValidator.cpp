@@ -1,0 +1,279 @@
+//===- TraceValidator.cpp - Structural checks on a parsed trace --------------------------===//
+//
+// Checks run in order: format version, CPython version, then every index the compiler will
+// follow (functions, code objects, namespaces), then each code object's instructions against
+// the opcode table of the trace's CPython version.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/frontend/Opcodes.h"
+#include "compiler/frontend/TraceReader.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <set>
+
+namespace sotc::frontend {
+namespace {
+
+using trace::Value;
+
+class Validator {
+public:
+  Validator(const trace::Trace &trace, const std::string &name) : trace_(trace), name_(name) {}
+
+  void run() {
+    checkVersions();
+    if (trace_.code_objects().empty())
+      fail(DiagCode::TraceBadReference, "the trace has no code objects");
+    if (trace_.entry_function() >= static_cast<uint32_t>(trace_.functions_size()))
+      fail(DiagCode::TraceBadReference,
+           "entry function " + std::to_string(trace_.entry_function()) + " does not exist (" +
+               std::to_string(trace_.functions_size()) + " functions)");
+    for (int i = 0; i < trace_.functions_size(); ++i)
+      checkFunction(trace_.functions(i), i);
+    for (const trace::Namespace &ns : trace_.namespaces())
+      for (const trace::NamedValue &global : ns.globals())
+        checkValue(global.value(), "global '" + global.name() + "' of module '" +
+                                       ns.module() + "'");
+    checkInputs();
+    for (const trace::CodeObject &code : trace_.code_objects())
+      checkCode(code);
+  }
+
+private:
+  [[noreturn]] void fail(DiagCode code, const std::string &message) const {
+    throw CodedError(code, name_ + ": " + message);
+  }
+
+  void checkVersions() {
+    if (trace_.format_version() != kTraceFormatVersion)
+      fail(DiagCode::TraceFormatVersion,
+           "trace format version " + std::to_string(trace_.format_version()) +
+               " is not supported (this sotc reads version " +
+               std::to_string(kTraceFormatVersion) + "; re-trace with the matching tracer)");
+    const trace::PythonVersion &py = trace_.python();
+    table_ = OpcodeTable::forVersion(py.major(), py.minor());
+    if (py.implementation() != "cpython" || !table_)
+      fail(DiagCode::TracePythonVersion,
+           "traces from " + (py.implementation().empty() ? "an unnamed Python"
+                                                         : py.implementation()) +
+               " " + std::to_string(py.major()) + "." + std::to_string(py.minor()) +
+               " are not supported (supported: CPython " + OpcodeTable::supportedVersions() +
+               ")");
+  }
+
+  void checkIndex(uint64_t index, int size, const std::string &what,
+                  const std::string &where) const {
+    if (index >= static_cast<uint64_t>(size))
+      fail(DiagCode::TraceBadReference, where + ": " + what + " " + std::to_string(index) +
+                                            " does not exist (the trace has " +
+                                            std::to_string(size) + ")");
+  }
+
+  void checkFunction(const trace::Function &fn, int index) {
+    std::string where = "function " + std::to_string(index) + " '" + fn.qualname() + "'";
+    checkIndex(fn.code(), trace_.code_objects_size(), "code object", where);
+    checkIndex(fn.namespace_(), trace_.namespaces_size(), "namespace", where);
+    const trace::CodeObject &code = trace_.code_objects(fn.code());
+    if (fn.closure_size() != code.freevars_size())
+      fail(DiagCode::TraceBadFunction,
+           where + ": " + std::to_string(fn.closure_size()) + " closure cells for " +
+               std::to_string(code.freevars_size()) + " free variables");
+    if (static_cast<uint32_t>(fn.defaults_size()) > code.argcount())
+      fail(DiagCode::TraceBadFunction, where + ": " + std::to_string(fn.defaults_size()) +
+                                           " defaults for " + std::to_string(code.argcount()) +
+                                           " positional parameters");
+    for (const Value &v : fn.defaults())
+      checkValue(v, where + " default");
+    for (const trace::NamedValue &v : fn.kwdefaults())
+      checkValue(v.value(), where + " default of '" + v.name() + "'");
+    for (const Value &v : fn.closure())
+      checkValue(v, where + " closure cell");
+  }
+
+  /// References inside any value must resolve.
+  void checkValue(const Value &v, const std::string &where) const {
+    switch (v.kind_case()) {
+    case Value::kCode:
+      checkIndex(v.code(), trace_.code_objects_size(), "code object", where);
+      break;
+    case Value::kFunction:
+      checkIndex(v.function(), trace_.functions_size(), "function", where);
+      break;
+    case Value::kTupleValue:
+      for (const Value &item : v.tuple_value().items())
+        checkValue(item, where);
+      break;
+    case Value::kListValue:
+      for (const Value &item : v.list_value().items())
+        checkValue(item, where);
+      break;
+    case Value::kSetValue:
+      for (const Value &item : v.set_value().items())
+        checkValue(item, where);
+      break;
+    case Value::kFrozensetValue:
+      for (const Value &item : v.frozenset_value().items())
+        checkValue(item, where);
+      break;
+    case Value::kDictValue:
+      for (const trace::DictItem &item : v.dict_value().items()) {
+        checkValue(item.key(), where);
+        checkValue(item.value(), where);
+      }
+      break;
+    case Value::kTensor:
+      checkTensor(v.tensor(), where);
+      break;
+    default:
+      break;
+    }
+  }
+
+  /// Code-object constants are limited to the kinds CPython's marshal allows.
+  void checkConstant(const Value &v, const std::string &where) const {
+    switch (v.kind_case()) {
+    case Value::kNone:
+    case Value::kBoolValue:
+    case Value::kIntValue:
+    case Value::kBigIntValue:
+    case Value::kFloatValue:
+    case Value::kComplexValue:
+    case Value::kStrValue:
+    case Value::kBytesValue:
+    case Value::kEllipsis:
+    case Value::kCode:
+      return;
+    case Value::kTupleValue:
+      for (const Value &item : v.tuple_value().items())
+        checkConstant(item, where);
+      return;
+    case Value::kFrozensetValue:
+      for (const Value &item : v.frozenset_value().items())
+        checkConstant(item, where);
+      return;
+    default:
+      fail(DiagCode::TraceBadConstant,
+           where + ": a constant cannot be a " +
+               Value::descriptor()->FindFieldByNumber(v.kind_case())->name() + "");
+    }
+  }
+
+  void checkTensor(const trace::TensorSpec &t, const std::string &where) const {
+    if (t.dtype() == trace::DTYPE_UNSPECIFIED || !trace::DType_IsValid(t.dtype()))
+      fail(DiagCode::TraceBadInput, where + ": tensor has no valid dtype");
+    for (const trace::Dim &d : t.dims())
+      if (!d.dynamic() && d.size() < 0)
+        fail(DiagCode::TraceBadInput,
+             where + ": static dimension of size " + std::to_string(d.size()));
+  }
+
+  void checkInputs() const {
+    std::set<std::string> seen;
+    for (const trace::Input &input : trace_.inputs()) {
+      if (!seen.insert(input.name()).second)
+        fail(DiagCode::TraceBadInput, "input '" + input.name() + "' appears twice");
+      if (input.value().kind_case() == Value::KIND_NOT_SET)
+        fail(DiagCode::TraceBadInput, "input '" + input.name() + "' has no value");
+      checkValue(input.value(), "input '" + input.name() + "'");
+    }
+  }
+
+  void checkCode(const trace::CodeObject &code) const {
+    const std::string codeName = "code object " + describeCode(code);
+    for (int i = 0; i < code.consts_size(); ++i)
+      checkConstant(code.consts(i), codeName + " constant " + std::to_string(i));
+
+    std::set<uint32_t> offsets;
+    uint32_t previous = 0;
+    for (int i = 0; i < code.instructions_size(); ++i) {
+      const trace::Instruction &ins = code.instructions(i);
+      std::string where = codeName + " offset " + std::to_string(ins.offset());
+      if (ins.offset() % 2 != 0 || (i > 0 && ins.offset() <= previous) ||
+          (!code.code().empty() && ins.offset() + 2 > code.code().size()))
+        fail(DiagCode::TraceBadInstruction,
+             where + ": offsets must be even, increasing and inside co_code (" +
+                 std::to_string(code.code().size()) + " bytes)");
+      previous = ins.offset();
+      offsets.insert(ins.offset());
+      checkInstruction(code, ins, where);
+    }
+    for (const trace::Instruction &ins : code.instructions())
+      if (ins.has_jump_target() && !offsets.count(ins.jump_target()))
+        fail(DiagCode::TraceBadJumpTarget,
+             codeName + " offset " + std::to_string(ins.offset()) + ": " + ins.opname() +
+                 " jumps to " + std::to_string(ins.jump_target()) +
+                 ", which is not an instruction boundary");
+    for (const trace::ExceptionEntry &e : code.exception_entries())
+      if (e.start() >= e.end() || !offsets.count(e.start()) || !offsets.count(e.target()))
+        fail(DiagCode::TraceBadJumpTarget,
+             codeName + ": exception table entry " + std::to_string(e.start()) + " to " +
+                 std::to_string(e.end()) + " -> " + std::to_string(e.target()) +
+                 " does not lie on instruction boundaries");
+  }
+
+  void checkInstruction(const trace::CodeObject &code, const trace::Instruction &ins,
+                        const std::string &where) const {
+    const OpcodeInfo *info = table_->lookup(ins.opcode());
+    if (!info)
+      fail(DiagCode::TraceUnknownOpcode,
+           where + ": opcode " + std::to_string(ins.opcode()) + " ('" + ins.opname() +
+               "') does not exist in CPython " + std::to_string(table_->major()) + "." +
+               std::to_string(table_->minor()));
+    if (ins.opname() != info->name)
+      fail(DiagCode::TraceBadInstruction, where + ": opname '" + ins.opname() +
+                                              "' does not match opcode " +
+                                              std::to_string(ins.opcode()) + " (" +
+                                              info->name + ")");
+    if (ins.has_arg() != info->has(kHasArg))
+      fail(DiagCode::TraceBadInstruction,
+           where + ": " + info->name + (ins.has_arg() ? " takes no argument" : " needs an argument"));
+    const std::string &raw = code.code();
+    if (!raw.empty() &&
+        (static_cast<unsigned char>(raw[ins.offset()]) != ins.opcode() ||
+         static_cast<unsigned char>(raw[ins.offset() + 1]) != (ins.arg() & 0xff)))
+      fail(DiagCode::TraceBadInstruction,
+           where + ": " + info->name + " disagrees with the bytes of co_code");
+    if (!ins.has_arg())
+      return;
+
+    unsigned arg = ins.arg();
+    auto inRange = [&](uint64_t index, int size, const char *table) {
+      if (index >= static_cast<uint64_t>(size))
+        fail(DiagCode::TraceArgOutOfRange,
+             where + ": " + info->name + " argument " + std::to_string(arg) + " indexes " +
+                 table + " entry " + std::to_string(index) + ", but it has " +
+                 std::to_string(size));
+    };
+    if (info->has(kHasConst))
+      inRange(arg, code.consts_size(), "co_consts");
+    if (info->has(kHasName))
+      inRange(table_->nameIndex(*info, arg), code.names_size(), "co_names");
+    if (info->has(kHasLocal))
+      inRange(arg, code.varnames_size(), "co_varnames");
+    if (info->has(kHasFree))
+      inRange(arg, code.varnames_size() + code.cellvars_size() + code.freevars_size(),
+              "the cell and free variables");
+    if (info->has(kHasCompare))
+      inRange(arg, 6, "the comparison operators");
+    if (info->isJump()) {
+      std::optional<unsigned> target = table_->jumpTarget(*info, ins.offset(), arg);
+      if (!ins.has_jump_target() || !target || *target != ins.jump_target())
+        fail(DiagCode::TraceBadJumpTarget,
+             where + ": " + info->name + " argument " + std::to_string(arg) +
+                 " does not agree with its recorded jump target " +
+                 std::to_string(ins.jump_target()));
+    }
+  }
+
+  const trace::Trace &trace_;
+  const std::string &name_;
+  const OpcodeTable *table_ = nullptr;
+};
+
+} // namespace
+
+void validateTrace(const trace::Trace &trace, const std::string &name) {
+  Validator(trace, name).run();
+}
+
+} // namespace sotc::frontend

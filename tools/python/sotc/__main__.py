@@ -1,0 +1,77 @@
+"""Command line: python3 -m sotc trace FILE.py:FUNC --input NAME=SPEC ... -o OUT.pb"""
+
+import argparse
+import importlib.util
+import os
+import sys
+
+from ._specs import SpecError, parse_input
+from ._stubs import stub_missing_frameworks
+from ._tracer import TraceError, trace
+from ._version import __version__
+
+
+def load_function(target):
+    """Imports FILE.py (with stubs for missing frameworks) and returns its FUNC."""
+    path, sep, func_name = target.rpartition(":")
+    if not sep or not path or not func_name:
+        raise TraceError(f"expected FILE.py:FUNC, got '{target}'")
+    if not os.path.isfile(path):
+        raise TraceError(f"no such file: '{path}'")
+    module_name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(module_name, os.path.abspath(path))
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    sys.modules[module_name] = module
+    try:
+        with stub_missing_frameworks():
+            spec.loader.exec_module(module)
+    except Exception as exc:
+        raise TraceError(f"importing '{path}' failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.path.pop(0)
+    obj = module
+    for part in func_name.split("."):
+        if not hasattr(obj, part):
+            raise TraceError(f"'{path}' has no function '{func_name}'")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _parse_inputs(items):
+    named = {}
+    for item in items:
+        name, sep, spec = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise SpecError(f"expected --input NAME=SPEC, got '{item}'")
+        if name in named:
+            raise SpecError(f"input '{name}' given twice")
+        named[name] = parse_input(spec)
+    return named
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m sotc", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"sotc-tracer {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("trace", help="trace FILE.py:FUNC into a .pb or .pbtxt trace")
+    t.add_argument("target", metavar="FILE.py:FUNC")
+    t.add_argument("--input", "-i", action="append", default=[], metavar="NAME=SPEC",
+                   help="a tensor spec such as float32[64,?] (add !grad for stop_gradient="
+                        "False) or a Python literal such as 3, True, None, (1, 2)")
+    t.add_argument("-o", "--output", required=True, metavar="OUT.pb")
+    t.add_argument("--root", default=None,
+                   help="record file paths relative to this directory (default: cwd)")
+    args = parser.parse_args(argv)
+    try:
+        fn = load_function(args.target)
+        result = trace(fn, root=args.root, **_parse_inputs(args.input))
+        result.save(args.output)
+    except (TraceError, SpecError) as exc:
+        print(f"sotc trace: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

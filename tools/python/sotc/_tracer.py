@@ -1,0 +1,341 @@
+"""Builds a trace (trace_pb2.Trace) from a Python function and its example inputs.
+
+Nothing is executed: the tracer records the entry function's code, every code object and user
+function reachable from it, the globals those functions read, and the example inputs' specs.
+"""
+
+import builtins
+import dis
+import inspect
+import os
+import re
+import sys
+import types
+
+from google.protobuf import text_format
+
+from . import trace_pb2 as pb
+from ._specs import is_tensor_like, spec_of_tensor
+from ._stubs import is_stub
+from ._version import PRODUCER, TRACE_FORMAT_VERSION
+
+_CO_GENERATOR = inspect.CO_GENERATOR
+_CO_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
+# Modules whose functions are library APIs, recorded by qualified name, never traced.
+_LIBRARY_ROOTS = {"paddle", "torch", "jax", "numpy", "tensorflow", "triton", "math", "operator",
+                  "functools", "itertools", "builtins", "collections", "typing"}
+_JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
+_GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
+
+
+class TraceError(Exception):
+    """The function or its inputs cannot be traced."""
+
+
+class Trace:
+    """A recorded trace; `proto` is the trace_pb2.Trace message."""
+
+    def __init__(self, proto):
+        self.proto = proto
+
+    def to_bytes(self):
+        return self.proto.SerializeToString(deterministic=True)
+
+    def to_text(self):
+        return text_format.MessageToString(self.proto)
+
+    def save(self, path):
+        """Writes `.pb` (binary) or `.pbtxt` (text) by extension, atomically."""
+        path = os.fspath(path)
+        if path.endswith(".pbtxt"):
+            data = self.to_text().encode()
+        elif path.endswith(".pb"):
+            data = self.to_bytes()
+        else:
+            raise TraceError(f"cannot tell the trace format of '{path}': use .pb or .pbtxt")
+        tmp = f"{path}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError as exc:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise TraceError(f"cannot write '{path}': {exc.strerror or exc}") from exc
+        return path
+
+
+def _is_user_function(obj):
+    if not isinstance(obj, types.FunctionType):
+        return False
+    module = (getattr(obj, "__module__", None) or "").split(".")[0]
+    if module in _LIBRARY_ROOTS:
+        return False
+    filename = obj.__code__.co_filename
+    return not ("site-packages" in filename or "dist-packages" in filename
+                or filename.startswith(sys.base_prefix + os.sep + "lib"))
+
+
+def _refuse_unsupported(fn, role):
+    flags = fn.__code__.co_flags
+    if flags & _CO_ASYNC:
+        kind = "an async function or coroutine"
+    elif flags & _CO_GENERATOR:
+        kind = "a generator function"
+    else:
+        return
+    raise TraceError(
+        f"cannot trace {role} '{fn.__qualname__}' ({fn.__code__.co_filename}:"
+        f"{fn.__code__.co_firstlineno}): it is {kind}; sotc compiles plain functions only")
+
+
+class _Builder:
+    def __init__(self, root):
+        self.root = os.path.abspath(root) if root else None
+        self.trace = pb.Trace(format_version=TRACE_FORMAT_VERSION, producer=PRODUCER)
+        v = sys.version_info
+        self.trace.python.major, self.trace.python.minor, self.trace.python.micro = v[:3]
+        self.trace.python.implementation = sys.implementation.name
+        self._codes = {}       # id(code) -> index; `_keep` holds the objects alive
+        self._functions = {}   # id(function) -> index
+        self._namespaces = {}  # id(globals dict) -> index
+        self._keep = []
+        self._pending = []     # functions whose globals still need recording
+
+    # -- paths -------------------------------------------------------------------------
+    def path(self, filename):
+        """Paths under the root are recorded relative to it, so traces do not depend on
+        where a checkout lives."""
+        if self.root and os.path.isabs(filename):
+            try:
+                rel = os.path.relpath(filename, self.root)
+            except ValueError:
+                return filename
+            if not rel.startswith(".."):
+                return rel.replace(os.sep, "/")
+        return filename
+
+    def code_repr(self, code):
+        index = self._codes[id(code)]
+        return (f'<code object {code.co_name} at 0x{index:x}, file '
+                f'"{self.path(code.co_filename)}", line {code.co_firstlineno}>')
+
+    # -- values ------------------------------------------------------------------------
+    def value(self, obj, out, allow_tensor=False, _seen=None):
+        """Encodes `obj` into the pb.Value `out`."""
+        if obj is None:
+            out.none.SetInParent()
+        elif obj is Ellipsis:
+            out.ellipsis.SetInParent()
+        elif isinstance(obj, bool):
+            out.bool_value = obj
+        elif isinstance(obj, int):
+            if _INT64_MIN <= obj <= _INT64_MAX:
+                out.int_value = obj
+            else:
+                out.big_int_value = str(obj)
+        elif isinstance(obj, float):
+            out.float_value = obj
+        elif isinstance(obj, complex):
+            out.complex_value.real, out.complex_value.imag = obj.real, obj.imag
+        elif isinstance(obj, str):
+            out.str_value = obj
+        elif isinstance(obj, bytes):
+            out.bytes_value = obj
+        elif isinstance(obj, types.CodeType):
+            out.code = self.add_code(obj)
+        elif is_stub(obj):
+            if obj.__sotc_imported__:
+                out.module = obj.__name__
+            else:
+                out.external = obj.__name__
+        elif isinstance(obj, types.ModuleType):
+            out.module = obj.__name__
+        elif isinstance(obj, pb.TensorSpec) or (allow_tensor and is_tensor_like(obj)):
+            out.tensor.CopyFrom(spec_of_tensor(obj))
+        elif isinstance(obj, (tuple, list, set, frozenset, dict)):
+            _seen = _seen or set()
+            if id(obj) in _seen:
+                out.opaque.type_name, out.opaque.repr = type(obj).__name__, "<recursive>"
+                return
+            _seen = _seen | {id(obj)}
+            if isinstance(obj, dict):
+                for key, item in obj.items():
+                    entry = out.dict_value.items.add()
+                    self.value(key, entry.key, allow_tensor, _seen)
+                    self.value(item, entry.value, allow_tensor, _seen)
+                return
+            if isinstance(obj, tuple):
+                target, items = out.tuple_value, obj
+            elif isinstance(obj, list):
+                target, items = out.list_value, obj
+            else:  # sets: a stable order, whatever the hash seed
+                target = out.frozenset_value if isinstance(obj, frozenset) else out.set_value
+                items = sorted(obj, key=lambda x: (type(x).__name__, repr(x)))
+            target.SetInParent()
+            for item in items:
+                self.value(item, target.items.add(), allow_tensor, _seen)
+        elif _is_user_function(obj):
+            out.function = self.add_function(obj)
+        elif isinstance(obj, types.BuiltinFunctionType) and obj.__module__ == "builtins":
+            out.builtin = obj.__name__
+        elif isinstance(obj, type) and obj.__module__ == "builtins":
+            out.builtin = obj.__name__
+        elif callable(obj) and hasattr(obj, "__qualname__") and getattr(obj, "__module__", None):
+            out.external = f"{obj.__module__}.{obj.__qualname__}"
+        else:
+            out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+            out.opaque.repr = _ADDRESS_RE.sub("", repr(obj))[:200]
+
+    # -- code objects ------------------------------------------------------------------
+    def add_code(self, code):
+        if id(code) in self._codes:
+            return self._codes[id(code)]
+        index = len(self.trace.code_objects)
+        self._codes[id(code)] = index
+        self._keep.append(code)
+        msg = self.trace.code_objects.add()
+        msg.name, msg.qualname = code.co_name, getattr(code, "co_qualname", code.co_name)
+        msg.filename = self.path(code.co_filename)
+        msg.firstlineno = code.co_firstlineno
+        msg.argcount, msg.posonlyargcount = code.co_argcount, code.co_posonlyargcount
+        msg.kwonlyargcount, msg.nlocals = code.co_kwonlyargcount, code.co_nlocals
+        msg.stacksize, msg.flags = code.co_stacksize, code.co_flags
+        msg.varnames.extend(code.co_varnames)
+        msg.cellvars.extend(code.co_cellvars)
+        msg.freevars.extend(code.co_freevars)
+        msg.names.extend(code.co_names)
+        for const in code.co_consts:
+            self.value(const, msg.consts.add())
+        msg.code = code.co_code
+        msg.exceptiontable = getattr(code, "co_exceptiontable", b"")
+        msg.linetable = getattr(code, "co_linetable", b"")
+        self._add_instructions(code, msg)
+        parse = getattr(dis, "_parse_exception_table", None)
+        if parse is not None:
+            for e in parse(code):
+                msg.exception_entries.add(start=e.start, end=e.end, target=e.target,
+                                          depth=e.depth, lasti=e.lasti)
+        return index
+
+    def _add_instructions(self, code, msg):
+        for ins in dis.get_instructions(code):
+            out = msg.instructions.add(offset=ins.offset, opcode=ins.opcode, opname=ins.opname)
+            if ins.arg is not None:
+                out.has_arg, out.arg = True, ins.arg
+                self.value(ins.argval, out.argval)
+            if isinstance(ins.argval, types.CodeType):
+                out.argrepr = self.code_repr(ins.argval)
+            else:
+                out.argrepr = ins.argrepr
+            starts = ins.starts_line
+            if isinstance(starts, int) and not isinstance(starts, bool):
+                out.starts_line = starts
+            positions = getattr(ins, "positions", None)
+            if positions is not None and positions.lineno is not None:
+                out.line = positions.lineno
+            out.is_jump_target = ins.is_jump_target
+            if ins.opcode in _JUMP_OPCODES and isinstance(ins.argval, int):
+                out.has_jump_target, out.jump_target = True, ins.argval
+
+    # -- functions and globals ---------------------------------------------------------
+    def add_function(self, fn):
+        if id(fn) in self._functions:
+            return self._functions[id(fn)]
+        _refuse_unsupported(fn, "function")
+        index = len(self.trace.functions)
+        self._functions[id(fn)] = index
+        self._keep.append(fn)
+        msg = self.trace.functions.add()
+        msg.code = self.add_code(fn.__code__)
+        msg.qualname, msg.module = fn.__qualname__, fn.__module__ or ""
+        msg.namespace = self._namespace(fn.__globals__)
+        for default in fn.__defaults__ or ():
+            self.value(default, msg.defaults.add())
+        for name, default in sorted((fn.__kwdefaults__ or {}).items()):
+            entry = msg.kwdefaults.add(name=name)
+            self.value(default, entry.value)
+        for cell in fn.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell: the variable is assigned after the def
+                msg.closure.add().opaque.type_name = "cell"
+                continue
+            self.value(contents, msg.closure.add())
+        self._add_source(fn)
+        self._pending.append(fn)
+        return index
+
+    def _namespace(self, globals_dict):
+        key = id(globals_dict)
+        if key not in self._namespaces:
+            self._namespaces[key] = len(self.trace.namespaces)
+            self.trace.namespaces.add(module=globals_dict.get("__name__", ""))
+        return self._namespaces[key]
+
+    def _add_source(self, fn):
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            return
+        span = self.trace.sources.add(filename=self.path(fn.__code__.co_filename),
+                                      first_line=max(first, 1))
+        span.lines.extend(line.rstrip("\r\n") for line in lines)
+
+    def _global_names(self, code, names):
+        for ins in dis.get_instructions(code):
+            if ins.opname in _GLOBAL_LOADS:
+                names.add(ins.argval)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                self._global_names(const, names)
+
+    def record_globals(self):
+        """Records every global each traced function reads; may discover more functions."""
+        while self._pending:
+            fn = self._pending.pop(0)
+            names = set()
+            self._global_names(fn.__code__, names)
+            ns = self.trace.namespaces[self._namespace(fn.__globals__)]
+            known = {g.name for g in ns.globals}
+            for name in sorted(names - known):
+                if name in fn.__globals__:
+                    self.value(fn.__globals__[name], ns.globals.add(name=name).value)
+                elif not hasattr(builtins, name):
+                    pass  # a NameError at run time; the compiler reports it with its line
+
+
+def trace(fn, *example_inputs, root=None, **named_inputs):
+    """Traces `fn` for the given example inputs (tensor specs, tensor-like objects or Python
+    values) and returns a Trace. File paths under `root` (default: the current directory)
+    are recorded relative to it."""
+    if isinstance(fn, types.MethodType) or not isinstance(fn, types.FunctionType):
+        raise TraceError(f"sotc.trace expects a Python function, not {type(fn).__name__}")
+    _refuse_unsupported(fn, "entry function")
+    try:
+        bound = inspect.signature(fn).bind(*example_inputs, **named_inputs)
+    except TypeError as exc:
+        raise TraceError(f"inputs do not match {fn.__qualname__}{inspect.signature(fn)}: "
+                         f"{exc}") from exc
+    builder = _Builder(os.getcwd() if root is None else root)
+    builder.trace.entry_function = builder.add_function(fn)
+    builder.record_globals()
+    for name, value in bound.arguments.items():
+        entry = builder.trace.inputs.add(name=name)
+        builder.value(value, entry.value, allow_tensor=True)
+    return Trace(builder.trace)
+
+
+def load(path):
+    """Reads a `.pb` or `.pbtxt` trace back (for tests and tools)."""
+    path = os.fspath(path)
+    msg = pb.Trace()
+    with open(path, "rb") as f:
+        data = f.read()
+    if path.endswith(".pbtxt"):
+        text_format.Parse(data.decode(), msg)
+    else:
+        msg.ParseFromString(data)
+    return Trace(msg)

@@ -1,0 +1,130 @@
+//===- sotc.cpp - The sotc command-line tool ---------------------------------------------===//
+//
+//   sotc compile TRACE -o kernels.fatbin     (not built yet: says so, exits non-zero)
+//   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
+//   sotc explain TRACE                       (not built yet)
+//
+// User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/frontend/BytecodeDump.h"
+#include "compiler/frontend/TraceReader.h"
+#include "compiler/support/Diagnostics.h"
+#include "compiler/support/OutputFile.h"
+
+#include <CLI/CLI.hpp>
+#include <cuda.h>
+#include <llvm/Config/llvm-config.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+constexpr const char *kSotcVersion = "0.1.0";
+
+std::string versionText() {
+  std::ostringstream s;
+  s << "sotc " << kSotcVersion << "\n"
+    << "LLVM/MLIR " << LLVM_VERSION_STRING << "\n"
+    << "CUDA " << CUDA_VERSION / 1000 << "." << (CUDA_VERSION % 1000) / 10 << "\n"
+    << "trace format " << sotc::frontend::kTraceFormatVersion << "\n";
+  return s.str();
+}
+
+/// SOTC_LOG_LEVEL sets the level; each -v lowers it one step (warn -> info -> debug -> trace).
+void configureLogging(int verbosity) {
+  auto logger = spdlog::stderr_logger_st("sotc");
+  logger->set_pattern("sotc: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::level::level_enum level = spdlog::level::warn;
+  if (const char *env = std::getenv("SOTC_LOG_LEVEL"))
+    level = spdlog::level::from_str(env);
+  for (int i = 0; i < verbosity && level > spdlog::level::trace; ++i)
+    level = static_cast<spdlog::level::level_enum>(level - 1);
+  spdlog::set_level(level);
+}
+
+[[noreturn]] void notImplemented(const std::string &what, const std::string &issue) {
+  throw sotc::CodedError(sotc::DiagCode::CliNotImplemented,
+                         what + " is not implemented yet (planned in " + issue + ")");
+}
+
+struct DumpOptions {
+  std::string trace;
+  std::string output = "-";
+  bool bytecode = false, sir = false, mlir = false, guards = false, prim = false,
+       mapExpr = false;
+};
+
+void runDump(const DumpOptions &opts) {
+  int modes = opts.bytecode + opts.sir + opts.mlir + opts.guards + opts.prim + opts.mapExpr;
+  if (modes != 1)
+    throw CLI::ValidationError("sotc dump: choose exactly one of --bytecode, --sir, --mlir, "
+                               "--guards, --prim, --map-expr");
+  if (opts.sir || opts.mlir || opts.guards)
+    notImplemented("sotc dump --sir/--mlir/--guards", "the frontend issue");
+  if (opts.prim || opts.mapExpr)
+    notImplemented("sotc dump --prim/--map-expr", "the fusion issue");
+  sotc::trace::Trace loaded = sotc::frontend::loadTrace(opts.trace);
+  spdlog::info("loaded {}: {} code objects, {} functions", opts.trace,
+               loaded.code_objects_size(), loaded.functions_size());
+  std::ostringstream text;
+  sotc::frontend::dumpBytecode(loaded, text);
+  sotc::writeOutputFile(opts.output, text.str());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"sotc: an ahead-of-time graph compiler for traced Python tensor programs"};
+  app.require_subcommand(1);
+  int verbosity = 0;
+  app.add_flag("-v,--verbose", verbosity, "more log output (repeat for more; or SOTC_LOG_LEVEL)");
+  app.add_flag_callback(
+      "--version",
+      [] {
+        std::cout << versionText();
+        throw CLI::Success();
+      },
+      "print sotc, LLVM/MLIR and CUDA versions");
+
+  std::string compileTrace, compileOutput;
+  CLI::App *compile = app.add_subcommand("compile", "compile a trace into a fatbin + manifest");
+  compile->add_option("trace", compileTrace, "trace file (.pb or .pbtxt)")->required();
+  compile->add_option("-o,--output", compileOutput, "output fatbin");
+
+  DumpOptions dump;
+  CLI::App *dumpCmd = app.add_subcommand("dump", "print one stage of the pipeline as text");
+  dumpCmd->add_option("trace", dump.trace, "trace file (.pb or .pbtxt)")->required();
+  dumpCmd->add_option("-o,--output", dump.output, "write here instead of stdout");
+  dumpCmd->add_flag("--bytecode", dump.bytecode, "the traced bytecode, as dis.dis prints it");
+  dumpCmd->add_flag("--sir", dump.sir, "statement IR (PaddleSOT form)");
+  dumpCmd->add_flag("--mlir", dump.mlir, "statement IR as sir dialect MLIR");
+  dumpCmd->add_flag("--guards", dump.guards, "guards on the inputs");
+  dumpCmd->add_flag("--prim", dump.prim, "statements after decomposition into primitives");
+  dumpCmd->add_flag("--map-expr", dump.mapExpr, "fused kernels in CINN MapExpr form");
+
+  std::string explainTrace;
+  CLI::App *explain = app.add_subcommand("explain", "graphs, graph breaks, guards, kernels");
+  explain->add_option("trace", explainTrace, "trace file (.pb or .pbtxt)")->required();
+
+  try {
+    app.parse(argc, argv);
+    configureLogging(verbosity);
+    if (*compile)
+      notImplemented("sotc compile", "the lowering issue");
+    if (*explain)
+      notImplemented("sotc explain", "the frontend issue");
+    runDump(dump);
+    return 0;
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  } catch (const sotc::CodedError &e) {
+    std::cerr << "sotc: " << e.render() << "\n";
+    return sotc::kExitUserError;
+  }
+}
