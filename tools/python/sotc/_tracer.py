@@ -35,10 +35,12 @@ class TraceError(Exception):
 
 
 class Trace:
-    """A recorded trace; `proto` is the trace_pb2.Trace message."""
+    """A recorded trace; `proto` is the trace_pb2.Trace message. `code_objects` holds the
+    traced CodeType objects in trace order when the trace was made here (not when loaded)."""
 
-    def __init__(self, proto):
+    def __init__(self, proto, code_objects=()):
         self.proto = proto
+        self.code_objects = list(code_objects)
 
     def to_bytes(self):
         return self.proto.SerializeToString(deterministic=True)
@@ -98,10 +100,11 @@ class _Builder:
         v = sys.version_info
         self.trace.python.major, self.trace.python.minor, self.trace.python.micro = v[:3]
         self.trace.python.implementation = sys.implementation.name
-        self._codes = {}       # id(code) -> index; `_keep` holds the objects alive
+        self._codes = {}       # id(code) -> index
+        self.code_objects = []  # the CodeType objects, by index
         self._functions = {}   # id(function) -> index
         self._namespaces = {}  # id(globals dict) -> index
-        self._keep = []
+        self._keep = []        # keeps traced functions alive so their ids stay unique
         self._pending = []     # functions whose globals still need recording
 
     # -- paths -------------------------------------------------------------------------
@@ -195,7 +198,7 @@ class _Builder:
             return self._codes[id(code)]
         index = len(self.trace.code_objects)
         self._codes[id(code)] = index
-        self._keep.append(code)
+        self.code_objects.append(code)
         msg = self.trace.code_objects.add()
         msg.name, msg.qualname = code.co_name, getattr(code, "co_qualname", code.co_name)
         msg.filename = self.path(code.co_filename)
@@ -212,15 +215,15 @@ class _Builder:
         msg.code = code.co_code
         msg.exceptiontable = getattr(code, "co_exceptiontable", b"")
         msg.linetable = getattr(code, "co_linetable", b"")
-        self._add_instructions(code, msg)
         parse = getattr(dis, "_parse_exception_table", None)
-        if parse is not None:
-            for e in parse(code):
-                msg.exception_entries.add(start=e.start, end=e.end, target=e.target,
-                                          depth=e.depth, lasti=e.lasti)
+        entries = parse(code) if parse is not None else []
+        for e in entries:
+            msg.exception_entries.add(start=e.start, end=e.end, target=e.target,
+                                      depth=e.depth, lasti=e.lasti)
+        self._add_instructions(code, msg, {e.target for e in entries})
         return index
 
-    def _add_instructions(self, code, msg):
+    def _add_instructions(self, code, msg, exception_targets):
         for ins in dis.get_instructions(code):
             out = msg.instructions.add(offset=ins.offset, opcode=ins.opcode, opname=ins.opname)
             if ins.arg is not None:
@@ -236,7 +239,8 @@ class _Builder:
             positions = getattr(ins, "positions", None)
             if positions is not None and positions.lineno is not None:
                 out.line = positions.lineno
-            out.is_jump_target = ins.is_jump_target
+            # As dis.dis marks them: jump targets and exception handlers.
+            out.is_jump_target = ins.is_jump_target or ins.offset in exception_targets
             if ins.opcode in _JUMP_OPCODES and isinstance(ins.argval, int):
                 out.has_jump_target, out.jump_target = True, ins.argval
 
@@ -325,7 +329,7 @@ def trace(fn, *example_inputs, root=None, **named_inputs):
     for name, value in bound.arguments.items():
         entry = builder.trace.inputs.add(name=name)
         builder.value(value, entry.value, allow_tensor=True)
-    return Trace(builder.trace)
+    return Trace(builder.trace, builder.code_objects)
 
 
 def load(path):

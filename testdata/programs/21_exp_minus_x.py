@@ -1,0 +1,6 @@
+# sotc-trace: fn x=float32[64,128]
+import paddle
+
+
+def fn(x):
+    return paddle.exp(x) - x

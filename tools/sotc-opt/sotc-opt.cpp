@@ -1,0 +1,19 @@
+//===- sotc-opt.cpp - The mlir-opt-style driver for sotc's dialects and passes -----------===//
+//
+// lit tests run sotc's dialects and passes through this tool. Each dialect library adds its
+// registration here as it lands; upstream dialects the pipeline builds on are registered too.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "sotc optimizer driver\n", registry));
+}
