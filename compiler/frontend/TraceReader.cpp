@@ -3,6 +3,7 @@
 #include "compiler/support/Diagnostics.h"
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 #include <cerrno>
@@ -42,6 +43,10 @@ public:
 
 trace::Trace parseTrace(std::string_view bytes, TraceEncoding encoding,
                         const std::string &name) {
+  // libprotobuf logs parse problems (e.g. invalid UTF-8) to stderr; sotc reports them as
+  // one coded line instead.
+  static const bool silenced = (google::protobuf::SetLogHandler(nullptr), true);
+  (void)silenced;
   trace::Trace result;
   if (encoding == TraceEncoding::Text) {
     google::protobuf::TextFormat::Parser parser;

@@ -10,11 +10,15 @@
 #include "compiler/support/Diagnostics.h"
 
 #include <set>
+#include <vector>
 
 namespace sotc::frontend {
 namespace {
 
 using trace::Value;
+
+/// CPython's own compiler stops far earlier (its recursion limit); this only bounds recursion.
+constexpr size_t kMaxCodeNesting = 200;
 
 class Validator {
 public:
@@ -37,6 +41,7 @@ public:
     checkInputs();
     for (const trace::CodeObject &code : trace_.code_objects())
       checkCode(code);
+    checkNesting();
   }
 
 private:
@@ -151,10 +156,12 @@ private:
       for (const Value &item : v.frozenset_value().items())
         checkConstant(item, where);
       return;
+    case Value::KIND_NOT_SET:
+      fail(DiagCode::TraceBadConstant, where + ": the constant has no value");
     default:
       fail(DiagCode::TraceBadConstant,
            where + ": a constant cannot be a " +
-               Value::descriptor()->FindFieldByNumber(v.kind_case())->name() + "");
+               Value::descriptor()->FindFieldByNumber(v.kind_case())->name());
     }
   }
 
@@ -180,8 +187,11 @@ private:
 
   void checkCode(const trace::CodeObject &code) const {
     const std::string codeName = "code object " + describeCode(code);
-    for (int i = 0; i < code.consts_size(); ++i)
-      checkConstant(code.consts(i), codeName + " constant " + std::to_string(i));
+    for (int i = 0; i < code.consts_size(); ++i) {
+      std::string where = codeName + " constant " + std::to_string(i);
+      checkConstant(code.consts(i), where);
+      checkValue(code.consts(i), where);
+    }
 
     std::set<uint32_t> offsets;
     uint32_t previous = 0;
@@ -189,7 +199,7 @@ private:
       const trace::Instruction &ins = code.instructions(i);
       std::string where = codeName + " offset " + std::to_string(ins.offset());
       if (ins.offset() % 2 != 0 || (i > 0 && ins.offset() <= previous) ||
-          (!code.code().empty() && ins.offset() + 2 > code.code().size()))
+          (!code.code().empty() && uint64_t{ins.offset()} + 2 > code.code().size()))
         fail(DiagCode::TraceBadInstruction,
              where + ": offsets must be even, increasing and inside co_code (" +
                  std::to_string(code.code().size()) + " bytes)");
@@ -204,11 +214,50 @@ private:
                  " jumps to " + std::to_string(ins.jump_target()) +
                  ", which is not an instruction boundary");
     for (const trace::ExceptionEntry &e : code.exception_entries())
-      if (e.start() >= e.end() || !offsets.count(e.start()) || !offsets.count(e.target()))
+      if (e.start() >= e.end() || e.end() % 2 != 0 || !offsets.count(e.start()) ||
+          !offsets.count(e.target()))
         fail(DiagCode::TraceBadJumpTarget,
              codeName + ": exception table entry " + std::to_string(e.start()) + " to " +
                  std::to_string(e.end()) + " -> " + std::to_string(e.target()) +
                  " does not lie on instruction boundaries");
+  }
+
+  /// Code constants form a forest, as in CPython: no code object contains itself, and nesting
+  /// stays shallow enough for the recursive stages that walk it.
+  void checkNesting() const {
+    enum class State { New, Open, Done };
+    std::vector<State> state(trace_.code_objects_size(), State::New);
+    // Iterative DFS: (code index, next const to look at).
+    std::vector<std::pair<int, int>> stack;
+    for (int root = 0; root < trace_.code_objects_size(); ++root) {
+      if (state[root] != State::New)
+        continue;
+      stack.push_back({root, 0});
+      state[root] = State::Open;
+      while (!stack.empty()) {
+        auto &[index, next] = stack.back();
+        const trace::CodeObject &code = trace_.code_objects(index);
+        if (next == code.consts_size()) {
+          state[index] = State::Done;
+          stack.pop_back();
+          continue;
+        }
+        const Value &c = code.consts(next++);
+        if (c.kind_case() != Value::kCode)
+          continue;
+        int child = static_cast<int>(c.code());
+        if (state[child] == State::Open)
+          fail(DiagCode::TraceBadReference,
+               "code object " + describeCode(code) + " contains itself through its constants");
+        if (state[child] == State::Done)
+          continue;
+        if (stack.size() >= kMaxCodeNesting)
+          fail(DiagCode::TraceBadReference, "code objects nest deeper than " +
+                                                std::to_string(kMaxCodeNesting) + " levels");
+        state[child] = State::Open;
+        stack.push_back({child, 0});
+      }
+    }
   }
 
   void checkInstruction(const trace::CodeObject &code, const trace::Instruction &ins,
