@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the trace-reader fuzzer with clang-22 (libFuzzer + AddressSanitizer) and runs it.
+#   tools/fuzz/run.sh [SECONDS]      (default 60; the corpus in tools/fuzz/corpus grows)
+# Each corpus file is one selector byte (even: binary, odd: text) followed by a trace.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds="${1:-60}"
+out=build/fuzz
+mkdir -p "$out" tools/fuzz/corpus
+protoc --cpp_out="$out" compiler/frontend/trace.proto
+clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I"$out" \
+  tools/fuzz/TraceFuzzer.cpp compiler/frontend/TraceReader.cpp \
+  compiler/frontend/TraceValidator.cpp compiler/frontend/Opcodes.cpp \
+  compiler/frontend/BytecodeDump.cpp compiler/support/Diagnostics.cpp \
+  "$out/compiler/frontend/trace.pb.cc" -lprotobuf -o "$out/trace_fuzzer"
+# Seed with the committed traces (binary) and the hand-written text inputs.
+for t in testdata/traces/*.pb; do
+  seed="tools/fuzz/corpus/seed-$(basename "$t" .pb)"
+  [ -e "$seed" ] || { printf '\0' > "$seed"; cat "$t" >> "$seed"; }
+done
+for t in tools/sotc/test/Inputs/*.pbtxt; do
+  seed="tools/fuzz/corpus/seed-text-$(basename "$t" .pbtxt)"
+  [ -e "$seed" ] || { printf '\1' > "$seed"; cat "$t" >> "$seed"; }
+done
+"$out/trace_fuzzer" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
+  -print_final_stats=1 tools/fuzz/corpus
