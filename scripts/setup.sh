@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every system and Python package sotc needs. Idempotent and quiet when all is there.
+set -euo pipefail
+
+APT_PACKAGES=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  bazel-bootstrap
+  libcli11-dev libspdlog-dev nlohmann-json3-dev catch2
+  libprotobuf-dev protobuf-compiler
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x /usr/local/cuda/bin/ptxas ]; then
+  echo "setup: warning: the CUDA toolkit is not at /usr/local/cuda (needed from the lowering stage on)" >&2
+fi
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if ! python3 -c "import google.protobuf, numpy, pytest" 2>/dev/null; then
+  echo "setup: installing Python packages"
+  python3 -m pip install -q --disable-pip-version-check -r "$here/tools/python/requirements-dev.txt"
+fi
