@@ -41,7 +41,7 @@ def trace_program(name, out_dir):
     func, inputs = header(path)
     rel = os.path.relpath(path, ROOT)
     fn = load_function(f"{rel}:{func}")
-    result = trace(fn, root=ROOT, **_parse_inputs(inputs))
+    result = trace(fn, sotc_root=ROOT, **_parse_inputs(inputs))
     return result.save(os.path.join(out_dir, name[:-3] + ".pb"))
 
 

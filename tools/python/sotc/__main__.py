@@ -65,7 +65,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         fn = load_function(args.target)
-        result = trace(fn, root=args.root, **_parse_inputs(args.input))
+        result = trace(fn, sotc_root=args.root, **_parse_inputs(args.input))
         result.save(args.output)
     except (TraceError, SpecError) as exc:
         print(f"sotc trace: error: {exc}", file=sys.stderr)

@@ -311,10 +311,11 @@ class _Builder:
                     pass  # a NameError at run time; the compiler reports it with its line
 
 
-def trace(fn, *example_inputs, root=None, **named_inputs):
+def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
     """Traces `fn` for the given example inputs (tensor specs, tensor-like objects or Python
-    values) and returns a Trace. File paths under `root` (default: the current directory)
-    are recorded relative to it."""
+    values) and returns a Trace. File paths under `sotc_root` (default: the current
+    directory) are recorded relative to it; the prefixed name keeps it apart from `fn`'s own
+    keyword arguments."""
     if isinstance(fn, types.MethodType) or not isinstance(fn, types.FunctionType):
         raise TraceError(f"sotc.trace expects a Python function, not {type(fn).__name__}")
     _refuse_unsupported(fn, "entry function")
@@ -323,7 +324,7 @@ def trace(fn, *example_inputs, root=None, **named_inputs):
     except TypeError as exc:
         raise TraceError(f"inputs do not match {fn.__qualname__}{inspect.signature(fn)}: "
                          f"{exc}") from exc
-    builder = _Builder(os.getcwd() if root is None else root)
+    builder = _Builder(os.getcwd() if sotc_root is None else sotc_root)
     builder.trace.entry_function = builder.add_function(fn)
     builder.record_globals()
     for name, value in bound.arguments.items():

@@ -53,7 +53,7 @@ def test_dump_bytecode_matches_dis(program, root, sotc_bin, monkeypatch):
     monkeypatch.chdir(root)
     func, inputs = make_traces.header(os.path.join(make_traces.PROGRAMS, program))
     fn = load_function(f"testdata/programs/{program}:{func}")
-    traced = trace(fn, root=root, **_parse_inputs(inputs))
+    traced = trace(fn, sotc_root=root, **_parse_inputs(inputs))
     # The tracer records paths relative to the root; dis shows the absolute ones.
     expected = reference_dis(traced).replace(f'file "{root}/', 'file "')
 

@@ -135,6 +135,14 @@ def test_inputs_bind_to_parameters():
         sotc.trace(rich)
 
 
+def test_an_input_named_root_is_just_an_input():
+    def fn(root, x):
+        return x + root
+
+    traced = sotc.trace(fn, root=2, x="f32[2]")
+    assert [i.name for i in traced.proto.inputs] == ["root", "x"]
+
+
 def test_tensor_like_objects_and_grad():
     class FakeTorchTensor:
         shape = (3, 4)
