@@ -17,6 +17,20 @@ namespace {
 
 using trace::Value;
 
+/// The items of a tuple, list, set or frozenset value.
+const google::protobuf::RepeatedPtrField<Value> &sequenceItems(const Value &v) {
+  switch (v.kind_case()) {
+  case Value::kTupleValue:
+    return v.tuple_value().items();
+  case Value::kListValue:
+    return v.list_value().items();
+  case Value::kSetValue:
+    return v.set_value().items();
+  default:
+    return v.frozenset_value().items();
+  }
+}
+
 /// CPython's own compiler stops far earlier (its recursion limit); this only bounds recursion.
 constexpr size_t kMaxCodeNesting = 200;
 
@@ -105,19 +119,10 @@ private:
       checkIndex(v.function(), trace_.functions_size(), "function", where);
       break;
     case Value::kTupleValue:
-      for (const Value &item : v.tuple_value().items())
-        checkValue(item, where);
-      break;
     case Value::kListValue:
-      for (const Value &item : v.list_value().items())
-        checkValue(item, where);
-      break;
     case Value::kSetValue:
-      for (const Value &item : v.set_value().items())
-        checkValue(item, where);
-      break;
     case Value::kFrozensetValue:
-      for (const Value &item : v.frozenset_value().items())
+      for (const Value &item : sequenceItems(v))
         checkValue(item, where);
       break;
     case Value::kDictValue:
@@ -149,11 +154,8 @@ private:
     case Value::kCode:
       return;
     case Value::kTupleValue:
-      for (const Value &item : v.tuple_value().items())
-        checkConstant(item, where);
-      return;
     case Value::kFrozensetValue:
-      for (const Value &item : v.frozenset_value().items())
+      for (const Value &item : sequenceItems(v))
         checkConstant(item, where);
       return;
     case Value::KIND_NOT_SET:

@@ -77,3 +77,25 @@ def test_every_program_has_a_trace(root):
               if t.endswith(".pb")}
     assert programs == traces
     assert len(programs) >= 25
+
+
+def test_wide_line_numbers_and_offsets_match_dis(tmp_path, sotc_bin):
+    """Line numbers >= 1000 and offsets >= 10000 widen dis's columns; sotc must follow."""
+    body = "\n".join(f"    x = x * {i} + y" for i in range(800))
+    source = "\n" * 1200 + f"def wide(x, y):\n{body}\n    return x\n"
+    path = tmp_path / "wide.py"
+    path.write_text(source)
+    namespace = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    fn = namespace["wide"]
+    assert len(fn.__code__.co_code) > 10000
+
+    traced = trace(fn, "f32[4]", "f32[4]", sotc_root=str(tmp_path))
+    saved = traced.save(tmp_path / "wide.pb")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        dis.dis(fn)
+    result = subprocess.run([sotc_bin, "dump", "--bytecode", saved], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == out.getvalue().splitlines()
