@@ -1,0 +1,136 @@
+#include "compiler/ops/Dispatch.h"
+
+#include "compiler/support/Diagnostics.h"
+
+#include <optional>
+
+namespace sotc::ops {
+
+const Arg &BoundArgs::get(const std::string &name) const {
+  auto it = values_.find(name);
+  if (it == values_.end())
+    throw std::logic_error("operator library: no parameter '" + name + "' in " +
+                           signature_->str());
+  return it->second;
+}
+
+std::vector<int64_t> BoundArgs::intList(const std::string &name) const {
+  std::vector<int64_t> out;
+  for (const Arg &item : get(name).items)
+    out.push_back(item.intValue);
+  return out;
+}
+
+std::vector<TensorMeta> BoundArgs::tensorList(const std::string &name) const {
+  std::vector<TensorMeta> out;
+  for (const Arg &item : get(name).items)
+    out.push_back(item.tensor);
+  return out;
+}
+
+namespace {
+
+struct BindFailure {
+  DiagCode code;
+  std::string message; // without the "name(): " prefix
+};
+
+/// IntList[1] singles become lists; DataType strings become dtypes.
+Arg normalize(const Param &p, Arg arg) {
+  if (p.type == ParamType::IntList && arg.kind == Arg::Kind::Int)
+    return Arg::list({arg});
+  if (p.type == ParamType::DataType && arg.kind == Arg::Kind::String)
+    return Arg::ofDType(*parseDType(arg.stringValue));
+  return arg;
+}
+
+std::string describeType(const Param &p) {
+  std::string s = paramTypeName(p.type);
+  if (p.type == ParamType::IntList)
+    s = p.acceptsSingle ? "int or list of ints" : "list of ints";
+  else if (p.type == ParamType::TensorList)
+    s = "list of Tensors";
+  else if (p.type == ParamType::Scalar)
+    s = "Scalar (bool, int or float)";
+  else if (p.type == ParamType::Float)
+    s = "float";
+  else if (p.type == ParamType::Int)
+    s = "int";
+  else if (p.type == ParamType::Bool)
+    s = "bool";
+  else if (p.type == ParamType::String)
+    s = "str";
+  else if (p.type == ParamType::DataType)
+    s = "dtype";
+  else if (p.type == ParamType::Index)
+    s = "int, slice, None, Ellipsis or a tuple of those";
+  return p.optional ? s + " or None" : s;
+}
+
+std::optional<BindFailure> bind(const Signature &sig, const CallArgs &args, BoundArgs &out) {
+  size_t positionalParams = 0;
+  for (const Param &p : sig.params)
+    positionalParams += !p.keywordOnly;
+  if (args.positional.size() > positionalParams)
+    return BindFailure{DiagCode::OpTooManyPositional,
+                       "takes " + std::to_string(positionalParams) + " positional argument" +
+                           (positionalParams == 1 ? "" : "s") + " but " +
+                           std::to_string(args.positional.size()) + " were given"};
+  std::vector<std::optional<Arg>> given(sig.params.size());
+  for (size_t i = 0; i < args.positional.size(); ++i)
+    given[i] = args.positional[i];
+  for (const auto &[name, value] : args.keywords) {
+    size_t i = 0;
+    while (i < sig.params.size() && sig.params[i].name != name)
+      ++i;
+    if (i == sig.params.size())
+      return BindFailure{DiagCode::OpUnknownKeyword,
+                         "got an unexpected keyword argument '" + name + "'"};
+    if (given[i])
+      return BindFailure{DiagCode::OpDuplicateArgument,
+                         "got multiple values for argument '" + name + "'"};
+    given[i] = value;
+  }
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    const Param &p = sig.params[i];
+    if (!given[i]) {
+      if (p.required())
+        return BindFailure{DiagCode::OpMissingArgument,
+                           "missing required argument '" + p.name + "'"};
+      out.set(p.name, *p.defaultValue);
+      continue;
+    }
+    const Arg &arg = *given[i];
+    if (!(arg.isNone() && p.optional) && !argMatches(p, arg))
+      return BindFailure{DiagCode::OpArgumentType,
+                         "argument '" + p.name + "' must be " + describeType(p) + ", not " +
+                             arg.typeName()};
+    out.set(p.name, normalize(p, arg));
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+BoundArgs resolveCall(const std::string &name, const std::vector<Signature> &signatures,
+                      const CallArgs &args) {
+  std::optional<BindFailure> first;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    BoundArgs bound(signatures[i], i);
+    std::optional<BindFailure> failure = bind(signatures[i], args, bound);
+    if (!failure)
+      return bound;
+    if (!first)
+      first = failure;
+  }
+  if (signatures.size() == 1)
+    throw CodedError(first->code, name + "(): " + first->message);
+  std::string message =
+      name + "(): received an invalid combination of arguments. The valid signatures are:";
+  for (size_t i = 0; i < signatures.size(); ++i)
+    message += " *" + std::to_string(i) + ": " + signatures[i].str() + ";";
+  message.pop_back();
+  throw CodedError(DiagCode::OpNoMatchingSignature, message);
+}
+
+} // namespace sotc::ops

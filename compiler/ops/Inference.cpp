@@ -1,0 +1,209 @@
+#include "compiler/ops/Inference.h"
+
+#include "compiler/support/Diagnostics.h"
+
+#include <algorithm>
+#include <set>
+
+namespace sotc::ops {
+
+std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<int64_t> &a,
+                                     const std::vector<int64_t> &b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db || db == 1)
+      out[i] = da;
+    else if (da == 1)
+      out[i] = db;
+    else if (da == kDynamic || db == kDynamic)
+      out[i] = da == kDynamic ? db : da; // the static size; a guard will pin the dynamic one
+    else
+      throw CodedError(DiagCode::OpShapeMismatch, op + "(): shapes " + formatShape(a) +
+                                                      " and " + formatShape(b) +
+                                                      " cannot be broadcast together");
+  }
+  return out;
+}
+
+namespace {
+int rankOf(DType d) {
+  // Within a category, the wider type wins; float16 and bfloat16 meet at float32.
+  switch (d) {
+  case DType::Bool:
+    return 0;
+  case DType::UInt8:
+  case DType::Int8:
+    return 1;
+  case DType::Int16:
+    return 2;
+  case DType::Int32:
+    return 3;
+  case DType::Int64:
+    return 4;
+  case DType::Float16:
+  case DType::BFloat16:
+    return 5;
+  case DType::Float32:
+    return 6;
+  case DType::Float64:
+    return 7;
+  case DType::Complex64:
+    return 8;
+  case DType::Complex128:
+    return 9;
+  }
+  return 0;
+}
+} // namespace
+
+DType promoteTypes(DType a, DType b) {
+  if (a == b)
+    return a;
+  if ((a == DType::Float16 && b == DType::BFloat16) ||
+      (a == DType::BFloat16 && b == DType::Float16))
+    return DType::Float32;
+  if ((a == DType::Int8 && b == DType::UInt8) || (a == DType::UInt8 && b == DType::Int8))
+    return DType::Int16;
+  if (a == DType::Complex64 && b == DType::Float64)
+    return DType::Complex128;
+  if (b == DType::Complex64 && a == DType::Float64)
+    return DType::Complex128;
+  return rankOf(a) >= rankOf(b) ? a : b;
+}
+
+DType promoteWithScalar(DType tensor, const Arg &scalar) {
+  // A Python scalar only changes the category: float scalars make integer tensors float32
+  // (the default dtype); int scalars make bool tensors int64.
+  if (scalar.kind == Arg::Kind::Float && (isIntegral(tensor) || tensor == DType::Bool))
+    return DType::Float32;
+  if (scalar.kind == Arg::Kind::Int && tensor == DType::Bool)
+    return DType::Int64;
+  return tensor;
+}
+
+DType floatingResult(DType dtype) {
+  return isFloating(dtype) || isComplex(dtype) ? dtype : DType::Float32;
+}
+
+int64_t normalizeAxis(const std::string &op, int64_t axis, int64_t rank) {
+  int64_t bound = std::max<int64_t>(rank, 1);
+  if (axis < -bound || axis >= bound)
+    throw CodedError(DiagCode::OpBadAttribute,
+                     op + "(): axis " + std::to_string(axis) + " is out of range for a " +
+                         std::to_string(rank) + "-D tensor (expected " +
+                         std::to_string(-bound) + " to " + std::to_string(bound - 1) + ")");
+  return axis < 0 ? axis + bound : axis;
+}
+
+std::vector<int64_t> normalizeAxes(const std::string &op, const std::vector<int64_t> &axes,
+                                   int64_t rank) {
+  std::set<int64_t> out;
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      out.insert(i);
+  for (int64_t axis : axes)
+    if (!out.insert(normalizeAxis(op, axis, rank)).second)
+      throw CodedError(DiagCode::OpBadAttribute,
+                       op + "(): axis " + std::to_string(axis) + " appears twice");
+  return {out.begin(), out.end()};
+}
+
+std::vector<int64_t> reducedShape(const std::vector<int64_t> &shape,
+                                  const std::vector<int64_t> &axes, bool keepdim) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
+    if (!reduced)
+      out.push_back(shape[i]);
+    else if (keepdim)
+      out.push_back(1);
+  }
+  return out;
+}
+
+std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64_t> &in,
+                                  const std::vector<int64_t> &target) {
+  std::vector<int64_t> out(target);
+  int inferred = -1;
+  int64_t known = 1;
+  bool dynamic = false;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0) {
+      if (i >= in.size())
+        throw CodedError(DiagCode::OpBadAttribute,
+                         op + "(): shape entry 0 at position " + std::to_string(i) +
+                             " has no input dimension to copy (input " + formatShape(in) + ")");
+      out[i] = in[i];
+    }
+    if (out[i] == -1 && target[i] == -1) {
+      if (inferred >= 0)
+        throw CodedError(DiagCode::OpBadAttribute,
+                         op + "(): only one dimension can be -1 in " + formatShape(target));
+      inferred = static_cast<int>(i);
+    } else if (out[i] == kDynamic) {
+      dynamic = true;
+    } else if (out[i] < 0) {
+      throw CodedError(DiagCode::OpBadAttribute, op + "(): invalid size " +
+                                                     std::to_string(out[i]) + " in shape " +
+                                                     formatShape(target));
+    } else {
+      known *= out[i];
+    }
+  }
+  int64_t total = TensorMeta{in, DType::Float32}.numElements();
+  if (total == kDynamic || dynamic) {
+    if (inferred >= 0)
+      out[inferred] = kDynamic;
+    return out;
+  }
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
+                                                      formatShape(in) + " into " +
+                                                      formatShape(target));
+    out[inferred] = total / known;
+  } else if (known != total) {
+    throw CodedError(DiagCode::OpShapeMismatch,
+                     op + "(): cannot reshape a tensor of shape " + formatShape(in) + " (" +
+                         std::to_string(total) + " elements) into " + formatShape(target) +
+                         " (" + std::to_string(known) + " elements)");
+  }
+  return out;
+}
+
+std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
+                                 std::vector<int64_t> y, bool transposeX, bool transposeY) {
+  if (x.empty() || y.empty())
+    throw CodedError(DiagCode::OpShapeMismatch,
+                     op + "(): operands must be at least 1-D, got " + formatShape(x) + " and " +
+                         formatShape(y));
+  std::vector<int64_t> origX = x, origY = y;
+  bool vecX = x.size() == 1, vecY = y.size() == 1;
+  if (vecX)
+    x.insert(x.begin(), 1); // [k] -> [1, k]
+  if (vecY)
+    y.push_back(1); // [k] -> [k, 1]
+  if (transposeX && !vecX)
+    std::swap(x[x.size() - 1], x[x.size() - 2]);
+  if (transposeY && !vecY)
+    std::swap(y[y.size() - 1], y[y.size() - 2]);
+  int64_t kx = x.back(), ky = y[y.size() - 2];
+  if (kx != ky && kx != kDynamic && ky != kDynamic)
+    throw CodedError(DiagCode::OpShapeMismatch,
+                     op + "(): contraction dimensions differ: " + formatShape(origX) + " and " +
+                         formatShape(origY) + " (" + std::to_string(kx) + " vs " +
+                         std::to_string(ky) + ")");
+  std::vector<int64_t> batch =
+      broadcastShapes(op, std::vector<int64_t>(x.begin(), x.end() - 2),
+                      std::vector<int64_t>(y.begin(), y.end() - 2));
+  if (!vecX)
+    batch.push_back(x[x.size() - 2]);
+  if (!vecY)
+    batch.push_back(y.back());
+  return batch;
+}
+
+} // namespace sotc::ops

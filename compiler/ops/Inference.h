@@ -1,0 +1,45 @@
+//===- Inference.h - Shape and dtype rules shared by the operator entries ----------------===//
+//
+// Broadcasting follows numpy; dtype promotion follows paddle 2.6+ (documented, with where torch
+// differs, in docs/ops.md). Every failure is a CodedError naming the operator and the shapes.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_OPS_INFERENCE_H
+#define SOTC_OPS_INFERENCE_H
+
+#include "compiler/ops/Types.h"
+
+#include <string>
+#include <vector>
+
+namespace sotc::ops {
+
+/// numpy broadcasting of two shapes; E2008 when they do not broadcast.
+std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<int64_t> &a,
+                                     const std::vector<int64_t> &b);
+
+/// The dtype of a binary operation between two tensors.
+DType promoteTypes(DType a, DType b);
+/// The dtype of a binary operation between a tensor and a Python scalar (bool/int/float).
+DType promoteWithScalar(DType tensor, const Arg &scalar);
+/// Floating dtype for operations that produce floats from integer inputs (exp, divide, mean).
+DType floatingResult(DType dtype);
+
+/// A possibly negative axis, checked against `rank`; E2010 when out of range.
+int64_t normalizeAxis(const std::string &op, int64_t axis, int64_t rank);
+/// Sorted, unique, normalized axes; an empty list means every axis.
+std::vector<int64_t> normalizeAxes(const std::string &op, const std::vector<int64_t> &axes,
+                                   int64_t rank);
+std::vector<int64_t> reducedShape(const std::vector<int64_t> &shape,
+                                  const std::vector<int64_t> &axes, bool keepdim);
+/// paddle.reshape: -1 is inferred (once), 0 copies the input dimension; E2008 when the
+/// element counts differ.
+std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64_t> &in,
+                                  const std::vector<int64_t> &target);
+/// matmul with transpose flags, 1-D operands and batch broadcasting.
+std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
+                                 std::vector<int64_t> y, bool transposeX, bool transposeY);
+
+} // namespace sotc::ops
+
+#endif // SOTC_OPS_INFERENCE_H

@@ -1,0 +1,116 @@
+#include "compiler/ops/OpTable.h"
+
+#include "compiler/support/Diagnostics.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace sotc::ops {
+
+const char *callKindName(CallKind kind) {
+  switch (kind) {
+  case CallKind::Api:
+    return "api";
+  case CallKind::Method:
+    return "method";
+  case CallKind::Operator:
+    return "operator";
+  }
+  return "?";
+}
+
+std::string OpEntry::shortName() const {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+std::vector<TensorMeta> LoweredCall::outputs() const {
+  std::vector<TensorMeta> out;
+  for (int v : graph.outputs)
+    out.push_back(graph.meta(v));
+  return out;
+}
+
+Lowering::Lowering(PrimBuilder &builder, const BoundArgs &bound) : b(builder), args(bound) {
+  for (const Param &p : bound.signature().params) {
+    const Arg &a = bound.get(p.name);
+    if (a.isTensor())
+      ids_[p.name] = {b.input(a.tensor)};
+    else if (p.type == ParamType::TensorList && a.isSequence())
+      for (const Arg &item : a.items)
+        ids_[p.name].push_back(b.input(item.tensor));
+  }
+}
+
+int Lowering::in(const std::string &name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() || it->second.empty() ? -1 : it->second.front();
+}
+
+std::vector<int> Lowering::inList(const std::string &name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? std::vector<int>() : it->second;
+}
+
+const OpTable &OpTable::get() {
+  static const OpTable *table = [] {
+    auto *t = new OpTable();
+    try {
+      registerOpEntries(*t);
+    } catch (const SchemaError &e) {
+      // A broken table is a build defect, not a user error: stop before anything uses it.
+      std::fprintf(stderr, "sotc: internal error: operator table: %s\n", e.what());
+      std::abort();
+    }
+    return t;
+  }();
+  return *table;
+}
+
+OpEntry &OpTable::add(const std::string &name, CallKind kind,
+                      const std::vector<std::string> &signatures, std::string decomposition,
+                      LowerFn lower) {
+  auto entry = std::make_unique<OpEntry>();
+  entry->name = name;
+  entry->kind = kind;
+  entry->decomposition = std::move(decomposition);
+  entry->lower = std::move(lower);
+  for (const std::string &text : signatures) {
+    try {
+      entry->signatures.push_back(parseSignature(text));
+    } catch (const SchemaError &e) {
+      throw SchemaError("entry '" + name + "', signature '" + text + "': " + e.what());
+    }
+  }
+  if (entry->signatures.empty())
+    throw SchemaError("entry '" + name + "' has no signature");
+  if (!byName_.emplace(name, entry.get()).second)
+    throw SchemaError("entry '" + name + "' is registered twice");
+  entries_.push_back(std::move(entry));
+  return *entries_.back();
+}
+
+void OpTable::alias(OpEntry &entry, const std::string &name) {
+  if (!byName_.emplace(name, &entry).second)
+    throw SchemaError("alias '" + name + "' of '" + entry.name + "' is already taken");
+  entry.aliases.push_back(name);
+}
+
+const OpEntry *OpTable::lookup(const std::string &name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? nullptr : it->second;
+}
+
+LoweredCall OpTable::lower(const std::string &name, const CallArgs &args) const {
+  const OpEntry *entry = lookup(name);
+  if (!entry)
+    throw CodedError(DiagCode::OpUnknown,
+                     name + " is not a supported operator (`sotc ops` lists them)");
+  BoundArgs bound = resolveCall(entry->shortName(), entry->signatures, args);
+  PrimBuilder builder(entry->shortName());
+  Lowering lowering(builder, bound);
+  entry->lower(lowering);
+  return {entry, bound.signatureIndex(), builder.take()};
+}
+
+} // namespace sotc::ops

@@ -1,0 +1,97 @@
+//===- OpTable.h - The one table of every supported tensor callable ----------------------===//
+//
+// Each entry names a callable (a paddle or torch API, a tensor method, a Python operator),
+// lists its signatures, and lowers a bound call to primitives. Shape/dtype inference is the
+// lowering's result, so inference and decomposition cannot disagree. Adding an operator is
+// one entry in OpTableEntries.cpp.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_OPS_OPTABLE_H
+#define SOTC_OPS_OPTABLE_H
+
+#include "compiler/ops/Dispatch.h"
+#include "compiler/ops/Primitives.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sotc::ops {
+
+enum class CallKind { Api, Method, Operator };
+const char *callKindName(CallKind kind); // "api", "method", "operator"
+
+/// What a lowering sees: the bound call, the builder, and the value ids of its tensor
+/// arguments (added as graph inputs in parameter order before the lowering runs).
+class Lowering {
+public:
+  Lowering(PrimBuilder &builder, const BoundArgs &args);
+
+  PrimBuilder &b;
+  const BoundArgs &args;
+  /// The value id of tensor parameter `name`; -1 when it is None.
+  int in(const std::string &name) const;
+  std::vector<int> inList(const std::string &name) const;
+  void out(int value) { b.output(value); }
+
+private:
+  std::map<std::string, std::vector<int>> ids_;
+};
+
+using LowerFn = std::function<void(Lowering &)>;
+
+struct OpEntry {
+  std::string name;                 // "paddle.add", "Tensor.sum", "__add__", "torch.add"
+  CallKind kind = CallKind::Api;
+  std::vector<std::string> aliases; // other names for the same entry
+  std::vector<Signature> signatures;
+  std::string decomposition;        // one line for docs and `sotc ops`: "max(x, 0)"
+  LowerFn lower;
+
+  /// Short name used in messages: "add" for "paddle.add", "__add__" for operators.
+  std::string shortName() const;
+};
+
+/// The result of asking the table about a call.
+struct LoweredCall {
+  const OpEntry *entry;
+  size_t signatureIndex;
+  PrimGraph graph; // inputs: the call's tensors in argument order; outputs: the results
+
+  std::vector<TensorMeta> outputs() const;
+};
+
+class OpTable {
+public:
+  /// The table, built (and its signatures parsed) on first use. A malformed signature is a
+  /// fatal error naming the entry.
+  static const OpTable &get();
+
+  /// nullptr when `name` is neither an entry nor an alias.
+  const OpEntry *lookup(const std::string &name) const;
+  const std::vector<std::unique_ptr<OpEntry>> &entries() const { return entries_; }
+
+  /// Resolves the call and lowers it: E2001 unknown name, E2002-E2007 dispatch, E2008-E2010
+  /// inference.
+  LoweredCall lower(const std::string &name, const CallArgs &args) const;
+
+  /// Registration, used by OpTableEntries.cpp. Throws SchemaError naming the entry.
+  OpEntry &add(const std::string &name, CallKind kind,
+               const std::vector<std::string> &signatures, std::string decomposition,
+               LowerFn lower);
+  void alias(OpEntry &entry, const std::string &name);
+
+private:
+  OpTable() = default;
+  std::vector<std::unique_ptr<OpEntry>> entries_;
+  std::map<std::string, OpEntry *> byName_;
+};
+
+/// Defined in OpTableEntries.cpp.
+void registerOpEntries(OpTable &table);
+
+} // namespace sotc::ops
+
+#endif // SOTC_OPS_OPTABLE_H

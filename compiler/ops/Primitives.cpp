@@ -1,0 +1,269 @@
+#include "compiler/ops/Primitives.h"
+
+#include "compiler/ops/Inference.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <sstream>
+
+namespace sotc::ops {
+
+namespace {
+struct PrimInfo {
+  Prim prim;
+  const char *name;
+  PrimKind kind;
+};
+constexpr PrimInfo kPrims[] = {
+#define X(name, text, kind) {Prim::name, text, PrimKind::kind},
+    SOTC_PRIMITIVES(X)
+#undef X
+};
+
+std::string joinInts(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+} // namespace
+
+const char *primName(Prim prim) { return kPrims[static_cast<int>(prim)].name; }
+PrimKind primKind(Prim prim) { return kPrims[static_cast<int>(prim)].kind; }
+
+const std::vector<Prim> &allPrims() {
+  static const std::vector<Prim> all = [] {
+    std::vector<Prim> v;
+    for (const PrimInfo &p : kPrims)
+      v.push_back(p.prim);
+    return v;
+  }();
+  return all;
+}
+
+const TensorMeta &PrimGraph::meta(int value) const {
+  if (value < static_cast<int>(inputs.size()))
+    return inputs[value];
+  return ops[value - inputs.size()].result;
+}
+
+std::string PrimGraph::str() const {
+  std::ostringstream s;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    s << "%" << i << " = input : " << formatMeta(inputs[i]) << "\n";
+  int id = static_cast<int>(inputs.size());
+  for (const PrimOp &op : ops) {
+    s << "%" << id++ << " = " << primName(op.prim) << "(";
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      s << (i ? ", " : "") << "%" << op.operands[i];
+    s << ")";
+    const PrimAttrs &a = op.attrs;
+    switch (op.prim) {
+    case Prim::FillConstant:
+      s << " {value = " << a.value << "}";
+      break;
+    case Prim::BroadcastTo:
+    case Prim::Reshape:
+      s << " {shape = " << joinInts(a.shape) << "}";
+      break;
+    case Prim::Transpose:
+      s << " {perm = " << joinInts(a.perm) << "}";
+      break;
+    case Prim::Slice:
+      s << " {axes = " << joinInts(a.axes) << ", starts = " << joinInts(a.starts)
+        << ", ends = " << joinInts(a.ends) << ", steps = " << joinInts(a.steps) << "}";
+      break;
+    case Prim::Concat:
+      s << " {axis = " << a.axis << "}";
+      break;
+    case Prim::Matmul:
+      s << " {transpose_x = " << a.transposeX << ", transpose_y = " << a.transposeY << "}";
+      break;
+    default:
+      if (primKind(op.prim) == PrimKind::Reduce)
+        s << " {axes = " << joinInts(a.axes) << ", keepdim = " << a.keepdim << "}";
+      break;
+    }
+    s << " : " << formatMeta(op.result) << "\n";
+  }
+  s << "return";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    s << (i ? ", %" : " %") << outputs[i];
+  s << "\n";
+  return s.str();
+}
+
+int PrimBuilder::input(const TensorMeta &meta) {
+  graph_.inputs.push_back(meta);
+  return static_cast<int>(graph_.inputs.size()) - 1;
+}
+
+int PrimBuilder::add(Prim prim, std::vector<int> operands, PrimAttrs attrs, TensorMeta result) {
+  graph_.ops.push_back({prim, std::move(operands), std::move(attrs), std::move(result)});
+  return static_cast<int>(graph_.inputs.size() + graph_.ops.size()) - 1;
+}
+
+int PrimBuilder::fill(double value, std::vector<int64_t> shape, DType dtype) {
+  PrimAttrs a;
+  a.value = value;
+  a.shape = shape;
+  a.dtype = dtype;
+  return add(Prim::FillConstant, {}, a, {std::move(shape), dtype});
+}
+
+int PrimBuilder::cast(int x, DType dtype) {
+  if (meta(x).dtype == dtype)
+    return x;
+  PrimAttrs a;
+  a.dtype = dtype;
+  return add(Prim::Cast, {x}, a, {meta(x).shape, dtype});
+}
+
+int PrimBuilder::unary(Prim prim, int x) {
+  return add(prim, {x}, {}, meta(x));
+}
+
+int PrimBuilder::broadcastTo(int x, const std::vector<int64_t> &shape) {
+  if (meta(x).shape == shape)
+    return x;
+  if (broadcastShapes(op_, meta(x).shape, shape) != shape)
+    throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): cannot broadcast " +
+                                                    formatShape(meta(x).shape) + " to " +
+                                                    formatShape(shape));
+  PrimAttrs a;
+  a.shape = shape;
+  return add(Prim::BroadcastTo, {x}, a, {shape, meta(x).dtype});
+}
+
+int PrimBuilder::convert(int x, const std::vector<int64_t> &shape, DType dtype) {
+  return broadcastTo(cast(x, dtype), shape);
+}
+
+int PrimBuilder::binary(Prim prim, int x, int y, DType dtype) {
+  std::vector<int64_t> shape = broadcastShapes(op_, meta(x).shape, meta(y).shape);
+  int a = convert(x, shape, dtype), b = convert(y, shape, dtype);
+  PrimKind kind = primKind(prim);
+  bool logical = prim == Prim::LogicalAnd || prim == Prim::LogicalOr || prim == Prim::LogicalXor;
+  DType result = kind == PrimKind::Compare || logical ? DType::Bool : dtype;
+  return add(prim, {a, b}, {}, {shape, result});
+}
+
+int PrimBuilder::binary(Prim prim, int x, int y) {
+  return binary(prim, x, y, promoteTypes(meta(x).dtype, meta(y).dtype));
+}
+
+int PrimBuilder::binaryScalar(Prim prim, int x, double scalar) {
+  return binary(prim, x, fill(scalar, {}, meta(x).dtype));
+}
+
+int PrimBuilder::select(int cond, int x, int y) {
+  std::vector<int64_t> shape = broadcastShapes(
+      op_, broadcastShapes(op_, meta(cond).shape, meta(x).shape), meta(y).shape);
+  DType dtype = promoteTypes(meta(x).dtype, meta(y).dtype);
+  int c = convert(cond, shape, DType::Bool);
+  int a = convert(x, shape, dtype), b = convert(y, shape, dtype);
+  return add(Prim::Select, {c, a, b}, {}, {shape, dtype});
+}
+
+int PrimBuilder::reshape(int x, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> out = reshapeShape(op_, meta(x).shape, shape);
+  if (out == meta(x).shape)
+    return x;
+  PrimAttrs a;
+  a.shape = out;
+  return add(Prim::Reshape, {x}, a, {out, meta(x).dtype});
+}
+
+int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
+  const std::vector<int64_t> &in = meta(x).shape;
+  std::vector<int64_t> seen(in.size(), 0), out;
+  if (perm.size() != in.size())
+    throw CodedError(DiagCode::OpBadAttribute, op_ + "(): permutation " + joinInts(perm) +
+                                                   " does not fit a " +
+                                                   std::to_string(in.size()) + "-D tensor");
+  std::vector<int64_t> normalized;
+  for (int64_t p : perm) {
+    int64_t axis = normalizeAxis(op_, p, static_cast<int64_t>(in.size()));
+    if (seen[axis]++)
+      throw CodedError(DiagCode::OpBadAttribute,
+                       op_ + "(): " + joinInts(perm) + " is not a permutation");
+    normalized.push_back(axis);
+    out.push_back(in[axis]);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < normalized.size(); ++i)
+    identity = identity && normalized[i] == static_cast<int64_t>(i);
+  if (identity)
+    return x;
+  PrimAttrs a;
+  a.perm = normalized;
+  return add(Prim::Transpose, {x}, a, {out, meta(x).dtype});
+}
+
+int PrimBuilder::slice(int x, const std::vector<int64_t> &axes,
+                       const std::vector<int64_t> &starts, const std::vector<int64_t> &ends,
+                       const std::vector<int64_t> &steps) {
+  std::vector<int64_t> shape = meta(x).shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t dim = shape[axes[i]];
+    if (dim == kDynamic)
+      continue;
+    int64_t n = ends[i] > starts[i] ? (ends[i] - starts[i] + steps[i] - 1) / steps[i] : 0;
+    shape[axes[i]] = n;
+  }
+  PrimAttrs a;
+  a.axes = axes;
+  a.starts = starts;
+  a.ends = ends;
+  a.steps = steps;
+  return add(Prim::Slice, {x}, a, {shape, meta(x).dtype});
+}
+
+int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
+  if (xs.size() == 1)
+    return xs[0];
+  TensorMeta out = meta(xs[0]);
+  DType dtype = out.dtype;
+  for (size_t i = 1; i < xs.size(); ++i)
+    dtype = promoteTypes(dtype, meta(xs[i]).dtype);
+  std::vector<int> operands;
+  int64_t total = 0;
+  for (int x : xs) {
+    const TensorMeta &m = meta(x);
+    if (m.rank() != out.rank())
+      throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): cannot concatenate " +
+                                                      formatShape(out.shape) + " and " +
+                                                      formatShape(m.shape) + " (ranks differ)");
+    for (int64_t d = 0; d < out.rank(); ++d)
+      if (d != axis && m.shape[d] != out.shape[d] && m.shape[d] != kDynamic &&
+          out.shape[d] != kDynamic)
+        throw CodedError(DiagCode::OpShapeMismatch,
+                         op_ + "(): cannot concatenate " + formatShape(out.shape) + " and " +
+                             formatShape(m.shape) + " along axis " + std::to_string(axis));
+    total = (total == kDynamic || m.shape[axis] == kDynamic) ? kDynamic : total + m.shape[axis];
+    operands.push_back(cast(x, dtype));
+  }
+  out.shape[axis] = total;
+  out.dtype = dtype;
+  PrimAttrs a;
+  a.axis = axis;
+  return add(Prim::Concat, operands, a, out);
+}
+
+int PrimBuilder::reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim) {
+  PrimAttrs a;
+  a.axes = axes;
+  a.keepdim = keepdim;
+  return add(prim, {x}, a, {reducedShape(meta(x).shape, axes, keepdim), meta(x).dtype});
+}
+
+int PrimBuilder::matmul(int x, int y, bool transposeX, bool transposeY) {
+  DType dtype = promoteTypes(meta(x).dtype, meta(y).dtype);
+  std::vector<int64_t> shape =
+      matmulShape(op_, meta(x).shape, meta(y).shape, transposeX, transposeY);
+  PrimAttrs a;
+  a.transposeX = transposeX;
+  a.transposeY = transposeY;
+  return add(Prim::Matmul, {cast(x, dtype), cast(y, dtype)}, a, {shape, dtype});
+}
+
+} // namespace sotc::ops

@@ -1,0 +1,157 @@
+//===- Primitives.h - The primitive set decompositions target ----------------------------===//
+//
+// Every operator entry is either a primitive or decomposes into these. Primitives are strict:
+// elementwise operands already share one shape and dtype (decompositions insert broadcast_to
+// and cast explicitly), so fusion can read every index mapping off the graph.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_OPS_PRIMITIVES_H
+#define SOTC_OPS_PRIMITIVES_H
+
+#include "compiler/ops/Types.h"
+
+#include <string>
+#include <vector>
+
+namespace sotc::ops {
+
+#define SOTC_PRIMITIVES(X)                                                                     \
+  X(FillConstant, "fill_constant", Source)                                                     \
+  X(Cast, "cast", Unary)                                                                       \
+  X(Exp, "exp", Unary)                                                                         \
+  X(Log, "log", Unary)                                                                         \
+  X(Log1p, "log1p", Unary)                                                                     \
+  X(Sin, "sin", Unary)                                                                         \
+  X(Cos, "cos", Unary)                                                                         \
+  X(Tanh, "tanh", Unary)                                                                       \
+  X(Sqrt, "sqrt", Unary)                                                                       \
+  X(Rsqrt, "rsqrt", Unary)                                                                     \
+  X(Abs, "abs", Unary)                                                                         \
+  X(Neg, "neg", Unary)                                                                         \
+  X(Sign, "sign", Unary)                                                                       \
+  X(Floor, "floor", Unary)                                                                     \
+  X(Ceil, "ceil", Unary)                                                                       \
+  X(Round, "round", Unary)                                                                     \
+  X(Erf, "erf", Unary)                                                                         \
+  X(LogicalNot, "logical_not", Unary)                                                          \
+  X(BitwiseNot, "bitwise_not", Unary)                                                          \
+  X(Add, "add", Binary)                                                                        \
+  X(Sub, "subtract", Binary)                                                                   \
+  X(Mul, "multiply", Binary)                                                                   \
+  X(Div, "divide", Binary)                                                                     \
+  X(FloorDiv, "floor_divide", Binary)                                                          \
+  X(Mod, "remainder", Binary)                                                                  \
+  X(Pow, "pow", Binary)                                                                        \
+  X(Max, "max", Binary)                                                                        \
+  X(Min, "min", Binary)                                                                        \
+  X(LogicalAnd, "logical_and", Binary)                                                         \
+  X(LogicalOr, "logical_or", Binary)                                                           \
+  X(LogicalXor, "logical_xor", Binary)                                                         \
+  X(BitwiseAnd, "bitwise_and", Binary)                                                         \
+  X(BitwiseOr, "bitwise_or", Binary)                                                           \
+  X(BitwiseXor, "bitwise_xor", Binary)                                                         \
+  X(Less, "less_than", Compare)                                                                \
+  X(LessEqual, "less_equal", Compare)                                                          \
+  X(Equal, "equal", Compare)                                                                   \
+  X(NotEqual, "not_equal", Compare)                                                            \
+  X(Greater, "greater_than", Compare)                                                          \
+  X(GreaterEqual, "greater_equal", Compare)                                                    \
+  X(Select, "select", Select)                                                                  \
+  X(BroadcastTo, "broadcast_to", Layout)                                                       \
+  X(Reshape, "reshape", Layout)                                                                \
+  X(Transpose, "transpose", Layout)                                                            \
+  X(Slice, "slice", Layout)                                                                    \
+  X(Concat, "concat", Layout)                                                                  \
+  X(ReduceSum, "reduce_sum", Reduce)                                                           \
+  X(ReduceMax, "reduce_max", Reduce)                                                           \
+  X(ReduceMin, "reduce_min", Reduce)                                                           \
+  X(ReduceProd, "reduce_prod", Reduce)                                                         \
+  X(Matmul, "matmul", Matmul)
+
+enum class Prim {
+#define X(name, text, kind) name,
+  SOTC_PRIMITIVES(X)
+#undef X
+};
+
+enum class PrimKind { Source, Unary, Binary, Compare, Select, Layout, Reduce, Matmul };
+
+const char *primName(Prim prim);
+PrimKind primKind(Prim prim);
+/// Every primitive, in declaration order.
+const std::vector<Prim> &allPrims();
+
+/// Attributes of one primitive application; each primitive reads only its own fields.
+struct PrimAttrs {
+  double value = 0;                  // fill_constant
+  std::vector<int64_t> shape;        // fill_constant, broadcast_to, reshape
+  std::vector<int64_t> perm;         // transpose
+  std::vector<int64_t> axes;         // reduce_*, slice
+  std::vector<int64_t> starts, ends; // slice (normalized, non-negative)
+  std::vector<int64_t> steps;        // slice (positive)
+  int64_t axis = 0;                  // concat
+  bool keepdim = false;              // reduce_*
+  bool transposeX = false, transposeY = false; // matmul
+  DType dtype = DType::Float32;      // fill_constant, cast
+};
+
+struct PrimOp {
+  Prim prim;
+  std::vector<int> operands; // value ids
+  PrimAttrs attrs;
+  TensorMeta result;
+};
+
+/// A decomposition: value ids 0..inputs-1 are the inputs, then one per op, in order.
+struct PrimGraph {
+  std::vector<TensorMeta> inputs;
+  std::vector<PrimOp> ops;
+  std::vector<int> outputs;
+
+  const TensorMeta &meta(int value) const;
+  /// One op per line: "%3 = max(%0, %2) : float32[4, 8]".
+  std::string str() const;
+};
+
+/// Builds PrimGraphs, checking each primitive's operands and inferring its result. The
+/// helpers that take `Operand`s broadcast and cast them to a common shape and dtype first.
+class PrimBuilder {
+public:
+  explicit PrimBuilder(std::string op) : op_(std::move(op)) {}
+
+  /// The operator being lowered, as messages name it ("softmax").
+  const std::string &opName() const { return op_; }
+  int input(const TensorMeta &meta);
+  void output(int value) { graph_.outputs.push_back(value); }
+  const TensorMeta &meta(int value) const { return graph_.meta(value); }
+  PrimGraph take() { return std::move(graph_); }
+
+  int fill(double value, std::vector<int64_t> shape, DType dtype);
+  int cast(int x, DType dtype);
+  int unary(Prim prim, int x);
+  /// Elementwise binary/compare on tensors: broadcast to a common shape, cast to `dtype`.
+  int binary(Prim prim, int x, int y, DType dtype);
+  int binary(Prim prim, int x, int y);
+  /// x ⊕ scalar, the scalar materialized as fill_constant of x's dtype.
+  int binaryScalar(Prim prim, int x, double scalar);
+  int select(int cond, int x, int y);
+  int broadcastTo(int x, const std::vector<int64_t> &shape);
+  int reshape(int x, const std::vector<int64_t> &shape);
+  int transpose(int x, const std::vector<int64_t> &perm);
+  int slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
+            const std::vector<int64_t> &ends, const std::vector<int64_t> &steps);
+  int concat(const std::vector<int> &xs, int64_t axis);
+  int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
+  int matmul(int x, int y, bool transposeX, bool transposeY);
+
+private:
+  int add(Prim prim, std::vector<int> operands, PrimAttrs attrs, TensorMeta result);
+  int convert(int x, const std::vector<int64_t> &shape, DType dtype);
+
+  std::string op_;
+  PrimGraph graph_;
+};
+
+} // namespace sotc::ops
+
+#endif // SOTC_OPS_PRIMITIVES_H

@@ -1,0 +1,210 @@
+#include "compiler/ops/Types.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace sotc::ops {
+
+namespace {
+struct DTypeNames {
+  DType dtype;
+  const char *name;
+  const char *shortName;
+};
+constexpr DTypeNames kDTypes[] = {
+    {DType::Bool, "bool", "bool"},          {DType::Int8, "int8", "i8"},
+    {DType::UInt8, "uint8", "u8"},          {DType::Int16, "int16", "i16"},
+    {DType::Int32, "int32", "i32"},         {DType::Int64, "int64", "i64"},
+    {DType::Float16, "float16", "f16"},     {DType::BFloat16, "bfloat16", "bf16"},
+    {DType::Float32, "float32", "f32"},     {DType::Float64, "float64", "f64"},
+    {DType::Complex64, "complex64", "c64"}, {DType::Complex128, "complex128", "c128"},
+};
+} // namespace
+
+const char *dtypeName(DType dtype) { return kDTypes[static_cast<int>(dtype)].name; }
+
+std::optional<DType> parseDType(const std::string &name) {
+  std::string text = name;
+  for (const char *prefix : {"paddle.", "torch.", "numpy.", "np."})
+    if (text.rfind(prefix, 0) == 0)
+      text = text.substr(std::string(prefix).size());
+  // Python-level spellings: `float` and `int` as numpy reads them, torch's aliases.
+  if (text == "float" || text == "half" || text == "double" || text == "int" || text == "long")
+    text = text == "float" ? "float32" : text == "half" ? "float16"
+         : text == "double" ? "float64" : text == "int" ? "int32" : "int64";
+  for (const DTypeNames &d : kDTypes)
+    if (text == d.name || text == d.shortName)
+      return d.dtype;
+  return std::nullopt;
+}
+
+bool isFloating(DType d) {
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 ||
+         d == DType::Float64;
+}
+bool isComplex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
+bool isIntegral(DType d) {
+  return d == DType::Int8 || d == DType::UInt8 || d == DType::Int16 || d == DType::Int32 ||
+         d == DType::Int64;
+}
+
+int64_t TensorMeta::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d == kDynamic)
+      return kDynamic;
+    n *= d;
+  }
+  return n;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] == kDynamic ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string formatMeta(const TensorMeta &meta) {
+  return std::string(dtypeName(meta.dtype)) + formatShape(meta.shape);
+}
+
+Arg Arg::ofTensor(TensorMeta meta) {
+  Arg a;
+  a.kind = Kind::Tensor;
+  a.tensor = std::move(meta);
+  return a;
+}
+Arg Arg::none() { return Arg(); }
+Arg Arg::ofBool(bool v) {
+  Arg a;
+  a.kind = Kind::Bool;
+  a.boolValue = v;
+  return a;
+}
+Arg Arg::ofInt(int64_t v) {
+  Arg a;
+  a.kind = Kind::Int;
+  a.intValue = v;
+  return a;
+}
+Arg Arg::ofFloat(double v) {
+  Arg a;
+  a.kind = Kind::Float;
+  a.floatValue = v;
+  return a;
+}
+Arg Arg::ofString(std::string v) {
+  Arg a;
+  a.kind = Kind::String;
+  a.stringValue = std::move(v);
+  return a;
+}
+Arg Arg::ofDType(DType v) {
+  Arg a;
+  a.kind = Kind::DType;
+  a.dtypeValue = v;
+  return a;
+}
+Arg Arg::list(std::vector<Arg> items) {
+  Arg a;
+  a.kind = Kind::List;
+  a.items = std::move(items);
+  return a;
+}
+Arg Arg::tuple(std::vector<Arg> items) {
+  Arg a = list(std::move(items));
+  a.kind = Kind::Tuple;
+  return a;
+}
+
+Arg Arg::slice(Arg start, Arg stop, Arg step) {
+  Arg a = list({std::move(start), std::move(stop), std::move(step)});
+  a.kind = Kind::Slice;
+  return a;
+}
+Arg Arg::ellipsis() {
+  Arg a;
+  a.kind = Kind::Ellipsis;
+  return a;
+}
+
+std::string Arg::typeName() const {
+  switch (kind) {
+  case Kind::Tensor:
+    return "Tensor";
+  case Kind::None:
+    return "NoneType";
+  case Kind::Bool:
+    return "bool";
+  case Kind::Int:
+    return "int";
+  case Kind::Float:
+    return "float";
+  case Kind::String:
+    return "str";
+  case Kind::DType:
+    return "dtype";
+  case Kind::List:
+    return "list";
+  case Kind::Tuple:
+    return "tuple";
+  case Kind::Slice:
+    return "slice";
+  case Kind::Ellipsis:
+    return "ellipsis";
+  }
+  return "object";
+}
+
+std::string Arg::repr() const {
+  switch (kind) {
+  case Kind::Tensor:
+    return "Tensor(" + formatMeta(tensor) + ")";
+  case Kind::None:
+    return "None";
+  case Kind::Bool:
+    return boolValue ? "True" : "False";
+  case Kind::Int:
+    return std::to_string(intValue);
+  case Kind::Float: {
+    std::ostringstream s;
+    s << floatValue;
+    std::string text = s.str();
+    if (text.find_first_of(".eEni") == std::string::npos)
+      text += ".0";
+    return text;
+  }
+  case Kind::String:
+    return "'" + stringValue + "'";
+  case Kind::DType:
+    return dtypeName(dtypeValue);
+  case Kind::List:
+  case Kind::Tuple: {
+    std::string s = kind == Kind::List ? "[" : "(";
+    for (size_t i = 0; i < items.size(); ++i)
+      s += (i ? ", " : "") + items[i].repr();
+    if (kind == Kind::Tuple && items.size() == 1)
+      s += ",";
+    return s + (kind == Kind::List ? "]" : ")");
+  }
+  case Kind::Slice: {
+    std::string s;
+    for (size_t i = 0; i < items.size(); ++i)
+      s += (i ? ":" : "") + (items[i].isNone() ? std::string() : items[i].repr());
+    return s;
+  }
+  case Kind::Ellipsis:
+    return "...";
+  }
+  return "?";
+}
+
+double Arg::scalar() const {
+  return kind == Kind::Bool ? (boolValue ? 1 : 0) : kind == Kind::Int ? intValue : floatValue;
+}
+
+} // namespace sotc::ops

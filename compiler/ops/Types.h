@@ -1,0 +1,96 @@
+//===- Types.h - dtypes, tensor metadata and call arguments of the operator library ------===//
+//
+// What the frontend knows about a value when it asks the operator library about a call:
+// tensors by metadata only (shape, dtype), Python values by value.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_OPS_TYPES_H
+#define SOTC_OPS_TYPES_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sotc::ops {
+
+enum class DType {
+  Bool,
+  Int8,
+  UInt8,
+  Int16,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Complex64,
+  Complex128,
+};
+
+/// "float32"
+const char *dtypeName(DType dtype);
+/// Accepts "float32", "paddle.float32", "torch.float32" and the short forms ("f32", "int").
+std::optional<DType> parseDType(const std::string &name);
+bool isFloating(DType dtype);
+bool isIntegral(DType dtype); // bool excluded
+bool isComplex(DType dtype);
+
+/// A dimension of -1 is dynamic.
+constexpr int64_t kDynamic = -1;
+
+struct TensorMeta {
+  std::vector<int64_t> shape;
+  DType dtype = DType::Float32;
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  /// Element count, or kDynamic when any dimension is dynamic.
+  int64_t numElements() const;
+  bool operator==(const TensorMeta &o) const { return shape == o.shape && dtype == o.dtype; }
+  bool operator!=(const TensorMeta &o) const { return !(*this == o); }
+};
+
+/// "[2, 3]" ("?" for dynamic dimensions)
+std::string formatShape(const std::vector<int64_t> &shape);
+/// "float32[2, 3]"
+std::string formatMeta(const TensorMeta &meta);
+
+/// One argument of a call as the frontend sees it: a tensor (by metadata) or a Python value.
+struct Arg {
+  enum class Kind { Tensor, None, Bool, Int, Float, String, DType, List, Tuple, Slice, Ellipsis };
+  Kind kind = Kind::None;
+  TensorMeta tensor;
+  bool boolValue = false;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  std::string stringValue;
+  DType dtypeValue = DType::Float32;
+  std::vector<Arg> items; // List, Tuple; Slice: start, stop, step (each None or Int)
+
+  static Arg ofTensor(TensorMeta meta);
+  static Arg none();
+  static Arg ofBool(bool v);
+  static Arg ofInt(int64_t v);
+  static Arg ofFloat(double v);
+  static Arg ofString(std::string v);
+  static Arg ofDType(DType v);
+  static Arg list(std::vector<Arg> items);
+  static Arg tuple(std::vector<Arg> items);
+  static Arg slice(Arg start, Arg stop, Arg step);
+  static Arg ellipsis();
+
+  bool isTensor() const { return kind == Kind::Tensor; }
+  bool isNone() const { return kind == Kind::None; }
+  bool isSequence() const { return kind == Kind::List || kind == Kind::Tuple; }
+  /// Python's name for the argument's type: "Tensor", "int", "float", "list", "NoneType".
+  std::string typeName() const;
+  /// The value as Python would print it; tensors print as their metadata.
+  std::string repr() const;
+  /// int, float or bool, as a double.
+  double scalar() const;
+};
+
+} // namespace sotc::ops
+
+#endif // SOTC_OPS_TYPES_H
