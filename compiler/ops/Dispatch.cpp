@@ -15,8 +15,11 @@ const Arg &BoundArgs::get(const std::string &name) const {
 }
 
 std::vector<int64_t> BoundArgs::intList(const std::string &name) const {
+  const Arg &arg = get(name);
+  if (arg.kind == Arg::Kind::Int) // an Int parameter read as a one-element list
+    return {arg.intValue};
   std::vector<int64_t> out;
-  for (const Arg &item : get(name).items)
+  for (const Arg &item : arg.items)
     out.push_back(item.intValue);
   return out;
 }

@@ -1,0 +1,482 @@
+// Every operator entry's decomposition agrees numerically with an independent reference
+// formula of the API on random inputs, and every entry of the table has such a case.
+#include "compiler/ops/OpTable.h"
+#include "compiler/ops/unittests/Reference.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+using namespace sotc::ops;
+using namespace sotc::ops::ref;
+
+namespace {
+
+using Refs = std::vector<Buffer>;
+using RefFn = std::function<Refs(const Refs &)>;
+
+/// One call form shared by several entries (e.g. paddle.exp, Tensor.exp, torch.exp).
+struct Case {
+  std::vector<std::string> names;
+  std::vector<TensorMeta> tensors; // random inputs, referenced as T(i) in `positional`
+  std::vector<Arg> positional;
+  std::vector<std::pair<std::string, Arg>> keywords;
+  RefFn reference;
+  double lo = -2, hi = 2;
+};
+
+const TensorMeta kX{{3, 4}, DType::Float32};
+const TensorMeta kRow{{4}, DType::Float32};
+const TensorMeta kI{{3, 4}, DType::Int32};
+const TensorMeta kB{{3, 4}, DType::Bool};
+
+/// Placeholder for the i-th random tensor of a case.
+Arg T(int i) {
+  Arg a = Arg::ofTensor({});
+  a.intValue = i; // the slot; replaced by the tensor's metadata when the case runs
+  return a;
+}
+
+Arg resolveSlots(const Arg &a, const std::vector<TensorMeta> &metas) {
+  if (a.isTensor())
+    return Arg::ofTensor(metas[a.intValue]);
+  Arg out = a;
+  for (Arg &item : out.items)
+    item = resolveSlots(item, metas);
+  return out;
+}
+
+std::vector<std::string> four(const std::string &paddle, const std::string &torch) {
+  return {"paddle." + paddle, "Tensor." + paddle, "torch." + torch, "torch.Tensor." + torch};
+}
+
+RefFn elementwise(std::function<double(double)> f, DType out = DType::Float32) {
+  return [=](const Refs &in) { return Refs{withDType(map(in[0], f), out)}; };
+}
+
+RefFn pairwise(std::function<double(double, double)> f, DType out = DType::Float32) {
+  return [=](const Refs &in) { return Refs{withDType(zip(in[0], in[1], f), out)}; };
+}
+
+RefFn withScalar(double s, std::function<double(double, double)> f, DType out = DType::Float32) {
+  return [=](const Refs &in) { return Refs{withDType(zip(in[0], scalar(s), f), out)}; };
+}
+
+double sum(const Buffer &b) {
+  double s = 0;
+  for (double v : b.data)
+    s += v;
+  return s;
+}
+
+Buffer rowReduce(const Buffer &x, double init, std::function<double(double, double)> f) {
+  return reduce(x, {x.meta.rank() - 1}, init, f);
+}
+
+Buffer softmaxRows(const Buffer &x) {
+  Buffer m = rowReduce(x, -INFINITY, [](double a, double b) { return std::max(a, b); });
+  Buffer e = map(zip(x, m, std::minus<double>()), [](double v) { return std::exp(v); });
+  return zip(e, rowReduce(e, 0, std::plus<double>()), std::divides<double>());
+}
+
+Buffer meanRows(const Buffer &x) {
+  double n = static_cast<double>(x.meta.shape.back());
+  return map(rowReduce(x, 0, std::plus<double>()), [n](double v) { return v / n; });
+}
+
+double sigmoidRef(double v) { return 1 / (1 + std::exp(-v)); }
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
+                    double lo = -2, double hi = 2) {
+    c.push_back({four(p, t), {kX, kRow}, {T(0), T(1)}, {}, pairwise(f), lo, hi});
+    c.push_back({four(p, t), {kX}, {T(0), Arg::ofFloat(1.5)}, {}, withScalar(1.5, f), lo, hi});
+  };
+  binary("add", "add", std::plus<double>());
+  binary("subtract", "sub", std::minus<double>());
+  binary("multiply", "mul", std::multiplies<double>());
+  binary("divide", "div", std::divides<double>(), 0.5, 2);
+  binary("floor_divide", "floor_divide", floorDiv, 0.5, 3);
+  binary("remainder", "remainder", pyMod, 0.5, 3);
+  binary("pow", "pow", [](double a, double b) { return std::pow(a, b); }, 0.5, 2);
+  binary("maximum", "maximum", [](double a, double b) { return std::max(a, b); });
+  binary("minimum", "minimum", [](double a, double b) { return std::min(a, b); });
+  c.push_back({{"torch.add"}, {kX, kX}, {T(0), T(1)}, {{"alpha", Arg::ofFloat(0.5)}},
+               pairwise([](double a, double b) { return a + 0.5 * b; })});
+  c.push_back({{"torch.sub"}, {kX, kX}, {T(0), T(1)}, {{"alpha", Arg::ofInt(2)}},
+               pairwise([](double a, double b) { return a - 2 * b; })});
+  // Integer true division gives float32.
+  c.push_back({{"paddle.divide"}, {kI, kI}, {T(0), T(1)}, {},
+               pairwise([](double a, double b) { return a / b; }), 1, 5});
+
+  struct U {
+    std::string name;
+    double (*f)(double);
+    double lo, hi;
+  };
+  const U unaries[] = {
+      {"exp", [](double v) { return std::exp(v); }, -2, 2},
+      {"log", [](double v) { return std::log(v); }, 0.1, 3},
+      {"log1p", [](double v) { return std::log1p(v); }, -0.5, 3},
+      {"sin", [](double v) { return std::sin(v); }, -3, 3},
+      {"cos", [](double v) { return std::cos(v); }, -3, 3},
+      {"tanh", [](double v) { return std::tanh(v); }, -3, 3},
+      {"sqrt", [](double v) { return std::sqrt(v); }, 0.1, 4},
+      {"rsqrt", [](double v) { return 1 / std::sqrt(v); }, 0.1, 4},
+      {"erf", [](double v) { return std::erf(v); }, -2, 2},
+      {"abs", [](double v) { return std::fabs(v); }, -2, 2},
+      {"neg", [](double v) { return -v; }, -2, 2},
+      {"sign", [](double v) { return double((v > 0) - (v < 0)); }, -2, 2},
+      {"floor", [](double v) { return std::floor(v); }, -3, 3},
+      {"ceil", [](double v) { return std::ceil(v); }, -3, 3},
+      {"round", [](double v) { return std::nearbyint(v); }, -3, 3},
+      {"sigmoid", sigmoidRef, -3, 3},
+      {"reciprocal", [](double v) { return 1 / v; }, 0.5, 3},
+      {"square", [](double v) { return v * v; }, -2, 2},
+  };
+  for (const U &u : unaries) {
+    std::vector<std::string> names = four(u.name, u.name);
+    if (u.name == "sigmoid")
+      names[0] = "paddle.nn.functional.sigmoid";
+    c.push_back({names, {kX}, {T(0)}, {}, elementwise(u.f), u.lo, u.hi});
+  }
+  // Transcendental ops on integers compute in float32.
+  c.push_back({{"paddle.exp"}, {kI}, {T(0)}, {}, elementwise([](double v) { return std::exp(v); })});
+
+  c.push_back({{"paddle.clip", "Tensor.clip", "torch.clamp", "torch.Tensor.clamp"}, {kX},
+               {T(0), Arg::ofFloat(-0.5), Arg::ofFloat(0.75)}, {},
+               elementwise([](double v) { return std::min(std::max(v, -0.5), 0.75); })});
+  c.push_back({{"paddle.clip"}, {kX}, {T(0)}, {{"max", Arg::ofInt(1)}},
+               elementwise([](double v) { return std::min(v, 1.0); })});
+  c.push_back({{"paddle.where", "torch.where"}, {kB, kX, kRow}, {T(0), T(1), T(2)}, {},
+               [](const Refs &in) {
+                 Buffer out = in[1]; // x is [3, 4], y a row broadcast across it
+                 for (size_t i = 0; i < out.data.size(); ++i)
+                   out.data[i] = in[0].data[i] != 0 ? in[1].data[i] : in[2].data[i % 4];
+                 return Refs{out};
+               }});
+  struct Cmp {
+    std::string paddle, torch;
+    bool (*f)(double, double);
+  };
+  for (const Cmp &cmp : {Cmp{"equal", "eq", [](double a, double b) { return a == b; }},
+                         Cmp{"not_equal", "ne", [](double a, double b) { return a != b; }},
+                         Cmp{"less_than", "lt", [](double a, double b) { return a < b; }},
+                         Cmp{"less_equal", "le", [](double a, double b) { return a <= b; }},
+                         Cmp{"greater_than", "gt", [](double a, double b) { return a > b; }},
+                         Cmp{"greater_equal", "ge", [](double a, double b) { return a >= b; }}}) {
+    auto f = [g = cmp.f](double a, double b) { return double(g(a, b)); };
+    // Integer inputs so that equality actually happens.
+    c.push_back({four(cmp.paddle, cmp.torch), {kI, kI}, {T(0), T(1)}, {}, pairwise(f, DType::Bool)});
+    c.push_back({four(cmp.paddle, cmp.torch), {kI}, {T(0), Arg::ofInt(1)}, {},
+                 withScalar(1, f, DType::Bool)});
+  }
+  c.push_back({four("logical_and", "logical_and"), {kB, kB}, {T(0), T(1)}, {},
+               pairwise([](double a, double b) { return double(a && b); }, DType::Bool)});
+  c.push_back({four("logical_or", "logical_or"), {kB, kB}, {T(0), T(1)}, {},
+               pairwise([](double a, double b) { return double(a || b); }, DType::Bool)});
+  c.push_back({four("logical_xor", "logical_xor"), {kB, kB}, {T(0), T(1)}, {},
+               pairwise([](double a, double b) { return double(bool(a) != bool(b)); }, DType::Bool)});
+  c.push_back({four("logical_not", "logical_not"), {kX}, {T(0)}, {},
+               elementwise([](double v) { return double(v == 0); }, DType::Bool), -1, 1});
+  c.push_back({{"paddle.cast", "Tensor.cast", "Tensor.astype", "torch.Tensor.to"}, {kX},
+               {T(0), Arg::ofString("int32")}, {},
+               elementwise([](double v) { return std::trunc(v); }, DType::Int32), -5, 5});
+
+  // Creation.
+  auto filled = [](std::vector<int64_t> shape, double v, DType d) {
+    return [=](const Refs &) {
+      return Refs{Buffer{{shape, d}, std::vector<double>(TensorMeta{shape, d}.numElements(), v)}};
+    };
+  };
+  c.push_back({{"paddle.full"}, {}, {Arg::list({Arg::ofInt(2), Arg::ofInt(3)}), Arg::ofFloat(0.5)},
+               {}, filled({2, 3}, 0.5, DType::Float32)});
+  c.push_back({{"torch.full"}, {}, {Arg::list({Arg::ofInt(2)}), Arg::ofInt(7)}, {},
+               filled({2}, 7, DType::Int64)});
+  c.push_back({{"paddle.zeros"}, {}, {Arg::ofInt(5)}, {}, filled({5}, 0, DType::Float32)});
+  c.push_back({{"paddle.ones"}, {}, {Arg::list({Arg::ofInt(2), Arg::ofInt(2)})},
+               {{"dtype", Arg::ofString("int64")}}, filled({2, 2}, 1, DType::Int64)});
+  c.push_back({{"paddle.zeros_like", "torch.zeros_like"}, {kX}, {T(0)}, {},
+               filled({3, 4}, 0, DType::Float32)});
+  c.push_back({{"paddle.ones_like", "torch.ones_like"}, {kX}, {T(0)}, {},
+               filled({3, 4}, 1, DType::Float32)});
+  c.push_back({{"paddle.full_like", "torch.full_like"}, {kX}, {T(0), Arg::ofFloat(2.5)}, {},
+               filled({3, 4}, 2.5, DType::Float32)});
+
+  // Reductions (over the last axis, keepdim, and over everything).
+  auto lastAxis = Arg::ofInt(-1);
+  auto maxF = [](double a, double b) { return std::max(a, b); };
+  auto minF = [](double a, double b) { return std::min(a, b); };
+  auto squeezeLast = [](Buffer b) {
+    std::vector<int64_t> s = b.meta.shape;
+    s.pop_back();
+    return reshape(b, s);
+  };
+  c.push_back({four("max", "amax"), {kX}, {T(0), lastAxis}, {},
+               [=](const Refs &in) { return Refs{squeezeLast(rowReduce(in[0], -INFINITY, maxF))}; }});
+  c.push_back({four("min", "amin"), {kX}, {T(0), lastAxis, Arg::ofBool(true)}, {},
+               [=](const Refs &in) { return Refs{rowReduce(in[0], INFINITY, minF)}; }});
+  c.push_back({four("sum", "sum"), {kX}, {T(0)}, {},
+               [](const Refs &in) { return Refs{Buffer{{{}, DType::Float32}, {sum(in[0])}}}; }});
+  c.push_back({{"paddle.sum"}, {kI}, {T(0)}, {{"axis", Arg::ofInt(0)}},
+               [](const Refs &in) {
+                 Buffer r = reduce(in[0], {0}, 0, std::plus<double>());
+                 return Refs{withDType(reshape(r, {4}), DType::Int64)};
+               }});
+  c.push_back({four("prod", "prod"), {kX}, {T(0), lastAxis}, {},
+               [=](const Refs &in) {
+                 return Refs{squeezeLast(rowReduce(in[0], 1, std::multiplies<double>()))};
+               },
+               0.5, 1.5});
+  c.push_back({four("mean", "mean"), {kX}, {T(0), lastAxis, Arg::ofBool(true)}, {},
+               [](const Refs &in) { return Refs{meanRows(in[0])}; }});
+  c.push_back({four("logsumexp", "logsumexp"), {kX}, {T(0), lastAxis}, {},
+               [=](const Refs &in) {
+                 Buffer e = map(in[0], [](double v) { return std::exp(v); });
+                 return Refs{squeezeLast(map(rowReduce(e, 0, std::plus<double>()),
+                                             [](double v) { return std::log(v); }))};
+               }});
+
+  // Shapes.
+  auto ints = [](std::vector<int64_t> v) {
+    std::vector<Arg> items;
+    for (int64_t i : v)
+      items.push_back(Arg::ofInt(i));
+    return Arg::list(items);
+  };
+  auto reshaped = [](std::vector<int64_t> s) {
+    return [=](const Refs &in) { return Refs{reshape(in[0], s)}; };
+  };
+  c.push_back({{"paddle.reshape", "Tensor.reshape", "torch.reshape", "torch.Tensor.reshape",
+                "torch.Tensor.view"},
+               {kX}, {T(0), ints({2, -1})}, {}, reshaped({2, 6})});
+  c.push_back({{"paddle.transpose", "Tensor.transpose", "torch.permute", "torch.Tensor.permute"},
+               {kX}, {T(0), ints({1, 0})}, {},
+               [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }});
+  c.push_back({{"torch.transpose", "torch.Tensor.transpose"}, {kX}, {T(0), Arg::ofInt(0), Arg::ofInt(-1)},
+               {}, [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }});
+  c.push_back({four("unsqueeze", "unsqueeze"), {kX}, {T(0), Arg::ofInt(1)}, {}, reshaped({3, 1, 4})});
+  c.push_back({four("squeeze", "squeeze"), {TensorMeta{{3, 1, 4}, DType::Float32}}, {T(0)}, {},
+               reshaped({3, 4})});
+  c.push_back({four("flatten", "flatten"), {TensorMeta{{2, 3, 4}, DType::Float32}}, {T(0)}, {},
+               reshaped({24})});
+  auto broadcastRows = [](const Refs &in) {
+    return Refs{zip(in[0], Buffer{{{3, 4}, DType::Float32}, std::vector<double>(12, 0)},
+                    std::plus<double>())};
+  };
+  c.push_back({{"paddle.expand", "Tensor.expand", "paddle.broadcast_to", "Tensor.broadcast_to",
+                "torch.broadcast_to", "torch.Tensor.broadcast_to"},
+               {kRow}, {T(0), ints({3, 4})}, {}, broadcastRows});
+  c.push_back({{"paddle.expand"}, {TensorMeta{{1, 4}, DType::Float32}}, {T(0), ints({3, -1})}, {},
+               broadcastRows});
+  c.push_back({{"paddle.concat", "torch.cat"}, {kX, TensorMeta{{2, 4}, DType::Float32}},
+               {Arg::list({T(0), T(1)})}, {}, [](const Refs &in) {
+                 Buffer out = in[0];
+                 out.meta.shape = {5, 4};
+                 out.data.insert(out.data.end(), in[1].data.begin(), in[1].data.end());
+                 return Refs{out};
+               }});
+  auto rowsOf = [](const Buffer &x, int64_t start, int64_t n) {
+    Buffer out{{{n, x.meta.shape[1]}, x.meta.dtype}, {}};
+    out.data.assign(x.data.begin() + start * x.meta.shape[1],
+                    x.data.begin() + (start + n) * x.meta.shape[1]);
+    return out;
+  };
+  const TensorMeta six{{6, 4}, DType::Float32};
+  c.push_back({{"paddle.split", "Tensor.split"}, {six}, {T(0), Arg::ofInt(3)}, {},
+               [=](const Refs &in) {
+                 return Refs{rowsOf(in[0], 0, 2), rowsOf(in[0], 2, 2), rowsOf(in[0], 4, 2)};
+               }});
+  c.push_back({{"paddle.split"}, {six}, {T(0), ints({1, -1})}, {},
+               [=](const Refs &in) { return Refs{rowsOf(in[0], 0, 1), rowsOf(in[0], 1, 5)}; }});
+  c.push_back({{"torch.split", "torch.Tensor.split"}, {six}, {T(0), Arg::ofInt(4)}, {},
+               [=](const Refs &in) { return Refs{rowsOf(in[0], 0, 4), rowsOf(in[0], 4, 2)}; }});
+  c.push_back({{"__getitem__"}, {kX},
+               {T(0), Arg::tuple({Arg::slice(Arg::ofInt(1), Arg::none(), Arg::none()), Arg::ofInt(-1)})},
+               {}, [](const Refs &in) {
+                 return Refs{Buffer{{{2}, DType::Float32}, {in[0].data[7], in[0].data[11]}}};
+               }});
+  c.push_back({{"__getitem__"}, {kX},
+               {T(0), Arg::tuple({Arg::ellipsis(), Arg::none(),
+                                  Arg::slice(Arg::none(), Arg::none(), Arg::ofInt(2))})},
+               {}, [](const Refs &in) {
+                 Buffer out{{{3, 1, 2}, DType::Float32}, {}};
+                 for (int r = 0; r < 3; ++r)
+                   for (int col = 0; col < 4; col += 2)
+                     out.data.push_back(in[0].data[r * 4 + col]);
+                 return Refs{out};
+               }});
+
+  // Linear algebra.
+  const TensorMeta a{{3, 5}, DType::Float32}, b{{5, 4}, DType::Float32};
+  c.push_back({four("matmul", "matmul"), {a, b}, {T(0), T(1)}, {},
+               [](const Refs &in) { return Refs{matmul2d(in[0], in[1])}; }});
+  c.push_back({{"paddle.matmul"}, {a, TensorMeta{{4, 5}, DType::Float32}}, {T(0), T(1)},
+               {{"transpose_y", Arg::ofBool(true)}},
+               [](const Refs &in) { return Refs{matmul2d(in[0], permute(in[1], {1, 0}))}; }});
+  c.push_back({{"__matmul__"}, {TensorMeta{{2, 3, 5}, DType::Float32}, b}, {T(0), T(1)}, {},
+               [](const Refs &in) {
+                 Buffer flat = reshape(in[0], {6, 5});
+                 return Refs{reshape(matmul2d(flat, in[1]), {2, 3, 4})};
+               }});
+  const TensorMeta bias{{4}, DType::Float32};
+  c.push_back({{"paddle.nn.functional.linear"}, {a, b, bias}, {T(0), T(1), T(2)}, {},
+               [](const Refs &in) { return Refs{zip(matmul2d(in[0], in[1]), in[2], std::plus<double>())}; }});
+  c.push_back({{"torch.nn.functional.linear"}, {a, TensorMeta{{4, 5}, DType::Float32}, bias},
+               {T(0), T(1), T(2)}, {}, [](const Refs &in) {
+                 return Refs{zip(matmul2d(in[0], permute(in[1], {1, 0})), in[2], std::plus<double>())};
+               }});
+
+  // Activations and normalizations.
+  const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
+  c.push_back({{pf + "relu", "Tensor.relu", tf + "relu"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return std::max(v, 0.0); })});
+  c.push_back({{pf + "relu6", tf + "relu6"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return std::min(std::max(v, 0.0), 6.0); }), -8, 8});
+  c.push_back({{pf + "leaky_relu", tf + "leaky_relu"}, {kX}, {T(0), Arg::ofFloat(0.2)}, {},
+               elementwise([](double v) { return v > 0 ? v : 0.2 * v; })});
+  c.push_back({{pf + "gelu", tf + "gelu"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); })});
+  auto geluTanh = elementwise([](double v) {
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  });
+  c.push_back({{pf + "gelu"}, {kX}, {T(0), Arg::ofBool(true)}, {}, geluTanh});
+  c.push_back({{tf + "gelu"}, {kX}, {T(0)}, {{"approximate", Arg::ofString("tanh")}}, geluTanh});
+  c.push_back({{pf + "silu", tf + "silu"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return v * sigmoidRef(v); })});
+  c.push_back({{pf + "softmax", tf + "softmax"}, {kX}, {T(0), lastAxis}, {},
+               [](const Refs &in) { return Refs{softmaxRows(in[0])}; }});
+  c.push_back({{pf + "log_softmax", tf + "log_softmax"}, {kX}, {T(0), lastAxis}, {},
+               [](const Refs &in) {
+                 return Refs{map(softmaxRows(in[0]), [](double v) { return std::log(v); })};
+               }});
+  auto layerNorm = [](const Refs &in) {
+    Buffer d = zip(in[0], meanRows(in[0]), std::minus<double>());
+    Buffer var = meanRows(map(d, [](double v) { return v * v; }));
+    Buffer y = zip(d, var, [](double a, double v) { return a / std::sqrt(v + 1e-5); });
+    return Refs{zip(zip(y, in[1], std::multiplies<double>()), in[2], std::plus<double>())};
+  };
+  c.push_back({{pf + "layer_norm", tf + "layer_norm"}, {kX, kRow, kRow},
+               {T(0), Arg::list({Arg::ofInt(4)}), T(1), T(2)}, {}, layerNorm});
+  auto rms = [](double eps) {
+    return [eps](const Refs &in) {
+      Buffer ms = meanRows(map(in[0], [](double v) { return v * v; }));
+      Buffer y = zip(in[0], ms, [eps](double a, double v) { return a / std::sqrt(v + eps); });
+      return Refs{zip(y, in[1], std::multiplies<double>())};
+    };
+  };
+  c.push_back({{"paddle.incubate.nn.functional.fused_rms_norm"}, {kX, kRow},
+               {T(0), T(1), Arg::none(), Arg::ofFloat(1e-6), Arg::ofInt(1)}, {}, rms(1e-6)});
+  c.push_back({{tf + "rms_norm"}, {kX, kRow}, {T(0), Arg::ofInt(4), T(1)},
+               {{"eps", Arg::ofFloat(1e-6)}}, rms(1e-6)});
+  c.push_back({{pf + "dropout", tf + "dropout"}, {kX}, {T(0)}, {{"training", Arg::ofBool(false)}},
+               [](const Refs &in) { return Refs{in[0]}; }});
+
+  // Python operators.
+  struct PyOp {
+    std::string name;
+    std::function<double(double, double)> f;
+    double lo, hi;
+  };
+  for (const PyOp &op : {PyOp{"add", std::plus<double>(), -2, 2},
+                         PyOp{"sub", std::minus<double>(), -2, 2},
+                         PyOp{"mul", std::multiplies<double>(), -2, 2},
+                         PyOp{"truediv", std::divides<double>(), 0.5, 2},
+                         PyOp{"floordiv", floorDiv, 0.5, 3}, PyOp{"mod", pyMod, 0.5, 3},
+                         PyOp{"pow", [](double a, double b) { return std::pow(a, b); }, 0.5, 2}}) {
+    c.push_back({{"__" + op.name + "__", "__i" + op.name + "__"}, {kX, kRow}, {T(0), T(1)}, {},
+                 pairwise(op.f), op.lo, op.hi});
+    // Reflected: 1.5 ⊕ x.
+    auto f = op.f;
+    c.push_back({{"__r" + op.name + "__"}, {kX}, {T(0), Arg::ofFloat(1.5)}, {},
+                 elementwise([f](double v) { return f(1.5, v); }), op.lo, op.hi});
+  }
+  for (const Cmp &cmp : {Cmp{"lt", "", [](double a, double b) { return a < b; }},
+                         Cmp{"le", "", [](double a, double b) { return a <= b; }},
+                         Cmp{"eq", "", [](double a, double b) { return a == b; }},
+                         Cmp{"ne", "", [](double a, double b) { return a != b; }},
+                         Cmp{"gt", "", [](double a, double b) { return a > b; }},
+                         Cmp{"ge", "", [](double a, double b) { return a >= b; }}})
+    c.push_back({{"__" + cmp.paddle + "__"}, {kI, kI}, {T(0), T(1)}, {},
+                 pairwise([g = cmp.f](double a, double b) { return double(g(a, b)); }, DType::Bool)});
+  auto bits = [](std::function<int64_t(int64_t, int64_t)> f) {
+    return [f](double a, double b) { return double(f(int64_t(a), int64_t(b))); };
+  };
+  struct Bit {
+    std::string name;
+    std::function<int64_t(int64_t, int64_t)> f;
+  };
+  for (const Bit &op : {Bit{"and", std::bit_and<int64_t>()}, Bit{"or", std::bit_or<int64_t>()},
+                        Bit{"xor", std::bit_xor<int64_t>()}}) {
+    c.push_back({{"__" + op.name + "__", "__i" + op.name + "__"}, {kI, kI}, {T(0), T(1)}, {},
+                 pairwise(bits(op.f), DType::Int32), -8, 8});
+    c.push_back({{"__" + op.name + "__"}, {kB, kB}, {T(0), T(1)}, {},
+                 pairwise(bits(op.f), DType::Bool)});
+    c.push_back({{"__r" + op.name + "__"}, {kI}, {T(0), Arg::ofInt(6)}, {},
+                 withScalar(6, bits(op.f), DType::Int32), -8, 8});
+  }
+  c.push_back({{"__neg__"}, {kX}, {T(0)}, {}, elementwise([](double v) { return -v; })});
+  c.push_back({{"__pos__"}, {kX}, {T(0)}, {}, elementwise([](double v) { return v; })});
+  c.push_back({{"__abs__"}, {kX}, {T(0)}, {}, elementwise([](double v) { return std::fabs(v); })});
+  c.push_back({{"__invert__"}, {kI}, {T(0)}, {},
+               elementwise([](double v) { return double(~int64_t(v)); }, DType::Int32), -8, 8});
+  c.push_back({{"__invert__"}, {kB}, {T(0)}, {},
+               elementwise([](double v) { return double(v == 0); }, DType::Bool)});
+  return c;
+}
+
+void checkClose(const Buffer &got, const Buffer &want, const std::string &what) {
+  INFO(what);
+  REQUIRE(got.meta.shape == want.meta.shape);
+  CHECK(dtypeName(got.meta.dtype) == std::string(dtypeName(want.meta.dtype)));
+  REQUIRE(got.data.size() == want.data.size());
+  for (size_t i = 0; i < got.data.size(); ++i) {
+    INFO("element " << i << ": got " << got.data[i] << ", want " << want.data[i]);
+    CHECK(std::fabs(got.data[i] - want.data[i]) <= 1e-5 + 1e-5 * std::fabs(want.data[i]));
+  }
+}
+
+} // namespace
+
+TEST_CASE("every decomposition agrees with its API's reference", "[decompositions]") {
+  const OpTable &table = OpTable::get();
+  std::mt19937 rng(20261129);
+  std::set<const OpEntry *> covered;
+  for (const Case &c : cases()) {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<Buffer> inputs;
+      for (const TensorMeta &m : c.tensors)
+        inputs.push_back(random(m, rng, c.lo, c.hi));
+      CallArgs args;
+      for (const Arg &a : c.positional)
+        args.positional.push_back(resolveSlots(a, c.tensors));
+      for (const auto &[k, v] : c.keywords)
+        args.keywords.push_back({k, resolveSlots(v, c.tensors)});
+      Refs want = c.reference(inputs);
+      for (const std::string &name : c.names) {
+        INFO("entry " << name);
+        const OpEntry *entry = table.lookup(name);
+        REQUIRE(entry);
+        covered.insert(entry);
+        LoweredCall call = table.lower(name, args);
+        // The graph's inputs are the call's tensors in argument order.
+        REQUIRE(call.graph.inputs.size() == inputs.size());
+        Refs got = evaluate(call.graph, inputs);
+        REQUIRE(got.size() == want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          CHECK(call.outputs()[i] == got[i].meta);
+          checkClose(got[i], want[i], name + " output " + std::to_string(i) + "\n" +
+                                          call.graph.str());
+        }
+      }
+    }
+  }
+  std::string missing;
+  for (const auto &entry : table.entries())
+    if (!covered.count(entry.get()))
+      missing += " " + entry->name;
+  INFO("entries without a numeric case:" << missing);
+  CHECK(missing.empty());
+}
