@@ -141,14 +141,14 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
     if (out[i] == -1 && target[i] == -1) {
       if (inferred >= 0)
         throw CodedError(DiagCode::OpBadAttribute,
-                         op + "(): only one dimension can be -1 in " + formatShape(target));
+                         op + "(): only one dimension can be -1 in " + formatInts(target));
       inferred = static_cast<int>(i);
     } else if (out[i] == kDynamic) {
       dynamic = true;
     } else if (out[i] < 0) {
       throw CodedError(DiagCode::OpBadAttribute, op + "(): invalid size " +
                                                      std::to_string(out[i]) + " in shape " +
-                                                     formatShape(target));
+                                                     formatInts(target));
     } else {
       known *= out[i];
     }
@@ -163,12 +163,12 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
     if (known == 0 || total % known != 0)
       throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
                                                       formatShape(in) + " into " +
-                                                      formatShape(target));
+                                                      formatInts(target));
     out[inferred] = total / known;
   } else if (known != total) {
     throw CodedError(DiagCode::OpShapeMismatch,
                      op + "(): cannot reshape a tensor of shape " + formatShape(in) + " (" +
-                         std::to_string(total) + " elements) into " + formatShape(target) +
+                         std::to_string(total) + " elements) into " + formatInts(target) +
                          " (" + std::to_string(known) + " elements)");
   }
   return out;

@@ -166,7 +166,7 @@ std::vector<int64_t> trailingAxes(Lowering &L, int x, const std::vector<int64_t>
   if (normalized.empty() || normalized.size() > shape.size() ||
       !std::equal(normalized.begin(), normalized.end(), shape.end() - normalized.size()))
     throw CodedError(DiagCode::OpShapeMismatch,
-                     L.b.opName() + "(): normalized_shape " + formatShape(normalized) +
+                     L.b.opName() + "(): normalized_shape " + formatInts(normalized) +
                          " does not match the trailing dimensions of the input " +
                          formatShape(shape));
   std::vector<int64_t> axes;
@@ -239,7 +239,7 @@ LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool tor
     std::vector<int64_t> dims = L.args.intList(shape);
     for (int64_t d : dims)
       if (d < 0)
-        badValue(L, "negative size in shape " + formatShape(dims));
+        badValue(L, "negative size in shape " + formatInts(dims));
     L.out(L.b.fill(v.scalar(), dims, dtypeOr(L, dtype, fallback)));
   };
 }
@@ -303,13 +303,13 @@ LowerFn expandOp(std::string xn, std::string shapeName) {
     std::vector<int64_t> target = L.args.intList(shapeName);
     const std::vector<int64_t> &in = L.b.meta(x).shape;
     if (target.size() < in.size())
-      badValue(L, "target shape " + formatShape(target) + " has fewer dimensions than the input " +
+      badValue(L, "target shape " + formatInts(target) + " has fewer dimensions than the input " +
                       formatShape(in));
     for (size_t i = 0; i < target.size(); ++i) {
       size_t offset = target.size() - in.size();
       if (target[i] == -1) {
         if (i < offset)
-          badValue(L, "-1 in a new leading dimension of " + formatShape(target));
+          badValue(L, "-1 in a new leading dimension of " + formatInts(target));
         target[i] = in[i - offset];
       }
     }
@@ -335,7 +335,7 @@ void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis) {
     sizes[inferred] = dim - known;
   if ((inferred >= 0 && known > dim) || (inferred < 0 && known != dim))
     throw CodedError(DiagCode::OpShapeMismatch,
-                     L.b.opName() + "(): sections " + formatShape(sizes) + " do not add up to " +
+                     L.b.opName() + "(): sections " + formatInts(sizes) + " do not add up to " +
                          std::to_string(dim) + ", the size of axis " + std::to_string(axis));
   int64_t start = 0;
   for (int64_t s : sizes) {

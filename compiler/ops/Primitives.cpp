@@ -19,12 +19,6 @@ constexpr PrimInfo kPrims[] = {
 #undef X
 };
 
-std::string joinInts(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 } // namespace
 
 const char *primName(Prim prim) { return kPrims[static_cast<int>(prim)].name; }
@@ -63,14 +57,14 @@ std::string PrimGraph::str() const {
       break;
     case Prim::BroadcastTo:
     case Prim::Reshape:
-      s << " {shape = " << joinInts(a.shape) << "}";
+      s << " {shape = " << formatInts(a.shape) << "}";
       break;
     case Prim::Transpose:
-      s << " {perm = " << joinInts(a.perm) << "}";
+      s << " {perm = " << formatInts(a.perm) << "}";
       break;
     case Prim::Slice:
-      s << " {axes = " << joinInts(a.axes) << ", starts = " << joinInts(a.starts)
-        << ", ends = " << joinInts(a.ends) << ", steps = " << joinInts(a.steps) << "}";
+      s << " {axes = " << formatInts(a.axes) << ", starts = " << formatInts(a.starts)
+        << ", ends = " << formatInts(a.ends) << ", steps = " << formatInts(a.steps) << "}";
       break;
     case Prim::Concat:
       s << " {axis = " << a.axis << "}";
@@ -80,7 +74,7 @@ std::string PrimGraph::str() const {
       break;
     default:
       if (primKind(op.prim) == PrimKind::Reduce)
-        s << " {axes = " << joinInts(a.axes) << ", keepdim = " << a.keepdim << "}";
+        s << " {axes = " << formatInts(a.axes) << ", keepdim = " << a.keepdim << "}";
       break;
     }
     s << " : " << formatMeta(op.result) << "\n";
@@ -177,7 +171,7 @@ int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
   const std::vector<int64_t> &in = meta(x).shape;
   std::vector<int64_t> seen(in.size(), 0), out;
   if (perm.size() != in.size())
-    throw CodedError(DiagCode::OpBadAttribute, op_ + "(): permutation " + joinInts(perm) +
+    throw CodedError(DiagCode::OpBadAttribute, op_ + "(): permutation " + formatInts(perm) +
                                                    " does not fit a " +
                                                    std::to_string(in.size()) + "-D tensor");
   std::vector<int64_t> normalized;
@@ -185,7 +179,7 @@ int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
     int64_t axis = normalizeAxis(op_, p, static_cast<int64_t>(in.size()));
     if (seen[axis]++)
       throw CodedError(DiagCode::OpBadAttribute,
-                       op_ + "(): " + joinInts(perm) + " is not a permutation");
+                       op_ + "(): " + formatInts(perm) + " is not a permutation");
     normalized.push_back(axis);
     out.push_back(in[axis]);
   }

@@ -51,6 +51,8 @@ struct TensorMeta {
   bool operator!=(const TensorMeta &o) const { return !(*this == o); }
 };
 
+/// "[2, -1]": a list of ints as the user wrote it (targets of reshape, permutations, axes).
+std::string formatInts(const std::vector<int64_t> &values);
 /// "[2, 3]" ("?" for dynamic dimensions)
 std::string formatShape(const std::vector<int64_t> &shape);
 /// "float32[2, 3]"

@@ -1,0 +1,140 @@
+#include "compiler/ops/Inference.h"
+#include "compiler/ops/OpTable.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <catch2/catch.hpp>
+
+using namespace sotc;
+using namespace sotc::ops;
+using Shape = std::vector<int64_t>;
+
+namespace {
+Arg tensor(Shape shape, DType d = DType::Float32) { return Arg::ofTensor({std::move(shape), d}); }
+
+TensorMeta infer(const std::string &name, std::vector<Arg> positional,
+                 std::vector<std::pair<std::string, Arg>> keywords = {}, size_t output = 0) {
+  return OpTable::get().lower(name, {std::move(positional), std::move(keywords)}).outputs()[output];
+}
+
+std::string errorOf(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const CodedError &e) {
+    return std::string(diagInfo(e.code()).id) + " " + e.what();
+  }
+  return "no error";
+}
+} // namespace
+
+TEST_CASE("numpy broadcasting", "[inference]") {
+  CHECK(broadcastShapes("add", {2, 3}, {3}) == Shape{2, 3});
+  CHECK(broadcastShapes("add", {2, 1}, {1, 4}) == Shape{2, 4});
+  CHECK(broadcastShapes("add", {}, {5, 1}) == Shape{5, 1});
+  CHECK(broadcastShapes("add", {kDynamic, 3}, {1, 3}) == Shape{kDynamic, 3});
+  CHECK(errorOf([] { broadcastShapes("add", {2, 3}, {4}); }) ==
+        "E2008 add(): shapes [2, 3] and [4] cannot be broadcast together");
+  CHECK(errorOf([] { infer("paddle.add", {tensor({2, 3}), tensor({4})}); }) ==
+        "E2008 add(): shapes [2, 3] and [4] cannot be broadcast together");
+}
+
+TEST_CASE("dtype promotion", "[inference]") {
+  CHECK(promoteTypes(DType::Float16, DType::BFloat16) == DType::Float32);
+  CHECK(promoteTypes(DType::Float16, DType::Float32) == DType::Float32);
+  CHECK(promoteTypes(DType::Int32, DType::Float16) == DType::Float16);
+  CHECK(promoteTypes(DType::Bool, DType::Int32) == DType::Int32);
+  CHECK(promoteTypes(DType::UInt8, DType::Int8) == DType::Int16);
+  CHECK(promoteTypes(DType::Int64, DType::Int32) == DType::Int64);
+  CHECK(promoteTypes(DType::Complex64, DType::Float64) == DType::Complex128);
+  CHECK(promoteWithScalar(DType::Int32, Arg::ofFloat(0.5)) == DType::Float32);
+  CHECK(promoteWithScalar(DType::Float16, Arg::ofFloat(0.5)) == DType::Float16);
+  CHECK(promoteWithScalar(DType::Bool, Arg::ofInt(2)) == DType::Int64);
+  CHECK(promoteWithScalar(DType::Int32, Arg::ofInt(2)) == DType::Int32);
+
+  CHECK(infer("paddle.divide", {tensor({2}, DType::Int32), tensor({2}, DType::Int32)}).dtype ==
+        DType::Float32);
+  CHECK(infer("__mul__", {tensor({2}, DType::Int64), Arg::ofFloat(1.5)}).dtype == DType::Float32);
+  CHECK(infer("__radd__", {tensor({2}, DType::Float16), Arg::ofInt(1)}).dtype == DType::Float16);
+  CHECK(infer("paddle.less_than", {tensor({2}), Arg::ofInt(0)}).dtype == DType::Bool);
+  CHECK(infer("paddle.exp", {tensor({2}, DType::Int32)}).dtype == DType::Float32);
+  CHECK(infer("paddle.concat", {Arg::list({tensor({1, 2}, DType::Float16), tensor({3, 2})})}) ==
+        TensorMeta{{4, 2}, DType::Float32});
+  CHECK(errorOf([] { infer("__invert__", {tensor({2})}); }) ==
+        "E2009 __invert__(): ~ needs an integer or bool tensor, not float32");
+}
+
+TEST_CASE("reductions: negative axes, keepdim, integer accumulation", "[inference]") {
+  CHECK(infer("paddle.sum", {tensor({2, 3, 4})}, {{"axis", Arg::ofInt(-1)}, {"keepdim", Arg::ofBool(true)}}) ==
+        TensorMeta{{2, 3, 1}, DType::Float32});
+  CHECK(infer("Tensor.mean", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})}).shape ==
+        Shape{3});
+  CHECK(infer("paddle.sum", {tensor({2, 3}, DType::Int32)}) == TensorMeta{{}, DType::Int64});
+  CHECK(infer("torch.amax", {tensor({2, 3})}, {{"dim", Arg::ofInt(0)}}).shape == Shape{3});
+  CHECK(infer("paddle.logsumexp", {tensor({4, 5}), Arg::ofInt(1)}).shape == Shape{4});
+  CHECK(normalizeAxes("sum", {-1, 0}, 3) == Shape{0, 2});
+  CHECK(errorOf([] { infer("paddle.sum", {tensor({2, 3}), Arg::ofInt(2)}); }) ==
+        "E2010 sum(): axis 2 is out of range for a 2-D tensor (expected -2 to 1)");
+  CHECK(errorOf([] { infer("paddle.max", {tensor({2, 3}), Arg::list({Arg::ofInt(1), Arg::ofInt(-1)})}); }) ==
+        "E2010 max(): axis -1 appears twice");
+}
+
+TEST_CASE("reshape with -1 and 0", "[inference]") {
+  CHECK(reshapeShape("reshape", {4, 6}, {-1, 3}) == Shape{8, 3});
+  CHECK(reshapeShape("reshape", {4, 6}, {0, 2, -1}) == Shape{4, 2, 3});
+  CHECK(reshapeShape("reshape", {kDynamic, 6}, {-1, 3}) == Shape{kDynamic, 3});
+  CHECK(infer("Tensor.reshape", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(4), Arg::ofInt(-1)})}).shape ==
+        Shape{4, 6});
+  CHECK(errorOf([] { reshapeShape("reshape", {2, 3}, {4, 2}); }) ==
+        "E2008 reshape(): cannot reshape a tensor of shape [2, 3] (6 elements) into [4, 2] (8 "
+        "elements)");
+  CHECK(errorOf([] { reshapeShape("reshape", {2, 3}, {-1, 4}); }) ==
+        "E2008 reshape(): cannot reshape a tensor of shape [2, 3] into [-1, 4]");
+  CHECK(errorOf([] { reshapeShape("reshape", {2, 3}, {-1, -1}); }) ==
+        "E2010 reshape(): only one dimension can be -1 in [-1, -1]");
+}
+
+TEST_CASE("matmul: transposes, vectors, batch broadcasting", "[inference]") {
+  CHECK(matmulShape("matmul", {3, 4}, {4, 5}, false, false) == Shape{3, 5});
+  CHECK(matmulShape("matmul", {4, 3}, {5, 4}, true, true) == Shape{3, 5});
+  CHECK(matmulShape("matmul", {2, 1, 3, 4}, {5, 4, 6}, false, false) == Shape{2, 5, 3, 6});
+  CHECK(matmulShape("matmul", {4}, {4, 5}, false, false) == Shape{5});
+  CHECK(matmulShape("matmul", {3, 4}, {4}, false, false) == Shape{3});
+  CHECK(matmulShape("matmul", {4}, {4}, false, false) == Shape{});
+  CHECK(errorOf([] { matmulShape("matmul", {3, 4}, {5, 6}, false, false); }) ==
+        "E2008 matmul(): contraction dimensions differ: [3, 4] and [5, 6] (4 vs 5)");
+  CHECK(infer("paddle.nn.functional.linear", {tensor({8, 16}), tensor({16, 32}), tensor({32})}).shape ==
+        Shape{8, 32});
+  CHECK(infer("torch.nn.functional.linear", {tensor({8, 16}), tensor({32, 16})}).shape == Shape{8, 32});
+}
+
+TEST_CASE("shape operators and indexing", "[inference]") {
+  CHECK(infer("paddle.unsqueeze", {tensor({3, 4}), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})}).shape ==
+        Shape{1, 3, 4, 1});
+  CHECK(infer("paddle.squeeze", {tensor({1, 3, 1})}, {{"axis", Arg::ofInt(0)}}).shape == Shape{3, 1});
+  CHECK(infer("paddle.flatten", {tensor({2, 3, 4, 5})}, {{"start_axis", Arg::ofInt(1)}, {"stop_axis", Arg::ofInt(2)}}).shape ==
+        Shape{2, 12, 5});
+  CHECK(infer("torch.transpose", {tensor({2, 3, 4}), Arg::ofInt(0), Arg::ofInt(2)}).shape == Shape{4, 3, 2});
+  CHECK(infer("paddle.split", {tensor({6, 4}), Arg::ofInt(3)}, {}, 2).shape == Shape{2, 4});
+  CHECK(errorOf([] { infer("paddle.split", {tensor({7, 4}), Arg::ofInt(3)}); }) ==
+        "E2008 split(): axis 0 of size 7 cannot be split into 3 equal sections");
+  CHECK(errorOf([] { infer("paddle.transpose", {tensor({2, 3}), Arg::list({Arg::ofInt(0), Arg::ofInt(0)})}); }) ==
+        "E2010 transpose(): [0, 0] is not a permutation");
+  // testdata/programs/08_slice.py on float32[8, 16, 4]
+  Arg x = tensor({8, 16, 4});
+  auto sl = [](Arg a, Arg b, Arg c) { return Arg::slice(a, b, c); };
+  CHECK(infer("__getitem__", {x, Arg::ofInt(0)}).shape == Shape{16, 4});
+  CHECK(infer("__getitem__", {x, Arg::tuple({sl(Arg::ofInt(1), Arg::ofInt(5), Arg::none()),
+                                             sl(Arg::none(), Arg::none(), Arg::ofInt(2))})})
+            .shape == Shape{4, 8, 4});
+  CHECK(infer("__getitem__", {x, Arg::tuple({Arg::ellipsis(), Arg::ofInt(0)})}).shape == Shape{8, 16});
+  CHECK(infer("__getitem__", {x, Arg::tuple({sl(Arg::none(), Arg::none(), Arg::none()), Arg::none(),
+                                             Arg::ofInt(3)})})
+            .shape == Shape{8, 1, 4});
+  CHECK(errorOf([&] { infer("__getitem__", {x, Arg::ofInt(8)}); }) ==
+        "E2010 __getitem__(): index 8 is out of bounds for axis 0 with size 8");
+  CHECK(errorOf([] { infer("paddle.nn.functional.layer_norm", {tensor({4, 8}), Arg::ofInt(4)}); }) ==
+        "E2008 layer_norm(): normalized_shape [4] does not match the trailing dimensions of the "
+        "input [4, 8]");
+  CHECK(errorOf([] { infer("paddle.nn.functional.dropout", {tensor({4})}); }) ==
+        "E2010 dropout(): training=True is not supported: sotc compiles inference (pass "
+        "training=False)");
+}
