@@ -13,6 +13,7 @@
 #include "compiler/ops/Primitives.h"
 
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -91,6 +92,11 @@ private:
 
 /// Defined in OpTableEntries.cpp.
 void registerOpEntries(OpTable &table);
+
+/// `sotc ops`: one block per entry, sorted by kind then name, and a count.
+void printOpTable(const OpTable &table, std::ostream &os);
+/// `sotc ops NAME`: the entry's kind, aliases, signatures and decomposition.
+void printOpEntry(const OpEntry &entry, std::ostream &os);
 
 } // namespace sotc::ops
 

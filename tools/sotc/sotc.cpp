@@ -3,12 +3,14 @@
 //   sotc compile TRACE -o kernels.fatbin     (not built yet: says so, exits non-zero)
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
 //   sotc explain TRACE                       (not built yet)
+//   sotc ops [NAME]                          the supported callables and their signatures
 //
 // User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
 
@@ -77,6 +79,21 @@ void runDump(const DumpOptions &opts) {
   sotc::writeOutputFile(opts.output, text.str());
 }
 
+void runOps(const std::string &name) {
+  const sotc::ops::OpTable &table = sotc::ops::OpTable::get();
+  if (name.empty()) {
+    sotc::ops::printOpTable(table, std::cout);
+    return;
+  }
+  const sotc::ops::OpEntry *entry = table.lookup(name);
+  if (!entry)
+    throw sotc::CodedError(sotc::DiagCode::OpUnknown,
+                           name + " is not a supported operator (`sotc ops` lists them)");
+  if (entry->name != name)
+    std::cout << name << " is an alias of " << entry->name << "\n";
+  sotc::ops::printOpEntry(*entry, std::cout);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -112,6 +129,10 @@ int main(int argc, char **argv) {
   CLI::App *explain = app.add_subcommand("explain", "graphs, graph breaks, guards, kernels");
   explain->add_option("trace", explainTrace, "trace file (.pb or .pbtxt)")->required();
 
+  std::string opName;
+  CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");
+  ops->add_option("name", opName, "a callable, e.g. paddle.add, Tensor.sum, __add__, torch.add");
+
   try {
     app.parse(argc, argv);
     configureLogging(verbosity);
@@ -119,6 +140,10 @@ int main(int argc, char **argv) {
       notImplemented("sotc compile", "the lowering issue");
     if (*explain)
       notImplemented("sotc explain", "the frontend issue");
+    if (*ops) {
+      runOps(opName);
+      return 0;
+    }
     runDump(dump);
     return 0;
   } catch (const CLI::ParseError &e) {
