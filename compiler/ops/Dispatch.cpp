@@ -47,26 +47,41 @@ Arg normalize(const Param &p, Arg arg) {
   return arg;
 }
 
+/// The type as a Python user reads it: "int or list of ints", "Tensor or None".
 std::string describeType(const Param &p) {
-  std::string s = paramTypeName(p.type);
-  if (p.type == ParamType::IntList)
-    s = p.acceptsSingle ? "int or list of ints" : "list of ints";
-  else if (p.type == ParamType::TensorList)
+  std::string s;
+  switch (p.type) {
+  case ParamType::Tensor:
+    s = "Tensor";
+    break;
+  case ParamType::TensorList:
     s = "list of Tensors";
-  else if (p.type == ParamType::Scalar)
+    break;
+  case ParamType::Scalar:
     s = "Scalar (bool, int or float)";
-  else if (p.type == ParamType::Float)
-    s = "float";
-  else if (p.type == ParamType::Int)
+    break;
+  case ParamType::Int:
     s = "int";
-  else if (p.type == ParamType::Bool)
+    break;
+  case ParamType::Float:
+    s = "float";
+    break;
+  case ParamType::Bool:
     s = "bool";
-  else if (p.type == ParamType::String)
-    s = "str";
-  else if (p.type == ParamType::DataType)
+    break;
+  case ParamType::IntList:
+    s = p.acceptsSingle ? "int or list of ints" : "list of ints";
+    break;
+  case ParamType::DataType:
     s = "dtype";
-  else if (p.type == ParamType::Index)
+    break;
+  case ParamType::String:
+    s = "str";
+    break;
+  case ParamType::Index:
     s = "int, slice, None, Ellipsis or a tuple of those";
+    break;
+  }
   return p.optional ? s + " or None" : s;
 }
 
