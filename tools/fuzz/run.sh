@@ -24,3 +24,5 @@ for t in tools/sotc/test/Inputs/*.pbtxt; do
 done
 "$out/trace_fuzzer" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
   -print_final_stats=1 tools/fuzz/corpus
+# Before committing the grown corpus, minimise it:
+#   build/fuzz/trace_fuzzer -merge=1 -max_len=16384 NEW_DIR tools/fuzz/corpus
