@@ -8,7 +8,7 @@ def mlir_tblgen(name, td_file, gens, deps = []):
     for flags, out in gens:
         native.genrule(
             name = "%s_%s_genrule" % (name, out.replace("/", "_").replace(".", "_")),
-            srcs = [td_file] + deps + ["@llvm//:mlir_td_files"],
+            srcs = depset([td_file] + deps).to_list() + ["@llvm//:mlir_td_files"],
             outs = [out],
             tools = ["@llvm//:bin/mlir-tblgen"],
             cmd = "$(location @llvm//:bin/mlir-tblgen) %s -I external/llvm/include -I . -I $(GENDIR) $(location %s) -o $@" % (flags, td_file),

@@ -4,6 +4,7 @@
 // registration here as it lands; upstream dialects the pipeline builds on are registered too.
 //
 //===--------------------------------------------------------------------------------------===//
+#include "dialects/sir/IR/SirDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::DialectRegistry registry;
+  registry.insert<sotc::sir::SirDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "sotc optimizer driver\n", registry));

@@ -1,0 +1,53 @@
+//===- SirOps.td - sir subgraphs and statements -------------------------------------------===//
+#ifndef SOTC_DIALECT_SIR_OPS
+#define SOTC_DIALECT_SIR_OPS
+
+include "dialects/sir/IR/SirAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Sir_SubgraphOp : Sir_Op<"subgraph", [FunctionOpInterface, IsolatedFromAbove]> {
+  let summary = "One compiled subgraph (SIR_N): tensors in, tensors out";
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<StrAttr>:$sym_visibility,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() { return getFunctionType().getInputs(); }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
+  }];
+}
+
+def Sir_CallOp : Sir_Op<"call"> {
+  let summary = "One Python-level call on tensors";
+  let description = [{
+    ```mlir
+    %2 = sir.call "api" "paddle.add"(%0) {args = [#sir.arg<0>, 1 : i64], kwargs = []}
+         : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("prog.py":7:0)
+    ```
+    `kind` is "api" (a library function), "method" (a tensor method; the tensor is the first
+    argument) or "operator" (a Python operator such as `__add__`). Each tensor operand is
+    referenced exactly once by a `#sir.arg<N>` inside `args` or `kwargs`.
+  }];
+  let arguments = (ins StrAttr:$kind, StrAttr:$callee, ArrayAttr:$args, ArrayAttr:$kwargs,
+                       Variadic<AnyRankedTensor>:$tensors);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $kind $callee `(` $tensors `)` attr-dict `:` functional-type($tensors, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Sir_OutputOp : Sir_Op<"output", [Terminator, ReturnLike, HasParent<"SubgraphOp">]> {
+  let summary = "The subgraph's results";
+  let arguments = (ins Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "($results^ `:` type($results))? attr-dict";
+}
+
+#endif // SOTC_DIALECT_SIR_OPS
