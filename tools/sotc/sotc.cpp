@@ -2,7 +2,8 @@
 //
 //   sotc compile TRACE -o kernels.fatbin     (not built yet: says so, exits non-zero)
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
-//   sotc explain TRACE                       (not built yet)
+//   sotc dump --sir / --guards TRACE         statement IR, guards
+//   sotc explain TRACE                       graphs, graph breaks, guards
 //   sotc ops [NAME]                          the supported callables and their signatures
 //
 // User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
@@ -10,6 +11,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/frontend/Translation.h"
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
@@ -55,11 +57,38 @@ void configureLogging(int verbosity) {
                          what + " is not implemented yet (planned in " + issue + ")");
 }
 
+/// Frontend flags shared by dump, explain and compile.
+struct FrontendFlags {
+  bool allowHostCallbacks = false;
+  std::vector<std::string> breakOn;
+
+  void add(CLI::App *cmd) {
+    cmd->add_flag("--allow-host-callbacks", allowHostCallbacks,
+                  "record host-callback boundaries instead of failing (not built yet)");
+    cmd->add_option("--break-on", breakOn, "force a graph boundary at every call of this API")
+        ->type_name("API");
+  }
+  sotc::frontend::TranslateOptions options() const {
+    sotc::frontend::TranslateOptions o;
+    o.allowHostCallbacks = allowHostCallbacks;
+    o.breakOn = breakOn;
+    return o;
+  }
+};
+
+sotc::frontend::Translation translateFile(const std::string &path, const FrontendFlags &flags) {
+  if (flags.allowHostCallbacks)
+    notImplemented("--allow-host-callbacks", "a later frontend issue");
+  sotc::trace::Trace loaded = sotc::frontend::loadTrace(path);
+  return sotc::frontend::translate(loaded, flags.options());
+}
+
 struct DumpOptions {
   std::string trace;
   std::string output = "-";
   bool bytecode = false, sir = false, mlir = false, guards = false, prim = false,
        mapExpr = false;
+  FrontendFlags frontend;
 };
 
 void runDump(const DumpOptions &opts) {
@@ -67,10 +96,16 @@ void runDump(const DumpOptions &opts) {
   if (modes != 1)
     throw CLI::ValidationError("sotc dump: choose exactly one of --bytecode, --sir, --mlir, "
                                "--guards, --prim, --map-expr");
-  if (opts.sir || opts.mlir || opts.guards)
-    notImplemented("sotc dump --sir/--mlir/--guards", "the frontend issue");
+  if (opts.mlir)
+    notImplemented("sotc dump --mlir", "the frontend issue");
   if (opts.prim || opts.mapExpr)
     notImplemented("sotc dump --prim/--map-expr", "the fusion issue");
+  if (opts.sir || opts.guards) {
+    sotc::frontend::Translation t = translateFile(opts.trace, opts.frontend);
+    std::string text = opts.sir ? t.sirText() : t.guardTable() + t.guardLambda() + "\n";
+    sotc::writeOutputFile(opts.output, text);
+    return;
+  }
   sotc::trace::Trace loaded = sotc::frontend::loadTrace(opts.trace);
   spdlog::info("loaded {}: {} code objects, {} functions", opts.trace,
                loaded.code_objects_size(), loaded.functions_size());
@@ -124,10 +159,13 @@ int main(int argc, char **argv) {
   dumpCmd->add_flag("--guards", dump.guards, "guards on the inputs");
   dumpCmd->add_flag("--prim", dump.prim, "statements after decomposition into primitives");
   dumpCmd->add_flag("--map-expr", dump.mapExpr, "fused kernels in CINN MapExpr form");
+  dump.frontend.add(dumpCmd);
 
   std::string explainTrace;
+  FrontendFlags explainFlags;
   CLI::App *explain = app.add_subcommand("explain", "graphs, graph breaks, guards, kernels");
   explain->add_option("trace", explainTrace, "trace file (.pb or .pbtxt)")->required();
+  explainFlags.add(explain);
 
   std::string opName;
   CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");
@@ -138,8 +176,10 @@ int main(int argc, char **argv) {
     configureLogging(verbosity);
     if (*compile)
       notImplemented("sotc compile", "the lowering issue");
-    if (*explain)
-      notImplemented("sotc explain", "the frontend issue");
+    if (*explain) {
+      std::cout << translateFile(explainTrace, explainFlags).explain();
+      return 0;
+    }
     if (*ops) {
       runOps(opName);
       return 0;

@@ -1,0 +1,414 @@
+//===- Executor.cpp - Interpreter state: frames, values from the trace, snapshots --------===//
+#include "compiler/frontend/Executor.h"
+
+#include <functional>
+
+namespace sotc::frontend {
+
+namespace {
+ops::DType dtypeOf(trace::DType d) {
+  switch (d) {
+  case trace::BOOL: return ops::DType::Bool;
+  case trace::INT8: return ops::DType::Int8;
+  case trace::UINT8: return ops::DType::UInt8;
+  case trace::INT16: return ops::DType::Int16;
+  case trace::INT32: return ops::DType::Int32;
+  case trace::INT64: return ops::DType::Int64;
+  case trace::FLOAT16: return ops::DType::Float16;
+  case trace::BFLOAT16: return ops::DType::BFloat16;
+  case trace::FLOAT64: return ops::DType::Float64;
+  case trace::COMPLEX64: return ops::DType::Complex64;
+  case trace::COMPLEX128: return ops::DType::Complex128;
+  default: return ops::DType::Float32;
+  }
+}
+
+/// Names of co_varnames, then cell variables that are not arguments, then co_freevars.
+std::vector<std::string> localsplusNames(const trace::CodeObject &code) {
+  std::vector<std::string> names(code.varnames().begin(), code.varnames().end());
+  for (const std::string &c : code.cellvars())
+    if (std::find(names.begin(), names.end(), c) == names.end())
+      names.push_back(c);
+  names.insert(names.end(), code.freevars().begin(), code.freevars().end());
+  return names;
+}
+} // namespace
+
+size_t instructionAt(const trace::Trace &trace, int codeIndex, uint32_t offset) {
+  const trace::CodeObject &code = trace.code_objects(codeIndex);
+  for (int i = 0; i < code.instructions_size(); ++i)
+    if (code.instructions(i).offset() == offset)
+      return static_cast<size_t>(i);
+  return static_cast<size_t>(code.instructions_size());
+}
+
+Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
+    : trace_(trace), options_(options) {
+  // Methods resolve against the framework the program imports (paddle unless only torch).
+  bool paddle = false, torch = false;
+  for (const trace::Namespace &ns : trace.namespaces())
+    for (const trace::NamedValue &g : ns.globals()) {
+      const std::string &name =
+          g.value().has_module() ? g.value().module() : g.value().external();
+      paddle |= name.rfind("paddle", 0) == 0;
+      torch |= name.rfind("torch", 0) == 0;
+    }
+  framework_ = torch && !paddle ? "torch" : "paddle";
+  offsetIndex_.resize(trace.code_objects_size());
+  for (int c = 0; c < trace.code_objects_size(); ++c)
+    for (int i = 0; i < trace.code_objects(c).instructions_size(); ++i)
+      offsetIndex_[c][trace.code_objects(c).instructions(i).offset()] = i;
+}
+
+SourceLoc Executor::locOf(const Frame &f) const {
+  const trace::CodeObject &c = code(f);
+  size_t pc = std::min<size_t>(f.pc, c.instructions_size() - 1);
+  // The current instruction's line, or the nearest earlier one that has a line.
+  for (size_t i = pc + 1; i-- > 0;)
+    if (c.instructions(i).line())
+      return {c.filename(), static_cast<int>(c.instructions(i).line())};
+  return {c.filename(), static_cast<int>(c.firstlineno())};
+}
+
+void Executor::fail(DiagCode code, const std::string &message, const Frame &f) const {
+  throw CodedError(code, message + " (" + locOf(f).str() + ")");
+}
+
+void Executor::consume(const VarPtr &v, const SourceLoc &loc) {
+  if (v && consumedSet_.insert(v.get()).second)
+    consumed_.push_back({v, loc});
+}
+
+VarPtr Executor::newTensor(const ops::TensorMeta &meta, Tracker tracker) {
+  VarPtr t = Variable::make(Variable::Kind::Tensor, std::move(tracker));
+  t->meta = meta;
+  t->tensorName = "var_" + std::to_string(tensorCounter_++);
+  return t;
+}
+
+VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
+  using K = Variable::Kind;
+  auto sequence = [&](K kind, const trace::Sequence &seq) {
+    VarPtr v = Variable::make(kind, tracker);
+    for (int i = 0; i < seq.items_size(); ++i) {
+      Tracker item;
+      item.kind = Tracker::Kind::GetItem;
+      item.parent = v;
+      item.key = PyConst::ofInt(i);
+      if (tracker.kind == Tracker::Kind::Const)
+        item = tracker;
+      v->items.push_back(fromTrace(seq.items(i), item));
+    }
+    return v;
+  };
+  PyConst c;
+  switch (value.kind_case()) {
+  case trace::Value::kNone:
+    return Variable::constant_(PyConst::none(), tracker);
+  case trace::Value::kBoolValue:
+    return Variable::constant_(PyConst::ofBool(value.bool_value()), tracker);
+  case trace::Value::kIntValue:
+    return Variable::constant_(PyConst::ofInt(value.int_value()), tracker);
+  case trace::Value::kBigIntValue:
+    c.kind = PyConst::Kind::BigInt;
+    c.text = value.big_int_value();
+    return Variable::constant_(c, tracker);
+  case trace::Value::kFloatValue:
+    return Variable::constant_(PyConst::ofFloat(value.float_value()), tracker);
+  case trace::Value::kComplexValue:
+    c.kind = PyConst::Kind::Complex;
+    c.floatValue = value.complex_value().real();
+    c.imagValue = value.complex_value().imag();
+    return Variable::constant_(c, tracker);
+  case trace::Value::kStrValue:
+    return Variable::constant_(PyConst::ofStr(value.str_value()), tracker);
+  case trace::Value::kBytesValue:
+    c.kind = PyConst::Kind::Bytes;
+    c.text = value.bytes_value();
+    return Variable::constant_(c, tracker);
+  case trace::Value::kEllipsis:
+    c.kind = PyConst::Kind::Ellipsis;
+    return Variable::constant_(c, tracker);
+  case trace::Value::kTupleValue:
+    return sequence(K::Tuple, value.tuple_value());
+  case trace::Value::kListValue:
+    return sequence(K::List, value.list_value());
+  case trace::Value::kFrozensetValue:
+  case trace::Value::kSetValue: {
+    VarPtr v = sequence(K::Tuple, value.kind_case() == trace::Value::kSetValue
+                                      ? value.set_value()
+                                      : value.frozenset_value());
+    v->name = "frozenset";
+    return v;
+  }
+  case trace::Value::kDictValue: {
+    VarPtr v = Variable::make(K::Dict, tracker);
+    for (const trace::DictItem &item : value.dict_value().items()) {
+      VarPtr key = fromTrace(item.key(), tracker.kind == Tracker::Kind::Const
+                                             ? tracker
+                                             : Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+      Tracker t;
+      t.kind = Tracker::Kind::GetItem;
+      t.parent = v;
+      if (key->isConstant())
+        t.key = key->constant;
+      v->keys.push_back(key);
+      v->items.push_back(fromTrace(item.value(), tracker.kind == Tracker::Kind::Const ? tracker : t));
+    }
+    return v;
+  }
+  case trace::Value::kTensor: {
+    ops::TensorMeta meta;
+    meta.dtype = dtypeOf(value.tensor().dtype());
+    for (const trace::Dim &d : value.tensor().dims())
+      meta.shape.push_back(d.dynamic() ? ops::kDynamic : d.size());
+    VarPtr t = newTensor(meta, tracker);
+    t->stopGradient = value.tensor().stop_gradient();
+    return t;
+  }
+  case trace::Value::kCode: {
+    VarPtr v = Variable::make(K::Opaque, tracker);
+    v->name = "code";
+    v->codeIndex = static_cast<int>(value.code());
+    return v;
+  }
+  case trace::Value::kFunction: {
+    auto it = functions_.find(static_cast<int>(value.function()));
+    if (it != functions_.end())
+      return it->second;
+    const trace::Function &fn = trace_.functions(value.function());
+    VarPtr v = Variable::make(K::Function, tracker);
+    functions_[static_cast<int>(value.function())] = v;
+    v->codeIndex = static_cast<int>(fn.code());
+    v->namespaceIndex = static_cast<int>(fn.namespace_());
+    v->name = fn.qualname();
+    Tracker constant{Tracker::Kind::Const, "", {}, {}, {}};
+    for (const trace::Value &d : fn.defaults())
+      v->defaults.push_back(fromTrace(d, constant));
+    for (const trace::NamedValue &d : fn.kwdefaults())
+      v->kwdefaults.push_back({d.name(), fromTrace(d.value(), constant)});
+    const trace::CodeObject &code = trace_.code_objects(fn.code());
+    for (int i = 0; i < fn.closure_size(); ++i) {
+      Tracker cellTracker = tracker;
+      if (tracker.kind == Tracker::Kind::Local) // the entry function's own closure
+        cellTracker = Tracker{Tracker::Kind::Closure, code.freevars(i), {}, {}, {}};
+      VarPtr cell = Variable::make(K::Cell);
+      cell->self = fromTrace(fn.closure(i), cellTracker);
+      v->closure.push_back(cell);
+    }
+    return v;
+  }
+  case trace::Value::kModule: {
+    VarPtr v = Variable::make(K::Module, tracker);
+    v->name = value.module();
+    return v;
+  }
+  case trace::Value::kExternal: {
+    VarPtr v = Variable::make(K::External, tracker);
+    v->name = value.external();
+    return v;
+  }
+  case trace::Value::kBuiltin: {
+    VarPtr v = Variable::make(K::Builtin, tracker);
+    v->name = value.builtin();
+    return v;
+  }
+  default: {
+    VarPtr v = Variable::make(K::Opaque, tracker);
+    v->name = value.has_opaque() ? value.opaque().type_name() : "object";
+    return v;
+  }
+  }
+}
+
+VarPtr Executor::global(int namespaceIndex, const std::string &name, Frame &f) {
+  auto key = std::make_pair(namespaceIndex, name);
+  auto it = globals_.find(key);
+  if (it != globals_.end())
+    return it->second;
+  for (const trace::NamedValue &g : trace_.namespaces(namespaceIndex).globals())
+    if (g.name() == name) {
+      Tracker t;
+      t.kind = Tracker::Kind::Global;
+      t.name = name;
+      return globals_[key] = fromTrace(g.value(), t);
+    }
+  static const std::set<std::string> builtins = {
+      "len", "range", "isinstance", "enumerate", "zip", "min", "max", "abs", "int",
+      "float", "bool", "tuple", "list", "dict", "sum", "all", "any", "print", "str",
+      "repr", "round", "iter", "next", "reversed", "sorted", "getattr", "hasattr", "map",
+      "divmod", "pow", "type", "slice", "set", "frozenset", "callable", "object"};
+  if (builtins.count(name)) {
+    VarPtr v = Variable::make(Variable::Kind::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+    v->name = name;
+    return globals_[key] = v;
+  }
+  fail(DiagCode::FrontendNameError, "name '" + name + "' is not defined", f);
+}
+
+ExecState Executor::start() {
+  const trace::Function &entry = trace_.functions(trace_.entry_function());
+  ExecState state;
+  Tracker local{Tracker::Kind::Local, "", {}, {}, {}};
+  VarPtr fn = fromTrace([&] {
+    trace::Value v;
+    v.set_function(trace_.entry_function());
+    return v;
+  }(), local);
+  std::vector<VarPtr> args;
+  std::vector<std::pair<std::string, VarPtr>> kwargs;
+  const trace::CodeObject &code = trace_.code_objects(entry.code());
+  for (const trace::Input &input : trace_.inputs()) {
+    Tracker t;
+    t.kind = Tracker::Kind::Local;
+    t.name = input.name();
+    kwargs.push_back({input.name(), fromTrace(input.value(), t)});
+  }
+  // *args and **kwargs parameters arrive as a tuple and a dict: splat them back.
+  int nargs = static_cast<int>(code.argcount() + code.kwonlyargcount());
+  bool varargs = code.flags() & 0x04, varkw = code.flags() & 0x08;
+  std::vector<std::pair<std::string, VarPtr>> named;
+  for (auto &[name, value] : kwargs) {
+    if (varargs && nargs < code.varnames_size() && name == code.varnames(nargs))
+      for (VarPtr &item : value->items)
+        args.push_back(item);
+    else if (varkw && name == code.varnames(nargs + (varargs ? 1 : 0)))
+      for (size_t i = 0; i < value->keys.size(); ++i)
+        named.push_back({value->keys[i]->constant.str(), value->items[i]});
+    else
+      named.push_back({name, value});
+  }
+  // Positional-only parameters must be passed positionally.
+  std::vector<VarPtr> positional;
+  for (uint32_t i = 0; i < code.posonlyargcount(); ++i)
+    for (auto it = named.begin(); it != named.end(); ++it)
+      if (it->first == code.varnames(i)) {
+        positional.push_back(it->second);
+        named.erase(it);
+        break;
+      }
+  positional.insert(positional.end(), args.begin(), args.end());
+  pushFrame(state, fn, positional, named);
+  return state;
+}
+
+ExecState Executor::clone(const ExecState &state) {
+  std::map<const Variable *, VarPtr> memo;
+  std::function<VarPtr(const VarPtr &)> copy = [&](const VarPtr &v) -> VarPtr {
+    if (!v)
+      return v;
+    using K = Variable::Kind;
+    if (v->kind == K::Tensor || v->kind == K::Constant || v->kind == K::Module ||
+        v->kind == K::External || v->kind == K::Builtin || v->kind == K::Null ||
+        v->kind == K::Opaque)
+      return v;
+    auto it = memo.find(v.get());
+    if (it != memo.end())
+      return it->second;
+    VarPtr c = std::make_shared<Variable>(*v);
+    memo[v.get()] = c;
+    for (VarPtr &item : c->items)
+      item = copy(item);
+    for (VarPtr &key : c->keys)
+      key = copy(key);
+    c->self = copy(c->self);
+    for (VarPtr &d : c->defaults)
+      d = copy(d);
+    for (auto &kv : c->kwdefaults)
+      kv.second = copy(kv.second);
+    for (VarPtr &cell : c->closure)
+      cell = copy(cell);
+    return c;
+  };
+  ExecState out = state;
+  for (Frame &f : out.frames) {
+    for (VarPtr &v : f.localsplus)
+      v = copy(v);
+    for (VarPtr &v : f.stack)
+      v = copy(v);
+    f.kwNames = copy(f.kwNames);
+    f.yields = copy(f.yields);
+  }
+  out.returnValue = copy(out.returnValue);
+  return out;
+}
+
+namespace {
+/// Walks every value of the state in a fixed order.
+void walkState(const ExecState &state, const std::function<void(const VarPtr &)> &visit) {
+  for (const Frame &f : state.frames) {
+    for (const VarPtr &v : f.localsplus)
+      visit(v);
+    for (const VarPtr &v : f.stack)
+      visit(v);
+    visit(f.yields);
+  }
+  visit(state.returnValue);
+}
+} // namespace
+
+std::vector<VarPtr> Executor::liveTensors(const ExecState &state) {
+  std::vector<VarPtr> out;
+  std::set<const Variable *> seen;
+  std::function<void(const VarPtr &)> visit = [&](const VarPtr &v) {
+    if (!v || !seen.insert(v.get()).second)
+      return;
+    if (v->isTensor()) {
+      out.push_back(v);
+      return;
+    }
+    for (const VarPtr &i : v->items)
+      visit(i);
+    for (const VarPtr &k : v->keys)
+      visit(k);
+    visit(v->self);
+    for (const VarPtr &c : v->closure)
+      visit(c);
+    for (const VarPtr &d : v->defaults)
+      visit(d);
+  };
+  walkState(state, visit);
+  return out;
+}
+
+std::string Executor::signature(const ExecState &state) {
+  std::string s;
+  std::map<const Variable *, int> ids; // aliasing is part of the state
+  std::function<void(const VarPtr &)> visit = [&](const VarPtr &v) {
+    if (!v) {
+      s += "_;";
+      return;
+    }
+    auto it = ids.find(v.get());
+    if (it != ids.end()) {
+      s += "@" + std::to_string(it->second) + ";";
+      return;
+    }
+    ids[v.get()] = static_cast<int>(ids.size());
+    s += std::to_string(static_cast<int>(v->kind)) + ":";
+    if (v->isTensor())
+      s += ops::formatMeta(v->meta) + (v->stopGradient ? "s" : "g");
+    else if (v->isConstant())
+      s += v->constant.typeName() + "=" + v->constant.repr();
+    else
+      s += v->name + "#" + std::to_string(v->codeIndex) + "," + std::to_string(v->position) +
+           "," + std::to_string(v->start) + "," + std::to_string(v->stop) + "," +
+           std::to_string(v->step);
+    s += "{";
+    for (const VarPtr &i : v->items)
+      visit(i);
+    for (const VarPtr &k : v->keys)
+      visit(k);
+    if (v->kind == Variable::Kind::Cell || v->kind == Variable::Kind::Method)
+      visit(v->self);
+    for (const VarPtr &c : v->closure)
+      visit(c);
+    s += "}";
+  };
+  for (const Frame &f : state.frames)
+    s += "F" + std::to_string(f.codeIndex) + "@" + std::to_string(f.pc) + ";";
+  walkState(state, visit);
+  return s;
+}
+
+} // namespace sotc::frontend

@@ -1,0 +1,122 @@
+//===- Executor.h - Symbolic execution of CPython 3.11 bytecode (internal) ---------------===//
+//
+// An explicit frame stack, so that the whole interpreter state can be copied at a graph break
+// and both continuations translated ahead of time. Opcode handlers live in
+// OpcodeExecutor.cpp, calls (user functions, builtins, tensor operations) in Calls.cpp, and
+// the segment graph and guards in Translator.cpp.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_FRONTEND_EXECUTOR_H
+#define SOTC_FRONTEND_EXECUTOR_H
+
+#include "compiler/frontend/Translation.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sotc::frontend {
+
+struct Frame {
+  int codeIndex = -1;
+  int namespaceIndex = -1;
+  std::vector<VarPtr> localsplus; // co_varnames, then cell-only names, then co_freevars
+  std::vector<VarPtr> stack;
+  size_t pc = 0; // instruction index
+  VarPtr kwNames;
+  bool genexpr = false; // a generator expression run eagerly; yields collect in `yields`
+  VarPtr yields;
+  std::map<size_t, int> loopCounts; // backward-jump counts, for the unroll limit
+};
+
+/// Why execution stopped before the entry function returned.
+struct Break {
+  enum class Kind { None, Branch, HostCallback };
+  Kind kind = Kind::None;
+  VarPtr condition;      // Branch: the tensor the jump reads
+  size_t targetIfTrue = 0, targetIfFalse = 0; // Branch: instruction indices
+  // JUMP_IF_*_OR_POP leave the condition on the stack when they jump and pop it otherwise
+  // (POP_JUMP_* popped it already).
+  bool popOnTrue = false, popOnFalse = false;
+  std::string reason;
+  SourceLoc loc;
+};
+
+/// The mutable interpreter state; copyable for graph breaks.
+struct ExecState {
+  std::vector<Frame> frames;
+  VarPtr returnValue; // set when the entry frame returns
+};
+
+class Executor {
+public:
+  Executor(const trace::Trace &trace, const TranslateOptions &options);
+
+  /// The initial state: the entry frame with its arguments bound from the trace's inputs.
+  ExecState start();
+  /// Runs until the entry frame returns or a break; statements go to `sir`.
+  Break run(ExecState &state, StatementIR &sir);
+  /// A deep copy sharing nothing mutable with `state` (tensors and constants are shared).
+  static ExecState clone(const ExecState &state);
+  /// Tensors reachable from the frames, in a canonical order (outer frames first).
+  static std::vector<VarPtr> liveTensors(const ExecState &state);
+  /// A text that is equal for two states exactly when they may share a segment.
+  static std::string signature(const ExecState &state);
+
+  /// Python values that decided something (jumps, constant arguments, subscripts), with the
+  /// line that consumed them first.
+  const std::vector<std::pair<VarPtr, SourceLoc>> &consumed() const { return consumed_; }
+  void consume(const VarPtr &v, const SourceLoc &loc);
+  std::vector<std::string> &breaks() { return breaks_; }
+
+  // Used by the opcode handlers and call dispatch.
+  const trace::CodeObject &code(const Frame &f) const { return trace_.code_objects(f.codeIndex); }
+  SourceLoc locOf(const Frame &f) const;
+  [[noreturn]] void fail(DiagCode code, const std::string &message, const Frame &f) const;
+  VarPtr fromTrace(const trace::Value &value, Tracker tracker);
+  VarPtr newTensor(const ops::TensorMeta &meta, Tracker tracker);
+
+private:
+  friend class OpcodeHandlers;
+  friend class CallDispatch;
+
+  // OpcodeExecutor.cpp
+  Break step(ExecState &state, StatementIR &sir);
+  // Calls.cpp
+  void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
+            std::vector<std::pair<std::string, VarPtr>> kwargs);
+  VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
+                    const std::string &callee, const std::string &opName,
+                    std::vector<VarPtr> args, std::vector<std::pair<std::string, VarPtr>> kwargs);
+  VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
+                  VarPtr b);
+  VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
+  VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
+  VarPtr compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b);
+  bool truthy(Frame &f, const VarPtr &v);
+  std::vector<VarPtr> iterate(Frame &f, const VarPtr &v);
+  void pushFrame(ExecState &state, const VarPtr &function, std::vector<VarPtr> args,
+                 std::vector<std::pair<std::string, VarPtr>> kwargs);
+  VarPtr global(int namespaceIndex, const std::string &name, Frame &f);
+
+  const trace::Trace &trace_;
+  TranslateOptions options_;
+  std::string framework_; // "paddle" or "torch": which tensor methods apply
+  int tensorCounter_ = 0;
+  std::map<std::pair<int, std::string>, VarPtr> globals_;
+  std::map<int, VarPtr> functions_;
+  std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
+  std::set<const Variable *> consumedSet_;
+  std::vector<std::string> breaks_;
+  std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
+};
+
+/// `index` of the instruction at byte `offset` in code object `codeIndex`.
+size_t instructionAt(const trace::Trace &trace, int codeIndex, uint32_t offset);
+
+} // namespace sotc::frontend
+
+#endif // SOTC_FRONTEND_EXECUTOR_H

@@ -1,0 +1,484 @@
+//===- OpcodeExecutor.cpp - One handler per CPython 3.11 opcode --------------------------===//
+//
+// The table is for 3.11 (the only version the reader accepts); a later version adds its own
+// dispatch beside this one, as the opcode tables in Opcodes.cpp do.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/frontend/Executor.h"
+
+namespace sotc::frontend {
+namespace {
+using K = Variable::Kind;
+
+// BINARY_OP's argument (opcode._nb_ops): the operator and its dunder name.
+struct NbOp {
+  const char *symbol;
+  const char *dunder;
+};
+constexpr NbOp kNbOps[] = {
+    {"+", "add"},       {"&", "and"},  {"//", "floordiv"}, {"<<", "lshift"}, {"@", "matmul"},
+    {"*", "mul"},       {"%", "mod"},  {"|", "or"},        {"**", "pow"},    {">>", "rshift"},
+    {"-", "sub"},       {"/", "truediv"}, {"^", "xor"},
+};
+constexpr const char *kCompareOps[] = {"<", "<=", "==", "!=", ">", ">="};
+
+VarPtr pop(Frame &f) {
+  VarPtr v = f.stack.back();
+  f.stack.pop_back();
+  return v;
+}
+
+std::vector<VarPtr> popN(Frame &f, size_t n) {
+  std::vector<VarPtr> out(f.stack.end() - n, f.stack.end());
+  f.stack.resize(f.stack.size() - n);
+  return out;
+}
+
+VarPtr sequence(K kind, std::vector<VarPtr> items) {
+  std::vector<VarPtr> inputs = items;
+  VarPtr v = Variable::make(kind, computedFrom(std::move(inputs)));
+  v->items = std::move(items);
+  return v;
+}
+} // namespace
+
+Break Executor::step(ExecState &state, StatementIR &sir) {
+  Frame &f = state.frames.back();
+  const trace::CodeObject &co = code(f);
+  if (f.pc >= static_cast<size_t>(co.instructions_size()))
+    fail(DiagCode::FrontendUnsupportedConstruct, "execution ran past the end of the code", f);
+  const trace::Instruction &ins = co.instructions(f.pc);
+  const std::string &op = ins.opname();
+  unsigned arg = ins.arg();
+  size_t next = f.pc + 1;
+  auto jumpIndex = [&] { return offsetIndex_[f.codeIndex].at(ins.jump_target()); };
+  auto constant = [&](PyConst c) { return Variable::constant_(std::move(c), Tracker{Tracker::Kind::Const, "", {}, {}, {}}); };
+  SourceLoc loc = locOf(f);
+
+  if (op == "NOP" || op == "RESUME" || op == "PRECALL" || op == "EXTENDED_ARG" ||
+      op == "CACHE") {
+  } else if (op == "POP_TOP") {
+    pop(f);
+  } else if (op == "PUSH_NULL") {
+    f.stack.push_back(Variable::make(K::Null));
+  } else if (op == "COPY") {
+    f.stack.push_back(f.stack[f.stack.size() - arg]);
+  } else if (op == "SWAP") {
+    std::swap(f.stack.back(), f.stack[f.stack.size() - arg]);
+  } else if (op == "LOAD_CONST") {
+    f.stack.push_back(fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}}));
+  } else if (op == "LOAD_FAST" || op == "LOAD_CLOSURE") {
+    if (!f.localsplus[arg])
+      fail(DiagCode::FrontendPythonError,
+           "UnboundLocalError: local variable '" + co.varnames(arg) +
+               "' referenced before assignment", f);
+    f.stack.push_back(f.localsplus[arg]);
+  } else if (op == "STORE_FAST") {
+    f.localsplus[arg] = pop(f);
+  } else if (op == "DELETE_FAST") {
+    f.localsplus[arg] = nullptr;
+  } else if (op == "MAKE_CELL") {
+    VarPtr cell = Variable::make(K::Cell);
+    cell->self = f.localsplus[arg];
+    f.localsplus[arg] = cell;
+  } else if (op == "COPY_FREE_VARS") {
+    // The function's closure cells were placed by pushFrame already.
+  } else if (op == "LOAD_DEREF") {
+    VarPtr cell = f.localsplus[arg];
+    if (!cell || !cell->self)
+      fail(DiagCode::FrontendPythonError, "NameError: free variable referenced before assignment", f);
+    f.stack.push_back(cell->self);
+  } else if (op == "STORE_DEREF") {
+    f.localsplus[arg]->self = pop(f);
+  } else if (op == "LOAD_GLOBAL") {
+    if (arg & 1)
+      f.stack.push_back(Variable::make(K::Null));
+    f.stack.push_back(global(f.namespaceIndex, co.names(arg >> 1), f));
+  } else if (op == "LOAD_ATTR") {
+    VarPtr obj = pop(f);
+    f.stack.push_back(getAttr(f, sir, obj, co.names(arg)));
+  } else if (op == "LOAD_METHOD") {
+    VarPtr obj = pop(f);
+    VarPtr method = getAttr(f, sir, obj, co.names(arg));
+    f.stack.push_back(Variable::make(K::Null));
+    f.stack.push_back(method);
+  } else if (op == "KW_NAMES") {
+    f.kwNames = fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+  } else if (op == "CALL") {
+    std::vector<VarPtr> args = popN(f, arg);
+    VarPtr callable = pop(f);
+    VarPtr below = pop(f);
+    if (below->kind != K::Null) { // [method, self, args...]
+      args.insert(args.begin(), callable);
+      callable = below;
+    }
+    std::vector<std::pair<std::string, VarPtr>> kwargs;
+    if (f.kwNames) {
+      size_t n = f.kwNames->items.size();
+      for (size_t i = 0; i < n; ++i)
+        kwargs.push_back({f.kwNames->items[i]->constant.text, args[args.size() - n + i]});
+      args.resize(args.size() - n);
+      f.kwNames = nullptr;
+    }
+    f.pc = next;
+    call(state, sir, callable, std::move(args), std::move(kwargs));
+    return {};
+  } else if (op == "CALL_FUNCTION_EX") {
+    VarPtr kw = (arg & 1) ? pop(f) : nullptr;
+    VarPtr posArgs = pop(f);
+    VarPtr callable = pop(f);
+    if (!f.stack.empty() && f.stack.back()->kind == K::Null)
+      pop(f);
+    std::vector<VarPtr> args = iterate(f, posArgs);
+    std::vector<std::pair<std::string, VarPtr>> kwargs;
+    if (kw)
+      for (size_t i = 0; i < kw->keys.size(); ++i)
+        kwargs.push_back({kw->keys[i]->constant.str(), kw->items[i]});
+    f.pc = next;
+    call(state, sir, callable, std::move(args), std::move(kwargs));
+    return {};
+  } else if (op == "MAKE_FUNCTION") {
+    VarPtr codeVar = pop(f);
+    VarPtr fn = Variable::make(K::Function, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+    fn->codeIndex = codeVar->codeIndex;
+    fn->namespaceIndex = f.namespaceIndex;
+    fn->name = trace_.code_objects(codeVar->codeIndex).qualname();
+    if (arg & 0x08)
+      fn->closure = pop(f)->items;
+    if (arg & 0x04)
+      pop(f); // annotations
+    if (arg & 0x02) {
+      VarPtr kwd = pop(f);
+      for (size_t i = 0; i < kwd->keys.size(); ++i)
+        fn->kwdefaults.push_back({kwd->keys[i]->constant.str(), kwd->items[i]});
+    }
+    if (arg & 0x01)
+      fn->defaults = pop(f)->items;
+    f.stack.push_back(fn);
+  } else if (op == "BINARY_OP") {
+    VarPtr b = pop(f), a = pop(f);
+    bool inplace = arg >= 13;
+    f.stack.push_back(binaryOp(f, sir, kNbOps[inplace ? arg - 13 : arg].dunder, inplace, a, b));
+  } else if (op == "UNARY_NEGATIVE" || op == "UNARY_POSITIVE" || op == "UNARY_INVERT") {
+    VarPtr a = pop(f);
+    std::string dunder = op == "UNARY_NEGATIVE" ? "__neg__" : op == "UNARY_POSITIVE" ? "__pos__" : "__invert__";
+    if (a->isTensor()) {
+      f.stack.push_back(tensorCall(f, sir, "operator", dunder, dunder, {a}, {}));
+    } else if (a->isConstant() && a->constant.isNumber()) {
+      const PyConst &c = a->constant;
+      PyConst r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(0) : PyConst::ofInt(0);
+      if (dunder == "__neg__")
+        r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(-c.floatValue) : PyConst::ofInt(-static_cast<int64_t>(c.number()));
+      else if (dunder == "__pos__")
+        r = c.kind == PyConst::Kind::Bool ? PyConst::ofInt(c.boolValue) : c;
+      else if (c.kind != PyConst::Kind::Float)
+        r = PyConst::ofInt(~static_cast<int64_t>(c.number()));
+      else
+        fail(DiagCode::FrontendPythonError, "TypeError: bad operand type for unary ~: 'float'", f);
+      f.stack.push_back(Variable::constant_(r, computedFrom({a})));
+    } else {
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: bad operand type for unary operator: '" + a->typeName() + "'", f);
+    }
+  } else if (op == "UNARY_NOT") {
+    VarPtr a = pop(f);
+    bool value = truthy(f, a);
+    f.stack.push_back(Variable::constant_(PyConst::ofBool(!value), computedFrom({a})));
+  } else if (op == "COMPARE_OP") {
+    VarPtr b = pop(f), a = pop(f);
+    f.stack.push_back(compare(f, sir, kCompareOps[arg], a, b));
+  } else if (op == "IS_OP") {
+    VarPtr b = pop(f), a = pop(f);
+    bool same = a.get() == b.get() ||
+                (a->isConstant() && b->isConstant() && a->constant.kind == b->constant.kind &&
+                 (a->constant.kind == PyConst::Kind::None ||
+                  (a->constant.kind == PyConst::Kind::Bool && a->constant == b->constant)));
+    consume(a, loc);
+    consume(b, loc);
+    f.stack.push_back(Variable::constant_(PyConst::ofBool(arg ? !same : same), computedFrom({a, b})));
+  } else if (op == "CONTAINS_OP") {
+    VarPtr container = pop(f), item = pop(f);
+    VarPtr r = compare(f, sir, "in", item, container);
+    if (arg)
+      r = Variable::constant_(PyConst::ofBool(!r->constant.boolValue), computedFrom({r}));
+    f.stack.push_back(r);
+  } else if (op == "BINARY_SUBSCR") {
+    VarPtr key = pop(f), obj = pop(f);
+    f.stack.push_back(getItem(f, sir, obj, key));
+  } else if (op == "STORE_SUBSCR") {
+    VarPtr key = pop(f), obj = pop(f), value = pop(f);
+    if (obj->kind == K::List && key->isConstant() && key->constant.kind == PyConst::Kind::Int) {
+      int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
+      if (i < 0)
+        i += n;
+      if (i < 0 || i >= n)
+        fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
+      consume(key, loc);
+      obj->items[i] = value;
+    } else if (obj->kind == K::Dict && key->isConstant()) {
+      consume(key, loc);
+      size_t i = 0;
+      while (i < obj->keys.size() && !(obj->keys[i]->isConstant() && obj->keys[i]->constant == key->constant))
+        ++i;
+      if (i == obj->keys.size()) {
+        obj->keys.push_back(key);
+        obj->items.push_back(value);
+      } else {
+        obj->items[i] = value;
+      }
+    } else if (obj->isTensor()) {
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "assigning into a tensor (x[...] = ...) is not supported yet", f);
+    } else {
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "item assignment on a " + obj->typeName() + " is not supported", f);
+    }
+  } else if (op == "DELETE_SUBSCR") {
+    VarPtr key = pop(f), obj = pop(f);
+    consume(key, loc);
+    if (obj->kind == K::Dict) {
+      for (size_t i = 0; i < obj->keys.size(); ++i)
+        if (obj->keys[i]->isConstant() && key->isConstant() && obj->keys[i]->constant == key->constant) {
+          obj->keys.erase(obj->keys.begin() + i);
+          obj->items.erase(obj->items.begin() + i);
+          f.pc = next;
+          return {};
+        }
+      fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
+    } else if (obj->kind == K::List && key->isConstant()) {
+      int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
+      if (i < 0)
+        i += n;
+      if (i < 0 || i >= n)
+        fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
+      obj->items.erase(obj->items.begin() + i);
+    } else {
+      fail(DiagCode::FrontendUnsupportedConstruct, "del on a " + obj->typeName() + " item", f);
+    }
+  } else if (op == "BUILD_TUPLE" || op == "BUILD_LIST") {
+    f.stack.push_back(sequence(op == "BUILD_TUPLE" ? K::Tuple : K::List, popN(f, arg)));
+  } else if (op == "BUILD_MAP") {
+    std::vector<VarPtr> kv = popN(f, 2 * arg);
+    VarPtr d = Variable::make(K::Dict, computedFrom(kv));
+    for (unsigned i = 0; i < arg; ++i) {
+      d->keys.push_back(kv[2 * i]);
+      d->items.push_back(kv[2 * i + 1]);
+    }
+    f.stack.push_back(d);
+  } else if (op == "BUILD_CONST_KEY_MAP") {
+    VarPtr keys = pop(f);
+    std::vector<VarPtr> values = popN(f, arg);
+    VarPtr d = Variable::make(K::Dict, computedFrom(values));
+    d->keys = keys->items;
+    d->items = values;
+    f.stack.push_back(d);
+  } else if (op == "BUILD_STRING") {
+    std::vector<VarPtr> parts = popN(f, arg);
+    std::string s;
+    for (const VarPtr &p : parts)
+      s += p->constant.text;
+    f.stack.push_back(Variable::constant_(PyConst::ofStr(s), computedFrom(parts)));
+  } else if (op == "BUILD_SLICE") {
+    std::vector<VarPtr> parts = popN(f, arg);
+    if (parts.size() == 2)
+      parts.push_back(constant(PyConst::none()));
+    f.stack.push_back(sequence(K::Slice, parts));
+  } else if (op == "LIST_APPEND") {
+    VarPtr v = pop(f);
+    f.stack[f.stack.size() - arg]->items.push_back(v);
+  } else if (op == "LIST_EXTEND") {
+    VarPtr v = pop(f);
+    std::vector<VarPtr> items = iterate(f, v);
+    VarPtr &list = f.stack[f.stack.size() - arg];
+    list->items.insert(list->items.end(), items.begin(), items.end());
+  } else if (op == "LIST_TO_TUPLE") {
+    VarPtr list = pop(f);
+    f.stack.push_back(sequence(K::Tuple, list->items));
+  } else if (op == "DICT_UPDATE" || op == "DICT_MERGE") {
+    VarPtr src = pop(f);
+    VarPtr &dst = f.stack[f.stack.size() - arg];
+    if (src->kind != K::Dict)
+      fail(DiagCode::FrontendUnsupportedConstruct, "** on a " + src->typeName(), f);
+    for (size_t i = 0; i < src->keys.size(); ++i) {
+      size_t j = 0;
+      while (j < dst->keys.size() && !(dst->keys[j]->constant == src->keys[i]->constant))
+        ++j;
+      if (j < dst->keys.size() && op == "DICT_MERGE")
+        fail(DiagCode::FrontendPythonError,
+             "TypeError: got multiple values for keyword argument " + src->keys[i]->repr(), f);
+      if (j < dst->keys.size())
+        dst->items[j] = src->items[i];
+      else {
+        dst->keys.push_back(src->keys[i]);
+        dst->items.push_back(src->items[i]);
+      }
+    }
+  } else if (op == "MAP_ADD") {
+    VarPtr value = pop(f), key = pop(f);
+    VarPtr &d = f.stack[f.stack.size() - arg];
+    d->keys.push_back(key);
+    d->items.push_back(value);
+  } else if (op == "UNPACK_SEQUENCE") {
+    VarPtr seq = pop(f);
+    std::vector<VarPtr> items = iterate(f, seq);
+    if (items.size() != arg)
+      fail(DiagCode::FrontendPythonError,
+           "ValueError: expected " + std::to_string(arg) + " values to unpack, got " +
+               std::to_string(items.size()), f);
+    for (auto it = items.rbegin(); it != items.rend(); ++it)
+      f.stack.push_back(*it);
+  } else if (op == "UNPACK_EX") {
+    VarPtr seq = pop(f);
+    std::vector<VarPtr> items = iterate(f, seq);
+    size_t before = arg & 0xff, after = arg >> 8;
+    if (items.size() < before + after)
+      fail(DiagCode::FrontendPythonError, "ValueError: not enough values to unpack", f);
+    std::vector<VarPtr> middle(items.begin() + before, items.end() - after);
+    for (size_t i = 0; i < after; ++i)
+      f.stack.push_back(items[items.size() - 1 - i]);
+    f.stack.push_back(sequence(K::List, middle));
+    for (size_t i = before; i-- > 0;)
+      f.stack.push_back(items[i]);
+  } else if (op == "FORMAT_VALUE") {
+    VarPtr spec = (arg & 0x04) ? pop(f) : nullptr;
+    VarPtr value = pop(f);
+    if (value->isTensor())
+      fail(DiagCode::FrontendHostInteraction,
+           "formatting a tensor into a string needs its value on the host", f);
+    consume(value, loc);
+    std::string text;
+    int conversion = arg & 0x03;
+    text = conversion == 2 || conversion == 3 ? value->repr()
+           : value->isConstant()              ? value->constant.str()
+                                              : value->repr();
+    if (spec && !spec->constant.text.empty()) {
+      const std::string &fmt = spec->constant.text;
+      char buf[128];
+      std::string cfmt = "%" + fmt;
+      char type = fmt.back();
+      if (value->isConstant() && std::string("dxXo").find(type) != std::string::npos &&
+          value->constant.kind == PyConst::Kind::Int)
+        std::snprintf(buf, sizeof buf, (cfmt.substr(0, cfmt.size() - 1) + "ll" + type).c_str(),
+                      static_cast<long long>(value->constant.intValue));
+      else if (value->isConstant() && std::string("fFeEgG%").find(type) != std::string::npos &&
+               value->constant.isNumber())
+        std::snprintf(buf, sizeof buf, cfmt.c_str(), value->constant.number());
+      else
+        fail(DiagCode::FrontendUnsupportedConstruct, "format spec '" + fmt + "' is not supported", f);
+      text = buf;
+    }
+    f.stack.push_back(Variable::constant_(PyConst::ofStr(text), computedFrom({value})));
+  } else if (op == "JUMP_FORWARD" || op == "JUMP_BACKWARD" || op == "JUMP_BACKWARD_NO_INTERRUPT") {
+    next = jumpIndex();
+    if (op != "JUMP_FORWARD" && ++f.loopCounts[f.pc] > options_.maxLoopIterations)
+      fail(DiagCode::FrontendLoopLimit,
+           "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
+               " iterations while unrolling", f);
+  } else if (op.rfind("POP_JUMP_", 0) == 0 || op == "JUMP_IF_FALSE_OR_POP" ||
+             op == "JUMP_IF_TRUE_OR_POP") {
+    bool orPop = op.rfind("JUMP_IF_", 0) == 0;
+    VarPtr cond = orPop ? f.stack.back() : pop(f);
+    bool onNone = op.find("_NONE") != std::string::npos;
+    bool jumpWhenTrue = op.find("IF_TRUE") != std::string::npos || op.find("IF_NOT_NONE") != std::string::npos;
+    if (cond->isTensor() && !onNone) {
+      Break b;
+      b.kind = Break::Kind::Branch;
+      b.condition = cond;
+      b.targetIfTrue = jumpWhenTrue ? jumpIndex() : next;
+      b.targetIfFalse = jumpWhenTrue ? next : jumpIndex();
+      b.popOnTrue = orPop && !jumpWhenTrue;
+      b.popOnFalse = orPop && jumpWhenTrue;
+      b.reason = "branch on a tensor value";
+      b.loc = loc;
+      return b;
+    }
+    bool value;
+    if (onNone) {
+      value = cond->isConstant() && cond->constant.kind == PyConst::Kind::None;
+      if (op.find("NOT_NONE") != std::string::npos)
+        value = !value;
+      consume(cond, loc);
+      if (value)
+        next = jumpIndex();
+    } else {
+      value = truthy(f, cond);
+      bool jump = value == jumpWhenTrue;
+      if (jump)
+        next = jumpIndex();
+      else if (orPop)
+        pop(f);
+    }
+    if (op.find("BACKWARD") != std::string::npos && next < f.pc &&
+        ++f.loopCounts[f.pc] > options_.maxLoopIterations)
+      fail(DiagCode::FrontendLoopLimit,
+           "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
+               " iterations while unrolling", f);
+  } else if (op == "GET_ITER") {
+    VarPtr src = pop(f);
+    VarPtr it = Variable::make(K::Iterator, computedFrom({src}));
+    it->items = iterate(f, src);
+    consume(src, loc); // the number of iterations depends on it
+    f.stack.push_back(it);
+  } else if (op == "FOR_ITER") {
+    VarPtr it = f.stack.back();
+    if (it->position < it->items.size()) {
+      f.stack.push_back(it->items[it->position++]);
+      if (++f.loopCounts[f.pc] > options_.maxLoopIterations)
+        fail(DiagCode::FrontendLoopLimit,
+             "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
+                 " iterations while unrolling", f);
+    } else {
+      pop(f);
+      next = jumpIndex();
+    }
+  } else if (op == "RETURN_GENERATOR") {
+    f.stack.push_back(constant(PyConst::none())); // the value "sent" into the new generator
+  } else if (op == "YIELD_VALUE") {
+    if (!f.genexpr)
+      fail(DiagCode::FrontendUnsupportedConstruct, "generators are not supported", f);
+    f.yields->items.push_back(pop(f));
+    f.stack.push_back(constant(PyConst::none()));
+  } else if (op == "RETURN_VALUE") {
+    VarPtr value = pop(f);
+    bool genexpr = f.genexpr;
+    VarPtr yields = f.yields;
+    state.frames.pop_back();
+    if (genexpr) { // an eagerly run generator expression returns its items as an iterator
+      VarPtr it = Variable::make(K::Iterator, computedFrom({yields}));
+      it->items = yields->items;
+      value = it;
+    }
+    if (state.frames.empty())
+      state.returnValue = value;
+    else
+      state.frames.back().stack.push_back(value);
+    return {};
+  } else if (op == "RAISE_VARARGS" || op == "RERAISE") {
+    fail(DiagCode::FrontendPythonError, "the program raises an exception here", f);
+  } else if (op == "IMPORT_NAME" || op == "IMPORT_FROM") {
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "import inside the traced function is not supported: import at module level", f);
+  } else if (op == "STORE_GLOBAL" || op == "DELETE_GLOBAL" || op == "STORE_ATTR" ||
+             op == "DELETE_ATTR") {
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         std::string(op == "STORE_ATTR" || op == "DELETE_ATTR" ? "attribute" : "global") +
+             " assignment (" + op + ") is a side effect sotc cannot compile", f);
+  } else if (op == "BEFORE_WITH" || op == "SETUP_ANNOTATIONS") {
+    fail(DiagCode::FrontendUnsupportedConstruct, "'with' blocks are not supported", f);
+  } else {
+    fail(DiagCode::FrontendUnsupportedOpcode, "opcode " + op + " is not supported", f);
+  }
+  f.pc = next;
+  return {};
+}
+
+Break Executor::run(ExecState &state, StatementIR &sir) {
+  while (!state.frames.empty()) {
+    Break b = step(state, sir);
+    if (b.kind != Break::Kind::None)
+      return b;
+  }
+  return {};
+}
+
+} // namespace sotc::frontend

@@ -1,0 +1,95 @@
+//===- Translation.h - What the frontend produces from a trace ----------------------------===//
+//
+// A translation is a segment graph: each segment is one StatementIR subgraph (SIR_N) that runs
+// from an entry state to a return, a branch on a tensor value (a decision node reading one
+// scalar), or a host callback. Guards say when the whole translation is valid.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_FRONTEND_TRANSLATION_H
+#define SOTC_FRONTEND_TRANSLATION_H
+
+#include "compiler/frontend/Variables.h"
+#include "compiler/frontend/trace.pb.h"
+
+#include <string>
+#include <vector>
+
+namespace sotc::frontend {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  std::string str() const { return file + ":" + std::to_string(line); }
+};
+
+/// One Python-level call on tensors, as PaddleSOT records it.
+struct Statement {
+  std::string kind;   // "api", "method", "operator"
+  std::string callee; // printed name: "paddle.add", "sum", "__add__"
+  std::string opName; // the operator-table entry: "paddle.add", "Tensor.sum", "__add__"
+  std::vector<VarPtr> args;
+  std::vector<std::pair<std::string, VarPtr>> kwargs;
+  std::vector<VarPtr> outputs; // tensors
+  bool listResult = false;     // the call returns a list (split)
+  SourceLoc loc;
+};
+
+struct StatementIR {
+  std::string name; // SIR_0
+  std::vector<VarPtr> inputs;
+  std::vector<VarPtr> outputs;
+  std::vector<Statement> statements;
+
+  /// PaddleSOT's text form.
+  std::string str() const;
+};
+
+struct Guard {
+  enum class Kind { TensorMeta, Equal, Type, Length };
+  Kind kind;
+  std::string expression; // where the value is read: frame.f_locals['x']
+  std::string expected;   // '([2, 3], paddle.float32, True)', 1, list, 3
+  SourceLoc loc;          // the line that made the program depend on it
+
+  /// One clause of the guard lambda.
+  std::string condition() const;
+  const char *kindName() const;
+};
+
+struct Segment {
+  enum class End { Return, Branch, HostCallback };
+  StatementIR sir;
+  End end = End::Return;
+  std::string reason;    // why the segment ends (branch/host callback), for explain
+  SourceLoc endLoc;
+  int onTrue = -1, onFalse = -1; // Branch: successor segments (the condition is output 0)
+  int next = -1;                 // HostCallback: the segment after the callback
+  std::string returnValue;       // Return: the Python value's structure, e.g. (var_3, 2)
+};
+
+struct Translation {
+  std::string entry;                // the entry function's qualname
+  std::vector<Segment> segments;    // segment 0 is the entry
+  std::vector<Guard> guards;
+  std::vector<std::string> breaks;  // "reason (file:line)" per graph break, in order
+
+  std::string sirText() const;      // every segment's StatementIR
+  std::string guardTable() const;
+  std::string guardLambda() const;  // lambda frame: ... and ...
+  std::string explain() const;
+};
+
+struct TranslateOptions {
+  bool allowHostCallbacks = false;
+  std::vector<std::string> breakOn;  // API names that force a boundary
+  int maxInlineDepth = 32;
+  int maxLoopIterations = 1024;      // per loop instruction, per segment
+  int maxSegments = 64;
+};
+
+/// Translates a validated trace. Unsupported constructs throw CodedError (E3xxx).
+Translation translate(const trace::Trace &trace, const TranslateOptions &options = {});
+
+} // namespace sotc::frontend
+
+#endif // SOTC_FRONTEND_TRANSLATION_H

@@ -1,0 +1,287 @@
+//===- Translator.cpp - Segment graph, guards, and the text forms of a translation ------===//
+//
+// Graph breaks are compiled ahead of time: at a branch on a tensor the interpreter state is
+// copied and both continuations run. A continuation whose entry state equals an earlier
+// segment's re-uses that segment, so tensor-dependent loops become cycles.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/frontend/Executor.h"
+
+#include <deque>
+#include <functional>
+#include <sstream>
+
+namespace sotc::frontend {
+namespace {
+
+std::string names(const std::vector<VarPtr> &vars) {
+  std::string s = "[";
+  for (size_t i = 0; i < vars.size(); ++i)
+    s += (i ? ", '" : "'") + vars[i]->tensorName + "'";
+  return s + "]";
+}
+
+std::string argsRepr(const Statement &st) {
+  std::string s = "(";
+  for (size_t i = 0; i < st.args.size(); ++i)
+    s += (i ? ", " : "") + st.args[i]->repr();
+  if (st.args.size() == 1)
+    s += ",";
+  s += "), {";
+  for (size_t i = 0; i < st.kwargs.size(); ++i)
+    s += (i ? ", '" : "'") + st.kwargs[i].first + "': " + st.kwargs[i].second->repr();
+  return s + "}";
+}
+
+/// Tensors reachable from a value, in order.
+void tensorsOf(const VarPtr &v, std::vector<VarPtr> &out, std::set<const Variable *> &seen) {
+  if (!v || !seen.insert(v.get()).second)
+    return;
+  if (v->isTensor()) {
+    out.push_back(v);
+    return;
+  }
+  for (const VarPtr &i : v->items)
+    tensorsOf(i, out, seen);
+  for (const VarPtr &k : v->keys)
+    tensorsOf(k, out, seen);
+}
+
+std::string framework(const trace::Trace &trace) {
+  for (const trace::Namespace &ns : trace.namespaces())
+    for (const trace::NamedValue &g : ns.globals())
+      if ((g.value().has_module() ? g.value().module() : g.value().external()).rfind("torch", 0) == 0)
+        return "torch";
+  return "paddle";
+}
+
+} // namespace
+
+std::string StatementIR::str() const {
+  std::ostringstream s;
+  s << "StatementIR: " << name << "\n";
+  s << "  inputs: " << names(inputs) << "\n";
+  s << "  outputs: " << names(outputs) << "\n";
+  s << "  statements:\n";
+  for (const Statement &st : statements) {
+    std::string kind = st.kind == "api" ? "api" : "method"; // PaddleSOT prints operators as methods
+    std::string outs = st.outputs.size() == 1 && !st.listResult ? st.outputs[0]->tensorName : "";
+    if (outs.empty()) {
+      outs = "[";
+      for (size_t i = 0; i < st.outputs.size(); ++i)
+        outs += (i ? ", " : "") + st.outputs[i]->tensorName;
+      outs += "]";
+    }
+    kind.resize(10, ' ');
+    s << "    " << kind << " || " << outs << " = " << st.callee << " (" << argsRepr(st) << ")\n";
+  }
+  return s.str();
+}
+
+const char *Guard::kindName() const {
+  switch (kind) {
+  case Kind::TensorMeta: return "tensor";
+  case Kind::Equal: return "value";
+  case Kind::Type: return "type";
+  case Kind::Length: return "length";
+  }
+  return "?";
+}
+
+std::string Guard::condition() const {
+  switch (kind) {
+  case Kind::TensorMeta:
+    return "MetaInfo.from_tensor(" + expression + ").guard_str() == '" + expected + "'";
+  case Kind::Equal:
+    return expression + " == " + expected;
+  case Kind::Type:
+    return "isinstance(" + expression + ", " + expected + ")";
+  case Kind::Length:
+    return "len(" + expression + ") == " + expected;
+  }
+  return "True";
+}
+
+std::string Translation::sirText() const {
+  std::string s;
+  for (size_t i = 0; i < segments.size(); ++i)
+    s += (i ? "\n" : "") + segments[i].sir.str();
+  return s;
+}
+
+std::string Translation::guardTable() const {
+  std::ostringstream s;
+  s << "guards: " << guards.size() << "\n";
+  for (const Guard &g : guards) {
+    std::string kind = g.kindName();
+    kind.resize(8, ' ');
+    s << "  " << kind << g.condition() << "    # " << g.loc.str() << "\n";
+  }
+  return s.str();
+}
+
+std::string Translation::guardLambda() const {
+  std::string s = "lambda frame: ";
+  if (guards.empty())
+    return s + "True";
+  for (size_t i = 0; i < guards.size(); ++i)
+    s += (i ? " and " : "") + guards[i].condition();
+  return s;
+}
+
+std::string Translation::explain() const {
+  std::ostringstream s;
+  size_t statements = 0;
+  for (const Segment &seg : segments)
+    statements += seg.sir.statements.size();
+  s << "function: " << entry << "\n";
+  s << "graphs: " << segments.size() << "\n";
+  s << "graph breaks: " << breaks.size() << "\n";
+  for (size_t i = 0; i < breaks.size(); ++i)
+    s << "  " << i + 1 << ". " << breaks[i] << "\n";
+  s << "statements: " << statements << "\n";
+  for (const Segment &seg : segments) {
+    s << "  " << seg.sir.name << ": " << seg.sir.statements.size() << " statements, ";
+    switch (seg.end) {
+    case Segment::End::Return:
+      s << "returns " << seg.returnValue << "\n";
+      break;
+    case Segment::End::Branch:
+      s << "branches on " << seg.sir.outputs[0]->tensorName << " (" << seg.endLoc.str()
+        << "): true -> " << segments[seg.onTrue].sir.name << ", false -> "
+        << segments[seg.onFalse].sir.name << "\n";
+      break;
+    case Segment::End::HostCallback:
+      s << "host callback (" << seg.reason << ", " << seg.endLoc.str() << ") -> "
+        << segments[seg.next].sir.name << "\n";
+      break;
+    }
+  }
+  s << guardTable();
+  s << guardLambda() << "\n";
+  return s.str();
+}
+
+Translation translate(const trace::Trace &trace, const TranslateOptions &options) {
+  Executor ex(trace, options);
+  Translation t;
+  t.entry = trace.code_objects(trace.functions(trace.entry_function()).code()).qualname();
+  struct Pending {
+    ExecState state;
+    int segment;
+  };
+  std::deque<Pending> work;
+  std::map<std::string, int> bySignature;
+  auto segmentFor = [&](ExecState state, const SourceLoc &loc) {
+    std::string sig = Executor::signature(state);
+    auto it = bySignature.find(sig);
+    if (it != bySignature.end())
+      return it->second;
+    if (static_cast<int>(t.segments.size()) >= options.maxSegments)
+      throw CodedError(DiagCode::FrontendSegmentLimit,
+                       "graph breaks produced more than " + std::to_string(options.maxSegments) +
+                           " segments (" + loc.str() + ")");
+    int id = static_cast<int>(t.segments.size());
+    t.segments.emplace_back();
+    t.segments[id].sir.name = "SIR_" + std::to_string(id);
+    t.segments[id].sir.inputs = Executor::liveTensors(state);
+    bySignature[sig] = id;
+    work.push_back({std::move(state), id});
+    return id;
+  };
+  segmentFor(ex.start(), {});
+
+  while (!work.empty()) {
+    Pending p = std::move(work.front());
+    work.pop_front();
+    Break b = ex.run(p.state, t.segments[p.segment].sir);
+    if (b.kind == Break::Kind::None) {
+      Segment &seg = t.segments[p.segment];
+      seg.end = Segment::End::Return;
+      std::set<const Variable *> seen;
+      tensorsOf(p.state.returnValue, seg.sir.outputs, seen);
+      seg.returnValue = p.state.returnValue->repr();
+      // A Python value computed from the inputs is part of the result: guard what it read.
+      std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
+        if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
+          ex.consume(v, {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
+        for (const VarPtr &i : v->items)
+          consumeComputed(i);
+      };
+      consumeComputed(p.state.returnValue);
+      continue;
+    }
+    // A branch on a tensor: the condition and every live tensor leave the subgraph.
+    ex.consume(b.condition, b.loc);
+    t.breaks.push_back(b.reason + " (" + b.loc.str() + ")");
+    ExecState onTrue = Executor::clone(p.state), onFalse = Executor::clone(p.state);
+    onTrue.frames.back().pc = b.targetIfTrue;
+    onFalse.frames.back().pc = b.targetIfFalse;
+    if (b.popOnTrue)
+      onTrue.frames.back().stack.pop_back();
+    if (b.popOnFalse)
+      onFalse.frames.back().stack.pop_back();
+    {
+      Segment &seg = t.segments[p.segment];
+      seg.end = Segment::End::Branch;
+      seg.reason = b.reason;
+      seg.endLoc = b.loc;
+      seg.sir.outputs.push_back(b.condition);
+      for (const VarPtr &v : Executor::liveTensors(p.state))
+        if (v != b.condition)
+          seg.sir.outputs.push_back(v);
+    }
+    int trueId = segmentFor(std::move(onTrue), b.loc);
+    int falseId = segmentFor(std::move(onFalse), b.loc);
+    t.segments[p.segment].onTrue = trueId;
+    t.segments[p.segment].onFalse = falseId;
+  }
+
+  // Guards: walk from what decided something back to what the frame can provide.
+  std::string prefix = framework(trace);
+  std::set<const Variable *> visited;
+  std::set<std::string> expressions;
+  std::function<void(const VarPtr &, const SourceLoc &)> guard = [&](const VarPtr &v,
+                                                                   const SourceLoc &loc) {
+    if (!v || !visited.insert(v.get()).second)
+      return;
+    if (!v->tracker.traceable()) {
+      if (v->tracker.kind == Tracker::Kind::Computed)
+        for (const VarPtr &in : v->tracker.inputs)
+          guard(in, loc);
+      return;
+    }
+    std::string expr = v->tracker.expression();
+    auto add = [&](Guard::Kind kind, std::string expected) {
+      if (expressions.insert(expr + "|" + std::to_string(static_cast<int>(kind))).second)
+        t.guards.push_back({kind, expr, std::move(expected), loc});
+    };
+    switch (v->kind) {
+    case Variable::Kind::Tensor: {
+      std::string shape = "[";
+      for (size_t i = 0; i < v->meta.shape.size(); ++i)
+        shape += (i ? ", " : "") + std::to_string(v->meta.shape[i]);
+      add(Guard::Kind::TensorMeta, "(" + shape + "], " + prefix + "." +
+                                       ops::dtypeName(v->meta.dtype) + ", " +
+                                       (v->stopGradient ? "True" : "False") + ")");
+      break;
+    }
+    case Variable::Kind::Constant:
+      add(Guard::Kind::Equal, v->constant.repr());
+      break;
+    case Variable::Kind::Tuple:
+    case Variable::Kind::List:
+    case Variable::Kind::Dict:
+      add(Guard::Kind::Type, v->typeName());
+      add(Guard::Kind::Length, std::to_string(v->kind == Variable::Kind::Dict ? v->keys.size() : v->items.size()));
+      break;
+    default:
+      break; // functions and modules: identity is not checked
+    }
+  };
+  for (const auto &[v, loc] : ex.consumed())
+    guard(v, loc);
+  return t;
+}
+
+} // namespace sotc::frontend

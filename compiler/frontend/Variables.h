@@ -1,0 +1,133 @@
+//===- Variables.h - Symbolic Python values and where they came from --------------------===//
+//
+// The executor simulates CPython on Variables (PaddleSOT's model): Python constants fold,
+// containers keep their mutations, tensors carry metadata only. Every Variable has a Tracker
+// saying how to find it again from the frame (an argument, a global, an item of another
+// variable) or that it was computed from other variables; guards are read off the trackers.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_FRONTEND_VARIABLES_H
+#define SOTC_FRONTEND_VARIABLES_H
+
+#include "compiler/ops/Types.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sotc::frontend {
+
+/// A Python constant: None, bool, int, float, complex, str, bytes, Ellipsis.
+struct PyConst {
+  enum class Kind { None, Bool, Int, BigInt, Float, Complex, Str, Bytes, Ellipsis };
+  Kind kind = Kind::None;
+  bool boolValue = false;
+  int64_t intValue = 0;
+  double floatValue = 0, imagValue = 0;
+  std::string text; // Str, Bytes, BigInt (decimal)
+
+  static PyConst none() { return {}; }
+  static PyConst ofBool(bool v);
+  static PyConst ofInt(int64_t v);
+  static PyConst ofFloat(double v);
+  static PyConst ofStr(std::string v);
+
+  bool isNumber() const { return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float; }
+  double number() const;
+  /// Python truthiness.
+  bool truthy() const;
+  /// Python's repr(): 1, 1.5, 'text', None, True.
+  std::string repr() const;
+  /// Python's str().
+  std::string str() const;
+  /// The type's name as Python prints it: int, float, str, NoneType.
+  std::string typeName() const;
+  bool operator==(const PyConst &o) const;
+};
+
+struct Variable;
+using VarPtr = std::shared_ptr<Variable>;
+
+/// How a variable can be found again from the frame, or what it was computed from.
+struct Tracker {
+  enum class Kind {
+    Local,   // frame.f_locals['name']: an argument of the entry function
+    Global,  // frame.f_globals['name'] (of the function's module)
+    Closure, // a closure cell of the entry function, by free-variable name
+    Const,   // a literal in the code: never guarded
+    GetItem, // parent[key]
+    GetAttr, // parent.name
+    Computed // derived from `inputs` (guard those instead)
+  };
+  Kind kind = Kind::Computed;
+  std::string name;
+  VarPtr parent;
+  PyConst key;
+  std::vector<VarPtr> inputs;
+
+  /// Whether a guard can read the value back from a frame.
+  bool traceable() const;
+  /// "frame.f_locals['x']", "frame.f_globals['SCALES'][1]".
+  std::string expression() const;
+};
+
+struct Variable {
+  enum class Kind {
+    Constant,
+    Tensor,
+    Tuple,
+    List,
+    Dict,
+    Range,
+    Slice,
+    Module,   // by dotted name
+    External, // a library object by qualified name (paddle.add, paddle.float32)
+    Builtin,  // a builtins function or type by name
+    Function, // a user function (trace function index, or a function made by MAKE_FUNCTION)
+    Method,   // a bound method: self + name
+    Null,     // CPython's NULL stack marker
+    Cell,
+    Iterator,
+    Opaque
+  };
+  Kind kind = Kind::Opaque;
+  Tracker tracker;
+
+  PyConst constant;                  // Constant
+  ops::TensorMeta meta;              // Tensor
+  bool stopGradient = true;          // Tensor
+  std::string tensorName;            // Tensor: var_N
+  std::vector<VarPtr> items;         // Tuple, List, Slice (start, stop, step), Iterator source
+  std::vector<VarPtr> keys;          // Dict (values in `items`)
+  int64_t start = 0, stop = 0, step = 1; // Range
+  std::string name;                  // Module, External, Builtin, Method, Opaque type, Function
+  VarPtr self;                       // Method; Cell contents
+  // Function
+  int codeIndex = -1;
+  int namespaceIndex = -1;
+  std::vector<VarPtr> defaults;
+  std::vector<std::pair<std::string, VarPtr>> kwdefaults;
+  std::vector<VarPtr> closure;       // Cell variables
+  // Iterator
+  size_t position = 0;
+
+  static VarPtr constant_(PyConst c, Tracker t = {});
+  static VarPtr make(Kind kind, Tracker t = {});
+
+  bool isConstant() const { return kind == Kind::Constant; }
+  bool isTensor() const { return kind == Kind::Tensor; }
+  bool isSequence() const { return kind == Kind::Tuple || kind == Kind::List; }
+  /// The Python type name: "int", "Tensor", "list", "module".
+  std::string typeName() const;
+  /// repr() of Python values; tensors print as their var name.
+  std::string repr() const;
+};
+
+/// A computed variable's tracker.
+Tracker computedFrom(std::vector<VarPtr> inputs);
+
+} // namespace sotc::frontend
+
+#endif // SOTC_FRONTEND_VARIABLES_H
