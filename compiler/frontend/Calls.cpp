@@ -8,6 +8,7 @@
 #include "compiler/ops/OpTable.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace sotc::frontend {
@@ -35,6 +36,33 @@ bool isInt(const VarPtr &v) {
 std::optional<PyConst> foldNumbers(const std::string &op, const PyConst &a, const PyConst &b,
                                    std::string &error) {
   bool ints = a.kind != PyConst::Kind::Float && b.kind != PyConst::Kind::Float;
+  if (ints) {
+    // Python ints are unbounded; sotc folds them in 64 bits and refuses anything wider
+    // rather than wrap silently.
+    int64_t i = a.kind == PyConst::Kind::Bool ? a.boolValue : a.intValue;
+    int64_t j = b.kind == PyConst::Kind::Bool ? b.boolValue : b.intValue;
+    int64_t r = 0;
+    bool overflow = false;
+    if (op == "add") overflow = __builtin_add_overflow(i, j, &r);
+    else if (op == "sub") overflow = __builtin_sub_overflow(i, j, &r);
+    else if (op == "mul") overflow = __builtin_mul_overflow(i, j, &r);
+    else if (op == "pow" && j >= 0) {
+      r = 1;
+      for (int64_t k = 0; k < j && !overflow; ++k)
+        overflow = __builtin_mul_overflow(r, i, &r);
+    } else if (op == "lshift")
+      overflow = j >= 63 || (j > 0 && (i > (INT64_MAX >> j) || i < (INT64_MIN >> j)));
+    if (overflow) {
+      error = "integer arithmetic beyond 64 bits is not supported";
+      return std::nullopt;
+    }
+    if (op == "add" || op == "sub" || op == "mul" || (op == "pow" && j >= 0))
+      return PyConst::ofInt(r);
+  }
+  if (a.kind == PyConst::Kind::BigInt || b.kind == PyConst::Kind::BigInt) {
+    error = "integer arithmetic beyond 64 bits is not supported";
+    return std::nullopt;
+  }
   double x = a.number(), y = b.number();
   auto num = [&](double v) { return ints ? PyConst::ofInt(static_cast<int64_t>(v)) : PyConst::ofFloat(v); };
   int64_t i = static_cast<int64_t>(x), j = static_cast<int64_t>(y);
@@ -217,7 +245,9 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
       std::string error;
       if (std::optional<PyConst> r = foldNumbers(op, x, y, error))
         return makeConst(*r, {a, b});
-      fail(DiagCode::FrontendPythonError, error.empty() ? "TypeError: unsupported operand" : error, f);
+      fail(error.rfind("integer arithmetic", 0) == 0 ? DiagCode::FrontendUnsupportedConstruct
+                                                     : DiagCode::FrontendPythonError,
+           error.empty() ? "TypeError: unsupported operand" : error, f);
     }
     if (x.kind == PyConst::Kind::Str && y.kind == PyConst::Kind::Str && op == "add")
       return makeConst(PyConst::ofStr(x.text + y.text), {a, b});
@@ -701,6 +731,15 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
              (ty->kind == K::External && args[0]->isTensor() && (ty->name == "paddle.Tensor" || ty->name == "torch.Tensor"));
       consume(args[0], loc);
       push(makeConst(PyConst::ofBool(r), {args[0]}));
+      return;
+    }
+    if ((b == "frozenset" || b == "set") && args.size() <= 1) {
+      VarPtr set = makeSequence(K::Tuple, {}, args);
+      set->name = b;
+      for (const VarPtr &item : args.empty() ? std::vector<VarPtr>{} : iterate(f, args[0]))
+        if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) { return x->isConstant() && item->isConstant() && x->constant == item->constant; }))
+          set->items.push_back(item);
+      push(set);
       return;
     }
     if ((b == "tuple" || b == "list") && args.size() <= 1) {

@@ -6,6 +6,8 @@
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Executor.h"
 
+#include <algorithm>
+
 namespace sotc::frontend {
 namespace {
 using K = Variable::Kind;
@@ -283,6 +285,24 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     if (parts.size() == 2)
       parts.push_back(constant(PyConst::none()));
     f.stack.push_back(sequence(K::Slice, parts));
+  } else if (op == "BUILD_SET") {
+    // Sets keep their items in first-seen order without duplicates (constants compare).
+    VarPtr set = sequence(K::Tuple, {});
+    set->name = "set";
+    for (VarPtr &item : popN(f, arg))
+      if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
+            return x.get() == item.get() || (x->isConstant() && item->isConstant() && x->constant == item->constant);
+          }))
+        set->items.push_back(item);
+    f.stack.push_back(set);
+  } else if (op == "SET_ADD" || op == "SET_UPDATE") {
+    VarPtr v = pop(f);
+    VarPtr &set = f.stack[f.stack.size() - arg];
+    for (const VarPtr &item : op == "SET_ADD" ? std::vector<VarPtr>{v} : iterate(f, v))
+      if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
+            return x.get() == item.get() || (x->isConstant() && item->isConstant() && x->constant == item->constant);
+          }))
+        set->items.push_back(item);
   } else if (op == "LIST_APPEND") {
     VarPtr v = pop(f);
     f.stack[f.stack.size() - arg]->items.push_back(v);

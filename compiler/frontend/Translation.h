@@ -63,6 +63,8 @@ struct Segment {
   std::string reason;    // why the segment ends (branch/host callback), for explain
   SourceLoc endLoc;
   int onTrue = -1, onFalse = -1; // Branch: successor segments (the condition is output 0)
+  // Branch: the tensors passed to each successor's inputs, position by position.
+  std::vector<VarPtr> trueArgs, falseArgs;
   int next = -1;                 // HostCallback: the segment after the callback
   std::string returnValue;       // Return: the Python value's structure, e.g. (var_3, 2)
 };

@@ -21,6 +21,14 @@ std::string names(const std::vector<VarPtr> &vars) {
   return s + "]";
 }
 
+/// "(var_3, var_4)": the tensors an edge passes to the next segment's inputs, in order.
+std::string callArgs(const std::vector<VarPtr> &vars) {
+  std::string s = "(";
+  for (size_t i = 0; i < vars.size(); ++i)
+    s += (i ? ", " : "") + vars[i]->tensorName;
+  return s + ")";
+}
+
 std::string argsRepr(const Statement &st) {
   std::string s = "(";
   for (size_t i = 0; i < st.args.size(); ++i)
@@ -148,8 +156,8 @@ std::string Translation::explain() const {
       break;
     case Segment::End::Branch:
       s << "branches on " << seg.sir.outputs[0]->tensorName << " (" << seg.endLoc.str()
-        << "): true -> " << segments[seg.onTrue].sir.name << ", false -> "
-        << segments[seg.onFalse].sir.name << "\n";
+        << "): true -> " << segments[seg.onTrue].sir.name << callArgs(seg.trueArgs)
+        << ", false -> " << segments[seg.onFalse].sir.name << callArgs(seg.falseArgs) << "\n";
       break;
     case Segment::End::HostCallback:
       s << "host callback (" << seg.reason << ", " << seg.endLoc.str() << ") -> "
@@ -231,6 +239,8 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
         if (v != b.condition)
           seg.sir.outputs.push_back(v);
     }
+    t.segments[p.segment].trueArgs = Executor::liveTensors(onTrue);
+    t.segments[p.segment].falseArgs = Executor::liveTensors(onFalse);
     int trueId = segmentFor(std::move(onTrue), b.loc);
     int falseId = segmentFor(std::move(onFalse), b.loc);
     t.segments[p.segment].onTrue = trueId;
@@ -251,11 +261,23 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
           guard(in, loc);
       return;
     }
-    std::string expr = v->tracker.expression();
-    auto add = [&](Guard::Kind kind, std::string expected) {
+    auto addFor = [&](const VarPtr &of, Guard::Kind kind, std::string expected) {
+      std::string expr = of->tracker.expression();
       if (expressions.insert(expr + "|" + std::to_string(static_cast<int>(kind))).second)
         t.guards.push_back({kind, expr, std::move(expected), loc});
     };
+    auto add = [&](Guard::Kind kind, std::string expected) { addFor(v, kind, std::move(expected)); };
+    // Reading an item is only safe once the container's type and length are known.
+    std::vector<VarPtr> parents; // outermost first
+    for (VarPtr p = v->tracker.kind == Tracker::Kind::GetItem ? v->tracker.parent : nullptr; p;
+         p = p->tracker.kind == Tracker::Kind::GetItem ? p->tracker.parent : nullptr)
+      parents.insert(parents.begin(), p);
+    for (const VarPtr &p : parents)
+      if (p->isSequence() || p->kind == Variable::Kind::Dict) {
+        addFor(p, Guard::Kind::Type, p->typeName());
+        addFor(p, Guard::Kind::Length,
+               std::to_string(p->kind == Variable::Kind::Dict ? p->keys.size() : p->items.size()));
+      }
     switch (v->kind) {
     case Variable::Kind::Tensor: {
       std::string shape = "[";

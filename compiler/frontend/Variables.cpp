@@ -1,6 +1,7 @@
 #include "compiler/frontend/Variables.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 
 namespace sotc::frontend {
@@ -31,6 +32,8 @@ PyConst PyConst::ofStr(std::string v) {
 }
 
 double PyConst::number() const {
+  if (kind == Kind::BigInt)
+    return std::strtod(text.c_str(), nullptr);
   return kind == Kind::Bool ? boolValue : kind == Kind::Int ? static_cast<double>(intValue)
                                                               : floatValue;
 }
@@ -148,6 +151,8 @@ std::string PyConst::typeName() const {
 }
 
 bool PyConst::operator==(const PyConst &o) const {
+  if (kind == Kind::BigInt || o.kind == Kind::BigInt)
+    return kind == o.kind && text == o.text; // a big int never equals an int64 one
   if (isNumber() && o.isNumber())
     return number() == o.number();
   if (kind != o.kind)
@@ -224,7 +229,7 @@ std::string Variable::typeName() const {
   case Kind::Tensor:
     return "Tensor";
   case Kind::Tuple:
-    return "tuple";
+    return name.empty() ? "tuple" : name; // sets are tuples named "set" / "frozenset"
   case Kind::List:
     return "list";
   case Kind::Dict:
@@ -261,6 +266,12 @@ std::string Variable::repr() const {
     return tensorName;
   case Kind::Tuple:
   case Kind::List: {
+    if (kind == Kind::Tuple && !name.empty()) {
+      std::string s = name + "({";
+      for (size_t i = 0; i < items.size(); ++i)
+        s += (i ? ", " : "") + items[i]->repr();
+      return s + "})";
+    }
     std::string s = kind == Kind::Tuple ? "(" : "[";
     for (size_t i = 0; i < items.size(); ++i)
       s += (i ? ", " : "") + items[i]->repr();

@@ -34,7 +34,9 @@ struct PyConst {
   static PyConst ofFloat(double v);
   static PyConst ofStr(std::string v);
 
-  bool isNumber() const { return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float; }
+  bool isNumber() const {
+    return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float || kind == Kind::BigInt;
+  }
   double number() const;
   /// Python truthiness.
   bool truthy() const;
