@@ -10,11 +10,14 @@
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/BytecodeDump.h"
+#include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
+
+#include "dialects/sir/IR/SirDialect.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>
@@ -96,8 +99,20 @@ void runDump(const DumpOptions &opts) {
   if (modes != 1)
     throw CLI::ValidationError("sotc dump: choose exactly one of --bytecode, --sir, --mlir, "
                                "--guards, --prim, --map-expr");
-  if (opts.mlir)
-    notImplemented("sotc dump --mlir", "the frontend issue");
+  if (opts.mlir) {
+    mlir::MLIRContext context;
+    context.loadDialect<sotc::sir::SirDialect>();
+    auto module = sotc::frontend::emitSir(translateFile(opts.trace, opts.frontend), context);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    // Locations inline (no #loc aliases), so every statement shows its Python line.
+    module->print(os, mlir::OpPrintingFlags()
+                          .enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+                          .useLocalScope());
+    os << "\n";
+    sotc::writeOutputFile(opts.output, os.str());
+    return;
+  }
   if (opts.prim || opts.mapExpr)
     notImplemented("sotc dump --prim/--map-expr", "the fusion issue");
   if (opts.sir || opts.guards) {

@@ -1,0 +1,145 @@
+#include "compiler/frontend/SirEmitter.h"
+
+#include "dialects/sir/IR/SirDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace sotc::frontend {
+namespace {
+
+mlir::Type elementType(mlir::MLIRContext &ctx, ops::DType d) {
+  mlir::Builder b(&ctx);
+  switch (d) {
+  case ops::DType::Bool: return b.getI1Type();
+  case ops::DType::Int8: return b.getIntegerType(8);
+  case ops::DType::UInt8: return b.getIntegerType(8, /*isSigned=*/false);
+  case ops::DType::Int16: return b.getIntegerType(16);
+  case ops::DType::Int32: return b.getI32Type();
+  case ops::DType::Int64: return b.getI64Type();
+  case ops::DType::Float16: return b.getF16Type();
+  case ops::DType::BFloat16: return b.getBF16Type();
+  case ops::DType::Float32: return b.getF32Type();
+  case ops::DType::Float64: return b.getF64Type();
+  case ops::DType::Complex64: return mlir::ComplexType::get(b.getF32Type());
+  case ops::DType::Complex128: return mlir::ComplexType::get(b.getF64Type());
+  }
+  return b.getF32Type();
+}
+
+mlir::RankedTensorType tensorType(mlir::MLIRContext &ctx, const ops::TensorMeta &meta) {
+  llvm::SmallVector<int64_t> shape;
+  for (int64_t d : meta.shape)
+    shape.push_back(d == ops::kDynamic ? mlir::ShapedType::kDynamic : d);
+  return mlir::RankedTensorType::get(shape, elementType(ctx, meta.dtype));
+}
+
+class Emitter {
+public:
+  explicit Emitter(mlir::MLIRContext &ctx) : ctx_(ctx), b_(&ctx) {}
+
+  /// A Python value as a call-argument attribute; tensors become #sir.arg<N>.
+  mlir::Attribute arg(const VarPtr &v, llvm::SmallVectorImpl<mlir::Value> &operands) {
+    using K = Variable::Kind;
+    switch (v->kind) {
+    case K::Tensor:
+      operands.push_back(values_.at(v.get()));
+      return sir::OperandRefAttr::get(&ctx_, operands.size() - 1);
+    case K::Constant:
+      switch (v->constant.kind) {
+      case PyConst::Kind::None: return sir::NoneAttr::get(&ctx_);
+      case PyConst::Kind::Ellipsis: return sir::EllipsisAttr::get(&ctx_);
+      case PyConst::Kind::Bool: return b_.getBoolAttr(v->constant.boolValue);
+      case PyConst::Kind::Int: return b_.getI64IntegerAttr(v->constant.intValue);
+      case PyConst::Kind::Float: return b_.getF64FloatAttr(v->constant.floatValue);
+      case PyConst::Kind::Str: return b_.getStringAttr(v->constant.text);
+      default: return sir::RefAttr::get(&ctx_, v->constant.repr());
+      }
+    case K::Tuple:
+    case K::List: {
+      llvm::SmallVector<mlir::Attribute> items;
+      for (const VarPtr &i : v->items)
+        items.push_back(arg(i, operands));
+      mlir::ArrayAttr array = b_.getArrayAttr(items);
+      if (v->kind == K::List)
+        return array;
+      return sir::TupleAttr::get(&ctx_, array);
+    }
+    case K::Slice:
+      return sir::SliceAttr::get(&ctx_, arg(v->items[0], operands), arg(v->items[1], operands),
+                                 arg(v->items[2], operands));
+    default:
+      return sir::RefAttr::get(&ctx_, v->repr());
+    }
+  }
+
+  void subgraph(mlir::ModuleOp module, const Segment &seg) {
+    const StatementIR &ir = seg.sir;
+    llvm::SmallVector<mlir::Type> inputs, outputs;
+    for (const VarPtr &v : ir.inputs)
+      inputs.push_back(tensorType(ctx_, v->meta));
+    for (const VarPtr &v : ir.outputs)
+      outputs.push_back(tensorType(ctx_, v->meta));
+    mlir::OpBuilder ob(&ctx_);
+    ob.setInsertionPointToEnd(module.getBody());
+    auto op = sir::SubgraphOp::create(ob, ob.getUnknownLoc(), ir.name,
+                                      ob.getFunctionType(inputs, outputs),
+                                      /*sym_visibility=*/nullptr, /*arg_attrs=*/nullptr,
+                                      /*res_attrs=*/nullptr);
+    // stop_gradient travels as an argument attribute.
+    llvm::SmallVector<mlir::Attribute> argAttrs;
+    for (const VarPtr &v : ir.inputs)
+      argAttrs.push_back(ob.getDictionaryAttr(
+          {ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))}));
+    op.setArgAttrsAttr(ob.getArrayAttr(argAttrs));
+    mlir::Block *block = ob.createBlock(&op.getBody());
+    values_.clear();
+    for (const VarPtr &v : ir.inputs)
+      values_[v.get()] = block->addArgument(tensorType(ctx_, v->meta), ob.getUnknownLoc());
+    for (const Statement &st : ir.statements) {
+      llvm::SmallVector<mlir::Value> operands;
+      llvm::SmallVector<mlir::Attribute> args, kwargs;
+      for (const VarPtr &a : st.args)
+        args.push_back(arg(a, operands));
+      for (const auto &[name, value] : st.kwargs)
+        kwargs.push_back(sir::KeywordAttr::get(&ctx_, name, arg(value, operands)));
+      llvm::SmallVector<mlir::Type> results;
+      for (const VarPtr &o : st.outputs)
+        results.push_back(tensorType(ctx_, o->meta));
+      mlir::Location loc = mlir::FileLineColLoc::get(&ctx_, st.loc.file, st.loc.line, 0);
+      auto call = sir::CallOp::create(ob, loc, results, ob.getStringAttr(st.kind),
+                                      ob.getStringAttr(st.callee), ob.getArrayAttr(args),
+                                      ob.getArrayAttr(kwargs), operands);
+      for (size_t i = 0; i < st.outputs.size(); ++i)
+        values_[st.outputs[i].get()] = call.getResult(i);
+    }
+    llvm::SmallVector<mlir::Value> results;
+    for (const VarPtr &v : ir.outputs)
+      results.push_back(values_.at(v.get()));
+    sir::OutputOp::create(ob, ob.getUnknownLoc(), results);
+  }
+
+private:
+  mlir::MLIRContext &ctx_;
+  mlir::Builder b_;
+  std::map<const Variable *, mlir::Value> values_;
+};
+
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> emitSir(const Translation &translation,
+                                          mlir::MLIRContext &context) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  Emitter emitter(context);
+  for (const Segment &seg : translation.segments)
+    emitter.subgraph(*module, seg);
+  if (mlir::failed(mlir::verify(*module)))
+    throw std::logic_error("sotc: internal error: the emitted sir module does not verify");
+  return module;
+}
+
+} // namespace sotc::frontend
