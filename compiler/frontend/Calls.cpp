@@ -178,11 +178,6 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
   SourceLoc loc = locOf(f);
-  for (const std::string &api : options_.breakOn)
-    if (api == opName || api == callee)
-      fail(DiagCode::FrontendUnsupportedCall,
-           "--break-on=" + api + " asks for a boundary here, and host boundaries need "
-           "--allow-host-callbacks", f);
   ops::CallArgs callArgs;
   for (const VarPtr &a : args)
     callArgs.positional.push_back(toArg(a));
@@ -541,12 +536,49 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
   state.frames.push_back(std::move(f));
 }
 
+bool Executor::hostCallback(Frame &f, const std::string &callee, const std::vector<VarPtr> &args,
+                            const Kwargs &kwargs, VarPtr result) {
+  if (!options_.allowHostCallbacks)
+    return false;
+  Break b;
+  b.kind = Break::Kind::HostCallback;
+  b.callee = callee;
+  b.callbackArgs = args;
+  for (const auto &kv : kwargs)
+    b.callbackArgs.push_back(kv.second);
+  for (const VarPtr &a : b.callbackArgs)
+    consume(a, locOf(f));
+  b.result = std::move(result);
+  b.reason = "host callback " + callee + "()";
+  b.loc = locOf(f);
+  pendingBreak_ = b;
+  return true;
+}
+
 void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args, Kwargs kwargs) {
   Frame &f = state.frames.back();
   SourceLoc loc = locOf(f);
   auto push = [&](VarPtr v) { state.frames.back().stack.push_back(std::move(v)); };
   auto hostError = [&](const std::string &what) {
-    fail(DiagCode::FrontendHostInteraction, what + " needs tensor values on the host; sotc compiles it only with --allow-host-callbacks (not supported yet)", f);
+    fail(DiagCode::FrontendHostInteraction, what + " needs tensor values on the host; pass --allow-host-callbacks to run it as a host callback between graphs", f);
+  };
+  // A value only the host will know (x.item(), x.numpy()): it may be returned, not computed with.
+  auto hostValue = [&](const std::string &what) {
+    VarPtr v = Variable::make(K::Opaque, computedFrom(args));
+    v->name = "host value of " + what;
+    return v;
+  };
+  // --break-on=API: the call runs on the host between two graphs; its results are tensors
+  // whose metadata the operator library infers.
+  auto breakOn = [&](const std::string &name, const std::string &opName, const std::vector<VarPtr> &callArgs) {
+    if (std::find(options_.breakOn.begin(), options_.breakOn.end(), name) == options_.breakOn.end() &&
+        std::find(options_.breakOn.begin(), options_.breakOn.end(), opName) == options_.breakOn.end())
+      return false;
+    StatementIR scratch;
+    VarPtr result = tensorCall(f, scratch, "api", name, opName, callArgs, kwargs);
+    if (!hostCallback(f, name, callArgs, kwargs, result))
+      fail(DiagCode::FrontendUnsupportedCall, "--break-on=" + name + " puts a host boundary here: pass --allow-host-callbacks too", f);
+    return true;
   };
   switch (callable->kind) {
   case K::Function:
@@ -555,7 +587,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   case K::External: {
     const std::string &name = callable->name;
     if (ops::OpTable::get().lookup(name)) {
-      push(tensorCall(f, sir, "api", name, name, std::move(args), std::move(kwargs)));
+      if (!breakOn(name, name, args))
+        push(tensorCall(f, sir, "api", name, name, std::move(args), std::move(kwargs)));
       return;
     }
     if (name.rfind("math.", 0) == 0 && kwargs.empty() && !args.empty() &&
@@ -586,8 +619,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     VarPtr self = callable->self;
     const std::string &m = callable->name;
     if (self->isTensor()) {
-      if (m == "numpy" || m == "item" || m == "tolist" || m == "cpu" || m == "__bool__")
+      if (m == "numpy" || m == "item" || m == "tolist" || m == "cpu" || m == "__bool__") {
+        if (hostCallback(f, "Tensor." + m, {self}, {}, hostValue(self->tensorName + "." + m + "()")))
+          return;
         hostError("Tensor." + m + "()");
+      }
       if (m == "dim" && args.empty()) {
         consume(self, loc);
         push(makeConst(PyConst::ofInt(self->meta.rank()), {self}));
@@ -603,7 +639,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       if (!ops::OpTable::get().lookup(opName))
         fail(DiagCode::FrontendUnsupportedCall, "tensor method '" + m + "' is not in the operator table (`sotc ops` lists what is)", f);
       args.insert(args.begin(), self);
-      push(tensorCall(f, sir, "method", m, opName, std::move(args), std::move(kwargs)));
+      if (!breakOn(m, opName, args))
+        push(tensorCall(f, sir, "method", m, opName, std::move(args), std::move(kwargs)));
       return;
     }
     if (self->kind == K::List) {
@@ -697,8 +734,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   case K::Builtin: {
     const std::string &b = callable->name;
     auto constArgs = [&] { for (const VarPtr &a : args) consume(a, loc); };
-    if (b == "print")
+    if (b == "print") {
+      if (hostCallback(f, "print", args, kwargs, makeConst(PyConst::none(), {})))
+        return;
       hostError("print()");
+    }
     if (b == "len" && args.size() == 1) {
       VarPtr a = args[0];
       if (a->isTensor()) {

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ struct Break {
   bool popOnTrue = false, popOnFalse = false;
   std::string reason;
   SourceLoc loc;
+  // HostCallback: what the host runs, on which values, and what it hands back.
+  std::string callee;
+  std::vector<VarPtr> callbackArgs;
+  VarPtr result;
 };
 
 /// The mutable interpreter state; copyable for graph breaks.
@@ -85,6 +90,7 @@ private:
 
   // OpcodeExecutor.cpp
   Break step(ExecState &state, StatementIR &sir);
+  Break takePendingBreak();
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
             std::vector<std::pair<std::string, VarPtr>> kwargs);
@@ -102,8 +108,14 @@ private:
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr global(int namespaceIndex, const std::string &name, Frame &f);
 
+  /// Ends the segment at a call the host must run (--allow-host-callbacks); false when
+  /// host callbacks are off.
+  bool hostCallback(Frame &f, const std::string &callee, const std::vector<VarPtr> &args,
+                    const std::vector<std::pair<std::string, VarPtr>> &kwargs, VarPtr result);
+
   const trace::Trace &trace_;
   TranslateOptions options_;
+  std::optional<Break> pendingBreak_; // set by a call that ends the segment
   std::string framework_; // "paddle" or "torch": which tensor methods apply
   int tensorCounter_ = 0;
   std::map<std::pair<int, std::string>, VarPtr> globals_;

@@ -44,6 +44,12 @@ VarPtr sequence(K kind, std::vector<VarPtr> items) {
 }
 } // namespace
 
+Break Executor::takePendingBreak() {
+  Break b = pendingBreak_.value_or(Break{});
+  pendingBreak_.reset();
+  return b;
+}
+
 Break Executor::step(ExecState &state, StatementIR &sir) {
   Frame &f = state.frames.back();
   const trace::CodeObject &co = code(f);
@@ -124,7 +130,7 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     }
     f.pc = next;
     call(state, sir, callable, std::move(args), std::move(kwargs));
-    return {};
+    return takePendingBreak();
   } else if (op == "CALL_FUNCTION_EX") {
     VarPtr kw = (arg & 1) ? pop(f) : nullptr;
     VarPtr posArgs = pop(f);
@@ -138,7 +144,7 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
         kwargs.push_back({kw->keys[i]->constant.str(), kw->items[i]});
     f.pc = next;
     call(state, sir, callable, std::move(args), std::move(kwargs));
-    return {};
+    return takePendingBreak();
   } else if (op == "MAKE_FUNCTION") {
     VarPtr codeVar = pop(f);
     VarPtr fn = Variable::make(K::Function, Tracker{Tracker::Kind::Const, "", {}, {}, {}});

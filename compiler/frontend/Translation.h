@@ -66,6 +66,8 @@ struct Segment {
   // Branch: the tensors passed to each successor's inputs, position by position.
   std::vector<VarPtr> trueArgs, falseArgs;
   int next = -1;                 // HostCallback: the segment after the callback
+  std::vector<VarPtr> callbackArgs; // HostCallback: the values the host call reads
+  std::vector<VarPtr> nextArgs;     // HostCallback: tensors passed to the next segment
   std::string returnValue;       // Return: the Python value's structure, e.g. (var_3, 2)
 };
 
@@ -82,7 +84,7 @@ struct Translation {
 };
 
 struct TranslateOptions {
-  bool allowHostCallbacks = false;
+  bool allowHostCallbacks = false;   // print(tensor), x.numpy(), --break-on: host callbacks
   std::vector<std::string> breakOn;  // API names that force a boundary
   int maxInlineDepth = 32;
   int maxLoopIterations = 1024;      // per loop instruction, per segment

@@ -22,10 +22,10 @@ std::string names(const std::vector<VarPtr> &vars) {
 }
 
 /// "(var_3, var_4)": the tensors an edge passes to the next segment's inputs, in order.
-std::string callArgs(const std::vector<VarPtr> &vars) {
+std::string callArgs(const std::vector<VarPtr> &vars, bool values = false) {
   std::string s = "(";
   for (size_t i = 0; i < vars.size(); ++i)
-    s += (i ? ", " : "") + vars[i]->tensorName;
+    s += (i ? ", " : "") + (values ? vars[i]->repr() : vars[i]->tensorName);
   return s + ")";
 }
 
@@ -159,10 +159,14 @@ std::string Translation::explain() const {
         << "): true -> " << segments[seg.onTrue].sir.name << callArgs(seg.trueArgs)
         << ", false -> " << segments[seg.onFalse].sir.name << callArgs(seg.falseArgs) << "\n";
       break;
-    case Segment::End::HostCallback:
-      s << "host callback (" << seg.reason << ", " << seg.endLoc.str() << ") -> "
-        << segments[seg.next].sir.name << "\n";
+    case Segment::End::HostCallback: {
+      std::string callee = seg.reason.substr(std::string("host callback ").size());
+      callee = callee.substr(0, callee.size() - 2); // drop "()"
+      s << "calls the host: " << callee << callArgs(seg.callbackArgs, true) << " ("
+        << seg.endLoc.str() << ") -> " << segments[seg.next].sir.name << callArgs(seg.nextArgs)
+        << "\n";
       break;
+    }
     }
   }
   s << guardTable();
@@ -219,9 +223,30 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       consumeComputed(p.state.returnValue);
       continue;
     }
+    t.breaks.push_back(b.reason + " (" + b.loc.str() + ")");
+    if (b.kind == Break::Kind::HostCallback) {
+      // The callback's tensors and every live tensor leave the subgraph; the next segment
+      // starts after the call with its result on the stack.
+      Segment &seg = t.segments[p.segment];
+      seg.end = Segment::End::HostCallback;
+      seg.reason = b.reason;
+      seg.endLoc = b.loc;
+      seg.callbackArgs = b.callbackArgs;
+      std::set<const Variable *> seen;
+      for (const VarPtr &a : b.callbackArgs)
+        tensorsOf(a, seg.sir.outputs, seen);
+      for (const VarPtr &v : Executor::liveTensors(p.state))
+        if (seen.insert(v.get()).second)
+          seg.sir.outputs.push_back(v);
+      ExecState after = Executor::clone(p.state);
+      after.frames.back().stack.push_back(b.result);
+      t.segments[p.segment].nextArgs = Executor::liveTensors(after);
+      int nextId = segmentFor(std::move(after), b.loc);
+      t.segments[p.segment].next = nextId;
+      continue;
+    }
     // A branch on a tensor: the condition and every live tensor leave the subgraph.
     ex.consume(b.condition, b.loc);
-    t.breaks.push_back(b.reason + " (" + b.loc.str() + ")");
     ExecState onTrue = Executor::clone(p.state), onFalse = Executor::clone(p.state);
     onTrue.frames.back().pc = b.targetIfTrue;
     onFalse.frames.back().pc = b.targetIfFalse;

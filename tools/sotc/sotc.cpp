@@ -67,7 +67,7 @@ struct FrontendFlags {
 
   void add(CLI::App *cmd) {
     cmd->add_flag("--allow-host-callbacks", allowHostCallbacks,
-                  "record host-callback boundaries instead of failing (not built yet)");
+                  "record host-callback boundaries (print, .numpy(), --break-on) instead of failing");
     cmd->add_option("--break-on", breakOn, "force a graph boundary at every call of this API")
         ->type_name("API");
   }
@@ -80,8 +80,6 @@ struct FrontendFlags {
 };
 
 sotc::frontend::Translation translateFile(const std::string &path, const FrontendFlags &flags) {
-  if (flags.allowHostCallbacks)
-    notImplemented("--allow-host-callbacks", "a later frontend issue");
   sotc::trace::Trace loaded = sotc::frontend::loadTrace(path);
   return sotc::frontend::translate(loaded, flags.options());
 }
