@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a shipped example: trace testdata/programs/22_relu_sin.py (relu(sin(x)) on a
-# 64-element tensor) with the Python tracer, then let sotc read the trace back. Until the
-# compile stage lands, the furthest sotc goes is `dump --bytecode`.
+# 64-element tensor) with the Python tracer, then let sotc translate it. Until the compile
+# stage lands, the furthest sotc goes is the statement IR (`explain`, `dump --sir/--mlir`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,3 +11,5 @@ mkdir -p build/example
 PYTHONPATH=tools/python python3 -m sotc trace testdata/programs/22_relu_sin.py:fn \
   --input x=float32[64] -o build/example/relu_sin.pb
 bazel-bin/tools/sotc/sotc dump --bytecode build/example/relu_sin.pb
+bazel-bin/tools/sotc/sotc explain build/example/relu_sin.pb
+bazel-bin/tools/sotc/sotc dump --mlir build/example/relu_sin.pb
