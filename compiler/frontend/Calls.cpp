@@ -460,7 +460,7 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
   f.codeIndex = function->codeIndex;
   f.namespaceIndex = function->namespaceIndex;
   const Frame *caller = state.frames.empty() ? nullptr : &state.frames.back();
-  if (state.frames.size() >= static_cast<size_t>(options_.maxInlineDepth))
+  if (caller && state.frames.size() >= static_cast<size_t>(options_.maxInlineDepth))
     fail(DiagCode::FrontendRecursionLimit, "inlining '" + co.qualname() + "' would exceed the depth limit of " + std::to_string(options_.maxInlineDepth), *caller);
   auto error = [&](const std::string &msg) {
     if (caller)
@@ -473,6 +473,10 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
       ++nlocalsplus;
   nlocalsplus += co.freevars_size();
   f.localsplus.assign(nlocalsplus, nullptr);
+  if (co.argcount() + co.kwonlyargcount() + ((co.flags() & 0x04) ? 1 : 0) +
+          ((co.flags() & 0x08) ? 1 : 0) > static_cast<uint32_t>(co.varnames_size()) ||
+      function->closure.size() > nlocalsplus)
+    error("has a code object whose argument counts exceed its variables");
   // Bind arguments with Python's rules.
   size_t argcount = co.argcount(), kwonly = co.kwonlyargcount();
   bool varargs = co.flags() & 0x04, varkw = co.flags() & 0x08;
@@ -507,6 +511,8 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
       error("got an unexpected keyword argument '" + name + "'");
     }
   }
+  if (function->defaults.size() > argcount)
+    error("has more defaults than parameters");
   size_t firstDefault = argcount - function->defaults.size();
   for (size_t i = 0; i < argcount; ++i)
     if (!f.localsplus[i]) {
@@ -525,14 +531,19 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
   // Closure cells occupy the last slots (COPY_FREE_VARS).
   for (size_t i = 0; i < function->closure.size(); ++i)
     f.localsplus[nlocalsplus - function->closure.size() + i] = function->closure[i];
+  auto unsupported = [&](const std::string &msg) {
+    if (caller)
+      fail(DiagCode::FrontendUnsupportedConstruct, msg, *caller);
+    throw CodedError(DiagCode::FrontendUnsupportedConstruct, msg);
+  };
   if (co.flags() & 0x20) { // a generator: only generator expressions, run eagerly
-    if (co.name() != "<genexpr>")
-      fail(DiagCode::FrontendUnsupportedConstruct, "calling generator function '" + co.qualname() + "' is not supported", *caller);
+    if (co.name() != "<genexpr>" || !caller)
+      unsupported("calling generator function '" + co.qualname() + "' is not supported");
     f.genexpr = true;
     f.yields = Variable::make(K::List, computedFrom({}));
   }
   if (co.flags() & (0x80 | 0x100 | 0x200))
-    fail(DiagCode::FrontendUnsupportedConstruct, "coroutines are not supported", *caller);
+    unsupported("coroutines are not supported");
   state.frames.push_back(std::move(f));
 }
 
@@ -733,6 +744,15 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   }
   case K::Builtin: {
     const std::string &b = callable->name;
+    static const std::map<std::string, std::pair<size_t, size_t>> arity = {
+        {"range", {1, 3}}, {"enumerate", {1, 2}}, {"reversed", {1, 1}}, {"sorted", {1, 1}},
+        {"iter", {1, 1}}, {"zip", {0, 64}}, {"len", {1, 1}}, {"isinstance", {2, 2}}};
+    if (auto it = arity.find(b); it != arity.end() &&
+        (args.size() < it->second.first || args.size() > it->second.second))
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: " + b + "() takes " + std::to_string(it->second.first) +
+               (it->second.first == it->second.second ? "" : " to " + std::to_string(it->second.second)) +
+               " arguments (" + std::to_string(args.size()) + " given)", f);
     auto constArgs = [&] { for (const VarPtr &a : args) consume(a, loc); };
     if (b == "print") {
       if (hostCallback(f, "print", args, kwargs, makeConst(PyConst::none(), {})))

@@ -267,12 +267,17 @@ ExecState Executor::start() {
   // *args and **kwargs parameters arrive as a tuple and a dict: splat them back.
   int nargs = static_cast<int>(code.argcount() + code.kwonlyargcount());
   bool varargs = code.flags() & 0x04, varkw = code.flags() & 0x08;
+  if (nargs + varargs + varkw > code.varnames_size() ||
+      code.posonlyargcount() > code.argcount())
+    throw CodedError(DiagCode::FrontendBadInputs,
+                     "the entry function's argument counts exceed its variables");
   std::vector<std::pair<std::string, VarPtr>> named;
   for (auto &[name, value] : kwargs) {
-    if (varargs && nargs < code.varnames_size() && name == code.varnames(nargs))
+    if (varargs && name == code.varnames(nargs) && value->isSequence())
       for (VarPtr &item : value->items)
         args.push_back(item);
-    else if (varkw && name == code.varnames(nargs + (varargs ? 1 : 0)))
+    else if (varkw && name == code.varnames(nargs + (varargs ? 1 : 0)) &&
+             value->kind == Variable::Kind::Dict)
       for (size_t i = 0; i < value->keys.size(); ++i)
         named.push_back({value->keys[i]->constant.str(), value->items[i]});
     else

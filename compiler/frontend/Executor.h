@@ -90,6 +90,7 @@ private:
 
   // OpcodeExecutor.cpp
   Break step(ExecState &state, StatementIR &sir);
+  Break stepUnchecked(ExecState &state, StatementIR &sir);
   Break takePendingBreak();
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,

@@ -24,16 +24,42 @@ constexpr NbOp kNbOps[] = {
 };
 constexpr const char *kCompareOps[] = {"<", "<=", "==", "!=", ">", ">="};
 
+/// Thrown by the stack helpers on bytecode no CPython compiler emits (a crafted trace);
+/// step() turns it into a coded error with the location.
+struct MalformedBytecode {
+  std::string what;
+};
+
+void need(const Frame &f, size_t n) {
+  if (f.stack.size() < n)
+    throw MalformedBytecode{"the value stack holds " + std::to_string(f.stack.size()) +
+                            " values, the instruction needs " + std::to_string(n)};
+}
+
 VarPtr pop(Frame &f) {
+  need(f, 1);
   VarPtr v = f.stack.back();
   f.stack.pop_back();
   return v;
 }
 
 std::vector<VarPtr> popN(Frame &f, size_t n) {
+  need(f, n);
   std::vector<VarPtr> out(f.stack.end() - n, f.stack.end());
   f.stack.resize(f.stack.size() - n);
   return out;
+}
+
+/// The stack slot `depth` from the top (1 = top).
+VarPtr &peek(Frame &f, size_t depth) {
+  need(f, depth);
+  return f.stack[f.stack.size() - depth];
+}
+
+VarPtr &slot(Frame &f, size_t index) {
+  if (index >= f.localsplus.size())
+    throw MalformedBytecode{"local slot " + std::to_string(index) + " does not exist"};
+  return f.localsplus[index];
 }
 
 VarPtr sequence(K kind, std::vector<VarPtr> items) {
@@ -51,6 +77,14 @@ Break Executor::takePendingBreak() {
 }
 
 Break Executor::step(ExecState &state, StatementIR &sir) {
+  try {
+    return stepUnchecked(state, sir);
+  } catch (const MalformedBytecode &e) {
+    fail(DiagCode::FrontendUnsupportedOpcode, "malformed bytecode: " + e.what, state.frames.back());
+  }
+}
+
+Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   Frame &f = state.frames.back();
   const trace::CodeObject &co = code(f);
   if (f.pc >= static_cast<size_t>(co.instructions_size()))
@@ -70,34 +104,38 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
   } else if (op == "PUSH_NULL") {
     f.stack.push_back(Variable::make(K::Null));
   } else if (op == "COPY") {
-    f.stack.push_back(f.stack[f.stack.size() - arg]);
+    f.stack.push_back(peek(f, arg));
   } else if (op == "SWAP") {
-    std::swap(f.stack.back(), f.stack[f.stack.size() - arg]);
+    std::swap(peek(f, 1), peek(f, arg));
   } else if (op == "LOAD_CONST") {
     f.stack.push_back(fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}}));
   } else if (op == "LOAD_FAST" || op == "LOAD_CLOSURE") {
-    if (!f.localsplus[arg])
+    if (!slot(f, arg))
       fail(DiagCode::FrontendPythonError,
            "UnboundLocalError: local variable '" + co.varnames(arg) +
                "' referenced before assignment", f);
-    f.stack.push_back(f.localsplus[arg]);
+    f.stack.push_back(slot(f, arg));
   } else if (op == "STORE_FAST") {
-    f.localsplus[arg] = pop(f);
+    VarPtr v = pop(f);
+    slot(f, arg) = v;
   } else if (op == "DELETE_FAST") {
-    f.localsplus[arg] = nullptr;
+    slot(f, arg) = nullptr;
   } else if (op == "MAKE_CELL") {
     VarPtr cell = Variable::make(K::Cell);
-    cell->self = f.localsplus[arg];
-    f.localsplus[arg] = cell;
+    cell->self = slot(f, arg);
+    slot(f, arg) = cell;
   } else if (op == "COPY_FREE_VARS") {
     // The function's closure cells were placed by pushFrame already.
   } else if (op == "LOAD_DEREF") {
-    VarPtr cell = f.localsplus[arg];
-    if (!cell || !cell->self)
+    VarPtr cell = slot(f, arg);
+    if (!cell || cell->kind != K::Cell || !cell->self)
       fail(DiagCode::FrontendPythonError, "NameError: free variable referenced before assignment", f);
     f.stack.push_back(cell->self);
   } else if (op == "STORE_DEREF") {
-    f.localsplus[arg]->self = pop(f);
+    VarPtr v = pop(f);
+    if (!slot(f, arg) || slot(f, arg)->kind != K::Cell)
+      throw MalformedBytecode{"STORE_DEREF into a slot that holds no cell"};
+    slot(f, arg)->self = v;
   } else if (op == "LOAD_GLOBAL") {
     if (arg & 1)
       f.stack.push_back(Variable::make(K::Null));
@@ -116,6 +154,8 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     std::vector<VarPtr> args = popN(f, arg);
     VarPtr callable = pop(f);
     VarPtr below = pop(f);
+    if (f.kwNames && f.kwNames->items.size() > args.size())
+      throw MalformedBytecode{"KW_NAMES names more keywords than the call has arguments"};
     if (below->kind != K::Null) { // [method, self, args...]
       args.insert(args.begin(), callable);
       callable = below;
@@ -147,6 +187,8 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     return takePendingBreak();
   } else if (op == "MAKE_FUNCTION") {
     VarPtr codeVar = pop(f);
+    if (codeVar->codeIndex < 0)
+      throw MalformedBytecode{"MAKE_FUNCTION without a code object"};
     VarPtr fn = Variable::make(K::Function, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
     fn->codeIndex = codeVar->codeIndex;
     fn->namespaceIndex = f.namespaceIndex;
@@ -165,6 +207,8 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     f.stack.push_back(fn);
   } else if (op == "BINARY_OP") {
     VarPtr b = pop(f), a = pop(f);
+    if (arg >= 2 * std::size(kNbOps))
+      throw MalformedBytecode{"BINARY_OP argument " + std::to_string(arg) + " names no operator"};
     bool inplace = arg >= 13;
     f.stack.push_back(binaryOp(f, sir, kNbOps[inplace ? arg - 13 : arg].dunder, inplace, a, b));
   } else if (op == "UNARY_NEGATIVE" || op == "UNARY_POSITIVE" || op == "UNARY_INVERT") {
@@ -303,7 +347,7 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     f.stack.push_back(set);
   } else if (op == "SET_ADD" || op == "SET_UPDATE") {
     VarPtr v = pop(f);
-    VarPtr &set = f.stack[f.stack.size() - arg];
+    VarPtr &set = peek(f, arg);
     for (const VarPtr &item : op == "SET_ADD" ? std::vector<VarPtr>{v} : iterate(f, v))
       if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
             return x.get() == item.get() || (x->isConstant() && item->isConstant() && x->constant == item->constant);
@@ -311,18 +355,18 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
         set->items.push_back(item);
   } else if (op == "LIST_APPEND") {
     VarPtr v = pop(f);
-    f.stack[f.stack.size() - arg]->items.push_back(v);
+    peek(f, arg)->items.push_back(v);
   } else if (op == "LIST_EXTEND") {
     VarPtr v = pop(f);
     std::vector<VarPtr> items = iterate(f, v);
-    VarPtr &list = f.stack[f.stack.size() - arg];
+    VarPtr &list = peek(f, arg);
     list->items.insert(list->items.end(), items.begin(), items.end());
   } else if (op == "LIST_TO_TUPLE") {
     VarPtr list = pop(f);
     f.stack.push_back(sequence(K::Tuple, list->items));
   } else if (op == "DICT_UPDATE" || op == "DICT_MERGE") {
     VarPtr src = pop(f);
-    VarPtr &dst = f.stack[f.stack.size() - arg];
+    VarPtr &dst = peek(f, arg);
     if (src->kind != K::Dict)
       fail(DiagCode::FrontendUnsupportedConstruct, "** on a " + src->typeName(), f);
     for (size_t i = 0; i < src->keys.size(); ++i) {
@@ -341,7 +385,7 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     }
   } else if (op == "MAP_ADD") {
     VarPtr value = pop(f), key = pop(f);
-    VarPtr &d = f.stack[f.stack.size() - arg];
+    VarPtr &d = peek(f, arg);
     d->keys.push_back(key);
     d->items.push_back(value);
   } else if (op == "UNPACK_SEQUENCE") {
@@ -403,7 +447,7 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
   } else if (op.rfind("POP_JUMP_", 0) == 0 || op == "JUMP_IF_FALSE_OR_POP" ||
              op == "JUMP_IF_TRUE_OR_POP") {
     bool orPop = op.rfind("JUMP_IF_", 0) == 0;
-    VarPtr cond = orPop ? f.stack.back() : pop(f);
+    VarPtr cond = orPop ? peek(f, 1) : pop(f);
     bool onNone = op.find("_NONE") != std::string::npos;
     bool jumpWhenTrue = op.find("IF_TRUE") != std::string::npos || op.find("IF_NOT_NONE") != std::string::npos;
     if (cond->isTensor() && !onNone) {
@@ -446,7 +490,9 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     consume(src, loc); // the number of iterations depends on it
     f.stack.push_back(it);
   } else if (op == "FOR_ITER") {
-    VarPtr it = f.stack.back();
+    VarPtr it = peek(f, 1);
+    if (it->kind != K::Iterator)
+      throw MalformedBytecode{"FOR_ITER on a " + it->typeName()};
     if (it->position < it->items.size()) {
       f.stack.push_back(it->items[it->position++]);
       if (++f.loopCounts[f.pc] > options_.maxLoopIterations)
@@ -460,7 +506,7 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
   } else if (op == "RETURN_GENERATOR") {
     f.stack.push_back(constant(PyConst::none())); // the value "sent" into the new generator
   } else if (op == "YIELD_VALUE") {
-    if (!f.genexpr)
+    if (!f.genexpr || !f.yields)
       fail(DiagCode::FrontendUnsupportedConstruct, "generators are not supported", f);
     f.yields->items.push_back(pop(f));
     f.stack.push_back(constant(PyConst::none()));

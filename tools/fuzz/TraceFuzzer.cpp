@@ -1,12 +1,14 @@
 //===- TraceFuzzer.cpp - libFuzzer target for the trace reader ---------------------------===//
 //
 // Any byte string, read as a binary or (first byte odd) text trace, must either be rejected
-// with a CodedError or validate and then print with `sotc dump --bytecode` without crashing.
+// with a CodedError or validate, print with `sotc dump --bytecode` and translate (or fail to
+// translate with a CodedError) without crashing.
 // Built and run by tools/fuzz/run.sh with clang-22's -fsanitize=fuzzer,address.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/frontend/Translation.h"
 #include "compiler/support/Diagnostics.h"
 
 #include <cstddef>
@@ -24,6 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     validateTrace(trace, "fuzz");
     std::ostringstream out;
     dumpBytecode(trace, out);
+    translate(trace);
   } catch (const sotc::CodedError &) {
   }
   return 0;

@@ -12,6 +12,9 @@ clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I"$out" \
   tools/fuzz/TraceFuzzer.cpp compiler/frontend/TraceReader.cpp \
   compiler/frontend/TraceValidator.cpp compiler/frontend/Opcodes.cpp \
   compiler/frontend/BytecodeDump.cpp compiler/support/Diagnostics.cpp \
+  compiler/frontend/Variables.cpp compiler/frontend/Executor.cpp \
+  compiler/frontend/OpcodeExecutor.cpp compiler/frontend/Calls.cpp \
+  compiler/frontend/Translator.cpp compiler/ops/*.cpp \
   "$out/compiler/frontend/trace.pb.cc" -lprotobuf -o "$out/trace_fuzzer"
 # Seed with the committed traces (binary) and the hand-written text inputs.
 for t in testdata/traces/*.pb; do

@@ -1,7 +1,8 @@
 // The libFuzzer corpus (tools/fuzz/corpus) as a regression suite: every input is either
-// rejected with a CodedError or validates and prints, as the fuzz target requires.
+// rejected with a CodedError or validates, prints and translates, as the fuzz target requires.
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/frontend/Translation.h"
 #include "compiler/support/Diagnostics.h"
 
 #include <catch2/catch.hpp>
@@ -36,6 +37,7 @@ TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
       std::ostringstream out;
       dumpBytecode(trace, out);
       ++accepted;
+      translate(trace);
     } catch (const sotc::CodedError &) {
     }
   }
