@@ -311,6 +311,7 @@ ExecState Executor::clone(const ExecState &state) {
     if (it != memo.end())
       return it->second;
     VarPtr c = std::make_shared<Variable>(*v);
+    VariableArena::record(c);
     memo[v.get()] = c;
     for (VarPtr &item : c->items)
       item = copy(item);

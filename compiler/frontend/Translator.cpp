@@ -175,6 +175,7 @@ std::string Translation::explain() const {
 }
 
 Translation translate(const trace::Trace &trace, const TranslateOptions &options) {
+  VariableArena arena; // destroyed last: after the guards are built, it breaks the cycles
   Executor ex(trace, options);
   Translation t;
   t.entry = trace.code_objects(trace.functions(trace.entry_function()).code()).qualname();

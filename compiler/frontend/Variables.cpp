@@ -207,8 +207,27 @@ Tracker computedFrom(std::vector<VarPtr> inputs) {
   return t;
 }
 
+namespace {
+thread_local VariableArena *currentArena = nullptr;
+} // namespace
+
+VariableArena::VariableArena() : previous_(currentArena) { currentArena = this; }
+
+VariableArena::~VariableArena() {
+  for (const std::weak_ptr<Variable> &w : variables_)
+    if (VarPtr v = w.lock())
+      v->tracker = Tracker{};
+  currentArena = previous_;
+}
+
+void VariableArena::record(const VarPtr &v) {
+  if (currentArena)
+    currentArena->variables_.push_back(v);
+}
+
 VarPtr Variable::constant_(PyConst c, Tracker t) {
   auto v = std::make_shared<Variable>();
+  VariableArena::record(v);
   v->kind = Kind::Constant;
   v->constant = std::move(c);
   v->tracker = std::move(t);
@@ -217,6 +236,7 @@ VarPtr Variable::constant_(PyConst c, Tracker t) {
 
 VarPtr Variable::make(Kind kind, Tracker t) {
   auto v = std::make_shared<Variable>();
+  VariableArena::record(v);
   v->kind = kind;
   v->tracker = std::move(t);
   return v;

@@ -130,6 +130,23 @@ struct Variable {
 /// A computed variable's tracker.
 Tracker computedFrom(std::vector<VarPtr> inputs);
 
+/// Trackers point from an item back to its container, so Variables form reference cycles.
+/// While an arena is active (one per translation) every new Variable is recorded, and the
+/// arena's destructor clears all trackers, which breaks the cycles once guards are built.
+class VariableArena {
+public:
+  VariableArena();
+  ~VariableArena();
+  VariableArena(const VariableArena &) = delete;
+  VariableArena &operator=(const VariableArena &) = delete;
+
+  static void record(const VarPtr &v);
+
+private:
+  std::vector<std::weak_ptr<Variable>> variables_;
+  VariableArena *previous_;
+};
+
 } // namespace sotc::frontend
 
 #endif // SOTC_FRONTEND_VARIABLES_H
