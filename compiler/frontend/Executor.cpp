@@ -356,24 +356,7 @@ void walkState(const ExecState &state, const std::function<void(const VarPtr &)>
 std::vector<VarPtr> Executor::liveTensors(const ExecState &state) {
   std::vector<VarPtr> out;
   std::set<const Variable *> seen;
-  std::function<void(const VarPtr &)> visit = [&](const VarPtr &v) {
-    if (!v || !seen.insert(v.get()).second)
-      return;
-    if (v->isTensor()) {
-      out.push_back(v);
-      return;
-    }
-    for (const VarPtr &i : v->items)
-      visit(i);
-    for (const VarPtr &k : v->keys)
-      visit(k);
-    visit(v->self);
-    for (const VarPtr &c : v->closure)
-      visit(c);
-    for (const VarPtr &d : v->defaults)
-      visit(d);
-  };
-  walkState(state, visit);
+  walkState(state, [&](const VarPtr &v) { collectTensors(v, out, seen); });
   return out;
 }
 

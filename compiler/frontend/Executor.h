@@ -75,7 +75,8 @@ public:
   /// line that consumed them first.
   const std::vector<std::pair<VarPtr, SourceLoc>> &consumed() const { return consumed_; }
   void consume(const VarPtr &v, const SourceLoc &loc);
-  std::vector<std::string> &breaks() { return breaks_; }
+  /// "paddle" or "torch": the framework whose tensor methods and dtype names apply.
+  const std::string &framework() const { return framework_; }
 
   // Used by the opcode handlers and call dispatch.
   const trace::CodeObject &code(const Frame &f) const { return trace_.code_objects(f.codeIndex); }
@@ -123,7 +124,6 @@ private:
   std::map<int, VarPtr> functions_;
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::set<const Variable *> consumedSet_;
-  std::vector<std::string> breaks_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
 };
 

@@ -41,28 +41,6 @@ std::string argsRepr(const Statement &st) {
   return s + "}";
 }
 
-/// Tensors reachable from a value, in order.
-void tensorsOf(const VarPtr &v, std::vector<VarPtr> &out, std::set<const Variable *> &seen) {
-  if (!v || !seen.insert(v.get()).second)
-    return;
-  if (v->isTensor()) {
-    out.push_back(v);
-    return;
-  }
-  for (const VarPtr &i : v->items)
-    tensorsOf(i, out, seen);
-  for (const VarPtr &k : v->keys)
-    tensorsOf(k, out, seen);
-}
-
-std::string framework(const trace::Trace &trace) {
-  for (const trace::Namespace &ns : trace.namespaces())
-    for (const trace::NamedValue &g : ns.globals())
-      if ((g.value().has_module() ? g.value().module() : g.value().external()).rfind("torch", 0) == 0)
-        return "torch";
-  return "paddle";
-}
-
 } // namespace
 
 std::string StatementIR::str() const {
@@ -212,7 +190,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       Segment &seg = t.segments[p.segment];
       seg.end = Segment::End::Return;
       std::set<const Variable *> seen;
-      tensorsOf(p.state.returnValue, seg.sir.outputs, seen);
+      collectTensors(p.state.returnValue, seg.sir.outputs, seen);
       seg.returnValue = p.state.returnValue->repr();
       // A Python value computed from the inputs is part of the result: guard what it read.
       std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
@@ -235,7 +213,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       seg.callbackArgs = b.callbackArgs;
       std::set<const Variable *> seen;
       for (const VarPtr &a : b.callbackArgs)
-        tensorsOf(a, seg.sir.outputs, seen);
+        collectTensors(a, seg.sir.outputs, seen);
       for (const VarPtr &v : Executor::liveTensors(p.state))
         if (seen.insert(v.get()).second)
           seg.sir.outputs.push_back(v);
@@ -274,7 +252,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
   }
 
   // Guards: walk from what decided something back to what the frame can provide.
-  std::string prefix = framework(trace);
+  const std::string &prefix = ex.framework();
   std::set<const Variable *> visited;
   std::set<std::string> expressions;
   std::function<void(const VarPtr &, const SourceLoc &)> guard = [&](const VarPtr &v,

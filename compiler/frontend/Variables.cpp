@@ -200,6 +200,24 @@ std::string Tracker::expression() const {
   }
 }
 
+void collectTensors(const VarPtr &v, std::vector<VarPtr> &out, std::set<const Variable *> &seen) {
+  if (!v || !seen.insert(v.get()).second)
+    return;
+  if (v->isTensor()) {
+    out.push_back(v);
+    return;
+  }
+  for (const VarPtr &i : v->items)
+    collectTensors(i, out, seen);
+  for (const VarPtr &k : v->keys)
+    collectTensors(k, out, seen);
+  collectTensors(v->self, out, seen);
+  for (const VarPtr &c : v->closure)
+    collectTensors(c, out, seen);
+  for (const VarPtr &d : v->defaults)
+    collectTensors(d, out, seen);
+}
+
 Tracker computedFrom(std::vector<VarPtr> inputs) {
   Tracker t;
   t.kind = Tracker::Kind::Computed;

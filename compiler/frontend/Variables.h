@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,10 @@ struct Variable {
   /// repr() of Python values; tensors print as their var name.
   std::string repr() const;
 };
+
+/// Appends the tensors reachable from `v` (through items, keys, cells, bound selves,
+/// closures and defaults) to `out` in first-seen order; `seen` spans several calls.
+void collectTensors(const VarPtr &v, std::vector<VarPtr> &out, std::set<const Variable *> &seen);
 
 /// A computed variable's tracker.
 Tracker computedFrom(std::vector<VarPtr> inputs);
