@@ -62,6 +62,8 @@ Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
 
 SourceLoc Executor::locOf(const Frame &f) const {
   const trace::CodeObject &c = code(f);
+  if (c.instructions_size() == 0)
+    return {c.filename(), static_cast<int>(c.firstlineno())};
   size_t pc = std::min<size_t>(f.pc, c.instructions_size() - 1);
   // The current instruction's line, or the nearest earlier one that has a line.
   for (size_t i = pc + 1; i-- > 0;)
