@@ -1,6 +1,7 @@
 #include "compiler/frontend/SirEmitter.h"
 
 #include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sir/IR/SirTypes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -11,30 +12,8 @@
 namespace sotc::frontend {
 namespace {
 
-mlir::Type elementType(mlir::MLIRContext &ctx, ops::DType d) {
-  mlir::Builder b(&ctx);
-  switch (d) {
-  case ops::DType::Bool: return b.getI1Type();
-  case ops::DType::Int8: return b.getIntegerType(8);
-  case ops::DType::UInt8: return b.getIntegerType(8, /*isSigned=*/false);
-  case ops::DType::Int16: return b.getIntegerType(16);
-  case ops::DType::Int32: return b.getI32Type();
-  case ops::DType::Int64: return b.getI64Type();
-  case ops::DType::Float16: return b.getF16Type();
-  case ops::DType::BFloat16: return b.getBF16Type();
-  case ops::DType::Float32: return b.getF32Type();
-  case ops::DType::Float64: return b.getF64Type();
-  case ops::DType::Complex64: return mlir::ComplexType::get(b.getF32Type());
-  case ops::DType::Complex128: return mlir::ComplexType::get(b.getF64Type());
-  }
-  return b.getF32Type();
-}
-
 mlir::RankedTensorType tensorType(mlir::MLIRContext &ctx, const ops::TensorMeta &meta) {
-  llvm::SmallVector<int64_t> shape;
-  for (int64_t d : meta.shape)
-    shape.push_back(d == ops::kDynamic ? mlir::ShapedType::kDynamic : d);
-  return mlir::RankedTensorType::get(shape, elementType(ctx, meta.dtype));
+  return sir::tensorType(&ctx, meta);
 }
 
 class Emitter {
@@ -111,7 +90,8 @@ public:
         results.push_back(tensorType(ctx_, o->meta));
       mlir::Location loc = mlir::FileLineColLoc::get(&ctx_, st.loc.file, st.loc.line, 0);
       auto call = sir::CallOp::create(ob, loc, results, ob.getStringAttr(st.kind),
-                                      ob.getStringAttr(st.callee), ob.getArrayAttr(args),
+                                      ob.getStringAttr(st.callee), ob.getStringAttr(st.opName),
+                                      ob.getArrayAttr(args),
                                       ob.getArrayAttr(kwargs), operands);
       for (size_t i = 0; i < st.outputs.size(); ++i)
         values_[st.outputs[i].get()] = call.getResult(i);

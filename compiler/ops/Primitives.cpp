@@ -24,6 +24,13 @@ constexpr PrimInfo kPrims[] = {
 const char *primName(Prim prim) { return kPrims[static_cast<int>(prim)].name; }
 PrimKind primKind(Prim prim) { return kPrims[static_cast<int>(prim)].kind; }
 
+std::optional<Prim> primByName(const std::string &name) {
+  for (const PrimInfo &p : kPrims)
+    if (name == p.name)
+      return p.prim;
+  return std::nullopt;
+}
+
 const std::vector<Prim> &allPrims() {
   static const std::vector<Prim> all = [] {
     std::vector<Prim> v;

@@ -10,6 +10,7 @@
 
 #include "compiler/ops/Types.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,8 @@ enum class Prim {
 enum class PrimKind { Source, Unary, Binary, Compare, Select, Layout, Reduce, Matmul };
 
 const char *primName(Prim prim);
+/// The primitive called `name` ("reduce_sum"), or nullopt.
+std::optional<Prim> primByName(const std::string &name);
 PrimKind primKind(Prim prim);
 /// Every primitive, in declaration order.
 const std::vector<Prim> &allPrims();

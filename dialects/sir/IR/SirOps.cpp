@@ -1,5 +1,7 @@
 #include "dialects/sir/IR/SirDialect.h"
 
+#include "compiler/ops/Primitives.h"
+
 #include "mlir/Interfaces/FunctionImplementation.h"
 
 using namespace mlir;
@@ -83,5 +85,88 @@ LogicalResult CallOp::verify() {
   if ((kind == "method" || kind == "operator") &&
       (getArgs().empty() || !isa<OperandRefAttr>(getArgs()[0])))
     return emitOpError("a ") << kind << " call's first argument must be a tensor";
+  return success();
+}
+
+//===-- PrimOp ----------------------------------------------------------------------------===//
+
+LogicalResult PrimOp::verify() {
+  std::optional<sotc::ops::Prim> prim = sotc::ops::primByName(getPrim().str());
+  if (!prim)
+    return emitOpError("unknown primitive \"") << getPrim() << "\"";
+  using sotc::ops::PrimKind;
+  PrimKind kind = sotc::ops::primKind(*prim);
+  auto operands = getOperands();
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  auto expectOperands = [&](size_t n) -> LogicalResult {
+    if (operands.size() != n)
+      return emitOpError("\"") << getPrim() << "\" takes " << n << " operands, not " << operands.size();
+    return success();
+  };
+  auto sameShape = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape() == resultType.getShape();
+  };
+  switch (kind) {
+  case PrimKind::Source:
+    if (failed(expectOperands(0)))
+      return failure();
+    if (!getValue() || !getShape() || getShape() != resultType.getShape())
+      return emitOpError("fill_constant needs a value and a shape equal to its result's");
+    return success();
+  case PrimKind::Unary:
+    if (failed(expectOperands(1)))
+      return failure();
+    if (!sameShape(operands[0]))
+      return emitOpError("result shape differs from the operand's");
+    if (*prim != sotc::ops::Prim::Cast && operands[0].getType() != resultType)
+      return emitOpError("result type differs from the operand's");
+    return success();
+  case PrimKind::Binary:
+  case PrimKind::Compare:
+    if (failed(expectOperands(2)))
+      return failure();
+    if (operands[0].getType() != operands[1].getType())
+      return emitOpError("operands must have one type (decompositions broadcast and cast explicitly)");
+    if (!sameShape(operands[0]))
+      return emitOpError("result shape differs from the operands'");
+    if (kind == PrimKind::Compare && !resultType.getElementType().isInteger(1))
+      return emitOpError("a comparison returns i1 tensors");
+    return success();
+  case PrimKind::Select:
+    if (failed(expectOperands(3)))
+      return failure();
+    if (operands[1].getType() != operands[2].getType() || operands[1].getType() != resultType ||
+        !sameShape(operands[0]) ||
+        !cast<RankedTensorType>(operands[0].getType()).getElementType().isInteger(1))
+      return emitOpError("select takes an i1 condition and two values of the result's type");
+    return success();
+  case PrimKind::Reduce:
+    if (failed(expectOperands(1)))
+      return failure();
+    if (!getAxes() || !getKeepdim())
+      return emitOpError("a reduction needs axes and keepdim");
+    return success();
+  case PrimKind::Matmul:
+    return expectOperands(2);
+  case PrimKind::Layout:
+    if (*prim == sotc::ops::Prim::Concat) {
+      if (operands.empty() || !getAxis())
+        return emitOpError("concat needs operands and an axis");
+      return success();
+    }
+    if (failed(expectOperands(1)))
+      return failure();
+    if ((*prim == sotc::ops::Prim::BroadcastTo || *prim == sotc::ops::Prim::Reshape) &&
+        (!getShape() || getShape() != resultType.getShape()))
+      return emitOpError("needs a shape equal to its result's");
+    if (*prim == sotc::ops::Prim::Transpose && !getPerm())
+      return emitOpError("transpose needs perm");
+    if (*prim == sotc::ops::Prim::Slice &&
+        (!getAxes() || !getStarts() || !getEnds() || !getSteps() ||
+         getAxes()->size() != getStarts()->size() || getStarts()->size() != getEnds()->size() ||
+         getEnds()->size() != getSteps()->size()))
+      return emitOpError("slice needs axes, starts, ends and steps of one length");
+    return success();
+  }
   return success();
 }

@@ -6,6 +6,7 @@ include "dialects/sir/IR/SirAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Sir_SubgraphOp : Sir_Op<"subgraph", [FunctionOpInterface, IsolatedFromAbove]> {
   let summary = "One compiled subgraph (SIR_N): tensors in, tensors out";
@@ -32,14 +33,46 @@ def Sir_CallOp : Sir_Op<"call"> {
          : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("prog.py":7:0)
     ```
     `kind` is "api" (a library function), "method" (a tensor method; the tensor is the first
-    argument) or "operator" (a Python operator such as `__add__`). Each tensor operand is
-    referenced exactly once by a `#sir.arg<N>` inside `args` or `kwargs`.
+    argument) or "operator" (a Python operator such as `__add__`). `op` names the
+    operator-library entry the call resolved to (`Tensor.sum`, `paddle.add`); `sotc ops OP`
+    shows it. Each tensor operand is referenced exactly once by a `#sir.arg<N>` inside
+    `args` or `kwargs`.
   }];
-  let arguments = (ins StrAttr:$kind, StrAttr:$callee, ArrayAttr:$args, ArrayAttr:$kwargs,
-                       Variadic<AnyRankedTensor>:$tensors);
+  let arguments = (ins StrAttr:$kind, StrAttr:$callee, StrAttr:$op, ArrayAttr:$args,
+                       ArrayAttr:$kwargs, Variadic<AnyRankedTensor>:$tensors);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $kind $callee `(` $tensors `)` attr-dict `:` functional-type($tensors, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
+  let summary = "One primitive of the operator library (after sotc-sir-decompose)";
+  let description = [{
+    ```mlir
+    %2 = sir.prim "broadcast_to"(%1) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
+    %3 = sir.prim "max"(%0, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+    The primitive set is compiler/ops/Primitives.h (`sotc ops` lists it). Primitives are
+    strict: elementwise operands share one shape and element type, so every index mapping is
+    explicit. fill_constant and cast take their dtype from the result type.
+  }];
+  let arguments = (ins StrAttr:$prim, Variadic<AnyRankedTensor>:$operands,
+                       OptionalAttr<F64Attr>:$value,
+                       OptionalAttr<DenseI64ArrayAttr>:$shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       OptionalAttr<DenseI64ArrayAttr>:$starts,
+                       OptionalAttr<DenseI64ArrayAttr>:$ends,
+                       OptionalAttr<DenseI64ArrayAttr>:$steps,
+                       OptionalAttr<I64Attr>:$axis,
+                       OptionalAttr<BoolAttr>:$keepdim,
+                       OptionalAttr<BoolAttr>:$transpose_x,
+                       OptionalAttr<BoolAttr>:$transpose_y);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $prim `(` $operands `)` attr-dict `:` functional-type($operands, $result)
   }];
   let hasVerifier = 1;
 }

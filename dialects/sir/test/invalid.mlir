@@ -3,7 +3,7 @@
 
 sir.subgraph @bad_kind(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{kind must be "api", "method" or "operator", not "layer"}}
-  %0 = sir.call "layer" "f"(%x) {args = [#sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.call "layer" "f"(%x) {op = "f", args = [#sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -11,7 +11,7 @@ sir.subgraph @bad_kind(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @unreferenced(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{tensor operand 0 is referenced 0 times in args/kwargs (expected once)}}
-  %0 = sir.call "api" "paddle.exp"(%x) {args = [], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.call "api" "paddle.exp"(%x) {op = "paddle.exp", args = [], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -19,7 +19,7 @@ sir.subgraph @unreferenced(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @twice(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{tensor operand 0 is referenced 2 times}}
-  %0 = sir.call "api" "paddle.add"(%x) {args = [#sir.arg<0>, #sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.call "api" "paddle.add"(%x) {op = "paddle.add", args = [#sir.arg<0>, #sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -27,7 +27,7 @@ sir.subgraph @twice(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @past_end(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{argument #sir.arg<3> refers past the 1 tensor operands}}
-  %0 = sir.call "api" "paddle.exp"(%x) {args = [#sir.arg<3>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.call "api" "paddle.exp"(%x) {op = "paddle.exp", args = [#sir.arg<3>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -35,7 +35,7 @@ sir.subgraph @past_end(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @method_self(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{a method call's first argument must be a tensor}}
-  %0 = sir.call "method" "sum"(%x) {args = [1, #sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.call "method" "sum"(%x) {op = "sum", args = [1, #sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -43,7 +43,7 @@ sir.subgraph @method_self(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @bad_kwargs(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{kwargs must hold #sir.kw<name, value> entries}}
-  %0 = sir.call "api" "paddle.exp"(%x) {args = [#sir.arg<0>], kwargs = [1]} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.call "api" "paddle.exp"(%x) {op = "paddle.exp", args = [#sir.arg<0>], kwargs = [1]} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -65,6 +65,54 @@ func.func @outside(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
   // expected-error @+1 {{operand #0 must be variadic of ranked tensor of any type values}}
-  %0 = sir.call "api" "paddle.exp"(%x) {args = [#sir.arg<0>], kwargs = []} : (tensor<*xf32>) -> tensor<*xf32>
+  %0 = sir.call "api" "paddle.exp"(%x) {op = "paddle.exp", args = [#sir.arg<0>], kwargs = []} : (tensor<*xf32>) -> tensor<*xf32>
   sir.output %0 : tensor<*xf32>
+}
+
+// -----
+
+sir.subgraph @unknown_prim(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{unknown primitive "relu"}}
+  %0 = sir.prim "relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  sir.output %0 : tensor<2xf32>
+}
+
+// -----
+
+sir.subgraph @implicit_broadcast(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{operands must have one type (decompositions broadcast and cast explicitly)}}
+  %0 = sir.prim "add"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  sir.output %0 : tensor<2x3xf32>
+}
+
+// -----
+
+sir.subgraph @arity(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{"exp" takes 1 operands, not 2}}
+  %0 = sir.prim "exp"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  sir.output %0 : tensor<2xf32>
+}
+
+// -----
+
+sir.subgraph @compare_type(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{a comparison returns i1 tensors}}
+  %0 = sir.prim "less_than"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  sir.output %0 : tensor<2xf32>
+}
+
+// -----
+
+sir.subgraph @reduce_attrs(%x: tensor<2xf32>) -> tensor<f32> {
+  // expected-error @+1 {{a reduction needs axes and keepdim}}
+  %0 = sir.prim "reduce_max"(%x) : (tensor<2xf32>) -> tensor<f32>
+  sir.output %0 : tensor<f32>
+}
+
+// -----
+
+sir.subgraph @reshape_shape(%x: tensor<6xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{needs a shape equal to its result's}}
+  %0 = sir.prim "reshape"(%x) {shape = array<i64: 3, 2>} : (tensor<6xf32>) -> tensor<2x3xf32>
+  sir.output %0 : tensor<2x3xf32>
 }
