@@ -34,11 +34,15 @@ std::vector<TensorMeta> LoweredCall::outputs() const {
 Lowering::Lowering(PrimBuilder &builder, const BoundArgs &bound) : b(builder), args(bound) {
   for (const Param &p : bound.signature().params) {
     const Arg &a = bound.get(p.name);
-    if (a.isTensor())
+    if (a.isTensor()) {
       ids_[p.name] = {b.input(a.tensor)};
-    else if (p.type == ParamType::TensorList && a.isSequence())
-      for (const Arg &item : a.items)
+      inputArgs_.push_back(a);
+    } else if (p.type == ParamType::TensorList && a.isSequence()) {
+      for (const Arg &item : a.items) {
         ids_[p.name].push_back(b.input(item.tensor));
+        inputArgs_.push_back(item);
+      }
+    }
   }
 }
 
@@ -110,7 +114,7 @@ LoweredCall OpTable::lower(const std::string &name, const CallArgs &args) const 
   PrimBuilder builder(entry->shortName());
   Lowering lowering(builder, bound);
   entry->lower(lowering);
-  return {entry, bound.signatureIndex(), builder.take()};
+  return {entry, bound.signatureIndex(), builder.take(), lowering.inputArgs()};
 }
 
 } // namespace sotc::ops

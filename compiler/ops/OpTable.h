@@ -36,9 +36,12 @@ public:
   int in(const std::string &name) const;
   std::vector<int> inList(const std::string &name) const;
   void out(int value) { b.output(value); }
+  /// The argument behind each graph input, in input order.
+  const std::vector<Arg> &inputArgs() const { return inputArgs_; }
 
 private:
   std::map<std::string, std::vector<int>> ids_;
+  std::vector<Arg> inputArgs_;
 };
 
 using LowerFn = std::function<void(Lowering &)>;
@@ -59,7 +62,8 @@ struct OpEntry {
 struct LoweredCall {
   const OpEntry *entry;
   size_t signatureIndex;
-  PrimGraph graph; // inputs: the call's tensors in argument order; outputs: the results
+  PrimGraph graph; // inputs: the call's tensors in parameter order; outputs: the results
+  std::vector<Arg> inputArgs; // the argument each graph input came from (same order)
 
   std::vector<TensorMeta> outputs() const;
 };

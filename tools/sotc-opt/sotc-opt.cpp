@@ -5,6 +5,7 @@
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sir/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  sotc::sir::registerSirPasses();
   mlir::DialectRegistry registry;
   registry.insert<sotc::sir::SirDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();

@@ -18,6 +18,9 @@
 #include "compiler/support/OutputFile.h"
 
 #include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sir/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>
@@ -97,10 +100,17 @@ void runDump(const DumpOptions &opts) {
   if (modes != 1)
     throw CLI::ValidationError("sotc dump: choose exactly one of --bytecode, --sir, --mlir, "
                                "--guards, --prim, --map-expr");
-  if (opts.mlir) {
+  if (opts.mlir || opts.prim) {
     mlir::MLIRContext context;
     context.loadDialect<sotc::sir::SirDialect>();
     auto module = sotc::frontend::emitSir(translateFile(opts.trace, opts.frontend), context);
+    if (opts.prim) {
+      mlir::PassManager pm(&context);
+      pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
+      if (mlir::failed(pm.run(*module)))
+        throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
+                               opts.trace + ": decomposition into primitives failed");
+    }
     std::string text;
     llvm::raw_string_ostream os(text);
     // Locations inline (no #loc aliases), so every statement shows its Python line.
@@ -111,8 +121,8 @@ void runDump(const DumpOptions &opts) {
     sotc::writeOutputFile(opts.output, os.str());
     return;
   }
-  if (opts.prim || opts.mapExpr)
-    notImplemented("sotc dump --prim/--map-expr", "the fusion issue");
+  if (opts.mapExpr)
+    notImplemented("sotc dump --map-expr", "the fusion issue");
   if (opts.sir || opts.guards) {
     sotc::frontend::Translation t = translateFile(opts.trace, opts.frontend);
     std::string text = opts.sir ? t.sirText() : t.guardTable() + t.guardLambda() + "\n";
@@ -170,7 +180,7 @@ int main(int argc, char **argv) {
   dumpCmd->add_flag("--sir", dump.sir, "statement IR (PaddleSOT form)");
   dumpCmd->add_flag("--mlir", dump.mlir, "statement IR as sir dialect MLIR");
   dumpCmd->add_flag("--guards", dump.guards, "guards on the inputs");
-  dumpCmd->add_flag("--prim", dump.prim, "statements after decomposition into primitives");
+  dumpCmd->add_flag("--prim", dump.prim, "the sir IR after decomposition into primitives");
   dumpCmd->add_flag("--map-expr", dump.mapExpr, "fused kernels in CINN MapExpr form");
   dump.frontend.add(dumpCmd);
 
