@@ -3,6 +3,7 @@
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace sotc::ops {
@@ -111,9 +112,54 @@ int PrimBuilder::fill(double value, std::vector<int64_t> shape, DType dtype) {
   return add(Prim::FillConstant, {}, a, {std::move(shape), dtype});
 }
 
+const PrimOp *PrimBuilder::producer(int value) const {
+  int index = value - static_cast<int>(graph_.inputs.size());
+  return index >= 0 ? &graph_.ops[index] : nullptr;
+}
+
+PrimGraph PrimBuilder::take() {
+  // Keep the ops the outputs reach; renumber their operands.
+  size_t nin = graph_.inputs.size();
+  std::vector<bool> live(graph_.ops.size(), false);
+  std::vector<int> work(graph_.outputs.begin(), graph_.outputs.end());
+  while (!work.empty()) {
+    int v = work.back();
+    work.pop_back();
+    if (v < static_cast<int>(nin) || live[v - nin])
+      continue;
+    live[v - nin] = true;
+    for (int o : graph_.ops[v - nin].operands)
+      work.push_back(o);
+  }
+  std::vector<int> renumber(nin + graph_.ops.size());
+  for (size_t i = 0; i < nin; ++i)
+    renumber[i] = static_cast<int>(i);
+  PrimGraph out;
+  out.inputs = graph_.inputs;
+  for (size_t i = 0; i < graph_.ops.size(); ++i) {
+    if (!live[i])
+      continue;
+    PrimOp op = graph_.ops[i];
+    for (int &o : op.operands)
+      o = renumber[o];
+    renumber[nin + i] = static_cast<int>(nin + out.ops.size());
+    out.ops.push_back(std::move(op));
+  }
+  for (int v : graph_.outputs)
+    out.outputs.push_back(renumber[v]);
+  graph_ = PrimGraph();
+  return out;
+}
+
 int PrimBuilder::cast(int x, DType dtype) {
   if (meta(x).dtype == dtype)
     return x;
+  if (const PrimOp *p = producer(x); p && p->prim == Prim::FillConstant) {
+    // A constant is cast at compile time: fill with the converted value instead.
+    double v = p->attrs.value;
+    v = dtype == DType::Bool ? (v != 0) : isIntegral(dtype) ? std::trunc(v) : v;
+    return fill(v, meta(x).shape, dtype);
+  }
   PrimAttrs a;
   a.dtype = dtype;
   return add(Prim::Cast, {x}, a, {meta(x).shape, dtype});
@@ -130,6 +176,8 @@ int PrimBuilder::broadcastTo(int x, const std::vector<int64_t> &shape) {
     throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): cannot broadcast " +
                                                     formatShape(meta(x).shape) + " to " +
                                                     formatShape(shape));
+  if (const PrimOp *p = producer(x); p && p->prim == Prim::FillConstant)
+    return fill(p->attrs.value, shape, meta(x).dtype); // a broadcast constant is a bigger fill
   PrimAttrs a;
   a.shape = shape;
   return add(Prim::BroadcastTo, {x}, a, {shape, meta(x).dtype});

@@ -127,7 +127,8 @@ public:
   int input(const TensorMeta &meta);
   void output(int value) { graph_.outputs.push_back(value); }
   const TensorMeta &meta(int value) const { return graph_.meta(value); }
-  PrimGraph take() { return std::move(graph_); }
+  /// The finished graph, without ops no output depends on (constants folded away).
+  PrimGraph take();
 
   int fill(double value, std::vector<int64_t> shape, DType dtype);
   int cast(int x, DType dtype);
@@ -149,6 +150,8 @@ public:
 
 private:
   int add(Prim prim, std::vector<int> operands, PrimAttrs attrs, TensorMeta result);
+  /// The op that defines `value`, or nullptr for graph inputs.
+  const PrimOp *producer(int value) const;
   int convert(int x, const std::vector<int64_t> &shape, DType dtype);
 
   std::string op_;

@@ -480,3 +480,22 @@ TEST_CASE("every decomposition agrees with its API's reference", "[decomposition
   INFO("entries without a numeric case:" << missing);
   CHECK(missing.empty());
 }
+
+TEST_CASE("constants are broadcast and cast when made; dead ops are dropped", "[decompositions]") {
+  const OpTable &table = OpTable::get();
+  LoweredCall relu = table.lower("paddle.nn.functional.relu", {{Arg::ofTensor(kX)}, {}});
+  REQUIRE(relu.graph.ops.size() == 2);
+  CHECK(relu.graph.ops[0].prim == Prim::FillConstant);
+  CHECK(relu.graph.ops[0].result == kX); // zero already has the operand's shape
+  CHECK(relu.graph.ops[1].prim == Prim::Max);
+  // int32 tensor + 1.5: the constant is a float32 fill, the tensor is cast.
+  LoweredCall add = table.lower("__add__", {{Arg::ofTensor(kI), Arg::ofFloat(1.5)}, {}});
+  REQUIRE(add.graph.ops.size() == 3);
+  std::multiset<Prim> prims;
+  for (const PrimOp &op : add.graph.ops) {
+    prims.insert(op.prim);
+    CHECK(op.result == TensorMeta{kI.shape, DType::Float32});
+  }
+  CHECK(prims == std::multiset<Prim>{Prim::Cast, Prim::FillConstant, Prim::Add});
+  CHECK(add.graph.str().find("broadcast_to") == std::string::npos);
+}
