@@ -170,3 +170,32 @@ LogicalResult PrimOp::verify() {
   }
   return success();
 }
+
+//===-- GroupOp ---------------------------------------------------------------------------===//
+
+LogicalResult GroupOp::verify() {
+  StringRef kind = getKind();
+  if (kind != "injective" && kind != "reduction" && kind != "matmul")
+    return emitOpError("kind must be \"injective\", \"reduction\" or \"matmul\", not \"")
+           << kind << "\"";
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("block arguments do not match the group's inputs");
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || TypeRange(yield.getResults()) != getResultTypes())
+    return emitOpError("must end with a sir.yield of the group's result types");
+  bool reduction = false, matmul = false;
+  for (Operation &op : body.without_terminator()) {
+    auto prim = dyn_cast<PrimOp>(op);
+    if (!prim)
+      return op.emitOpError("a fusion group holds sir.prim ops only");
+    std::optional<sotc::ops::Prim> p = sotc::ops::primByName(prim.getPrim().str());
+    reduction |= p && sotc::ops::primKind(*p) == sotc::ops::PrimKind::Reduce;
+    matmul |= p && *p == sotc::ops::Prim::Matmul;
+  }
+  StringRef expected = matmul ? "matmul" : reduction ? "reduction" : "injective";
+  if (kind != expected)
+    return emitOpError("holds ") << (matmul ? "a matmul" : reduction ? "a reduction" : "no reduction")
+                                 << ", so its kind is \"" << expected << "\"";
+  return success();
+}

@@ -77,6 +77,35 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Sir_GroupOp : Sir_Op<"group", [IsolatedFromAbove]> {
+  let summary = "A fusion group: the primitives that will become one kernel (sotc-sir-fuse)";
+  let description = [{
+    ```mlir
+    %0 = sir.group "fill_constant_1_sin_0_max_2" "injective"(%x) : (tensor<64xf32>) -> tensor<64xf32> {
+    ^bb0(%a: tensor<64xf32>):
+      ...sir.prim ops...
+      sir.yield %r : tensor<64xf32>
+    }
+    ```
+    The name follows CINN: each primitive's name and its index in the subgraph, joined by
+    `_`, constants first. `kind` is "injective" (elementwise, broadcast and layout
+    primitives), "reduction" (at least one reduction) or "matmul" (a matmul on its own).
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$kind, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Sir_YieldOp : Sir_Op<"yield", [Terminator, ReturnLike, HasParent<"GroupOp">]> {
+  let summary = "A fusion group's results";
+  let arguments = (ins Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "($results^ `:` type($results))? attr-dict";
+}
+
 def Sir_OutputOp : Sir_Op<"output", [Terminator, ReturnLike, HasParent<"SubgraphOp">]> {
   let summary = "The subgraph's results";
   let arguments = (ins Variadic<AnyRankedTensor>:$results);

@@ -15,4 +15,19 @@ def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
   }];
 }
 
+def SirFuse : Pass<"sotc-sir-fuse", "::sotc::sir::SubgraphOp"> {
+  let summary = "Group primitives into fusion groups, one per future kernel";
+  let description = [{
+    Runs after sotc-sir-decompose. Walking the primitives in order, a producer's group and
+    its consumer's group merge when neither holds a matmul, every tensor of the merged group
+    can be indexed from its anchor (the largest tensor: equal element count, as reshapes and
+    transposes keep, or broadcast-compatible, as reductions with keepdim and broadcast
+    sources are), and the merge creates no cycle between groups. So elementwise, broadcast
+    and layout primitives fuse, producers fuse into reductions, and a reduction's consumers
+    that keep its row structure fuse after it (softmax, layer_norm, RMSNorm are one group);
+    a matmul is a group of its own. The result is deterministic; groups are named as CINN
+    names them (`fill_constant_1_sin_0_max_2`).
+  }];
+}
+
 #endif // SOTC_DIALECT_SIR_PASSES

@@ -1,0 +1,258 @@
+//===- Fuse.cpp - Primitives into fusion groups -------------------------------------------===//
+//
+// 1. Number the subgraph's primitives; each starts in a group of its own.
+// 2. For each primitive in order, try to merge the groups of its operands' producers into
+//    its group (legality: no matmul, one anchor iteration space, no cycle between groups).
+// 3. Order the groups topologically (ties by first primitive) and rebuild the subgraph as
+//    sir.group ops, each holding its primitives, constants first.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "dialects/sir/Transforms/Passes.h"
+
+#include "compiler/ops/Inference.h"
+#include "compiler/ops/Primitives.h"
+#include "compiler/support/Diagnostics.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace sotc::sir {
+
+#define GEN_PASS_DEF_SIRFUSE
+#include "dialects/sir/Transforms/Passes.h.inc"
+
+namespace {
+
+std::optional<ops::Prim> primOf(PrimOp op) { return ops::primByName(op.getPrim().str()); }
+
+int64_t numel(mlir::Type t) {
+  auto shaped = mlir::cast<mlir::RankedTensorType>(t);
+  return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
+}
+
+/// Whether tensor `t` can be indexed from the anchor's iteration space.
+bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
+  if (t.getShape() == anchor.getShape())
+    return true;
+  if (t.hasStaticShape() && anchor.hasStaticShape() && t.getNumElements() == anchor.getNumElements())
+    return true; // a reshape or transpose of the same elements
+  std::vector<int64_t> a(t.getShape().begin(), t.getShape().end());
+  std::vector<int64_t> b(anchor.getShape().begin(), anchor.getShape().end());
+  try {
+    return ops::broadcastShapes("fuse", a, b) == b; // reduced (keepdim) or broadcast source
+  } catch (const CodedError &) {
+    return false;
+  }
+}
+
+class Fuser {
+public:
+  explicit Fuser(SubgraphOp subgraph) : subgraph_(subgraph) {}
+
+  mlir::LogicalResult run() {
+    for (mlir::Operation &op : subgraph_.getBody().front().without_terminator()) {
+      auto prim = mlir::dyn_cast<PrimOp>(op);
+      if (!prim)
+        return op.emitOpError("sotc-sir-fuse expects primitives only: run sotc-sir-decompose first");
+      index_[prim] = prims_.size();
+      prims_.push_back(prim);
+    }
+    parent_.resize(prims_.size());
+    std::iota(parent_.begin(), parent_.end(), 0);
+    for (size_t i = 0; i < prims_.size(); ++i)
+      for (mlir::Value operand : prims_[i].getOperands())
+        if (auto def = operand.getDefiningOp<PrimOp>())
+          tryMerge(index_.at(def), i);
+    rebuild();
+    return mlir::success();
+  }
+
+private:
+  size_t find(size_t i) { return parent_[i] == i ? i : parent_[i] = find(parent_[i]); }
+
+  std::vector<size_t> members(size_t root) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < prims_.size(); ++i)
+      if (find(i) == root)
+        out.push_back(i);
+    return out;
+  }
+
+  /// Whether the groups of `a` and `b` may become one group.
+  bool legal(size_t a, size_t b) {
+    std::vector<size_t> ops = members(a), more = members(b);
+    ops.insert(ops.end(), more.begin(), more.end());
+    std::set<size_t> inUnion(ops.begin(), ops.end());
+    // One anchor: the largest tensor any member reads or writes.
+    mlir::RankedTensorType anchor;
+    std::vector<mlir::RankedTensorType> tensors;
+    for (size_t i : ops) {
+      if (primOf(prims_[i]) == ops::Prim::Matmul)
+        return false;
+      for (mlir::Value v : prims_[i]->getOperands())
+        tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));
+      // A reduction's result is indexed through the reduction itself; whoever reads it
+      // outside the row structure brings it in as an operand, which is checked.
+      std::optional<ops::Prim> p = primOf(prims_[i]);
+      if (!p || ops::primKind(*p) != ops::PrimKind::Reduce)
+        tensors.push_back(mlir::cast<mlir::RankedTensorType>(prims_[i].getType()));
+    }
+    for (mlir::RankedTensorType t : tensors)
+      if (!anchor || numel(t) > numel(anchor))
+        anchor = t;
+    for (mlir::RankedTensorType t : tensors)
+      if (!derivable(t, anchor))
+        return false;
+    // No cycle: nothing outside the union may sit on a path between two of its members.
+    std::vector<bool> reachesUnion(prims_.size(), false), fromUnion(prims_.size(), false);
+    for (size_t i = 0; i < prims_.size(); ++i) { // forward, in program order
+      for (mlir::Value operand : prims_[i].getOperands())
+        if (auto def = operand.getDefiningOp<PrimOp>()) {
+          size_t d = index_.at(def);
+          if (inUnion.count(d) || fromUnion[d])
+            fromUnion[i] = true;
+        }
+    }
+    for (size_t i = prims_.size(); i-- > 0;) { // backward: who feeds the union
+      bool feeds = false;
+      for (mlir::OpResult r : prims_[i]->getResults())
+        for (mlir::Operation *user : r.getUsers())
+          if (auto u = mlir::dyn_cast<PrimOp>(user)) {
+            size_t ui = index_.at(u);
+            feeds |= inUnion.count(ui) || reachesUnion[ui];
+          }
+      reachesUnion[i] = feeds;
+    }
+    for (size_t i = 0; i < prims_.size(); ++i)
+      if (!inUnion.count(i) && fromUnion[i] && reachesUnion[i])
+        return false;
+    return true;
+  }
+
+  void tryMerge(size_t producer, size_t consumer) {
+    size_t a = find(producer), b = find(consumer);
+    if (a != b && legal(a, b))
+      parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+  /// CINN's name: each primitive's name and index, constants first.
+  std::string name(const std::vector<size_t> &ops) {
+    std::vector<size_t> ordered;
+    for (size_t i : ops)
+      if (prims_[i].getNumOperands() == 0)
+        ordered.push_back(i);
+    for (size_t i : ops)
+      if (prims_[i].getNumOperands() != 0)
+        ordered.push_back(i);
+    std::string s;
+    for (size_t i : ordered)
+      s += (s.empty() ? "" : "_") + prims_[i].getPrim().str() + "_" + std::to_string(i);
+    return s;
+  }
+
+  void rebuild() {
+    // Groups by root, then a topological order, ties broken by the first primitive.
+    std::map<size_t, std::vector<size_t>> groups;
+    for (size_t i = 0; i < prims_.size(); ++i)
+      groups[find(i)].push_back(i);
+    std::map<size_t, std::set<size_t>> deps;
+    for (auto &[root, ops] : groups)
+      for (size_t i : ops)
+        for (mlir::Value operand : prims_[i].getOperands())
+          if (auto def = operand.getDefiningOp<PrimOp>())
+            if (find(index_.at(def)) != root)
+              deps[root].insert(find(index_.at(def)));
+    std::vector<size_t> order;
+    std::set<size_t> done;
+    while (order.size() < groups.size())
+      for (auto &[root, ops] : groups) {
+        if (done.count(root))
+          continue;
+        bool ready = std::all_of(deps[root].begin(), deps[root].end(),
+                                 [&](size_t d) { return done.count(d) > 0; });
+        if (ready) {
+          order.push_back(root);
+          done.insert(root);
+          break;
+        }
+      }
+
+    mlir::Block &block = subgraph_.getBody().front();
+    mlir::Operation *terminator = block.getTerminator();
+    mlir::OpBuilder b(terminator);
+    mlir::IRMapping outer; // old primitive results -> new group results
+    for (size_t root : order) {
+      const std::vector<size_t> &ops = groups[root];
+      std::set<mlir::Operation *> inGroup;
+      for (size_t i : ops)
+        inGroup.insert(prims_[i]);
+      llvm::SmallVector<mlir::Value> inputs, outputs;
+      for (size_t i : ops)
+        for (mlir::Value operand : prims_[i].getOperands())
+          if (!inGroup.count(operand.getDefiningOp()) &&
+              std::find(inputs.begin(), inputs.end(), operand) == inputs.end())
+            inputs.push_back(operand);
+      for (size_t i : ops)
+        for (mlir::Operation *user : prims_[i]->getUsers())
+          if (!inGroup.count(user)) {
+            outputs.push_back(prims_[i].getResult());
+            break;
+          }
+      llvm::SmallVector<mlir::Value> mappedInputs;
+      llvm::SmallVector<mlir::Type> resultTypes;
+      for (mlir::Value v : inputs)
+        mappedInputs.push_back(outer.lookupOrDefault(v));
+      for (mlir::Value v : outputs)
+        resultTypes.push_back(v.getType());
+      bool reduction = false, matmul = false;
+      for (size_t i : ops) {
+        matmul |= primOf(prims_[i]) == ops::Prim::Matmul;
+        reduction |= primOf(prims_[i]) && ops::primKind(*primOf(prims_[i])) == ops::PrimKind::Reduce;
+      }
+      auto group = GroupOp::create(b, prims_[ops.front()].getLoc(), resultTypes,
+                                   b.getStringAttr(name(ops)),
+                                   b.getStringAttr(matmul ? "matmul" : reduction ? "reduction" : "injective"),
+                                   mappedInputs);
+      mlir::Block *body = b.createBlock(&group.getBody());
+      mlir::IRMapping inner;
+      for (mlir::Value v : inputs)
+        inner.map(v, body->addArgument(v.getType(), v.getLoc()));
+      mlir::OpBuilder ib = mlir::OpBuilder::atBlockEnd(body);
+      for (bool constants : {true, false})
+        for (size_t i : ops)
+          if ((prims_[i].getNumOperands() == 0) == constants)
+            ib.clone(*prims_[i], inner);
+      llvm::SmallVector<mlir::Value> yielded;
+      for (mlir::Value v : outputs)
+        yielded.push_back(inner.lookup(v));
+      YieldOp::create(ib, group.getLoc(), yielded);
+      for (auto [old, now] : llvm::zip(outputs, group.getResults()))
+        outer.map(old, now);
+      b.setInsertionPoint(terminator);
+    }
+    for (mlir::OpOperand &operand : terminator->getOpOperands())
+      operand.set(outer.lookupOrDefault(operand.get()));
+    for (size_t i = prims_.size(); i-- > 0;)
+      prims_[i]->erase();
+  }
+
+  SubgraphOp subgraph_;
+  std::vector<PrimOp> prims_;
+  std::map<mlir::Operation *, size_t> index_;
+  std::vector<size_t> parent_;
+};
+
+struct SirFusePass : impl::SirFuseBase<SirFusePass> {
+  void runOnOperation() override {
+    if (mlir::failed(Fuser(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace sotc::sir
