@@ -1,0 +1,111 @@
+#include "dialects/sched/Mesh.h"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+using namespace sotc::sched;
+
+namespace {
+std::string errorOf(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const MeshError &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string loops(const Schedule &s) {
+  std::string out;
+  for (const LoopDescriptor &d : s.loops)
+    out += (out.empty() ? "" : ", ") + d.str();
+  return out;
+}
+
+ScheduleMesh mesh(std::vector<ScheduleDim> dims) { return ScheduleMesh(std::move(dims)); }
+} // namespace
+
+TEST_CASE("meshes reshape, transpose and pad", "[sched]") {
+  ScheduleMesh m = mesh({ScheduleDim::injective(4), ScheduleDim::reducedDim(6)});
+  CHECK(m.str() == "[I(4), R(6)]");
+  ScheduleMesh t = m.transpose({1, 0});
+  CHECK(t.outputShape() == std::vector<int64_t>{6, 4});
+  CHECK(t.outputReduced(0));
+  CHECK_FALSE(t.outputReduced(1));
+  ScheduleMesh r = m.reshape({4, 2, -1});
+  CHECK(r.outputShape() == std::vector<int64_t>{4, 2, 3});
+  CHECK_FALSE(r.outputReduced(0));
+  CHECK(r.outputReduced(1));
+  CHECK(r.outputReduced(2));
+  ScheduleMesh flat = m.reshape({24});
+  CHECK(flat.outputReduced(0)); // mixes reduced elements in
+  ScheduleMesh p = flat.roundUpPadding({std::optional<int64_t>(32)});
+  CHECK(p.outputShape() == std::vector<int64_t>{32});
+  CHECK(p.str() == "[I(4), R(6)].reshape([24]).padding([32])");
+  CHECK(p.roundUpPadding({std::optional<int64_t>(32)}).str() == p.str()); // nothing to pad
+  CHECK(m.padding({4, 8}).outputNumElements() == 32);
+  CHECK(m.inputNumElements() == 24);
+}
+
+TEST_CASE("mesh algebra errors say which rule broke", "[sched]") {
+  ScheduleMesh m = mesh({ScheduleDim::injective(4), ScheduleDim::reducedDim(6)});
+  CHECK(errorOf([&] { m.reshape({5, 5}); }) == "reshape [5, 5] has 25 elements, the mesh [4, 6] has 24");
+  CHECK(errorOf([&] { m.reshape({-1, -1}); }) == "reshape [-1, -1]: only one dimension can be -1");
+  CHECK(errorOf([&] { m.reshape({-1, 5}); }) == "reshape [-1, 5]: 24 elements do not divide into it");
+  CHECK(errorOf([&] { m.reshape({0, 24}); }) == "reshape [0, 24]: sizes must be positive or -1");
+  CHECK(errorOf([&] { m.transpose({0, 0}); }) == "transpose [0, 0] is not a permutation");
+  CHECK(errorOf([&] { m.transpose({0}); }) == "transpose [0] does not fit a rank-2 mesh");
+  CHECK(errorOf([&] { m.padding({4, 5}); }) == "padding [4, 5] would shrink dim 1 from 6 to 5");
+  CHECK(errorOf([&] { m.padding({4}); }) == "padding [4] does not fit a rank-2 mesh");
+  CHECK(errorOf([&] { m.roundUpPadding({std::nullopt, 0}); }) == "round-up alignment must be positive");
+  CHECK(errorOf([] { mesh({ScheduleDim::injective(-1)}); }) ==
+        "schedule dim 0 has size -1; meshes need static positive sizes");
+  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S0x}); }) == "1 loop types for a mesh with 2 output dims");
+  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S1x, LoopType::S1x}); }) ==
+        "loop type threadIdx.x=0..6 is bound twice");
+  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S1x, LoopType::S0x}); }) ==
+        "a reduced dim cannot be bound to blocks (blockIdx.x=0..6)");
+}
+
+TEST_CASE("loop descriptors print as CINN prints them", "[sched]") {
+  ScheduleMesh m = mesh({ScheduleDim::injective(2), ScheduleDim::injective(64), ScheduleDim::reducedDim(3)});
+  std::vector<LoopDescriptor> d = loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Temporal});
+  CHECK(d[0].str() == "blockIdx.x=0..2");
+  CHECK(d[1].str() == "threadIdx.x=0..64");
+  CHECK(d[2].str() == "t0=0..3");
+}
+
+TEST_CASE("the injective GPU policy sizes blocks by the problem", "[sched][policy]") {
+  // 64 elements: one block of 64 threads.
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(64)})) == "blockIdx.x=0..1, threadIdx.x=0..64");
+  // 100 elements: padded to a warp multiple.
+  Schedule odd = gpuInjectiveSchedule({ScheduleDim::injective(10), ScheduleDim::injective(10)});
+  CHECK(loops(odd) == "blockIdx.x=0..1, threadIdx.x=0..128");
+  CHECK(odd.mesh.str() == "[I(10), I(10)].reshape([100]).padding([128]).reshape([-1, 128])");
+  // 64 x 128: 256 threads per block, vectorized by 4.
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
+        "blockIdx.x=0..8, threadIdx.x=0..256, v0=0..4");
+  // Padded to 3072, which splits into 256-thread blocks of 4-wide vectors.
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(3000)})) == "blockIdx.x=0..3, threadIdx.x=0..256, v0=0..4");
+  // 1100 pads to 1280: five blocks, no vectors (1280 is not a multiple of 256 x 4).
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(1100)})) == "blockIdx.x=0..5, threadIdx.x=0..256");
+  CHECK_THROWS_AS(gpuInjectiveSchedule({ScheduleDim::reducedDim(4)}), MeshError);
+}
+
+TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threads", "[sched][policy]") {
+  // softmax over [32, 128], reducing the last axis.
+  Schedule s = gpuReductionSchedule({ScheduleDim::injective(32), ScheduleDim::reducedDim(128)});
+  CHECK(loops(s) == "blockIdx.x=0..32, threadIdx.x=0..128, t0=0..1");
+  CHECK(s.mesh.str() == "[I(32), R(128)].transpose([0, 1]).reshape([32, 128]).reshape([32, -1, 128]).transpose([0, 2, 1])");
+  // A reduced axis first ([R(1000), I(4)]): moved innermost, padded to the thread count.
+  Schedule t = gpuReductionSchedule({ScheduleDim::reducedDim(1000), ScheduleDim::injective(4)});
+  CHECK(loops(t) == "blockIdx.x=0..4, threadIdx.x=0..256, t0=0..4");
+  CHECK(t.mesh.outputReduced(1));
+  CHECK_FALSE(t.mesh.outputReduced(0));
+}
+
+TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", "[sched][policy]") {
+  CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
+        "blockIdx.x=0..1024, v0=0..8");
+}
