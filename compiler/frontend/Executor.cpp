@@ -264,7 +264,9 @@ ExecState Executor::start() {
     Tracker t;
     t.kind = Tracker::Kind::Local;
     t.name = input.name();
-    kwargs.push_back({input.name(), fromTrace(input.value(), t)});
+    VarPtr value = fromTrace(input.value(), t);
+    value->parameter = input.name();
+    kwargs.push_back({input.name(), value});
   }
   // *args and **kwargs parameters arrive as a tuple and a dict: splat them back.
   int nargs = static_cast<int>(code.argcount() + code.kwonlyargcount());

@@ -70,9 +70,12 @@ public:
                                       /*res_attrs=*/nullptr);
     // stop_gradient travels as an argument attribute.
     llvm::SmallVector<mlir::Attribute> argAttrs;
-    for (const VarPtr &v : ir.inputs)
+    // Names for readable kernels: an argument of the entry function keeps its Python name.
+    for (const VarPtr &v : ir.inputs) {
       argAttrs.push_back(ob.getDictionaryAttr(
-          {ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))}));
+          {ob.getNamedAttr("sir.name", ob.getStringAttr(v->parameter.empty() ? v->tensorName : v->parameter)),
+           ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))}));
+    }
     op.setArgAttrsAttr(ob.getArrayAttr(argAttrs));
     mlir::Block *block = ob.createBlock(&op.getBody());
     values_.clear();
@@ -93,8 +96,12 @@ public:
                                       ob.getStringAttr(st.callee), ob.getStringAttr(st.opName),
                                       ob.getArrayAttr(args),
                                       ob.getArrayAttr(kwargs), operands);
-      for (size_t i = 0; i < st.outputs.size(); ++i)
+      llvm::SmallVector<mlir::Attribute> names;
+      for (size_t i = 0; i < st.outputs.size(); ++i) {
         values_[st.outputs[i].get()] = call.getResult(i);
+        names.push_back(ob.getStringAttr(st.outputs[i]->tensorName));
+      }
+      call->setAttr("names", ob.getArrayAttr(names));
     }
     llvm::SmallVector<mlir::Value> results;
     for (const VarPtr &v : ir.outputs)

@@ -102,6 +102,7 @@ struct Variable {
   ops::TensorMeta meta;              // Tensor
   bool stopGradient = true;          // Tensor
   std::string tensorName;            // Tensor: var_N
+  std::string parameter;             // the entry function's parameter it was passed as
   std::vector<VarPtr> items;         // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;          // Dict (values in `items`)
   int64_t start = 0, stop = 0, step = 1; // Range

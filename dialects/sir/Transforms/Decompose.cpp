@@ -157,6 +157,12 @@ mlir::LogicalResult decompose(CallOp call) {
       operands.push_back(values[v]);
     values.push_back(emitPrim(b, call.getLoc(), op, operands));
   }
+  // The frontend's names for the call's results go to the primitives that compute them.
+  auto names = call->getAttrOfType<mlir::ArrayAttr>("names");
+  for (auto [k, out] : llvm::enumerate(lowered.graph.outputs))
+    if (names && k < names.size() && out >= static_cast<int>(lowered.graph.inputs.size()))
+      if (auto prim = values[out].getDefiningOp<PrimOp>(); prim && !prim->hasAttr("name"))
+        prim->setAttr("name", names[k]);
   for (auto [result, out] : llvm::zip(call.getResults(), lowered.graph.outputs)) {
     if (result.getType() != values[out].getType())
       return call.emitOpError("the decomposition's result type ")

@@ -62,6 +62,7 @@ public:
       index_[prim] = prims_.size();
       prims_.push_back(prim);
     }
+    nameUnnamed();
     parent_.resize(prims_.size());
     std::iota(parent_.begin(), parent_.end(), 0);
     for (size_t i = 0; i < prims_.size(); ++i)
@@ -138,6 +139,29 @@ private:
     size_t a = find(producer), b = find(consumer);
     if (a != b && legal(a, b))
       parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+  /// Every primitive result gets a name for the kernel text: the frontend's (var_N) where the
+  /// decomposition kept it, else zero / one for constants, else <primitive>_<index>.
+  void nameUnnamed() {
+    std::set<std::string> used;
+    for (PrimOp p : prims_)
+      if (auto n = p->getAttrOfType<mlir::StringAttr>("name"))
+        used.insert(n.str());
+    mlir::Builder b(subgraph_.getContext());
+    for (size_t i = 0; i < prims_.size(); ++i) {
+      if (prims_[i]->hasAttr("name"))
+        continue;
+      std::string name = prims_[i].getPrim().str() + "_" + std::to_string(i);
+      if (prims_[i].getValue() && primOf(prims_[i]) == ops::Prim::FillConstant) {
+        double v = prims_[i].getValue()->convertToDouble();
+        std::string c = v == 0 ? "zero" : v == 1 ? "one" : "";
+        if (!c.empty() && !used.count(c))
+          name = c;
+      }
+      used.insert(name);
+      prims_[i]->setAttr("name", b.getStringAttr(name));
+    }
   }
 
   /// CINN's name: each primitive's name and index, constants first.
