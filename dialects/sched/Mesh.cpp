@@ -50,6 +50,39 @@ int64_t ScheduleMesh::outputNumElements() const { return product(shape_); }
 
 std::string ScheduleMesh::str() const { return text_; }
 
+std::optional<std::vector<int64_t>> ScheduleMesh::inputIndex(std::vector<int64_t> index) const {
+  for (size_t s = steps_.size(); s-- > 0;) {
+    const Step &step = steps_[s];
+    std::vector<int64_t> before(step.before.size());
+    switch (step.kind) {
+    case Step::Kind::Padding:
+      for (size_t i = 0; i < index.size(); ++i)
+        if (index[i] >= step.before[i])
+          return std::nullopt;
+      before = index;
+      break;
+    case Step::Kind::Transpose:
+      for (size_t i = 0; i < index.size(); ++i)
+        before[step.perm[i]] = index[i];
+      break;
+    case Step::Kind::Reshape: {
+      // The row-major flat position, read back over the earlier shape.
+      const std::vector<int64_t> &after = s + 1 < steps_.size() ? steps_[s + 1].before : shape_;
+      int64_t flat = 0;
+      for (size_t i = 0; i < index.size(); ++i)
+        flat = flat * after[i] + index[i];
+      for (size_t i = before.size(); i-- > 0;) {
+        before[i] = flat % step.before[i];
+        flat /= step.before[i];
+      }
+      break;
+    }
+    }
+    index = std::move(before);
+  }
+  return index;
+}
+
 ScheduleMesh ScheduleMesh::reshape(const std::vector<int64_t> &shape) const {
   std::vector<int64_t> out = shape;
   int inferred = -1;
@@ -97,6 +130,7 @@ ScheduleMesh ScheduleMesh::reshape(const std::vector<int64_t> &shape) const {
     for (size_t g : group)
       m.reduced_[g] = reduced;
   }
+  m.steps_.push_back({Step::Kind::Reshape, shape_, {}});
   m.text_ = text_ + ".reshape(" + ints(shape) + ")";
   return m;
 }
@@ -114,6 +148,7 @@ ScheduleMesh ScheduleMesh::transpose(const std::vector<int64_t> &perm) const {
     m.shape_[i] = shape_[perm[i]];
     m.reduced_[i] = reduced_[perm[i]];
   }
+  m.steps_.push_back({Step::Kind::Transpose, shape_, perm});
   m.text_ = text_ + ".transpose(" + ints(perm) + ")";
   return m;
 }
@@ -129,6 +164,7 @@ ScheduleMesh ScheduleMesh::padding(const std::vector<int64_t> &paddingTo) const 
                       std::to_string(paddingTo[i]));
   ScheduleMesh m = *this;
   m.shape_ = paddingTo;
+  m.steps_.push_back({Step::Kind::Padding, shape_, {}});
   m.text_ = text_ + ".padding(" + ints(paddingTo) + ")";
   return m;
 }

@@ -59,8 +59,17 @@ public:
   int64_t outputNumElements() const;
   /// "[I(64), R(128)].transpose([1, 0]).reshape([-1, 128])"
   std::string str() const;
+  /// The input (anchor) coordinates of a point of the output (loop) space, or nullopt when
+  /// the point lies in the padding.
+  std::optional<std::vector<int64_t>> inputIndex(std::vector<int64_t> outputIndex) const;
 
 private:
+  struct Step {
+    enum class Kind { Reshape, Transpose, Padding } kind;
+    std::vector<int64_t> before; // the shape the step starts from
+    std::vector<int64_t> perm;   // Transpose
+  };
+  std::vector<Step> steps_;
   std::vector<ScheduleDim> input_;
   std::vector<int64_t> shape_;
   std::vector<bool> reduced_;

@@ -12,6 +12,7 @@
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/mapexpr/BuildMapExpr.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
@@ -91,25 +92,48 @@ struct DumpOptions {
   std::string trace;
   std::string output = "-";
   bool bytecode = false, sir = false, mlir = false, guards = false, prim = false,
-       mapExpr = false;
+       mapExpr = false, indexDetail = false;
   FrontendFlags frontend;
 };
+
+/// Every fusion group of every subgraph as a MapExpr kernel, in CINN's text form.
+std::string mapExprText(mlir::ModuleOp module, const std::string &trace, bool indexDetail) {
+  std::string text;
+  module.walk([&](sotc::sir::SubgraphOp subgraph) {
+    text += "// " + subgraph.getSymName().str() + "\n";
+    subgraph.walk([&](sotc::sir::GroupOp group) {
+      mlir::FailureOr<sotc::mapexpr::Kernel> kernel = sotc::mapexpr::buildKernel(group);
+      if (mlir::failed(kernel))
+        throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
+                               trace + ": building the MapExpr of " + group.getName().str() + " failed");
+      text += kernel->str(indexDetail) + "\n";
+    });
+  });
+  return text;
+}
 
 void runDump(const DumpOptions &opts) {
   int modes = opts.bytecode + opts.sir + opts.mlir + opts.guards + opts.prim + opts.mapExpr;
   if (modes != 1)
     throw CLI::ValidationError("sotc dump: choose exactly one of --bytecode, --sir, --mlir, "
                                "--guards, --prim, --map-expr");
-  if (opts.mlir || opts.prim) {
+  if (opts.mlir || opts.prim || opts.mapExpr) {
     mlir::MLIRContext context;
     context.loadDialect<sotc::sir::SirDialect>();
     auto module = sotc::frontend::emitSir(translateFile(opts.trace, opts.frontend), context);
-    if (opts.prim) {
+    if (opts.prim || opts.mapExpr) {
       mlir::PassManager pm(&context);
       pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
+      if (opts.mapExpr)
+        pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirFuse());
       if (mlir::failed(pm.run(*module)))
         throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
-                               opts.trace + ": decomposition into primitives failed");
+                               opts.trace + ": " + (opts.mapExpr ? "decomposition or fusion" : "decomposition") +
+                                   " failed");
+    }
+    if (opts.mapExpr) {
+      sotc::writeOutputFile(opts.output, mapExprText(*module, opts.trace, opts.indexDetail));
+      return;
     }
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -121,8 +145,6 @@ void runDump(const DumpOptions &opts) {
     sotc::writeOutputFile(opts.output, os.str());
     return;
   }
-  if (opts.mapExpr)
-    notImplemented("sotc dump --map-expr", "the fusion issue");
   if (opts.sir || opts.guards) {
     sotc::frontend::Translation t = translateFile(opts.trace, opts.frontend);
     std::string text = opts.sir ? t.sirText() : t.guardTable() + t.guardLambda() + "\n";
@@ -182,6 +204,8 @@ int main(int argc, char **argv) {
   dumpCmd->add_flag("--guards", dump.guards, "guards on the inputs");
   dumpCmd->add_flag("--prim", dump.prim, "the sir IR after decomposition into primitives");
   dumpCmd->add_flag("--map-expr", dump.mapExpr, "fused kernels in CINN MapExpr form");
+  dumpCmd->add_flag("--index-detail", dump.indexDetail,
+                    "with --map-expr: each argument on its own line with its index expression");
   dump.frontend.add(dumpCmd);
 
   std::string explainTrace;

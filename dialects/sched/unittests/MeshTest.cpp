@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <map>
 
 using namespace sotc::sched;
 
@@ -108,4 +109,30 @@ TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threa
 TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", "[sched][policy]") {
   CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
         "blockIdx.x=0..1024, v0=0..8");
+}
+
+TEST_CASE("loop coordinates map back to anchor coordinates", "[sched]") {
+  // Every point of the anchor space is reached exactly once; padding maps to nothing.
+  for (const Schedule &s : {gpuInjectiveSchedule({ScheduleDim::injective(10), ScheduleDim::injective(10)}),
+                            gpuReductionSchedule({ScheduleDim::reducedDim(40), ScheduleDim::injective(3)})}) {
+    std::map<std::vector<int64_t>, int> hits;
+    std::vector<int64_t> idx(s.mesh.outputRank(), 0);
+    int64_t total = s.mesh.outputNumElements();
+    for (int64_t n = 0; n < total; ++n) {
+      int64_t rest = n;
+      for (size_t d = idx.size(); d-- > 0;) {
+        idx[d] = rest % s.mesh.outputShape()[d];
+        rest /= s.mesh.outputShape()[d];
+      }
+      if (auto in = s.mesh.inputIndex(idx))
+        ++hits[*in];
+    }
+    CHECK(static_cast<int64_t>(hits.size()) == s.mesh.inputNumElements());
+    for (const auto &[point, count] : hits) {
+      INFO(s.mesh.str());
+      CHECK(count == 1);
+      for (size_t d = 0; d < point.size(); ++d)
+        CHECK(point[d] < s.mesh.inputDims()[d].size);
+    }
+  }
 }

@@ -93,7 +93,8 @@ private:
     mlir::RankedTensorType anchor;
     std::vector<mlir::RankedTensorType> tensors;
     for (size_t i : ops) {
-      if (primOf(prims_[i]) == ops::Prim::Matmul)
+      // A matmul, and a concat (each output element reads one of several inputs), stay alone.
+      if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Concat)
         return false;
       for (mlir::Value v : prims_[i]->getOperands())
         tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));

@@ -19,7 +19,7 @@ def SirFuse : Pass<"sotc-sir-fuse", "::sotc::sir::SubgraphOp"> {
   let summary = "Group primitives into fusion groups, one per future kernel";
   let description = [{
     Runs after sotc-sir-decompose. Walking the primitives in order, a producer's group and
-    its consumer's group merge when neither holds a matmul, every tensor of the merged group
+    its consumer's group merge when neither holds a matmul or a concat, every tensor of the merged group
     can be indexed from its anchor (the largest tensor: equal element count, as reshapes and
     transposes keep, or broadcast-compatible, as reductions with keepdim and broadcast
     sources are), and the merge creates no cycle between groups. So elementwise, broadcast

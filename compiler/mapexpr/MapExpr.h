@@ -1,0 +1,60 @@
+//===- MapExpr.h - Fused kernels in CINN's MapExpr model ----------------------------------===//
+//
+//   Kernel(outputs, inputs) { AnchoredMapStmt(anchor) { MapStmt(loops) { OpStmt; ... } } ... }
+//
+// One Kernel per fusion group. A kernel runs one or more AnchoredMapStmts in order (a new one
+// starts where a reduction's result is needed whole); each has an anchor tensor whose
+// iterators i0..iN index every tensor it touches, and a schedule mesh that maps the anchor
+// space onto blocks, threads and loops. Reductions are an init and an accumulate statement.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_MAPEXPR_MAPEXPR_H
+#define SOTC_MAPEXPR_MAPEXPR_H
+
+#include "compiler/mapexpr/IndexExpr.h"
+#include "dialects/sched/Mesh.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sotc::mapexpr {
+
+struct Tensor {
+  std::string name; // printed as t_<name>
+  std::vector<int64_t> shape;
+};
+
+/// One primitive (or half of a reduction) writing `outs` from `ins` (tensor ids).
+struct OpStmt {
+  std::string op; // "sin", "reduce_sum_init", "reduce_sum_acc", "matmul_acc"
+  std::vector<int> outs, ins;
+  // What the statement does, for the property test: a reduction's axes (of ins[0]); for
+  // concat, the axis it joins along.
+  std::vector<int64_t> reduceAxes;
+  bool keepdim = false;
+};
+
+struct AnchoredMapStmt {
+  int anchor;                              // tensor id
+  std::vector<int64_t> space;              // the anchor iteration space (i0..iN sizes)
+  std::vector<sched::ScheduleDim> dims;    // injective / reduced, per anchor iterator
+  std::optional<sched::Schedule> schedule; // the loops of the MapStmt
+  std::vector<OpStmt> stmts;
+  /// Per tensor id used here: one index expression per tensor dimension.
+  std::map<int, std::vector<Expr>> index;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<int> outputs, inputs;
+  std::vector<AnchoredMapStmt> stmts;
+
+  /// CINN's text form; `indexDetail` puts each argument on its own line with its index.
+  std::string str(bool indexDetail = false) const;
+};
+
+} // namespace sotc::mapexpr
+
+#endif // SOTC_MAPEXPR_MAPEXPR_H
