@@ -137,9 +137,10 @@ private:
     }
     std::string have = flatIndexStr(it->second, kernel_.tensors[t].shape);
     std::string got = flatIndexStr(index, kernel_.tensors[t].shape);
-    if (have != got)
-      return group_.emitOpError("conflicting indices for t_")
-             << kernel_.tensors[t].name << ": " << have << " and " << got;
+    if (have != got) {
+      error_ = "conflicting indices for t_" + kernel_.tensors[t].name + ": " + have + " and " + got;
+      return mlir::failure();
+    }
     return false;
   }
 
@@ -198,7 +199,8 @@ private:
       break;
     }
     case PrimKind::Matmul:
-      return group_.emitOpError("a matmul inside a fused group");
+      error_ = "a matmul inside a fused group";
+      return mlir::failure();
     case PrimKind::Layout: {
       const std::vector<int64_t> &xs = kernel_.tensors[in[0]].shape;
       if (prim == Prim::BroadcastTo && has(r)) {
@@ -250,7 +252,8 @@ private:
         if (mlir::failed(set(in[0], x)))
           return mlir::failure();
       } else if (prim == Prim::Concat) {
-        return group_.emitOpError("concat inside a MapExpr kernel is not supported yet");
+        error_ = "concat inside a fused MapExpr kernel is not supported yet";
+        return mlir::failure();
       }
       break;
     }
@@ -258,26 +261,9 @@ private:
     return changed;
   }
 
-  mlir::LogicalResult anchored(const std::vector<sir::PrimOp> &stage) {
-    AnchoredMapStmt a;
-    // The anchor covers the stage's iteration space: the largest computed result, or a
-    // reduction's input (a reduction iterates over more than it writes). Constants come
-    // last: they fit whatever space their readers have.
-    int anchor = -1;
-    auto consider = [&](mlir::Value v) {
-      int t = id(v);
-      if (anchor < 0 || numel(kernel_.tensors[t].shape) > numel(kernel_.tensors[anchor].shape))
-        anchor = t;
-    };
-    for (sir::PrimOp p : stage)
-      if (primOf(p) != Prim::FillConstant) {
-        consider(p.getResult());
-        if (ops::primKind(primOf(p)) == PrimKind::Reduce)
-          consider(p->getOperand(0));
-      }
-    for (sir::PrimOp p : stage)
-      if (primOf(p) == Prim::FillConstant)
-        consider(p.getResult());
+  /// Indexes every tensor of `stage` from `anchor`; false (with error_) if it cannot.
+  bool indexFrom(AnchoredMapStmt &a, const std::vector<sir::PrimOp> &stage, int anchor) {
+    a.index.clear();
     a.anchor = anchor;
     a.space = kernel_.tensors[anchor].shape;
     std::vector<Expr> iters;
@@ -289,7 +275,7 @@ private:
       for (sir::PrimOp p : stage) {
         mlir::FailureOr<bool> c = propagate(a, p);
         if (mlir::failed(c))
-          return mlir::failure();
+          return false;
         changed |= *c;
       }
     }
@@ -297,10 +283,60 @@ private:
       std::vector<mlir::Value> values(p->getOperands().begin(), p->getOperands().end());
       values.push_back(p.getResult());
       for (mlir::Value v : values)
-        if (!a.index.count(id(v)))
-          return group_.emitOpError("cannot index t_")
-                 << kernel_.tensors[id(v)].name << " from the anchor t_" << kernel_.tensors[anchor].name;
+        if (!a.index.count(id(v))) {
+          error_ = "cannot index t_" + kernel_.tensors[id(v)].name + " from the anchor t_" +
+                   kernel_.tensors[anchor].name;
+          return false;
+        }
+      // A reduction must run over anchor iterators themselves.
+      if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+        for (int64_t axis : ints(p.getAxes())) {
+          const Expr &e = a.index[id(p->getOperand(0))][axis];
+          if (e->kind() != IndexExpr::Kind::Iter) {
+            error_ = "a reduction over a remapped axis (" + e->str() + ") is not supported yet";
+            return false;
+          }
+        }
     }
+    return true;
+  }
+
+  mlir::LogicalResult anchored(const std::vector<sir::PrimOp> &stage) {
+    AnchoredMapStmt a;
+    // Anchor candidates: tensors that cover the stage's iteration space, largest first,
+    // then earliest: computed results, a reduction's input (a reduction iterates over more
+    // than it writes), then constants. The first from which every tensor can be indexed
+    // wins (indices flow backwards through broadcasts and slices only).
+    std::vector<int> candidates;
+    auto add = [&](mlir::Value v) {
+      int t = id(v);
+      if (!llvm::is_contained(candidates, t))
+        candidates.push_back(t);
+    };
+    for (sir::PrimOp p : stage)
+      if (primOf(p) != Prim::FillConstant) {
+        if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+          add(p->getOperand(0));
+        add(p.getResult());
+      }
+    for (sir::PrimOp p : stage)
+      if (primOf(p) == Prim::FillConstant)
+        add(p.getResult());
+    std::stable_sort(candidates.begin(), candidates.end(), [&](int x, int y) {
+      return numel(kernel_.tensors[x].shape) > numel(kernel_.tensors[y].shape);
+    });
+    bool found = false;
+    std::string firstError;
+    for (int anchor : candidates) {
+      if (indexFrom(a, stage, anchor)) {
+        found = true;
+        break;
+      }
+      if (firstError.empty())
+        firstError = error_;
+    }
+    if (!found)
+      return group_.emitOpError(firstError);
     // Schedule dims: an anchor iterator a reduction runs over is reduced.
     for (int64_t size : a.space)
       a.dims.push_back(sched::ScheduleDim::injective(size));
@@ -308,12 +344,8 @@ private:
       if (ops::primKind(primOf(p)) != PrimKind::Reduce)
         continue;
       const std::vector<Expr> &in = a.index[id(p->getOperand(0))];
-      for (int64_t axis : ints(p.getAxes())) {
-        if (in[axis]->kind() != IndexExpr::Kind::Iter)
-          return group_.emitOpError("a reduction over a remapped axis (")
-                 << in[axis]->str() << ") is not supported yet";
-        a.dims[in[axis]->id()].reduced = true;
-      }
+      for (int64_t axis : ints(p.getAxes()))
+        a.dims[in[axis]->id()].reduced = true; // indexFrom checked these are iterators
     }
     bool reduction = std::any_of(a.dims.begin(), a.dims.end(), [](const sched::ScheduleDim &d) { return d.reduced; });
     a.schedule = reduction ? sched::gpuReductionSchedule(a.dims) : sched::gpuInjectiveSchedule(a.dims);
@@ -322,11 +354,15 @@ private:
       s.outs = {id(p.getResult())};
       for (mlir::Value v : p->getOperands())
         s.ins.push_back(id(v));
+      for (auto [key, value] : {std::pair{"perm", p.getPerm()}, {"axes", p.getAxes()},
+                                {"starts", p.getStarts()}, {"steps", p.getSteps()}})
+        if (value)
+          s.attrs[key] = ints(value);
+      if (p.getKeepdim())
+        s.attrs["keepdim"] = {*p.getKeepdim()};
       if (ops::primKind(primOf(p)) == PrimKind::Reduce) {
-        a.stmts.push_back({p.getPrim().str() + "_init", s.outs, {}, {}, false});
+        a.stmts.push_back({p.getPrim().str() + "_init", s.outs, {}, {}});
         s.op = p.getPrim().str() + "_acc";
-        s.reduceAxes = ints(p.getAxes());
-        s.keepdim = *p.getKeepdim();
       } else {
         s.op = p.getPrim().str();
       }
@@ -370,8 +406,8 @@ private:
       a.dims.push_back(sched::ScheduleDim::injective(size));
     a.dims.push_back(sched::ScheduleDim::reducedDim(k));
     a.schedule = sched::gpuReductionSchedule(a.dims);
-    a.stmts.push_back({"matmul_init", {out}, {}, {}, false});
-    a.stmts.push_back({"matmul_acc", {out}, {x, y}, {}, false});
+    a.stmts.push_back({"matmul_init", {out}, {}, {}});
+    a.stmts.push_back({"matmul_acc", {out}, {x, y}, {}});
     kernel_.stmts.push_back(std::move(a));
     return kernel_;
   }
@@ -390,7 +426,7 @@ private:
     }
     a.index[out] = it;
     int64_t axis = *p.getAxis(), offset = 0;
-    OpStmt s{"concat", {out}, {}, {}, false};
+    OpStmt s{"concat", {out}, {}, {}};
     for (mlir::Value v : p->getOperands()) {
       int t = id(v);
       std::vector<Expr> index = it;
@@ -401,7 +437,7 @@ private:
       offset += kernel_.tensors[t].shape[axis];
       s.ins.push_back(t);
     }
-    s.reduceAxes = {axis}; // for concat: the axis it joins along
+    s.attrs["axis"] = {axis};
     a.schedule = sched::gpuInjectiveSchedule(a.dims);
     a.stmts.push_back(s);
     kernel_.stmts.push_back(std::move(a));
@@ -411,6 +447,7 @@ private:
   sir::GroupOp group_;
   Kernel kernel_;
   std::map<const void *, int> ids_;
+  std::string error_; // why the last indexing attempt failed
 };
 
 } // namespace

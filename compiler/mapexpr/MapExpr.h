@@ -29,10 +29,9 @@ struct Tensor {
 struct OpStmt {
   std::string op; // "sin", "reduce_sum_init", "reduce_sum_acc", "matmul_acc"
   std::vector<int> outs, ins;
-  // What the statement does, for the property test: a reduction's axes (of ins[0]); for
-  // concat, the axis it joins along.
-  std::vector<int64_t> reduceAxes;
-  bool keepdim = false;
+  /// The primitive's attributes (perm, axes, starts, steps, keepdim, axis), so the
+  /// statement can be evaluated on its own.
+  std::map<std::string, std::vector<int64_t>> attrs;
 };
 
 struct AnchoredMapStmt {

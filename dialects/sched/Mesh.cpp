@@ -124,11 +124,11 @@ ScheduleMesh ScheduleMesh::reshape(const std::vector<int64_t> &shape) const {
         group.push_back(ni);
       } else {
         po *= shape_[--oi];
-        reduced = reduced || reduced_[oi];
+        reduced = reduced || (reduced_[oi] && shape_[oi] != 1); // size 1 carries nothing
       }
     } while (po != pn && (ni > 0 || oi > 0));
     for (size_t g : group)
-      m.reduced_[g] = reduced;
+      m.reduced_[g] = reduced && out[g] != 1; // a size-1 loop iterates nothing
   }
   m.steps_.push_back({Step::Kind::Reshape, shape_, {}});
   m.text_ = text_ + ".reshape(" + ints(shape) + ")";

@@ -159,6 +159,22 @@ LogicalResult PrimOp::verify() {
     if ((*prim == sotc::ops::Prim::BroadcastTo || *prim == sotc::ops::Prim::Reshape) &&
         (!getShape() || getShape() != resultType.getShape()))
       return emitOpError("needs a shape equal to its result's");
+    if (*prim == sotc::ops::Prim::BroadcastTo) {
+      // numpy rules, right-aligned: each operand dim is 1 or the result's.
+      auto in = cast<RankedTensorType>(operands[0].getType()).getShape();
+      auto out = resultType.getShape();
+      bool ok = in.size() <= out.size();
+      for (size_t i = 0; ok && i < in.size(); ++i) {
+        int64_t d = in[in.size() - 1 - i], r = out[out.size() - 1 - i];
+        ok = d == 1 || d == r;
+      }
+      if (!ok)
+        return emitOpError("cannot broadcast ") << operands[0].getType() << " to " << resultType;
+    }
+    if (*prim == sotc::ops::Prim::Reshape &&
+        cast<RankedTensorType>(operands[0].getType()).hasStaticShape() && resultType.hasStaticShape() &&
+        cast<RankedTensorType>(operands[0].getType()).getNumElements() != resultType.getNumElements())
+      return emitOpError("reshape changes the element count");
     if (*prim == sotc::ops::Prim::Transpose && !getPerm())
       return emitOpError("transpose needs perm");
     if (*prim == sotc::ops::Prim::Slice &&

@@ -116,3 +116,19 @@ sir.subgraph @reshape_shape(%x: tensor<6xf32>) -> tensor<2x3xf32> {
   %0 = sir.prim "reshape"(%x) {shape = array<i64: 3, 2>} : (tensor<6xf32>) -> tensor<2x3xf32>
   sir.output %0 : tensor<2x3xf32>
 }
+
+// -----
+
+sir.subgraph @bad_broadcast(%x: tensor<3xf32>) -> tensor<9xf32> {
+  // expected-error @+1 {{cannot broadcast 'tensor<3xf32>' to 'tensor<9xf32>'}}
+  %0 = sir.prim "broadcast_to"(%x) {shape = array<i64: 9>} : (tensor<3xf32>) -> tensor<9xf32>
+  sir.output %0 : tensor<9xf32>
+}
+
+// -----
+
+sir.subgraph @bad_reshape(%x: tensor<6xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{reshape changes the element count}}
+  %0 = sir.prim "reshape"(%x) {shape = array<i64: 4>} : (tensor<6xf32>) -> tensor<4xf32>
+  sir.output %0 : tensor<4xf32>
+}
