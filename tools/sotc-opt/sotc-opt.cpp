@@ -4,6 +4,7 @@
 // registration here as it lands; upstream dialects the pipeline builds on are registered too.
 //
 //===--------------------------------------------------------------------------------------===//
+#include "dialects/sched/IR/SchedDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,7 +17,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   sotc::sir::registerSirPasses();
   mlir::DialectRegistry registry;
-  registry.insert<sotc::sir::SirDialect>();
+  registry.insert<sotc::sir::SirDialect, sotc::sched::SchedDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "sotc optimizer driver\n", registry));

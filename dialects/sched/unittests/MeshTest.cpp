@@ -1,4 +1,4 @@
-#include "dialects/sched/Mesh.h"
+#include "dialects/sched/IR/Mesh.h"
 
 #include <catch2/catch.hpp>
 

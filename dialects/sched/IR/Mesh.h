@@ -63,12 +63,15 @@ public:
   /// the point lies in the padding.
   std::optional<std::vector<int64_t>> inputIndex(std::vector<int64_t> outputIndex) const;
 
-private:
   struct Step {
     enum class Kind { Reshape, Transpose, Padding } kind;
     std::vector<int64_t> before; // the shape the step starts from
     std::vector<int64_t> perm;   // Transpose
+    std::vector<int64_t> after;  // the shape it produces
   };
+  const std::vector<Step> &steps() const { return steps_; }
+
+private:
   std::vector<Step> steps_;
   std::vector<ScheduleDim> input_;
   std::vector<int64_t> shape_;
@@ -77,6 +80,10 @@ private:
 };
 
 enum class LoopType { S0x, S0y, S0z, S1x, S1y, S1z, Temporal, Vectorize, Unroll };
+
+/// "S0x", ..., "Temporal", "Vectorize", "Unroll"
+const char *loopTypeName(LoopType type);
+std::optional<LoopType> loopTypeByName(const std::string &name);
 
 struct LoopDescriptor {
   LoopType type;

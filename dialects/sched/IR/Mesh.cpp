@@ -1,4 +1,4 @@
-#include "dialects/sched/Mesh.h"
+#include "dialects/sched/IR/Mesh.h"
 
 #include <algorithm>
 #include <functional>
@@ -67,7 +67,7 @@ std::optional<std::vector<int64_t>> ScheduleMesh::inputIndex(std::vector<int64_t
       break;
     case Step::Kind::Reshape: {
       // The row-major flat position, read back over the earlier shape.
-      const std::vector<int64_t> &after = s + 1 < steps_.size() ? steps_[s + 1].before : shape_;
+      const std::vector<int64_t> &after = step.after;
       int64_t flat = 0;
       for (size_t i = 0; i < index.size(); ++i)
         flat = flat * after[i] + index[i];
@@ -130,7 +130,7 @@ ScheduleMesh ScheduleMesh::reshape(const std::vector<int64_t> &shape) const {
     for (size_t g : group)
       m.reduced_[g] = reduced && out[g] != 1; // a size-1 loop iterates nothing
   }
-  m.steps_.push_back({Step::Kind::Reshape, shape_, {}});
+  m.steps_.push_back({Step::Kind::Reshape, shape_, {}, out});
   m.text_ = text_ + ".reshape(" + ints(shape) + ")";
   return m;
 }
@@ -148,7 +148,7 @@ ScheduleMesh ScheduleMesh::transpose(const std::vector<int64_t> &perm) const {
     m.shape_[i] = shape_[perm[i]];
     m.reduced_[i] = reduced_[perm[i]];
   }
-  m.steps_.push_back({Step::Kind::Transpose, shape_, perm});
+  m.steps_.push_back({Step::Kind::Transpose, shape_, perm, m.shape_});
   m.text_ = text_ + ".transpose(" + ints(perm) + ")";
   return m;
 }
@@ -164,7 +164,7 @@ ScheduleMesh ScheduleMesh::padding(const std::vector<int64_t> &paddingTo) const 
                       std::to_string(paddingTo[i]));
   ScheduleMesh m = *this;
   m.shape_ = paddingTo;
-  m.steps_.push_back({Step::Kind::Padding, shape_, {}});
+  m.steps_.push_back({Step::Kind::Padding, shape_, {}, paddingTo});
   m.text_ = text_ + ".padding(" + ints(paddingTo) + ")";
   return m;
 }
@@ -183,6 +183,20 @@ ScheduleMesh ScheduleMesh::roundUpPadding(const std::vector<std::optional<int64_
   if (to == shape_)
     return *this; // nothing to pad: the mesh is unchanged
   return padding(to);
+}
+
+namespace {
+constexpr const char *kLoopTypeNames[] = {"S0x", "S0y", "S0z", "S1x", "S1y", "S1z",
+                                          "Temporal", "Vectorize", "Unroll"};
+} // namespace
+
+const char *loopTypeName(LoopType type) { return kLoopTypeNames[static_cast<int>(type)]; }
+
+std::optional<LoopType> loopTypeByName(const std::string &name) {
+  for (int i = 0; i < 9; ++i)
+    if (name == kLoopTypeNames[i])
+      return static_cast<LoopType>(i);
+  return std::nullopt;
 }
 
 std::string LoopDescriptor::str() const {

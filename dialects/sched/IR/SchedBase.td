@@ -1,0 +1,75 @@
+//===- SchedBase.td - The sched dialect: schedule meshes and loop descriptors ------------===//
+#ifndef SOTC_DIALECT_SCHED_BASE
+#define SOTC_DIALECT_SCHED_BASE
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Sched_Dialect : Dialect {
+  let name = "sched";
+  let cppNamespace = "::sotc::sched";
+  let summary = "Schedule meshes and loop descriptors (CINN's schedule algebra)";
+  let description = [{
+    Attributes only: `#sched.injective<64>` / `#sched.reduced<128>` schedule dims,
+    `#sched.reshape<[-1, 128]>`, `#sched.transpose<[1, 0]>` and `#sched.padding<[...]>`
+    mesh steps, `#sched.mesh<[dims], [steps]>` (verified by replaying the algebra of
+    dialects/sched/IR/Mesh.h), and `#sched.loop<S0x, 4>` loop descriptors.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Sched_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Sched_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Sched_InjectiveDimAttr : Sched_Attr<"InjectiveDim", "injective"> {
+  let summary = "An injective schedule dim of the given size";
+  let parameters = (ins "int64_t":$size);
+  let assemblyFormat = "`<` $size `>`";
+}
+
+def Sched_ReducedDimAttr : Sched_Attr<"ReducedDim", "reduced"> {
+  let summary = "A reduced schedule dim of the given size";
+  let parameters = (ins "int64_t":$size);
+  let assemblyFormat = "`<` $size `>`";
+}
+
+def Sched_ReshapeAttr : Sched_Attr<"Reshape", "reshape"> {
+  let summary = "Mesh reshape: a static shape, one -1 allowed, same element count";
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape);
+  let assemblyFormat = "`<` `[` $shape `]` `>`";
+}
+
+def Sched_TransposeAttr : Sched_Attr<"Transpose", "transpose"> {
+  let summary = "Mesh transpose: a permutation of the output dims";
+  let parameters = (ins ArrayRefParameter<"int64_t">:$perm);
+  let assemblyFormat = "`<` `[` $perm `]` `>`";
+}
+
+def Sched_PaddingAttr : Sched_Attr<"Padding", "padding"> {
+  let summary = "Mesh padding: pad each dim to a size; no dim may shrink";
+  let parameters = (ins ArrayRefParameter<"int64_t">:$to);
+  let assemblyFormat = "`<` `[` $to `]` `>`";
+}
+
+def Sched_MeshAttr : Sched_Attr<"Mesh", "mesh"> {
+  let summary = "A schedule mesh: schedule dims and the steps applied to them";
+  let parameters = (ins "::mlir::ArrayAttr":$dims, "::mlir::ArrayAttr":$steps);
+  let assemblyFormat = "`<` $dims `,` $steps `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The mesh the attribute describes (verified, so this does not throw).
+    ::sotc::sched::ScheduleMesh mesh() const;
+    static MeshAttr get(::mlir::MLIRContext *ctx, const ::sotc::sched::ScheduleMesh &mesh);
+  }];
+}
+
+def Sched_LoopAttr : Sched_Attr<"Loop", "loop"> {
+  let summary = "A loop descriptor: S0x..S0z (blockIdx), S1x..S1z (threadIdx), Temporal, Vectorize, Unroll";
+  let parameters = (ins StringRefParameter<>:$type, "int64_t":$size);
+  let hasCustomAssemblyFormat = 1; // #sched.loop<S0x, 4>: the type as a bare keyword
+  let genVerifyDecl = 1;
+}
+
+#endif // SOTC_DIALECT_SCHED_BASE

@@ -1,0 +1,147 @@
+#include "dialects/sched/IR/SchedDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace sotc::sched;
+
+#include "dialects/sched/IR/SchedDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/sched/IR/SchedAttrs.cpp.inc"
+
+void SchedDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/sched/IR/SchedAttrs.cpp.inc"
+      >();
+}
+
+namespace sotc::sched {
+
+std::vector<ScheduleDim> dimsOf(ArrayAttr dims) {
+  std::vector<ScheduleDim> out;
+  for (Attribute a : dims) {
+    if (auto i = dyn_cast<InjectiveDimAttr>(a))
+      out.push_back(ScheduleDim::injective(i.getSize()));
+    else if (auto r = dyn_cast<ReducedDimAttr>(a))
+      out.push_back(ScheduleDim::reducedDim(r.getSize()));
+  }
+  return out;
+}
+
+ArrayAttr dimsAttr(MLIRContext *ctx, const std::vector<ScheduleDim> &dims) {
+  SmallVector<Attribute> out;
+  for (const ScheduleDim &d : dims)
+    out.push_back(d.reduced ? Attribute(ReducedDimAttr::get(ctx, d.size))
+                            : Attribute(InjectiveDimAttr::get(ctx, d.size)));
+  return ArrayAttr::get(ctx, out);
+}
+
+std::vector<LoopDescriptor> loopsOf(ArrayAttr loops) {
+  std::vector<LoopDescriptor> out;
+  int named = 0;
+  for (Attribute a : loops) {
+    auto l = cast<LoopAttr>(a);
+    LoopDescriptor d{*loopTypeByName(l.getType().str()), l.getSize(), ""};
+    if (!d.spatial())
+      d.iterator = (d.type == LoopType::Temporal ? "t" : d.type == LoopType::Vectorize ? "v" : "u") +
+                   std::to_string(named++);
+    out.push_back(d);
+  }
+  return out;
+}
+
+ArrayAttr loopsAttr(MLIRContext *ctx, const std::vector<LoopDescriptor> &loops) {
+  SmallVector<Attribute> out;
+  for (const LoopDescriptor &d : loops)
+    out.push_back(LoopAttr::get(ctx, loopTypeName(d.type), d.size));
+  return ArrayAttr::get(ctx, out);
+}
+
+} // namespace sotc::sched
+
+/// Replays the mesh steps through the algebra; MeshError becomes the failure message.
+static FailureOr<ScheduleMesh> replay(ArrayAttr dims, ArrayAttr steps, std::string &error) {
+  try {
+    for (Attribute d : dims)
+      if (!isa<InjectiveDimAttr, ReducedDimAttr>(d)) {
+        error = "mesh dims must be #sched.injective or #sched.reduced";
+        return failure();
+      }
+    ScheduleMesh mesh(dimsOf(dims));
+    for (Attribute s : steps) {
+      if (auto r = dyn_cast<ReshapeAttr>(s))
+        mesh = mesh.reshape({r.getShape().begin(), r.getShape().end()});
+      else if (auto t = dyn_cast<TransposeAttr>(s))
+        mesh = mesh.transpose({t.getPerm().begin(), t.getPerm().end()});
+      else if (auto p = dyn_cast<PaddingAttr>(s))
+        mesh = mesh.padding({p.getTo().begin(), p.getTo().end()});
+      else {
+        error = "mesh steps must be #sched.reshape, #sched.transpose or #sched.padding";
+        return failure();
+      }
+    }
+    return mesh;
+  } catch (const MeshError &e) {
+    error = e.what();
+    return failure();
+  }
+}
+
+LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr dims,
+                               ArrayAttr steps) {
+  std::string error;
+  if (failed(replay(dims, steps, error)))
+    return emitError() << error;
+  return success();
+}
+
+ScheduleMesh MeshAttr::mesh() const {
+  std::string error;
+  return *replay(getDims(), getSteps(), error);
+}
+
+MeshAttr MeshAttr::get(MLIRContext *ctx, const ScheduleMesh &mesh) {
+  SmallVector<Attribute> steps;
+  for (const ScheduleMesh::Step &s : mesh.steps()) {
+    switch (s.kind) {
+    case ScheduleMesh::Step::Kind::Reshape:
+      steps.push_back(ReshapeAttr::get(ctx, s.after));
+      break;
+    case ScheduleMesh::Step::Kind::Transpose:
+      steps.push_back(TransposeAttr::get(ctx, s.perm));
+      break;
+    case ScheduleMesh::Step::Kind::Padding:
+      steps.push_back(PaddingAttr::get(ctx, s.after));
+      break;
+    }
+  }
+  return get(ctx, dimsAttr(ctx, mesh.inputDims()), ArrayAttr::get(ctx, steps));
+}
+
+LogicalResult LoopAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef type,
+                               int64_t size) {
+  if (!loopTypeByName(type.str()))
+    return emitError() << "unknown loop type '" << type
+                       << "' (S0x S0y S0z S1x S1y S1z Temporal Vectorize Unroll)";
+  if (size <= 0)
+    return emitError() << "loop size must be positive, not " << size;
+  return success();
+}
+
+Attribute LoopAttr::parse(AsmParser &parser, Type) {
+  std::string type;
+  int64_t size = 0;
+  if (parser.parseLess() || parser.parseKeywordOrString(&type) || parser.parseComma() ||
+      parser.parseInteger(size) || parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); }, parser.getContext(),
+                    type, size);
+}
+
+void LoopAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getType() << ", " << getSize() << ">";
+}

@@ -1,0 +1,30 @@
+// The mesh attribute replays its steps through the algebra: each broken rule is an error.
+// RUN: sotc-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{padding [4, 5] would shrink dim 1 from 6 to 5}}
+module attributes {m = #sched.mesh<[#sched.injective<4>, #sched.reduced<6>], [#sched.padding<[4, 5]>]>} {}
+
+// -----
+
+// expected-error @+1 {{reshape [5, 5] has 25 elements, the mesh [4, 6] has 24}}
+module attributes {m = #sched.mesh<[#sched.injective<4>, #sched.reduced<6>], [#sched.reshape<[5, 5]>]>} {}
+
+// -----
+
+// expected-error @+1 {{transpose [0, 0] is not a permutation}}
+module attributes {m = #sched.mesh<[#sched.injective<4>, #sched.reduced<6>], [#sched.transpose<[0, 0]>]>} {}
+
+// -----
+
+// expected-error @+1 {{mesh steps must be #sched.reshape, #sched.transpose or #sched.padding}}
+module attributes {m = #sched.mesh<[#sched.injective<4>], [#sched.injective<4>]>} {}
+
+// -----
+
+// expected-error @+1 {{unknown loop type 'S2x' (S0x S0y S0z S1x S1y S1z Temporal Vectorize Unroll)}}
+module attributes {l = #sched.loop<S2x, 4>} {}
+
+// -----
+
+// expected-error @+1 {{loop size must be positive, not 0}}
+module attributes {l = #sched.loop<Temporal, 0>} {}
