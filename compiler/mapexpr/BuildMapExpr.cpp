@@ -347,8 +347,6 @@ private:
       for (int64_t axis : ints(p.getAxes()))
         a.dims[in[axis]->id()].reduced = true; // indexFrom checked these are iterators
     }
-    bool reduction = std::any_of(a.dims.begin(), a.dims.end(), [](const sched::ScheduleDim &d) { return d.reduced; });
-    a.schedule = reduction ? sched::gpuReductionSchedule(a.dims) : sched::gpuInjectiveSchedule(a.dims);
     for (sir::PrimOp p : stage) {
       OpStmt s;
       s.outs = {id(p.getResult())};
@@ -405,7 +403,6 @@ private:
     for (int64_t size : os)
       a.dims.push_back(sched::ScheduleDim::injective(size));
     a.dims.push_back(sched::ScheduleDim::reducedDim(k));
-    a.schedule = sched::gpuReductionSchedule(a.dims);
     a.stmts.push_back({"matmul_init", {out}, {}, {}});
     a.stmts.push_back({"matmul_acc", {out}, {x, y}, {}});
     kernel_.stmts.push_back(std::move(a));
@@ -438,7 +435,6 @@ private:
       s.ins.push_back(t);
     }
     s.attrs["axis"] = {axis};
-    a.schedule = sched::gpuInjectiveSchedule(a.dims);
     a.stmts.push_back(s);
     kernel_.stmts.push_back(std::move(a));
     return kernel_;
@@ -453,5 +449,14 @@ private:
 } // namespace
 
 mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group) { return Builder(group).run(); }
+
+void schedule(AnchoredMapStmt &a, Target target) {
+  bool reduction = std::any_of(a.dims.begin(), a.dims.end(),
+                               [](const sched::ScheduleDim &d) { return d.reduced; });
+  if (target == Target::Cpu)
+    a.schedule = sched::cpuSchedule(a.dims);
+  else
+    a.schedule = reduction ? sched::gpuReductionSchedule(a.dims) : sched::gpuInjectiveSchedule(a.dims);
+}
 
 } // namespace sotc::mapexpr

@@ -8,10 +8,16 @@
 namespace sotc::mapexpr {
 
 /// Splits the group into AnchoredMapStmts (a new one where a reduction's result is needed
-/// whole), picks each anchor (its largest tensor), infers every tensor's index from the
-/// anchor iterators (a conflict is an error, not a guess), and schedules each anchor space
-/// with the GPU policies. Errors are emitted on the group.
+/// whole), picks each anchor, infers every tensor's index from the anchor iterators (a
+/// conflict is an error, not a guess) and marks the schedule dims a reduction runs over.
+/// Errors are emitted on the group. The result is not scheduled yet.
 mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group);
+
+enum class Target { Gpu, Cpu };
+
+/// Chooses the mesh and loops of `a` by the target's policy: GPU injective or reduction,
+/// or the CPU parallel + vector loops.
+void schedule(AnchoredMapStmt &a, Target target);
 
 } // namespace sotc::mapexpr
 

@@ -1,5 +1,9 @@
 #include "compiler/mapexpr/IndexExpr.h"
 
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
 namespace sotc::mapexpr {
 namespace {
 std::string ints(const std::vector<int64_t> &v) {
@@ -152,6 +156,122 @@ int64_t IndexExpr::eval(const std::vector<int64_t> &iters) const {
   }
   }
   return 0;
+}
+
+namespace {
+class ExprParser {
+public:
+  explicit ExprParser(const std::string &t) : t_(t) {}
+  Expr parse() {
+    Expr e = expr();
+    skip();
+    if (pos_ != t_.size())
+      fail("unexpected text");
+    return e;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &what) {
+    throw std::invalid_argument("index expression '" + t_ + "', column " + std::to_string(pos_ + 1) +
+                                ": " + what);
+  }
+  void skip() {
+    while (pos_ < t_.size() && t_[pos_] == ' ')
+      ++pos_;
+  }
+  bool eat(const std::string &s) {
+    skip();
+    if (t_.compare(pos_, s.size(), s) == 0) {
+      pos_ += s.size();
+      return true;
+    }
+    return false;
+  }
+  void expect(const std::string &s) {
+    if (!eat(s))
+      fail("expected '" + s + "'");
+  }
+  int64_t number() {
+    skip();
+    size_t start = pos_;
+    if (pos_ < t_.size() && t_[pos_] == '-')
+      ++pos_;
+    while (pos_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[pos_])))
+      ++pos_;
+    if (start == pos_ || (pos_ == start + 1 && t_[start] == '-'))
+      fail("expected a number");
+    return std::stoll(t_.substr(start, pos_ - start));
+  }
+  std::vector<int64_t> ints() {
+    expect("[");
+    std::vector<int64_t> v;
+    if (!eat("]")) {
+      do
+        v.push_back(number());
+      while (eat(","));
+      expect("]");
+    }
+    return v;
+  }
+  Expr expr() {
+    if (eat("IndexDot(")) {
+      expect("[");
+      std::vector<Expr> items;
+      if (!eat("]")) {
+        do
+          items.push_back(expr());
+        while (eat(","));
+        expect("]");
+      }
+      expect(",");
+      std::vector<int64_t> dims = ints();
+      expect(")");
+      if (dims.size() != items.size())
+        fail("IndexDot needs one dim per item");
+      return IndexExpr::dot(items, dims);
+    }
+    if (eat("ListGetItem(")) {
+      expect("IndexUnDot(");
+      Expr inner = expr();
+      expect(",");
+      std::vector<int64_t> dims = ints();
+      expect(")");
+      expect(",");
+      int64_t k = number();
+      expect(")");
+      if (k < 0 || k >= static_cast<int64_t>(dims.size()))
+        fail("item " + std::to_string(k) + " of " + std::to_string(dims.size()) + " dims");
+      return IndexExpr::undot(inner, dims, static_cast<size_t>(k));
+    }
+    if (eat("(")) {
+      Expr inner = expr();
+      int64_t mul = 1, add = 0;
+      if (eat("*"))
+        mul = number();
+      if (eat("+"))
+        add = number();
+      else if (eat("-"))
+        add = -number();
+      expect(")");
+      return IndexExpr::affine(inner, mul, add);
+    }
+    if (eat("i"))
+      return IndexExpr::iter(static_cast<int>(number()));
+    return IndexExpr::constant(number());
+  }
+
+  const std::string &t_;
+  size_t pos_ = 0;
+};
+} // namespace
+
+Expr parseIndexExpr(const std::string &text) { return ExprParser(text).parse(); }
+
+int maxIterator(const Expr &e) {
+  int m = e->kind() == IndexExpr::Kind::Iter ? e->id() : -1;
+  for (const Expr &item : e->items())
+    m = std::max(m, maxIterator(item));
+  return m;
 }
 
 std::string flatIndexStr(const std::vector<Expr> &index, const std::vector<int64_t> &shape) {

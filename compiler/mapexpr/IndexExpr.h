@@ -41,6 +41,7 @@ public:
   std::string str() const;
   /// The value for the given iterator values.
   int64_t eval(const std::vector<int64_t> &iters) const;
+  const std::vector<Expr> &items() const { return items_; }
 
 private:
   Kind kind_ = Kind::Const;
@@ -50,6 +51,11 @@ private:
   std::vector<int64_t> dims_;
   size_t k_ = 0;
 };
+
+/// Reads back what str() prints; throws std::invalid_argument naming the position.
+Expr parseIndexExpr(const std::string &text);
+/// The largest iterator id the expression uses, or -1.
+int maxIterator(const Expr &e);
 
 /// "IndexDot([e0, e1], [d0, d1])" of a whole tensor index (rank 1 prints the expression).
 std::string flatIndexStr(const std::vector<Expr> &index, const std::vector<int64_t> &shape);

@@ -21,8 +21,15 @@ std::string Kernel::str(bool indexDetail) const {
   for (const AnchoredMapStmt &a : stmts) {
     s << "  AnchoredMapStmt(" << name(a.anchor) << ") {\n";
     s << "    MapStmt(";
-    for (size_t i = 0; i < a.schedule->loops.size(); ++i)
-      s << (i ? ", " : "") << a.schedule->loops[i].str();
+    if (a.schedule) { // the loop descriptors, as the readme-era CINN prints them
+      for (size_t i = 0; i < a.schedule->loops.size(); ++i)
+        s << (i ? ", " : "") << a.schedule->loops[i].str();
+    } else { // not scheduled yet: the anchor iterators
+      s << "[";
+      for (size_t i = 0; i < a.space.size(); ++i)
+        s << (i ? ", " : "") << "i" << i;
+      s << "]";
+    }
     s << ") {\n";
     for (const OpStmt &op : a.stmts) {
       std::vector<std::string> args;

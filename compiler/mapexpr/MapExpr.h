@@ -12,7 +12,7 @@
 #define SOTC_MAPEXPR_MAPEXPR_H
 
 #include "compiler/mapexpr/IndexExpr.h"
-#include "dialects/sched/Mesh.h"
+#include "dialects/sched/IR/Mesh.h"
 
 #include <optional>
 #include <string>

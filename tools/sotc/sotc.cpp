@@ -106,6 +106,8 @@ std::string mapExprText(mlir::ModuleOp module, const std::string &trace, bool in
       if (mlir::failed(kernel))
         throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
                                trace + ": building the MapExpr of " + group.getName().str() + " failed");
+      for (sotc::mapexpr::AnchoredMapStmt &a : kernel->stmts)
+        sotc::mapexpr::schedule(a, sotc::mapexpr::Target::Gpu);
       text += kernel->str(indexDetail) + "\n";
     });
   });

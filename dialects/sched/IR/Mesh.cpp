@@ -277,6 +277,20 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   ScheduleMesh base(dims);
   constexpr int64_t kVector = 8;
+  bool reduction = std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
+  if (reduction) {
+    // Rows in parallel, each row's reduction a serial loop.
+    std::vector<int64_t> perm;
+    int64_t rows = 1, reduce = 1;
+    for (bool reduced : {false, true})
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (dims[i].reduced == reduced) {
+          perm.push_back(static_cast<int64_t>(i));
+          (reduced ? reduce : rows) *= dims[i].size;
+        }
+    ScheduleMesh m = base.transpose(perm).reshape({rows, reduce});
+    return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Temporal})};
+  }
   int64_t n = base.inputNumElements();
   ScheduleMesh m = base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};

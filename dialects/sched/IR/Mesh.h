@@ -114,8 +114,9 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims);
 /// GPU policy with reduced dims: reduced axes innermost, the injective rows on blocks, the
 /// reduction across the threads of a block with a per-thread Temporal loop.
 Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims);
-/// CPU policy: the same flattening onto an outer parallel loop (S0x: one chunk per worker)
-/// and an inner vector loop.
+/// CPU policy: injective spaces flatten onto an outer parallel loop (S0x: one chunk per
+/// worker) and an inner vector loop; with reduced dims, rows run in parallel and each row's
+/// reduction is a serial Temporal loop.
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
 
 } // namespace sotc::sched

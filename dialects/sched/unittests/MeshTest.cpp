@@ -109,6 +109,8 @@ TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threa
 TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", "[sched][policy]") {
   CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
         "blockIdx.x=0..1024, v0=0..8");
+  CHECK(loops(cpuSchedule({ScheduleDim::reducedDim(6), ScheduleDim::injective(4)})) ==
+        "blockIdx.x=0..4, t0=0..6");
 }
 
 TEST_CASE("loop coordinates map back to anchor coordinates", "[sched]") {

@@ -1,0 +1,94 @@
+//===- MapExprOps.td - The mapexpr dialect: fused kernels in CINN's MapExpr model --------===//
+#ifndef SOTC_DIALECT_MAPEXPR_OPS
+#define SOTC_DIALECT_MAPEXPR_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def MapExpr_Dialect : Dialect {
+  let name = "mapexpr";
+  let cppNamespace = "::sotc::mapexpr";
+  let summary = "Fused kernels: anchored map statements over schedule meshes";
+  let description = [{
+    A `mapexpr.kernel` is one fused kernel. Its body declares kernel-local tensors
+    (`mapexpr.tensor`) and runs `mapexpr.anchored` statements in order; each has an anchor
+    tensor whose iterators i0..iN index every tensor its `mapexpr.op` statements read or
+    write, its schedule dims (injective / reduced), and once scheduled a `#sched.mesh` and
+    the loop descriptors of its MapStmt. `mapexpr.launch` calls a kernel from a sir.subgraph.
+  }];
+  let dependentDialects = ["::sotc::sched::SchedDialect"];
+}
+
+class MapExpr_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MapExpr_Dialect, mnemonic, traits>;
+
+def MapExpr_KernelOp : MapExpr_Op<"kernel", [FunctionOpInterface, IsolatedFromAbove, Symbol]> {
+  let summary = "A fused kernel: outputs first, then inputs, as CINN prints it";
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<StrAttr>:$sym_visibility,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() { return getFunctionType().getInputs(); }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
+  }];
+}
+
+def MapExpr_TensorOp : MapExpr_Op<"tensor", [HasParent<"KernelOp">]> {
+  let summary = "A kernel-local tensor (t_<name>)";
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def MapExpr_AnchoredOp : MapExpr_Op<"anchored", [HasParent<"KernelOp">, SingleBlock,
+                                                 NoTerminator]> {
+  let summary = "AnchoredMapStmt: statements over the anchor's iteration space";
+  let description = [{
+    `dims` are the anchor's schedule dims (#sched.injective / #sched.reduced, one per
+    anchor dimension). After sotc-mapexpr-schedule, `mesh` maps them to loops and `loops`
+    are the MapStmt's loop descriptors, which must agree with the mesh's output dims.
+  }];
+  let arguments = (ins AnyRankedTensor:$anchor, ArrayAttr:$dims,
+                       OptionalAttr<AnyAttr>:$mesh, OptionalAttr<ArrayAttr>:$loops);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$anchor `:` type($anchor) attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def MapExpr_OpStmtOp : MapExpr_Op<"op", [HasParent<"AnchoredOp">, AttrSizedOperandSegments]> {
+  let summary = "OpStmt: one primitive writing `outs` from `ins`";
+  let description = [{
+    `indices` holds one list per argument (outputs, then inputs) with one index expression
+    per tensor dimension, over the anchor iterators: `i0`, `0`, `(i0 * 2 + 1)`,
+    `IndexDot([i0, i1], [4, 8])`, `ListGetItem(IndexUnDot(i0, [4, 8]), 1)`.
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<AnyRankedTensor>:$outs,
+                       Variadic<AnyRankedTensor>:$ins, ArrayAttr:$indices);
+  let assemblyFormat = [{
+    $name `outs` `(` $outs `:` type($outs) `)` (`ins` `(` $ins^ `:` type($ins) `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def MapExpr_ReturnOp : MapExpr_Op<"return", [Terminator, ReturnLike, HasParent<"KernelOp">]> {
+  let summary = "The kernel's outputs";
+  let arguments = (ins Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "($results^ `:` type($results))? attr-dict";
+}
+
+def MapExpr_LaunchOp : MapExpr_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs a mapexpr.kernel on tensors of a sir.subgraph";
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "$kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)";
+}
+
+#endif // SOTC_DIALECT_MAPEXPR_OPS
