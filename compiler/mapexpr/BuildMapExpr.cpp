@@ -42,7 +42,9 @@ Prim primOf(sir::PrimOp op) { return *ops::primByName(op.getPrim().str()); }
 
 class Builder {
 public:
-  explicit Builder(sir::GroupOp group) : group_(group) { kernel_.name = group.getName().str(); }
+  Builder(sir::GroupOp group, std::vector<mlir::Value> *values) : group_(group), values_(values) {
+    kernel_.name = group.getName().str();
+  }
 
   mlir::FailureOr<Kernel> run() {
     mlir::Block &body = group_.getBody().front();
@@ -85,6 +87,13 @@ private:
       return nameOf(g.getBody().front().getTerminator()->getOperand(mlir::cast<mlir::OpResult>(v).getResultNumber()));
     if (auto n = def->getAttrOfType<mlir::StringAttr>("name"))
       return n.str();
+    // An op with several named results (a launch of an earlier kernel) lists them.
+    if (auto names = def->getAttrOfType<mlir::ArrayAttr>("names")) {
+      unsigned i = mlir::cast<mlir::OpResult>(v).getResultNumber();
+      if (i < names.size())
+        if (auto n = mlir::dyn_cast<mlir::StringAttr>(names[i]))
+          return n.str();
+    }
     return "tmp";
   }
 
@@ -95,6 +104,8 @@ private:
     int i = static_cast<int>(kernel_.tensors.size());
     kernel_.tensors.push_back({nameOf(v), shapeOf(v)});
     ids_[v.getAsOpaquePointer()] = i;
+    if (values_)
+      values_->push_back(v);
     return i;
   }
 
@@ -444,11 +455,16 @@ private:
   Kernel kernel_;
   std::map<const void *, int> ids_;
   std::string error_; // why the last indexing attempt failed
+  std::vector<mlir::Value> *values_;
 };
 
 } // namespace
 
-mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group) { return Builder(group).run(); }
+mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value> *values) {
+  if (values)
+    values->clear();
+  return Builder(group, values).run();
+}
 
 void schedule(AnchoredMapStmt &a, Target target) {
   bool reduction = std::any_of(a.dims.begin(), a.dims.end(),

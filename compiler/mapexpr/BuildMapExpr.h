@@ -11,7 +11,8 @@ namespace sotc::mapexpr {
 /// whole), picks each anchor, infers every tensor's index from the anchor iterators (a
 /// conflict is an error, not a guess) and marks the schedule dims a reduction runs over.
 /// Errors are emitted on the group. The result is not scheduled yet.
-mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group);
+/// `values`, when given, receives the IR value of each kernel tensor (by tensor id).
+mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value> *values = nullptr);
 
 enum class Target { Gpu, Cpu };
 

@@ -4,6 +4,8 @@
 // registration here as it lands; upstream dialects the pipeline builds on are registered too.
 //
 //===--------------------------------------------------------------------------------------===//
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/mapexpr/Transforms/Passes.h"
 #include "dialects/sched/IR/SchedDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/Transforms/Passes.h"
@@ -16,8 +18,10 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   sotc::sir::registerSirPasses();
+  sotc::mapexpr::registerMapExprPasses();
   mlir::DialectRegistry registry;
-  registry.insert<sotc::sir::SirDialect, sotc::sched::SchedDialect>();
+  registry.insert<sotc::sir::SirDialect, sotc::sched::SchedDialect,
+                  sotc::mapexpr::MapExprDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "sotc optimizer driver\n", registry));

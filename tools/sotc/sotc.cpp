@@ -12,7 +12,8 @@
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
-#include "compiler/mapexpr/BuildMapExpr.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/mapexpr/Transforms/Passes.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
@@ -96,19 +97,15 @@ struct DumpOptions {
   FrontendFlags frontend;
 };
 
-/// Every fusion group of every subgraph as a MapExpr kernel, in CINN's text form.
-std::string mapExprText(mlir::ModuleOp module, const std::string &trace, bool indexDetail) {
+/// Every kernel in launch order, subgraph by subgraph, in CINN's MapExpr text form.
+std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
   std::string text;
+  mlir::SymbolTable symbols(module);
   module.walk([&](sotc::sir::SubgraphOp subgraph) {
     text += "// " + subgraph.getSymName().str() + "\n";
-    subgraph.walk([&](sotc::sir::GroupOp group) {
-      mlir::FailureOr<sotc::mapexpr::Kernel> kernel = sotc::mapexpr::buildKernel(group);
-      if (mlir::failed(kernel))
-        throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
-                               trace + ": building the MapExpr of " + group.getName().str() + " failed");
-      for (sotc::mapexpr::AnchoredMapStmt &a : kernel->stmts)
-        sotc::mapexpr::schedule(a, sotc::mapexpr::Target::Gpu);
-      text += kernel->str(indexDetail) + "\n";
+    subgraph.walk([&](sotc::mapexpr::LaunchOp launch) {
+      auto kernel = symbols.lookup<sotc::mapexpr::KernelOp>(launch.getKernel());
+      text += sotc::mapexpr::kernelFromIR(kernel).str(indexDetail) + "\n";
     });
   });
   return text;
@@ -121,20 +118,24 @@ void runDump(const DumpOptions &opts) {
                                "--guards, --prim, --map-expr");
   if (opts.mlir || opts.prim || opts.mapExpr) {
     mlir::MLIRContext context;
-    context.loadDialect<sotc::sir::SirDialect>();
+    context.loadDialect<sotc::sir::SirDialect, sotc::mapexpr::MapExprDialect,
+                        sotc::sched::SchedDialect>();
     auto module = sotc::frontend::emitSir(translateFile(opts.trace, opts.frontend), context);
     if (opts.prim || opts.mapExpr) {
       mlir::PassManager pm(&context);
       pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
-      if (opts.mapExpr)
+      if (opts.mapExpr) {
         pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirFuse());
+        pm.addPass(sotc::mapexpr::createMapExprBuild());
+        pm.nest<sotc::mapexpr::KernelOp>().addPass(sotc::mapexpr::createMapExprSchedule());
+      }
       if (mlir::failed(pm.run(*module)))
         throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
                                opts.trace + ": " + (opts.mapExpr ? "decomposition or fusion" : "decomposition") +
                                    " failed");
     }
     if (opts.mapExpr) {
-      sotc::writeOutputFile(opts.output, mapExprText(*module, opts.trace, opts.indexDetail));
+      sotc::writeOutputFile(opts.output, mapExprText(*module, opts.indexDetail));
       return;
     }
     std::string text;

@@ -52,11 +52,13 @@ def MapExpr_AnchoredOp : MapExpr_Op<"anchored", [HasParent<"KernelOp">, SingleBl
                                                  NoTerminator]> {
   let summary = "AnchoredMapStmt: statements over the anchor's iteration space";
   let description = [{
-    `dims` are the anchor's schedule dims (#sched.injective / #sched.reduced, one per
-    anchor dimension). After sotc-mapexpr-schedule, `mesh` maps them to loops and `loops`
-    are the MapStmt's loop descriptors, which must agree with the mesh's output dims.
+    `dims` are the schedule dims (#sched.injective / #sched.reduced) of the iteration space:
+    the anchor's shape, or `space` when it extends the anchor (a matmul iterates its output
+    plus the contracted dimension). After sotc-mapexpr-schedule, `mesh` maps them to loops
+    and `loops` are the MapStmt's loop descriptors, which must agree with the mesh.
   }];
   let arguments = (ins AnyRankedTensor:$anchor, ArrayAttr:$dims,
+                       OptionalAttr<DenseI64ArrayAttr>:$space,
                        OptionalAttr<AnyAttr>:$mesh, OptionalAttr<ArrayAttr>:$loops);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$anchor `:` type($anchor) attr-dict-with-keyword $body";

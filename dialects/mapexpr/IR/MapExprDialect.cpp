@@ -1,0 +1,223 @@
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+#include <map>
+#include <stdexcept>
+
+using namespace mlir;
+using namespace sotc::mapexpr;
+
+#include "dialects/mapexpr/IR/MapExprDialect.cpp.inc"
+
+void MapExprDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/mapexpr/IR/MapExprOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/mapexpr/IR/MapExprOps.cpp.inc"
+
+//===-- KernelOp --------------------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &builder, ArrayRef<Type> args, ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
+                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
+                                           getResAttrsAttrName());
+}
+
+static bool isInit(OpStmtOp op) { return op.getName().ends_with("_init"); }
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getArgumentTypes())
+    return emitOpError("block arguments do not match the kernel's input types");
+  auto ret = dyn_cast<ReturnOp>(body.getTerminator());
+  if (!ret || TypeRange(ret.getResults()) != TypeRange(getResultTypes()))
+    return emitOpError("must end with a mapexpr.return of the kernel's result types");
+  // Outputs are written once: every kernel tensor by exactly one statement (a reduction's
+  // init and accumulate count as one), inputs by none.
+  llvm::DenseMap<Value, int> writes;
+  getOperation()->walk([&](OpStmtOp stmt) {
+    for (Value out : stmt.getOuts())
+      if (!isInit(stmt))
+        ++writes[out];
+  });
+  for (BlockArgument arg : body.getArguments())
+    if (writes.lookup(arg))
+      return emitOpError("writes its input #") << arg.getArgNumber();
+  for (auto tensor : body.getOps<TensorOp>())
+    if (writes.lookup(tensor) != 1)
+      return tensor.emitOpError("t_") << tensor.getName() << " is written "
+                                      << writes.lookup(tensor) << " times (expected once)";
+  for (Value v : ret.getResults())
+    if (!v.getDefiningOp<TensorOp>())
+      return ret.emitOpError("returns a value that is not a kernel tensor");
+  return success();
+}
+
+//===-- AnchoredOp ------------------------------------------------------------------------===//
+
+LogicalResult AnchoredOp::verify() {
+  auto anchor = cast<RankedTensorType>(getAnchor().getType());
+  std::vector<sotc::sched::ScheduleDim> dims = sotc::sched::dimsOf(getDims());
+  if (dims.size() != getDims().size())
+    return emitOpError("dims must be #sched.injective or #sched.reduced");
+  llvm::SmallVector<int64_t> space(anchor.getShape().begin(), anchor.getShape().end());
+  if (getSpace()) {
+    ArrayRef<int64_t> s = *getSpace();
+    if (s.size() < space.size() || !std::equal(space.begin(), space.end(), s.begin()))
+      return emitOpError("the iteration space must extend the anchor's shape");
+    space.assign(s.begin(), s.end());
+  }
+  if (dims.size() != space.size())
+    return emitOpError("has ") << dims.size() << " schedule dims for a rank-" << space.size()
+                               << " iteration space";
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].size != space[i])
+      return emitOpError("schedule dim ") << i << " has size " << dims[i].size
+                                          << ", the iteration space " << space[i];
+  if (getLoops() && !getMesh())
+    return emitOpError("has loops but no mesh");
+  if (getMesh()) {
+    auto mesh = dyn_cast<sotc::sched::MeshAttr>(*getMesh());
+    if (!mesh)
+      return emitOpError("mesh must be a #sched.mesh");
+    sotc::sched::ScheduleMesh m = mesh.mesh();
+    if (m.inputDims() != dims)
+      return emitOpError("the mesh starts from other dims than the anchor's");
+    if (!getLoops())
+      return emitOpError("has a mesh but no loops");
+    std::vector<sotc::sched::LoopDescriptor> loops = sotc::sched::loopsOf(*getLoops());
+    if (loops.size() != m.outputRank())
+      return emitOpError("has ") << loops.size() << " loops for a mesh with " << m.outputRank()
+                                 << " output dims";
+    for (size_t i = 0; i < loops.size(); ++i)
+      if (loops[i].size != m.outputShape()[i])
+        return emitOpError("loop ") << i << " (" << loops[i].str()
+                                    << ") disagrees with the mesh's output dim of size "
+                                    << m.outputShape()[i];
+  }
+  for (Operation &op : getBody().front())
+    if (!isa<OpStmtOp>(op))
+      return op.emitOpError("an AnchoredMapStmt holds mapexpr.op statements only");
+  return success();
+}
+
+//===-- OpStmtOp --------------------------------------------------------------------------===//
+
+LogicalResult OpStmtOp::verify() {
+  size_t nargs = getOuts().size() + getIns().size();
+  if (getIndices().size() != nargs)
+    return emitOpError("has ") << getIndices().size() << " indices for " << nargs << " arguments";
+  AnchoredOp parent = getParentOp();
+  int rank = parent.getSpace() ? static_cast<int>(parent.getSpace()->size())
+                               : static_cast<int>(cast<RankedTensorType>(parent.getAnchor().getType()).getRank());
+  llvm::SmallVector<Value> args(getOuts().begin(), getOuts().end());
+  args.append(getIns().begin(), getIns().end());
+  for (auto [arg, index] : llvm::zip(args, getIndices())) {
+    auto list = dyn_cast<ArrayAttr>(index);
+    int64_t tensorRank = cast<RankedTensorType>(arg.getType()).getRank();
+    if (!list || static_cast<int64_t>(list.size()) != tensorRank)
+      return emitOpError("needs one index expression per dimension of ") << arg.getType();
+    for (Attribute e : list) {
+      auto text = dyn_cast<StringAttr>(e);
+      if (!text)
+        return emitOpError("index expressions are strings");
+      try {
+        Expr expr = parseIndexExpr(text.str());
+        if (maxIterator(expr) >= rank)
+          return emitOpError("index ") << text << " uses an iterator the rank-" << rank
+                                       << " iteration space does not have";
+      } catch (const std::invalid_argument &err) {
+        return emitOpError(err.what());
+      }
+    }
+  }
+  return success();
+}
+
+//===-- LaunchOp --------------------------------------------------------------------------===//
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto kernel = symbols.lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError("no mapexpr.kernel named ") << getKernelAttr();
+  if (TypeRange(kernel.getArgumentTypes()) != TypeRange(getInputs().getTypes()) ||
+      TypeRange(kernel.getResultTypes()) != TypeRange(getResultTypes()))
+    return emitOpError("types do not match kernel ") << getKernelAttr();
+  return success();
+}
+
+//===-- IR -> model -----------------------------------------------------------------------===//
+
+namespace sotc::mapexpr {
+
+Kernel kernelFromIR(KernelOp op) {
+  Kernel k;
+  k.name = op.getSymName().str();
+  std::map<const void *, int> ids;
+  auto id = [&](Value v) {
+    auto it = ids.find(v.getAsOpaquePointer());
+    if (it != ids.end())
+      return it->second;
+    std::string name;
+    if (auto t = v.getDefiningOp<TensorOp>())
+      name = t.getName().str();
+    else if (auto arg = dyn_cast<BlockArgument>(v))
+      if (auto n = op.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "mapexpr.name"))
+        name = n.str();
+    auto type = cast<RankedTensorType>(v.getType());
+    k.tensors.push_back({name, {type.getShape().begin(), type.getShape().end()}});
+    return ids[v.getAsOpaquePointer()] = static_cast<int>(k.tensors.size()) - 1;
+  };
+  Block &body = op.getBody().front();
+  for (Value v : body.getTerminator()->getOperands())
+    k.outputs.push_back(id(v));
+  for (BlockArgument arg : body.getArguments())
+    k.inputs.push_back(id(arg));
+  for (AnchoredOp anchored : body.getOps<AnchoredOp>()) {
+    AnchoredMapStmt a;
+    a.anchor = id(anchored.getAnchor());
+    a.space = anchored.getSpace() ? std::vector<int64_t>(anchored.getSpace()->begin(), anchored.getSpace()->end())
+                                  : k.tensors[a.anchor].shape;
+    a.dims = sched::dimsOf(anchored.getDims());
+    if (anchored.getMesh())
+      a.schedule = sched::Schedule{cast<sched::MeshAttr>(*anchored.getMesh()).mesh(),
+                                   sched::loopsOf(*anchored.getLoops())};
+    for (OpStmtOp stmt : anchored.getBody().front().getOps<OpStmtOp>()) {
+      OpStmt s;
+      s.op = stmt.getName().str();
+      for (Value v : stmt.getOuts())
+        s.outs.push_back(id(v));
+      for (Value v : stmt.getIns())
+        s.ins.push_back(id(v));
+      std::vector<int> args = s.outs;
+      args.insert(args.end(), s.ins.begin(), s.ins.end());
+      for (auto [t, index] : llvm::zip(args, stmt.getIndices())) {
+        std::vector<Expr> exprs;
+        for (Attribute e : cast<ArrayAttr>(index))
+          exprs.push_back(parseIndexExpr(cast<StringAttr>(e).str()));
+        a.index[t] = exprs;
+      }
+      a.stmts.push_back(s);
+    }
+    k.stmts.push_back(std::move(a));
+  }
+  return k;
+}
+
+} // namespace sotc::mapexpr

@@ -1,0 +1,32 @@
+//===- MapExprDialect.h - The mapexpr dialect ---------------------------------------------===//
+#ifndef SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H
+#define SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H
+
+#include "compiler/mapexpr/MapExpr.h"
+#include "dialects/sched/IR/SchedDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "dialects/mapexpr/IR/MapExprDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/mapexpr/IR/MapExprOps.h.inc"
+
+namespace sotc::mapexpr {
+
+/// The kernel an op describes, as the C++ model (names, stages, indices, schedules) that
+/// prints CINN's text. The op must verify.
+Kernel kernelFromIR(KernelOp op);
+
+} // namespace sotc::mapexpr
+
+#endif // SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H

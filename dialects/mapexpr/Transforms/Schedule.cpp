@@ -1,0 +1,39 @@
+//===- Schedule.cpp - Schedule meshes and loops for every AnchoredMapStmt ----------------===//
+#include "dialects/mapexpr/Transforms/Passes.h"
+
+#include "compiler/mapexpr/BuildMapExpr.h"
+
+namespace sotc::mapexpr {
+
+#define GEN_PASS_DEF_MAPEXPRSCHEDULE
+#include "dialects/mapexpr/Transforms/Passes.h.inc"
+
+namespace {
+
+struct MapExprSchedulePass : impl::MapExprScheduleBase<MapExprSchedulePass> {
+  using MapExprScheduleBase::MapExprScheduleBase;
+
+  void runOnOperation() override {
+    if (target != "gpu" && target != "cpu") {
+      getOperation().emitError("sotc-mapexpr-schedule: target must be gpu or cpu, not '")
+          << target << "'";
+      return signalPassFailure();
+    }
+    Target t = target == "cpu" ? Target::Cpu : Target::Gpu;
+    for (AnchoredOp op : getOperation().getBody().front().getOps<AnchoredOp>()) {
+      AnchoredMapStmt a;
+      a.dims = sched::dimsOf(op.getDims());
+      try {
+        schedule(a, t);
+      } catch (const sched::MeshError &e) {
+        op.emitOpError("cannot be scheduled: ") << e.what();
+        return signalPassFailure();
+      }
+      op.setMeshAttr(sched::MeshAttr::get(op.getContext(), a.schedule->mesh));
+      op.setLoopsAttr(sched::loopsAttr(op.getContext(), a.schedule->loops));
+    }
+  }
+};
+
+} // namespace
+} // namespace sotc::mapexpr
