@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes compiler/frontend/test/<program>.test for every testdata program: lit tests that pin
-`sotc dump --sir`, `sotc dump --guards` and `sotc explain` line for line (or the documented
-error of a program the frontend cannot translate). Run it after an intended change of the
+`sotc dump --sir`, `sotc dump --guards`, `sotc explain` and `sotc dump --map-expr` line for
+line (or the documented error of a program the frontend cannot translate). Run it after an intended change of the
 frontend's output and review the diff, as with LLVM's update_test_checks.py.
 
     python3 tools/scripts/update_frontend_tests.py [--sotc bazel-bin/tools/sotc/sotc]
@@ -15,7 +15,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "compiler", "frontend", "test")
-MODES = [("SIR", ["dump", "--sir"]), ("GUARDS", ["dump", "--guards"]), ("EXPLAIN", ["explain"])]
+MODES = [("SIR", ["dump", "--sir"]), ("GUARDS", ["dump", "--guards"]), ("EXPLAIN", ["explain"]),
+         ("MAPEXPR", ["dump", "--map-expr"])]
 
 
 def escape(line):
