@@ -1,4 +1,5 @@
 #include "compiler/mapexpr/IndexExpr.h"
+#include "compiler/ops/Types.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,12 +7,7 @@
 
 namespace sotc::mapexpr {
 namespace {
-std::string ints(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
+using ops::formatInts;
 
 std::shared_ptr<IndexExpr> make() { return std::make_shared<IndexExpr>(); }
 } // namespace
@@ -125,10 +121,10 @@ std::string IndexExpr::str() const {
     std::string s = "IndexDot([";
     for (size_t i = 0; i < items_.size(); ++i)
       s += (i ? ", " : "") + items_[i]->str();
-    return s + "], " + ints(dims_) + ")";
+    return s + "], " + formatInts(dims_) + ")";
   }
   case Kind::UnDot:
-    return "ListGetItem(IndexUnDot(" + items_[0]->str() + ", " + ints(dims_) + "), " +
+    return "ListGetItem(IndexUnDot(" + items_[0]->str() + ", " + formatInts(dims_) + "), " +
            std::to_string(k_) + ")";
   }
   return "?";

@@ -1,7 +1,7 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
 #include "mlir/IR/DialectImplementation.h"
-#include "mlir/Interfaces/FunctionImplementation.h"
+#include "dialects/FunctionLike.h"
 
 #include <map>
 #include <stdexcept>
@@ -24,20 +24,10 @@ void MapExprDialect::initialize() {
 //===-- KernelOp --------------------------------------------------------------------------===//
 
 ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildType = [](Builder &builder, ArrayRef<Type> args, ArrayRef<Type> results,
-                      function_interface_impl::VariadicFlag, std::string &) {
-    return builder.getFunctionType(args, results);
-  };
-  return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
-      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+  return sotc::parseFunctionLike<KernelOp>(parser, result);
 }
 
-void KernelOp::print(OpAsmPrinter &p) {
-  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
-                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
-                                           getResAttrsAttrName());
-}
+void KernelOp::print(OpAsmPrinter &p) { sotc::printFunctionLike(p, *this); }
 
 static bool isInit(OpStmtOp op) { return op.getName().ends_with("_init"); }
 

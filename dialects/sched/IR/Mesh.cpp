@@ -1,5 +1,7 @@
 #include "dialects/sched/IR/Mesh.h"
 
+#include "compiler/ops/Types.h"
+
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -7,12 +9,7 @@
 namespace sotc::sched {
 namespace {
 
-std::string ints(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
+std::string ints(const std::vector<int64_t> &v) { return ops::formatInts(v); }
 
 int64_t product(const std::vector<int64_t> &v) {
   return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<int64_t>());

@@ -2,7 +2,7 @@
 
 #include "compiler/ops/Primitives.h"
 
-#include "mlir/Interfaces/FunctionImplementation.h"
+#include "dialects/FunctionLike.h"
 
 using namespace mlir;
 using namespace sotc::sir;
@@ -13,20 +13,10 @@ using namespace sotc::sir;
 //===-- SubgraphOp ------------------------------------------------------------------------===//
 
 ParseResult SubgraphOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildType = [](Builder &builder, ArrayRef<Type> args, ArrayRef<Type> results,
-                      function_interface_impl::VariadicFlag, std::string &) {
-    return builder.getFunctionType(args, results);
-  };
-  return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
-      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+  return sotc::parseFunctionLike<SubgraphOp>(parser, result);
 }
 
-void SubgraphOp::print(OpAsmPrinter &p) {
-  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
-                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
-                                           getResAttrsAttrName());
-}
+void SubgraphOp::print(OpAsmPrinter &p) { sotc::printFunctionLike(p, *this); }
 
 LogicalResult SubgraphOp::verify() {
   if (getBody().empty())
