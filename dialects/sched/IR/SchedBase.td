@@ -11,8 +11,8 @@ def Sched_Dialect : Dialect {
   let summary = "Schedule meshes and loop descriptors (CINN's schedule algebra)";
   let description = [{
     Attributes only: `#sched.injective<64>` / `#sched.reduced<128>` schedule dims,
-    `#sched.reshape<[-1, 128]>`, `#sched.transpose<[1, 0]>` and `#sched.padding<[...]>`
-    mesh steps, `#sched.mesh<[dims], [steps]>` (verified by replaying the algebra of
+    `#sched.reshape<[-1, 128]>`, `#sched.transpose<[1, 0]>`, `#sched.padding<[...]>` and
+    `#sched.round_up<[256]>` mesh steps, `#sched.mesh<[dims], [steps]>` (verified by replaying the algebra of
     dialects/sched/IR/Mesh.h), and `#sched.loop<S0x, 4>` loop descriptors.
   }];
   let useDefaultAttributePrinterParser = 1;
@@ -51,6 +51,12 @@ def Sched_PaddingAttr : Sched_Attr<"Padding", "padding"> {
   let summary = "Mesh padding: pad each dim to a size; no dim may shrink";
   let parameters = (ins ArrayRefParameter<"int64_t">:$to);
   let assemblyFormat = "`<` `[` $to `]` `>`";
+}
+
+def Sched_RoundUpAttr : Sched_Attr<"RoundUp", "round_up"> {
+  let summary = "Mesh round-up padding: each dim up to a multiple of its alignment (0: leave it)";
+  let parameters = (ins ArrayRefParameter<"int64_t">:$align);
+  let assemblyFormat = "`<` `[` $align `]` `>`";
 }
 
 def Sched_MeshAttr : Sched_Attr<"Mesh", "mesh"> {

@@ -79,8 +79,14 @@ static FailureOr<ScheduleMesh> replay(ArrayAttr dims, ArrayAttr steps, std::stri
         mesh = mesh.transpose({t.getPerm().begin(), t.getPerm().end()});
       else if (auto p = dyn_cast<PaddingAttr>(s))
         mesh = mesh.padding({p.getTo().begin(), p.getTo().end()});
-      else {
-        error = "mesh steps must be #sched.reshape, #sched.transpose or #sched.padding";
+      else if (auto r = dyn_cast<RoundUpAttr>(s)) {
+        std::vector<std::optional<int64_t>> align;
+        for (int64_t a : r.getAlign())
+          align.push_back(a == 0 ? std::nullopt : std::optional<int64_t>(a));
+        mesh = mesh.roundUpPadding(align);
+      } else {
+        error = "mesh steps must be #sched.reshape, #sched.transpose, #sched.padding or "
+                "#sched.round_up";
         return failure();
       }
     }

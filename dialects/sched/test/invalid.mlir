@@ -16,7 +16,7 @@ module attributes {m = #sched.mesh<[#sched.injective<4>, #sched.reduced<6>], [#s
 
 // -----
 
-// expected-error @+1 {{mesh steps must be #sched.reshape, #sched.transpose or #sched.padding}}
+// expected-error @+1 {{mesh steps must be #sched.reshape, #sched.transpose, #sched.padding or #sched.round_up}}
 module attributes {m = #sched.mesh<[#sched.injective<4>], [#sched.injective<4>]>} {}
 
 // -----
@@ -28,3 +28,8 @@ module attributes {l = #sched.loop<S2x, 4>} {}
 
 // expected-error @+1 {{loop size must be positive, not 0}}
 module attributes {l = #sched.loop<Temporal, 0>} {}
+
+// -----
+
+// expected-error @+1 {{round-up padding of rank 1 does not fit a rank-2 mesh}}
+module attributes {m = #sched.mesh<[#sched.injective<4>, #sched.reduced<6>], [#sched.round_up<[32]>]>} {}
