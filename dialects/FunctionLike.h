@@ -15,19 +15,17 @@ template <typename OpTy>
 mlir::ParseResult parseFunctionLike(mlir::OpAsmParser &parser, mlir::OperationState &result) {
   auto buildType = [](mlir::Builder &builder, llvm::ArrayRef<mlir::Type> args,
                       llvm::ArrayRef<mlir::Type> results,
-                      mlir::function_interface_impl::VariadicFlag, std::string &) {
-    return builder.getFunctionType(args, results);
-  };
+                      mlir::function_interface_impl::VariadicFlag,
+                      std::string &) { return builder.getFunctionType(args, results); };
   return mlir::function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false, OpTy::getFunctionTypeAttrName(result.name),
       buildType, OpTy::getArgAttrsAttrName(result.name), OpTy::getResAttrsAttrName(result.name));
 }
 
-template <typename OpTy>
-void printFunctionLike(mlir::OpAsmPrinter &p, OpTy op) {
-  mlir::function_interface_impl::printFunctionOp(p, op, /*isVariadic=*/false,
-                                                 op.getFunctionTypeAttrName(),
-                                                 op.getArgAttrsAttrName(), op.getResAttrsAttrName());
+template <typename OpTy> void printFunctionLike(mlir::OpAsmPrinter &p, OpTy op) {
+  mlir::function_interface_impl::printFunctionOp(
+      p, op, /*isVariadic=*/false, op.getFunctionTypeAttrName(), op.getArgAttrsAttrName(),
+      op.getResAttrsAttrName());
 }
 
 } // namespace sotc

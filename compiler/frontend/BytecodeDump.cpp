@@ -45,14 +45,12 @@ private:
   std::string codeRepr(uint32_t index) const {
     const trace::CodeObject &code = trace_.code_objects(index);
     std::ostringstream s;
-    s << "<code object " << code.name() << " at 0x" << std::hex << index << std::dec
-      << ", file \"" << code.filename() << "\", line " << code.firstlineno() << ">";
+    s << "<code object " << code.name() << " at 0x" << std::hex << index << std::dec << ", file \""
+      << code.filename() << "\", line " << code.firstlineno() << ">";
     return s.str();
   }
 
-  void printHeader(uint32_t index) {
-    os_ << "\nDisassembly of " << codeRepr(index) << ":\n";
-  }
+  void printHeader(uint32_t index) { os_ << "\nDisassembly of " << codeRepr(index) << ":\n"; }
 
   /// dis._disassemble_recursive: the code, then each code constant in co_consts order.
   void printRecursive(uint32_t index) {
@@ -111,8 +109,6 @@ private:
 
 } // namespace
 
-void dumpBytecode(const trace::Trace &trace, std::ostream &os) {
-  Printer(trace, os).printAll();
-}
+void dumpBytecode(const trace::Trace &trace, std::ostream &os) { Printer(trace, os).printAll(); }
 
 } // namespace sotc::frontend

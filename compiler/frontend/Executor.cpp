@@ -8,18 +8,30 @@ namespace sotc::frontend {
 namespace {
 ops::DType dtypeOf(trace::DType d) {
   switch (d) {
-  case trace::BOOL: return ops::DType::Bool;
-  case trace::INT8: return ops::DType::Int8;
-  case trace::UINT8: return ops::DType::UInt8;
-  case trace::INT16: return ops::DType::Int16;
-  case trace::INT32: return ops::DType::Int32;
-  case trace::INT64: return ops::DType::Int64;
-  case trace::FLOAT16: return ops::DType::Float16;
-  case trace::BFLOAT16: return ops::DType::BFloat16;
-  case trace::FLOAT64: return ops::DType::Float64;
-  case trace::COMPLEX64: return ops::DType::Complex64;
-  case trace::COMPLEX128: return ops::DType::Complex128;
-  default: return ops::DType::Float32;
+  case trace::BOOL:
+    return ops::DType::Bool;
+  case trace::INT8:
+    return ops::DType::Int8;
+  case trace::UINT8:
+    return ops::DType::UInt8;
+  case trace::INT16:
+    return ops::DType::Int16;
+  case trace::INT32:
+    return ops::DType::Int32;
+  case trace::INT64:
+    return ops::DType::Int64;
+  case trace::FLOAT16:
+    return ops::DType::Float16;
+  case trace::BFLOAT16:
+    return ops::DType::BFloat16;
+  case trace::FLOAT64:
+    return ops::DType::Float64;
+  case trace::COMPLEX64:
+    return ops::DType::Complex64;
+  case trace::COMPLEX128:
+    return ops::DType::Complex128;
+  default:
+    return ops::DType::Float32;
   }
 }
 
@@ -48,8 +60,7 @@ Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
   bool paddle = false, torch = false;
   for (const trace::Namespace &ns : trace.namespaces())
     for (const trace::NamedValue &g : ns.globals()) {
-      const std::string &name =
-          g.value().has_module() ? g.value().module() : g.value().external();
+      const std::string &name = g.value().has_module() ? g.value().module() : g.value().external();
       paddle |= name.rfind("paddle", 0) == 0;
       torch |= name.rfind("torch", 0) == 0;
     }
@@ -137,9 +148,9 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     return sequence(K::List, value.list_value());
   case trace::Value::kFrozensetValue:
   case trace::Value::kSetValue: {
-    VarPtr v = sequence(K::Tuple, value.kind_case() == trace::Value::kSetValue
-                                      ? value.set_value()
-                                      : value.frozenset_value());
+    VarPtr v =
+        sequence(K::Tuple, value.kind_case() == trace::Value::kSetValue ? value.set_value()
+                                                                        : value.frozenset_value());
     v->name = "frozenset";
     return v;
   }
@@ -155,7 +166,8 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
       if (key->isConstant())
         t.key = key->constant;
       v->keys.push_back(key);
-      v->items.push_back(fromTrace(item.value(), tracker.kind == Tracker::Kind::Const ? tracker : t));
+      v->items.push_back(
+          fromTrace(item.value(), tracker.kind == Tracker::Kind::Const ? tracker : t));
     }
     return v;
   }
@@ -236,12 +248,14 @@ VarPtr Executor::global(int namespaceIndex, const std::string &name, Frame &f) {
       return globals_[key] = fromTrace(g.value(), t);
     }
   static const std::set<std::string> builtins = {
-      "len", "range", "isinstance", "enumerate", "zip", "min", "max", "abs", "int",
-      "float", "bool", "tuple", "list", "dict", "sum", "all", "any", "print", "str",
-      "repr", "round", "iter", "next", "reversed", "sorted", "getattr", "hasattr", "map",
-      "divmod", "pow", "type", "slice", "set", "frozenset", "callable", "object"};
+      "len",    "range",     "isinstance", "enumerate", "zip",    "min",  "max",  "abs",
+      "int",    "float",     "bool",       "tuple",     "list",   "dict", "sum",  "all",
+      "any",    "print",     "str",        "repr",      "round",  "iter", "next", "reversed",
+      "sorted", "getattr",   "hasattr",    "map",       "divmod", "pow",  "type", "slice",
+      "set",    "frozenset", "callable",   "object"};
   if (builtins.count(name)) {
-    VarPtr v = Variable::make(Variable::Kind::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+    VarPtr v =
+        Variable::make(Variable::Kind::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
     v->name = name;
     return globals_[key] = v;
   }
@@ -252,11 +266,13 @@ ExecState Executor::start() {
   const trace::Function &entry = trace_.functions(trace_.entry_function());
   ExecState state;
   Tracker local{Tracker::Kind::Local, "", {}, {}, {}};
-  VarPtr fn = fromTrace([&] {
-    trace::Value v;
-    v.set_function(trace_.entry_function());
-    return v;
-  }(), local);
+  VarPtr fn = fromTrace(
+      [&] {
+        trace::Value v;
+        v.set_function(trace_.entry_function());
+        return v;
+      }(),
+      local);
   std::vector<VarPtr> args;
   std::vector<std::pair<std::string, VarPtr>> kwargs;
   const trace::CodeObject &code = trace_.code_objects(entry.code());
@@ -271,8 +287,7 @@ ExecState Executor::start() {
   // *args and **kwargs parameters arrive as a tuple and a dict: splat them back.
   int nargs = static_cast<int>(code.argcount() + code.kwonlyargcount());
   bool varargs = code.flags() & 0x04, varkw = code.flags() & 0x08;
-  if (nargs + varargs + varkw > code.varnames_size() ||
-      code.posonlyargcount() > code.argcount())
+  if (nargs + varargs + varkw > code.varnames_size() || code.posonlyargcount() > code.argcount())
     throw CodedError(DiagCode::FrontendBadInputs,
                      "the entry function's argument counts exceed its variables");
   std::vector<std::pair<std::string, VarPtr>> named;
@@ -384,9 +399,8 @@ std::string Executor::signature(const ExecState &state) {
     else if (v->isConstant())
       s += v->constant.typeName() + "=" + v->constant.repr();
     else
-      s += v->name + "#" + std::to_string(v->codeIndex) + "," + std::to_string(v->position) +
-           "," + std::to_string(v->start) + "," + std::to_string(v->stop) + "," +
-           std::to_string(v->step);
+      s += v->name + "#" + std::to_string(v->codeIndex) + "," + std::to_string(v->position) + "," +
+           std::to_string(v->start) + "," + std::to_string(v->stop) + "," + std::to_string(v->step);
     s += "{";
     for (const VarPtr &i : v->items)
       visit(i);

@@ -37,7 +37,7 @@ struct Frame {
 struct Break {
   enum class Kind { None, Branch, HostCallback };
   Kind kind = Kind::None;
-  VarPtr condition;      // Branch: the tensor the jump reads
+  VarPtr condition;                           // Branch: the tensor the jump reads
   size_t targetIfTrue = 0, targetIfFalse = 0; // Branch: instruction indices
   // JUMP_IF_*_OR_POP leave the condition on the stack when they jump and pop it otherwise
   // (POP_JUMP_* popped it already).
@@ -96,9 +96,9 @@ private:
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
             std::vector<std::pair<std::string, VarPtr>> kwargs);
-  VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
-                    const std::string &callee, const std::string &opName,
-                    std::vector<VarPtr> args, std::vector<std::pair<std::string, VarPtr>> kwargs);
+  VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
+                    const std::string &opName, std::vector<VarPtr> args,
+                    std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
   VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
@@ -118,7 +118,7 @@ private:
   const trace::Trace &trace_;
   TranslateOptions options_;
   std::optional<Break> pendingBreak_; // set by a call that ends the segment
-  std::string framework_; // "paddle" or "torch": which tensor methods apply
+  std::string framework_;             // "paddle" or "torch": which tensor methods apply
   int tensorCounter_ = 0;
   std::map<std::pair<int, std::string>, VarPtr> globals_;
   std::map<int, VarPtr> functions_;

@@ -18,9 +18,9 @@ struct NbOp {
   const char *dunder;
 };
 constexpr NbOp kNbOps[] = {
-    {"+", "add"},       {"&", "and"},  {"//", "floordiv"}, {"<<", "lshift"}, {"@", "matmul"},
-    {"*", "mul"},       {"%", "mod"},  {"|", "or"},        {"**", "pow"},    {">>", "rshift"},
-    {"-", "sub"},       {"/", "truediv"}, {"^", "xor"},
+    {"+", "add"}, {"&", "and"},     {"//", "floordiv"}, {"<<", "lshift"}, {"@", "matmul"},
+    {"*", "mul"}, {"%", "mod"},     {"|", "or"},        {"**", "pow"},    {">>", "rshift"},
+    {"-", "sub"}, {"/", "truediv"}, {"^", "xor"},
 };
 constexpr const char *kCompareOps[] = {"<", "<=", "==", "!=", ">", ">="};
 
@@ -94,11 +94,12 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   unsigned arg = ins.arg();
   size_t next = f.pc + 1;
   auto jumpIndex = [&] { return offsetIndex_[f.codeIndex].at(ins.jump_target()); };
-  auto constant = [&](PyConst c) { return Variable::constant_(std::move(c), Tracker{Tracker::Kind::Const, "", {}, {}, {}}); };
+  auto constant = [&](PyConst c) {
+    return Variable::constant_(std::move(c), Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+  };
   SourceLoc loc = locOf(f);
 
-  if (op == "NOP" || op == "RESUME" || op == "PRECALL" || op == "EXTENDED_ARG" ||
-      op == "CACHE") {
+  if (op == "NOP" || op == "RESUME" || op == "PRECALL" || op == "EXTENDED_ARG" || op == "CACHE") {
   } else if (op == "POP_TOP") {
     pop(f);
   } else if (op == "PUSH_NULL") {
@@ -113,7 +114,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     if (!slot(f, arg))
       fail(DiagCode::FrontendPythonError,
            "UnboundLocalError: local variable '" + co.varnames(arg) +
-               "' referenced before assignment", f);
+               "' referenced before assignment",
+           f);
     f.stack.push_back(slot(f, arg));
   } else if (op == "STORE_FAST") {
     VarPtr v = pop(f);
@@ -129,7 +131,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   } else if (op == "LOAD_DEREF") {
     VarPtr cell = slot(f, arg);
     if (!cell || cell->kind != K::Cell || !cell->self)
-      fail(DiagCode::FrontendPythonError, "NameError: free variable referenced before assignment", f);
+      fail(DiagCode::FrontendPythonError, "NameError: free variable referenced before assignment",
+           f);
     f.stack.push_back(cell->self);
   } else if (op == "STORE_DEREF") {
     VarPtr v = pop(f);
@@ -213,14 +216,17 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.stack.push_back(binaryOp(f, sir, kNbOps[inplace ? arg - 13 : arg].dunder, inplace, a, b));
   } else if (op == "UNARY_NEGATIVE" || op == "UNARY_POSITIVE" || op == "UNARY_INVERT") {
     VarPtr a = pop(f);
-    std::string dunder = op == "UNARY_NEGATIVE" ? "__neg__" : op == "UNARY_POSITIVE" ? "__pos__" : "__invert__";
+    std::string dunder = op == "UNARY_NEGATIVE"   ? "__neg__"
+                         : op == "UNARY_POSITIVE" ? "__pos__"
+                                                  : "__invert__";
     if (a->isTensor()) {
       f.stack.push_back(tensorCall(f, sir, "operator", dunder, dunder, {a}, {}));
     } else if (a->isConstant() && a->constant.isNumber()) {
       const PyConst &c = a->constant;
       PyConst r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(0) : PyConst::ofInt(0);
       if (dunder == "__neg__")
-        r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(-c.floatValue) : PyConst::ofInt(-static_cast<int64_t>(c.number()));
+        r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(-c.floatValue)
+                                           : PyConst::ofInt(-static_cast<int64_t>(c.number()));
       else if (dunder == "__pos__")
         r = c.kind == PyConst::Kind::Bool ? PyConst::ofInt(c.boolValue) : c;
       else if (c.kind != PyConst::Kind::Float)
@@ -247,7 +253,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
                   (a->constant.kind == PyConst::Kind::Bool && a->constant == b->constant)));
     consume(a, loc);
     consume(b, loc);
-    f.stack.push_back(Variable::constant_(PyConst::ofBool(arg ? !same : same), computedFrom({a, b})));
+    f.stack.push_back(
+        Variable::constant_(PyConst::ofBool(arg ? !same : same), computedFrom({a, b})));
   } else if (op == "CONTAINS_OP") {
     VarPtr container = pop(f), item = pop(f);
     VarPtr r = compare(f, sir, "in", item, container);
@@ -270,7 +277,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     } else if (obj->kind == K::Dict && key->isConstant()) {
       consume(key, loc);
       size_t i = 0;
-      while (i < obj->keys.size() && !(obj->keys[i]->isConstant() && obj->keys[i]->constant == key->constant))
+      while (i < obj->keys.size() &&
+             !(obj->keys[i]->isConstant() && obj->keys[i]->constant == key->constant))
         ++i;
       if (i == obj->keys.size()) {
         obj->keys.push_back(key);
@@ -290,7 +298,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     consume(key, loc);
     if (obj->kind == K::Dict) {
       for (size_t i = 0; i < obj->keys.size(); ++i)
-        if (obj->keys[i]->isConstant() && key->isConstant() && obj->keys[i]->constant == key->constant) {
+        if (obj->keys[i]->isConstant() && key->isConstant() &&
+            obj->keys[i]->constant == key->constant) {
           obj->keys.erase(obj->keys.begin() + i);
           obj->items.erase(obj->items.begin() + i);
           f.pc = next;
@@ -341,7 +350,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     set->name = "set";
     for (VarPtr &item : popN(f, arg))
       if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
-            return x.get() == item.get() || (x->isConstant() && item->isConstant() && x->constant == item->constant);
+            return x.get() == item.get() ||
+                   (x->isConstant() && item->isConstant() && x->constant == item->constant);
           }))
         set->items.push_back(item);
     f.stack.push_back(set);
@@ -350,7 +360,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     VarPtr &set = peek(f, arg);
     for (const VarPtr &item : op == "SET_ADD" ? std::vector<VarPtr>{v} : iterate(f, v))
       if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
-            return x.get() == item.get() || (x->isConstant() && item->isConstant() && x->constant == item->constant);
+            return x.get() == item.get() ||
+                   (x->isConstant() && item->isConstant() && x->constant == item->constant);
           }))
         set->items.push_back(item);
   } else if (op == "LIST_APPEND") {
@@ -394,7 +405,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     if (items.size() != arg)
       fail(DiagCode::FrontendPythonError,
            "ValueError: expected " + std::to_string(arg) + " values to unpack, got " +
-               std::to_string(items.size()), f);
+               std::to_string(items.size()),
+           f);
     for (auto it = items.rbegin(); it != items.rend(); ++it)
       f.stack.push_back(*it);
   } else if (op == "UNPACK_EX") {
@@ -434,7 +446,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
                value->constant.isNumber())
         std::snprintf(buf, sizeof buf, cfmt.c_str(), value->constant.number());
       else
-        fail(DiagCode::FrontendUnsupportedConstruct, "format spec '" + fmt + "' is not supported", f);
+        fail(DiagCode::FrontendUnsupportedConstruct, "format spec '" + fmt + "' is not supported",
+             f);
       text = buf;
     }
     f.stack.push_back(Variable::constant_(PyConst::ofStr(text), computedFrom({value})));
@@ -443,13 +456,15 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     if (op != "JUMP_FORWARD" && ++f.loopCounts[f.pc] > options_.maxLoopIterations)
       fail(DiagCode::FrontendLoopLimit,
            "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
-               " iterations while unrolling", f);
+               " iterations while unrolling",
+           f);
   } else if (op.rfind("POP_JUMP_", 0) == 0 || op == "JUMP_IF_FALSE_OR_POP" ||
              op == "JUMP_IF_TRUE_OR_POP") {
     bool orPop = op.rfind("JUMP_IF_", 0) == 0;
     VarPtr cond = orPop ? peek(f, 1) : pop(f);
     bool onNone = op.find("_NONE") != std::string::npos;
-    bool jumpWhenTrue = op.find("IF_TRUE") != std::string::npos || op.find("IF_NOT_NONE") != std::string::npos;
+    bool jumpWhenTrue =
+        op.find("IF_TRUE") != std::string::npos || op.find("IF_NOT_NONE") != std::string::npos;
     if (cond->isTensor() && !onNone) {
       Break b;
       b.kind = Break::Kind::Branch;
@@ -482,7 +497,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
         ++f.loopCounts[f.pc] > options_.maxLoopIterations)
       fail(DiagCode::FrontendLoopLimit,
            "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
-               " iterations while unrolling", f);
+               " iterations while unrolling",
+           f);
   } else if (op == "GET_ITER") {
     VarPtr src = pop(f);
     VarPtr it = Variable::make(K::Iterator, computedFrom({src}));
@@ -498,7 +514,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       if (++f.loopCounts[f.pc] > options_.maxLoopIterations)
         fail(DiagCode::FrontendLoopLimit,
              "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
-                 " iterations while unrolling", f);
+                 " iterations while unrolling",
+             f);
     } else {
       pop(f);
       next = jumpIndex();
@@ -534,7 +551,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
              op == "DELETE_ATTR") {
     fail(DiagCode::FrontendUnsupportedConstruct,
          std::string(op == "STORE_ATTR" || op == "DELETE_ATTR" ? "attribute" : "global") +
-             " assignment (" + op + ") is a side effect sotc cannot compile", f);
+             " assignment (" + op + ") is a side effect sotc cannot compile",
+         f);
   } else if (op == "BEFORE_WITH" || op == "SETUP_ANNOTATIONS") {
     fail(DiagCode::FrontendUnsupportedConstruct, "'with' blocks are not supported", f);
   } else {

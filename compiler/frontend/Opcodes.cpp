@@ -51,7 +51,7 @@ std::optional<unsigned> OpcodeTable::jumpTarget(const OpcodeInfo &info, unsigned
   // the *_BACKWARD* forms jump backwards.
   long next = static_cast<long>(offset) + 2 + 2 * static_cast<long>(info.cacheEntries);
   long delta = 2 * static_cast<long>(arg);
-  long target = info.has(kHasJabs)              ? delta
+  long target = info.has(kHasJabs)                   ? delta
                 : std::strstr(info.name, "BACKWARD") ? next - delta
                                                      : next + delta;
   if (target < 0)

@@ -49,8 +49,7 @@ public:
   /// The co_names index an argument denotes (3.11's LOAD_GLOBAL keeps a NULL flag in bit 0).
   unsigned nameIndex(const OpcodeInfo &info, unsigned arg) const;
   /// The byte offset a jump goes to, from the instruction's offset and argument.
-  std::optional<unsigned> jumpTarget(const OpcodeInfo &info, unsigned offset,
-                                     unsigned arg) const;
+  std::optional<unsigned> jumpTarget(const OpcodeInfo &info, unsigned offset, unsigned arg) const;
 
 private:
   OpcodeTable(unsigned major, unsigned minor) : major_(major), minor_(minor) {}

@@ -29,13 +29,20 @@ public:
       return sir::OperandRefAttr::get(&ctx_, operands.size() - 1);
     case K::Constant:
       switch (v->constant.kind) {
-      case PyConst::Kind::None: return sir::NoneAttr::get(&ctx_);
-      case PyConst::Kind::Ellipsis: return sir::EllipsisAttr::get(&ctx_);
-      case PyConst::Kind::Bool: return b_.getBoolAttr(v->constant.boolValue);
-      case PyConst::Kind::Int: return b_.getI64IntegerAttr(v->constant.intValue);
-      case PyConst::Kind::Float: return b_.getF64FloatAttr(v->constant.floatValue);
-      case PyConst::Kind::Str: return b_.getStringAttr(v->constant.text);
-      default: return sir::RefAttr::get(&ctx_, v->constant.repr());
+      case PyConst::Kind::None:
+        return sir::NoneAttr::get(&ctx_);
+      case PyConst::Kind::Ellipsis:
+        return sir::EllipsisAttr::get(&ctx_);
+      case PyConst::Kind::Bool:
+        return b_.getBoolAttr(v->constant.boolValue);
+      case PyConst::Kind::Int:
+        return b_.getI64IntegerAttr(v->constant.intValue);
+      case PyConst::Kind::Float:
+        return b_.getF64FloatAttr(v->constant.floatValue);
+      case PyConst::Kind::Str:
+        return b_.getStringAttr(v->constant.text);
+      default:
+        return sir::RefAttr::get(&ctx_, v->constant.repr());
       }
     case K::Tuple:
     case K::List: {
@@ -73,7 +80,8 @@ public:
     // Names for readable kernels: an argument of the entry function keeps its Python name.
     for (const VarPtr &v : ir.inputs) {
       argAttrs.push_back(ob.getDictionaryAttr(
-          {ob.getNamedAttr("sir.name", ob.getStringAttr(v->parameter.empty() ? v->tensorName : v->parameter)),
+          {ob.getNamedAttr("sir.name",
+                           ob.getStringAttr(v->parameter.empty() ? v->tensorName : v->parameter)),
            ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))}));
     }
     op.setArgAttrsAttr(ob.getArrayAttr(argAttrs));
@@ -94,8 +102,7 @@ public:
       mlir::Location loc = mlir::FileLineColLoc::get(&ctx_, st.loc.file, st.loc.line, 0);
       auto call = sir::CallOp::create(ob, loc, results, ob.getStringAttr(st.kind),
                                       ob.getStringAttr(st.callee), ob.getStringAttr(st.opName),
-                                      ob.getArrayAttr(args),
-                                      ob.getArrayAttr(kwargs), operands);
+                                      ob.getArrayAttr(args), ob.getArrayAttr(kwargs), operands);
       llvm::SmallVector<mlir::Attribute> names;
       for (size_t i = 0; i < st.outputs.size(); ++i) {
         values_[st.outputs[i].get()] = call.getResult(i);

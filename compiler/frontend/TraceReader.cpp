@@ -33,16 +33,15 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
 public:
   void AddError(int line, int column, const std::string &message) override {
     if (first.empty())
-      first = "line " + std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " +
-              message;
+      first =
+          "line " + std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
   }
   void AddWarning(int, int, const std::string &) override {}
   std::string first;
 };
 } // namespace
 
-trace::Trace parseTrace(std::string_view bytes, TraceEncoding encoding,
-                        const std::string &name) {
+trace::Trace parseTrace(std::string_view bytes, TraceEncoding encoding, const std::string &name) {
   // libprotobuf logs parse problems (e.g. invalid UTF-8) to stderr; sotc reports them as
   // one coded line instead.
   static const bool silenced = (google::protobuf::SetLogHandler(nullptr), true);

@@ -25,8 +25,7 @@ enum class TraceEncoding { Binary, Text };
 TraceEncoding encodingForPath(const std::string &path);
 
 /// Parses bytes without validating them. `name` is used in messages.
-trace::Trace parseTrace(std::string_view bytes, TraceEncoding encoding,
-                        const std::string &name);
+trace::Trace parseTrace(std::string_view bytes, TraceEncoding encoding, const std::string &name);
 
 /// Checks versions, indices, instructions and jump targets; throws CodedError.
 void validateTrace(const trace::Trace &trace, const std::string &name);

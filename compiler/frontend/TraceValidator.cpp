@@ -50,8 +50,8 @@ public:
       checkFunction(trace_.functions(i), i);
     for (const trace::Namespace &ns : trace_.namespaces())
       for (const trace::NamedValue &global : ns.globals())
-        checkValue(global.value(), "global '" + global.name() + "' of module '" +
-                                       ns.module() + "'");
+        checkValue(global.value(),
+                   "global '" + global.name() + "' of module '" + ns.module() + "'");
     checkInputs();
     for (const trace::CodeObject &code : trace_.code_objects())
       checkCode(code);
@@ -67,17 +67,16 @@ private:
     if (trace_.format_version() != kTraceFormatVersion)
       fail(DiagCode::TraceFormatVersion,
            "trace format version " + std::to_string(trace_.format_version()) +
-               " is not supported (this sotc reads version " +
-               std::to_string(kTraceFormatVersion) + "; re-trace with the matching tracer)");
+               " is not supported (this sotc reads version " + std::to_string(kTraceFormatVersion) +
+               "; re-trace with the matching tracer)");
     const trace::PythonVersion &py = trace_.python();
     table_ = OpcodeTable::forVersion(py.major(), py.minor());
     if (py.implementation() != "cpython" || !table_)
       fail(DiagCode::TracePythonVersion,
-           "traces from " + (py.implementation().empty() ? "an unnamed Python"
-                                                         : py.implementation()) +
-               " " + std::to_string(py.major()) + "." + std::to_string(py.minor()) +
-               " are not supported (supported: CPython " + OpcodeTable::supportedVersions() +
-               ")");
+           "traces from " +
+               (py.implementation().empty() ? "an unnamed Python" : py.implementation()) + " " +
+               std::to_string(py.major()) + "." + std::to_string(py.minor()) +
+               " are not supported (supported: CPython " + OpcodeTable::supportedVersions() + ")");
   }
 
   void checkIndex(uint64_t index, int size, const std::string &what,
@@ -211,10 +210,10 @@ private:
     }
     for (const trace::Instruction &ins : code.instructions())
       if (ins.has_jump_target() && !offsets.count(ins.jump_target()))
-        fail(DiagCode::TraceBadJumpTarget,
-             codeName + " offset " + std::to_string(ins.offset()) + ": " + ins.opname() +
-                 " jumps to " + std::to_string(ins.jump_target()) +
-                 ", which is not an instruction boundary");
+        fail(DiagCode::TraceBadJumpTarget, codeName + " offset " + std::to_string(ins.offset()) +
+                                               ": " + ins.opname() + " jumps to " +
+                                               std::to_string(ins.jump_target()) +
+                                               ", which is not an instruction boundary");
     for (const trace::ExceptionEntry &e : code.exception_entries())
       if (e.start() >= e.end() || e.end() % 2 != 0 || !offsets.count(e.start()) ||
           !offsets.count(e.target()))
@@ -254,8 +253,8 @@ private:
         if (state[child] == State::Done)
           continue;
         if (stack.size() >= kMaxCodeNesting)
-          fail(DiagCode::TraceBadReference, "code objects nest deeper than " +
-                                                std::to_string(kMaxCodeNesting) + " levels");
+          fail(DiagCode::TraceBadReference,
+               "code objects nest deeper than " + std::to_string(kMaxCodeNesting) + " levels");
         state[child] = State::Open;
         stack.push_back({child, 0});
       }
@@ -271,17 +270,16 @@ private:
                "') does not exist in CPython " + std::to_string(table_->major()) + "." +
                std::to_string(table_->minor()));
     if (ins.opname() != info->name)
-      fail(DiagCode::TraceBadInstruction, where + ": opname '" + ins.opname() +
-                                              "' does not match opcode " +
-                                              std::to_string(ins.opcode()) + " (" +
-                                              info->name + ")");
+      fail(DiagCode::TraceBadInstruction,
+           where + ": opname '" + ins.opname() + "' does not match opcode " +
+               std::to_string(ins.opcode()) + " (" + info->name + ")");
     if (ins.has_arg() != info->has(kHasArg))
       fail(DiagCode::TraceBadInstruction,
-           where + ": " + info->name + (ins.has_arg() ? " takes no argument" : " needs an argument"));
+           where + ": " + info->name +
+               (ins.has_arg() ? " takes no argument" : " needs an argument"));
     const std::string &raw = code.code();
-    if (!raw.empty() &&
-        (static_cast<unsigned char>(raw[ins.offset()]) != ins.opcode() ||
-         static_cast<unsigned char>(raw[ins.offset() + 1]) != (ins.arg() & 0xff)))
+    if (!raw.empty() && (static_cast<unsigned char>(raw[ins.offset()]) != ins.opcode() ||
+                         static_cast<unsigned char>(raw[ins.offset() + 1]) != (ins.arg() & 0xff)))
       fail(DiagCode::TraceBadInstruction,
            where + ": " + info->name + " disagrees with the bytes of co_code");
     if (!ins.has_arg())
@@ -291,9 +289,8 @@ private:
     auto inRange = [&](uint64_t index, int size, const char *table) {
       if (index >= static_cast<uint64_t>(size))
         fail(DiagCode::TraceArgOutOfRange,
-             where + ": " + info->name + " argument " + std::to_string(arg) + " indexes " +
-                 table + " entry " + std::to_string(index) + ", but it has " +
-                 std::to_string(size));
+             where + ": " + info->name + " argument " + std::to_string(arg) + " indexes " + table +
+                 " entry " + std::to_string(index) + ", but it has " + std::to_string(size));
     };
     if (info->has(kHasConst))
       inRange(arg, code.consts_size(), "co_consts");
@@ -309,10 +306,10 @@ private:
     if (info->isJump()) {
       std::optional<unsigned> target = table_->jumpTarget(*info, ins.offset(), arg);
       if (!ins.has_jump_target() || !target || *target != ins.jump_target())
-        fail(DiagCode::TraceBadJumpTarget,
-             where + ": " + info->name + " argument " + std::to_string(arg) +
-                 " does not agree with its recorded jump target " +
-                 std::to_string(ins.jump_target()));
+        fail(DiagCode::TraceBadJumpTarget, where + ": " + info->name + " argument " +
+                                               std::to_string(arg) +
+                                               " does not agree with its recorded jump target " +
+                                               std::to_string(ins.jump_target()));
     }
   }
 

@@ -60,34 +60,34 @@ struct Segment {
   enum class End { Return, Branch, HostCallback };
   StatementIR sir;
   End end = End::Return;
-  std::string reason;    // why the segment ends (branch/host callback), for explain
+  std::string reason; // why the segment ends (branch/host callback), for explain
   SourceLoc endLoc;
   int onTrue = -1, onFalse = -1; // Branch: successor segments (the condition is output 0)
   // Branch: the tensors passed to each successor's inputs, position by position.
   std::vector<VarPtr> trueArgs, falseArgs;
-  int next = -1;                 // HostCallback: the segment after the callback
+  int next = -1;                    // HostCallback: the segment after the callback
   std::vector<VarPtr> callbackArgs; // HostCallback: the values the host call reads
   std::vector<VarPtr> nextArgs;     // HostCallback: tensors passed to the next segment
-  std::string returnValue;       // Return: the Python value's structure, e.g. (var_3, 2)
+  std::string returnValue;          // Return: the Python value's structure, e.g. (var_3, 2)
 };
 
 struct Translation {
-  std::string entry;                // the entry function's qualname
-  std::vector<Segment> segments;    // segment 0 is the entry
+  std::string entry;             // the entry function's qualname
+  std::vector<Segment> segments; // segment 0 is the entry
   std::vector<Guard> guards;
-  std::vector<std::string> breaks;  // "reason (file:line)" per graph break, in order
+  std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order
 
-  std::string sirText() const;      // every segment's StatementIR
+  std::string sirText() const; // every segment's StatementIR
   std::string guardTable() const;
-  std::string guardLambda() const;  // lambda frame: ... and ...
+  std::string guardLambda() const; // lambda frame: ... and ...
   std::string explain() const;
 };
 
 struct TranslateOptions {
-  bool allowHostCallbacks = false;   // print(tensor), x.numpy(), --break-on: host callbacks
-  std::vector<std::string> breakOn;  // API names that force a boundary
+  bool allowHostCallbacks = false;  // print(tensor), x.numpy(), --break-on: host callbacks
+  std::vector<std::string> breakOn; // API names that force a boundary
   int maxInlineDepth = 32;
-  int maxLoopIterations = 1024;      // per loop instruction, per segment
+  int maxLoopIterations = 1024; // per loop instruction, per segment
   int maxSegments = 64;
 };
 

@@ -66,10 +66,14 @@ std::string StatementIR::str() const {
 
 const char *Guard::kindName() const {
   switch (kind) {
-  case Kind::TensorMeta: return "tensor";
-  case Kind::Equal: return "value";
-  case Kind::Type: return "type";
-  case Kind::Length: return "length";
+  case Kind::TensorMeta:
+    return "tensor";
+  case Kind::Equal:
+    return "value";
+  case Kind::Type:
+    return "type";
+  case Kind::Length:
+    return "length";
   }
   return "?";
 }
@@ -134,8 +138,8 @@ std::string Translation::explain() const {
       break;
     case Segment::End::Branch:
       s << "branches on " << seg.sir.outputs[0]->tensorName << " (" << seg.endLoc.str()
-        << "): true -> " << segments[seg.onTrue].sir.name << callArgs(seg.trueArgs)
-        << ", false -> " << segments[seg.onFalse].sir.name << callArgs(seg.falseArgs) << "\n";
+        << "): true -> " << segments[seg.onTrue].sir.name << callArgs(seg.trueArgs) << ", false -> "
+        << segments[seg.onFalse].sir.name << callArgs(seg.falseArgs) << "\n";
       break;
     case Segment::End::HostCallback: {
       std::string callee = seg.reason.substr(std::string("host callback ").size());
@@ -169,9 +173,9 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     if (it != bySignature.end())
       return it->second;
     if (static_cast<int>(t.segments.size()) >= options.maxSegments)
-      throw CodedError(DiagCode::FrontendSegmentLimit,
-                       "graph breaks produced more than " + std::to_string(options.maxSegments) +
-                           " segments (" + loc.str() + ")");
+      throw CodedError(DiagCode::FrontendSegmentLimit, "graph breaks produced more than " +
+                                                           std::to_string(options.maxSegments) +
+                                                           " segments (" + loc.str() + ")");
     int id = static_cast<int>(t.segments.size());
     t.segments.emplace_back();
     t.segments[id].sir.name = "SIR_" + std::to_string(id);
@@ -195,7 +199,9 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       // A Python value computed from the inputs is part of the result: guard what it read.
       std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
         if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
-          ex.consume(v, {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
+          ex.consume(
+              v,
+              {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
         for (const VarPtr &i : v->items)
           consumeComputed(i);
       };
@@ -256,7 +262,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
   std::set<const Variable *> visited;
   std::set<std::string> expressions;
   std::function<void(const VarPtr &, const SourceLoc &)> guard = [&](const VarPtr &v,
-                                                                   const SourceLoc &loc) {
+                                                                     const SourceLoc &loc) {
     if (!v || !visited.insert(v.get()).second)
       return;
     if (!v->tracker.traceable()) {
@@ -270,7 +276,9 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       if (expressions.insert(expr + "|" + std::to_string(static_cast<int>(kind))).second)
         t.guards.push_back({kind, expr, std::move(expected), loc});
     };
-    auto add = [&](Guard::Kind kind, std::string expected) { addFor(v, kind, std::move(expected)); };
+    auto add = [&](Guard::Kind kind, std::string expected) {
+      addFor(v, kind, std::move(expected));
+    };
     // Reading an item is only safe once the container's type and length are known.
     std::vector<VarPtr> parents; // outermost first
     for (VarPtr p = v->tracker.kind == Tracker::Kind::GetItem ? v->tracker.parent : nullptr; p;
@@ -299,7 +307,8 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     case Variable::Kind::List:
     case Variable::Kind::Dict:
       add(Guard::Kind::Type, v->typeName());
-      add(Guard::Kind::Length, std::to_string(v->kind == Variable::Kind::Dict ? v->keys.size() : v->items.size()));
+      add(Guard::Kind::Length,
+          std::to_string(v->kind == Variable::Kind::Dict ? v->keys.size() : v->items.size()));
       break;
     default:
       break; // functions and modules: identity is not checked

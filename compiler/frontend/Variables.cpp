@@ -1,8 +1,8 @@
 #include "compiler/frontend/Variables.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace sotc::frontend {
 
@@ -34,8 +34,9 @@ PyConst PyConst::ofStr(std::string v) {
 double PyConst::number() const {
   if (kind == Kind::BigInt)
     return std::strtod(text.c_str(), nullptr);
-  return kind == Kind::Bool ? boolValue : kind == Kind::Int ? static_cast<double>(intValue)
-                                                              : floatValue;
+  return kind == Kind::Bool  ? boolValue
+         : kind == Kind::Int ? static_cast<double>(intValue)
+                             : floatValue;
 }
 
 bool PyConst::truthy() const {

@@ -98,22 +98,22 @@ struct Variable {
   Kind kind = Kind::Opaque;
   Tracker tracker;
 
-  PyConst constant;                  // Constant
-  ops::TensorMeta meta;              // Tensor
-  bool stopGradient = true;          // Tensor
-  std::string tensorName;            // Tensor: var_N
-  std::string parameter;             // the entry function's parameter it was passed as
-  std::vector<VarPtr> items;         // Tuple, List, Slice (start, stop, step), Iterator source
-  std::vector<VarPtr> keys;          // Dict (values in `items`)
+  PyConst constant;                      // Constant
+  ops::TensorMeta meta;                  // Tensor
+  bool stopGradient = true;              // Tensor
+  std::string tensorName;                // Tensor: var_N
+  std::string parameter;                 // the entry function's parameter it was passed as
+  std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
+  std::vector<VarPtr> keys;              // Dict (values in `items`)
   int64_t start = 0, stop = 0, step = 1; // Range
-  std::string name;                  // Module, External, Builtin, Method, Opaque type, Function
-  VarPtr self;                       // Method; Cell contents
+  std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
+  VarPtr self;                           // Method; Cell contents
   // Function
   int codeIndex = -1;
   int namespaceIndex = -1;
   std::vector<VarPtr> defaults;
   std::vector<std::pair<std::string, VarPtr>> kwdefaults;
-  std::vector<VarPtr> closure;       // Cell variables
+  std::vector<VarPtr> closure; // Cell variables
   // Iterator
   size_t position = 0;
 

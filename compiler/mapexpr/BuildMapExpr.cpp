@@ -56,8 +56,10 @@ public:
     for (mlir::Operation &op : body.without_terminator()) {
       auto p = mlir::cast<sir::PrimOp>(op);
       for (mlir::Value v : p->getOperands())
-        if (mlir::ShapedType::isDynamicShape(mlir::cast<mlir::RankedTensorType>(v.getType()).getShape()))
-          return group_.emitOpError("MapExpr needs static shapes; dynamic dimensions are not supported yet");
+        if (mlir::ShapedType::isDynamicShape(
+                mlir::cast<mlir::RankedTensorType>(v.getType()).getShape()))
+          return group_.emitOpError(
+              "MapExpr needs static shapes; dynamic dimensions are not supported yet");
       prims.push_back(p);
     }
     if (group_.getKind() == "matmul")
@@ -84,7 +86,8 @@ private:
     }
     mlir::Operation *def = v.getDefiningOp();
     if (auto g = mlir::dyn_cast<sir::GroupOp>(def))
-      return nameOf(g.getBody().front().getTerminator()->getOperand(mlir::cast<mlir::OpResult>(v).getResultNumber()));
+      return nameOf(g.getBody().front().getTerminator()->getOperand(
+          mlir::cast<mlir::OpResult>(v).getResultNumber()));
     if (auto n = def->getAttrOfType<mlir::StringAttr>("name"))
       return n.str();
     // An op with several named results (a launch of an earlier kernel) lists them.
@@ -218,7 +221,8 @@ private:
         std::vector<Expr> x;
         size_t off = rs.size() - xs.size();
         for (size_t j = 0; j < xs.size(); ++j)
-          x.push_back(xs[j] == 1 && rs[j + off] != 1 ? IndexExpr::constant(0) : a.index[r][j + off]);
+          x.push_back(xs[j] == 1 && rs[j + off] != 1 ? IndexExpr::constant(0)
+                                                     : a.index[r][j + off]);
         if (mlir::failed(set(in[0], x)))
           return mlir::failure();
       } else if (prim == Prim::Reshape) {
@@ -363,8 +367,10 @@ private:
       s.outs = {id(p.getResult())};
       for (mlir::Value v : p->getOperands())
         s.ins.push_back(id(v));
-      for (auto [key, value] : {std::pair{"perm", p.getPerm()}, {"axes", p.getAxes()},
-                                {"starts", p.getStarts()}, {"steps", p.getSteps()}})
+      for (auto [key, value] : {std::pair{"perm", p.getPerm()},
+                                {"axes", p.getAxes()},
+                                {"starts", p.getStarts()},
+                                {"steps", p.getSteps()}})
         if (value)
           s.attrs[key] = ints(value);
       if (p.getKeepdim())
@@ -472,7 +478,8 @@ void schedule(AnchoredMapStmt &a, Target target) {
   if (target == Target::Cpu)
     a.schedule = sched::cpuSchedule(a.dims);
   else
-    a.schedule = reduction ? sched::gpuReductionSchedule(a.dims) : sched::gpuInjectiveSchedule(a.dims);
+    a.schedule =
+        reduction ? sched::gpuReductionSchedule(a.dims) : sched::gpuInjectiveSchedule(a.dims);
 }
 
 } // namespace sotc::mapexpr

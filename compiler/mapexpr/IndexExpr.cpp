@@ -60,7 +60,8 @@ Expr IndexExpr::dot(std::vector<Expr> items, std::vector<int64_t> dims) {
     bool whole = true;
     for (size_t i = 0; i < keptItems.size(); ++i)
       whole = whole && keptItems[i]->kind_ == Kind::UnDot && keptItems[i]->k_ == i &&
-              keptItems[i]->dims_ == keptDims && keptItems[i]->items_[0]->str() == first.items_[0]->str();
+              keptItems[i]->dims_ == keptDims &&
+              keptItems[i]->items_[0]->str() == first.items_[0]->str();
     if (whole)
       return first.items_[0];
   }
@@ -168,8 +169,8 @@ public:
 
 private:
   [[noreturn]] void fail(const std::string &what) {
-    throw std::invalid_argument("index expression '" + t_ + "', column " + std::to_string(pos_ + 1) +
-                                ": " + what);
+    throw std::invalid_argument("index expression '" + t_ + "', column " +
+                                std::to_string(pos_ + 1) + ": " + what);
   }
   void skip() {
     while (pos_ < t_.size() && t_[pos_] == ' ')

@@ -9,8 +9,7 @@ namespace sotc::ops {
 const Arg &BoundArgs::get(const std::string &name) const {
   auto it = values_.find(name);
   if (it == values_.end())
-    throw std::logic_error("operator library: no parameter '" + name + "' in " +
-                           signature_->str());
+    throw std::logic_error("operator library: no parameter '" + name + "' in " + signature_->str());
   return it->second;
 }
 
@@ -120,9 +119,8 @@ std::optional<BindFailure> bind(const Signature &sig, const CallArgs &args, Boun
     }
     const Arg &arg = *given[i];
     if (!(arg.isNone() && p.optional) && !argMatches(p, arg))
-      return BindFailure{DiagCode::OpArgumentType,
-                         "argument '" + p.name + "' must be " + describeType(p) + ", not " +
-                             arg.typeName()};
+      return BindFailure{DiagCode::OpArgumentType, "argument '" + p.name + "' must be " +
+                                                       describeType(p) + ", not " + arg.typeName()};
     out.set(p.name, normalize(p, arg));
   }
   return std::nullopt;

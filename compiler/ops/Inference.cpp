@@ -21,8 +21,8 @@ std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<in
     else if (da == kDynamic || db == kDynamic)
       out[i] = da == kDynamic ? db : da; // the static size; a guard will pin the dynamic one
     else
-      throw CodedError(DiagCode::OpShapeMismatch, op + "(): shapes " + formatShape(a) +
-                                                      " and " + formatShape(b) +
+      throw CodedError(DiagCode::OpShapeMismatch, op + "(): shapes " + formatShape(a) + " and " +
+                                                      formatShape(b) +
                                                       " cannot be broadcast together");
   }
   return out;
@@ -93,8 +93,8 @@ int64_t normalizeAxis(const std::string &op, int64_t axis, int64_t rank) {
   if (axis < -bound || axis >= bound)
     throw CodedError(DiagCode::OpBadAttribute,
                      op + "(): axis " + std::to_string(axis) + " is out of range for a " +
-                         std::to_string(rank) + "-D tensor (expected " +
-                         std::to_string(-bound) + " to " + std::to_string(bound - 1) + ")");
+                         std::to_string(rank) + "-D tensor (expected " + std::to_string(-bound) +
+                         " to " + std::to_string(bound - 1) + ")");
   return axis < 0 ? axis + bound : axis;
 }
 
@@ -146,9 +146,8 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
     } else if (out[i] == kDynamic) {
       dynamic = true;
     } else if (out[i] < 0) {
-      throw CodedError(DiagCode::OpBadAttribute, op + "(): invalid size " +
-                                                     std::to_string(out[i]) + " in shape " +
-                                                     formatInts(target));
+      throw CodedError(DiagCode::OpBadAttribute, op + "(): invalid size " + std::to_string(out[i]) +
+                                                     " in shape " + formatInts(target));
     } else {
       known *= out[i];
     }
@@ -166,10 +165,10 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
                                                       formatInts(target));
     out[inferred] = total / known;
   } else if (known != total) {
-    throw CodedError(DiagCode::OpShapeMismatch,
-                     op + "(): cannot reshape a tensor of shape " + formatShape(in) + " (" +
-                         std::to_string(total) + " elements) into " + formatInts(target) +
-                         " (" + std::to_string(known) + " elements)");
+    throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
+                                                    formatShape(in) + " (" + std::to_string(total) +
+                                                    " elements) into " + formatInts(target) + " (" +
+                                                    std::to_string(known) + " elements)");
   }
   return out;
 }
@@ -177,9 +176,8 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
 std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
                                  std::vector<int64_t> y, bool transposeX, bool transposeY) {
   if (x.empty() || y.empty())
-    throw CodedError(DiagCode::OpShapeMismatch,
-                     op + "(): operands must be at least 1-D, got " + formatShape(x) + " and " +
-                         formatShape(y));
+    throw CodedError(DiagCode::OpShapeMismatch, op + "(): operands must be at least 1-D, got " +
+                                                    formatShape(x) + " and " + formatShape(y));
   std::vector<int64_t> origX = x, origY = y;
   bool vecX = x.size() == 1, vecY = y.size() == 1;
   if (vecX)
@@ -196,9 +194,8 @@ std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
                      op + "(): contraction dimensions differ: " + formatShape(origX) + " and " +
                          formatShape(origY) + " (" + std::to_string(kx) + " vs " +
                          std::to_string(ky) + ")");
-  std::vector<int64_t> batch =
-      broadcastShapes(op, std::vector<int64_t>(x.begin(), x.end() - 2),
-                      std::vector<int64_t>(y.begin(), y.end() - 2));
+  std::vector<int64_t> batch = broadcastShapes(op, std::vector<int64_t>(x.begin(), x.end() - 2),
+                                               std::vector<int64_t>(y.begin(), y.end() - 2));
   if (!vecX)
     batch.push_back(x[x.size() - 2]);
   if (!vecY)

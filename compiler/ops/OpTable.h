@@ -47,11 +47,11 @@ private:
 using LowerFn = std::function<void(Lowering &)>;
 
 struct OpEntry {
-  std::string name;                 // "paddle.add", "Tensor.sum", "__add__", "torch.add"
+  std::string name; // "paddle.add", "Tensor.sum", "__add__", "torch.add"
   CallKind kind = CallKind::Api;
   std::vector<std::string> aliases; // other names for the same entry
   std::vector<Signature> signatures;
-  std::string decomposition;        // one line for docs and `sotc ops`: "max(x, 0)"
+  std::string decomposition; // one line for docs and `sotc ops`: "max(x, 0)"
   LowerFn lower;
 
   /// Short name used in messages: "add" for "paddle.add", "__add__" for operators.
@@ -62,7 +62,7 @@ struct OpEntry {
 struct LoweredCall {
   const OpEntry *entry;
   size_t signatureIndex;
-  PrimGraph graph; // inputs: the call's tensors in parameter order; outputs: the results
+  PrimGraph graph;            // inputs: the call's tensors in parameter order; outputs: the results
   std::vector<Arg> inputArgs; // the argument each graph input came from (same order)
 
   std::vector<TensorMeta> outputs() const;
@@ -83,9 +83,8 @@ public:
   LoweredCall lower(const std::string &name, const CallArgs &args) const;
 
   /// Registration, used by OpTableEntries.cpp. Throws SchemaError naming the entry.
-  OpEntry &add(const std::string &name, CallKind kind,
-               const std::vector<std::string> &signatures, std::string decomposition,
-               LowerFn lower);
+  OpEntry &add(const std::string &name, CallKind kind, const std::vector<std::string> &signatures,
+               std::string decomposition, LowerFn lower);
   void alias(OpEntry &entry, const std::string &name);
 
 private:

@@ -90,8 +90,8 @@ double countOver(Lowering &L, int x, const std::vector<int64_t> &axes) {
   for (int64_t a : axes) {
     int64_t d = L.b.meta(x).shape[a];
     if (d == kDynamic)
-      badValue(L, "averaging over dynamic dimension " + std::to_string(a) +
-                      " is not supported yet");
+      badValue(L,
+               "averaging over dynamic dimension " + std::to_string(a) + " is not supported yet");
     n *= static_cast<double>(d);
   }
   return n;
@@ -265,8 +265,8 @@ std::vector<int64_t> squeezed(Lowering &L, const std::vector<int64_t> &shape,
                               const std::string &axisName) {
   std::vector<int64_t> axes;
   if (!L.args.isNone(axisName))
-    axes = normalizeAxes(L.b.opName(), L.args.intList(axisName),
-                         static_cast<int64_t>(shape.size()));
+    axes =
+        normalizeAxes(L.b.opName(), L.args.intList(axisName), static_cast<int64_t>(shape.size()));
   std::vector<int64_t> out;
   for (size_t i = 0; i < shape.size(); ++i) {
     bool listed = L.args.isNone(axisName) ||
@@ -285,8 +285,8 @@ std::vector<int64_t> flattened(Lowering &L, const std::vector<int64_t> &shape, i
   start = normalizeAxis(L.b.opName(), start, rank);
   stop = normalizeAxis(L.b.opName(), stop, rank);
   if (start > stop)
-    badValue(L, "start axis " + std::to_string(start) + " is after stop axis " +
-                    std::to_string(stop));
+    badValue(L,
+             "start axis " + std::to_string(start) + " is after stop axis " + std::to_string(stop));
   std::vector<int64_t> out(shape.begin(), shape.begin() + start);
   int64_t n = 1;
   for (int64_t i = start; i <= stop; ++i)
@@ -334,9 +334,9 @@ void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis) {
   if (inferred >= 0)
     sizes[inferred] = dim - known;
   if ((inferred >= 0 && known > dim) || (inferred < 0 && known != dim))
-    throw CodedError(DiagCode::OpShapeMismatch,
-                     L.b.opName() + "(): sections " + formatInts(sizes) + " do not add up to " +
-                         std::to_string(dim) + ", the size of axis " + std::to_string(axis));
+    throw CodedError(DiagCode::OpShapeMismatch, L.b.opName() + "(): sections " + formatInts(sizes) +
+                                                    " do not add up to " + std::to_string(dim) +
+                                                    ", the size of axis " + std::to_string(axis));
   int64_t start = 0;
   for (int64_t s : sizes) {
     L.out(L.b.slice(x, {axis}, {start}, {start + s}, {1}));
@@ -436,11 +436,15 @@ void registerElementwise(OpTable &t) {
     bool floatResult;
   };
   const Binary binaries[] = {
-      {"add", "add", Prim::Add, false},           {"subtract", "sub", Prim::Sub, false},
-      {"multiply", "mul", Prim::Mul, false},      {"divide", "div", Prim::Div, true},
+      {"add", "add", Prim::Add, false},
+      {"subtract", "sub", Prim::Sub, false},
+      {"multiply", "mul", Prim::Mul, false},
+      {"divide", "div", Prim::Div, true},
       {"floor_divide", "floor_divide", Prim::FloorDiv, false},
-      {"remainder", "remainder", Prim::Mod, false}, {"pow", "pow", Prim::Pow, false},
-      {"maximum", "maximum", Prim::Max, false},   {"minimum", "minimum", Prim::Min, false},
+      {"remainder", "remainder", Prim::Mod, false},
+      {"pow", "pow", Prim::Pow, false},
+      {"maximum", "maximum", Prim::Max, false},
+      {"minimum", "minimum", Prim::Min, false},
   };
   for (const Binary &op : binaries) {
     std::string decomp = std::string(primName(op.prim)) + "(x, y), broadcast and promoted";
@@ -462,8 +466,9 @@ void registerElementwise(OpTable &t) {
       Prim prim = op.prim;
       torchLower = [prim](Lowering &L) { // input ± alpha * other
         Operands o = promoteOperands(L, "input", "other");
-        int y = L.args.scalar("alpha") == 1 ? o.y : L.b.binaryScalar(Prim::Mul, o.y,
-                                                                    L.args.scalar("alpha"));
+        int y = L.args.scalar("alpha") == 1
+                    ? o.y
+                    : L.b.binaryScalar(Prim::Mul, o.y, L.args.scalar("alpha"));
         L.out(L.b.binary(prim, o.x, y, o.dtype));
       };
     }
@@ -477,13 +482,13 @@ void registerElementwise(OpTable &t) {
     bool torch;
   };
   const Unary unaries[] = {
-      {"exp", Prim::Exp, true, true},       {"log", Prim::Log, true, true},
-      {"log1p", Prim::Log1p, true, true},   {"sin", Prim::Sin, true, true},
-      {"cos", Prim::Cos, true, true},       {"tanh", Prim::Tanh, true, true},
-      {"sqrt", Prim::Sqrt, true, true},     {"rsqrt", Prim::Rsqrt, true, true},
-      {"erf", Prim::Erf, true, true},       {"abs", Prim::Abs, false, true},
-      {"neg", Prim::Neg, false, true},      {"sign", Prim::Sign, false, true},
-      {"floor", Prim::Floor, false, true},  {"ceil", Prim::Ceil, false, true},
+      {"exp", Prim::Exp, true, true},      {"log", Prim::Log, true, true},
+      {"log1p", Prim::Log1p, true, true},  {"sin", Prim::Sin, true, true},
+      {"cos", Prim::Cos, true, true},      {"tanh", Prim::Tanh, true, true},
+      {"sqrt", Prim::Sqrt, true, true},    {"rsqrt", Prim::Rsqrt, true, true},
+      {"erf", Prim::Erf, true, true},      {"abs", Prim::Abs, false, true},
+      {"neg", Prim::Neg, false, true},     {"sign", Prim::Sign, false, true},
+      {"floor", Prim::Floor, false, true}, {"ceil", Prim::Ceil, false, true},
       {"round", Prim::Round, false, true},
   };
   for (const Unary &op : unaries) {
@@ -527,11 +532,11 @@ void registerElementwise(OpTable &t) {
   auto clipLower = [](std::string xn, std::string lo, std::string hi) {
     return [=](Lowering &L) { L.out(clip(L, L.in(xn), lo, hi)); };
   };
-  paddleApi(t, "clip",
-            {"Tensor (Tensor x, Scalar? min=None, Scalar? max=None, String? name=None)"},
+  paddleApi(t, "clip", {"Tensor (Tensor x, Scalar? min=None, Scalar? max=None, String? name=None)"},
             "min(max(x, min), max)", clipLower("x", "min", "max"));
-  OpEntry &clamp = torchApi(t, "clamp", {"Tensor (Tensor input, Scalar? min=None, Scalar? max=None)"},
-                            "min(max(x, min), max)", clipLower("input", "min", "max"));
+  OpEntry &clamp =
+      torchApi(t, "clamp", {"Tensor (Tensor input, Scalar? min=None, Scalar? max=None)"},
+               "min(max(x, min), max)", clipLower("input", "min", "max"));
   t.alias(clamp, "torch.clip");
 
   auto whereLower = [](std::string c, std::string xn, std::string yn) {
@@ -568,20 +573,18 @@ void registerElementwise(OpTable &t) {
                "Tensor (Tensor x, Scalar y, String? name=None)"},
               decomp, binaryOp(op.prim, "x", "y"));
     torchApi(t, op.torch,
-             {"Tensor (Tensor input, Tensor other)", "Tensor (Tensor input, Scalar other)"},
-             decomp, binaryOp(op.prim, "input", "other"));
+             {"Tensor (Tensor input, Tensor other)", "Tensor (Tensor input, Scalar other)"}, decomp,
+             binaryOp(op.prim, "input", "other"));
   }
   struct Logical {
     const char *name;
     Prim prim;
   };
-  for (const Logical &op : {Logical{"logical_and", Prim::LogicalAnd},
-                            Logical{"logical_or", Prim::LogicalOr},
-                            Logical{"logical_xor", Prim::LogicalXor}}) {
+  for (const Logical &op :
+       {Logical{"logical_and", Prim::LogicalAnd}, Logical{"logical_or", Prim::LogicalOr},
+        Logical{"logical_xor", Prim::LogicalXor}}) {
     auto lower = [prim = op.prim](std::string xn, std::string yn) {
-      return [=](Lowering &L) {
-        L.out(L.b.binary(prim, L.in(xn), L.in(yn), DType::Bool));
-      };
+      return [=](Lowering &L) { L.out(L.b.binary(prim, L.in(xn), L.in(yn), DType::Bool)); };
     };
     std::string decomp = std::string(primName(op.prim)) + "(bool(x), bool(y))";
     paddleApi(t, op.name, {"Tensor (Tensor x, Tensor y, String? name=None)"}, decomp,
@@ -589,9 +592,8 @@ void registerElementwise(OpTable &t) {
     torchApi(t, op.name, {"Tensor (Tensor input, Tensor other)"}, decomp, lower("input", "other"));
   }
   auto logicalNot = [](std::string xn) {
-    return [xn](Lowering &L) {
-      L.out(L.b.unary(Prim::LogicalNot, L.b.cast(L.in(xn), DType::Bool)));
-    };
+    return
+        [xn](Lowering &L) { L.out(L.b.unary(Prim::LogicalNot, L.b.cast(L.in(xn), DType::Bool))); };
   };
   paddleApi(t, "logical_not", {"Tensor (Tensor x, String? name=None)"}, "logical_not(bool(x))",
             logicalNot("x"));
@@ -605,8 +607,8 @@ void registerElementwise(OpTable &t) {
                             castLower("x", "dtype"));
   t.add("Tensor.astype", CallKind::Method, {"Tensor (Tensor x, DataType dtype)"},
         cast.decomposition, castLower("x", "dtype"));
-  t.add("torch.Tensor.to", CallKind::Method, {"Tensor (Tensor input, DataType dtype)"},
-        "cast(x)", castLower("input", "dtype"));
+  t.add("torch.Tensor.to", CallKind::Method, {"Tensor (Tensor input, DataType dtype)"}, "cast(x)",
+        castLower("input", "dtype"));
 }
 
 void registerCreation(OpTable &t) {
@@ -617,13 +619,12 @@ void registerCreation(OpTable &t) {
            "fill_constant(fill_value)", fullOp("size", "fill_value", "dtype", true), false);
   for (auto [name, value] : {std::pair<const char *, double>{"zeros", 0}, {"ones", 1}}) {
     std::string decomp = "fill_constant(" + std::to_string(static_cast<int>(value)) + ")";
-    paddleApi(t, name, {"Tensor (IntList[1] shape, DataType? dtype=None, String? name=None)"},
-              decomp,
-              [value = value](Lowering &L) {
-                L.out(L.b.fill(value, L.args.intList("shape"),
-                               dtypeOr(L, "dtype", DType::Float32)));
-              },
-              false);
+    paddleApi(
+        t, name, {"Tensor (IntList[1] shape, DataType? dtype=None, String? name=None)"}, decomp,
+        [value = value](Lowering &L) {
+          L.out(L.b.fill(value, L.args.intList("shape"), dtypeOr(L, "dtype", DType::Float32)));
+        },
+        false);
     std::string like = std::string(name) + "_like";
     paddleApi(t, like, {"Tensor (Tensor x, DataType? dtype=None, String? name=None)"}, decomp,
               fullLikeOp("x", value, "", "dtype"), false);
@@ -643,8 +644,8 @@ void registerReductions(OpTable &t) {
     const char *torch;
     Prim prim;
   };
-  for (const Reduce &op : {Reduce{"max", "amax", Prim::ReduceMax},
-                           Reduce{"min", "amin", Prim::ReduceMin}}) {
+  for (const Reduce &op :
+       {Reduce{"max", "amax", Prim::ReduceMax}, Reduce{"min", "amin", Prim::ReduceMin}}) {
     std::string decomp = std::string(primName(op.prim)) + "(x, axis)";
     paddleApi(t, op.paddle,
               {"Tensor (Tensor x, IntList[1]? axis=None, Bool keepdim=False, String? name=None)"},
@@ -737,15 +738,15 @@ void registerShapes(OpTable &t) {
   auto flattenLower = [](std::string xn, std::string start, std::string stop) {
     return [=](Lowering &L) {
       int x = L.in(xn);
-      L.out(L.b.reshape(x, flattened(L, L.b.meta(x).shape, L.args.intValue(start),
-                                     L.args.intValue(stop))));
+      L.out(L.b.reshape(
+          x, flattened(L, L.b.meta(x).shape, L.args.intValue(start), L.args.intValue(stop))));
     };
   };
   paddleApi(t, "flatten",
             {"Tensor (Tensor x, Int start_axis=0, Int stop_axis=-1, String? name=None)"},
             "reshape(x)", flattenLower("x", "start_axis", "stop_axis"));
-  torchApi(t, "flatten", {"Tensor (Tensor input, Int start_dim=0, Int end_dim=-1)"},
-           "reshape(x)", flattenLower("input", "start_dim", "end_dim"));
+  torchApi(t, "flatten", {"Tensor (Tensor input, Int start_dim=0, Int end_dim=-1)"}, "reshape(x)",
+           flattenLower("input", "start_dim", "end_dim"));
 
   paddleApi(t, "expand", {"Tensor (Tensor x, IntList shape, String? name=None)"},
             "broadcast_to(x, shape); -1 keeps a dimension", expandOp("x", "shape"));
@@ -759,8 +760,8 @@ void registerShapes(OpTable &t) {
       std::vector<int> ins = L.inList(xs);
       if (ins.empty())
         badValue(L, "needs at least one tensor");
-      L.out(L.b.concat(ins, normalizeAxis(L.b.opName(), L.args.intValue(axis),
-                                          L.b.meta(ins[0]).rank())));
+      L.out(L.b.concat(
+          ins, normalizeAxis(L.b.opName(), L.args.intValue(axis), L.b.meta(ins[0]).rank())));
     };
   };
   paddleApi(t, "concat", {"Tensor (TensorList x, Int axis=0, String? name=None)"},
@@ -772,8 +773,7 @@ void registerShapes(OpTable &t) {
   paddleApi(t, "split",
             {"TensorList (Tensor x, Int num_or_sections, Int axis=0, String? name=None)",
              "TensorList (Tensor x, IntList num_or_sections, Int axis=0, String? name=None)"},
-            "slice(x) per section",
-            [](Lowering &L) {
+            "slice(x) per section", [](Lowering &L) {
               int x = L.in("x");
               int64_t axis = normalizeAxis("split", L.args.intValue("axis"), L.b.meta(x).rank());
               const Arg &n = L.args.get("num_or_sections");
@@ -818,10 +818,9 @@ void registerLinearAlgebra(OpTable &t) {
               L.out(L.b.matmul(L.in("x"), L.in("y"), L.args.boolValue("transpose_x"),
                                L.args.boolValue("transpose_y")));
             });
-  OpEntry &mm = torchApi(t, "matmul", {"Tensor (Tensor input, Tensor other)"}, "matmul(x, y)",
-                         [](Lowering &L) {
-                           L.out(L.b.matmul(L.in("input"), L.in("other"), false, false));
-                         });
+  OpEntry &mm =
+      torchApi(t, "matmul", {"Tensor (Tensor input, Tensor other)"}, "matmul(x, y)",
+               [](Lowering &L) { L.out(L.b.matmul(L.in("input"), L.in("other"), false, false)); });
   t.alias(mm, "torch.mm");
   t.alias(mm, "torch.bmm");
   // paddle's weight is [in, out]; torch's is [out, in].
@@ -831,8 +830,8 @@ void registerLinearAlgebra(OpTable &t) {
           L.out(affine(L, L.b.matmul(L.in("x"), L.in("weight"), false, false), "", "bias"));
         });
   t.add("torch.nn.functional.linear", CallKind::Api,
-        {"Tensor (Tensor input, Tensor weight, Tensor? bias=None)"},
-        "matmul(x, weight^T) + bias", [](Lowering &L) {
+        {"Tensor (Tensor input, Tensor weight, Tensor? bias=None)"}, "matmul(x, weight^T) + bias",
+        [](Lowering &L) {
           L.out(affine(L, L.b.matmul(L.in("input"), L.in("weight"), false, true), "", "bias"));
         });
 }
@@ -848,8 +847,8 @@ void registerActivations(OpTable &t) {
   OpEntry &r = t.add(pf + "relu", CallKind::Api, {"Tensor (Tensor x, String? name=None)"},
                      "max(x, fill_constant(0))", relu("x"));
   t.alias(r, "paddle.relu");
-  t.add("Tensor.relu", CallKind::Method, {"Tensor (Tensor x, String? name=None)"},
-        r.decomposition, relu("x"));
+  t.add("Tensor.relu", CallKind::Method, {"Tensor (Tensor x, String? name=None)"}, r.decomposition,
+        relu("x"));
   OpEntry &tr = t.add(tf + "relu", CallKind::Api, {"Tensor (Tensor input, Bool inplace=False)"},
                       r.decomposition, relu("input"));
   t.alias(tr, "torch.relu");
@@ -857,11 +856,12 @@ void registerActivations(OpTable &t) {
     return [xn](Lowering &L) {
       int x = L.in(xn);
       DType d = L.b.meta(x).dtype;
-      L.out(L.b.binary(Prim::Min, L.b.binary(Prim::Max, x, L.b.fill(0, {}, d)), L.b.fill(6, {}, d)));
+      L.out(
+          L.b.binary(Prim::Min, L.b.binary(Prim::Max, x, L.b.fill(0, {}, d)), L.b.fill(6, {}, d)));
     };
   };
-  t.add(pf + "relu6", CallKind::Api, {"Tensor (Tensor x, String? name=None)"},
-        "min(max(x, 0), 6)", relu6("x"));
+  t.add(pf + "relu6", CallKind::Api, {"Tensor (Tensor x, String? name=None)"}, "min(max(x, 0), 6)",
+        relu6("x"));
   t.add(tf + "relu6", CallKind::Api, {"Tensor (Tensor input, Bool inplace=False)"},
         "min(max(x, 0), 6)", relu6("input"));
   auto leaky = [](std::string xn, std::string slope) {
@@ -898,25 +898,23 @@ void registerActivations(OpTable &t) {
   };
   t.add(pf + "silu", CallKind::Api, {"Tensor (Tensor x, String? name=None)"}, "x * sigmoid(x)",
         silu("x"));
-  t.add(tf + "silu", CallKind::Api, {"Tensor (Tensor input, Bool inplace=False)"},
-        "x * sigmoid(x)", silu("input"));
-  const char *softmaxDoc =
-      "m = reduce_max(x, axis); e = exp(x - m); e / reduce_sum(e, axis)";
+  t.add(tf + "silu", CallKind::Api, {"Tensor (Tensor input, Bool inplace=False)"}, "x * sigmoid(x)",
+        silu("input"));
+  const char *softmaxDoc = "m = reduce_max(x, axis); e = exp(x - m); e / reduce_sum(e, axis)";
   const char *logSoftmaxDoc = "(x - m) - log(reduce_sum(exp(x - m), axis)), m = reduce_max";
   OpEntry &sm = t.add(pf + "softmax", CallKind::Api,
                       {"Tensor (Tensor x, Int axis=-1, DataType? dtype=None, String? name=None)"},
                       softmaxDoc, softmaxOp("x", "axis", "dtype", false));
   t.alias(sm, "paddle.softmax");
   t.add(pf + "log_softmax", CallKind::Api,
-        {"Tensor (Tensor x, Int axis=-1, DataType? dtype=None, String? name=None)"},
-        logSoftmaxDoc, softmaxOp("x", "axis", "dtype", true));
-  OpEntry &tsm = t.add(tf + "softmax", CallKind::Api,
-                       {"Tensor (Tensor input, Int dim, DataType? dtype=None)"}, softmaxDoc,
-                       softmaxOp("input", "dim", "dtype", false));
+        {"Tensor (Tensor x, Int axis=-1, DataType? dtype=None, String? name=None)"}, logSoftmaxDoc,
+        softmaxOp("x", "axis", "dtype", true));
+  OpEntry &tsm =
+      t.add(tf + "softmax", CallKind::Api, {"Tensor (Tensor input, Int dim, DataType? dtype=None)"},
+            softmaxDoc, softmaxOp("input", "dim", "dtype", false));
   t.alias(tsm, "torch.softmax");
-  t.add(tf + "log_softmax", CallKind::Api,
-        {"Tensor (Tensor input, Int dim, DataType? dtype=None)"}, logSoftmaxDoc,
-        softmaxOp("input", "dim", "dtype", true));
+  t.add(tf + "log_softmax", CallKind::Api, {"Tensor (Tensor input, Int dim, DataType? dtype=None)"},
+        logSoftmaxDoc, softmaxOp("input", "dim", "dtype", true));
   const char *lnDoc = "d = x - mean(x); d * rsqrt(mean(d * d) + epsilon) * weight + bias";
   t.add(pf + "layer_norm", CallKind::Api,
         {"Tensor (Tensor x, IntList[1] normalized_shape, Tensor? weight=None, "
@@ -928,20 +926,19 @@ void registerActivations(OpTable &t) {
         lnDoc, layerNormOp("input", "normalized_shape", "weight", "bias", "eps"));
   const char *rmsDoc = "x * rsqrt(mean(x * x) + epsilon) * weight (+ bias)";
   // paddle.incubate's fused_rms_norm normalizes the axes from begin_norm_axis on.
-  t.add("paddle.incubate.nn.functional.fused_rms_norm", CallKind::Api,
-        {"Tensor (Tensor x, Tensor norm_weight, Tensor? norm_bias, Float epsilon, "
-         "Int begin_norm_axis)"},
-        rmsDoc, [](Lowering &L) {
-          int x = floatInput(L, "x");
-          int64_t rank = L.b.meta(x).rank();
-          std::vector<int64_t> axes;
-          for (int64_t a = normalizeAxis("fused_rms_norm", L.args.intValue("begin_norm_axis"),
-                                         rank);
-               a < rank; ++a)
-            axes.push_back(a);
-          L.out(affine(L, rmsNorm(L, x, axes, L.args.scalar("epsilon")), "norm_weight",
-                       "norm_bias"));
-        });
+  t.add(
+      "paddle.incubate.nn.functional.fused_rms_norm", CallKind::Api,
+      {"Tensor (Tensor x, Tensor norm_weight, Tensor? norm_bias, Float epsilon, "
+       "Int begin_norm_axis)"},
+      rmsDoc, [](Lowering &L) {
+        int x = floatInput(L, "x");
+        int64_t rank = L.b.meta(x).rank();
+        std::vector<int64_t> axes;
+        for (int64_t a = normalizeAxis("fused_rms_norm", L.args.intValue("begin_norm_axis"), rank);
+             a < rank; ++a)
+          axes.push_back(a);
+        L.out(affine(L, rmsNorm(L, x, axes, L.args.scalar("epsilon")), "norm_weight", "norm_bias"));
+      });
   t.add(tf + "rms_norm", CallKind::Api,
         {"Tensor (Tensor input, IntList[1] normalized_shape, Tensor? weight=None, "
          "Float? eps=None)"},
@@ -976,12 +973,12 @@ void registerOperators(OpTable &t) {
     bool floatResult;
   };
   const Op binaries[] = {
-      {"add", Prim::Add, false},      {"sub", Prim::Sub, false},
-      {"mul", Prim::Mul, false},      {"truediv", Prim::Div, true},
-      {"floordiv", Prim::FloorDiv, false}, {"mod", Prim::Mod, false},
+      {"add", Prim::Add, false},    {"sub", Prim::Sub, false},           {"mul", Prim::Mul, false},
+      {"truediv", Prim::Div, true}, {"floordiv", Prim::FloorDiv, false}, {"mod", Prim::Mod, false},
       {"pow", Prim::Pow, false},
   };
-  const Names forward = {"Tensor (Tensor self, Tensor other)", "Tensor (Tensor self, Scalar other)"};
+  const Names forward = {"Tensor (Tensor self, Tensor other)",
+                         "Tensor (Tensor self, Scalar other)"};
   for (const Op &op : binaries) {
     std::string n = op.name, decomp = std::string(primName(op.prim)) + "(self, other)";
     OpEntry &e = t.add("__" + n + "__", CallKind::Operator, forward, decomp,
@@ -998,9 +995,9 @@ void registerOperators(OpTable &t) {
     const char *name;
     Prim prim;
   };
-  for (const Cmp &op : {Cmp{"lt", Prim::Less}, Cmp{"le", Prim::LessEqual},
-                        Cmp{"eq", Prim::Equal}, Cmp{"ne", Prim::NotEqual},
-                        Cmp{"gt", Prim::Greater}, Cmp{"ge", Prim::GreaterEqual}})
+  for (const Cmp &op :
+       {Cmp{"lt", Prim::Less}, Cmp{"le", Prim::LessEqual}, Cmp{"eq", Prim::Equal},
+        Cmp{"ne", Prim::NotEqual}, Cmp{"gt", Prim::Greater}, Cmp{"ge", Prim::GreaterEqual}})
     t.add(std::string("__") + op.name + "__", CallKind::Operator, forward,
           std::string(primName(op.prim)) + "(self, other) -> bool",
           binaryOp(op.prim, "self", "other"));
@@ -1008,12 +1005,12 @@ void registerOperators(OpTable &t) {
     const char *name;
     Prim bitwise, logical;
   };
-  for (const Bit &op : {Bit{"and", Prim::BitwiseAnd, Prim::LogicalAnd},
-                        Bit{"or", Prim::BitwiseOr, Prim::LogicalOr},
-                        Bit{"xor", Prim::BitwiseXor, Prim::LogicalXor}}) {
+  for (const Bit &op :
+       {Bit{"and", Prim::BitwiseAnd, Prim::LogicalAnd}, Bit{"or", Prim::BitwiseOr, Prim::LogicalOr},
+        Bit{"xor", Prim::BitwiseXor, Prim::LogicalXor}}) {
     std::string n = op.name;
-    std::string decomp = std::string(primName(op.bitwise)) + " (integers) or " +
-                         primName(op.logical) + " (bool)";
+    std::string decomp =
+        std::string(primName(op.bitwise)) + " (integers) or " + primName(op.logical) + " (bool)";
     OpEntry &e = t.add("__" + n + "__", CallKind::Operator, forward, decomp,
                        bitwiseOrLogical(op.bitwise, op.logical, "self", "other"));
     t.alias(e, "__i" + n + "__");
@@ -1022,11 +1019,10 @@ void registerOperators(OpTable &t) {
   }
   const Names unarySig = {"Tensor (Tensor self)"};
   t.add("__neg__", CallKind::Operator, unarySig, "neg(self)", unarySame(Prim::Neg, "self"));
-  t.add("__pos__", CallKind::Operator, unarySig, "self",
-        [](Lowering &L) { L.out(L.in("self")); });
+  t.add("__pos__", CallKind::Operator, unarySig, "self", [](Lowering &L) { L.out(L.in("self")); });
   t.add("__abs__", CallKind::Operator, unarySig, "abs(self)", unarySame(Prim::Abs, "self"));
-  t.add("__invert__", CallKind::Operator, unarySig,
-        "bitwise_not (integers) or logical_not (bool)", [](Lowering &L) {
+  t.add("__invert__", CallKind::Operator, unarySig, "bitwise_not (integers) or logical_not (bool)",
+        [](Lowering &L) {
           int x = L.in("self");
           DType d = L.b.meta(x).dtype;
           if (!isIntegral(d) && d != DType::Bool)

@@ -165,9 +165,7 @@ int PrimBuilder::cast(int x, DType dtype) {
   return add(Prim::Cast, {x}, a, {meta(x).shape, dtype});
 }
 
-int PrimBuilder::unary(Prim prim, int x) {
-  return add(prim, {x}, {}, meta(x));
-}
+int PrimBuilder::unary(Prim prim, int x) { return add(prim, {x}, {}, meta(x)); }
 
 int PrimBuilder::broadcastTo(int x, const std::vector<int64_t> &shape) {
   if (meta(x).shape == shape)
@@ -205,8 +203,8 @@ int PrimBuilder::binaryScalar(Prim prim, int x, double scalar) {
 }
 
 int PrimBuilder::select(int cond, int x, int y) {
-  std::vector<int64_t> shape = broadcastShapes(
-      op_, broadcastShapes(op_, meta(cond).shape, meta(x).shape), meta(y).shape);
+  std::vector<int64_t> shape =
+      broadcastShapes(op_, broadcastShapes(op_, meta(cond).shape, meta(x).shape), meta(y).shape);
   DType dtype = promoteTypes(meta(x).dtype, meta(y).dtype);
   int c = convert(cond, shape, DType::Bool);
   int a = convert(x, shape, dtype), b = convert(y, shape, dtype);
@@ -227,8 +225,8 @@ int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
   std::vector<int64_t> seen(in.size(), 0), out;
   if (perm.size() != in.size())
     throw CodedError(DiagCode::OpBadAttribute, op_ + "(): permutation " + formatInts(perm) +
-                                                   " does not fit a " +
-                                                   std::to_string(in.size()) + "-D tensor");
+                                                   " does not fit a " + std::to_string(in.size()) +
+                                                   "-D tensor");
   std::vector<int64_t> normalized;
   for (int64_t p : perm) {
     int64_t axis = normalizeAxis(op_, p, static_cast<int64_t>(in.size()));
@@ -248,9 +246,8 @@ int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
   return add(Prim::Transpose, {x}, a, {out, meta(x).dtype});
 }
 
-int PrimBuilder::slice(int x, const std::vector<int64_t> &axes,
-                       const std::vector<int64_t> &starts, const std::vector<int64_t> &ends,
-                       const std::vector<int64_t> &steps) {
+int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
+                       const std::vector<int64_t> &ends, const std::vector<int64_t> &steps) {
   std::vector<int64_t> shape = meta(x).shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t dim = shape[axes[i]];

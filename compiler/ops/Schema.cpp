@@ -12,11 +12,11 @@ struct TypeName {
   const char *name;
 };
 constexpr TypeName kTypeNames[] = {
-    {ParamType::Tensor, "Tensor"},     {ParamType::TensorList, "TensorList"},
-    {ParamType::Scalar, "Scalar"},     {ParamType::Int, "Int"},
-    {ParamType::Float, "Float"},       {ParamType::Bool, "Bool"},
-    {ParamType::IntList, "IntList"},   {ParamType::DataType, "DataType"},
-    {ParamType::String, "String"},     {ParamType::Index, "Index"},
+    {ParamType::Tensor, "Tensor"},   {ParamType::TensorList, "TensorList"},
+    {ParamType::Scalar, "Scalar"},   {ParamType::Int, "Int"},
+    {ParamType::Float, "Float"},     {ParamType::Bool, "Bool"},
+    {ParamType::IntList, "IntList"}, {ParamType::DataType, "DataType"},
+    {ParamType::String, "String"},   {ParamType::Index, "Index"},
 };
 
 /// A hand-written recursive-descent parser; positions in messages are 1-based columns.
@@ -130,8 +130,7 @@ private:
       Arg value = parseDefault(p.type);
       if (value.isNone() && !p.optional) {
         pos_ = at;
-        fail("default None needs an optional type ('" + std::string(paramTypeName(p.type)) +
-             "?')");
+        fail("default None needs an optional type ('" + std::string(paramTypeName(p.type)) + "?')");
       }
       if (!value.isNone() && !argMatches(p, value)) {
         pos_ = at;
@@ -235,8 +234,9 @@ std::string Signature::str() const {
       s += "?";
     s += " " + p.name;
     if (p.defaultValue)
-      s += "=" + (p.defaultValue->kind == Arg::Kind::String ? "\"" + p.defaultValue->stringValue + "\""
-                                                           : p.defaultValue->repr());
+      s += "=" + (p.defaultValue->kind == Arg::Kind::String
+                      ? "\"" + p.defaultValue->stringValue + "\""
+                      : p.defaultValue->repr());
   }
   return s + ")";
 }
@@ -277,8 +277,7 @@ bool argMatches(const Param &param, const Arg &arg) {
     return arg.kind == K::String;
   case ParamType::Index: {
     auto simple = [](const Arg &a) {
-      return a.kind == K::Int || a.kind == K::None || a.kind == K::Slice ||
-             a.kind == K::Ellipsis;
+      return a.kind == K::Int || a.kind == K::None || a.kind == K::Slice || a.kind == K::Ellipsis;
     };
     if (arg.kind == K::Tuple) {
       for (const Arg &item : arg.items)

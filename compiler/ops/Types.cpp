@@ -30,8 +30,11 @@ std::optional<DType> parseDType(const std::string &name) {
       text = text.substr(std::string(prefix).size());
   // Python-level spellings: `float` and `int` as numpy reads them, torch's aliases.
   if (text == "float" || text == "half" || text == "double" || text == "int" || text == "long")
-    text = text == "float" ? "float32" : text == "half" ? "float16"
-         : text == "double" ? "float64" : text == "int" ? "int32" : "int64";
+    text = text == "float"    ? "float32"
+           : text == "half"   ? "float16"
+           : text == "double" ? "float64"
+           : text == "int"    ? "int32"
+                              : "int64";
   for (const DTypeNames &d : kDTypes)
     if (text == d.name || text == d.shortName)
       return d.dtype;
@@ -39,8 +42,7 @@ std::optional<DType> parseDType(const std::string &name) {
 }
 
 bool isFloating(DType d) {
-  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 ||
-         d == DType::Float64;
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
 }
 bool isComplex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
 bool isIntegral(DType d) {

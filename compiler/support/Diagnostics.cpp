@@ -13,9 +13,7 @@ const std::vector<DiagInfo> &allDiagnostics() {
   return table;
 }
 
-const DiagInfo &diagInfo(DiagCode code) {
-  return allDiagnostics()[static_cast<size_t>(code)];
-}
+const DiagInfo &diagInfo(DiagCode code) { return allDiagnostics()[static_cast<size_t>(code)]; }
 
 static std::string oneLine(std::string text) {
   // A message is one line whatever it quotes (a corrupt trace may hold newlines).

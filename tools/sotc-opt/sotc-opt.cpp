@@ -20,9 +20,8 @@ int main(int argc, char **argv) {
   sotc::sir::registerSirPasses();
   sotc::mapexpr::registerMapExprPasses();
   mlir::DialectRegistry registry;
-  registry.insert<sotc::sir::SirDialect, sotc::sched::SchedDialect,
-                  sotc::mapexpr::MapExprDialect>();
+  registry
+      .insert<sotc::sir::SirDialect, sotc::sched::SchedDialect, sotc::mapexpr::MapExprDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "sotc optimizer driver\n", registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "sotc optimizer driver\n", registry));
 }

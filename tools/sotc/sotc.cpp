@@ -12,12 +12,12 @@
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
-#include "dialects/mapexpr/IR/MapExprDialect.h"
-#include "dialects/mapexpr/Transforms/Passes.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/mapexpr/Transforms/Passes.h"
 
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/Transforms/Passes.h"
@@ -71,8 +71,9 @@ struct FrontendFlags {
   std::vector<std::string> breakOn;
 
   void add(CLI::App *cmd) {
-    cmd->add_flag("--allow-host-callbacks", allowHostCallbacks,
-                  "record host-callback boundaries (print, .numpy(), --break-on) instead of failing");
+    cmd->add_flag(
+        "--allow-host-callbacks", allowHostCallbacks,
+        "record host-callback boundaries (print, .numpy(), --break-on) instead of failing");
     cmd->add_option("--break-on", breakOn, "force a graph boundary at every call of this API")
         ->type_name("API");
   }
@@ -92,8 +93,8 @@ sotc::frontend::Translation translateFile(const std::string &path, const Fronten
 struct DumpOptions {
   std::string trace;
   std::string output = "-";
-  bool bytecode = false, sir = false, mlir = false, guards = false, prim = false,
-       mapExpr = false, indexDetail = false;
+  bool bytecode = false, sir = false, mlir = false, guards = false, prim = false, mapExpr = false,
+       indexDetail = false;
   FrontendFlags frontend;
 };
 
@@ -131,7 +132,8 @@ void runDump(const DumpOptions &opts) {
       }
       if (mlir::failed(pm.run(*module)))
         throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
-                               opts.trace + ": " + (opts.mapExpr ? "decomposition or fusion" : "decomposition") +
+                               opts.trace + ": " +
+                                   (opts.mapExpr ? "decomposition or fusion" : "decomposition") +
                                    " failed");
     }
     if (opts.mapExpr) {
@@ -155,8 +157,8 @@ void runDump(const DumpOptions &opts) {
     return;
   }
   sotc::trace::Trace loaded = sotc::frontend::loadTrace(opts.trace);
-  spdlog::info("loaded {}: {} code objects, {} functions", opts.trace,
-               loaded.code_objects_size(), loaded.functions_size());
+  spdlog::info("loaded {}: {} code objects, {} functions", opts.trace, loaded.code_objects_size(),
+               loaded.functions_size());
   std::ostringstream text;
   sotc::frontend::dumpBytecode(loaded, text);
   sotc::writeOutputFile(opts.output, text.str());

@@ -35,16 +35,16 @@ TEST_CASE("3.11 opcodes carry CPython's numbers and flags", "[opcodes]") {
 
 TEST_CASE("3.11 LOAD_GLOBAL keeps a NULL flag in bit 0", "[opcodes]") {
   const OpcodeTable &t = *OpcodeTable::forVersion(3, 11);
-  CHECK(t.nameIndex(*t.lookup(116), 5) == 2);  // LOAD_GLOBAL
-  CHECK(t.nameIndex(*t.lookup(106), 5) == 5);  // LOAD_ATTR
+  CHECK(t.nameIndex(*t.lookup(116), 5) == 2); // LOAD_GLOBAL
+  CHECK(t.nameIndex(*t.lookup(106), 5) == 5); // LOAD_ATTR
 }
 
 TEST_CASE("3.11 jump targets count code units after the caches", "[opcodes]") {
   const OpcodeTable &t = *OpcodeTable::forVersion(3, 11);
   // Offsets from `dis` of a real function.
-  CHECK(t.jumpTarget(*t.lookup(93), 48, 29) == 108u);   // FOR_ITER
-  CHECK(t.jumpTarget(*t.lookup(140), 106, 30) == 48u);  // JUMP_BACKWARD
-  CHECK(t.jumpTarget(*t.lookup(114), 118, 20) == 160u); // POP_JUMP_FORWARD_IF_FALSE
+  CHECK(t.jumpTarget(*t.lookup(93), 48, 29) == 108u);         // FOR_ITER
+  CHECK(t.jumpTarget(*t.lookup(140), 106, 30) == 48u);        // JUMP_BACKWARD
+  CHECK(t.jumpTarget(*t.lookup(114), 118, 20) == 160u);       // POP_JUMP_FORWARD_IF_FALSE
   CHECK(t.jumpTarget(*t.lookup(140), 4, 10) == std::nullopt); // before the start
   CHECK(t.jumpTarget(*t.lookup(124), 0, 1) == std::nullopt);  // not a jump
 }

@@ -42,7 +42,8 @@ TEST_CASE("Python constants print as Python does", "[variables]") {
 }
 
 TEST_CASE("trackers say where a value comes from", "[trackers]") {
-  VarPtr sizes = Variable::make(Variable::Kind::List, Tracker{Tracker::Kind::Global, "SIZES", {}, {}, {}});
+  VarPtr sizes =
+      Variable::make(Variable::Kind::List, Tracker{Tracker::Kind::Global, "SIZES", {}, {}, {}});
   Tracker item;
   item.kind = Tracker::Kind::GetItem;
   item.parent = sizes;
@@ -82,20 +83,22 @@ TEST_CASE("snapshots share nothing mutable", "[executor]") {
 TEST_CASE("an input that feeds nothing is not guarded", "[guards]") {
   Translation t = translateProgram("33_guard_unused_input");
   CHECK(guardConditions(t) ==
-        std::vector<std::string>{
-            "MetaInfo.from_tensor(frame.f_locals['x']).guard_str() == '([2, 3], paddle.float32, True)'",
-            "MetaInfo.from_tensor(frame.f_locals['y']).guard_str() == '([2, 3], paddle.float32, True)'",
-            "frame.f_locals['n'] == 1"});
+        std::vector<std::string>{"MetaInfo.from_tensor(frame.f_locals['x']).guard_str() == '([2, "
+                                 "3], paddle.float32, True)'",
+                                 "MetaInfo.from_tensor(frame.f_locals['y']).guard_str() == '([2, "
+                                 "3], paddle.float32, True)'",
+                                 "frame.f_locals['n'] == 1"});
   CHECK(t.guards[2].loc.str() == "testdata/programs/33_guard_unused_input.py:7");
 }
 
 TEST_CASE("Python values that decide a branch are guarded; others are not", "[guards]") {
   Translation t = translateProgram("11_if_python");
-  CHECK(guardConditions(t) ==
-        std::vector<std::string>{
-            "frame.f_locals['mode'] == 'scale'",
-            "MetaInfo.from_tensor(frame.f_locals['x']).guard_str() == '([8], paddle.float32, True)'",
-            "frame.f_locals['factor'] == 3"});
+  CHECK(
+      guardConditions(t) ==
+      std::vector<std::string>{
+          "frame.f_locals['mode'] == 'scale'",
+          "MetaInfo.from_tensor(frame.f_locals['x']).guard_str() == '([8], paddle.float32, True)'",
+          "frame.f_locals['factor'] == 3"});
   // Container items: the container's type and length come first.
   t = translateProgram("10_globals");
   std::vector<std::string> g = guardConditions(t);
@@ -109,8 +112,9 @@ TEST_CASE("tensor branches compile both sides; loops become cycles", "[segments]
   Translation inlined = translateProgram("34_inlined_branch");
   REQUIRE(inlined.segments.size() == 3);
   CHECK(inlined.segments[0].end == Segment::End::Branch);
-  CHECK(inlined.breaks == std::vector<std::string>{
-                              "branch on a tensor value (testdata/programs/34_inlined_branch.py:6)"});
+  CHECK(inlined.breaks ==
+        std::vector<std::string>{
+            "branch on a tensor value (testdata/programs/34_inlined_branch.py:6)"});
 
   Translation loop = translateProgram("29_tensor_while");
   REQUIRE(loop.segments.size() == 3);

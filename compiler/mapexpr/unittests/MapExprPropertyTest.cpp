@@ -44,8 +44,8 @@ public:
     Shape shape = randomShape(1, 3);
     mlir::OpBuilder ob(&ctx_);
     ob.setInsertionPointToEnd(module_->getBody());
-    auto sg = sir::SubgraphOp::create(ob, ob.getUnknownLoc(), "SIR_0",
-                                      ob.getFunctionType({}, {}), nullptr, nullptr, nullptr);
+    auto sg = sir::SubgraphOp::create(ob, ob.getUnknownLoc(), "SIR_0", ob.getFunctionType({}, {}),
+                                      nullptr, nullptr, nullptr);
     block_ = ob.createBlock(&sg.getBody());
     mlir::Value x = block_->addArgument(type(shape), ob.getUnknownLoc());
     builder_ = &ob;
@@ -55,13 +55,15 @@ public:
     mlir::Value out = chain(x, shape);
     sir::OutputOp::create(ob, ob.getUnknownLoc(), mlir::ValueRange{out});
     // Broadcast sources became extra arguments on the way.
-    sg.setFunctionTypeAttr(mlir::TypeAttr::get(
-        ob.getFunctionType(block_->getArgumentTypes(), {out.getType()})));
+    sg.setFunctionTypeAttr(
+        mlir::TypeAttr::get(ob.getFunctionType(block_->getArgumentTypes(), {out.getType()})));
     return std::move(module_);
   }
 
 private:
-  mlir::RankedTensorType type(const Shape &s) { return mlir::RankedTensorType::get(s, b_.getF32Type()); }
+  mlir::RankedTensorType type(const Shape &s) {
+    return mlir::RankedTensorType::get(s, b_.getF32Type());
+  }
 
   Shape randomShape(int minRank, int maxRank) {
     Shape s(minRank + rng_() % (maxRank - minRank + 1));
@@ -72,10 +74,10 @@ private:
 
   mlir::Value prim(const std::string &name, mlir::ValueRange operands, const Shape &result,
                    const std::function<void(sir::PrimOp)> &attrs = {}) {
-    auto op = sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
-                                  b_.getStringAttr(name), operands, nullptr, nullptr, nullptr,
-                                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                  nullptr);
+    auto op =
+        sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
+                            b_.getStringAttr(name), operands, nullptr, nullptr, nullptr, nullptr,
+                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
     if (attrs)
       attrs(op);
     return op.getResult();
@@ -117,7 +119,8 @@ private:
         }
         to.push_back(n);
         if (to != shape)
-          cur = prim("reshape", cur, to, [&](sir::PrimOp p) { p.setShapeAttr(b_.getDenseI64ArrayAttr(to)); });
+          cur = prim("reshape", cur, to,
+                     [&](sir::PrimOp p) { p.setShapeAttr(b_.getDenseI64ArrayAttr(to)); });
         shape = to;
         break;
       }
@@ -128,7 +131,8 @@ private:
         Shape to;
         for (int64_t q : perm)
           to.push_back(shape[q]);
-        cur = prim("transpose", cur, to, [&](sir::PrimOp p) { p.setPermAttr(b_.getDenseI64ArrayAttr(perm)); });
+        cur = prim("transpose", cur, to,
+                   [&](sir::PrimOp p) { p.setPermAttr(b_.getDenseI64ArrayAttr(perm)); });
         shape = to;
         break;
       }
@@ -160,11 +164,11 @@ private:
         Shape to = shape;
         to[axis] = (stop - start + step - 1) / step;
         cur = prim("slice", cur, to, [&](sir::PrimOp p) {
-            p.setAxesAttr(b_.getDenseI64ArrayAttr({static_cast<int64_t>(axis)}));
-            p.setStartsAttr(b_.getDenseI64ArrayAttr({start}));
-            p.setEndsAttr(b_.getDenseI64ArrayAttr({stop}));
-            p.setStepsAttr(b_.getDenseI64ArrayAttr({step}));
-          });
+          p.setAxesAttr(b_.getDenseI64ArrayAttr({static_cast<int64_t>(axis)}));
+          p.setStartsAttr(b_.getDenseI64ArrayAttr({start}));
+          p.setEndsAttr(b_.getDenseI64ArrayAttr({stop}));
+          p.setStepsAttr(b_.getDenseI64ArrayAttr({step}));
+        });
         shape = to;
         break;
       }
@@ -183,7 +187,8 @@ private:
 };
 
 bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 /// The input element a primitive reads for output element `out`; `got` is the element the
@@ -215,7 +220,8 @@ Shape wanted(const mapexpr::OpStmt &s, const Shape &out, const Shape &os, const 
   }
   if (s.op == "slice") {
     Shape want = out;
-    const Shape &axes = s.attrs.at("axes"), &starts = s.attrs.at("starts"), &steps = s.attrs.at("steps");
+    const Shape &axes = s.attrs.at("axes"), &starts = s.attrs.at("starts"),
+                &steps = s.attrs.at("steps");
     for (size_t k = 0; k < axes.size(); ++k)
       want[axes[k]] = starts[k] + out[axes[k]] * steps[k];
     return want;
@@ -247,8 +253,8 @@ void checkKernel(const mapexpr::Kernel &k) {
           mustBeComplete.insert(t);
   for (const mapexpr::AnchoredMapStmt &a : k.stmts) {
     const sched::ScheduleMesh &mesh = a.schedule->mesh;
-    std::map<int, std::map<int64_t, int>> writes;                // tensor -> element -> count
-    std::map<std::pair<size_t, int64_t>, int> accumulated;       // (stmt, input element) -> count
+    std::map<int, std::map<int64_t, int>> writes;          // tensor -> element -> count
+    std::map<std::pair<size_t, int64_t>, int> accumulated; // (stmt, input element) -> count
     Shape loop(mesh.outputRank(), 0);
     for (int64_t n = 0; n < mesh.outputNumElements(); ++n) {
       int64_t rest = n;

@@ -100,16 +100,28 @@ std::vector<Case> cases() {
   binary("divide", "div", std::divides<double>(), 0.5, 2);
   binary("floor_divide", "floor_divide", floorDiv, 0.5, 3);
   binary("remainder", "remainder", pyMod, 0.5, 3);
-  binary("pow", "pow", [](double a, double b) { return std::pow(a, b); }, 0.5, 2);
+  binary(
+      "pow", "pow", [](double a, double b) { return std::pow(a, b); }, 0.5, 2);
   binary("maximum", "maximum", [](double a, double b) { return std::max(a, b); });
   binary("minimum", "minimum", [](double a, double b) { return std::min(a, b); });
-  c.push_back({{"torch.add"}, {kX, kX}, {T(0), T(1)}, {{"alpha", Arg::ofFloat(0.5)}},
+  c.push_back({{"torch.add"},
+               {kX, kX},
+               {T(0), T(1)},
+               {{"alpha", Arg::ofFloat(0.5)}},
                pairwise([](double a, double b) { return a + 0.5 * b; })});
-  c.push_back({{"torch.sub"}, {kX, kX}, {T(0), T(1)}, {{"alpha", Arg::ofInt(2)}},
+  c.push_back({{"torch.sub"},
+               {kX, kX},
+               {T(0), T(1)},
+               {{"alpha", Arg::ofInt(2)}},
                pairwise([](double a, double b) { return a - 2 * b; })});
   // Integer true division gives float32.
-  c.push_back({{"paddle.divide"}, {kI, kI}, {T(0), T(1)}, {},
-               pairwise([](double a, double b) { return a / b; }), 1, 5});
+  c.push_back({{"paddle.divide"},
+               {kI, kI},
+               {T(0), T(1)},
+               {},
+               pairwise([](double a, double b) { return a / b; }),
+               1,
+               5});
 
   struct U {
     std::string name;
@@ -143,20 +155,24 @@ std::vector<Case> cases() {
     c.push_back({names, {kX}, {T(0)}, {}, elementwise(u.f), u.lo, u.hi});
   }
   // Transcendental ops on integers compute in float32.
-  c.push_back({{"paddle.exp"}, {kI}, {T(0)}, {}, elementwise([](double v) { return std::exp(v); })});
+  c.push_back(
+      {{"paddle.exp"}, {kI}, {T(0)}, {}, elementwise([](double v) { return std::exp(v); })});
 
-  c.push_back({{"paddle.clip", "Tensor.clip", "torch.clamp", "torch.Tensor.clamp"}, {kX},
-               {T(0), Arg::ofFloat(-0.5), Arg::ofFloat(0.75)}, {},
+  c.push_back({{"paddle.clip", "Tensor.clip", "torch.clamp", "torch.Tensor.clamp"},
+               {kX},
+               {T(0), Arg::ofFloat(-0.5), Arg::ofFloat(0.75)},
+               {},
                elementwise([](double v) { return std::min(std::max(v, -0.5), 0.75); })});
-  c.push_back({{"paddle.clip"}, {kX}, {T(0)}, {{"max", Arg::ofInt(1)}},
-               elementwise([](double v) { return std::min(v, 1.0); })});
-  c.push_back({{"paddle.where", "torch.where"}, {kB, kX, kRow}, {T(0), T(1), T(2)}, {},
-               [](const Refs &in) {
-                 Buffer out = in[1]; // x is [3, 4], y a row broadcast across it
-                 for (size_t i = 0; i < out.data.size(); ++i)
-                   out.data[i] = in[0].data[i] != 0 ? in[1].data[i] : in[2].data[i % 4];
-                 return Refs{out};
-               }});
+  c.push_back({{"paddle.clip"}, {kX}, {T(0)}, {{"max", Arg::ofInt(1)}}, elementwise([](double v) {
+                 return std::min(v, 1.0);
+               })});
+  c.push_back(
+      {{"paddle.where", "torch.where"}, {kB, kX, kRow}, {T(0), T(1), T(2)}, {}, [](const Refs &in) {
+         Buffer out = in[1]; // x is [3, 4], y a row broadcast across it
+         for (size_t i = 0; i < out.data.size(); ++i)
+           out.data[i] = in[0].data[i] != 0 ? in[1].data[i] : in[2].data[i % 4];
+         return Refs{out};
+       }});
   struct Cmp {
     std::string paddle, torch;
     bool (*f)(double, double);
@@ -169,21 +185,44 @@ std::vector<Case> cases() {
                          Cmp{"greater_equal", "ge", [](double a, double b) { return a >= b; }}}) {
     auto f = [g = cmp.f](double a, double b) { return double(g(a, b)); };
     // Integer inputs so that equality actually happens.
-    c.push_back({four(cmp.paddle, cmp.torch), {kI, kI}, {T(0), T(1)}, {}, pairwise(f, DType::Bool)});
-    c.push_back({four(cmp.paddle, cmp.torch), {kI}, {T(0), Arg::ofInt(1)}, {},
+    c.push_back(
+        {four(cmp.paddle, cmp.torch), {kI, kI}, {T(0), T(1)}, {}, pairwise(f, DType::Bool)});
+    c.push_back({four(cmp.paddle, cmp.torch),
+                 {kI},
+                 {T(0), Arg::ofInt(1)},
+                 {},
                  withScalar(1, f, DType::Bool)});
   }
-  c.push_back({four("logical_and", "logical_and"), {kB, kB}, {T(0), T(1)}, {},
+  c.push_back({four("logical_and", "logical_and"),
+               {kB, kB},
+               {T(0), T(1)},
+               {},
                pairwise([](double a, double b) { return double(a && b); }, DType::Bool)});
-  c.push_back({four("logical_or", "logical_or"), {kB, kB}, {T(0), T(1)}, {},
+  c.push_back({four("logical_or", "logical_or"),
+               {kB, kB},
+               {T(0), T(1)},
+               {},
                pairwise([](double a, double b) { return double(a || b); }, DType::Bool)});
-  c.push_back({four("logical_xor", "logical_xor"), {kB, kB}, {T(0), T(1)}, {},
-               pairwise([](double a, double b) { return double(bool(a) != bool(b)); }, DType::Bool)});
-  c.push_back({four("logical_not", "logical_not"), {kX}, {T(0)}, {},
-               elementwise([](double v) { return double(v == 0); }, DType::Bool), -1, 1});
-  c.push_back({{"paddle.cast", "Tensor.cast", "Tensor.astype", "torch.Tensor.to"}, {kX},
-               {T(0), Arg::ofString("int32")}, {},
-               elementwise([](double v) { return std::trunc(v); }, DType::Int32), -5, 5});
+  c.push_back(
+      {four("logical_xor", "logical_xor"),
+       {kB, kB},
+       {T(0), T(1)},
+       {},
+       pairwise([](double a, double b) { return double(bool(a) != bool(b)); }, DType::Bool)});
+  c.push_back({four("logical_not", "logical_not"),
+               {kX},
+               {T(0)},
+               {},
+               elementwise([](double v) { return double(v == 0); }, DType::Bool),
+               -1,
+               1});
+  c.push_back({{"paddle.cast", "Tensor.cast", "Tensor.astype", "torch.Tensor.to"},
+               {kX},
+               {T(0), Arg::ofString("int32")},
+               {},
+               elementwise([](double v) { return std::trunc(v); }, DType::Int32),
+               -5,
+               5});
 
   // Creation.
   auto filled = [](std::vector<int64_t> shape, double v, DType d) {
@@ -191,18 +230,36 @@ std::vector<Case> cases() {
       return Refs{Buffer{{shape, d}, std::vector<double>(TensorMeta{shape, d}.numElements(), v)}};
     };
   };
-  c.push_back({{"paddle.full"}, {}, {Arg::list({Arg::ofInt(2), Arg::ofInt(3)}), Arg::ofFloat(0.5)},
-               {}, filled({2, 3}, 0.5, DType::Float32)});
-  c.push_back({{"torch.full"}, {}, {Arg::list({Arg::ofInt(2)}), Arg::ofInt(7)}, {},
+  c.push_back({{"paddle.full"},
+               {},
+               {Arg::list({Arg::ofInt(2), Arg::ofInt(3)}), Arg::ofFloat(0.5)},
+               {},
+               filled({2, 3}, 0.5, DType::Float32)});
+  c.push_back({{"torch.full"},
+               {},
+               {Arg::list({Arg::ofInt(2)}), Arg::ofInt(7)},
+               {},
                filled({2}, 7, DType::Int64)});
   c.push_back({{"paddle.zeros"}, {}, {Arg::ofInt(5)}, {}, filled({5}, 0, DType::Float32)});
-  c.push_back({{"paddle.ones"}, {}, {Arg::list({Arg::ofInt(2), Arg::ofInt(2)})},
-               {{"dtype", Arg::ofString("int64")}}, filled({2, 2}, 1, DType::Int64)});
-  c.push_back({{"paddle.zeros_like", "torch.zeros_like"}, {kX}, {T(0)}, {},
+  c.push_back({{"paddle.ones"},
+               {},
+               {Arg::list({Arg::ofInt(2), Arg::ofInt(2)})},
+               {{"dtype", Arg::ofString("int64")}},
+               filled({2, 2}, 1, DType::Int64)});
+  c.push_back({{"paddle.zeros_like", "torch.zeros_like"},
+               {kX},
+               {T(0)},
+               {},
                filled({3, 4}, 0, DType::Float32)});
-  c.push_back({{"paddle.ones_like", "torch.ones_like"}, {kX}, {T(0)}, {},
+  c.push_back({{"paddle.ones_like", "torch.ones_like"},
+               {kX},
+               {T(0)},
+               {},
                filled({3, 4}, 1, DType::Float32)});
-  c.push_back({{"paddle.full_like", "torch.full_like"}, {kX}, {T(0), Arg::ofFloat(2.5)}, {},
+  c.push_back({{"paddle.full_like", "torch.full_like"},
+               {kX},
+               {T(0), Arg::ofFloat(2.5)},
+               {},
                filled({3, 4}, 2.5, DType::Float32)});
 
   // Reductions (over the last axis, keepdim, and over everything).
@@ -214,26 +271,34 @@ std::vector<Case> cases() {
     s.pop_back();
     return reshape(b, s);
   };
-  c.push_back({four("max", "amax"), {kX}, {T(0), lastAxis}, {},
-               [=](const Refs &in) { return Refs{squeezeLast(rowReduce(in[0], -INFINITY, maxF))}; }});
-  c.push_back({four("min", "amin"), {kX}, {T(0), lastAxis, Arg::ofBool(true)}, {},
-               [=](const Refs &in) { return Refs{rowReduce(in[0], INFINITY, minF)}; }});
-  c.push_back({four("sum", "sum"), {kX}, {T(0)}, {},
-               [](const Refs &in) { return Refs{Buffer{{{}, DType::Float32}, {sum(in[0])}}}; }});
-  c.push_back({{"paddle.sum"}, {kI}, {T(0)}, {{"axis", Arg::ofInt(0)}},
-               [](const Refs &in) {
+  c.push_back({four("max", "amax"), {kX}, {T(0), lastAxis}, {}, [=](const Refs &in) {
+                 return Refs{squeezeLast(rowReduce(in[0], -INFINITY, maxF))};
+               }});
+  c.push_back(
+      {four("min", "amin"), {kX}, {T(0), lastAxis, Arg::ofBool(true)}, {}, [=](const Refs &in) {
+         return Refs{rowReduce(in[0], INFINITY, minF)};
+       }});
+  c.push_back({four("sum", "sum"), {kX}, {T(0)}, {}, [](const Refs &in) {
+                 return Refs{Buffer{{{}, DType::Float32}, {sum(in[0])}}};
+               }});
+  c.push_back({{"paddle.sum"}, {kI}, {T(0)}, {{"axis", Arg::ofInt(0)}}, [](const Refs &in) {
                  Buffer r = reduce(in[0], {0}, 0, std::plus<double>());
                  return Refs{withDType(reshape(r, {4}), DType::Int64)};
                }});
-  c.push_back({four("prod", "prod"), {kX}, {T(0), lastAxis}, {},
+  c.push_back({four("prod", "prod"),
+               {kX},
+               {T(0), lastAxis},
+               {},
                [=](const Refs &in) {
                  return Refs{squeezeLast(rowReduce(in[0], 1, std::multiplies<double>()))};
                },
-               0.5, 1.5});
-  c.push_back({four("mean", "mean"), {kX}, {T(0), lastAxis, Arg::ofBool(true)}, {},
-               [](const Refs &in) { return Refs{meanRows(in[0])}; }});
-  c.push_back({four("logsumexp", "logsumexp"), {kX}, {T(0), lastAxis}, {},
-               [=](const Refs &in) {
+               0.5,
+               1.5});
+  c.push_back(
+      {four("mean", "mean"), {kX}, {T(0), lastAxis, Arg::ofBool(true)}, {}, [](const Refs &in) {
+         return Refs{meanRows(in[0])};
+       }});
+  c.push_back({four("logsumexp", "logsumexp"), {kX}, {T(0), lastAxis}, {}, [=](const Refs &in) {
                  Buffer e = map(in[0], [](double v) { return std::exp(v); });
                  return Refs{squeezeLast(map(rowReduce(e, 0, std::plus<double>()),
                                              [](double v) { return std::log(v); }))};
@@ -251,16 +316,35 @@ std::vector<Case> cases() {
   };
   c.push_back({{"paddle.reshape", "Tensor.reshape", "torch.reshape", "torch.Tensor.reshape",
                 "torch.Tensor.view"},
-               {kX}, {T(0), ints({2, -1})}, {}, reshaped({2, 6})});
+               {kX},
+               {T(0), ints({2, -1})},
+               {},
+               reshaped({2, 6})});
   c.push_back({{"paddle.transpose", "Tensor.transpose", "torch.permute", "torch.Tensor.permute"},
-               {kX}, {T(0), ints({1, 0})}, {},
-               [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }});
-  c.push_back({{"torch.transpose", "torch.Tensor.transpose"}, {kX}, {T(0), Arg::ofInt(0), Arg::ofInt(-1)},
-               {}, [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }});
-  c.push_back({four("unsqueeze", "unsqueeze"), {kX}, {T(0), Arg::ofInt(1)}, {}, reshaped({3, 1, 4})});
-  c.push_back({four("squeeze", "squeeze"), {TensorMeta{{3, 1, 4}, DType::Float32}}, {T(0)}, {},
+               {kX},
+               {T(0), ints({1, 0})},
+               {},
+               [](const Refs &in) {
+                 return Refs{permute(in[0], {1, 0})};
+               }});
+  c.push_back({{"torch.transpose", "torch.Tensor.transpose"},
+               {kX},
+               {T(0), Arg::ofInt(0), Arg::ofInt(-1)},
+               {},
+               [](const Refs &in) {
+                 return Refs{permute(in[0], {1, 0})};
+               }});
+  c.push_back(
+      {four("unsqueeze", "unsqueeze"), {kX}, {T(0), Arg::ofInt(1)}, {}, reshaped({3, 1, 4})});
+  c.push_back({four("squeeze", "squeeze"),
+               {TensorMeta{{3, 1, 4}, DType::Float32}},
+               {T(0)},
+               {},
                reshaped({3, 4})});
-  c.push_back({four("flatten", "flatten"), {TensorMeta{{2, 3, 4}, DType::Float32}}, {T(0)}, {},
+  c.push_back({four("flatten", "flatten"),
+               {TensorMeta{{2, 3, 4}, DType::Float32}},
+               {T(0)},
+               {},
                reshaped({24})});
   auto broadcastRows = [](const Refs &in) {
     return Refs{zip(in[0], Buffer{{{3, 4}, DType::Float32}, std::vector<double>(12, 0)},
@@ -268,11 +352,20 @@ std::vector<Case> cases() {
   };
   c.push_back({{"paddle.expand", "Tensor.expand", "paddle.broadcast_to", "Tensor.broadcast_to",
                 "torch.broadcast_to", "torch.Tensor.broadcast_to"},
-               {kRow}, {T(0), ints({3, 4})}, {}, broadcastRows});
-  c.push_back({{"paddle.expand"}, {TensorMeta{{1, 4}, DType::Float32}}, {T(0), ints({3, -1})}, {},
+               {kRow},
+               {T(0), ints({3, 4})},
+               {},
                broadcastRows});
-  c.push_back({{"paddle.concat", "torch.cat"}, {kX, TensorMeta{{2, 4}, DType::Float32}},
-               {Arg::list({T(0), T(1)})}, {}, [](const Refs &in) {
+  c.push_back({{"paddle.expand"},
+               {TensorMeta{{1, 4}, DType::Float32}},
+               {T(0), ints({3, -1})},
+               {},
+               broadcastRows});
+  c.push_back({{"paddle.concat", "torch.cat"},
+               {kX, TensorMeta{{2, 4}, DType::Float32}},
+               {Arg::list({T(0), T(1)})},
+               {},
+               [](const Refs &in) {
                  Buffer out = in[0];
                  out.meta.shape = {5, 4};
                  out.data.insert(out.data.end(), in[1].data.begin(), in[1].data.end());
@@ -285,23 +378,34 @@ std::vector<Case> cases() {
     return out;
   };
   const TensorMeta six{{6, 4}, DType::Float32};
-  c.push_back({{"paddle.split", "Tensor.split"}, {six}, {T(0), Arg::ofInt(3)}, {},
+  c.push_back(
+      {{"paddle.split", "Tensor.split"}, {six}, {T(0), Arg::ofInt(3)}, {}, [=](const Refs &in) {
+         return Refs{rowsOf(in[0], 0, 2), rowsOf(in[0], 2, 2), rowsOf(in[0], 4, 2)};
+       }});
+  c.push_back({{"paddle.split"}, {six}, {T(0), ints({1, -1})}, {}, [=](const Refs &in) {
+                 return Refs{rowsOf(in[0], 0, 1), rowsOf(in[0], 1, 5)};
+               }});
+  c.push_back({{"torch.split", "torch.Tensor.split"},
+               {six},
+               {T(0), Arg::ofInt(4)},
+               {},
                [=](const Refs &in) {
-                 return Refs{rowsOf(in[0], 0, 2), rowsOf(in[0], 2, 2), rowsOf(in[0], 4, 2)};
+                 return Refs{rowsOf(in[0], 0, 4), rowsOf(in[0], 4, 2)};
                }});
-  c.push_back({{"paddle.split"}, {six}, {T(0), ints({1, -1})}, {},
-               [=](const Refs &in) { return Refs{rowsOf(in[0], 0, 1), rowsOf(in[0], 1, 5)}; }});
-  c.push_back({{"torch.split", "torch.Tensor.split"}, {six}, {T(0), Arg::ofInt(4)}, {},
-               [=](const Refs &in) { return Refs{rowsOf(in[0], 0, 4), rowsOf(in[0], 4, 2)}; }});
-  c.push_back({{"__getitem__"}, {kX},
-               {T(0), Arg::tuple({Arg::slice(Arg::ofInt(1), Arg::none(), Arg::none()), Arg::ofInt(-1)})},
-               {}, [](const Refs &in) {
-                 return Refs{Buffer{{{2}, DType::Float32}, {in[0].data[7], in[0].data[11]}}};
-               }});
-  c.push_back({{"__getitem__"}, {kX},
+  c.push_back(
+      {{"__getitem__"},
+       {kX},
+       {T(0), Arg::tuple({Arg::slice(Arg::ofInt(1), Arg::none(), Arg::none()), Arg::ofInt(-1)})},
+       {},
+       [](const Refs &in) {
+         return Refs{Buffer{{{2}, DType::Float32}, {in[0].data[7], in[0].data[11]}}};
+       }});
+  c.push_back({{"__getitem__"},
+               {kX},
                {T(0), Arg::tuple({Arg::ellipsis(), Arg::none(),
                                   Arg::slice(Arg::none(), Arg::none(), Arg::ofInt(2))})},
-               {}, [](const Refs &in) {
+               {},
+               [](const Refs &in) {
                  Buffer out{{{3, 1, 2}, DType::Float32}, {}};
                  for (int r = 0; r < 3; ++r)
                    for (int col = 0; col < 4; col += 2)
@@ -311,55 +415,85 @@ std::vector<Case> cases() {
 
   // Linear algebra.
   const TensorMeta a{{3, 5}, DType::Float32}, b{{5, 4}, DType::Float32};
-  c.push_back({four("matmul", "matmul"), {a, b}, {T(0), T(1)}, {},
-               [](const Refs &in) { return Refs{matmul2d(in[0], in[1])}; }});
-  c.push_back({{"paddle.matmul"}, {a, TensorMeta{{4, 5}, DType::Float32}}, {T(0), T(1)},
+  c.push_back({four("matmul", "matmul"), {a, b}, {T(0), T(1)}, {}, [](const Refs &in) {
+                 return Refs{matmul2d(in[0], in[1])};
+               }});
+  c.push_back({{"paddle.matmul"},
+               {a, TensorMeta{{4, 5}, DType::Float32}},
+               {T(0), T(1)},
                {{"transpose_y", Arg::ofBool(true)}},
-               [](const Refs &in) { return Refs{matmul2d(in[0], permute(in[1], {1, 0}))}; }});
-  c.push_back({{"__matmul__"}, {TensorMeta{{2, 3, 5}, DType::Float32}, b}, {T(0), T(1)}, {},
+               [](const Refs &in) {
+                 return Refs{matmul2d(in[0], permute(in[1], {1, 0}))};
+               }});
+  c.push_back({{"__matmul__"},
+               {TensorMeta{{2, 3, 5}, DType::Float32}, b},
+               {T(0), T(1)},
+               {},
                [](const Refs &in) {
                  Buffer flat = reshape(in[0], {6, 5});
                  return Refs{reshape(matmul2d(flat, in[1]), {2, 3, 4})};
                }});
   const TensorMeta bias{{4}, DType::Float32};
-  c.push_back({{"paddle.nn.functional.linear"}, {a, b, bias}, {T(0), T(1), T(2)}, {},
-               [](const Refs &in) { return Refs{zip(matmul2d(in[0], in[1]), in[2], std::plus<double>())}; }});
-  c.push_back({{"torch.nn.functional.linear"}, {a, TensorMeta{{4, 5}, DType::Float32}, bias},
-               {T(0), T(1), T(2)}, {}, [](const Refs &in) {
-                 return Refs{zip(matmul2d(in[0], permute(in[1], {1, 0})), in[2], std::plus<double>())};
-               }});
+  c.push_back(
+      {{"paddle.nn.functional.linear"}, {a, b, bias}, {T(0), T(1), T(2)}, {}, [](const Refs &in) {
+         return Refs{zip(matmul2d(in[0], in[1]), in[2], std::plus<double>())};
+       }});
+  c.push_back(
+      {{"torch.nn.functional.linear"},
+       {a, TensorMeta{{4, 5}, DType::Float32}, bias},
+       {T(0), T(1), T(2)},
+       {},
+       [](const Refs &in) {
+         return Refs{zip(matmul2d(in[0], permute(in[1], {1, 0})), in[2], std::plus<double>())};
+       }});
 
   // Activations and normalizations.
   const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
-  c.push_back({{pf + "relu", "Tensor.relu", tf + "relu"}, {kX}, {T(0)}, {},
-               elementwise([](double v) { return std::max(v, 0.0); })});
-  c.push_back({{pf + "relu6", tf + "relu6"}, {kX}, {T(0)}, {},
-               elementwise([](double v) { return std::min(std::max(v, 0.0), 6.0); }), -8, 8});
-  c.push_back({{pf + "leaky_relu", tf + "leaky_relu"}, {kX}, {T(0), Arg::ofFloat(0.2)}, {},
+  c.push_back(
+      {{pf + "relu", "Tensor.relu", tf + "relu"}, {kX}, {T(0)}, {}, elementwise([](double v) {
+         return std::max(v, 0.0);
+       })});
+  c.push_back({{pf + "relu6", tf + "relu6"},
+               {kX},
+               {T(0)},
+               {},
+               elementwise([](double v) { return std::min(std::max(v, 0.0), 6.0); }),
+               -8,
+               8});
+  c.push_back({{pf + "leaky_relu", tf + "leaky_relu"},
+               {kX},
+               {T(0), Arg::ofFloat(0.2)},
+               {},
                elementwise([](double v) { return v > 0 ? v : 0.2 * v; })});
-  c.push_back({{pf + "gelu", tf + "gelu"}, {kX}, {T(0)}, {},
-               elementwise([](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); })});
+  c.push_back({{pf + "gelu", tf + "gelu"}, {kX}, {T(0)}, {}, elementwise([](double v) {
+                 return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+               })});
   auto geluTanh = elementwise([](double v) {
     return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
   });
   c.push_back({{pf + "gelu"}, {kX}, {T(0), Arg::ofBool(true)}, {}, geluTanh});
   c.push_back({{tf + "gelu"}, {kX}, {T(0)}, {{"approximate", Arg::ofString("tanh")}}, geluTanh});
-  c.push_back({{pf + "silu", tf + "silu"}, {kX}, {T(0)}, {},
-               elementwise([](double v) { return v * sigmoidRef(v); })});
-  c.push_back({{pf + "softmax", tf + "softmax"}, {kX}, {T(0), lastAxis}, {},
-               [](const Refs &in) { return Refs{softmaxRows(in[0])}; }});
-  c.push_back({{pf + "log_softmax", tf + "log_softmax"}, {kX}, {T(0), lastAxis}, {},
-               [](const Refs &in) {
-                 return Refs{map(softmaxRows(in[0]), [](double v) { return std::log(v); })};
+  c.push_back({{pf + "silu", tf + "silu"}, {kX}, {T(0)}, {}, elementwise([](double v) {
+                 return v * sigmoidRef(v);
+               })});
+  c.push_back({{pf + "softmax", tf + "softmax"}, {kX}, {T(0), lastAxis}, {}, [](const Refs &in) {
+                 return Refs{softmaxRows(in[0])};
                }});
+  c.push_back(
+      {{pf + "log_softmax", tf + "log_softmax"}, {kX}, {T(0), lastAxis}, {}, [](const Refs &in) {
+         return Refs{map(softmaxRows(in[0]), [](double v) { return std::log(v); })};
+       }});
   auto layerNorm = [](const Refs &in) {
     Buffer d = zip(in[0], meanRows(in[0]), std::minus<double>());
     Buffer var = meanRows(map(d, [](double v) { return v * v; }));
     Buffer y = zip(d, var, [](double a, double v) { return a / std::sqrt(v + 1e-5); });
     return Refs{zip(zip(y, in[1], std::multiplies<double>()), in[2], std::plus<double>())};
   };
-  c.push_back({{pf + "layer_norm", tf + "layer_norm"}, {kX, kRow, kRow},
-               {T(0), Arg::list({Arg::ofInt(4)}), T(1), T(2)}, {}, layerNorm});
+  c.push_back({{pf + "layer_norm", tf + "layer_norm"},
+               {kX, kRow, kRow},
+               {T(0), Arg::list({Arg::ofInt(4)}), T(1), T(2)},
+               {},
+               layerNorm});
   auto rms = [](double eps) {
     return [eps](const Refs &in) {
       Buffer ms = meanRows(map(in[0], [](double v) { return v * v; }));
@@ -367,11 +501,20 @@ std::vector<Case> cases() {
       return Refs{zip(y, in[1], std::multiplies<double>())};
     };
   };
-  c.push_back({{"paddle.incubate.nn.functional.fused_rms_norm"}, {kX, kRow},
-               {T(0), T(1), Arg::none(), Arg::ofFloat(1e-6), Arg::ofInt(1)}, {}, rms(1e-6)});
-  c.push_back({{tf + "rms_norm"}, {kX, kRow}, {T(0), Arg::ofInt(4), T(1)},
-               {{"eps", Arg::ofFloat(1e-6)}}, rms(1e-6)});
-  c.push_back({{pf + "dropout", tf + "dropout"}, {kX}, {T(0)}, {{"training", Arg::ofBool(false)}},
+  c.push_back({{"paddle.incubate.nn.functional.fused_rms_norm"},
+               {kX, kRow},
+               {T(0), T(1), Arg::none(), Arg::ofFloat(1e-6), Arg::ofInt(1)},
+               {},
+               rms(1e-6)});
+  c.push_back({{tf + "rms_norm"},
+               {kX, kRow},
+               {T(0), Arg::ofInt(4), T(1)},
+               {{"eps", Arg::ofFloat(1e-6)}},
+               rms(1e-6)});
+  c.push_back({{pf + "dropout", tf + "dropout"},
+               {kX},
+               {T(0)},
+               {{"training", Arg::ofBool(false)}},
                [](const Refs &in) { return Refs{in[0]}; }});
 
   // Python operators.
@@ -380,18 +523,28 @@ std::vector<Case> cases() {
     std::function<double(double, double)> f;
     double lo, hi;
   };
-  for (const PyOp &op : {PyOp{"add", std::plus<double>(), -2, 2},
-                         PyOp{"sub", std::minus<double>(), -2, 2},
-                         PyOp{"mul", std::multiplies<double>(), -2, 2},
-                         PyOp{"truediv", std::divides<double>(), 0.5, 2},
-                         PyOp{"floordiv", floorDiv, 0.5, 3}, PyOp{"mod", pyMod, 0.5, 3},
-                         PyOp{"pow", [](double a, double b) { return std::pow(a, b); }, 0.5, 2}}) {
-    c.push_back({{"__" + op.name + "__", "__i" + op.name + "__"}, {kX, kRow}, {T(0), T(1)}, {},
-                 pairwise(op.f), op.lo, op.hi});
+  for (const PyOp &op :
+       {PyOp{"add", std::plus<double>(), -2, 2}, PyOp{"sub", std::minus<double>(), -2, 2},
+        PyOp{"mul", std::multiplies<double>(), -2, 2},
+        PyOp{"truediv", std::divides<double>(), 0.5, 2}, PyOp{"floordiv", floorDiv, 0.5, 3},
+        PyOp{"mod", pyMod, 0.5, 3},
+        PyOp{"pow", [](double a, double b) { return std::pow(a, b); }, 0.5, 2}}) {
+    c.push_back({{"__" + op.name + "__", "__i" + op.name + "__"},
+                 {kX, kRow},
+                 {T(0), T(1)},
+                 {},
+                 pairwise(op.f),
+                 op.lo,
+                 op.hi});
     // Reflected: 1.5 ⊕ x.
     auto f = op.f;
-    c.push_back({{"__r" + op.name + "__"}, {kX}, {T(0), Arg::ofFloat(1.5)}, {},
-                 elementwise([f](double v) { return f(1.5, v); }), op.lo, op.hi});
+    c.push_back({{"__r" + op.name + "__"},
+                 {kX},
+                 {T(0), Arg::ofFloat(1.5)},
+                 {},
+                 elementwise([f](double v) { return f(1.5, v); }),
+                 op.lo,
+                 op.hi});
   }
   for (const Cmp &cmp : {Cmp{"lt", "", [](double a, double b) { return a < b; }},
                          Cmp{"le", "", [](double a, double b) { return a <= b; }},
@@ -399,8 +552,12 @@ std::vector<Case> cases() {
                          Cmp{"ne", "", [](double a, double b) { return a != b; }},
                          Cmp{"gt", "", [](double a, double b) { return a > b; }},
                          Cmp{"ge", "", [](double a, double b) { return a >= b; }}})
-    c.push_back({{"__" + cmp.paddle + "__"}, {kI, kI}, {T(0), T(1)}, {},
-                 pairwise([g = cmp.f](double a, double b) { return double(g(a, b)); }, DType::Bool)});
+    c.push_back(
+        {{"__" + cmp.paddle + "__"},
+         {kI, kI},
+         {T(0), T(1)},
+         {},
+         pairwise([g = cmp.f](double a, double b) { return double(g(a, b)); }, DType::Bool)});
   auto bits = [](std::function<int64_t(int64_t, int64_t)> f) {
     return [f](double a, double b) { return double(f(int64_t(a), int64_t(b))); };
   };
@@ -410,19 +567,37 @@ std::vector<Case> cases() {
   };
   for (const Bit &op : {Bit{"and", std::bit_and<int64_t>()}, Bit{"or", std::bit_or<int64_t>()},
                         Bit{"xor", std::bit_xor<int64_t>()}}) {
-    c.push_back({{"__" + op.name + "__", "__i" + op.name + "__"}, {kI, kI}, {T(0), T(1)}, {},
-                 pairwise(bits(op.f), DType::Int32), -8, 8});
-    c.push_back({{"__" + op.name + "__"}, {kB, kB}, {T(0), T(1)}, {},
-                 pairwise(bits(op.f), DType::Bool)});
-    c.push_back({{"__r" + op.name + "__"}, {kI}, {T(0), Arg::ofInt(6)}, {},
-                 withScalar(6, bits(op.f), DType::Int32), -8, 8});
+    c.push_back({{"__" + op.name + "__", "__i" + op.name + "__"},
+                 {kI, kI},
+                 {T(0), T(1)},
+                 {},
+                 pairwise(bits(op.f), DType::Int32),
+                 -8,
+                 8});
+    c.push_back(
+        {{"__" + op.name + "__"}, {kB, kB}, {T(0), T(1)}, {}, pairwise(bits(op.f), DType::Bool)});
+    c.push_back({{"__r" + op.name + "__"},
+                 {kI},
+                 {T(0), Arg::ofInt(6)},
+                 {},
+                 withScalar(6, bits(op.f), DType::Int32),
+                 -8,
+                 8});
   }
   c.push_back({{"__neg__"}, {kX}, {T(0)}, {}, elementwise([](double v) { return -v; })});
   c.push_back({{"__pos__"}, {kX}, {T(0)}, {}, elementwise([](double v) { return v; })});
   c.push_back({{"__abs__"}, {kX}, {T(0)}, {}, elementwise([](double v) { return std::fabs(v); })});
-  c.push_back({{"__invert__"}, {kI}, {T(0)}, {},
-               elementwise([](double v) { return double(~int64_t(v)); }, DType::Int32), -8, 8});
-  c.push_back({{"__invert__"}, {kB}, {T(0)}, {},
+  c.push_back({{"__invert__"},
+               {kI},
+               {T(0)},
+               {},
+               elementwise([](double v) { return double(~int64_t(v)); }, DType::Int32),
+               -8,
+               8});
+  c.push_back({{"__invert__"},
+               {kB},
+               {T(0)},
+               {},
                elementwise([](double v) { return double(v == 0); }, DType::Bool)});
   return c;
 }
@@ -467,8 +642,8 @@ TEST_CASE("every decomposition agrees with its API's reference", "[decomposition
         REQUIRE(got.size() == want.size());
         for (size_t i = 0; i < got.size(); ++i) {
           CHECK(call.outputs()[i] == got[i].meta);
-          checkClose(got[i], want[i], name + " output " + std::to_string(i) + "\n" +
-                                          call.graph.str());
+          checkClose(got[i], want[i],
+                     name + " output " + std::to_string(i) + "\n" + call.graph.str());
         }
       }
     }

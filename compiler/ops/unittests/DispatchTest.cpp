@@ -24,7 +24,8 @@ std::pair<DiagCode, std::string> failure(const std::string &name, const CallArgs
 
 TEST_CASE("positional and keyword arguments bind with Python's rules", "[dispatch]") {
   Signature s = parseSignature("Tensor (Tensor x, Int a=1, Int b=2, *, Bool k=False)");
-  BoundArgs bound = resolveCall("f", {s}, {{tensor({2}), Arg::ofInt(5)}, {{"k", Arg::ofBool(true)}}});
+  BoundArgs bound =
+      resolveCall("f", {s}, {{tensor({2}), Arg::ofInt(5)}, {{"k", Arg::ofBool(true)}}});
   CHECK(bound.intValue("a") == 5);
   CHECK(bound.intValue("b") == 2); // default
   CHECK(bound.boolValue("k"));
@@ -37,7 +38,8 @@ TEST_CASE("IntList[1] takes a single int; DataType takes dtype names", "[dispatc
   LoweredCall call =
       OpTable::get().lower("paddle.sum", {{tensor({2, 3})}, {{"axis", Arg::ofInt(1)}}});
   CHECK(call.outputs()[0].shape == std::vector<int64_t>{2});
-  call = OpTable::get().lower("Tensor.astype", {{tensor({2}), Arg::ofString("paddle.float16")}, {}});
+  call =
+      OpTable::get().lower("Tensor.astype", {{tensor({2}), Arg::ofString("paddle.float16")}, {}});
   CHECK(call.outputs()[0].dtype == DType::Float16);
 }
 
@@ -74,6 +76,6 @@ TEST_CASE("every dispatch error has its code and exact text", "[dispatch]") {
         std::make_pair(DiagCode::OpUnknown,
                        std::string("paddle.fancy is not a supported operator (`sotc ops` lists "
                                    "them)")));
-  CHECK(failure("paddle.sum", {{tensor({2})}, {{"axis", Arg::list({Arg::ofFloat(1)})}}})
-            .second == "sum(): argument 'axis' must be int or list of ints or None, not list");
+  CHECK(failure("paddle.sum", {{tensor({2})}, {{"axis", Arg::list({Arg::ofFloat(1)})}}}).second ==
+        "sum(): argument 'axis' must be int or list of ints or None, not list");
 }

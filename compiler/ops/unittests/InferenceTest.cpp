@@ -31,10 +31,12 @@ TEST_CASE("numpy broadcasting", "[inference]") {
   CHECK(broadcastShapes("add", {2, 1}, {1, 4}) == Shape{2, 4});
   CHECK(broadcastShapes("add", {}, {5, 1}) == Shape{5, 1});
   CHECK(broadcastShapes("add", {kDynamic, 3}, {1, 3}) == Shape{kDynamic, 3});
-  CHECK(errorOf([] { broadcastShapes("add", {2, 3}, {4}); }) ==
-        "E2008 add(): shapes [2, 3] and [4] cannot be broadcast together");
-  CHECK(errorOf([] { infer("paddle.add", {tensor({2, 3}), tensor({4})}); }) ==
-        "E2008 add(): shapes [2, 3] and [4] cannot be broadcast together");
+  CHECK(errorOf([] {
+          broadcastShapes("add", {2, 3}, {4});
+        }) == "E2008 add(): shapes [2, 3] and [4] cannot be broadcast together");
+  CHECK(errorOf([] {
+          infer("paddle.add", {tensor({2, 3}), tensor({4})});
+        }) == "E2008 add(): shapes [2, 3] and [4] cannot be broadcast together");
 }
 
 TEST_CASE("dtype promotion", "[inference]") {
@@ -63,33 +65,41 @@ TEST_CASE("dtype promotion", "[inference]") {
 }
 
 TEST_CASE("reductions: negative axes, keepdim, integer accumulation", "[inference]") {
-  CHECK(infer("paddle.sum", {tensor({2, 3, 4})}, {{"axis", Arg::ofInt(-1)}, {"keepdim", Arg::ofBool(true)}}) ==
+  CHECK(infer("paddle.sum", {tensor({2, 3, 4})},
+              {{"axis", Arg::ofInt(-1)}, {"keepdim", Arg::ofBool(true)}}) ==
         TensorMeta{{2, 3, 1}, DType::Float32});
-  CHECK(infer("Tensor.mean", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})}).shape ==
-        Shape{3});
+  CHECK(
+      infer("Tensor.mean", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})}).shape ==
+      Shape{3});
   CHECK(infer("paddle.sum", {tensor({2, 3}, DType::Int32)}) == TensorMeta{{}, DType::Int64});
   CHECK(infer("torch.amax", {tensor({2, 3})}, {{"dim", Arg::ofInt(0)}}).shape == Shape{3});
   CHECK(infer("paddle.logsumexp", {tensor({4, 5}), Arg::ofInt(1)}).shape == Shape{4});
   CHECK(normalizeAxes("sum", {-1, 0}, 3) == Shape{0, 2});
-  CHECK(errorOf([] { infer("paddle.sum", {tensor({2, 3}), Arg::ofInt(2)}); }) ==
-        "E2010 sum(): axis 2 is out of range for a 2-D tensor (expected -2 to 1)");
-  CHECK(errorOf([] { infer("paddle.max", {tensor({2, 3}), Arg::list({Arg::ofInt(1), Arg::ofInt(-1)})}); }) ==
-        "E2010 max(): axis -1 appears twice");
+  CHECK(errorOf([] {
+          infer("paddle.sum", {tensor({2, 3}), Arg::ofInt(2)});
+        }) == "E2010 sum(): axis 2 is out of range for a 2-D tensor (expected -2 to 1)");
+  CHECK(errorOf([] {
+          infer("paddle.max", {tensor({2, 3}), Arg::list({Arg::ofInt(1), Arg::ofInt(-1)})});
+        }) == "E2010 max(): axis -1 appears twice");
 }
 
 TEST_CASE("reshape with -1 and 0", "[inference]") {
   CHECK(reshapeShape("reshape", {4, 6}, {-1, 3}) == Shape{8, 3});
   CHECK(reshapeShape("reshape", {4, 6}, {0, 2, -1}) == Shape{4, 2, 3});
   CHECK(reshapeShape("reshape", {kDynamic, 6}, {-1, 3}) == Shape{kDynamic, 3});
-  CHECK(infer("Tensor.reshape", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(4), Arg::ofInt(-1)})}).shape ==
-        Shape{4, 6});
-  CHECK(errorOf([] { reshapeShape("reshape", {2, 3}, {4, 2}); }) ==
+  CHECK(infer("Tensor.reshape", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(4), Arg::ofInt(-1)})})
+            .shape == Shape{4, 6});
+  CHECK(errorOf([] {
+          reshapeShape("reshape", {2, 3}, {4, 2});
+        }) ==
         "E2008 reshape(): cannot reshape a tensor of shape [2, 3] (6 elements) into [4, 2] (8 "
         "elements)");
-  CHECK(errorOf([] { reshapeShape("reshape", {2, 3}, {-1, 4}); }) ==
-        "E2008 reshape(): cannot reshape a tensor of shape [2, 3] into [-1, 4]");
-  CHECK(errorOf([] { reshapeShape("reshape", {2, 3}, {-1, -1}); }) ==
-        "E2010 reshape(): only one dimension can be -1 in [-1, -1]");
+  CHECK(errorOf([] {
+          reshapeShape("reshape", {2, 3}, {-1, 4});
+        }) == "E2008 reshape(): cannot reshape a tensor of shape [2, 3] into [-1, 4]");
+  CHECK(errorOf([] {
+          reshapeShape("reshape", {2, 3}, {-1, -1});
+        }) == "E2010 reshape(): only one dimension can be -1 in [-1, -1]");
 }
 
 TEST_CASE("matmul: transposes, vectors, batch broadcasting", "[inference]") {
@@ -99,25 +109,32 @@ TEST_CASE("matmul: transposes, vectors, batch broadcasting", "[inference]") {
   CHECK(matmulShape("matmul", {4}, {4, 5}, false, false) == Shape{5});
   CHECK(matmulShape("matmul", {3, 4}, {4}, false, false) == Shape{3});
   CHECK(matmulShape("matmul", {4}, {4}, false, false) == Shape{});
-  CHECK(errorOf([] { matmulShape("matmul", {3, 4}, {5, 6}, false, false); }) ==
-        "E2008 matmul(): contraction dimensions differ: [3, 4] and [5, 6] (4 vs 5)");
-  CHECK(infer("paddle.nn.functional.linear", {tensor({8, 16}), tensor({16, 32}), tensor({32})}).shape ==
+  CHECK(errorOf([] {
+          matmulShape("matmul", {3, 4}, {5, 6}, false, false);
+        }) == "E2008 matmul(): contraction dimensions differ: [3, 4] and [5, 6] (4 vs 5)");
+  CHECK(infer("paddle.nn.functional.linear", {tensor({8, 16}), tensor({16, 32}), tensor({32})})
+            .shape == Shape{8, 32});
+  CHECK(infer("torch.nn.functional.linear", {tensor({8, 16}), tensor({32, 16})}).shape ==
         Shape{8, 32});
-  CHECK(infer("torch.nn.functional.linear", {tensor({8, 16}), tensor({32, 16})}).shape == Shape{8, 32});
 }
 
 TEST_CASE("shape operators and indexing", "[inference]") {
-  CHECK(infer("paddle.unsqueeze", {tensor({3, 4}), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})}).shape ==
-        Shape{1, 3, 4, 1});
-  CHECK(infer("paddle.squeeze", {tensor({1, 3, 1})}, {{"axis", Arg::ofInt(0)}}).shape == Shape{3, 1});
-  CHECK(infer("paddle.flatten", {tensor({2, 3, 4, 5})}, {{"start_axis", Arg::ofInt(1)}, {"stop_axis", Arg::ofInt(2)}}).shape ==
-        Shape{2, 12, 5});
-  CHECK(infer("torch.transpose", {tensor({2, 3, 4}), Arg::ofInt(0), Arg::ofInt(2)}).shape == Shape{4, 3, 2});
+  CHECK(infer("paddle.unsqueeze", {tensor({3, 4}), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})})
+            .shape == Shape{1, 3, 4, 1});
+  CHECK(infer("paddle.squeeze", {tensor({1, 3, 1})}, {{"axis", Arg::ofInt(0)}}).shape ==
+        Shape{3, 1});
+  CHECK(infer("paddle.flatten", {tensor({2, 3, 4, 5})},
+              {{"start_axis", Arg::ofInt(1)}, {"stop_axis", Arg::ofInt(2)}})
+            .shape == Shape{2, 12, 5});
+  CHECK(infer("torch.transpose", {tensor({2, 3, 4}), Arg::ofInt(0), Arg::ofInt(2)}).shape ==
+        Shape{4, 3, 2});
   CHECK(infer("paddle.split", {tensor({6, 4}), Arg::ofInt(3)}, {}, 2).shape == Shape{2, 4});
-  CHECK(errorOf([] { infer("paddle.split", {tensor({7, 4}), Arg::ofInt(3)}); }) ==
-        "E2008 split(): axis 0 of size 7 cannot be split into 3 equal sections");
-  CHECK(errorOf([] { infer("paddle.transpose", {tensor({2, 3}), Arg::list({Arg::ofInt(0), Arg::ofInt(0)})}); }) ==
-        "E2010 transpose(): [0, 0] is not a permutation");
+  CHECK(errorOf([] {
+          infer("paddle.split", {tensor({7, 4}), Arg::ofInt(3)});
+        }) == "E2008 split(): axis 0 of size 7 cannot be split into 3 equal sections");
+  CHECK(errorOf([] {
+          infer("paddle.transpose", {tensor({2, 3}), Arg::list({Arg::ofInt(0), Arg::ofInt(0)})});
+        }) == "E2010 transpose(): [0, 0] is not a permutation");
   // testdata/programs/08_slice.py on float32[8, 16, 4]
   Arg x = tensor({8, 16, 4});
   auto sl = [](Arg a, Arg b, Arg c) { return Arg::slice(a, b, c); };
@@ -125,13 +142,17 @@ TEST_CASE("shape operators and indexing", "[inference]") {
   CHECK(infer("__getitem__", {x, Arg::tuple({sl(Arg::ofInt(1), Arg::ofInt(5), Arg::none()),
                                              sl(Arg::none(), Arg::none(), Arg::ofInt(2))})})
             .shape == Shape{4, 8, 4});
-  CHECK(infer("__getitem__", {x, Arg::tuple({Arg::ellipsis(), Arg::ofInt(0)})}).shape == Shape{8, 16});
+  CHECK(infer("__getitem__", {x, Arg::tuple({Arg::ellipsis(), Arg::ofInt(0)})}).shape ==
+        Shape{8, 16});
   CHECK(infer("__getitem__", {x, Arg::tuple({sl(Arg::none(), Arg::none(), Arg::none()), Arg::none(),
                                              Arg::ofInt(3)})})
             .shape == Shape{8, 1, 4});
-  CHECK(errorOf([&] { infer("__getitem__", {x, Arg::ofInt(8)}); }) ==
-        "E2010 __getitem__(): index 8 is out of bounds for axis 0 with size 8");
-  CHECK(errorOf([] { infer("paddle.nn.functional.layer_norm", {tensor({4, 8}), Arg::ofInt(4)}); }) ==
+  CHECK(errorOf([&] {
+          infer("__getitem__", {x, Arg::ofInt(8)});
+        }) == "E2010 __getitem__(): index 8 is out of bounds for axis 0 with size 8");
+  CHECK(errorOf([] {
+          infer("paddle.nn.functional.layer_norm", {tensor({4, 8}), Arg::ofInt(4)});
+        }) ==
         "E2008 layer_norm(): normalized_shape [4] does not match the trailing dimensions of the "
         "input [4, 8]");
   CHECK(errorOf([] { infer("paddle.nn.functional.dropout", {tensor({4})}); }) ==

@@ -52,52 +52,92 @@ std::vector<int64_t> broadcastShape(const std::vector<int64_t> &a, const std::ve
 
 double unaryPrim(Prim p, double v) {
   switch (p) {
-  case Prim::Exp: return std::exp(v);
-  case Prim::Log: return std::log(v);
-  case Prim::Log1p: return std::log1p(v);
-  case Prim::Sin: return std::sin(v);
-  case Prim::Cos: return std::cos(v);
-  case Prim::Tanh: return std::tanh(v);
-  case Prim::Sqrt: return std::sqrt(v);
-  case Prim::Rsqrt: return 1 / std::sqrt(v);
-  case Prim::Abs: return std::fabs(v);
-  case Prim::Neg: return -v;
-  case Prim::Sign: return (v > 0) - (v < 0);
-  case Prim::Floor: return std::floor(v);
-  case Prim::Ceil: return std::ceil(v);
-  case Prim::Round: return roundHalfEven(v);
-  case Prim::Erf: return std::erf(v);
-  case Prim::LogicalNot: return v == 0;
-  case Prim::BitwiseNot: return static_cast<double>(~static_cast<int64_t>(v));
-  default: throw std::runtime_error("reference: not a unary primitive");
+  case Prim::Exp:
+    return std::exp(v);
+  case Prim::Log:
+    return std::log(v);
+  case Prim::Log1p:
+    return std::log1p(v);
+  case Prim::Sin:
+    return std::sin(v);
+  case Prim::Cos:
+    return std::cos(v);
+  case Prim::Tanh:
+    return std::tanh(v);
+  case Prim::Sqrt:
+    return std::sqrt(v);
+  case Prim::Rsqrt:
+    return 1 / std::sqrt(v);
+  case Prim::Abs:
+    return std::fabs(v);
+  case Prim::Neg:
+    return -v;
+  case Prim::Sign:
+    return (v > 0) - (v < 0);
+  case Prim::Floor:
+    return std::floor(v);
+  case Prim::Ceil:
+    return std::ceil(v);
+  case Prim::Round:
+    return roundHalfEven(v);
+  case Prim::Erf:
+    return std::erf(v);
+  case Prim::LogicalNot:
+    return v == 0;
+  case Prim::BitwiseNot:
+    return static_cast<double>(~static_cast<int64_t>(v));
+  default:
+    throw std::runtime_error("reference: not a unary primitive");
   }
 }
 
 double binaryPrim(Prim p, double a, double b) {
   auto i = [](double v) { return static_cast<int64_t>(v); };
   switch (p) {
-  case Prim::Add: return a + b;
-  case Prim::Sub: return a - b;
-  case Prim::Mul: return a * b;
-  case Prim::Div: return a / b;
-  case Prim::FloorDiv: return floorDiv(a, b);
-  case Prim::Mod: return pyMod(a, b);
-  case Prim::Pow: return std::pow(a, b);
-  case Prim::Max: return std::max(a, b);
-  case Prim::Min: return std::min(a, b);
-  case Prim::LogicalAnd: return (a != 0) && (b != 0);
-  case Prim::LogicalOr: return (a != 0) || (b != 0);
-  case Prim::LogicalXor: return (a != 0) != (b != 0);
-  case Prim::BitwiseAnd: return static_cast<double>(i(a) & i(b));
-  case Prim::BitwiseOr: return static_cast<double>(i(a) | i(b));
-  case Prim::BitwiseXor: return static_cast<double>(i(a) ^ i(b));
-  case Prim::Less: return a < b;
-  case Prim::LessEqual: return a <= b;
-  case Prim::Equal: return a == b;
-  case Prim::NotEqual: return a != b;
-  case Prim::Greater: return a > b;
-  case Prim::GreaterEqual: return a >= b;
-  default: throw std::runtime_error("reference: not a binary primitive");
+  case Prim::Add:
+    return a + b;
+  case Prim::Sub:
+    return a - b;
+  case Prim::Mul:
+    return a * b;
+  case Prim::Div:
+    return a / b;
+  case Prim::FloorDiv:
+    return floorDiv(a, b);
+  case Prim::Mod:
+    return pyMod(a, b);
+  case Prim::Pow:
+    return std::pow(a, b);
+  case Prim::Max:
+    return std::max(a, b);
+  case Prim::Min:
+    return std::min(a, b);
+  case Prim::LogicalAnd:
+    return (a != 0) && (b != 0);
+  case Prim::LogicalOr:
+    return (a != 0) || (b != 0);
+  case Prim::LogicalXor:
+    return (a != 0) != (b != 0);
+  case Prim::BitwiseAnd:
+    return static_cast<double>(i(a) & i(b));
+  case Prim::BitwiseOr:
+    return static_cast<double>(i(a) | i(b));
+  case Prim::BitwiseXor:
+    return static_cast<double>(i(a) ^ i(b));
+  case Prim::Less:
+    return a < b;
+  case Prim::LessEqual:
+    return a <= b;
+  case Prim::Equal:
+    return a == b;
+  case Prim::NotEqual:
+    return a != b;
+  case Prim::Greater:
+    return a > b;
+  case Prim::GreaterEqual:
+    return a >= b;
+  default:
+    throw std::runtime_error("reference: not a binary primitive");
   }
 }
 
@@ -166,8 +206,8 @@ Buffer reduce(const Buffer &x, const std::vector<int64_t> &axes, double init,
   std::vector<int64_t> shape = x.meta.shape;
   for (int64_t a : axes)
     shape[a] = 1;
-  Buffer out{{shape, x.meta.dtype}, std::vector<double>(
-                                        TensorMeta{shape, x.meta.dtype}.numElements(), init)};
+  Buffer out{{shape, x.meta.dtype},
+             std::vector<double>(TensorMeta{shape, x.meta.dtype}.numElements(), init)};
   std::vector<int64_t> s = strides(shape);
   forEachIndex(x.meta.shape, [&](const std::vector<int64_t> &idx) {
     int64_t flat = 0;
@@ -240,8 +280,7 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
         out.data.push_back(binaryPrim(op.prim, operand(0).data[i], operand(1).data[i]));
       break;
     case PrimKind::Select:
-      require(operand(1).meta == operand(2).meta &&
-                  operand(0).meta.shape == operand(1).meta.shape,
+      require(operand(1).meta == operand(2).meta && operand(0).meta.shape == operand(1).meta.shape,
               op, "operands differ in shape");
       for (size_t i = 0; i < operand(0).data.size(); ++i)
         out.data.push_back(operand(0).data[i] != 0 ? operand(1).data[i] : operand(2).data[i]);
@@ -253,10 +292,14 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
                                                   : INFINITY;
       Buffer r = reduce(operand(0), a.axes, init, [&](double acc, double v) {
         switch (op.prim) {
-        case Prim::ReduceSum: return acc + v;
-        case Prim::ReduceProd: return acc * v;
-        case Prim::ReduceMax: return std::max(acc, v);
-        default: return std::min(acc, v);
+        case Prim::ReduceSum:
+          return acc + v;
+        case Prim::ReduceProd:
+          return acc * v;
+        case Prim::ReduceMax:
+          return std::max(acc, v);
+        default:
+          return std::min(acc, v);
         }
       });
       out.data = r.data;

@@ -1,5 +1,5 @@
-#include "compiler/ops/OpTable.h"
 #include "compiler/ops/Schema.h"
+#include "compiler/ops/OpTable.h"
 
 #include <catch2/catch.hpp>
 

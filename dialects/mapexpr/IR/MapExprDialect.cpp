@@ -1,7 +1,7 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
-#include "mlir/IR/DialectImplementation.h"
 #include "dialects/FunctionLike.h"
+#include "mlir/IR/DialectImplementation.h"
 
 #include <map>
 #include <stdexcept>
@@ -51,8 +51,8 @@ LogicalResult KernelOp::verify() {
       return emitOpError("writes its input #") << arg.getArgNumber();
   for (auto tensor : body.getOps<TensorOp>())
     if (writes.lookup(tensor) != 1)
-      return tensor.emitOpError("t_") << tensor.getName() << " is written "
-                                      << writes.lookup(tensor) << " times (expected once)";
+      return tensor.emitOpError("t_") << tensor.getName() << " is written " << writes.lookup(tensor)
+                                      << " times (expected once)";
   for (Value v : ret.getResults())
     if (!v.getDefiningOp<TensorOp>())
       return ret.emitOpError("returns a value that is not a kernel tensor");
@@ -78,8 +78,8 @@ LogicalResult AnchoredOp::verify() {
                                << " iteration space";
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i].size != space[i])
-      return emitOpError("schedule dim ") << i << " has size " << dims[i].size
-                                          << ", the iteration space " << space[i];
+      return emitOpError("schedule dim ")
+             << i << " has size " << dims[i].size << ", the iteration space " << space[i];
   if (getLoops() && !getMesh())
     return emitOpError("has loops but no mesh");
   if (getMesh()) {
@@ -97,9 +97,9 @@ LogicalResult AnchoredOp::verify() {
                                  << " output dims";
     for (size_t i = 0; i < loops.size(); ++i)
       if (loops[i].size != m.outputShape()[i])
-        return emitOpError("loop ") << i << " (" << loops[i].str()
-                                    << ") disagrees with the mesh's output dim of size "
-                                    << m.outputShape()[i];
+        return emitOpError("loop ")
+               << i << " (" << loops[i].str() << ") disagrees with the mesh's output dim of size "
+               << m.outputShape()[i];
   }
   for (Operation &op : getBody().front())
     if (!isa<OpStmtOp>(op))
@@ -114,8 +114,9 @@ LogicalResult OpStmtOp::verify() {
   if (getIndices().size() != nargs)
     return emitOpError("has ") << getIndices().size() << " indices for " << nargs << " arguments";
   AnchoredOp parent = getParentOp();
-  int rank = parent.getSpace() ? static_cast<int>(parent.getSpace()->size())
-                               : static_cast<int>(cast<RankedTensorType>(parent.getAnchor().getType()).getRank());
+  int rank = parent.getSpace()
+                 ? static_cast<int>(parent.getSpace()->size())
+                 : static_cast<int>(cast<RankedTensorType>(parent.getAnchor().getType()).getRank());
   llvm::SmallVector<Value> args(getOuts().begin(), getOuts().end());
   args.append(getIns().begin(), getIns().end());
   for (auto [arg, index] : llvm::zip(args, getIndices())) {
@@ -182,8 +183,9 @@ Kernel kernelFromIR(KernelOp op) {
   for (AnchoredOp anchored : body.getOps<AnchoredOp>()) {
     AnchoredMapStmt a;
     a.anchor = id(anchored.getAnchor());
-    a.space = anchored.getSpace() ? std::vector<int64_t>(anchored.getSpace()->begin(), anchored.getSpace()->end())
-                                  : k.tensors[a.anchor].shape;
+    a.space = anchored.getSpace()
+                  ? std::vector<int64_t>(anchored.getSpace()->begin(), anchored.getSpace()->end())
+                  : k.tensors[a.anchor].shape;
     a.dims = sched::dimsOf(anchored.getDims());
     if (anchored.getMesh())
       a.schedule = sched::Schedule{cast<sched::MeshAttr>(*anchored.getMesh()).mesh(),

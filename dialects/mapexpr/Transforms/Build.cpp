@@ -34,8 +34,8 @@ KernelOp emitKernel(mlir::OpBuilder &b, mlir::Location loc, const std::string &s
                                  nullptr, nullptr);
   llvm::SmallVector<mlir::Attribute> argAttrs;
   for (int t : k.inputs)
-    argAttrs.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("mapexpr.name", b.getStringAttr(k.tensors[t].name))}));
+    argAttrs.push_back(
+        b.getDictionaryAttr({b.getNamedAttr("mapexpr.name", b.getStringAttr(k.tensors[t].name))}));
   kernel.setArgAttrsAttr(b.getArrayAttr(argAttrs));
   mlir::Block *body = b.createBlock(&kernel.getBody());
   mlir::OpBuilder kb = mlir::OpBuilder::atBlockEnd(body);
@@ -44,10 +44,12 @@ KernelOp emitKernel(mlir::OpBuilder &b, mlir::Location loc, const std::string &s
     mapped[t] = body->addArgument(values[t].getType(), loc);
   for (size_t t = 0; t < k.tensors.size(); ++t)
     if (!mapped.count(static_cast<int>(t)))
-      mapped[t] = TensorOp::create(kb, loc, values[t].getType(), kb.getStringAttr(k.tensors[t].name));
+      mapped[t] =
+          TensorOp::create(kb, loc, values[t].getType(), kb.getStringAttr(k.tensors[t].name));
   for (const AnchoredMapStmt &a : k.stmts) {
     // The space is written out only when it extends the anchor (a matmul's contraction).
-    mlir::DenseI64ArrayAttr space = a.space == k.tensors[a.anchor].shape ? nullptr : kb.getDenseI64ArrayAttr(a.space);
+    mlir::DenseI64ArrayAttr space =
+        a.space == k.tensors[a.anchor].shape ? nullptr : kb.getDenseI64ArrayAttr(a.space);
     auto anchored = AnchoredOp::create(kb, loc, mapped[a.anchor], sched::dimsAttr(ctx, a.dims),
                                        space, nullptr, nullptr);
     mlir::OpBuilder ab = mlir::OpBuilder::atBlockEnd(&anchored.getBody().emplaceBlock());
@@ -98,9 +100,9 @@ struct MapExprBuildPass : impl::MapExprBuildBase<MapExprBuildPass> {
       b.setInsertionPointToEnd(module.getBody());
       emitKernel(b, group.getLoc(), symbol, *kernel, values);
       b.setInsertionPoint(group);
-      auto launch = LaunchOp::create(b, group.getLoc(), group.getResultTypes(),
-                                     mlir::FlatSymbolRefAttr::get(b.getContext(), symbol),
-                                     group.getInputs());
+      auto launch =
+          LaunchOp::create(b, group.getLoc(), group.getResultTypes(),
+                           mlir::FlatSymbolRefAttr::get(b.getContext(), symbol), group.getInputs());
       // Later kernels that read these results name them as this kernel did.
       llvm::SmallVector<mlir::Attribute> names;
       for (int t : kernel->outputs)

@@ -157,8 +157,7 @@ ScheduleMesh ScheduleMesh::padding(const std::vector<int64_t> &paddingTo) const 
   for (size_t i = 0; i < shape_.size(); ++i)
     if (paddingTo[i] < shape_[i])
       throw MeshError("padding " + ints(paddingTo) + " would shrink dim " + std::to_string(i) +
-                      " from " + std::to_string(shape_[i]) + " to " +
-                      std::to_string(paddingTo[i]));
+                      " from " + std::to_string(shape_[i]) + " to " + std::to_string(paddingTo[i]));
   ScheduleMesh m = *this;
   m.shape_ = paddingTo;
   m.steps_.push_back({Step::Kind::Padding, shape_, {}, paddingTo});
@@ -183,8 +182,8 @@ ScheduleMesh ScheduleMesh::roundUpPadding(const std::vector<std::optional<int64_
 }
 
 namespace {
-constexpr const char *kLoopTypeNames[] = {"S0x", "S0y", "S0z", "S1x", "S1y", "S1z",
-                                          "Temporal", "Vectorize", "Unroll"};
+constexpr const char *kLoopTypeNames[] = {"S0x", "S0y",      "S0z",       "S1x",   "S1y",
+                                          "S1z", "Temporal", "Vectorize", "Unroll"};
 } // namespace
 
 const char *loopTypeName(LoopType type) { return kLoopTypeNames[static_cast<int>(type)]; }
@@ -220,7 +219,9 @@ std::vector<LoopDescriptor> loopDescriptors(const ScheduleMesh &mesh,
       if (d.type <= LoopType::S0z && mesh.outputReduced(i))
         throw MeshError("a reduced dim cannot be bound to blocks (" + d.str() + ")");
     } else {
-      d.iterator = (d.type == LoopType::Temporal ? "t" : d.type == LoopType::Vectorize ? "v" : "u") +
+      d.iterator = (d.type == LoopType::Temporal    ? "t"
+                    : d.type == LoopType::Vectorize ? "v"
+                                                    : "u") +
                    std::to_string(temporal++);
     }
     loops.push_back(d);
@@ -260,7 +261,8 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
       perm.push_back(static_cast<int64_t>(i));
       reduce *= dims[i].size;
     }
-  if (reduce == 1 && std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
+  if (reduce == 1 &&
+      std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
     throw MeshError("the reduction policy got no reduced dim");
   int64_t threads = std::min<int64_t>(roundUp(reduce, 32), 256);
   ScheduleMesh m = base.transpose(perm)
@@ -274,7 +276,8 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   ScheduleMesh base(dims);
   constexpr int64_t kVector = 8;
-  bool reduction = std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
+  bool reduction =
+      std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
   if (reduction) {
     // Rows in parallel, each row's reduction a serial loop.
     std::vector<int64_t> perm;

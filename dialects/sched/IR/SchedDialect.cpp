@@ -47,7 +47,9 @@ std::vector<LoopDescriptor> loopsOf(ArrayAttr loops) {
     auto l = cast<LoopAttr>(a);
     LoopDescriptor d{*loopTypeByName(l.getType().str()), l.getSize(), ""};
     if (!d.spatial())
-      d.iterator = (d.type == LoopType::Temporal ? "t" : d.type == LoopType::Vectorize ? "v" : "u") +
+      d.iterator = (d.type == LoopType::Temporal    ? "t"
+                    : d.type == LoopType::Vectorize ? "v"
+                                                    : "u") +
                    std::to_string(named++);
     out.push_back(d);
   }

@@ -51,27 +51,38 @@ TEST_CASE("meshes reshape, transpose and pad", "[sched]") {
 
 TEST_CASE("mesh algebra errors say which rule broke", "[sched]") {
   ScheduleMesh m = mesh({ScheduleDim::injective(4), ScheduleDim::reducedDim(6)});
-  CHECK(errorOf([&] { m.reshape({5, 5}); }) == "reshape [5, 5] has 25 elements, the mesh [4, 6] has 24");
+  CHECK(errorOf([&] {
+          m.reshape({5, 5});
+        }) == "reshape [5, 5] has 25 elements, the mesh [4, 6] has 24");
   CHECK(errorOf([&] { m.reshape({-1, -1}); }) == "reshape [-1, -1]: only one dimension can be -1");
-  CHECK(errorOf([&] { m.reshape({-1, 5}); }) == "reshape [-1, 5]: 24 elements do not divide into it");
+  CHECK(errorOf([&] {
+          m.reshape({-1, 5});
+        }) == "reshape [-1, 5]: 24 elements do not divide into it");
   CHECK(errorOf([&] { m.reshape({0, 24}); }) == "reshape [0, 24]: sizes must be positive or -1");
   CHECK(errorOf([&] { m.transpose({0, 0}); }) == "transpose [0, 0] is not a permutation");
   CHECK(errorOf([&] { m.transpose({0}); }) == "transpose [0] does not fit a rank-2 mesh");
   CHECK(errorOf([&] { m.padding({4, 5}); }) == "padding [4, 5] would shrink dim 1 from 6 to 5");
   CHECK(errorOf([&] { m.padding({4}); }) == "padding [4] does not fit a rank-2 mesh");
-  CHECK(errorOf([&] { m.roundUpPadding({std::nullopt, 0}); }) == "round-up alignment must be positive");
+  CHECK(errorOf([&] {
+          m.roundUpPadding({std::nullopt, 0});
+        }) == "round-up alignment must be positive");
   CHECK(errorOf([] { mesh({ScheduleDim::injective(-1)}); }) ==
         "schedule dim 0 has size -1; meshes need static positive sizes");
-  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S0x}); }) == "1 loop types for a mesh with 2 output dims");
-  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S1x, LoopType::S1x}); }) ==
-        "loop type threadIdx.x=0..6 is bound twice");
-  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S1x, LoopType::S0x}); }) ==
-        "a reduced dim cannot be bound to blocks (blockIdx.x=0..6)");
+  CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S0x}); }) ==
+        "1 loop types for a mesh with 2 output dims");
+  CHECK(errorOf([&] {
+          loopDescriptors(m, {LoopType::S1x, LoopType::S1x});
+        }) == "loop type threadIdx.x=0..6 is bound twice");
+  CHECK(errorOf([&] {
+          loopDescriptors(m, {LoopType::S1x, LoopType::S0x});
+        }) == "a reduced dim cannot be bound to blocks (blockIdx.x=0..6)");
 }
 
 TEST_CASE("loop descriptors print as CINN prints them", "[sched]") {
-  ScheduleMesh m = mesh({ScheduleDim::injective(2), ScheduleDim::injective(64), ScheduleDim::reducedDim(3)});
-  std::vector<LoopDescriptor> d = loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Temporal});
+  ScheduleMesh m =
+      mesh({ScheduleDim::injective(2), ScheduleDim::injective(64), ScheduleDim::reducedDim(3)});
+  std::vector<LoopDescriptor> d =
+      loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Temporal});
   CHECK(d[0].str() == "blockIdx.x=0..2");
   CHECK(d[1].str() == "threadIdx.x=0..64");
   CHECK(d[2].str() == "t0=0..3");
@@ -79,7 +90,8 @@ TEST_CASE("loop descriptors print as CINN prints them", "[sched]") {
 
 TEST_CASE("the injective GPU policy sizes blocks by the problem", "[sched][policy]") {
   // 64 elements: one block of 64 threads.
-  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(64)})) == "blockIdx.x=0..1, threadIdx.x=0..64");
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(64)})) ==
+        "blockIdx.x=0..1, threadIdx.x=0..64");
   // 100 elements: padded to a warp multiple.
   Schedule odd = gpuInjectiveSchedule({ScheduleDim::injective(10), ScheduleDim::injective(10)});
   CHECK(loops(odd) == "blockIdx.x=0..1, threadIdx.x=0..128");
@@ -88,17 +100,21 @@ TEST_CASE("the injective GPU policy sizes blocks by the problem", "[sched][polic
   CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
         "blockIdx.x=0..8, threadIdx.x=0..256, v0=0..4");
   // Padded to 3072, which splits into 256-thread blocks of 4-wide vectors.
-  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(3000)})) == "blockIdx.x=0..3, threadIdx.x=0..256, v0=0..4");
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(3000)})) ==
+        "blockIdx.x=0..3, threadIdx.x=0..256, v0=0..4");
   // 1100 pads to 1280: five blocks, no vectors (1280 is not a multiple of 256 x 4).
-  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(1100)})) == "blockIdx.x=0..5, threadIdx.x=0..256");
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(1100)})) ==
+        "blockIdx.x=0..5, threadIdx.x=0..256");
   CHECK_THROWS_AS(gpuInjectiveSchedule({ScheduleDim::reducedDim(4)}), MeshError);
 }
 
-TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threads", "[sched][policy]") {
+TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threads",
+          "[sched][policy]") {
   // softmax over [32, 128], reducing the last axis.
   Schedule s = gpuReductionSchedule({ScheduleDim::injective(32), ScheduleDim::reducedDim(128)});
   CHECK(loops(s) == "blockIdx.x=0..32, threadIdx.x=0..128, t0=0..1");
-  CHECK(s.mesh.str() == "[I(32), R(128)].transpose([0, 1]).reshape([32, 128]).reshape([32, -1, 128]).transpose([0, 2, 1])");
+  CHECK(s.mesh.str() == "[I(32), R(128)].transpose([0, 1]).reshape([32, 128]).reshape([32, -1, "
+                        "128]).transpose([0, 2, 1])");
   // A reduced axis first ([R(1000), I(4)]): moved innermost, padded to the thread count.
   Schedule t = gpuReductionSchedule({ScheduleDim::reducedDim(1000), ScheduleDim::injective(4)});
   CHECK(loops(t) == "blockIdx.x=0..4, threadIdx.x=0..256, t0=0..4");
@@ -115,8 +131,9 @@ TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", 
 
 TEST_CASE("loop coordinates map back to anchor coordinates", "[sched]") {
   // Every point of the anchor space is reached exactly once; padding maps to nothing.
-  for (const Schedule &s : {gpuInjectiveSchedule({ScheduleDim::injective(10), ScheduleDim::injective(10)}),
-                            gpuReductionSchedule({ScheduleDim::reducedDim(40), ScheduleDim::injective(3)})}) {
+  for (const Schedule &s :
+       {gpuInjectiveSchedule({ScheduleDim::injective(10), ScheduleDim::injective(10)}),
+        gpuReductionSchedule({ScheduleDim::reducedDim(40), ScheduleDim::injective(3)})}) {
     std::map<std::vector<int64_t>, int> hits;
     std::vector<int64_t> idx(s.mesh.outputRank(), 0);
     int64_t total = s.mesh.outputNumElements();

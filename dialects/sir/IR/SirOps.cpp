@@ -70,8 +70,8 @@ LogicalResult CallOp::verify() {
     return failure();
   for (auto [index, count] : llvm::enumerate(uses))
     if (count != 1)
-      return emitOpError("tensor operand ") << index << " is referenced " << count
-                                             << " times in args/kwargs (expected once)";
+      return emitOpError("tensor operand ")
+             << index << " is referenced " << count << " times in args/kwargs (expected once)";
   if ((kind == "method" || kind == "operator") &&
       (getArgs().empty() || !isa<OperandRefAttr>(getArgs()[0])))
     return emitOpError("a ") << kind << " call's first argument must be a tensor";
@@ -90,7 +90,8 @@ LogicalResult PrimOp::verify() {
   auto resultType = cast<RankedTensorType>(getResult().getType());
   auto expectOperands = [&](size_t n) -> LogicalResult {
     if (operands.size() != n)
-      return emitOpError("\"") << getPrim() << "\" takes " << n << " operands, not " << operands.size();
+      return emitOpError("\"") << getPrim() << "\" takes " << n << " operands, not "
+                               << operands.size();
     return success();
   };
   auto sameShape = [&](Value v) {
@@ -116,7 +117,8 @@ LogicalResult PrimOp::verify() {
     if (failed(expectOperands(2)))
       return failure();
     if (operands[0].getType() != operands[1].getType())
-      return emitOpError("operands must have one type (decompositions broadcast and cast explicitly)");
+      return emitOpError(
+          "operands must have one type (decompositions broadcast and cast explicitly)");
     if (!sameShape(operands[0]))
       return emitOpError("result shape differs from the operands'");
     if (kind == PrimKind::Compare && !resultType.getElementType().isInteger(1))
@@ -162,8 +164,10 @@ LogicalResult PrimOp::verify() {
         return emitOpError("cannot broadcast ") << operands[0].getType() << " to " << resultType;
     }
     if (*prim == sotc::ops::Prim::Reshape &&
-        cast<RankedTensorType>(operands[0].getType()).hasStaticShape() && resultType.hasStaticShape() &&
-        cast<RankedTensorType>(operands[0].getType()).getNumElements() != resultType.getNumElements())
+        cast<RankedTensorType>(operands[0].getType()).hasStaticShape() &&
+        resultType.hasStaticShape() &&
+        cast<RankedTensorType>(operands[0].getType()).getNumElements() !=
+            resultType.getNumElements())
       return emitOpError("reshape changes the element count");
     if (*prim == sotc::ops::Prim::Transpose && !getPerm())
       return emitOpError("transpose needs perm");
@@ -201,7 +205,9 @@ LogicalResult GroupOp::verify() {
   }
   StringRef expected = matmul ? "matmul" : reduction ? "reduction" : "injective";
   if (kind != expected)
-    return emitOpError("holds ") << (matmul ? "a matmul" : reduction ? "a reduction" : "no reduction")
+    return emitOpError("holds ") << (matmul      ? "a matmul"
+                                     : reduction ? "a reduction"
+                                                 : "no reduction")
                                  << ", so its kind is \"" << expected << "\"";
   return success();
 }

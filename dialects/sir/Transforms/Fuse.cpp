@@ -39,7 +39,8 @@ int64_t numel(mlir::Type t) {
 bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
   if (t.getShape() == anchor.getShape())
     return true;
-  if (t.hasStaticShape() && anchor.hasStaticShape() && t.getNumElements() == anchor.getNumElements())
+  if (t.hasStaticShape() && anchor.hasStaticShape() &&
+      t.getNumElements() == anchor.getNumElements())
     return true; // a reshape or transpose of the same elements
   std::vector<int64_t> a(t.getShape().begin(), t.getShape().end());
   std::vector<int64_t> b(anchor.getShape().begin(), anchor.getShape().end());
@@ -58,7 +59,8 @@ public:
     for (mlir::Operation &op : subgraph_.getBody().front().without_terminator()) {
       auto prim = mlir::dyn_cast<PrimOp>(op);
       if (!prim)
-        return op.emitOpError("sotc-sir-fuse expects primitives only: run sotc-sir-decompose first");
+        return op.emitOpError(
+            "sotc-sir-fuse expects primitives only: run sotc-sir-decompose first");
       index_[prim] = prims_.size();
       prims_.push_back(prim);
     }
@@ -237,12 +239,15 @@ private:
       bool reduction = false, matmul = false;
       for (size_t i : ops) {
         matmul |= primOf(prims_[i]) == ops::Prim::Matmul;
-        reduction |= primOf(prims_[i]) && ops::primKind(*primOf(prims_[i])) == ops::PrimKind::Reduce;
+        reduction |=
+            primOf(prims_[i]) && ops::primKind(*primOf(prims_[i])) == ops::PrimKind::Reduce;
       }
-      auto group = GroupOp::create(b, prims_[ops.front()].getLoc(), resultTypes,
-                                   b.getStringAttr(name(ops)),
-                                   b.getStringAttr(matmul ? "matmul" : reduction ? "reduction" : "injective"),
-                                   mappedInputs);
+      auto group =
+          GroupOp::create(b, prims_[ops.front()].getLoc(), resultTypes, b.getStringAttr(name(ops)),
+                          b.getStringAttr(matmul      ? "matmul"
+                                          : reduction ? "reduction"
+                                                      : "injective"),
+                          mappedInputs);
       mlir::Block *body = b.createBlock(&group.getBody());
       mlir::IRMapping inner;
       for (mlir::Value v : inputs)
