@@ -7,6 +7,7 @@
 #include "compiler/frontend/Executor.h"
 
 #include <algorithm>
+#include <regex>
 
 namespace sotc::frontend {
 namespace {
@@ -434,20 +435,27 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
            : value->isConstant()              ? value->constant.str()
                                               : value->repr();
     if (spec && !spec->constant.text.empty()) {
+      // Only the part of Python's format-spec language that C's printf means the same way:
+      // sign, #, zero padding, width and precision up to two digits, and one numeric type.
+      // Anything else (fill and align, grouping, %, nested fields) is refused, and nothing
+      // from the trace reaches printf unchecked.
       const std::string &fmt = spec->constant.text;
-      char buf[128];
-      std::string cfmt = "%" + fmt;
+      static const std::regex kSpec("([ +-]?)(#?)(0?)([0-9]{0,2})(\\.[0-9]{1,2})?([dxXofFeEgG])");
+      std::smatch m;
       char type = fmt.back();
-      if (value->isConstant() && std::string("dxXo").find(type) != std::string::npos &&
-          value->constant.kind == PyConst::Kind::Int)
-        std::snprintf(buf, sizeof buf, (cfmt.substr(0, cfmt.size() - 1) + "ll" + type).c_str(),
-                      static_cast<long long>(value->constant.intValue));
-      else if (value->isConstant() && std::string("fFeEgG%").find(type) != std::string::npos &&
-               value->constant.isNumber())
-        std::snprintf(buf, sizeof buf, cfmt.c_str(), value->constant.number());
-      else
+      bool integer = std::string("dxXo").find(type) != std::string::npos;
+      if (!std::regex_match(fmt, m, kSpec) || !value->isConstant() ||
+          (integer && value->constant.kind != PyConst::Kind::Int) ||
+          (!integer && !value->constant.isNumber()) || (integer && m[5].matched))
         fail(DiagCode::FrontendUnsupportedConstruct, "format spec '" + fmt + "' is not supported",
              f);
+      char buf[160];
+      std::string cfmt = "%" + fmt.substr(0, fmt.size() - 1);
+      if (integer)
+        std::snprintf(buf, sizeof buf, (cfmt + "ll" + type).c_str(),
+                      static_cast<long long>(value->constant.intValue));
+      else
+        std::snprintf(buf, sizeof buf, (cfmt + type).c_str(), value->constant.number());
       text = buf;
     }
     f.stack.push_back(Variable::constant_(PyConst::ofStr(text), computedFrom({value})));
