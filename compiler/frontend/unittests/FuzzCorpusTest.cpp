@@ -1,8 +1,17 @@
 // The libFuzzer corpus (tools/fuzz/corpus) as a regression suite: every input is either
-// rejected with a CodedError or validates, prints and translates, as the fuzz target requires.
+// rejected with a CodedError or validates, prints and translates, as the fuzz target requires;
+// every translation then goes through the whole pipeline (sir, decompose, fuse, MapExpr,
+// schedule), where a failure must be a diagnostic, never a crash.
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/Translation.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/mapexpr/Transforms/Passes.h"
+#include "dialects/sir/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "compiler/support/Diagnostics.h"
 
 #include <catch2/catch.hpp>
@@ -13,7 +22,31 @@
 
 using namespace sotc::frontend;
 
+namespace {
+/// Runs the passes after the frontend; returns whether they succeeded.
+bool compileDownstream(const sotc::frontend::Translation &t, mlir::MLIRContext &ctx) {
+  auto module = sotc::frontend::emitSir(t, ctx);
+  mlir::PassManager pm(&ctx);
+  pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
+  pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirFuse());
+  pm.addPass(sotc::mapexpr::createMapExprBuild());
+  pm.nest<sotc::mapexpr::KernelOp>().addPass(sotc::mapexpr::createMapExprSchedule());
+  if (mlir::failed(pm.run(*module)))
+    return false;
+  module->walk([](sotc::mapexpr::KernelOp k) { (void)sotc::mapexpr::kernelFromIR(k).str(true); });
+  return true;
+}
+} // namespace
+
 TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<sotc::sir::SirDialect, sotc::mapexpr::MapExprDialect, sotc::sched::SchedDialect>();
+  int translated = 0, compiled = 0;
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler quiet(&ctx, [&](mlir::Diagnostic &d) {
+    diagnostics = d.str(); // a pass may reject a program, with a diagnostic
+    return mlir::success();
+  });
   DIR *dir = opendir("tools/fuzz/corpus");
   REQUIRE(dir);
   int inputs = 0, accepted = 0;
@@ -37,11 +70,19 @@ TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
       std::ostringstream out;
       dumpBytecode(trace, out);
       ++accepted;
-      translate(trace);
+      sotc::frontend::Translation t = translate(trace);
+      ++translated;
+      bool ok = compileDownstream(t, ctx);
+      compiled += ok;
+      if (!ok)
+        WARN(name << ": " << diagnostics);
     } catch (const sotc::CodedError &) {
     }
   }
   closedir(dir);
   CHECK(inputs > 100);
   CHECK(accepted > 0); // the seeds are valid traces
+  CHECK(compiled > 0);
+  WARN(inputs << " inputs, " << accepted << " valid, " << translated << " translated, "
+                << compiled << " compiled to scheduled kernels");
 }

@@ -26,9 +26,9 @@ std::string ScheduleDim::str() const {
 ScheduleMesh::ScheduleMesh(std::vector<ScheduleDim> dims) : input_(std::move(dims)) {
   text_ = "[";
   for (size_t i = 0; i < input_.size(); ++i) {
-    if (input_[i].size <= 0)
+    if (input_[i].size < 0) // 0 is fine: an empty space, no iterations
       throw MeshError("schedule dim " + std::to_string(i) + " has size " +
-                      std::to_string(input_[i].size) + "; meshes need static positive sizes");
+                      std::to_string(input_[i].size) + "; meshes need static sizes");
     shape_.push_back(input_[i].size);
     reduced_.push_back(input_[i].reduced);
     text_ += (i ? ", " : "") + input_[i].str();
@@ -89,14 +89,19 @@ ScheduleMesh ScheduleMesh::reshape(const std::vector<int64_t> &shape) const {
       if (inferred >= 0)
         throw MeshError("reshape " + ints(shape) + ": only one dimension can be -1");
       inferred = static_cast<int>(i);
-    } else if (out[i] <= 0) {
-      throw MeshError("reshape " + ints(shape) + ": sizes must be positive or -1");
+    } else if (out[i] < 0) {
+      throw MeshError("reshape " + ints(shape) + ": sizes must be non-negative or -1");
     } else {
       known *= out[i];
     }
   }
   int64_t total = outputNumElements();
-  if (inferred >= 0) {
+  if (inferred >= 0 && known == 0) {
+    if (total != 0)
+      throw MeshError("reshape " + ints(shape) + " has no elements, the mesh " + ints(shape_) +
+                      " has " + std::to_string(total));
+    out[inferred] = 0; // an empty mesh stays empty
+  } else if (inferred >= 0) {
     if (total % known != 0)
       throw MeshError("reshape " + ints(shape) + ": " + std::to_string(total) +
                       " elements do not divide into it");
@@ -235,7 +240,7 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims) {
     if (d.reduced)
       throw MeshError("the injective policy got a reduced dim");
   int64_t n = base.inputNumElements();
-  int64_t threads = n <= 1024 ? roundUp(n, 32) : 256;
+  int64_t threads = n <= 1024 ? std::max<int64_t>(roundUp(n, 32), 32) : 256;
   ScheduleMesh flat = base.reshape({n}).roundUpPadding({threads});
   int64_t padded = flat.outputNumElements();
   // Vectorize by 4 when every block's share splits evenly into 4-wide vectors.
@@ -264,7 +269,7 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
   if (reduce == 1 &&
       std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
     throw MeshError("the reduction policy got no reduced dim");
-  int64_t threads = std::min<int64_t>(roundUp(reduce, 32), 256);
+  int64_t threads = std::clamp<int64_t>(roundUp(reduce, 32), 32, 256);
   ScheduleMesh m = base.transpose(perm)
                        .reshape({rows, reduce})
                        .roundUpPadding({std::nullopt, threads})

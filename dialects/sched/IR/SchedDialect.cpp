@@ -135,8 +135,8 @@ LogicalResult LoopAttr::verify(function_ref<InFlightDiagnostic()> emitError, Str
   if (!loopTypeByName(type.str()))
     return emitError() << "unknown loop type '" << type
                        << "' (S0x S0y S0z S1x S1y S1z Temporal Vectorize Unroll)";
-  if (size <= 0)
-    return emitError() << "loop size must be positive, not " << size;
+  if (size < 0)
+    return emitError() << "loop size must not be negative, not " << size;
   return success();
 }
 

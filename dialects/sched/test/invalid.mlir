@@ -26,8 +26,8 @@ module attributes {l = #sched.loop<S2x, 4>} {}
 
 // -----
 
-// expected-error @+1 {{loop size must be positive, not 0}}
-module attributes {l = #sched.loop<Temporal, 0>} {}
+// expected-error @+1 {{loop size must not be negative, not -1}}
+module attributes {l = #sched.loop<Temporal, -1>} {}
 
 // -----
 

@@ -58,7 +58,7 @@ TEST_CASE("mesh algebra errors say which rule broke", "[sched]") {
   CHECK(errorOf([&] {
           m.reshape({-1, 5});
         }) == "reshape [-1, 5]: 24 elements do not divide into it");
-  CHECK(errorOf([&] { m.reshape({0, 24}); }) == "reshape [0, 24]: sizes must be positive or -1");
+  CHECK(errorOf([&] { m.reshape({-2, 24}); }) == "reshape [-2, 24]: sizes must be non-negative or -1");
   CHECK(errorOf([&] { m.transpose({0, 0}); }) == "transpose [0, 0] is not a permutation");
   CHECK(errorOf([&] { m.transpose({0}); }) == "transpose [0] does not fit a rank-2 mesh");
   CHECK(errorOf([&] { m.padding({4, 5}); }) == "padding [4, 5] would shrink dim 1 from 6 to 5");
@@ -67,7 +67,7 @@ TEST_CASE("mesh algebra errors say which rule broke", "[sched]") {
           m.roundUpPadding({std::nullopt, 0});
         }) == "round-up alignment must be positive");
   CHECK(errorOf([] { mesh({ScheduleDim::injective(-1)}); }) ==
-        "schedule dim 0 has size -1; meshes need static positive sizes");
+        "schedule dim 0 has size -1; meshes need static sizes");
   CHECK(errorOf([&] { loopDescriptors(m, {LoopType::S0x}); }) ==
         "1 loop types for a mesh with 2 output dims");
   CHECK(errorOf([&] {
@@ -120,6 +120,14 @@ TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threa
   CHECK(loops(t) == "blockIdx.x=0..4, threadIdx.x=0..256, t0=0..4");
   CHECK(t.mesh.outputReduced(1));
   CHECK_FALSE(t.mesh.outputReduced(0));
+}
+
+TEST_CASE("empty spaces schedule to empty loops", "[sched][policy]") {
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(0), ScheduleDim::injective(8)})) ==
+        "blockIdx.x=0..0, threadIdx.x=0..32");
+  CHECK(loops(gpuReductionSchedule({ScheduleDim::injective(4), ScheduleDim::reducedDim(0)})) ==
+        "blockIdx.x=0..4, threadIdx.x=0..32, t0=0..0");
+  CHECK(errorOf([] { mesh({ScheduleDim::injective(0)}).reshape({-1, 0}); }) == "no error");
 }
 
 TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", "[sched][policy]") {
