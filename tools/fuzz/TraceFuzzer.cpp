@@ -1,14 +1,22 @@
 //===- TraceFuzzer.cpp - libFuzzer target for the trace reader ---------------------------===//
 //
 // Any byte string, read as a binary or (first byte odd) text trace, must either be rejected
-// with a CodedError or validate, print with `sotc dump --bytecode` and translate (or fail to
-// translate with a CodedError) without crashing.
+// with a CodedError or validate, print with `sotc dump --bytecode`, translate (or fail to
+// translate with a CodedError), and go through decompose, fuse, MapExpr and schedule (where
+// a failure is a diagnostic) without crashing.
 // Built and run by tools/fuzz/run.sh with clang-22's -fsanitize=fuzzer,address.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/Translation.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/mapexpr/Transforms/Passes.h"
+#include "dialects/sir/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "compiler/support/Diagnostics.h"
 
 #include <cstddef>
@@ -26,7 +34,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     validateTrace(trace, "fuzz");
     std::ostringstream out;
     dumpBytecode(trace, out);
-    translate(trace);
+    Translation t = translate(trace);
+    static mlir::MLIRContext *ctx = [] {
+      auto *c = new mlir::MLIRContext();
+      c->loadDialect<sotc::sir::SirDialect, sotc::mapexpr::MapExprDialect,
+                     sotc::sched::SchedDialect>();
+      c->getDiagEngine().registerHandler([](mlir::Diagnostic &) { return mlir::success(); });
+      return c;
+    }();
+    auto module = emitSir(t, *ctx);
+    mlir::PassManager pm(ctx);
+    pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
+    pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirFuse());
+    pm.addPass(sotc::mapexpr::createMapExprBuild());
+    pm.nest<sotc::mapexpr::KernelOp>().addPass(sotc::mapexpr::createMapExprSchedule());
+    if (mlir::succeeded(pm.run(*module)))
+      module->walk([](sotc::mapexpr::KernelOp k) { (void)sotc::mapexpr::kernelFromIR(k).str(true); });
   } catch (const sotc::CodedError &) {
   }
   return 0;
