@@ -1,38 +1,17 @@
 //===- Executor.cpp - Interpreter state: frames, values from the trace, snapshots --------===//
 #include "compiler/frontend/Executor.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace sotc::frontend {
 
 namespace {
+/// The trace's dtype enum spells the operator library's dtype names in capitals.
 ops::DType dtypeOf(trace::DType d) {
-  switch (d) {
-  case trace::BOOL:
-    return ops::DType::Bool;
-  case trace::INT8:
-    return ops::DType::Int8;
-  case trace::UINT8:
-    return ops::DType::UInt8;
-  case trace::INT16:
-    return ops::DType::Int16;
-  case trace::INT32:
-    return ops::DType::Int32;
-  case trace::INT64:
-    return ops::DType::Int64;
-  case trace::FLOAT16:
-    return ops::DType::Float16;
-  case trace::BFLOAT16:
-    return ops::DType::BFloat16;
-  case trace::FLOAT64:
-    return ops::DType::Float64;
-  case trace::COMPLEX64:
-    return ops::DType::Complex64;
-  case trace::COMPLEX128:
-    return ops::DType::Complex128;
-  default:
-    return ops::DType::Float32;
-  }
+  std::string name = trace::DType_Name(d);
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  return ops::parseDType(name).value_or(ops::DType::Float32); // validated: never unspecified
 }
 
 /// Names of co_varnames, then cell variables that are not arguments, then co_freevars.

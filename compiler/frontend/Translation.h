@@ -66,6 +66,7 @@ struct Segment {
   // Branch: the tensors passed to each successor's inputs, position by position.
   std::vector<VarPtr> trueArgs, falseArgs;
   int next = -1;                    // HostCallback: the segment after the callback
+  std::string callee;               // HostCallback: what the host runs (print, Tensor.numpy)
   std::vector<VarPtr> callbackArgs; // HostCallback: the values the host call reads
   std::vector<VarPtr> nextArgs;     // HostCallback: tensors passed to the next segment
   std::string returnValue;          // Return: the Python value's structure, e.g. (var_3, 2)

@@ -142,9 +142,7 @@ std::string Translation::explain() const {
         << segments[seg.onFalse].sir.name << callArgs(seg.falseArgs) << "\n";
       break;
     case Segment::End::HostCallback: {
-      std::string callee = seg.reason.substr(std::string("host callback ").size());
-      callee = callee.substr(0, callee.size() - 2); // drop "()"
-      s << "calls the host: " << callee << callArgs(seg.callbackArgs, true) << " ("
+      s << "calls the host: " << seg.callee << callArgs(seg.callbackArgs, true) << " ("
         << seg.endLoc.str() << ") -> " << segments[seg.next].sir.name << callArgs(seg.nextArgs)
         << "\n";
       break;
@@ -216,6 +214,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       seg.end = Segment::End::HostCallback;
       seg.reason = b.reason;
       seg.endLoc = b.loc;
+      seg.callee = b.callee;
       seg.callbackArgs = b.callbackArgs;
       std::set<const Variable *> seen;
       for (const VarPtr &a : b.callbackArgs)

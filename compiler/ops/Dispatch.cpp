@@ -23,13 +23,6 @@ std::vector<int64_t> BoundArgs::intList(const std::string &name) const {
   return out;
 }
 
-std::vector<TensorMeta> BoundArgs::tensorList(const std::string &name) const {
-  std::vector<TensorMeta> out;
-  for (const Arg &item : get(name).items)
-    out.push_back(item.tensor);
-  return out;
-}
-
 namespace {
 
 struct BindFailure {
