@@ -1,5 +1,6 @@
-# lit configuration for every FileCheck test in the repository (tools/*/test, dialects/*/test,
-# compiler/*/test). Tools come from bazel-bin; FileCheck and `not` from LLVM 22.
+# lit configuration for every FileCheck test in the repository (every test/ folder under
+# tools/, dialects/ and compiler/, and tests/e2e). Tools come from bazel-bin, or from the runfiles
+# tree when Bazel runs a test (tools/bazel/lit.bzl); FileCheck and `not` from LLVM 22.
 import os
 
 import lit.formats
@@ -9,7 +10,8 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test", ".mlir"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.test_source_root, "build", "lit")
+config.test_exec_root = os.environ.get("SOTC_LIT_EXEC_ROOT",
+                                      os.path.join(config.test_source_root, "build", "lit"))
 
 root = config.test_source_root
 bazel_bin = os.environ.get("SOTC_BAZEL_BIN", os.path.join(root, "bazel-bin"))

@@ -9,6 +9,7 @@
 #ifndef SOTC_OPS_OPTABLE_H
 #define SOTC_OPS_OPTABLE_H
 
+#include "compiler/support/Expected.h"
 #include "compiler/ops/Dispatch.h"
 #include "compiler/ops/Primitives.h"
 
@@ -81,6 +82,10 @@ public:
   /// Resolves the call and lowers it: E2001 unknown name, E2002-E2007 dispatch, E2008-E2010
   /// inference.
   LoweredCall lower(const std::string &name, const CallArgs &args) const;
+  /// lower() for IR code: the error is a value, not an exception.
+  Expected<LoweredCall> tryLower(const std::string &name, const CallArgs &args) const {
+    return catchCodedError([&] { return lower(name, args); });
+  }
 
   /// Registration, used by OpTableEntries.cpp. Throws SchemaError naming the entry.
   OpEntry &add(const std::string &name, CallKind kind, const std::vector<std::string> &signatures,

@@ -60,13 +60,6 @@ int64_t TensorMeta::numElements() const {
   return n;
 }
 
-std::string formatInts(const std::vector<int64_t> &values) {
-  std::string s = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(values[i]);
-  return s + "]";
-}
-
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

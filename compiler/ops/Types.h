@@ -7,6 +7,8 @@
 #ifndef SOTC_OPS_TYPES_H
 #define SOTC_OPS_TYPES_H
 
+#include "compiler/support/Format.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,7 +54,7 @@ struct TensorMeta {
 };
 
 /// "[2, -1]": a list of ints as the user wrote it (targets of reshape, permutations, axes).
-std::string formatInts(const std::vector<int64_t> &values);
+using sotc::formatInts;
 /// "[2, 3]" ("?" for dynamic dimensions)
 std::string formatShape(const std::vector<int64_t> &shape);
 /// "float32[2, 3]"

@@ -11,9 +11,8 @@
 #include "compiler/frontend/TraceReader.h"
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/Translation.h"
+#include "compiler/pipelines/Pipelines.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
-#include "dialects/mapexpr/Transforms/Passes.h"
-#include "dialects/sir/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -36,18 +35,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dumpBytecode(trace, out);
     Translation t = translate(trace);
     static mlir::MLIRContext *ctx = [] {
-      auto *c = new mlir::MLIRContext();
-      c->loadDialect<sotc::sir::SirDialect, sotc::mapexpr::MapExprDialect,
-                     sotc::sched::SchedDialect>();
+      mlir::DialectRegistry registry;
+      sotc::pipelines::registerAllDialects(registry);
+      auto *c = new mlir::MLIRContext(registry);
+      c->loadAllAvailableDialects();
       c->getDiagEngine().registerHandler([](mlir::Diagnostic &) { return mlir::success(); });
       return c;
     }();
     auto module = emitSir(t, *ctx);
     mlir::PassManager pm(ctx);
-    pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
-    pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirFuse());
-    pm.addPass(sotc::mapexpr::createMapExprBuild());
-    pm.nest<sotc::mapexpr::KernelOp>().addPass(sotc::mapexpr::createMapExprSchedule());
+    sotc::pipelines::buildPipeline(pm, {}, sotc::pipelines::Phase::Scheduled);
     if (mlir::succeeded(pm.run(*module)))
       module->walk([](sotc::mapexpr::KernelOp k) { (void)sotc::mapexpr::kernelFromIR(k).str(true); });
   } catch (const sotc::CodedError &) {

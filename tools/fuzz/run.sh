@@ -10,19 +10,22 @@ mkdir -p "$out" tools/fuzz/corpus
 protoc --cpp_out="$out" compiler/frontend/trace.proto
 # The dialects' ODS-generated .inc files come from Bazel.
 bazel build //dialects/sir:sir_inc //dialects/sir:passes_inc //dialects/sched:sched_inc \
-  //dialects/mapexpr:mapexpr_inc //dialects/mapexpr:passes_inc >/dev/null 2>&1
+  //dialects/mapexpr:mapexpr_inc //dialects/mapexpr:passes_inc \
+  //compiler/conversion/SirToMapExpr:passes_inc >/dev/null 2>&1
 gen="$(bazel info bazel-genfiles 2>/dev/null)"
 llvm=/usr/lib/llvm-22
 clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I"$out" -I"$gen" \
   -I"$llvm/include" -Wno-deprecated-declarations \
   tools/fuzz/TraceFuzzer.cpp compiler/frontend/TraceReader.cpp \
   compiler/frontend/TraceValidator.cpp compiler/frontend/Opcodes.cpp \
-  compiler/frontend/BytecodeDump.cpp compiler/support/Diagnostics.cpp \
+  compiler/frontend/BytecodeDump.cpp compiler/support/*.cpp \
   compiler/frontend/Variables.cpp compiler/frontend/Executor.cpp \
   compiler/frontend/OpcodeExecutor.cpp compiler/frontend/Calls.cpp \
   compiler/frontend/Translator.cpp compiler/frontend/SirEmitter.cpp compiler/ops/*.cpp \
   dialects/sir/IR/*.cpp dialects/sir/Transforms/*.cpp dialects/sched/IR/*.cpp \
-  dialects/mapexpr/IR/*.cpp dialects/mapexpr/Transforms/*.cpp compiler/mapexpr/*.cpp \
+  dialects/sched/Utils/*.cpp dialects/mapexpr/Utils/*.cpp dialects/mapexpr/IR/*.cpp \
+  dialects/mapexpr/Transforms/*.cpp compiler/conversion/SirToMapExpr/*.cpp \
+  compiler/pipelines/*.cpp \
   "$out/compiler/frontend/trace.pb.cc" -lprotobuf -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" \
   -lMLIR -lLLVM -o "$out/trace_fuzzer"
 # Seed with the committed traces (binary) and the hand-written text inputs.

@@ -1,6 +1,6 @@
 //===- sotc.cpp - The sotc command-line tool ---------------------------------------------===//
 //
-//   sotc compile TRACE -o kernels.fatbin     (not built yet: says so, exits non-zero)
+//   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase (binaries: not yet)
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
 //   sotc dump --sir / --guards TRACE         statement IR, guards
 //   sotc explain TRACE                       graphs, graph breaks, guards
@@ -9,20 +9,12 @@
 // User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
 //
 //===--------------------------------------------------------------------------------------===//
+#include "compiler/driver/Driver.h"
 #include "compiler/frontend/BytecodeDump.h"
-#include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
-#include "compiler/frontend/Translation.h"
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
-#include "dialects/mapexpr/IR/MapExprDialect.h"
-#include "dialects/mapexpr/Transforms/Passes.h"
-
-#include "dialects/sir/IR/SirDialect.h"
-#include "dialects/sir/Transforms/Passes.h"
-
-#include "mlir/Pass/PassManager.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>
@@ -60,6 +52,16 @@ void configureLogging(int verbosity) {
   spdlog::set_level(level);
 }
 
+using sotc::pipelines::Phase;
+
+/// "sir, prim, fused, mapexpr, scheduled"
+std::string phaseList() {
+  std::string s;
+  for (Phase p : sotc::pipelines::allPhases())
+    s += std::string(s.empty() ? "" : ", ") + sotc::pipelines::phaseName(p);
+  return s;
+}
+
 [[noreturn]] void notImplemented(const std::string &what, const std::string &issue) {
   throw sotc::CodedError(sotc::DiagCode::CliNotImplemented,
                          what + " is not implemented yet (planned in " + issue + ")");
@@ -77,8 +79,8 @@ struct FrontendFlags {
     cmd->add_option("--break-on", breakOn, "force a graph boundary at every call of this API")
         ->type_name("API");
   }
-  sotc::frontend::TranslateOptions options() const {
-    sotc::frontend::TranslateOptions o;
+  sotc::pipelines::PipelineOptions options() const {
+    sotc::pipelines::PipelineOptions o;
     o.allowHostCallbacks = allowHostCallbacks;
     o.breakOn = breakOn;
     return o;
@@ -86,8 +88,7 @@ struct FrontendFlags {
 };
 
 sotc::frontend::Translation translateFile(const std::string &path, const FrontendFlags &flags) {
-  sotc::trace::Trace loaded = sotc::frontend::loadTrace(path);
-  return sotc::frontend::translate(loaded, flags.options());
+  return sotc::driver::translateTrace(path, flags.options());
 }
 
 struct DumpOptions {
@@ -98,56 +99,18 @@ struct DumpOptions {
   FrontendFlags frontend;
 };
 
-/// Every kernel in launch order, subgraph by subgraph, in CINN's MapExpr text form.
-std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
-  std::string text;
-  mlir::SymbolTable symbols(module);
-  module.walk([&](sotc::sir::SubgraphOp subgraph) {
-    text += "// " + subgraph.getSymName().str() + "\n";
-    subgraph.walk([&](sotc::mapexpr::LaunchOp launch) {
-      auto kernel = symbols.lookup<sotc::mapexpr::KernelOp>(launch.getKernel());
-      text += sotc::mapexpr::kernelFromIR(kernel).str(indexDetail) + "\n";
-    });
-  });
-  return text;
-}
-
 void runDump(const DumpOptions &opts) {
   int modes = opts.bytecode + opts.sir + opts.mlir + opts.guards + opts.prim + opts.mapExpr;
   if (modes != 1)
     throw CLI::ValidationError("sotc dump: choose exactly one of --bytecode, --sir, --mlir, "
                                "--guards, --prim, --map-expr");
   if (opts.mlir || opts.prim || opts.mapExpr) {
-    mlir::MLIRContext context;
-    context.loadDialect<sotc::sir::SirDialect, sotc::mapexpr::MapExprDialect,
-                        sotc::sched::SchedDialect>();
-    auto module = sotc::frontend::emitSir(translateFile(opts.trace, opts.frontend), context);
-    if (opts.prim || opts.mapExpr) {
-      mlir::PassManager pm(&context);
-      pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirDecompose());
-      if (opts.mapExpr) {
-        pm.nest<sotc::sir::SubgraphOp>().addPass(sotc::sir::createSirFuse());
-        pm.addPass(sotc::mapexpr::createMapExprBuild());
-        pm.nest<sotc::mapexpr::KernelOp>().addPass(sotc::mapexpr::createMapExprSchedule());
-      }
-      if (mlir::failed(pm.run(*module)))
-        throw sotc::CodedError(sotc::DiagCode::CliPassFailed,
-                               opts.trace + ": " +
-                                   (opts.mapExpr ? "decomposition or fusion" : "decomposition") +
-                                   " failed");
-    }
-    if (opts.mapExpr) {
-      sotc::writeOutputFile(opts.output, mapExprText(*module, opts.indexDetail));
-      return;
-    }
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    // Locations inline (no #loc aliases), so every statement shows its Python line.
-    module->print(os, mlir::OpPrintingFlags()
-                          .enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
-                          .useLocalScope());
-    os << "\n";
-    sotc::writeOutputFile(opts.output, os.str());
+    Phase phase = opts.mapExpr ? Phase::Scheduled : opts.prim ? Phase::Prim : Phase::Sir;
+    auto context = sotc::driver::createContext();
+    auto module = sotc::driver::compileTrace(*context, opts.trace, opts.frontend.options(), phase);
+    sotc::writeOutputFile(opts.output, opts.mapExpr
+                                           ? sotc::driver::mapExprText(*module, opts.indexDetail)
+                                           : sotc::driver::printModule(*module));
     return;
   }
   if (opts.sir || opts.guards) {
@@ -162,6 +125,35 @@ void runDump(const DumpOptions &opts) {
   std::ostringstream text;
   sotc::frontend::dumpBytecode(loaded, text);
   sotc::writeOutputFile(opts.output, text.str());
+}
+
+struct CompileOptions {
+  std::string trace;
+  std::string output;
+  std::string target = "cuda";
+  std::string compileTo;
+  FrontendFlags frontend;
+};
+
+/// `--compile-to PHASE` writes the IR at that phase; the binary targets are not built yet.
+void runCompile(const CompileOptions &opts) {
+  sotc::pipelines::PipelineOptions options = opts.frontend.options();
+  std::optional<sotc::pipelines::Target> target = sotc::pipelines::targetByName(opts.target);
+  if (!target)
+    throw CLI::ValidationError("sotc compile: --target must be cuda or cpu");
+  options.target = *target;
+  if (opts.compileTo.empty())
+    notImplemented(std::string("sotc compile to a ") +
+                       (*target == sotc::pipelines::Target::Cpu ? "CPU shared library"
+                                                                : "CUDA fatbin"),
+                   "the code generation issues; --compile-to PHASE writes the IR so far");
+  std::optional<Phase> phase = sotc::pipelines::phaseByName(opts.compileTo);
+  if (!phase)
+    throw CLI::ValidationError("sotc compile: --compile-to must be one of " + phaseList());
+  auto context = sotc::driver::createContext();
+  auto module = sotc::driver::compileTrace(*context, opts.trace, options, *phase);
+  sotc::writeOutputFile(opts.output.empty() ? "-" : opts.output,
+                        sotc::driver::printModule(*module));
 }
 
 void runOps(const std::string &name) {
@@ -194,10 +186,15 @@ int main(int argc, char **argv) {
       },
       "print sotc, LLVM/MLIR and CUDA versions");
 
-  std::string compileTrace, compileOutput;
+  CompileOptions compileOpts;
   CLI::App *compile = app.add_subcommand("compile", "compile a trace into a fatbin + manifest");
-  compile->add_option("trace", compileTrace, "trace file (.pb or .pbtxt)")->required();
-  compile->add_option("-o,--output", compileOutput, "output fatbin");
+  compile->add_option("trace", compileOpts.trace, "trace file (.pb or .pbtxt)")->required();
+  compile->add_option("-o,--output", compileOpts.output, "output file ('-': stdout)");
+  compile->add_option("--target", compileOpts.target, "cuda (default) or cpu");
+  compile->add_option("--compile-to", compileOpts.compileTo,
+                      "stop after this phase and write its IR: " + phaseList())
+      ->type_name("PHASE");
+  compileOpts.frontend.add(compile);
 
   DumpOptions dump;
   CLI::App *dumpCmd = app.add_subcommand("dump", "print one stage of the pipeline as text");
@@ -226,8 +223,10 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
     configureLogging(verbosity);
-    if (*compile)
-      notImplemented("sotc compile", "the lowering issue");
+    if (*compile) {
+      runCompile(compileOpts);
+      return 0;
+    }
     if (*explain) {
       std::cout << translateFile(explainTrace, explainFlags).explain();
       return 0;

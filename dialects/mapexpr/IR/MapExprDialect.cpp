@@ -4,7 +4,6 @@
 #include "mlir/IR/DialectImplementation.h"
 
 #include <map>
-#include <stdexcept>
 
 using namespace mlir;
 using namespace sotc::mapexpr;
@@ -128,14 +127,12 @@ LogicalResult OpStmtOp::verify() {
       auto text = dyn_cast<StringAttr>(e);
       if (!text)
         return emitOpError("index expressions are strings");
-      try {
-        Expr expr = parseIndexExpr(text.str());
-        if (maxIterator(expr) >= rank)
-          return emitOpError("index ") << text << " uses an iterator the rank-" << rank
-                                       << " iteration space does not have";
-      } catch (const std::invalid_argument &err) {
-        return emitOpError(err.what());
-      }
+      Expected<Expr> expr = parseIndexExpr(text.str());
+      if (!expr)
+        return emitOpError(expr.error().what());
+      if (maxIterator(*expr) >= rank)
+        return emitOpError("index ") << text << " uses an iterator the rank-" << rank
+                                     << " iteration space does not have";
     }
   }
   return success();
@@ -202,7 +199,7 @@ Kernel kernelFromIR(KernelOp op) {
       for (auto [t, index] : llvm::zip(args, stmt.getIndices())) {
         std::vector<Expr> exprs;
         for (Attribute e : cast<ArrayAttr>(index))
-          exprs.push_back(parseIndexExpr(cast<StringAttr>(e).str()));
+          exprs.push_back(*parseIndexExpr(cast<StringAttr>(e).str())); // verified
         a.index[t] = exprs;
       }
       a.stmts.push_back(s);

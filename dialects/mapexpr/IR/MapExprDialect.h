@@ -2,7 +2,7 @@
 #ifndef SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H
 #define SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H
 
-#include "compiler/mapexpr/MapExpr.h"
+#include "dialects/mapexpr/Utils/MapExpr.h"
 #include "dialects/sched/IR/SchedDialect.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"

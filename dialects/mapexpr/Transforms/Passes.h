@@ -1,4 +1,4 @@
-//===- Passes.h - Passes producing and scheduling MapExpr kernels -------------------------===//
+//===- Passes.h - Passes over MapExpr kernels ---------------------------------------------===//
 #ifndef SOTC_DIALECT_MAPEXPR_TRANSFORMS_PASSES_H
 #define SOTC_DIALECT_MAPEXPR_TRANSFORMS_PASSES_H
 

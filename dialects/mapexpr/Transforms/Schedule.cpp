@@ -1,7 +1,8 @@
 //===- Schedule.cpp - Schedule meshes and loops for every AnchoredMapStmt ----------------===//
 #include "dialects/mapexpr/Transforms/Passes.h"
 
-#include "compiler/mapexpr/BuildMapExpr.h"
+#include "compiler/support/MlirDiagnostics.h"
+#include "dialects/mapexpr/Utils/MapExpr.h"
 
 namespace sotc::mapexpr {
 
@@ -21,16 +22,13 @@ struct MapExprSchedulePass : impl::MapExprScheduleBase<MapExprSchedulePass> {
     }
     Target t = target == "cpu" ? Target::Cpu : Target::Gpu;
     for (AnchoredOp op : getOperation().getBody().front().getOps<AnchoredOp>()) {
-      AnchoredMapStmt a;
-      a.dims = sched::dimsOf(op.getDims());
-      try {
-        schedule(a, t);
-      } catch (const sched::MeshError &e) {
-        op.emitOpError("cannot be scheduled: ") << e.what();
+      Expected<sched::Schedule> schedule = scheduleFor(sched::dimsOf(op.getDims()), t);
+      if (!schedule) {
+        emitCodedError(op, schedule.error());
         return signalPassFailure();
       }
-      op.setMeshAttr(sched::MeshAttr::get(op.getContext(), a.schedule->mesh));
-      op.setLoopsAttr(sched::loopsAttr(op.getContext(), a.schedule->loops));
+      op.setMeshAttr(sched::MeshAttr::get(op.getContext(), schedule->mesh));
+      op.setLoopsAttr(sched::loopsAttr(op.getContext(), schedule->loops));
     }
   }
 };

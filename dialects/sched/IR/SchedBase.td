@@ -13,7 +13,7 @@ def Sched_Dialect : Dialect {
     Attributes only: `#sched.injective<64>` / `#sched.reduced<128>` schedule dims,
     `#sched.reshape<[-1, 128]>`, `#sched.transpose<[1, 0]>`, `#sched.padding<[...]>` and
     `#sched.round_up<[256]>` mesh steps, `#sched.mesh<[dims], [steps]>` (verified by replaying the algebra of
-    dialects/sched/IR/Mesh.h), and `#sched.loop<S0x, 4>` loop descriptors.
+    dialects/sched/Utils/Mesh.h), and `#sched.loop<S0x, 4>` loop descriptors.
   }];
   let useDefaultAttributePrinterParser = 1;
 }

@@ -1,5 +1,7 @@
 #include "dialects/sched/IR/SchedDialect.h"
 
+#include "compiler/support/Expected.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -65,14 +67,20 @@ ArrayAttr loopsAttr(MLIRContext *ctx, const std::vector<LoopDescriptor> &loops) 
 
 } // namespace sotc::sched
 
-/// Replays the mesh steps through the algebra; MeshError becomes the failure message.
+/// Replays the mesh steps through the algebra; an algebra error becomes the failure message.
 static FailureOr<ScheduleMesh> replay(ArrayAttr dims, ArrayAttr steps, std::string &error) {
-  try {
-    for (Attribute d : dims)
-      if (!isa<InjectiveDimAttr, ReducedDimAttr>(d)) {
-        error = "mesh dims must be #sched.injective or #sched.reduced";
-        return failure();
-      }
+  for (Attribute d : dims)
+    if (!isa<InjectiveDimAttr, ReducedDimAttr>(d)) {
+      error = "mesh dims must be #sched.injective or #sched.reduced";
+      return failure();
+    }
+  for (Attribute s : steps)
+    if (!isa<ReshapeAttr, TransposeAttr, PaddingAttr, RoundUpAttr>(s)) {
+      error = "mesh steps must be #sched.reshape, #sched.transpose, #sched.padding or "
+              "#sched.round_up";
+      return failure();
+    }
+  sotc::Expected<ScheduleMesh> replayed = sotc::catchCodedError([&] {
     ScheduleMesh mesh(dimsOf(dims));
     for (Attribute s : steps) {
       if (auto r = dyn_cast<ReshapeAttr>(s))
@@ -86,17 +94,15 @@ static FailureOr<ScheduleMesh> replay(ArrayAttr dims, ArrayAttr steps, std::stri
         for (int64_t a : r.getAlign())
           align.push_back(a == 0 ? std::nullopt : std::optional<int64_t>(a));
         mesh = mesh.roundUpPadding(align);
-      } else {
-        error = "mesh steps must be #sched.reshape, #sched.transpose, #sched.padding or "
-                "#sched.round_up";
-        return failure();
       }
     }
     return mesh;
-  } catch (const MeshError &e) {
-    error = e.what();
+  });
+  if (!replayed) {
+    error = replayed.error().what();
     return failure();
   }
+  return *replayed;
 }
 
 LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr dims,

@@ -2,7 +2,7 @@
 #ifndef SOTC_DIALECT_SCHED_IR_SCHEDDIALECT_H
 #define SOTC_DIALECT_SCHED_IR_SCHEDDIALECT_H
 
-#include "dialects/sched/IR/Mesh.h"
+#include "dialects/sched/Utils/Mesh.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"

@@ -1,4 +1,4 @@
-#include "dialects/sched/IR/Mesh.h"
+#include "dialects/sched/Utils/Mesh.h"
 
 #include <catch2/catch.hpp>
 

@@ -10,7 +10,7 @@
 #include "dialects/sir/Transforms/Passes.h"
 
 #include "compiler/ops/OpTable.h"
-#include "compiler/support/Diagnostics.h"
+#include "compiler/support/MlirDiagnostics.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -137,12 +137,10 @@ mlir::LogicalResult decompose(CallOp call) {
       return mlir::failure();
     args.keywords.push_back({kw.getName().str(), *arg});
   }
-  ops::LoweredCall lowered;
-  try {
-    lowered = ops::OpTable::get().lower(call.getOp().str(), args);
-  } catch (const CodedError &e) {
-    return call.emitOpError(e.render());
-  }
+  Expected<ops::LoweredCall> tried = ops::OpTable::get().tryLower(call.getOp().str(), args);
+  if (!tried)
+    return emitCodedError(call, tried.error());
+  ops::LoweredCall &lowered = *tried;
   if (lowered.graph.outputs.size() != call.getNumResults())
     return call.emitOpError("the decomposition has ")
            << lowered.graph.outputs.size() << " results, the call " << call.getNumResults();

@@ -42,13 +42,14 @@ bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
   if (t.hasStaticShape() && anchor.hasStaticShape() &&
       t.getNumElements() == anchor.getNumElements())
     return true; // a reshape or transpose of the same elements
-  std::vector<int64_t> a(t.getShape().begin(), t.getShape().end());
-  std::vector<int64_t> b(anchor.getShape().begin(), anchor.getShape().end());
-  try {
-    return ops::broadcastShapes("fuse", a, b) == b; // reduced (keepdim) or broadcast source
-  } catch (const CodedError &) {
+  // A reduced (keepdim) or broadcast source: numpy broadcasting of t to the anchor's shape.
+  llvm::ArrayRef<int64_t> a = t.getShape(), b = anchor.getShape();
+  if (a.size() > b.size())
     return false;
-  }
+  for (size_t i = 1; i <= a.size(); ++i)
+    if (a[a.size() - i] != 1 && a[a.size() - i] != b[b.size() - i])
+      return false;
+  return true;
 }
 
 class Fuser {

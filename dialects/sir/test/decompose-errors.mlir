@@ -2,7 +2,7 @@
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(sir.subgraph(sotc-sir-decompose))' --split-input-file --verify-diagnostics
 
 sir.subgraph @unknown(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{error E2001: paddle.nope is not a supported operator (`sotc ops` lists them)}}
+  // expected-error @+1 {{E2001: paddle.nope is not a supported operator (`sotc ops` lists them)}}
   %0 = sir.call "api" "paddle.nope"(%x) {op = "paddle.nope", args = [#sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
@@ -10,7 +10,7 @@ sir.subgraph @unknown(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 sir.subgraph @bad_args(%x: tensor<2x3xf32>, %y: tensor<4xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{error E2008: add(): shapes [2, 3] and [4] cannot be broadcast together}}
+  // expected-error @+1 {{E2008: add(): shapes [2, 3] and [4] cannot be broadcast together}}
   %0 = sir.call "api" "paddle.add"(%x, %y) {op = "paddle.add", args = [#sir.arg<0>, #sir.arg<1>], kwargs = []} : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
   sir.output %0 : tensor<2x3xf32>
 }

@@ -1,0 +1,475 @@
+//===- BuildKernel.cpp - A fusion group as a MapExpr kernel -------------------------------===//
+//
+// 1. Name every tensor (Python names where the frontend had them) and split the group's
+//    primitives into stages: a stage ends before a primitive that reads a reduction of
+//    the same stage. Constants join the stage of their first reader.
+// 2. Per stage: the anchor is the largest tensor; its index is (i0, ..., iN). Propagate
+//    indices through the primitives (dot/undot for reshapes, permutations, broadcasts to 0,
+//    affine maps for slices) until every tensor has one; disagreements are errors.
+// 3. Anchor dims a reduction reduces are R(size), the others I(size); the GPU policies turn
+//    them into a schedule mesh and loops.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/conversion/SirToMapExpr/BuildKernel.h"
+
+#include "compiler/ops/Primitives.h"
+#include "compiler/support/MlirDiagnostics.h"
+
+#include <set>
+
+namespace sotc::mapexpr {
+namespace {
+
+using ops::Prim;
+using ops::PrimKind;
+
+std::vector<int64_t> shapeOf(mlir::Value v) {
+  auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
+  return {t.getShape().begin(), t.getShape().end()};
+}
+
+int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::vector<int64_t> ints(std::optional<llvm::ArrayRef<int64_t>> a) {
+  return a ? std::vector<int64_t>(a->begin(), a->end()) : std::vector<int64_t>();
+}
+
+Prim primOf(sir::PrimOp op) { return *ops::primByName(op.getPrim().str()); }
+
+class Builder {
+public:
+  Builder(sir::GroupOp group, std::vector<mlir::Value> *values) : group_(group), values_(values) {
+    kernel_.name = group.getName().str();
+  }
+
+  mlir::FailureOr<Kernel> run() {
+    mlir::Block &body = group_.getBody().front();
+    for (mlir::BlockArgument arg : body.getArguments())
+      kernel_.inputs.push_back(id(arg));
+    for (mlir::Value v : body.getTerminator()->getOperands())
+      kernel_.outputs.push_back(id(v));
+    std::vector<sir::PrimOp> prims;
+    for (mlir::Operation &op : body.without_terminator()) {
+      auto p = mlir::cast<sir::PrimOp>(op);
+      for (mlir::Value v : p->getOperands())
+        if (mlir::ShapedType::isDynamicShape(
+                mlir::cast<mlir::RankedTensorType>(v.getType()).getShape()))
+          return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << "MapExpr needs static shapes; dynamic dimensions are not supported yet";
+      prims.push_back(p);
+    }
+    if (group_.getKind() == "matmul")
+      return matmul(prims.front());
+    if (prims.size() == 1 && primOf(prims.front()) == Prim::Concat)
+      return concat(prims.front());
+    for (const std::vector<sir::PrimOp> &stage : stages(prims))
+      if (mlir::failed(anchored(stage)))
+        return mlir::failure();
+    return kernel_;
+  }
+
+private:
+  /// The name a value prints with (without the t_ prefix).
+  std::string nameOf(mlir::Value v) {
+    if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v)) {
+      mlir::Operation *owner = arg.getOwner()->getParentOp();
+      if (auto g = mlir::dyn_cast<sir::GroupOp>(owner))
+        return nameOf(g.getInputs()[arg.getArgNumber()]);
+      if (auto sg = mlir::dyn_cast<sir::SubgraphOp>(owner))
+        if (auto n = sg.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "sir.name"))
+          return n.str();
+      return "arg" + std::to_string(arg.getArgNumber());
+    }
+    mlir::Operation *def = v.getDefiningOp();
+    if (auto g = mlir::dyn_cast<sir::GroupOp>(def))
+      return nameOf(g.getBody().front().getTerminator()->getOperand(
+          mlir::cast<mlir::OpResult>(v).getResultNumber()));
+    if (auto n = def->getAttrOfType<mlir::StringAttr>("name"))
+      return n.str();
+    // An op with several named results (a launch of an earlier kernel) lists them.
+    if (auto names = def->getAttrOfType<mlir::ArrayAttr>("names")) {
+      unsigned i = mlir::cast<mlir::OpResult>(v).getResultNumber();
+      if (i < names.size())
+        if (auto n = mlir::dyn_cast<mlir::StringAttr>(names[i]))
+          return n.str();
+    }
+    return "tmp";
+  }
+
+  int id(mlir::Value v) {
+    auto it = ids_.find(v.getAsOpaquePointer());
+    if (it != ids_.end())
+      return it->second;
+    int i = static_cast<int>(kernel_.tensors.size());
+    kernel_.tensors.push_back({nameOf(v), shapeOf(v)});
+    ids_[v.getAsOpaquePointer()] = i;
+    if (values_)
+      values_->push_back(v);
+    return i;
+  }
+
+  std::vector<std::vector<sir::PrimOp>> stages(const std::vector<sir::PrimOp> &prims) {
+    std::vector<std::vector<sir::PrimOp>> out(1);
+    std::set<mlir::Operation *> reductions;
+    for (sir::PrimOp p : prims) {
+      if (primOf(p) == Prim::FillConstant)
+        continue;
+      bool readsReduction = false;
+      for (mlir::Value v : p->getOperands())
+        readsReduction |= v.getDefiningOp() && reductions.count(v.getDefiningOp());
+      if (readsReduction) {
+        out.emplace_back();
+        reductions.clear();
+      }
+      out.back().push_back(p);
+      if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+        reductions.insert(p);
+    }
+    // Constants go to the front of the stage of their first reader.
+    for (sir::PrimOp p : prims)
+      if (primOf(p) == Prim::FillConstant)
+        for (auto &stage : out)
+          if (std::any_of(stage.begin(), stage.end(), [&](sir::PrimOp q) {
+                return llvm::is_contained(q->getOperands(), p.getResult());
+              })) {
+            stage.insert(stage.begin(), p);
+            break;
+          }
+    return out;
+  }
+
+  /// Sets `t`'s index, or checks it against the one it has. Returns whether it changed.
+  mlir::FailureOr<bool> assign(AnchoredMapStmt &a, int t, std::vector<Expr> index) {
+    auto it = a.index.find(t);
+    if (it == a.index.end()) {
+      a.index[t] = std::move(index);
+      return true;
+    }
+    std::string have = flatIndexStr(it->second, kernel_.tensors[t].shape);
+    std::string got = flatIndexStr(index, kernel_.tensors[t].shape);
+    if (have != got) {
+      error_ = "conflicting indices for t_" + kernel_.tensors[t].name + ": " + have + " and " + got;
+      return mlir::failure();
+    }
+    return false;
+  }
+
+  /// One propagation step through `p`; returns whether anything changed.
+  mlir::FailureOr<bool> propagate(AnchoredMapStmt &a, sir::PrimOp p) {
+    int r = id(p.getResult());
+    std::vector<int> in;
+    for (mlir::Value v : p->getOperands())
+      in.push_back(id(v));
+    auto has = [&](int t) { return a.index.count(t) > 0; };
+    bool changed = false;
+    auto set = [&](int t, std::vector<Expr> index) -> mlir::LogicalResult {
+      mlir::FailureOr<bool> c = assign(a, t, std::move(index));
+      if (mlir::failed(c))
+        return mlir::failure();
+      changed |= *c;
+      return mlir::success();
+    };
+    const std::vector<int64_t> &rs = kernel_.tensors[r].shape;
+    Prim prim = primOf(p);
+    switch (ops::primKind(prim)) {
+    case PrimKind::Source:
+      break;
+    case PrimKind::Unary:
+    case PrimKind::Binary:
+    case PrimKind::Compare:
+    case PrimKind::Select: { // same shapes: one index for all
+      int known = has(r) ? r : -1;
+      for (int t : in)
+        if (known < 0 && has(t))
+          known = t;
+      if (known < 0)
+        break;
+      std::vector<Expr> index = a.index[known];
+      for (int t : in)
+        if (mlir::failed(set(t, index)))
+          return mlir::failure();
+      if (mlir::failed(set(r, index)))
+        return mlir::failure();
+      break;
+    }
+    case PrimKind::Reduce: { // operand -> result: reduced dims go (or become 0)
+      if (!has(in[0]))
+        break;
+      std::vector<int64_t> axes = ints(p.getAxes());
+      std::vector<Expr> out;
+      for (size_t d = 0; d < a.index[in[0]].size(); ++d) {
+        bool reduced = llvm::is_contained(axes, static_cast<int64_t>(d));
+        if (!reduced)
+          out.push_back(a.index[in[0]][d]);
+        else if (*p.getKeepdim())
+          out.push_back(IndexExpr::constant(0));
+      }
+      if (mlir::failed(set(r, out)))
+        return mlir::failure();
+      break;
+    }
+    case PrimKind::Matmul:
+      error_ = "a matmul inside a fused group";
+      return mlir::failure();
+    case PrimKind::Layout: {
+      const std::vector<int64_t> &xs = kernel_.tensors[in[0]].shape;
+      if (prim == Prim::BroadcastTo && has(r)) {
+        std::vector<Expr> x;
+        size_t off = rs.size() - xs.size();
+        for (size_t j = 0; j < xs.size(); ++j)
+          x.push_back(xs[j] == 1 && rs[j + off] != 1 ? IndexExpr::constant(0)
+                                                     : a.index[r][j + off]);
+        if (mlir::failed(set(in[0], x)))
+          return mlir::failure();
+      } else if (prim == Prim::Reshape) {
+        if (has(r)) {
+          Expr flat = IndexExpr::dot(a.index[r], rs);
+          std::vector<Expr> x;
+          for (size_t k = 0; k < xs.size(); ++k)
+            x.push_back(IndexExpr::undot(flat, xs, k));
+          if (mlir::failed(set(in[0], x)))
+            return mlir::failure();
+        }
+        if (has(in[0])) {
+          Expr flat = IndexExpr::dot(a.index[in[0]], xs);
+          std::vector<Expr> y;
+          for (size_t k = 0; k < rs.size(); ++k)
+            y.push_back(IndexExpr::undot(flat, rs, k));
+          if (mlir::failed(set(r, y)))
+            return mlir::failure();
+        }
+      } else if (prim == Prim::Transpose) {
+        std::vector<int64_t> perm = ints(p.getPerm());
+        if (has(r)) {
+          std::vector<Expr> x(perm.size());
+          for (size_t i = 0; i < perm.size(); ++i)
+            x[perm[i]] = a.index[r][i];
+          if (mlir::failed(set(in[0], x)))
+            return mlir::failure();
+        }
+        if (has(in[0])) {
+          std::vector<Expr> y;
+          for (int64_t q : perm)
+            y.push_back(a.index[in[0]][q]);
+          if (mlir::failed(set(r, y)))
+            return mlir::failure();
+        }
+      } else if (prim == Prim::Slice && has(r)) {
+        std::vector<int64_t> axes = ints(p.getAxes()), starts = ints(p.getStarts()),
+                             steps = ints(p.getSteps());
+        std::vector<Expr> x = a.index[r];
+        for (size_t k = 0; k < axes.size(); ++k)
+          x[axes[k]] = IndexExpr::affine(a.index[r][axes[k]], steps[k], starts[k]);
+        if (mlir::failed(set(in[0], x)))
+          return mlir::failure();
+      } else if (prim == Prim::Concat) {
+        error_ = "concat inside a fused MapExpr kernel is not supported yet";
+        return mlir::failure();
+      }
+      break;
+    }
+    }
+    return changed;
+  }
+
+  /// Indexes every tensor of `stage` from `anchor`; false (with error_) if it cannot.
+  bool indexFrom(AnchoredMapStmt &a, const std::vector<sir::PrimOp> &stage, int anchor) {
+    a.index.clear();
+    a.anchor = anchor;
+    a.space = kernel_.tensors[anchor].shape;
+    std::vector<Expr> iters;
+    for (size_t d = 0; d < a.space.size(); ++d)
+      iters.push_back(IndexExpr::iter(static_cast<int>(d)));
+    a.index[anchor] = iters;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (sir::PrimOp p : stage) {
+        mlir::FailureOr<bool> c = propagate(a, p);
+        if (mlir::failed(c))
+          return false;
+        changed |= *c;
+      }
+    }
+    for (sir::PrimOp p : stage) {
+      std::vector<mlir::Value> values(p->getOperands().begin(), p->getOperands().end());
+      values.push_back(p.getResult());
+      for (mlir::Value v : values)
+        if (!a.index.count(id(v))) {
+          error_ = "cannot index t_" + kernel_.tensors[id(v)].name + " from the anchor t_" +
+                   kernel_.tensors[anchor].name;
+          return false;
+        }
+      // A reduction must run over anchor iterators themselves.
+      if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+        for (int64_t axis : ints(p.getAxes())) {
+          const Expr &e = a.index[id(p->getOperand(0))][axis];
+          if (e->kind() != IndexExpr::Kind::Iter) {
+            error_ = "a reduction over a remapped axis (" + e->str() + ") is not supported yet";
+            return false;
+          }
+        }
+    }
+    return true;
+  }
+
+  mlir::LogicalResult anchored(const std::vector<sir::PrimOp> &stage) {
+    AnchoredMapStmt a;
+    // Anchor candidates: tensors that cover the stage's iteration space, largest first,
+    // then earliest: computed results, a reduction's input (a reduction iterates over more
+    // than it writes), then constants. The first from which every tensor can be indexed
+    // wins (indices flow backwards through broadcasts and slices only).
+    std::vector<int> candidates;
+    auto add = [&](mlir::Value v) {
+      int t = id(v);
+      if (!llvm::is_contained(candidates, t))
+        candidates.push_back(t);
+    };
+    for (sir::PrimOp p : stage)
+      if (primOf(p) != Prim::FillConstant) {
+        if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+          add(p->getOperand(0));
+        add(p.getResult());
+      }
+    for (sir::PrimOp p : stage)
+      if (primOf(p) == Prim::FillConstant)
+        add(p.getResult());
+    std::stable_sort(candidates.begin(), candidates.end(), [&](int x, int y) {
+      return numel(kernel_.tensors[x].shape) > numel(kernel_.tensors[y].shape);
+    });
+    bool found = false;
+    std::string firstError;
+    for (int anchor : candidates) {
+      if (indexFrom(a, stage, anchor)) {
+        found = true;
+        break;
+      }
+      if (firstError.empty())
+        firstError = error_;
+    }
+    if (!found)
+      return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << firstError;
+    // Schedule dims: an anchor iterator a reduction runs over is reduced.
+    for (int64_t size : a.space)
+      a.dims.push_back(sched::ScheduleDim::injective(size));
+    for (sir::PrimOp p : stage) {
+      if (ops::primKind(primOf(p)) != PrimKind::Reduce)
+        continue;
+      const std::vector<Expr> &in = a.index[id(p->getOperand(0))];
+      for (int64_t axis : ints(p.getAxes()))
+        a.dims[in[axis]->id()].reduced = true; // indexFrom checked these are iterators
+    }
+    for (sir::PrimOp p : stage) {
+      OpStmt s;
+      s.outs = {id(p.getResult())};
+      for (mlir::Value v : p->getOperands())
+        s.ins.push_back(id(v));
+      for (auto [key, value] : {std::pair{"perm", p.getPerm()},
+                                {"axes", p.getAxes()},
+                                {"starts", p.getStarts()},
+                                {"steps", p.getSteps()}})
+        if (value)
+          s.attrs[key] = ints(value);
+      if (p.getKeepdim())
+        s.attrs["keepdim"] = {*p.getKeepdim()};
+      if (ops::primKind(primOf(p)) == PrimKind::Reduce) {
+        a.stmts.push_back({p.getPrim().str() + "_init", s.outs, {}, {}});
+        s.op = p.getPrim().str() + "_acc";
+      } else {
+        s.op = p.getPrim().str();
+      }
+      a.stmts.push_back(s);
+    }
+    kernel_.stmts.push_back(std::move(a));
+    return mlir::success();
+  }
+
+  /// A matmul: the output's space plus the contracted dimension, reduced.
+  mlir::FailureOr<Kernel> matmul(sir::PrimOp p) {
+    int x = id(p->getOperand(0)), y = id(p->getOperand(1)), out = id(p.getResult());
+    const std::vector<int64_t> &xs = kernel_.tensors[x].shape, &ys = kernel_.tensors[y].shape,
+                               &os = kernel_.tensors[out].shape;
+    if (xs.size() < 2 || ys.size() < 2)
+      return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << "matmul of 1-D operands in MapExpr is not supported yet";
+    bool tx = p.getTransposeX().value_or(false), ty = p.getTransposeY().value_or(false);
+    int64_t k = tx ? xs[xs.size() - 2] : xs.back();
+    AnchoredMapStmt a;
+    a.anchor = out;
+    a.space = os;
+    a.space.push_back(k);
+    std::vector<Expr> it;
+    for (size_t d = 0; d < a.space.size(); ++d)
+      it.push_back(IndexExpr::iter(static_cast<int>(d)));
+    size_t r = os.size();
+    a.index[out] = std::vector<Expr>(it.begin(), it.begin() + r);
+    auto operand = [&](const std::vector<int64_t> &s, Expr rowIt, Expr colIt) {
+      std::vector<Expr> index;
+      size_t batch = s.size() - 2, off = (r - 2) - batch;
+      for (size_t d = 0; d < batch; ++d)
+        index.push_back(s[d] == 1 && os[d + off] != 1 ? IndexExpr::constant(0) : it[d + off]);
+      index.push_back(rowIt);
+      index.push_back(colIt);
+      return index;
+    };
+    Expr m = it[r - 2], n = it[r - 1], kk = it[r];
+    a.index[x] = tx ? operand(xs, kk, m) : operand(xs, m, kk);
+    a.index[y] = ty ? operand(ys, n, kk) : operand(ys, kk, n);
+    for (int64_t size : os)
+      a.dims.push_back(sched::ScheduleDim::injective(size));
+    a.dims.push_back(sched::ScheduleDim::reducedDim(k));
+    a.stmts.push_back({"matmul_init", {out}, {}, {}});
+    a.stmts.push_back({"matmul_acc", {out}, {x, y}, {}});
+    kernel_.stmts.push_back(std::move(a));
+    return kernel_;
+  }
+
+  /// A concat: the output's space; input k is read at (..., i_axis - offset_k, ...) where
+  /// offset_k <= i_axis < offset_k + size_k.
+  mlir::FailureOr<Kernel> concat(sir::PrimOp p) {
+    AnchoredMapStmt a;
+    int out = id(p.getResult());
+    a.anchor = out;
+    a.space = kernel_.tensors[out].shape;
+    std::vector<Expr> it;
+    for (size_t d = 0; d < a.space.size(); ++d) {
+      it.push_back(IndexExpr::iter(static_cast<int>(d)));
+      a.dims.push_back(sched::ScheduleDim::injective(a.space[d]));
+    }
+    a.index[out] = it;
+    int64_t axis = *p.getAxis(), offset = 0;
+    OpStmt s{"concat", {out}, {}, {}};
+    for (mlir::Value v : p->getOperands()) {
+      int t = id(v);
+      std::vector<Expr> index = it;
+      index[axis] = IndexExpr::affine(it[axis], 1, -offset);
+      if (a.index.count(t))
+        return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << "concat of one tensor with itself is not supported yet";
+      a.index[t] = index;
+      offset += kernel_.tensors[t].shape[axis];
+      s.ins.push_back(t);
+    }
+    s.attrs["axis"] = {axis};
+    a.stmts.push_back(s);
+    kernel_.stmts.push_back(std::move(a));
+    return kernel_;
+  }
+
+  sir::GroupOp group_;
+  Kernel kernel_;
+  std::map<const void *, int> ids_;
+  std::string error_; // why the last indexing attempt failed
+  std::vector<mlir::Value> *values_;
+};
+
+} // namespace
+
+mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value> *values) {
+  if (values)
+    values->clear();
+  return Builder(group, values).run();
+}
+
+} // namespace sotc::mapexpr

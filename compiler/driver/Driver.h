@@ -1,0 +1,43 @@
+//===- Driver.h - Trace in, IR or text out: what the sotc tools call ---------------------===//
+//
+// Loads a trace, translates it, runs the pipeline to a phase and renders the result. Every
+// failure is a CodedError whose message carries the Python file:line where one is known.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_DRIVER_DRIVER_H
+#define SOTC_DRIVER_DRIVER_H
+
+#include "compiler/frontend/Translation.h"
+#include "compiler/pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+
+namespace sotc::driver {
+
+/// A context with every sotc dialect registered and loaded.
+std::unique_ptr<mlir::MLIRContext> createContext();
+
+/// The trace at `path`, loaded, validated and translated with the options' frontend flags.
+frontend::Translation translateTrace(const std::string &path,
+                                     const pipelines::PipelineOptions &options);
+
+/// The trace translated into sir and lowered to `upTo`. A pass failure is the pass's coded
+/// diagnostic (E9003 when it has no code) with the Python line of the failing op.
+mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context,
+                                               const std::string &path,
+                                               const pipelines::PipelineOptions &options,
+                                               pipelines::Phase upTo);
+
+/// The module as MLIR text, locations inline so every statement shows its Python line.
+std::string printModule(mlir::ModuleOp module);
+
+/// Every kernel in launch order, subgraph by subgraph, in CINN's MapExpr text form.
+std::string mapExprText(mlir::ModuleOp module, bool indexDetail);
+
+} // namespace sotc::driver
+
+#endif // SOTC_DRIVER_DRIVER_H

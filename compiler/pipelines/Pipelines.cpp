@@ -1,0 +1,119 @@
+#include "compiler/pipelines/Pipelines.h"
+
+#include "compiler/conversion/SirToMapExpr/Passes.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/mapexpr/Transforms/Passes.h"
+#include "dialects/sched/IR/SchedDialect.h"
+#include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sir/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace sotc::pipelines {
+
+namespace {
+
+struct PhaseInfo {
+  Phase phase;
+  const char *name;
+};
+constexpr PhaseInfo kPhases[] = {{Phase::Sir, "sir"},
+                                 {Phase::Prim, "prim"},
+                                 {Phase::Fused, "fused"},
+                                 {Phase::MapExpr, "mapexpr"},
+                                 {Phase::Scheduled, "scheduled"}};
+
+/// The sotc-pipeline options, as sotc-opt reads them.
+struct PipelineCLOptions : mlir::PassPipelineOptions<PipelineCLOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::desc("cuda or cpu"),
+                             llvm::cl::init("cuda")};
+  Option<std::string> compileTo{*this, "compile-to",
+                                llvm::cl::desc("the last phase: sir, prim, fused, mapexpr, "
+                                               "scheduled"),
+                                llvm::cl::init("scheduled")};
+};
+
+} // namespace
+
+const char *phaseName(Phase phase) { return kPhases[static_cast<int>(phase)].name; }
+
+std::optional<Phase> phaseByName(const std::string &name) {
+  for (const PhaseInfo &p : kPhases)
+    if (name == p.name)
+      return p.phase;
+  return std::nullopt;
+}
+
+const std::vector<Phase> &allPhases() {
+  static const std::vector<Phase> phases = [] {
+    std::vector<Phase> v;
+    for (const PhaseInfo &p : kPhases)
+      v.push_back(p.phase);
+    return v;
+  }();
+  return phases;
+}
+
+const char *targetName(Target target) { return target == Target::Cpu ? "cpu" : "cuda"; }
+
+std::optional<Target> targetByName(const std::string &name) {
+  if (name == "cuda")
+    return Target::Cuda;
+  if (name == "cpu")
+    return Target::Cpu;
+  return std::nullopt;
+}
+
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo) {
+  auto reaches = [&](Phase p) { return static_cast<int>(upTo) >= static_cast<int>(p); };
+  if (reaches(Phase::Prim))
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
+  if (reaches(Phase::Fused))
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirFuse());
+  if (reaches(Phase::MapExpr))
+    pm.addPass(createConvertSirToMapExpr());
+  if (reaches(Phase::Scheduled)) {
+    mapexpr::MapExprScheduleOptions schedule;
+    schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
+    pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
+  }
+}
+
+void registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<sir::SirDialect, sched::SchedDialect, mapexpr::MapExprDialect>();
+  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+}
+
+void registerAllPasses() {
+  mlir::registerTransformsPasses();
+  sir::registerSirPasses();
+  mapexpr::registerMapExprPasses();
+  registerConvertSirToMapExpr();
+  mlir::registerPassPipeline(
+      "sotc-pipeline", "sotc's pipeline from frontend sir to the given phase",
+      [](mlir::OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> error) {
+        PipelineCLOptions cl;
+        if (mlir::failed(cl.parseFromString(text)))
+          return mlir::failure();
+        std::optional<Target> target = targetByName(cl.target);
+        if (!target)
+          return error("sotc-pipeline: target must be cuda or cpu, not '" + cl.target + "'");
+        std::optional<Phase> upTo = phaseByName(cl.compileTo);
+        if (!upTo)
+          return error("sotc-pipeline: unknown phase '" + cl.compileTo + "'");
+        PipelineOptions options;
+        options.target = *target;
+        buildPipeline(pm, options, *upTo);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> describe) {
+        describe(PipelineCLOptions());
+      });
+}
+
+} // namespace sotc::pipelines

@@ -1,0 +1,65 @@
+//===- Pipelines.h - sotc's pass pipeline, its options and phases ------------------------===//
+//
+// The one place that says which passes run, in which order, for which target. Every tool
+// (sotc, sotc-opt, the fuzz target, tests) builds its pipeline and registers its dialects
+// through here, as upstream's GPUToNVVMPipeline and IREE's Pipelines/ do.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_PIPELINES_PIPELINES_H
+#define SOTC_PIPELINES_PIPELINES_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sotc::pipelines {
+
+/// Where a compilation stops, in pipeline order. Each phase names the IR it leaves.
+enum class Phase {
+  Sir,       // API-level sir statements, as the frontend emits them
+  Prim,      // after sotc-sir-decompose: primitives only
+  Fused,     // after sotc-sir-fuse: sir.group fusion groups
+  MapExpr,   // after sotc-convert-sir-to-mapexpr: mapexpr.kernel + mapexpr.launch
+  Scheduled, // after sotc-mapexpr-schedule: every AnchoredMapStmt has its mesh and loops
+};
+
+/// "sir", "prim", "fused", "mapexpr", "scheduled"
+const char *phaseName(Phase phase);
+std::optional<Phase> phaseByName(const std::string &name);
+/// Every phase, in order.
+const std::vector<Phase> &allPhases();
+
+enum class Target { Cuda, Cpu };
+
+const char *targetName(Target target);
+std::optional<Target> targetByName(const std::string &name);
+
+/// Everything a compilation is parameterized by, from the command line or a build rule.
+struct PipelineOptions {
+  Target target = Target::Cuda;
+  /// CUDA: the archs that get SASS ("sm_80", ...); the highest also gets PTX.
+  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
+  /// CPU: the LLVM CPU name ("x86-64-v3", "native").
+  std::string cpu = "x86-64-v3";
+  int optLevel = 3;
+  /// Frontend: record host-callback boundaries instead of failing, and force boundaries at
+  /// these APIs.
+  bool allowHostCallbacks = false;
+  std::vector<std::string> breakOn;
+};
+
+/// Adds the passes that take a frontend (sir) module to `upTo`.
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo);
+
+/// Every dialect sotc's IR may hold, for every tool.
+void registerAllDialects(mlir::DialectRegistry &registry);
+/// Every sotc pass and the `sotc-pipeline` pipeline
+/// (`sotc-opt --sotc-pipeline="target=cpu compile-to=scheduled"`).
+void registerAllPasses();
+
+} // namespace sotc::pipelines
+
+#endif // SOTC_PIPELINES_PIPELINES_H

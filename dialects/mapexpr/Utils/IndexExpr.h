@@ -1,0 +1,67 @@
+//===- IndexExpr.h - Index expressions over a kernel's anchor iterators ------------------===//
+//
+// Every tensor of a kernel is indexed by one expression per dimension, built from the anchor
+// iterators i0..iN: CINN's dot / undot / broadcast equations, with broadcasts already
+// simplified to 0 and slices as affine maps. Expressions are immutable, simplified when
+// built, printed in CINN's syntax, and evaluated by the property test.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_MAPEXPR_INDEXEXPR_H
+#define SOTC_MAPEXPR_INDEXEXPR_H
+
+#include "compiler/support/Expected.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sotc::mapexpr {
+
+class IndexExpr;
+using Expr = std::shared_ptr<const IndexExpr>;
+
+class IndexExpr {
+public:
+  enum class Kind { Iter, Const, Affine, Dot, UnDot };
+
+  static Expr iter(int id);
+  static Expr constant(int64_t value);
+  /// e * mul + add
+  static Expr affine(Expr e, int64_t mul, int64_t add);
+  /// The flat row-major index of `items` over `dims`.
+  static Expr dot(std::vector<Expr> items, std::vector<int64_t> dims);
+  /// Component `k` of flat index `e` over `dims`.
+  static Expr undot(Expr e, std::vector<int64_t> dims, size_t k);
+
+  Kind kind() const { return kind_; }
+  int id() const { return id_; }
+  int64_t value() const { return value_; }
+  /// "i0", "0", "(i1 * 2 + 1)", "IndexDot([i0, i1], [4, 8])",
+  /// "ListGetItem(IndexUnDot(i0, [4, 8]), 1)"
+  std::string str() const;
+  /// The value for the given iterator values.
+  int64_t eval(const std::vector<int64_t> &iters) const;
+  const std::vector<Expr> &items() const { return items_; }
+
+private:
+  Kind kind_ = Kind::Const;
+  int id_ = 0;
+  int64_t value_ = 0, mul_ = 1;
+  std::vector<Expr> items_;
+  std::vector<int64_t> dims_;
+  size_t k_ = 0;
+};
+
+/// Reads back what str() prints; an error (E4003) names the position.
+Expected<Expr> parseIndexExpr(const std::string &text);
+/// The largest iterator id the expression uses, or -1.
+int maxIterator(const Expr &e);
+
+/// "IndexDot([e0, e1], [d0, d1])" of a whole tensor index (rank 1 prints the expression).
+std::string flatIndexStr(const std::vector<Expr> &index, const std::vector<int64_t> &shape);
+
+} // namespace sotc::mapexpr
+
+#endif // SOTC_MAPEXPR_INDEXEXPR_H

@@ -1,0 +1,67 @@
+//===- MapExpr.h - Fused kernels in CINN's MapExpr model ----------------------------------===//
+//
+//   Kernel(outputs, inputs) { AnchoredMapStmt(anchor) { MapStmt(loops) { OpStmt; ... } } ... }
+//
+// One Kernel per fusion group. A kernel runs one or more AnchoredMapStmts in order (a new one
+// starts where a reduction's result is needed whole); each has an anchor tensor whose
+// iterators i0..iN index every tensor it touches, and a schedule mesh that maps the anchor
+// space onto blocks, threads and loops. Reductions are an init and an accumulate statement.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_MAPEXPR_MAPEXPR_H
+#define SOTC_MAPEXPR_MAPEXPR_H
+
+#include "dialects/mapexpr/Utils/IndexExpr.h"
+#include "compiler/support/Expected.h"
+#include "dialects/sched/Utils/Mesh.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sotc::mapexpr {
+
+struct Tensor {
+  std::string name; // printed as t_<name>
+  std::vector<int64_t> shape;
+};
+
+/// One primitive (or half of a reduction) writing `outs` from `ins` (tensor ids).
+struct OpStmt {
+  std::string op; // "sin", "reduce_sum_init", "reduce_sum_acc", "matmul_acc"
+  std::vector<int> outs, ins;
+  /// The primitive's attributes (perm, axes, starts, steps, keepdim, axis), so the
+  /// statement can be evaluated on its own.
+  std::map<std::string, std::vector<int64_t>> attrs;
+};
+
+struct AnchoredMapStmt {
+  int anchor;                              // tensor id
+  std::vector<int64_t> space;              // the anchor iteration space (i0..iN sizes)
+  std::vector<sched::ScheduleDim> dims;    // injective / reduced, per anchor iterator
+  std::optional<sched::Schedule> schedule; // the loops of the MapStmt
+  std::vector<OpStmt> stmts;
+  /// Per tensor id used here: one index expression per tensor dimension.
+  std::map<int, std::vector<Expr>> index;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<int> outputs, inputs;
+  std::vector<AnchoredMapStmt> stmts;
+
+  /// CINN's text form; `indexDetail` puts each argument on its own line with its index.
+  std::string str(bool indexDetail = false) const;
+};
+
+enum class Target { Gpu, Cpu };
+
+/// The mesh and loops the target's policy chooses for `dims`: GPU injective or reduction,
+/// or the CPU parallel + vector loops (E4001 when the dims do not fit the policy).
+Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target);
+
+} // namespace sotc::mapexpr
+
+#endif // SOTC_MAPEXPR_MAPEXPR_H

@@ -1,0 +1,304 @@
+#include "dialects/sched/Utils/Mesh.h"
+
+#include "compiler/support/Format.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+namespace sotc::sched {
+namespace {
+
+std::string ints(const std::vector<int64_t> &v) { return formatInts(v); }
+
+int64_t product(const std::vector<int64_t> &v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+int64_t roundUp(int64_t v, int64_t align) { return (v + align - 1) / align * align; }
+
+} // namespace
+
+std::string ScheduleDim::str() const {
+  return std::string(reduced ? "R(" : "I(") + std::to_string(size) + ")";
+}
+
+ScheduleMesh::ScheduleMesh(std::vector<ScheduleDim> dims) : input_(std::move(dims)) {
+  text_ = "[";
+  for (size_t i = 0; i < input_.size(); ++i) {
+    if (input_[i].size < 0) // 0 is fine: an empty space, no iterations
+      throw MeshError("schedule dim " + std::to_string(i) + " has size " +
+                      std::to_string(input_[i].size) + "; meshes need static sizes");
+    shape_.push_back(input_[i].size);
+    reduced_.push_back(input_[i].reduced);
+    text_ += (i ? ", " : "") + input_[i].str();
+  }
+  text_ += "]";
+}
+
+int64_t ScheduleMesh::inputNumElements() const {
+  int64_t n = 1;
+  for (const ScheduleDim &d : input_)
+    n *= d.size;
+  return n;
+}
+
+int64_t ScheduleMesh::outputNumElements() const { return product(shape_); }
+
+std::string ScheduleMesh::str() const { return text_; }
+
+std::optional<std::vector<int64_t>> ScheduleMesh::inputIndex(std::vector<int64_t> index) const {
+  for (size_t s = steps_.size(); s-- > 0;) {
+    const Step &step = steps_[s];
+    std::vector<int64_t> before(step.before.size());
+    switch (step.kind) {
+    case Step::Kind::Padding:
+      for (size_t i = 0; i < index.size(); ++i)
+        if (index[i] >= step.before[i])
+          return std::nullopt;
+      before = index;
+      break;
+    case Step::Kind::Transpose:
+      for (size_t i = 0; i < index.size(); ++i)
+        before[step.perm[i]] = index[i];
+      break;
+    case Step::Kind::Reshape: {
+      // The row-major flat position, read back over the earlier shape.
+      const std::vector<int64_t> &after = step.after;
+      int64_t flat = 0;
+      for (size_t i = 0; i < index.size(); ++i)
+        flat = flat * after[i] + index[i];
+      for (size_t i = before.size(); i-- > 0;) {
+        before[i] = flat % step.before[i];
+        flat /= step.before[i];
+      }
+      break;
+    }
+    }
+    index = std::move(before);
+  }
+  return index;
+}
+
+ScheduleMesh ScheduleMesh::reshape(const std::vector<int64_t> &shape) const {
+  std::vector<int64_t> out = shape;
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (inferred >= 0)
+        throw MeshError("reshape " + ints(shape) + ": only one dimension can be -1");
+      inferred = static_cast<int>(i);
+    } else if (out[i] < 0) {
+      throw MeshError("reshape " + ints(shape) + ": sizes must be non-negative or -1");
+    } else {
+      known *= out[i];
+    }
+  }
+  int64_t total = outputNumElements();
+  if (inferred >= 0 && known == 0) {
+    if (total != 0)
+      throw MeshError("reshape " + ints(shape) + " has no elements, the mesh " + ints(shape_) +
+                      " has " + std::to_string(total));
+    out[inferred] = 0; // an empty mesh stays empty
+  } else if (inferred >= 0) {
+    if (total % known != 0)
+      throw MeshError("reshape " + ints(shape) + ": " + std::to_string(total) +
+                      " elements do not divide into it");
+    out[inferred] = total / known;
+  } else if (known != total) {
+    throw MeshError("reshape " + ints(shape) + " has " + std::to_string(known) +
+                    " elements, the mesh " + ints(shape_) + " has " + std::to_string(total));
+  }
+  // Old and new dims split into contiguous groups of equal element count (from the
+  // innermost side); a new dim holds reduced elements if any old dim of its group does.
+  ScheduleMesh m = *this;
+  m.shape_ = out;
+  m.reduced_.assign(out.size(), false);
+  size_t oi = shape_.size(), ni = out.size();
+  while (ni > 0 || oi > 0) {
+    int64_t po = 1, pn = 1;
+    bool reduced = false;
+    std::vector<size_t> group;
+    do {
+      if (ni > 0 && (oi == 0 || pn < po || (pn == po && group.empty()))) {
+        pn *= out[--ni];
+        group.push_back(ni);
+      } else {
+        po *= shape_[--oi];
+        reduced = reduced || (reduced_[oi] && shape_[oi] != 1); // size 1 carries nothing
+      }
+    } while (po != pn && (ni > 0 || oi > 0));
+    for (size_t g : group)
+      m.reduced_[g] = reduced && out[g] != 1; // a size-1 loop iterates nothing
+  }
+  m.steps_.push_back({Step::Kind::Reshape, shape_, {}, out});
+  m.text_ = text_ + ".reshape(" + ints(shape) + ")";
+  return m;
+}
+
+ScheduleMesh ScheduleMesh::transpose(const std::vector<int64_t> &perm) const {
+  if (perm.size() != shape_.size())
+    throw MeshError("transpose " + ints(perm) + " does not fit a rank-" +
+                    std::to_string(shape_.size()) + " mesh");
+  std::vector<bool> seen(perm.size(), false);
+  ScheduleMesh m = *this;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(perm.size()) || seen[perm[i]])
+      throw MeshError("transpose " + ints(perm) + " is not a permutation");
+    seen[perm[i]] = true;
+    m.shape_[i] = shape_[perm[i]];
+    m.reduced_[i] = reduced_[perm[i]];
+  }
+  m.steps_.push_back({Step::Kind::Transpose, shape_, perm, m.shape_});
+  m.text_ = text_ + ".transpose(" + ints(perm) + ")";
+  return m;
+}
+
+ScheduleMesh ScheduleMesh::padding(const std::vector<int64_t> &paddingTo) const {
+  if (paddingTo.size() != shape_.size())
+    throw MeshError("padding " + ints(paddingTo) + " does not fit a rank-" +
+                    std::to_string(shape_.size()) + " mesh");
+  for (size_t i = 0; i < shape_.size(); ++i)
+    if (paddingTo[i] < shape_[i])
+      throw MeshError("padding " + ints(paddingTo) + " would shrink dim " + std::to_string(i) +
+                      " from " + std::to_string(shape_[i]) + " to " + std::to_string(paddingTo[i]));
+  ScheduleMesh m = *this;
+  m.shape_ = paddingTo;
+  m.steps_.push_back({Step::Kind::Padding, shape_, {}, paddingTo});
+  m.text_ = text_ + ".padding(" + ints(paddingTo) + ")";
+  return m;
+}
+
+ScheduleMesh ScheduleMesh::roundUpPadding(const std::vector<std::optional<int64_t>> &align) const {
+  if (align.size() != shape_.size())
+    throw MeshError("round-up padding of rank " + std::to_string(align.size()) +
+                    " does not fit a rank-" + std::to_string(shape_.size()) + " mesh");
+  std::vector<int64_t> to = shape_;
+  for (size_t i = 0; i < align.size(); ++i) {
+    if (align[i] && *align[i] <= 0)
+      throw MeshError("round-up alignment must be positive");
+    if (align[i])
+      to[i] = roundUp(to[i], *align[i]);
+  }
+  if (to == shape_)
+    return *this; // nothing to pad: the mesh is unchanged
+  return padding(to);
+}
+
+namespace {
+constexpr const char *kLoopTypeNames[] = {"S0x", "S0y",      "S0z",       "S1x",   "S1y",
+                                          "S1z", "Temporal", "Vectorize", "Unroll"};
+} // namespace
+
+const char *loopTypeName(LoopType type) { return kLoopTypeNames[static_cast<int>(type)]; }
+
+std::optional<LoopType> loopTypeByName(const std::string &name) {
+  for (int i = 0; i < 9; ++i)
+    if (name == kLoopTypeNames[i])
+      return static_cast<LoopType>(i);
+  return std::nullopt;
+}
+
+std::string LoopDescriptor::str() const {
+  static const char *names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  std::string var = spatial() ? names[static_cast<int>(type)] : iterator;
+  return var + "=0.." + std::to_string(size);
+}
+
+std::vector<LoopDescriptor> loopDescriptors(const ScheduleMesh &mesh,
+                                            const std::vector<LoopType> &types) {
+  if (types.size() != mesh.outputRank())
+    throw MeshError(std::to_string(types.size()) + " loop types for a mesh with " +
+                    std::to_string(mesh.outputRank()) + " output dims");
+  std::vector<LoopDescriptor> loops;
+  std::vector<bool> used(6, false);
+  int temporal = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    LoopDescriptor d{types[i], mesh.outputShape()[i], ""};
+    if (d.spatial()) {
+      if (used[static_cast<int>(d.type)])
+        throw MeshError("loop type " + d.str() + " is bound twice");
+      used[static_cast<int>(d.type)] = true;
+      if (d.type <= LoopType::S0z && mesh.outputReduced(i))
+        throw MeshError("a reduced dim cannot be bound to blocks (" + d.str() + ")");
+    } else {
+      d.iterator = (d.type == LoopType::Temporal    ? "t"
+                    : d.type == LoopType::Vectorize ? "v"
+                                                    : "u") +
+                   std::to_string(temporal++);
+    }
+    loops.push_back(d);
+  }
+  return loops;
+}
+
+Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims) {
+  ScheduleMesh base(dims);
+  for (const ScheduleDim &d : dims)
+    if (d.reduced)
+      throw MeshError("the injective policy got a reduced dim");
+  int64_t n = base.inputNumElements();
+  int64_t threads = n <= 1024 ? std::max<int64_t>(roundUp(n, 32), 32) : 256;
+  ScheduleMesh flat = base.reshape({n}).roundUpPadding({threads});
+  int64_t padded = flat.outputNumElements();
+  // Vectorize by 4 when every block's share splits evenly into 4-wide vectors.
+  if (n > 1024 && padded % (threads * 4) == 0) {
+    ScheduleMesh m = flat.reshape({-1, threads, 4});
+    return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Vectorize})};
+  }
+  ScheduleMesh m = flat.reshape({-1, threads});
+  return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x})};
+}
+
+Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
+  ScheduleMesh base(dims);
+  std::vector<int64_t> perm;
+  int64_t rows = 1, reduce = 1;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (!dims[i].reduced) {
+      perm.push_back(static_cast<int64_t>(i));
+      rows *= dims[i].size;
+    }
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].reduced) {
+      perm.push_back(static_cast<int64_t>(i));
+      reduce *= dims[i].size;
+    }
+  if (reduce == 1 &&
+      std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
+    throw MeshError("the reduction policy got no reduced dim");
+  int64_t threads = std::clamp<int64_t>(roundUp(reduce, 32), 32, 256);
+  ScheduleMesh m = base.transpose(perm)
+                       .reshape({rows, reduce})
+                       .roundUpPadding({std::nullopt, threads})
+                       .reshape({rows, -1, threads})
+                       .transpose({0, 2, 1});
+  return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Temporal})};
+}
+
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
+  ScheduleMesh base(dims);
+  constexpr int64_t kVector = 8;
+  bool reduction =
+      std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
+  if (reduction) {
+    // Rows in parallel, each row's reduction a serial loop.
+    std::vector<int64_t> perm;
+    int64_t rows = 1, reduce = 1;
+    for (bool reduced : {false, true})
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (dims[i].reduced == reduced) {
+          perm.push_back(static_cast<int64_t>(i));
+          (reduced ? reduce : rows) *= dims[i].size;
+        }
+    ScheduleMesh m = base.transpose(perm).reshape({rows, reduce});
+    return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Temporal})};
+  }
+  int64_t n = base.inputNumElements();
+  ScheduleMesh m = base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
+  return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
+}
+
+} // namespace sotc::sched

@@ -1,0 +1,126 @@
+//===- Mesh.h - Schedule meshes and loop descriptors (CINN's schedule algebra) -----------===//
+//
+// A schedule mesh starts from one ScheduleDim per anchor dimension (injective or reduced,
+// with its size) and is transformed by reshapes, transposes and paddings; its output
+// dimensions become loops, each with a LoopDescriptor (S0x..S1z = blockIdx/threadIdx,
+// Temporal, Vectorize, Unroll). Policies pick a mesh per target. No MLIR here: the sched
+// dialect's attributes and the MapExpr builder use this algebra.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_DIALECT_SCHED_MESH_H
+#define SOTC_DIALECT_SCHED_MESH_H
+
+#include "compiler/support/Diagnostics.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sotc::sched {
+
+/// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element
+/// count, ...). The message says which rule was broken.
+class MeshError : public CodedError {
+public:
+  explicit MeshError(const std::string &message)
+      : CodedError(DiagCode::ScheduleInvalid, message) {}
+};
+
+struct ScheduleDim {
+  bool reduced = false;
+  int64_t size = 1;
+
+  static ScheduleDim injective(int64_t size) { return {false, size}; }
+  static ScheduleDim reducedDim(int64_t size) { return {true, size}; }
+  bool operator==(const ScheduleDim &o) const { return reduced == o.reduced && size == o.size; }
+  std::string str() const; // I(64), R(128)
+};
+
+class ScheduleMesh {
+public:
+  /// The base mesh: one dim per anchor dimension. Sizes must be positive.
+  explicit ScheduleMesh(std::vector<ScheduleDim> dims);
+
+  /// Static shape, one -1 allowed; the element count must not change.
+  ScheduleMesh reshape(const std::vector<int64_t> &shape) const;
+  /// `perm` must be a permutation of the output dimensions.
+  ScheduleMesh transpose(const std::vector<int64_t> &perm) const;
+  /// Pads each dimension to the given size; no dimension may shrink.
+  ScheduleMesh padding(const std::vector<int64_t> &paddingTo) const;
+  /// Rounds each dimension up to a multiple of its alignment (nullopt: leave it).
+  ScheduleMesh roundUpPadding(const std::vector<std::optional<int64_t>> &align) const;
+
+  const std::vector<ScheduleDim> &inputDims() const { return input_; }
+  const std::vector<int64_t> &outputShape() const { return shape_; }
+  size_t inputRank() const { return input_.size(); }
+  size_t outputRank() const { return shape_.size(); }
+  /// Whether output dim `i` holds only reduced input dims (a reduction loop).
+  bool outputReduced(size_t i) const { return reduced_[i]; }
+  int64_t inputNumElements() const;
+  int64_t outputNumElements() const;
+  /// "[I(64), R(128)].transpose([1, 0]).reshape([-1, 128])"
+  std::string str() const;
+  /// The input (anchor) coordinates of a point of the output (loop) space, or nullopt when
+  /// the point lies in the padding.
+  std::optional<std::vector<int64_t>> inputIndex(std::vector<int64_t> outputIndex) const;
+
+  struct Step {
+    enum class Kind { Reshape, Transpose, Padding } kind;
+    std::vector<int64_t> before; // the shape the step starts from
+    std::vector<int64_t> perm;   // Transpose
+    std::vector<int64_t> after;  // the shape it produces
+  };
+  const std::vector<Step> &steps() const { return steps_; }
+
+private:
+  std::vector<Step> steps_;
+  std::vector<ScheduleDim> input_;
+  std::vector<int64_t> shape_;
+  std::vector<bool> reduced_;
+  std::string text_;
+};
+
+enum class LoopType { S0x, S0y, S0z, S1x, S1y, S1z, Temporal, Vectorize, Unroll };
+
+/// "S0x", ..., "Temporal", "Vectorize", "Unroll"
+const char *loopTypeName(LoopType type);
+std::optional<LoopType> loopTypeByName(const std::string &name);
+
+struct LoopDescriptor {
+  LoopType type;
+  int64_t size;
+  std::string iterator; // Temporal/Vectorize/Unroll: the loop variable's name
+
+  bool spatial() const { return type <= LoopType::S1z; }
+  /// "blockIdx.x=0..4", "threadIdx.x=0..256", "t0=0..2"
+  std::string str() const;
+};
+
+/// Pairs each output dimension with a loop type; the counts must match, a spatial type may
+/// appear once, and a reduced dimension may not be bound to blocks.
+std::vector<LoopDescriptor> loopDescriptors(const ScheduleMesh &mesh,
+                                            const std::vector<LoopType> &types);
+
+/// A mesh and its loops, as a policy chose them.
+struct Schedule {
+  ScheduleMesh mesh;
+  std::vector<LoopDescriptor> loops;
+};
+
+/// GPU policy for an all-injective space: flatten, pad to a multiple of the block size,
+/// reshape to [-1, T] -> blockIdx.x x threadIdx.x (+ Vectorize 4 when every thread's share
+/// divides evenly). T follows the problem: up to 1024 elements take one block of the
+/// element count rounded up to a warp; larger problems use 256 threads per block.
+Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims);
+/// GPU policy with reduced dims: reduced axes innermost, the injective rows on blocks, the
+/// reduction across the threads of a block with a per-thread Temporal loop.
+Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims);
+/// CPU policy: injective spaces flatten onto an outer parallel loop (S0x: one chunk per
+/// worker) and an inner vector loop; with reduced dims, rows run in parallel and each row's
+/// reduction is a serial Temporal loop.
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
+
+} // namespace sotc::sched
+
+#endif // SOTC_DIALECT_SCHED_MESH_H

@@ -1,0 +1,5 @@
+import paddle
+
+
+def fn(x):
+    return paddle.exp(x) + x
