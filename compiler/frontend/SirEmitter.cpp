@@ -102,13 +102,14 @@ public:
       mlir::Location loc = mlir::FileLineColLoc::get(&ctx_, st.loc.file, st.loc.line, 0);
       auto call = sir::CallOp::create(ob, loc, results, ob.getStringAttr(st.kind),
                                       ob.getStringAttr(st.callee), ob.getStringAttr(st.opName),
-                                      ob.getArrayAttr(args), ob.getArrayAttr(kwargs), operands);
+                                      ob.getArrayAttr(args), ob.getArrayAttr(kwargs), operands,
+                                      /*names=*/nullptr);
       llvm::SmallVector<mlir::Attribute> names;
       for (size_t i = 0; i < st.outputs.size(); ++i) {
         values_[st.outputs[i].get()] = call.getResult(i);
         names.push_back(ob.getStringAttr(st.outputs[i]->tensorName));
       }
-      call->setAttr("names", ob.getArrayAttr(names));
+      call.setNamesAttr(ob.getArrayAttr(names));
     }
     llvm::SmallVector<mlir::Value> results;
     for (const VarPtr &v : ir.outputs)

@@ -15,9 +15,9 @@ struct PrimInfo {
   PrimKind kind;
 };
 constexpr PrimInfo kPrims[] = {
-#define X(name, text, kind) {Prim::name, text, PrimKind::kind},
-    SOTC_PRIMITIVES(X)
-#undef X
+#define PRIM(name, text, kind) {Prim::name, text, PrimKind::kind},
+#include "compiler/ops/Primitives.def"
+#undef PRIM
 };
 
 } // namespace

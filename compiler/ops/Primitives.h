@@ -16,63 +16,10 @@
 
 namespace sotc::ops {
 
-#define SOTC_PRIMITIVES(X)                                                                         \
-  X(FillConstant, "fill_constant", Source)                                                         \
-  X(Cast, "cast", Unary)                                                                           \
-  X(Exp, "exp", Unary)                                                                             \
-  X(Log, "log", Unary)                                                                             \
-  X(Log1p, "log1p", Unary)                                                                         \
-  X(Sin, "sin", Unary)                                                                             \
-  X(Cos, "cos", Unary)                                                                             \
-  X(Tanh, "tanh", Unary)                                                                           \
-  X(Sqrt, "sqrt", Unary)                                                                           \
-  X(Rsqrt, "rsqrt", Unary)                                                                         \
-  X(Abs, "abs", Unary)                                                                             \
-  X(Neg, "neg", Unary)                                                                             \
-  X(Sign, "sign", Unary)                                                                           \
-  X(Floor, "floor", Unary)                                                                         \
-  X(Ceil, "ceil", Unary)                                                                           \
-  X(Round, "round", Unary)                                                                         \
-  X(Erf, "erf", Unary)                                                                             \
-  X(LogicalNot, "logical_not", Unary)                                                              \
-  X(BitwiseNot, "bitwise_not", Unary)                                                              \
-  X(Add, "add", Binary)                                                                            \
-  X(Sub, "subtract", Binary)                                                                       \
-  X(Mul, "multiply", Binary)                                                                       \
-  X(Div, "divide", Binary)                                                                         \
-  X(FloorDiv, "floor_divide", Binary)                                                              \
-  X(Mod, "remainder", Binary)                                                                      \
-  X(Pow, "pow", Binary)                                                                            \
-  X(Max, "max", Binary)                                                                            \
-  X(Min, "min", Binary)                                                                            \
-  X(LogicalAnd, "logical_and", Binary)                                                             \
-  X(LogicalOr, "logical_or", Binary)                                                               \
-  X(LogicalXor, "logical_xor", Binary)                                                             \
-  X(BitwiseAnd, "bitwise_and", Binary)                                                             \
-  X(BitwiseOr, "bitwise_or", Binary)                                                               \
-  X(BitwiseXor, "bitwise_xor", Binary)                                                             \
-  X(Less, "less_than", Compare)                                                                    \
-  X(LessEqual, "less_equal", Compare)                                                              \
-  X(Equal, "equal", Compare)                                                                       \
-  X(NotEqual, "not_equal", Compare)                                                                \
-  X(Greater, "greater_than", Compare)                                                              \
-  X(GreaterEqual, "greater_equal", Compare)                                                        \
-  X(Select, "select", Select)                                                                      \
-  X(BroadcastTo, "broadcast_to", Layout)                                                           \
-  X(Reshape, "reshape", Layout)                                                                    \
-  X(Transpose, "transpose", Layout)                                                                \
-  X(Slice, "slice", Layout)                                                                        \
-  X(Concat, "concat", Layout)                                                                      \
-  X(ReduceSum, "reduce_sum", Reduce)                                                               \
-  X(ReduceMax, "reduce_max", Reduce)                                                               \
-  X(ReduceMin, "reduce_min", Reduce)                                                               \
-  X(ReduceProd, "reduce_prod", Reduce)                                                             \
-  X(Matmul, "matmul", Matmul)
-
 enum class Prim {
-#define X(name, text, kind) name,
-  SOTC_PRIMITIVES(X)
-#undef X
+#define PRIM(name, text, kind) name,
+#include "compiler/ops/Primitives.def"
+#undef PRIM
 };
 
 enum class PrimKind { Source, Unary, Binary, Compare, Select, Layout, Reduce, Matmul };

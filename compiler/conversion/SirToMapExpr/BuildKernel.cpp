@@ -13,6 +13,7 @@
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 
 #include "compiler/ops/Primitives.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "compiler/support/MlirDiagnostics.h"
 
 #include <set>
@@ -39,7 +40,7 @@ std::vector<int64_t> ints(std::optional<llvm::ArrayRef<int64_t>> a) {
   return a ? std::vector<int64_t>(a->begin(), a->end()) : std::vector<int64_t>();
 }
 
-Prim primOf(sir::PrimOp op) { return *ops::primByName(op.getPrim().str()); }
+Prim primOf(sir::PrimOp op) { return sir::toOpsPrim(op.getPrim()); }
 
 class Builder {
 public:
@@ -88,10 +89,15 @@ private:
     if (auto g = mlir::dyn_cast<sir::GroupOp>(def))
       return nameOf(g.getBody().front().getTerminator()->getOperand(
           mlir::cast<mlir::OpResult>(v).getResultNumber()));
-    if (auto n = def->getAttrOfType<mlir::StringAttr>("name"))
-      return n.str();
+    if (auto p = mlir::dyn_cast<sir::PrimOp>(def); p && p.getNameAttr())
+      return p.getNameAttr().str();
     // An op with several named results (a launch of an earlier kernel) lists them.
-    if (auto names = def->getAttrOfType<mlir::ArrayAttr>("names")) {
+    mlir::ArrayAttr names;
+    if (auto launch = mlir::dyn_cast<LaunchOp>(def))
+      names = launch.getNamesAttr();
+    else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
+      names = call.getNamesAttr();
+    if (names) {
       unsigned i = mlir::cast<mlir::OpResult>(v).getResultNumber();
       if (i < names.size())
         if (auto n = mlir::dyn_cast<mlir::StringAttr>(names[i]))
@@ -376,10 +382,10 @@ private:
       if (p.getKeepdim())
         s.attrs["keepdim"] = {*p.getKeepdim()};
       if (ops::primKind(primOf(p)) == PrimKind::Reduce) {
-        a.stmts.push_back({p.getPrim().str() + "_init", s.outs, {}, {}});
-        s.op = p.getPrim().str() + "_acc";
+        a.stmts.push_back({std::string(ops::primName(primOf(p))) + "_init", s.outs, {}, {}});
+        s.op = std::string(ops::primName(primOf(p))) + "_acc";
       } else {
-        s.op = p.getPrim().str();
+        s.op = std::string(ops::primName(primOf(p)));
       }
       a.stmts.push_back(s);
     }

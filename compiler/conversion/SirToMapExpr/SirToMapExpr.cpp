@@ -102,14 +102,13 @@ struct ConvertSirToMapExprPass : impl::ConvertSirToMapExprBase<ConvertSirToMapEx
       b.setInsertionPointToEnd(module.getBody());
       emitKernel(b, group.getLoc(), symbol, *kernel, values);
       b.setInsertionPoint(group);
-      auto launch =
-          LaunchOp::create(b, group.getLoc(), group.getResultTypes(),
-                           mlir::FlatSymbolRefAttr::get(b.getContext(), symbol), group.getInputs());
       // Later kernels that read these results name them as this kernel did.
       llvm::SmallVector<mlir::Attribute> names;
       for (int t : kernel->outputs)
         names.push_back(b.getStringAttr(kernel->tensors[t].name));
-      launch->setAttr("names", b.getArrayAttr(names));
+      auto launch = LaunchOp::create(b, group.getLoc(), group.getResultTypes(),
+                                     mlir::FlatSymbolRefAttr::get(b.getContext(), symbol),
+                                     group.getInputs(), b.getArrayAttr(names));
       group.replaceAllUsesWith(launch.getResults());
       group.erase();
     }

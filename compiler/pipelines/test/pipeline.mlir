@@ -8,8 +8,8 @@
 // RUN: not sotc-opt %s --sotc-pipeline="target=tpu" 2>&1 | FileCheck %s --check-prefix=BADTARGET
 
 // PRIM-NOT: sir.call
-// PRIM: sir.prim "fill_constant"
-// PRIM: sir.prim "max"
+// PRIM: sir.prim fill_constant
+// PRIM: sir.prim max
 // PRIM-NOT: sir.group
 
 // FUSED: sir.group "fill_constant_0_max_1" "injective"

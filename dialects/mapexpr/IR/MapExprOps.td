@@ -88,7 +88,11 @@ def MapExpr_ReturnOp : MapExpr_Op<"return", [Terminator, ReturnLike, HasParent<"
 
 def MapExpr_LaunchOp : MapExpr_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Runs a mapexpr.kernel on tensors of a sir.subgraph";
-  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyRankedTensor>:$inputs);
+  let description = [{
+    `names` are the Python-level names of the results, for the kernels that read them.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyRankedTensor>:$inputs,
+                       OptionalAttr<StrArrayAttr>:$names);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = "$kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)";
 }

@@ -2,6 +2,8 @@
 #ifndef SOTC_DIALECT_SIR_IR_SIRDIALECT_H
 #define SOTC_DIALECT_SIR_IR_SIRDIALECT_H
 
+#include "compiler/ops/Primitives.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -16,11 +18,19 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/sir/IR/SirDialect.h.inc"
+#include "dialects/sir/IR/SirEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/sir/IR/SirAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/sir/IR/SirOps.h.inc"
+
+namespace sotc::sir {
+/// The operator library's primitive and the IR's: one list (compiler/ops/Primitives.def), so
+/// the enumerators agree (SirDialect.cpp checks each one).
+inline ops::Prim toOpsPrim(Primitive p) { return static_cast<ops::Prim>(p); }
+inline Primitive fromOpsPrim(ops::Prim p) { return static_cast<Primitive>(p); }
+} // namespace sotc::sir
 
 #endif // SOTC_DIALECT_SIR_IR_SIRDIALECT_H

@@ -81,17 +81,15 @@ LogicalResult CallOp::verify() {
 //===-- PrimOp ----------------------------------------------------------------------------===//
 
 LogicalResult PrimOp::verify() {
-  std::optional<sotc::ops::Prim> prim = sotc::ops::primByName(getPrim().str());
-  if (!prim)
-    return emitOpError("unknown primitive \"") << getPrim() << "\"";
+  std::optional<sotc::ops::Prim> prim = toOpsPrim(getPrim());
   using sotc::ops::PrimKind;
   PrimKind kind = sotc::ops::primKind(*prim);
   auto operands = getOperands();
   auto resultType = cast<RankedTensorType>(getResult().getType());
   auto expectOperands = [&](size_t n) -> LogicalResult {
     if (operands.size() != n)
-      return emitOpError("\"") << getPrim() << "\" takes " << n << " operands, not "
-                               << operands.size();
+      return emitOpError() << stringifyPrimitive(getPrim()) << " takes " << n
+                           << " operands, not " << operands.size();
     return success();
   };
   auto sameShape = [&](Value v) {
@@ -199,9 +197,9 @@ LogicalResult GroupOp::verify() {
     auto prim = dyn_cast<PrimOp>(op);
     if (!prim)
       return op.emitOpError("a fusion group holds sir.prim ops only");
-    std::optional<sotc::ops::Prim> p = sotc::ops::primByName(prim.getPrim().str());
-    reduction |= p && sotc::ops::primKind(*p) == sotc::ops::PrimKind::Reduce;
-    matmul |= p && *p == sotc::ops::Prim::Matmul;
+    sotc::ops::Prim p = toOpsPrim(prim.getPrim());
+    reduction |= sotc::ops::primKind(p) == sotc::ops::PrimKind::Reduce;
+    matmul |= p == sotc::ops::Prim::Matmul;
   }
   StringRef expected = matmul ? "matmul" : reduction ? "reduction" : "injective";
   if (kind != expected)

@@ -3,6 +3,7 @@
 #define SOTC_DIALECT_SIR_OPS
 
 include "dialects/sir/IR/SirAttrs.td"
+include "dialects/sir/IR/SirPrimitives.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -39,7 +40,8 @@ def Sir_CallOp : Sir_Op<"call"> {
     `args` or `kwargs`.
   }];
   let arguments = (ins StrAttr:$kind, StrAttr:$callee, StrAttr:$op, ArrayAttr:$args,
-                       ArrayAttr:$kwargs, Variadic<AnyRankedTensor>:$tensors);
+                       ArrayAttr:$kwargs, Variadic<AnyRankedTensor>:$tensors,
+                       OptionalAttr<StrArrayAttr>:$names);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $kind $callee `(` $tensors `)` attr-dict `:` functional-type($tensors, $results)
@@ -51,14 +53,17 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
   let summary = "One primitive of the operator library (after sotc-sir-decompose)";
   let description = [{
     ```mlir
-    %2 = sir.prim "broadcast_to"(%1) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
-    %3 = sir.prim "max"(%0, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %2 = sir.prim broadcast_to(%1) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
+    %3 = sir.prim max(%0, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
-    The primitive set is compiler/ops/Primitives.h (`sotc ops` lists it). Primitives are
+    The primitive is an enum generated from compiler/ops/Primitives.def, the list the
+    operator library uses (`sotc ops` lists it); each kind of primitive requires its own
+    attributes (the verifier checks them). `name` is the Python-level name of the result,
+    where the frontend or the fuse pass gave it one. Primitives are
     strict: elementwise operands share one shape and element type, so every index mapping is
     explicit. fill_constant and cast take their dtype from the result type.
   }];
-  let arguments = (ins StrAttr:$prim, Variadic<AnyRankedTensor>:$operands,
+  let arguments = (ins Sir_PrimitiveAttr:$prim, Variadic<AnyRankedTensor>:$operands,
                        OptionalAttr<F64Attr>:$value,
                        OptionalAttr<DenseI64ArrayAttr>:$shape,
                        OptionalAttr<DenseI64ArrayAttr>:$perm,
@@ -69,7 +74,8 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
                        OptionalAttr<I64Attr>:$axis,
                        OptionalAttr<BoolAttr>:$keepdim,
                        OptionalAttr<BoolAttr>:$transpose_x,
-                       OptionalAttr<BoolAttr>:$transpose_y);
+                       OptionalAttr<BoolAttr>:$transpose_y,
+                       OptionalAttr<StrAttr>:$name);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $prim `(` $operands `)` attr-dict `:` functional-type($operands, $result)

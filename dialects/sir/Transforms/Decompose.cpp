@@ -86,8 +86,8 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
   using ops::PrimKind;
   auto prim =
       PrimOp::create(b, loc, tensorType(b.getContext(), op.result),
-                     b.getStringAttr(ops::primName(op.prim)), operands, nullptr, nullptr, nullptr,
-                     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+                     fromOpsPrim(op.prim), operands, nullptr, nullptr, nullptr, nullptr, nullptr,
+                     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   const ops::PrimAttrs &a = op.attrs;
   switch (ops::primKind(op.prim)) {
   case PrimKind::Source:
@@ -156,11 +156,11 @@ mlir::LogicalResult decompose(CallOp call) {
     values.push_back(emitPrim(b, call.getLoc(), op, operands));
   }
   // The frontend's names for the call's results go to the primitives that compute them.
-  auto names = call->getAttrOfType<mlir::ArrayAttr>("names");
+  mlir::ArrayAttr names = call.getNamesAttr();
   for (auto [k, out] : llvm::enumerate(lowered.graph.outputs))
     if (names && k < names.size() && out >= static_cast<int>(lowered.graph.inputs.size()))
-      if (auto prim = values[out].getDefiningOp<PrimOp>(); prim && !prim->hasAttr("name"))
-        prim->setAttr("name", names[k]);
+      if (auto prim = values[out].getDefiningOp<PrimOp>(); prim && !prim.getNameAttr())
+        prim.setNameAttr(mlir::cast<mlir::StringAttr>(names[k]));
   for (auto [result, out] : llvm::zip(call.getResults(), lowered.graph.outputs)) {
     if (result.getType() != values[out].getType())
       return call.emitOpError("the decomposition's result type ")

@@ -28,7 +28,7 @@ namespace sotc::sir {
 
 namespace {
 
-std::optional<ops::Prim> primOf(PrimOp op) { return ops::primByName(op.getPrim().str()); }
+std::optional<ops::Prim> primOf(PrimOp op) { return toOpsPrim(op.getPrim()); }
 
 int64_t numel(mlir::Type t) {
   auto shaped = mlir::cast<mlir::RankedTensorType>(t);
@@ -150,13 +150,13 @@ private:
   void nameUnnamed() {
     std::set<std::string> used;
     for (PrimOp p : prims_)
-      if (auto n = p->getAttrOfType<mlir::StringAttr>("name"))
+      if (auto n = p.getNameAttr())
         used.insert(n.str());
     mlir::Builder b(subgraph_.getContext());
     for (size_t i = 0; i < prims_.size(); ++i) {
-      if (prims_[i]->hasAttr("name"))
+      if (prims_[i].getNameAttr())
         continue;
-      std::string name = prims_[i].getPrim().str() + "_" + std::to_string(i);
+      std::string name = stringifyPrimitive(prims_[i].getPrim()).str() + "_" + std::to_string(i);
       if (prims_[i].getValue() && primOf(prims_[i]) == ops::Prim::FillConstant) {
         double v = prims_[i].getValue()->convertToDouble();
         std::string c = v == 0 ? "zero" : v == 1 ? "one" : "";
@@ -164,7 +164,7 @@ private:
           name = c;
       }
       used.insert(name);
-      prims_[i]->setAttr("name", b.getStringAttr(name));
+      prims_[i].setNameAttr(b.getStringAttr(name));
     }
   }
 
@@ -179,7 +179,7 @@ private:
         ordered.push_back(i);
     std::string s;
     for (size_t i : ordered)
-      s += (s.empty() ? "" : "_") + prims_[i].getPrim().str() + "_" + std::to_string(i);
+      s += (s.empty() ? "" : "_") + stringifyPrimitive(prims_[i].getPrim()).str() + "_" + std::to_string(i);
     return s;
   }
 

@@ -3,11 +3,11 @@
 // relu is max against zero; a Python scalar operand is a fill_constant of the operand's
 // shape (constants are broadcast and cast when they are made, not by extra primitives).
 // CHECK-LABEL: sir.subgraph @relu_add
-// CHECK:      %[[S:.*]] = sir.prim "sin"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-// CHECK-NEXT: %[[Z:.*]] = sir.prim "fill_constant"() {shape = array<i64: 4, 8>, value = 0.000000e+00 : f64} : () -> tensor<4x8xf32>
-// CHECK-NEXT: %[[R:.*]] = sir.prim "max"(%[[S]], %[[Z]])
-// CHECK-NEXT: %[[ONE:.*]] = sir.prim "fill_constant"() {shape = array<i64: 4, 8>, value = 1.500000e+00 : f64}
-// CHECK-NEXT: %[[A:.*]] = sir.prim "add"(%[[R]], %[[ONE]])
+// CHECK:      %[[S:.*]] = sir.prim sin(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[Z:.*]] = sir.prim fill_constant() {shape = array<i64: 4, 8>, value = 0.000000e+00 : f64} : () -> tensor<4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = sir.prim max(%[[S]], %[[Z]])
+// CHECK-NEXT: %[[ONE:.*]] = sir.prim fill_constant() {shape = array<i64: 4, 8>, value = 1.500000e+00 : f64}
+// CHECK-NEXT: %[[A:.*]] = sir.prim add(%[[R]], %[[ONE]])
 // CHECK-NEXT: sir.output %[[A]]
 sir.subgraph @relu_add(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = sir.call "api" "paddle.sin"(%x) {op = "paddle.sin", args = [#sir.arg<0>], kwargs = []} : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -22,12 +22,12 @@ sir.subgraph @relu_add(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // weight multiplies, bias adds.
 // CHECK-LABEL: sir.subgraph @layer_norm
 // CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>, %[[B:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<4xf32>)
-// CHECK:      sir.prim "reduce_sum"(%[[X]]) {axes = array<i64: 1>, keepdim = true}
-// CHECK:      sir.prim "rsqrt"
-// CHECK:      %[[WB:.*]] = sir.prim "broadcast_to"(%[[W]]) {shape = array<i64: 2, 4>}
-// CHECK-NEXT: %[[Y:.*]] = sir.prim "multiply"(%{{.*}}, %[[WB]])
-// CHECK-NEXT: %[[BB:.*]] = sir.prim "broadcast_to"(%[[B]]) {shape = array<i64: 2, 4>}
-// CHECK-NEXT: sir.prim "add"(%[[Y]], %[[BB]])
+// CHECK:      sir.prim reduce_sum(%[[X]]) {axes = array<i64: 1>, keepdim = true}
+// CHECK:      sir.prim rsqrt
+// CHECK:      %[[WB:.*]] = sir.prim broadcast_to(%[[W]]) {shape = array<i64: 2, 4>}
+// CHECK-NEXT: %[[Y:.*]] = sir.prim multiply(%{{.*}}, %[[WB]])
+// CHECK-NEXT: %[[BB:.*]] = sir.prim broadcast_to(%[[B]]) {shape = array<i64: 2, 4>}
+// CHECK-NEXT: sir.prim add(%[[Y]], %[[BB]])
 sir.subgraph @layer_norm(%x: tensor<2x4xf32>, %b: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<2x4xf32> {
   %0 = sir.call "api" "paddle.nn.functional.layer_norm"(%x, %b, %w) {op = "paddle.nn.functional.layer_norm",
       args = [#sir.arg<0>, [4]], kwargs = [#sir.kw<"bias", #sir.arg<1>>, #sir.kw<"weight", #sir.arg<2>>]}
@@ -39,10 +39,10 @@ sir.subgraph @layer_norm(%x: tensor<2x4xf32>, %b: tensor<4xf32>, %w: tensor<4xf3
 
 // Integer division computes in float32; matmul and reductions carry their attributes.
 // CHECK-LABEL: sir.subgraph @mixed
-// CHECK: %[[C0:.*]] = sir.prim "cast"(%arg0) : (tensor<3xi32>) -> tensor<3xf32>
-// CHECK: %[[C1:.*]] = sir.prim "cast"(%arg0) : (tensor<3xi32>) -> tensor<3xf32>
-// CHECK: sir.prim "divide"(%[[C0]], %[[C1]])
-// CHECK: sir.prim "matmul"(%arg1, %arg2) {transpose_x = false, transpose_y = true} : (tensor<2x5xf32>, tensor<4x5xf32>) -> tensor<2x4xf32>
+// CHECK: %[[C0:.*]] = sir.prim cast(%arg0) : (tensor<3xi32>) -> tensor<3xf32>
+// CHECK: %[[C1:.*]] = sir.prim cast(%arg0) : (tensor<3xi32>) -> tensor<3xf32>
+// CHECK: sir.prim divide(%[[C0]], %[[C1]])
+// CHECK: sir.prim matmul(%arg1, %arg2) {transpose_x = false, transpose_y = true} : (tensor<2x5xf32>, tensor<4x5xf32>) -> tensor<2x4xf32>
 sir.subgraph @mixed(%i: tensor<3xi32>, %a: tensor<2x5xf32>, %b: tensor<4x5xf32>) -> (tensor<3xf32>, tensor<2x4xf32>) {
   %0 = sir.call "api" "paddle.divide"(%i, %i) {op = "paddle.divide", args = [#sir.arg<0>, #sir.arg<1>], kwargs = []} : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xf32>
   %1 = sir.call "api" "paddle.matmul"(%a, %b) {op = "paddle.matmul", args = [#sir.arg<0>, #sir.arg<1>], kwargs = [#sir.kw<"transpose_y", true>]} : (tensor<2x5xf32>, tensor<4x5xf32>) -> tensor<2x4xf32>

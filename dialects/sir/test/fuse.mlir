@@ -5,15 +5,15 @@
 // CHECK-LABEL: sir.subgraph @relu_sin
 // CHECK:      %[[G:.*]] = sir.group "fill_constant_1_sin_0_max_2" "injective"(%arg0) : (tensor<64xf32>) -> tensor<64xf32> {
 // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<64xf32>):
-// CHECK-NEXT:   %[[Z:.*]] = sir.prim "fill_constant"()
-// CHECK-NEXT:   %[[S:.*]] = sir.prim "sin"(%[[A]])
-// CHECK-NEXT:   %[[M:.*]] = sir.prim "max"(%[[S]], %[[Z]])
+// CHECK-NEXT:   %[[Z:.*]] = sir.prim fill_constant()
+// CHECK-NEXT:   %[[S:.*]] = sir.prim sin(%[[A]])
+// CHECK-NEXT:   %[[M:.*]] = sir.prim max(%[[S]], %[[Z]])
 // CHECK-NEXT:   sir.yield %[[M]] : tensor<64xf32>
 // CHECK:      sir.output %[[G]]
 sir.subgraph @relu_sin(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %0 = sir.prim "sin"(%x) : (tensor<64xf32>) -> tensor<64xf32>
-  %1 = sir.prim "fill_constant"() {value = 0.0 : f64, shape = array<i64: 64>} : () -> tensor<64xf32>
-  %2 = sir.prim "max"(%0, %1) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %0 = sir.prim sin(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  %1 = sir.prim fill_constant() {value = 0.0 : f64, shape = array<i64: 64>} : () -> tensor<64xf32>
+  %2 = sir.prim max(%0, %1) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
   sir.output %2 : tensor<64xf32>
 }
 
@@ -26,13 +26,13 @@ sir.subgraph @relu_sin(%x: tensor<64xf32>) -> tensor<64xf32> {
 // CHECK-SAME: "reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6" "reduction"
 // CHECK-NOT: sir.group
 sir.subgraph @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = sir.prim "reduce_max"(%x) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
-  %1 = sir.prim "broadcast_to"(%0) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
-  %2 = sir.prim "subtract"(%x, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %3 = sir.prim "exp"(%2) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %4 = sir.prim "reduce_sum"(%3) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
-  %5 = sir.prim "broadcast_to"(%4) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
-  %6 = sir.prim "divide"(%3, %5) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = sir.prim reduce_max(%x) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %1 = sir.prim broadcast_to(%0) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %2 = sir.prim subtract(%x, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = sir.prim exp(%2) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = sir.prim reduce_sum(%3) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %5 = sir.prim broadcast_to(%4) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %6 = sir.prim divide(%3, %5) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   sir.output %6 : tensor<4x8xf32>
 }
 
@@ -47,9 +47,9 @@ sir.subgraph @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:      %[[Y:.*]] = sir.group "multiply_2" "injective"(%[[H]], %[[M]])
 // CHECK:      sir.output %[[Y]]
 sir.subgraph @no_cycle(%x: tensor<4x4xf32>, %one: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  %h = sir.prim "add"(%x, %one) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  %m = sir.prim "matmul"(%h, %w) {transpose_x = false, transpose_y = false} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  %y = sir.prim "multiply"(%h, %m) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %h = sir.prim add(%x, %one) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = sir.prim matmul(%h, %w) {transpose_x = false, transpose_y = false} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %y = sir.prim multiply(%h, %m) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   sir.output %y : tensor<4x4xf32>
 }
 
@@ -62,8 +62,8 @@ sir.subgraph @no_cycle(%x: tensor<4x4xf32>, %one: tensor<4x4xf32>, %w: tensor<4x
 // CHECK: %[[N:.*]] = sir.group "neg_2" "injective"(%[[R]]#1)
 // CHECK: sir.output %[[R]]#0, %[[N]]
 sir.subgraph @row_sum(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
-  %0 = sir.prim "exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %1 = sir.prim "reduce_sum"(%0) {axes = array<i64: 1>, keepdim = false} : (tensor<4x8xf32>) -> tensor<4xf32>
-  %2 = sir.prim "neg"(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = sir.prim exp(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = sir.prim reduce_sum(%0) {axes = array<i64: 1>, keepdim = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %2 = sir.prim neg(%1) : (tensor<4xf32>) -> tensor<4xf32>
   sir.output %0, %2 : tensor<4x8xf32>, tensor<4xf32>
 }

@@ -72,8 +72,8 @@ sir.subgraph @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
 // -----
 
 sir.subgraph @unknown_prim(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{unknown primitive "relu"}}
-  %0 = sir.prim "relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'prim' [fill_constant, cast, exp,}}
+  %0 = sir.prim relu(%x) : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -81,15 +81,15 @@ sir.subgraph @unknown_prim(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @implicit_broadcast(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{operands must have one type (decompositions broadcast and cast explicitly)}}
-  %0 = sir.prim "add"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = sir.prim add(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   sir.output %0 : tensor<2x3xf32>
 }
 
 // -----
 
 sir.subgraph @arity(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{"exp" takes 1 operands, not 2}}
-  %0 = sir.prim "exp"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  // expected-error @+1 {{exp takes 1 operands, not 2}}
+  %0 = sir.prim exp(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -97,7 +97,7 @@ sir.subgraph @arity(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @compare_type(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{a comparison returns i1 tensors}}
-  %0 = sir.prim "less_than"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %0 = sir.prim less_than(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
 }
 
@@ -105,7 +105,7 @@ sir.subgraph @compare_type(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 sir.subgraph @reduce_attrs(%x: tensor<2xf32>) -> tensor<f32> {
   // expected-error @+1 {{a reduction needs axes and keepdim}}
-  %0 = sir.prim "reduce_max"(%x) : (tensor<2xf32>) -> tensor<f32>
+  %0 = sir.prim reduce_max(%x) : (tensor<2xf32>) -> tensor<f32>
   sir.output %0 : tensor<f32>
 }
 
@@ -113,7 +113,7 @@ sir.subgraph @reduce_attrs(%x: tensor<2xf32>) -> tensor<f32> {
 
 sir.subgraph @reshape_shape(%x: tensor<6xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{needs a shape equal to its result's}}
-  %0 = sir.prim "reshape"(%x) {shape = array<i64: 3, 2>} : (tensor<6xf32>) -> tensor<2x3xf32>
+  %0 = sir.prim reshape(%x) {shape = array<i64: 3, 2>} : (tensor<6xf32>) -> tensor<2x3xf32>
   sir.output %0 : tensor<2x3xf32>
 }
 
@@ -121,7 +121,7 @@ sir.subgraph @reshape_shape(%x: tensor<6xf32>) -> tensor<2x3xf32> {
 
 sir.subgraph @bad_broadcast(%x: tensor<3xf32>) -> tensor<9xf32> {
   // expected-error @+1 {{cannot broadcast 'tensor<3xf32>' to 'tensor<9xf32>'}}
-  %0 = sir.prim "broadcast_to"(%x) {shape = array<i64: 9>} : (tensor<3xf32>) -> tensor<9xf32>
+  %0 = sir.prim broadcast_to(%x) {shape = array<i64: 9>} : (tensor<3xf32>) -> tensor<9xf32>
   sir.output %0 : tensor<9xf32>
 }
 
@@ -129,6 +129,6 @@ sir.subgraph @bad_broadcast(%x: tensor<3xf32>) -> tensor<9xf32> {
 
 sir.subgraph @bad_reshape(%x: tensor<6xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{reshape changes the element count}}
-  %0 = sir.prim "reshape"(%x) {shape = array<i64: 4>} : (tensor<6xf32>) -> tensor<4xf32>
+  %0 = sir.prim reshape(%x) {shape = array<i64: 4>} : (tensor<6xf32>) -> tensor<4xf32>
   sir.output %0 : tensor<4xf32>
 }

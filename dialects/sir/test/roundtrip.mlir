@@ -37,14 +37,14 @@ sir.subgraph @SIR_2() {
 
 // Primitives (after sotc-sir-decompose): strict operands, attributes per primitive.
 // CHECK-LABEL: sir.subgraph @SIR_3
-// CHECK: %[[Z:.*]] = sir.prim "fill_constant"() {shape = array<i64>, value = 0.000000e+00 : f64} : () -> tensor<f32>
-// CHECK: %[[B:.*]] = sir.prim "broadcast_to"(%[[Z]]) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
-// CHECK: sir.prim "max"(%arg0, %[[B]]) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-// CHECK: sir.prim "reduce_sum"(%{{.*}}) {axes = array<i64: 1>, keepdim = true}
+// CHECK: %[[Z:.*]] = sir.prim fill_constant() {shape = array<i64>, value = 0.000000e+00 : f64} : () -> tensor<f32>
+// CHECK: %[[B:.*]] = sir.prim broadcast_to(%[[Z]]) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
+// CHECK: sir.prim max(%arg0, %[[B]]) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: sir.prim reduce_sum(%{{.*}}) {axes = array<i64: 1>, keepdim = true}
 sir.subgraph @SIR_3(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
-  %0 = sir.prim "fill_constant"() {value = 0.0 : f64, shape = array<i64>} : () -> tensor<f32>
-  %1 = sir.prim "broadcast_to"(%0) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
-  %2 = sir.prim "max"(%x, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %3 = sir.prim "reduce_sum"(%2) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %0 = sir.prim fill_constant() {value = 0.0 : f64, shape = array<i64>} : () -> tensor<f32>
+  %1 = sir.prim broadcast_to(%0) {shape = array<i64: 4, 8>} : (tensor<f32>) -> tensor<4x8xf32>
+  %2 = sir.prim max(%x, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = sir.prim reduce_sum(%2) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   sir.output %3 : tensor<4x1xf32>
 }

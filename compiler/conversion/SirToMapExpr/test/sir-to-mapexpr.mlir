@@ -13,8 +13,8 @@
 sir.subgraph @SIR_0(%x: tensor<4x8xf32> {sir.name = "x"}) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
   %0:2 = sir.group "exp_0_reduce_sum_1" "reduction"(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
   ^bb0(%a: tensor<4x8xf32>):
-    %e = sir.prim "exp"(%a) {name = "var_1"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-    %s = sir.prim "reduce_sum"(%e) {axes = array<i64: 1>, keepdim = true, name = "var_2"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+    %e = sir.prim exp(%a) {name = "var_1"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %s = sir.prim reduce_sum(%e) {axes = array<i64: 1>, keepdim = true, name = "var_2"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
     sir.yield %e, %s : tensor<4x8xf32>, tensor<4x1xf32>
   }
   sir.output %0#0, %0#1 : tensor<4x8xf32>, tensor<4x1xf32>

@@ -76,8 +76,9 @@ private:
                    const std::function<void(sir::PrimOp)> &attrs = {}) {
     auto op =
         sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
-                            b_.getStringAttr(name), operands, nullptr, nullptr, nullptr, nullptr,
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+                            *sir::symbolizePrimitive(name), operands, nullptr, nullptr, nullptr,
+                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                            nullptr);
     if (attrs)
       attrs(op);
     return op.getResult();
