@@ -58,12 +58,7 @@ KernelOp emitKernel(mlir::OpBuilder &b, mlir::Location loc, const std::string &s
     for (const OpStmt &s : a.stmts) {
       llvm::SmallVector<mlir::Value> outs, ins;
       llvm::SmallVector<mlir::Attribute> indices;
-      auto index = [&](int t) {
-        llvm::SmallVector<mlir::Attribute> dims;
-        for (const Expr &e : a.index.at(t))
-          dims.push_back(ab.getStringAttr(e->str()));
-        indices.push_back(ab.getArrayAttr(dims));
-      };
+      auto index = [&](int t) { indices.push_back(IndexAttr::get(ctx, a.index.at(t))); };
       for (int t : s.outs) {
         outs.push_back(mapped[t]);
         index(t);

@@ -2,6 +2,7 @@
 
 #include "dialects/FunctionLike.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
 
@@ -10,11 +11,57 @@ using namespace sotc::mapexpr;
 
 #include "dialects/mapexpr/IR/MapExprDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/mapexpr/IR/MapExprAttrs.cpp.inc"
+
 void MapExprDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/mapexpr/IR/MapExprAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/mapexpr/IR/MapExprOps.cpp.inc"
       >();
+}
+
+//===-- IndexAttr -------------------------------------------------------------------------===//
+
+std::vector<Expr> IndexAttr::getExprs() const {
+  return *decodeIndex({getCode().begin(), getCode().end()});
+}
+
+IndexAttr IndexAttr::get(MLIRContext *ctx, const std::vector<Expr> &exprs) {
+  return get(ctx, llvm::ArrayRef<int64_t>(encodeIndex(exprs)));
+}
+
+LogicalResult IndexAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> code) {
+  if (!decodeIndex({code.begin(), code.end()}))
+    return emitError() << "malformed index code";
+  return success();
+}
+
+// #mapexpr.index<[...]> is only ever parsed as a dialect attribute, whose parser hands out
+// the whole spec (MLIR's escape hatch for a separate parser); the lexer position after the
+// attribute is restored by MLIR whatever the dialect consumed.
+Attribute IndexAttr::parse(AsmParser &parser, Type) {
+  auto *dialectParser = dynamic_cast<DialectAsmParser *>(&parser);
+  llvm::StringRef spec = dialectParser ? dialectParser->getFullSymbolSpec() : "";
+  if (!spec.consume_front("index<") || !spec.consume_back(">")) {
+    parser.emitError(parser.getNameLoc(), "expected #mapexpr.index<[...]>");
+    return {};
+  }
+  sotc::Expected<std::vector<Expr>> exprs = parseIndexList(spec.str());
+  if (!exprs) {
+    parser.emitError(parser.getNameLoc(), exprs.error().what());
+    return {};
+  }
+  return IndexAttr::get(parser.getContext(), *exprs);
+}
+
+void IndexAttr::print(AsmPrinter &printer) const {
+  printer << "<" << indexListStr(getExprs()) << ">";
 }
 
 #define GET_OP_CLASSES
@@ -118,22 +165,15 @@ LogicalResult OpStmtOp::verify() {
                  : static_cast<int>(cast<RankedTensorType>(parent.getAnchor().getType()).getRank());
   llvm::SmallVector<Value> args(getOuts().begin(), getOuts().end());
   args.append(getIns().begin(), getIns().end());
-  for (auto [arg, index] : llvm::zip(args, getIndices())) {
-    auto list = dyn_cast<ArrayAttr>(index);
+  for (auto [arg, index] : llvm::zip(args, getIndices().getAsRange<IndexAttr>())) {
+    std::vector<Expr> exprs = index.getExprs();
     int64_t tensorRank = cast<RankedTensorType>(arg.getType()).getRank();
-    if (!list || static_cast<int64_t>(list.size()) != tensorRank)
+    if (static_cast<int64_t>(exprs.size()) != tensorRank)
       return emitOpError("needs one index expression per dimension of ") << arg.getType();
-    for (Attribute e : list) {
-      auto text = dyn_cast<StringAttr>(e);
-      if (!text)
-        return emitOpError("index expressions are strings");
-      Expected<Expr> expr = parseIndexExpr(text.str());
-      if (!expr)
-        return emitOpError(expr.error().what());
-      if (maxIterator(*expr) >= rank)
-        return emitOpError("index ") << text << " uses an iterator the rank-" << rank
+    for (const Expr &e : exprs)
+      if (maxIterator(e) >= rank)
+        return emitOpError("index ") << e->str() << " uses an iterator the rank-" << rank
                                      << " iteration space does not have";
-    }
   }
   return success();
 }
@@ -196,12 +236,8 @@ Kernel kernelFromIR(KernelOp op) {
         s.ins.push_back(id(v));
       std::vector<int> args = s.outs;
       args.insert(args.end(), s.ins.begin(), s.ins.end());
-      for (auto [t, index] : llvm::zip(args, stmt.getIndices())) {
-        std::vector<Expr> exprs;
-        for (Attribute e : cast<ArrayAttr>(index))
-          exprs.push_back(*parseIndexExpr(cast<StringAttr>(e).str())); // verified
-        a.index[t] = exprs;
-      }
+      for (auto [t, index] : llvm::zip(args, stmt.getIndices().getAsRange<IndexAttr>()))
+        a.index[t] = index.getExprs();
       a.stmts.push_back(s);
     }
     k.stmts.push_back(std::move(a));

@@ -18,6 +18,9 @@
 
 #include "dialects/mapexpr/IR/MapExprDialect.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/mapexpr/IR/MapExprAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/mapexpr/IR/MapExprOps.h.inc"
 

@@ -3,6 +3,7 @@
 #define SOTC_DIALECT_MAPEXPR_OPS
 
 include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -19,6 +20,29 @@ def MapExpr_Dialect : Dialect {
     the loop descriptors of its MapStmt. `mapexpr.launch` calls a kernel from a sir.subgraph.
   }];
   let dependentDialects = ["::sotc::sched::SchedDialect"];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+def MapExpr_IndexAttr : AttrDef<MapExpr_Dialect, "Index"> {
+  let mnemonic = "index";
+  // The body is read by the model's own parser (Utils/IndexExpr.h): MLIR's lexer does not
+  // split CINN's syntax the way the model prints it.
+  let hasCustomAssemblyFormat = 1;
+  let summary = "One tensor's index: an expression over the anchor iterators per dimension";
+  let description = [{
+    `#mapexpr.index<[i0, ListGetItem(IndexUnDot(i1, [4, 8]), 1)]>`: CINN's index syntax
+    (`i0`, constants, `(e * m + a)`, `IndexDot([...], [dims])`,
+    `ListGetItem(IndexUnDot(e, [dims]), k)`). Stored as a flat code, so passes read the
+    expressions through `getExprs()` without parsing text.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$code);
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The expressions, one per tensor dimension (verified, so this does not fail).
+    std::vector<::sotc::mapexpr::Expr> getExprs() const;
+    static IndexAttr get(::mlir::MLIRContext *ctx,
+                         const std::vector<::sotc::mapexpr::Expr> &exprs);
+  }];
 }
 
 class MapExpr_Op<string mnemonic, list<Trait> traits = []>
@@ -68,12 +92,13 @@ def MapExpr_AnchoredOp : MapExpr_Op<"anchored", [HasParent<"KernelOp">, SingleBl
 def MapExpr_OpStmtOp : MapExpr_Op<"op", [HasParent<"AnchoredOp">, AttrSizedOperandSegments]> {
   let summary = "OpStmt: one primitive writing `outs` from `ins`";
   let description = [{
-    `indices` holds one list per argument (outputs, then inputs) with one index expression
-    per tensor dimension, over the anchor iterators: `i0`, `0`, `(i0 * 2 + 1)`,
+    `indices` holds one `#mapexpr.index` per argument (outputs, then inputs) with one index
+    expression per tensor dimension, over the anchor iterators: `i0`, `0`, `(i0 * 2 + 1)`,
     `IndexDot([i0, i1], [4, 8])`, `ListGetItem(IndexUnDot(i0, [4, 8]), 1)`.
   }];
   let arguments = (ins StrAttr:$name, Variadic<AnyRankedTensor>:$outs,
-                       Variadic<AnyRankedTensor>:$ins, ArrayAttr:$indices);
+                       Variadic<AnyRankedTensor>:$ins,
+                       TypedArrayAttrBase<MapExpr_IndexAttr, "one index per argument">:$indices);
   let assemblyFormat = [{
     $name `outs` `(` $outs `:` type($outs) `)` (`ins` `(` $ins^ `:` type($ins) `)`)? attr-dict
   }];

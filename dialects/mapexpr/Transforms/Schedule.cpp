@@ -24,7 +24,7 @@ struct MapExprSchedulePass : impl::MapExprScheduleBase<MapExprSchedulePass> {
     for (AnchoredOp op : getOperation().getBody().front().getOps<AnchoredOp>()) {
       Expected<sched::Schedule> schedule = scheduleFor(sched::dimsOf(op.getDims()), t);
       if (!schedule) {
-        emitCodedError(op, schedule.error());
+        (void)emitCodedError(op, schedule.error());
         return signalPassFailure();
       }
       op.setMeshAttr(sched::MeshAttr::get(op.getContext(), schedule->mesh));

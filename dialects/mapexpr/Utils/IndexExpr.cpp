@@ -159,13 +159,28 @@ public:
   explicit ExprParser(const std::string &t) : t_(t) {}
   Expr parse() {
     Expr e = expr();
-    skip();
-    if (pos_ != t_.size())
-      fail("unexpected text");
+    end();
     return e;
+  }
+  std::vector<Expr> parseList() {
+    expect("[");
+    std::vector<Expr> items;
+    if (!eat("]")) {
+      do
+        items.push_back(expr());
+      while (eat(","));
+      expect("]");
+    }
+    end();
+    return items;
   }
 
 private:
+  void end() {
+    skip();
+    if (pos_ != t_.size())
+      fail("unexpected text");
+  }
   [[noreturn]] void fail(const std::string &what) {
     throw CodedError(DiagCode::IndexExprInvalid, "index expression '" + t_ + "', column " +
                                 std::to_string(pos_ + 1) + ": " + what);
@@ -201,9 +216,11 @@ private:
     expect("[");
     std::vector<int64_t> v;
     if (!eat("]")) {
-      do
+      do {
         v.push_back(number());
-      while (eat(","));
+        if (v.back() <= 0)
+          fail("dims must be positive");
+      } while (eat(","));
       expect("]");
     }
     return v;
@@ -262,6 +279,124 @@ private:
 
 Expected<Expr> parseIndexExpr(const std::string &text) {
   return catchCodedError([&] { return ExprParser(text).parse(); });
+}
+
+Expected<std::vector<Expr>> parseIndexList(const std::string &text) {
+  return catchCodedError([&] { return ExprParser(text).parseList(); });
+}
+
+std::string indexListStr(const std::vector<Expr> &index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i)
+    s += (i ? ", " : "") + index[i]->str();
+  return s + "]";
+}
+
+namespace {
+enum Code : int64_t { kIter, kConst, kAffine, kDot, kUnDot };
+
+void encode(const Expr &e, std::vector<int64_t> &out) {
+  switch (e->kind()) {
+  case IndexExpr::Kind::Iter:
+    out.insert(out.end(), {kIter, e->id()});
+    return;
+  case IndexExpr::Kind::Const:
+    out.insert(out.end(), {kConst, e->value()});
+    return;
+  case IndexExpr::Kind::Affine:
+    out.insert(out.end(), {kAffine, e->mul(), e->value()});
+    encode(e->items()[0], out);
+    return;
+  case IndexExpr::Kind::Dot:
+    out.insert(out.end(), {kDot, static_cast<int64_t>(e->dims().size())});
+    out.insert(out.end(), e->dims().begin(), e->dims().end());
+    for (const Expr &item : e->items())
+      encode(item, out);
+    return;
+  case IndexExpr::Kind::UnDot:
+    out.insert(out.end(), {kUnDot, static_cast<int64_t>(e->dims().size())});
+    out.insert(out.end(), e->dims().begin(), e->dims().end());
+    out.push_back(static_cast<int64_t>(e->item()));
+    encode(e->items()[0], out);
+    return;
+  }
+}
+
+/// Reads one expression at `pos`; nullptr when the code is malformed.
+Expr decode(const std::vector<int64_t> &code, size_t &pos) {
+  auto next = [&](int64_t &v) {
+    if (pos >= code.size())
+      return false;
+    v = code[pos++];
+    return true;
+  };
+  auto dimsOf = [&](std::vector<int64_t> &dims) {
+    int64_t n = 0;
+    if (!next(n) || n < 1 || n > static_cast<int64_t>(code.size() - pos))
+      return false;
+    dims.assign(code.begin() + pos, code.begin() + pos + n);
+    pos += n;
+    return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; });
+  };
+  int64_t kind = 0, a = 0, b = 0;
+  if (!next(kind))
+    return nullptr;
+  switch (kind) {
+  case kIter:
+    return next(a) && a >= 0 && a < (1 << 20) ? IndexExpr::iter(static_cast<int>(a)) : nullptr;
+  case kConst:
+    return next(a) ? IndexExpr::constant(a) : nullptr;
+  case kAffine: {
+    if (!next(a) || !next(b))
+      return nullptr;
+    Expr inner = decode(code, pos);
+    return inner ? IndexExpr::affine(inner, a, b) : nullptr;
+  }
+  case kDot: {
+    std::vector<int64_t> dims;
+    if (!dimsOf(dims))
+      return nullptr;
+    std::vector<Expr> items;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (Expr item = decode(code, pos))
+        items.push_back(item);
+      else
+        return nullptr;
+    return IndexExpr::dot(items, dims);
+  }
+  case kUnDot: {
+    std::vector<int64_t> dims;
+    if (!dimsOf(dims) || !next(a) || a < 0 || a >= static_cast<int64_t>(dims.size()))
+      return nullptr;
+    Expr inner = decode(code, pos);
+    return inner ? IndexExpr::undot(inner, dims, static_cast<size_t>(a)) : nullptr;
+  }
+  default:
+    return nullptr;
+  }
+}
+} // namespace
+
+std::vector<int64_t> encodeIndex(const std::vector<Expr> &index) {
+  std::vector<int64_t> out{static_cast<int64_t>(index.size())};
+  for (const Expr &e : index)
+    encode(e, out);
+  return out;
+}
+
+std::optional<std::vector<Expr>> decodeIndex(const std::vector<int64_t> &code) {
+  size_t pos = 0;
+  if (code.empty() || code[0] < 0 || code[0] > static_cast<int64_t>(code.size()))
+    return std::nullopt;
+  std::vector<Expr> index;
+  for (pos = 1; index.size() < static_cast<size_t>(code[0]);)
+    if (Expr e = decode(code, pos))
+      index.push_back(e);
+    else
+      return std::nullopt;
+  if (pos != code.size())
+    return std::nullopt;
+  return index;
 }
 
 int maxIterator(const Expr &e) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,10 @@ public:
 
   Kind kind() const { return kind_; }
   int id() const { return id_; }
-  int64_t value() const { return value_; }
+  int64_t value() const { return value_; } // Const: the value; Affine: the addend
+  int64_t mul() const { return mul_; }     // Affine
+  const std::vector<int64_t> &dims() const { return dims_; } // Dot, UnDot
+  size_t item() const { return k_; }                          // UnDot: which component
   /// "i0", "0", "(i1 * 2 + 1)", "IndexDot([i0, i1], [4, 8])",
   /// "ListGetItem(IndexUnDot(i0, [4, 8]), 1)"
   std::string str() const;
@@ -56,6 +60,16 @@ private:
 
 /// Reads back what str() prints; an error (E4003) names the position.
 Expected<Expr> parseIndexExpr(const std::string &text);
+/// "[e0, e1, ...]": one expression per tensor dimension.
+Expected<std::vector<Expr>> parseIndexList(const std::string &text);
+/// "[e0, e1, ...]"
+std::string indexListStr(const std::vector<Expr> &index);
+
+/// A flat, self-contained encoding of an index (one expression per dimension), for storage
+/// in IR attributes: [count, expr...] with each expr in prefix form. decodeIndex returns
+/// nullopt on a malformed code.
+std::vector<int64_t> encodeIndex(const std::vector<Expr> &index);
+std::optional<std::vector<Expr>> decodeIndex(const std::vector<int64_t> &code);
 /// The largest iterator id the expression uses, or -1.
 int maxIterator(const Expr &e);
 

@@ -5,8 +5,8 @@
 mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = mapexpr.tensor "y" : tensor<4xf32>
   mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
-    // expected-error @+1 {{index "i1" uses an iterator the rank-1 iteration space does not have}}
-    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [["i0"], ["i1"]]}
+    // expected-error @+1 {{index i1 uses an iterator the rank-1 iteration space does not have}}
+    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i1]>]}
   }
   mapexpr.return %y : tensor<4xf32>
 }
@@ -16,8 +16,8 @@ mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
 mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = mapexpr.tensor "y" : tensor<4xf32>
   mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
-    // expected-error @+1 {{index expression 'IndexDot([i0], [4, 2])', column 23: IndexDot needs one dim per item}}
-    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [["i0"], ["IndexDot([i0], [4, 2])"]]}
+    // expected-error @+1 {{index expression '[IndexDot([i0], [4, 2])]', column 24: IndexDot needs one dim per item}}
+    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[IndexDot([i0], [4, 2])]>]}
   }
   mapexpr.return %y : tensor<4xf32>
 }
@@ -29,8 +29,8 @@ mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{t_y is written 2 times (expected once)}}
   %y = mapexpr.tensor "y" : tensor<4xf32>
   mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
-    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [["i0"], ["i0"]]}
-    mapexpr.op "sin" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [["i0"], ["i0"]]}
+    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+    mapexpr.op "sin" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
   }
   mapexpr.return %y : tensor<4xf32>
 }
@@ -40,7 +40,7 @@ mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
 // expected-error @+1 {{writes its input #0}}
 mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
   mapexpr.anchored %x : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
-    mapexpr.op "exp" outs(%x : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [["i0"], ["i0"]]}
+    mapexpr.op "exp" outs(%x : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
   }
   mapexpr.return %x : tensor<4xf32>
 }
@@ -54,7 +54,7 @@ mapexpr.kernel @k(%x: tensor<64xf32>) -> tensor<64xf32> {
   mapexpr.anchored %y : tensor<64xf32> attributes {dims = [#sched.injective<64>],
       mesh = #sched.mesh<[#sched.injective<64>], [#sched.reshape<[1, 64]>]>,
       loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 32>]} {
-    mapexpr.op "exp" outs(%y : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [["i0"], ["i0"]]}
+    mapexpr.op "exp" outs(%y : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
   }
   mapexpr.return %y : tensor<64xf32>
 }
@@ -67,7 +67,7 @@ mapexpr.kernel @k(%x: tensor<64xf32>) -> tensor<64xf32> {
   mapexpr.anchored %y : tensor<64xf32> attributes {dims = [#sched.injective<64>],
       mesh = #sched.mesh<[#sched.reduced<64>], [#sched.reshape<[1, 64]>]>,
       loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 64>]} {
-    mapexpr.op "exp" outs(%y : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [["i0"], ["i0"]]}
+    mapexpr.op "exp" outs(%y : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
   }
   mapexpr.return %y : tensor<64xf32>
 }
@@ -78,7 +78,7 @@ mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = mapexpr.tensor "y" : tensor<4xf32>
   // expected-error @+1 {{schedule dim 0 has size 8, the iteration space 4}}
   mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<8>]} {
-    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [["i0"], ["i0"]]}
+    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
   }
   mapexpr.return %y : tensor<4xf32>
 }
@@ -89,4 +89,26 @@ sir.subgraph @SIR_0(%a: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{no mapexpr.kernel named @missing}}
   %0 = mapexpr.launch @missing(%a) : (tensor<2xf32>) -> tensor<2xf32>
   sir.output %0 : tensor<2xf32>
+}
+
+// -----
+
+mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = mapexpr.tensor "y" : tensor<4xf32>
+  mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
+    // expected-error @+1 {{index expression '[ListGetItem(IndexUnDot(i0, [0, 2]), 1)]', column 31: dims must be positive}}
+    mapexpr.op "exp" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[ListGetItem(IndexUnDot(i0, [0, 2]), 1)]>]}
+  }
+  mapexpr.return %y : tensor<4xf32>
+}
+
+// -----
+
+mapexpr.kernel @k(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %y = mapexpr.tensor "y" : tensor<4x2xf32>
+  mapexpr.anchored %y : tensor<4x2xf32> attributes {dims = [#sched.injective<4>, #sched.injective<2>]} {
+    // expected-error @+1 {{needs one index expression per dimension of 'tensor<4x2xf32>'}}
+    mapexpr.op "exp" outs(%y : tensor<4x2xf32>) ins(%x : tensor<4x2xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0]>]}
+  }
+  mapexpr.return %y : tensor<4x2xf32>
 }

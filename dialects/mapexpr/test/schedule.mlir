@@ -11,9 +11,9 @@ mapexpr.kernel @exp_0_reduce_sum_1(%arg0: tensor<4x8xf32> {mapexpr.name = "x"}) 
   %0 = mapexpr.tensor "var_1" : tensor<4x8xf32>
   %1 = mapexpr.tensor "var_2" : tensor<4x1xf32>
   mapexpr.anchored %0 : tensor<4x8xf32> attributes {dims = [#sched.injective<4>, #sched.reduced<8>]} {
-    mapexpr.op "exp" outs(%0 : tensor<4x8xf32>) ins(%arg0 : tensor<4x8xf32>) {indices = [["i0", "i1"], ["i0", "i1"]]}
-    mapexpr.op "reduce_sum_init" outs(%1 : tensor<4x1xf32>) {indices = [["i0", "0"]]}
-    mapexpr.op "reduce_sum_acc" outs(%1 : tensor<4x1xf32>) ins(%0 : tensor<4x8xf32>) {indices = [["i0", "0"], ["i0", "i1"]]}
+    mapexpr.op "exp" outs(%0 : tensor<4x8xf32>) ins(%arg0 : tensor<4x8xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+    mapexpr.op "reduce_sum_init" outs(%1 : tensor<4x1xf32>) {indices = [#mapexpr.index<[i0, 0]>]}
+    mapexpr.op "reduce_sum_acc" outs(%1 : tensor<4x1xf32>) ins(%0 : tensor<4x8xf32>) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
   }
   mapexpr.return %0, %1 : tensor<4x8xf32>, tensor<4x1xf32>
 }

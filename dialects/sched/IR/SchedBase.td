@@ -4,6 +4,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 
 def Sched_Dialect : Dialect {
   let name = "sched";
@@ -71,10 +72,20 @@ def Sched_MeshAttr : Sched_Attr<"Mesh", "mesh"> {
   }];
 }
 
+// In the order of sched::LoopType (Utils/Mesh.h); SchedDialect.cpp checks each value.
+def Sched_LoopKind : I32EnumAttr<"LoopKind", "what a loop maps to", [
+  I32EnumAttrCase<"S0x", 0>, I32EnumAttrCase<"S0y", 1>, I32EnumAttrCase<"S0z", 2>,
+  I32EnumAttrCase<"S1x", 3>, I32EnumAttrCase<"S1y", 4>, I32EnumAttrCase<"S1z", 5>,
+  I32EnumAttrCase<"Temporal", 6>, I32EnumAttrCase<"Vectorize", 7>, I32EnumAttrCase<"Unroll", 8>
+]> {
+  let cppNamespace = "::sotc::sched";
+  let genSpecializedAttr = 0;
+}
+
 def Sched_LoopAttr : Sched_Attr<"Loop", "loop"> {
   let summary = "A loop descriptor: S0x..S0z (blockIdx), S1x..S1z (threadIdx), Temporal, Vectorize, Unroll";
-  let parameters = (ins StringRefParameter<>:$type, "int64_t":$size);
-  let hasCustomAssemblyFormat = 1; // #sched.loop<S0x, 4>: the type as a bare keyword
+  let parameters = (ins EnumParameter<Sched_LoopKind>:$kind, "int64_t":$size);
+  let assemblyFormat = "`<` $kind `,` $size `>`";
   let genVerifyDecl = 1;
 }
 

@@ -10,6 +10,7 @@ using namespace mlir;
 using namespace sotc::sched;
 
 #include "dialects/sched/IR/SchedDialect.cpp.inc"
+#include "dialects/sched/IR/SchedEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/sched/IR/SchedAttrs.cpp.inc"
@@ -47,7 +48,7 @@ std::vector<LoopDescriptor> loopsOf(ArrayAttr loops) {
   int named = 0;
   for (Attribute a : loops) {
     auto l = cast<LoopAttr>(a);
-    LoopDescriptor d{*loopTypeByName(l.getType().str()), l.getSize(), ""};
+    LoopDescriptor d{static_cast<LoopType>(l.getKind()), l.getSize(), ""};
     if (!d.spatial())
       d.iterator = (d.type == LoopType::Temporal    ? "t"
                     : d.type == LoopType::Vectorize ? "v"
@@ -61,7 +62,7 @@ std::vector<LoopDescriptor> loopsOf(ArrayAttr loops) {
 ArrayAttr loopsAttr(MLIRContext *ctx, const std::vector<LoopDescriptor> &loops) {
   SmallVector<Attribute> out;
   for (const LoopDescriptor &d : loops)
-    out.push_back(LoopAttr::get(ctx, loopTypeName(d.type), d.size));
+    out.push_back(LoopAttr::get(ctx, static_cast<LoopKind>(d.type), d.size));
   return ArrayAttr::get(ctx, out);
 }
 
@@ -136,26 +137,23 @@ MeshAttr MeshAttr::get(MLIRContext *ctx, const ScheduleMesh &mesh) {
   return get(ctx, dimsAttr(ctx, mesh.inputDims()), ArrayAttr::get(ctx, steps));
 }
 
-LogicalResult LoopAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef type,
+LogicalResult LoopAttr::verify(function_ref<InFlightDiagnostic()> emitError, LoopKind,
                                int64_t size) {
-  if (!loopTypeByName(type.str()))
-    return emitError() << "unknown loop type '" << type
-                       << "' (S0x S0y S0z S1x S1y S1z Temporal Vectorize Unroll)";
   if (size < 0)
     return emitError() << "loop size must not be negative, not " << size;
   return success();
 }
 
-Attribute LoopAttr::parse(AsmParser &parser, Type) {
-  std::string type;
-  int64_t size = 0;
-  if (parser.parseLess() || parser.parseKeywordOrString(&type) || parser.parseComma() ||
-      parser.parseInteger(size) || parser.parseGreater())
-    return {};
-  return getChecked([&] { return parser.emitError(parser.getNameLoc()); }, parser.getContext(),
-                    type, size);
-}
-
-void LoopAttr::print(AsmPrinter &printer) const {
-  printer << "<" << getType() << ", " << getSize() << ">";
-}
+#define CHECK_LOOP_KIND(name)                                                                      \
+  static_assert(static_cast<int>(LoopKind::name) == static_cast<int>(LoopType::name),             \
+                "sched::LoopKind follows sched::LoopType");
+CHECK_LOOP_KIND(S0x)
+CHECK_LOOP_KIND(S0y)
+CHECK_LOOP_KIND(S0z)
+CHECK_LOOP_KIND(S1x)
+CHECK_LOOP_KIND(S1y)
+CHECK_LOOP_KIND(S1z)
+CHECK_LOOP_KIND(Temporal)
+CHECK_LOOP_KIND(Vectorize)
+CHECK_LOOP_KIND(Unroll)
+#undef CHECK_LOOP_KIND

@@ -9,6 +9,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include "dialects/sched/IR/SchedDialect.h.inc"
+#include "dialects/sched/IR/SchedEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/sched/IR/SchedAttrs.h.inc"

@@ -21,7 +21,8 @@ module attributes {m = #sched.mesh<[#sched.injective<4>], [#sched.injective<4>]>
 
 // -----
 
-// expected-error @+1 {{unknown loop type 'S2x' (S0x S0y S0z S1x S1y S1z Temporal Vectorize Unroll)}}
+// expected-error @+2 {{expected ::sotc::sched::LoopKind to be one of: S0x, S0y, S0z, S1x, S1y, S1z, Temporal, Vectorize, Unroll}}
+// expected-error @+1 {{failed to parse Sched_LoopAttr parameter 'kind'}}
 module attributes {l = #sched.loop<S2x, 4>} {}
 
 // -----

@@ -5,9 +5,9 @@
 // BUILD:      mapexpr.launch @exp_0_reduce_sum_1(%arg0) {names = ["var_1", "var_2"]} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>)
 // BUILD:      mapexpr.kernel @exp_0_reduce_sum_1(%arg0: tensor<4x8xf32> {mapexpr.name = "x"}) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
 // BUILD:        mapexpr.anchored %{{.*}} : tensor<4x8xf32> attributes {dims = [#sched.injective<4>, #sched.reduced<8>]} {
-// BUILD-NEXT:     mapexpr.op "exp" {{.*}} {indices = {{\[\[}}"i0", "i1"], ["i0", "i1"]]}
-// BUILD-NEXT:     mapexpr.op "reduce_sum_init" {{.*}} {indices = {{\[\[}}"i0", "0"]]}
-// BUILD-NEXT:     mapexpr.op "reduce_sum_acc" {{.*}} {indices = {{\[\[}}"i0", "0"], ["i0", "i1"]]}
+// BUILD-NEXT:     mapexpr.op "exp" {{.*}} {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+// BUILD-NEXT:     mapexpr.op "reduce_sum_init" {{.*}} {indices = [#mapexpr.index<[i0, 0]>]}
+// BUILD-NEXT:     mapexpr.op "reduce_sum_acc" {{.*}} {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
 
 // BUILD-NOT: mesh
 sir.subgraph @SIR_0(%x: tensor<4x8xf32> {sir.name = "x"}) -> (tensor<4x8xf32>, tensor<4x1xf32>) {

@@ -1,0 +1,59 @@
+// Index expressions: text and flat-code round trips (what #mapexpr.index stores), errors.
+#include "dialects/mapexpr/Utils/IndexExpr.h"
+
+#include <catch2/catch.hpp>
+
+using namespace sotc::mapexpr;
+
+namespace {
+std::vector<Expr> parsed(const std::string &text) {
+  auto list = parseIndexList(text);
+  REQUIRE(list);
+  return *list;
+}
+} // namespace
+
+TEST_CASE("index lists print as they parse", "[mapexpr][index]") {
+  for (const char *text :
+       {"[i0, i1]", "[0]", "[(i1 * 2 + 1), (i0 - 3), (i2 * 4)]", "[IndexDot([i0, i1], [4, 8])]",
+        "[ListGetItem(IndexUnDot(i0, [4, 8]), 1)]",
+        "[ListGetItem(IndexUnDot(IndexDot([i0, (i1 + 1)], [3, 5]), [5, 3]), 0)]", "[]"})
+    CHECK(indexListStr(parsed(text)) == text);
+}
+
+TEST_CASE("the flat code keeps every expression", "[mapexpr][index]") {
+  std::vector<Expr> index =
+      parsed("[ListGetItem(IndexUnDot(IndexDot([i0, (i1 * 3 - 2)], [3, 5]), [5, 3]), 1), 7, i2]");
+  std::vector<int64_t> code = encodeIndex(index);
+  std::optional<std::vector<Expr>> back = decodeIndex(code);
+  REQUIRE(back);
+  CHECK(indexListStr(*back) == indexListStr(index));
+  for (int64_t i0 = 0; i0 < 3; ++i0)
+    for (int64_t i1 = 1; i1 < 3; ++i1)
+      for (size_t d = 0; d < index.size(); ++d)
+        CHECK((*back)[d]->eval({i0, i1, 4}) == index[d]->eval({i0, i1, 4}));
+}
+
+TEST_CASE("malformed codes are refused, never read past their end", "[mapexpr][index]") {
+  std::vector<int64_t> code = encodeIndex(parsed("[IndexDot([i0, i1], [4, 8]), i1]"));
+  for (size_t n = 0; n < code.size(); ++n)
+    CHECK_FALSE(decodeIndex(std::vector<int64_t>(code.begin(), code.begin() + n)));
+  std::vector<int64_t> longer = code;
+  longer.push_back(0);
+  CHECK_FALSE(decodeIndex(longer));
+  CHECK_FALSE(decodeIndex({1, 99}));             // unknown node kind
+  CHECK_FALSE(decodeIndex({1, 4, 1, 2, 3, 0}));  // UnDot dims [2, 3], item 3 of 2
+  CHECK_FALSE(decodeIndex({1, 3, 2, 0, 4}));     // Dot with a zero dim
+  CHECK_FALSE(decodeIndex({1, 0, -1}));          // negative iterator
+}
+
+TEST_CASE("parse errors name the column and carry E4003", "[mapexpr][index]") {
+  auto bad = parseIndexList("[IndexDot([i0], [4, 2])]");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code() == sotc::DiagCode::IndexExprInvalid);
+  CHECK(std::string(bad.error().what()) ==
+        "index expression '[IndexDot([i0], [4, 2])]', column 24: IndexDot needs one dim per item");
+  CHECK_FALSE(parseIndexList("[i0"));
+  CHECK_FALSE(parseIndexList("[i0] x"));
+  CHECK_FALSE(parseIndexList("[ListGetItem(IndexUnDot(i0, [4, 8]), 2)]"));
+}
