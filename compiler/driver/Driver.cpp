@@ -28,8 +28,7 @@ frontend::Translation translateTrace(const std::string &path,
   return frontend::translate(loaded, frontendOptions);
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context,
-                                               const std::string &path,
+mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -40,8 +39,8 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context,
   if (mlir::failed(pm.run(*module))) {
     if (std::optional<CodedError> error = capture.error())
       throw CodedError(error->code(), path + ": " + error->what());
-    throw CodedError(DiagCode::CliPassFailed, path + ": the pipeline failed to reach phase " +
-                                                  pipelines::phaseName(upTo));
+    throw CodedError(DiagCode::CliPassFailed,
+                     path + ": the pipeline failed to reach phase " + pipelines::phaseName(upTo));
   }
   return module;
 }

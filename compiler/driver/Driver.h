@@ -27,8 +27,7 @@ frontend::Translation translateTrace(const std::string &path,
 
 /// The trace translated into sir and lowered to `upTo`. A pass failure is the pass's coded
 /// diagnostic (E9003 when it has no code) with the Python line of the failing op.
-mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context,
-                                               const std::string &path,
+mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo);
 

@@ -34,7 +34,14 @@ size_t instructionAt(const trace::Trace &trace, int codeIndex, uint32_t offset) 
 }
 
 Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
-    : trace_(trace), options_(options) {
+    : trace_(trace),
+      opcodes_(OpcodeTable::forVersion(trace.python().major(), trace.python().minor())),
+      options_(options) {
+  if (!opcodes_)
+    throw CodedError(DiagCode::TracePythonVersion,
+                     "traces from CPython " + std::to_string(trace.python().major()) + "." +
+                         std::to_string(trace.python().minor()) + " are not supported (only " +
+                         OpcodeTable::supportedVersions() + ")");
   // Methods resolve against the framework the program imports (paddle unless only torch).
   bool paddle = false, torch = false;
   for (const trace::Namespace &ns : trace.namespaces())

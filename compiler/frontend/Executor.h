@@ -9,6 +9,7 @@
 #ifndef SOTC_FRONTEND_EXECUTOR_H
 #define SOTC_FRONTEND_EXECUTOR_H
 
+#include "compiler/frontend/Opcodes.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/support/Diagnostics.h"
 
@@ -116,6 +117,7 @@ private:
                     const std::vector<std::pair<std::string, VarPtr>> &kwargs, VarPtr result);
 
   const trace::Trace &trace_;
+  const OpcodeTable *opcodes_; // the trace's CPython version
   TranslateOptions options_;
   std::optional<Break> pendingBreak_; // set by a call that ends the segment
   std::string framework_;             // "paddle" or "torch": which tensor methods apply

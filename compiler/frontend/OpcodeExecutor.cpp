@@ -91,7 +91,14 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   if (f.pc >= static_cast<size_t>(co.instructions_size()))
     fail(DiagCode::FrontendUnsupportedConstruct, "execution ran past the end of the code", f);
   const trace::Instruction &ins = co.instructions(f.pc);
-  const std::string &op = ins.opname();
+  const OpcodeInfo *info = opcodes_->lookup(ins.opcode());
+  if (!info || ins.opname() != info->name)
+    fail(DiagCode::FrontendUnsupportedOpcode,
+         "opcode " + std::to_string(ins.opcode()) + " ('" + ins.opname() +
+             "') is not an opcode of CPython " + std::to_string(opcodes_->major()) + "." +
+             std::to_string(opcodes_->minor()),
+         f);
+  Opcode op = info->op;
   unsigned arg = ins.arg();
   size_t next = f.pc + 1;
   auto jumpIndex = [&] { return offsetIndex_[f.codeIndex].at(ins.jump_target()); };
@@ -100,61 +107,101 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   };
   SourceLoc loc = locOf(f);
 
-  if (op == "NOP" || op == "RESUME" || op == "PRECALL" || op == "EXTENDED_ARG" || op == "CACHE") {
-  } else if (op == "POP_TOP") {
+  switch (op) {
+  case Opcode::NOP:
+  case Opcode::RESUME:
+  case Opcode::PRECALL:
+  case Opcode::EXTENDED_ARG:
+  case Opcode::CACHE: {
+    break;
+  }
+  case Opcode::POP_TOP: {
     pop(f);
-  } else if (op == "PUSH_NULL") {
+    break;
+  }
+  case Opcode::PUSH_NULL: {
     f.stack.push_back(Variable::make(K::Null));
-  } else if (op == "COPY") {
+    break;
+  }
+  case Opcode::COPY: {
     f.stack.push_back(peek(f, arg));
-  } else if (op == "SWAP") {
+    break;
+  }
+  case Opcode::SWAP: {
     std::swap(peek(f, 1), peek(f, arg));
-  } else if (op == "LOAD_CONST") {
+    break;
+  }
+  case Opcode::LOAD_CONST: {
     f.stack.push_back(fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}}));
-  } else if (op == "LOAD_FAST" || op == "LOAD_CLOSURE") {
+    break;
+  }
+  case Opcode::LOAD_FAST:
+  case Opcode::LOAD_CLOSURE: {
     if (!slot(f, arg))
       fail(DiagCode::FrontendPythonError,
            "UnboundLocalError: local variable '" + co.varnames(arg) +
                "' referenced before assignment",
            f);
     f.stack.push_back(slot(f, arg));
-  } else if (op == "STORE_FAST") {
+    break;
+  }
+  case Opcode::STORE_FAST: {
     VarPtr v = pop(f);
     slot(f, arg) = v;
-  } else if (op == "DELETE_FAST") {
+    break;
+  }
+  case Opcode::DELETE_FAST: {
     slot(f, arg) = nullptr;
-  } else if (op == "MAKE_CELL") {
+    break;
+  }
+  case Opcode::MAKE_CELL: {
     VarPtr cell = Variable::make(K::Cell);
     cell->self = slot(f, arg);
     slot(f, arg) = cell;
-  } else if (op == "COPY_FREE_VARS") {
+    break;
+  }
+  case Opcode::COPY_FREE_VARS: {
     // The function's closure cells were placed by pushFrame already.
-  } else if (op == "LOAD_DEREF") {
+    break;
+  }
+  case Opcode::LOAD_DEREF: {
     VarPtr cell = slot(f, arg);
     if (!cell || cell->kind != K::Cell || !cell->self)
       fail(DiagCode::FrontendPythonError, "NameError: free variable referenced before assignment",
            f);
     f.stack.push_back(cell->self);
-  } else if (op == "STORE_DEREF") {
+    break;
+  }
+  case Opcode::STORE_DEREF: {
     VarPtr v = pop(f);
     if (!slot(f, arg) || slot(f, arg)->kind != K::Cell)
       throw MalformedBytecode{"STORE_DEREF into a slot that holds no cell"};
     slot(f, arg)->self = v;
-  } else if (op == "LOAD_GLOBAL") {
+    break;
+  }
+  case Opcode::LOAD_GLOBAL: {
     if (arg & 1)
       f.stack.push_back(Variable::make(K::Null));
     f.stack.push_back(global(f.namespaceIndex, co.names(arg >> 1), f));
-  } else if (op == "LOAD_ATTR") {
+    break;
+  }
+  case Opcode::LOAD_ATTR: {
     VarPtr obj = pop(f);
     f.stack.push_back(getAttr(f, sir, obj, co.names(arg)));
-  } else if (op == "LOAD_METHOD") {
+    break;
+  }
+  case Opcode::LOAD_METHOD: {
     VarPtr obj = pop(f);
     VarPtr method = getAttr(f, sir, obj, co.names(arg));
     f.stack.push_back(Variable::make(K::Null));
     f.stack.push_back(method);
-  } else if (op == "KW_NAMES") {
+    break;
+  }
+  case Opcode::KW_NAMES: {
     f.kwNames = fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}});
-  } else if (op == "CALL") {
+    break;
+  }
+  case Opcode::CALL: {
     std::vector<VarPtr> args = popN(f, arg);
     VarPtr callable = pop(f);
     VarPtr below = pop(f);
@@ -175,7 +222,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.pc = next;
     call(state, sir, callable, std::move(args), std::move(kwargs));
     return takePendingBreak();
-  } else if (op == "CALL_FUNCTION_EX") {
+    break;
+  }
+  case Opcode::CALL_FUNCTION_EX: {
     VarPtr kw = (arg & 1) ? pop(f) : nullptr;
     VarPtr posArgs = pop(f);
     VarPtr callable = pop(f);
@@ -189,7 +238,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.pc = next;
     call(state, sir, callable, std::move(args), std::move(kwargs));
     return takePendingBreak();
-  } else if (op == "MAKE_FUNCTION") {
+    break;
+  }
+  case Opcode::MAKE_FUNCTION: {
     VarPtr codeVar = pop(f);
     if (codeVar->codeIndex < 0)
       throw MalformedBytecode{"MAKE_FUNCTION without a code object"};
@@ -209,17 +260,23 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     if (arg & 0x01)
       fn->defaults = pop(f)->items;
     f.stack.push_back(fn);
-  } else if (op == "BINARY_OP") {
+    break;
+  }
+  case Opcode::BINARY_OP: {
     VarPtr b = pop(f), a = pop(f);
     if (arg >= 2 * std::size(kNbOps))
       throw MalformedBytecode{"BINARY_OP argument " + std::to_string(arg) + " names no operator"};
     bool inplace = arg >= 13;
     f.stack.push_back(binaryOp(f, sir, kNbOps[inplace ? arg - 13 : arg].dunder, inplace, a, b));
-  } else if (op == "UNARY_NEGATIVE" || op == "UNARY_POSITIVE" || op == "UNARY_INVERT") {
+    break;
+  }
+  case Opcode::UNARY_NEGATIVE:
+  case Opcode::UNARY_POSITIVE:
+  case Opcode::UNARY_INVERT: {
     VarPtr a = pop(f);
-    std::string dunder = op == "UNARY_NEGATIVE"   ? "__neg__"
-                         : op == "UNARY_POSITIVE" ? "__pos__"
-                                                  : "__invert__";
+    std::string dunder = op == Opcode::UNARY_NEGATIVE   ? "__neg__"
+                         : op == Opcode::UNARY_POSITIVE ? "__pos__"
+                                                        : "__invert__";
     if (a->isTensor()) {
       f.stack.push_back(tensorCall(f, sir, "operator", dunder, dunder, {a}, {}));
     } else if (a->isConstant() && a->constant.isNumber()) {
@@ -239,14 +296,20 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       fail(DiagCode::FrontendPythonError,
            "TypeError: bad operand type for unary operator: '" + a->typeName() + "'", f);
     }
-  } else if (op == "UNARY_NOT") {
+    break;
+  }
+  case Opcode::UNARY_NOT: {
     VarPtr a = pop(f);
     bool value = truthy(f, a);
     f.stack.push_back(Variable::constant_(PyConst::ofBool(!value), computedFrom({a})));
-  } else if (op == "COMPARE_OP") {
+    break;
+  }
+  case Opcode::COMPARE_OP: {
     VarPtr b = pop(f), a = pop(f);
     f.stack.push_back(compare(f, sir, kCompareOps[arg], a, b));
-  } else if (op == "IS_OP") {
+    break;
+  }
+  case Opcode::IS_OP: {
     VarPtr b = pop(f), a = pop(f);
     bool same = a.get() == b.get() ||
                 (a->isConstant() && b->isConstant() && a->constant.kind == b->constant.kind &&
@@ -256,16 +319,22 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     consume(b, loc);
     f.stack.push_back(
         Variable::constant_(PyConst::ofBool(arg ? !same : same), computedFrom({a, b})));
-  } else if (op == "CONTAINS_OP") {
+    break;
+  }
+  case Opcode::CONTAINS_OP: {
     VarPtr container = pop(f), item = pop(f);
     VarPtr r = compare(f, sir, "in", item, container);
     if (arg)
       r = Variable::constant_(PyConst::ofBool(!r->constant.boolValue), computedFrom({r}));
     f.stack.push_back(r);
-  } else if (op == "BINARY_SUBSCR") {
+    break;
+  }
+  case Opcode::BINARY_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f);
     f.stack.push_back(getItem(f, sir, obj, key));
-  } else if (op == "STORE_SUBSCR") {
+    break;
+  }
+  case Opcode::STORE_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f), value = pop(f);
     if (obj->kind == K::List && key->isConstant() && key->constant.kind == PyConst::Kind::Int) {
       int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
@@ -294,7 +363,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       fail(DiagCode::FrontendUnsupportedConstruct,
            "item assignment on a " + obj->typeName() + " is not supported", f);
     }
-  } else if (op == "DELETE_SUBSCR") {
+    break;
+  }
+  case Opcode::DELETE_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f);
     consume(key, loc);
     if (obj->kind == K::Dict) {
@@ -317,9 +388,14 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     } else {
       fail(DiagCode::FrontendUnsupportedConstruct, "del on a " + obj->typeName() + " item", f);
     }
-  } else if (op == "BUILD_TUPLE" || op == "BUILD_LIST") {
-    f.stack.push_back(sequence(op == "BUILD_TUPLE" ? K::Tuple : K::List, popN(f, arg)));
-  } else if (op == "BUILD_MAP") {
+    break;
+  }
+  case Opcode::BUILD_TUPLE:
+  case Opcode::BUILD_LIST: {
+    f.stack.push_back(sequence(op == Opcode::BUILD_TUPLE ? K::Tuple : K::List, popN(f, arg)));
+    break;
+  }
+  case Opcode::BUILD_MAP: {
     std::vector<VarPtr> kv = popN(f, 2 * arg);
     VarPtr d = Variable::make(K::Dict, computedFrom(kv));
     for (unsigned i = 0; i < arg; ++i) {
@@ -327,25 +403,33 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       d->items.push_back(kv[2 * i + 1]);
     }
     f.stack.push_back(d);
-  } else if (op == "BUILD_CONST_KEY_MAP") {
+    break;
+  }
+  case Opcode::BUILD_CONST_KEY_MAP: {
     VarPtr keys = pop(f);
     std::vector<VarPtr> values = popN(f, arg);
     VarPtr d = Variable::make(K::Dict, computedFrom(values));
     d->keys = keys->items;
     d->items = values;
     f.stack.push_back(d);
-  } else if (op == "BUILD_STRING") {
+    break;
+  }
+  case Opcode::BUILD_STRING: {
     std::vector<VarPtr> parts = popN(f, arg);
     std::string s;
     for (const VarPtr &p : parts)
       s += p->constant.text;
     f.stack.push_back(Variable::constant_(PyConst::ofStr(s), computedFrom(parts)));
-  } else if (op == "BUILD_SLICE") {
+    break;
+  }
+  case Opcode::BUILD_SLICE: {
     std::vector<VarPtr> parts = popN(f, arg);
     if (parts.size() == 2)
       parts.push_back(constant(PyConst::none()));
     f.stack.push_back(sequence(K::Slice, parts));
-  } else if (op == "BUILD_SET") {
+    break;
+  }
+  case Opcode::BUILD_SET: {
     // Sets keep their items in first-seen order without duplicates (constants compare).
     VarPtr set = sequence(K::Tuple, {});
     set->name = "set";
@@ -356,27 +440,39 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
           }))
         set->items.push_back(item);
     f.stack.push_back(set);
-  } else if (op == "SET_ADD" || op == "SET_UPDATE") {
+    break;
+  }
+  case Opcode::SET_ADD:
+  case Opcode::SET_UPDATE: {
     VarPtr v = pop(f);
     VarPtr &set = peek(f, arg);
-    for (const VarPtr &item : op == "SET_ADD" ? std::vector<VarPtr>{v} : iterate(f, v))
+    for (const VarPtr &item : op == Opcode::SET_ADD ? std::vector<VarPtr>{v} : iterate(f, v))
       if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
             return x.get() == item.get() ||
                    (x->isConstant() && item->isConstant() && x->constant == item->constant);
           }))
         set->items.push_back(item);
-  } else if (op == "LIST_APPEND") {
+    break;
+  }
+  case Opcode::LIST_APPEND: {
     VarPtr v = pop(f);
     peek(f, arg)->items.push_back(v);
-  } else if (op == "LIST_EXTEND") {
+    break;
+  }
+  case Opcode::LIST_EXTEND: {
     VarPtr v = pop(f);
     std::vector<VarPtr> items = iterate(f, v);
     VarPtr &list = peek(f, arg);
     list->items.insert(list->items.end(), items.begin(), items.end());
-  } else if (op == "LIST_TO_TUPLE") {
+    break;
+  }
+  case Opcode::LIST_TO_TUPLE: {
     VarPtr list = pop(f);
     f.stack.push_back(sequence(K::Tuple, list->items));
-  } else if (op == "DICT_UPDATE" || op == "DICT_MERGE") {
+    break;
+  }
+  case Opcode::DICT_UPDATE:
+  case Opcode::DICT_MERGE: {
     VarPtr src = pop(f);
     VarPtr &dst = peek(f, arg);
     if (src->kind != K::Dict)
@@ -385,7 +481,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       size_t j = 0;
       while (j < dst->keys.size() && !(dst->keys[j]->constant == src->keys[i]->constant))
         ++j;
-      if (j < dst->keys.size() && op == "DICT_MERGE")
+      if (j < dst->keys.size() && op == Opcode::DICT_MERGE)
         fail(DiagCode::FrontendPythonError,
              "TypeError: got multiple values for keyword argument " + src->keys[i]->repr(), f);
       if (j < dst->keys.size())
@@ -395,12 +491,16 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
         dst->items.push_back(src->items[i]);
       }
     }
-  } else if (op == "MAP_ADD") {
+    break;
+  }
+  case Opcode::MAP_ADD: {
     VarPtr value = pop(f), key = pop(f);
     VarPtr &d = peek(f, arg);
     d->keys.push_back(key);
     d->items.push_back(value);
-  } else if (op == "UNPACK_SEQUENCE") {
+    break;
+  }
+  case Opcode::UNPACK_SEQUENCE: {
     VarPtr seq = pop(f);
     std::vector<VarPtr> items = iterate(f, seq);
     if (items.size() != arg)
@@ -410,7 +510,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
            f);
     for (auto it = items.rbegin(); it != items.rend(); ++it)
       f.stack.push_back(*it);
-  } else if (op == "UNPACK_EX") {
+    break;
+  }
+  case Opcode::UNPACK_EX: {
     VarPtr seq = pop(f);
     std::vector<VarPtr> items = iterate(f, seq);
     size_t before = arg & 0xff, after = arg >> 8;
@@ -422,7 +524,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.stack.push_back(sequence(K::List, middle));
     for (size_t i = before; i-- > 0;)
       f.stack.push_back(items[i]);
-  } else if (op == "FORMAT_VALUE") {
+    break;
+  }
+  case Opcode::FORMAT_VALUE: {
     VarPtr spec = (arg & 0x04) ? pop(f) : nullptr;
     VarPtr value = pop(f);
     if (value->isTensor())
@@ -459,20 +563,36 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       text = buf;
     }
     f.stack.push_back(Variable::constant_(PyConst::ofStr(text), computedFrom({value})));
-  } else if (op == "JUMP_FORWARD" || op == "JUMP_BACKWARD" || op == "JUMP_BACKWARD_NO_INTERRUPT") {
+    break;
+  }
+  case Opcode::JUMP_FORWARD:
+  case Opcode::JUMP_BACKWARD:
+  case Opcode::JUMP_BACKWARD_NO_INTERRUPT: {
     next = jumpIndex();
-    if (op != "JUMP_FORWARD" && ++f.loopCounts[f.pc] > options_.maxLoopIterations)
+    if (op != Opcode::JUMP_FORWARD && ++f.loopCounts[f.pc] > options_.maxLoopIterations)
       fail(DiagCode::FrontendLoopLimit,
            "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
                " iterations while unrolling",
            f);
-  } else if (op.rfind("POP_JUMP_", 0) == 0 || op == "JUMP_IF_FALSE_OR_POP" ||
-             op == "JUMP_IF_TRUE_OR_POP") {
-    bool orPop = op.rfind("JUMP_IF_", 0) == 0;
+    break;
+  }
+  case Opcode::POP_JUMP_FORWARD_IF_FALSE:
+  case Opcode::POP_JUMP_FORWARD_IF_TRUE:
+  case Opcode::POP_JUMP_FORWARD_IF_NONE:
+  case Opcode::POP_JUMP_FORWARD_IF_NOT_NONE:
+  case Opcode::POP_JUMP_BACKWARD_IF_FALSE:
+  case Opcode::POP_JUMP_BACKWARD_IF_TRUE:
+  case Opcode::POP_JUMP_BACKWARD_IF_NONE:
+  case Opcode::POP_JUMP_BACKWARD_IF_NOT_NONE:
+  case Opcode::JUMP_IF_FALSE_OR_POP:
+  case Opcode::JUMP_IF_TRUE_OR_POP: {
+    // The variants differ in their names only: which way, on what, popping or not.
+    const std::string &name = ins.opname();
+    bool orPop = name.rfind("JUMP_IF_", 0) == 0;
     VarPtr cond = orPop ? peek(f, 1) : pop(f);
-    bool onNone = op.find("_NONE") != std::string::npos;
+    bool onNone = name.find("_NONE") != std::string::npos;
     bool jumpWhenTrue =
-        op.find("IF_TRUE") != std::string::npos || op.find("IF_NOT_NONE") != std::string::npos;
+        name.find("IF_TRUE") != std::string::npos || name.find("IF_NOT_NONE") != std::string::npos;
     if (cond->isTensor() && !onNone) {
       Break b;
       b.kind = Break::Kind::Branch;
@@ -488,7 +608,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     bool value;
     if (onNone) {
       value = cond->isConstant() && cond->constant.kind == PyConst::Kind::None;
-      if (op.find("NOT_NONE") != std::string::npos)
+      if (name.find("NOT_NONE") != std::string::npos)
         value = !value;
       consume(cond, loc);
       if (value)
@@ -501,19 +621,23 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       else if (orPop)
         pop(f);
     }
-    if (op.find("BACKWARD") != std::string::npos && next < f.pc &&
+    if (name.find("BACKWARD") != std::string::npos && next < f.pc &&
         ++f.loopCounts[f.pc] > options_.maxLoopIterations)
       fail(DiagCode::FrontendLoopLimit,
            "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
                " iterations while unrolling",
            f);
-  } else if (op == "GET_ITER") {
+    break;
+  }
+  case Opcode::GET_ITER: {
     VarPtr src = pop(f);
     VarPtr it = Variable::make(K::Iterator, computedFrom({src}));
     it->items = iterate(f, src);
     consume(src, loc); // the number of iterations depends on it
     f.stack.push_back(it);
-  } else if (op == "FOR_ITER") {
+    break;
+  }
+  case Opcode::FOR_ITER: {
     VarPtr it = peek(f, 1);
     if (it->kind != K::Iterator)
       throw MalformedBytecode{"FOR_ITER on a " + it->typeName()};
@@ -528,14 +652,20 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       pop(f);
       next = jumpIndex();
     }
-  } else if (op == "RETURN_GENERATOR") {
+    break;
+  }
+  case Opcode::RETURN_GENERATOR: {
     f.stack.push_back(constant(PyConst::none())); // the value "sent" into the new generator
-  } else if (op == "YIELD_VALUE") {
+    break;
+  }
+  case Opcode::YIELD_VALUE: {
     if (!f.genexpr || !f.yields)
       fail(DiagCode::FrontendUnsupportedConstruct, "generators are not supported", f);
     f.yields->items.push_back(pop(f));
     f.stack.push_back(constant(PyConst::none()));
-  } else if (op == "RETURN_VALUE") {
+    break;
+  }
+  case Opcode::RETURN_VALUE: {
     VarPtr value = pop(f);
     bool genexpr = f.genexpr;
     VarPtr yields = f.yields;
@@ -550,21 +680,38 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     else
       state.frames.back().stack.push_back(value);
     return {};
-  } else if (op == "RAISE_VARARGS" || op == "RERAISE") {
+    break;
+  }
+  case Opcode::RAISE_VARARGS:
+  case Opcode::RERAISE: {
     fail(DiagCode::FrontendPythonError, "the program raises an exception here", f);
-  } else if (op == "IMPORT_NAME" || op == "IMPORT_FROM") {
+    break;
+  }
+  case Opcode::IMPORT_NAME:
+  case Opcode::IMPORT_FROM: {
     fail(DiagCode::FrontendUnsupportedConstruct,
          "import inside the traced function is not supported: import at module level", f);
-  } else if (op == "STORE_GLOBAL" || op == "DELETE_GLOBAL" || op == "STORE_ATTR" ||
-             op == "DELETE_ATTR") {
+    break;
+  }
+  case Opcode::STORE_GLOBAL:
+  case Opcode::DELETE_GLOBAL:
+  case Opcode::STORE_ATTR:
+  case Opcode::DELETE_ATTR: {
     fail(DiagCode::FrontendUnsupportedConstruct,
-         std::string(op == "STORE_ATTR" || op == "DELETE_ATTR" ? "attribute" : "global") +
-             " assignment (" + op + ") is a side effect sotc cannot compile",
+         std::string(op == Opcode::STORE_ATTR || op == Opcode::DELETE_ATTR ? "attribute"
+                                                                           : "global") +
+             " assignment (" + ins.opname() + ") is a side effect sotc cannot compile",
          f);
-  } else if (op == "BEFORE_WITH" || op == "SETUP_ANNOTATIONS") {
+    break;
+  }
+  case Opcode::BEFORE_WITH:
+  case Opcode::SETUP_ANNOTATIONS: {
     fail(DiagCode::FrontendUnsupportedConstruct, "'with' blocks are not supported", f);
-  } else {
-    fail(DiagCode::FrontendUnsupportedOpcode, "opcode " + op + " is not supported", f);
+    break;
+  }
+  default: {
+    fail(DiagCode::FrontendUnsupportedOpcode, "opcode " + ins.opname() + " is not supported", f);
+  }
   }
   f.pc = next;
   return {};

@@ -7,7 +7,8 @@ namespace sotc::frontend {
 struct OpcodeTableBuilder {
   static OpcodeTable py311() {
     OpcodeTable table(3, 11);
-#define OPCODE(name, number, flags) table.byNumber_[number] = {#name, number, flags, 0};
+#define OPCODE(name, number, flags)                                                                \
+  table.byNumber_[number] = {#name, number, flags, 0, Opcode::name};
 #define CACHE_ENTRIES(name, entries) setCacheEntries(table, #name, entries);
 #include "compiler/frontend/Opcodes311.inc"
 #undef OPCODE

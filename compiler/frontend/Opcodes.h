@@ -9,6 +9,7 @@
 #define SOTC_FRONTEND_OPCODES_H
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -25,11 +26,23 @@ enum OpcodeFlag : unsigned {
   kHasCompare = 1u << 7,
 };
 
+/// Every opcode by name, numbered independently of any CPython version: the executor
+/// switches on meaning, and each version's table maps its numbers here. Generated from the
+/// same table as the numbers (Opcodes311.inc); later versions add their names.
+enum class Opcode : uint16_t {
+#define OPCODE(name, number, flags) name,
+#define CACHE_ENTRIES(name, entries)
+#include "compiler/frontend/Opcodes311.inc"
+#undef OPCODE
+#undef CACHE_ENTRIES
+};
+
 struct OpcodeInfo {
   const char *name = nullptr; // nullptr: no such opcode in this version
   unsigned number = 0;
   unsigned flags = 0;
   unsigned cacheEntries = 0; // inline CACHE code units that follow the instruction
+  Opcode op = Opcode::CACHE;
 
   bool has(OpcodeFlag flag) const { return (flags & flag) != 0; }
   bool isJump() const { return has(kHasJrel) || has(kHasJabs); }

@@ -3,15 +3,15 @@
 // every translation then goes through the whole pipeline (sir, decompose, fuse, MapExpr,
 // schedule), where a failure must be a diagnostic, never a crash.
 #include "compiler/frontend/BytecodeDump.h"
-#include "compiler/frontend/TraceReader.h"
 #include "compiler/frontend/SirEmitter.h"
+#include "compiler/frontend/TraceReader.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
+#include "compiler/support/Diagnostics.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "compiler/support/Diagnostics.h"
 
 #include <catch2/catch.hpp>
 
@@ -81,6 +81,6 @@ TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
   CHECK(inputs > 100);
   CHECK(accepted > 0); // the seeds are valid traces
   CHECK(compiled > 0);
-  WARN(inputs << " inputs, " << accepted << " valid, " << translated << " translated, "
-                << compiled << " compiled to scheduled kernels");
+  WARN(inputs << " inputs, " << accepted << " valid, " << translated << " translated, " << compiled
+              << " compiled to scheduled kernels");
 }

@@ -8,15 +8,15 @@
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/BytecodeDump.h"
-#include "compiler/frontend/TraceReader.h"
 #include "compiler/frontend/SirEmitter.h"
+#include "compiler/frontend/TraceReader.h"
 #include "compiler/frontend/Translation.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
+#include "compiler/support/Diagnostics.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "compiler/support/Diagnostics.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mlir::PassManager pm(ctx);
     sotc::pipelines::buildPipeline(pm, {}, sotc::pipelines::Phase::Scheduled);
     if (mlir::succeeded(pm.run(*module)))
-      module->walk([](sotc::mapexpr::KernelOp k) { (void)sotc::mapexpr::kernelFromIR(k).str(true); });
+      module->walk(
+          [](sotc::mapexpr::KernelOp k) { (void)sotc::mapexpr::kernelFromIR(k).str(true); });
   } catch (const sotc::CodedError &) {
   }
   return 0;

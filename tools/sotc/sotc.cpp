@@ -143,9 +143,9 @@ void runCompile(const CompileOptions &opts) {
     throw CLI::ValidationError("sotc compile: --target must be cuda or cpu");
   options.target = *target;
   if (opts.compileTo.empty())
-    notImplemented(std::string("sotc compile to a ") +
-                       (*target == sotc::pipelines::Target::Cpu ? "CPU shared library"
-                                                                : "CUDA fatbin"),
+    notImplemented(std::string("sotc compile to a ") + (*target == sotc::pipelines::Target::Cpu
+                                                            ? "CPU shared library"
+                                                            : "CUDA fatbin"),
                    "the code generation issues; --compile-to PHASE writes the IR so far");
   std::optional<Phase> phase = sotc::pipelines::phaseByName(opts.compileTo);
   if (!phase)
@@ -191,8 +191,9 @@ int main(int argc, char **argv) {
   compile->add_option("trace", compileOpts.trace, "trace file (.pb or .pbtxt)")->required();
   compile->add_option("-o,--output", compileOpts.output, "output file ('-': stdout)");
   compile->add_option("--target", compileOpts.target, "cuda (default) or cpu");
-  compile->add_option("--compile-to", compileOpts.compileTo,
-                      "stop after this phase and write its IR: " + phaseList())
+  compile
+      ->add_option("--compile-to", compileOpts.compileTo,
+                   "stop after this phase and write its IR: " + phaseList())
       ->type_name("PHASE");
   compileOpts.frontend.add(compile);
 

@@ -13,8 +13,8 @@
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 
 #include "compiler/ops/Primitives.h"
-#include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "compiler/support/MlirDiagnostics.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
 
 #include <set>
 
@@ -60,7 +60,8 @@ public:
       for (mlir::Value v : p->getOperands())
         if (mlir::ShapedType::isDynamicShape(
                 mlir::cast<mlir::RankedTensorType>(v.getType()).getShape()))
-          return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << "MapExpr needs static shapes; dynamic dimensions are not supported yet";
+          return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
+                 << "MapExpr needs static shapes; dynamic dimensions are not supported yet";
       prims.push_back(p);
     }
     if (group_.getKind() == "matmul")
@@ -399,7 +400,8 @@ private:
     const std::vector<int64_t> &xs = kernel_.tensors[x].shape, &ys = kernel_.tensors[y].shape,
                                &os = kernel_.tensors[out].shape;
     if (xs.size() < 2 || ys.size() < 2)
-      return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << "matmul of 1-D operands in MapExpr is not supported yet";
+      return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
+             << "matmul of 1-D operands in MapExpr is not supported yet";
     bool tx = p.getTransposeX().value_or(false), ty = p.getTransposeY().value_or(false);
     int64_t k = tx ? xs[xs.size() - 2] : xs.back();
     AnchoredMapStmt a;
@@ -452,7 +454,8 @@ private:
       std::vector<Expr> index = it;
       index[axis] = IndexExpr::affine(it[axis], 1, -offset);
       if (a.index.count(t))
-        return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << "concat of one tensor with itself is not supported yet";
+        return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
+               << "concat of one tensor with itself is not supported yet";
       a.index[t] = index;
       offset += kernel_.tensors[t].shape[axis];
       s.ins.push_back(t);

@@ -183,7 +183,7 @@ private:
   }
   [[noreturn]] void fail(const std::string &what) {
     throw CodedError(DiagCode::IndexExprInvalid, "index expression '" + t_ + "', column " +
-                                std::to_string(pos_ + 1) + ": " + what);
+                                                     std::to_string(pos_ + 1) + ": " + what);
   }
   void skip() {
     while (pos_ < t_.size() && t_[pos_] == ' ')

@@ -38,10 +38,10 @@ public:
 
   Kind kind() const { return kind_; }
   int id() const { return id_; }
-  int64_t value() const { return value_; } // Const: the value; Affine: the addend
-  int64_t mul() const { return mul_; }     // Affine
+  int64_t value() const { return value_; }                   // Const: the value; Affine: the addend
+  int64_t mul() const { return mul_; }                       // Affine
   const std::vector<int64_t> &dims() const { return dims_; } // Dot, UnDot
-  size_t item() const { return k_; }                          // UnDot: which component
+  size_t item() const { return k_; }                         // UnDot: which component
   /// "i0", "0", "(i1 * 2 + 1)", "IndexDot([i0, i1], [4, 8])",
   /// "ListGetItem(IndexUnDot(i0, [4, 8]), 1)"
   std::string str() const;

@@ -11,8 +11,8 @@
 #ifndef SOTC_MAPEXPR_MAPEXPR_H
 #define SOTC_MAPEXPR_MAPEXPR_H
 
-#include "dialects/mapexpr/Utils/IndexExpr.h"
 #include "compiler/support/Expected.h"
+#include "dialects/mapexpr/Utils/IndexExpr.h"
 #include "dialects/sched/Utils/Mesh.h"
 
 #include <map>

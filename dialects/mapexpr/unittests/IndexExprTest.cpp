@@ -41,10 +41,10 @@ TEST_CASE("malformed codes are refused, never read past their end", "[mapexpr][i
   std::vector<int64_t> longer = code;
   longer.push_back(0);
   CHECK_FALSE(decodeIndex(longer));
-  CHECK_FALSE(decodeIndex({1, 99}));             // unknown node kind
-  CHECK_FALSE(decodeIndex({1, 4, 1, 2, 3, 0}));  // UnDot dims [2, 3], item 3 of 2
-  CHECK_FALSE(decodeIndex({1, 3, 2, 0, 4}));     // Dot with a zero dim
-  CHECK_FALSE(decodeIndex({1, 0, -1}));          // negative iterator
+  CHECK_FALSE(decodeIndex({1, 99}));            // unknown node kind
+  CHECK_FALSE(decodeIndex({1, 4, 1, 2, 3, 0})); // UnDot dims [2, 3], item 3 of 2
+  CHECK_FALSE(decodeIndex({1, 3, 2, 0, 4}));    // Dot with a zero dim
+  CHECK_FALSE(decodeIndex({1, 0, -1}));         // negative iterator
 }
 
 TEST_CASE("parse errors name the column and carry E4003", "[mapexpr][index]") {

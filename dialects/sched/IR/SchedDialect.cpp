@@ -145,7 +145,7 @@ LogicalResult LoopAttr::verify(function_ref<InFlightDiagnostic()> emitError, Loo
 }
 
 #define CHECK_LOOP_KIND(name)                                                                      \
-  static_assert(static_cast<int>(LoopKind::name) == static_cast<int>(LoopType::name),             \
+  static_assert(static_cast<int>(LoopKind::name) == static_cast<int>(LoopType::name),              \
                 "sched::LoopKind follows sched::LoopType");
 CHECK_LOOP_KIND(S0x)
 CHECK_LOOP_KIND(S0y)

@@ -23,8 +23,7 @@ namespace sotc::sched {
 /// count, ...). The message says which rule was broken.
 class MeshError : public CodedError {
 public:
-  explicit MeshError(const std::string &message)
-      : CodedError(DiagCode::ScheduleInvalid, message) {}
+  explicit MeshError(const std::string &message) : CodedError(DiagCode::ScheduleInvalid, message) {}
 };
 
 struct ScheduleDim {

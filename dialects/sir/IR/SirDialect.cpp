@@ -10,7 +10,7 @@ using namespace sotc::sir;
 #include "dialects/sir/IR/SirEnums.cpp.inc"
 
 #define PRIM(name, text, kind)                                                                     \
-  static_assert(static_cast<int>(Primitive::name) == static_cast<int>(sotc::ops::Prim::name),     \
+  static_assert(static_cast<int>(Primitive::name) == static_cast<int>(sotc::ops::Prim::name),      \
                 "sir::Primitive and ops::Prim come from one list");
 #include "compiler/ops/Primitives.def"
 #undef PRIM

@@ -88,8 +88,8 @@ LogicalResult PrimOp::verify() {
   auto resultType = cast<RankedTensorType>(getResult().getType());
   auto expectOperands = [&](size_t n) -> LogicalResult {
     if (operands.size() != n)
-      return emitOpError() << stringifyPrimitive(getPrim()) << " takes " << n
-                           << " operands, not " << operands.size();
+      return emitOpError() << stringifyPrimitive(getPrim()) << " takes " << n << " operands, not "
+                           << operands.size();
     return success();
   };
   auto sameShape = [&](Value v) {

@@ -84,10 +84,9 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
                      mlir::ValueRange operands) {
   using ops::Prim;
   using ops::PrimKind;
-  auto prim =
-      PrimOp::create(b, loc, tensorType(b.getContext(), op.result),
-                     fromOpsPrim(op.prim), operands, nullptr, nullptr, nullptr, nullptr, nullptr,
-                     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  auto prim = PrimOp::create(b, loc, tensorType(b.getContext(), op.result), fromOpsPrim(op.prim),
+                             operands, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   const ops::PrimAttrs &a = op.attrs;
   switch (ops::primKind(op.prim)) {
   case PrimKind::Source:

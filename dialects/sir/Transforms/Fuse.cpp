@@ -179,7 +179,8 @@ private:
         ordered.push_back(i);
     std::string s;
     for (size_t i : ordered)
-      s += (s.empty() ? "" : "_") + stringifyPrimitive(prims_[i].getPrim()).str() + "_" + std::to_string(i);
+      s += (s.empty() ? "" : "_") + stringifyPrimitive(prims_[i].getPrim()).str() + "_" +
+           std::to_string(i);
     return s;
   }
 
