@@ -87,8 +87,7 @@ public:
   VarPtr newTensor(const ops::TensorMeta &meta, Tracker tracker);
 
 private:
-  friend class OpcodeHandlers;
-  friend class CallDispatch;
+  friend struct CallContext;
 
   // OpcodeExecutor.cpp
   Break step(ExecState &state, StatementIR &sir);

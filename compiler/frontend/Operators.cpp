@@ -1,0 +1,415 @@
+//===- Operators.cpp - Python operators, attributes, subscripts, truth and iteration ----===//
+//
+// Python values fold; tensor operands go through the operator library and become
+// statements (Executor::tensorCall).
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/frontend/Calls.h"
+#include "compiler/ops/OpTable.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace sotc::frontend {
+namespace {
+using K = Variable::Kind;
+
+/// Python arithmetic on two number constants; nullopt when the operator does not apply.
+std::optional<PyConst> foldNumbers(const std::string &op, const PyConst &a, const PyConst &b,
+                                   std::string &error) {
+  bool ints = a.kind != PyConst::Kind::Float && b.kind != PyConst::Kind::Float;
+  if (ints) {
+    // Python ints are unbounded; sotc folds them in 64 bits and refuses anything wider
+    // rather than wrap silently.
+    int64_t i = a.kind == PyConst::Kind::Bool ? a.boolValue : a.intValue;
+    int64_t j = b.kind == PyConst::Kind::Bool ? b.boolValue : b.intValue;
+    int64_t r = 0;
+    bool overflow = false;
+    if (op == "add")
+      overflow = __builtin_add_overflow(i, j, &r);
+    else if (op == "sub")
+      overflow = __builtin_sub_overflow(i, j, &r);
+    else if (op == "mul")
+      overflow = __builtin_mul_overflow(i, j, &r);
+    else if (op == "pow" && j >= 0) {
+      r = 1;
+      for (int64_t k = 0; k < j && !overflow; ++k)
+        overflow = __builtin_mul_overflow(r, i, &r);
+    } else if (op == "lshift")
+      overflow = j >= 63 || (j > 0 && (i > (INT64_MAX >> j) || i < (INT64_MIN >> j)));
+    if (overflow) {
+      error = "integer arithmetic beyond 64 bits is not supported";
+      return std::nullopt;
+    }
+    if (op == "add" || op == "sub" || op == "mul" || (op == "pow" && j >= 0))
+      return PyConst::ofInt(r);
+  }
+  if (a.kind == PyConst::Kind::BigInt || b.kind == PyConst::Kind::BigInt) {
+    error = "integer arithmetic beyond 64 bits is not supported";
+    return std::nullopt;
+  }
+  double x = a.number(), y = b.number();
+  auto num = [&](double v) {
+    return ints ? PyConst::ofInt(static_cast<int64_t>(v)) : PyConst::ofFloat(v);
+  };
+  int64_t i = static_cast<int64_t>(x), j = static_cast<int64_t>(y);
+  if (op == "add")
+    return num(x + y);
+  if (op == "sub")
+    return num(x - y);
+  if (op == "mul")
+    return num(x * y);
+  if ((op == "truediv" || op == "floordiv" || op == "mod") && y == 0) {
+    error = ints && op != "truediv" ? "ZeroDivisionError: integer division or modulo by zero"
+                                    : "ZeroDivisionError: division by zero";
+    return std::nullopt;
+  }
+  if (op == "truediv")
+    return PyConst::ofFloat(x / y);
+  if (op == "floordiv")
+    return ints ? PyConst::ofInt(static_cast<int64_t>(std::floor(x / y)))
+                : PyConst::ofFloat(std::floor(x / y));
+  if (op == "mod")
+    return num(x - std::floor(x / y) * y);
+  if (op == "pow")
+    return ints && y >= 0 ? PyConst::ofInt(static_cast<int64_t>(std::llround(std::pow(x, y))))
+                          : PyConst::ofFloat(std::pow(x, y));
+  if (!ints) {
+    error = "TypeError: unsupported operand type(s) for " + op + ": 'float'";
+    return std::nullopt;
+  }
+  if (op == "and")
+    return a.kind == PyConst::Kind::Bool && b.kind == PyConst::Kind::Bool ? PyConst::ofBool(i & j)
+                                                                          : PyConst::ofInt(i & j);
+  if (op == "or")
+    return a.kind == PyConst::Kind::Bool && b.kind == PyConst::Kind::Bool ? PyConst::ofBool(i | j)
+                                                                          : PyConst::ofInt(i | j);
+  if (op == "xor")
+    return a.kind == PyConst::Kind::Bool && b.kind == PyConst::Kind::Bool ? PyConst::ofBool(i ^ j)
+                                                                          : PyConst::ofInt(i ^ j);
+  if (op == "lshift")
+    return PyConst::ofInt(i << j);
+  if (op == "rshift")
+    return PyConst::ofInt(i >> j);
+  return std::nullopt;
+}
+
+const std::map<std::string, double> kMathConstants = {{"math.pi", M_PI},
+                                                      {"math.e", M_E},
+                                                      {"math.tau", 2 * M_PI},
+                                                      {"math.inf", INFINITY},
+                                                      {"math.nan", NAN}};
+} // namespace
+
+bool Executor::truthy(Frame &f, const VarPtr &v) {
+  consume(v, locOf(f));
+  switch (v->kind) {
+  case K::Constant:
+    return v->constant.truthy();
+  case K::Tuple:
+  case K::List:
+  case K::Dict:
+    return !v->items.empty();
+  case K::Range:
+    return v->stop > v->start;
+  case K::Tensor:
+    fail(DiagCode::FrontendHostInteraction,
+         "the truth value of a tensor needs its value on the host", f);
+  default:
+    return true;
+  }
+}
+
+std::vector<VarPtr> Executor::iterate(Frame &f, const VarPtr &v) {
+  switch (v->kind) {
+  case K::Tuple:
+  case K::List:
+  case K::Iterator:
+    return std::vector<VarPtr>(v->items.begin() + (v->kind == K::Iterator ? v->position : 0),
+                               v->items.end());
+  case K::Dict:
+    return v->keys;
+  case K::Range: {
+    std::vector<VarPtr> out;
+    for (int64_t i = v->start; v->step > 0 ? i < v->stop : i > v->stop; i += v->step) {
+      out.push_back(makeConst(PyConst::ofInt(i), {v}));
+      if (out.size() > static_cast<size_t>(options_.maxLoopIterations))
+        fail(DiagCode::FrontendLoopLimit,
+             "a range longer than " + std::to_string(options_.maxLoopIterations) +
+                 " cannot be unrolled",
+             f);
+    }
+    return out;
+  }
+  case K::Constant:
+    if (v->constant.kind == PyConst::Kind::Str) {
+      std::vector<VarPtr> out;
+      for (char c : v->constant.text)
+        out.push_back(makeConst(PyConst::ofStr(std::string(1, c)), {v}));
+      return out;
+    }
+    break;
+  default:
+    break;
+  }
+  fail(DiagCode::FrontendUnsupportedConstruct, "cannot iterate over a " + v->typeName(), f);
+}
+
+VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
+                          VarPtr b) {
+  SourceLoc loc = locOf(f);
+  if (a->isTensor() || b->isTensor()) {
+    if (a->isTensor()) {
+      std::string dunder = "__" + std::string(inplace ? "i" : "") + op + "__";
+      return tensorCall(f, sir, "operator", dunder, dunder, {a, b}, {});
+    }
+    std::string dunder = "__r" + op + "__"; // 1 - x -> x.__rsub__(1)
+    return tensorCall(f, sir, "operator", dunder, dunder, {b, a}, {});
+  }
+  if (a->isConstant() && b->isConstant()) {
+    const PyConst &x = a->constant, &y = b->constant;
+    consume(a, loc);
+    consume(b, loc);
+    if (x.isNumber() && y.isNumber()) {
+      std::string error;
+      if (std::optional<PyConst> r = foldNumbers(op, x, y, error))
+        return makeConst(*r, {a, b});
+      fail(error.rfind("integer arithmetic", 0) == 0 ? DiagCode::FrontendUnsupportedConstruct
+                                                     : DiagCode::FrontendPythonError,
+           error.empty() ? "TypeError: unsupported operand" : error, f);
+    }
+    if (x.kind == PyConst::Kind::Str && y.kind == PyConst::Kind::Str && op == "add")
+      return makeConst(PyConst::ofStr(x.text + y.text), {a, b});
+    if (x.kind == PyConst::Kind::Str && y.kind == PyConst::Kind::Int && op == "mul") {
+      std::string s;
+      for (int64_t i = 0; i < y.intValue; ++i)
+        s += x.text;
+      return makeConst(PyConst::ofStr(s), {a, b});
+    }
+  }
+  if (a->isSequence() && b->isSequence() && a->kind == b->kind && op == "add") {
+    std::vector<VarPtr> items = a->items;
+    items.insert(items.end(), b->items.begin(), b->items.end());
+    if (inplace && a->kind == K::List) {
+      a->items = items;
+      return a;
+    }
+    return makeSequence(a->kind, items, {a, b});
+  }
+  if (a->isSequence() && isInt(b) && op == "mul") {
+    consume(b, loc);
+    std::vector<VarPtr> items;
+    for (int64_t i = 0; i < b->constant.intValue; ++i)
+      items.insert(items.end(), a->items.begin(), a->items.end());
+    return makeSequence(a->kind, items, {a, b});
+  }
+  fail(DiagCode::FrontendPythonError,
+       "TypeError: unsupported operand type(s) for " + op + ": '" + a->typeName() + "' and '" +
+           b->typeName() + "'",
+       f);
+}
+
+VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b) {
+  static const std::map<std::string, std::string> dunders = {{"<", "__lt__"},  {"<=", "__le__"},
+                                                             {"==", "__eq__"}, {"!=", "__ne__"},
+                                                             {">", "__gt__"},  {">=", "__ge__"}};
+  static const std::map<std::string, std::string> mirrored = {
+      {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
+  SourceLoc loc = locOf(f);
+  if (op != "in" && (a->isTensor() || b->isTensor())) {
+    if (!a->isTensor()) // 0 < x  ->  x > 0
+      return compare(f, sir, mirrored.at(op), b, a);
+    return tensorCall(f, sir, "operator", dunders.at(op), dunders.at(op), {a, b}, {});
+  }
+  if (op == "in") {
+    if (b->isTensor() || a->isTensor())
+      fail(DiagCode::FrontendHostInteraction, "'in' on a tensor needs its values on the host", f);
+    consume(a, loc);
+    std::vector<VarPtr> items = b->kind == K::Dict ? b->keys : iterate(f, b);
+    consume(b, loc);
+    bool found = false;
+    for (const VarPtr &i : items)
+      found |= (i.get() == a.get()) ||
+               (i->isConstant() && a->isConstant() && i->constant == a->constant);
+    if (b->isConstant() && b->constant.kind == PyConst::Kind::Str && a->isConstant())
+      found = b->constant.text.find(a->constant.text) != std::string::npos;
+    return makeConst(PyConst::ofBool(found), {a, b});
+  }
+  consume(a, loc);
+  consume(b, loc);
+  if (a->isConstant() && b->isConstant()) {
+    const PyConst &x = a->constant, &y = b->constant;
+    if (op == "==" || op == "!=") {
+      bool eq = x == y;
+      return makeConst(PyConst::ofBool(op == "==" ? eq : !eq), {a, b});
+    }
+    int order;
+    if (x.isNumber() && y.isNumber())
+      order = x.number() < y.number() ? -1 : x.number() > y.number() ? 1 : 0;
+    else if (x.kind == PyConst::Kind::Str && y.kind == PyConst::Kind::Str)
+      order = x.text.compare(y.text);
+    else
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: '" + op + "' not supported between '" + x.typeName() + "' and '" +
+               y.typeName() + "'",
+           f);
+    bool r = op == "<" ? order < 0 : op == "<=" ? order <= 0 : op == ">" ? order > 0 : order >= 0;
+    return makeConst(PyConst::ofBool(r), {a, b});
+  }
+  if (op == "==" || op == "!=") {
+    bool eq = a.get() == b.get();
+    if (a->isSequence() && b->isSequence() && a->kind == b->kind &&
+        a->items.size() == b->items.size()) {
+      eq = true;
+      for (size_t i = 0; i < a->items.size(); ++i)
+        eq = eq && compare(f, sir, "==", a->items[i], b->items[i])->constant.boolValue;
+    }
+    if ((a->kind == K::External || a->kind == K::Module) && a->kind == b->kind)
+      eq = a->name == b->name;
+    return makeConst(PyConst::ofBool(op == "==" ? eq : !eq), {a, b});
+  }
+  fail(DiagCode::FrontendPythonError,
+       "TypeError: '" + op + "' not supported between '" + a->typeName() + "' and '" +
+           b->typeName() + "'",
+       f);
+}
+
+VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name) {
+  SourceLoc loc = locOf(f);
+  Tracker attr;
+  attr.kind = Tracker::Kind::GetAttr;
+  attr.parent = obj;
+  attr.name = name;
+  switch (obj->kind) {
+  case K::Module:
+  case K::External: {
+    std::string full = obj->name + "." + name;
+    auto c = kMathConstants.find(full);
+    if (c != kMathConstants.end())
+      return Variable::constant_(PyConst::ofFloat(c->second), constTracker());
+    VarPtr v = Variable::make(K::External, constTracker());
+    v->name = full;
+    return v;
+  }
+  case K::Tensor: {
+    // Tensor attributes are constants covered by the tensor's guard.
+    consume(obj, loc);
+    if (name == "shape") {
+      std::vector<VarPtr> dims;
+      for (int64_t d : obj->meta.shape) {
+        if (d == ops::kDynamic)
+          fail(DiagCode::FrontendHostInteraction,
+               "a dynamic dimension's size is only known at run time", f);
+        dims.push_back(makeConst(PyConst::ofInt(d), {obj}));
+      }
+      return makeSequence(framework_ == "torch" ? K::Tuple : K::List, dims, {obj});
+    }
+    if (name == "ndim")
+      return makeConst(PyConst::ofInt(obj->meta.rank()), {obj});
+    if (name == "size" && framework_ == "paddle") {
+      int64_t n = obj->meta.numElements();
+      if (n == ops::kDynamic)
+        fail(DiagCode::FrontendHostInteraction,
+             "the size of a tensor with dynamic dimensions is only known at run time", f);
+      return makeConst(PyConst::ofInt(n), {obj});
+    }
+    if (name == "dtype") {
+      VarPtr v = Variable::make(K::External, computedFrom({obj}));
+      v->name = framework_ + "." + ops::dtypeName(obj->meta.dtype);
+      return v;
+    }
+    if (name == "stop_gradient")
+      return makeConst(PyConst::ofBool(obj->stopGradient), {obj});
+    if (name == "T") {
+      std::vector<VarPtr> perm;
+      for (int64_t i = obj->meta.rank(); i-- > 0;)
+        perm.push_back(makeConst(PyConst::ofInt(i), {}));
+      return tensorCall(f, sir, "method", "T", "Tensor.transpose",
+                        {obj, makeSequence(K::List, perm, {})}, {});
+    }
+    VarPtr m = Variable::make(K::Method, computedFrom({obj}));
+    m->self = obj;
+    m->name = name;
+    return m;
+  }
+  case K::Constant:
+  case K::List:
+  case K::Dict:
+  case K::Tuple: {
+    VarPtr m = Variable::make(K::Method, computedFrom({obj}));
+    m->self = obj;
+    m->name = name;
+    return m;
+  }
+  case K::Function:
+    if (name == "__name__")
+      return makeConst(PyConst::ofStr(trace_.code_objects(obj->codeIndex).name()), {obj});
+    break;
+  default:
+    break;
+  }
+  fail(DiagCode::FrontendAttributeError,
+       "cannot read attribute '" + name + "' of a " + obj->typeName(), f);
+}
+
+VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
+  SourceLoc loc = locOf(f);
+  if (obj->isTensor()) {
+    if (key->isTensor() ||
+        (key->isSequence() && std::any_of(key->items.begin(), key->items.end(),
+                                          [](const VarPtr &v) { return v->isTensor(); })))
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "indexing a tensor with a tensor is not supported yet", f);
+    return tensorCall(f, sir, "operator", "__getitem__", "__getitem__", {obj, key}, {});
+  }
+  consume(key, loc);
+  if (obj->isSequence() || (obj->isConstant() && obj->constant.kind == PyConst::Kind::Str)) {
+    std::vector<VarPtr> items = obj->isSequence() ? obj->items : iterate(f, obj);
+    int64_t n = static_cast<int64_t>(items.size());
+    if (key->kind == K::Slice) {
+      auto part = [&](int i, int64_t dflt) {
+        const VarPtr &p = key->items[i];
+        return p->isConstant() && p->constant.kind == PyConst::Kind::None ? dflt
+                                                                          : p->constant.intValue;
+      };
+      int64_t step = part(2, 1);
+      if (step <= 0)
+        fail(DiagCode::FrontendUnsupportedConstruct,
+             "slices with a non-positive step on Python sequences", f);
+      auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i < 0 ? i + n : i, 0), n); };
+      int64_t start = clamp(part(0, 0)), stop = clamp(part(1, n));
+      std::vector<VarPtr> out;
+      for (int64_t i = start; i < stop; i += step)
+        out.push_back(items[i]);
+      if (obj->isConstant()) {
+        std::string s;
+        for (const VarPtr &c : out)
+          s += c->constant.text;
+        return makeConst(PyConst::ofStr(s), {obj, key});
+      }
+      return makeSequence(obj->kind, out, {obj, key});
+    }
+    if (!isInt(key))
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: indices must be integers or slices, not " + key->typeName(), f);
+    int64_t i = key->constant.intValue;
+    if (i < 0)
+      i += n;
+    if (i < 0 || i >= n)
+      fail(DiagCode::FrontendPythonError, "IndexError: " + obj->typeName() + " index out of range",
+           f);
+    return items[i];
+  }
+  if (obj->kind == K::Dict) {
+    for (size_t i = 0; i < obj->keys.size(); ++i)
+      if (obj->keys[i]->isConstant() && key->isConstant() &&
+          obj->keys[i]->constant == key->constant)
+        return obj->items[i];
+    fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
+  }
+  fail(DiagCode::FrontendUnsupportedConstruct,
+       "subscripting a " + obj->typeName() + " is not supported", f);
+}
+
+} // namespace sotc::frontend
