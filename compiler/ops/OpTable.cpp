@@ -60,7 +60,15 @@ const OpTable &OpTable::get() {
   static const OpTable *table = [] {
     auto *t = new OpTable();
     try {
-      registerOpEntries(*t);
+      for (const OpEntryRow &row : opEntryRows())
+        t->add(row.name, row.kind, {row.signatures.begin(), row.signatures.end()},
+               row.decomposition);
+      for (const OpAliasRow &row : opAliasRows())
+        t->alias(row.entry, row.alias);
+      registerLowerings(*t);
+      for (const auto &entry : t->entries_)
+        if (!entry->lower)
+          throw SchemaError("entry '" + entry->name + "' has no lowering");
     } catch (const SchemaError &e) {
       // A broken table is a build defect, not a user error: stop before anything uses it.
       std::fprintf(stderr, "sotc: internal error: operator table: %s\n", e.what());
@@ -72,13 +80,11 @@ const OpTable &OpTable::get() {
 }
 
 OpEntry &OpTable::add(const std::string &name, CallKind kind,
-                      const std::vector<std::string> &signatures, std::string decomposition,
-                      LowerFn lower) {
+                      const std::vector<std::string> &signatures, std::string decomposition) {
   auto entry = std::make_unique<OpEntry>();
   entry->name = name;
   entry->kind = kind;
   entry->decomposition = std::move(decomposition);
-  entry->lower = std::move(lower);
   for (const std::string &text : signatures) {
     try {
       entry->signatures.push_back(parseSignature(text));
@@ -94,10 +100,44 @@ OpEntry &OpTable::add(const std::string &name, CallKind kind,
   return *entries_.back();
 }
 
-void OpTable::alias(OpEntry &entry, const std::string &name) {
-  if (!byName_.emplace(name, &entry).second)
-    throw SchemaError("alias '" + name + "' of '" + entry.name + "' is already taken");
-  entry.aliases.push_back(name);
+void OpTable::alias(const std::string &entryName, const std::string &name) {
+  auto entry = byName_.find(entryName);
+  if (entry == byName_.end() || entry->second->name != entryName)
+    throw SchemaError("alias '" + name + "' names no entry '" + entryName + "'");
+  if (!byName_.emplace(name, entry->second).second)
+    throw SchemaError("alias '" + name + "' of '" + entryName + "' is already taken");
+  entry->second->aliases.push_back(name);
+}
+
+void OpTable::bind(const std::string &entryName, LowerFn lower) {
+  auto entry = byName_.find(entryName);
+  if (entry == byName_.end() || entry->second->name != entryName)
+    throw SchemaError("a lowering is bound to '" + entryName + "', which OpEntries.def lacks");
+  if (entry->second->lower)
+    throw SchemaError("entry '" + entryName + "' has two lowerings");
+  entry->second->lower = std::move(lower);
+}
+
+const std::vector<OpEntryRow> &opEntryRows() {
+  static const std::vector<OpEntryRow> rows = {
+#define OP(name, kind, decomposition, ...) {name, CallKind::kind, decomposition, {__VA_ARGS__}},
+#define ALIAS(entry, alias)
+#include "compiler/ops/OpEntries.def"
+#undef OP
+#undef ALIAS
+  };
+  return rows;
+}
+
+const std::vector<OpAliasRow> &opAliasRows() {
+  static const std::vector<OpAliasRow> rows = {
+#define OP(name, kind, decomposition, ...)
+#define ALIAS(entry, alias) {entry, alias},
+#include "compiler/ops/OpEntries.def"
+#undef OP
+#undef ALIAS
+  };
+  return rows;
 }
 
 const OpEntry *OpTable::lookup(const std::string &name) const {

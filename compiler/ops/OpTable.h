@@ -3,15 +3,16 @@
 // Each entry names a callable (a paddle or torch API, a tensor method, a Python operator),
 // lists its signatures, and lowers a bound call to primitives. Shape/dtype inference is the
 // lowering's result, so inference and decomposition cannot disagree. Adding an operator is
-// one entry in OpTableEntries.cpp.
+// one row of OpEntries.def (names, signatures, docs) and its lowering, bound by name in the
+// Lower*.cpp file of its group.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_OPS_OPTABLE_H
 #define SOTC_OPS_OPTABLE_H
 
-#include "compiler/support/Expected.h"
 #include "compiler/ops/Dispatch.h"
 #include "compiler/ops/Primitives.h"
+#include "compiler/support/Expected.h"
 
 #include <functional>
 #include <iosfwd>
@@ -87,10 +88,12 @@ public:
     return catchCodedError([&] { return lower(name, args); });
   }
 
-  /// Registration, used by OpTableEntries.cpp. Throws SchemaError naming the entry.
+  /// Registration: the rows of OpEntries.def, then the lowerings by entry name. Each throws
+  /// SchemaError naming the entry.
   OpEntry &add(const std::string &name, CallKind kind, const std::vector<std::string> &signatures,
-               std::string decomposition, LowerFn lower);
-  void alias(OpEntry &entry, const std::string &name);
+               std::string decomposition);
+  void alias(const std::string &entry, const std::string &name);
+  void bind(const std::string &entry, LowerFn lower);
 
 private:
   OpTable() = default;
@@ -98,8 +101,22 @@ private:
   std::map<std::string, OpEntry *> byName_;
 };
 
-/// Defined in OpTableEntries.cpp.
-void registerOpEntries(OpTable &table);
+/// Binds every entry's lowering (Lowerings.cpp).
+void registerLowerings(OpTable &table);
+
+/// One row of OpEntries.def: what `sotc ops`, the docs and the build-time check read.
+struct OpEntryRow {
+  const char *name;
+  CallKind kind;
+  const char *decomposition;
+  std::vector<const char *> signatures;
+};
+struct OpAliasRow {
+  const char *entry, *alias;
+};
+/// Every OP(...) and ALIAS(...) of OpEntries.def, in file order.
+const std::vector<OpEntryRow> &opEntryRows();
+const std::vector<OpAliasRow> &opAliasRows();
 
 /// `sotc ops`: one block per entry, sorted by kind then name, and a count.
 void printOpTable(const OpTable &table, std::ostream &os);

@@ -1,0 +1,109 @@
+//===- LowerShapes.cpp - Lowerings: reshape, transpose, squeeze, expand, concat, split ---===//
+#include "compiler/ops/Lowerings.h"
+
+#include "compiler/ops/Inference.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <cmath>
+
+namespace sotc::ops::lowering {
+
+void registerShapes(OpTable &t) {
+  auto reshapeLower = [](std::string xn, std::string shape) {
+    return [=](Lowering &L) { L.out(L.b.reshape(L.in(xn), L.args.intList(shape))); };
+  };
+  paddleLower(t, "reshape", reshapeLower("x", "shape"));
+  torchLower(t, "reshape", reshapeLower("input", "shape"));
+  t.bind("torch.Tensor.view", reshapeLower("input", "shape"));
+
+  auto transposeLower = [](std::string xn, std::string perm) {
+    return [=](Lowering &L) { L.out(L.b.transpose(L.in(xn), L.args.intList(perm))); };
+  };
+  paddleLower(t, "transpose", transposeLower("x", "perm"));
+  torchLower(t, "permute", transposeLower("input", "dims"));
+  torchLower(t, "transpose", [](Lowering &L) {
+    int x = L.in("input");
+    int64_t rank = L.b.meta(x).rank();
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < rank; ++i)
+      perm.push_back(i);
+    std::swap(perm[normalizeAxis("transpose", L.args.intValue("dim0"), rank)],
+              perm[normalizeAxis("transpose", L.args.intValue("dim1"), rank)]);
+    L.out(L.b.transpose(x, perm));
+  });
+
+  auto unsqueezeLower = [](std::string xn, std::string axis) {
+    return [=](Lowering &L) {
+      int x = L.in(xn);
+      L.out(L.b.reshape(x, unsqueezed(L, L.b.meta(x).shape, L.args.intList(axis))));
+    };
+  };
+  paddleLower(t, "unsqueeze", unsqueezeLower("x", "axis"));
+  torchLower(t, "unsqueeze", unsqueezeLower("input", "dim"));
+  auto squeezeLower = [](std::string xn, std::string axis) {
+    return [=](Lowering &L) {
+      int x = L.in(xn);
+      L.out(L.b.reshape(x, squeezed(L, L.b.meta(x).shape, axis)));
+    };
+  };
+  paddleLower(t, "squeeze", squeezeLower("x", "axis"));
+  torchLower(t, "squeeze", squeezeLower("input", "dim"));
+  auto flattenLower = [](std::string xn, std::string start, std::string stop) {
+    return [=](Lowering &L) {
+      int x = L.in(xn);
+      L.out(L.b.reshape(
+          x, flattened(L, L.b.meta(x).shape, L.args.intValue(start), L.args.intValue(stop))));
+    };
+  };
+  paddleLower(t, "flatten", flattenLower("x", "start_axis", "stop_axis"));
+  torchLower(t, "flatten", flattenLower("input", "start_dim", "end_dim"));
+
+  paddleLower(t, "expand", expandOp("x", "shape"));
+  paddleLower(t, "broadcast_to", expandOp("x", "shape"));
+  torchLower(t, "broadcast_to", expandOp("input", "size"));
+
+  auto concatLower = [](std::string xs, std::string axis) {
+    return [=](Lowering &L) {
+      std::vector<int> ins = L.inList(xs);
+      if (ins.empty())
+        badValue(L, "needs at least one tensor");
+      L.out(L.b.concat(
+          ins, normalizeAxis(L.b.opName(), L.args.intValue(axis), L.b.meta(ins[0]).rank())));
+    };
+  };
+  paddleLower(t, "concat", concatLower("x", "axis"), false);
+  torchLower(t, "cat", concatLower("tensors", "dim"), false);
+
+  paddleLower(t, "split", [](Lowering &L) {
+    int x = L.in("x");
+    int64_t axis = normalizeAxis("split", L.args.intValue("axis"), L.b.meta(x).rank());
+    const Arg &n = L.args.get("num_or_sections");
+    if (n.kind != Arg::Kind::Int)
+      return splitSizes(L, x, L.args.intList("num_or_sections"), axis);
+    int64_t dim = L.b.meta(x).shape[axis];
+    if (n.intValue <= 0 || (dim != kDynamic && dim % n.intValue != 0))
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       "split(): axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
+                           " cannot be split into " + std::to_string(n.intValue) +
+                           " equal sections");
+    splitSizes(L, x, std::vector<int64_t>(n.intValue, dim / n.intValue), axis);
+  });
+  torchLower(t, "split", [](Lowering &L) {
+    int x = L.in("tensor");
+    int64_t axis = normalizeAxis("split", L.args.intValue("dim"), L.b.meta(x).rank());
+    const Arg &n = L.args.get("split_size_or_sections");
+    if (n.kind != Arg::Kind::Int)
+      return splitSizes(L, x, L.args.intList("split_size_or_sections"), axis);
+    int64_t dim = L.b.meta(x).shape[axis];
+    if (n.intValue <= 0)
+      badValue(L, "split size must be positive");
+    std::vector<int64_t> sizes(dim / n.intValue, n.intValue);
+    if (dim % n.intValue)
+      sizes.push_back(dim % n.intValue); // torch: the last chunk may be smaller
+    splitSizes(L, x, sizes, axis);
+  });
+
+  t.bind("__getitem__", [](Lowering &L) { getitem(L, L.in("self"), L.args.get("index")); });
+}
+
+} // namespace sotc::ops::lowering

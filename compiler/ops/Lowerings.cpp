@@ -1,0 +1,413 @@
+//===- Lowerings.cpp - Building blocks of the operator table's lowerings -----------------===//
+#include "compiler/ops/Lowerings.h"
+
+#include "compiler/ops/Inference.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sotc::ops::lowering {
+
+[[noreturn]] void badValue(const Lowering &L, const std::string &message) {
+  throw CodedError(DiagCode::OpBadAttribute, L.b.opName() + "(): " + message);
+}
+
+Operands promoteOperands(Lowering &L, const std::string &xn, const std::string &yn) {
+  const Arg &xa = L.args.get(xn), &ya = L.args.get(yn);
+  if (xa.isTensor() && ya.isTensor())
+    return {L.in(xn), L.in(yn), promoteTypes(xa.tensor.dtype, ya.tensor.dtype)};
+  if (xa.isTensor()) {
+    DType d = promoteWithScalar(xa.tensor.dtype, ya);
+    return {L.in(xn), L.b.fill(ya.scalar(), {}, d), d};
+  }
+  DType d = promoteWithScalar(ya.tensor.dtype, xa);
+  return {L.b.fill(xa.scalar(), {}, d), L.in(yn), d};
+}
+
+LowerFn binaryOp(Prim prim, std::string xn, std::string yn, bool floatResult) {
+  return [=](Lowering &L) {
+    Operands o = promoteOperands(L, xn, yn);
+    L.out(L.b.binary(prim, o.x, o.y, floatResult ? floatingResult(o.dtype) : o.dtype));
+  };
+}
+
+LowerFn bitwiseOrLogical(Prim bitwise, Prim logical, std::string xn, std::string yn) {
+  return [=](Lowering &L) {
+    Operands o = promoteOperands(L, xn, yn);
+    L.out(L.b.binary(o.dtype == DType::Bool ? logical : bitwise, o.x, o.y, o.dtype));
+  };
+}
+
+LowerFn unaryFloat(Prim prim, std::string xn) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    L.out(L.b.unary(prim, L.b.cast(x, floatingResult(L.b.meta(x).dtype))));
+  };
+}
+
+LowerFn unarySame(Prim prim, std::string xn) {
+  return [=](Lowering &L) { L.out(L.b.unary(prim, L.in(xn))); };
+}
+
+int floatInput(Lowering &L, const std::string &xn) {
+  int x = L.in(xn);
+  return L.b.cast(x, floatingResult(L.b.meta(x).dtype));
+}
+
+int sigmoid(PrimBuilder &b, int x) {
+  int e = b.unary(Prim::Exp, b.unary(Prim::Neg, x));
+  return b.binary(Prim::Div, b.fill(1, {}, b.meta(x).dtype), b.binaryScalar(Prim::Add, e, 1));
+}
+
+std::vector<int64_t> axesOf(Lowering &L, const std::string &axisName, int x) {
+  std::vector<int64_t> axes; // None and [] both mean every axis, in paddle and torch
+  if (!L.args.isNone(axisName))
+    axes = L.args.intList(axisName);
+  return normalizeAxes(L.b.opName(), axes, L.b.meta(x).rank());
+}
+
+double countOver(Lowering &L, int x, const std::vector<int64_t> &axes) {
+  double n = 1;
+  for (int64_t a : axes) {
+    int64_t d = L.b.meta(x).shape[a];
+    if (d == kDynamic)
+      badValue(L,
+               "averaging over dynamic dimension " + std::to_string(a) + " is not supported yet");
+    n *= static_cast<double>(d);
+  }
+  return n;
+}
+
+int reduceTo(Lowering &L, Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim) {
+  return axes.empty() ? x : L.b.reduce(prim, x, axes, keepdim);
+}
+
+LowerFn reduceOp(Prim prim, std::string xn, std::string axis, std::string keepdim,
+                 std::string dtype) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    DType d = L.b.meta(x).dtype;
+    if (!dtype.empty() && !L.args.isNone(dtype))
+      d = L.args.get(dtype).dtypeValue;
+    else if ((prim == Prim::ReduceSum || prim == Prim::ReduceProd) &&
+             (isIntegral(d) || d == DType::Bool))
+      d = DType::Int64; // integer sums accumulate in int64, as paddle and torch do
+    x = L.b.cast(x, d);
+    L.out(reduceTo(L, prim, x, axesOf(L, axis, x), L.args.boolValue(keepdim)));
+  };
+}
+
+int mean(Lowering &L, int x, const std::vector<int64_t> &axes, bool keepdim) {
+  int s = reduceTo(L, Prim::ReduceSum, x, axes, keepdim);
+  return L.b.binaryScalar(Prim::Div, s, countOver(L, x, axes));
+}
+
+LowerFn meanOp(std::string xn, std::string axis, std::string keepdim) {
+  return [=](Lowering &L) {
+    int x = floatInput(L, xn);
+    L.out(mean(L, x, axesOf(L, axis, x), L.args.boolValue(keepdim)));
+  };
+}
+
+LowerFn logsumexpOp(std::string xn, std::string axis, std::string keepdim) {
+  return [=](Lowering &L) {
+    int x = floatInput(L, xn);
+    std::vector<int64_t> axes = axesOf(L, axis, x);
+    bool keep = L.args.boolValue(keepdim);
+    int m = reduceTo(L, Prim::ReduceMax, x, axes, true);
+    int e = L.b.unary(Prim::Exp, L.b.binary(Prim::Sub, x, m));
+    int s = L.b.unary(Prim::Log, reduceTo(L, Prim::ReduceSum, e, axes, true));
+    int r = L.b.binary(Prim::Add, s, m);
+    L.out(keep ? r : L.b.reshape(r, reducedShape(L.b.meta(x).shape, axes, false)));
+  };
+}
+
+LowerFn softmaxOp(std::string xn, std::string axisName, std::string dtype, bool log) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    if (!dtype.empty() && !L.args.isNone(dtype))
+      x = L.b.cast(x, L.args.get(dtype).dtypeValue);
+    x = L.b.cast(x, floatingResult(L.b.meta(x).dtype));
+    std::vector<int64_t> axes = {
+        normalizeAxis(L.b.opName(), L.args.intValue(axisName), L.b.meta(x).rank())};
+    int m = reduceTo(L, Prim::ReduceMax, x, axes, true);
+    int shifted = L.b.binary(Prim::Sub, x, m);
+    int e = L.b.unary(Prim::Exp, shifted);
+    int s = reduceTo(L, Prim::ReduceSum, e, axes, true);
+    L.out(log ? L.b.binary(Prim::Sub, shifted, L.b.unary(Prim::Log, s))
+              : L.b.binary(Prim::Div, e, s));
+  };
+}
+
+std::vector<int64_t> trailingAxes(Lowering &L, int x, const std::vector<int64_t> &normalized) {
+  const std::vector<int64_t> &shape = L.b.meta(x).shape;
+  if (normalized.empty() || normalized.size() > shape.size() ||
+      !std::equal(normalized.begin(), normalized.end(), shape.end() - normalized.size()))
+    throw CodedError(DiagCode::OpShapeMismatch,
+                     L.b.opName() + "(): normalized_shape " + formatInts(normalized) +
+                         " does not match the trailing dimensions of the input " +
+                         formatShape(shape));
+  std::vector<int64_t> axes;
+  for (size_t i = shape.size() - normalized.size(); i < shape.size(); ++i)
+    axes.push_back(static_cast<int64_t>(i));
+  return axes;
+}
+
+int affine(Lowering &L, int y, const std::string &weight, const std::string &bias) {
+  if (!weight.empty() && L.in(weight) >= 0)
+    y = L.b.binary(Prim::Mul, y, L.in(weight));
+  if (!bias.empty() && L.in(bias) >= 0)
+    y = L.b.binary(Prim::Add, y, L.in(bias));
+  return y;
+}
+
+LowerFn layerNormOp(std::string xn, std::string shape, std::string weight, std::string bias,
+                    std::string eps) {
+  return [=](Lowering &L) {
+    int x = floatInput(L, xn);
+    std::vector<int64_t> axes = trailingAxes(L, x, L.args.intList(shape));
+    int centered = L.b.binary(Prim::Sub, x, mean(L, x, axes, true));
+    int var = mean(L, L.b.binary(Prim::Mul, centered, centered), axes, true);
+    int inv = L.b.unary(Prim::Rsqrt, L.b.binaryScalar(Prim::Add, var, L.args.scalar(eps)));
+    L.out(affine(L, L.b.binary(Prim::Mul, centered, inv), weight, bias));
+  };
+}
+
+int rmsNorm(Lowering &L, int x, const std::vector<int64_t> &axes, double eps) {
+  int ms = mean(L, L.b.binary(Prim::Mul, x, x), axes, true);
+  return L.b.binary(Prim::Mul, x, L.b.unary(Prim::Rsqrt, L.b.binaryScalar(Prim::Add, ms, eps)));
+}
+
+int gelu(PrimBuilder &b, int x, bool tanhForm) {
+  if (!tanhForm) { // 0.5 * x * (1 + erf(x / sqrt(2)))
+    int e = b.unary(Prim::Erf, b.binaryScalar(Prim::Mul, x, 1.0 / std::sqrt(2.0)));
+    return b.binary(Prim::Mul, b.binaryScalar(Prim::Mul, x, 0.5), b.binaryScalar(Prim::Add, e, 1));
+  }
+  // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+  int cube = b.binary(Prim::Mul, b.binary(Prim::Mul, x, x), x);
+  int inner = b.binary(Prim::Add, x, b.binaryScalar(Prim::Mul, cube, 0.044715));
+  int t = b.unary(Prim::Tanh, b.binaryScalar(Prim::Mul, inner, std::sqrt(2.0 / M_PI)));
+  return b.binary(Prim::Mul, b.binaryScalar(Prim::Mul, x, 0.5), b.binaryScalar(Prim::Add, t, 1));
+}
+
+int clip(Lowering &L, int x, const std::string &lo, const std::string &hi) {
+  DType d = L.b.meta(x).dtype;
+  if (!L.args.isNone(lo))
+    x = L.b.binary(Prim::Max, x, L.b.fill(L.args.scalar(lo), {}, d));
+  if (!L.args.isNone(hi))
+    x = L.b.binary(Prim::Min, x, L.b.fill(L.args.scalar(hi), {}, d));
+  return x;
+}
+
+DType dtypeOr(Lowering &L, const std::string &name, DType fallback) {
+  return L.args.isNone(name) ? fallback : L.args.get(name).dtypeValue;
+}
+
+LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool torchInference) {
+  return [=](Lowering &L) {
+    const Arg &v = L.args.get(value);
+    DType fallback = DType::Float32;
+    if (torchInference)
+      fallback = v.kind == Arg::Kind::Bool  ? DType::Bool
+                 : v.kind == Arg::Kind::Int ? DType::Int64
+                                            : DType::Float32;
+    std::vector<int64_t> dims = L.args.intList(shape);
+    for (int64_t d : dims)
+      if (d < 0)
+        badValue(L, "negative size in shape " + formatInts(dims));
+    L.out(L.b.fill(v.scalar(), dims, dtypeOr(L, dtype, fallback)));
+  };
+}
+
+LowerFn fullLikeOp(std::string xn, double value, std::string valueName, std::string dtype) {
+  return [=](Lowering &L) {
+    const TensorMeta &m = L.b.meta(L.in(xn));
+    double v = valueName.empty() ? value : L.args.scalar(valueName);
+    L.out(L.b.fill(v, m.shape, dtypeOr(L, dtype, m.dtype)));
+  };
+}
+
+std::vector<int64_t> unsqueezed(Lowering &L, std::vector<int64_t> shape,
+                                const std::vector<int64_t> &axes) {
+  int64_t rank = static_cast<int64_t>(shape.size() + axes.size());
+  std::vector<int64_t> sorted = normalizeAxes(L.b.opName(), axes, rank);
+  for (int64_t a : sorted)
+    shape.insert(shape.begin() + a, 1);
+  return shape;
+}
+
+std::vector<int64_t> squeezed(Lowering &L, const std::vector<int64_t> &shape,
+                              const std::string &axisName) {
+  std::vector<int64_t> axes;
+  if (!L.args.isNone(axisName))
+    axes =
+        normalizeAxes(L.b.opName(), L.args.intList(axisName), static_cast<int64_t>(shape.size()));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    bool listed = L.args.isNone(axisName) ||
+                  std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
+    if (!(listed && shape[i] == 1))
+      out.push_back(shape[i]); // listed axes of size != 1 stay, as in paddle and torch
+  }
+  return out;
+}
+
+std::vector<int64_t> flattened(Lowering &L, const std::vector<int64_t> &shape, int64_t start,
+                               int64_t stop) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0)
+    return {1};
+  start = normalizeAxis(L.b.opName(), start, rank);
+  stop = normalizeAxis(L.b.opName(), stop, rank);
+  if (start > stop)
+    badValue(L,
+             "start axis " + std::to_string(start) + " is after stop axis " + std::to_string(stop));
+  std::vector<int64_t> out(shape.begin(), shape.begin() + start);
+  int64_t n = 1;
+  for (int64_t i = start; i <= stop; ++i)
+    n = (n == kDynamic || shape[i] == kDynamic) ? kDynamic : n * shape[i];
+  out.push_back(n);
+  out.insert(out.end(), shape.begin() + stop + 1, shape.end());
+  return out;
+}
+
+LowerFn expandOp(std::string xn, std::string shapeName) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    std::vector<int64_t> target = L.args.intList(shapeName);
+    const std::vector<int64_t> &in = L.b.meta(x).shape;
+    if (target.size() < in.size())
+      badValue(L, "target shape " + formatInts(target) + " has fewer dimensions than the input " +
+                      formatShape(in));
+    for (size_t i = 0; i < target.size(); ++i) {
+      size_t offset = target.size() - in.size();
+      if (target[i] == -1) {
+        if (i < offset)
+          badValue(L, "-1 in a new leading dimension of " + formatInts(target));
+        target[i] = in[i - offset];
+      }
+    }
+    L.out(L.b.broadcastTo(x, target));
+  };
+}
+
+void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis) {
+  int64_t dim = L.b.meta(x).shape[axis];
+  if (dim == kDynamic)
+    badValue(L, "splitting dynamic dimension " + std::to_string(axis) + " is not supported yet");
+  int64_t known = 0, inferred = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && inferred < 0)
+      inferred = static_cast<int64_t>(i);
+    else if (sizes[i] < 0)
+      badValue(L, "invalid section size " + std::to_string(sizes[i]));
+    else
+      known += sizes[i];
+  }
+  if (inferred >= 0)
+    sizes[inferred] = dim - known;
+  if ((inferred >= 0 && known > dim) || (inferred < 0 && known != dim))
+    throw CodedError(DiagCode::OpShapeMismatch, L.b.opName() + "(): sections " + formatInts(sizes) +
+                                                    " do not add up to " + std::to_string(dim) +
+                                                    ", the size of axis " + std::to_string(axis));
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    L.out(L.b.slice(x, {axis}, {start}, {start + s}, {1}));
+    start += s;
+  }
+}
+
+void getitem(Lowering &L, int x, const Arg &index) {
+  std::vector<Arg> items = index.kind == Arg::Kind::Tuple ? index.items : std::vector<Arg>{index};
+  const std::vector<int64_t> &in = L.b.meta(x).shape;
+  size_t consumed = 0, ellipses = 0;
+  for (const Arg &a : items) {
+    consumed += a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Slice;
+    ellipses += a.kind == Arg::Kind::Ellipsis;
+  }
+  if (ellipses > 1)
+    badValue(L, "an index can only have a single ellipsis ('...')");
+  if (consumed > in.size())
+    badValue(L, "too many indices for a tensor of dimension " + std::to_string(in.size()));
+  std::vector<int64_t> axes, starts, ends, steps, outShape;
+  size_t dim = 0;
+  auto keep = [&](size_t n) {
+    for (size_t i = 0; i < n; ++i, ++dim)
+      outShape.push_back(in[dim]);
+  };
+  for (const Arg &a : items) {
+    if (a.kind == Arg::Kind::Ellipsis) {
+      keep(in.size() - consumed); // the dimensions no other index item names
+      continue;
+    }
+    if (a.kind == Arg::Kind::None) {
+      outShape.push_back(1);
+      continue;
+    }
+    int64_t size = in[dim];
+    if (size == kDynamic)
+      badValue(L, "indexing dynamic dimension " + std::to_string(dim) + " is not supported yet");
+    if (a.kind == Arg::Kind::Int) {
+      int64_t i = a.intValue < 0 ? a.intValue + size : a.intValue;
+      if (i < 0 || i >= size)
+        badValue(L, "index " + std::to_string(a.intValue) + " is out of bounds for axis " +
+                        std::to_string(dim) + " with size " + std::to_string(size));
+      axes.push_back(static_cast<int64_t>(dim));
+      starts.push_back(i);
+      ends.push_back(i + 1);
+      steps.push_back(1);
+      ++dim;
+      continue;
+    }
+    // A slice: Python's clamping rules for positive steps.
+    int64_t step = a.items[2].isNone() ? 1 : a.items[2].intValue;
+    if (step <= 0)
+      badValue(L, "slice step must be positive, got " + std::to_string(step));
+    auto clampIndex = [&](const Arg &v, int64_t dflt) {
+      if (v.isNone())
+        return dflt;
+      int64_t i = v.intValue < 0 ? v.intValue + size : v.intValue;
+      return std::min(std::max<int64_t>(i, 0), size);
+    };
+    int64_t start = clampIndex(a.items[0], 0), stop = clampIndex(a.items[1], size);
+    stop = std::max(stop, start);
+    axes.push_back(static_cast<int64_t>(dim));
+    starts.push_back(start);
+    ends.push_back(stop);
+    steps.push_back(step);
+    outShape.push_back((stop - start + step - 1) / step);
+    ++dim;
+  }
+  keep(in.size() - dim);
+  int y = axes.empty() ? x : L.b.slice(x, axes, starts, ends, steps);
+  L.out(L.b.reshape(y, outShape));
+}
+
+void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {
+  t.bind("paddle." + name, lower);
+  if (method)
+    t.bind("Tensor." + name, lower);
+}
+
+void torchLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {
+  t.bind("torch." + name, lower);
+  if (method)
+    t.bind("torch.Tensor." + name, lower);
+}
+
+} // namespace sotc::ops::lowering
+
+namespace sotc::ops {
+
+void registerLowerings(OpTable &table) {
+  lowering::registerElementwise(table);
+  lowering::registerCreation(table);
+  lowering::registerReductions(table);
+  lowering::registerShapes(table);
+  lowering::registerLinearAlgebra(table);
+  lowering::registerActivations(table);
+  lowering::registerOperators(table);
+}
+
+} // namespace sotc::ops

@@ -1,0 +1,128 @@
+//===- Lowerings.h - Building blocks of the operator table's lowerings -------------------===//
+//
+// Internal to compiler/ops. The declarative half of each entry (names, signatures, docs) is
+// OpEntries.def; the lowering half is bound by name in the Lower*.cpp files, one per group,
+// from these building blocks.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_OPS_LOWERINGS_H
+#define SOTC_OPS_LOWERINGS_H
+
+#include "compiler/ops/OpTable.h"
+
+#include <string>
+#include <vector>
+
+namespace sotc::ops::lowering {
+
+[[noreturn]] void badValue(const Lowering &L, const std::string &message);
+
+/// Tensor-or-scalar operands `xn`, `yn` as value ids of one promoted dtype.
+struct Operands {
+  int x, y;
+  DType dtype;
+};
+
+Operands promoteOperands(Lowering &L, const std::string &xn, const std::string &yn);
+
+/// Binary elementwise; `floatResult` for true division (ints divide to float32).
+LowerFn binaryOp(Prim prim, std::string xn, std::string yn, bool floatResult = false);
+
+/// and/or/xor: logical on bool tensors, bitwise on integers.
+LowerFn bitwiseOrLogical(Prim bitwise, Prim logical, std::string xn, std::string yn);
+
+/// Transcendental unary ops compute in floating point: integer inputs become float32.
+LowerFn unaryFloat(Prim prim, std::string xn);
+
+LowerFn unarySame(Prim prim, std::string xn);
+
+int floatInput(Lowering &L, const std::string &xn);
+
+int sigmoid(PrimBuilder &b, int x);
+
+/// Axes from an optional IntList parameter (None: all axes).
+std::vector<int64_t> axesOf(Lowering &L, const std::string &axisName, int x);
+
+/// Number of elements over `axes`; reductions that divide need it statically.
+double countOver(Lowering &L, int x, const std::vector<int64_t> &axes);
+
+int reduceTo(Lowering &L, Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
+
+LowerFn reduceOp(Prim prim, std::string xn, std::string axis, std::string keepdim,
+                 std::string dtype = "");
+
+int mean(Lowering &L, int x, const std::vector<int64_t> &axes, bool keepdim);
+
+LowerFn meanOp(std::string xn, std::string axis, std::string keepdim);
+
+/// log(sum(exp(x - max))) + max, kept stable by subtracting the row maximum.
+LowerFn logsumexpOp(std::string xn, std::string axis, std::string keepdim);
+
+/// softmax / log_softmax over one axis.
+LowerFn softmaxOp(std::string xn, std::string axisName, std::string dtype, bool log);
+
+/// The trailing axes a normalization covers, checked against normalized_shape.
+std::vector<int64_t> trailingAxes(Lowering &L, int x, const std::vector<int64_t> &normalized);
+
+int affine(Lowering &L, int y, const std::string &weight, const std::string &bias);
+
+/// (x - mean) * rsqrt(var + eps) * weight + bias over the trailing normalized_shape.
+LowerFn layerNormOp(std::string xn, std::string shape, std::string weight, std::string bias,
+                    std::string eps);
+
+/// x * rsqrt(mean(x^2) + eps) * weight (+ bias) over the given trailing axes.
+int rmsNorm(Lowering &L, int x, const std::vector<int64_t> &axes, double eps);
+
+int gelu(PrimBuilder &b, int x, bool tanhForm);
+
+int clip(Lowering &L, int x, const std::string &lo, const std::string &hi);
+
+DType dtypeOr(Lowering &L, const std::string &name, DType fallback);
+
+/// paddle.full: float32 unless a dtype is given; torch.full infers it from the value.
+LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool torchInference);
+
+LowerFn fullLikeOp(std::string xn, double value, std::string valueName, std::string dtype);
+
+std::vector<int64_t> unsqueezed(Lowering &L, std::vector<int64_t> shape,
+                                const std::vector<int64_t> &axes);
+
+std::vector<int64_t> squeezed(Lowering &L, const std::vector<int64_t> &shape,
+                              const std::string &axisName);
+
+std::vector<int64_t> flattened(Lowering &L, const std::vector<int64_t> &shape, int64_t start,
+                               int64_t stop);
+
+/// paddle.expand / broadcast_to: -1 keeps the input's size.
+LowerFn expandOp(std::string xn, std::string shapeName);
+
+/// Splits `x` along `axis` into pieces of the given sizes (one -1 is inferred).
+void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis);
+
+/// x[index]: ints, slices (positive steps), None and one Ellipsis.
+void getitem(Lowering &L, int x, const Arg &index);
+
+/// Binds `paddle.name` and, with `method`, its `Tensor.name` form (same signatures).
+void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method = true);
+
+/// Binds `torch.name` and, with `method`, its `torch.Tensor.name` form.
+void torchLower(OpTable &t, const std::string &name, LowerFn lower, bool method = true);
+
+/// Elementwise math, comparisons, logic, casts.
+void registerElementwise(OpTable &t);
+/// Full, zeros, ones and their *_like forms.
+void registerCreation(OpTable &t);
+/// Sum, mean, max, min, prod, logsumexp.
+void registerReductions(OpTable &t);
+/// Reshape, transpose, squeeze, expand, concat, split, x[...].
+void registerShapes(OpTable &t);
+/// Matmul and linear.
+void registerLinearAlgebra(OpTable &t);
+/// Activations, softmax, normalizations, dropout.
+void registerActivations(OpTable &t);
+/// Python operators (__add__, __lt__, __neg__, ...).
+void registerOperators(OpTable &t);
+
+} // namespace sotc::ops::lowering
+
+#endif // SOTC_OPS_LOWERINGS_H
