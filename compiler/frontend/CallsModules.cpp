@@ -11,6 +11,7 @@ namespace {
 
 double arg(const CallContext &c, size_t i) { return c.args[i]->constant.number(); }
 
+/// A math function of one float argument.
 template <double (*F)(double)> bool unaryMath(CallContext &c) {
   if (c.args.size() != 1)
     return false;
@@ -18,6 +19,7 @@ template <double (*F)(double)> bool unaryMath(CallContext &c) {
   return true;
 }
 
+/// floor / ceil: an int result.
 template <double (*F)(double)> bool roundingMath(CallContext &c) {
   if (c.args.size() != 1)
     return false;
@@ -32,34 +34,35 @@ bool mathPow(CallContext &c) {
   return true;
 }
 
-double sqrtFn(double x) { return std::sqrt(x); }
-double expFn(double x) { return std::exp(x); }
-double logFn(double x) { return std::log(x); }
-double sinFn(double x) { return std::sin(x); }
-double cosFn(double x) { return std::cos(x); }
-double tanhFn(double x) { return std::tanh(x); }
-double fabsFn(double x) { return std::fabs(x); }
-double log2Fn(double x) { return std::log2(x); }
-double log10Fn(double x) { return std::log10(x); }
-double erfFn(double x) { return std::erf(x); }
-double floorFn(double x) { return std::floor(x); }
-double ceilFn(double x) { return std::ceil(x); }
+// The <cmath> functions are overloaded; these pick the double one for the templates.
+constexpr double (*kSqrt)(double) = std::sqrt;
+constexpr double (*kExp)(double) = std::exp;
+constexpr double (*kLog)(double) = std::log;
+constexpr double (*kSin)(double) = std::sin;
+constexpr double (*kCos)(double) = std::cos;
+constexpr double (*kTanh)(double) = std::tanh;
+constexpr double (*kFabs)(double) = std::fabs;
+constexpr double (*kLog2)(double) = std::log2;
+constexpr double (*kLog10)(double) = std::log10;
+constexpr double (*kErf)(double) = std::erf;
+constexpr double (*kFloor)(double) = std::floor;
+constexpr double (*kCeil)(double) = std::ceil;
 
 /// `math` on number constants folds at compile time.
 const CallTable &mathFunctions() {
   static const CallTable table = {
-      {"math.sqrt", unaryMath<sqrtFn>},
-      {"math.exp", unaryMath<expFn>},
-      {"math.log", unaryMath<logFn>},
-      {"math.sin", unaryMath<sinFn>},
-      {"math.cos", unaryMath<cosFn>},
-      {"math.tanh", unaryMath<tanhFn>},
-      {"math.fabs", unaryMath<fabsFn>},
-      {"math.log2", unaryMath<log2Fn>},
-      {"math.log10", unaryMath<log10Fn>},
-      {"math.erf", unaryMath<erfFn>},
-      {"math.floor", roundingMath<floorFn>},
-      {"math.ceil", roundingMath<ceilFn>},
+      {"math.sqrt", unaryMath<kSqrt>},
+      {"math.exp", unaryMath<kExp>},
+      {"math.log", unaryMath<kLog>},
+      {"math.sin", unaryMath<kSin>},
+      {"math.cos", unaryMath<kCos>},
+      {"math.tanh", unaryMath<kTanh>},
+      {"math.fabs", unaryMath<kFabs>},
+      {"math.log2", unaryMath<kLog2>},
+      {"math.log10", unaryMath<kLog10>},
+      {"math.erf", unaryMath<kErf>},
+      {"math.floor", roundingMath<kFloor>},
+      {"math.ceil", roundingMath<kCeil>},
       {"math.pow", mathPow},
   };
   return table;

@@ -3,9 +3,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <type_traits>
 
 namespace sotc::mapexpr {
 namespace {
+/// Iteration spaces have a handful of dimensions; a larger id is a malformed expression.
+constexpr int64_t kMaxIterators = 1 << 20;
 
 std::shared_ptr<IndexExpr> make() { return std::make_shared<IndexExpr>(); }
 } // namespace
@@ -163,14 +168,7 @@ public:
     return e;
   }
   std::vector<Expr> parseList() {
-    expect("[");
-    std::vector<Expr> items;
-    if (!eat("]")) {
-      do
-        items.push_back(expr());
-      while (eat(","));
-      expect("]");
-    }
+    std::vector<Expr> items = list([&] { return expr(); });
     end();
     return items;
   }
@@ -210,31 +208,36 @@ private:
       ++pos_;
     if (start == pos_ || (pos_ == start + 1 && t_[start] == '-'))
       fail("expected a number");
-    return std::stoll(t_.substr(start, pos_ - start));
+    errno = 0;
+    long long value = std::strtoll(t_.c_str() + start, nullptr, 10);
+    if (errno == ERANGE)
+      fail("number out of range");
+    return value;
   }
-  std::vector<int64_t> ints() {
+  /// "[item, item, ...]"
+  template <typename ParseItem>
+  std::vector<std::invoke_result_t<ParseItem>> list(ParseItem item) {
     expect("[");
-    std::vector<int64_t> v;
+    std::vector<std::invoke_result_t<ParseItem>> items;
     if (!eat("]")) {
-      do {
-        v.push_back(number());
-        if (v.back() <= 0)
-          fail("dims must be positive");
-      } while (eat(","));
+      do
+        items.push_back(item());
+      while (eat(","));
       expect("]");
     }
-    return v;
+    return items;
+  }
+  std::vector<int64_t> ints() {
+    return list([&] {
+      int64_t d = number();
+      if (d <= 0)
+        fail("dims must be positive");
+      return d;
+    });
   }
   Expr expr() {
     if (eat("IndexDot(")) {
-      expect("[");
-      std::vector<Expr> items;
-      if (!eat("]")) {
-        do
-          items.push_back(expr());
-        while (eat(","));
-        expect("]");
-      }
+      std::vector<Expr> items = list([&] { return expr(); });
       expect(",");
       std::vector<int64_t> dims = ints();
       expect(")");
@@ -267,8 +270,12 @@ private:
       expect(")");
       return IndexExpr::affine(inner, mul, add);
     }
-    if (eat("i"))
-      return IndexExpr::iter(static_cast<int>(number()));
+    if (eat("i")) {
+      int64_t id = number();
+      if (id < 0 || id >= kMaxIterators)
+        fail("iterator i" + std::to_string(id) + " out of range");
+      return IndexExpr::iter(static_cast<int>(id));
+    }
     return IndexExpr::constant(number());
   }
 
@@ -343,7 +350,7 @@ Expr decode(const std::vector<int64_t> &code, size_t &pos) {
     return nullptr;
   switch (kind) {
   case kIter:
-    return next(a) && a >= 0 && a < (1 << 20) ? IndexExpr::iter(static_cast<int>(a)) : nullptr;
+    return next(a) && a >= 0 && a < kMaxIterators ? IndexExpr::iter(static_cast<int>(a)) : nullptr;
   case kConst:
     return next(a) ? IndexExpr::constant(a) : nullptr;
   case kAffine: {

@@ -56,4 +56,6 @@ TEST_CASE("parse errors name the column and carry E4003", "[mapexpr][index]") {
   CHECK_FALSE(parseIndexList("[i0"));
   CHECK_FALSE(parseIndexList("[i0] x"));
   CHECK_FALSE(parseIndexList("[ListGetItem(IndexUnDot(i0, [4, 8]), 2)]"));
+  CHECK_FALSE(parseIndexList("[i-1]"));
+  CHECK_FALSE(parseIndexList("[99999999999999999999999]"));
 }
