@@ -93,6 +93,10 @@ void registerAllPasses() {
   sir::registerSirPasses();
   mapexpr::registerMapExprPasses();
   registerConvertSirToMapExpr();
+  registerSotcPipelines();
+}
+
+void registerSotcPipelines() {
   mlir::registerPassPipeline(
       "sotc-pipeline", "sotc's pipeline from frontend sir to the given phase",
       [](mlir::OpPassManager &pm, llvm::StringRef text,

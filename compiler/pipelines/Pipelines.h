@@ -56,8 +56,10 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
 
 /// Every dialect sotc's IR may hold, for every tool.
 void registerAllDialects(mlir::DialectRegistry &registry);
-/// Every sotc pass and the `sotc-pipeline` pipeline
+/// The `sotc-pipeline` pass pipeline
 /// (`sotc-opt --sotc-pipeline="target=cpu compile-to=scheduled"`).
+void registerSotcPipelines();
+/// Every sotc pass, the upstream passes sotc-opt offers, and registerSotcPipelines().
 void registerAllPasses();
 
 } // namespace sotc::pipelines
