@@ -1,5 +1,7 @@
 #include "compiler/frontend/SirEmitter.h"
 
+#include "compiler/support/MlirDiagnostics.h"
+
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
 
@@ -132,8 +134,13 @@ mlir::OwningOpRef<mlir::ModuleOp> emitSir(const Translation &translation,
   Emitter emitter(context);
   for (const Segment &seg : translation.segments)
     emitter.subgraph(*module, seg);
+  // The translator only records what the operator table accepted; sir that does not verify
+  // is a frontend bug, reported as one coded line with the Python line, not a crash.
+  CodedDiagnosticCapture capture(&context, DiagCode::CliPassFailed);
   if (mlir::failed(mlir::verify(*module)))
-    throw std::logic_error("sotc: internal error: the emitted sir module does not verify");
+    throw CodedError(DiagCode::CliPassFailed,
+                     "internal error: the emitted sir does not verify: " +
+                         std::string(capture.error() ? capture.error()->what() : "?"));
   return module;
 }
 

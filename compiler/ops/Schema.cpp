@@ -1,5 +1,6 @@
 #include "compiler/ops/Schema.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <set>
@@ -276,8 +277,12 @@ bool argMatches(const Param &param, const Arg &arg) {
   case ParamType::String:
     return arg.kind == K::String;
   case ParamType::Index: {
-    auto simple = [](const Arg &a) {
-      return a.kind == K::Int || a.kind == K::None || a.kind == K::Slice || a.kind == K::Ellipsis;
+    // A slice's start, stop and step are ints or None, as Python's slice indices.
+    auto bound = [](const Arg &a) { return a.kind == K::Int || a.kind == K::None; };
+    auto simple = [&](const Arg &a) {
+      if (a.kind == K::Slice)
+        return std::all_of(a.items.begin(), a.items.end(), bound);
+      return a.kind == K::Int || a.kind == K::None || a.kind == K::Ellipsis;
     };
     if (arg.kind == K::Tuple) {
       for (const Arg &item : arg.items)

@@ -79,3 +79,15 @@ TEST_CASE("every dispatch error has its code and exact text", "[dispatch]") {
   CHECK(failure("paddle.sum", {{tensor({2})}, {{"axis", Arg::list({Arg::ofFloat(1)})}}}).second ==
         "sum(): argument 'axis' must be int or list of ints or None, not list");
 }
+
+TEST_CASE("slice bounds are ints or None, never tensors", "[dispatch]") {
+  // x[t:] with a tensor t needs its value on the host; the fuzzer found it reaching sir.
+  Arg bad = Arg::slice(tensor({}, DType::Int64), Arg::none(), Arg::none());
+  auto [code, message] = failure("__getitem__", {{tensor({8, 4}), bad}, {}});
+  CHECK(code == DiagCode::OpArgumentType);
+  CHECK(message == "__getitem__(): argument 'index' must be int, slice, None, Ellipsis or a "
+                   "tuple of those, not slice");
+  LoweredCall ok = OpTable::get().lower(
+      "__getitem__", {{tensor({8, 4}), Arg::slice(Arg::ofInt(1), Arg::none(), Arg::ofInt(2))}, {}});
+  CHECK(ok.outputs()[0].shape == std::vector<int64_t>{4, 4});
+}
