@@ -102,6 +102,22 @@ LogicalResult KernelOp::verify() {
   for (Value v : ret.getResults())
     if (!v.getDefiningOp<TensorOp>())
       return ret.emitOpError("returns a value that is not a kernel tensor");
+  // A kernel is one launch: once scheduled, every statement runs on one grid and block.
+  std::optional<std::string> grid;
+  for (auto [i, anchored] : llvm::enumerate(body.getOps<AnchoredOp>())) {
+    if (!anchored.getLoops())
+      continue;
+    std::string spatial;
+    for (const sotc::sched::LoopDescriptor &l : sotc::sched::loopsOf(*anchored.getLoops()))
+      if (l.spatial())
+        spatial += (spatial.empty() ? "" : ", ") + l.str();
+    if (!grid)
+      grid = spatial;
+    else if (spatial != *grid)
+      return anchored.emitOpError("AnchoredMapStmt ")
+             << i << " runs on (" << spatial << ") but the kernel's first statement on ("
+             << *grid << "): a kernel is one launch, one grid";
+  }
   return success();
 }
 

@@ -7,10 +7,12 @@ include "mlir/Pass/PassBase.td"
 def MapExprSchedule : Pass<"sotc-mapexpr-schedule", "::sotc::mapexpr::KernelOp"> {
   let summary = "Choose every AnchoredMapStmt's schedule mesh and loops by the target's policy";
   let description = [{
-    GPU: injective spaces flatten, pad to the block size and map to blockIdx.x x
-    threadIdx.x (+ Vectorize); reductions put rows on blocks and reduce across a block's
-    threads with per-thread Temporal loops. CPU: an outer parallel loop and an inner vector
-    loop, reductions serial per row.
+    A kernel is one launch, so its statements share one grid. GPU: an injective kernel
+    flattens, pads to the block size and maps to blockIdx.x x threadIdx.x (+ Vectorize); a
+    kernel with a reduction puts the reduction's rows on blocks, and every statement, the
+    consumers of the reduction included, runs on those rows across the block's threads with
+    per-thread Temporal loops. CPU: an outer parallel loop and an inner vector loop; with a
+    reduction, rows on the parallel loop and within a row a serial reduction or a vector loop.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"gpu\"", "gpu or cpu">,

@@ -21,14 +21,17 @@ struct MapExprSchedulePass : impl::MapExprScheduleBase<MapExprSchedulePass> {
       return signalPassFailure();
     }
     Target t = target == "cpu" ? Target::Cpu : Target::Gpu;
-    for (AnchoredOp op : getOperation().getBody().front().getOps<AnchoredOp>()) {
-      Expected<sched::Schedule> schedule = scheduleFor(sched::dimsOf(op.getDims()), t);
-      if (!schedule) {
-        (void)emitCodedError(op, schedule.error());
-        return signalPassFailure();
-      }
-      op.setMeshAttr(sched::MeshAttr::get(op.getContext(), schedule->mesh));
-      op.setLoopsAttr(sched::loopsAttr(op.getContext(), schedule->loops));
+    // One kernel is one launch: its statements are scheduled together, on one grid.
+    Kernel kernel = kernelFromIR(getOperation());
+    Expected<std::monostate> scheduled = scheduleKernel(kernel, t);
+    if (!scheduled) {
+      (void)emitCodedError(getOperation(), scheduled.error());
+      return signalPassFailure();
+    }
+    for (auto [op, a] :
+         llvm::zip(getOperation().getBody().front().getOps<AnchoredOp>(), kernel.stmts)) {
+      op.setMeshAttr(sched::MeshAttr::get(op.getContext(), a.schedule->mesh));
+      op.setLoopsAttr(sched::loopsAttr(op.getContext(), a.schedule->loops));
     }
   }
 };

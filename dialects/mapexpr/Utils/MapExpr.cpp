@@ -1,6 +1,7 @@
 #include "dialects/mapexpr/Utils/MapExpr.h"
 
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 namespace sotc::mapexpr {
@@ -63,6 +64,120 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
       return sched::cpuSchedule(dims);
     return reduction ? sched::gpuReductionSchedule(dims) : sched::gpuInjectiveSchedule(dims);
   });
+}
+
+namespace {
+bool hasReduction(const std::vector<sched::ScheduleDim> &dims) {
+  return std::any_of(dims.begin(), dims.end(),
+                     [](const sched::ScheduleDim &d) { return d.reduced; });
+}
+
+/// The anchor iterators of `dims` that count rows, in row order: the injective ones of size
+/// above 1 (size-1 dims are always 0 and count nothing).
+std::vector<int> rowIterators(const std::vector<sched::ScheduleDim> &dims) {
+  std::vector<int> iters;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (!dims[i].reduced && dims[i].size != 1)
+      iters.push_back(static_cast<int>(i));
+  return iters;
+}
+
+std::vector<int64_t> sizesOf(const std::vector<sched::ScheduleDim> &dims,
+                             const std::vector<int> &iters) {
+  std::vector<int64_t> sizes;
+  for (int i : iters)
+    sizes.push_back(dims[i].size);
+  return sizes;
+}
+
+bool isIter(const Expr &e, int id) { return e->kind() == IndexExpr::Kind::Iter && e->id() == id; }
+
+/// Whether every statement of `k` runs on its reduction's rows with `rows[s]` the row
+/// iterators of statement s: every tensor a statement reads from an earlier statement was
+/// written, element by element, by the same row (the same block), because each row
+/// coordinate of the writer indexes one tensor dimension that the reader indexes with its
+/// own row coordinate of the same rank.
+bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
+  std::map<int, size_t> writtenIn;
+  for (size_t s = 0; s < k.stmts.size(); ++s)
+    for (const OpStmt &op : k.stmts[s].stmts)
+      for (int t : op.outs)
+        writtenIn.emplace(t, s);
+  for (size_t b = 0; b < k.stmts.size(); ++b)
+    for (const OpStmt &op : k.stmts[b].stmts)
+      for (int t : op.ins) {
+        auto w = writtenIn.find(t);
+        if (w == writtenIn.end() || w->second >= b)
+          continue;
+        const std::vector<Expr> &written = k.stmts[w->second].index.at(t);
+        const std::vector<Expr> &read = k.stmts[b].index.at(t);
+        for (size_t r = 0; r < rows[w->second].size(); ++r) {
+          auto d = std::find_if(written.begin(), written.end(),
+                                [&](const Expr &e) { return isIter(e, rows[w->second][r]); });
+          if (d == written.end() || !isIter(read[d - written.begin()], rows[b][r]))
+            return false;
+        }
+      }
+  return true;
+}
+} // namespace
+
+Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
+  auto defining = std::find_if(k.stmts.begin(), k.stmts.end(),
+                               [](const AnchoredMapStmt &a) { return hasReduction(a.dims); });
+  if (defining == k.stmts.end()) { // injective: one statement on its own policy
+    for (AnchoredMapStmt &a : k.stmts) {
+      Expected<sched::Schedule> s = scheduleFor(a.dims, target);
+      if (!s)
+        return s.error();
+      a.schedule = *s;
+    }
+    return std::monostate();
+  }
+  // Each statement's row iterators, in the defining reduction's row order; a statement that
+  // has none that fit (another reduction's axes, a different space) leaves rows empty.
+  const std::vector<int> definingRows = rowIterators(defining->dims);
+  const std::vector<int64_t> rowSizes = sizesOf(defining->dims, definingRows);
+  std::vector<std::vector<int>> rows;
+  bool fits = true;
+  int64_t threads = 0;
+  for (const AnchoredMapStmt &a : k.stmts) {
+    if (hasReduction(a.dims))
+      threads = std::max(threads, sched::gpuRowThreads(sched::rowSplit(a.dims).reduce));
+    std::vector<int> iters = rowIterators(a.dims);
+    if (!hasReduction(a.dims) && a.dims.size() == defining->dims.size() &&
+        sizesOf(a.dims, definingRows) == rowSizes)
+      iters = definingRows; // the reduction's space: its rows, the rest within a row
+    fits = fits && sizesOf(a.dims, iters) == rowSizes;
+    rows.push_back(iters);
+  }
+  int64_t rowCount =
+      std::accumulate(rowSizes.begin(), rowSizes.end(), int64_t{1}, std::multiplies<int64_t>());
+  // Statements that cannot run on those rows (reductions over different axes fused into one
+  // kernel) leave one grid that is always correct: a single row, the kernel in one block.
+  if (!fits || !rowAligned(k, rows)) {
+    rowCount = 1;
+    for (std::vector<int> &r : rows)
+      r.clear();
+  }
+  Expected<std::vector<sched::Schedule>> schedules = catchCodedError([&] {
+    std::vector<sched::Schedule> out;
+    for (size_t s = 0; s < k.stmts.size(); ++s) {
+      const std::vector<sched::ScheduleDim> &dims = k.stmts[s].dims;
+      std::vector<int64_t> perm(rows[s].begin(), rows[s].end()); // rows first, then the rest
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (std::find(rows[s].begin(), rows[s].end(), static_cast<int>(i)) == rows[s].end())
+          perm.push_back(static_cast<int64_t>(i));
+      out.push_back(target == Target::Cpu ? sched::cpuRowSchedule(dims, perm, rowCount)
+                                          : sched::gpuRowSchedule(dims, perm, rowCount, threads));
+    }
+    return out;
+  });
+  if (!schedules)
+    return schedules.error();
+  for (size_t s = 0; s < k.stmts.size(); ++s)
+    k.stmts[s].schedule = (*schedules)[s];
+  return std::monostate();
 }
 
 } // namespace sotc::mapexpr

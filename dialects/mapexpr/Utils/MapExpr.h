@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace sotc::mapexpr {
@@ -61,6 +62,14 @@ enum class Target { Gpu, Cpu };
 /// The mesh and loops the target's policy chooses for `dims`: GPU injective or reduction,
 /// or the CPU parallel + vector loops (E4001 when the dims do not fit the policy).
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target);
+
+/// Schedules every AnchoredMapStmt of `k`. A kernel is one launch: with a reduction, its
+/// first reduction's rows decide the grid (GPU: a block per row; CPU: one parallel-loop
+/// iteration per row) and every statement runs on those rows, each reading only what its own
+/// row wrote before (checked on the index expressions). A kernel whose statements cannot
+/// (reductions over different axes fused together) runs as one row: correct, one block.
+/// E4001 only for dims the mesh algebra refuses.
+Expected<std::monostate> scheduleKernel(Kernel &k, Target target);
 
 } // namespace sotc::mapexpr
 

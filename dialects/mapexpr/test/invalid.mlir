@@ -112,3 +112,20 @@ mapexpr.kernel @k(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
   }
   mapexpr.return %y : tensor<4x2xf32>
 }
+
+// -----
+
+// Statements of one kernel share one launch: a consumer of a reduction runs on its rows.
+mapexpr.kernel @softmax_like(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = mapexpr.tensor "s" : tensor<4x1xf32>
+  %y = mapexpr.tensor "y" : tensor<4x8xf32>
+  mapexpr.anchored %x : tensor<4x8xf32> attributes {dims = [#sched.injective<4>, #sched.reduced<8>], loops = [#sched.loop<S0x, 4>, #sched.loop<S1x, 32>, #sched.loop<Temporal, 1>], mesh = #sched.mesh<[#sched.injective<4>, #sched.reduced<8>], [#sched.transpose<[0, 1]>, #sched.reshape<[4, 8]>, #sched.padding<[4, 32]>, #sched.reshape<[4, 1, 32]>, #sched.transpose<[0, 2, 1]>]>} {
+    mapexpr.op "reduce_sum_init" outs(%s : tensor<4x1xf32>) {indices = [#mapexpr.index<[i0, 0]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<4x1xf32>) ins(%x : tensor<4x8xf32>) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
+  }
+  // expected-error @+1 {{AnchoredMapStmt 1 runs on (blockIdx.x=0..1, threadIdx.x=0..32) but the kernel's first statement on (blockIdx.x=0..4, threadIdx.x=0..32): a kernel is one launch, one grid}}
+  mapexpr.anchored %y : tensor<4x8xf32> attributes {dims = [#sched.injective<4>, #sched.injective<8>], loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 32>], mesh = #sched.mesh<[#sched.injective<4>, #sched.injective<8>], [#sched.reshape<[32]>, #sched.reshape<[1, 32]>]>} {
+    mapexpr.op "divide" outs(%y : tensor<4x8xf32>) ins(%x, %s : tensor<4x8xf32>, tensor<4x1xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, 0]>]}
+  }
+  mapexpr.return %y : tensor<4x8xf32>
+}

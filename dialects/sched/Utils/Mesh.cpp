@@ -252,30 +252,54 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims) {
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x})};
 }
 
-Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
+RowSplit rowSplit(const std::vector<ScheduleDim> &dims) {
+  RowSplit split;
+  for (bool reduced : {false, true})
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i].reduced == reduced) {
+        split.perm.push_back(static_cast<int64_t>(i));
+        (reduced ? split.reduce : split.rows) *= dims[i].size;
+      }
+  return split;
+}
+
+int64_t gpuRowThreads(int64_t reduce) { return std::clamp<int64_t>(roundUp(reduce, 32), 32, 256); }
+
+Schedule gpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
+                        int64_t rows, int64_t threads) {
   ScheduleMesh base(dims);
-  std::vector<int64_t> perm;
-  int64_t rows = 1, reduce = 1;
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (!dims[i].reduced) {
-      perm.push_back(static_cast<int64_t>(i));
-      rows *= dims[i].size;
-    }
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i].reduced) {
-      perm.push_back(static_cast<int64_t>(i));
-      reduce *= dims[i].size;
-    }
-  if (reduce == 1 &&
-      std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
-    throw MeshError("the reduction policy got no reduced dim");
-  int64_t threads = std::clamp<int64_t>(roundUp(reduce, 32), 32, 256);
+  int64_t n = base.inputNumElements();
+  if (rows <= 0 || n % rows != 0)
+    throw MeshError("a space of " + std::to_string(n) + " elements does not split into " +
+                    std::to_string(rows) + " rows");
   ScheduleMesh m = base.transpose(perm)
-                       .reshape({rows, reduce})
+                       .reshape({rows, n / rows})
                        .roundUpPadding({std::nullopt, threads})
                        .reshape({rows, -1, threads})
                        .transpose({0, 2, 1});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Temporal})};
+}
+
+Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
+  if (std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
+    throw MeshError("the reduction policy got no reduced dim");
+  RowSplit split = rowSplit(dims);
+  return gpuRowSchedule(dims, split.perm, split.rows, gpuRowThreads(split.reduce));
+}
+
+Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
+                        int64_t rows) {
+  ScheduleMesh base(dims);
+  int64_t n = base.inputNumElements();
+  if (rows <= 0 || n % rows != 0)
+    throw MeshError("a space of " + std::to_string(n) + " elements does not split into " +
+                    std::to_string(rows) + " rows");
+  bool reduction =
+      std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
+  ScheduleMesh m = base.transpose(perm).reshape({rows, n / rows});
+  // A row's reduction is a serial loop; its elementwise work a vector loop.
+  return {
+      m, loopDescriptors(m, {LoopType::S0x, reduction ? LoopType::Temporal : LoopType::Vectorize})};
 }
 
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
@@ -283,18 +307,9 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   constexpr int64_t kVector = 8;
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
-  if (reduction) {
-    // Rows in parallel, each row's reduction a serial loop.
-    std::vector<int64_t> perm;
-    int64_t rows = 1, reduce = 1;
-    for (bool reduced : {false, true})
-      for (size_t i = 0; i < dims.size(); ++i)
-        if (dims[i].reduced == reduced) {
-          perm.push_back(static_cast<int64_t>(i));
-          (reduced ? reduce : rows) *= dims[i].size;
-        }
-    ScheduleMesh m = base.transpose(perm).reshape({rows, reduce});
-    return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Temporal})};
+  if (reduction) { // rows in parallel, each row's reduction a serial loop
+    RowSplit split = rowSplit(dims);
+    return cpuRowSchedule(dims, split.perm, split.rows);
   }
   int64_t n = base.inputNumElements();
   ScheduleMesh m = base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});

@@ -112,9 +112,26 @@ struct Schedule {
 /// divides evenly). T follows the problem: up to 1024 elements take one block of the
 /// element count rounded up to a warp; larger problems use 256 threads per block.
 Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims);
-/// GPU policy with reduced dims: reduced axes innermost, the injective rows on blocks, the
-/// reduction across the threads of a block with a per-thread Temporal loop.
+/// A space split into rows: `perm` lists the injective dims (in order), then the reduced
+/// ones; `rows` and `reduce` are their element counts.
+struct RowSplit {
+  std::vector<int64_t> perm;
+  int64_t rows = 1, reduce = 1;
+};
+RowSplit rowSplit(const std::vector<ScheduleDim> &dims);
+
+/// GPU block size for rows of `reduce` elements: a warp multiple, 32 to 256.
+int64_t gpuRowThreads(int64_t reduce);
+/// The space, permuted by `perm`, as `rows` rows: each row on one block (blockIdx.x), its
+/// elements across `threads` threads with a per-thread Temporal loop. Every AnchoredMapStmt of
+/// a kernel with a reduction runs on this grid, so a block never needs another block's row.
+Schedule gpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
+                        int64_t rows, int64_t threads);
+/// GPU policy with reduced dims: gpuRowSchedule with the reduced axes innermost.
 Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims);
+/// CPU: rows on the outer parallel loop; within a row a serial (reduction) or vector loop.
+Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
+                        int64_t rows);
 /// CPU policy: injective spaces flatten onto an outer parallel loop (S0x: one chunk per
 /// worker) and an inner vector loop; with reduced dims, rows run in parallel and each row's
 /// reduction is a serial Temporal loop.

@@ -74,11 +74,10 @@ private:
 
   mlir::Value prim(const std::string &name, mlir::ValueRange operands, const Shape &result,
                    const std::function<void(sir::PrimOp)> &attrs = {}) {
-    auto op =
-        sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
-                            *sir::symbolizePrimitive(name), operands, nullptr, nullptr, nullptr,
-                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                            nullptr);
+    auto op = sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
+                                  *sir::symbolizePrimitive(name), operands, nullptr, nullptr,
+                                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                  nullptr, nullptr, nullptr);
     if (attrs)
       attrs(op);
     return op.getResult();
@@ -252,8 +251,22 @@ void checkKernel(const mapexpr::Kernel &k) {
       for (int t : s.ins)
         if (producedIn.count(t) && producedIn[t] < si)
           mustBeComplete.insert(t);
+  // One launch: every statement runs on the first one's grid, and a block reads only what it
+  // wrote itself in an earlier statement (a block never needs another block's result).
+  auto spatial = [](const mapexpr::AnchoredMapStmt &a) {
+    std::vector<std::pair<sched::LoopType, int64_t>> grid;
+    for (const sched::LoopDescriptor &l : a.schedule->loops)
+      if (l.spatial())
+        grid.push_back({l.type, l.size});
+    return grid;
+  };
+  std::map<int, std::map<int64_t, int64_t>> writerBlock; // tensor -> element -> block
   for (const mapexpr::AnchoredMapStmt &a : k.stmts) {
+    CHECK(spatial(a) == spatial(k.stmts.front()));
     const sched::ScheduleMesh &mesh = a.schedule->mesh;
+    size_t blockDim = 0; // the loop bound to blockIdx.x (CPU: the parallel loop)
+    while (a.schedule->loops[blockDim].type != sched::LoopType::S0x)
+      ++blockDim;
     std::map<int, std::map<int64_t, int>> writes;          // tensor -> element -> count
     std::map<std::pair<size_t, int64_t>, int> accumulated; // (stmt, input element) -> count
     Shape loop(mesh.outputRank(), 0);
@@ -283,10 +296,13 @@ void checkKernel(const mapexpr::Kernel &k) {
         const Shape &os = k.tensors[s.outs[0]].shape;
         if (!endsWith(s.op, "_acc"))
           ++writes[s.outs[0]][flat(out, os)];
+        writerBlock[s.outs[0]][flat(out, os)] = loop[blockDim];
         for (int in : s.ins) {
           Shape got = coords(in);
           const Shape &is = k.tensors[in].shape;
           INFO(s.op << " reads t_" << k.tensors[in].name);
+          if (producedIn.count(in) && producedIn[in] < static_cast<size_t>(&a - &k.stmts[0]))
+            CHECK(writerBlock[in].at(flat(got, is)) == loop[blockDim]);
           CHECK(got == wanted(s, out, os, is, got)); // the element the primitive means
           if (endsWith(s.op, "_acc"))
             ++accumulated[{si, flat(got, is)}];
@@ -339,12 +355,9 @@ TEST_CASE("MapExpr index expressions agree with the primitives they index", "[ma
         return;
       }
       ++kernels;
-      for (mapexpr::AnchoredMapStmt &a : k->stmts) {
-        auto s = mapexpr::scheduleFor(a.dims, trial % 4 == 3 ? mapexpr::Target::Cpu
-                                                             : mapexpr::Target::Gpu);
-        REQUIRE(s);
-        a.schedule = *s;
-      }
+      INFO(k->str(/*indexDetail=*/true));
+      REQUIRE(mapexpr::scheduleKernel(*k, trial % 4 == 3 ? mapexpr::Target::Cpu
+                                                         : mapexpr::Target::Gpu));
       checkKernel(*k);
     });
     REQUIRE(ok);
