@@ -20,6 +20,20 @@ std::string Kernel::str(bool indexDetail) const {
     first = false;
   }
   s << ") {\n";
+  bool scheduled = std::all_of(stmts.begin(), stmts.end(),
+                               [](const AnchoredMapStmt &a) { return a.schedule.has_value(); });
+  if (indexDetail && scheduled) { // where each intermediate lives
+    std::vector<Storage> storage = tensorStorage(*this);
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const Storage &st = storage[t];
+      if (st.kind == StorageKind::Input || st.kind == StorageKind::Output)
+        continue;
+      s << "  // " << name(static_cast<int>(t)) << ": " << storageKindName(st.kind);
+      if (st.kind != StorageKind::Register)
+        s << ", " << st.elementsPerBlock << " per block";
+      s << "\n";
+    }
+  }
   for (const AnchoredMapStmt &a : stmts) {
     s << "  AnchoredMapStmt(" << name(a.anchor) << ") {\n";
     s << "    MapStmt(";
@@ -64,6 +78,56 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
       return sched::cpuSchedule(dims);
     return reduction ? sched::gpuReductionSchedule(dims) : sched::gpuInjectiveSchedule(dims);
   });
+}
+
+const char *storageKindName(StorageKind kind) {
+  switch (kind) {
+  case StorageKind::Input:
+    return "input";
+  case StorageKind::Output:
+    return "output";
+  case StorageKind::Register:
+    return "register";
+  case StorageKind::Shared:
+    return "shared";
+  case StorageKind::Scratch:
+    return "scratch";
+  }
+  return "?";
+}
+
+std::vector<Storage> tensorStorage(const Kernel &k) {
+  std::vector<Storage> storage(k.tensors.size());
+  for (int t : k.inputs)
+    storage[t].kind = StorageKind::Input;
+  for (int t : k.outputs)
+    storage[t].kind = StorageKind::Output;
+  // Blocks: the product of the grid's block loops (every statement shares them).
+  int64_t blocks = 1;
+  if (!k.stmts.empty() && k.stmts.front().schedule)
+    for (const sched::LoopDescriptor &l : k.stmts.front().schedule->loops)
+      if (l.type == sched::LoopType::S0x || l.type == sched::LoopType::S0y ||
+          l.type == sched::LoopType::S0z)
+        blocks *= l.size;
+  std::map<int, size_t> writtenIn;
+  for (size_t s = 0; s < k.stmts.size(); ++s)
+    for (const OpStmt &op : k.stmts[s].stmts)
+      for (int t : op.outs)
+        writtenIn.emplace(t, s);
+  for (size_t s = 0; s < k.stmts.size(); ++s)
+    for (const OpStmt &op : k.stmts[s].stmts)
+      for (int t : op.ins) {
+        auto w = writtenIn.find(t);
+        if (w == writtenIn.end() || w->second == s || storage[t].kind != StorageKind::Register)
+          continue;
+        int64_t n = std::accumulate(k.tensors[t].shape.begin(), k.tensors[t].shape.end(),
+                                    int64_t{1}, std::multiplies<int64_t>());
+        int64_t perBlock = (n + blocks - 1) / blocks;
+        storage[t] = {perBlock <= kSharedElementsPerBlock ? StorageKind::Shared
+                                                          : StorageKind::Scratch,
+                      perBlock};
+      }
+  return storage;
 }
 
 namespace {

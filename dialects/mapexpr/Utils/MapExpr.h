@@ -57,6 +57,29 @@ struct Kernel {
   std::string str(bool indexDetail = false) const;
 };
 
+/// Where a tensor lives while its kernel runs.
+enum class StorageKind {
+  Input,    // a kernel input, in global memory
+  Output,   // a kernel output, in global memory
+  Register, // an intermediate one statement writes and reads at the same point: computed
+            // where it is used (inlined), never stored
+  Shared,   // written by one statement and read by a later one of the same block: the block's
+            // shared memory on a GPU, the row's scratch on a CPU
+  Scratch,  // as Shared, but too large for a block: a temporary in global memory
+};
+const char *storageKindName(StorageKind kind); // "input", "output", "register", ...
+
+struct Storage {
+  StorageKind kind = StorageKind::Register;
+  int64_t elementsPerBlock = 0; // Shared and Scratch: what one block (one row) holds
+};
+
+/// A block's shared memory holds at most this many elements (48 KiB of 8-byte elements).
+constexpr int64_t kSharedElementsPerBlock = 6144;
+
+/// Where each tensor of a scheduled kernel lives (indexed by tensor id).
+std::vector<Storage> tensorStorage(const Kernel &k);
+
 enum class Target { Gpu, Cpu };
 
 /// The mesh and loops the target's policy chooses for `dims`: GPU injective or reduction,
