@@ -382,6 +382,8 @@ private:
           s.attrs[key] = ints(value);
       if (p.getKeepdim())
         s.attrs["keepdim"] = {*p.getKeepdim()};
+      if (p.getValue())
+        s.value = p.getValue()->convertToDouble();
       if (ops::primKind(primOf(p)) == PrimKind::Reduce) {
         a.stmts.push_back({std::string(ops::primName(primOf(p))) + "_init", s.outs, {}, {}});
         s.op = std::string(ops::primName(primOf(p))) + "_acc";

@@ -172,6 +172,8 @@ LogicalResult AnchoredOp::verify() {
 //===-- OpStmtOp --------------------------------------------------------------------------===//
 
 LogicalResult OpStmtOp::verify() {
+  if ((getName() == "fill_constant") != getValue().has_value())
+    return emitOpError("a value is what fill_constant, and only it, carries");
   size_t nargs = getOuts().size() + getIns().size();
   if (getIndices().size() != nargs)
     return emitOpError("has ") << getIndices().size() << " indices for " << nargs << " arguments";
@@ -210,8 +212,10 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
 
 namespace sotc::mapexpr {
 
-Kernel kernelFromIR(KernelOp op) {
+Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
   Kernel k;
+  if (values)
+    values->clear();
   k.name = op.getSymName().str();
   std::map<const void *, int> ids;
   auto id = [&](Value v) {
@@ -226,6 +230,8 @@ Kernel kernelFromIR(KernelOp op) {
         name = n.str();
     auto type = cast<RankedTensorType>(v.getType());
     k.tensors.push_back({name, {type.getShape().begin(), type.getShape().end()}});
+    if (values)
+      values->push_back(v);
     return ids[v.getAsOpaquePointer()] = static_cast<int>(k.tensors.size()) - 1;
   };
   Block &body = op.getBody().front();
@@ -246,6 +252,8 @@ Kernel kernelFromIR(KernelOp op) {
     for (OpStmtOp stmt : anchored.getBody().front().getOps<OpStmtOp>()) {
       OpStmt s;
       s.op = stmt.getName().str();
+      if (stmt.getValue())
+        s.value = stmt.getValue()->convertToDouble();
       for (Value v : stmt.getOuts())
         s.outs.push_back(id(v));
       for (Value v : stmt.getIns())

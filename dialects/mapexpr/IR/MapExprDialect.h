@@ -28,7 +28,8 @@ namespace sotc::mapexpr {
 
 /// The kernel an op describes, as the C++ model (names, stages, indices, schedules) that
 /// prints CINN's text. The op must verify.
-Kernel kernelFromIR(KernelOp op);
+/// `values`, when given, receives the IR value of each kernel tensor (by tensor id).
+Kernel kernelFromIR(KernelOp op, std::vector<mlir::Value> *values = nullptr);
 
 } // namespace sotc::mapexpr
 

@@ -94,11 +94,13 @@ def MapExpr_OpStmtOp : MapExpr_Op<"op", [HasParent<"AnchoredOp">, AttrSizedOpera
   let description = [{
     `indices` holds one `#mapexpr.index` per argument (outputs, then inputs) with one index
     expression per tensor dimension, over the anchor iterators: `i0`, `0`, `(i0 * 2 + 1)`,
-    `IndexDot([i0, i1], [4, 8])`, `ListGetItem(IndexUnDot(i0, [4, 8]), 1)`.
+    `IndexDot([i0, i1], [4, 8])`, `ListGetItem(IndexUnDot(i0, [4, 8]), 1)`. `value` is a
+    fill_constant's value.
   }];
   let arguments = (ins StrAttr:$name, Variadic<AnyRankedTensor>:$outs,
                        Variadic<AnyRankedTensor>:$ins,
-                       TypedArrayAttrBase<MapExpr_IndexAttr, "one index per argument">:$indices);
+                       TypedArrayAttrBase<MapExpr_IndexAttr, "one index per argument">:$indices,
+                       OptionalAttr<F64Attr>:$value);
   let assemblyFormat = [{
     $name `outs` `(` $outs `:` type($outs) `)` (`ins` `(` $ins^ `:` type($ins) `)`)? attr-dict
   }];

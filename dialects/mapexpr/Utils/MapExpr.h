@@ -35,6 +35,7 @@ struct OpStmt {
   /// The primitive's attributes (perm, axes, starts, steps, keepdim, axis), so the
   /// statement can be evaluated on its own.
   std::map<std::string, std::vector<int64_t>> attrs;
+  std::optional<double> value; // fill_constant
 };
 
 struct AnchoredMapStmt {

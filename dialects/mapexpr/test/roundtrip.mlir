@@ -6,7 +6,7 @@
 // CHECK-LABEL: mapexpr.kernel @fill_constant_1_sin_0_max_2(%arg0: tensor<64xf32> {mapexpr.name = "x"}) -> tensor<64xf32>
 // CHECK:       %[[Z:.*]] = mapexpr.tensor "zero" : tensor<64xf32>
 // CHECK:       mapexpr.anchored %[[S:.*]] : tensor<64xf32> attributes {dims = [#sched.injective<64>], loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 64>], mesh = #sched.mesh<[#sched.injective<64>], [#sched.reshape<[64]>, #sched.reshape<[1, 64]>]>} {
-// CHECK-NEXT:    mapexpr.op "fill_constant" outs(%[[Z]] : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>]}
+// CHECK-NEXT:    mapexpr.op "fill_constant" outs(%[[Z]] : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>], value = 0.000000e+00 : f64}
 // CHECK-NEXT:    mapexpr.op "sin" outs(%[[S]] : tensor<64xf32>) ins(%arg0 : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
 // CHECK:       mapexpr.return
 mapexpr.kernel @fill_constant_1_sin_0_max_2(%x: tensor<64xf32> {mapexpr.name = "x"}) -> tensor<64xf32> {
@@ -16,7 +16,7 @@ mapexpr.kernel @fill_constant_1_sin_0_max_2(%x: tensor<64xf32> {mapexpr.name = "
   mapexpr.anchored %s : tensor<64xf32> attributes {dims = [#sched.injective<64>],
       mesh = #sched.mesh<[#sched.injective<64>], [#sched.reshape<[64]>, #sched.reshape<[1, 64]>]>,
       loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 64>]} {
-    mapexpr.op "fill_constant" outs(%zero : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>]}
+    mapexpr.op "fill_constant" outs(%zero : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>], value = 0.000000e+00 : f64}
     mapexpr.op "sin" outs(%s : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
     mapexpr.op "max" outs(%m : tensor<64xf32>) ins(%s, %zero : tensor<64xf32>, tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
   }
