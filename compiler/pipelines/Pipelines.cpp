@@ -1,5 +1,6 @@
 #include "compiler/pipelines/Pipelines.h"
 
+#include "compiler/conversion/MapExprToLoops/Passes.h"
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/mapexpr/Transforms/Passes.h"
@@ -21,11 +22,9 @@ struct PhaseInfo {
   Phase phase;
   const char *name;
 };
-constexpr PhaseInfo kPhases[] = {{Phase::Sir, "sir"},
-                                 {Phase::Prim, "prim"},
-                                 {Phase::Fused, "fused"},
-                                 {Phase::MapExpr, "mapexpr"},
-                                 {Phase::Scheduled, "scheduled"}};
+constexpr PhaseInfo kPhases[] = {
+    {Phase::Sir, "sir"},         {Phase::Prim, "prim"},           {Phase::Fused, "fused"},
+    {Phase::MapExpr, "mapexpr"}, {Phase::Scheduled, "scheduled"}, {Phase::Loops, "loops"}};
 
 /// The sotc-pipeline options, as sotc-opt reads them.
 struct PipelineCLOptions : mlir::PassPipelineOptions<PipelineCLOptions> {
@@ -33,7 +32,7 @@ struct PipelineCLOptions : mlir::PassPipelineOptions<PipelineCLOptions> {
                              llvm::cl::init("cuda")};
   Option<std::string> compileTo{*this, "compile-to",
                                 llvm::cl::desc("the last phase: sir, prim, fused, mapexpr, "
-                                               "scheduled"),
+                                               "scheduled, loops"),
                                 llvm::cl::init("scheduled")};
 };
 
@@ -81,11 +80,18 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
     pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
   }
+  if (reaches(Phase::Loops)) {
+    pm.addPass(createConvertMapExprToLoops());
+    // The index arithmetic of the mesh replay folds to what the loops need.
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
 }
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<sir::SirDialect, sched::SchedDialect, mapexpr::MapExprDialect>();
-  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::gpu::GPUDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect, mlir::scf::SCFDialect>();
 }
 
 void registerAllPasses() {
@@ -93,6 +99,7 @@ void registerAllPasses() {
   sir::registerSirPasses();
   mapexpr::registerMapExprPasses();
   registerConvertSirToMapExpr();
+  registerConvertMapExprToLoops();
   registerSotcPipelines();
 }
 

@@ -24,6 +24,7 @@ enum class Phase {
   Fused,     // after sotc-sir-fuse: sir.group fusion groups
   MapExpr,   // after sotc-convert-sir-to-mapexpr: mapexpr.kernel + mapexpr.launch
   Scheduled, // after sotc-mapexpr-schedule: every AnchoredMapStmt has its mesh and loops
+  Loops,     // after sotc-convert-mapexpr-to-loops: kernels are loop nests on memrefs (CPU)
 };
 
 /// "sir", "prim", "fused", "mapexpr", "scheduled"

@@ -4,6 +4,7 @@
 // RUN: sotc-opt %s --sotc-pipeline="compile-to=mapexpr" | FileCheck %s --check-prefix=MAPEXPR
 // RUN: sotc-opt %s --sotc-pipeline | FileCheck %s --check-prefix=GPU
 // RUN: sotc-opt %s --sotc-pipeline="target=cpu compile-to=scheduled" | FileCheck %s --check-prefix=CPU
+// RUN: sotc-opt %s --sotc-pipeline="target=cpu compile-to=loops" | FileCheck %s --check-prefix=LOOPS
 // RUN: not sotc-opt %s --sotc-pipeline="compile-to=ptx" 2>&1 | FileCheck %s --check-prefix=BADPHASE
 // RUN: not sotc-opt %s --sotc-pipeline="target=tpu" 2>&1 | FileCheck %s --check-prefix=BADTARGET
 
@@ -21,6 +22,10 @@
 
 // GPU: #sched.loop<S0x, 1>, #sched.loop<S1x, 32>
 // CPU: #sched.loop<S0x, 4>, #sched.loop<Vectorize, 8>
+
+// LOOPS: func.func @fill_constant_0_max_1(%arg0: memref<4x8xf32>, %arg1: memref<4x8xf32>)
+// LOOPS: arith.maximumf
+// LOOPS-NOT: mapexpr.kernel
 
 // BADPHASE: sotc-pipeline: unknown phase 'ptx'
 // BADTARGET: sotc-pipeline: target must be cuda or cpu, not 'tpu'

@@ -1,6 +1,7 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
 #include "dialects/FunctionLike.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -115,8 +116,8 @@ LogicalResult KernelOp::verify() {
       grid = spatial;
     else if (spatial != *grid)
       return anchored.emitOpError("AnchoredMapStmt ")
-             << i << " runs on (" << spatial << ") but the kernel's first statement on ("
-             << *grid << "): a kernel is one launch, one grid";
+             << i << " runs on (" << spatial << ") but the kernel's first statement on (" << *grid
+             << "): a kernel is one launch, one grid";
   }
   return success();
 }
@@ -199,6 +200,18 @@ LogicalResult OpStmtOp::verify() {
 //===-- LaunchOp --------------------------------------------------------------------------===//
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  // After sotc-convert-mapexpr-to-loops the kernel is a func.func taking its outputs, then
+  // its inputs, as memrefs of the same shapes.
+  if (auto func = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr())) {
+    llvm::SmallVector<Type> expected;
+    for (Type t : llvm::concat<const Type>(getResultTypes(), getInputs().getTypes())) {
+      auto tensor = cast<RankedTensorType>(t);
+      expected.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
+    }
+    if (TypeRange(func.getArgumentTypes()) != TypeRange(expected) || func.getNumResults())
+      return emitOpError("types do not match lowered kernel ") << getKernelAttr();
+    return success();
+  }
   auto kernel = symbols.lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
   if (!kernel)
     return emitOpError("no mapexpr.kernel named ") << getKernelAttr();

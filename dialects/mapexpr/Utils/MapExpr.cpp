@@ -186,28 +186,17 @@ bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
 }
 } // namespace
 
-Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
+std::optional<KernelRows> kernelRows(const Kernel &k) {
   auto defining = std::find_if(k.stmts.begin(), k.stmts.end(),
                                [](const AnchoredMapStmt &a) { return hasReduction(a.dims); });
-  if (defining == k.stmts.end()) { // injective: one statement on its own policy
-    for (AnchoredMapStmt &a : k.stmts) {
-      Expected<sched::Schedule> s = scheduleFor(a.dims, target);
-      if (!s)
-        return s.error();
-      a.schedule = *s;
-    }
-    return std::monostate();
-  }
-  // Each statement's row iterators, in the defining reduction's row order; a statement that
-  // has none that fit (another reduction's axes, a different space) leaves rows empty.
+  if (defining == k.stmts.end())
+    return std::nullopt;
+  // Each statement's row iterators, in the defining reduction's row order.
   const std::vector<int> definingRows = rowIterators(defining->dims);
   const std::vector<int64_t> rowSizes = sizesOf(defining->dims, definingRows);
   std::vector<std::vector<int>> rows;
   bool fits = true;
-  int64_t threads = 0;
   for (const AnchoredMapStmt &a : k.stmts) {
-    if (hasReduction(a.dims))
-      threads = std::max(threads, sched::gpuRowThreads(sched::rowSplit(a.dims).reduce));
     std::vector<int> iters = rowIterators(a.dims);
     if (!hasReduction(a.dims) && a.dims.size() == defining->dims.size() &&
         sizesOf(a.dims, definingRows) == rowSizes)
@@ -224,6 +213,25 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
     for (std::vector<int> &r : rows)
       r.clear();
   }
+  return KernelRows{rows, rowCount};
+}
+
+Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
+  std::optional<KernelRows> kr = kernelRows(k);
+  if (!kr) { // injective: one statement on its own policy
+    for (AnchoredMapStmt &a : k.stmts) {
+      Expected<sched::Schedule> s = scheduleFor(a.dims, target);
+      if (!s)
+        return s.error();
+      a.schedule = *s;
+    }
+    return std::monostate();
+  }
+  const std::vector<std::vector<int>> &rows = kr->iterators;
+  int64_t rowCount = kr->count, threads = 0;
+  for (const AnchoredMapStmt &a : k.stmts)
+    if (hasReduction(a.dims))
+      threads = std::max(threads, sched::gpuRowThreads(sched::rowSplit(a.dims).reduce));
   Expected<std::vector<sched::Schedule>> schedules = catchCodedError([&] {
     std::vector<sched::Schedule> out;
     for (size_t s = 0; s < k.stmts.size(); ++s) {

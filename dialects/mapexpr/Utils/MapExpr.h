@@ -87,6 +87,15 @@ enum class Target { Gpu, Cpu };
 /// or the CPU parallel + vector loops (E4001 when the dims do not fit the policy).
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target);
 
+/// The rows a kernel with a reduction runs on: per AnchoredMapStmt, the anchor iterators that
+/// count rows (in row order), and how many rows; no iterators and one row when its statements
+/// cannot share rows. nullopt for a kernel without a reduction.
+struct KernelRows {
+  std::vector<std::vector<int>> iterators;
+  int64_t count = 1;
+};
+std::optional<KernelRows> kernelRows(const Kernel &k);
+
 /// Schedules every AnchoredMapStmt of `k`. A kernel is one launch: with a reduction, its
 /// first reduction's rows decide the grid (GPU: a block per row; CPU: one parallel-loop
 /// iteration per row) and every statement runs on those rows, each reading only what its own

@@ -1,0 +1,628 @@
+//===- MapExprToLoops.cpp - Scheduled mapexpr.kernel ops to loop nests on memrefs --------===//
+//
+// 1. Read the kernel as the model (tensors, statements, indices, schedules) and decide where
+//    each tensor lives (tensorStorage): inputs and outputs are the function's memrefs,
+//    shared tensors a per-block memref.alloca, scratch a memref.alloc, registers SSA values.
+// 2. Open the grid: one scf.forall over the blocks that every statement shares.
+// 3. Per AnchoredMapStmt, open its loops inside the block, rebuild the anchor coordinates of
+//    a loop point by replaying the mesh steps backwards, skip padding points, and emit each
+//    OpStmt on scalars. A reduction's accumulators are loop-carried values of the reduced
+//    loop, initialized before it and stored after it.
+// 4. Replace the kernel by the function (same symbol, so launches still name it).
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/conversion/MapExprToLoops/Passes.h"
+
+#include "compiler/support/MlirDiagnostics.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+namespace sotc {
+
+#define GEN_PASS_DEF_CONVERTMAPEXPRTOLOOPS
+#include "compiler/conversion/MapExprToLoops/Passes.h.inc"
+
+using namespace mapexpr;
+
+namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// `reduce_sum_acc` -> `reduce_sum`
+std::string reductionOf(const std::string &op) { return op.substr(0, op.rfind('_')); }
+
+/// Scalar arithmetic for OpStmts, on the element types sotc's tensors use: floats, signless
+/// integers and i1 for bool.
+class Scalars {
+public:
+  Scalars(mlir::OpBuilder &b, mlir::Location loc) : b_(b), loc_(loc) {}
+
+  mlir::Value constant(mlir::Type t, double v) {
+    if (auto f = mlir::dyn_cast<mlir::FloatType>(t))
+      return mlir::arith::ConstantOp::create(b_, loc_, b_.getFloatAttr(f, v));
+    return mlir::arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(t, static_cast<int64_t>(v)));
+  }
+
+  mlir::Value cast(mlir::Value x, mlir::Type to) {
+    mlir::Type from = x.getType();
+    if (from == to)
+      return x;
+    bool fromF = mlir::isa<mlir::FloatType>(from), toF = mlir::isa<mlir::FloatType>(to);
+    if (to.isInteger(1)) // bool(x): nonzero
+      return fromF ? mlir::arith::CmpFOp::create(b_, loc_, mlir::arith::CmpFPredicate::UNE, x,
+                                                 constant(from, 0))
+                         .getResult()
+                   : mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ne, x,
+                                                 constant(from, 0))
+                         .getResult();
+    if (fromF && toF)
+      return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                 ? mlir::arith::ExtFOp::create(b_, loc_, to, x).getResult()
+                 : mlir::arith::TruncFOp::create(b_, loc_, to, x).getResult();
+    if (fromF)
+      return mlir::arith::FPToSIOp::create(b_, loc_, to, x);
+    if (toF) // bool converts as unsigned (true is 1, not -1)
+      return from.isInteger(1) ? mlir::arith::UIToFPOp::create(b_, loc_, to, x).getResult()
+                               : mlir::arith::SIToFPOp::create(b_, loc_, to, x).getResult();
+    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      return from.isInteger(1) ? mlir::arith::ExtUIOp::create(b_, loc_, to, x).getResult()
+                               : mlir::arith::ExtSIOp::create(b_, loc_, to, x).getResult();
+    return mlir::arith::TruncIOp::create(b_, loc_, to, x);
+  }
+
+  /// The primitive `op` on `args`, giving a value of type `out`; null when it is not one.
+  mlir::Value apply(const std::string &op, llvm::ArrayRef<mlir::Value> args, mlir::Type out) {
+    if (op == "cast")
+      return cast(args[0], out);
+    if (op == "broadcast_to" || op == "reshape" || op == "transpose" || op == "slice")
+      return args[0]; // the index expressions did the moving
+    if (op == "select")
+      return mlir::arith::SelectOp::create(b_, loc_, args[0], args[1], args[2]);
+    if (args.size() == 1)
+      return unary(op, args[0]);
+    if (args.size() == 2)
+      return binary(op, args[0], args[1]);
+    return {};
+  }
+
+  /// The identity a reduction starts from.
+  mlir::Value identity(const std::string &reduction, mlir::Type t) {
+    if (reduction == "reduce_prod")
+      return constant(t, 1);
+    if (reduction == "reduce_max" || reduction == "reduce_min") {
+      bool max = reduction == "reduce_max";
+      if (auto f = mlir::dyn_cast<mlir::FloatType>(t))
+        return mlir::arith::ConstantOp::create(
+            b_, loc_, b_.getFloatAttr(f, llvm::APFloat::getInf(f.getFloatSemantics(), max)));
+      unsigned w = t.getIntOrFloatBitWidth();
+      llvm::APInt v = w == 1 ? llvm::APInt(1, max ? 0 : 1)
+                      : max  ? llvm::APInt::getSignedMinValue(w)
+                             : llvm::APInt::getSignedMaxValue(w);
+      return mlir::arith::ConstantOp::create(b_, loc_, b_.getIntegerAttr(t, v));
+    }
+    return constant(t, 0); // reduce_sum, matmul
+  }
+
+  /// acc (+) the statement's contribution at this point.
+  mlir::Value accumulate(const std::string &reduction, mlir::Value acc,
+                         llvm::ArrayRef<mlir::Value> args) {
+    if (reduction == "matmul")
+      return binary("add", acc,
+                    binary("multiply", cast(args[0], acc.getType()), cast(args[1], acc.getType())));
+    mlir::Value x = cast(args[0], acc.getType());
+    if (reduction == "reduce_sum")
+      return binary("add", acc, x);
+    if (reduction == "reduce_prod")
+      return binary("multiply", acc, x);
+    return binary(reduction == "reduce_max" ? "max" : "min", acc, x);
+  }
+
+private:
+  bool isFloat(mlir::Value v) { return mlir::isa<mlir::FloatType>(v.getType()); }
+
+  mlir::Value unary(const std::string &op, mlir::Value x) {
+    mlir::Type t = x.getType();
+    if (isFloat(x)) {
+      if (op == "exp")
+        return mlir::math::ExpOp::create(b_, loc_, x);
+      if (op == "log")
+        return mlir::math::LogOp::create(b_, loc_, x);
+      if (op == "log1p")
+        return mlir::math::Log1pOp::create(b_, loc_, x);
+      if (op == "sin")
+        return mlir::math::SinOp::create(b_, loc_, x);
+      if (op == "cos")
+        return mlir::math::CosOp::create(b_, loc_, x);
+      if (op == "tanh")
+        return mlir::math::TanhOp::create(b_, loc_, x);
+      if (op == "sqrt")
+        return mlir::math::SqrtOp::create(b_, loc_, x);
+      if (op == "rsqrt")
+        return mlir::math::RsqrtOp::create(b_, loc_, x);
+      if (op == "erf")
+        return mlir::math::ErfOp::create(b_, loc_, x);
+      if (op == "abs")
+        return mlir::math::AbsFOp::create(b_, loc_, x);
+      if (op == "neg")
+        return mlir::arith::NegFOp::create(b_, loc_, x);
+      if (op == "floor")
+        return mlir::math::FloorOp::create(b_, loc_, x);
+      if (op == "ceil")
+        return mlir::math::CeilOp::create(b_, loc_, x);
+      if (op == "round") // halves to even, as numpy and torch
+        return mlir::math::RoundEvenOp::create(b_, loc_, x);
+    } else {
+      if (op == "abs")
+        return mlir::math::AbsIOp::create(b_, loc_, x);
+      if (op == "neg")
+        return mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x);
+      if (op == "floor" || op == "ceil" || op == "round")
+        return x;
+      if (op == "logical_not" || op == "bitwise_not") // xor with all ones (true for i1)
+        return mlir::arith::XOrIOp::create(b_, loc_, x, constant(t, -1));
+    }
+    if (op == "sign") { // (x > 0) - (x < 0)
+      mlir::Value pos = cast(compare("greater_than", x, constant(t, 0)), t);
+      mlir::Value neg = cast(compare("less_than", x, constant(t, 0)), t);
+      return binary("subtract", pos, neg);
+    }
+    return {};
+  }
+
+  mlir::Value compare(const std::string &op, mlir::Value a, mlir::Value c) {
+    using FP = mlir::arith::CmpFPredicate;
+    using IP = mlir::arith::CmpIPredicate;
+    static const std::map<std::string, std::pair<FP, IP>> preds = {
+        {"less_than", {FP::OLT, IP::slt}},    {"less_equal", {FP::OLE, IP::sle}},
+        {"equal", {FP::OEQ, IP::eq}},         {"not_equal", {FP::UNE, IP::ne}},
+        {"greater_than", {FP::OGT, IP::sgt}}, {"greater_equal", {FP::OGE, IP::sge}}};
+    auto it = preds.find(op);
+    if (it == preds.end())
+      return {};
+    if (isFloat(a))
+      return mlir::arith::CmpFOp::create(b_, loc_, it->second.first, a, c);
+    return mlir::arith::CmpIOp::create(b_, loc_, it->second.second, a, c);
+  }
+
+  mlir::Value binary(const std::string &op, mlir::Value a, mlir::Value c) {
+    if (mlir::Value cmp = compare(op, a, c))
+      return cmp;
+    if (isFloat(a)) {
+      if (op == "add")
+        return mlir::arith::AddFOp::create(b_, loc_, a, c);
+      if (op == "subtract")
+        return mlir::arith::SubFOp::create(b_, loc_, a, c);
+      if (op == "multiply")
+        return mlir::arith::MulFOp::create(b_, loc_, a, c);
+      if (op == "divide")
+        return mlir::arith::DivFOp::create(b_, loc_, a, c);
+      if (op == "floor_divide")
+        return mlir::math::FloorOp::create(b_, loc_, mlir::arith::DivFOp::create(b_, loc_, a, c));
+      if (op == "remainder") // Python's: a - floor(a / c) * c, the sign of the divisor
+        return binary("subtract", a, binary("multiply", binary("floor_divide", a, c), c));
+      if (op == "pow")
+        return mlir::math::PowFOp::create(b_, loc_, a, c);
+      if (op == "max")
+        return mlir::arith::MaximumFOp::create(b_, loc_, a, c);
+      if (op == "min")
+        return mlir::arith::MinimumFOp::create(b_, loc_, a, c);
+      return {};
+    }
+    if (op == "add")
+      return mlir::arith::AddIOp::create(b_, loc_, a, c);
+    if (op == "subtract")
+      return mlir::arith::SubIOp::create(b_, loc_, a, c);
+    if (op == "multiply")
+      return mlir::arith::MulIOp::create(b_, loc_, a, c);
+    if (op == "divide" || op == "floor_divide")
+      return mlir::arith::FloorDivSIOp::create(b_, loc_, a, c);
+    if (op == "remainder") { // a - floordiv(a, c) * c
+      mlir::Value q = mlir::arith::FloorDivSIOp::create(b_, loc_, a, c);
+      return binary("subtract", a, binary("multiply", q, c));
+    }
+    if (op == "pow")
+      return mlir::math::IPowIOp::create(b_, loc_, a, c);
+    if (op == "max")
+      return a.getType().isInteger(1) ? mlir::arith::OrIOp::create(b_, loc_, a, c).getResult()
+                                      : mlir::arith::MaxSIOp::create(b_, loc_, a, c).getResult();
+    if (op == "min")
+      return a.getType().isInteger(1) ? mlir::arith::AndIOp::create(b_, loc_, a, c).getResult()
+                                      : mlir::arith::MinSIOp::create(b_, loc_, a, c).getResult();
+    if (op == "logical_and" || op == "bitwise_and")
+      return mlir::arith::AndIOp::create(b_, loc_, a, c);
+    if (op == "logical_or" || op == "bitwise_or")
+      return mlir::arith::OrIOp::create(b_, loc_, a, c);
+    if (op == "logical_xor" || op == "bitwise_xor")
+      return mlir::arith::XOrIOp::create(b_, loc_, a, c);
+    return {};
+  }
+
+  mlir::OpBuilder &b_;
+  mlir::Location loc_;
+};
+
+/// Index arithmetic on `index` values.
+struct Indices {
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+
+  mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddIOp::create(b, loc, x, y);
+  }
+  mlir::Value mul(mlir::Value x, int64_t k) {
+    return k == 1 ? x : mlir::arith::MulIOp::create(b, loc, x, c(k)).getResult();
+  }
+  mlir::Value div(mlir::Value x, int64_t k) {
+    return k == 1 ? x : mlir::arith::DivUIOp::create(b, loc, x, c(k)).getResult();
+  }
+  mlir::Value rem(mlir::Value x, int64_t k) {
+    return mlir::arith::RemUIOp::create(b, loc, x, c(k));
+  }
+
+  /// Row-major flat index of `coords` over `dims`.
+  mlir::Value flat(llvm::ArrayRef<mlir::Value> coords, llvm::ArrayRef<int64_t> dims) {
+    mlir::Value f = c(0);
+    for (size_t d = 0; d < coords.size(); ++d)
+      f = add(mul(f, dims[d]), coords[d]);
+    return f;
+  }
+
+  /// Component `k` of flat index `f` over `dims`.
+  mlir::Value unflat(mlir::Value f, llvm::ArrayRef<int64_t> dims, size_t k) {
+    int64_t inner = 1;
+    for (size_t d = k + 1; d < dims.size(); ++d)
+      inner *= dims[d];
+    return rem(div(f, inner), dims[k]);
+  }
+
+  /// The value of an index expression at the given anchor coordinates.
+  mlir::Value expr(const Expr &e, llvm::ArrayRef<mlir::Value> iters) {
+    switch (e->kind()) {
+    case IndexExpr::Kind::Iter:
+      return iters[e->id()];
+    case IndexExpr::Kind::Const:
+      return c(e->value());
+    case IndexExpr::Kind::Affine: {
+      mlir::Value v = mul(expr(e->items()[0], iters), e->mul());
+      return e->value() >= 0 ? add(v, c(e->value()))
+                             : mlir::arith::SubIOp::create(b, loc, v, c(-e->value()));
+    }
+    case IndexExpr::Kind::Dot: {
+      llvm::SmallVector<mlir::Value> items;
+      for (const Expr &item : e->items())
+        items.push_back(expr(item, iters));
+      return flat(items, e->dims());
+    }
+    case IndexExpr::Kind::UnDot:
+      return unflat(expr(e->items()[0], iters), e->dims(), e->item());
+    }
+    return c(0);
+  }
+
+  /// The anchor coordinates of a point of the mesh's loop space: the mesh steps replayed
+  /// backwards. `inBounds` is null when no step pads, else true where the point is real.
+  std::vector<mlir::Value> anchor(const sched::ScheduleMesh &mesh,
+                                  llvm::ArrayRef<mlir::Value> loopCoords, mlir::Value &inBounds) {
+    std::vector<mlir::Value> coords(loopCoords.begin(), loopCoords.end());
+    const auto &steps = mesh.steps();
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+      switch (step->kind) {
+      case sched::ScheduleMesh::Step::Kind::Reshape: {
+        if (step->before == step->after)
+          break;
+        mlir::Value f = flat(coords, step->after);
+        coords.clear();
+        for (size_t k = 0; k < step->before.size(); ++k)
+          coords.push_back(step->before.size() == 1 ? f : unflat(f, step->before, k));
+        break;
+      }
+      case sched::ScheduleMesh::Step::Kind::Transpose: {
+        std::vector<mlir::Value> before(coords.size());
+        for (size_t d = 0; d < coords.size(); ++d)
+          before[step->perm[d]] = coords[d];
+        coords = before;
+        break;
+      }
+      case sched::ScheduleMesh::Step::Kind::Padding:
+        for (size_t d = 0; d < coords.size(); ++d)
+          if (step->before[d] < step->after[d]) {
+            mlir::Value ok = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult,
+                                                         coords[d], c(step->before[d]));
+            inBounds =
+                inBounds ? mlir::arith::AndIOp::create(b, loc, inBounds, ok).getResult() : ok;
+          }
+        break;
+      }
+    }
+    return coords;
+  }
+};
+
+/// One kernel's lowering.
+class KernelLowering {
+public:
+  KernelLowering(KernelOp op) : op_(op), b_(op), idx_{b_, op.getLoc()} {}
+
+  mlir::LogicalResult run() {
+    kernel_ = kernelFromIR(op_, &values_);
+    for (const AnchoredMapStmt &a : kernel_.stmts)
+      if (!a.schedule)
+        return op_.emitOpError("is not scheduled: run sotc-mapexpr-schedule first");
+    for (const AnchoredMapStmt &a : kernel_.stmts)
+      for (const sched::LoopDescriptor &l : a.schedule->loops)
+        if (l.type != sched::LoopType::S0x && l.type != sched::LoopType::Temporal &&
+            l.type != sched::LoopType::Vectorize)
+          return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
+                 << "kernel " << op_.getSymName() << " maps " << l.str()
+                 << ": thread-level and multi-dimensional grids lower to the GPU (not built "
+                    "yet); schedule for the CPU (target=cpu)";
+    for (mlir::Value v : values_) {
+      mlir::Type t = mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();
+      if (!mlir::isa<mlir::FloatType>(t) && !(t.isSignlessInteger()))
+        return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+               << "kernel " << op_.getSymName() << ": element type " << t
+               << " is not lowered yet (floats, signless integers and bool are)";
+    }
+    storage_ = tensorStorage(kernel_);
+    rows_ = kernelRows(kernel_);
+    emitFunction();
+    return failed_ ? mlir::failure() : mlir::success();
+  }
+
+private:
+  mlir::Location loc() { return op_.getLoc(); }
+  mlir::Type elementType(int t) {
+    return mlir::cast<mlir::RankedTensorType>(values_[t].getType()).getElementType();
+  }
+  mlir::MemRefType memrefType(int t) {
+    auto type = mlir::cast<mlir::RankedTensorType>(values_[t].getType());
+    return mlir::MemRefType::get(type.getShape(), type.getElementType());
+  }
+
+  void emitFunction() {
+    llvm::SmallVector<mlir::Type> args;
+    for (int t : kernel_.outputs)
+      args.push_back(memrefType(t));
+    for (int t : kernel_.inputs)
+      args.push_back(memrefType(t));
+    b_.setInsertionPoint(op_);
+    auto func =
+        mlir::func::FuncOp::create(b_, loc(), op_.getSymName(), b_.getFunctionType(args, {}));
+    mlir::Block *entry = func.addEntryBlock();
+    b_.setInsertionPointToStart(entry);
+    size_t arg = 0;
+    for (int t : kernel_.outputs)
+      buffers_[t] = entry->getArgument(arg++);
+    for (int t : kernel_.inputs)
+      buffers_[t] = entry->getArgument(arg++);
+    // Arguments are named by the tensors they hold, for the reader of the IR.
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (storage_[t].kind == StorageKind::Scratch)
+        buffers_[t] = mlir::memref::AllocOp::create(b_, loc(), memrefType(t));
+    // The grid: the blocks every statement shares (its S0x loop).
+    const sched::Schedule &first = *kernel_.stmts.front().schedule;
+    int64_t blocks = 1;
+    for (const sched::LoopDescriptor &l : first.loops)
+      if (l.type == sched::LoopType::S0x)
+        blocks = l.size;
+    auto grid = mlir::scf::ForallOp::create(
+        b_, loc(), llvm::ArrayRef<mlir::OpFoldResult>{b_.getIndexAttr(blocks)}, mlir::ValueRange{},
+        b_.getArrayAttr(
+            {mlir::gpu::GPUBlockMappingAttr::get(b_.getContext(), mlir::gpu::MappingId::DimX)}));
+    b_.setInsertionPointToStart(grid.getBody());
+    mlir::Value block = grid.getInductionVar(0);
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (storage_[t].kind == StorageKind::Shared)
+        buffers_[t] = mlir::memref::AllocaOp::create(
+            b_, loc(), mlir::MemRefType::get({storage_[t].elementsPerBlock}, elementType(t)));
+    for (size_t s = 0; s < kernel_.stmts.size(); ++s)
+      emitStatement(s, block);
+    b_.setInsertionPointAfter(grid);
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (storage_[t].kind == StorageKind::Scratch)
+        mlir::memref::DeallocOp::create(b_, loc(), buffers_[t]);
+    mlir::func::ReturnOp::create(b_, loc());
+  }
+
+  /// The position of element `index` of a shared tensor inside its block's buffer: the flat
+  /// index over the tensor dims that do not carry a row coordinate.
+  mlir::Value sharedOffset(int t, const std::vector<mlir::Value> &index) {
+    const std::vector<int64_t> &shape = kernel_.tensors[t].shape;
+    std::vector<bool> rowDim(shape.size(), false);
+    if (rows_ && rows_->count > 1)
+      for (size_t s = 0; s < kernel_.stmts.size(); ++s) // the writer's index names them
+        for (const OpStmt &op : kernel_.stmts[s].stmts)
+          if (op.outs[0] == t)
+            for (int r : rows_->iterators[s])
+              for (size_t d = 0; d < shape.size(); ++d)
+                if (kernel_.stmts[s].index.at(t)[d]->kind() == IndexExpr::Kind::Iter &&
+                    kernel_.stmts[s].index.at(t)[d]->id() == r)
+                  rowDim[d] = true;
+    llvm::SmallVector<mlir::Value> coords;
+    llvm::SmallVector<int64_t> dims;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (!rowDim[d]) {
+        coords.push_back(index[d]);
+        dims.push_back(shape[d]);
+      }
+    return idx_.flat(coords, dims);
+  }
+
+  mlir::Value load(int t, const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Value> iters) {
+    std::vector<mlir::Value> index;
+    for (const Expr &e : a.index.at(t))
+      index.push_back(idx_.expr(e, iters));
+    if (storage_[t].kind == StorageKind::Shared)
+      return mlir::memref::LoadOp::create(b_, loc(), buffers_[t],
+                                          mlir::ValueRange{sharedOffset(t, index)});
+    return mlir::memref::LoadOp::create(b_, loc(), buffers_[t], index);
+  }
+
+  void store(int t, const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Value> iters, mlir::Value v) {
+    if (storage_[t].kind == StorageKind::Register)
+      return;
+    std::vector<mlir::Value> index;
+    for (const Expr &e : a.index.at(t))
+      index.push_back(idx_.expr(e, iters));
+    if (storage_[t].kind == StorageKind::Shared)
+      mlir::memref::StoreOp::create(b_, loc(), v, buffers_[t],
+                                    mlir::ValueRange{sharedOffset(t, index)});
+    else
+      mlir::memref::StoreOp::create(b_, loc(), v, buffers_[t], index);
+  }
+
+  /// Loop coordinates of statement `a` in mesh output order: the block for its S0x dim, the
+  /// given inner value for the other one (CPU schedules have at most one).
+  std::vector<mlir::Value> loopCoords(const AnchoredMapStmt &a, mlir::Value block,
+                                      mlir::Value inner) {
+    std::vector<mlir::Value> coords;
+    for (const sched::LoopDescriptor &l : a.schedule->loops)
+      coords.push_back(l.type == sched::LoopType::S0x ? block : inner);
+    return coords;
+  }
+
+  void emitStatement(size_t s, mlir::Value block) {
+    const AnchoredMapStmt &a = kernel_.stmts[s];
+    int64_t inner = 1;
+    for (const sched::LoopDescriptor &l : a.schedule->loops)
+      if (l.type != sched::LoopType::S0x)
+        inner = l.size;
+    // Reductions: one loop-carried accumulator per reduced tensor.
+    std::vector<int> reduced;
+    llvm::SmallVector<mlir::Value> inits;
+    Scalars scalars(b_, loc());
+    for (const OpStmt &op : a.stmts)
+      if (endsWith(op.op, "_init")) {
+        reduced.push_back(op.outs[0]);
+        inits.push_back(scalars.identity(reductionOf(op.op), elementType(op.outs[0])));
+      }
+    auto loop = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), idx_.c(inner), idx_.c(1), inits);
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    llvm::SmallVector<mlir::Value> accs(loop.getRegionIterArgs().begin(),
+                                        loop.getRegionIterArgs().end());
+    mlir::Value inBounds;
+    std::vector<mlir::Value> iters =
+        idx_.anchor(a.schedule->mesh, loopCoords(a, block, loop.getInductionVar()), inBounds);
+    if (inBounds && !reduced.empty()) {
+      failed_ = true;
+      op_.emitOpError("a padded reduction loop is not lowered yet");
+      return;
+    }
+    if (inBounds) { // padding points do nothing
+      auto ifOp = mlir::scf::IfOp::create(b_, loc(), inBounds, /*withElse=*/false);
+      b_.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    std::map<int, mlir::Value> values; // this point's values: registers and what it wrote
+    auto read = [&](int t) {
+      auto it = values.find(t);
+      return it != values.end() ? it->second : load(t, a, iters);
+    };
+    for (const OpStmt &op : a.stmts) {
+      if (endsWith(op.op, "_init"))
+        continue;
+      llvm::SmallVector<mlir::Value> args;
+      for (int t : op.ins)
+        args.push_back(read(t));
+      int out = op.outs[0];
+      if (endsWith(op.op, "_acc")) {
+        size_t r = std::find(reduced.begin(), reduced.end(), out) - reduced.begin();
+        accs[r] = scalars.accumulate(reductionOf(op.op), accs[r], args);
+        continue;
+      }
+      mlir::Value v;
+      if (op.op == "fill_constant")
+        v = scalars.constant(elementType(out), *op.value);
+      else if (op.op == "concat")
+        v = concat(op, a, iters);
+      else
+        v = scalars.apply(op.op, args, elementType(out));
+      if (!v) {
+        failed_ = true;
+        emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+            << "kernel " << op_.getSymName() << ": " << op.op << " on "
+            << (args.empty() ? elementType(out) : args[0].getType()) << " is not lowered yet";
+        return;
+      }
+      v = scalars.cast(v, elementType(out));
+      values[out] = v;
+      store(out, a, iters, v);
+    }
+    if (!reduced.empty())
+      mlir::scf::YieldOp::create(b_, loc(), accs);
+    // After the reduced loop: each row's results, stored where their readers find them.
+    if (!reduced.empty()) {
+      b_.setInsertionPointAfter(loop);
+      mlir::Value unused;
+      std::vector<mlir::Value> rowIters =
+          idx_.anchor(a.schedule->mesh, loopCoords(a, block, idx_.c(0)), unused);
+      for (size_t r = 0; r < reduced.size(); ++r)
+        store(reduced[r], a, rowIters, loop.getResult(r));
+    }
+  }
+
+  /// concat: input k holds the elements whose index along the axis falls in its range; its
+  /// index expression is already shifted by the offset, so the axis is the dimension where
+  /// an input's index differs from the output's.
+  mlir::Value concat(const OpStmt &op, const AnchoredMapStmt &a,
+                     llvm::ArrayRef<mlir::Value> iters) {
+    const std::vector<Expr> &out = a.index.at(op.outs[0]);
+    size_t axis = 0;
+    for (int in : op.ins)
+      for (size_t d = 0; d < out.size(); ++d)
+        if (a.index.at(in)[d]->str() != out[d]->str())
+          axis = d;
+    mlir::Value along = idx_.expr(a.index.at(op.outs[0])[axis], iters);
+    mlir::Type t = elementType(op.outs[0]);
+    // Nested ifs from the last input back: if along < end_k then input k else the rest.
+    std::function<mlir::Value(size_t, int64_t)> pick = [&](size_t k, int64_t offset) {
+      int t_in = op.ins[k];
+      if (k + 1 == op.ins.size())
+        return load(t_in, a, iters);
+      int64_t end = offset + kernel_.tensors[t_in].shape[axis];
+      mlir::Value inside = mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::ult,
+                                                       along, idx_.c(end));
+      auto ifOp = mlir::scf::IfOp::create(b_, loc(), mlir::TypeRange{t}, inside,
+                                          /*withElseRegion=*/true);
+      mlir::OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(ifOp.thenBlock());
+      mlir::scf::YieldOp::create(b_, loc(), load(t_in, a, iters));
+      b_.setInsertionPointToStart(ifOp.elseBlock());
+      mlir::scf::YieldOp::create(b_, loc(), pick(k + 1, end));
+      return ifOp.getResult(0);
+    };
+    return pick(0, 0);
+  }
+
+  KernelOp op_;
+  mlir::OpBuilder b_;
+  Indices idx_;
+  Kernel kernel_;
+  std::vector<mlir::Value> values_;
+  std::vector<Storage> storage_;
+  std::optional<KernelRows> rows_;
+  std::map<int, mlir::Value> buffers_;
+  bool failed_ = false;
+};
+
+struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExprToLoopsPass> {
+  void runOnOperation() override {
+    llvm::SmallVector<KernelOp> kernels;
+    getOperation().walk([&](KernelOp k) { kernels.push_back(k); });
+    for (KernelOp k : kernels) {
+      if (mlir::failed(KernelLowering(k).run()))
+        return signalPassFailure();
+      k.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace sotc

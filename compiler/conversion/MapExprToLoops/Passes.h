@@ -1,0 +1,22 @@
+//===- Passes.h - Scheduled MapExpr kernels to loop nests ---------------------------------===//
+#ifndef SOTC_CONVERSION_MAPEXPRTOLOOPS_PASSES_H
+#define SOTC_CONVERSION_MAPEXPRTOLOOPS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace sotc {
+
+#define GEN_PASS_DECL_CONVERTMAPEXPRTOLOOPS
+#define GEN_PASS_REGISTRATION
+#include "compiler/conversion/MapExprToLoops/Passes.h.inc"
+
+} // namespace sotc
+
+#endif // SOTC_CONVERSION_MAPEXPRTOLOOPS_PASSES_H

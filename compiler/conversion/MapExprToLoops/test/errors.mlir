@@ -1,0 +1,34 @@
+// Kernels this conversion cannot lower yet fail with a coded diagnostic naming them.
+// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops --split-input-file --verify-diagnostics
+
+// A GPU schedule maps threads: the GPU lowering's job.
+// expected-error @+1 {{E9001: kernel gpu_kernel maps threadIdx.x=0..64: thread-level and multi-dimensional grids lower to the GPU (not built yet); schedule for the CPU (target=cpu)}}
+mapexpr.kernel @gpu_kernel(%x: tensor<64xf32> {mapexpr.name = "x"}) -> tensor<64xf32> {
+  %y = mapexpr.tensor "y" : tensor<64xf32>
+  mapexpr.anchored %y : tensor<64xf32> attributes {dims = [#sched.injective<64>], loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 64>], mesh = #sched.mesh<[#sched.injective<64>], [#sched.reshape<[64]>, #sched.padding<[64]>, #sched.reshape<[1, 64]>]>} {
+    mapexpr.op "exp" outs(%y : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+  }
+  mapexpr.return %y : tensor<64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'mapexpr.kernel' op is not scheduled: run sotc-mapexpr-schedule first}}
+mapexpr.kernel @unscheduled(%x: tensor<64xf32> {mapexpr.name = "x"}) -> tensor<64xf32> {
+  %y = mapexpr.tensor "y" : tensor<64xf32>
+  mapexpr.anchored %y : tensor<64xf32> attributes {dims = [#sched.injective<64>]} {
+    mapexpr.op "exp" outs(%y : tensor<64xf32>) ins(%x : tensor<64xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+  }
+  mapexpr.return %y : tensor<64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{E4002: kernel complex: element type 'complex<f32>' is not lowered yet (floats, signless integers and bool are)}}
+mapexpr.kernel @complex(%x: tensor<8xcomplex<f32>> {mapexpr.name = "x"}) -> tensor<8xcomplex<f32>> {
+  %y = mapexpr.tensor "y" : tensor<8xcomplex<f32>>
+  mapexpr.anchored %y : tensor<8xcomplex<f32>> attributes {dims = [#sched.injective<8>], loops = [#sched.loop<S0x, 1>, #sched.loop<Vectorize, 8>], mesh = #sched.mesh<[#sched.injective<8>], [#sched.reshape<[8]>, #sched.padding<[8]>, #sched.reshape<[1, 8]>]>} {
+    mapexpr.op "exp" outs(%y : tensor<8xcomplex<f32>>) ins(%x : tensor<8xcomplex<f32>>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+  }
+  mapexpr.return %y : tensor<8xcomplex<f32>>
+}
