@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -24,7 +25,8 @@ struct PhaseInfo {
 };
 constexpr PhaseInfo kPhases[] = {
     {Phase::Sir, "sir"},         {Phase::Prim, "prim"},           {Phase::Fused, "fused"},
-    {Phase::MapExpr, "mapexpr"}, {Phase::Scheduled, "scheduled"}, {Phase::Loops, "loops"}};
+    {Phase::MapExpr, "mapexpr"}, {Phase::Scheduled, "scheduled"}, {Phase::Loops, "loops"},
+    {Phase::Llvm, "llvm"}};
 
 /// The sotc-pipeline options, as sotc-opt reads them.
 struct PipelineCLOptions : mlir::PassPipelineOptions<PipelineCLOptions> {
@@ -32,7 +34,7 @@ struct PipelineCLOptions : mlir::PassPipelineOptions<PipelineCLOptions> {
                              llvm::cl::init("cuda")};
   Option<std::string> compileTo{*this, "compile-to",
                                 llvm::cl::desc("the last phase: sir, prim, fused, mapexpr, "
-                                               "scheduled, loops"),
+                                               "scheduled, loops, llvm"),
                                 llvm::cl::init("scheduled")};
 };
 
@@ -67,8 +69,12 @@ std::optional<Target> targetByName(const std::string &name) {
   return std::nullopt;
 }
 
-void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo) {
-  auto reaches = [&](Phase p) { return static_cast<int>(upTo) >= static_cast<int>(p); };
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo,
+                   Phase from) {
+  auto reaches = [&](Phase p) {
+    return static_cast<int>(from) < static_cast<int>(p) &&
+           static_cast<int>(upTo) >= static_cast<int>(p);
+  };
   if (reaches(Phase::Prim))
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
   if (reaches(Phase::Fused))
@@ -86,6 +92,26 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
   }
+  if (reaches(Phase::Llvm))
+    buildLoopsToLlvm(pm);
+}
+
+void buildLoopsToLlvm(mlir::OpPassManager &pm) {
+  // The grid runs as a sequential loop here; the CPU target splits its range across threads.
+  static constexpr const char *kPipeline =
+      "scf-forall-to-for,func.func(arith-expand),convert-math-to-funcs,expand-strided-metadata,"
+      "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
+      "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+      "reconcile-unrealized-casts";
+  // Upstream passes by name: registered once, parsed into this pass manager (no
+  // builtin.module wrapper, which would make a module-level manager run nothing).
+  static const bool registered = [] {
+    mlir::registerAllPasses();
+    return true;
+  }();
+  (void)registered;
+  if (mlir::failed(mlir::parsePassPipeline(kPipeline, pm)))
+    llvm::report_fatal_error("sotc: the loops-to-LLVM pipeline does not parse");
 }
 
 void registerAllDialects(mlir::DialectRegistry &registry) {

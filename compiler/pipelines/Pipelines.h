@@ -25,6 +25,7 @@ enum class Phase {
   MapExpr,   // after sotc-convert-sir-to-mapexpr: mapexpr.kernel + mapexpr.launch
   Scheduled, // after sotc-mapexpr-schedule: every AnchoredMapStmt has its mesh and loops
   Loops,     // after sotc-convert-mapexpr-to-loops: kernels are loop nests on memrefs (CPU)
+  Llvm,      // kernels in the LLVM dialect (CPU)
 };
 
 /// "sir", "prim", "fused", "mapexpr", "scheduled"
@@ -52,8 +53,13 @@ struct PipelineOptions {
   std::vector<std::string> breakOn;
 };
 
-/// Adds the passes that take a frontend (sir) module to `upTo`.
-void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo);
+/// Adds the passes that take a module at phase `from` (the frontend's sir by default) to
+/// `upTo`.
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo,
+                   Phase from = Phase::Sir);
+/// The loops -> LLVM dialect part of it (upstream conversions; math without an LLVM
+/// intrinsic calls libm).
+void buildLoopsToLlvm(mlir::OpPassManager &pm);
 
 /// Every dialect sotc's IR may hold, for every tool.
 void registerAllDialects(mlir::DialectRegistry &registry);

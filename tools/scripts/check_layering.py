@@ -31,6 +31,7 @@ LAYERS = [
     ("compiler/pipelines/", "pipelines", 8),
     ("compiler/driver/", "driver", 9),
     ("tools/", "tools", 10),
+    ("tests/", "tests", 10),
     ("runtime/", "runtime", None),
 ]
 NO_MLIR = {"ops", "sched-utils", "mapexpr-utils"}

@@ -5,6 +5,7 @@
 // RUN: sotc-opt %s --sotc-pipeline | FileCheck %s --check-prefix=GPU
 // RUN: sotc-opt %s --sotc-pipeline="target=cpu compile-to=scheduled" | FileCheck %s --check-prefix=CPU
 // RUN: sotc-opt %s --sotc-pipeline="target=cpu compile-to=loops" | FileCheck %s --check-prefix=LOOPS
+// RUN: sotc-opt %s --sotc-pipeline="target=cpu compile-to=llvm" | FileCheck %s --check-prefix=LLVM
 // RUN: not sotc-opt %s --sotc-pipeline="compile-to=ptx" 2>&1 | FileCheck %s --check-prefix=BADPHASE
 // RUN: not sotc-opt %s --sotc-pipeline="target=tpu" 2>&1 | FileCheck %s --check-prefix=BADTARGET
 
@@ -26,6 +27,11 @@
 // LOOPS: func.func @fill_constant_0_max_1(%arg0: memref<4x8xf32>, %arg1: memref<4x8xf32>)
 // LOOPS: arith.maximumf
 // LOOPS-NOT: mapexpr.kernel
+
+// LLVM: llvm.func @fill_constant_0_max_1(%arg0: !llvm.ptr
+// LLVM: llvm.fcmp
+// LLVM: llvm.select
+// LLVM-NOT: func.func
 
 // BADPHASE: sotc-pipeline: unknown phase 'ptx'
 // BADTARGET: sotc-pipeline: target must be cuda or cpu, not 'tpu'

@@ -212,7 +212,10 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return emitOpError("types do not match lowered kernel ") << getKernelAttr();
     return success();
   }
-  auto kernel = symbols.lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
+  Operation *callee = symbols.lookupNearestSymbolFrom(*this, getKernelAttr());
+  auto kernel = dyn_cast_or_null<KernelOp>(callee);
+  if (!kernel && isa_and_nonnull<FunctionOpInterface>(callee))
+    return success(); // lowered past func.func: its signature is the target's ABI
   if (!kernel)
     return emitOpError("no mapexpr.kernel named ") << getKernelAttr();
   if (TypeRange(kernel.getArgumentTypes()) != TypeRange(getInputs().getTypes()) ||

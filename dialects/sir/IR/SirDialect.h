@@ -31,6 +31,9 @@ namespace sotc::sir {
 /// the enumerators agree (SirDialect.cpp checks each one).
 inline ops::Prim toOpsPrim(Primitive p) { return static_cast<ops::Prim>(p); }
 inline Primitive fromOpsPrim(ops::Prim p) { return static_cast<Primitive>(p); }
+/// The operator library's attributes of a primitive (the inverse of what sotc-sir-decompose
+/// writes): what the reference evaluator needs to run it.
+ops::PrimAttrs primAttrsOf(PrimOp op);
 } // namespace sotc::sir
 
 #endif // SOTC_DIALECT_SIR_IR_SIRDIALECT_H

@@ -3,6 +3,7 @@
 #include "compiler/ops/Primitives.h"
 
 #include "dialects/FunctionLike.h"
+#include "dialects/sir/IR/SirTypes.h"
 
 using namespace mlir;
 using namespace sotc::sir;
@@ -208,4 +209,25 @@ LogicalResult GroupOp::verify() {
                                                  : "no reduction")
                                  << ", so its kind is \"" << expected << "\"";
   return success();
+}
+
+sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
+  sotc::ops::PrimAttrs a;
+  auto ints = [](std::optional<llvm::ArrayRef<int64_t>> v) {
+    return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
+  };
+  a.value = op.getValue() ? op.getValue()->convertToDouble() : 0;
+  a.shape = ints(op.getShape());
+  a.perm = ints(op.getPerm());
+  a.axes = ints(op.getAxes());
+  a.starts = ints(op.getStarts());
+  a.ends = ints(op.getEnds());
+  a.steps = ints(op.getSteps());
+  a.axis = op.getAxis().value_or(0);
+  a.keepdim = op.getKeepdim().value_or(false);
+  a.transposeX = op.getTransposeX().value_or(false);
+  a.transposeY = op.getTransposeY().value_or(false);
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  a.dtype = dtypeOf(type.getElementType()).value_or(sotc::ops::DType::Float32);
+  return a;
 }
