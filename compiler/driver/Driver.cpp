@@ -3,6 +3,8 @@
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
 #include "compiler/support/MlirDiagnostics.h"
+#include "compiler/support/OutputFile.h"
+#include "compiler/target/cpu/CpuTarget.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 
@@ -43,6 +45,25 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
                      path + ": the pipeline failed to reach phase " + pipelines::phaseName(upTo));
   }
   return module;
+}
+
+void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &options,
+                     const std::string &output) {
+  if (output.empty() || output == "-")
+    throw CodedError(DiagCode::CliOutputUnwritable,
+                     "a shared library needs an output file (-o kernels.so), not stdout");
+  auto context = createContext();
+  pipelines::PipelineOptions cpu = options;
+  cpu.target = pipelines::Target::Cpu;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileTrace(*context, path, cpu, pipelines::Phase::Llvm);
+  // The subgraphs are the host's plan (the manifest's business); the library holds kernels.
+  for (sir::SubgraphOp subgraph : llvm::make_early_inc_range(module->getOps<sir::SubgraphOp>()))
+    subgraph.erase();
+  Expected<std::string> library = cpu::buildSharedLibrary(*module, {options.cpu, options.optLevel});
+  if (!library)
+    throw CodedError(library.error().code(), path + ": " + library.error().what());
+  writeOutputFile(output, *library);
 }
 
 std::string printModule(mlir::ModuleOp module) {

@@ -31,6 +31,11 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo);
 
+/// Compiles the trace for the CPU (`options.cpu`, `options.optLevel`) and writes the kernels'
+/// shared library to `output` atomically.
+void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &options,
+                     const std::string &output);
+
 /// The module as MLIR text, locations inline so every statement shows its Python line.
 std::string printModule(mlir::ModuleOp module);
 

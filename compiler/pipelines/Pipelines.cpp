@@ -2,6 +2,7 @@
 
 #include "compiler/conversion/MapExprToLoops/Passes.h"
 #include "compiler/conversion/SirToMapExpr/Passes.h"
+#include "compiler/target/cpu/Passes.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/mapexpr/Transforms/Passes.h"
 #include "dialects/sched/IR/SchedDialect.h"
@@ -92,17 +93,20 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
   }
-  if (reaches(Phase::Llvm))
-    buildLoopsToLlvm(pm);
+  if (reaches(Phase::Llvm)) {
+    // The CPU ABI: a [begin, end) range of the grid, then bare buffer pointers.
+    pm.addPass(cpu::createCpuKernelAbi());
+    buildLoopsToLlvm(pm, /*barePointers=*/true);
+  }
 }
 
-void buildLoopsToLlvm(mlir::OpPassManager &pm) {
-  // The grid runs as a sequential loop here; the CPU target splits its range across threads.
-  static constexpr const char *kPipeline =
-      "scf-forall-to-for,func.func(arith-expand),convert-math-to-funcs,expand-strided-metadata,"
-      "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
-      "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
-      "reconcile-unrealized-casts";
+void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers) {
+  std::string pipeline =
+      std::string("scf-forall-to-for,func.func(arith-expand),convert-math-to-funcs,"
+                  "expand-strided-metadata,convert-scf-to-cf,convert-math-to-llvm,"
+                  "convert-math-to-libm,finalize-memref-to-llvm,convert-arith-to-llvm,"
+                  "convert-index-to-llvm,convert-func-to-llvm{use-bare-ptr-memref-call-conv=") +
+      (barePointers ? "1" : "0") + "},convert-cf-to-llvm,reconcile-unrealized-casts";
   // Upstream passes by name: registered once, parsed into this pass manager (no
   // builtin.module wrapper, which would make a module-level manager run nothing).
   static const bool registered = [] {
@@ -110,7 +114,7 @@ void buildLoopsToLlvm(mlir::OpPassManager &pm) {
     return true;
   }();
   (void)registered;
-  if (mlir::failed(mlir::parsePassPipeline(kPipeline, pm)))
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
     llvm::report_fatal_error("sotc: the loops-to-LLVM pipeline does not parse");
 }
 
@@ -126,6 +130,7 @@ void registerAllPasses() {
   mapexpr::registerMapExprPasses();
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();
+  cpu::registerCpuPasses();
   registerSotcPipelines();
 }
 

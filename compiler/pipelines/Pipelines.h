@@ -58,8 +58,9 @@ struct PipelineOptions {
 void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo,
                    Phase from = Phase::Sir);
 /// The loops -> LLVM dialect part of it (upstream conversions; math without an LLVM
-/// intrinsic calls libm).
-void buildLoopsToLlvm(mlir::OpPassManager &pm);
+/// intrinsic calls libm). With `barePointers`, memrefs become plain element pointers (the
+/// CPU kernel ABI); without, MLIR's memref descriptors.
+void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers);
 
 /// Every dialect sotc's IR may hold, for every tool.
 void registerAllDialects(mlir::DialectRegistry &registry);

@@ -1,7 +1,8 @@
 // Kernel numerics on the CPU path: for every testdata program that translates, every fusion
-// group is lowered for the CPU to loops and the LLVM dialect, run by MLIR's JIT on random
-// inputs, and compared element by element with the operator library's reference evaluator
-// (ops::ref, double precision) running the same group's primitives.
+// group is lowered for the CPU exactly as `sotc compile --target cpu` lowers it (loops, the
+// kernel ABI, the LLVM dialect), run by MLIR's JIT on random inputs through that ABI, and
+// compared element by element with the operator library's reference evaluator (ops::ref,
+// double precision) running the same group's primitives.
 #include "compiler/driver/Driver.h"
 #include "compiler/ops/unittests/Reference.h"
 #include "compiler/pipelines/Pipelines.h"
@@ -12,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -59,7 +61,6 @@ struct Memory {
   ops::DType dtype;
   std::vector<int64_t> shape;
   std::vector<unsigned char> bytes;
-  std::vector<int64_t> descriptor; // MLIR's memref descriptor: ptrs, offset, sizes, strides
 
   static size_t width(ops::DType d) {
     switch (d) {
@@ -83,16 +84,6 @@ struct Memory {
     for (int64_t d : shape)
       n *= d;
     bytes.assign(static_cast<size_t>(n) * width(dtype) + 64, 0);
-    int64_t data = reinterpret_cast<int64_t>(bytes.data());
-    descriptor = {data, data, 0};
-    descriptor.insert(descriptor.end(), shape.begin(), shape.end());
-    int64_t stride = 1;
-    std::vector<int64_t> strides(shape.size());
-    for (size_t d = shape.size(); d-- > 0;) {
-      strides[d] = stride;
-      stride *= shape[d];
-    }
-    descriptor.insert(descriptor.end(), strides.begin(), strides.end());
   }
 
   void write(const ops::ref::Buffer &b) {
@@ -203,10 +194,16 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
       c.expected = ops::ref::evaluate(c.graph, c.inputs);
       cases.push_back(std::move(c));
     });
-    // The kernels: the rest of the CPU pipeline, then the JIT.
+    // The kernels: the rest of the CPU pipeline, then the JIT. The grid size of each kernel
+    // is read off its loops (the runtime reads it from the manifest).
     mlir::PassManager pm(context.get());
     pipelines::buildPipeline(pm, cpu, pipelines::Phase::Loops, pipelines::Phase::Fused);
     REQUIRE(mlir::succeeded(pm.run(*module)));
+    std::map<std::string, int64_t> blocks;
+    module->walk([&](mlir::scf::ForallOp grid) {
+      auto func = grid->getParentOfType<mlir::func::FuncOp>();
+      blocks[func.getSymName().str()] = grid.getStaticUpperBound()[0];
+    });
     std::vector<std::string> launched;
     llvm::SmallVector<mlir::Operation *> plans;
     for (auto subgraph : module->getOps<sir::SubgraphOp>()) {
@@ -215,11 +212,8 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
     }
     for (mlir::Operation *op : plans) // the host plan is not the JIT's business
       op->erase();
-    module->walk([](mlir::func::FuncOp f) {
-      f->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(f.getContext()));
-    });
     mlir::PassManager llvmPm(context.get());
-    pipelines::buildLoopsToLlvm(llvmPm);
+    pipelines::buildPipeline(llvmPm, cpu, pipelines::Phase::Llvm, pipelines::Phase::Loops);
     REQUIRE(mlir::succeeded(llvmPm.run(*module)));
     auto engine = mlir::ExecutionEngine::create(*module);
     REQUIRE(static_cast<bool>(engine));
@@ -241,15 +235,16 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
         ins.emplace_back(c.graph.inputs[i]);
         ins.back().write(c.inputs[i]);
       }
-      // The C interface takes a pointer to each memref descriptor: outputs, then inputs.
-      std::vector<void *> descriptors, args;
+      // The CPU ABI: the grid range [0, blocks), then the outputs' and inputs' data.
+      int64_t begin = 0, end = blocks.at(launched[k]);
+      std::vector<void *> pointers, args = {&begin, &end};
       for (Memory &m : outs)
-        descriptors.push_back(m.descriptor.data());
+        pointers.push_back(m.bytes.data());
       for (Memory &m : ins)
-        descriptors.push_back(m.descriptor.data());
-      for (void *&d : descriptors)
-        args.push_back(&d);
-      llvm::Error error = (*engine)->invokePacked("_mlir_ciface_" + launched[k], args);
+        pointers.push_back(m.bytes.data());
+      for (void *&p : pointers)
+        args.push_back(&p);
+      llvm::Error error = (*engine)->invokePacked(launched[k], args);
       REQUIRE(!error);
       ++kernels;
       for (size_t o = 0; o < outs.size(); ++o) {

@@ -132,21 +132,29 @@ struct CompileOptions {
   std::string output;
   std::string target = "cuda";
   std::string compileTo;
+  std::string cpu = "x86-64-v3";
+  int optLevel = 3;
   FrontendFlags frontend;
 };
 
-/// `--compile-to PHASE` writes the IR at that phase; the binary targets are not built yet.
+/// `--compile-to PHASE` writes the IR at that phase; otherwise the target's binary (the CPU
+/// shared library; the CUDA fatbin is not built yet).
 void runCompile(const CompileOptions &opts) {
   sotc::pipelines::PipelineOptions options = opts.frontend.options();
   std::optional<sotc::pipelines::Target> target = sotc::pipelines::targetByName(opts.target);
   if (!target)
     throw CLI::ValidationError("sotc compile: --target must be cuda or cpu");
   options.target = *target;
+  options.cpu = opts.cpu;
+  options.optLevel = opts.optLevel;
+  if (opts.compileTo.empty() && *target == sotc::pipelines::Target::Cpu) {
+    sotc::driver::writeCpuLibrary(opts.trace, options, opts.output);
+    return;
+  }
   if (opts.compileTo.empty())
-    notImplemented(std::string("sotc compile to a ") + (*target == sotc::pipelines::Target::Cpu
-                                                            ? "CPU shared library"
-                                                            : "CUDA fatbin"),
-                   "the code generation issues; --compile-to PHASE writes the IR so far");
+    notImplemented("sotc compile to a CUDA fatbin",
+                   "the CUDA code generation issue; --target cpu builds a shared library, and "
+                   "--compile-to PHASE writes the IR so far");
   std::optional<Phase> phase = sotc::pipelines::phaseByName(opts.compileTo);
   if (!phase)
     throw CLI::ValidationError("sotc compile: --compile-to must be one of " + phaseList());
@@ -191,6 +199,10 @@ int main(int argc, char **argv) {
   compile->add_option("trace", compileOpts.trace, "trace file (.pb or .pbtxt)")->required();
   compile->add_option("-o,--output", compileOpts.output, "output file ('-': stdout)");
   compile->add_option("--target", compileOpts.target, "cuda (default) or cpu");
+  compile->add_option("--cpu", compileOpts.cpu, "CPU target: an LLVM x86 CPU name, or native")
+      ->type_name("NAME");
+  compile->add_option("-O", compileOpts.optLevel, "optimization level (0-3, default 3)")
+      ->check(CLI::Range(0, 3));
   compile
       ->add_option("--compile-to", compileOpts.compileTo,
                    "stop after this phase and write its IR: " + phaseList())

@@ -201,14 +201,18 @@ LogicalResult OpStmtOp::verify() {
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   // After sotc-convert-mapexpr-to-loops the kernel is a func.func taking its outputs, then
-  // its inputs, as memrefs of the same shapes.
+  // its inputs, as memrefs of the same shapes (after sotc-cpu-kernel-abi, a grid range first).
   if (auto func = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr())) {
     llvm::SmallVector<Type> expected;
     for (Type t : llvm::concat<const Type>(getResultTypes(), getInputs().getTypes())) {
       auto tensor = cast<RankedTensorType>(t);
       expected.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
     }
-    if (TypeRange(func.getArgumentTypes()) != TypeRange(expected) || func.getNumResults())
+    // The CPU kernel ABI puts the grid range [begin, end) first.
+    ArrayRef<Type> args = func.getArgumentTypes();
+    if (args.size() == expected.size() + 2 && args[0].isIndex() && args[1].isIndex())
+      args = args.drop_front(2);
+    if (TypeRange(args) != TypeRange(expected) || func.getNumResults())
       return emitOpError("types do not match lowered kernel ") << getKernelAttr();
     return success();
   }

@@ -1,0 +1,128 @@
+#include "compiler/target/cpu/CpuTarget.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+LLD_HAS_DRIVER(elf)
+
+namespace sotc::cpu {
+namespace {
+
+CodedError internal(const std::string &what) {
+  return CodedError(DiagCode::CodegenFailed, "CPU code generation: " + what);
+}
+
+/// A folder of its own for the object and the library lld writes; removed when done.
+class TempDir {
+public:
+  TempDir() {
+    llvm::SmallString<128> path;
+    if (!llvm::sys::fs::createUniqueDirectory("sotc-cpu", path))
+      path_ = std::string(path);
+  }
+  ~TempDir() {
+    if (!path_.empty())
+      llvm::sys::fs::remove_directories(path_);
+  }
+  bool ok() const { return !path_.empty(); }
+  std::string file(const char *name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+} // namespace
+
+Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options) {
+  static std::once_flag targets;
+  std::call_once(targets, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+  });
+  std::string error;
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return internal(error);
+  std::string cpu = options.cpu == "native" ? llvm::sys::getHostCPUName().str() : options.cpu;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, "", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      options.optLevel == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
+  if (!machine || !machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
+    return CodedError(DiagCode::CodegenUnknownCpu,
+                      "unknown CPU '" + options.cpu +
+                          "' (an LLVM x86 CPU name such as x86-64-v3, skylake, znver4, or native)");
+
+  // 1. LLVM IR for the target, optimized.
+  mlir::registerBuiltinDialectTranslation(*module->getContext());
+  mlir::registerLLVMDialectTranslation(*module->getContext());
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> ir = mlir::translateModuleToLLVMIR(module, context, "sotc");
+  if (!ir)
+    return internal("the module does not translate to LLVM IR");
+  ir->setTargetTriple(triple);
+  ir->setDataLayout(machine->createDataLayout());
+  if (llvm::Error e = mlir::makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                                      machine.get())(ir.get()))
+    return internal(llvm::toString(std::move(e)));
+
+  // 2. The object.
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return internal("the target cannot emit an object file");
+    codegen.run(*ir);
+  }
+
+  // 3. The shared library, linked by lld in this process.
+  TempDir dir;
+  if (!dir.ok())
+    return internal("no temporary folder");
+  std::string objectPath = dir.file("kernels.o"), libraryPath = dir.file("kernels.so");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(objectPath, ec);
+    if (ec)
+      return internal("cannot write " + objectPath + ": " + ec.message());
+    out.write(object.data(), object.size());
+  }
+  std::string diagnostics;
+  llvm::raw_string_ostream errs(diagnostics), outs(diagnostics);
+  const char *args[] = {"ld.lld",
+                        "-shared",
+                        "--build-id=none",
+                        "-o",
+                        libraryPath.c_str(),
+                        objectPath.c_str(),
+                        "-L/usr/lib/x86_64-linux-gnu",
+                        "-lm"};
+  lld::Result linked = lld::lldMain(args, outs, errs, {{lld::Gnu, &lld::elf::link}});
+  if (linked.retCode != 0)
+    return internal("lld: " + diagnostics);
+  auto library = llvm::MemoryBuffer::getFile(libraryPath);
+  if (!library)
+    return internal("lld wrote no library");
+  return std::string((*library)->getBuffer());
+}
+
+} // namespace sotc::cpu

@@ -1,0 +1,21 @@
+//===- Passes.td - The CPU target's passes -------------------------------------------------===//
+#ifndef SOTC_TARGET_CPU_PASSES
+#define SOTC_TARGET_CPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def CpuKernelAbi : Pass<"sotc-cpu-kernel-abi", "::mlir::ModuleOp"> {
+  let summary = "Give every kernel the CPU ABI: a [begin, end) range of its grid, then its buffers";
+  let description = [{
+    A lowered kernel (`func.func` whose body is one `scf.forall` over the blocks, mapped to
+    `#gpu.block<x>`) becomes `func.func @k(%begin: index, %end: index, outputs..., inputs...)`
+    whose grid loop runs blocks `begin` to `end`: the runtime's thread pool splits the grid
+    into ranges and calls the kernel once per range. Lowered with bare pointers, the C
+    signature is `void k(int64_t begin, int64_t end, T *out0, ..., T *in0, ...)`; shapes
+    are static and recorded in the manifest.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+#endif // SOTC_TARGET_CPU_PASSES

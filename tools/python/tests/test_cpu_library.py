@@ -1,0 +1,71 @@
+"""The CPU target end to end: `sotc compile --target cpu` builds a shared library whose kernels,
+called through their C ABI with ctypes, compute what numpy computes for the traced program."""
+
+import ctypes
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layer_norm(x, weight, bias):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-5) * weight + bias
+
+
+# program -> numpy reference of its single kernel
+REFERENCES = {
+    "21_exp_minus_x": lambda x: np.exp(x) - x,
+    "22_relu_sin": lambda x: np.maximum(np.sin(x), 0),
+    "23_softmax": softmax,
+    "24_layer_norm": layer_norm,
+    "25_rms_norm": lambda x, weight: x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6) * weight,
+}
+
+
+def specs(root, program):
+    """Parameter name -> shape, from the program's '# sotc-trace:' line."""
+    with open(os.path.join(root, "testdata", "programs", program + ".py")) as f:
+        header = f.readline()
+    return {name: [int(d) for d in dims.split(",")]
+            for name, dims in re.findall(r"(\w+)=float32\[([\d,]+)\]", header)}
+
+
+@pytest.mark.parametrize("program", sorted(REFERENCES))
+def test_cpu_kernel_matches_numpy(program, root, sotc_bin, tmp_path):
+    trace = os.path.join(root, "testdata", "traces", program + ".pb")
+    library = tmp_path / "kernels.so"
+    subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", str(library)],
+                   check=True, cwd=root)
+    # The kernel's name and arguments (outputs first, then inputs), and its grid.
+    text = subprocess.run([sotc_bin, "dump", "--map-expr", trace], check=True, cwd=root,
+                          capture_output=True, text=True).stdout
+    name, args = re.search(r"^(\w+)\((.*)\) \{$", text, re.M).groups()
+    loops = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "--compile-to", "loops"],
+                           check=True, cwd=root, capture_output=True, text=True).stdout
+    blocks = int(re.search(r"scf\.forall \(%\w+\) in \((\d+)\)", loops).group(1))
+
+    rng = np.random.default_rng(7)
+    shapes = specs(root, program)
+    inputs = {p: rng.standard_normal(s).astype(np.float32) for p, s in shapes.items()}
+    expected = REFERENCES[program](*inputs.values()).astype(np.float32)
+    output = np.zeros_like(expected)
+    buffers = []
+    for arg in args.split(", "):
+        buffers.append(output if arg.startswith("&") else inputs[arg[len("t_"):]])
+
+    kernel = getattr(ctypes.CDLL(str(library)), name)
+    kernel.argtypes = [ctypes.c_int64, ctypes.c_int64] + [ctypes.c_void_p] * len(buffers)
+    # Two ranges, as the runtime's thread pool would split the grid.
+    half = blocks // 2
+    kernel(0, half, *[b.ctypes.data for b in buffers])
+    kernel(half, blocks, *[b.ctypes.data for b in buffers])
+    np.testing.assert_allclose(output, expected, rtol=2e-5, atol=2e-6)
