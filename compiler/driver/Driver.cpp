@@ -5,8 +5,15 @@
 #include "compiler/support/MlirDiagnostics.h"
 #include "compiler/support/OutputFile.h"
 #include "compiler/target/cpu/CpuTarget.h"
+#include "compiler/target/manifest/Manifest.h"
+
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
@@ -32,9 +39,12 @@ frontend::Translation translateTrace(const std::string &path,
 
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
-                                               pipelines::Phase upTo) {
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      frontend::emitSir(translateTrace(path, options), context);
+                                               pipelines::Phase upTo,
+                                               frontend::Translation *translation) {
+  frontend::Translation translated = translateTrace(path, options);
+  mlir::OwningOpRef<mlir::ModuleOp> module = frontend::emitSir(translated, context);
+  if (translation)
+    *translation = std::move(translated);
   mlir::PassManager pm(&context);
   pipelines::buildPipeline(pm, options, upTo);
   CodedDiagnosticCapture capture(&context, DiagCode::CliPassFailed);
@@ -55,15 +65,54 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
   auto context = createContext();
   pipelines::PipelineOptions cpu = options;
   cpu.target = pipelines::Target::Cpu;
+  frontend::Translation translation;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileTrace(*context, path, cpu, pipelines::Phase::Llvm);
-  // The subgraphs are the host's plan (the manifest's business); the library holds kernels.
-  for (sir::SubgraphOp subgraph : llvm::make_early_inc_range(module->getOps<sir::SubgraphOp>()))
+      compileTrace(*context, path, cpu, pipelines::Phase::Loops, &translation);
+  // Each kernel's grid, as the loops have it; the manifest tells the runtime.
+  std::map<std::string, int64_t> grids;
+  module->walk([&](mlir::scf::ForallOp grid) {
+    grids[grid->getParentOfType<mlir::func::FuncOp>().getSymName().str()] =
+        grid.getStaticUpperBound()[0];
+  });
+  mlir::PassManager pm(context.get());
+  pipelines::buildPipeline(pm, cpu, pipelines::Phase::Llvm, pipelines::Phase::Loops);
+  {
+    CodedDiagnosticCapture capture(context.get(), DiagCode::CliPassFailed);
+    if (mlir::failed(pm.run(*module)))
+      throw capture.error().value_or(
+          CodedError(DiagCode::CliPassFailed, path + ": lowering to LLVM failed"));
+  }
+  // The subgraphs are the host's plan: the manifest describes them, the library holds kernels.
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = module->clone();
+  for (sir::SubgraphOp subgraph : llvm::make_early_inc_range(kernels->getOps<sir::SubgraphOp>()))
     subgraph.erase();
-  Expected<std::string> library = cpu::buildSharedLibrary(*module, {options.cpu, options.optLevel});
+  Expected<std::string> library =
+      cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel});
   if (!library)
     throw CodedError(library.error().code(), path + ": " + library.error().what());
+  auto traceBytes = llvm::MemoryBuffer::getFile(path);
+  std::string manifest = manifest::writeManifest(
+      frontend::loadTrace(path),
+      {llvm::sys::path::filename(path).str(),
+       manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
+      translation, *module, grids,
+      {"cpu", cpu::kTriple, options.cpu,
+       "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)"},
+      {llvm::sys::path::filename(output).str(), manifest::sha256(*library)});
   writeOutputFile(output, *library);
+  try {
+    writeOutputFile(manifestPath(output), manifest);
+  } catch (const CodedError &) {
+    llvm::sys::fs::remove(output); // both or neither
+    throw;
+  }
+}
+
+std::string manifestPath(const std::string &binary) {
+  llvm::StringRef stem(binary);
+  if (!stem.consume_back(".so"))
+    stem.consume_back(".fatbin");
+  return stem.str() + ".manifest.json";
 }
 
 std::string printModule(mlir::ModuleOp module) {

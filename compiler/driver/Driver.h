@@ -27,14 +27,20 @@ frontend::Translation translateTrace(const std::string &path,
 
 /// The trace translated into sir and lowered to `upTo`. A pass failure is the pass's coded
 /// diagnostic (E9003 when it has no code) with the Python line of the failing op.
+/// `translation`, when given, receives the frontend's result (guards, segments).
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
-                                               pipelines::Phase upTo);
+                                               pipelines::Phase upTo,
+                                               frontend::Translation *translation = nullptr);
 
 /// Compiles the trace for the CPU (`options.cpu`, `options.optLevel`) and writes the kernels'
-/// shared library to `output` atomically.
+/// shared library to `output` and its manifest beside it (k.so -> k.manifest.json), each
+/// atomically; nothing is left behind when either fails.
 void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &options,
                      const std::string &output);
+
+/// Where the manifest of `binary` goes: k.so -> k.manifest.json.
+std::string manifestPath(const std::string &binary);
 
 /// The module as MLIR text, locations inline so every statement shows its Python line.
 std::string printModule(mlir::ModuleOp module);

@@ -15,6 +15,7 @@
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
+#include "compiler/support/Version.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>
@@ -28,7 +29,7 @@
 
 namespace {
 
-constexpr const char *kSotcVersion = "0.1.0";
+using sotc::kSotcVersion;
 
 std::string versionText() {
   std::ostringstream s;

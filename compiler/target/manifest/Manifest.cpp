@@ -1,0 +1,232 @@
+#include "compiler/target/manifest/Manifest.h"
+
+#include "compiler/support/Version.h"
+#include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sir/IR/SirTypes.h"
+
+#include "llvm/Support/SHA256.h"
+
+#include <nlohmann/json.hpp>
+
+namespace sotc::manifest {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const char *guardKind(frontend::Guard::Kind kind) {
+  switch (kind) {
+  case frontend::Guard::Kind::TensorMeta:
+    return "tensor_meta";
+  case frontend::Guard::Kind::Equal:
+    return "equal";
+  case frontend::Guard::Kind::Type:
+    return "type";
+  case frontend::Guard::Kind::Length:
+    return "length";
+  }
+  return "?";
+}
+
+Json tensorJson(const std::string &name, mlir::Type type) {
+  auto tensor = mlir::cast<mlir::RankedTensorType>(type);
+  std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
+  // Bytes as the kernels store them: bool is one byte.
+  mlir::Type element = tensor.getElementType();
+  int64_t width =
+      element.isIntOrFloat() ? std::max<int64_t>(element.getIntOrFloatBitWidth(), 8) / 8
+      : mlir::isa<mlir::ComplexType>(element)
+          ? 2 * mlir::cast<mlir::ComplexType>(element).getElementType().getIntOrFloatBitWidth() / 8
+          : 0;
+  int64_t bytes = tensor.hasStaticShape() ? tensor.getNumElements() * width : 0;
+  return Json{{"name", name},
+              {"dtype", meta ? ops::dtypeName(meta->dtype) : "unknown"},
+              {"shape", std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())},
+              {"bytes", bytes}};
+}
+
+/// One segment's plan: its buffers by name, its kernel steps, and the arena offsets of its
+/// intermediates (first fit over their live ranges, 64-byte aligned).
+class SegmentPlan {
+public:
+  SegmentPlan(sir::SubgraphOp subgraph, const std::map<std::string, int64_t> &grids) {
+    mlir::Block &body = subgraph.getBody().front();
+    for (mlir::BlockArgument arg : body.getArguments()) {
+      auto name = subgraph.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "sir.name");
+      nameOf_[arg.getAsOpaquePointer()] =
+          name ? name.str() : "arg" + std::to_string(arg.getArgNumber());
+      Json input = tensorJson(nameOf_[arg.getAsOpaquePointer()], arg.getType());
+      if (auto grad =
+              subgraph.getArgAttrOfType<mlir::BoolAttr>(arg.getArgNumber(), "sir.stop_gradient"))
+        input["stop_gradient"] = grad.getValue();
+      inputs_.push_back(input);
+    }
+    std::map<std::string, std::pair<size_t, size_t>> live; // first and last step
+    std::map<std::string, Json> intermediates;
+    for (mapexpr::LaunchOp launch : body.getOps<mapexpr::LaunchOp>()) {
+      size_t step = steps_.size();
+      Json outs = Json::array(), ins = Json::array();
+      for (auto [i, result] : llvm::enumerate(launch.getResults())) {
+        mlir::ArrayAttr names = launch.getNamesAttr();
+        std::string name = names && i < names.size()
+                               ? mlir::cast<mlir::StringAttr>(names[i]).str()
+                               : launch.getKernel().str() + "_" + std::to_string(i);
+        nameOf_[result.getAsOpaquePointer()] = name;
+        outs.push_back(name);
+        live[name] = {step, step};
+        intermediates[name] = tensorJson(name, result.getType());
+      }
+      for (mlir::Value v : launch.getInputs()) {
+        const std::string &name = nameOf_.at(v.getAsOpaquePointer());
+        ins.push_back(name);
+        if (live.count(name))
+          live[name].second = step;
+      }
+      std::string symbol = launch.getKernel().str();
+      steps_.push_back(Json{{"kind", "kernel"},
+                            {"symbol", symbol},
+                            {"grid", grids.count(symbol) ? grids.at(symbol) : 0},
+                            {"outputs", outs},
+                            {"inputs", ins}});
+    }
+    for (mlir::Value v : body.getTerminator()->getOperands()) {
+      const std::string &name = nameOf_.at(v.getAsOpaquePointer());
+      outputs_.push_back(tensorJson(name, v.getType()));
+      intermediates.erase(name); // segment outputs belong to the caller
+    }
+    // First fit: each intermediate takes the lowest aligned offset no live buffer overlaps.
+    std::vector<std::tuple<int64_t, int64_t, std::pair<size_t, size_t>>> placed;
+    for (auto &[name, buffer] : intermediates) {
+      int64_t bytes = (buffer["bytes"].get<int64_t>() + kBufferAlignment - 1) / kBufferAlignment *
+                      kBufferAlignment;
+      auto range = live.at(name);
+      int64_t offset = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (auto &[start, size, other] : placed)
+          if (other.first <= range.second && range.first <= other.second &&
+              start < offset + bytes && offset < start + size) {
+            offset = start + size;
+            moved = true;
+          }
+      }
+      placed.push_back({offset, bytes, range});
+      arenaBytes_ = std::max(arenaBytes_, offset + bytes);
+      buffer["offset"] = offset;
+      buffer["live"] = {range.first, range.second};
+      arena_.push_back(buffer);
+    }
+  }
+
+  std::string name(mlir::Value v) const { return nameOf_.at(v.getAsOpaquePointer()); }
+
+  Json json(const std::string &segmentName) const {
+    return Json{{"name", segmentName},
+                {"inputs", inputs_},
+                {"steps", steps_},
+                {"outputs", outputs_},
+                {"arena", Json{{"bytes", arenaBytes_}, {"buffers", arena_}}}};
+  }
+  int64_t arenaBytes() const { return arenaBytes_; }
+
+private:
+  std::map<const void *, std::string> nameOf_;
+  Json inputs_ = Json::array(), steps_ = Json::array(), outputs_ = Json::array(),
+       arena_ = Json::array();
+  int64_t arenaBytes_ = 0;
+};
+
+/// The names of tensors the frontend passes between segments, as segment `seg`'s plan
+/// names them: its inputs by position (their Python names), the rest by statement result.
+Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &seg,
+           const Json &plan) {
+  Json out = Json::array();
+  for (const frontend::VarPtr &v : vars) {
+    auto input = std::find(seg.sir.inputs.begin(), seg.sir.inputs.end(), v);
+    out.push_back(input != seg.sir.inputs.end()
+                      ? plan["inputs"][input - seg.sir.inputs.begin()]["name"].get<std::string>()
+                      : v->tensorName);
+  }
+  return out;
+}
+
+} // namespace
+
+std::string sha256(std::string_view bytes) {
+  std::array<uint8_t, 32> digest = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+  static const char *hex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : digest)
+    out += {hex[b >> 4], hex[b & 15]};
+  return out;
+}
+
+std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
+                          const frontend::Translation &translation, mlir::ModuleOp plan,
+                          const std::map<std::string, int64_t> &grids, const Target &target,
+                          const Artifact &binary) {
+  Json m;
+  m["format"] = "sotc-manifest";
+  m["version"] = kFormatVersion;
+  m["sotc"] = kSotcVersion;
+  m["target"] = Json{
+      {"kind", target.kind}, {"triple", target.triple}, {"cpu", target.cpu}, {"abi", target.abi}};
+  m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
+  const trace::PythonVersion &py = trace.python();
+  m["trace"] = Json{{"file", traceFile.file},
+                    {"sha256", traceFile.sha256},
+                    {"python", std::to_string(py.major()) + "." + std::to_string(py.minor()) + "." +
+                                   std::to_string(py.micro())}};
+  Json guards = Json::array();
+  for (auto [i, g] : llvm::enumerate(translation.guards))
+    guards.push_back(Json{{"id", "g" + std::to_string(i)},
+                          {"kind", guardKind(g.kind)},
+                          {"expression", g.expression},
+                          {"expected", g.expected},
+                          {"condition", g.condition()},
+                          {"source", g.loc.str()}});
+  auto subgraphs = llvm::to_vector(plan.getOps<sir::SubgraphOp>());
+  Json segments = Json::array();
+  int64_t arena = 0;
+  for (auto [i, seg] : llvm::enumerate(translation.segments)) {
+    SegmentPlan segmentPlan(subgraphs[i], grids);
+    Json s = segmentPlan.json(seg.sir.name);
+    arena = std::max(arena, segmentPlan.arenaBytes());
+    Json end;
+    switch (seg.end) {
+    case frontend::Segment::End::Return:
+      end = Json{{"kind", "return"}, {"value", seg.returnValue}};
+      break;
+    case frontend::Segment::End::Branch:
+      end = Json{{"kind", "branch"},
+                 {"condition", s["outputs"].empty() ? Json() : s["outputs"][0]["name"]},
+                 {"on_true", seg.onTrue},
+                 {"true_args", names(seg.trueArgs, seg, s)},
+                 {"on_false", seg.onFalse},
+                 {"false_args", names(seg.falseArgs, seg, s)},
+                 {"reason", seg.reason},
+                 {"source", seg.endLoc.str()}};
+      break;
+    case frontend::Segment::End::HostCallback:
+      end = Json{{"kind", "host_callback"},
+                 {"callee", seg.callee},
+                 {"args", names(seg.callbackArgs, seg, s)},
+                 {"next", seg.next},
+                 {"next_args", names(seg.nextArgs, seg, s)},
+                 {"source", seg.endLoc.str()}};
+      break;
+    }
+    s["end"] = end;
+    segments.push_back(s);
+  }
+  m["entry"] = Json{{"function", translation.entry},
+                    {"inputs", segments.empty() ? Json::array() : segments[0]["inputs"]}};
+  m["guards"] = guards;
+  m["guard_lambda"] = translation.guardLambda();
+  m["segments"] = segments;
+  m["arena"] = Json{{"bytes", arena}, {"alignment", kBufferAlignment}};
+  return m.dump(2) + "\n";
+}
+
+} // namespace sotc::manifest

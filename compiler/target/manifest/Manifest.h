@@ -1,0 +1,49 @@
+//===- Manifest.h - The guard manifest beside a compiled binary ---------------------------===//
+//
+// NAME.manifest.json (docs/manifest.md, schema in manifest.schema.json) says when the kernels
+// of a binary may run and how: the trace and binary it belongs to, the entry function's
+// inputs, the guards with their Python lines, every segment's steps (kernel calls with their
+// grid and buffers), the control flow between segments, and the memory plan. The same
+// inputs give the same bytes.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_TARGET_MANIFEST_MANIFEST_H
+#define SOTC_TARGET_MANIFEST_MANIFEST_H
+
+#include "compiler/frontend/Translation.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <string>
+
+namespace sotc::manifest {
+
+constexpr int kFormatVersion = 1;
+constexpr int64_t kBufferAlignment = 64;
+
+struct Target {
+  std::string kind; // "cpu"
+  std::string triple, cpu;
+  std::string abi; // the kernels' calling convention, in C
+};
+
+struct Artifact {
+  std::string file; // a base name: the manifest sits beside it
+  std::string sha256;
+};
+
+/// The manifest of a compiled trace. `plan` is the pipeline's module with its sir.subgraph ops
+/// (one per segment, in segment order) whose mapexpr.launch ops call the kernels; `grids`
+/// gives each kernel's block count.
+std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
+                          const frontend::Translation &translation, mlir::ModuleOp plan,
+                          const std::map<std::string, int64_t> &grids, const Target &target,
+                          const Artifact &binary);
+
+/// Lower-case hex SHA-256 of `bytes`.
+std::string sha256(std::string_view bytes);
+
+} // namespace sotc::manifest
+
+#endif // SOTC_TARGET_MANIFEST_MANIFEST_H
