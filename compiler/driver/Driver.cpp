@@ -11,6 +11,7 @@
 #include "dialects/sir/IR/SirDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -37,23 +38,79 @@ frontend::Translation translateTrace(const std::string &path,
   return frontend::translate(loaded, frontendOptions);
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
-                                               const pipelines::PipelineOptions &options,
-                                               pipelines::Phase upTo,
-                                               frontend::Translation *translation) {
-  frontend::Translation translated = translateTrace(path, options);
-  mlir::OwningOpRef<mlir::ModuleOp> module = frontend::emitSir(translated, context);
-  if (translation)
-    *translation = std::move(translated);
-  mlir::PassManager pm(&context);
-  pipelines::buildPipeline(pm, options, upTo);
-  CodedDiagnosticCapture capture(&context, DiagCode::CliPassFailed);
-  if (mlir::failed(pm.run(*module))) {
+Instrumentation::Instrumentation(const pipelines::PipelineOptions &options) : options_(options) {
+  timing_.setEnabled(options.timing);
+  root_ = timing_.getRootScope();
+}
+
+mlir::TimingScope Instrumentation::step(llvm::StringRef name) { return root_.nest(name); }
+
+void Instrumentation::attach(mlir::PassManager &pm, const std::string &label) {
+  if (options_.timing) {
+    passScopes_.push_back(std::make_unique<mlir::TimingScope>(root_.nest("passes " + label)));
+    pm.enableTiming(*passScopes_.back());
+  }
+  if (options_.dumpIrAfter.empty())
+    return;
+  std::string pass = options_.dumpIrAfter, dir = options_.dumpDir + "/" + label;
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    throw CodedError(DiagCode::CliOutputUnwritable,
+                     "cannot create the dump folder " + dir + ": " + ec.message());
+  pm.getContext()->disableMultithreading(); // MLIR prints IR only from one thread
+  pm.enableIRPrintingToFileTree([](mlir::Pass *, mlir::Operation *) { return false; },
+                                [pass](mlir::Pass *p, mlir::Operation *) {
+                                  return pass == "all" || p->getArgument() == pass;
+                                },
+                                /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+                                /*printAfterOnlyOnFailure=*/false, dir);
+}
+
+void Instrumentation::detach() {
+  if (!passScopes_.empty())
+    passScopes_.back()->stop();
+}
+
+namespace {
+/// Runs the pipeline from `from` to `upTo` on `module`; a failure is the pass's coded
+/// diagnostic with the Python line (E9003 without a code).
+void runPipeline(mlir::ModuleOp module, const std::string &path,
+                 const pipelines::PipelineOptions &options, pipelines::Phase from,
+                 pipelines::Phase upTo, Instrumentation &instrumentation) {
+  mlir::MLIRContext *context = module.getContext();
+  mlir::PassManager pm(context);
+  pipelines::buildPipeline(pm, options, upTo, from);
+  instrumentation.attach(pm, std::string(pipelines::phaseName(from)) + "-to-" +
+                                 pipelines::phaseName(upTo));
+  CodedDiagnosticCapture capture(context, DiagCode::CliPassFailed);
+  mlir::LogicalResult result = pm.run(module);
+  instrumentation.detach();
+  if (mlir::failed(result)) {
     if (std::optional<CodedError> error = capture.error())
       throw CodedError(error->code(), path + ": " + error->what());
     throw CodedError(DiagCode::CliPassFailed,
                      path + ": the pipeline failed to reach phase " + pipelines::phaseName(upTo));
   }
+}
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
+                                               const pipelines::PipelineOptions &options,
+                                               pipelines::Phase upTo,
+                                               frontend::Translation *translation,
+                                               Instrumentation *instrumentation) {
+  std::optional<Instrumentation> own;
+  if (!instrumentation)
+    instrumentation = &own.emplace(options);
+  frontend::Translation translated;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  {
+    mlir::TimingScope frontendTime = instrumentation->step("frontend");
+    translated = translateTrace(path, options);
+    module = frontend::emitSir(translated, context);
+  }
+  if (translation)
+    *translation = std::move(translated);
+  runPipeline(*module, path, options, pipelines::Phase::Sir, upTo, *instrumentation);
   return module;
 }
 
@@ -65,31 +122,28 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
   auto context = createContext();
   pipelines::PipelineOptions cpu = options;
   cpu.target = pipelines::Target::Cpu;
+  Instrumentation instrumentation(cpu);
   frontend::Translation translation;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileTrace(*context, path, cpu, pipelines::Phase::Loops, &translation);
+      compileTrace(*context, path, cpu, pipelines::Phase::Loops, &translation, &instrumentation);
   // Each kernel's grid, as the loops have it; the manifest tells the runtime.
   std::map<std::string, int64_t> grids;
   module->walk([&](mlir::scf::ForallOp grid) {
     grids[grid->getParentOfType<mlir::func::FuncOp>().getSymName().str()] =
         grid.getStaticUpperBound()[0];
   });
-  mlir::PassManager pm(context.get());
-  pipelines::buildPipeline(pm, cpu, pipelines::Phase::Llvm, pipelines::Phase::Loops);
-  {
-    CodedDiagnosticCapture capture(context.get(), DiagCode::CliPassFailed);
-    if (mlir::failed(pm.run(*module)))
-      throw capture.error().value_or(
-          CodedError(DiagCode::CliPassFailed, path + ": lowering to LLVM failed"));
-  }
+  runPipeline(*module, path, cpu, pipelines::Phase::Loops, pipelines::Phase::Llvm, instrumentation);
   // The subgraphs are the host's plan: the manifest describes them, the library holds kernels.
   mlir::OwningOpRef<mlir::ModuleOp> kernels = module->clone();
   for (sir::SubgraphOp subgraph : llvm::make_early_inc_range(kernels->getOps<sir::SubgraphOp>()))
     subgraph.erase();
-  Expected<std::string> library =
-      cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel});
+  Expected<std::string> library = [&] {
+    mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
+    return cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel});
+  }();
   if (!library)
     throw CodedError(library.error().code(), path + ": " + library.error().what());
+  mlir::TimingScope writing = instrumentation.step("manifest and output files");
   auto traceBytes = llvm::MemoryBuffer::getFile(path);
   std::string manifest = manifest::writeManifest(
       frontend::loadTrace(path),

@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include <string>
 
@@ -27,11 +29,32 @@ frontend::Translation translateTrace(const std::string &path,
 
 /// The trace translated into sir and lowered to `upTo`. A pass failure is the pass's coded
 /// diagnostic (E9003 when it has no code) with the Python line of the failing op.
-/// `translation`, when given, receives the frontend's result (guards, segments).
+/// Timing (`--timing`: every pass and external step, reported on stderr when the compilation
+/// ends) and IR dumps (`--dump-ir-after PASS|all` into `--dump-dir`) of one compilation.
+class Instrumentation {
+public:
+  explicit Instrumentation(const pipelines::PipelineOptions &options);
+  /// Times and dumps the passes of `pm` (under `label`, e.g. "sir-to-loops").
+  void attach(mlir::PassManager &pm, const std::string &label);
+  /// The passes attached last have run.
+  void detach();
+  /// Times a step outside the pass manager while the scope lives.
+  mlir::TimingScope step(llvm::StringRef name);
+
+private:
+  pipelines::PipelineOptions options_;
+  mlir::DefaultTimingManager timing_;
+  mlir::TimingScope root_;
+  std::vector<std::unique_ptr<mlir::TimingScope>> passScopes_; // live while their passes run
+};
+
+/// `translation`, when given, receives the frontend's result (guards, segments);
+/// `instrumentation`, when given, times and dumps this compilation as part of a larger one.
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo,
-                                               frontend::Translation *translation = nullptr);
+                                               frontend::Translation *translation = nullptr,
+                                               Instrumentation *instrumentation = nullptr);
 
 /// Compiles the trace for the CPU (`options.cpu`, `options.optLevel`) and writes the kernels'
 /// shared library to `output` and its manifest beside it (k.so -> k.manifest.json), each

@@ -51,6 +51,11 @@ struct PipelineOptions {
   /// these APIs.
   bool allowHostCallbacks = false;
   std::vector<std::string> breakOn;
+  /// Instrumentation: time every pass and step; write the IR after a pass ("all": every
+  /// pass) into files under dumpDir.
+  bool timing = false;
+  std::string dumpIrAfter;
+  std::string dumpDir = "dumps";
 };
 
 /// Adds the passes that take a module at phase `from` (the frontend's sir by default) to

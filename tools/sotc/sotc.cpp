@@ -135,6 +135,8 @@ struct CompileOptions {
   std::string compileTo;
   std::string cpu = "x86-64-v3";
   int optLevel = 3;
+  bool timing = false;
+  std::string dumpIrAfter, dumpDir = "dumps";
   FrontendFlags frontend;
 };
 
@@ -148,6 +150,9 @@ void runCompile(const CompileOptions &opts) {
   options.target = *target;
   options.cpu = opts.cpu;
   options.optLevel = opts.optLevel;
+  options.timing = opts.timing;
+  options.dumpIrAfter = opts.dumpIrAfter;
+  options.dumpDir = opts.dumpDir;
   if (opts.compileTo.empty() && *target == sotc::pipelines::Target::Cpu) {
     sotc::driver::writeCpuLibrary(opts.trace, options, opts.output);
     return;
@@ -204,6 +209,14 @@ int main(int argc, char **argv) {
       ->type_name("NAME");
   compile->add_option("-O", compileOpts.optLevel, "optimization level (0-3, default 3)")
       ->check(CLI::Range(0, 3));
+  compile->add_flag("--timing", compileOpts.timing,
+                    "print the wall time of every pass and step on stderr");
+  compile
+      ->add_option("--dump-ir-after", compileOpts.dumpIrAfter,
+                   "write the IR after this pass (its flag name) or after all passes")
+      ->type_name("PASS|all");
+  compile->add_option("--dump-dir", compileOpts.dumpDir,
+                      "where --dump-ir-after writes (default dumps/)");
   compile
       ->add_option("--compile-to", compileOpts.compileTo,
                    "stop after this phase and write its IR: " + phaseList())
