@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace sotc {
@@ -14,6 +15,21 @@ void writeOutputFile(const std::string &path, std::string_view contents) {
   if (path == "-") {
     std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     std::cout.flush();
+    return;
+  }
+  // A device or a pipe (-o /dev/null, a FIFO) is written in place: renaming a temporary file
+  // over it would replace the device with a regular file.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::FILE *f = S_ISDIR(st.st_mode) ? nullptr : std::fopen(path.c_str(), "wb");
+    bool ok = f && std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+    ok = f && (std::fclose(f) == 0) && ok;
+    if (!ok)
+      throw CodedError(DiagCode::CliOutputUnwritable,
+                       path + ": cannot write output (" +
+                           (S_ISDIR(st.st_mode) ? std::string("a directory")
+                                                : std::string(std::strerror(errno))) +
+                           ")");
     return;
   }
   std::string tmp = path + ".tmp" + std::to_string(::getpid());

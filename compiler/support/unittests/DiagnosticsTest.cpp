@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <fstream>
 #include <regex>
 #include <set>
@@ -62,6 +64,24 @@ TEST_CASE("output files are written whole or not at all", "[output]") {
     struct stat st;
     CHECK(stat(bad.c_str(), &st) != 0);
   }
+  SECTION("a FIFO is written in place, never replaced by a regular file") {
+    // As -o /dev/null: renaming a temporary file over a device as root would replace it.
+    std::string fifo = std::string(dir) + "/pipe";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    std::string got;
+    std::thread reader([&] {
+      std::ifstream in(fifo);
+      std::getline(in, got);
+    });
+    writeOutputFile(fifo, "through the pipe\n");
+    reader.join();
+    CHECK(got == "through the pipe");
+    struct stat st;
+    REQUIRE(stat(fifo.c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
+    std::remove(fifo.c_str());
+  }
+  SECTION("a directory is E9002") { CHECK_THROWS_AS(writeOutputFile(dir, "x"), CodedError); }
   std::remove(path.c_str());
   rmdir(dir);
 }
