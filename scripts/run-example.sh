@@ -16,7 +16,7 @@ bazel-bin/tools/sotc/sotc explain build/example/relu_sin.pb
 bazel-bin/tools/sotc/sotc dump --mlir build/example/relu_sin.pb
 bazel-bin/tools/sotc/sotc dump --map-expr build/example/relu_sin.pb
 bazel-bin/tools/sotc/sotc compile build/example/relu_sin.pb --target cpu -o build/example/relu_sin.so
-ls -l build/example/relu_sin.so build/example/relu_sin.manifest.json
+bazel-bin/tools/sotc/sotc inspect build/example/relu_sin.so
 python3 - <<'PY'
 import ctypes, json
 import numpy as np

@@ -1,14 +1,17 @@
 //===- sotc.cpp - The sotc command-line tool ---------------------------------------------===//
 //
-//   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase (binaries: not yet)
+//   sotc compile TRACE --target cpu -o k.so  a shared library + k.manifest.json
+//   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
 //   sotc dump --sir / --guards TRACE         statement IR, guards
 //   sotc explain TRACE                       graphs, graph breaks, guards
+//   sotc inspect k.so|k.manifest.json [--dot]  what a compiled artifact holds
 //   sotc ops [NAME]                          the supported callables and their signatures
 //
 // User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
 //
 //===--------------------------------------------------------------------------------------===//
+#include "Inspect.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
@@ -243,6 +246,15 @@ int main(int argc, char **argv) {
   explain->add_option("trace", explainTrace, "trace file (.pb or .pbtxt)")->required();
   explainFlags.add(explain);
 
+  std::string inspectPath;
+  bool inspectDot = false;
+  CLI::App *inspectCmd = app.add_subcommand(
+      "inspect", "what a compiled artifact holds: guards, segments, kernels, buffers");
+  inspectCmd
+      ->add_option("artifact", inspectPath, "k.so (its manifest beside it) or k.manifest.json")
+      ->required();
+  inspectCmd->add_flag("--dot", inspectDot, "segments, steps and control flow as Graphviz");
+
   std::string opName;
   CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");
   ops->add_option("name", opName, "a callable, e.g. paddle.add, Tensor.sum, __add__, torch.add");
@@ -256,6 +268,10 @@ int main(int argc, char **argv) {
     }
     if (*explain) {
       std::cout << translateFile(explainTrace, explainFlags).explain();
+      return 0;
+    }
+    if (*inspectCmd) {
+      std::cout << sotc::inspect::inspect(inspectPath, inspectDot);
       return 0;
     }
     if (*ops) {
