@@ -252,6 +252,19 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims) {
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x})};
 }
 
+namespace {
+/// The space, permuted, as [rows, the rest].
+ScheduleMesh asRows(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
+                    int64_t rows) {
+  ScheduleMesh base(dims);
+  int64_t n = base.inputNumElements();
+  if (rows <= 0 || n % rows != 0)
+    throw MeshError("a space of " + std::to_string(n) + " elements does not split into " +
+                    std::to_string(rows) + " rows");
+  return base.transpose(perm).reshape({rows, n / rows});
+}
+} // namespace
+
 RowSplit rowSplit(const std::vector<ScheduleDim> &dims) {
   RowSplit split;
   for (bool reduced : {false, true})
@@ -267,13 +280,7 @@ int64_t gpuRowThreads(int64_t reduce) { return std::clamp<int64_t>(roundUp(reduc
 
 Schedule gpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows, int64_t threads) {
-  ScheduleMesh base(dims);
-  int64_t n = base.inputNumElements();
-  if (rows <= 0 || n % rows != 0)
-    throw MeshError("a space of " + std::to_string(n) + " elements does not split into " +
-                    std::to_string(rows) + " rows");
-  ScheduleMesh m = base.transpose(perm)
-                       .reshape({rows, n / rows})
+  ScheduleMesh m = asRows(dims, perm, rows)
                        .roundUpPadding({std::nullopt, threads})
                        .reshape({rows, -1, threads})
                        .transpose({0, 2, 1});
@@ -289,14 +296,9 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
 
 Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows) {
-  ScheduleMesh base(dims);
-  int64_t n = base.inputNumElements();
-  if (rows <= 0 || n % rows != 0)
-    throw MeshError("a space of " + std::to_string(n) + " elements does not split into " +
-                    std::to_string(rows) + " rows");
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
-  ScheduleMesh m = base.transpose(perm).reshape({rows, n / rows});
+  ScheduleMesh m = asRows(dims, perm, rows);
   // A row's reduction is a serial loop; its elementwise work a vector loop.
   return {
       m, loopDescriptors(m, {LoopType::S0x, reduction ? LoopType::Temporal : LoopType::Vectorize})};

@@ -163,3 +163,32 @@ TEST_CASE("loop coordinates map back to anchor coordinates", "[sched]") {
     }
   }
 }
+
+TEST_CASE("row schedules put a kernel's rows on blocks or the parallel loop", "[mesh][rows]") {
+  // A reduction over the trailing axis, and its consumer over the same [32, 128] space.
+  std::vector<ScheduleDim> reduction = {ScheduleDim::injective(32), ScheduleDim::reducedDim(128)};
+  std::vector<ScheduleDim> consumer = {ScheduleDim::injective(32), ScheduleDim::injective(128)};
+  RowSplit split = rowSplit(reduction);
+  CHECK(split.perm == std::vector<int64_t>{0, 1});
+  CHECK(split.rows == 32);
+  CHECK(split.reduce == 128);
+  CHECK(gpuRowThreads(128) == 128);
+  CHECK(gpuRowThreads(5) == 32);
+  CHECK(gpuRowThreads(10000) == 256);
+  Schedule gpu = gpuRowSchedule(consumer, split.perm, 32, 128);
+  CHECK(gpu.loops[0].str() == "blockIdx.x=0..32");
+  CHECK(gpu.loops[1].str() == "threadIdx.x=0..128");
+  CHECK(gpu.loops[2].str() == "t0=0..1");
+  CHECK(gpuRowSchedule(reduction, split.perm, 32, 128).loops[0].str() == "blockIdx.x=0..32");
+  Schedule cpu = cpuRowSchedule(consumer, split.perm, 32);
+  CHECK(cpu.loops[0].str() == "blockIdx.x=0..32"); // S0x: the parallel loop on a CPU
+  CHECK(cpu.loops[1].type == LoopType::Vectorize);
+  CHECK(cpuRowSchedule(reduction, split.perm, 32).loops[1].type == LoopType::Temporal);
+  // A reduction over the leading axis: rows are the columns, the reduced axis goes last.
+  RowSplit columns = rowSplit({ScheduleDim::reducedDim(64), ScheduleDim::injective(8)});
+  CHECK(columns.perm == std::vector<int64_t>{1, 0});
+  CHECK(columns.rows == 8);
+  // Rows must divide the space.
+  CHECK_THROWS_AS(gpuRowSchedule(consumer, split.perm, 3, 128), MeshError);
+  CHECK_THROWS_AS(cpuRowSchedule(consumer, split.perm, 0), MeshError);
+}
