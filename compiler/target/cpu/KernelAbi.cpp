@@ -2,12 +2,15 @@
 //
 // 1. Find the kernel's grid: the scf.forall mapped to #gpu.block<x> at the top of its body.
 // 2. Prepend `begin` and `end` index arguments.
-// 3. Replace the forall by an scf.for from begin to end whose body is the forall's.
+// 3. Replace the forall by an scf.for from begin to end whose body is the forall's, and hoist
+//    the per-block scratch (memref.alloca) out of it: a block's scratch is reused by the next
+//    row of the same call instead of growing the stack by one buffer per row.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/target/cpu/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 namespace sotc::cpu {
@@ -50,6 +53,9 @@ struct CpuKernelAbiPass : impl::CpuKernelAbiBase<CpuKernelAbiPass> {
       mlir::Block *loopBody = loop.getBody();
       loopBody->getOperations().splice(loopBody->begin(), body->getOperations());
       grid.erase();
+      for (auto alloca : llvm::make_early_inc_range(loopBody->getOps<mlir::memref::AllocaOp>()))
+        if (alloca.getType().hasStaticShape())
+          alloca->moveBefore(loop);
     }
   }
 };

@@ -12,9 +12,11 @@ def CpuKernelAbi : Pass<"sotc-cpu-kernel-abi", "::mlir::ModuleOp"> {
     whose grid loop runs blocks `begin` to `end`: the runtime's thread pool splits the grid
     into ranges and calls the kernel once per range. Lowered with bare pointers, the C
     signature is `void k(int64_t begin, int64_t end, T *out0, ..., T *in0, ...)`; shapes
-    are static and recorded in the manifest.
+    are static and recorded in the manifest. Per-block scratch (`memref.alloca`) moves out of
+    the grid loop: one buffer per call, reused row after row.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::func::FuncDialect"];
 }
 

@@ -2,9 +2,11 @@
 called through their C ABI with ctypes, compute what numpy computes for the traced program."""
 
 import ctypes
+import json
 import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -69,3 +71,23 @@ def test_cpu_kernel_matches_numpy(program, root, sotc_bin, tmp_path):
     kernel(0, half, *[b.ctypes.data for b in buffers])
     kernel(half, blocks, *[b.ctypes.data for b in buffers])
     np.testing.assert_allclose(output, expected, rtol=2e-5, atol=2e-6)
+
+
+def test_wide_rows_reuse_their_scratch(root, sotc_bin, tmp_path):
+    """Softmax over 1024 rows of 4096: each row's exp values live in a 16 KiB scratch that
+    the kernel reuses row after row (one per row would need 16 MiB of stack)."""
+    trace = tmp_path / "softmax.pb"
+    subprocess.run([sys.executable, "-m", "sotc", "trace", "testdata/programs/23_softmax.py:fn",
+                    "--input", "x=float32[1024,4096]", "-o", str(trace)],
+                   check=True, cwd=root, env={**os.environ, "PYTHONPATH": os.path.join(root, "tools", "python")})
+    library = tmp_path / "softmax.so"
+    subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o", str(library)],
+                   check=True, cwd=root)
+    with open(tmp_path / "softmax.manifest.json") as f:
+        step = json.load(f)["segments"][0]["steps"][0]
+    kernel = getattr(ctypes.CDLL(str(library)), step["symbol"])
+    kernel.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+    x = np.random.default_rng(3).standard_normal((1024, 4096)).astype(np.float32)
+    y = np.empty_like(x)
+    kernel(0, step["grid"], y.ctypes.data, x.ctypes.data)
+    np.testing.assert_allclose(y, softmax(x), rtol=2e-5, atol=1e-8)

@@ -31,3 +31,21 @@ func.func @helper(%m: memref<4xf32>) {
   }
   return
 }
+
+// Per-block scratch is allocated once per call, not once per row.
+// CHECK-LABEL: func.func @scratch(%arg0: index, %arg1: index, %arg2: memref<4x8xf32>)
+// CHECK:         %[[SCRATCH:.*]] = memref.alloca() : memref<8xf32>
+// CHECK:         scf.for %[[ROW:.*]] = %arg0 to %arg1
+// CHECK-NOT:       memref.alloca
+// CHECK:           memref.store %{{.*}}, %[[SCRATCH]]
+func.func @scratch(%out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  scf.forall (%row) in (4) {
+    %s = memref.alloca() : memref<8xf32>
+    memref.store %f, %s[%c0] : memref<8xf32>
+    %v = memref.load %s[%c0] : memref<8xf32>
+    memref.store %v, %out[%row, %c0] : memref<4x8xf32>
+  } {mapping = [#gpu.block<x>]}
+  return
+}
