@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Checks what sotc_compile rules built: each binary has its manifest beside it, named after
+the rule, whose sha256 is the binary's and whose kernels the ELF library exports (standard
+library only: this runs inside Bazel's test sandbox).
+
+    check_compiled.py FILE...   (each rule's binary and manifest, in any order)
+"""
+
+import hashlib
+import json
+import struct
+import sys
+
+
+def exported_functions(data):
+    """The defined function symbols of an ELF64 little-endian shared library's .dynsym."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    dynsym = next(s for s in sections if s[1] == 11)  # SHT_DYNSYM
+    strtab = sections[dynsym[6]]                      # sh_link
+    names = set()
+    for off in range(dynsym[4], dynsym[4] + dynsym[5], 24):
+        name, info, _, shndx = struct.unpack_from("<IBBH", data, off)
+        if info & 0xF == 2 and shndx != 0:  # STT_FUNC, defined
+            end = data.index(b"\0", strtab[4] + name)
+            names.add(data[strtab[4] + name:end].decode())
+    return names
+
+
+def main(paths):
+    manifests = sorted(p for p in paths if p.endswith(".manifest.json"))
+    binaries = sorted(p for p in paths if not p.endswith(".manifest.json"))
+    assert manifests and len(manifests) == len(binaries), paths
+    for binary, manifest_path in zip(binaries, manifests):
+        assert manifest_path == binary.rsplit(".", 1)[0] + ".manifest.json", (binary, manifest_path)
+        with open(binary, "rb") as f:
+            data = f.read()
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        assert manifest["format"] == "sotc-manifest" and manifest["version"] == 1
+        assert manifest["binary"]["file"] == binary.rsplit("/", 1)[-1]
+        assert manifest["binary"]["sha256"] == hashlib.sha256(data).hexdigest()
+        exported = exported_functions(data)
+        kernels = {s["symbol"] for seg in manifest["segments"] for s in seg["steps"]}
+        assert kernels and kernels <= exported, (kernels, exported)
+        print(f"PASSED: {binary}: {len(kernels)} kernels, cpu {manifest['target']['cpu']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
