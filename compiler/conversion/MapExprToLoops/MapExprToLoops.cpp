@@ -110,17 +110,25 @@ public:
   }
 
   /// acc (+) the statement's contribution at this point.
+  /// Float sums and products may reassociate (fastmath<reassoc>): a reduction's order is
+  /// not the program's to observe, and it lets the CPU vectorize the row loop.
   mlir::Value accumulate(const std::string &reduction, mlir::Value acc,
                          llvm::ArrayRef<mlir::Value> args) {
-    if (reduction == "matmul")
-      return binary("add", acc,
-                    binary("multiply", cast(args[0], acc.getType()), cast(args[1], acc.getType())));
     mlir::Value x = cast(args[0], acc.getType());
-    if (reduction == "reduce_sum")
-      return binary("add", acc, x);
+    if (reduction == "matmul")
+      x = binary("multiply", x, cast(args[1], acc.getType()));
+    if (!isFloat(acc) ||
+        (reduction != "reduce_sum" && reduction != "reduce_prod" && reduction != "matmul"))
+      return binary(reduction == "reduce_max"    ? "max"
+                    : reduction == "reduce_min"  ? "min"
+                    : reduction == "reduce_prod" ? "multiply"
+                                                 : "add",
+                    acc, x);
+    auto reassoc =
+        mlir::arith::FastMathFlagsAttr::get(b_.getContext(), mlir::arith::FastMathFlags::reassoc);
     if (reduction == "reduce_prod")
-      return binary("multiply", acc, x);
-    return binary(reduction == "reduce_max" ? "max" : "min", acc, x);
+      return mlir::arith::MulFOp::create(b_, loc_, acc, x, reassoc);
+    return mlir::arith::AddFOp::create(b_, loc_, acc, x, reassoc);
   }
 
 private:
