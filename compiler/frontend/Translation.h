@@ -70,6 +70,7 @@ struct Segment {
   std::vector<VarPtr> callbackArgs; // HostCallback: the values the host call reads
   std::vector<VarPtr> nextArgs;     // HostCallback: tensors passed to the next segment
   std::string returnValue;          // Return: the Python value's structure, e.g. (var_3, 2)
+  VarPtr result;                    // Return: the value itself (tensors, constants, containers)
 };
 
 struct Translation {

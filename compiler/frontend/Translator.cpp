@@ -194,6 +194,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       std::set<const Variable *> seen;
       collectTensors(p.state.returnValue, seg.sir.outputs, seen);
       seg.returnValue = p.state.returnValue->repr();
+      seg.result = p.state.returnValue;
       // A Python value computed from the inputs is part of the result: guard what it read.
       std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
         if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)

@@ -150,6 +150,37 @@ Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &s
   return out;
 }
 
+/// The Python return value as the runtime rebuilds it: tensors by buffer name, constants by
+/// their Python repr, tuples, lists and dicts nested.
+Json resultJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Json &plan) {
+  using K = frontend::Variable::Kind;
+  auto items = [&](const std::vector<frontend::VarPtr> &vars) {
+    Json out = Json::array();
+    for (const frontend::VarPtr &item : vars)
+      out.push_back(resultJson(item, seg, plan));
+    return out;
+  };
+  switch (v->kind) {
+  case K::Tensor:
+    return Json{{"tensor", names({v}, seg, plan)[0]}};
+  case K::Constant:
+    return Json{{"constant", v->repr()}};
+  case K::Tuple:
+    return Json{{"tuple", items(v->items)}};
+  case K::List:
+    return Json{{"list", items(v->items)}};
+  case K::Dict: {
+    Json pairs = Json::array();
+    for (size_t i = 0; i < v->keys.size() && i < v->items.size(); ++i)
+      pairs.push_back(
+          Json::array({resultJson(v->keys[i], seg, plan), resultJson(v->items[i], seg, plan)}));
+    return Json{{"dict", pairs}};
+  }
+  default:
+    return Json{{"host", v->repr()}}; // a value only the host has (a host callback's result)
+  }
+}
+
 } // namespace
 
 std::string sha256(std::string_view bytes) {
@@ -197,6 +228,8 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     switch (seg.end) {
     case frontend::Segment::End::Return:
       end = Json{{"kind", "return"}, {"value", seg.returnValue}};
+      if (seg.result)
+        end["result"] = resultJson(seg.result, seg, s);
       break;
     case frontend::Segment::End::Branch:
       end = Json{{"kind", "branch"},

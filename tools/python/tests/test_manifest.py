@@ -56,3 +56,18 @@ def test_cpu_compile_and_manifest(program, root, sotc_bin, schema, tmp_path):
                    check=True, cwd=root)
     assert (again / "k.so").read_bytes() == library.read_bytes()
     assert (again / "k.manifest.json").read_text() == text
+
+
+def test_return_values_rebuild_nested_python(root, sotc_bin, tmp_path):
+    """The manifest says how outputs rebuild the Python return value: (var_3, 3) is a tuple of
+    a tensor buffer and a constant; a dict keeps its keys."""
+    def result(program):
+        subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces", program + ".pb"),
+                        "--target", "cpu", "-o", str(tmp_path / (program + ".so"))], check=True, cwd=root)
+        manifest = json.loads((tmp_path / (program + ".manifest.json")).read_text())
+        return manifest["segments"][0]["end"]["result"]
+
+    assert result("03_tuple") == {"tuple": [{"tensor": "var_3"}, {"constant": "3"}]}
+    pairs = result("05_dict")["dict"]
+    assert [k["constant"] for k, _ in pairs] == ["'scale'", "'y'", "'z'"]
+    assert pairs[1][1] == {"tensor": "var_1"}
