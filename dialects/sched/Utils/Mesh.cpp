@@ -314,6 +314,13 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
     return cpuRowSchedule(dims, split.perm, split.rows);
   }
   int64_t n = base.inputNumElements();
+  // Rows of the innermost dimension when it fills a vector: the inner loop then walks
+  // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
+  int64_t inner = dims.empty() ? 1 : dims.back().size;
+  if (dims.size() > 1 && inner >= kVector) {
+    ScheduleMesh m = base.reshape({n / inner, inner});
+    return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
+  }
   ScheduleMesh m = base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
 }

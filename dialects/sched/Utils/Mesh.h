@@ -132,9 +132,10 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims);
 /// CPU: rows on the outer parallel loop; within a row a serial (reduction) or vector loop.
 Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows);
-/// CPU policy: injective spaces flatten onto an outer parallel loop (S0x: one chunk per
-/// worker) and an inner vector loop; with reduced dims, rows run in parallel and each row's
-/// reduction is a serial Temporal loop.
+/// CPU policy: an injective space runs its innermost dimension as the inner vector loop
+/// (contiguous elements) and the rest on the outer parallel loop (S0x), or, when the innermost
+/// dimension is shorter than a vector, flat chunks of 8; with reduced dims, rows run in
+/// parallel and each row's reduction is a serial Temporal loop.
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
 
 } // namespace sotc::sched

@@ -131,8 +131,13 @@ TEST_CASE("empty spaces schedule to empty loops", "[sched][policy]") {
 }
 
 TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", "[sched][policy]") {
+  // The innermost dimension is the contiguous vector loop when it fills a vector...
   CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
-        "blockIdx.x=0..1024, v0=0..8");
+        "blockIdx.x=0..64, v0=0..128");
+  // ...else flat chunks of 8, padded.
+  CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(3)})) ==
+        "blockIdx.x=0..24, v0=0..8");
+  CHECK(loops(cpuSchedule({ScheduleDim::injective(10)})) == "blockIdx.x=0..2, v0=0..8");
   CHECK(loops(cpuSchedule({ScheduleDim::reducedDim(6), ScheduleDim::injective(4)})) ==
         "blockIdx.x=0..4, t0=0..6");
 }
