@@ -2,8 +2,8 @@
 //
 // Any byte string, read as a binary or (first byte odd) text trace, must either be rejected
 // with a CodedError or validate, print with `sotc dump --bytecode`, translate (or fail to
-// translate with a CodedError), and go through decompose, fuse, MapExpr and schedule (where
-// a failure is a diagnostic) without crashing.
+// translate with a CodedError), and go through decompose, fuse, MapExpr and schedule, and for
+// the CPU on to loops and the LLVM dialect (where a failure is a diagnostic), without crashing.
 // Built and run by tools/fuzz/run.sh with clang-22's -fsanitize=fuzzer,address.
 //
 //===--------------------------------------------------------------------------------------===//
@@ -48,6 +48,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (mlir::succeeded(pm.run(*module)))
       module->walk(
           [](sotc::mapexpr::KernelOp k) { (void)sotc::mapexpr::kernelFromIR(k).str(true); });
+    // The CPU pipeline down to the LLVM dialect: a failure must be a diagnostic.
+    auto cpuModule = emitSir(t, *ctx);
+    mlir::PassManager cpuPm(ctx);
+    sotc::pipelines::PipelineOptions cpu;
+    cpu.target = sotc::pipelines::Target::Cpu;
+    sotc::pipelines::buildPipeline(cpuPm, cpu, sotc::pipelines::Phase::Llvm);
+    (void)cpuPm.run(*cpuModule);
   } catch (const sotc::CodedError &) {
   }
   return 0;

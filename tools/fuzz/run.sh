@@ -11,7 +11,8 @@ protoc --cpp_out="$out" compiler/frontend/trace.proto
 # The dialects' ODS-generated .inc files come from Bazel.
 bazel build //dialects/sir:sir_inc //dialects/sir:passes_inc //dialects/sched:sched_inc \
   //dialects/mapexpr:mapexpr_inc //dialects/mapexpr:passes_inc \
-  //compiler/conversion/SirToMapExpr:passes_inc >/dev/null 2>&1
+  //compiler/conversion/SirToMapExpr:passes_inc //compiler/conversion/MapExprToLoops:passes_inc \
+  //compiler/target/cpu:passes_inc //dialects/sir:prim_enum_td >/dev/null 2>&1
 gen="$(bazel info bazel-genfiles 2>/dev/null)"
 llvm=/usr/lib/llvm-22
 clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I"$out" -I"$gen" \
@@ -20,6 +21,7 @@ clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I"$out" -I
   dialects/sir/IR/*.cpp dialects/sir/Transforms/*.cpp dialects/sched/IR/*.cpp \
   dialects/sched/Utils/*.cpp dialects/mapexpr/Utils/*.cpp dialects/mapexpr/IR/*.cpp \
   dialects/mapexpr/Transforms/*.cpp compiler/conversion/SirToMapExpr/*.cpp \
+  compiler/conversion/MapExprToLoops/*.cpp compiler/target/cpu/KernelAbi.cpp \
   compiler/pipelines/*.cpp \
   "$out/compiler/frontend/trace.pb.cc" -lprotobuf -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" \
   -lMLIR -lLLVM -o "$out/trace_fuzzer"
