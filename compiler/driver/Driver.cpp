@@ -31,7 +31,11 @@ std::unique_ptr<mlir::MLIRContext> createContext() {
 
 frontend::Translation translateTrace(const std::string &path,
                                      const pipelines::PipelineOptions &options) {
-  trace::Trace loaded = frontend::loadTrace(path);
+  return translateTrace(frontend::loadTrace(path), options);
+}
+
+frontend::Translation translateTrace(const trace::Trace &loaded,
+                                     const pipelines::PipelineOptions &options) {
   frontend::TranslateOptions frontendOptions;
   frontendOptions.allowHostCallbacks = options.allowHostCallbacks;
   frontendOptions.breakOn = options.breakOn;
@@ -95,21 +99,21 @@ void runPipeline(mlir::ModuleOp module, const std::string &path,
 
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
-                                               pipelines::Phase upTo,
-                                               frontend::Translation *translation,
+                                               pipelines::Phase upTo, FrontendResult *frontend,
                                                Instrumentation *instrumentation) {
   std::optional<Instrumentation> own;
   if (!instrumentation)
     instrumentation = &own.emplace(options);
-  frontend::Translation translated;
+  FrontendResult result;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   {
     mlir::TimingScope frontendTime = instrumentation->step("frontend");
-    translated = translateTrace(path, options);
-    module = frontend::emitSir(translated, context);
+    result.trace = frontend::loadTrace(path);
+    result.translation = translateTrace(result.trace, options);
+    module = frontend::emitSir(result.translation, context);
   }
-  if (translation)
-    *translation = std::move(translated);
+  if (frontend)
+    *frontend = std::move(result);
   runPipeline(*module, path, options, pipelines::Phase::Sir, upTo, *instrumentation);
   return module;
 }
@@ -123,9 +127,9 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
   pipelines::PipelineOptions cpu = options;
   cpu.target = pipelines::Target::Cpu;
   Instrumentation instrumentation(cpu);
-  frontend::Translation translation;
+  FrontendResult frontend;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileTrace(*context, path, cpu, pipelines::Phase::Loops, &translation, &instrumentation);
+      compileTrace(*context, path, cpu, pipelines::Phase::Loops, &frontend, &instrumentation);
   // Each kernel's grid, as the loops have it; the manifest tells the runtime.
   std::map<std::string, int64_t> grids;
   module->walk([&](mlir::scf::ForallOp grid) {
@@ -146,10 +150,10 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   auto traceBytes = llvm::MemoryBuffer::getFile(path);
   std::string manifest = manifest::writeManifest(
-      frontend::loadTrace(path),
+      frontend.trace,
       {llvm::sys::path::filename(path).str(),
        manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
-      translation, *module, grids,
+      frontend.translation, *module, grids,
       {"cpu", cpu::kTriple, options.cpu,
        "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)"},
       {llvm::sys::path::filename(output).str(), manifest::sha256(*library)});

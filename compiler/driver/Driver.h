@@ -26,6 +26,8 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 /// The trace at `path`, loaded, validated and translated with the options' frontend flags.
 frontend::Translation translateTrace(const std::string &path,
                                      const pipelines::PipelineOptions &options);
+frontend::Translation translateTrace(const trace::Trace &loaded,
+                                     const pipelines::PipelineOptions &options);
 
 /// The trace translated into sir and lowered to `upTo`. A pass failure is the pass's coded
 /// diagnostic (E9003 when it has no code) with the Python line of the failing op.
@@ -48,12 +50,19 @@ private:
   std::vector<std::unique_ptr<mlir::TimingScope>> passScopes_; // live while their passes run
 };
 
-/// `translation`, when given, receives the frontend's result (guards, segments);
+/// What the frontend made of a trace: the trace as loaded, and its translation (guards,
+/// segments).
+struct FrontendResult {
+  trace::Trace trace;
+  frontend::Translation translation;
+};
+
+/// `frontend`, when given, receives the frontend's result;
 /// `instrumentation`, when given, times and dumps this compilation as part of a larger one.
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo,
-                                               frontend::Translation *translation = nullptr,
+                                               FrontendResult *frontend = nullptr,
                                                Instrumentation *instrumentation = nullptr);
 
 /// Compiles the trace for the CPU (`options.cpu`, `options.optLevel`) and writes the kernels'

@@ -29,11 +29,6 @@ using namespace mapexpr;
 
 namespace {
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// `reduce_sum_acc` -> `reduce_sum`
 std::string reductionOf(const std::string &op) { return op.substr(0, op.rfind('_')); }
 
@@ -428,6 +423,10 @@ private:
     mlir::Value block = grid.getInductionVar(0);
     for (size_t t = 0; t < kernel_.tensors.size(); ++t)
       if (storage_[t].kind == StorageKind::Shared)
+        sharedRowDims_[t] = rows_ ? rowDims(kernel_, *rows_, static_cast<int>(t))
+                                  : std::vector<bool>(kernel_.tensors[t].shape.size(), false);
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (storage_[t].kind == StorageKind::Shared)
         buffers_[t] = mlir::memref::AllocaOp::create(
             b_, loc(), mlir::MemRefType::get({storage_[t].elementsPerBlock}, elementType(t)));
     for (size_t s = 0; s < kernel_.stmts.size(); ++s)
@@ -443,16 +442,7 @@ private:
   /// index over the tensor dims that do not carry a row coordinate.
   mlir::Value sharedOffset(int t, const std::vector<mlir::Value> &index) {
     const std::vector<int64_t> &shape = kernel_.tensors[t].shape;
-    std::vector<bool> rowDim(shape.size(), false);
-    if (rows_ && rows_->count > 1)
-      for (size_t s = 0; s < kernel_.stmts.size(); ++s) // the writer's index names them
-        for (const OpStmt &op : kernel_.stmts[s].stmts)
-          if (op.outs[0] == t)
-            for (int r : rows_->iterators[s])
-              for (size_t d = 0; d < shape.size(); ++d)
-                if (kernel_.stmts[s].index.at(t)[d]->kind() == IndexExpr::Kind::Iter &&
-                    kernel_.stmts[s].index.at(t)[d]->id() == r)
-                  rowDim[d] = true;
+    const std::vector<bool> &rowDim = sharedRowDims_.at(t);
     llvm::SmallVector<mlir::Value> coords;
     llvm::SmallVector<int64_t> dims;
     for (size_t d = 0; d < shape.size(); ++d)
@@ -507,7 +497,7 @@ private:
     llvm::SmallVector<mlir::Value> inits;
     Scalars scalars(b_, loc());
     for (const OpStmt &op : a.stmts)
-      if (endsWith(op.op, "_init")) {
+      if (llvm::StringRef(op.op).ends_with("_init")) {
         reduced.push_back(op.outs[0]);
         inits.push_back(scalars.identity(reductionOf(op.op), elementType(op.outs[0])));
       }
@@ -534,13 +524,13 @@ private:
       return it != values.end() ? it->second : load(t, a, iters);
     };
     for (const OpStmt &op : a.stmts) {
-      if (endsWith(op.op, "_init"))
+      if (llvm::StringRef(op.op).ends_with("_init"))
         continue;
       llvm::SmallVector<mlir::Value> args;
       for (int t : op.ins)
         args.push_back(read(t));
       int out = op.outs[0];
-      if (endsWith(op.op, "_acc")) {
+      if (llvm::StringRef(op.op).ends_with("_acc")) {
         size_t r = std::find(reduced.begin(), reduced.end(), out) - reduced.begin();
         accs[r] = scalars.accumulate(reductionOf(op.op), accs[r], args);
         continue;
@@ -617,6 +607,7 @@ private:
   std::vector<Storage> storage_;
   std::optional<KernelRows> rows_;
   std::map<int, mlir::Value> buffers_;
+  std::map<int, std::vector<bool>> sharedRowDims_; // shared tensors: which dims are the row
   bool failed_ = false;
 };
 

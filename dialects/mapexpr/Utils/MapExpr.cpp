@@ -80,6 +80,28 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
   });
 }
 
+std::map<int, size_t> writers(const Kernel &k) {
+  std::map<int, size_t> writtenIn;
+  for (size_t s = 0; s < k.stmts.size(); ++s)
+    for (const OpStmt &op : k.stmts[s].stmts)
+      for (int t : op.outs)
+        writtenIn.emplace(t, s);
+  return writtenIn;
+}
+
+std::vector<bool> rowDims(const Kernel &k, const KernelRows &rows, int t) {
+  std::vector<bool> rowDim(k.tensors[t].shape.size(), false);
+  const std::map<int, size_t> writtenIn = writers(k);
+  auto w = writtenIn.find(t);
+  if (w == writtenIn.end() || rows.iterators[w->second].empty())
+    return rowDim;
+  const std::vector<Expr> &index = k.stmts[w->second].index.at(t);
+  for (int r : rows.iterators[w->second])
+    for (size_t d = 0; d < index.size(); ++d)
+      rowDim[d] = rowDim[d] || (index[d]->kind() == IndexExpr::Kind::Iter && index[d]->id() == r);
+  return rowDim;
+}
+
 const char *storageKindName(StorageKind kind) {
   switch (kind) {
   case StorageKind::Input:
@@ -109,11 +131,7 @@ std::vector<Storage> tensorStorage(const Kernel &k) {
       if (l.type == sched::LoopType::S0x || l.type == sched::LoopType::S0y ||
           l.type == sched::LoopType::S0z)
         blocks *= l.size;
-  std::map<int, size_t> writtenIn;
-  for (size_t s = 0; s < k.stmts.size(); ++s)
-    for (const OpStmt &op : k.stmts[s].stmts)
-      for (int t : op.outs)
-        writtenIn.emplace(t, s);
+  const std::map<int, size_t> writtenIn = writers(k);
   for (size_t s = 0; s < k.stmts.size(); ++s)
     for (const OpStmt &op : k.stmts[s].stmts)
       for (int t : op.ins) {
@@ -162,11 +180,7 @@ bool isIter(const Expr &e, int id) { return e->kind() == IndexExpr::Kind::Iter &
 /// coordinate of the writer indexes one tensor dimension that the reader indexes with its
 /// own row coordinate of the same rank.
 bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
-  std::map<int, size_t> writtenIn;
-  for (size_t s = 0; s < k.stmts.size(); ++s)
-    for (const OpStmt &op : k.stmts[s].stmts)
-      for (int t : op.outs)
-        writtenIn.emplace(t, s);
+  const std::map<int, size_t> writtenIn = writers(k);
   for (size_t b = 0; b < k.stmts.size(); ++b)
     for (const OpStmt &op : k.stmts[b].stmts)
       for (int t : op.ins) {

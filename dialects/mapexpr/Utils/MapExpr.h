@@ -96,6 +96,13 @@ struct KernelRows {
 };
 std::optional<KernelRows> kernelRows(const Kernel &k);
 
+/// The AnchoredMapStmt that writes each tensor (by tensor id); inputs are absent.
+std::map<int, size_t> writers(const Kernel &k);
+
+/// The dimensions of tensor `t` that carry a row coordinate (its writer indexes them with one
+/// of its row iterators): within a row, the tensor's other dimensions address its elements.
+std::vector<bool> rowDims(const Kernel &k, const KernelRows &rows, int t);
+
 /// Schedules every AnchoredMapStmt of `k`. A kernel is one launch: with a reduction, its
 /// first reduction's rows decide the grid (GPU: a block per row; CPU: one parallel-loop
 /// iteration per row) and every statement runs on those rows, each reading only what its own

@@ -82,9 +82,9 @@ LogicalResult CallOp::verify() {
 //===-- PrimOp ----------------------------------------------------------------------------===//
 
 LogicalResult PrimOp::verify() {
-  std::optional<sotc::ops::Prim> prim = toOpsPrim(getPrim());
+  sotc::ops::Prim prim = toOpsPrim(getPrim());
   using sotc::ops::PrimKind;
-  PrimKind kind = sotc::ops::primKind(*prim);
+  PrimKind kind = sotc::ops::primKind(prim);
   auto operands = getOperands();
   auto resultType = cast<RankedTensorType>(getResult().getType());
   auto expectOperands = [&](size_t n) -> LogicalResult {
@@ -108,7 +108,7 @@ LogicalResult PrimOp::verify() {
       return failure();
     if (!sameShape(operands[0]))
       return emitOpError("result shape differs from the operand's");
-    if (*prim != sotc::ops::Prim::Cast && operands[0].getType() != resultType)
+    if (prim != sotc::ops::Prim::Cast && operands[0].getType() != resultType)
       return emitOpError("result type differs from the operand's");
     return success();
   case PrimKind::Binary:
@@ -140,17 +140,17 @@ LogicalResult PrimOp::verify() {
   case PrimKind::Matmul:
     return expectOperands(2);
   case PrimKind::Layout:
-    if (*prim == sotc::ops::Prim::Concat) {
+    if (prim == sotc::ops::Prim::Concat) {
       if (operands.empty() || !getAxis())
         return emitOpError("concat needs operands and an axis");
       return success();
     }
     if (failed(expectOperands(1)))
       return failure();
-    if ((*prim == sotc::ops::Prim::BroadcastTo || *prim == sotc::ops::Prim::Reshape) &&
+    if ((prim == sotc::ops::Prim::BroadcastTo || prim == sotc::ops::Prim::Reshape) &&
         (!getShape() || getShape() != resultType.getShape()))
       return emitOpError("needs a shape equal to its result's");
-    if (*prim == sotc::ops::Prim::BroadcastTo) {
+    if (prim == sotc::ops::Prim::BroadcastTo) {
       // numpy rules, right-aligned: each operand dim is 1 or the result's.
       auto in = cast<RankedTensorType>(operands[0].getType()).getShape();
       auto out = resultType.getShape();
@@ -162,15 +162,15 @@ LogicalResult PrimOp::verify() {
       if (!ok)
         return emitOpError("cannot broadcast ") << operands[0].getType() << " to " << resultType;
     }
-    if (*prim == sotc::ops::Prim::Reshape &&
+    if (prim == sotc::ops::Prim::Reshape &&
         cast<RankedTensorType>(operands[0].getType()).hasStaticShape() &&
         resultType.hasStaticShape() &&
         cast<RankedTensorType>(operands[0].getType()).getNumElements() !=
             resultType.getNumElements())
       return emitOpError("reshape changes the element count");
-    if (*prim == sotc::ops::Prim::Transpose && !getPerm())
+    if (prim == sotc::ops::Prim::Transpose && !getPerm())
       return emitOpError("transpose needs perm");
-    if (*prim == sotc::ops::Prim::Slice &&
+    if (prim == sotc::ops::Prim::Slice &&
         (!getAxes() || !getStarts() || !getEnds() || !getSteps() ||
          getAxes()->size() != getStarts()->size() || getStarts()->size() != getEnds()->size() ||
          getEnds()->size() != getSteps()->size()))

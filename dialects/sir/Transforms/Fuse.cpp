@@ -28,7 +28,7 @@ namespace sotc::sir {
 
 namespace {
 
-std::optional<ops::Prim> primOf(PrimOp op) { return toOpsPrim(op.getPrim()); }
+ops::Prim primOf(PrimOp op) { return toOpsPrim(op.getPrim()); }
 
 int64_t numel(mlir::Type t) {
   auto shaped = mlir::cast<mlir::RankedTensorType>(t);
@@ -103,8 +103,7 @@ private:
         tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));
       // A reduction's result is indexed through the reduction itself; whoever reads it
       // outside the row structure brings it in as an operand, which is checked.
-      std::optional<ops::Prim> p = primOf(prims_[i]);
-      if (!p || ops::primKind(*p) != ops::PrimKind::Reduce)
+      if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
         tensors.push_back(mlir::cast<mlir::RankedTensorType>(prims_[i].getType()));
     }
     for (mlir::RankedTensorType t : tensors)
@@ -241,8 +240,7 @@ private:
       bool reduction = false, matmul = false;
       for (size_t i : ops) {
         matmul |= primOf(prims_[i]) == ops::Prim::Matmul;
-        reduction |=
-            primOf(prims_[i]) && ops::primKind(*primOf(prims_[i])) == ops::PrimKind::Reduce;
+        reduction |= ops::primKind(primOf(prims_[i])) == ops::PrimKind::Reduce;
       }
       auto group =
           GroupOp::create(b, prims_[ops.front()].getLoc(), resultTypes, b.getStringAttr(name(ops)),
