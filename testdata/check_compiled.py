@@ -42,7 +42,8 @@ def main(paths):
         assert manifest["binary"]["file"] == binary.rsplit("/", 1)[-1]
         assert manifest["binary"]["sha256"] == hashlib.sha256(data).hexdigest()
         exported = exported_functions(data)
-        kernels = {s["symbol"] for seg in manifest["segments"] for s in seg["steps"]}
+        kernels = {s["symbol"] for seg in manifest["segments"] for s in seg["steps"]
+                   if s["kind"] == "kernel"}
         assert kernels and kernels <= exported, (kernels, exported)
         print(f"PASSED: {binary}: {len(kernels)} kernels, cpu {manifest['target']['cpu']}")
     return 0

@@ -1,7 +1,9 @@
 #include "compiler/driver/Driver.h"
 
+#include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
+#include "compiler/support/Format.h"
 #include "compiler/support/MlirDiagnostics.h"
 #include "compiler/support/OutputFile.h"
 #include "compiler/target/cpu/CpuTarget.h"
@@ -155,7 +157,7 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
        manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
       frontend.translation, *module, grids,
       {"cpu", cpu::kTriple, options.cpu,
-       "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)"},
+       "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)", "cblas"},
       {llvm::sys::path::filename(output).str(), manifest::sha256(*library)});
   writeOutputFile(output, *library);
   try {
@@ -183,15 +185,54 @@ std::string printModule(mlir::ModuleOp module) {
   return text;
 }
 
+namespace {
+/// A GEMM step in the kernels' text form: a library call, not loops.
+///   matmul_16(&t_var_9, t_var_7, t_w2, t_b2) {
+///     LibraryCall(gemm, m=32, n=256, k=1024) {
+///       matmul(&t_var_9, t_var_7, t_w2);
+///       add_bias(&t_var_9, t_b2);
+///     }
+///   }
+std::string gemmText(mapexpr::GemmOp gemm) {
+  auto name = [](mlir::Value v) { return "t_" + mapexpr::tensorName(v); };
+  auto shape = [](mlir::Value v) {
+    llvm::ArrayRef<int64_t> s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+    return std::vector<int64_t>(s.begin(), s.end());
+  };
+  mapexpr::GemmPlan p = *mapexpr::planGemm(shape(gemm.getA()), shape(gemm.getB()),
+                                           gemm.getTransposeA(), gemm.getTransposeB());
+  std::string out = name(gemm.getResult()), text = gemm.getName().str() + "(&" + out + ", " +
+                                                   name(gemm.getA()) + ", " + name(gemm.getB());
+  if (gemm.getBias())
+    text += ", " + name(gemm.getBias());
+  text += ") {\n  LibraryCall(gemm, m=" + std::to_string(p.m) + ", n=" + std::to_string(p.n) +
+          ", k=" + std::to_string(p.k);
+  if (p.transposeA)
+    text += ", transpose_a";
+  if (p.transposeB)
+    text += ", transpose_b";
+  if (!p.batch.empty())
+    text += ", batch=" + formatInts(p.batch);
+  text += ") {\n    matmul(&" + out + ", " + name(gemm.getA()) + ", " + name(gemm.getB()) + ");\n";
+  if (gemm.getBias())
+    text += "    add_bias(&" + out + ", " + name(gemm.getBias()) + ");\n";
+  return text + "  }\n}\n";
+}
+} // namespace
+
 std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
   std::string text;
   mlir::SymbolTable symbols(module);
   module.walk([&](sir::SubgraphOp subgraph) {
     text += "// " + subgraph.getSymName().str() + "\n";
-    subgraph.walk([&](mapexpr::LaunchOp launch) {
-      auto kernel = symbols.lookup<mapexpr::KernelOp>(launch.getKernel());
-      text += mapexpr::kernelFromIR(kernel).str(indexDetail) + "\n";
-    });
+    for (mlir::Operation &op : subgraph.getBody().front()) {
+      if (auto launch = mlir::dyn_cast<mapexpr::LaunchOp>(op))
+        text += mapexpr::kernelFromIR(symbols.lookup<mapexpr::KernelOp>(launch.getKernel()))
+                    .str(indexDetail) +
+                "\n";
+      else if (auto gemm = mlir::dyn_cast<mapexpr::GemmOp>(op))
+        text += gemmText(gemm) + "\n";
+    }
   });
   return text;
 }

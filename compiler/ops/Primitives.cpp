@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace sotc::ops {
 
@@ -95,6 +96,9 @@ std::string PrimGraph::str() const {
 }
 
 int PrimBuilder::input(const TensorMeta &meta) {
+  // Value ids number the inputs first: an input after an op would take that op's id.
+  if (!graph_.ops.empty())
+    throw std::logic_error("PrimBuilder: inputs must be declared before the first primitive");
   graph_.inputs.push_back(meta);
   return static_cast<int>(graph_.inputs.size()) - 1;
 }

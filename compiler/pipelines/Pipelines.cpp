@@ -80,8 +80,12 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
   if (reaches(Phase::Fused))
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFuse());
-  if (reaches(Phase::MapExpr))
+  if (reaches(Phase::MapExpr)) {
+    ConvertMatmulToGemmOptions gemm;
+    gemm.target = options.target == Target::Cpu ? "cpu" : "cuda";
+    pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm(gemm));
     pm.addPass(createConvertSirToMapExpr());
+  }
   if (reaches(Phase::Scheduled)) {
     mapexpr::MapExprScheduleOptions schedule;
     schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
@@ -128,6 +132,7 @@ void registerAllPasses() {
   mlir::registerTransformsPasses();
   sir::registerSirPasses();
   mapexpr::registerMapExprPasses();
+  registerConvertMatmulToGemm();
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();
   cpu::registerCpuPasses();

@@ -22,7 +22,7 @@ enum class Phase {
   Sir,       // API-level sir statements, as the frontend emits them
   Prim,      // after sotc-sir-decompose: primitives only
   Fused,     // after sotc-sir-fuse: sir.group fusion groups
-  MapExpr,   // after sotc-convert-sir-to-mapexpr: mapexpr.kernel + mapexpr.launch
+  MapExpr,   // after sotc-convert-sir-to-mapexpr: mapexpr.kernel + mapexpr.launch, mapexpr.gemm
   Scheduled, // after sotc-mapexpr-schedule: every AnchoredMapStmt has its mesh and loops
   Loops,     // after sotc-convert-mapexpr-to-loops: kernels are loop nests on memrefs (CPU)
   Llvm,      // kernels in the LLVM dialect (CPU)

@@ -2,7 +2,10 @@
 // group is lowered for the CPU exactly as `sotc compile --target cpu` lowers it (loops, the
 // kernel ABI, the LLVM dialect), run by MLIR's JIT on random inputs through that ABI, and
 // compared element by element with the operator library's reference evaluator (ops::ref,
-// double precision) running the same group's primitives.
+// double precision) running the same group's primitives. Every GEMM step runs through the
+// CPU runtime's OpenBLAS call with the manifest's plan and is compared with ops::ref's naive
+// matmul (plus the bias row).
+#include "compiler/conversion/SirToMapExpr/Passes.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/ops/unittests/Reference.h"
 #include "compiler/pipelines/Pipelines.h"
@@ -10,6 +13,7 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
+#include "runtime/src/cpu/Gemm.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -54,6 +58,37 @@ ops::PrimGraph graphOf(sir::GroupOp group) {
   for (mlir::Value v : body.getTerminator()->getOperands())
     g.outputs.push_back(ids.at(v.getAsOpaquePointer()));
   return g;
+}
+
+ops::TensorMeta metaOf(mlir::Value v) {
+  return *sir::metaOf(mlir::cast<mlir::RankedTensorType>(v.getType()));
+}
+
+/// What a GEMM step computes, as primitives: matmul, then the bias row added to every row.
+ops::PrimGraph graphOf(mapexpr::GemmOp gemm) {
+  ops::PrimBuilder b("gemm");
+  int x = b.input(metaOf(gemm.getA())), y = b.input(metaOf(gemm.getB()));
+  int bias = gemm.getBias() ? b.input(metaOf(gemm.getBias())) : -1; // inputs come first
+  int out = b.matmul(x, y, gemm.getTransposeA(), gemm.getTransposeB());
+  if (bias >= 0)
+    out = b.binary(ops::Prim::Add, out, bias);
+  b.output(out);
+  return b.take();
+}
+
+/// The runtime's step for a GEMM op, as the manifest describes it.
+runtime::cpu::GemmStep stepOf(mapexpr::GemmOp gemm) {
+  auto shape = [](mlir::Value v) { return metaOf(v).shape; };
+  mapexpr::GemmPlan p = *mapexpr::planGemm(shape(gemm.getA()), shape(gemm.getB()),
+                                           gemm.getTransposeA(), gemm.getTransposeB());
+  runtime::cpu::GemmStep s;
+  s.type = metaOf(gemm.getResult()).dtype == ops::DType::Float64
+               ? runtime::cpu::GemmStep::Type::F64
+               : runtime::cpu::GemmStep::Type::F32;
+  s.m = p.m, s.n = p.n, s.k = p.k, s.transposeA = p.transposeA, s.transposeB = p.transposeB;
+  s.lda = p.lda, s.ldb = p.ldb, s.ldc = p.ldc, s.beta = gemm.getBias() ? 1 : 0;
+  s.batch = p.batch, s.strideA = p.strideA, s.strideB = p.strideB, s.strideC = p.strideC;
+  return s;
 }
 
 /// Element storage the JIT-compiled kernel reads and writes (bool is one byte).
@@ -144,6 +179,22 @@ struct Memory {
   }
 };
 
+/// Every element of `got` against the reference: NaN where it is NaN, floats within
+/// `tolerance` relative (absolute below 1), integers and bools exactly.
+void compare(const Memory &got, const ops::ref::Buffer &want, double tolerance) {
+  bool floating = got.dtype == ops::DType::Float32 || got.dtype == ops::DType::Float64;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    double value = got.get(i), expected = want.data[i];
+    INFO("element " << i << ": " << value << " vs " << expected);
+    if (std::isnan(expected))
+      CHECK(std::isnan(value));
+    else if (floating)
+      CHECK(std::fabs(value - expected) <= tolerance * std::max(1.0, std::fabs(expected)));
+    else
+      CHECK(value == expected);
+  }
+}
+
 std::vector<std::string> traces() {
   std::vector<std::string> out;
   DIR *dir = opendir("testdata/traces");
@@ -167,7 +218,7 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
   pipelines::PipelineOptions cpu;
   cpu.target = pipelines::Target::Cpu;
   std::mt19937 rng(20261129);
-  int kernels = 0, programs = 0;
+  int kernels = 0, programs = 0, gemmSteps = 0;
   for (const std::string &path : traces()) {
     INFO(path);
     auto context = driver::createContext();
@@ -180,19 +231,28 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
       continue; // the programs whose documented errors the frontend tests pin
     }
     ++programs;
-    // The reference: every group's primitives on random inputs.
+    // Matmul groups the library runs become GEMM steps first, as the pipeline does next.
+    mlir::PassManager gemmPm(context.get());
+    gemmPm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
+    REQUIRE(mlir::succeeded(gemmPm.run(*module)));
+    // The reference: every group's (and GEMM step's) primitives on random inputs.
     struct Case {
       std::vector<ops::ref::Buffer> inputs, expected;
       ops::PrimGraph graph;
     };
-    std::vector<Case> cases;
-    module->walk([&](sir::GroupOp group) {
+    auto makeCase = [&](ops::PrimGraph graph) {
       Case c;
-      c.graph = graphOf(group);
+      c.graph = std::move(graph);
       for (const ops::TensorMeta &meta : c.graph.inputs)
         c.inputs.push_back(ops::ref::random(meta, rng, 0.25, 2)); // log, sqrt, pow: positive
       c.expected = ops::ref::evaluate(c.graph, c.inputs);
-      cases.push_back(std::move(c));
+      return c;
+    };
+    std::vector<Case> cases;
+    module->walk([&](sir::GroupOp group) { cases.push_back(makeCase(graphOf(group))); });
+    std::vector<std::pair<runtime::cpu::GemmStep, Case>> gemms;
+    module->walk([&](mapexpr::GemmOp gemm) {
+      gemms.emplace_back(stepOf(gemm), makeCase(graphOf(gemm)));
     });
     // The kernels: the rest of the CPU pipeline, then the JIT. The grid size of each kernel
     // is read off its loops (the runtime reads it from the manifest).
@@ -247,23 +307,30 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
       llvm::Error error = (*engine)->invokePacked(launched[k], args);
       REQUIRE(!error);
       ++kernels;
-      for (size_t o = 0; o < outs.size(); ++o) {
-        const ops::ref::Buffer &want = c.expected[o];
-        for (size_t i = 0; i < want.data.size(); ++i) {
-          double got = outs[o].get(i), expected = want.data[i];
-          INFO("output " << o << " element " << i << ": " << got << " vs " << expected);
-          if (std::isnan(expected))
-            CHECK(std::isnan(got));
-          else if (outs[o].dtype == ops::DType::Float32 || outs[o].dtype == ops::DType::Float64)
-            // f32 rounding through a chain of transcendental functions: 1e-5 relative.
-            CHECK(std::fabs(got - expected) <= 1e-5 * std::max(1.0, std::fabs(expected)));
-          else
-            CHECK(got == expected);
-        }
+      for (size_t o = 0; o < outs.size(); ++o)
+        // f32 rounding through a chain of transcendental functions: 1e-5 relative.
+        compare(outs[o], c.expected[o], 1e-5);
+    }
+    // GEMM steps: the runtime's OpenBLAS call on the same kind of inputs.
+    for (auto &[step, c] : gemms) {
+      INFO("GEMM step of " << step.m << "x" << step.k << " by " << step.k << "x" << step.n);
+      REQUIRE(runtime::cpu::validate(step).empty());
+      std::vector<Memory> ins;
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        ins.emplace_back(c.graph.inputs[i]);
+        ins.back().write(c.inputs[i]);
       }
+      Memory out(c.graph.meta(c.graph.outputs[0]));
+      runtime::cpu::runGemm(step, out.bytes.data(), ins[0].bytes.data(), ins[1].bytes.data(),
+                            ins.size() > 2 ? ins[2].bytes.data() : nullptr);
+      ++gemmSteps;
+      // A k-term dot product of positive terms in f32: k * 2^-24 relative, at worst.
+      compare(out, c.expected[0], std::max(1e-6, step.k * std::ldexp(1.0, -24)));
     }
   }
   CHECK(programs >= 30);
   CHECK(kernels >= 30);
-  WARN(programs << " programs, " << kernels << " kernels checked");
+  CHECK(gemmSteps >= 4);
+  WARN(programs << " programs, " << kernels << " kernels and " << gemmSteps
+                << " GEMM steps checked");
 }

@@ -45,6 +45,26 @@ std::string join(const Json &names) {
   return s;
 }
 
+/// One step, without its buffers: "kernel NAME  grid 8" or
+/// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
+std::string stepText(const Json &step) {
+  if (step["kind"] == "kernel")
+    return "kernel " + step["symbol"].get<std::string>() + "  grid " +
+           std::to_string(step["grid"].get<int64_t>());
+  std::string s = "gemm " + step["name"].get<std::string>() +
+                  "  m=" + std::to_string(step["m"].get<int64_t>()) +
+                  " n=" + std::to_string(step["n"].get<int64_t>()) +
+                  " k=" + std::to_string(step["k"].get<int64_t>());
+  for (const char *flag : {"transpose_a", "transpose_b"})
+    if (step[flag].get<bool>())
+      s += std::string(", ") + flag;
+  if (!step["batch"].empty())
+    s += ", batch " + step["batch"].dump();
+  if (!step["epilogue"]["bias"].is_null())
+    s += ", bias " + step["epilogue"]["bias"].get<std::string>();
+  return s;
+}
+
 /// The exported function names of an ELF shared library.
 std::set<std::string> exportedSymbols(const std::string &bytes, const std::string &path) {
   auto object = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, path));
@@ -102,8 +122,7 @@ std::string text(const Json &m) {
     }
     s << ")\n";
     for (const Json &step : seg["steps"])
-      s << "    kernel " << step["symbol"].get<std::string>() << "  grid "
-        << step["grid"].get<int64_t>() << "  " << join(step["outputs"]) << " <- "
+      s << "    " << stepText(step) << "  " << join(step["outputs"]) << " <- "
         << join(step["inputs"]) << "\n";
     for (const Json &b : seg["arena"]["buffers"])
       s << "    arena +" << b["offset"].get<int64_t>() << "  " << b["name"].get<std::string>()
@@ -157,9 +176,8 @@ std::string dot(const Json &m) {
       const Json &step = seg["steps"][k];
       std::string node = id + "_k" + std::to_string(k);
       s << "    " << node << " [label="
-        << quote(step["symbol"].get<std::string>() + "\ngrid " +
-                 std::to_string(step["grid"].get<int64_t>()) + "\n" + join(step["outputs"]) +
-                 " <- " + join(step["inputs"]))
+        << quote(stepText(step) + "\n" + join(step["outputs"]) + " <- " +
+                 join(step["inputs"]))
         << "];\n    " << previous << " -> " << node << ";\n";
       previous = node;
     }
@@ -207,7 +225,7 @@ std::string inspect(const std::string &path, bool asDot) {
     std::set<std::string> exported = exportedSymbols(binary, binaryPath);
     for (const Json &seg : m["segments"])
       for (const Json &step : seg["steps"])
-        if (!exported.count(step["symbol"].get<std::string>()))
+        if (step["kind"] == "kernel" && !exported.count(step["symbol"].get<std::string>()))
           bad(binaryPath + ": does not export kernel " + step["symbol"].get<std::string>());
   }
   return asDot ? dot(m) : text(m);

@@ -75,44 +75,12 @@ public:
   }
 
 private:
-  /// The name a value prints with (without the t_ prefix).
-  std::string nameOf(mlir::Value v) {
-    if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v)) {
-      mlir::Operation *owner = arg.getOwner()->getParentOp();
-      if (auto g = mlir::dyn_cast<sir::GroupOp>(owner))
-        return nameOf(g.getInputs()[arg.getArgNumber()]);
-      if (auto sg = mlir::dyn_cast<sir::SubgraphOp>(owner))
-        if (auto n = sg.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "sir.name"))
-          return n.str();
-      return "arg" + std::to_string(arg.getArgNumber());
-    }
-    mlir::Operation *def = v.getDefiningOp();
-    if (auto g = mlir::dyn_cast<sir::GroupOp>(def))
-      return nameOf(g.getBody().front().getTerminator()->getOperand(
-          mlir::cast<mlir::OpResult>(v).getResultNumber()));
-    if (auto p = mlir::dyn_cast<sir::PrimOp>(def); p && p.getNameAttr())
-      return p.getNameAttr().str();
-    // An op with several named results (a launch of an earlier kernel) lists them.
-    mlir::ArrayAttr names;
-    if (auto launch = mlir::dyn_cast<LaunchOp>(def))
-      names = launch.getNamesAttr();
-    else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
-      names = call.getNamesAttr();
-    if (names) {
-      unsigned i = mlir::cast<mlir::OpResult>(v).getResultNumber();
-      if (i < names.size())
-        if (auto n = mlir::dyn_cast<mlir::StringAttr>(names[i]))
-          return n.str();
-    }
-    return "tmp";
-  }
-
   int id(mlir::Value v) {
     auto it = ids_.find(v.getAsOpaquePointer());
     if (it != ids_.end())
       return it->second;
     int i = static_cast<int>(kernel_.tensors.size());
-    kernel_.tensors.push_back({nameOf(v), shapeOf(v)});
+    kernel_.tensors.push_back({tensorName(v), shapeOf(v)});
     ids_[v.getAsOpaquePointer()] = i;
     if (values_)
       values_->push_back(v);
@@ -481,6 +449,39 @@ mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value>
   if (values)
     values->clear();
   return Builder(group, values).run();
+}
+
+std::string tensorName(mlir::Value v) {
+  if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v)) {
+    mlir::Operation *owner = arg.getOwner()->getParentOp();
+    if (auto g = mlir::dyn_cast<sir::GroupOp>(owner))
+      return tensorName(g.getInputs()[arg.getArgNumber()]);
+    if (auto sg = mlir::dyn_cast<sir::SubgraphOp>(owner))
+      if (auto n = sg.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "sir.name"))
+        return n.str();
+    return "arg" + std::to_string(arg.getArgNumber());
+  }
+  mlir::Operation *def = v.getDefiningOp();
+  if (auto g = mlir::dyn_cast<sir::GroupOp>(def))
+    return tensorName(g.getBody().front().getTerminator()->getOperand(
+        mlir::cast<mlir::OpResult>(v).getResultNumber()));
+  if (auto p = mlir::dyn_cast<sir::PrimOp>(def); p && p.getNameAttr())
+    return p.getNameAttr().str();
+  // Ops with several named results (a launch of an earlier kernel) list them.
+  mlir::ArrayAttr names;
+  if (auto launch = mlir::dyn_cast<LaunchOp>(def))
+    names = launch.getNamesAttr();
+  else if (auto gemm = mlir::dyn_cast<GemmOp>(def))
+    names = gemm.getNamesAttr();
+  else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
+    names = call.getNamesAttr();
+  if (names) {
+    unsigned i = mlir::cast<mlir::OpResult>(v).getResultNumber();
+    if (i < names.size())
+      if (auto n = mlir::dyn_cast<mlir::StringAttr>(names[i]); n && !n.getValue().empty())
+        return n.str();
+  }
+  return "tmp";
 }
 
 } // namespace sotc::mapexpr

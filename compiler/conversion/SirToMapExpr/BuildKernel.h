@@ -14,6 +14,11 @@ namespace sotc::mapexpr {
 /// `values`, when given, receives the IR value of each kernel tensor (by tensor id).
 mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value> *values = nullptr);
 
+/// The name a tensor of a sir.subgraph prints with (without the t_ prefix): the Python name
+/// where the frontend had one, a group's argument by its operand, a step's result by the
+/// step's `names`.
+std::string tensorName(mlir::Value v);
+
 } // namespace sotc::mapexpr
 
 #endif // SOTC_CONVERSION_SIRTOMAPEXPR_BUILDKERNEL_H

@@ -1,14 +1,16 @@
-//===- Passes.h - sir fusion groups to mapexpr kernels ------------------------------------===//
+//===- Passes.h - sir fusion groups to mapexpr kernels and GEMM steps -------------------===//
 #ifndef SOTC_CONVERSION_SIRTOMAPEXPR_PASSES_H
 #define SOTC_CONVERSION_SIRTOMAPEXPR_PASSES_H
 
 #include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/sir/IR/SirDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace sotc {
 
+#define GEN_PASS_DECL_CONVERTMATMULTOGEMM
 #define GEN_PASS_DECL_CONVERTSIRTOMAPEXPR
 #define GEN_PASS_REGISTRATION
 #include "compiler/conversion/SirToMapExpr/Passes.h.inc"

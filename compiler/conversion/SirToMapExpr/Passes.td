@@ -16,4 +16,20 @@ def ConvertSirToMapExpr : Pass<"sotc-convert-sir-to-mapexpr", "::mlir::ModuleOp"
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect", "::sotc::sched::SchedDialect"];
 }
 
+def ConvertMatmulToGemm : Pass<"sotc-convert-matmul-to-gemm", "::sotc::sir::SubgraphOp"> {
+  let summary = "Turn matmul groups that a GEMM library can run into mapexpr.gemm steps";
+  let description = [{
+    Runs after sotc-sir-fuse, before sotc-convert-sir-to-mapexpr. A matmul group of an
+    element type the target's GEMM library takes (cpu: OpenBLAS, f32 and f64; cuda:
+    cuBLASLt, also f16 and bf16) becomes a `mapexpr.gemm` step of the subgraph; other matmuls
+    stay groups and become loop kernels. When the matmul's only reader is a group that only
+    adds a broadcast bias row, the bias folds into the step as its epilogue and that group
+    goes; a bias add or activation inside a larger group stays there (fused, it is free).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">,
+  ];
+  let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
+}
+
 #endif // SOTC_CONVERSION_SIRTOMAPEXPR_PASSES

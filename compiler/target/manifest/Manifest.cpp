@@ -1,6 +1,7 @@
 #include "compiler/target/manifest/Manifest.h"
 
 #include "compiler/support/Version.h"
+#include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
@@ -45,17 +46,51 @@ Json tensorJson(const std::string &name, mlir::Type type) {
               {"bytes", bytes}};
 }
 
-/// One segment's plan: its buffers by name, its kernel steps, and the arena offsets of its
-/// intermediates (first fit over their live ranges, 64-byte aligned).
+/// A GEMM step: the library call's shape (mapexpr/Utils/Gemm.h), row-major, and its epilogue.
+Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
+  auto shape = [](mlir::Value v) {
+    llvm::ArrayRef<int64_t> s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+    return std::vector<int64_t>(s.begin(), s.end());
+  };
+  mapexpr::GemmPlan p = *mapexpr::planGemm(shape(gemm.getA()), shape(gemm.getB()),
+                                           gemm.getTransposeA(), gemm.getTransposeB());
+  Json inputs = {mapexpr::tensorName(gemm.getA()), mapexpr::tensorName(gemm.getB())};
+  Json bias;
+  if (gemm.getBias()) {
+    bias = mapexpr::tensorName(gemm.getBias());
+    inputs.push_back(bias);
+  }
+  return Json{{"kind", "gemm"},
+              {"name", gemm.getName()},
+              {"library", library},
+              {"dtype", tensorJson("", gemm.getResult().getType())["dtype"]},
+              {"m", p.m},
+              {"n", p.n},
+              {"k", p.k},
+              {"transpose_a", p.transposeA},
+              {"transpose_b", p.transposeB},
+              {"lda", p.lda},
+              {"ldb", p.ldb},
+              {"ldc", p.ldc},
+              {"alpha", 1.0},
+              // With a bias the library accumulates onto C, which starts as the bias rows.
+              {"beta", gemm.getBias() ? 1.0 : 0.0},
+              {"batch", p.batch},
+              {"batch_strides", Json{{"a", p.strideA}, {"b", p.strideB}, {"c", p.strideC}}},
+              {"epilogue", Json{{"bias", bias}, {"activation", "none"}}},
+              {"outputs", {mapexpr::tensorName(gemm.getResult())}},
+              {"inputs", inputs}};
+}
+
+/// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and
+/// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
 public:
-  SegmentPlan(sir::SubgraphOp subgraph, const std::map<std::string, int64_t> &grids) {
+  SegmentPlan(sir::SubgraphOp subgraph, const std::map<std::string, int64_t> &grids,
+              const std::string &gemmLibrary) {
     mlir::Block &body = subgraph.getBody().front();
     for (mlir::BlockArgument arg : body.getArguments()) {
-      auto name = subgraph.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "sir.name");
-      nameOf_[arg.getAsOpaquePointer()] =
-          name ? name.str() : "arg" + std::to_string(arg.getArgNumber());
-      Json input = tensorJson(nameOf_[arg.getAsOpaquePointer()], arg.getType());
+      Json input = tensorJson(mapexpr::tensorName(arg), arg.getType());
       if (auto grad =
               subgraph.getArgAttrOfType<mlir::BoolAttr>(arg.getArgNumber(), "sir.stop_gradient"))
         input["stop_gradient"] = grad.getValue();
@@ -63,34 +98,38 @@ public:
     }
     std::map<std::string, std::pair<size_t, size_t>> live; // first and last step
     std::map<std::string, Json> intermediates;
-    for (mapexpr::LaunchOp launch : body.getOps<mapexpr::LaunchOp>()) {
+    for (mlir::Operation &op : body.without_terminator()) {
       size_t step = steps_.size();
-      Json outs = Json::array(), ins = Json::array();
-      for (auto [i, result] : llvm::enumerate(launch.getResults())) {
-        mlir::ArrayAttr names = launch.getNamesAttr();
-        std::string name = names && i < names.size()
-                               ? mlir::cast<mlir::StringAttr>(names[i]).str()
-                               : launch.getKernel().str() + "_" + std::to_string(i);
-        nameOf_[result.getAsOpaquePointer()] = name;
-        outs.push_back(name);
+      Json json;
+      if (auto launch = mlir::dyn_cast<mapexpr::LaunchOp>(op)) {
+        std::string symbol = launch.getKernel().str();
+        Json outs = Json::array(), ins = Json::array();
+        for (mlir::Value v : launch.getResults())
+          outs.push_back(mapexpr::tensorName(v));
+        for (mlir::Value v : launch.getInputs())
+          ins.push_back(mapexpr::tensorName(v));
+        json = Json{{"kind", "kernel"},
+                    {"symbol", symbol},
+                    {"grid", grids.count(symbol) ? grids.at(symbol) : 0},
+                    {"outputs", outs},
+                    {"inputs", ins}};
+      } else if (auto gemm = mlir::dyn_cast<mapexpr::GemmOp>(op)) {
+        json = gemmJson(gemm, gemmLibrary);
+      } else {
+        continue;
+      }
+      for (mlir::Value v : op.getResults()) {
+        std::string name = mapexpr::tensorName(v);
         live[name] = {step, step};
-        intermediates[name] = tensorJson(name, result.getType());
+        intermediates[name] = tensorJson(name, v.getType());
       }
-      for (mlir::Value v : launch.getInputs()) {
-        const std::string &name = nameOf_.at(v.getAsOpaquePointer());
-        ins.push_back(name);
-        if (live.count(name))
-          live[name].second = step;
-      }
-      std::string symbol = launch.getKernel().str();
-      steps_.push_back(Json{{"kind", "kernel"},
-                            {"symbol", symbol},
-                            {"grid", grids.count(symbol) ? grids.at(symbol) : 0},
-                            {"outputs", outs},
-                            {"inputs", ins}});
+      for (const Json &in : json["inputs"])
+        if (live.count(in.get<std::string>()))
+          live[in.get<std::string>()].second = step;
+      steps_.push_back(std::move(json));
     }
     for (mlir::Value v : body.getTerminator()->getOperands()) {
-      const std::string &name = nameOf_.at(v.getAsOpaquePointer());
+      std::string name = mapexpr::tensorName(v);
       outputs_.push_back(tensorJson(name, v.getType()));
       intermediates.erase(name); // segment outputs belong to the caller
     }
@@ -118,8 +157,6 @@ public:
     }
   }
 
-  std::string name(mlir::Value v) const { return nameOf_.at(v.getAsOpaquePointer()); }
-
   Json json(const std::string &segmentName) const {
     return Json{{"name", segmentName},
                 {"inputs", inputs_},
@@ -130,7 +167,6 @@ public:
   int64_t arenaBytes() const { return arenaBytes_; }
 
 private:
-  std::map<const void *, std::string> nameOf_;
   Json inputs_ = Json::array(), steps_ = Json::array(), outputs_ = Json::array(),
        arena_ = Json::array();
   int64_t arenaBytes_ = 0;
@@ -201,8 +237,11 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   m["format"] = "sotc-manifest";
   m["version"] = kFormatVersion;
   m["sotc"] = kSotcVersion;
-  m["target"] = Json{
-      {"kind", target.kind}, {"triple", target.triple}, {"cpu", target.cpu}, {"abi", target.abi}};
+  m["target"] = Json{{"kind", target.kind},
+                     {"triple", target.triple},
+                     {"cpu", target.cpu},
+                     {"abi", target.abi},
+                     {"gemm", target.gemm}};
   m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
   const trace::PythonVersion &py = trace.python();
   m["trace"] = Json{{"file", traceFile.file},
@@ -221,7 +260,7 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   Json segments = Json::array();
   int64_t arena = 0;
   for (auto [i, seg] : llvm::enumerate(translation.segments)) {
-    SegmentPlan segmentPlan(subgraphs[i], grids);
+    SegmentPlan segmentPlan(subgraphs[i], grids, target.gemm);
     Json s = segmentPlan.json(seg.sir.name);
     arena = std::max(arena, segmentPlan.arenaBytes());
     Json end;

@@ -25,7 +25,8 @@ constexpr int64_t kBufferAlignment = 64;
 struct Target {
   std::string kind; // "cpu"
   std::string triple, cpu;
-  std::string abi; // the kernels' calling convention, in C
+  std::string abi;  // the kernels' calling convention, in C
+  std::string gemm; // the library GEMM steps call: "cblas" (OpenBLAS)
 };
 
 struct Artifact {

@@ -228,6 +228,35 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return success();
 }
 
+//===-- GemmOp ----------------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto shape = [](Value v) {
+    ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
+    return std::vector<int64_t>(s.begin(), s.end());
+  };
+  std::string why;
+  std::optional<GemmPlan> plan =
+      planGemm(shape(getA()), shape(getB()), getTransposeA(), getTransposeB(), &why);
+  if (!plan)
+    return emitOpError("is not a GEMM: ") << why;
+  if (plan->shape != shape(getResult()))
+    return emitOpError("result shape does not match the matmul of its operands");
+  Type element = getResult().getType().getElementType();
+  if (getA().getType().getElementType() != element ||
+      getB().getType().getElementType() != element)
+    return emitOpError("operands and result must have one element type");
+  if (Value bias = getBias()) {
+    std::vector<int64_t> b = shape(bias);
+    bool row = !b.empty() && b.back() == plan->n && b.size() <= plan->shape.size();
+    for (size_t d = 0; d + 1 < b.size(); ++d)
+      row &= b[d] == 1;
+    if (!row || cast<RankedTensorType>(bias.getType()).getElementType() != element)
+      return emitOpError("bias must be one row of ") << plan->n << " elements of the result type";
+  }
+  return success();
+}
+
 //===-- IR -> model -----------------------------------------------------------------------===//
 
 namespace sotc::mapexpr {

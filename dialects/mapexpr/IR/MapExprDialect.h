@@ -2,6 +2,7 @@
 #ifndef SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H
 #define SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H
 
+#include "dialects/mapexpr/Utils/Gemm.h"
 #include "dialects/mapexpr/Utils/MapExpr.h"
 #include "dialects/sched/IR/SchedDialect.h"
 

@@ -124,4 +124,25 @@ def MapExpr_LaunchOp : MapExpr_Op<"launch", [DeclareOpInterfaceMethods<SymbolUse
   let assemblyFormat = "$kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)";
 }
 
+def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
+  let summary = "A matmul group run by a GEMM library, as a step of a sir.subgraph";
+  let description = [{
+    `result = a @ b` with matmul's transpose flags and batch broadcasting, plus `bias`
+    (shape `[n]` or `[1, ..., 1, n]`, added to every row) when an epilogue was folded in.
+    Not a kernel: the runtime calls the target's GEMM library (OpenBLAS on the CPU), so the
+    manifest describes it with its m, n, k, leading dimensions and batch strides
+    (Utils/Gemm.h). `name` is the fusion group's name; `names` the result's Python name.
+  }];
+  let arguments = (ins StrAttr:$name, AnyRankedTensor:$a, AnyRankedTensor:$b,
+                       Optional<AnyRankedTensor>:$bias,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+                       OptionalAttr<StrArrayAttr>:$names);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name `(` $a `,` $b (`bias` $bias^)? `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SOTC_DIALECT_MAPEXPR_OPS

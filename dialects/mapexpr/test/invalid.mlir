@@ -129,3 +129,29 @@ mapexpr.kernel @softmax_like(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   mapexpr.return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A GEMM step's result is the matmul of its operands.
+sir.subgraph @g(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'mapexpr.gemm' op result shape does not match the matmul of its operands}}
+  %o = mapexpr.gemm "matmul_0"(%x, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  sir.output %o : tensor<2x4xf32>
+}
+
+// -----
+
+sir.subgraph @g(%x: tensor<2x4xf32>, %w: tensor<5x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'mapexpr.gemm' op is not a GEMM: matmul(): contraction dimensions differ: [2, 4] and [5, 3] (4 vs 5)}}
+  %o = mapexpr.gemm "matmul_0"(%x, %w) : (tensor<2x4xf32>, tensor<5x3xf32>) -> tensor<2x3xf32>
+  sir.output %o : tensor<2x3xf32>
+}
+
+// -----
+
+// The bias is one row of n elements.
+sir.subgraph @g(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'mapexpr.gemm' op bias must be one row of 3 elements of the result type}}
+  %o = mapexpr.gemm "matmul_0"(%x, %w bias %b) : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  sir.output %o : tensor<2x3xf32>
+}

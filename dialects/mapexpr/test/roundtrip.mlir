@@ -64,3 +64,13 @@ mapexpr.kernel @indices(%x: tensor<4x17xf32>, %z: tensor<35xf32>) -> (tensor<32x
   }
   mapexpr.return %y, %v : tensor<32xf32>, tensor<4x8xf32>
 }
+
+// A GEMM step: a library call of the subgraph, with an optional bias row.
+// CHECK-LABEL: sir.subgraph @gemm
+// CHECK: mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["h"], transpose_b = true} : (tensor<3x2x4xf32>, tensor<5x4xf32>) -> tensor<3x2x5xf32>
+// CHECK: mapexpr.gemm "matmul_1"(%{{.*}}, %arg2 bias %arg3) : (tensor<3x2x5xf32>, tensor<5x6xf32>, tensor<6xf32>) -> tensor<3x2x6xf32>
+sir.subgraph @gemm(%x: tensor<3x2x4xf32>, %w: tensor<5x4xf32>, %v: tensor<5x6xf32>, %b: tensor<6xf32>) -> tensor<3x2x6xf32> {
+  %h = mapexpr.gemm "matmul_0"(%x, %w) {names = ["h"], transpose_b = true} : (tensor<3x2x4xf32>, tensor<5x4xf32>) -> tensor<3x2x5xf32>
+  %o = mapexpr.gemm "matmul_1"(%h, %v bias %b) : (tensor<3x2x5xf32>, tensor<5x6xf32>, tensor<6xf32>) -> tensor<3x2x6xf32>
+  sir.output %o : tensor<3x2x6xf32>
+}

@@ -1,0 +1,92 @@
+// sotc-convert-matmul-to-gemm: matmul groups the target's GEMM library takes become
+// mapexpr.gemm steps; a consumer that only adds a bias row folds into the step.
+// RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm))" | FileCheck %s
+// RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm{target=cuda}))" | FileCheck %s --check-prefix=CUDA
+
+// linear: matmul, then a group that only adds the broadcast bias. One step, the group gone;
+// the step's result keeps the sum's Python name.
+// CHECK-LABEL: sir.subgraph @linear
+// CHECK-NEXT:    %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) {names = ["out"], transpose_b = true} : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT:    sir.output %[[G]]
+sir.subgraph @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32> {
+  ^bb0(%a: tensor<8x16xf32>, %c: tensor<32x16xf32>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = true} : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32>
+    sir.yield %m : tensor<8x32xf32>
+  }
+  %1 = sir.group "broadcast_to_1_add_2" "injective"(%b, %0) : (tensor<32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> {
+  ^bb0(%r: tensor<32xf32>, %m: tensor<8x32xf32>):
+    %e = sir.prim broadcast_to(%r) {name = "bb", shape = array<i64: 8, 32>} : (tensor<32xf32>) -> tensor<8x32xf32>
+    %s = sir.prim add(%e, %m) {name = "out"} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    sir.yield %s : tensor<8x32xf32>
+  }
+  sir.output %1 : tensor<8x32xf32>
+}
+
+// -----
+
+// A bias add inside a larger consumer stays there: fused with the activation it is free,
+// and OpenBLAS has no activation epilogue.
+// CHECK-LABEL: sir.subgraph @linear_relu
+// CHECK:         %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mm"]} : (tensor<8x16xf64>, tensor<16x32xf64>) -> tensor<8x32xf64>
+// CHECK:         sir.group "broadcast_to_1_add_2_max_3" "injective"(%arg2, %[[G]])
+sir.subgraph @linear_relu(%x: tensor<8x16xf64>, %w: tensor<16x32xf64>, %b: tensor<32xf64>) -> tensor<8x32xf64> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<8x16xf64>, tensor<16x32xf64>) -> tensor<8x32xf64> {
+  ^bb0(%a: tensor<8x16xf64>, %c: tensor<16x32xf64>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = false} : (tensor<8x16xf64>, tensor<16x32xf64>) -> tensor<8x32xf64>
+    sir.yield %m : tensor<8x32xf64>
+  }
+  %1 = sir.group "broadcast_to_1_add_2_max_3" "injective"(%b, %0) : (tensor<32xf64>, tensor<8x32xf64>) -> tensor<8x32xf64> {
+  ^bb0(%r: tensor<32xf64>, %m: tensor<8x32xf64>):
+    %z = sir.prim fill_constant() {name = "zero", shape = array<i64: 8, 32>, value = 0.0 : f64} : () -> tensor<8x32xf64>
+    %e = sir.prim broadcast_to(%r) {name = "bb", shape = array<i64: 8, 32>} : (tensor<32xf64>) -> tensor<8x32xf64>
+    %s = sir.prim add(%m, %e) {name = "h"} : (tensor<8x32xf64>, tensor<8x32xf64>) -> tensor<8x32xf64>
+    %y = sir.prim max(%s, %z) {name = "y"} : (tensor<8x32xf64>, tensor<8x32xf64>) -> tensor<8x32xf64>
+    sir.yield %y : tensor<8x32xf64>
+  }
+  sir.output %1 : tensor<8x32xf64>
+}
+
+// -----
+
+// An integer matmul is no BLAS call: it stays a group and becomes a loop kernel. float16
+// GEMMs are the CUDA library's (cuBLASLt), not OpenBLAS's.
+// CHECK-LABEL: sir.subgraph @no_library
+// CHECK-NOT:     mapexpr.gemm
+// CUDA-LABEL:  sir.subgraph @no_library
+// CUDA:          sir.group "matmul_0"
+// CUDA:          mapexpr.gemm "matmul_1"
+sir.subgraph @no_library(%x: tensor<2x3xi32>, %w: tensor<3x4xi32>, %h: tensor<2x3xf16>, %v: tensor<3x4xf16>) -> (tensor<2x4xi32>, tensor<2x4xf16>) {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<2x3xi32>, tensor<3x4xi32>) -> tensor<2x4xi32> {
+  ^bb0(%a: tensor<2x3xi32>, %c: tensor<3x4xi32>):
+    %m = sir.prim matmul(%a, %c) {name = "mi", transpose_x = false, transpose_y = false} : (tensor<2x3xi32>, tensor<3x4xi32>) -> tensor<2x4xi32>
+    sir.yield %m : tensor<2x4xi32>
+  }
+  %1 = sir.group "matmul_1" "matmul"(%h, %v) : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16> {
+  ^bb0(%a: tensor<2x3xf16>, %c: tensor<3x4xf16>):
+    %m = sir.prim matmul(%a, %c) {name = "mh", transpose_x = false, transpose_y = false} : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
+    sir.yield %m : tensor<2x4xf16>
+  }
+  sir.output %0, %1 : tensor<2x4xi32>, tensor<2x4xf16>
+}
+
+// -----
+
+// Matrix times vector: no n dimension to add a row along, so a following add stays a kernel.
+// CHECK-LABEL: sir.subgraph @matvec
+// CHECK:         %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mv"]} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4xf32>
+// CHECK:         sir.group "broadcast_to_1_add_2" "injective"(%arg2, %[[G]])
+sir.subgraph @matvec(%x: tensor<4x3xf32>, %v: tensor<3xf32>, %b: tensor<1xf32>) -> tensor<4xf32> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %v) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x3xf32>, %c: tensor<3xf32>):
+    %m = sir.prim matmul(%a, %c) {name = "mv", transpose_x = false, transpose_y = false} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4xf32>
+    sir.yield %m : tensor<4xf32>
+  }
+  %1 = sir.group "broadcast_to_1_add_2" "injective"(%b, %0) : (tensor<1xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%r: tensor<1xf32>, %m: tensor<4xf32>):
+    %e = sir.prim broadcast_to(%r) {name = "bb", shape = array<i64: 4>} : (tensor<1xf32>) -> tensor<4xf32>
+    %s = sir.prim add(%m, %e) {name = "out"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    sir.yield %s : tensor<4xf32>
+  }
+  sir.output %1 : tensor<4xf32>
+}
