@@ -1,5 +1,7 @@
 #include "compiler/target/cpu/CpuTarget.h"
 
+#include "compiler/target/cpu/VectorMath.h"
+
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -108,6 +110,7 @@ Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions
     return internal("the module does not translate to LLVM IR");
   ir->setTargetTriple(triple);
   ir->setDataLayout(machine->createDataLayout());
+  addLibmvecVariants(*ir, *machine);
   optimize(*ir, *machine, options.optLevel);
 
   // 2. The object.

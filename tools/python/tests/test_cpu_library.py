@@ -3,6 +3,7 @@ called through their C ABI with ctypes, compute what numpy computes for the trac
 
 import ctypes
 import json
+import math
 import os
 import re
 import subprocess
@@ -91,3 +92,34 @@ def test_wide_rows_reuse_their_scratch(root, sotc_bin, tmp_path):
     y = np.empty_like(x)
     kernel(0, step["grid"], y.ctypes.data, x.ctypes.data)
     np.testing.assert_allclose(y, softmax(x), rtol=2e-5, atol=1e-8)
+
+
+def test_libm_calls_vectorize_through_libmvec(root, sotc_bin, tmp_path):
+    """tanh and erf, which LLVM's own libmvec table lacks, call glibc's 8-wide AVX2 variants
+    (with a scalar remainder: 1000 is no multiple of 8) and still match numpy; log1p is
+    MLIR's log-based expansion, vectorized as log."""
+    program = tmp_path / "transcendental.py"
+    program.write_text("import paddle\n\n\ndef fn(x):\n"
+                       "    return paddle.tanh(x) + paddle.erf(x) + paddle.log1p(paddle.abs(x))\n")
+    trace = tmp_path / "t.pb"
+    subprocess.run([sys.executable, "-m", "sotc", "trace", f"{program}:fn",
+                    "--input", "x=float32[64,1000]", "-o", str(trace)],
+                   check=True, cwd=root, env={**os.environ, "PYTHONPATH": os.path.join(root, "tools", "python")})
+    library = tmp_path / "t.so"
+    subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o", str(library)],
+                   check=True, cwd=root)
+    disassembly = subprocess.run(["llvm-objdump-22", "-d", str(library)], check=True,
+                                 capture_output=True, text=True).stdout
+    for variant in ("_ZGVdN8v_tanhf", "_ZGVdN8v_erff", "_ZGVdN8v_logf"):
+        assert f"<{variant}@plt>" in disassembly, variant
+    with open(tmp_path / "t.manifest.json") as f:
+        (step,) = json.load(f)["segments"][0]["steps"]
+    kernel = getattr(ctypes.CDLL(str(library)), step["symbol"])
+    kernel.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+    x = np.random.default_rng(5).standard_normal((64, 1000)).astype(np.float32)
+    y = np.empty_like(x)
+    kernel(0, step["grid"], y.ctypes.data, x.ctypes.data)
+    erf = np.vectorize(math.erf)(x.astype(np.float64))
+    expected = np.tanh(x.astype(np.float64)) + erf + np.log1p(np.abs(x.astype(np.float64)))
+    # glibc's vector variants are within 4 ulp.
+    np.testing.assert_allclose(y, expected, rtol=2e-6, atol=2e-6)
