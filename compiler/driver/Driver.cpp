@@ -149,6 +149,9 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
   }();
   if (!library)
     throw CodedError(library.error().code(), path + ": " + library.error().what());
+  Expected<std::vector<std::string>> features = cpu::cpuFeatures(options.cpu);
+  if (!features)
+    throw CodedError(features.error().code(), path + ": " + features.error().what());
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   auto traceBytes = llvm::MemoryBuffer::getFile(path);
   std::string manifest = manifest::writeManifest(
@@ -156,7 +159,7 @@ void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &
       {llvm::sys::path::filename(path).str(),
        manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
       frontend.translation, *module, grids,
-      {"cpu", cpu::kTriple, options.cpu,
+      {"cpu", cpu::kTriple, options.cpu, *features,
        "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)", "cblas"},
       {llvm::sys::path::filename(output).str(), manifest::sha256(*library)});
   writeOutputFile(output, *library);

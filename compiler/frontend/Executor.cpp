@@ -268,6 +268,7 @@ ExecState Executor::start() {
     t.name = input.name();
     VarPtr value = fromTrace(input.value(), t);
     value->parameter = input.name();
+    parameters_.push_back(value);
     kwargs.push_back({input.name(), value});
   }
   // *args and **kwargs parameters arrive as a tuple and a dict: splat them back.

@@ -63,6 +63,8 @@ public:
 
   /// The initial state: the entry frame with its arguments bound from the trace's inputs.
   ExecState start();
+  /// The entry function's parameters as start() bound them, in the trace's order.
+  const std::vector<VarPtr> &parameters() const { return parameters_; }
   /// Runs until the entry frame returns or a break; statements go to `sir`.
   Break run(ExecState &state, StatementIR &sir);
   /// A deep copy sharing nothing mutable with `state` (tensors and constants are shared).
@@ -87,6 +89,7 @@ public:
   VarPtr newTensor(const ops::TensorMeta &meta, Tracker tracker);
 
 private:
+  std::vector<VarPtr> parameters_;
   friend struct CallContext;
 
   // OpcodeExecutor.cpp

@@ -75,6 +75,7 @@ struct Segment {
 
 struct Translation {
   std::string entry;             // the entry function's qualname
+  std::vector<VarPtr> parameters; // its parameters, as traced (Variable::parameter names them)
   std::vector<Segment> segments; // segment 0 is the entry
   std::vector<Guard> guards;
   std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order

@@ -183,6 +183,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     return id;
   };
   segmentFor(ex.start(), {});
+  t.parameters = ex.parameters();
 
   while (!work.empty()) {
     Pending p = std::move(work.front());

@@ -94,7 +94,7 @@ std::string text(const Json &m) {
   s << "manifest: " << m["format"].get<std::string>() << " v" << m["version"].get<int>()
     << " (sotc " << m["sotc"].get<std::string>() << ")\n";
   s << "target: " << t["kind"].get<std::string>() << " " << t["triple"].get<std::string>()
-    << ", cpu " << t["cpu"].get<std::string>() << "\n";
+    << ", cpu " << t["cpu"].get<std::string>() << " (" << join(t["features"]) << ")\n";
   s << "abi: " << t["abi"].get<std::string>() << "\n";
   s << "binary: " << m["binary"]["file"].get<std::string>() << " (sha256 "
     << m["binary"]["sha256"].get<std::string>().substr(0, 16) << "...)\n";
@@ -103,7 +103,8 @@ std::string text(const Json &m) {
   s << "entry: " << m["entry"]["function"].get<std::string>() << "(";
   bool first = true;
   for (const Json &in : m["entry"]["inputs"]) {
-    s << (first ? "" : ", ") << in["name"].get<std::string>() << ": " << shape(in);
+    s << (first ? "" : ", ") << in["name"].get<std::string>()
+      << (in["kind"] == "tensor" ? ": " + shape(in) : "=" + in["value"].get<std::string>());
     first = false;
   }
   s << ")\n";

@@ -77,9 +77,9 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine, int level) {
   passes.run(module, mam);
 }
 
-} // namespace
-
-Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options) {
+/// LLVM's x86-64 target and the machine for `cpu` ("native": this host's), or E9004.
+Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine(const std::string &cpuName,
+                                                             int optLevel) {
   static std::once_flag targets;
   std::call_once(targets, [] {
     LLVMInitializeX86TargetInfo();
@@ -92,14 +92,37 @@ Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return internal(error);
-  std::string cpu = options.cpu == "native" ? llvm::sys::getHostCPUName().str() : options.cpu;
+  std::string cpu = cpuName == "native" ? llvm::sys::getHostCPUName().str() : cpuName;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpu, "", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
-      options.optLevel == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
+      optLevel == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
   if (!machine || !machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
     return CodedError(DiagCode::CodegenUnknownCpu,
-                      "unknown CPU '" + options.cpu +
+                      "unknown CPU '" + cpuName +
                           "' (an LLVM x86 CPU name such as x86-64-v3, skylake, znver4, or native)");
+  return machine;
+}
+
+} // namespace
+
+Expected<std::vector<std::string>> cpuFeatures(const std::string &cpu) {
+  Expected<std::unique_ptr<llvm::TargetMachine>> machine = targetMachine(cpu, 0);
+  if (!machine)
+    return machine.error();
+  std::vector<std::string> features;
+  for (const char *feature : {"sse4.2", "popcnt", "avx", "avx2", "fma", "bmi2", "f16c", "avx512f",
+                              "avx512bw", "avx512dq", "avx512vl"})
+    if ((*machine)->getMCSubtargetInfo()->checkFeatures(std::string("+") + feature))
+      features.push_back(feature);
+  return features;
+}
+
+Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options) {
+  Expected<std::unique_ptr<llvm::TargetMachine>> made = targetMachine(options.cpu, options.optLevel);
+  if (!made)
+    return made.error();
+  std::unique_ptr<llvm::TargetMachine> &machine = *made;
+  llvm::Triple triple(kTriple);
 
   // 1. LLVM IR for the target, optimized.
   mlir::registerBuiltinDialectTranslation(*module->getContext());

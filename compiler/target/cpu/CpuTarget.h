@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
+#include <vector>
 
 namespace sotc::cpu {
 
@@ -27,6 +28,11 @@ struct CpuOptions {
 /// The shared library's bytes. E9004 for a CPU LLVM does not know; E9005 when LLVM or lld
 /// fails (a compiler bug).
 Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options);
+
+/// The instruction-set extensions code for `cpu` may use, of those a runtime must find on its
+/// machine before it loads the library (sse4.2, avx, avx2, fma, avx512f, ...); E9004 for a
+/// CPU LLVM does not know.
+Expected<std::vector<std::string>> cpuFeatures(const std::string &cpu);
 
 } // namespace sotc::cpu
 

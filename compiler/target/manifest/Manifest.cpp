@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 namespace sotc::manifest {
 namespace {
 
@@ -217,6 +219,38 @@ Json resultJson(const frontend::VarPtr &v, const frontend::Segment &seg, const J
   }
 }
 
+/// The entry function's parameters, in the trace's order: a tensor with its meta and the
+/// segment-0 buffer it is passed as (null when no kernel reads it), or any other Python value
+/// as the repr it was traced with (tensors inside a container print as their names).
+Json parametersJson(const frontend::Translation &translation, const Json &segments) {
+  Json out = Json::array();
+  for (const frontend::VarPtr &p : translation.parameters) {
+    if (!p->isTensor()) {
+      std::vector<frontend::VarPtr> inside;
+      std::set<const frontend::Variable *> seen;
+      frontend::collectTensors(p, inside, seen);
+      out.push_back(Json{{"name", p->parameter},
+                         {"kind", inside.empty() ? "constant" : "structure"},
+                         {"value", p->repr()}});
+      continue;
+    }
+    Json buffer;
+    if (!translation.segments.empty()) {
+      const auto &inputs = translation.segments[0].sir.inputs;
+      auto it = std::find(inputs.begin(), inputs.end(), p);
+      if (it != inputs.end())
+        buffer = segments[0]["inputs"][it - inputs.begin()]["name"];
+    }
+    out.push_back(Json{{"name", p->parameter},
+                       {"kind", "tensor"},
+                       {"dtype", ops::dtypeName(p->meta.dtype)},
+                       {"shape", p->meta.shape},
+                       {"stop_gradient", p->stopGradient},
+                       {"buffer", buffer}});
+  }
+  return out;
+}
+
 } // namespace
 
 std::string sha256(std::string_view bytes) {
@@ -240,6 +274,7 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   m["target"] = Json{{"kind", target.kind},
                      {"triple", target.triple},
                      {"cpu", target.cpu},
+                     {"features", target.features},
                      {"abi", target.abi},
                      {"gemm", target.gemm}};
   m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
@@ -293,7 +328,7 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     segments.push_back(s);
   }
   m["entry"] = Json{{"function", translation.entry},
-                    {"inputs", segments.empty() ? Json::array() : segments[0]["inputs"]}};
+                    {"inputs", parametersJson(translation, segments)}};
   m["guards"] = guards;
   m["guard_lambda"] = translation.guardLambda();
   m["segments"] = segments;

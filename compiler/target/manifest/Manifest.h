@@ -25,6 +25,7 @@ constexpr int64_t kBufferAlignment = 64;
 struct Target {
   std::string kind; // "cpu"
   std::string triple, cpu;
+  std::vector<std::string> features; // instruction-set extensions the code uses
   std::string abi;  // the kernels' calling convention, in C
   std::string gemm; // the library GEMM steps call: "cblas" (OpenBLAS)
 };
