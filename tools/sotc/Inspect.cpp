@@ -32,9 +32,9 @@ std::string readFile(const std::string &path) {
 }
 
 std::string shape(const Json &tensor) {
-  std::string s = tensor["dtype"].get<std::string>() + "[";
-  for (size_t i = 0; i < tensor["shape"].size(); ++i)
-    s += (i ? ", " : "") + std::to_string(tensor["shape"][i].get<int64_t>());
+  std::string s = tensor.at("dtype").get<std::string>() + "[";
+  for (size_t i = 0; i < tensor.at("shape").size(); ++i)
+    s += (i ? ", " : "") + std::to_string(tensor.at("shape")[i].get<int64_t>());
   return s + "]";
 }
 
@@ -48,20 +48,20 @@ std::string join(const Json &names) {
 /// One step, without its buffers: "kernel NAME  grid 8" or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
 std::string stepText(const Json &step) {
-  if (step["kind"] == "kernel")
-    return "kernel " + step["symbol"].get<std::string>() + "  grid " +
-           std::to_string(step["grid"].get<int64_t>());
-  std::string s = "gemm " + step["name"].get<std::string>() +
-                  "  m=" + std::to_string(step["m"].get<int64_t>()) +
-                  " n=" + std::to_string(step["n"].get<int64_t>()) +
-                  " k=" + std::to_string(step["k"].get<int64_t>());
+  if (step.at("kind") == "kernel")
+    return "kernel " + step.at("symbol").get<std::string>() + "  grid " +
+           std::to_string(step.at("grid").get<int64_t>());
+  std::string s = "gemm " + step.at("name").get<std::string>() +
+                  "  m=" + std::to_string(step.at("m").get<int64_t>()) +
+                  " n=" + std::to_string(step.at("n").get<int64_t>()) +
+                  " k=" + std::to_string(step.at("k").get<int64_t>());
   for (const char *flag : {"transpose_a", "transpose_b"})
     if (step[flag].get<bool>())
       s += std::string(", ") + flag;
-  if (!step["batch"].empty())
-    s += ", batch " + step["batch"].dump();
-  if (!step["epilogue"]["bias"].is_null())
-    s += ", bias " + step["epilogue"]["bias"].get<std::string>();
+  if (!step.at("batch").empty())
+    s += ", batch " + step.at("batch").dump();
+  if (!step.at("epilogue").at("bias").is_null())
+    s += ", bias " + step.at("epilogue").at("bias").get<std::string>();
   return s;
 }
 
@@ -90,61 +90,61 @@ std::set<std::string> exportedSymbols(const std::string &bytes, const std::strin
 
 std::string text(const Json &m) {
   std::ostringstream s;
-  const Json &t = m["target"];
-  s << "manifest: " << m["format"].get<std::string>() << " v" << m["version"].get<int>()
-    << " (sotc " << m["sotc"].get<std::string>() << ")\n";
-  s << "target: " << t["kind"].get<std::string>() << " " << t["triple"].get<std::string>()
-    << ", cpu " << t["cpu"].get<std::string>() << " (" << join(t["features"]) << ")\n";
-  s << "abi: " << t["abi"].get<std::string>() << "\n";
-  s << "binary: " << m["binary"]["file"].get<std::string>() << " (sha256 "
-    << m["binary"]["sha256"].get<std::string>().substr(0, 16) << "...)\n";
-  s << "trace: " << m["trace"]["file"].get<std::string>() << ", CPython "
-    << m["trace"]["python"].get<std::string>() << "\n";
-  s << "entry: " << m["entry"]["function"].get<std::string>() << "(";
+  const Json &t = m.at("target");
+  s << "manifest: " << m.at("format").get<std::string>() << " v" << m.at("version").get<int>()
+    << " (sotc " << m.at("sotc").get<std::string>() << ")\n";
+  s << "target: " << t.at("kind").get<std::string>() << " " << t.at("triple").get<std::string>()
+    << ", cpu " << t.at("cpu").get<std::string>() << " (" << join(t.at("features")) << ")\n";
+  s << "abi: " << t.at("abi").get<std::string>() << "\n";
+  s << "binary: " << m.at("binary").at("file").get<std::string>() << " (sha256 "
+    << m.at("binary").at("sha256").get<std::string>().substr(0, 16) << "...)\n";
+  s << "trace: " << m.at("trace").at("file").get<std::string>() << ", CPython "
+    << m.at("trace").at("python").get<std::string>() << "\n";
+  s << "entry: " << m.at("entry").at("function").get<std::string>() << "(";
   bool first = true;
-  for (const Json &in : m["entry"]["inputs"]) {
-    s << (first ? "" : ", ") << in["name"].get<std::string>()
-      << (in["kind"] == "tensor" ? ": " + shape(in) : "=" + in["value"].get<std::string>());
+  for (const Json &in : m.at("entry").at("inputs")) {
+    s << (first ? "" : ", ") << in.at("name").get<std::string>()
+      << (in.at("kind") == "tensor" ? ": " + shape(in) : "=" + in.at("value").get<std::string>());
     first = false;
   }
   s << ")\n";
-  s << "guards: " << m["guards"].size() << "\n";
-  for (const Json &g : m["guards"])
-    s << "  " << g["id"].get<std::string>() << "  " << g["kind"].get<std::string>() << "  "
-      << g["condition"].get<std::string>() << "    # " << g["source"].get<std::string>() << "\n";
-  s << "segments: " << m["segments"].size() << "\n";
-  for (size_t i = 0; i < m["segments"].size(); ++i) {
-    const Json &seg = m["segments"][i];
-    s << "  [" << i << "] " << seg["name"].get<std::string>() << "(";
+  s << "guards: " << m.at("guards").size() << "\n";
+  for (const Json &g : m.at("guards"))
+    s << "  " << g.at("id").get<std::string>() << "  " << g.at("kind").get<std::string>() << "  "
+      << g.at("condition").get<std::string>() << "    # " << g.at("source").get<std::string>() << "\n";
+  s << "segments: " << m.at("segments").size() << "\n";
+  for (size_t i = 0; i < m.at("segments").size(); ++i) {
+    const Json &seg = m.at("segments")[i];
+    s << "  [" << i << "] " << seg.at("name").get<std::string>() << "(";
     first = true;
-    for (const Json &in : seg["inputs"]) {
-      s << (first ? "" : ", ") << in["name"].get<std::string>() << ": " << shape(in);
+    for (const Json &in : seg.at("inputs")) {
+      s << (first ? "" : ", ") << in.at("name").get<std::string>() << ": " << shape(in);
       first = false;
     }
     s << ")\n";
-    for (const Json &step : seg["steps"])
-      s << "    " << stepText(step) << "  " << join(step["outputs"]) << " <- "
-        << join(step["inputs"]) << "\n";
-    for (const Json &b : seg["arena"]["buffers"])
-      s << "    arena +" << b["offset"].get<int64_t>() << "  " << b["name"].get<std::string>()
-        << ": " << shape(b) << ", " << b["bytes"].get<int64_t>() << " bytes, steps "
-        << b["live"][0].get<int64_t>() << ".." << b["live"][1].get<int64_t>() << "\n";
-    const Json &end = seg["end"];
-    std::string kind = end["kind"].get<std::string>();
+    for (const Json &step : seg.at("steps"))
+      s << "    " << stepText(step) << "  " << join(step.at("outputs")) << " <- "
+        << join(step.at("inputs")) << "\n";
+    for (const Json &b : seg.at("arena").at("buffers"))
+      s << "    arena +" << b.at("offset").get<int64_t>() << "  " << b.at("name").get<std::string>()
+        << ": " << shape(b) << ", " << b.at("bytes").get<int64_t>() << " bytes, steps "
+        << b.at("live").at(0).get<int64_t>() << ".." << b.at("live").at(1).get<int64_t>() << "\n";
+    const Json &end = seg.at("end");
+    std::string kind = end.at("kind").get<std::string>();
     if (kind == "return")
-      s << "    return " << end["value"].get<std::string>() << "\n";
+      s << "    return " << end.at("value").get<std::string>() << "\n";
     else if (kind == "branch")
-      s << "    branch on " << end["condition"].get<std::string>() << ": true -> ["
-        << end["on_true"].get<int>() << "](" << join(end["true_args"]) << "), false -> ["
-        << end["on_false"].get<int>() << "](" << join(end["false_args"]) << ")    # "
-        << end["source"].get<std::string>() << "\n";
+      s << "    branch on " << end.at("condition").get<std::string>() << ": true -> ["
+        << end.at("on_true").get<int>() << "](" << join(end.at("true_args")) << "), false -> ["
+        << end.at("on_false").get<int>() << "](" << join(end.at("false_args")) << ")    # "
+        << end.at("source").get<std::string>() << "\n";
     else
-      s << "    host callback " << end["callee"].get<std::string>() << "(" << join(end["args"])
-        << ") -> [" << end["next"].get<int>() << "]    # " << end["source"].get<std::string>()
+      s << "    host callback " << end.at("callee").get<std::string>() << "(" << join(end.at("args"))
+        << ") -> [" << end.at("next").get<int>() << "]    # " << end.at("source").get<std::string>()
         << "\n";
   }
-  s << "arena: " << m["arena"]["bytes"].get<int64_t>() << " bytes, "
-    << m["arena"]["alignment"].get<int64_t>() << "-byte aligned buffers\n";
+  s << "arena: " << m.at("arena").at("bytes").get<int64_t>() << " bytes, "
+    << m.at("arena").at("alignment").get<int64_t>() << "-byte aligned buffers\n";
   return s.str();
 }
 
@@ -158,35 +158,35 @@ std::string dot(const Json &m) {
   };
   std::ostringstream s;
   s << "digraph sotc {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (size_t i = 0; i < m["segments"].size(); ++i) {
-    const Json &seg = m["segments"][i];
+  for (size_t i = 0; i < m.at("segments").size(); ++i) {
+    const Json &seg = m.at("segments")[i];
     std::string id = "s" + std::to_string(i);
-    s << "  subgraph cluster_" << i << " {\n    label=" << quote(seg["name"].get<std::string>())
+    s << "  subgraph cluster_" << i << " {\n    label=" << quote(seg.at("name").get<std::string>())
       << ";\n";
     s << "    " << id << "_in [shape=oval, label="
       << quote("in: " +
                [&] {
                  std::string names;
-                 for (const Json &in : seg["inputs"])
-                   names += (names.empty() ? "" : ", ") + in["name"].get<std::string>();
+                 for (const Json &in : seg.at("inputs"))
+                   names += (names.empty() ? "" : ", ") + in.at("name").get<std::string>();
                  return names;
                }())
       << "];\n";
     std::string previous = id + "_in";
-    for (size_t k = 0; k < seg["steps"].size(); ++k) {
-      const Json &step = seg["steps"][k];
+    for (size_t k = 0; k < seg.at("steps").size(); ++k) {
+      const Json &step = seg.at("steps")[k];
       std::string node = id + "_k" + std::to_string(k);
       s << "    " << node << " [label="
-        << quote(stepText(step) + "\n" + join(step["outputs"]) + " <- " +
-                 join(step["inputs"]))
+        << quote(stepText(step) + "\n" + join(step.at("outputs")) + " <- " +
+                 join(step.at("inputs")))
         << "];\n    " << previous << " -> " << node << ";\n";
       previous = node;
     }
-    const Json &end = seg["end"];
-    std::string kind = end["kind"].get<std::string>();
-    std::string label = kind == "return"   ? "return " + end["value"].get<std::string>()
-                        : kind == "branch" ? "branch on " + end["condition"].get<std::string>()
-                                           : "host: " + end["callee"].get<std::string>();
+    const Json &end = seg.at("end");
+    std::string kind = end.at("kind").get<std::string>();
+    std::string label = kind == "return"   ? "return " + end.at("value").get<std::string>()
+                        : kind == "branch" ? "branch on " + end.at("condition").get<std::string>()
+                                           : "host: " + end.at("callee").get<std::string>();
     s << "    " << id << "_end [shape=" << (kind == "branch" ? "diamond" : "oval")
       << ", label=" << quote(label) << "];\n    " << previous << " -> " << id << "_end;\n  }\n";
     auto edge = [&](const char *key, const char *text) {
@@ -204,6 +204,29 @@ std::string dot(const Json &m) {
 
 } // namespace
 
+namespace {
+/// The checks and the rendering, on a manifest of the right format and version.
+std::string inspectManifest(const std::string &path, const Json &m, bool isManifest, bool asDot) {
+  // The binary the manifest describes, beside it: its bytes must be the ones compiled.
+  std::string binaryPath = isManifest ? (llvm::sys::path::parent_path(path).empty()
+                                             ? std::string()
+                                             : llvm::sys::path::parent_path(path).str() + "/") +
+                                            m.at("binary").at("file").get<std::string>()
+                                      : path;
+  std::string binary = readFile(binaryPath);
+  if (manifest::sha256(binary) != m.at("binary").at("sha256").get<std::string>())
+    bad(binaryPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
+  if (m.at("target").at("kind") == "cpu") {
+    std::set<std::string> exported = exportedSymbols(binary, binaryPath);
+    for (const Json &seg : m.at("segments"))
+      for (const Json &step : seg.at("steps"))
+        if (step.at("kind") == "kernel" && !exported.count(step.at("symbol").get<std::string>()))
+          bad(binaryPath + ": does not export kernel " + step.at("symbol").get<std::string>());
+  }
+  return asDot ? dot(m) : text(m);
+}
+} // namespace
+
 std::string inspect(const std::string &path, bool asDot) {
   bool isManifest = llvm::StringRef(path).ends_with(".json");
   std::string manifestPath = isManifest ? path : driver::manifestPath(path);
@@ -213,23 +236,11 @@ std::string inspect(const std::string &path, bool asDot) {
   if (m.value("version", 0) != manifest::kFormatVersion)
     bad(manifestPath + ": manifest version " + std::to_string(m.value("version", 0)) +
         ", this sotc reads version " + std::to_string(manifest::kFormatVersion));
-  // The binary the manifest describes, beside it: its bytes must be the ones compiled.
-  std::string binaryPath = isManifest ? (llvm::sys::path::parent_path(path).empty()
-                                             ? std::string()
-                                             : llvm::sys::path::parent_path(path).str() + "/") +
-                                            m["binary"]["file"].get<std::string>()
-                                      : path;
-  std::string binary = readFile(binaryPath);
-  if (manifest::sha256(binary) != m["binary"]["sha256"].get<std::string>())
-    bad(binaryPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
-  if (m["target"]["kind"] == "cpu") {
-    std::set<std::string> exported = exportedSymbols(binary, binaryPath);
-    for (const Json &seg : m["segments"])
-      for (const Json &step : seg["steps"])
-        if (step["kind"] == "kernel" && !exported.count(step["symbol"].get<std::string>()))
-          bad(binaryPath + ": does not export kernel " + step["symbol"].get<std::string>());
+  try {
+    return inspectManifest(path, m, isManifest, asDot);
+  } catch (const Json::exception &e) { // a field missing, or of the wrong type
+    bad(manifestPath + ": malformed manifest (" + e.what() + ")");
   }
-  return asDot ? dot(m) : text(m);
 }
 
 } // namespace sotc::inspect
