@@ -7,11 +7,13 @@
 #include "compiler/support/MlirDiagnostics.h"
 #include "compiler/support/OutputFile.h"
 #include "compiler/target/cpu/CpuTarget.h"
+#include "compiler/target/cuda/CudaTarget.h"
 #include "compiler/target/manifest/Manifest.h"
 
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/FileSystem.h"
@@ -99,6 +101,22 @@ void runPipeline(mlir::ModuleOp module, const std::string &path,
 }
 } // namespace
 
+namespace {
+/// CUDA kernels index with 32-bit arithmetic when every buffer they touch has fewer than
+/// 2^31 elements (cheaper on a GPU); the driver decides once the kernels exist.
+pipelines::PipelineOptions withGpuIndexBits(mlir::ModuleOp module,
+                                            pipelines::PipelineOptions options) {
+  bool fits = true;
+  module.walk([&](mlir::gpu::GPUFuncOp func) {
+    for (mlir::BlockArgument arg : func.getBody().getArguments()) // parameters, workgroup
+      if (auto memref = mlir::dyn_cast<mlir::MemRefType>(arg.getType()))
+        fits &= memref.hasStaticShape() && memref.getNumElements() < (int64_t{1} << 31);
+  });
+  options.gpuIndexBits = fits ? 32 : 64;
+  return options;
+}
+} // namespace
+
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo, FrontendResult *frontend,
@@ -116,59 +134,124 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
   }
   if (frontend)
     *frontend = std::move(result);
-  runPipeline(*module, path, options, pipelines::Phase::Sir, upTo, *instrumentation);
+  using pipelines::Phase;
+  Phase loops = std::min(upTo, Phase::Loops);
+  runPipeline(*module, path, options, Phase::Sir, loops, *instrumentation);
+  if (upTo > loops)
+    runPipeline(*module, path, withGpuIndexBits(*module, options), loops, upTo,
+                *instrumentation);
   return module;
 }
 
-void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &options,
-                     const std::string &output) {
-  if (output.empty() || output == "-")
-    throw CodedError(DiagCode::CliOutputUnwritable,
-                     "a shared library needs an output file (-o kernels.so), not stdout");
-  auto context = createContext();
-  pipelines::PipelineOptions cpu = options;
-  cpu.target = pipelines::Target::Cpu;
-  Instrumentation instrumentation(cpu);
-  FrontendResult frontend;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileTrace(*context, path, cpu, pipelines::Phase::Loops, &frontend, &instrumentation);
-  // Each kernel's grid, as the loops have it; the manifest tells the runtime.
-  std::map<std::string, int64_t> grids;
-  module->walk([&](mlir::scf::ForallOp grid) {
-    grids[grid->getParentOfType<mlir::func::FuncOp>().getSymName().str()] =
-        grid.getStaticUpperBound()[0];
+namespace {
+/// Each kernel's launch, as the loops have it; the manifest tells the runtime.
+std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp module) {
+  std::map<std::string, manifest::KernelLaunch> launches;
+  module.walk([&](mlir::scf::ForallOp grid) { // CPU: the grid loop
+    if (auto func = grid->getParentOfType<mlir::func::FuncOp>())
+      launches[func.getSymName().str()].grid = grid.getStaticUpperBound()[0];
   });
-  runPipeline(*module, path, cpu, pipelines::Phase::Loops, pipelines::Phase::Llvm, instrumentation);
-  // The subgraphs are the host's plan: the manifest describes them, the library holds kernels.
-  mlir::OwningOpRef<mlir::ModuleOp> kernels = module->clone();
+  module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory
+    manifest::KernelLaunch &launch = launches[func.getName().str()];
+    launch.grid = (*func.getKnownGridSize())[0];
+    launch.block = (*func.getKnownBlockSize())[0];
+    for (mlir::BlockArgument buffer : func.getWorkgroupAttributions()) {
+      auto memref = mlir::cast<mlir::MemRefType>(buffer.getType());
+      launch.sharedBytes +=
+          memref.getNumElements() * std::max<int64_t>(memref.getElementTypeBitWidth() / 8, 1);
+    }
+  });
+  return launches;
+}
+
+/// The module's kernels without the host plan (the sir.subgraph ops the manifest describes).
+mlir::OwningOpRef<mlir::ModuleOp> kernelsOnly(mlir::ModuleOp module) {
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = module.clone();
   for (sir::SubgraphOp subgraph : llvm::make_early_inc_range(kernels->getOps<sir::SubgraphOp>()))
     subgraph.erase();
-  Expected<std::string> library = [&] {
-    mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
-    return cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel});
-  }();
-  if (!library)
-    throw CodedError(library.error().code(), path + ": " + library.error().what());
-  Expected<std::vector<std::string>> features = cpu::cpuFeatures(options.cpu);
-  if (!features)
-    throw CodedError(features.error().code(), path + ": " + features.error().what());
+  return kernels;
+}
+} // namespace
+
+void writeBinary(const std::string &path, const pipelines::PipelineOptions &options,
+                 const std::string &output) {
+  bool cuda = options.target == pipelines::Target::Cuda;
+  if (output.empty() || output == "-")
+    throw CodedError(DiagCode::CliOutputUnwritable,
+                     std::string(cuda ? "a fatbin needs an output file (-o kernels.fatbin)"
+                                      : "a shared library needs an output file (-o kernels.so)") +
+                         ", not stdout");
+  auto context = createContext();
+  Instrumentation instrumentation(options);
+  FrontendResult frontend;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileTrace(*context, path, options, pipelines::Phase::Loops, &frontend, &instrumentation);
+  std::map<std::string, manifest::KernelLaunch> launches = kernelLaunches(*module);
+  runPipeline(*module, path, withGpuIndexBits(*module, options), pipelines::Phase::Loops,
+              pipelines::Phase::Llvm, instrumentation);
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOnly(*module);
+  auto fail = [&](const CodedError &e) { throw CodedError(e.code(), path + ": " + e.what()); };
+  std::string binary;
+  manifest::Target target;
+  if (cuda) {
+    Expected<cuda::Fatbin> fatbin = cuda::buildFatbin(
+        *kernels, options.gpuArchs,
+        [&](const std::string &name) { return instrumentation.step(name); });
+    if (!fatbin)
+      fail(fatbin.error());
+    binary = std::move(fatbin->bytes);
+    target = {"cuda", cuda::kTriple, "", {}, options.gpuArchs, options.gpuArchs.back(),
+              "__global__ void kernel(T *outputs..., const T *inputs...), <<<grid, block>>>",
+              "cublaslt"};
+  } else {
+    Expected<std::string> library = [&] {
+      mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
+      return cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel});
+    }();
+    if (!library)
+      fail(library.error());
+    Expected<std::vector<std::string>> features = cpu::cpuFeatures(options.cpu);
+    if (!features)
+      fail(features.error());
+    binary = std::move(*library);
+    target = {"cpu",
+              cpu::kTriple,
+              options.cpu,
+              *features,
+              {},
+              "",
+              "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)",
+              "cblas"};
+  }
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   auto traceBytes = llvm::MemoryBuffer::getFile(path);
   std::string manifest = manifest::writeManifest(
       frontend.trace,
       {llvm::sys::path::filename(path).str(),
        manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
-      frontend.translation, *module, grids,
-      {"cpu", cpu::kTriple, options.cpu, *features,
-       "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)", "cblas"},
-      {llvm::sys::path::filename(output).str(), manifest::sha256(*library)});
-  writeOutputFile(output, *library);
+      frontend.translation, *module, launches, target,
+      {llvm::sys::path::filename(output).str(), manifest::sha256(binary)});
+  writeOutputFile(output, binary);
   try {
     writeOutputFile(manifestPath(output), manifest);
   } catch (const CodedError &) {
     llvm::sys::fs::remove(output); // both or neither
     throw;
   }
+}
+
+std::string ptxText(const std::string &path, const pipelines::PipelineOptions &options) {
+  auto context = createContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileTrace(*context, path, options, pipelines::Phase::Llvm);
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOnly(*module);
+  Expected<cuda::Fatbin> fatbin =
+      cuda::buildFatbin(*kernels, options.gpuArchs, [](const std::string &) {
+        return mlir::TimingScope();
+      });
+  if (!fatbin)
+    throw CodedError(fatbin.error().code(), path + ": " + fatbin.error().what());
+  return fatbin->ptx;
 }
 
 std::string manifestPath(const std::string &binary) {

@@ -65,11 +65,15 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
                                                FrontendResult *frontend = nullptr,
                                                Instrumentation *instrumentation = nullptr);
 
-/// Compiles the trace for the CPU (`options.cpu`, `options.optLevel`) and writes the kernels'
-/// shared library to `output` and its manifest beside it (k.so -> k.manifest.json), each
-/// atomically; nothing is left behind when either fails.
-void writeCpuLibrary(const std::string &path, const pipelines::PipelineOptions &options,
-                     const std::string &output);
+/// Compiles the trace for `options.target` and writes its binary to `output` (the CPU's
+/// shared library for `options.cpu`; the CUDA fatbin for `options.gpuArchs`) and its
+/// manifest beside it (k.so -> k.manifest.json), each atomically; nothing is left behind
+/// when either fails.
+void writeBinary(const std::string &path, const pipelines::PipelineOptions &options,
+                 const std::string &output);
+
+/// The PTX of the newest of `options.gpuArchs`, as the fatbin would hold it.
+std::string ptxText(const std::string &path, const pipelines::PipelineOptions &options);
 
 /// Where the manifest of `binary` goes: k.so -> k.manifest.json.
 std::string manifestPath(const std::string &binary);

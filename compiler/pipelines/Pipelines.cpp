@@ -3,6 +3,7 @@
 #include "compiler/conversion/MapExprToLoops/Passes.h"
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 #include "compiler/target/cpu/Passes.h"
+#include "compiler/target/cuda/CudaTarget.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/mapexpr/Transforms/Passes.h"
 #include "dialects/sched/IR/SchedDialect.h"
@@ -44,6 +45,10 @@ struct PipelineCLOptions : mlir::PassPipelineOptions<PipelineCLOptions> {
 const char *phaseName(Phase phase) { return kPhases[static_cast<int>(phase)].name; }
 
 std::optional<Phase> phaseByName(const std::string &name) {
+  if (name == "gpu") // CUDA's loops are gpu.func kernels
+    return Phase::Loops;
+  if (name == "nvvm") // and its LLVM dialect is NVVM's
+    return Phase::Llvm;
   for (const PhaseInfo &p : kPhases)
     if (name == p.name)
       return p.phase;
@@ -91,17 +96,49 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
     pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
   }
+  bool cuda = options.target == Target::Cuda;
   if (reaches(Phase::Loops)) {
-    pm.addPass(createConvertMapExprToLoops());
+    ConvertMapExprToLoopsOptions loops;
+    loops.target = cuda ? "gpu" : "cpu";
+    pm.addPass(createConvertMapExprToLoops(loops));
     // The index arithmetic of the mesh replay folds to what the loops need.
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
   }
-  if (reaches(Phase::Llvm)) {
+  if (reaches(Phase::Llvm) && cuda)
+    buildGpuToNvvm(pm, options);
+  if (reaches(Phase::Llvm) && !cuda) {
     // The CPU ABI: a [begin, end) range of the grid, then bare buffer pointers.
     pm.addPass(cpu::createCpuKernelAbi());
     buildLoopsToLlvm(pm, /*barePointers=*/true);
   }
+}
+
+namespace {
+/// Upstream passes by name: registered once, parsed into `pm` (no builtin.module wrapper,
+/// which would make a module-level manager run nothing).
+void addUpstreamPipeline(mlir::OpPassManager &pm, const std::string &pipeline) {
+  static const bool registered = [] {
+    mlir::registerAllPasses();
+    return true;
+  }();
+  (void)registered;
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
+    llvm::report_fatal_error(llvm::Twine("sotc: a pipeline does not parse: ") + pipeline);
+}
+} // namespace
+
+void buildGpuToNvvm(mlir::OpPassManager &pm, const PipelineOptions &options) {
+  std::string pipeline =
+      "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1 "
+      "index-bitwidth=" +
+      std::to_string(options.gpuIndexBits) +
+      "},canonicalize,cse,reconcile-unrealized-casts)";
+  for (const std::string &arch : options.gpuArchs)
+    pipeline += std::string(",nvvm-attach-target{module=") + kGpuModuleName + " chip=" + arch +
+                " features=" + cuda::ptxFeature(arch) +
+                " O=" + std::to_string(options.optLevel) + "}";
+  addUpstreamPipeline(pm, pipeline);
 }
 
 void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers) {
@@ -111,21 +148,14 @@ void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers) {
                   "convert-math-to-libm,finalize-memref-to-llvm,convert-arith-to-llvm,"
                   "convert-index-to-llvm,convert-func-to-llvm{use-bare-ptr-memref-call-conv=") +
       (barePointers ? "1" : "0") + "},convert-cf-to-llvm,reconcile-unrealized-casts";
-  // Upstream passes by name: registered once, parsed into this pass manager (no
-  // builtin.module wrapper, which would make a module-level manager run nothing).
-  static const bool registered = [] {
-    mlir::registerAllPasses();
-    return true;
-  }();
-  (void)registered;
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
-    llvm::report_fatal_error("sotc: the loops-to-LLVM pipeline does not parse");
+  addUpstreamPipeline(pm, pipeline);
 }
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<sir::SirDialect, sched::SchedDialect, mapexpr::MapExprDialect>();
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect, mlir::gpu::GPUDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect, mlir::scf::SCFDialect>();
+  cuda::registerCudaTarget(registry);
 }
 
 void registerAllPasses() {

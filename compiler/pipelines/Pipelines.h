@@ -24,8 +24,8 @@ enum class Phase {
   Fused,     // after sotc-sir-fuse: sir.group fusion groups
   MapExpr,   // after sotc-convert-sir-to-mapexpr: mapexpr.kernel + mapexpr.launch, mapexpr.gemm
   Scheduled, // after sotc-mapexpr-schedule: every AnchoredMapStmt has its mesh and loops
-  Loops,     // after sotc-convert-mapexpr-to-loops: kernels are loop nests on memrefs (CPU)
-  Llvm,      // kernels in the LLVM dialect (CPU)
+  Loops,     // after sotc-convert-mapexpr-to-loops: loop nests on memrefs (CUDA: gpu.func)
+  Llvm,      // kernels in the LLVM dialect (CUDA: NVVM, with a target per architecture)
 };
 
 /// "sir", "prim", "fused", "mapexpr", "scheduled"
@@ -47,6 +47,9 @@ struct PipelineOptions {
   /// CPU: the LLVM CPU name ("x86-64-v3", "native").
   std::string cpu = "x86-64-v3";
   int optLevel = 3;
+  /// CUDA: the width of index arithmetic in kernels (32 when every tensor has fewer than 2^31
+  /// elements; the driver decides).
+  int gpuIndexBits = 64;
   /// Frontend: record host-callback boundaries instead of failing, and force boundaries at
   /// these APIs.
   bool allowHostCallbacks = false;
@@ -66,6 +69,9 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
 /// intrinsic calls libm). With `barePointers`, memrefs become plain element pointers (the
 /// CPU kernel ABI); without, MLIR's memref descriptors.
 void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers);
+/// The CUDA part: the gpu.module's kernels to NVVM (bare pointers, `gpuIndexBits`-bit index
+/// arithmetic), and one #nvvm.target per architecture.
+void buildGpuToNvvm(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Every dialect sotc's IR may hold, for every tool.
 void registerAllDialects(mlir::DialectRegistry &registry);

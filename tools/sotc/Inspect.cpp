@@ -2,6 +2,7 @@
 
 #include "compiler/driver/Driver.h"
 #include "compiler/support/Diagnostics.h"
+#include "compiler/target/cuda/Fatbin.h"
 #include "compiler/target/manifest/Manifest.h"
 
 #include "llvm/Object/ELFObjectFile.h"
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -45,12 +47,17 @@ std::string join(const Json &names) {
   return s;
 }
 
-/// One step, without its buffers: "kernel NAME  grid 8" or
+/// One step, without its buffers: "kernel NAME  grid 8" (CUDA: "grid 8 x block 256, 520 B
+/// shared") or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
 std::string stepText(const Json &step) {
   if (step.at("kind") == "kernel")
     return "kernel " + step.at("symbol").get<std::string>() + "  grid " +
-           std::to_string(step.at("grid").get<int64_t>());
+           std::to_string(step.at("grid").get<int64_t>()) +
+           (step.contains("block")
+                ? " x block " + std::to_string(step.at("block").get<int64_t>()) + ", " +
+                      std::to_string(step.at("shared_bytes").get<int64_t>()) + " B shared"
+                : "");
   std::string s = "gemm " + step.at("name").get<std::string>() +
                   "  m=" + std::to_string(step.at("m").get<int64_t>()) +
                   " n=" + std::to_string(step.at("n").get<int64_t>()) +
@@ -88,13 +95,31 @@ std::set<std::string> exportedSymbols(const std::string &bytes, const std::strin
   return names;
 }
 
+/// The fatbin's images, one line each: "SASS sm_90: 3 kernels" / "PTX sm_90 (compressed)".
+std::string fatbinText(const std::vector<cuda::FatbinEntry> &entries) {
+  std::string s = "fatbin: " + std::to_string(entries.size()) + " images\n";
+  for (const cuda::FatbinEntry &e : entries)
+    s += std::string("  ") + (e.kind == cuda::FatbinEntry::Kind::Sass ? "SASS " : "PTX  ") +
+         e.arch + ", " + std::to_string(e.payload.size()) + " bytes" +
+         (e.compressed ? ", compressed" : "") +
+         (e.kind == cuda::FatbinEntry::Kind::Sass
+              ? ", " + std::to_string(e.kernels.size()) + " kernels"
+              : "") +
+         "\n";
+  return s;
+}
+
 std::string text(const Json &m) {
   std::ostringstream s;
   const Json &t = m.at("target");
   s << "manifest: " << m.at("format").get<std::string>() << " v" << m.at("version").get<int>()
     << " (sotc " << m.at("sotc").get<std::string>() << ")\n";
-  s << "target: " << t.at("kind").get<std::string>() << " " << t.at("triple").get<std::string>()
-    << ", cpu " << t.at("cpu").get<std::string>() << " (" << join(t.at("features")) << ")\n";
+  s << "target: " << t.at("kind").get<std::string>() << " " << t.at("triple").get<std::string>();
+  if (t.at("kind") == "cpu")
+    s << ", cpu " << t.at("cpu").get<std::string>() << " (" << join(t.at("features")) << ")\n";
+  else
+    s << ", SASS for " << join(t.at("archs")) << ", PTX for " << t.at("ptx").get<std::string>()
+      << "\n";
   s << "abi: " << t.at("abi").get<std::string>() << "\n";
   s << "binary: " << m.at("binary").at("file").get<std::string>() << " (sha256 "
     << m.at("binary").at("sha256").get<std::string>().substr(0, 16) << "...)\n";
@@ -216,14 +241,40 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
   std::string binary = readFile(binaryPath);
   if (manifest::sha256(binary) != m.at("binary").at("sha256").get<std::string>())
     bad(binaryPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
-  if (m.at("target").at("kind") == "cpu") {
-    std::set<std::string> exported = exportedSymbols(binary, binaryPath);
+  auto kernels = [&] {
+    std::vector<std::string> names;
     for (const Json &seg : m.at("segments"))
       for (const Json &step : seg.at("steps"))
-        if (step.at("kind") == "kernel" && !exported.count(step.at("symbol").get<std::string>()))
-          bad(binaryPath + ": does not export kernel " + step.at("symbol").get<std::string>());
+        if (step.at("kind") == "kernel")
+          names.push_back(step.at("symbol").get<std::string>());
+    return names;
+  };
+  if (m.at("target").at("kind") == "cpu") {
+    std::set<std::string> exported = exportedSymbols(binary, binaryPath);
+    for (const std::string &kernel : kernels())
+      if (!exported.count(kernel))
+        bad(binaryPath + ": does not export kernel " + kernel);
+    return asDot ? dot(m) : text(m);
   }
-  return asDot ? dot(m) : text(m);
+  // CUDA: SASS for every architecture the manifest names, each defining every kernel, and
+  // the PTX of the newest.
+  Expected<std::vector<cuda::FatbinEntry>> entries = cuda::readFatbin(binary);
+  if (!entries)
+    bad(binaryPath + ": " + entries.error().what());
+  std::set<std::string> sass, ptx;
+  for (const cuda::FatbinEntry &e : *entries) {
+    (e.kind == cuda::FatbinEntry::Kind::Sass ? sass : ptx).insert(e.arch);
+    if (e.kind == cuda::FatbinEntry::Kind::Sass && !e.compressed)
+      for (const std::string &kernel : kernels())
+        if (std::find(e.kernels.begin(), e.kernels.end(), kernel) == e.kernels.end())
+          bad(binaryPath + ": its " + e.arch + " SASS does not define kernel " + kernel);
+  }
+  for (const Json &arch : m.at("target").at("archs"))
+    if (!sass.count(arch.get<std::string>()))
+      bad(binaryPath + ": holds no SASS for " + arch.get<std::string>());
+  if (!ptx.count(m.at("target").at("ptx").get<std::string>()))
+    bad(binaryPath + ": holds no PTX for " + m.at("target").at("ptx").get<std::string>());
+  return asDot ? dot(m) : text(m) + fatbinText(*entries);
 }
 } // namespace
 

@@ -1,7 +1,8 @@
 //===- sotc.cpp - The sotc command-line tool ---------------------------------------------===//
 //
+//   sotc compile TRACE -o k.fatbin           a CUDA fatbin + k.manifest.json
 //   sotc compile TRACE --target cpu -o k.so  a shared library + k.manifest.json
-//   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase
+//   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase (or ptx)
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
 //   sotc dump --sir / --guards TRACE         statement IR, guards
 //   sotc explain TRACE                       graphs, graph breaks, guards
@@ -18,6 +19,7 @@
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
+#include "compiler/target/cuda/CudaTarget.h"
 #include "compiler/support/Version.h"
 
 #include <CLI/CLI.hpp>
@@ -64,11 +66,6 @@ std::string phaseList() {
   for (Phase p : sotc::pipelines::allPhases())
     s += std::string(s.empty() ? "" : ", ") + sotc::pipelines::phaseName(p);
   return s;
-}
-
-[[noreturn]] void notImplemented(const std::string &what, const std::string &issue) {
-  throw sotc::CodedError(sotc::DiagCode::CliNotImplemented,
-                         what + " is not implemented yet (planned in " + issue + ")");
 }
 
 /// Frontend flags shared by dump, explain and compile.
@@ -137,14 +134,15 @@ struct CompileOptions {
   std::string target = "cuda";
   std::string compileTo;
   std::string cpu = "x86-64-v3";
+  std::string gpuArch = "sm_80,sm_90";
   int optLevel = 3;
   bool timing = false;
   std::string dumpIrAfter, dumpDir = "dumps";
   FrontendFlags frontend;
 };
 
-/// `--compile-to PHASE` writes the IR at that phase; otherwise the target's binary (the CPU
-/// shared library; the CUDA fatbin is not built yet).
+/// `--compile-to PHASE` writes the IR at that phase (`ptx`: the fatbin's PTX); otherwise the
+/// target's binary (the CUDA fatbin, or the CPU shared library).
 void runCompile(const CompileOptions &opts) {
   sotc::pipelines::PipelineOptions options = opts.frontend.options();
   std::optional<sotc::pipelines::Target> target = sotc::pipelines::targetByName(opts.target);
@@ -152,18 +150,25 @@ void runCompile(const CompileOptions &opts) {
     throw CLI::ValidationError("sotc compile: --target must be cuda or cpu");
   options.target = *target;
   options.cpu = opts.cpu;
+  sotc::Expected<std::vector<std::string>> archs = sotc::cuda::parseArchs(opts.gpuArch);
+  if (!archs)
+    throw archs.error();
+  options.gpuArchs = *archs;
   options.optLevel = opts.optLevel;
   options.timing = opts.timing;
   options.dumpIrAfter = opts.dumpIrAfter;
   options.dumpDir = opts.dumpDir;
-  if (opts.compileTo.empty() && *target == sotc::pipelines::Target::Cpu) {
-    sotc::driver::writeCpuLibrary(opts.trace, options, opts.output);
+  if (opts.compileTo.empty()) {
+    sotc::driver::writeBinary(opts.trace, options, opts.output);
     return;
   }
-  if (opts.compileTo.empty())
-    notImplemented("sotc compile to a CUDA fatbin",
-                   "the CUDA code generation issue; --target cpu builds a shared library, and "
-                   "--compile-to PHASE writes the IR so far");
+  if (opts.compileTo == "ptx") {
+    if (*target != sotc::pipelines::Target::Cuda)
+      throw CLI::ValidationError("sotc compile: --compile-to ptx needs --target cuda");
+    sotc::writeOutputFile(opts.output.empty() ? "-" : opts.output,
+                          sotc::driver::ptxText(opts.trace, options));
+    return;
+  }
   std::optional<Phase> phase = sotc::pipelines::phaseByName(opts.compileTo);
   if (!phase)
     throw CLI::ValidationError("sotc compile: --compile-to must be one of " + phaseList());
@@ -210,6 +215,11 @@ int main(int argc, char **argv) {
   compile->add_option("--target", compileOpts.target, "cuda (default) or cpu");
   compile->add_option("--cpu", compileOpts.cpu, "CPU target: an LLVM x86 CPU name, or native")
       ->type_name("NAME");
+  compile
+      ->add_option("--gpu-arch", compileOpts.gpuArch,
+                   "CUDA target: the architectures to build SASS for, comma-separated (default "
+                   "sm_80,sm_90); the newest also gets PTX")
+      ->type_name("sm_XX,...");
   compile->add_option("-O", compileOpts.optLevel, "optimization level (0-3, default 3)")
       ->check(CLI::Range(0, 3));
   compile->add_flag("--timing", compileOpts.timing,
@@ -222,7 +232,8 @@ int main(int argc, char **argv) {
                       "where --dump-ir-after writes (default dumps/)");
   compile
       ->add_option("--compile-to", compileOpts.compileTo,
-                   "stop after this phase and write its IR: " + phaseList())
+                   "stop after this phase and write its IR: " + phaseList() +
+                       " (CUDA: gpu = loops, nvvm = llvm; ptx: the fatbin's PTX)")
       ->type_name("PHASE");
   compileOpts.frontend.add(compile);
 

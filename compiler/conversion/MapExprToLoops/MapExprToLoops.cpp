@@ -351,21 +351,36 @@ struct Indices {
 /// One kernel's lowering.
 class KernelLowering {
 public:
-  KernelLowering(KernelOp op) : op_(op), b_(op), idx_{b_, op.getLoc()} {}
+  /// `kernels`: where GPU kernels go (null for the CPU).
+  KernelLowering(KernelOp op, mlir::gpu::GPUModuleOp kernels)
+      : op_(op), gpuModule_(kernels), b_(op), idx_{b_, op.getLoc()} {}
 
   mlir::LogicalResult run() {
     kernel_ = kernelFromIR(op_, &values_);
     for (const AnchoredMapStmt &a : kernel_.stmts)
       if (!a.schedule)
         return op_.emitOpError("is not scheduled: run sotc-mapexpr-schedule first");
-    for (const AnchoredMapStmt &a : kernel_.stmts)
-      for (const sched::LoopDescriptor &l : a.schedule->loops)
-        if (l.type != sched::LoopType::S0x && l.type != sched::LoopType::Temporal &&
+    for (const AnchoredMapStmt &a : kernel_.stmts) {
+      int sequential = 0;
+      for (const sched::LoopDescriptor &l : a.schedule->loops) {
+        bool threads = l.type == sched::LoopType::S1x;
+        sequential += l.type == sched::LoopType::Temporal || l.type == sched::LoopType::Vectorize;
+        if (threads && !gpuModule_)
+          return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
+                 << "kernel " << op_.getSymName() << " maps " << l.str()
+                 << ": thread-level loops lower to the GPU (target=gpu); schedule for the CPU "
+                    "(target=cpu)";
+        if (!threads && l.type != sched::LoopType::S0x && l.type != sched::LoopType::Temporal &&
             l.type != sched::LoopType::Vectorize)
           return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
                  << "kernel " << op_.getSymName() << " maps " << l.str()
-                 << ": thread-level and multi-dimensional grids lower to the GPU (not built "
-                    "yet); schedule for the CPU (target=cpu)";
+                 << ": multi-dimensional grids and blocks are not lowered yet";
+      }
+      if (sequential > 1)
+        return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
+               << "kernel " << op_.getSymName() << ": more than one sequential loop per "
+               << "statement is not lowered yet";
+    }
     for (mlir::Value v : values_) {
       mlir::Type t = mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();
       if (!mlir::isa<mlir::FloatType>(t) && !(t.isSignlessInteger()))
@@ -375,6 +390,14 @@ public:
     }
     storage_ = tensorStorage(kernel_);
     rows_ = kernelRows(kernel_);
+    if (gpuModule_)
+      for (size_t t = 0; t < storage_.size(); ++t)
+        if (storage_[t].kind == StorageKind::Scratch)
+          return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+                 << "kernel " << op_.getSymName() << ": t_" << kernel_.tensors[t].name
+                 << " needs " << storage_[t].elementsPerBlock
+                 << " elements per block, more shared memory than a block has ("
+                 << kSharedElementsPerBlock << ")";
     emitFunction();
     return failed_ ? mlir::failure() : mlir::success();
   }
@@ -390,6 +413,8 @@ private:
   }
 
   void emitFunction() {
+    if (gpuModule_)
+      return emitGpuFunction();
     llvm::SmallVector<mlir::Type> args;
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
@@ -430,12 +455,69 @@ private:
         buffers_[t] = mlir::memref::AllocaOp::create(
             b_, loc(), mlir::MemRefType::get({storage_[t].elementsPerBlock}, elementType(t)));
     for (size_t s = 0; s < kernel_.stmts.size(); ++s)
-      emitStatement(s, block);
+      emitStatement(s, block, nullptr);
     b_.setInsertionPointAfter(grid);
     for (size_t t = 0; t < kernel_.tensors.size(); ++t)
       if (storage_[t].kind == StorageKind::Scratch)
         mlir::memref::DeallocOp::create(b_, loc(), buffers_[t]);
     mlir::func::ReturnOp::create(b_, loc());
+  }
+
+  /// The GPU kernel: a gpu.func of the kernel's name in the module's gpu.module, taking its
+  /// outputs, then its inputs; one block per S0x index, one thread per S1x index (the block
+  /// size is known to the function); shared tensors are workgroup buffers; statements are
+  /// separated by barriers, since a later one reads what other threads wrote.
+  void emitGpuFunction() {
+    mlir::MLIRContext *ctx = b_.getContext();
+    llvm::SmallVector<mlir::Type> args;
+    for (int t : kernel_.outputs)
+      args.push_back(memrefType(t));
+    for (int t : kernel_.inputs)
+      args.push_back(memrefType(t));
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (storage_[t].kind == StorageKind::Shared)
+        sharedRowDims_[t] = rows_ ? rowDims(kernel_, *rows_, static_cast<int>(t))
+                                  : std::vector<bool>(kernel_.tensors[t].shape.size(), false);
+    llvm::SmallVector<mlir::Type> workgroup;
+    std::vector<int> shared;
+    auto space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (storage_[t].kind == StorageKind::Shared) {
+        workgroup.push_back(mlir::MemRefType::get({storage_[t].elementsPerBlock},
+                                                  elementType(static_cast<int>(t)),
+                                                  mlir::MemRefLayoutAttrInterface(), space));
+        shared.push_back(static_cast<int>(t));
+      }
+    int64_t blocks = 1, threads = 1;
+    for (const sched::LoopDescriptor &l : kernel_.stmts.front().schedule->loops) {
+      if (l.type == sched::LoopType::S0x)
+        blocks = l.size;
+      if (l.type == sched::LoopType::S1x)
+        threads = l.size;
+    }
+    b_.setInsertionPointToEnd(gpuModule_.getBody());
+    auto func = mlir::gpu::GPUFuncOp::create(b_, loc(), op_.getSymName(),
+                                             b_.getFunctionType(args, {}), workgroup);
+    func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b_.getUnitAttr());
+    func.setKnownBlockSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(threads), 1, 1});
+    func.setKnownGridSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(blocks), 1, 1});
+    mlir::Block &entry = func.getBody().front();
+    b_.setInsertionPointToStart(&entry);
+    size_t arg = 0;
+    for (int t : kernel_.outputs)
+      buffers_[t] = entry.getArgument(arg++);
+    for (int t : kernel_.inputs)
+      buffers_[t] = entry.getArgument(arg++);
+    for (size_t i = 0; i < shared.size(); ++i)
+      buffers_[shared[i]] = func.getWorkgroupAttributions()[i];
+    mlir::Value block = mlir::gpu::BlockIdOp::create(b_, loc(), mlir::gpu::Dimension::x);
+    mlir::Value thread = mlir::gpu::ThreadIdOp::create(b_, loc(), mlir::gpu::Dimension::x);
+    for (size_t s = 0; s < kernel_.stmts.size(); ++s) {
+      if (s > 0)
+        mlir::gpu::BarrierOp::create(b_, loc());
+      emitStatement(s, block, thread);
+    }
+    mlir::gpu::ReturnOp::create(b_, loc());
   }
 
   /// The position of element `index` of a shared tensor inside its block's buffer: the flat
@@ -477,20 +559,35 @@ private:
   }
 
   /// Loop coordinates of statement `a` in mesh output order: the block for its S0x dim, the
-  /// given inner value for the other one (CPU schedules have at most one).
+  /// thread for S1x (GPU), the given inner value for the sequential one.
   std::vector<mlir::Value> loopCoords(const AnchoredMapStmt &a, mlir::Value block,
-                                      mlir::Value inner) {
+                                      mlir::Value thread, mlir::Value inner) {
     std::vector<mlir::Value> coords;
     for (const sched::LoopDescriptor &l : a.schedule->loops)
-      coords.push_back(l.type == sched::LoopType::S0x ? block : inner);
+      coords.push_back(l.type == sched::LoopType::S0x   ? block
+                       : l.type == sched::LoopType::S1x ? thread
+                                                        : inner);
     return coords;
   }
 
-  void emitStatement(size_t s, mlir::Value block) {
+  /// Whether statement `a`'s threads split its reduced dims, so that a reduction combines
+  /// the threads' partial results.
+  bool reducesAcrossThreads(const AnchoredMapStmt &a) {
+    for (size_t i = 0; i < a.schedule->loops.size(); ++i)
+      if (a.schedule->loops[i].type == sched::LoopType::S1x &&
+          a.schedule->mesh.outputReduced(i))
+        return true;
+    return false;
+  }
+
+  /// Statement `s` at `block` (and `thread` on the GPU): its sequential loop, then, for a
+  /// reduction, the combination of the threads' partial results and the stores of the row's
+  /// results.
+  void emitStatement(size_t s, mlir::Value block, mlir::Value thread) {
     const AnchoredMapStmt &a = kernel_.stmts[s];
     int64_t inner = 1;
     for (const sched::LoopDescriptor &l : a.schedule->loops)
-      if (l.type != sched::LoopType::S0x)
+      if (l.type == sched::LoopType::Temporal || l.type == sched::LoopType::Vectorize)
         inner = l.size;
     // Reductions: one loop-carried accumulator per reduced tensor.
     std::vector<int> reduced;
@@ -507,16 +604,18 @@ private:
     llvm::SmallVector<mlir::Value> accs(loop.getRegionIterArgs().begin(),
                                         loop.getRegionIterArgs().end());
     mlir::Value inBounds;
-    std::vector<mlir::Value> iters =
-        idx_.anchor(a.schedule->mesh, loopCoords(a, block, loop.getInductionVar()), inBounds);
-    if (inBounds && !reduced.empty()) {
-      failed_ = true;
-      op_.emitOpError("a padded reduction loop is not lowered yet");
-      return;
-    }
-    if (inBounds) { // padding points do nothing
-      auto ifOp = mlir::scf::IfOp::create(b_, loc(), inBounds, /*withElse=*/false);
-      b_.setInsertionPointToStart(ifOp.thenBlock());
+    std::vector<mlir::Value> iters = idx_.anchor(
+        a.schedule->mesh, loopCoords(a, block, thread, loop.getInductionVar()), inBounds);
+    // Padding points do nothing: they read nothing and leave the accumulators as they are.
+    mlir::scf::IfOp padding;
+    if (inBounds) {
+      padding = mlir::scf::IfOp::create(b_, loc(), mlir::ValueRange(accs).getTypes(), inBounds,
+                                        /*withElseRegion=*/!accs.empty());
+      if (!accs.empty()) {
+        b_.setInsertionPointToStart(padding.elseBlock());
+        mlir::scf::YieldOp::create(b_, loc(), accs);
+      }
+      b_.setInsertionPointToStart(padding.thenBlock());
     }
     std::map<int, mlir::Value> values; // this point's values: registers and what it wrote
     auto read = [&](int t) {
@@ -553,17 +652,59 @@ private:
       values[out] = v;
       store(out, a, iters, v);
     }
-    if (!reduced.empty())
+    if (reduced.empty())
+      return;
+    if (padding) {
       mlir::scf::YieldOp::create(b_, loc(), accs);
-    // After the reduced loop: each row's results, stored where their readers find them.
-    if (!reduced.empty()) {
-      b_.setInsertionPointAfter(loop);
-      mlir::Value unused;
-      std::vector<mlir::Value> rowIters =
-          idx_.anchor(a.schedule->mesh, loopCoords(a, block, idx_.c(0)), unused);
-      for (size_t r = 0; r < reduced.size(); ++r)
-        store(reduced[r], a, rowIters, loop.getResult(r));
+      b_.setInsertionPointAfter(padding);
+      accs.assign(padding.getResults().begin(), padding.getResults().end());
     }
+    mlir::scf::YieldOp::create(b_, loc(), accs);
+    // After the reduced loop: each row's results, stored where their readers find them.
+    b_.setInsertionPointAfter(loop);
+    llvm::SmallVector<mlir::Value> results(loop.getResults().begin(), loop.getResults().end());
+    if (thread && reducesAcrossThreads(a)) {
+      // Every thread of the block takes part (uniform), and every one gets the row's result.
+      for (size_t r = 0; r < reduced.size(); ++r)
+        results[r] = mlir::gpu::AllReduceOp::create(
+            b_, loc(), results[r],
+            mlir::gpu::AllReduceOperationAttr::get(
+                b_.getContext(), allReduceKind(reductionOf(reductionStatement(a, reduced[r])),
+                                               results[r].getType())),
+            /*uniform=*/true);
+      // One thread stores what all of them hold.
+      mlir::Value first = mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::eq,
+                                                      thread, idx_.c(0));
+      auto only = mlir::scf::IfOp::create(b_, loc(), first, /*withElseRegion=*/false);
+      b_.setInsertionPointToStart(only.thenBlock());
+    }
+    mlir::Value unused;
+    std::vector<mlir::Value> rowIters = idx_.anchor(
+        a.schedule->mesh, loopCoords(a, block, thread ? idx_.c(0) : nullptr, idx_.c(0)), unused);
+    for (size_t r = 0; r < reduced.size(); ++r)
+      store(reduced[r], a, rowIters, results[r]);
+  }
+
+  /// The `_acc` statement of `a` that accumulates into tensor `t`.
+  std::string reductionStatement(const AnchoredMapStmt &a, int t) {
+    for (const OpStmt &op : a.stmts)
+      if (llvm::StringRef(op.op).ends_with("_acc") && op.outs[0] == t)
+        return op.op;
+    return "reduce_sum_acc";
+  }
+
+  /// The block-wide combination of partial results of `reduction`.
+  static mlir::gpu::AllReduceOperation allReduceKind(const std::string &reduction,
+                                                     mlir::Type t) {
+    using K = mlir::gpu::AllReduceOperation;
+    bool f = mlir::isa<mlir::FloatType>(t), bit = t.isInteger(1);
+    if (reduction == "reduce_max")
+      return f ? K::MAXIMUMF : bit ? K::OR : K::MAXSI;
+    if (reduction == "reduce_min")
+      return f ? K::MINIMUMF : bit ? K::AND : K::MINSI;
+    if (reduction == "reduce_prod")
+      return K::MUL;
+    return K::ADD; // reduce_sum, matmul
   }
 
   /// concat: input k holds the elements whose index along the axis falls in its range; its
@@ -600,6 +741,7 @@ private:
   }
 
   KernelOp op_;
+  mlir::gpu::GPUModuleOp gpuModule_;
   mlir::OpBuilder b_;
   Indices idx_;
   Kernel kernel_;
@@ -612,11 +754,26 @@ private:
 };
 
 struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExprToLoopsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    if (target != "cpu" && target != "gpu") {
+      module.emitError("sotc-convert-mapexpr-to-loops: target must be cpu or gpu, not '")
+          << target << "'";
+      return signalPassFailure();
+    }
     llvm::SmallVector<KernelOp> kernels;
-    getOperation().walk([&](KernelOp k) { kernels.push_back(k); });
+    module.walk([&](KernelOp k) { kernels.push_back(k); });
+    // GPU kernels go into one gpu.module, which becomes the fatbin.
+    mlir::gpu::GPUModuleOp gpuModule;
+    if (target == "gpu" && !kernels.empty()) {
+      mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(module.getBody());
+      gpuModule = mlir::gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
+      module->setAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    }
     for (KernelOp k : kernels) {
-      if (mlir::failed(KernelLowering(k).run()))
+      if (mlir::failed(KernelLowering(k, gpuModule).run()))
         return signalPassFailure();
       k.erase();
     }

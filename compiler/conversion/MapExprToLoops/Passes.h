@@ -13,6 +13,9 @@
 
 namespace sotc {
 
+/// The gpu.module that holds every GPU kernel (target=gpu).
+constexpr const char *kGpuModuleName = "sotc_kernels";
+
 #define GEN_PASS_DECL_CONVERTMAPEXPRTOLOOPS
 #define GEN_PASS_REGISTRATION
 #include "compiler/conversion/MapExprToLoops/Passes.h.inc"

@@ -14,9 +14,19 @@ def ConvertMapExprToLoops : Pass<"sotc-convert-mapexpr-to-loops", "::mlir::Modul
     come from replaying the schedule mesh backwards (padding points are skipped), and every
     access uses the tensor's index expression. OpStmts become `arith`/`math` operations on
     scalars; register intermediates stay SSA values, shared ones live in a per-block
-    `memref.alloca`, reductions accumulate in loop-carried values. Kernels whose statements
-    map threads (`S1x`..) need the GPU lowering and are refused here.
+    `memref.alloca`, reductions accumulate in loop-carried values.
+
+    With `target=gpu` each kernel becomes a `gpu.func` in one `gpu.module @sotc_kernels`:
+    `gpu.block_id x` and `gpu.thread_id x` stand for the S0x and S1x loops (the block size is
+    the function's `known_block_size`), the sequential loop runs per thread, shared tensors
+    are workgroup buffers, and `gpu.barrier` separates statements. A reduction whose reduced
+    dims the threads split accumulates per thread, then combines the partial results with a
+    uniform `gpu.all_reduce`, and thread 0 stores the row's result. Kernels whose statements
+    map threads are refused for the CPU.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or gpu">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect"];

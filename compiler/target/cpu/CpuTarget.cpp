@@ -1,5 +1,6 @@
 #include "compiler/target/cpu/CpuTarget.h"
 
+#include "compiler/support/TempDir.h"
 #include "compiler/target/cpu/VectorMath.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -30,25 +31,6 @@ namespace {
 CodedError internal(const std::string &what) {
   return CodedError(DiagCode::CodegenFailed, "CPU code generation: " + what);
 }
-
-/// A folder of its own for the object and the library lld writes; removed when done.
-class TempDir {
-public:
-  TempDir() {
-    llvm::SmallString<128> path;
-    if (!llvm::sys::fs::createUniqueDirectory("sotc-cpu", path))
-      path_ = std::string(path);
-  }
-  ~TempDir() {
-    if (!path_.empty())
-      llvm::sys::fs::remove_directories(path_);
-  }
-  bool ok() const { return !path_.empty(); }
-  std::string file(const char *name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
 
 /// LLVM's default pipeline at `level`, with glibc's vector math library (libmvec) known to
 /// the vectorizers: a loop of exp or sin calls becomes 8-wide AVX2 calls.
@@ -147,7 +129,7 @@ Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions
   }
 
   // 3. The shared library, linked by lld in this process.
-  TempDir dir;
+  TempDir dir("sotc-cpu");
   if (!dir.ok())
     return internal("no temporary folder");
   std::string objectPath = dir.file("kernels.o"), libraryPath = dir.file("kernels.so");

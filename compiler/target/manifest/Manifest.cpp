@@ -88,7 +88,7 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
 /// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
 public:
-  SegmentPlan(sir::SubgraphOp subgraph, const std::map<std::string, int64_t> &grids,
+  SegmentPlan(sir::SubgraphOp subgraph, const std::map<std::string, KernelLaunch> &launches,
               const std::string &gemmLibrary) {
     mlir::Block &body = subgraph.getBody().front();
     for (mlir::BlockArgument arg : body.getArguments()) {
@@ -110,11 +110,14 @@ public:
           outs.push_back(mapexpr::tensorName(v));
         for (mlir::Value v : launch.getInputs())
           ins.push_back(mapexpr::tensorName(v));
-        json = Json{{"kind", "kernel"},
-                    {"symbol", symbol},
-                    {"grid", grids.count(symbol) ? grids.at(symbol) : 0},
-                    {"outputs", outs},
-                    {"inputs", ins}};
+        KernelLaunch how = launches.count(symbol) ? launches.at(symbol) : KernelLaunch();
+        json = Json{{"kind", "kernel"}, {"symbol", symbol}, {"grid", how.grid}};
+        if (how.block) { // CUDA
+          json["block"] = how.block;
+          json["shared_bytes"] = how.sharedBytes;
+        }
+        json["outputs"] = outs;
+        json["inputs"] = ins;
       } else if (auto gemm = mlir::dyn_cast<mapexpr::GemmOp>(op)) {
         json = gemmJson(gemm, gemmLibrary);
       } else {
@@ -265,18 +268,19 @@ std::string sha256(std::string_view bytes) {
 
 std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const frontend::Translation &translation, mlir::ModuleOp plan,
-                          const std::map<std::string, int64_t> &grids, const Target &target,
-                          const Artifact &binary) {
+                          const std::map<std::string, KernelLaunch> &launches,
+                          const Target &target, const Artifact &binary) {
   Json m;
   m["format"] = "sotc-manifest";
   m["version"] = kFormatVersion;
   m["sotc"] = kSotcVersion;
-  m["target"] = Json{{"kind", target.kind},
-                     {"triple", target.triple},
-                     {"cpu", target.cpu},
-                     {"features", target.features},
-                     {"abi", target.abi},
-                     {"gemm", target.gemm}};
+  if (target.kind == "cpu")
+    m["target"] = Json{{"kind", target.kind},     {"triple", target.triple},
+                       {"cpu", target.cpu},       {"features", target.features},
+                       {"abi", target.abi},       {"gemm", target.gemm}};
+  else
+    m["target"] = Json{{"kind", target.kind}, {"triple", target.triple}, {"archs", target.archs},
+                       {"ptx", target.ptx},   {"abi", target.abi},       {"gemm", target.gemm}};
   m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
   const trace::PythonVersion &py = trace.python();
   m["trace"] = Json{{"file", traceFile.file},
@@ -295,7 +299,7 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   Json segments = Json::array();
   int64_t arena = 0;
   for (auto [i, seg] : llvm::enumerate(translation.segments)) {
-    SegmentPlan segmentPlan(subgraphs[i], grids, target.gemm);
+    SegmentPlan segmentPlan(subgraphs[i], launches, target.gemm);
     Json s = segmentPlan.json(seg.sir.name);
     arena = std::max(arena, segmentPlan.arenaBytes());
     Json end;

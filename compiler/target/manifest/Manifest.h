@@ -23,11 +23,20 @@ constexpr int kFormatVersion = 1;
 constexpr int64_t kBufferAlignment = 64;
 
 struct Target {
-  std::string kind; // "cpu"
-  std::string triple, cpu;
-  std::vector<std::string> features; // instruction-set extensions the code uses
-  std::string abi;  // the kernels' calling convention, in C
-  std::string gemm; // the library GEMM steps call: "cblas" (OpenBLAS)
+  std::string kind; // "cpu" or "cuda"
+  std::string triple;
+  std::string cpu;                   // CPU: the LLVM CPU name
+  std::vector<std::string> features; // CPU: instruction-set extensions the code uses
+  std::vector<std::string> archs;    // CUDA: the architectures with SASS in the fatbin
+  std::string ptx;                   // CUDA: the architecture whose PTX the fatbin holds
+  std::string abi;                   // the kernels' calling convention, in C
+  std::string gemm; // the library GEMM steps call: "cblas" (OpenBLAS), "cublaslt"
+};
+
+/// How a kernel is launched: grid (CPU: the range [0, grid) of its rows), and on CUDA the
+/// block's threads and its static shared memory.
+struct KernelLaunch {
+  int64_t grid = 0, block = 0, sharedBytes = 0;
 };
 
 struct Artifact {
@@ -36,12 +45,12 @@ struct Artifact {
 };
 
 /// The manifest of a compiled trace. `plan` is the pipeline's module with its sir.subgraph ops
-/// (one per segment, in segment order) whose mapexpr.launch ops call the kernels; `grids`
-/// gives each kernel's block count.
+/// (one per segment, in segment order) whose mapexpr.launch ops call the kernels; `launches`
+/// says how to launch each.
 std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const frontend::Translation &translation, mlir::ModuleOp plan,
-                          const std::map<std::string, int64_t> &grids, const Target &target,
-                          const Artifact &binary);
+                          const std::map<std::string, KernelLaunch> &launches,
+                          const Target &target, const Artifact &binary);
 
 /// Lower-case hex SHA-256 of `bytes`.
 std::string sha256(std::string_view bytes);

@@ -217,6 +217,13 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return success();
   }
   Operation *callee = symbols.lookupNearestSymbolFrom(*this, getKernelAttr());
+  // A GPU kernel sits in a nested symbol table (its gpu.module).
+  if (!callee)
+    if (auto module = (*this)->getParentOfType<ModuleOp>())
+      for (Operation &op : module.getBody()->getOperations())
+        if (op.hasTrait<OpTrait::SymbolTable>())
+          if (Operation *nested = SymbolTable::lookupSymbolIn(&op, getKernelAttr().getAttr()))
+            callee = nested;
   auto kernel = dyn_cast_or_null<KernelOp>(callee);
   if (!kernel && isa_and_nonnull<FunctionOpInterface>(callee))
     return success(); // lowered past func.func: its signature is the target's ABI

@@ -1,6 +1,8 @@
-"""Every testdata program that translates compiles for the CPU into a shared library and a
-manifest that validates against compiler/target/manifest/manifest.schema.json, names the
-binary by its sha256, refers only to buffers it defines, and comes out byte-identical twice."""
+"""Every testdata program that translates compiles for the CPU into a shared library, and for
+CUDA into a fatbin, with a manifest that validates against
+compiler/target/manifest/manifest.schema.json, names the binary by its sha256, refers only to
+buffers it defines, comes out byte-identical twice, and that `sotc inspect` accepts (for a
+fatbin: SASS for each architecture defining every kernel, and PTX)."""
 
 import glob
 import hashlib
@@ -22,18 +24,22 @@ def schema(root):
         return json.load(f)
 
 
+@pytest.mark.parametrize("target,binary", [("cpu", "k.so"), ("cuda", "k.fatbin")])
 @pytest.mark.parametrize("program", programs(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))))
-def test_cpu_compile_and_manifest(program, root, sotc_bin, schema, tmp_path):
+def test_compile_and_manifest(program, target, binary, root, sotc_bin, schema, tmp_path):
     trace = os.path.join(root, "testdata", "traces", program + ".pb")
     if subprocess.run([sotc_bin, "explain", trace], cwd=root, capture_output=True).returncode:
         pytest.skip("the frontend refuses this program with its documented error")
-    library = tmp_path / "k.so"
-    subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", str(library)],
+    library = tmp_path / binary
+    subprocess.run([sotc_bin, "compile", trace, "--target", target, "-o", str(library)],
                    check=True, cwd=root)
+    subprocess.run([sotc_bin, "inspect", str(library)], check=True, cwd=root,
+                   capture_output=True)
     text = (tmp_path / "k.manifest.json").read_text()
     manifest = json.loads(text)
     jsonschema.validate(manifest, schema)
-    assert manifest["binary"] == {"file": "k.so",
+    assert manifest["target"]["kind"] == target
+    assert manifest["binary"] == {"file": binary,
                                   "sha256": hashlib.sha256(library.read_bytes()).hexdigest()}
     with open(trace, "rb") as f:
         assert manifest["trace"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
@@ -52,9 +58,9 @@ def test_cpu_compile_and_manifest(program, root, sotc_bin, schema, tmp_path):
     # Deterministic: the same trace and flags give the same bytes.
     again = tmp_path / "again"
     again.mkdir()
-    subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", str(again / "k.so")],
+    subprocess.run([sotc_bin, "compile", trace, "--target", target, "-o", str(again / binary)],
                    check=True, cwd=root)
-    assert (again / "k.so").read_bytes() == library.read_bytes()
+    assert (again / binary).read_bytes() == library.read_bytes()
     assert (again / "k.manifest.json").read_text() == text
 
 
