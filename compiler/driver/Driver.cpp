@@ -199,6 +199,14 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
         [&](const std::string &name) { return instrumentation.step(name); });
     if (!fatbin)
       fail(fatbin.error());
+    // What ptxas allotted: registers per architecture, and the static shared memory (the
+    // block's buffers and what the reductions use) of the most demanding one.
+    for (auto &[arch, kernels] : fatbin->usage)
+      for (auto &[kernel, usage] : kernels) {
+        launches[kernel].registers[arch] = usage.registers;
+        launches[kernel].sharedBytes =
+            std::max<int64_t>(launches[kernel].sharedBytes, usage.sharedBytes);
+      }
     binary = std::move(fatbin->bytes);
     target = {"cuda", cuda::kTriple, "", {}, options.gpuArchs, options.gpuArchs.back(),
               "__global__ void kernel(T *outputs..., const T *inputs...), <<<grid, block>>>",

@@ -47,6 +47,14 @@ std::string join(const Json &names) {
   return s;
 }
 
+/// ", registers sm_80 22, sm_90 27" (what ptxas allotted per thread), or nothing.
+std::string registersText(const Json &registers) {
+  std::string s;
+  for (const auto &[arch, count] : registers.items())
+    s += (s.empty() ? ", registers " : ", ") + arch + " " + std::to_string(count.get<int>());
+  return s;
+}
+
 /// One step, without its buffers: "kernel NAME  grid 8" (CUDA: "grid 8 x block 256, 520 B
 /// shared") or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
@@ -56,7 +64,8 @@ std::string stepText(const Json &step) {
            std::to_string(step.at("grid").get<int64_t>()) +
            (step.contains("block")
                 ? " x block " + std::to_string(step.at("block").get<int64_t>()) + ", " +
-                      std::to_string(step.at("shared_bytes").get<int64_t>()) + " B shared"
+                      std::to_string(step.at("shared_bytes").get<int64_t>()) + " B shared" +
+                      registersText(step.at("registers"))
                 : "");
   std::string s = "gemm " + step.at("name").get<std::string>() +
                   "  m=" + std::to_string(step.at("m").get<int64_t>()) +

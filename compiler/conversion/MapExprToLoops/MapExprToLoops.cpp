@@ -29,6 +29,9 @@ using namespace mapexpr;
 
 namespace {
 
+/// Static shared memory a CUDA block may use.
+constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
+
 /// `reduce_sum_acc` -> `reduce_sum`
 std::string reductionOf(const std::string &op) { return op.substr(0, op.rfind('_')); }
 
@@ -390,14 +393,8 @@ public:
     }
     storage_ = tensorStorage(kernel_);
     rows_ = kernelRows(kernel_);
-    if (gpuModule_)
-      for (size_t t = 0; t < storage_.size(); ++t)
-        if (storage_[t].kind == StorageKind::Scratch)
-          return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
-                 << "kernel " << op_.getSymName() << ": t_" << kernel_.tensors[t].name
-                 << " needs " << storage_[t].elementsPerBlock
-                 << " elements per block, more shared memory than a block has ("
-                 << kSharedElementsPerBlock << ")";
+    if (gpuModule_ && mlir::failed(placeInSharedMemory()))
+      return mlir::failure();
     emitFunction();
     return failed_ ? mlir::failure() : mlir::success();
   }
@@ -461,6 +458,25 @@ private:
       if (storage_[t].kind == StorageKind::Scratch)
         mlir::memref::DeallocOp::create(b_, loc(), buffers_[t]);
     mlir::func::ReturnOp::create(b_, loc());
+  }
+
+  /// GPU: what a block keeps between statements lives in its shared memory (48 KiB
+  /// statically), counted in the tensors' own element sizes.
+  mlir::LogicalResult placeInSharedMemory() {
+    int64_t bytes = 0;
+    for (size_t t = 0; t < storage_.size(); ++t)
+      if (storage_[t].kind == StorageKind::Shared || storage_[t].kind == StorageKind::Scratch)
+        bytes += storage_[t].elementsPerBlock *
+                 std::max<int64_t>(elementType(static_cast<int>(t)).getIntOrFloatBitWidth() / 8, 1);
+    if (bytes > kSharedBytesPerBlock)
+      return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+             << "kernel " << op_.getSymName() << " keeps " << bytes
+             << " bytes per block between its statements, more than a block's shared memory ("
+             << kSharedBytesPerBlock << "); global scratch for such rows is not built yet";
+    for (Storage &st : storage_)
+      if (st.kind == StorageKind::Scratch)
+        st.kind = StorageKind::Shared;
+    return mlir::success();
   }
 
   /// The GPU kernel: a gpu.func of the kernel's name in the module's gpu.module, taking its

@@ -115,6 +115,7 @@ public:
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;
+          json["registers"] = how.registers;
         }
         json["outputs"] = outs;
         json["inputs"] = ins;

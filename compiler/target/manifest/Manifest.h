@@ -34,9 +34,12 @@ struct Target {
 };
 
 /// How a kernel is launched: grid (CPU: the range [0, grid) of its rows), and on CUDA the
-/// block's threads and its static shared memory.
+/// block's threads, its static shared memory (no dynamic shared memory is needed) and the
+/// registers per thread ptxas allotted on each architecture (with the shared memory, they
+/// bound how many blocks share a multiprocessor).
 struct KernelLaunch {
   int64_t grid = 0, block = 0, sharedBytes = 0;
+  std::map<std::string, int> registers;
 };
 
 struct Artifact {
