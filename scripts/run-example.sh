@@ -2,7 +2,8 @@
 # The main job on a shipped example: trace testdata/programs/22_relu_sin.py (relu(sin(x)) on a
 # 64-element tensor) with the Python tracer, let sotc translate, decompose, fuse and schedule
 # it, compile it for the CPU (a shared library and its manifest), and run the kernel from
-# Python through its C ABI against numpy. (The CUDA fatbin is the next code generation step.)
+# Python through its C ABI against numpy; then compile it for CUDA (one fatbin with SASS for
+# sm_80 and sm_90 and PTX) and inspect that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -31,3 +32,5 @@ y = np.empty_like(x)
 kernel(0, step["grid"], y.ctypes.data, x.ctypes.data)
 print("max |sotc - numpy| =", float(np.abs(y - np.maximum(np.sin(x), 0)).max()))
 PY
+bazel-bin/tools/sotc/sotc compile build/example/relu_sin.pb -o build/example/relu_sin.fatbin
+bazel-bin/tools/sotc/sotc inspect build/example/relu_sin.fatbin
