@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks what sotc_compile rules built: each binary has its manifest beside it, named after
-the rule, whose sha256 is the binary's and whose kernels the ELF library exports (standard
+the rule, whose sha256 is the binary's and whose kernels the ELF library exports, or, for a
+fatbin, that holds one SASS image per architecture the manifest names and the PTX (standard
 library only: this runs inside Bazel's test sandbox).
 
     check_compiled.py FILE...   (each rule's binary and manifest, in any order)
@@ -28,6 +29,20 @@ def exported_functions(data):
     return names
 
 
+def fatbin_images(data):
+    """(kind, arch) of each image of a fatbin: magic 0xBA55ED50, then entries of kind (1 PTX,
+    2 ELF), header size, payload size and architecture."""
+    magic, _, header, size = struct.unpack_from("<IHHQ", data, 0)
+    assert magic == 0xBA55ED50, hex(magic)
+    images, offset = [], header
+    while offset < header + size:
+        kind, _, entry_header, payload = struct.unpack_from("<HHIQ", data, offset)
+        arch, = struct.unpack_from("<I", data, offset + 28)
+        images.append(("sass" if kind == 2 else "ptx", f"sm_{arch}"))
+        offset += entry_header + payload
+    return sorted(images)
+
+
 def main(paths):
     manifests = sorted(p for p in paths if p.endswith(".manifest.json"))
     binaries = sorted(p for p in paths if not p.endswith(".manifest.json"))
@@ -41,10 +56,17 @@ def main(paths):
         assert manifest["format"] == "sotc-manifest" and manifest["version"] == 1
         assert manifest["binary"]["file"] == binary.rsplit("/", 1)[-1]
         assert manifest["binary"]["sha256"] == hashlib.sha256(data).hexdigest()
-        exported = exported_functions(data)
         kernels = {s["symbol"] for seg in manifest["segments"] for s in seg["steps"]
                    if s["kind"] == "kernel"}
-        assert kernels and kernels <= exported, (kernels, exported)
+        assert kernels
+        if manifest["target"]["kind"] == "cuda":
+            images = fatbin_images(data)
+            target = manifest["target"]
+            assert images == sorted([("sass", a) for a in target["archs"]] + [("ptx", target["ptx"])]), images
+            print(f"PASSED: {binary}: {len(kernels)} kernels, images {images}")
+            continue
+        exported = exported_functions(data)
+        assert kernels <= exported, (kernels, exported)
         print(f"PASSED: {binary}: {len(kernels)} kernels, cpu {manifest['target']['cpu']}")
     return 0
 
