@@ -209,7 +209,8 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
       }
     binary = std::move(fatbin->bytes);
     target = {"cuda", cuda::kTriple, "", {}, options.gpuArchs, options.gpuArchs.back(),
-              "__global__ void kernel(T *outputs..., const T *inputs...), <<<grid, block>>>",
+              "__global__ void kernel(T *outputs..., const T *inputs...) <<<grid, block>>>; "
+              "buffers 16-byte aligned, never overlapping",
               "cublaslt"};
   } else {
     Expected<std::string> library = [&] {
