@@ -138,8 +138,7 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
   Phase loops = std::min(upTo, Phase::Loops);
   runPipeline(*module, path, options, Phase::Sir, loops, *instrumentation);
   if (upTo > loops)
-    runPipeline(*module, path, withGpuIndexBits(*module, options), loops, upTo,
-                *instrumentation);
+    runPipeline(*module, path, withGpuIndexBits(*module, options), loops, upTo, *instrumentation);
   return module;
 }
 
@@ -194,9 +193,9 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
   std::string binary;
   manifest::Target target;
   if (cuda) {
-    Expected<cuda::Fatbin> fatbin = cuda::buildFatbin(
-        *kernels, options.gpuArchs,
-        [&](const std::string &name) { return instrumentation.step(name); });
+    Expected<cuda::Fatbin> fatbin =
+        cuda::buildFatbin(*kernels, options.gpuArchs,
+                          [&](const std::string &name) { return instrumentation.step(name); });
     if (!fatbin)
       fail(fatbin.error());
     // What ptxas allotted: registers per architecture, and the static shared memory (the
@@ -208,7 +207,12 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
             std::max<int64_t>(launches[kernel].sharedBytes, usage.sharedBytes);
       }
     binary = std::move(fatbin->bytes);
-    target = {"cuda", cuda::kTriple, "", {}, options.gpuArchs, options.gpuArchs.back(),
+    target = {"cuda",
+              cuda::kTriple,
+              "",
+              {},
+              options.gpuArchs,
+              options.gpuArchs.back(),
               "__global__ void kernel(T *outputs..., const T *inputs...) <<<grid, block>>>; "
               "buffers 16-byte aligned, never overlapping",
               "cublaslt"};
@@ -234,12 +238,12 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
   }
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   auto traceBytes = llvm::MemoryBuffer::getFile(path);
-  std::string manifest = manifest::writeManifest(
-      frontend.trace,
-      {llvm::sys::path::filename(path).str(),
-       manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
-      frontend.translation, *module, launches, target,
-      {llvm::sys::path::filename(output).str(), manifest::sha256(binary)});
+  std::string manifest =
+      manifest::writeManifest(frontend.trace,
+                              {llvm::sys::path::filename(path).str(),
+                               manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
+                              frontend.translation, *module, launches, target,
+                              {llvm::sys::path::filename(output).str(), manifest::sha256(binary)});
   writeOutputFile(output, binary);
   try {
     writeOutputFile(manifestPath(output), manifest);
@@ -254,10 +258,8 @@ std::string ptxText(const std::string &path, const pipelines::PipelineOptions &o
   mlir::OwningOpRef<mlir::ModuleOp> module =
       compileTrace(*context, path, options, pipelines::Phase::Llvm);
   mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOnly(*module);
-  Expected<cuda::Fatbin> fatbin =
-      cuda::buildFatbin(*kernels, options.gpuArchs, [](const std::string &) {
-        return mlir::TimingScope();
-      });
+  Expected<cuda::Fatbin> fatbin = cuda::buildFatbin(
+      *kernels, options.gpuArchs, [](const std::string &) { return mlir::TimingScope(); });
   if (!fatbin)
     throw CodedError(fatbin.error().code(), path + ": " + fatbin.error().what());
   return fatbin->ptx;
@@ -311,6 +313,8 @@ std::string gemmText(mapexpr::GemmOp gemm) {
   text += ") {\n    matmul(&" + out + ", " + name(gemm.getA()) + ", " + name(gemm.getB()) + ");\n";
   if (gemm.getBias())
     text += "    add_bias(&" + out + ", " + name(gemm.getBias()) + ");\n";
+  if (gemm.getActivation() != "none")
+    text += "    " + gemm.getActivation().str() + "(&" + out + ");\n";
   return text + "  }\n}\n";
 }
 } // namespace

@@ -132,12 +132,11 @@ void buildGpuToNvvm(mlir::OpPassManager &pm, const PipelineOptions &options) {
   std::string pipeline =
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1 "
       "index-bitwidth=" +
-      std::to_string(options.gpuIndexBits) +
-      "},canonicalize,cse,reconcile-unrealized-casts)";
+      std::to_string(options.gpuIndexBits) + "},canonicalize,cse,reconcile-unrealized-casts)";
   for (const std::string &arch : options.gpuArchs)
     pipeline += std::string(",nvvm-attach-target{module=") + kGpuModuleName + " chip=" + arch +
-                " features=" + cuda::ptxFeature(arch) +
-                " O=" + std::to_string(options.optLevel) + "}";
+                " features=" + cuda::ptxFeature(arch) + " O=" + std::to_string(options.optLevel) +
+                "}";
   addUpstreamPipeline(pm, pipeline);
 }
 

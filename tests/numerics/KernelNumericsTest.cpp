@@ -7,6 +7,7 @@
 // matmul (plus the bias row).
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 #include "compiler/driver/Driver.h"
+#include "compiler/ops/Lowerings.h"
 #include "compiler/ops/unittests/Reference.h"
 #include "compiler/pipelines/Pipelines.h"
 #include "compiler/support/Diagnostics.h"
@@ -64,7 +65,8 @@ ops::TensorMeta metaOf(mlir::Value v) {
   return *sir::metaOf(mlir::cast<mlir::RankedTensorType>(v.getType()));
 }
 
-/// What a GEMM step computes, as primitives: matmul, then the bias row added to every row.
+/// What a GEMM step computes, as primitives: matmul, the bias row added to every row, then
+/// the activation.
 ops::PrimGraph graphOf(mapexpr::GemmOp gemm) {
   ops::PrimBuilder b("gemm");
   int x = b.input(metaOf(gemm.getA())), y = b.input(metaOf(gemm.getB()));
@@ -72,6 +74,10 @@ ops::PrimGraph graphOf(mapexpr::GemmOp gemm) {
   int out = b.matmul(x, y, gemm.getTransposeA(), gemm.getTransposeB());
   if (bias >= 0)
     out = b.binary(ops::Prim::Add, out, bias);
+  if (gemm.getActivation() == "relu")
+    out = b.binary(ops::Prim::Max, out, b.fill(0, {}, metaOf(gemm.getResult()).dtype));
+  if (gemm.getActivation() == "gelu_tanh")
+    out = ops::lowering::gelu(b, out, /*tanhForm=*/true);
   b.output(out);
   return b.take();
 }
@@ -251,9 +257,8 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
     std::vector<Case> cases;
     module->walk([&](sir::GroupOp group) { cases.push_back(makeCase(graphOf(group))); });
     std::vector<std::pair<runtime::cpu::GemmStep, Case>> gemms;
-    module->walk([&](mapexpr::GemmOp gemm) {
-      gemms.emplace_back(stepOf(gemm), makeCase(graphOf(gemm)));
-    });
+    module->walk(
+        [&](mapexpr::GemmOp gemm) { gemms.emplace_back(stepOf(gemm), makeCase(graphOf(gemm))); });
     // The kernels: the rest of the CPU pipeline, then the JIT. The grid size of each kernel
     // is read off its loops (the runtime reads it from the manifest).
     mlir::PassManager pm(context.get());

@@ -78,6 +78,8 @@ std::string stepText(const Json &step) {
     s += ", batch " + step.at("batch").dump();
   if (!step.at("epilogue").at("bias").is_null())
     s += ", bias " + step.at("epilogue").at("bias").get<std::string>();
+  if (step.at("epilogue").at("activation") != "none")
+    s += ", " + step.at("epilogue").at("activation").get<std::string>();
   return s;
 }
 
@@ -145,7 +147,8 @@ std::string text(const Json &m) {
   s << "guards: " << m.at("guards").size() << "\n";
   for (const Json &g : m.at("guards"))
     s << "  " << g.at("id").get<std::string>() << "  " << g.at("kind").get<std::string>() << "  "
-      << g.at("condition").get<std::string>() << "    # " << g.at("source").get<std::string>() << "\n";
+      << g.at("condition").get<std::string>() << "    # " << g.at("source").get<std::string>()
+      << "\n";
   s << "segments: " << m.at("segments").size() << "\n";
   for (size_t i = 0; i < m.at("segments").size(); ++i) {
     const Json &seg = m.at("segments")[i];
@@ -173,9 +176,9 @@ std::string text(const Json &m) {
         << end.at("on_false").get<int>() << "](" << join(end.at("false_args")) << ")    # "
         << end.at("source").get<std::string>() << "\n";
     else
-      s << "    host callback " << end.at("callee").get<std::string>() << "(" << join(end.at("args"))
-        << ") -> [" << end.at("next").get<int>() << "]    # " << end.at("source").get<std::string>()
-        << "\n";
+      s << "    host callback " << end.at("callee").get<std::string>() << "("
+        << join(end.at("args")) << ") -> [" << end.at("next").get<int>() << "]    # "
+        << end.at("source").get<std::string>() << "\n";
   }
   s << "arena: " << m.at("arena").at("bytes").get<int64_t>() << " bytes, "
     << m.at("arena").at("alignment").get<int64_t>() << "-byte aligned buffers\n";

@@ -19,8 +19,8 @@
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
-#include "compiler/target/cuda/CudaTarget.h"
 #include "compiler/support/Version.h"
+#include "compiler/target/cuda/CudaTarget.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>

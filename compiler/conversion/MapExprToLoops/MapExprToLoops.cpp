@@ -596,8 +596,7 @@ private:
   /// the threads' partial results.
   bool reducesAcrossThreads(const AnchoredMapStmt &a) {
     for (size_t i = 0; i < a.schedule->loops.size(); ++i)
-      if (a.schedule->loops[i].type == sched::LoopType::S1x &&
-          a.schedule->mesh.outputReduced(i))
+      if (a.schedule->loops[i].type == sched::LoopType::S1x && a.schedule->mesh.outputReduced(i))
         return true;
     return false;
   }
@@ -695,8 +694,8 @@ private:
                                                results[r].getType())),
             /*uniform=*/true);
       // One thread stores what all of them hold.
-      mlir::Value first = mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::eq,
-                                                      thread, idx_.c(0));
+      mlir::Value first =
+          mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::eq, thread, idx_.c(0));
       auto only = mlir::scf::IfOp::create(b_, loc(), first, /*withElseRegion=*/false);
       b_.setInsertionPointToStart(only.thenBlock());
     }
@@ -716,8 +715,7 @@ private:
   }
 
   /// The block-wide combination of partial results of `reduction`.
-  static mlir::gpu::AllReduceOperation allReduceKind(const std::string &reduction,
-                                                     mlir::Type t) {
+  static mlir::gpu::AllReduceOperation allReduceKind(const std::string &reduction, mlir::Type t) {
     using K = mlir::gpu::AllReduceOperation;
     bool f = mlir::isa<mlir::FloatType>(t), bit = t.isInteger(1);
     if (reduction == "reduce_max")
@@ -787,9 +785,10 @@ struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExp
     }
     llvm::SmallVector<KernelOp> kernels;
     module.walk([&](KernelOp k) { kernels.push_back(k); });
-    // GPU kernels go into one gpu.module, which becomes the fatbin.
+    // GPU kernels go into one gpu.module, which becomes the fatbin (an empty one when every
+    // step is a library call).
     mlir::gpu::GPUModuleOp gpuModule;
-    if (target == "gpu" && !kernels.empty()) {
+    if (target == "gpu") {
       mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(module.getBody());
       gpuModule = mlir::gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
       module->setAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());

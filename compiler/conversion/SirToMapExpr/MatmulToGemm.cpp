@@ -3,15 +3,20 @@
 // 1. A matmul group whose element type the target's GEMM library takes (OpenBLAS: f32, f64)
 //    and whose shapes form a GEMM (Utils/Gemm.h) becomes a mapexpr.gemm step; other matmuls
 //    (integers, half precision on the CPU) stay groups and become loop kernels.
-// 2. Epilogue: when the matmul's only reader is an injective group that adds a broadcast bias
-//    row and nothing else, the bias moves into the step and the group goes. The library adds
-//    it for free (OpenBLAS: C starts as the bias rows, beta = 1); a bias add inside a larger
-//    consumer stays there, where it costs nothing, as do activations OpenBLAS cannot apply.
+// 2. Epilogue: when the matmul's only reader is an injective group that does nothing but what
+//    the library can do to the product, the group moves into the step and goes: a broadcast
+//    bias row (OpenBLAS: C starts as the bias rows, beta = 1), and on CUDA (cuBLASLt's
+//    epilogues) relu or tanh-GELU of the result. Anything more stays in the consumer, where
+//    the bias add costs nothing, as do the activations OpenBLAS cannot apply.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 
 #include "dialects/sir/IR/SirDialect.h"
+
+#include <cmath>
+#include <functional>
+#include <set>
 
 namespace sotc {
 
@@ -27,9 +32,10 @@ std::vector<int64_t> shapeOf(mlir::Value v) {
   return {s.begin(), s.end()};
 }
 
-ops::Prim primOf(mlir::Operation *op) {
+/// The primitive `op` is, if it is one.
+std::optional<ops::Prim> primOf(mlir::Operation *op) {
   auto prim = mlir::dyn_cast_or_null<sir::PrimOp>(op);
-  return prim ? sir::toOpsPrim(prim.getPrim()) : ops::Prim::FillConstant;
+  return prim ? std::optional<ops::Prim>(sir::toOpsPrim(prim.getPrim())) : std::nullopt;
 }
 
 /// The matmul a group holds, when the group is nothing else.
@@ -44,39 +50,148 @@ sir::PrimOp soleMatmul(sir::GroupOp group) {
   return matmul;
 }
 
-/// The bias of `consumer` when it computes exactly `result + broadcast_to(bias)` (either
-/// order) from the GEMM's result, its block argument `arg`, and the bias is one row of `n`.
-struct BiasEpilogue {
-  mlir::Value bias; // the consumer's operand
-  std::string name; // the sum's name
+/// Matches a consumer group's primitives against an epilogue, op by op, remembering every
+/// primitive it used (a fold must use all of them). Sums and products match either way round.
+class EpilogueMatcher {
+public:
+  using Pattern = std::function<bool(mlir::Value)>;
+
+  Pattern prim(ops::Prim p, std::vector<Pattern> operands, bool commutative = false) {
+    return [=](mlir::Value v) {
+      auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+      if (primOf(op) != p || op->getNumOperands() != operands.size())
+        return false;
+      // An attempt that fails forgets what it used.
+      auto all = [&](bool swapped) {
+        size_t mark = used_.size();
+        for (size_t i = 0; i < operands.size(); ++i)
+          if (!operands[swapped ? operands.size() - 1 - i : i](op->getOperand(i))) {
+            used_.resize(mark);
+            return false;
+          }
+        return true;
+      };
+      if (!all(false) && !(commutative && all(true)))
+        return false;
+      used_.push_back(op);
+      return true;
+    };
+  }
+  Pattern add(Pattern a, Pattern b) { return prim(ops::Prim::Add, {a, b}, true); }
+  Pattern mul(Pattern a, Pattern b) { return prim(ops::Prim::Mul, {a, b}, true); }
+  /// A constant of value `c` (a fill_constant, possibly broadcast).
+  Pattern constant(double c) {
+    return [=](mlir::Value v) {
+      auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+      if (primOf(op) == ops::Prim::BroadcastTo && constant(c)(op->getOperand(0))) {
+        used_.push_back(op);
+        return true;
+      }
+      if (primOf(op) != ops::Prim::FillConstant || !op.getValue() ||
+          std::abs(op.getValue()->convertToDouble() - c) > 1e-7 * std::max(1.0, std::abs(c)))
+        return false;
+      used_.push_back(op);
+      return true;
+    };
+  }
+  /// Exactly the value `x`.
+  static Pattern is(mlir::Value x) {
+    return [=](mlir::Value v) { return v == x; };
+  }
+
+  void use(mlir::Operation *op) { used_.push_back(op); }
+  /// How many different primitives the match used.
+  size_t usedCount() const {
+    return std::set<mlir::Operation *>(used_.begin(), used_.end()).size();
+  }
+  void reset() { used_.clear(); }
+
+private:
+  std::vector<mlir::Operation *> used_;
 };
-std::optional<BiasEpilogue> biasOnly(sir::GroupOp consumer, mlir::BlockArgument arg, int64_t n) {
+
+/// What a GEMM step adds to its product: a bias row, then an activation.
+struct Epilogue {
+  mlir::Value bias;       // the consumer's operand, or null
+  std::string activation; // "none", "relu", "gelu_tanh"
+  std::string name;       // the consumer's result name
+};
+
+/// The epilogue `consumer` applies to the GEMM's result `arg` (its block argument) when the
+/// group does nothing else: `arg + broadcast_to(bias)` with the bias one row of `n`, and with
+/// `activations`, relu or tanh-GELU of that (or of `arg` itself).
+std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument arg, int64_t n,
+                                   bool activations) {
   mlir::Block &body = consumer.getBody().front();
-  if (consumer.getKind() != "injective" || consumer->getNumResults() != 1 ||
-      std::distance(body.without_terminator().begin(), body.without_terminator().end()) != 2 ||
-      !arg.hasOneUse())
+  if (consumer.getKind() != "injective" || consumer->getNumResults() != 1)
     return std::nullopt;
-  auto add =
-      mlir::dyn_cast_or_null<sir::PrimOp>(body.getTerminator()->getOperand(0).getDefiningOp());
-  if (primOf(add) != ops::Prim::Add || add.getType() != arg.getType())
+  mlir::Value result = body.getTerminator()->getOperand(0);
+  if (result.getType() != arg.getType())
     return std::nullopt;
-  mlir::Value other = add->getOperand(0) == arg   ? add->getOperand(1)
-                      : add->getOperand(1) == arg ? add->getOperand(0)
-                                                  : mlir::Value();
-  if (!other || primOf(other.getDefiningOp()) != ops::Prim::BroadcastTo)
-    return std::nullopt;
-  auto row = mlir::dyn_cast<mlir::BlockArgument>(other.getDefiningOp()->getOperand(0));
-  if (!row || mlir::cast<mlir::RankedTensorType>(row.getType()).getElementType() !=
-                  add.getType().getElementType())
-    return std::nullopt;
-  std::vector<int64_t> r = shapeOf(row), out = shapeOf(arg);
-  bool isRow = !r.empty() && r.size() <= out.size() && r.back() == n && out.back() == n;
-  for (size_t d = 0; d + 1 < r.size(); ++d)
-    isRow &= r[d] == 1;
-  if (!isRow)
-    return std::nullopt;
-  auto name = add.getNameAttr();
-  return BiasEpilogue{consumer.getInputs()[row.getArgNumber()], name ? name.str() : ""};
+  // The bias: a row of n elements, broadcast over the result's rows.
+  EpilogueMatcher m;
+  mlir::BlockArgument row;
+  auto biasRow = [&](mlir::Value v) {
+    auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+    auto arg = op && primOf(op) == ops::Prim::BroadcastTo
+                   ? mlir::dyn_cast<mlir::BlockArgument>(op->getOperand(0))
+                   : mlir::BlockArgument();
+    if (!arg)
+      return false;
+    std::vector<int64_t> r = shapeOf(arg), out = shapeOf(v);
+    bool isRow = !r.empty() && r.size() <= out.size() && r.back() == n && out.back() == n;
+    for (size_t d = 0; d + 1 < r.size(); ++d)
+      isRow &= r[d] == 1;
+    if (!isRow)
+      return false;
+    row = arg;
+    m.use(op);
+    return true;
+  };
+  auto withBias = m.add(EpilogueMatcher::is(arg), biasRow);
+  size_t prims = std::distance(body.without_terminator().begin(), body.without_terminator().end());
+  auto name = [&](mlir::Value v) {
+    auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+    return op && op.getNameAttr() ? op.getNameAttr().str() : std::string();
+  };
+  // Activations of h: relu = max(h, 0); tanh-GELU as the operator library decomposes it,
+  // 0.5 * h * (1 + tanh(sqrt(2/pi) * (h + 0.044715 * h^3))).
+  std::vector<
+      std::pair<std::string, std::function<EpilogueMatcher::Pattern(EpilogueMatcher::Pattern)>>>
+      forms = {{"none", [](EpilogueMatcher::Pattern h) { return h; }}};
+  if (activations) {
+    forms.push_back({"relu", [&](EpilogueMatcher::Pattern h) {
+                       return m.prim(ops::Prim::Max, {h, m.constant(0)}, true);
+                     }});
+    forms.push_back({"gelu_tanh", [&](EpilogueMatcher::Pattern h) {
+                       auto cube = m.mul(m.mul(h, h), h);
+                       auto inner = m.add(h, m.mul(cube, m.constant(0.044715)));
+                       auto t = m.prim(ops::Prim::Tanh,
+                                       {m.mul(inner, m.constant(std::sqrt(2.0 / M_PI)))});
+                       return m.mul(m.mul(h, m.constant(0.5)), m.add(t, m.constant(1)));
+                     }});
+  }
+  for (auto &[activation, form] : forms)
+    for (bool bias : {true, false}) {
+      if (activation == "none" && !bias)
+        continue; // nothing to fold
+      m.reset();
+      row = mlir::BlockArgument();
+      // A shared h: the same value wherever the activation reads it.
+      mlir::Value h;
+      EpilogueMatcher::Pattern hp = [&](mlir::Value v) {
+        if (h)
+          return v == h;
+        if (!(bias ? withBias(v) : v == mlir::Value(arg)))
+          return false;
+        h = v;
+        return true;
+      };
+      if (form(hp)(result) && m.usedCount() == prims)
+        return Epilogue{bias ? consumer.getInputs()[row.getArgNumber()] : mlir::Value(), activation,
+                        name(result)};
+    }
+  return std::nullopt;
 }
 
 struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGemmPass> {
@@ -100,14 +215,14 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
       if (!matmul || !libraryTakes(matmul.getType().getElementType()))
         continue;
       auto operand = [&](unsigned i) {
-        return group.getInputs()[mlir::cast<mlir::BlockArgument>(matmul->getOperand(i))
-                                     .getArgNumber()];
+        return group
+            .getInputs()[mlir::cast<mlir::BlockArgument>(matmul->getOperand(i)).getArgNumber()];
       };
       bool ta = matmul.getTransposeX().value_or(false), tb = matmul.getTransposeY().value_or(false);
       std::optional<GemmPlan> plan = planGemm(shapeOf(operand(0)), shapeOf(operand(1)), ta, tb);
       if (!plan)
         continue; // dynamic shapes: the kernel path reports them
-      std::optional<BiasEpilogue> bias;
+      std::optional<Epilogue> epilogue;
       sir::GroupOp consumer;
       mlir::Value result = group->getResult(0);
       if (result.hasOneUse()) {
@@ -115,17 +230,17 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
         consumer = mlir::dyn_cast<sir::GroupOp>(use.getOwner());
         // A 1-D right operand leaves no n dimension to add a row along.
         if (consumer && shapeOf(operand(1)).size() > 1)
-          bias = biasOnly(consumer, consumer.getBody().getArgument(use.getOperandNumber()),
-                          plan->n);
+          epilogue = epilogueOf(consumer, consumer.getBody().getArgument(use.getOperandNumber()),
+                                plan->n, /*activations=*/target == "cuda");
       }
       mlir::OpBuilder b(group);
       auto name = matmul.getNameAttr();
-      std::string resultName = bias ? bias->name : name ? name.str() : "";
-      auto gemm = GemmOp::create(
-          b, group.getLoc(), bias ? consumer->getResult(0).getType() : result.getType(),
-          group.getName(), operand(0), operand(1), bias ? bias->bias : mlir::Value(), ta, tb,
-          b.getStrArrayAttr({resultName}));
-      if (bias) {
+      std::string resultName = epilogue ? epilogue->name : name ? name.str() : "";
+      auto gemm =
+          GemmOp::create(b, group.getLoc(), result.getType(), group.getName(), operand(0),
+                         operand(1), epilogue ? epilogue->bias : mlir::Value(), ta, tb,
+                         epilogue ? epilogue->activation : "none", b.getStrArrayAttr({resultName}));
+      if (epilogue) {
         consumer->getResult(0).replaceAllUsesWith(gemm.getResult());
         consumer.erase();
       } else {

@@ -100,7 +100,8 @@ Expected<std::vector<std::string>> cpuFeatures(const std::string &cpu) {
 }
 
 Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options) {
-  Expected<std::unique_ptr<llvm::TargetMachine>> made = targetMachine(options.cpu, options.optLevel);
+  Expected<std::unique_ptr<llvm::TargetMachine>> made =
+      targetMachine(options.cpu, options.optLevel);
   if (!made)
     return made.error();
   std::unique_ptr<llvm::TargetMachine> &machine = *made;

@@ -2,8 +2,8 @@
 
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Instructions.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/IR/VFABIDemangler.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 namespace sotc::cpu {
@@ -11,9 +11,9 @@ namespace {
 
 /// Unary functions libmvec has and LLVM's LIBMVEC table (VecFuncs.def) does not, by their
 /// double-precision names; the float ones add an `f`.
-constexpr const char *kUnary[] = {"acos",  "acosh", "asin",  "asinh", "atan", "atanh",
+constexpr const char *kUnary[] = {"acos",  "acosh", "asin",  "asinh", "atan",  "atanh",
                                   "cbrt",  "cosh",  "erf",   "erfc",  "exp10", "exp2",
-                                  "expm1", "log10", "log1p", "log2",  "sinh", "tanh"};
+                                  "expm1", "log10", "log1p", "log2",  "sinh",  "tanh"};
 
 /// glibc's x86 ISA letters and vector widths in bits: SSE4 (b), AVX2 (d), AVX-512 (e).
 struct Isa {
@@ -50,8 +50,8 @@ void addLibmvecVariants(llvm::Module &module, const llvm::TargetMachine &machine
       std::string vectorName =
           "_ZGV" + std::string(1, isa.letter) + "N" + std::to_string(lanes) + "v_" + libm;
       auto *vector = llvm::FixedVectorType::get(element, lanes);
-      llvm::FunctionCallee callee = module.getOrInsertFunction(
-          vectorName, llvm::FunctionType::get(vector, {vector}, false));
+      llvm::FunctionCallee callee =
+          module.getOrInsertFunction(vectorName, llvm::FunctionType::get(vector, {vector}, false));
       auto *function = llvm::cast<llvm::Function>(callee.getCallee());
       function->setDoesNotAccessMemory();
       function->setDoesNotThrow();

@@ -185,7 +185,8 @@ Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::strin
   if (!dir.ok())
     return CodedError(DiagCode::CodegenFailed, "CUDA code generation: no temporary folder");
   std::vector<std::string> fatbinArgs = {fatbinary, "-64", "--create=" + dir.file("k.fatbin")};
-  static const std::regex function("Function properties for (\\S+)|Compiling entry function '([^']+)'"),
+  static const std::regex function(
+      "Function properties for (\\S+)|Compiling entry function '([^']+)'"),
       used("Used (\\d+) registers.*?(\\d+) bytes smem");
   for (const std::string &arch : archs) {
     std::string source = dir.file(arch + ".ptx"), cubin = dir.file(arch + ".cubin");
@@ -217,8 +218,8 @@ Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::strin
   }
   const std::string &newest = archs.back();
   out.ptx = ptx[newest];
-  fatbinArgs.push_back("--image3=kind=ptx,sm=" + newest.substr(3) + ",file=" +
-                       dir.file(newest + ".ptx"));
+  fatbinArgs.push_back("--image3=kind=ptx,sm=" + newest.substr(3) +
+                       ",file=" + dir.file(newest + ".ptx"));
   {
     mlir::TimingScope timer = step("fatbinary");
     Expected<std::monostate> ran = run(fatbinArgs, dir.file("fatbinary.log"));

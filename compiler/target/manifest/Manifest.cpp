@@ -1,7 +1,7 @@
 #include "compiler/target/manifest/Manifest.h"
 
-#include "compiler/support/Version.h"
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
+#include "compiler/support/Version.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
@@ -79,7 +79,7 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
               {"beta", gemm.getBias() ? 1.0 : 0.0},
               {"batch", p.batch},
               {"batch_strides", Json{{"a", p.strideA}, {"b", p.strideB}, {"c", p.strideC}}},
-              {"epilogue", Json{{"bias", bias}, {"activation", "none"}}},
+              {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
               {"outputs", {mapexpr::tensorName(gemm.getResult())}},
               {"inputs", inputs}};
 }
@@ -269,16 +269,16 @@ std::string sha256(std::string_view bytes) {
 
 std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const frontend::Translation &translation, mlir::ModuleOp plan,
-                          const std::map<std::string, KernelLaunch> &launches,
-                          const Target &target, const Artifact &binary) {
+                          const std::map<std::string, KernelLaunch> &launches, const Target &target,
+                          const Artifact &binary) {
   Json m;
   m["format"] = "sotc-manifest";
   m["version"] = kFormatVersion;
   m["sotc"] = kSotcVersion;
   if (target.kind == "cpu")
-    m["target"] = Json{{"kind", target.kind},     {"triple", target.triple},
-                       {"cpu", target.cpu},       {"features", target.features},
-                       {"abi", target.abi},       {"gemm", target.gemm}};
+    m["target"] =
+        Json{{"kind", target.kind},         {"triple", target.triple}, {"cpu", target.cpu},
+             {"features", target.features}, {"abi", target.abi},       {"gemm", target.gemm}};
   else
     m["target"] = Json{{"kind", target.kind}, {"triple", target.triple}, {"archs", target.archs},
                        {"ptx", target.ptx},   {"abi", target.abi},       {"gemm", target.gemm}};
@@ -332,8 +332,8 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     s["end"] = end;
     segments.push_back(s);
   }
-  m["entry"] = Json{{"function", translation.entry},
-                    {"inputs", parametersJson(translation, segments)}};
+  m["entry"] =
+      Json{{"function", translation.entry}, {"inputs", parametersJson(translation, segments)}};
   m["guards"] = guards;
   m["guard_lambda"] = translation.guardLambda();
   m["segments"] = segments;

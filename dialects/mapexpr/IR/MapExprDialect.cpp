@@ -250,9 +250,11 @@ LogicalResult GemmOp::verify() {
   if (plan->shape != shape(getResult()))
     return emitOpError("result shape does not match the matmul of its operands");
   Type element = getResult().getType().getElementType();
-  if (getA().getType().getElementType() != element ||
-      getB().getType().getElementType() != element)
+  if (getA().getType().getElementType() != element || getB().getType().getElementType() != element)
     return emitOpError("operands and result must have one element type");
+  if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "gelu_tanh")
+    return emitOpError("activation must be none, relu or gelu_tanh, not '")
+           << getActivation() << "'";
   if (Value bias = getBias()) {
     std::vector<int64_t> b = shape(bias);
     bool row = !b.empty() && b.back() == plan->n && b.size() <= plan->shape.size();

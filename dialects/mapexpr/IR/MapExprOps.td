@@ -127,8 +127,9 @@ def MapExpr_LaunchOp : MapExpr_Op<"launch", [DeclareOpInterfaceMethods<SymbolUse
 def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
   let summary = "A matmul group run by a GEMM library, as a step of a sir.subgraph";
   let description = [{
-    `result = a @ b` with matmul's transpose flags and batch broadcasting, plus `bias`
-    (shape `[n]` or `[1, ..., 1, n]`, added to every row) when an epilogue was folded in.
+    `result = activation(a @ b + bias)` with matmul's transpose flags and batch
+    broadcasting; `bias` (shape `[n]` or `[1, ..., 1, n]`, added to every row) and
+    `activation` (`none`, `relu`, `gelu_tanh`) are the epilogue folded in.
     Not a kernel: the runtime calls the target's GEMM library (OpenBLAS on the CPU), so the
     manifest describes it with its m, n, k, leading dimensions and batch strides
     (Utils/Gemm.h). `name` is the fusion group's name; `names` the result's Python name.
@@ -137,6 +138,7 @@ def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
                        Optional<AnyRankedTensor>:$bias,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_b,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
                        OptionalAttr<StrArrayAttr>:$names);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{

@@ -8,8 +8,7 @@
 namespace sotc::runtime::cpu {
 namespace {
 
-template <typename T>
-void run(const GemmStep &s, T *c, const T *a, const T *b, const T *bias) {
+template <typename T> void run(const GemmStep &s, T *c, const T *a, const T *b, const T *bias) {
   CBLAS_TRANSPOSE ta = s.transposeA ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = s.transposeB ? CblasTrans : CblasNoTrans;
   int64_t count = 1;
@@ -31,8 +30,8 @@ void run(const GemmStep &s, T *c, const T *a, const T *b, const T *bias) {
       cblas_sgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, static_cast<float>(s.alpha), a + offA,
                   s.lda, b + offB, s.ldb, static_cast<float>(s.beta), out, s.ldc);
     else
-      cblas_dgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, s.alpha, a + offA, s.lda, b + offB,
-                  s.ldb, s.beta, out, s.ldc);
+      cblas_dgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, s.alpha, a + offA, s.lda, b + offB, s.ldb,
+                  s.beta, out, s.ldc);
     for (size_t d = index.size(); d-- > 0;) { // next batch index, last dimension fastest
       if (++index[d] < s.batch[d])
         break;
@@ -64,8 +63,8 @@ void runGemm(const GemmStep &s, void *c, const void *a, const void *b, const voi
     run(s, static_cast<float *>(c), static_cast<const float *>(a), static_cast<const float *>(b),
         static_cast<const float *>(bias));
   else
-    run(s, static_cast<double *>(c), static_cast<const double *>(a),
-        static_cast<const double *>(b), static_cast<const double *>(bias));
+    run(s, static_cast<double *>(c), static_cast<const double *>(a), static_cast<const double *>(b),
+        static_cast<const double *>(bias));
 }
 
 } // namespace sotc::runtime::cpu

@@ -11,7 +11,7 @@
 // CHECK:       module attributes {gpu.container_module}
 // CHECK:       mapexpr.launch @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6(%arg0)
 // CHECK-LABEL: gpu.module @sotc_kernels
-// CHECK:       gpu.func @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6(%arg0: memref<32x128xf32>, %arg1: memref<32x128xf32>)
+// CHECK:       gpu.func @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6(%arg0: memref<32x128xf32> {llvm.align = 16 : i64, llvm.noalias}, %arg1: memref<32x128xf32> {llvm.align = 16 : i64, llvm.noalias})
 // CHECK-SAME:    workgroup(%[[MAX:.*]] : memref<1xf32, #gpu.address_space<workgroup>>, %[[EXP:.*]] : memref<128xf32, #gpu.address_space<workgroup>>, %[[SUM:.*]] : memref<1xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 32, 1, 1>}
 // CHECK:         %[[BLOCK:.*]] = gpu.block_id x
@@ -65,7 +65,7 @@ mapexpr.kernel @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadc
 // A row of 1000 on 256 threads: four temporal steps per thread over the row padded to 1024;
 // padding points leave the thread's partial sum as it is, and every thread reaches the
 // all-reduce (uniform: no thread skips it).
-// CHECK-LABEL: gpu.func @exp_0_reduce_sum_1(%arg0: memref<4x1xf32>, %arg1: memref<4x1000xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 4, 1, 1>}
+// CHECK-LABEL: gpu.func @exp_0_reduce_sum_1(%arg0: memref<4x1xf32> {{.*}}, %arg1: memref<4x1000xf32> {{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 4, 1, 1>}
 // CHECK:         %[[PARTIAL:.*]] = scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%[[ACC:.*]] = %cst) -> (f32) {
 // CHECK:           %[[REAL:.*]] = arith.cmpi ult, %{{.*}}, %c1000 : index
 // CHECK:           %[[NEXT:.*]] = scf.if %[[REAL]] -> (f32) {
@@ -96,7 +96,7 @@ mapexpr.kernel @exp_0_reduce_sum_1(%arg0: tensor<4x1000xf32> {mapexpr.name = "x"
 
 // An elementwise kernel: one block of 128 threads over 100 elements; the padding threads do
 // nothing, and no barrier or shared memory is needed.
-// CHECK-LABEL: gpu.func @fill_constant_1_sin_0_max_2(%arg0: memref<100xf32>, %arg1: memref<100xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>}
+// CHECK-LABEL: gpu.func @fill_constant_1_sin_0_max_2(%arg0: memref<100xf32> {{.*}}, %arg1: memref<100xf32> {{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 1, 1, 1>}
 // CHECK:         %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c100 : index
 // CHECK-NEXT:    scf.if %[[IN]] {
 // CHECK:           math.sin

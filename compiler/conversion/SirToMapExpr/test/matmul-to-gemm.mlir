@@ -25,11 +25,14 @@ sir.subgraph @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32x
 
 // -----
 
-// A bias add inside a larger consumer stays there: fused with the activation it is free,
-// and OpenBLAS has no activation epilogue.
+// A bias add inside a larger consumer stays there on the CPU: fused with the activation it is
+// free, and OpenBLAS has no activation epilogue. cuBLASLt has: bias and relu fold.
 // CHECK-LABEL: sir.subgraph @linear_relu
 // CHECK:         %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mm"]} : (tensor<8x16xf64>, tensor<16x32xf64>) -> tensor<8x32xf64>
 // CHECK:         sir.group "broadcast_to_1_add_2_max_3" "injective"(%arg2, %[[G]])
+// CUDA-LABEL:  sir.subgraph @linear_relu
+// CUDA-NEXT:     %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) {activation = "relu", names = ["y"]}
+// CUDA-NEXT:     sir.output %[[G]]
 sir.subgraph @linear_relu(%x: tensor<8x16xf64>, %w: tensor<16x32xf64>, %b: tensor<32xf64>) -> tensor<8x32xf64> {
   %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<8x16xf64>, tensor<16x32xf64>) -> tensor<8x32xf64> {
   ^bb0(%a: tensor<8x16xf64>, %c: tensor<16x32xf64>):
@@ -45,6 +48,64 @@ sir.subgraph @linear_relu(%x: tensor<8x16xf64>, %w: tensor<16x32xf64>, %b: tenso
     sir.yield %y : tensor<8x32xf64>
   }
   sir.output %1 : tensor<8x32xf64>
+}
+
+// -----
+
+// tanh-GELU without a bias, as the operator library decomposes it (operands in any order):
+// a cuBLASLt epilogue on CUDA; a kernel of its own on the CPU.
+// CHECK-LABEL: sir.subgraph @gelu
+// CHECK:         sir.group "gelu"
+// CUDA-LABEL:  sir.subgraph @gelu
+// CUDA-NEXT:     %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {activation = "gelu_tanh", names = ["out"]}
+// CUDA-NEXT:     sir.output %[[G]]
+sir.subgraph @gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<8x16xf32>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = false} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    sir.yield %m : tensor<4x16xf32>
+  }
+  %1 = sir.group "gelu" "injective"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%h: tensor<4x16xf32>):
+    %c1 = sir.prim fill_constant() {name = "c1", shape = array<i64: 4, 16>, value = 0.044715 : f64} : () -> tensor<4x16xf32>
+    %c2 = sir.prim fill_constant() {name = "c2", shape = array<i64: 4, 16>, value = 0.79788456080286541 : f64} : () -> tensor<4x16xf32>
+    %c3 = sir.prim fill_constant() {name = "one", shape = array<i64: 4, 16>, value = 1.0 : f64} : () -> tensor<4x16xf32>
+    %c4 = sir.prim fill_constant() {name = "half", shape = array<i64: 4, 16>, value = 0.5 : f64} : () -> tensor<4x16xf32>
+    %sq = sir.prim multiply(%h, %h) {name = "sq"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %cube = sir.prim multiply(%sq, %h) {name = "cube"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %k = sir.prim multiply(%c1, %cube) {name = "k"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %in = sir.prim add(%k, %h) {name = "in"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %s = sir.prim multiply(%in, %c2) {name = "s"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %t = sir.prim tanh(%s) {name = "t"} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    %t1 = sir.prim add(%c3, %t) {name = "t1"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %hh = sir.prim multiply(%h, %c4) {name = "hh"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %out = sir.prim multiply(%hh, %t1) {name = "out"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    sir.yield %out : tensor<4x16xf32>
+  }
+  sir.output %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// A consumer that does more than the epilogue (here it also scales by 2) keeps its kernel.
+// CUDA-LABEL:  sir.subgraph @more
+// CUDA:          mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mm"]}
+// CUDA:          sir.group "relu_times_two"
+sir.subgraph @more(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<8x16xf32>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = false} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    sir.yield %m : tensor<4x16xf32>
+  }
+  %1 = sir.group "relu_times_two" "injective"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%h: tensor<4x16xf32>):
+    %z = sir.prim fill_constant() {name = "zero", shape = array<i64: 4, 16>, value = 0.0 : f64} : () -> tensor<4x16xf32>
+    %two = sir.prim fill_constant() {name = "two", shape = array<i64: 4, 16>, value = 2.0 : f64} : () -> tensor<4x16xf32>
+    %r = sir.prim max(%h, %z) {name = "r"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %y = sir.prim multiply(%r, %two) {name = "y"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    sir.yield %y : tensor<4x16xf32>
+  }
+  sir.output %1 : tensor<4x16xf32>
 }
 
 // -----
