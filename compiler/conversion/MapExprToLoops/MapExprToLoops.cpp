@@ -383,6 +383,17 @@ public:
         return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
                << "kernel " << op_.getSymName() << ": more than one sequential loop per "
                << "statement is not lowered yet";
+      // A reduction keeps one accumulator per row: every loop inside the block must run over
+      // reduced elements only, or rows would mix.
+      bool reduces = std::any_of(a.stmts.begin(), a.stmts.end(), [](const OpStmt &op) {
+        return llvm::StringRef(op.op).ends_with("_acc");
+      });
+      for (size_t i = 0; reduces && i < a.schedule->loops.size(); ++i)
+        if (a.schedule->loops[i].type != sched::LoopType::S0x && a.schedule->loops[i].size > 1 &&
+            !a.schedule->mesh.outputReduced(i))
+          return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+                 << "kernel " << op_.getSymName() << ": a reduction whose block loops also "
+                 << "run over rows (" << a.schedule->loops[i].str() << ") is not lowered yet";
     }
     for (mlir::Value v : values_) {
       mlir::Type t = mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();

@@ -112,6 +112,23 @@ private:
     for (mlir::RankedTensorType t : tensors)
       if (!derivable(t, anchor))
         return false;
+    // One row structure: every reduction reduces the same axes of the same shape (softmax's
+    // max and sum do; a column sum and a row sum of one tensor would need two).
+    std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> rows;
+    for (size_t i : ops) {
+      if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
+        continue;
+      auto in = mlir::cast<mlir::RankedTensorType>(prims_[i]->getOperand(0).getType());
+      std::vector<int64_t> shape(in.getShape().begin(), in.getShape().end());
+      std::vector<int64_t> axes = primAttrsOf(prims_[i]).axes;
+      if (axes.empty()) // every axis
+        for (size_t d = 0; d < shape.size(); ++d)
+          axes.push_back(static_cast<int64_t>(d));
+      std::sort(axes.begin(), axes.end());
+      if (rows && *rows != std::make_pair(shape, axes))
+        return false;
+      rows = std::make_pair(shape, axes);
+    }
     // No cycle: nothing outside the union may sit on a path between two of its members.
     std::vector<bool> reachesUnion(prims_.size(), false), fromUnion(prims_.size(), false);
     for (size_t i = 0; i < prims_.size(); ++i) { // forward, in program order

@@ -67,3 +67,17 @@ sir.subgraph @row_sum(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
   %2 = sir.prim neg(%1) : (tensor<4xf32>) -> tensor<4xf32>
   sir.output %0, %2 : tensor<4x8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A column sum and a row sum of one tensor need two row structures: two groups (the
+// producer fuses into the first), never one kernel whose accumulators would mix rows.
+// CHECK-LABEL: sir.subgraph @two_axes
+// CHECK:       sir.group "exp_0_reduce_sum_1" "reduction"
+// CHECK:       sir.group "reduce_sum_2" "reduction"
+sir.subgraph @two_axes(%x: tensor<4x8xf32>) -> (tensor<1x8xf32>, tensor<4x1xf32>) {
+  %0 = sir.prim exp(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = sir.prim reduce_sum(%0) {axes = array<i64: 0>, keepdim = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %2 = sir.prim reduce_sum(%0) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  sir.output %1, %2 : tensor<1x8xf32>, tensor<4x1xf32>
+}
