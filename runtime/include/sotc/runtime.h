@@ -1,0 +1,83 @@
+/*===- sotc/runtime.h - Running what `sotc compile` built, from C ---------------------------===*
+ *
+ * An artifact is a binary (CPU shared library; CUDA fatbin) and the manifest beside it. Open
+ * it, pass the traced function's parameters, run; every call checks the parameters against
+ * what the trace was compiled for before any kernel runs. Errors are values: a failing call
+ * returns non-zero and fills a sotc_error (a stable code "E8xxx" and one line of text); nothing
+ * throws across this boundary and nothing aborts.
+ *
+ *   sotc_artifact *a;
+ *   sotc_error err;
+ *   if (sotc_open("k.so", &a, &err)) { fprintf(stderr, "%s: %s\n", err.code, err.message); }
+ *   sotc_value in[1] = {sotc_tensor_value(x, SOTC_FLOAT32, 2, shape)};
+ *   sotc_value out[4]; size_t n = 4;
+ *   sotc_run(a, in, 1, out, &n, &err);   // outputs: buffers the runtime owns until the next run
+ *   sotc_close(a);
+ *
+ *===---------------------------------------------------------------------------------------===*/
+#ifndef SOTC_RUNTIME_H
+#define SOTC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sotc_error {
+  char code[8];       /* "E8001" ... (docs/diagnostics.md) */
+  char message[1024]; /* one line */
+} sotc_error;
+
+typedef enum sotc_dtype {
+  SOTC_BOOL,
+  SOTC_INT8,
+  SOTC_UINT8,
+  SOTC_INT16,
+  SOTC_INT32,
+  SOTC_INT64,
+  SOTC_FLOAT16,
+  SOTC_BFLOAT16,
+  SOTC_FLOAT32,
+  SOTC_FLOAT64,
+  SOTC_COMPLEX64,
+  SOTC_COMPLEX128
+} sotc_dtype;
+
+enum { SOTC_MAX_RANK = 8 };
+
+/* A parameter or a result: a dense row-major tensor, or another Python value given as the
+ * repr it was traced with ("3", "'scale'", "None"). */
+typedef struct sotc_value {
+  int is_tensor;
+  void *data;
+  sotc_dtype dtype;
+  int32_t rank;
+  int64_t shape[SOTC_MAX_RANK];
+  const char *repr;
+} sotc_value;
+
+typedef struct sotc_artifact sotc_artifact;
+
+/* `path`: the binary or its manifest (k.so, k.fatbin, k.manifest.json). */
+int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error);
+void sotc_close(sotc_artifact *artifact);
+
+/* The traced function's parameters, in order. */
+size_t sotc_num_parameters(const sotc_artifact *artifact);
+const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i);
+
+/* Runs the artifact on `num_inputs` parameters (in the traced order). On success `outputs`
+ * (room for *num_outputs values) holds the tensors of the returned value in the order the
+ * manifest's result lists them, and *num_outputs their count; their data belongs to the
+ * artifact until the next run or sotc_close. A parameter that does not match what the trace
+ * was compiled for fails with E8004 and says which, expected and got. */
+int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
+             sotc_value *outputs, size_t *num_outputs, sotc_error *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOTC_RUNTIME_H */

@@ -1,0 +1,251 @@
+#include "runtime/src/Artifact.h"
+
+#include "sotc/runtime.h"
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace sotc::runtime {
+namespace {
+
+using Json = nlohmann::json;
+
+const char *kDtypes[] = {"bool",    "int8",     "uint8",   "int16",   "int32",     "int64",
+                         "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+const size_t kDtypeBytes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("E8001", path + ": cannot read");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+Buffer bufferOf(const Json &j) {
+  Buffer b;
+  b.name = j.at("name").get<std::string>();
+  b.dtype = dtypeIndex(j.at("dtype").get<std::string>());
+  b.shape = j.at("shape").get<std::vector<int64_t>>();
+  b.bytes = j.at("bytes").get<int64_t>();
+  if (j.contains("offset"))
+    b.offset = j.at("offset").get<int64_t>();
+  return b;
+}
+
+/// The tensors a result rebuilds, in order ({"tensor"}, nested tuples, lists and dicts).
+void resultTensors(const Json &r, std::vector<std::string> &out) {
+  if (r.contains("tensor"))
+    out.push_back(r.at("tensor").get<std::string>());
+  for (const char *key : {"tuple", "list"})
+    if (r.contains(key))
+      for (const Json &item : r.at(key))
+        resultTensors(item, out);
+  if (r.contains("dict"))
+    for (const Json &pair : r.at("dict"))
+      resultTensors(pair.at(1), out);
+}
+
+Step stepOf(const Json &j) {
+  Step s;
+  s.outputs = j.at("outputs").get<std::vector<std::string>>();
+  s.inputs = j.at("inputs").get<std::vector<std::string>>();
+  if (j.at("kind") == "kernel") {
+    s.symbol = j.at("symbol").get<std::string>();
+    s.grid = j.at("grid").get<int64_t>();
+    return s;
+  }
+  if (j.at("kind") != "gemm")
+    throw Error("E8002", "unknown step kind " + j.at("kind").dump());
+  s.gemm = true;
+  cpu::GemmStep &p = s.plan;
+  std::string dtype = j.at("dtype").get<std::string>();
+  if (dtype != "float32" && dtype != "float64")
+    throw Error("E8002", "a CPU GEMM step of " + dtype + " (float32 and float64 are run)");
+  p.type = dtype == "float64" ? cpu::GemmStep::Type::F64 : cpu::GemmStep::Type::F32;
+  p.m = j.at("m"), p.n = j.at("n"), p.k = j.at("k");
+  p.transposeA = j.at("transpose_a"), p.transposeB = j.at("transpose_b");
+  p.lda = j.at("lda"), p.ldb = j.at("ldb"), p.ldc = j.at("ldc");
+  p.alpha = j.at("alpha"), p.beta = j.at("beta");
+  p.batch = j.at("batch").get<std::vector<int64_t>>();
+  p.strideA = j.at("batch_strides").at("a").get<std::vector<int64_t>>();
+  p.strideB = j.at("batch_strides").at("b").get<std::vector<int64_t>>();
+  p.strideC = j.at("batch_strides").at("c").get<std::vector<int64_t>>();
+  if (!j.at("epilogue").at("bias").is_null())
+    s.bias = j.at("epilogue").at("bias").get<std::string>();
+  if (j.at("epilogue").at("activation") != "none")
+    throw Error("E8002",
+                "a CPU GEMM step with activation " + j.at("epilogue").at("activation").dump());
+  std::string why = cpu::validate(p);
+  if (!why.empty())
+    throw Error("E8001", "GEMM step " + j.at("name").get<std::string>() + ": " + why);
+  return s;
+}
+
+Segment segmentOf(const Json &j) {
+  Segment s;
+  s.name = j.at("name").get<std::string>();
+  for (const Json &b : j.at("inputs"))
+    s.inputs.push_back(bufferOf(b));
+  for (const Json &b : j.at("outputs"))
+    s.outputs.push_back(bufferOf(b));
+  for (const Json &b : j.at("arena").at("buffers"))
+    s.arena.push_back(bufferOf(b));
+  s.arenaBytes = j.at("arena").at("bytes").get<int64_t>();
+  for (const Json &step : j.at("steps"))
+    s.steps.push_back(stepOf(step));
+  const Json &end = j.at("end");
+  std::string kind = end.at("kind").get<std::string>();
+  if (kind == "return") {
+    if (end.contains("result"))
+      resultTensors(end.at("result"), s.results);
+  } else if (kind == "branch") {
+    s.end = Segment::End::Branch;
+    s.condition = end.at("condition").get<std::string>();
+    s.onTrue = end.at("on_true"), s.onFalse = end.at("on_false");
+    s.trueArgs = end.at("true_args").get<std::vector<std::string>>();
+    s.falseArgs = end.at("false_args").get<std::vector<std::string>>();
+    s.source = end.at("source").get<std::string>();
+  } else {
+    s.end = Segment::End::HostCallback;
+    s.callee = end.at("callee").get<std::string>();
+    s.source = end.at("source").get<std::string>();
+  }
+  return s;
+}
+
+/// Whether this machine's CPU has an instruction-set extension (GCC's names match LLVM's
+/// for the ones manifests list).
+bool cpuHas(const std::string &feature) {
+#define SOTC_FEATURE(name)                                                                         \
+  if (feature == name)                                                                             \
+    return __builtin_cpu_supports(name);
+  SOTC_FEATURE("sse4.2")
+  SOTC_FEATURE("popcnt")
+  SOTC_FEATURE("avx")
+  SOTC_FEATURE("avx2")
+  SOTC_FEATURE("fma")
+  SOTC_FEATURE("bmi2")
+  SOTC_FEATURE("avx512f")
+  SOTC_FEATURE("avx512bw")
+  SOTC_FEATURE("avx512dq")
+  SOTC_FEATURE("avx512vl")
+#undef SOTC_FEATURE
+  if (feature == "f16c")
+    return __builtin_cpu_supports("avx2"); // every AVX2 CPU has F16C
+  return false;
+}
+
+} // namespace
+
+int dtypeIndex(const std::string &name) {
+  for (int i = 0; i <= SOTC_COMPLEX128; ++i)
+    if (name == kDtypes[i])
+      return i;
+  return -1;
+}
+
+size_t dtypeBytes(int dtype) {
+  return dtype >= 0 && dtype <= SOTC_COMPLEX128 ? kDtypeBytes[dtype] : 0;
+}
+
+std::string sha256Hex(const std::string &bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
+  static const char *hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < size; ++i)
+    out += {hex[digest[i] >> 4], hex[digest[i] & 15]};
+  return out;
+}
+
+Artifact loadArtifact(const std::string &path) {
+  Artifact a;
+  std::string suffix = ".manifest.json";
+  bool isManifest = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (isManifest) {
+    a.manifestPath = path;
+  } else {
+    std::string stem = path;
+    for (const char *ext : {".so", ".fatbin"}) {
+      std::string e = ext;
+      if (stem.size() > e.size() && stem.compare(stem.size() - e.size(), e.size(), e) == 0) {
+        stem.resize(stem.size() - e.size());
+        break;
+      }
+    }
+    a.manifestPath = stem + suffix;
+  }
+  Json m = Json::parse(readFile(a.manifestPath), nullptr, /*allow_exceptions=*/false);
+  if (m.is_discarded() || !m.is_object() || m.value("format", "") != "sotc-manifest")
+    throw Error("E8001", a.manifestPath + ": not a sotc manifest");
+  if (m.value("version", 0) != 1)
+    throw Error("E8002", a.manifestPath + ": manifest version " +
+                             std::to_string(m.value("version", 0)) +
+                             "; this runtime reads version 1");
+  try {
+    a.target = m.at("target").at("kind").get<std::string>();
+    a.binaryPath = directoryOf(a.manifestPath) + m.at("binary").at("file").get<std::string>();
+    if (!isManifest)
+      a.binaryPath = path;
+    if (sha256Hex(readFile(a.binaryPath)) != m.at("binary").at("sha256").get<std::string>())
+      throw Error("E8003", a.binaryPath + ": its sha256 differs from the manifest's (rebuilt "
+                                          "or replaced since)");
+    if (a.target == "cuda")
+      throw Error("E8003", a.binaryPath + ": a CUDA fatbin; this runtime runs CPU artifacts "
+                                          "(the CUDA backend is not built yet)");
+    if (a.target != "cpu")
+      throw Error("E8002", a.manifestPath + ": unknown target " + a.target);
+    a.features = m.at("target").at("features").get<std::vector<std::string>>();
+    for (const std::string &f : a.features)
+      if (!cpuHas(f))
+        throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +
+                                 ", which this machine lacks (recompile with --cpu native)");
+    // Which guard made the program depend on each parameter, for the mismatch message.
+    std::map<std::string, std::string> guardOf;
+    for (const Json &g : m.at("guards")) {
+      std::string e = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
+      if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() + 2 &&
+          e.compare(e.size() - 2, 2, "']") == 0)
+        guardOf[e.substr(prefix.size(), e.size() - prefix.size() - 2)] =
+            g.at("id").get<std::string>() + " (" + g.at("source").get<std::string>() + ")";
+    }
+    for (const Json &p : m.at("entry").at("inputs")) {
+      Parameter param;
+      param.name = p.at("name").get<std::string>();
+      param.tensor = p.at("kind") == "tensor";
+      if (param.tensor) {
+        param.spec.name = param.name;
+        param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
+        param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
+        param.stopGradient = p.at("stop_gradient").get<bool>();
+        if (!p.at("buffer").is_null())
+          param.buffer = p.at("buffer").get<std::string>();
+      } else {
+        param.value = p.at("value").get<std::string>();
+      }
+      if (guardOf.count(param.name))
+        param.guard = guardOf[param.name];
+      a.parameters.push_back(std::move(param));
+    }
+    for (const Json &s : m.at("segments"))
+      a.segments.push_back(segmentOf(s));
+  } catch (const Json::exception &e) {
+    throw Error("E8001", a.manifestPath + ": malformed manifest (" + e.what() + ")");
+  }
+  if (a.segments.empty())
+    throw Error("E8001", a.manifestPath + ": no segments");
+  return a;
+}
+
+} // namespace sotc::runtime

@@ -1,0 +1,95 @@
+//===- Artifact.h - A compiled artifact as the runtime sees it ----------------------------===//
+//
+// The manifest (docs/manifest.md) read into a plan: the parameters, the segments with their
+// steps, buffers and ends, and the binary beside it, checked (format, version, sha256, the
+// machine's instruction set) before anything runs.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_RUNTIME_ARTIFACT_H
+#define SOTC_RUNTIME_ARTIFACT_H
+
+#include "runtime/src/cpu/Gemm.h"
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sotc::runtime {
+
+/// A runtime failure: a stable code (E8xxx) and one line.
+class Error : public std::runtime_error {
+public:
+  Error(std::string code, const std::string &message)
+      : std::runtime_error(message), code_(std::move(code)) {}
+  const std::string &code() const { return code_; }
+
+private:
+  std::string code_;
+};
+
+/// dtype names as the manifest writes them ("float32"), and their sizes in bytes.
+int dtypeIndex(const std::string &name); // sotc_dtype, or -1
+size_t dtypeBytes(int dtype);
+
+struct Buffer {
+  std::string name;
+  int dtype = 0;
+  std::vector<int64_t> shape;
+  int64_t bytes = 0, offset = -1; // offset: in the segment's arena, for intermediates
+};
+
+struct Parameter {
+  std::string name;
+  bool tensor = false;
+  Buffer spec; // tensors
+  bool stopGradient = true;
+  std::string buffer; // tensors: the segment-0 input it is passed as ("" when unused)
+  std::string value;  // other values: the repr it was traced with
+  std::string guard;  // "g3 (prog.py:7)": the guard that made the program depend on it
+};
+
+struct Step {
+  bool gemm = false;
+  std::string symbol; // kernels
+  int64_t grid = 0;
+  cpu::GemmStep plan; // GEMM steps
+  std::string bias;   // GEMM: the bias buffer, or ""
+  std::vector<std::string> outputs, inputs;
+  void *function = nullptr; // kernels, once the binary is loaded
+};
+
+struct Segment {
+  std::string name;
+  std::vector<Buffer> inputs, outputs, arena;
+  int64_t arenaBytes = 0;
+  std::vector<Step> steps;
+  enum class End { Return, Branch, HostCallback } end = End::Return;
+  std::vector<std::string> results; // Return: the result's tensors, in order
+  std::string condition;            // Branch
+  int onTrue = -1, onFalse = -1;
+  std::vector<std::string> trueArgs, falseArgs;
+  std::string source; // Branch, HostCallback: the Python line
+  std::string callee; // HostCallback
+};
+
+struct Artifact {
+  std::string manifestPath, binaryPath;
+  std::string target; // "cpu" or "cuda"
+  std::vector<std::string> features;
+  std::vector<Parameter> parameters;
+  std::vector<Segment> segments;
+};
+
+/// Reads and checks the artifact at `path` (the binary or its manifest). E8001 unreadable or
+/// malformed, E8002 a format or version this runtime does not read, E8003 a binary that is
+/// not the manifest's or a machine that cannot run it.
+Artifact loadArtifact(const std::string &path);
+
+/// Lower-case hex SHA-256 of a file's bytes.
+std::string sha256Hex(const std::string &bytes);
+
+} // namespace sotc::runtime
+
+#endif // SOTC_RUNTIME_ARTIFACT_H

@@ -1,0 +1,288 @@
+// The C API (include/sotc/runtime.h) over the artifact loader and the CPU executor: check the
+// parameters, then run the segments in order, following branches, on a fixed thread pool.
+#include "sotc/runtime.h"
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/cpu/Gemm.h"
+#include "runtime/src/cpu/ThreadPool.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+using namespace sotc::runtime;
+
+namespace {
+
+/// 64-byte aligned bytes that the artifact reuses from run to run.
+struct Storage {
+  void *data = nullptr;
+  size_t bytes = 0;
+  ~Storage() { std::free(data); }
+  void *reserve(size_t n) {
+    if (n > bytes) {
+      std::free(data);
+      bytes = (n + 63) / 64 * 64;
+      data = std::aligned_alloc(64, bytes);
+    }
+    return data;
+  }
+};
+
+std::string formatTensor(int dtype, const int64_t *shape, int rank) {
+  static const char *names[] = {"bool",    "int8",    "uint8",     "int16",
+                                "int32",   "int64",   "float16",   "bfloat16",
+                                "float32", "float64", "complex64", "complex128"};
+  std::string s = dtype >= 0 && dtype <= SOTC_COMPLEX128 ? names[dtype] : "?";
+  s += "[";
+  for (int i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+} // namespace
+
+struct sotc_artifact {
+  Artifact artifact;
+  void *library = nullptr;
+  std::unique_ptr<sotc::runtime::cpu::ThreadPool> pool;
+  Storage arena;
+  std::map<std::string, Storage> outputs; // segment outputs, by segment and name
+  ~sotc_artifact() {
+    if (library)
+      dlclose(library);
+  }
+};
+
+namespace {
+
+void fill(sotc_error *error, const std::string &code, const std::string &message) {
+  if (!error)
+    return;
+  std::snprintf(error->code, sizeof(error->code), "%s", code.c_str());
+  std::string line = message;
+  for (char &c : line)
+    if (c == '\n')
+      c = ' ';
+  std::snprintf(error->message, sizeof(error->message), "%s", line.c_str());
+}
+
+/// A kernel of up to 16 buffers, called with exactly its buffers.
+void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &b) {
+  using P = void *;
+  switch (b.size()) {
+  case 1:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P)>(fn)(begin, end, b[0]);
+  case 2:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P)>(fn)(begin, end, b[0], b[1]);
+  case 3:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P)>(fn)(begin, end, b[0], b[1], b[2]);
+  case 4:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P)>(fn)(begin, end, b[0], b[1],
+                                                                        b[2], b[3]);
+  case 5:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P)>(fn)(begin, end, b[0], b[1],
+                                                                           b[2], b[3], b[4]);
+  case 6:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P, P)>(fn)(
+        begin, end, b[0], b[1], b[2], b[3], b[4], b[5]);
+  case 7:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P, P, P)>(fn)(
+        begin, end, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
+  case 8:
+    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P, P, P, P)>(fn)(
+        begin, end, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
+  default:
+    throw Error("E8005", "a kernel of " + std::to_string(b.size()) +
+                             " buffers (the CPU runtime calls kernels of up to 8)");
+  }
+}
+
+/// The parameters against what the trace was compiled for: every mismatch, one per clause.
+void checkParameters(const Artifact &a, const sotc_value *in, size_t n) {
+  if (n != a.parameters.size())
+    throw Error("E8004", "expected " + std::to_string(a.parameters.size()) + " parameters, got " +
+                             std::to_string(n));
+  std::vector<std::string> mismatches;
+  for (size_t i = 0; i < n; ++i) {
+    const Parameter &p = a.parameters[i];
+    std::string why = p.guard.empty() ? "" : " (guard " + p.guard + ")";
+    if (p.tensor) {
+      const Buffer &s = p.spec;
+      std::string expected =
+          formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
+      if (!in[i].is_tensor) {
+        mismatches.push_back(p.name + ": expected " + expected + ", got " +
+                             (in[i].repr ? in[i].repr : "a non-tensor") + why);
+        continue;
+      }
+      bool same = in[i].dtype == s.dtype && in[i].rank == static_cast<int32_t>(s.shape.size()) &&
+                  in[i].data != nullptr;
+      for (size_t d = 0; same && d < s.shape.size(); ++d)
+        same = in[i].shape[d] == s.shape[d];
+      if (!same)
+        mismatches.push_back(
+            p.name + ": expected " + expected + ", got " +
+            formatTensor(in[i].dtype, in[i].shape, std::min<int32_t>(in[i].rank, SOTC_MAX_RANK)) +
+            (in[i].data ? "" : " without data") + why);
+    } else if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr)) {
+      mismatches.push_back(p.name + ": expected " + p.value + ", got " +
+                           (in[i].is_tensor ? "a tensor"
+                            : in[i].repr    ? in[i].repr
+                                            : "nothing") +
+                           why);
+    }
+  }
+  if (!mismatches.empty()) {
+    std::string text = "the inputs do not match what was compiled: ";
+    for (size_t i = 0; i < mismatches.size(); ++i)
+      text += (i ? "; " : "") + mismatches[i];
+    throw Error("E8004", text);
+  }
+}
+
+void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut) {
+  const Artifact &a = s.artifact;
+  checkParameters(a, in, a.parameters.size());
+  std::map<std::string, void *> buffers; // the current segment's, by name
+  for (size_t i = 0; i < a.parameters.size(); ++i)
+    if (a.parameters[i].tensor && !a.parameters[i].buffer.empty())
+      buffers[a.parameters[i].buffer] = in[i].data;
+  for (size_t index = 0, hops = 0;; ++hops) {
+    if (hops > 100000)
+      throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
+    const Segment &seg = a.segments.at(index);
+    char *arena = static_cast<char *>(s.arena.reserve(static_cast<size_t>(seg.arenaBytes)));
+    for (const Buffer &b : seg.arena)
+      buffers[b.name] = arena + b.offset;
+    for (const Buffer &b : seg.outputs)
+      if (!buffers.count(b.name) ||
+          std::find_if(seg.arena.begin(), seg.arena.end(),
+                       [&](const Buffer &x) { return x.name == b.name; }) != seg.arena.end())
+        buffers[b.name] = s.outputs[seg.name + "/" + b.name].reserve(static_cast<size_t>(b.bytes));
+    for (const Step &step : seg.steps) {
+      auto at = [&](const std::string &name) {
+        auto it = buffers.find(name);
+        if (it == buffers.end())
+          throw Error("E8001", seg.name + ": a step reads " + name + ", which no step wrote");
+        return it->second;
+      };
+      std::vector<void *> args;
+      for (const std::string &name : step.outputs)
+        args.push_back(at(name));
+      for (const std::string &name : step.inputs)
+        args.push_back(at(name));
+      if (step.gemm) {
+        sotc::runtime::cpu::runGemm(step.plan, args[0], args[1], args[2],
+                                    step.bias.empty() ? nullptr : args[3]);
+        continue;
+      }
+      s.pool->parallelFor(
+          step.grid, [&](int64_t begin, int64_t end) { call(step.function, begin, end, args); });
+    }
+    if (seg.end == Segment::End::HostCallback)
+      throw Error("E8005", seg.name + " ends in a host callback (" + seg.callee + " at " +
+                               seg.source + "), which the C runtime cannot run");
+    if (seg.end == Segment::End::Branch) {
+      void *condition = buffers.at(seg.condition);
+      bool taken = *static_cast<const unsigned char *>(condition) != 0;
+      const std::vector<std::string> &args = taken ? seg.trueArgs : seg.falseArgs;
+      int next = taken ? seg.onTrue : seg.onFalse;
+      const Segment &target = a.segments.at(static_cast<size_t>(next));
+      std::map<std::string, void *> passed;
+      for (size_t i = 0; i < args.size() && i < target.inputs.size(); ++i)
+        passed[target.inputs[i].name] = buffers.at(args[i]);
+      buffers = std::move(passed);
+      index = static_cast<size_t>(next);
+      continue;
+    }
+    // Return: the result's tensors, in order.
+    if (*numOut < seg.results.size())
+      throw Error("E8005", "the result has " + std::to_string(seg.results.size()) +
+                               " tensors; room was given for " + std::to_string(*numOut));
+    for (size_t r = 0; r < seg.results.size(); ++r) {
+      const std::string &name = seg.results[r];
+      const Buffer *spec = nullptr;
+      for (const std::vector<Buffer> *list : {&seg.outputs, &seg.inputs})
+        for (const Buffer &b : *list)
+          if (b.name == name)
+            spec = &b;
+      if (!spec)
+        throw Error("E8001", seg.name + ": the result names " + name + ", no output of it");
+      sotc_value &v = out[r];
+      std::memset(&v, 0, sizeof(v));
+      v.is_tensor = 1;
+      v.dtype = static_cast<sotc_dtype>(spec->dtype);
+      v.rank = static_cast<int32_t>(std::min<size_t>(spec->shape.size(), SOTC_MAX_RANK));
+      for (int32_t d = 0; d < v.rank; ++d)
+        v.shape[d] = spec->shape[d];
+      v.data = buffers.at(name);
+    }
+    *numOut = seg.results.size();
+    return;
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error) {
+  try {
+    auto s = std::make_unique<sotc_artifact>();
+    s->artifact = loadArtifact(path ? path : "");
+    s->library = dlopen(s->artifact.binaryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!s->library)
+      throw Error("E8001", s->artifact.binaryPath + ": cannot load (" + dlerror() + ")");
+    for (Segment &seg : s->artifact.segments)
+      for (Step &step : seg.steps)
+        if (!step.gemm && !(step.function = dlsym(s->library, step.symbol.c_str())))
+          throw Error("E8001", s->artifact.binaryPath + ": no kernel " + step.symbol);
+    const char *threads = std::getenv("SOTC_NUM_THREADS");
+    unsigned n = threads ? static_cast<unsigned>(std::atoi(threads))
+                         : std::max(1u, std::thread::hardware_concurrency());
+    s->pool = std::make_unique<sotc::runtime::cpu::ThreadPool>(n);
+    *artifact = s.release();
+    return 0;
+  } catch (const Error &e) {
+    fill(error, e.code(), e.what());
+  } catch (const std::exception &e) {
+    fill(error, "E8001", e.what());
+  }
+  return 1;
+}
+
+void sotc_close(sotc_artifact *artifact) { delete artifact; }
+
+size_t sotc_num_parameters(const sotc_artifact *artifact) {
+  return artifact ? artifact->artifact.parameters.size() : 0;
+}
+
+const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i) {
+  if (!artifact || i >= artifact->artifact.parameters.size())
+    return nullptr;
+  return artifact->artifact.parameters[i].name.c_str();
+}
+
+int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
+             sotc_value *outputs, size_t *num_outputs, sotc_error *error) {
+  try {
+    if (!artifact || !num_outputs || (num_inputs && !inputs))
+      throw Error("E8005", "sotc_run needs an artifact, its inputs and room for the outputs");
+    checkParameters(artifact->artifact, inputs, num_inputs);
+    run(*artifact, inputs, outputs, num_outputs);
+    return 0;
+  } catch (const Error &e) {
+    fill(error, e.code(), e.what());
+  } catch (const std::exception &e) {
+    fill(error, "E8005", e.what());
+  }
+  return 1;
+}
+
+} // extern "C"

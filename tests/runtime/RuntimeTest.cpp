@@ -1,0 +1,185 @@
+// The runtime end to end on the CPU: artifacts that `sotc compile --target cpu` built (the
+// sotc_compile rule in testdata/BUILD.bazel) opened through the C API, their parameters
+// checked, run on random inputs, and compared with straightforward double-precision loops.
+#include "sotc/runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<float> random(size_t n, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+sotc_value tensor(std::vector<float> &data, std::vector<int64_t> shape) {
+  sotc_value v{};
+  v.is_tensor = 1;
+  v.data = data.data();
+  v.dtype = SOTC_FLOAT32;
+  v.rank = static_cast<int32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    v.shape[d] = shape[d];
+  return v;
+}
+
+struct Opened {
+  sotc_artifact *artifact = nullptr;
+  sotc_error error{};
+  explicit Opened(const std::string &path) {
+    if (sotc_open(path.c_str(), &artifact, &error))
+      artifact = nullptr;
+  }
+  ~Opened() { sotc_close(artifact); }
+};
+
+void checkClose(const float *got, const std::vector<double> &want, double tolerance) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+    CHECK(std::fabs(got[i] - want[i]) <= tolerance * std::max(1.0, std::fabs(want[i])));
+  }
+}
+
+std::string slurp(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spit(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+} // namespace
+
+TEST_CASE("softmax runs and matches", "[runtime]") {
+  Opened a("testdata/softmax_cpu.so");
+  INFO(a.error.code << ": " << a.error.message);
+  REQUIRE(a.artifact);
+  REQUIRE(sotc_num_parameters(a.artifact) == 1);
+  CHECK(std::string(sotc_parameter_name(a.artifact, 0)) == "x");
+  std::mt19937 rng(1);
+  std::vector<float> x = random(32 * 128, rng);
+  sotc_value in[] = {tensor(x, {32, 128})};
+  sotc_value out[2];
+  size_t n = 2;
+  sotc_error error{};
+  REQUIRE(sotc_run(a.artifact, in, 1, out, &n, &error) == 0);
+  REQUIRE(n == 1);
+  CHECK((out[0].rank == 2 && out[0].shape[0] == 32 && out[0].shape[1] == 128));
+  std::vector<double> want(x.size());
+  for (int r = 0; r < 32; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (int c = 0; c < 128; ++c)
+      max = std::max<double>(max, x[r * 128 + c]);
+    for (int c = 0; c < 128; ++c)
+      sum += std::exp(x[r * 128 + c] - max);
+    for (int c = 0; c < 128; ++c)
+      want[r * 128 + c] = std::exp(x[r * 128 + c] - max) / sum;
+  }
+  checkClose(static_cast<const float *>(out[0].data), want, 1e-5);
+}
+
+TEST_CASE("an MLP: GEMM steps through OpenBLAS and the GELU kernel", "[runtime]") {
+  Opened a("testdata/gelu_mlp_cpu.so");
+  INFO(a.error.code << ": " << a.error.message);
+  REQUIRE(a.artifact);
+  std::mt19937 rng(2);
+  std::vector<float> x = random(32 * 256, rng), w1 = random(256 * 1024, rng),
+                     b1 = random(1024, rng), w2 = random(1024 * 256, rng), b2 = random(256, rng);
+  sotc_value in[] = {tensor(x, {32, 256}), tensor(w1, {256, 1024}), tensor(b1, {1024}),
+                     tensor(w2, {1024, 256}), tensor(b2, {256})};
+  sotc_value out[1];
+  size_t n = 1;
+  sotc_error error{};
+  REQUIRE(sotc_run(a.artifact, in, 5, out, &n, &error) == 0);
+  std::vector<double> h(32 * 1024), want(32 * 256);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 1024; ++j) {
+      double s = b1[j];
+      for (int k = 0; k < 256; ++k)
+        s += static_cast<double>(x[i * 256 + k]) * w1[k * 1024 + j];
+      h[i * 1024 + j] = 0.5 * s * (1 + std::tanh(std::sqrt(2 / M_PI) * (s + 0.044715 * s * s * s)));
+    }
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 256; ++j) {
+      double s = b2[j];
+      for (int k = 0; k < 1024; ++k)
+        s += h[i * 1024 + k] * w2[k * 256 + j];
+      want[i * 256 + j] = s;
+    }
+  // Two f32 dot products of 256 and 1024 terms of either sign: 1e-4 relative to the sum.
+  checkClose(static_cast<const float *>(out[0].data), want, 1e-4);
+}
+
+TEST_CASE("a branch on a tensor value takes the side the data says", "[runtime]") {
+  Opened a("testdata/tensor_branch_cpu.so");
+  INFO(a.error.code << ": " << a.error.message);
+  REQUIRE(a.artifact);
+  for (float sign : {1.0f, -1.0f}) {
+    std::vector<float> x = {1, 2, 3, 4, -1, -2, 0.5f, 0.25f};
+    for (float &v : x)
+      v *= sign;
+    sotc_value in[] = {tensor(x, {8})};
+    sotc_value out[1];
+    size_t n = 1;
+    sotc_error error{};
+    REQUIRE(sotc_run(a.artifact, in, 1, out, &n, &error) == 0);
+    std::vector<double> want;
+    for (float v : x) // if x.sum() > 0: x * 2 + 1 else -x + 1
+      want.push_back(sign > 0 ? v * 2.0 + 1 : -v + 1.0);
+    checkClose(static_cast<const float *>(out[0].data), want, 1e-6);
+  }
+}
+
+TEST_CASE("inputs that do not match what was compiled never reach a kernel", "[runtime]") {
+  Opened a("testdata/softmax_cpu.so");
+  REQUIRE(a.artifact);
+  std::vector<float> x(32 * 64);
+  sotc_value in[] = {tensor(x, {32, 64})};
+  sotc_value out[1];
+  size_t n = 1;
+  sotc_error error{};
+  REQUIRE(sotc_run(a.artifact, in, 1, out, &n, &error) == 1);
+  CHECK(std::string(error.code) == "E8004");
+  CHECK(std::string(error.message) ==
+        "the inputs do not match what was compiled: x: expected float32[32, 128], got "
+        "float32[32, 64] (guard g0 (testdata/programs/23_softmax.py:6))");
+  CHECK(sotc_run(a.artifact, in, 0, out, &n, &error) == 1);
+  CHECK(std::string(error.message) == "expected 1 parameters, got 0");
+}
+
+TEST_CASE("a binary that is not its manifest's, a newer manifest, nothing at all", "[runtime]") {
+  std::string dir = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp");
+  std::string library = slurp("testdata/softmax_cpu.so"),
+              manifest = slurp("testdata/softmax_cpu.manifest.json");
+  library[library.size() / 2] ^= 1;
+  spit(dir + "/softmax_cpu.so", library);
+  spit(dir + "/softmax_cpu.manifest.json", manifest);
+  Opened tampered(dir + "/softmax_cpu.so");
+  CHECK(!tampered.artifact);
+  CHECK(std::string(tampered.error.code) == "E8003");
+  CHECK(std::string(tampered.error.message).find("its sha256 differs") != std::string::npos);
+
+  std::string newer = manifest;
+  newer.replace(newer.find("\"version\": 1"), 12, "\"version\": 2");
+  spit(dir + "/newer.manifest.json", newer);
+  Opened future(dir + "/newer.manifest.json");
+  CHECK(std::string(future.error.code) == "E8002");
+
+  Opened missing(dir + "/nothing.so");
+  CHECK(std::string(missing.error.code) == "E8001");
+  CHECK(std::string(missing.error.message) == dir + "/nothing.manifest.json: cannot read");
+}
