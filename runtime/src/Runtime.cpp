@@ -216,6 +216,7 @@ void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut
         throw Error("E8001", seg.name + ": the result names " + name + ", no output of it");
       sotc_value &v = out[r];
       std::memset(&v, 0, sizeof(v));
+      v.name = spec->name.c_str();
       v.is_tensor = 1;
       v.dtype = static_cast<sotc_dtype>(spec->dtype);
       v.rank = static_cast<int32_t>(std::min<size_t>(spec->shape.size(), SOTC_MAX_RANK));
@@ -267,6 +268,24 @@ const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i) {
   if (!artifact || i >= artifact->artifact.parameters.size())
     return nullptr;
   return artifact->artifact.parameters[i].name.c_str();
+}
+
+int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec) {
+  if (!artifact || !spec || i >= artifact->artifact.parameters.size())
+    return 1;
+  const Parameter &p = artifact->artifact.parameters[i];
+  std::memset(spec, 0, sizeof(*spec));
+  spec->name = p.name.c_str();
+  spec->is_tensor = p.tensor;
+  if (p.tensor) {
+    spec->dtype = static_cast<sotc_dtype>(p.spec.dtype);
+    spec->rank = static_cast<int32_t>(std::min<size_t>(p.spec.shape.size(), SOTC_MAX_RANK));
+    for (int32_t d = 0; d < spec->rank; ++d)
+      spec->shape[d] = p.spec.shape[d];
+  } else {
+    spec->repr = p.value.c_str();
+  }
+  return 0;
 }
 
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,

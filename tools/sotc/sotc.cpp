@@ -7,12 +7,14 @@
 //   sotc dump --sir / --guards TRACE         statement IR, guards
 //   sotc explain TRACE                       graphs, graph breaks, guards
 //   sotc inspect k.so|k.manifest.json [--dot]  what a compiled artifact holds
+//   sotc run k.so --input x=@x.npy          run a CPU artifact through the runtime
 //   sotc ops [NAME]                          the supported callables and their signatures
 //
 // User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "Inspect.h"
+#include "Run.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/frontend/BytecodeDump.h"
 #include "compiler/frontend/TraceReader.h"
@@ -266,6 +268,19 @@ int main(int argc, char **argv) {
       ->required();
   inspectCmd->add_flag("--dot", inspectDot, "segments, steps and control flow as Graphviz");
 
+  sotc::run::RunOptions runOpts;
+  CLI::App *runCmd = app.add_subcommand(
+      "run", "run a compiled artifact (CPU) on inputs and print or save its results");
+  runCmd->add_option("artifact", runOpts.artifact, "k.so (its manifest beside it)")->required();
+  runCmd
+      ->add_option("--input", runOpts.inputs,
+                   "NAME=@file.npy, NAME=random (seeded normal), or NAME=VALUE for a value "
+                   "traced as a constant (default: the traced value)")
+      ->type_name("NAME=...");
+  runCmd->add_option("--save", runOpts.saveDir, "write each result as DIR/<name>.npy")
+      ->type_name("DIR");
+  runCmd->add_option("--seed", runOpts.seed, "seed of --input NAME=random (default 0)");
+
   std::string opName;
   CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");
   ops->add_option("name", opName, "a callable, e.g. paddle.add, Tensor.sum, __add__, torch.add");
@@ -289,12 +304,19 @@ int main(int argc, char **argv) {
       runOps(opName);
       return 0;
     }
+    if (*runCmd) {
+      sotc::run::runArtifact(runOpts);
+      return 0;
+    }
     runDump(dump);
     return 0;
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
   } catch (const sotc::CodedError &e) {
     std::cerr << "sotc: " << e.render() << "\n";
+    return sotc::kExitUserError;
+  } catch (const sotc::run::RuntimeFailure &e) {
+    std::cerr << "sotc: error " << e.code << ": " << e.what() << "\n";
     return sotc::kExitUserError;
   }
 }

@@ -9,7 +9,8 @@
  *   sotc_artifact *a;
  *   sotc_error err;
  *   if (sotc_open("k.so", &a, &err)) { fprintf(stderr, "%s: %s\n", err.code, err.message); }
- *   sotc_value in[1] = {sotc_tensor_value(x, SOTC_FLOAT32, 2, shape)};
+ *   sotc_value in[1] = {{.is_tensor = 1, .data = x, .dtype = SOTC_FLOAT32, .rank = 2,
+ *                        .shape = {32, 128}}};
  *   sotc_value out[4]; size_t n = 4;
  *   sotc_run(a, in, 1, out, &n, &err);   // outputs: buffers the runtime owns until the next run
  *   sotc_close(a);
@@ -50,6 +51,7 @@ enum { SOTC_MAX_RANK = 8 };
 /* A parameter or a result: a dense row-major tensor, or another Python value given as the
  * repr it was traced with ("3", "'scale'", "None"). */
 typedef struct sotc_value {
+  const char *name; /* results: the tensor's name in the manifest */
   int is_tensor;
   void *data;
   sotc_dtype dtype;
@@ -64,9 +66,11 @@ typedef struct sotc_artifact sotc_artifact;
 int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error);
 void sotc_close(sotc_artifact *artifact);
 
-/* The traced function's parameters, in order. */
+/* The traced function's parameters, in order: their names, and what each was compiled for
+ * (a tensor's dtype and shape, without data; another value's traced repr). */
 size_t sotc_num_parameters(const sotc_artifact *artifact);
 const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i);
+int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec);
 
 /* Runs the artifact on `num_inputs` parameters (in the traced order). On success `outputs`
  * (room for *num_outputs values) holds the tensors of the returned value in the order the

@@ -1,0 +1,204 @@
+#include "Run.h"
+
+#include "compiler/support/Diagnostics.h"
+#include "compiler/support/OutputFile.h"
+#include "sotc/runtime.h"
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <regex>
+#include <sstream>
+
+namespace sotc::run {
+namespace {
+
+/// numpy's type codes, by sotc_dtype (little-endian; no complex).
+const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8", "<f2", "", "<f4", "<f8", "", ""};
+const size_t kBytes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+const char *kNames[] = {"bool",    "int8",     "uint8",   "int16",   "int32",     "int64",
+                        "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+
+[[noreturn]] void badInput(const std::string &message) {
+  throw CodedError(DiagCode::RunBadInput, message);
+}
+
+std::string shapeText(const sotc_value &v) {
+  std::string s = std::string(kNames[v.dtype]) + "[";
+  for (int32_t d = 0; d < v.rank; ++d)
+    s += (d ? ", " : "") + std::to_string(v.shape[d]);
+  return s + "]";
+}
+
+size_t elements(const sotc_value &v) {
+  size_t n = 1;
+  for (int32_t d = 0; d < v.rank; ++d)
+    n *= static_cast<size_t>(v.shape[d]);
+  return n;
+}
+
+/// A .npy file (format 1.0/2.0, C order) as a tensor whose bytes `storage` owns.
+sotc_value readNpy(const std::string &path, std::vector<char> &storage) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    badInput(path + ": cannot read");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    badInput(path + ": not a .npy file");
+  size_t headerLen = bytes[6] == 1
+                         ? static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8
+                         : *reinterpret_cast<const uint32_t *>(&bytes[8]);
+  size_t start = bytes[6] == 1 ? 10 : 12;
+  std::string header = bytes.substr(start, headerLen);
+  std::smatch descr, order, shape;
+  if (!std::regex_search(header, descr, std::regex("'descr':\\s*'([^']+)'")) ||
+      !std::regex_search(header, shape, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+    badInput(path + ": unreadable .npy header");
+  if (std::regex_search(header, order, std::regex("'fortran_order':\\s*True")))
+    badInput(path + ": Fortran-ordered arrays are not read (save with np.ascontiguousarray)");
+  sotc_value v{};
+  v.is_tensor = 1;
+  int dtype = -1;
+  for (int i = 0; i < 12; ++i)
+    if (*kDescr[i] && descr[1].str() == kDescr[i])
+      dtype = i;
+  if (descr[1].str() == "<b1" || descr[1].str() == "?")
+    dtype = SOTC_BOOL;
+  if (dtype < 0)
+    badInput(path + ": dtype " + descr[1].str() + " is not read");
+  v.dtype = static_cast<sotc_dtype>(dtype);
+  std::stringstream dims(shape[1].str());
+  for (std::string d; std::getline(dims, d, ',');)
+    if (d.find_first_not_of(" ") != std::string::npos) {
+      if (v.rank == SOTC_MAX_RANK)
+        badInput(path + ": more than 8 dimensions");
+      v.shape[v.rank++] = std::stoll(d);
+    }
+  size_t need = elements(v) * kBytes[dtype];
+  if (bytes.size() < start + headerLen + need)
+    badInput(path + ": truncated (" + std::to_string(need) + " bytes of data expected)");
+  storage.assign(bytes.begin() + static_cast<long>(start + headerLen),
+                 bytes.begin() + static_cast<long>(start + headerLen + need));
+  v.data = storage.data();
+  return v;
+}
+
+std::string npyBytes(const sotc_value &v) {
+  std::string header =
+      std::string("{'descr': '") + kDescr[v.dtype] + "', 'fortran_order': False, 'shape': (";
+  for (int32_t d = 0; d < v.rank; ++d)
+    header += std::to_string(v.shape[d]) + (v.rank == 1 || d + 1 < v.rank ? ", " : "");
+  header += "), }";
+  while ((10 + header.size() + 1) % 64)
+    header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(static_cast<const char *>(v.data), elements(v) * kBytes[v.dtype]);
+  return out;
+}
+
+double element(const sotc_value &v, size_t i) {
+  const char *p = static_cast<const char *>(v.data) + i * kBytes[v.dtype];
+  switch (v.dtype) {
+  case SOTC_FLOAT32:
+    return *reinterpret_cast<const float *>(p);
+  case SOTC_FLOAT64:
+    return *reinterpret_cast<const double *>(p);
+  case SOTC_INT32:
+    return *reinterpret_cast<const int32_t *>(p);
+  case SOTC_INT64:
+    return static_cast<double>(*reinterpret_cast<const int64_t *>(p));
+  case SOTC_INT16:
+    return *reinterpret_cast<const int16_t *>(p);
+  case SOTC_INT8:
+    return *reinterpret_cast<const int8_t *>(p);
+  case SOTC_UINT8:
+  case SOTC_BOOL:
+    return *reinterpret_cast<const uint8_t *>(p);
+  default:
+    return NAN;
+  }
+}
+
+} // namespace
+
+void runArtifact(const RunOptions &options) {
+  sotc_artifact *raw = nullptr;
+  sotc_error error{};
+  if (sotc_open(options.artifact.c_str(), &raw, &error))
+    throw RuntimeFailure(error.code, error.message);
+  std::unique_ptr<sotc_artifact, void (*)(sotc_artifact *)> artifact(raw, sotc_close);
+  std::map<std::string, std::string> given;
+  for (const std::string &input : options.inputs) {
+    size_t eq = input.find('=');
+    if (eq == std::string::npos || eq == 0)
+      badInput("--input " + input + ": expected NAME=@file.npy, NAME=random or NAME=VALUE");
+    given[input.substr(0, eq)] = input.substr(eq + 1);
+  }
+  size_t n = sotc_num_parameters(artifact.get());
+  std::vector<sotc_value> values(n);
+  std::vector<std::vector<char>> storage(n);
+  std::mt19937 rng(options.seed);
+  for (size_t i = 0; i < n; ++i) {
+    sotc_value spec{};
+    sotc_parameter_spec(artifact.get(), i, &spec);
+    std::string name = spec.name;
+    auto it = given.find(name);
+    if (it == given.end()) {
+      if (!spec.is_tensor) { // not given: the value it was traced with
+        values[i] = spec;
+        continue;
+      }
+      badInput("no --input for parameter " + name + " (" + shapeText(spec) + ")");
+    }
+    std::string text = it->second;
+    given.erase(it);
+    if (!text.empty() && text[0] == '@') {
+      values[i] = readNpy(text.substr(1), storage[i]);
+    } else if (text == "random" && spec.is_tensor) {
+      values[i] = spec;
+      storage[i].resize(elements(spec) * kBytes[spec.dtype]);
+      std::normal_distribution<float> normal;
+      for (size_t e = 0; e < elements(spec); ++e) {
+        if (spec.dtype == SOTC_FLOAT32)
+          reinterpret_cast<float *>(storage[i].data())[e] = normal(rng);
+        else if (spec.dtype == SOTC_FLOAT64)
+          reinterpret_cast<double *>(storage[i].data())[e] = normal(rng);
+        else
+          badInput(name + "=random: only float32 and float64 tensors are drawn");
+      }
+      values[i].data = storage[i].data();
+    } else {
+      values[i] = sotc_value{};
+      storage[i].assign(text.begin(), text.end());
+      storage[i].push_back('\0');
+      values[i].repr = storage[i].data();
+    }
+  }
+  if (!given.empty())
+    badInput("--input " + given.begin()->first + ": the artifact has no such parameter");
+  std::vector<sotc_value> results(64);
+  size_t count = results.size();
+  if (sotc_run(artifact.get(), values.data(), n, results.data(), &count, &error))
+    throw RuntimeFailure(error.code, error.message);
+  for (size_t r = 0; r < count; ++r) {
+    const sotc_value &v = results[r];
+    std::cout << v.name << ": " << shapeText(v) << " = [";
+    size_t total = elements(v), shown = std::min<size_t>(total, 8);
+    for (size_t e = 0; e < shown; ++e)
+      std::cout << (e ? ", " : "") << element(v, e);
+    std::cout << (total > shown ? ", ...]" : "]") << "\n";
+    if (!options.saveDir.empty())
+      writeOutputFile(options.saveDir + "/" + v.name + ".npy", npyBytes(v));
+  }
+}
+
+} // namespace sotc::run

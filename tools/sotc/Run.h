@@ -1,0 +1,34 @@
+//===- Run.h - sotc run: an artifact on inputs from the command line ----------------------===//
+#ifndef SOTC_TOOLS_SOTC_RUN_H
+#define SOTC_TOOLS_SOTC_RUN_H
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sotc::run {
+
+/// An error the runtime returned: its own code (E8xxx) and message.
+class RuntimeFailure : public std::runtime_error {
+public:
+  RuntimeFailure(std::string code, const std::string &message)
+      : std::runtime_error(message), code(std::move(code)) {}
+  std::string code;
+};
+
+struct RunOptions {
+  std::string artifact;
+  /// NAME=@file.npy, NAME=random (seeded), or NAME=LITERAL (a value traced as a constant).
+  std::vector<std::string> inputs;
+  std::string saveDir; // write each result as DIR/<name>.npy
+  unsigned seed = 0;
+};
+
+/// Opens the artifact through the runtime's C API, runs it once and prints each result's
+/// name, dtype, shape and leading values. The runtime's errors are RuntimeFailures (E8xxx);
+/// an unusable input is E9009 and an unwritable output E9002.
+void runArtifact(const RunOptions &options);
+
+} // namespace sotc::run
+
+#endif // SOTC_TOOLS_SOTC_RUN_H
