@@ -53,6 +53,7 @@ struct sotc_artifact {
   std::unique_ptr<sotc::runtime::cpu::ThreadPool> pool;
   Storage arena;
   std::map<std::string, Storage> outputs; // segment outputs, by segment and name
+  int32_t lastSegment = -1;
   ~sotc_artifact() {
     if (library)
       dlclose(library);
@@ -225,6 +226,7 @@ void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut
       v.data = buffers.at(name);
     }
     *numOut = seg.results.size();
+    s.lastSegment = static_cast<int32_t>(index);
     return;
   }
 }
@@ -270,6 +272,10 @@ const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i) {
   return artifact->artifact.parameters[i].name.c_str();
 }
 
+int32_t sotc_last_segment(const sotc_artifact *artifact) {
+  return artifact ? artifact->lastSegment : -1;
+}
+
 int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec) {
   if (!artifact || !spec || i >= artifact->artifact.parameters.size())
     return 1;
@@ -293,6 +299,7 @@ int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_input
   try {
     if (!artifact || !num_outputs || (num_inputs && !inputs))
       throw Error("E8005", "sotc_run needs an artifact, its inputs and room for the outputs");
+    artifact->lastSegment = -1;
     checkParameters(artifact->artifact, inputs, num_inputs);
     run(*artifact, inputs, outputs, num_outputs);
     return 0;

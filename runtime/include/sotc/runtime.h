@@ -80,6 +80,10 @@ int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spe
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error);
 
+/* The segment whose return ended the last successful run (its manifest entry says how the
+ * results rebuild the Python return value), or -1. */
+int32_t sotc_last_segment(const sotc_artifact *artifact);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,73 @@
+"""sotc.load: a CPU artifact as a drop-in callable for the traced function, through the
+runtime library (runtime/include/sotc/runtime.h): numbers against numpy, the function's own
+return structure, both sides of a tensor branch, guard failures and the eager fallback."""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import sotc
+
+
+def compile_cpu(root, sotc_bin, tmp_path, program):
+    library = tmp_path / (program + ".so")
+    subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces", program + ".pb"),
+                    "--target", "cpu", "-o", str(library)], check=True, cwd=root)
+    return library
+
+
+@pytest.fixture(autouse=True)
+def runtime_library(root):
+    path = os.path.join(root, "bazel-bin", "runtime", "libsotc_runtime.so")
+    if not os.path.exists(path):
+        pytest.fail("libsotc_runtime.so not built: bazel build //runtime:libsotc_runtime.so")
+
+
+def test_layer_norm_matches_numpy(root, sotc_bin, tmp_path):
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "24_layer_norm"))
+    assert f.parameters == ["x", "weight", "bias"]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 256)).astype(np.float32)
+    w, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-5) * w + b
+    np.testing.assert_allclose(f(x, w, bias=b), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_return_structures(root, sotc_bin, tmp_path):
+    x, y = np.arange(8, dtype=np.float32), np.full(8, 2, np.float32)
+    pair = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "03_tuple"))(x, y)
+    assert isinstance(pair, tuple) and pair[1] == 3  # (x * y + x * y, len(triple))
+    np.testing.assert_allclose(pair[0], 2 * x * y)
+    state = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "05_dict"))(x, 2.0)
+    assert sorted(state) == ["scale", "y", "z"] and state["scale"] == 2.0
+    np.testing.assert_allclose(state["y"], x * 2)
+    np.testing.assert_allclose(state["z"], x * 2 + 1)
+
+
+def test_tensor_branch_both_sides(root, sotc_bin, tmp_path):
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "14_tensor_branch"))
+    x = np.linspace(0.5, 4, 8, dtype=np.float32)
+    np.testing.assert_allclose(f(x), x * 2 + 1)
+    np.testing.assert_allclose(f(-x), x + 1)
+
+
+def test_guard_failures_and_fallback(root, sotc_bin, tmp_path):
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "11_if_python"))
+    x = np.ones(8, np.float32)
+    f(x)  # mode and factor as traced
+    with pytest.raises(sotc.GuardError, match=r"mode: expected 'scale', got 'other'"):
+        f(x, mode="other")
+    with pytest.raises(sotc.GuardError, match=r"x: expected float32\[8\], got float64\[8\]"):
+        f(np.ones(8))
+    eager = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "11_if_python"),
+                      fallback=lambda x, mode="scale", factor=3: "eager")
+    assert eager(x, mode="other") == "eager"
+
+
+def test_bad_artifacts(tmp_path):
+    with pytest.raises(sotc.SotcError, match="E8001"):
+        sotc.load(tmp_path / "nothing.so")
