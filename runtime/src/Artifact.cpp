@@ -13,10 +13,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-const char *kDtypes[] = {"bool",    "int8",     "uint8",   "int16",   "int32",     "int64",
-                         "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
-const size_t kDtypeBytes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
-
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -148,14 +144,10 @@ bool cpuHas(const std::string &feature) {
 } // namespace
 
 int dtypeIndex(const std::string &name) {
-  for (int i = 0; i <= SOTC_COMPLEX128; ++i)
-    if (name == kDtypes[i])
+  for (int i = 0; sotc_dtype_name(i); ++i)
+    if (name == sotc_dtype_name(i))
       return i;
   return -1;
-}
-
-size_t dtypeBytes(int dtype) {
-  return dtype >= 0 && dtype <= SOTC_COMPLEX128 ? kDtypeBytes[dtype] : 0;
 }
 
 std::string sha256Hex(const std::string &bytes) {
@@ -249,3 +241,19 @@ Artifact loadArtifact(const std::string &path) {
 }
 
 } // namespace sotc::runtime
+
+extern "C" {
+
+const char *sotc_dtype_name(int dtype) {
+  static const char *names[] = {"bool",    "int8",    "uint8",     "int16",
+                                "int32",   "int64",   "float16",   "bfloat16",
+                                "float32", "float64", "complex64", "complex128"};
+  return dtype >= 0 && dtype <= SOTC_COMPLEX128 ? names[dtype] : nullptr;
+}
+
+size_t sotc_dtype_size(int dtype) {
+  static const size_t bytes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+  return dtype >= 0 && dtype <= SOTC_COMPLEX128 ? bytes[dtype] : 0;
+}
+
+} // extern "C"

@@ -29,9 +29,8 @@ private:
   std::string code_;
 };
 
-/// dtype names as the manifest writes them ("float32"), and their sizes in bytes.
-int dtypeIndex(const std::string &name); // sotc_dtype, or -1
-size_t dtypeBytes(int dtype);
+/// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
+int dtypeIndex(const std::string &name);
 
 struct Buffer {
   std::string name;

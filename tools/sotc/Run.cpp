@@ -16,18 +16,16 @@
 namespace sotc::run {
 namespace {
 
-/// numpy's type codes, by sotc_dtype (little-endian; no complex).
-const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8", "<f2", "", "<f4", "<f8", "", ""};
-const size_t kBytes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
-const char *kNames[] = {"bool",    "int8",     "uint8",   "int16",   "int32",     "int64",
-                        "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
+/// numpy's type codes, by sotc_dtype (little-endian; no bfloat16).
+const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8",
+                        "<f2", "",    "<f4", "<f8", "<c8", "<c16"};
 
 [[noreturn]] void badInput(const std::string &message) {
   throw CodedError(DiagCode::RunBadInput, message);
 }
 
 std::string shapeText(const sotc_value &v) {
-  std::string s = std::string(kNames[v.dtype]) + "[";
+  std::string s = std::string(sotc_dtype_name(v.dtype)) + "[";
   for (int32_t d = 0; d < v.rank; ++d)
     s += (d ? ", " : "") + std::to_string(v.shape[d]);
   return s + "]";
@@ -77,7 +75,7 @@ sotc_value readNpy(const std::string &path, std::vector<char> &storage) {
         badInput(path + ": more than 8 dimensions");
       v.shape[v.rank++] = std::stoll(d);
     }
-  size_t need = elements(v) * kBytes[dtype];
+  size_t need = elements(v) * sotc_dtype_size(dtype);
   if (bytes.size() < start + headerLen + need)
     badInput(path + ": truncated (" + std::to_string(need) + " bytes of data expected)");
   storage.assign(bytes.begin() + static_cast<long>(start + headerLen),
@@ -101,12 +99,12 @@ std::string npyBytes(const sotc_value &v) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>(header.size() >> 8);
   out += header;
-  out.append(static_cast<const char *>(v.data), elements(v) * kBytes[v.dtype]);
+  out.append(static_cast<const char *>(v.data), elements(v) * sotc_dtype_size(v.dtype));
   return out;
 }
 
 double element(const sotc_value &v, size_t i) {
-  const char *p = static_cast<const char *>(v.data) + i * kBytes[v.dtype];
+  const char *p = static_cast<const char *>(v.data) + i * sotc_dtype_size(v.dtype);
   switch (v.dtype) {
   case SOTC_FLOAT32:
     return *reinterpret_cast<const float *>(p);
@@ -165,7 +163,7 @@ void runArtifact(const RunOptions &options) {
       values[i] = readNpy(text.substr(1), storage[i]);
     } else if (text == "random" && spec.is_tensor) {
       values[i] = spec;
-      storage[i].resize(elements(spec) * kBytes[spec.dtype]);
+      storage[i].resize(elements(spec) * sotc_dtype_size(spec.dtype));
       std::normal_distribution<float> normal;
       for (size_t e = 0; e < elements(spec); ++e) {
         if (spec.dtype == SOTC_FLOAT32)

@@ -48,6 +48,10 @@ typedef enum sotc_dtype {
 
 enum { SOTC_MAX_RANK = 8 };
 
+/* "float32", and the bytes of one element (bool: 1); NULL and 0 for no dtype. */
+const char *sotc_dtype_name(int dtype);
+size_t sotc_dtype_size(int dtype);
+
 /* A parameter or a result: a dense row-major tensor, or another Python value given as the
  * repr it was traced with ("3", "'scale'", "None"). */
 typedef struct sotc_value {
