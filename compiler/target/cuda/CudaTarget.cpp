@@ -187,7 +187,7 @@ Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::strin
   std::vector<std::string> fatbinArgs = {fatbinary, "-64", "--create=" + dir.file("k.fatbin")};
   static const std::regex function(
       "Function properties for (\\S+)|Compiling entry function '([^']+)'"),
-      used("Used (\\d+) registers.*?(\\d+) bytes smem");
+      used("Used (\\d+) registers"), smem("(\\d+) bytes smem");
   for (const std::string &arch : archs) {
     std::string source = dir.file(arch + ".ptx"), cubin = dir.file(arch + ".cubin");
     {
@@ -204,15 +204,18 @@ Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::strin
     if (!ran)
       return ran.error();
     // ptxas -v: "Compiling entry function 'k' for 'sm_90'" ... "Used 27 registers, ... 776
-    // bytes smem".
+    // bytes smem" (no smem part when the kernel has none).
     std::string current;
     std::istringstream lines(readText(log));
     for (std::string line; std::getline(lines, line);) {
       std::smatch m;
       if (std::regex_search(line, m, function))
         current = m[1].matched ? m[1].str() : m[2].str();
-      else if (std::regex_search(line, m, used) && !current.empty())
-        out.usage[arch][current] = {std::stoi(m[1]), std::stoi(m[2])};
+      else if (std::regex_search(line, m, used) && !current.empty()) {
+        int registers = std::stoi(m[1]);
+        int shared = std::regex_search(line, m, smem) ? std::stoi(m[1]) : 0; // none: no smem
+        out.usage[arch][current] = {registers, shared};
+      }
     }
     fatbinArgs.push_back("--image3=kind=elf,sm=" + arch.substr(3) + ",file=" + cubin);
   }

@@ -44,6 +44,13 @@ def test_compile_and_manifest(program, target, binary, root, sotc_bin, schema, t
     with open(trace, "rb") as f:
         assert manifest["trace"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
     for segment in manifest["segments"]:
+        for step in segment["steps"]:
+            if target == "cuda" and step["kind"] == "kernel":
+                # Occupancy: at most 64 registers per thread leaves room for 1024 threads per
+                # multiprocessor on sm_80 and sm_90 (65536 registers).
+                assert set(step["registers"]) == set(manifest["target"]["archs"]), step
+                assert max(step["registers"].values()) <= 64, step
+                assert step["block"] <= 1024 and step["shared_bytes"] <= 48 * 1024, step
         defined = {t["name"] for t in segment["inputs"]}
         for step in segment["steps"]:
             assert set(step["inputs"]) <= defined, step
