@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace sotc::runtime {
@@ -56,13 +57,14 @@ Step stepOf(const Json &j) {
   s.outputs = j.at("outputs").get<std::vector<std::string>>();
   s.inputs = j.at("inputs").get<std::vector<std::string>>();
   if (j.at("kind") == "kernel") {
-    s.symbol = j.at("symbol").get<std::string>();
+    s.symbol = s.name = j.at("symbol").get<std::string>();
     s.grid = j.at("grid").get<int64_t>();
     return s;
   }
   if (j.at("kind") != "gemm")
     throw Error("E8002", "unknown step kind " + j.at("kind").dump());
   s.gemm = true;
+  s.name = j.at("name").get<std::string>();
   cpu::GemmStep &p = s.plan;
   std::string dtype = j.at("dtype").get<std::string>();
   if (dtype != "float32" && dtype != "float64")
@@ -97,8 +99,17 @@ Segment segmentOf(const Json &j) {
   for (const Json &b : j.at("arena").at("buffers"))
     s.arena.push_back(bufferOf(b));
   s.arenaBytes = j.at("arena").at("bytes").get<int64_t>();
-  for (const Json &step : j.at("steps"))
+  std::map<std::string, int64_t> bytes;
+  for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
+    for (const Buffer &b : *list)
+      bytes[b.name] = b.bytes;
+  for (const Json &step : j.at("steps")) {
     s.steps.push_back(stepOf(step));
+    std::set<std::string> touched(s.steps.back().outputs.begin(), s.steps.back().outputs.end());
+    touched.insert(s.steps.back().inputs.begin(), s.steps.back().inputs.end());
+    for (const std::string &name : touched)
+      s.steps.back().bytes += bytes.count(name) ? bytes[name] : 0;
+  }
   const Json &end = j.at("end");
   std::string kind = end.at("kind").get<std::string>();
   if (kind == "return") {

@@ -51,7 +51,9 @@ struct Parameter {
 
 struct Step {
   bool gemm = false;
+  std::string name;   // the kernel's symbol, or the GEMM's group name
   std::string symbol; // kernels
+  int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
   cpu::GemmStep plan; // GEMM steps
   std::string bias;   // GEMM: the bias buffer, or ""

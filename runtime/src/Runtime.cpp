@@ -8,6 +8,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -54,6 +57,10 @@ struct sotc_artifact {
   Storage arena;
   std::map<std::string, Storage> outputs; // segment outputs, by segment and name
   int32_t lastSegment = -1;
+  bool profiling = false;
+  /// Per step that ran while profiling, in first-run order: the step and its times.
+  std::vector<std::pair<const Step *, std::vector<double>>> profile;
+  std::map<const Step *, size_t> profileIndex;
   ~sotc_artifact() {
     if (library)
       dlclose(library);
@@ -178,13 +185,20 @@ void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut
         args.push_back(at(name));
       for (const std::string &name : step.inputs)
         args.push_back(at(name));
-      if (step.gemm) {
+      auto start = std::chrono::steady_clock::now();
+      if (step.gemm)
         sotc::runtime::cpu::runGemm(step.plan, args[0], args[1], args[2],
                                     step.bias.empty() ? nullptr : args[3]);
-        continue;
+      else
+        s.pool->parallelFor(
+            step.grid, [&](int64_t begin, int64_t end) { call(step.function, begin, end, args); });
+      if (s.profiling) {
+        auto [it, added] = s.profileIndex.try_emplace(&step, s.profile.size());
+        if (added)
+          s.profile.push_back({&step, {}});
+        s.profile[it->second].second.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
-      s.pool->parallelFor(
-          step.grid, [&](int64_t begin, int64_t end) { call(step.function, begin, end, args); });
     }
     if (seg.end == Segment::End::HostCallback)
       throw Error("E8005", seg.name + " ends in a host callback (" + seg.callee + " at " +
@@ -270,6 +284,29 @@ const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i) {
   if (!artifact || i >= artifact->artifact.parameters.size())
     return nullptr;
   return artifact->artifact.parameters[i].name.c_str();
+}
+
+void sotc_set_profiling(sotc_artifact *artifact, int on) {
+  if (!artifact)
+    return;
+  artifact->profiling = on != 0;
+  artifact->profile.clear();
+  artifact->profileIndex.clear();
+}
+
+size_t sotc_num_profiled_steps(const sotc_artifact *artifact) {
+  return artifact ? artifact->profile.size() : 0;
+}
+
+int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profile *profile) {
+  if (!artifact || !profile || i >= artifact->profile.size())
+    return 1;
+  const auto &[step, times] = artifact->profile[i];
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  *profile = {step->name.c_str(), step->gemm ? "gemm" : "kernel", sorted.size(),
+              sorted.front(),     sorted[sorted.size() / 2],      step->bytes};
+  return 0;
 }
 
 int32_t sotc_last_segment(const sotc_artifact *artifact) {

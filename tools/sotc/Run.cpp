@@ -4,6 +4,8 @@
 #include "compiler/support/OutputFile.h"
 #include "sotc/runtime.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -128,12 +130,21 @@ double element(const sotc_value &v, size_t i) {
 
 } // namespace
 
-void runArtifact(const RunOptions &options) {
+namespace {
+
+using ArtifactPtr = std::unique_ptr<sotc_artifact, void (*)(sotc_artifact *)>;
+
+ArtifactPtr open(const std::string &path) {
   sotc_artifact *raw = nullptr;
   sotc_error error{};
-  if (sotc_open(options.artifact.c_str(), &raw, &error))
+  if (sotc_open(path.c_str(), &raw, &error))
     throw RuntimeFailure(error.code, error.message);
-  std::unique_ptr<sotc_artifact, void (*)(sotc_artifact *)> artifact(raw, sotc_close);
+  return ArtifactPtr(raw, sotc_close);
+}
+
+/// The parameters as the options give them; `storage` holds the bytes of read or drawn tensors.
+std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &options,
+                                   std::vector<std::vector<char>> &storage) {
   std::map<std::string, std::string> given;
   for (const std::string &input : options.inputs) {
     size_t eq = input.find('=');
@@ -141,13 +152,13 @@ void runArtifact(const RunOptions &options) {
       badInput("--input " + input + ": expected NAME=@file.npy, NAME=random or NAME=VALUE");
     given[input.substr(0, eq)] = input.substr(eq + 1);
   }
-  size_t n = sotc_num_parameters(artifact.get());
+  size_t n = sotc_num_parameters(artifact);
   std::vector<sotc_value> values(n);
-  std::vector<std::vector<char>> storage(n);
+  storage.assign(n, {});
   std::mt19937 rng(options.seed);
   for (size_t i = 0; i < n; ++i) {
     sotc_value spec{};
-    sotc_parameter_spec(artifact.get(), i, &spec);
+    sotc_parameter_spec(artifact, i, &spec);
     std::string name = spec.name;
     auto it = given.find(name);
     if (it == given.end()) {
@@ -183,10 +194,35 @@ void runArtifact(const RunOptions &options) {
   }
   if (!given.empty())
     badInput("--input " + given.begin()->first + ": the artifact has no such parameter");
-  std::vector<sotc_value> results(64);
+  return values;
+}
+
+/// One run; the results' count.
+size_t runOnce(sotc_artifact *artifact, std::vector<sotc_value> &values,
+               std::vector<sotc_value> &results) {
+  sotc_error error{};
   size_t count = results.size();
-  if (sotc_run(artifact.get(), values.data(), n, results.data(), &count, &error))
+  if (sotc_run(artifact, values.data(), values.size(), results.data(), &count, &error))
     throw RuntimeFailure(error.code, error.message);
+  return count;
+}
+
+std::string milliseconds(double seconds) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(3);
+  s << seconds * 1e3 << " ms";
+  return s.str();
+}
+
+} // namespace
+
+void runArtifact(const RunOptions &options) {
+  ArtifactPtr artifact = open(options.artifact);
+  std::vector<std::vector<char>> storage;
+  std::vector<sotc_value> values = parameters(artifact.get(), options, storage);
+  std::vector<sotc_value> results(64);
+  size_t count = runOnce(artifact.get(), values, results);
   for (size_t r = 0; r < count; ++r) {
     const sotc_value &v = results[r];
     std::cout << v.name << ": " << shapeText(v) << " = [";
@@ -196,6 +232,38 @@ void runArtifact(const RunOptions &options) {
     std::cout << (total > shown ? ", ...]" : "]") << "\n";
     if (!options.saveDir.empty())
       writeOutputFile(options.saveDir + "/" + v.name + ".npy", npyBytes(v));
+  }
+}
+
+void benchArtifact(const RunOptions &options) {
+  ArtifactPtr artifact = open(options.artifact);
+  std::vector<std::vector<char>> storage;
+  std::vector<sotc_value> values = parameters(artifact.get(), options, storage);
+  std::vector<sotc_value> results(64);
+  for (unsigned i = 0; i < options.warmup; ++i)
+    runOnce(artifact.get(), values, results);
+  sotc_set_profiling(artifact.get(), 1);
+  std::vector<double> runs;
+  for (unsigned i = 0; i < std::max(options.repeat, 1u); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    runOnce(artifact.get(), values, results);
+    runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(runs.begin(), runs.end());
+  std::cout << options.artifact << ": " << runs.size() << " runs after " << options.warmup
+            << " warm-up runs\n";
+  std::cout << "run: min " << milliseconds(runs.front()) << ", median "
+            << milliseconds(runs[runs.size() / 2]) << "\n";
+  for (size_t i = 0; i < sotc_num_profiled_steps(artifact.get()); ++i) {
+    sotc_step_profile p{};
+    sotc_profiled_step(artifact.get(), i, &p);
+    std::ostringstream bandwidth;
+    bandwidth.setf(std::ios::fixed);
+    bandwidth.precision(1);
+    bandwidth << static_cast<double>(p.bytes) / p.median_seconds / 1e9 << " GB/s";
+    std::cout << "  " << p.kind << " " << p.name << ": " << p.calls << " calls, min "
+              << milliseconds(p.min_seconds) << ", median " << milliseconds(p.median_seconds)
+              << ", " << p.bytes << " bytes, " << bandwidth.str() << "\n";
   }
 }
 

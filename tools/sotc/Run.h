@@ -22,12 +22,18 @@ struct RunOptions {
   std::vector<std::string> inputs;
   std::string saveDir; // write each result as DIR/<name>.npy
   unsigned seed = 0;
+  /// sotc bench: timed runs after untimed warm-up runs.
+  unsigned repeat = 100, warmup = 3;
 };
 
 /// Opens the artifact through the runtime's C API, runs it once and prints each result's
 /// name, dtype, shape and leading values. The runtime's errors are RuntimeFailures (E8xxx);
 /// an unusable input is E9009 and an unwritable output E9002.
 void runArtifact(const RunOptions &options);
+
+/// Runs the artifact `warmup` times, then `repeat` times timed, and prints the run's and each
+/// step's fastest and median time, with the bandwidth of the bytes each step moves.
+void benchArtifact(const RunOptions &options);
 
 } // namespace sotc::run
 

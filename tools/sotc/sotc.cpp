@@ -8,6 +8,7 @@
 //   sotc explain TRACE                       graphs, graph breaks, guards
 //   sotc inspect k.so|k.manifest.json [--dot]  what a compiled artifact holds
 //   sotc run k.so --input x=@x.npy          run a CPU artifact through the runtime
+//   sotc bench k.so --input x=random        time it: each run and each step
 //   sotc ops [NAME]                          the supported callables and their signatures
 //
 // User errors print one coded line ("sotc: error E1002: ...") and exit with status 2.
@@ -281,6 +282,16 @@ int main(int argc, char **argv) {
       ->type_name("DIR");
   runCmd->add_option("--seed", runOpts.seed, "seed of --input NAME=random (default 0)");
 
+  sotc::run::RunOptions benchOpts;
+  CLI::App *benchCmd = app.add_subcommand(
+      "bench", "time a compiled artifact (CPU): each run and each step, with its bandwidth");
+  benchCmd->add_option("artifact", benchOpts.artifact, "k.so (its manifest beside it)")->required();
+  benchCmd->add_option("--input", benchOpts.inputs, "as for sotc run")->type_name("NAME=...");
+  benchCmd->add_option("--repeat", benchOpts.repeat, "timed runs (default 100)")
+      ->check(CLI::Range(1, 1000000));
+  benchCmd->add_option("--warmup", benchOpts.warmup, "untimed runs first (default 3)");
+  benchCmd->add_option("--seed", benchOpts.seed, "seed of --input NAME=random (default 0)");
+
   std::string opName;
   CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");
   ops->add_option("name", opName, "a callable, e.g. paddle.add, Tensor.sum, __add__, torch.add");
@@ -306,6 +317,10 @@ int main(int argc, char **argv) {
     }
     if (*runCmd) {
       sotc::run::runArtifact(runOpts);
+      return 0;
+    }
+    if (*benchCmd) {
+      sotc::run::benchArtifact(benchOpts);
       return 0;
     }
     runDump(dump);

@@ -84,6 +84,20 @@ int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spe
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error);
 
+/* Profiling (sotc bench): while on, every run times each step. A step's profile: its name
+ * (kernel symbol or GEMM), kind ("kernel", "gemm"), how often it ran, its fastest and median
+ * time, and the bytes it reads and writes once. */
+typedef struct sotc_step_profile {
+  const char *name;
+  const char *kind;
+  uint64_t calls;
+  double min_seconds, median_seconds;
+  int64_t bytes;
+} sotc_step_profile;
+void sotc_set_profiling(sotc_artifact *artifact, int on);
+size_t sotc_num_profiled_steps(const sotc_artifact *artifact);
+int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profile *profile);
+
 /* The segment whose return ended the last successful run (its manifest entry says how the
  * results rebuild the Python return value), or -1. */
 int32_t sotc_last_segment(const sotc_artifact *artifact);

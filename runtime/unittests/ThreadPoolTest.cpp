@@ -1,0 +1,42 @@
+// The CPU runtime's thread pool: every index of a range runs exactly once, in contiguous
+// chunks, whatever the number of threads and the size of the range.
+#include "runtime/src/cpu/ThreadPool.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <vector>
+
+using sotc::runtime::cpu::ThreadPool;
+
+TEST_CASE("parallelFor covers [0, n) once, for any n and pool size", "[runtime][threads]") {
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    ThreadPool pool(threads);
+    CHECK(pool.size() == threads);
+    for (int64_t n : {0, 1, 2, 7, 8, 9, 1000}) {
+      INFO(threads << " threads, n = " << n);
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> chunks{0};
+      pool.parallelFor(n, [&](int64_t begin, int64_t end) {
+        CHECK(begin < end);
+        ++chunks;
+        for (int64_t i = begin; i < end; ++i)
+          ++hits[static_cast<size_t>(i)];
+      });
+      for (const auto &h : hits)
+        CHECK(h == 1);
+      CHECK(chunks <= static_cast<int>(threads));
+    }
+  }
+}
+
+TEST_CASE("the pool runs one range after another", "[runtime][threads]") {
+  ThreadPool pool(4);
+  std::atomic<int64_t> sum{0};
+  for (int round = 0; round < 200; ++round)
+    pool.parallelFor(100, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        sum += i;
+    });
+  CHECK(sum == 200 * 4950);
+}
