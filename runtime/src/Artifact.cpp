@@ -172,48 +172,25 @@ std::string sha256Hex(const std::string &bytes) {
   return out;
 }
 
-Artifact loadArtifact(const std::string &path) {
+Artifact readManifest(const std::string &text, const std::string &manifestPath) {
   Artifact a;
-  std::string suffix = ".manifest.json";
-  bool isManifest = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  if (isManifest) {
-    a.manifestPath = path;
-  } else {
-    std::string stem = path;
-    for (const char *ext : {".so", ".fatbin"}) {
-      std::string e = ext;
-      if (stem.size() > e.size() && stem.compare(stem.size() - e.size(), e.size(), e) == 0) {
-        stem.resize(stem.size() - e.size());
-        break;
-      }
-    }
-    a.manifestPath = stem + suffix;
-  }
-  Json m = Json::parse(readFile(a.manifestPath), nullptr, /*allow_exceptions=*/false);
-  if (m.is_discarded() || !m.is_object() || m.value("format", "") != "sotc-manifest")
-    throw Error("E8001", a.manifestPath + ": not a sotc manifest");
-  if (m.value("version", 0) != 1)
-    throw Error("E8002", a.manifestPath + ": manifest version " +
-                             std::to_string(m.value("version", 0)) +
-                             "; this runtime reads version 1");
+  a.manifestPath = manifestPath;
+  Json m = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   try {
+    if (m.is_discarded() || !m.is_object() || !m.contains("format") ||
+        m.at("format") != "sotc-manifest")
+      throw Error("E8001", manifestPath + ": not a sotc manifest");
+    if (!m.contains("version") || m.at("version") != 1)
+      throw Error("E8002", manifestPath + ": manifest version " +
+                               (m.contains("version") ? m.at("version").dump() : "missing") +
+                               "; this runtime reads version 1");
     a.target = m.at("target").at("kind").get<std::string>();
-    a.binaryPath = directoryOf(a.manifestPath) + m.at("binary").at("file").get<std::string>();
-    if (!isManifest)
-      a.binaryPath = path;
-    if (sha256Hex(readFile(a.binaryPath)) != m.at("binary").at("sha256").get<std::string>())
-      throw Error("E8003", a.binaryPath + ": its sha256 differs from the manifest's (rebuilt "
-                                          "or replaced since)");
-    if (a.target == "cuda")
-      throw Error("E8003", a.binaryPath + ": a CUDA fatbin; this runtime runs CPU artifacts "
-                                          "(the CUDA backend is not built yet)");
-    if (a.target != "cpu")
-      throw Error("E8002", a.manifestPath + ": unknown target " + a.target);
-    a.features = m.at("target").at("features").get<std::vector<std::string>>();
-    for (const std::string &f : a.features)
-      if (!cpuHas(f))
-        throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +
-                                 ", which this machine lacks (recompile with --cpu native)");
+    a.binaryPath = directoryOf(manifestPath) + m.at("binary").at("file").get<std::string>();
+    a.binarySha256 = m.at("binary").at("sha256").get<std::string>();
+    if (a.target == "cpu")
+      a.features = m.at("target").at("features").get<std::vector<std::string>>();
+    else if (a.target != "cuda")
+      throw Error("E8002", manifestPath + ": unknown target " + a.target);
     // Which guard made the program depend on each parameter, for the mismatch message.
     std::map<std::string, std::string> guardOf;
     for (const Json &g : m.at("guards")) {
@@ -241,13 +218,64 @@ Artifact loadArtifact(const std::string &path) {
         param.guard = guardOf[param.name];
       a.parameters.push_back(std::move(param));
     }
-    for (const Json &s : m.at("segments"))
-      a.segments.push_back(segmentOf(s));
+    if (a.target == "cpu")
+      for (const Json &s : m.at("segments"))
+        a.segments.push_back(segmentOf(s));
   } catch (const Json::exception &e) {
-    throw Error("E8001", a.manifestPath + ": malformed manifest (" + e.what() + ")");
+    throw Error("E8001", manifestPath + ": malformed manifest (" + e.what() + ")");
   }
-  if (a.segments.empty())
-    throw Error("E8001", a.manifestPath + ": no segments");
+  // The plan must hold together: segments exist, branches lead to segments, names resolve.
+  if (a.target == "cpu" && a.segments.empty())
+    throw Error("E8001", manifestPath + ": no segments");
+  for (const Segment &s : a.segments) {
+    if (s.arenaBytes < 0)
+      throw Error("E8001", manifestPath + ": " + s.name + " has a negative arena");
+    for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs})
+      for (const Buffer &b : *list)
+        if (b.bytes < 0 || b.dtype < 0)
+          throw Error("E8001", manifestPath + ": buffer " + b.name + " has no size or dtype");
+    if (s.end == Segment::End::Branch &&
+        (s.onTrue < 0 || s.onFalse < 0 || static_cast<size_t>(s.onTrue) >= a.segments.size() ||
+         static_cast<size_t>(s.onFalse) >= a.segments.size()))
+      throw Error("E8001", manifestPath + ": " + s.name + " branches to no segment");
+    for (const Buffer &b : s.arena)
+      if (b.offset < 0 || b.bytes < 0 || b.offset + b.bytes > s.arenaBytes)
+        throw Error("E8001", manifestPath + ": " + s.name + "'s buffer " + b.name +
+                                 " lies outside its arena");
+    for (const Step &step : s.steps)
+      if (step.gemm &&
+          (step.outputs.size() != 1 || step.inputs.size() != (step.bias.empty() ? 2u : 3u)))
+        throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
+  }
+  return a;
+}
+
+Artifact loadArtifact(const std::string &path) {
+  bool isManifest = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  std::string manifestPath = path;
+  if (!isManifest) {
+    std::string stem = path;
+    for (std::string ext : {".so", ".fatbin"})
+      if (stem.size() > ext.size() &&
+          stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
+        stem.resize(stem.size() - ext.size());
+        break;
+      }
+    manifestPath = stem + ".manifest.json";
+  }
+  Artifact a = readManifest(readFile(manifestPath), manifestPath);
+  if (!isManifest)
+    a.binaryPath = path;
+  if (sha256Hex(readFile(a.binaryPath)) != a.binarySha256)
+    throw Error("E8003", a.binaryPath + ": its sha256 differs from the manifest's (rebuilt or "
+                                        "replaced since)");
+  if (a.target == "cuda")
+    throw Error("E8003", a.binaryPath + ": a CUDA fatbin; this runtime runs CPU artifacts (the "
+                                        "CUDA backend is not built yet)");
+  for (const std::string &f : a.features)
+    if (!cpuHas(f))
+      throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +
+                               ", which this machine lacks (recompile with --cpu native)");
   return a;
 }
 

@@ -76,12 +76,17 @@ struct Segment {
 };
 
 struct Artifact {
-  std::string manifestPath, binaryPath;
+  std::string manifestPath, binaryPath, binarySha256;
   std::string target; // "cpu" or "cuda"
   std::vector<std::string> features;
   std::vector<Parameter> parameters;
   std::vector<Segment> segments;
 };
+
+/// The manifest `text` as a plan, checked for consistency (every field present and typed,
+/// branches to segments, buffers inside their arena), without touching the binary; E8001 or
+/// E8002 otherwise. The fuzzed entry point.
+Artifact readManifest(const std::string &text, const std::string &manifestPath);
 
 /// Reads and checks the artifact at `path` (the binary or its manifest). E8001 unreadable or
 /// malformed, E8002 a format or version this runtime does not read, E8003 a binary that is

@@ -32,6 +32,10 @@ struct Storage {
       std::free(data);
       bytes = (n + 63) / 64 * 64;
       data = std::aligned_alloc(64, bytes);
+      if (!data) {
+        bytes = 0;
+        throw Error("E8005", "cannot allocate " + std::to_string(n) + " bytes");
+      }
     }
     return data;
   }
