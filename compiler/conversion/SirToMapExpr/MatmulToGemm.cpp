@@ -210,7 +210,10 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
       return signalPassFailure();
     }
     llvm::SmallVector<sir::GroupOp> groups(getOperation().getBody().getOps<sir::GroupOp>());
+    std::set<mlir::Operation *> folded; // consumers an earlier step took in: erased
     for (sir::GroupOp group : groups) {
+      if (folded.count(group))
+        continue;
       sir::PrimOp matmul = soleMatmul(group);
       if (!matmul || !libraryTakes(matmul.getType().getElementType()))
         continue;
@@ -242,6 +245,7 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
                          epilogue ? epilogue->activation : "none", b.getStrArrayAttr({resultName}));
       if (epilogue) {
         consumer->getResult(0).replaceAllUsesWith(gemm.getResult());
+        folded.insert(consumer);
         consumer.erase();
       } else {
         result.replaceAllUsesWith(gemm.getResult());
