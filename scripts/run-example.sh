@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a shipped example: trace testdata/programs/22_relu_sin.py (relu(sin(x)) on a
 # 64-element tensor) with the Python tracer, let sotc translate, decompose, fuse and schedule
-# it, compile it for the CPU (a shared library and its manifest), and run the kernel from
-# Python through its C ABI against numpy; then compile it for CUDA (one fatbin with SASS for
+# it, compile it for the CPU (a shared library and its manifest), run the kernel from Python
+# through its C ABI against numpy and the whole artifact through the runtime (sotc run); then
+# compile it for CUDA (one fatbin with SASS for
 # sm_80 and sm_90 and PTX) and inspect that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,5 +33,6 @@ y = np.empty_like(x)
 kernel(0, step["grid"], y.ctypes.data, x.ctypes.data)
 print("max |sotc - numpy| =", float(np.abs(y - np.maximum(np.sin(x), 0)).max()))
 PY
+bazel-bin/tools/sotc/sotc run build/example/relu_sin.so --input x=random   # through the runtime
 bazel-bin/tools/sotc/sotc compile build/example/relu_sin.pb -o build/example/relu_sin.fatbin
 bazel-bin/tools/sotc/sotc inspect build/example/relu_sin.fatbin
