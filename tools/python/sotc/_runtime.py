@@ -4,7 +4,8 @@
     y = f(x, n=3)                    # numpy arrays in, the traced function's return value out
 
 Parameters bind as the traced function's did (positionally, then by name); tensors are numpy
-arrays (C-contiguous), other values are compared with what was traced. Results come back in
+arrays or any CPU tensor that speaks DLPack or the array protocol, other values are compared
+with what was traced. Results come back in
 the function's own return structure (tuples, lists, dicts, constants) as numpy arrays that
 the caller owns. A call whose inputs do not match what was compiled raises GuardError with
 the runtime's explanation, or, with `fallback=fn`, runs `fn` instead and logs why.
@@ -137,6 +138,10 @@ class Compiled:
         keep = []
         for i, name in enumerate(self.parameters):
             value, v = bound[name], values[i]
+            if not isinstance(value, np.ndarray) and self._specs[name]["kind"] == "tensor" and (
+                    hasattr(value, "__dlpack__") or hasattr(value, "__array__")):
+                # A CPU tensor of another framework (torch, paddle, jax): viewed, not copied.
+                value = np.from_dlpack(value) if hasattr(value, "__dlpack__") else np.asarray(value)
             if isinstance(value, np.ndarray):
                 array = np.ascontiguousarray(value)
                 keep.append(array)

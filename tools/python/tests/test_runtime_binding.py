@@ -37,6 +37,20 @@ def test_layer_norm_matches_numpy(root, sotc_bin, tmp_path):
     np.testing.assert_allclose(f(x, w, bias=b), expected, rtol=1e-5, atol=1e-5)
 
 
+def test_array_protocol_inputs(root, sotc_bin, tmp_path):
+    """Any CPU tensor with __array__ or __dlpack__ (torch, paddle, jax) binds like numpy."""
+    class Wrapped:  # a minimal foreign tensor
+        def __init__(self, array):
+            self.array = array
+
+        def __array__(self, dtype=None, copy=None):
+            return self.array
+
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "14_tensor_branch"))
+    x = np.linspace(0.5, 4, 8, dtype=np.float32)
+    np.testing.assert_allclose(f(Wrapped(x)), x * 2 + 1)
+
+
 def test_return_structures(root, sotc_bin, tmp_path):
     x, y = np.arange(8, dtype=np.float32), np.full(8, 2, np.float32)
     pair = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "03_tuple"))(x, y)
