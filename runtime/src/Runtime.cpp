@@ -9,7 +9,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <utility>
 
 #include <cstdlib>
 #include <cstring>
@@ -84,35 +86,30 @@ void fill(sotc_error *error, const std::string &code, const std::string &message
   std::snprintf(error->message, sizeof(error->message), "%s", line.c_str());
 }
 
-/// A kernel of up to 16 buffers, called with exactly its buffers.
-void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &b) {
-  using P = void *;
-  switch (b.size()) {
-  case 1:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P)>(fn)(begin, end, b[0]);
-  case 2:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P)>(fn)(begin, end, b[0], b[1]);
-  case 3:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P)>(fn)(begin, end, b[0], b[1], b[2]);
-  case 4:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P)>(fn)(begin, end, b[0], b[1],
-                                                                        b[2], b[3]);
-  case 5:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P)>(fn)(begin, end, b[0], b[1],
-                                                                           b[2], b[3], b[4]);
-  case 6:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P, P)>(fn)(
-        begin, end, b[0], b[1], b[2], b[3], b[4], b[5]);
-  case 7:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P, P, P)>(fn)(
-        begin, end, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
-  case 8:
-    return reinterpret_cast<void (*)(int64_t, int64_t, P, P, P, P, P, P, P, P)>(fn)(
-        begin, end, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
-  default:
-    throw Error("E8005", "a kernel of " + std::to_string(b.size()) +
-                             " buffers (the CPU runtime calls kernels of up to 8)");
-  }
+/// The C ABI of a kernel of N buffers: void(int64_t begin, int64_t end, void *...).
+template <size_t... I>
+void callWith(void *fn, int64_t begin, int64_t end, void *const *buffers,
+              std::index_sequence<I...>) {
+  using Kernel = void (*)(int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
+  reinterpret_cast<Kernel>(fn)(begin, end, buffers[I]...);
+}
+
+template <size_t... N> constexpr auto callers(std::index_sequence<N...>) {
+  using Caller = void (*)(void *, int64_t, int64_t, void *const *);
+  return std::array<Caller, sizeof...(N)>{
+      [](void *fn, int64_t begin, int64_t end, void *const *buffers) {
+        callWith(fn, begin, end, buffers, std::make_index_sequence<N>());
+      }...};
+}
+
+/// Calls a kernel with exactly its buffers (outputs, then inputs).
+constexpr size_t kMaxKernelBuffers = 64;
+void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffers) {
+  static constexpr auto table = callers(std::make_index_sequence<kMaxKernelBuffers + 1>());
+  if (buffers.size() > kMaxKernelBuffers)
+    throw Error("E8005", "a kernel of " + std::to_string(buffers.size()) +
+                             " buffers (the CPU runtime calls kernels of up to 64)");
+  table[buffers.size()](fn, begin, end, buffers.data());
 }
 
 /// The parameters against what the trace was compiled for: every mismatch, one per clause.
