@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test layer: Catch2, lit/FileCheck and the layering test (all through bazel test),
-# then pytest. Installs what is missing
-# first. Ends with one line "N passed, N failed" over all layers; exits non-zero on failure.
+# then pytest; with --full also the runtime's tests under AddressSanitizer and UBSan
+# (--config=asan). Installs what is missing first. Ends with one line "N passed, N failed"
+# over all layers; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
@@ -56,6 +57,23 @@ py_pass=${py_pass:-0}; py_fail=${py_fail:-0}
 if [ $py_status -ne 0 ] && [ "$py_fail" -eq 0 ]; then py_fail=1; fi
 echo "pytest: $py_pass passed, $py_fail failed"
 count "$py_pass" "$py_fail"
+
+if [ "${1:-}" = "--full" ]; then
+  echo "== bazel test --config=asan (the runtime under AddressSanitizer and UBSan)"
+  asan_pass=0; asan_fail=0
+  targets=$(bazel query 'tests(//runtime/... + //tests/runtime/...)' 2>>"$log" | sort)
+  bazel test --config=asan $targets >>"$log" 2>&1
+  for label in $targets; do
+    f="bazel-testlogs/$(echo "${label#//}" | tr ':' '/')/test.xml"
+    if grep -q 'failures="0" errors="0"' "$f" 2>/dev/null; then
+      asan_pass=$((asan_pass + 1))
+    else
+      asan_fail=$((asan_fail + 1)); echo "FAILED under asan: $label"
+    fi
+  done
+  echo "asan: $asan_pass passed, $asan_fail failed"
+  count $asan_pass $asan_fail
+fi
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
