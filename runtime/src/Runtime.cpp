@@ -54,6 +54,11 @@ std::string formatTensor(int dtype, const int64_t *shape, int rank) {
   return s + "]";
 }
 
+/// One parameter that does not match what was compiled.
+struct Mismatch {
+  std::string parameter, expected, got, guard;
+};
+
 } // namespace
 
 struct sotc_artifact {
@@ -63,6 +68,7 @@ struct sotc_artifact {
   Storage arena;
   std::map<std::string, Storage> outputs; // segment outputs, by segment and name
   int32_t lastSegment = -1;
+  std::vector<Mismatch> mismatches; // of the last run
   bool profiling = false;
   /// Per step that ran while profiling, in first-run order: the step and its times.
   std::vector<std::pair<const Step *, std::vector<double>>> profile;
@@ -113,21 +119,22 @@ void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffe
 }
 
 /// The parameters against what the trace was compiled for: every mismatch, one per clause.
-void checkParameters(const Artifact &a, const sotc_value *in, size_t n) {
+/// The parameters against what the trace was compiled for: every mismatch, in `found` and as
+/// one line of E8004.
+void checkParameters(const Artifact &a, const sotc_value *in, size_t n,
+                     std::vector<Mismatch> &found) {
+  found.clear();
   if (n != a.parameters.size())
     throw Error("E8004", "expected " + std::to_string(a.parameters.size()) + " parameters, got " +
                              std::to_string(n));
-  std::vector<std::string> mismatches;
   for (size_t i = 0; i < n; ++i) {
     const Parameter &p = a.parameters[i];
-    std::string why = p.guard.empty() ? "" : " (guard " + p.guard + ")";
     if (p.tensor) {
       const Buffer &s = p.spec;
       std::string expected =
           formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
       if (!in[i].is_tensor) {
-        mismatches.push_back(p.name + ": expected " + expected + ", got " +
-                             (in[i].repr ? in[i].repr : "a non-tensor") + why);
+        found.push_back({p.name, expected, in[i].repr ? in[i].repr : "a non-tensor", p.guard});
         continue;
       }
       bool same = in[i].dtype == s.dtype && in[i].rank == static_cast<int32_t>(s.shape.size()) &&
@@ -135,29 +142,31 @@ void checkParameters(const Artifact &a, const sotc_value *in, size_t n) {
       for (size_t d = 0; same && d < s.shape.size(); ++d)
         same = in[i].shape[d] == s.shape[d];
       if (!same)
-        mismatches.push_back(
-            p.name + ": expected " + expected + ", got " +
-            formatTensor(in[i].dtype, in[i].shape, std::min<int32_t>(in[i].rank, SOTC_MAX_RANK)) +
-            (in[i].data ? "" : " without data") + why);
+        found.push_back(
+            {p.name, expected,
+             formatTensor(in[i].dtype, in[i].shape, std::min<int32_t>(in[i].rank, SOTC_MAX_RANK)) +
+                 (in[i].data ? "" : " without data"),
+             p.guard});
     } else if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr)) {
-      mismatches.push_back(p.name + ": expected " + p.value + ", got " +
-                           (in[i].is_tensor ? "a tensor"
-                            : in[i].repr    ? in[i].repr
-                                            : "nothing") +
-                           why);
+      found.push_back({p.name, p.value,
+                       in[i].is_tensor ? "a tensor"
+                       : in[i].repr    ? in[i].repr
+                                       : "nothing",
+                       p.guard});
     }
   }
-  if (!mismatches.empty()) {
+  if (!found.empty()) {
     std::string text = "the inputs do not match what was compiled: ";
-    for (size_t i = 0; i < mismatches.size(); ++i)
-      text += (i ? "; " : "") + mismatches[i];
+    for (size_t i = 0; i < found.size(); ++i)
+      text += (i ? "; " : "") + found[i].parameter + ": expected " + found[i].expected + ", got " +
+              found[i].got + (found[i].guard.empty() ? "" : " (guard " + found[i].guard + ")");
     throw Error("E8004", text);
   }
 }
 
 void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut) {
   const Artifact &a = s.artifact;
-  checkParameters(a, in, a.parameters.size());
+  checkParameters(a, in, a.parameters.size(), s.mismatches);
   std::map<std::string, void *> buffers; // the current segment's, by name
   for (size_t i = 0; i < a.parameters.size(); ++i)
     if (a.parameters[i].tensor && !a.parameters[i].buffer.empty())
@@ -310,6 +319,18 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
   return 0;
 }
 
+size_t sotc_num_mismatches(const sotc_artifact *artifact) {
+  return artifact ? artifact->mismatches.size() : 0;
+}
+
+int sotc_mismatch(const sotc_artifact *artifact, size_t i, sotc_parameter_mismatch *mismatch) {
+  if (!artifact || !mismatch || i >= artifact->mismatches.size())
+    return 1;
+  const Mismatch &m = artifact->mismatches[i];
+  *mismatch = {m.parameter.c_str(), m.expected.c_str(), m.got.c_str(), m.guard.c_str()};
+  return 0;
+}
+
 int32_t sotc_last_segment(const sotc_artifact *artifact) {
   return artifact ? artifact->lastSegment : -1;
 }
@@ -338,7 +359,7 @@ int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_input
     if (!artifact || !num_outputs || (num_inputs && !inputs))
       throw Error("E8005", "sotc_run needs an artifact, its inputs and room for the outputs");
     artifact->lastSegment = -1;
-    checkParameters(artifact->artifact, inputs, num_inputs);
+    checkParameters(artifact->artifact, inputs, num_inputs, artifact->mismatches);
     run(*artifact, inputs, outputs, num_outputs);
     return 0;
   } catch (const Error &e) {

@@ -5,6 +5,7 @@
 #include "sotc/runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -197,13 +198,37 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
   return values;
 }
 
+/// The parameters that did not match, as a table (JAX's "called with / compiled for").
+std::string mismatchTable(const sotc_artifact *artifact) {
+  std::vector<std::array<std::string, 4>> rows = {{"input", "compiled for", "got", "guard"}};
+  for (size_t i = 0; i < sotc_num_mismatches(artifact); ++i) {
+    sotc_parameter_mismatch m{};
+    sotc_mismatch(artifact, i, &m);
+    rows.push_back({m.parameter, m.expected, m.got, m.guard});
+  }
+  if (rows.size() == 1)
+    return "";
+  std::array<size_t, 4> width{};
+  for (const auto &row : rows)
+    for (size_t c = 0; c < 4; ++c)
+      width[c] = std::max(width[c], row[c].size());
+  std::string table;
+  for (const auto &row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < 4; ++c)
+      line += " " + row[c] + std::string(c < 3 ? width[c] - row[c].size() + 2 : 0, ' ');
+    table += line + "\n";
+  }
+  return table;
+}
+
 /// One run; the results' count.
 size_t runOnce(sotc_artifact *artifact, std::vector<sotc_value> &values,
                std::vector<sotc_value> &results) {
   sotc_error error{};
   size_t count = results.size();
   if (sotc_run(artifact, values.data(), values.size(), results.data(), &count, &error))
-    throw RuntimeFailure(error.code, error.message);
+    throw RuntimeFailure(error.code, error.message, mismatchTable(artifact));
   return count;
 }
 

@@ -8,12 +8,13 @@
 
 namespace sotc::run {
 
-/// An error the runtime returned: its own code (E8xxx) and message.
+/// An error the runtime returned: its own code (E8xxx) and message; for inputs that do not
+/// match (E8004), the table of them too.
 class RuntimeFailure : public std::runtime_error {
 public:
-  RuntimeFailure(std::string code, const std::string &message)
-      : std::runtime_error(message), code(std::move(code)) {}
-  std::string code;
+  RuntimeFailure(std::string code, const std::string &message, std::string table = "")
+      : std::runtime_error(message), code(std::move(code)), table(std::move(table)) {}
+  std::string code, table;
 };
 
 struct RunOptions {

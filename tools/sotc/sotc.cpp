@@ -331,7 +331,7 @@ int main(int argc, char **argv) {
     std::cerr << "sotc: " << e.render() << "\n";
     return sotc::kExitUserError;
   } catch (const sotc::run::RuntimeFailure &e) {
-    std::cerr << "sotc: error " << e.code << ": " << e.what() << "\n";
+    std::cerr << "sotc: error " << e.code << ": " << e.what() << "\n" << e.table;
     return sotc::kExitUserError;
   }
 }

@@ -98,6 +98,15 @@ void sotc_set_profiling(sotc_artifact *artifact, int on);
 size_t sotc_num_profiled_steps(const sotc_artifact *artifact);
 int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profile *profile);
 
+/* After a run that failed with E8004: each parameter that does not match, with what was
+ * compiled for it, what it got, and the guard that made the program depend on it
+ * ("g0 (prog.py:6)", or "" when none did). */
+typedef struct sotc_parameter_mismatch {
+  const char *parameter, *expected, *got, *guard;
+} sotc_parameter_mismatch;
+size_t sotc_num_mismatches(const sotc_artifact *artifact);
+int sotc_mismatch(const sotc_artifact *artifact, size_t i, sotc_parameter_mismatch *mismatch);
+
 /* The segment whose return ended the last successful run (its manifest entry says how the
  * results rebuild the Python return value), or -1. */
 int32_t sotc_last_segment(const sotc_artifact *artifact);

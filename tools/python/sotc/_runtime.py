@@ -34,11 +34,27 @@ class SotcError(RuntimeError):
 
 
 class GuardError(SotcError):
-    """The inputs do not match what the artifact was compiled for (E8004)."""
+    """The inputs do not match what the artifact was compiled for (E8004); `mismatches` lists
+    each parameter that does not (parameter, compiled_for, got, guard), and the message ends
+    with them as a table."""
+
+    def __init__(self, code, message, mismatches=()):
+        self.mismatches = list(mismatches)
+        rows = [("input", "compiled for", "got", "guard")] + [
+            (m["parameter"], m["compiled_for"], m["got"], m["guard"]) for m in self.mismatches]
+        widths = [max(len(r[c]) for r in rows) for c in range(4)]
+        table = "\n".join("  " + "  ".join(r[c].ljust(widths[c]) for c in range(4)).rstrip()
+                          for r in rows) if self.mismatches else ""
+        super().__init__(code, message + ("\n" + table if table else ""))
 
 
 class _Error(ctypes.Structure):
     _fields_ = [("code", ctypes.c_char * 8), ("message", ctypes.c_char * 1024)]
+
+
+class _Mismatch(ctypes.Structure):
+    _fields_ = [("parameter", ctypes.c_char_p), ("expected", ctypes.c_char_p),
+                ("got", ctypes.c_char_p), ("guard", ctypes.c_char_p)]
 
 
 class _Value(ctypes.Structure):
@@ -76,15 +92,26 @@ def _runtime():
         lib.sotc_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
                                  ctypes.POINTER(_Value), ctypes.POINTER(ctypes.c_size_t),
                                  ctypes.POINTER(_Error)]
+        lib.sotc_num_mismatches.argtypes = [ctypes.c_void_p]
+        lib.sotc_num_mismatches.restype = ctypes.c_size_t
+        lib.sotc_mismatch.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_Mismatch)]
         lib.sotc_last_segment.argtypes = [ctypes.c_void_p]
         lib.sotc_last_segment.restype = ctypes.c_int32
         _lib = lib
     return _lib
 
 
-def _raise(error):
+def _raise(error, lib=None, handle=None):
     code, message = error.code.decode(), error.message.decode()
-    raise (GuardError if code == "E8004" else SotcError)(code, message)
+    if code != "E8004":
+        raise SotcError(code, message)
+    mismatches = []
+    for i in range(lib.sotc_num_mismatches(handle) if lib else 0):
+        m = _Mismatch()
+        lib.sotc_mismatch(handle, i, ctypes.byref(m))
+        mismatches.append({"parameter": m.parameter.decode(), "compiled_for": m.expected.decode(),
+                           "got": m.got.decode(), "guard": m.guard.decode()})
+    raise GuardError(code, message, mismatches)
 
 
 class Compiled:
@@ -163,7 +190,7 @@ class Compiled:
             if self._fallback is not None and error.code.decode() == "E8004":
                 _log.warning("sotc: running the original function: %s", error.message.decode())
                 return self._fallback(*args, **kwargs)
-            _raise(error)
+            _raise(error, self._lib, self._handle)
         tensors = {}
         for i in range(count.value):
             o = outputs[i]

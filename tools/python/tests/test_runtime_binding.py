@@ -75,8 +75,12 @@ def test_guard_failures_and_fallback(root, sotc_bin, tmp_path):
     f(x)  # mode and factor as traced
     with pytest.raises(sotc.GuardError, match=r"mode: expected 'scale', got 'other'"):
         f(x, mode="other")
-    with pytest.raises(sotc.GuardError, match=r"x: expected float32\[8\], got float64\[8\]"):
-        f(np.ones(8))
+    with pytest.raises(sotc.GuardError, match=r"x: expected float32\[8\], got float64\[8\]") as e:
+        f(np.ones(8), factor=4)
+    assert [m["parameter"] for m in e.value.mismatches] == ["x", "factor"]
+    assert e.value.mismatches[1]["compiled_for"] == "3" and e.value.mismatches[1]["got"] == "4"
+    assert e.value.mismatches[1]["guard"].startswith("g")
+    assert str(e.value).splitlines()[1].split() == ["input", "compiled", "for", "got", "guard"]
     eager = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "11_if_python"),
                       fallback=lambda x, mode="scale", factor=3: "eager")
     assert eager(x, mode="other") == "eager"
