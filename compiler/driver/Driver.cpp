@@ -258,11 +258,11 @@ std::string ptxText(const std::string &path, const pipelines::PipelineOptions &o
   mlir::OwningOpRef<mlir::ModuleOp> module =
       compileTrace(*context, path, options, pipelines::Phase::Llvm);
   mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOnly(*module);
-  Expected<cuda::Fatbin> fatbin = cuda::buildFatbin(
-      *kernels, options.gpuArchs, [](const std::string &) { return mlir::TimingScope(); });
-  if (!fatbin)
-    throw CodedError(fatbin.error().code(), path + ": " + fatbin.error().what());
-  return fatbin->ptx;
+  // The fatbin holds the newest architecture's PTX: no need for ptxas or fatbinary here.
+  Expected<std::map<std::string, std::string>> ptx = cuda::emitPtx(*kernels, options.gpuArchs);
+  if (!ptx)
+    throw CodedError(ptx.error().code(), path + ": " + ptx.error().what());
+  return ptx->at(options.gpuArchs.back());
 }
 
 std::string manifestPath(const std::string &binary) {
@@ -292,12 +292,7 @@ namespace {
 ///   }
 std::string gemmText(mapexpr::GemmOp gemm) {
   auto name = [](mlir::Value v) { return "t_" + mapexpr::tensorName(v); };
-  auto shape = [](mlir::Value v) {
-    llvm::ArrayRef<int64_t> s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
-    return std::vector<int64_t>(s.begin(), s.end());
-  };
-  mapexpr::GemmPlan p = *mapexpr::planGemm(shape(gemm.getA()), shape(gemm.getB()),
-                                           gemm.getTransposeA(), gemm.getTransposeB());
+  mapexpr::GemmPlan p = gemm.getPlan();
   std::string out = name(gemm.getResult()), text = gemm.getName().str() + "(&" + out + ", " +
                                                    name(gemm.getA()) + ", " + name(gemm.getB());
   if (gemm.getBias())

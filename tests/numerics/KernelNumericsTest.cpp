@@ -84,9 +84,7 @@ ops::PrimGraph graphOf(mapexpr::GemmOp gemm) {
 
 /// The runtime's step for a GEMM op, as the manifest describes it.
 runtime::cpu::GemmStep stepOf(mapexpr::GemmOp gemm) {
-  auto shape = [](mlir::Value v) { return metaOf(v).shape; };
-  mapexpr::GemmPlan p = *mapexpr::planGemm(shape(gemm.getA()), shape(gemm.getB()),
-                                           gemm.getTransposeA(), gemm.getTransposeB());
+  mapexpr::GemmPlan p = gemm.getPlan();
   runtime::cpu::GemmStep s;
   s.type = metaOf(gemm.getResult()).dtype == ops::DType::Float64
                ? runtime::cpu::GemmStep::Type::F64

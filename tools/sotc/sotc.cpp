@@ -269,28 +269,29 @@ int main(int argc, char **argv) {
       ->required();
   inspectCmd->add_flag("--dot", inspectDot, "segments, steps and control flow as Graphviz");
 
+  // run and bench take an artifact and its inputs the same way.
+  auto artifactOptions = [](CLI::App *cmd, sotc::run::RunOptions &opts) {
+    cmd->add_option("artifact", opts.artifact, "k.so (its manifest beside it)")->required();
+    cmd->add_option("--input", opts.inputs,
+                    "NAME=@file.npy, NAME=random (seeded normal), or NAME=VALUE for a value "
+                    "traced as a constant (default: the traced value)")
+        ->type_name("NAME=...");
+    cmd->add_option("--seed", opts.seed, "seed of --input NAME=random (default 0)");
+  };
   sotc::run::RunOptions runOpts;
   CLI::App *runCmd = app.add_subcommand(
       "run", "run a compiled artifact (CPU) on inputs and print or save its results");
-  runCmd->add_option("artifact", runOpts.artifact, "k.so (its manifest beside it)")->required();
-  runCmd
-      ->add_option("--input", runOpts.inputs,
-                   "NAME=@file.npy, NAME=random (seeded normal), or NAME=VALUE for a value "
-                   "traced as a constant (default: the traced value)")
-      ->type_name("NAME=...");
+  artifactOptions(runCmd, runOpts);
   runCmd->add_option("--save", runOpts.saveDir, "write each result as DIR/<name>.npy")
       ->type_name("DIR");
-  runCmd->add_option("--seed", runOpts.seed, "seed of --input NAME=random (default 0)");
 
   sotc::run::RunOptions benchOpts;
   CLI::App *benchCmd = app.add_subcommand(
       "bench", "time a compiled artifact (CPU): each run and each step, with its bandwidth");
-  benchCmd->add_option("artifact", benchOpts.artifact, "k.so (its manifest beside it)")->required();
-  benchCmd->add_option("--input", benchOpts.inputs, "as for sotc run")->type_name("NAME=...");
+  artifactOptions(benchCmd, benchOpts);
   benchCmd->add_option("--repeat", benchOpts.repeat, "timed runs (default 100)")
       ->check(CLI::Range(1, 1000000));
   benchCmd->add_option("--warmup", benchOpts.warmup, "untimed runs first (default 3)");
-  benchCmd->add_option("--seed", benchOpts.seed, "seed of --input NAME=random (default 0)");
 
   std::string opName;
   CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");

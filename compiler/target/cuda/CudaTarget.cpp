@@ -145,40 +145,60 @@ void registerCudaTarget(mlir::DialectRegistry &registry) {
   mlir::registerNVVMDialectTranslation(registry);
 }
 
-Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::string> &archs,
-                             const StepTimer &step) {
-  Fatbin out;
-  // 1. PTX per architecture: the NVPTX backend, in process.
-  Expected<std::string> toolkit = findToolkit();
-  if (!toolkit)
-    return toolkit.error();
+namespace {
+/// emitPtx with the toolkit (for libdevice) already found.
+Expected<std::map<std::string, std::string>>
+ptxWith(mlir::ModuleOp module, const std::vector<std::string> &archs, const std::string &toolkit) {
+  mlir::PassManager pm(module.getContext());
+  mlir::GpuModuleToBinaryPassOptions options;
+  options.compilationTarget = "isa";
+  options.toolkitPath = toolkit; // libdevice
+  pm.addPass(mlir::createGpuModuleToBinaryPass(options));
+  std::string why;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
+    if (why.empty())
+      why = d.str();
+    return mlir::success();
+  });
+  if (mlir::failed(pm.run(module)))
+    return CodedError(DiagCode::CodegenFailed, "CUDA code generation: " + why);
   std::map<std::string, std::string> ptx;
-  {
-    mlir::TimingScope timer = step("NVPTX: PTX per architecture");
-    mlir::PassManager pm(module.getContext());
-    mlir::GpuModuleToBinaryPassOptions options;
-    options.compilationTarget = "isa";
-    options.toolkitPath = *toolkit; // libdevice
-    pm.addPass(mlir::createGpuModuleToBinaryPass(options));
-    std::string why;
-    mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
-      if (why.empty())
-        why = d.str();
-      return mlir::success();
-    });
-    if (mlir::failed(pm.run(module)))
-      return CodedError(DiagCode::CodegenFailed, "CUDA code generation: " + why);
-    module.walk([&](mlir::gpu::BinaryOp binary) {
-      for (mlir::Attribute a : binary.getObjects()) {
-        auto object = mlir::cast<mlir::gpu::ObjectAttr>(a);
-        auto target = mlir::cast<mlir::NVVM::NVVMTargetAttr>(object.getTarget());
-        ptx[target.getChip().str()] = object.getObject().str();
-      }
-    });
-  }
+  module.walk([&](mlir::gpu::BinaryOp binary) {
+    for (mlir::Attribute a : binary.getObjects()) {
+      auto object = mlir::cast<mlir::gpu::ObjectAttr>(a);
+      auto target = mlir::cast<mlir::NVVM::NVVMTargetAttr>(object.getTarget());
+      ptx[target.getChip().str()] = object.getObject().str();
+    }
+  });
   for (const std::string &arch : archs)
     if (!ptx.count(arch))
       return CodedError(DiagCode::CodegenFailed, "CUDA code generation: no PTX for " + arch);
+  return ptx;
+}
+} // namespace
+
+Expected<std::map<std::string, std::string>> emitPtx(mlir::ModuleOp module,
+                                                     const std::vector<std::string> &archs) {
+  Expected<std::string> toolkit = findToolkit();
+  if (!toolkit)
+    return toolkit.error();
+  return ptxWith(module, archs, *toolkit);
+}
+
+Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::string> &archs,
+                             const StepTimer &step) {
+  Fatbin out;
+  Expected<std::string> toolkit = findToolkit();
+  if (!toolkit)
+    return toolkit.error();
+  // 1. PTX per architecture: the NVPTX backend, in process.
+  Expected<std::map<std::string, std::string>> emitted = [&] {
+    mlir::TimingScope timer = step("NVPTX: PTX per architecture");
+    return ptxWith(module, archs, *toolkit);
+  }();
+  if (!emitted)
+    return emitted.error();
+  std::map<std::string, std::string> &ptx = *emitted;
   // 2. SASS per architecture (ptxas), 3. one fatbin (fatbinary).
   std::string ptxas = *toolkit + "/bin/ptxas", fatbinary = *toolkit + "/bin/fatbinary";
   TempDir dir("sotc-cuda");
@@ -220,7 +240,6 @@ Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::strin
     fatbinArgs.push_back("--image3=kind=elf,sm=" + arch.substr(3) + ",file=" + cubin);
   }
   const std::string &newest = archs.back();
-  out.ptx = ptx[newest];
   fatbinArgs.push_back("--image3=kind=ptx,sm=" + newest.substr(3) +
                        ",file=" + dir.file(newest + ".ptx"));
   {

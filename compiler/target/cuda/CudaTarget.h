@@ -39,13 +39,18 @@ struct KernelUsage {
 
 struct Fatbin {
   std::string bytes;
-  std::string ptx; // the newest architecture's PTX, as the fatbin holds it
   /// Per architecture, per kernel.
   std::map<std::string, std::map<std::string, KernelUsage>> usage;
 };
 
 /// Times one external step (the driver's --timing).
 using StepTimer = std::function<mlir::TimingScope(const std::string &)>;
+
+/// The PTX of each architecture of `archs` (LLVM's NVPTX backend in process, libdevice from the
+/// toolkit); `module`'s gpu.module, lowered to NVVM with one #nvvm.target per architecture,
+/// becomes a gpu.binary. E9008 without a toolkit, E9005 when NVPTX refuses a kernel.
+Expected<std::map<std::string, std::string>> emitPtx(mlir::ModuleOp module,
+                                                     const std::vector<std::string> &archs);
 
 /// Builds the fatbin from `module` (its gpu.module lowered to NVVM, one #nvvm.target per
 /// architecture of `archs`). E9008 when ptxas or fatbinary is missing or fails.

@@ -50,12 +50,7 @@ Json tensorJson(const std::string &name, mlir::Type type) {
 
 /// A GEMM step: the library call's shape (mapexpr/Utils/Gemm.h), row-major, and its epilogue.
 Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
-  auto shape = [](mlir::Value v) {
-    llvm::ArrayRef<int64_t> s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
-    return std::vector<int64_t>(s.begin(), s.end());
-  };
-  mapexpr::GemmPlan p = *mapexpr::planGemm(shape(gemm.getA()), shape(gemm.getB()),
-                                           gemm.getTransposeA(), gemm.getTransposeB());
+  mapexpr::GemmPlan p = gemm.getPlan();
   Json inputs = {mapexpr::tensorName(gemm.getA()), mapexpr::tensorName(gemm.getB())};
   Json bias;
   if (gemm.getBias()) {

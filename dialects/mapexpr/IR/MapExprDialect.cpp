@@ -237,17 +237,24 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
 
 //===-- GemmOp ----------------------------------------------------------------------------===//
 
+namespace {
+std::vector<int64_t> shapeOf(Value v) {
+  ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
+  return std::vector<int64_t>(s.begin(), s.end());
+}
+} // namespace
+
+GemmPlan GemmOp::getPlan() {
+  return *planGemm(shapeOf(getA()), shapeOf(getB()), getTransposeA(), getTransposeB());
+}
+
 LogicalResult GemmOp::verify() {
-  auto shape = [](Value v) {
-    ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
-    return std::vector<int64_t>(s.begin(), s.end());
-  };
   std::string why;
   std::optional<GemmPlan> plan =
-      planGemm(shape(getA()), shape(getB()), getTransposeA(), getTransposeB(), &why);
+      planGemm(shapeOf(getA()), shapeOf(getB()), getTransposeA(), getTransposeB(), &why);
   if (!plan)
     return emitOpError("is not a GEMM: ") << why;
-  if (plan->shape != shape(getResult()))
+  if (plan->shape != shapeOf(getResult()))
     return emitOpError("result shape does not match the matmul of its operands");
   Type element = getResult().getType().getElementType();
   if (getA().getType().getElementType() != element || getB().getType().getElementType() != element)
@@ -256,7 +263,7 @@ LogicalResult GemmOp::verify() {
     return emitOpError("activation must be none, relu or gelu_tanh, not '")
            << getActivation() << "'";
   if (Value bias = getBias()) {
-    std::vector<int64_t> b = shape(bias);
+    std::vector<int64_t> b = shapeOf(bias);
     bool row = !b.empty() && b.back() == plan->n && b.size() <= plan->shape.size();
     for (size_t d = 0; d + 1 < b.size(); ++d)
       row &= b[d] == 1;

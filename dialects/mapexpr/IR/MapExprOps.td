@@ -141,6 +141,11 @@ def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
                        DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
                        OptionalAttr<StrArrayAttr>:$names);
   let results = (outs AnyRankedTensor:$result);
+  let extraClassDeclaration = [{
+    /// The library call's plan: m, n, k, leading dimensions, batch strides (verified, so
+    /// this does not fail).
+    ::sotc::mapexpr::GemmPlan getPlan();
+  }];
   let assemblyFormat = [{
     $name `(` $a `,` $b (`bias` $bias^)? `)` attr-dict `:` functional-type(operands, results)
   }];

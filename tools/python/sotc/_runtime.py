@@ -20,8 +20,6 @@ import os
 import numpy as np
 
 _MAX_RANK = 8
-_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-           "float64", "complex64", "complex128"]
 _log = logging.getLogger("sotc")
 
 
@@ -80,6 +78,7 @@ def _library_path():
 
 
 _lib = None
+_DTYPES = []  # sotc_dtype names by value, from the library (sotc_dtype_name)
 
 
 def _runtime():
@@ -95,8 +94,14 @@ def _runtime():
         lib.sotc_num_mismatches.argtypes = [ctypes.c_void_p]
         lib.sotc_num_mismatches.restype = ctypes.c_size_t
         lib.sotc_mismatch.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_Mismatch)]
+        lib.sotc_dtype_name.argtypes = [ctypes.c_int]
+        lib.sotc_dtype_name.restype = ctypes.c_char_p
         lib.sotc_last_segment.argtypes = [ctypes.c_void_p]
         lib.sotc_last_segment.restype = ctypes.c_int32
+        i = 0
+        while lib.sotc_dtype_name(i):
+            _DTYPES.append(lib.sotc_dtype_name(i).decode())
+            i += 1
         _lib = lib
     return _lib
 
