@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test layer: Catch2, lit/FileCheck and the layering test (all through bazel test),
-# then pytest; with --full also the runtime's tests under AddressSanitizer and UBSan
+# then pytest, then every testdata program against paddle/torch eager in the reference
+# environment (scripts/reference-env.sh); with --full also the runtime's tests under AddressSanitizer and UBSan
 # (--config=asan). Installs what is missing first. Ends with one line "N passed, N failed"
 # over all layers; exits non-zero on failure.
 set -uo pipefail
@@ -47,16 +48,29 @@ echo "lit and layering: $other_pass passed, $other_fail failed"
 count $catch_pass $catch_fail
 count $other_pass $other_fail
 
+# pytest LABEL PYTHON DIR: runs one pytest suite and counts its summary line.
+run_pytest() {
+  local out status pass fail
+  out=$("$2" -m pytest -q -p no:cacheprovider -W ignore::UserWarning "$3" 2>&1)
+  status=$?
+  echo "$out" | tail -15
+  pass=$(echo "$out" | tail -1 | sed -nE 's/.* ([0-9]+) passed.*/\1/p; s/^([0-9]+) passed.*/\1/p' | head -1)
+  fail=$(echo "$out" | tail -1 | sed -nE 's/.* ([0-9]+) failed.*/\1/p; s/^([0-9]+) failed.*/\1/p' | head -1)
+  pass=${pass:-0}; fail=${fail:-0}
+  if [ $status -ne 0 ] && [ "$fail" -eq 0 ]; then fail=1; fi
+  echo "$1: $pass passed, $fail failed"
+  count "$pass" "$fail"
+}
+
 echo "== pytest"
-py_out=$(python3 -m pytest -q -p no:cacheprovider tools/python/tests 2>&1)
-py_status=$?
-echo "$py_out" | tail -15
-py_pass=$(echo "$py_out" | tail -1 | sed -nE 's/.* ([0-9]+) passed.*/\1/p; s/^([0-9]+) passed.*/\1/p' | head -1)
-py_fail=$(echo "$py_out" | tail -1 | sed -nE 's/.* ([0-9]+) failed.*/\1/p; s/^([0-9]+) failed.*/\1/p' | head -1)
-py_pass=${py_pass:-0}; py_fail=${py_fail:-0}
-if [ $py_status -ne 0 ] && [ "$py_fail" -eq 0 ]; then py_fail=1; fi
-echo "pytest: $py_pass passed, $py_fail failed"
-count "$py_pass" "$py_fail"
+run_pytest pytest python3 tools/python/tests
+
+echo "== every testdata program vs paddle/torch eager (tests/framework)"
+if reference_python=$(bash scripts/reference-env.sh); then
+  run_pytest "vs framework" "$reference_python" tests/framework
+else
+  echo "vs framework: the reference environment did not install"; count 0 1
+fi
 
 if [ "${1:-}" = "--full" ]; then
   echo "== bazel test --config=asan (the runtime under AddressSanitizer and UBSan)"

@@ -214,8 +214,10 @@ bool Executor::hostCallback(Frame &f, const std::string &callee, const std::vect
   b.kind = Break::Kind::HostCallback;
   b.callee = callee;
   b.callbackArgs = args;
-  for (const auto &kv : kwargs)
+  for (const auto &kv : kwargs) {
     b.callbackArgs.push_back(kv.second);
+    b.kwargNames.push_back(kv.first);
+  }
   for (const VarPtr &a : b.callbackArgs)
     consume(a, locOf(f));
   b.result = std::move(result);

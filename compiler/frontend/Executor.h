@@ -47,7 +47,8 @@ struct Break {
   SourceLoc loc;
   // HostCallback: what the host runs, on which values, and what it hands back.
   std::string callee;
-  std::vector<VarPtr> callbackArgs;
+  std::vector<VarPtr> callbackArgs;    // positional, then the keyword arguments' values
+  std::vector<std::string> kwargNames; // the keyword arguments' names, in order
   VarPtr result;
 };
 

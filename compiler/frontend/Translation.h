@@ -65,18 +65,20 @@ struct Segment {
   int onTrue = -1, onFalse = -1; // Branch: successor segments (the condition is output 0)
   // Branch: the tensors passed to each successor's inputs, position by position.
   std::vector<VarPtr> trueArgs, falseArgs;
-  int next = -1;                    // HostCallback: the segment after the callback
-  std::string callee;               // HostCallback: what the host runs (print, Tensor.numpy)
-  std::vector<VarPtr> callbackArgs; // HostCallback: the values the host call reads
-  std::vector<VarPtr> nextArgs;     // HostCallback: tensors passed to the next segment
-  std::string returnValue;          // Return: the Python value's structure, e.g. (var_3, 2)
-  VarPtr result;                    // Return: the value itself (tensors, constants, containers)
+  int next = -1;                           // HostCallback: the segment after the callback
+  std::string callee;                      // HostCallback: what the host runs (print, Tensor.numpy)
+  std::vector<VarPtr> callbackArgs;        // HostCallback: the values the host call reads
+  std::vector<std::string> callbackKwargs; // HostCallback: names of callbackArgs' keyword tail
+  VarPtr callbackResult;                   // HostCallback: what the call returns
+  std::vector<VarPtr> nextArgs;            // HostCallback: tensors passed to the next segment
+  std::string returnValue;                 // Return: the Python value's structure, e.g. (var_3, 2)
+  VarPtr result; // Return: the value itself (tensors, constants, containers)
 };
 
 struct Translation {
-  std::string entry;             // the entry function's qualname
+  std::string entry;              // the entry function's qualname
   std::vector<VarPtr> parameters; // its parameters, as traced (Variable::parameter names them)
-  std::vector<Segment> segments; // segment 0 is the entry
+  std::vector<Segment> segments;  // segment 0 is the entry
   std::vector<Guard> guards;
   std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order
 

@@ -218,6 +218,8 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       seg.endLoc = b.loc;
       seg.callee = b.callee;
       seg.callbackArgs = b.callbackArgs;
+      seg.callbackKwargs = b.kwargNames;
+      seg.callbackResult = b.result;
       std::set<const Variable *> seen;
       for (const VarPtr &a : b.callbackArgs)
         collectTensors(a, seg.sir.outputs, seen);

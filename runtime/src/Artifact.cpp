@@ -39,17 +39,17 @@ Buffer bufferOf(const Json &j) {
   return b;
 }
 
-/// The tensors a result rebuilds, in order ({"tensor"}, nested tuples, lists and dicts).
-void resultTensors(const Json &r, std::vector<std::string> &out) {
+/// The tensors a value rebuilds, in order ({"tensor"}, nested tuples, lists and dicts).
+void valueTensors(const Json &r, std::vector<std::string> &out) {
   if (r.contains("tensor"))
     out.push_back(r.at("tensor").get<std::string>());
   for (const char *key : {"tuple", "list"})
     if (r.contains(key))
       for (const Json &item : r.at(key))
-        resultTensors(item, out);
+        valueTensors(item, out);
   if (r.contains("dict"))
     for (const Json &pair : r.at("dict"))
-      resultTensors(pair.at(1), out);
+      valueTensors(pair.at(1), out);
 }
 
 Step stepOf(const Json &j) {
@@ -114,7 +114,7 @@ Segment segmentOf(const Json &j) {
   std::string kind = end.at("kind").get<std::string>();
   if (kind == "return") {
     if (end.contains("result"))
-      resultTensors(end.at("result"), s.results);
+      valueTensors(end.at("result"), s.results);
   } else if (kind == "branch") {
     s.end = Segment::End::Branch;
     s.condition = end.at("condition").get<std::string>();
@@ -126,6 +126,14 @@ Segment segmentOf(const Json &j) {
     s.end = Segment::End::HostCallback;
     s.callee = end.at("callee").get<std::string>();
     s.source = end.at("source").get<std::string>();
+    s.next = end.at("next").get<int>();
+    for (const Json &arg : end.at("args"))
+      valueTensors(arg, s.callbackArgs);
+    for (const Json &kwarg : end.at("kwargs"))
+      valueTensors(kwarg.at(1), s.callbackArgs);
+    for (const Json &b : end.at("result_tensors"))
+      s.callbackResults.push_back(bufferOf(b));
+    s.nextArgs = end.at("next_args").get<std::vector<std::string>>();
   }
   return s;
 }
@@ -230,7 +238,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
   for (const Segment &s : a.segments) {
     if (s.arenaBytes < 0)
       throw Error("E8001", manifestPath + ": " + s.name + " has a negative arena");
-    for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs})
+    for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
       for (const Buffer &b : *list)
         if (b.bytes < 0 || b.dtype < 0)
           throw Error("E8001", manifestPath + ": buffer " + b.name + " has no size or dtype");
@@ -238,6 +246,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         (s.onTrue < 0 || s.onFalse < 0 || static_cast<size_t>(s.onTrue) >= a.segments.size() ||
          static_cast<size_t>(s.onFalse) >= a.segments.size()))
       throw Error("E8001", manifestPath + ": " + s.name + " branches to no segment");
+    if (s.end == Segment::End::HostCallback &&
+        (s.next < 0 || static_cast<size_t>(s.next) >= a.segments.size()))
+      throw Error("E8001", manifestPath + ": " + s.name + " continues in no segment");
     for (const Buffer &b : s.arena)
       if (b.offset < 0 || b.bytes < 0 || b.offset + b.bytes > s.arenaBytes)
         throw Error("E8001", manifestPath + ": " + s.name + "'s buffer " + b.name +

@@ -71,8 +71,12 @@ struct Segment {
   std::string condition;            // Branch
   int onTrue = -1, onFalse = -1;
   std::vector<std::string> trueArgs, falseArgs;
-  std::string source; // Branch, HostCallback: the Python line
-  std::string callee; // HostCallback
+  std::string source;                    // Branch, HostCallback: the Python line
+  std::string callee;                    // HostCallback
+  int next = -1;                         // HostCallback: the segment after the call
+  std::vector<std::string> callbackArgs; // HostCallback: the tensors the call reads
+  std::vector<Buffer> callbackResults;   // HostCallback: the tensors the call returns
+  std::vector<std::string> nextArgs;     // HostCallback: passed to `next`'s inputs
 };
 
 struct Artifact {

@@ -69,6 +69,8 @@ struct sotc_artifact {
   std::map<std::string, Storage> outputs; // segment outputs, by segment and name
   int32_t lastSegment = -1;
   std::vector<Mismatch> mismatches; // of the last run
+  sotc_host_handler hostHandler = nullptr;
+  void *hostUser = nullptr;
   bool profiling = false;
   /// Per step that ran while profiling, in first-run order: the step and its times.
   std::vector<std::pair<const Step *, std::vector<double>>> profile;
@@ -118,7 +120,6 @@ void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffe
   table[buffers.size()](fn, begin, end, buffers.data());
 }
 
-/// The parameters against what the trace was compiled for: every mismatch, one per clause.
 /// The parameters against what the trace was compiled for: every mismatch, in `found` and as
 /// one line of E8004.
 void checkParameters(const Artifact &a, const sotc_value *in, size_t n,
@@ -164,6 +165,65 @@ void checkParameters(const Artifact &a, const sotc_value *in, size_t n,
   }
 }
 
+/// A segment's buffer by name; E8001 when the manifest names one that nothing provides.
+void *lookup(const std::map<std::string, void *> &buffers, const Segment &seg,
+             const std::string &name) {
+  auto it = buffers.find(name);
+  if (it == buffers.end())
+    throw Error("E8001", seg.name + " names " + name + ", which no step or input provides");
+  return it->second;
+}
+
+/// The buffer `name` of segment `seg` (an output, input or host call result) as a tensor value.
+sotc_value tensorValue(const Segment &seg, const std::string &name, void *data) {
+  const Buffer *spec = nullptr;
+  for (const std::vector<Buffer> *list : {&seg.outputs, &seg.inputs, &seg.callbackResults})
+    for (const Buffer &b : *list)
+      if (!spec && b.name == name)
+        spec = &b;
+  if (!spec)
+    throw Error("E8001", seg.name + " names " + name + ", which it has no buffer for");
+  sotc_value v;
+  std::memset(&v, 0, sizeof(v));
+  v.name = spec->name.c_str();
+  v.is_tensor = 1;
+  v.dtype = static_cast<sotc_dtype>(spec->dtype);
+  v.rank = static_cast<int32_t>(std::min<size_t>(spec->shape.size(), SOTC_MAX_RANK));
+  for (int32_t d = 0; d < v.rank; ++d)
+    v.shape[d] = spec->shape[d];
+  v.data = data;
+  return v;
+}
+
+/// The host call that ends segment `index`: its tensors to the embedder's handler, and the
+/// tensors it returns into buffers the artifact owns.
+void callHost(sotc_artifact &s, size_t index, std::map<std::string, void *> &buffers) {
+  const Segment &seg = s.artifact.segments[index];
+  std::string what = seg.callee + " (" + seg.source + ")";
+  if (!s.hostHandler)
+    throw Error("E8005", seg.name + " ends in a host callback, " + what +
+                             ", and no handler is registered (sotc_set_host_handler)");
+  std::vector<sotc_value> args, results;
+  for (const std::string &name : seg.callbackArgs)
+    args.push_back(tensorValue(seg, name, lookup(buffers, seg, name)));
+  for (const Buffer &b : seg.callbackResults) {
+    void *data = s.outputs[seg.name + "/" + b.name].reserve(static_cast<size_t>(b.bytes));
+    buffers[b.name] = data;
+    results.push_back(tensorValue(seg, b.name, data));
+  }
+  sotc_host_call call{static_cast<int32_t>(index),
+                      seg.callee.c_str(),
+                      seg.source.c_str(),
+                      args.size(),
+                      args.data(),
+                      results.size(),
+                      results.data()};
+  sotc_error error{};
+  if (s.hostHandler(s.hostUser, &call, &error) != 0)
+    throw Error("E8006", "the host callback " + what + " failed" +
+                             (error.message[0] ? std::string(": ") + error.message : ""));
+}
+
 void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut) {
   const Artifact &a = s.artifact;
   checkParameters(a, in, a.parameters.size(), s.mismatches);
@@ -184,17 +244,10 @@ void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut
                        [&](const Buffer &x) { return x.name == b.name; }) != seg.arena.end())
         buffers[b.name] = s.outputs[seg.name + "/" + b.name].reserve(static_cast<size_t>(b.bytes));
     for (const Step &step : seg.steps) {
-      auto at = [&](const std::string &name) {
-        auto it = buffers.find(name);
-        if (it == buffers.end())
-          throw Error("E8001", seg.name + ": a step reads " + name + ", which no step wrote");
-        return it->second;
-      };
       std::vector<void *> args;
-      for (const std::string &name : step.outputs)
-        args.push_back(at(name));
-      for (const std::string &name : step.inputs)
-        args.push_back(at(name));
+      for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
+        for (const std::string &name : *names)
+          args.push_back(lookup(buffers, seg, name));
       auto start = std::chrono::steady_clock::now();
       if (step.gemm)
         sotc::runtime::cpu::runGemm(step.plan, args[0], args[1], args[2],
@@ -210,45 +263,32 @@ void run(sotc_artifact &s, const sotc_value *in, sotc_value *out, size_t *numOut
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
     }
-    if (seg.end == Segment::End::HostCallback)
-      throw Error("E8005", seg.name + " ends in a host callback (" + seg.callee + " at " +
-                               seg.source + "), which the C runtime cannot run");
-    if (seg.end == Segment::End::Branch) {
-      void *condition = buffers.at(seg.condition);
-      bool taken = *static_cast<const unsigned char *>(condition) != 0;
-      const std::vector<std::string> &args = taken ? seg.trueArgs : seg.falseArgs;
-      int next = taken ? seg.onTrue : seg.onFalse;
+    // Continues in segment `next`, its inputs bound to `args` by position.
+    auto jump = [&](int next, const std::vector<std::string> &args) {
       const Segment &target = a.segments.at(static_cast<size_t>(next));
       std::map<std::string, void *> passed;
       for (size_t i = 0; i < args.size() && i < target.inputs.size(); ++i)
-        passed[target.inputs[i].name] = buffers.at(args[i]);
+        passed[target.inputs[i].name] = lookup(buffers, seg, args[i]);
       buffers = std::move(passed);
       index = static_cast<size_t>(next);
+    };
+    if (seg.end == Segment::End::HostCallback) {
+      callHost(s, index, buffers);
+      jump(seg.next, seg.nextArgs);
+      continue;
+    }
+    if (seg.end == Segment::End::Branch) {
+      void *condition = lookup(buffers, seg, seg.condition);
+      bool taken = *static_cast<const unsigned char *>(condition) != 0;
+      jump(taken ? seg.onTrue : seg.onFalse, taken ? seg.trueArgs : seg.falseArgs);
       continue;
     }
     // Return: the result's tensors, in order.
     if (*numOut < seg.results.size())
       throw Error("E8005", "the result has " + std::to_string(seg.results.size()) +
                                " tensors; room was given for " + std::to_string(*numOut));
-    for (size_t r = 0; r < seg.results.size(); ++r) {
-      const std::string &name = seg.results[r];
-      const Buffer *spec = nullptr;
-      for (const std::vector<Buffer> *list : {&seg.outputs, &seg.inputs})
-        for (const Buffer &b : *list)
-          if (b.name == name)
-            spec = &b;
-      if (!spec)
-        throw Error("E8001", seg.name + ": the result names " + name + ", no output of it");
-      sotc_value &v = out[r];
-      std::memset(&v, 0, sizeof(v));
-      v.name = spec->name.c_str();
-      v.is_tensor = 1;
-      v.dtype = static_cast<sotc_dtype>(spec->dtype);
-      v.rank = static_cast<int32_t>(std::min<size_t>(spec->shape.size(), SOTC_MAX_RANK));
-      for (int32_t d = 0; d < v.rank; ++d)
-        v.shape[d] = spec->shape[d];
-      v.data = buffers.at(name);
-    }
+    for (size_t r = 0; r < seg.results.size(); ++r)
+      out[r] = tensorValue(seg, seg.results[r], lookup(buffers, seg, seg.results[r]));
     *numOut = seg.results.size();
     s.lastSegment = static_cast<int32_t>(index);
     return;
@@ -263,7 +303,10 @@ int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error) {
   try {
     auto s = std::make_unique<sotc_artifact>();
     s->artifact = loadArtifact(path ? path : "");
-    s->library = dlopen(s->artifact.binaryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // A name without a slash would send dlopen searching the library path, not the directory.
+    const std::string &binary = s->artifact.binaryPath;
+    s->library = dlopen((binary.find('/') == std::string::npos ? "./" + binary : binary).c_str(),
+                        RTLD_NOW | RTLD_LOCAL);
     if (!s->library)
       throw Error("E8001", s->artifact.binaryPath + ": cannot load (" + dlerror() + ")");
     for (Segment &seg : s->artifact.segments)
@@ -285,6 +328,13 @@ int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error) {
 }
 
 void sotc_close(sotc_artifact *artifact) { delete artifact; }
+
+void sotc_set_host_handler(sotc_artifact *artifact, sotc_host_handler handler, void *user) {
+  if (!artifact)
+    return;
+  artifact->hostHandler = handler;
+  artifact->hostUser = user;
+}
 
 size_t sotc_num_parameters(const sotc_artifact *artifact) {
   return artifact ? artifact->artifact.parameters.size() : 0;

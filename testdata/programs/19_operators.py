@@ -7,7 +7,7 @@ def fn(x, y, m):
     b = -y + +x
     c = x @ y
     d = x ** 2 // 3 % 5
-    e = (m & 3) | (m ^ 1)
+    e = (3 & m) | (1 ^ m)
     f = ~m
     g = (x < y) == (y >= x)
     return a, b, c, d, e, f, g, abs(x)

@@ -135,11 +135,39 @@ namespace {
 
 using ArtifactPtr = std::unique_ptr<sotc_artifact, void (*)(sotc_artifact *)>;
 
+/// `name: float32[4, 8] = [v0, v1, ..., v7, ...]`
+void printTensor(std::ostream &out, const sotc_value &v) {
+  out << v.name << ": " << shapeText(v) << " = [";
+  size_t total = elements(v), shown = std::min<size_t>(total, 8);
+  for (size_t e = 0; e < shown; ++e)
+    out << (e ? ", " : "") << element(v, e);
+  out << (total > shown ? ", ...]" : "]") << "\n";
+}
+
+/// The host callbacks a process without Python can make: print shows the tensors it was
+/// given (its constant arguments are in the manifest), and reading a tensor on the host
+/// (x.numpy(), x.item()) needs nothing more here. A --break-on API needs its framework.
+int hostCall(void *, const sotc_host_call *call, sotc_error *error) {
+  std::string callee = call->callee;
+  if (callee == "print") {
+    std::cout << "print (" << call->source << "):\n";
+    for (size_t i = 0; i < call->num_args; ++i)
+      printTensor(std::cout << "  ", call->args[i]);
+    return 0;
+  }
+  if (callee == "Tensor.numpy" || callee == "Tensor.item" || callee == "Tensor.tolist")
+    return 0;
+  std::snprintf(error->message, sizeof(error->message),
+                "%s runs in Python with its framework (sotc.load)", call->callee);
+  return 1;
+}
+
 ArtifactPtr open(const std::string &path) {
   sotc_artifact *raw = nullptr;
   sotc_error error{};
   if (sotc_open(path.c_str(), &raw, &error))
     throw RuntimeFailure(error.code, error.message);
+  sotc_set_host_handler(raw, hostCall, nullptr);
   return ArtifactPtr(raw, sotc_close);
 }
 
@@ -250,11 +278,7 @@ void runArtifact(const RunOptions &options) {
   size_t count = runOnce(artifact.get(), values, results);
   for (size_t r = 0; r < count; ++r) {
     const sotc_value &v = results[r];
-    std::cout << v.name << ": " << shapeText(v) << " = [";
-    size_t total = elements(v), shown = std::min<size_t>(total, 8);
-    for (size_t e = 0; e < shown; ++e)
-      std::cout << (e ? ", " : "") << element(v, e);
-    std::cout << (total > shown ? ", ...]" : "]") << "\n";
+    printTensor(std::cout, v);
     if (!options.saveDir.empty())
       writeOutputFile(options.saveDir + "/" + v.name + ".npy", npyBytes(v));
   }

@@ -187,14 +187,19 @@ Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &s
   return out;
 }
 
-/// The Python return value as the runtime rebuilds it: tensors by buffer name, constants by
-/// their Python repr, tuples, lists and dicts nested.
-Json resultJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Json &plan) {
+/// A Python value as the runtime rebuilds it (a return value, a host call's arguments):
+/// tensors by buffer name, constants by their Python repr, tuples, lists and dicts nested, and
+/// the result of an earlier host callback by the index of the segment whose end called it.
+Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Json &plan,
+               const frontend::Translation &translation) {
   using K = frontend::Variable::Kind;
+  auto recurse = [&](const frontend::VarPtr &item) {
+    return valueJson(item, seg, plan, translation);
+  };
   auto items = [&](const std::vector<frontend::VarPtr> &vars) {
     Json out = Json::array();
     for (const frontend::VarPtr &item : vars)
-      out.push_back(resultJson(item, seg, plan));
+      out.push_back(recurse(item));
     return out;
   };
   switch (v->kind) {
@@ -209,13 +214,30 @@ Json resultJson(const frontend::VarPtr &v, const frontend::Segment &seg, const J
   case K::Dict: {
     Json pairs = Json::array();
     for (size_t i = 0; i < v->keys.size() && i < v->items.size(); ++i)
-      pairs.push_back(
-          Json::array({resultJson(v->keys[i], seg, plan), resultJson(v->items[i], seg, plan)}));
+      pairs.push_back(Json::array({recurse(v->keys[i]), recurse(v->items[i])}));
     return Json{{"dict", pairs}};
   }
-  default:
-    return Json{{"host", v->repr()}}; // a value only the host has (a host callback's result)
+  default: {
+    // A value only the host has: a host callback's result (else the host cannot rebuild it).
+    Json host{{"host", v->repr()}};
+    for (auto [i, s] : llvm::enumerate(translation.segments))
+      if (s.end == frontend::Segment::End::HostCallback && s.callbackResult == v)
+        host["callback"] = i;
+    return host;
   }
+  }
+}
+
+/// The tensors inside a host callback's result (a --break-on API's outputs): the runtime
+/// allocates them and the callback fills them.
+Json callbackTensorsJson(const frontend::VarPtr &result, mlir::MLIRContext *ctx) {
+  std::vector<frontend::VarPtr> tensors;
+  std::set<const frontend::Variable *> seen;
+  frontend::collectTensors(result, tensors, seen);
+  Json out = Json::array();
+  for (const frontend::VarPtr &t : tensors)
+    out.push_back(tensorJson(t->tensorName, sir::tensorType(ctx, t->meta)));
+  return out;
 }
 
 /// The entry function's parameters, in the trace's order: a tensor with its meta and the
@@ -303,7 +325,7 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     case frontend::Segment::End::Return:
       end = Json{{"kind", "return"}, {"value", seg.returnValue}};
       if (seg.result)
-        end["result"] = resultJson(seg.result, seg, s);
+        end["result"] = valueJson(seg.result, seg, s, translation);
       break;
     case frontend::Segment::End::Branch:
       end = Json{{"kind", "branch"},
@@ -315,14 +337,27 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                  {"reason", seg.reason},
                  {"source", seg.endLoc.str()}};
       break;
-    case frontend::Segment::End::HostCallback:
+    case frontend::Segment::End::HostCallback: {
+      size_t positional = seg.callbackArgs.size() - seg.callbackKwargs.size();
+      Json args = Json::array(), kwargs = Json::array();
+      for (auto [k, arg] : llvm::enumerate(seg.callbackArgs)) {
+        Json value = valueJson(arg, seg, s, translation);
+        if (k < positional)
+          args.push_back(value);
+        else
+          kwargs.push_back(Json::array({seg.callbackKwargs[k - positional], value}));
+      }
       end = Json{{"kind", "host_callback"},
                  {"callee", seg.callee},
-                 {"args", names(seg.callbackArgs, seg, s)},
+                 {"args", args},
+                 {"kwargs", kwargs},
+                 {"result", valueJson(seg.callbackResult, seg, s, translation)},
+                 {"result_tensors", callbackTensorsJson(seg.callbackResult, plan.getContext())},
                  {"next", seg.next},
                  {"next_args", names(seg.nextArgs, seg, s)},
                  {"source", seg.endLoc.str()}};
       break;
+    }
     }
     s["end"] = end;
     segments.push_back(s);

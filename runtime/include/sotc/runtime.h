@@ -84,6 +84,25 @@ int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spe
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error);
 
+/* Host callbacks: a segment may end in a call that only the host can make (print(x),
+ * x.numpy(), an API named by --break-on), after which the next segment runs. The runtime then
+ * calls the embedder's handler with the tensors the call reads (`args`, named as the
+ * manifest's host_callback end names them, which also says how to rebuild the call with its
+ * constants and keywords) and the tensors its result holds (`results`: dtype, shape and a
+ * buffer the runtime owns, which the handler fills). The handler returns 0, or non-zero to end
+ * the run with E8006 and, if it wrote one, its message in `error`. Without a handler such a run
+ * fails with E8005. */
+typedef struct sotc_host_call {
+  int32_t segment; /* the manifest's segment whose end this is */
+  const char *callee, *source;
+  size_t num_args;
+  const sotc_value *args;
+  size_t num_results;
+  sotc_value *results;
+} sotc_host_call;
+typedef int (*sotc_host_handler)(void *user, const sotc_host_call *call, sotc_error *error);
+void sotc_set_host_handler(sotc_artifact *artifact, sotc_host_handler handler, void *user);
+
 /* Profiling (sotc bench): while on, every run times each step. A step's profile: its name
  * (kernel symbol or GEMM), kind ("kernel", "gemm"), how often it ran, its fastest and median
  * time, and the bytes it reads and writes once. */

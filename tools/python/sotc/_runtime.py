@@ -9,10 +9,16 @@ with what was traced. Results come back in
 the function's own return structure (tuples, lists, dicts, constants) as numpy arrays that
 the caller owns. A call whose inputs do not match what was compiled raises GuardError with
 the runtime's explanation, or, with `fallback=fn`, runs `fn` instead and logs why.
+
+Host callbacks (`print(x)`, `x.numpy()`, an API named by `--break-on`) run here in Python
+between the compiled segments, on numpy copies of the tensors of that point; an API of
+paddle or torch gets that framework's tensors and hands its tensors back to the next segment.
 """
 
 import ast
+import builtins
 import ctypes
+import importlib
 import json
 import logging
 import os
@@ -61,6 +67,17 @@ class _Value(ctypes.Structure):
                 ("shape", ctypes.c_int64 * _MAX_RANK), ("repr", ctypes.c_char_p)]
 
 
+class _HostCall(ctypes.Structure):
+    _fields_ = [("segment", ctypes.c_int32), ("callee", ctypes.c_char_p),
+                ("source", ctypes.c_char_p), ("num_args", ctypes.c_size_t),
+                ("args", ctypes.POINTER(_Value)), ("num_results", ctypes.c_size_t),
+                ("results", ctypes.POINTER(_Value))]
+
+
+_HostHandler = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_HostCall),
+                                ctypes.POINTER(_Error))
+
+
 def _library_path():
     if os.environ.get("SOTC_RUNTIME_LIBRARY"):
         return os.environ["SOTC_RUNTIME_LIBRARY"]
@@ -98,6 +115,7 @@ def _runtime():
         lib.sotc_dtype_name.restype = ctypes.c_char_p
         lib.sotc_last_segment.argtypes = [ctypes.c_void_p]
         lib.sotc_last_segment.restype = ctypes.c_int32
+        lib.sotc_set_host_handler.argtypes = [ctypes.c_void_p, _HostHandler, ctypes.c_void_p]
         i = 0
         while lib.sotc_dtype_name(i):
             _DTYPES.append(lib.sotc_dtype_name(i).decode())
@@ -135,6 +153,30 @@ class Compiled:
             self._manifest = json.load(f)
         self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]]
         self._specs = {p["name"]: p for p in self._manifest["entry"]["inputs"]}
+        self._host_results = {}  # this run's host callback results, by segment
+        self._host_error = None  # what a host callback raised, re-raised by the call
+        if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
+            self._handler = _HostHandler(self._host_call)  # kept alive with the artifact
+            self._lib.sotc_set_host_handler(self._handle, self._handler, None)
+
+    def _host_call(self, _user, call, _error):
+        """The runtime's host handler: rebuilds and runs the call that ends a segment."""
+        try:
+            call = call.contents
+            end = self._manifest["segments"][call.segment]["end"]
+            tensors = {}
+            for i in range(call.num_args):
+                v = call.args[i]
+                tensors[v.name.decode()] = _array(v)
+            args = [_rebuild(a, tensors, self._host_results) for a in end["args"]]
+            kwargs = {k: _rebuild(v, tensors, self._host_results) for k, v in end["kwargs"]}
+            result = _host_function(end["callee"])(*args, **kwargs)
+            self._host_results[call.segment] = result
+            _fill_results(end, result, [call.results[i] for i in range(call.num_results)])
+            return 0
+        except BaseException as e:  # raised again by __call__, after the runtime returns
+            self._host_error = e
+            return 1
 
     def close(self):
         if self._handle:
@@ -190,34 +232,112 @@ class Compiled:
                 v.repr = text
         outputs = (_Value * 64)()
         count, error = ctypes.c_size_t(64), _Error()
+        self._host_results, self._host_error = {}, None
         if self._lib.sotc_run(self._handle, values, len(self.parameters), outputs,
                               ctypes.byref(count), ctypes.byref(error)):
             if self._fallback is not None and error.code.decode() == "E8004":
                 _log.warning("sotc: running the original function: %s", error.message.decode())
                 return self._fallback(*args, **kwargs)
+            if self._host_error is not None:
+                raise self._host_error
             _raise(error, self._lib, self._handle)
-        tensors = {}
-        for i in range(count.value):
-            o = outputs[i]
-            dtype = np.dtype(_DTYPES[o.dtype] if _DTYPES[o.dtype] != "bfloat16" else "uint16")
-            shape = tuple(o.shape[d] for d in range(o.rank))
-            size = int(np.prod(shape)) * dtype.itemsize
-            buffer = (ctypes.c_char * size).from_address(o.data) if size else b""
-            tensors[o.name.decode()] = np.frombuffer(bytes(buffer), dtype=dtype).reshape(shape)
+        tensors = {outputs[i].name.decode(): _array(outputs[i]) for i in range(count.value)}
         segment = self._manifest["segments"][self._lib.sotc_last_segment(self._handle)]
         result = segment["end"].get("result")
-        return None if result is None else _rebuild(result, tensors)
+        return None if result is None else _rebuild(result, tensors, self._host_results)
 
 
-def _rebuild(r, tensors):
+def _numpy_dtype(dtype):
+    name = _DTYPES[dtype]
+    return np.dtype(name if name != "bfloat16" else "uint16")
+
+
+def _array(v):
+    """A copy of the tensor value `v` (the runtime reuses its buffers) as a numpy array."""
+    dtype = _numpy_dtype(v.dtype)
+    shape = tuple(v.shape[d] for d in range(v.rank))
+    count = int(np.prod(shape))
+    if not count:
+        return np.zeros(shape, dtype)
+    buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(v.data)
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
+
+
+def _rebuild(r, tensors, host_results):
+    """A Python value from its manifest form (docs/manifest.md: `result`)."""
     if "tensor" in r:
-        return tensors[r["tensor"]].copy()
+        return tensors[r["tensor"]]
     if "constant" in r:
         return ast.literal_eval(r["constant"])
     if "tuple" in r:
-        return tuple(_rebuild(item, tensors) for item in r["tuple"])
+        return tuple(_rebuild(item, tensors, host_results) for item in r["tuple"])
     if "list" in r:
-        return [_rebuild(item, tensors) for item in r["list"]]
+        return [_rebuild(item, tensors, host_results) for item in r["list"]]
     if "dict" in r:
-        return {_rebuild(k, tensors): _rebuild(v, tensors) for k, v in r["dict"]}
-    raise SotcError("E8005", f"a result the host computes ({r.get('host')}) is not rebuilt yet")
+        return {_rebuild(k, tensors, host_results): _rebuild(v, tensors, host_results)
+                for k, v in r["dict"]}
+    if r.get("callback") in host_results:
+        return host_results[r["callback"]]
+    raise SotcError("E8005", f"no host callback computed {r.get('host')}")
+
+
+# Tensor methods that read values on the host, on numpy arrays.
+_TENSOR_METHODS = {"numpy": np.array, "item": lambda x: x.item(), "tolist": lambda x: x.tolist()}
+
+
+def _host_function(callee):
+    """The Python callable a manifest's host callback names: a builtin, a tensor method, or an
+    API of a framework (its tensors converted from and back to numpy)."""
+    if hasattr(builtins, callee):
+        return getattr(builtins, callee)
+    if callee.startswith("Tensor.") and callee[7:] in _TENSOR_METHODS:
+        return _TENSOR_METHODS[callee[7:]]
+    module, _, attribute = callee.partition(".")
+    try:
+        framework = fn = importlib.import_module(module)
+        for part in attribute.split("."):
+            fn = getattr(fn, part)
+    except (ImportError, AttributeError) as e:
+        raise SotcError("E8006", f"the host callback {callee} is not available here: {e}") from e
+    # numpy arrays in as the framework's tensors (torch.from_numpy, paddle.to_tensor), out as
+    # numpy arrays again.
+    wrap = getattr(framework, "from_numpy" if module == "torch" else "to_tensor", None)
+
+    def convert(value, inward):
+        if isinstance(value, (tuple, list)):
+            return type(value)(convert(v, inward) for v in value)
+        if inward and wrap and isinstance(value, np.ndarray):
+            return wrap(value)
+        if not inward and hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+            return (value.detach() if hasattr(value, "detach") else value).numpy()
+        return value
+
+    return lambda *a, **k: convert(
+        fn(*convert(a, True), **{n: convert(v, True) for n, v in k.items()}), False)
+
+
+def _fill_results(end, result, buffers):
+    """Writes the tensors of a host call's result where the manifest's `result` places them
+    into the runtime's buffers (result_tensors), checked against what was compiled."""
+    by_name = {v.name.decode(): v for v in buffers}
+
+    def fill(r, value):
+        if "tensor" in r:
+            v = by_name[r["tensor"]]
+            dtype, shape = _numpy_dtype(v.dtype), tuple(v.shape[d] for d in range(v.rank))
+            array = np.asarray(value)
+            if array.shape != shape or array.dtype != dtype:
+                raise SotcError("E8006", f"{end['callee']} ({end['source']}) returned "
+                                         f"{array.dtype}{list(array.shape)}; the compiled "
+                                         f"program expects {dtype}{list(shape)}")
+            if array.size:
+                target = (ctypes.c_char * array.nbytes).from_address(v.data)
+                np.copyto(np.frombuffer(target, dtype=dtype).reshape(shape), array)
+        for key in ("tuple", "list"):
+            if key in r:
+                if not isinstance(value, (tuple, list)) or len(value) != len(r[key]):
+                    raise SotcError("E8006", f"{end['callee']} ({end['source']}) returned "
+                                             f"{value!r:.60}; expected a {key} of {len(r[key])}")
+                for item, v in zip(r[key], value):
+                    fill(item, v)
+    fill(end["result"], result)

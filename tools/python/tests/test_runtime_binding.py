@@ -4,6 +4,7 @@ return structure, both sides of a tensor branch, guard failures and the eager fa
 
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -89,3 +90,33 @@ def test_guard_failures_and_fallback(root, sotc_bin, tmp_path):
 def test_bad_artifacts(tmp_path):
     with pytest.raises(sotc.SotcError, match="E8001"):
         sotc.load(tmp_path / "nothing.so")
+
+
+def test_host_callbacks_run_in_python(root, sotc_bin, tmp_path, capsys):
+    """print(y) and y.numpy() between compiled segments run here, on that point's values."""
+    library = tmp_path / "host.so"
+    subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces",
+                                                      "36_host_callback.pb"),
+                    "--allow-host-callbacks", "--target", "cpu", "-o", str(library)],
+                   check=True, cwd=root)
+    f = sotc.load(library)
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    z, y = f(x)
+    assert isinstance(y, np.ndarray)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    assert capsys.readouterr().out == f"y: {y}\n"
+    np.testing.assert_allclose(z, np.sin(np.exp(x)) * 2, rtol=1e-6)
+
+
+def test_host_callback_failure_is_raised(root, sotc_bin, tmp_path, monkeypatch):
+    """A --break-on API of a framework this process lacks: the call raises, naming it.
+    (tests/framework runs it with paddle.)"""
+    library = tmp_path / "brk.so"
+    subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces", "22_relu_sin.pb"),
+                    "--allow-host-callbacks", "--break-on=paddle.sin", "--target", "cpu", "-o",
+                    str(library)], check=True, cwd=root)
+    f = sotc.load(library)
+    monkeypatch.setitem(sys.modules, "paddle", None)  # import paddle fails
+    with pytest.raises(sotc.SotcError, match=r"E8006: the host callback paddle.sin is not "
+                                             r"available here"):
+        f(np.ones(64, np.float32))
