@@ -10,9 +10,6 @@
 #include <sstream>
 
 namespace sotc::runtime {
-namespace {
-
-using Json = nlohmann::json;
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -22,6 +19,10 @@ std::string readFile(const std::string &path) {
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
+
+using Json = nlohmann::json;
 
 std::string directoryOf(const std::string &path) {
   size_t slash = path.rfind('/');
@@ -59,17 +60,23 @@ Step stepOf(const Json &j) {
   if (j.at("kind") == "kernel") {
     s.symbol = s.name = j.at("symbol").get<std::string>();
     s.grid = j.at("grid").get<int64_t>();
+    if (j.contains("block"))
+      s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
     return s;
   }
   if (j.at("kind") != "gemm")
     throw Error("E8002", "unknown step kind " + j.at("kind").dump());
   s.gemm = true;
   s.name = j.at("name").get<std::string>();
-  cpu::GemmStep &p = s.plan;
+  GemmPlan &p = s.plan;
+  static const std::map<std::string, GemmPlan::Type> types = {{"float16", GemmPlan::Type::F16},
+                                                              {"bfloat16", GemmPlan::Type::BF16},
+                                                              {"float32", GemmPlan::Type::F32},
+                                                              {"float64", GemmPlan::Type::F64}};
   std::string dtype = j.at("dtype").get<std::string>();
-  if (dtype != "float32" && dtype != "float64")
-    throw Error("E8002", "a CPU GEMM step of " + dtype + " (float32 and float64 are run)");
-  p.type = dtype == "float64" ? cpu::GemmStep::Type::F64 : cpu::GemmStep::Type::F32;
+  if (!types.count(dtype))
+    throw Error("E8002", "a GEMM step of " + dtype);
+  p.type = types.at(dtype);
   p.m = j.at("m"), p.n = j.at("n"), p.k = j.at("k");
   p.transposeA = j.at("transpose_a"), p.transposeB = j.at("transpose_b");
   p.lda = j.at("lda"), p.ldb = j.at("ldb"), p.ldc = j.at("ldc");
@@ -78,12 +85,16 @@ Step stepOf(const Json &j) {
   p.strideA = j.at("batch_strides").at("a").get<std::vector<int64_t>>();
   p.strideB = j.at("batch_strides").at("b").get<std::vector<int64_t>>();
   p.strideC = j.at("batch_strides").at("c").get<std::vector<int64_t>>();
-  if (!j.at("epilogue").at("bias").is_null())
-    s.bias = j.at("epilogue").at("bias").get<std::string>();
-  if (j.at("epilogue").at("activation") != "none")
-    throw Error("E8002",
-                "a CPU GEMM step with activation " + j.at("epilogue").at("activation").dump());
-  std::string why = cpu::validate(p);
+  p.bias = !j.at("epilogue").at("bias").is_null();
+  static const std::map<std::string, GemmPlan::Activation> activations = {
+      {"none", GemmPlan::Activation::None},
+      {"relu", GemmPlan::Activation::Relu},
+      {"gelu_tanh", GemmPlan::Activation::GeluTanh}};
+  std::string activation = j.at("epilogue").at("activation").get<std::string>();
+  if (!activations.count(activation))
+    throw Error("E8002", "a GEMM step with activation " + activation);
+  p.activation = activations.at(activation);
+  std::string why = validate(p);
   if (!why.empty())
     throw Error("E8001", "GEMM step " + j.at("name").get<std::string>() + ": " + why);
   return s;
@@ -255,7 +266,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
                                  " lies outside its arena");
     for (const Step &step : s.steps)
       if (step.gemm &&
-          (step.outputs.size() != 1 || step.inputs.size() != (step.bias.empty() ? 2u : 3u)))
+          (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u)))
         throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
   }
   return a;
@@ -280,9 +291,6 @@ Artifact loadArtifact(const std::string &path) {
   if (sha256Hex(readFile(a.binaryPath)) != a.binarySha256)
     throw Error("E8003", a.binaryPath + ": its sha256 differs from the manifest's (rebuilt or "
                                         "replaced since)");
-  if (a.target == "cuda")
-    throw Error("E8003", a.binaryPath + ": a CUDA fatbin; this runtime runs CPU artifacts (the "
-                                        "CUDA backend is not built yet)");
   for (const std::string &f : a.features)
     if (!cpuHas(f))
       throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +

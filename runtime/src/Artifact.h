@@ -8,7 +8,7 @@
 #ifndef SOTC_RUNTIME_ARTIFACT_H
 #define SOTC_RUNTIME_ARTIFACT_H
 
-#include "runtime/src/cpu/Gemm.h"
+#include "runtime/src/GemmPlan.h"
 
 #include <cstdint>
 #include <map>
@@ -55,10 +55,10 @@ struct Step {
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
-  cpu::GemmStep plan; // GEMM steps
-  std::string bias;   // GEMM: the bias buffer, or ""
+  int64_t block = 0, sharedBytes = 0; // CUDA kernels: threads per block, static shared memory
+  GemmPlan plan;                      // GEMM steps
   std::vector<std::string> outputs, inputs;
-  void *function = nullptr; // kernels, once the binary is loaded
+  void *function = nullptr; // kernels, once the backend has loaded the binary
 };
 
 struct Segment {
@@ -96,6 +96,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath);
 /// malformed, E8002 a format or version this runtime does not read, E8003 a binary that is
 /// not the manifest's or a machine that cannot run it.
 Artifact loadArtifact(const std::string &path);
+
+/// A file's bytes; E8001 when it cannot be read.
+std::string readFile(const std::string &path);
 
 /// Lower-case hex SHA-256 of a file's bytes.
 std::string sha256Hex(const std::string &bytes);

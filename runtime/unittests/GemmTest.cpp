@@ -6,16 +6,16 @@
 #include <cmath>
 #include <random>
 
-using sotc::runtime::cpu::GemmStep;
+using sotc::runtime::GemmPlan;
+using sotc::runtime::validate;
 using sotc::runtime::cpu::runGemm;
-using sotc::runtime::cpu::validate;
 
 namespace {
 
 /// What a step means, element by element: C[b][i][j] = alpha * sum_p A(i, p) B(p, j)
 /// + beta * C0, with C0 the bias or the old C.
 template <typename T>
-std::vector<T> naive(const GemmStep &s, const std::vector<T> &a, const std::vector<T> &b,
+std::vector<T> naive(const GemmPlan &s, const std::vector<T> &a, const std::vector<T> &b,
                      std::vector<T> c, const T *bias) {
   int64_t count = 1;
   for (int64_t size : s.batch)
@@ -54,7 +54,7 @@ template <typename T> std::vector<T> random(size_t n, std::mt19937 &rng) {
 }
 
 template <typename T>
-void check(const GemmStep &s, size_t sizeA, size_t sizeB, size_t sizeC, bool withBias) {
+void check(const GemmPlan &s, size_t sizeA, size_t sizeB, size_t sizeC, bool withBias) {
   REQUIRE(validate(s).empty());
   std::mt19937 rng(7);
   std::vector<T> a = random<T>(sizeA, rng), b = random<T>(sizeB, rng), c(sizeC, T(0.5)),
@@ -71,27 +71,27 @@ void check(const GemmStep &s, size_t sizeA, size_t sizeB, size_t sizeC, bool wit
 } // namespace
 
 TEST_CASE("a plain f32 GEMM, C overwritten", "[runtime][gemm]") {
-  GemmStep s;
+  GemmPlan s;
   s.m = 5, s.n = 7, s.k = 3, s.lda = 3, s.ldb = 7, s.ldc = 7;
   check<float>(s, 15, 21, 35, false);
 }
 
 TEST_CASE("transposed operands", "[runtime][gemm]") {
-  GemmStep s;
+  GemmPlan s;
   s.m = 4, s.n = 6, s.k = 9, s.transposeA = true, s.transposeB = true;
   s.lda = 4, s.ldb = 9, s.ldc = 6; // A stored [k, m], B stored [n, k]
   check<float>(s, 36, 54, 24, false);
 }
 
 TEST_CASE("a bias epilogue: C starts as the bias rows, beta = 1", "[runtime][gemm]") {
-  GemmStep s;
+  GemmPlan s;
   s.m = 3, s.n = 8, s.k = 5, s.lda = 5, s.ldb = 8, s.ldc = 8, s.beta = 1;
   check<float>(s, 15, 40, 24, true);
 }
 
 TEST_CASE("a broadcast batch: A walks [2, 3], B only the last dimension", "[runtime][gemm]") {
-  GemmStep s;
-  s.type = GemmStep::Type::F64;
+  GemmPlan s;
+  s.type = GemmPlan::Type::F64;
   s.m = 2, s.n = 3, s.k = 4, s.lda = 4, s.ldb = 3, s.ldc = 3;
   s.batch = {2, 3};
   s.strideA = {3 * 8, 8}; // A [2, 3, 2, 4]
@@ -101,16 +101,16 @@ TEST_CASE("a broadcast batch: A walks [2, 3], B only the last dimension", "[runt
 }
 
 TEST_CASE("validate refuses steps that would read out of bounds", "[runtime][gemm]") {
-  GemmStep s;
+  GemmPlan s;
   s.m = 2, s.n = 2, s.k = 2, s.lda = 2, s.ldb = 2, s.ldc = 2;
   CHECK(validate(s).empty());
-  GemmStep small = s;
+  GemmPlan small = s;
   small.lda = 1;
   CHECK(validate(small) == "a leading dimension is smaller than its matrix's row");
-  GemmStep strides = s;
+  GemmPlan strides = s;
   strides.batch = {3};
   CHECK(validate(strides) == "every operand needs one stride per batch dimension");
-  GemmStep empty = s;
+  GemmPlan empty = s;
   empty.k = 0;
   CHECK(validate(empty) == "m, n and k must be positive");
 }

@@ -159,6 +159,44 @@ TEST_CASE("inputs that do not match what was compiled never reach a kernel", "[r
         "float32[32, 64] (guard g0 (testdata/programs/23_softmax.py:6))");
   CHECK(sotc_run(a.artifact, in, 0, out, &n, &error) == 1);
   CHECK(std::string(error.message) == "expected 1 parameters, got 0");
+
+  // The kernels' ABI wants element-aligned, host memory.
+  std::vector<float> storage(32 * 128 + 1);
+  sotc_value misaligned = tensor(storage, {32, 128});
+  misaligned.data = reinterpret_cast<char *>(storage.data()) + 2;
+  REQUIRE(sotc_run(a.artifact, &misaligned, 1, out, &n, &error) == 1);
+  CHECK(std::string(error.message)
+            .find("x: expected float32[32, 128], got float32[32, 128] at "
+                  "an address not 4-byte aligned") != std::string::npos);
+  sotc_value device = tensor(storage, {32, 128});
+  device.device = SOTC_DEVICE_CUDA;
+  REQUIRE(sotc_run(a.artifact, &device, 1, out, &n, &error) == 1);
+  CHECK(std::string(error.message).find("on a CUDA device (this artifact runs on the CPU)") !=
+        std::string::npos);
+}
+
+TEST_CASE("results into the caller's buffers", "[runtime]") {
+  Opened a("testdata/softmax_cpu.so");
+  REQUIRE(a.artifact);
+  CHECK(std::string(sotc_target(a.artifact)) == "cpu");
+  std::mt19937 rng(3);
+  std::vector<float> x = random(32 * 128, rng), mine(32 * 128, -1), theirs(32 * 128);
+  sotc_value in[] = {tensor(x, {32, 128})}, into[] = {tensor(mine, {32, 128})};
+  sotc_error error{};
+  REQUIRE(sotc_run_into(a.artifact, in, 1, into, 1, &error) == 0);
+  sotc_value out[1];
+  size_t n = 1;
+  REQUIRE(sotc_run(a.artifact, in, 1, out, &n, &error) == 0);
+  REQUIRE(sotc_copy_out(a.artifact, &out[0], theirs.data(), SOTC_DEVICE_CPU, &error) == 0);
+  CHECK(mine == theirs);
+  CHECK(mine == std::vector<float>(static_cast<const float *>(out[0].data),
+                                   static_cast<const float *>(out[0].data) + mine.size()));
+  sotc_value wrong[] = {tensor(mine, {128, 32})};
+  CHECK(sotc_run_into(a.artifact, in, 1, wrong, 1, &error) == 1);
+  CHECK(std::string(error.code) == "E8005");
+  sotc_value two[] = {into[0], into[0]};
+  CHECK(sotc_run_into(a.artifact, in, 1, two, 2, &error) == 1);
+  CHECK(std::string(error.message) == "the result has 1 tensors; 2 buffers were given");
 }
 
 TEST_CASE("a binary that is not its manifest's, a newer manifest, nothing at all", "[runtime]") {

@@ -162,13 +162,27 @@ int hostCall(void *, const sotc_host_call *call, sotc_error *error) {
   return 1;
 }
 
-ArtifactPtr open(const std::string &path) {
+/// Opens the artifact on `device` (cpu, cuda, cuda:N, or "" for its own target's first).
+ArtifactPtr open(const std::string &path, const std::string &device) {
   sotc_artifact *raw = nullptr;
   sotc_error error{};
-  if (sotc_open(path.c_str(), &raw, &error))
+  if (sotc_open_device(path.c_str(), device.c_str(), &raw, &error))
     throw RuntimeFailure(error.code, error.message);
   sotc_set_host_handler(raw, hostCall, nullptr);
   return ArtifactPtr(raw, sotc_close);
+}
+
+/// A result in host memory: itself, or (CUDA) a copy in `storage`.
+sotc_value onHost(sotc_artifact *artifact, sotc_value v, std::vector<char> &storage) {
+  if (v.device != SOTC_DEVICE_CUDA)
+    return v;
+  storage.resize(elements(v) * sotc_dtype_size(v.dtype));
+  sotc_error error{};
+  if (sotc_copy_out(artifact, &v, storage.data(), SOTC_DEVICE_CPU, &error))
+    throw RuntimeFailure(error.code, error.message);
+  v.data = storage.data();
+  v.device = SOTC_DEVICE_CPU;
+  return v;
 }
 
 /// The parameters as the options give them; `storage` holds the bytes of read or drawn tensors.
@@ -255,7 +269,8 @@ size_t runOnce(sotc_artifact *artifact, std::vector<sotc_value> &values,
                std::vector<sotc_value> &results) {
   sotc_error error{};
   size_t count = results.size();
-  if (sotc_run(artifact, values.data(), values.size(), results.data(), &count, &error))
+  if (sotc_run(artifact, values.data(), values.size(), results.data(), &count, &error) ||
+      sotc_synchronize(artifact, &error))
     throw RuntimeFailure(error.code, error.message, mismatchTable(artifact));
   return count;
 }
@@ -271,13 +286,14 @@ std::string milliseconds(double seconds) {
 } // namespace
 
 void runArtifact(const RunOptions &options) {
-  ArtifactPtr artifact = open(options.artifact);
+  ArtifactPtr artifact = open(options.artifact, options.device);
   std::vector<std::vector<char>> storage;
   std::vector<sotc_value> values = parameters(artifact.get(), options, storage);
   std::vector<sotc_value> results(64);
   size_t count = runOnce(artifact.get(), values, results);
+  std::vector<char> host;
   for (size_t r = 0; r < count; ++r) {
-    const sotc_value &v = results[r];
+    sotc_value v = onHost(artifact.get(), results[r], host);
     printTensor(std::cout, v);
     if (!options.saveDir.empty())
       writeOutputFile(options.saveDir + "/" + v.name + ".npy", npyBytes(v));
@@ -285,7 +301,7 @@ void runArtifact(const RunOptions &options) {
 }
 
 void benchArtifact(const RunOptions &options) {
-  ArtifactPtr artifact = open(options.artifact);
+  ArtifactPtr artifact = open(options.artifact, options.device);
   std::vector<std::vector<char>> storage;
   std::vector<sotc_value> values = parameters(artifact.get(), options, storage);
   std::vector<sotc_value> results(64);

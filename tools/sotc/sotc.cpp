@@ -271,7 +271,11 @@ int main(int argc, char **argv) {
 
   // run and bench take an artifact and its inputs the same way.
   auto artifactOptions = [](CLI::App *cmd, sotc::run::RunOptions &opts) {
-    cmd->add_option("artifact", opts.artifact, "k.so (its manifest beside it)")->required();
+    cmd->add_option("artifact", opts.artifact,
+                    "k.so or k.fatbin (its manifest beside it), or the manifest")
+        ->required();
+    cmd->add_option("--device", opts.device,
+                    "cpu, cuda or cuda:N (default: the artifact's target, device 0)");
     cmd->add_option("--input", opts.inputs,
                     "NAME=@file.npy, NAME=random (seeded normal), or NAME=VALUE for a value "
                     "traced as a constant (default: the traced value)")
@@ -279,15 +283,15 @@ int main(int argc, char **argv) {
     cmd->add_option("--seed", opts.seed, "seed of --input NAME=random (default 0)");
   };
   sotc::run::RunOptions runOpts;
-  CLI::App *runCmd = app.add_subcommand(
-      "run", "run a compiled artifact (CPU) on inputs and print or save its results");
+  CLI::App *runCmd =
+      app.add_subcommand("run", "run a compiled artifact on inputs and print or save its results");
   artifactOptions(runCmd, runOpts);
   runCmd->add_option("--save", runOpts.saveDir, "write each result as DIR/<name>.npy")
       ->type_name("DIR");
 
   sotc::run::RunOptions benchOpts;
   CLI::App *benchCmd = app.add_subcommand(
-      "bench", "time a compiled artifact (CPU): each run and each step, with its bandwidth");
+      "bench", "time a compiled artifact: each run and each step, with its bandwidth");
   artifactOptions(benchCmd, benchOpts);
   benchCmd->add_option("--repeat", benchOpts.repeat, "timed runs (default 100)")
       ->check(CLI::Range(1, 1000000));

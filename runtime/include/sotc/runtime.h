@@ -6,6 +6,11 @@
  * returns non-zero and fills a sotc_error (a stable code "E8xxx" and one line of text); nothing
  * throws across this boundary and nothing aborts.
  *
+ * A CUDA artifact runs on a device's primary context (the one torch and other frameworks
+ * use) through the driver API, which is loaded at run time: on a machine without a driver,
+ * opening one fails with E8003. Its tensors may be device pointers (device SOTC_DEVICE_CUDA,
+ * no copies) or host memory (copied over for the run); its results are device pointers.
+ *
  *   sotc_artifact *a;
  *   sotc_error err;
  *   if (sotc_open("k.so", &a, &err)) { fprintf(stderr, "%s: %s\n", err.code, err.message); }
@@ -48,6 +53,9 @@ typedef enum sotc_dtype {
 
 enum { SOTC_MAX_RANK = 8 };
 
+/* Where a tensor's data lives: host memory, or the CUDA device the artifact runs on. */
+typedef enum sotc_device { SOTC_DEVICE_CPU = 0, SOTC_DEVICE_CUDA = 1 } sotc_device;
+
 /* "float32", and the bytes of one element (bool: 1); NULL and 0 for no dtype. */
 const char *sotc_dtype_name(int dtype);
 size_t sotc_dtype_size(int dtype);
@@ -62,13 +70,26 @@ typedef struct sotc_value {
   int32_t rank;
   int64_t shape[SOTC_MAX_RANK];
   const char *repr;
+  sotc_device device; /* tensors: data is dense, row-major, element-aligned (CUDA: 16 bytes) */
 } sotc_value;
 
 typedef struct sotc_artifact sotc_artifact;
 
-/* `path`: the binary or its manifest (k.so, k.fatbin, k.manifest.json). */
+/* `path`: the binary or its manifest (k.so, k.fatbin, k.manifest.json). A CPU artifact runs
+ * on a pool of SOTC_NUM_THREADS threads (default: every core); a CUDA one on device 0, or
+ * on `device` ("cpu", "cuda", "cuda:N"; NULL: the artifact's own) with sotc_open_device,
+ * which fails with E8003 when the artifact is not for that kind of device. */
 int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error);
+int sotc_open_device(const char *path, const char *device, sotc_artifact **artifact,
+                     sotc_error *error);
 void sotc_close(sotc_artifact *artifact);
+
+/* "cpu" or "cuda". */
+const char *sotc_target(const sotc_artifact *artifact);
+
+/* CUDA: the stream (a CUstream) every step of later runs is issued on; NULL, the default,
+ * is the legacy default stream. Results are ready once the stream's work is. */
+void sotc_set_stream(sotc_artifact *artifact, void *stream);
 
 /* The traced function's parameters, in order: their names, and what each was compiled for
  * (a tensor's dtype and shape, without data; another value's traced repr). */
@@ -83,6 +104,23 @@ int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spe
  * was compiled for fails with E8004 and says which, expected and got. */
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error);
+
+/* Like sotc_run, but the results are written into the caller's buffers: outputs[i] (dtype,
+ * rank, shape, device and data set by the caller, num_outputs of them) receives result i,
+ * which must have that dtype and shape (E8005 otherwise), so that a loop of runs allocates
+ * nothing. */
+int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
+                  const sotc_value *outputs, size_t num_outputs, sotc_error *error);
+
+/* Copies the tensor `value` (a result of the last run) to `dest` (its dtype's size times its
+ * element count bytes) in host memory or, for a CUDA artifact, on its device: how a caller
+ * reads a CUDA artifact's results, or keeps them past the next run. */
+int sotc_copy_out(sotc_artifact *artifact, const sotc_value *value, void *dest,
+                  sotc_device dest_device, sotc_error *error);
+
+/* Waits until the work of the runs issued so far is done (CUDA: their stream; the CPU runs
+ * synchronously). */
+int sotc_synchronize(sotc_artifact *artifact, sotc_error *error);
 
 /* Host callbacks: a segment may end in a call that only the host can make (print(x),
  * x.numpy(), an API named by --break-on), after which the next segment runs. The runtime then

@@ -1,14 +1,19 @@
 """Compiled artifacts as Python callables, over the runtime's C API (runtime/include/sotc/runtime.h).
 
-    f = sotc.load("k.so")            # or the manifest; a CPU artifact
-    y = f(x, n=3)                    # numpy arrays in, the traced function's return value out
+    f = sotc.load("k.so")            # or k.fatbin (CUDA), or the manifest
+    y = f(x, n=3)                    # tensors in, the traced function's return value out
+    f(x, n=3, out=(y,))              # the results written into the caller's buffers
 
 Parameters bind as the traced function's did (positionally, then by name); tensors are numpy
-arrays or any CPU tensor that speaks DLPack or the array protocol, other values are compared
-with what was traced. Results come back in
-the function's own return structure (tuples, lists, dicts, constants) as numpy arrays that
-the caller owns. A call whose inputs do not match what was compiled raises GuardError with
-the runtime's explanation, or, with `fallback=fn`, runs `fn` instead and logs why.
+arrays, CPU tensors of any framework that speaks DLPack or the array protocol, or (for a
+CUDA artifact) CUDA tensors that speak __cuda_array_interface__ or DLPack (torch, cupy,
+paddle, jax), passed without copies; other values are compared with what was traced.
+Results come back in the function's own return structure (tuples, lists, dicts, constants):
+numpy arrays, or for CUDA inputs tensors of the same framework on the same device (torch and
+cupy; numpy otherwise), owned by the caller. `out=` takes buffers for the result's tensors in
+the manifest's order, so that a loop of calls allocates nothing. A call whose inputs do not
+match what was compiled raises GuardError with the runtime's explanation, or, with
+`fallback=fn`, runs `fn` instead and logs why.
 
 Host callbacks (`print(x)`, `x.numpy()`, an API named by `--break-on`) run here in Python
 between the compiled segments, on numpy copies of the tensors of that point; an API of
@@ -64,7 +69,8 @@ class _Mismatch(ctypes.Structure):
 class _Value(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("is_tensor", ctypes.c_int), ("data", ctypes.c_void_p),
                 ("dtype", ctypes.c_int), ("rank", ctypes.c_int32),
-                ("shape", ctypes.c_int64 * _MAX_RANK), ("repr", ctypes.c_char_p)]
+                ("shape", ctypes.c_int64 * _MAX_RANK), ("repr", ctypes.c_char_p),
+                ("device", ctypes.c_int)]
 
 
 class _HostCall(ctypes.Structure):
@@ -116,6 +122,15 @@ def _runtime():
         lib.sotc_last_segment.argtypes = [ctypes.c_void_p]
         lib.sotc_last_segment.restype = ctypes.c_int32
         lib.sotc_set_host_handler.argtypes = [ctypes.c_void_p, _HostHandler, ctypes.c_void_p]
+        lib.sotc_open_device.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                         ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Error)]
+        lib.sotc_target.argtypes = [ctypes.c_void_p]
+        lib.sotc_target.restype = ctypes.c_char_p
+        lib.sotc_run_into.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
+                                      ctypes.POINTER(_Value), ctypes.c_size_t,
+                                      ctypes.POINTER(_Error)]
+        lib.sotc_copy_out.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_void_p,
+                                      ctypes.c_int, ctypes.POINTER(_Error)]
         i = 0
         while lib.sotc_dtype_name(i):
             _DTYPES.append(lib.sotc_dtype_name(i).decode())
@@ -140,15 +155,18 @@ def _raise(error, lib=None, handle=None):
 class Compiled:
     """A compiled artifact, callable like the traced function."""
 
-    def __init__(self, path, fallback=None):
+    def __init__(self, path, fallback=None, device=None):
         self._lib = _runtime()
         self._fallback = fallback
         path = os.fspath(path)
         manifest = path if path.endswith(".json") else os.path.splitext(path)[0] + ".manifest.json"
         handle, error = ctypes.c_void_p(), _Error()
-        if self._lib.sotc_open(path.encode(), ctypes.byref(handle), ctypes.byref(error)):
+        if self._lib.sotc_open_device(path.encode(), device.encode() if device else None,
+                                      ctypes.byref(handle), ctypes.byref(error)):
             _raise(error)
         self._handle = handle
+        self.target = self._lib.sotc_target(handle).decode()
+        self._device = int(device.partition(":")[2] or 0) if device else 0
         with open(manifest) as f:
             self._manifest = json.load(f)
         self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]]
@@ -207,44 +225,174 @@ class Compiled:
         return bound
 
     def __call__(self, *args, **kwargs):
+        out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
         bound = self._bind(args, kwargs)
         values = (_Value * max(len(self.parameters), 1))()
-        keep = []
+        keep = []  # what the values point into, alive until the run returns
+        cuda_input = None  # the first CUDA tensor: results come back in its framework
         for i, name in enumerate(self.parameters):
-            value, v = bound[name], values[i]
-            if not isinstance(value, np.ndarray) and self._specs[name]["kind"] == "tensor" and (
-                    hasattr(value, "__dlpack__") or hasattr(value, "__array__")):
-                # A CPU tensor of another framework (torch, paddle, jax): viewed, not copied.
-                value = np.from_dlpack(value) if hasattr(value, "__dlpack__") else np.asarray(value)
-            if isinstance(value, np.ndarray):
-                array = np.ascontiguousarray(value)
-                keep.append(array)
-                v.is_tensor, v.data = 1, array.ctypes.data
-                v.dtype = _DTYPES.index(str(array.dtype)) if str(array.dtype) in _DTYPES else -1
-                if array.ndim > _MAX_RANK:
-                    raise ValueError(f"{name}: more than {_MAX_RANK} dimensions")
-                v.rank = array.ndim
-                for d, size in enumerate(array.shape):
-                    v.shape[d] = size
+            value = bound[name]
+            if self._specs[name]["kind"] == "tensor" or _is_tensor(value):
+                if _describe(value, values[i], keep, name) and cuda_input is None:
+                    cuda_input = value
             else:
                 text = repr(value).encode()
                 keep.append(text)
-                v.repr = text
-        outputs = (_Value * 64)()
-        count, error = ctypes.c_size_t(64), _Error()
+                values[i].repr = text
         self._host_results, self._host_error = {}, None
-        if self._lib.sotc_run(self._handle, values, len(self.parameters), outputs,
-                              ctypes.byref(count), ctypes.byref(error)):
+        error = _Error()
+        if out is not None:
+            buffers = list(out) if isinstance(out, (tuple, list)) else [out]
+            outputs = (_Value * max(len(buffers), 1))()
+            for i, buffer in enumerate(buffers):
+                _describe(buffer, outputs[i], keep, f"out[{i}]", writable=True)
+            failed = self._lib.sotc_run_into(self._handle, values, len(self.parameters), outputs,
+                                             len(buffers), ctypes.byref(error))
+        else:
+            outputs = (_Value * 64)()
+            count = ctypes.c_size_t(64)
+            failed = self._lib.sotc_run(self._handle, values, len(self.parameters), outputs,
+                                        ctypes.byref(count), ctypes.byref(error))
+        if failed:
             if self._fallback is not None and error.code.decode() == "E8004":
                 _log.warning("sotc: running the original function: %s", error.message.decode())
                 return self._fallback(*args, **kwargs)
             if self._host_error is not None:
                 raise self._host_error
             _raise(error, self._lib, self._handle)
-        tensors = {outputs[i].name.decode(): _array(outputs[i]) for i in range(count.value)}
         segment = self._manifest["segments"][self._lib.sotc_last_segment(self._handle)]
         result = segment["end"].get("result")
-        return None if result is None else _rebuild(result, tensors, self._host_results)
+        if result is None:
+            return None
+        if out is not None:
+            tensors = dict(zip(_tensor_names(result), buffers))
+        else:
+            tensors = {outputs[i].name.decode(): self._take(outputs[i], cuda_input)
+                        for i in range(count.value)}
+        return _rebuild(result, tensors, self._host_results)
+
+    def _take(self, v, like):
+        """A result the caller owns: a numpy copy, or a device copy in the framework of the
+        CUDA tensor `like` (torch, cupy)."""
+        if v.device != _CUDA:
+            return _array(v)
+        shape, dtype = tuple(v.shape[d] for d in range(v.rank)), _numpy_dtype(v.dtype)
+        target, where = None, _CPU
+        module = type(like).__module__.split(".")[0] if like is not None else ""
+        if module == "torch":
+            import torch
+            target = torch.empty(shape, dtype=getattr(torch, _DTYPES[v.dtype]),
+                                 device=f"cuda:{self._device}")
+            pointer, where = target.data_ptr(), _CUDA
+        elif module == "cupy":
+            import cupy
+            with cupy.cuda.Device(self._device):
+                target = cupy.empty(shape, dtype)
+            pointer, where = target.data.ptr, _CUDA
+        else:
+            target = np.empty(shape, dtype)
+            pointer = target.ctypes.data
+        error = _Error()
+        if target.size and self._lib.sotc_copy_out(self._handle, ctypes.byref(v), pointer, where,
+                                                   ctypes.byref(error)):
+            _raise(error)
+        return target
+
+
+_CPU, _CUDA = 0, 1  # sotc_device
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CUDA = 2
+_DL_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+             (1, 8): "uint8", (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
+             (4, 16): "bfloat16", (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
+
+
+def _is_tensor(value):
+    return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__") or \
+        hasattr(value, "__dlpack__")
+
+
+def _cuda_view(value):
+    """(pointer, dtype name, shape, contiguous, what keeps the memory alive) of a CUDA tensor,
+    or None for anything else: through __cuda_array_interface__ (torch, cupy, numba), else
+    DLPack (paddle, jax)."""
+    if hasattr(value, "detach") and getattr(value, "is_cuda", False):
+        value = value.detach()  # torch refuses the interface on tensors that require grad
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is not None:
+        shape = tuple(interface["shape"])
+        dtype = np.dtype(interface["typestr"])
+        strides = interface.get("strides")
+        dense = strides is None or tuple(strides) == tuple(
+            int(np.prod(shape[d + 1:])) * dtype.itemsize for d in range(len(shape)))
+        return interface["data"][0], dtype.name, shape, dense, value
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or device()[0] != _DL_CUDA:
+        return None
+    capsule = value.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    t = _DLTensor.from_address(get(capsule, b"dltensor"))  # DLManagedTensor starts with it
+    shape = tuple(t.shape[d] for d in range(t.ndim))
+    dense = not t.strides or all(
+        t.strides[d] == int(np.prod(shape[d + 1:])) for d in range(t.ndim))
+    dtype = _DL_TYPES.get((t.dtype.code, t.dtype.bits), "?")
+    # The producer keeps the memory while the capsule lives.
+    return t.data + t.byte_offset, dtype, shape, dense, capsule
+
+
+def _describe(value, v, keep, name, writable=False):
+    """Fills the sotc_value `v` for a tensor argument; True when it is a CUDA tensor."""
+    cuda = _cuda_view(value)
+    if cuda is not None:
+        pointer, dtype, shape, dense, owner = cuda
+        if not dense:
+            raise ValueError(f"{name}: a non-contiguous CUDA tensor (make it contiguous first)")
+        keep.append(owner)
+        v.device = _CUDA
+    else:
+        if not isinstance(value, np.ndarray) and (hasattr(value, "__dlpack__")
+                                                  or hasattr(value, "__array__")):
+            # A CPU tensor of another framework (torch, paddle, jax): viewed, not copied.
+            value = np.from_dlpack(value) if hasattr(value, "__dlpack__") else np.asarray(value)
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"{name}: expected a tensor, got {type(value).__name__}")
+        if writable and not (value.flags.c_contiguous and value.flags.writeable):
+            raise ValueError(f"{name}: an output buffer must be a writable C-contiguous array")
+        # Inputs: copied when not C-contiguous and aligned (the kernels' ABI); outputs as given.
+        array = value if writable else np.require(value, requirements=["C", "A"])
+        keep.append(array)
+        pointer, dtype, shape = array.ctypes.data, str(array.dtype), array.shape
+    if len(shape) > _MAX_RANK:
+        raise ValueError(f"{name}: more than {_MAX_RANK} dimensions")
+    v.is_tensor, v.data, v.rank = 1, pointer, len(shape)
+    v.dtype = _DTYPES.index(dtype) if dtype in _DTYPES else -1
+    for d, size in enumerate(shape):
+        v.shape[d] = size
+    return cuda is not None
+
+
+def _tensor_names(r):
+    """The tensors of a manifest value, in the order the runtime returns them."""
+    if "tensor" in r:
+        return [r["tensor"]]
+    items = r.get("tuple") or r.get("list") or [pair[1] for pair in r.get("dict", [])]
+    return [name for item in items for name in _tensor_names(item)]
 
 
 def _numpy_dtype(dtype):

@@ -120,3 +120,58 @@ def test_host_callback_failure_is_raised(root, sotc_bin, tmp_path, monkeypatch):
     with pytest.raises(sotc.SotcError, match=r"E8006: the host callback paddle.sin is not "
                                              r"available here"):
         f(np.ones(64, np.float32))
+
+
+def test_out_buffers_are_written_and_returned(root, sotc_bin, tmp_path):
+    """out= takes the result's tensors' buffers: the call writes them and returns them in the
+    function's structure, so a loop allocates nothing; a buffer of the wrong shape is E8005."""
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "03_tuple"))
+    x, y = np.arange(8, dtype=np.float32), np.full(8, 2, np.float32)
+    buffer = np.zeros(8, np.float32)
+    pair = f(x, y, out=buffer)
+    assert pair[0] is buffer and pair[1] == 3
+    np.testing.assert_allclose(buffer, 2 * x * y)
+    with pytest.raises(sotc.SotcError, match=r"E8005: output buffer 0 is float32\[4\]; result "):
+        f(x, y, out=np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="writable C-contiguous"):
+        f(x, y, out=np.zeros(16, np.float32)[::2])
+
+
+def test_unaligned_and_strided_inputs_are_copied(root, sotc_bin, tmp_path):
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "14_tensor_branch"))
+    raw = np.zeros(8 * 4 + 1, np.uint8)[1:].view(np.float32)  # an odd address
+    raw[:] = np.linspace(0.5, 4, 8)
+    assert not raw.flags.aligned
+    np.testing.assert_allclose(f(raw), raw * 2 + 1)
+    strided = np.linspace(0.5, 4, 16, dtype=np.float32)[::2]
+    np.testing.assert_allclose(f(strided), strided * 2 + 1)
+
+
+class _FakeCudaTensor:
+    """What torch or cupy show of a CUDA tensor, with no GPU behind it."""
+
+    def __init__(self, shape, typestr="<f4"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (4096, False),
+                                         "strides": None, "version": 3}
+
+
+def test_cuda_tensors_are_refused_by_a_cpu_artifact(root, sotc_bin, tmp_path):
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "14_tensor_branch"))
+    assert f.target == "cpu"
+    with pytest.raises(sotc.GuardError, match=r"x: expected float32\[8\], got float32\[8\] on a "
+                                              r"CUDA device \(this artifact runs on the CPU\)"):
+        f(_FakeCudaTensor((8,)))
+
+
+def test_cuda_artifact_without_a_driver(root, sotc_bin, tmp_path, monkeypatch):
+    """A fatbin on a machine without libcuda.so.1 (made sure of by SOTC_CUDA_DRIVER)."""
+    fatbin = tmp_path / "branch.fatbin"
+    subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces",
+                                                      "14_tensor_branch.pb"),
+                    "--gpu-arch", "sm_90", "-o", str(fatbin)], check=True, cwd=root)
+    monkeypatch.setenv("SOTC_CUDA_DRIVER", str(tmp_path / "no-libcuda.so.1"))
+    with pytest.raises(sotc.SotcError, match="E8003: no CUDA driver on this machine"):
+        sotc.load(fatbin)
+    with pytest.raises(sotc.SotcError, match="E8003: .*branch.fatbin is a cuda artifact; it "
+                                             "cannot run on cpu"):
+        sotc.load(fatbin, device="cpu")

@@ -1,0 +1,283 @@
+#include "runtime/src/Executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace sotc::runtime {
+namespace {
+
+/// A segment's buffer by name; E8001 when the manifest names one that nothing provides.
+void *lookup(const std::map<std::string, void *> &buffers, const Segment &seg,
+             const std::string &name) {
+  auto it = buffers.find(name);
+  if (it == buffers.end())
+    throw Error("E8001", seg.name + " names " + name + ", which no step or input provides");
+  return it->second;
+}
+
+/// The buffer `name` of segment `seg` (an output, input or host call result) as a tensor value.
+sotc_value tensorValue(const Segment &seg, const std::string &name, void *data, bool onDevice) {
+  const Buffer *spec = nullptr;
+  for (const std::vector<Buffer> *list : {&seg.outputs, &seg.inputs, &seg.callbackResults})
+    for (const Buffer &b : *list)
+      if (!spec && b.name == name)
+        spec = &b;
+  if (!spec)
+    throw Error("E8001", seg.name + " names " + name + ", which it has no buffer for");
+  sotc_value v;
+  std::memset(&v, 0, sizeof(v));
+  v.name = spec->name.c_str();
+  v.is_tensor = 1;
+  v.dtype = static_cast<sotc_dtype>(spec->dtype);
+  v.rank = static_cast<int32_t>(std::min<size_t>(spec->shape.size(), SOTC_MAX_RANK));
+  for (int32_t d = 0; d < v.rank; ++d)
+    v.shape[d] = spec->shape[d];
+  v.data = data;
+  v.device = onDevice ? SOTC_DEVICE_CUDA : SOTC_DEVICE_CPU;
+  return v;
+}
+
+size_t bytesOf(const sotc_value &v) {
+  size_t n = sotc_dtype_size(v.dtype);
+  for (int32_t d = 0; d < v.rank && d < SOTC_MAX_RANK; ++d)
+    n *= static_cast<size_t>(v.shape[d]);
+  return n;
+}
+
+} // namespace
+
+std::string formatTensor(int dtype, const int64_t *shape, int rank) {
+  const char *name = sotc_dtype_name(dtype);
+  std::string s = name ? name : "?";
+  s += "[";
+  for (int i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Memory::~Memory() { release(); }
+
+void Memory::release() {
+  if (data_ && backend_)
+    backend_->release(data_);
+  else if (data_)
+    std::free(data_);
+  data_ = nullptr, bytes_ = 0;
+}
+
+void *Memory::reserve(Backend *backend, size_t bytes) {
+  if (bytes <= bytes_ && backend == backend_)
+    return data_;
+  release();
+  backend_ = backend;
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  data_ = backend ? backend->allocate(rounded) : std::aligned_alloc(64, rounded);
+  if (!data_)
+    throw Error("E8005", "cannot allocate " + std::to_string(bytes) + " bytes");
+  bytes_ = rounded;
+  return data_;
+}
+
+Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
+    : artifact_(std::move(artifact)), backend_(std::move(backend)),
+      staged_(artifact_.parameters.size()) {}
+
+void Executor::setProfiling(bool on) {
+  profiling_ = on;
+  profile_.clear();
+  profileIndex_.clear();
+}
+
+void Executor::checkParameters(const sotc_value *in, size_t n) {
+  std::vector<Mismatch> &found = mismatches_;
+  found.clear();
+  if (n != artifact_.parameters.size())
+    throw Error("E8004", "expected " + std::to_string(artifact_.parameters.size()) +
+                             " parameters, got " + std::to_string(n));
+  // The kernels' ABI: elements aligned, and on CUDA 16-byte aligned buffers (vector accesses).
+  for (size_t i = 0; i < n; ++i) {
+    const Parameter &p = artifact_.parameters[i];
+    if (p.tensor) {
+      const Buffer &s = p.spec;
+      std::string expected =
+          formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
+      if (!in[i].is_tensor) {
+        found.push_back({p.name, expected, in[i].repr ? in[i].repr : "a non-tensor", p.guard});
+        continue;
+      }
+      bool same = in[i].dtype == s.dtype && in[i].rank == static_cast<int32_t>(s.shape.size()) &&
+                  in[i].data != nullptr;
+      for (size_t d = 0; same && d < s.shape.size(); ++d)
+        same = in[i].shape[d] == s.shape[d];
+      std::string got =
+          formatTensor(in[i].dtype, in[i].shape, std::clamp<int32_t>(in[i].rank, 0, SOTC_MAX_RANK));
+      bool cuda = in[i].device == SOTC_DEVICE_CUDA;
+      size_t alignment = cuda ? 16 : std::max<size_t>(1, sotc_dtype_size(in[i].dtype));
+      if (!in[i].data)
+        got += " without data";
+      else if (reinterpret_cast<uintptr_t>(in[i].data) % alignment)
+        same = false, got += " at an address not " + std::to_string(alignment) + "-byte aligned";
+      else if (cuda && !backend_->onDevice())
+        same = false, got += " on a CUDA device (this artifact runs on the CPU)";
+      if (!same)
+        found.push_back({p.name, expected, got, p.guard});
+    } else if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr)) {
+      found.push_back({p.name, p.value,
+                       in[i].is_tensor ? "a tensor"
+                       : in[i].repr    ? in[i].repr
+                                       : "nothing",
+                       p.guard});
+    }
+  }
+  if (!found.empty()) {
+    std::string text = "the inputs do not match what was compiled: ";
+    for (size_t i = 0; i < found.size(); ++i)
+      text += (i ? "; " : "") + found[i].parameter + ": expected " + found[i].expected + ", got " +
+              found[i].got + (found[i].guard.empty() ? "" : " (guard " + found[i].guard + ")");
+    throw Error("E8004", text);
+  }
+}
+
+void Executor::callHost(size_t index, std::map<std::string, void *> &buffers) {
+  const Segment &seg = artifact_.segments[index];
+  std::string what = seg.callee + " (" + seg.source + ")";
+  if (!hostHandler_)
+    throw Error("E8005", seg.name + " ends in a host callback, " + what +
+                             ", and no handler is registered (sotc_set_host_handler)");
+  // The handler reads and writes host memory: device tensors travel through host copies.
+  bool device = backend_->onDevice();
+  auto hostSide = [&](const std::string &name, void *data, size_t bytes) {
+    if (!device)
+      return data;
+    void *copy = hostCopies_[seg.name + "/" + name].reserve(nullptr, bytes);
+    return copy;
+  };
+  std::vector<sotc_value> args, results;
+  for (const std::string &name : seg.callbackArgs) {
+    sotc_value v = tensorValue(seg, name, lookup(buffers, seg, name), false);
+    void *data = v.data;
+    v.data = hostSide(name, data, bytesOf(v));
+    if (device)
+      backend_->toHost(v.data, data, bytesOf(v));
+    args.push_back(v);
+  }
+  for (const Buffer &b : seg.callbackResults) {
+    void *data = outputs_[seg.name + "/" + b.name].reserve(backend_.get(), b.bytes);
+    buffers[b.name] = data;
+    results.push_back(tensorValue(seg, b.name, hostSide(b.name, data, b.bytes), false));
+  }
+  sotc_host_call call{static_cast<int32_t>(index),
+                      seg.callee.c_str(),
+                      seg.source.c_str(),
+                      args.size(),
+                      args.data(),
+                      results.size(),
+                      results.data()};
+  sotc_error error{};
+  if (hostHandler_(hostUser_, &call, &error) != 0)
+    throw Error("E8006", "the host callback " + what + " failed" +
+                             (error.message[0] ? std::string(": ") + error.message : ""));
+  if (device)
+    for (size_t r = 0; r < results.size(); ++r)
+      backend_->fromHost(buffers[seg.callbackResults[r].name], results[r].data,
+                         static_cast<size_t>(seg.callbackResults[r].bytes));
+}
+
+void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut) {
+  lastSegment_ = -1;
+  checkParameters(in, n);
+  Backend &backend = *backend_;
+  std::map<std::string, void *> buffers; // the current segment's, by name
+  for (size_t i = 0; i < artifact_.parameters.size(); ++i) {
+    const Parameter &p = artifact_.parameters[i];
+    if (!p.tensor || p.buffer.empty())
+      continue;
+    void *data = in[i].data;
+    if (backend.onDevice() && in[i].device != SOTC_DEVICE_CUDA) { // a host tensor: copied over
+      void *staged = staged_[i].reserve(&backend, p.spec.bytes);
+      backend.fromHost(staged, data, p.spec.bytes);
+      data = staged;
+    }
+    buffers[p.buffer] = data;
+  }
+  for (size_t index = 0, hops = 0;; ++hops) {
+    if (hops > 100000)
+      throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
+    const Segment &seg = artifact_.segments.at(index);
+    char *arena = static_cast<char *>(arena_.reserve(&backend, seg.arenaBytes));
+    for (const Buffer &b : seg.arena)
+      buffers[b.name] = arena + b.offset;
+    for (const Buffer &b : seg.outputs)
+      if (!buffers.count(b.name) ||
+          std::find_if(seg.arena.begin(), seg.arena.end(),
+                       [&](const Buffer &x) { return x.name == b.name; }) != seg.arena.end())
+        buffers[b.name] = outputs_[seg.name + "/" + b.name].reserve(&backend, b.bytes);
+    for (const Step &step : seg.steps) {
+      std::vector<void *> args;
+      for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
+        for (const std::string &name : *names)
+          args.push_back(lookup(buffers, seg, name));
+      if (profiling_)
+        backend.synchronize();
+      auto start = std::chrono::steady_clock::now();
+      if (step.gemm)
+        backend.gemm(step, args);
+      else
+        backend.kernel(step, args);
+      if (profiling_) {
+        backend.synchronize();
+        auto [it, added] = profileIndex_.try_emplace(&step, profile_.size());
+        if (added)
+          profile_.push_back({&step, {}});
+        profile_[it->second].second.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    }
+    // Continues in segment `next`, its inputs bound to `args` by position.
+    auto jump = [&](int next, const std::vector<std::string> &args) {
+      const Segment &target = artifact_.segments.at(static_cast<size_t>(next));
+      std::map<std::string, void *> passed;
+      for (size_t i = 0; i < args.size() && i < target.inputs.size(); ++i)
+        passed[target.inputs[i].name] = lookup(buffers, seg, args[i]);
+      buffers = std::move(passed);
+      index = static_cast<size_t>(next);
+    };
+    if (seg.end == Segment::End::HostCallback) {
+      callHost(index, buffers);
+      jump(seg.next, seg.nextArgs);
+      continue;
+    }
+    if (seg.end == Segment::End::Branch) {
+      unsigned char taken = 0;
+      backend.toHost(&taken, lookup(buffers, seg, seg.condition), 1);
+      jump(taken ? seg.onTrue : seg.onFalse, taken ? seg.trueArgs : seg.falseArgs);
+      continue;
+    }
+    // Return: the result's tensors, in order.
+    if (*numOut < seg.results.size())
+      throw Error("E8005", "the result has " + std::to_string(seg.results.size()) +
+                               " tensors; room was given for " + std::to_string(*numOut));
+    for (size_t r = 0; r < seg.results.size(); ++r)
+      out[r] = tensorValue(seg, seg.results[r], lookup(buffers, seg, seg.results[r]),
+                           backend.onDevice());
+    *numOut = seg.results.size();
+    lastSegment_ = static_cast<int32_t>(index);
+    return;
+  }
+}
+
+void Executor::copyOut(const sotc_value &result, void *dest, bool destOnDevice) {
+  size_t bytes = bytesOf(result);
+  if (!bytes)
+    return;
+  if (destOnDevice && !backend_->onDevice())
+    throw Error("E8005", "a CUDA buffer for the result of a CPU artifact");
+  if (backend_->onDevice() && !destOnDevice)
+    backend_->toHost(dest, result.data, bytes);
+  else
+    backend_->copy(dest, result.data, bytes);
+}
+
+} // namespace sotc::runtime

@@ -1,0 +1,100 @@
+//===- Executor.h - One opened artifact and its runs ---------------------------------------===//
+//
+// What a sotc_artifact is: the plan, the backend it runs on, and the memory it reuses from run
+// to run (one arena, the segments' outputs, staging copies). A run checks the parameters
+// against what was compiled, then walks the segments: steps on the backend, branches on one
+// element read back to the host, host callbacks handed to the embedder's handler, until a
+// segment returns.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_RUNTIME_EXECUTOR_H
+#define SOTC_RUNTIME_EXECUTOR_H
+
+#include "sotc/runtime.h"
+
+#include "runtime/src/Artifact.h"
+#include "runtime/src/Backend.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sotc::runtime {
+
+/// Bytes that grow on demand and are reused: a backend's memory, or the host's when `backend`
+/// is null.
+class Memory {
+public:
+  Memory() = default;
+  Memory(const Memory &) = delete;
+  Memory &operator=(const Memory &) = delete;
+  ~Memory();
+  void *reserve(Backend *backend, size_t bytes);
+
+private:
+  void release();
+  Backend *backend_ = nullptr;
+  void *data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// One parameter that does not match what was compiled.
+struct Mismatch {
+  std::string parameter, expected, got, guard;
+};
+
+class Executor {
+public:
+  Executor(Artifact artifact, std::unique_ptr<Backend> backend);
+
+  const Artifact &artifact() const { return artifact_; }
+  bool onDevice() const { return backend_->onDevice(); }
+  void setStream(void *stream) { backend_->setStream(stream); }
+  void synchronize() { backend_->synchronize(); }
+  void setHostHandler(sotc_host_handler handler, void *user) {
+    hostHandler_ = handler, hostUser_ = user;
+  }
+
+  /// Runs on `n` parameters; the results (buffers the executor owns) go to `out`, whose room
+  /// is *numOut, and their count to *numOut. E8004 (and mismatches()) for parameters that do
+  /// not match; E8005, E8006 when a run fails.
+  void run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut);
+  /// Copies a result of the last run (or any tensor value on this executor's side) into
+  /// `dest`, which is host memory or, with `destOnDevice`, the backend's.
+  void copyOut(const sotc_value &result, void *dest, bool destOnDevice);
+
+  const std::vector<Mismatch> &mismatches() const { return mismatches_; }
+  int32_t lastSegment() const { return lastSegment_; }
+
+  /// Step profiling: each step that ran while on, in first-run order, with its times.
+  void setProfiling(bool on);
+  const std::vector<std::pair<const Step *, std::vector<double>>> &profile() const {
+    return profile_;
+  }
+
+private:
+  void checkParameters(const sotc_value *in, size_t n);
+  void callHost(size_t index, std::map<std::string, void *> &buffers);
+
+  Artifact artifact_;
+  std::unique_ptr<Backend> backend_; // before every Memory: released after them
+  Memory arena_;
+  std::map<std::string, Memory> outputs_, hostCopies_; // by segment and buffer name
+  std::vector<Memory> staged_; // per parameter: a host tensor copied to the device
+  int32_t lastSegment_ = -1;
+  std::vector<Mismatch> mismatches_;
+  sotc_host_handler hostHandler_ = nullptr;
+  void *hostUser_ = nullptr;
+  bool profiling_ = false;
+  std::vector<std::pair<const Step *, std::vector<double>>> profile_;
+  std::map<const Step *, size_t> profileIndex_;
+};
+
+/// "float32[2, 3]"
+std::string formatTensor(int dtype, const int64_t *shape, int rank);
+
+} // namespace sotc::runtime
+
+#endif // SOTC_RUNTIME_EXECUTOR_H

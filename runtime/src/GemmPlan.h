@@ -1,0 +1,40 @@
+//===- GemmPlan.h - A manifest's GEMM step, as every backend reads it ---------------------===//
+//
+// Row-major, per batch index: C = act(alpha * op(A) * op(B) + beta * C), where C first holds
+// the bias row in every row when the step has a bias (docs/manifest.md). The CPU backend runs
+// it through CBLAS, the CUDA backend through cuBLASLt.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_RUNTIME_GEMMPLAN_H
+#define SOTC_RUNTIME_GEMMPLAN_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sotc::runtime {
+
+struct GemmPlan {
+  enum class Type { F16, BF16, F32, F64 } type = Type::F32;
+  enum class Activation { None, Relu, GeluTanh } activation = Activation::None;
+  int64_t m = 0, n = 0, k = 0;
+  bool transposeA = false, transposeB = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  double alpha = 1, beta = 0;
+  bool bias = false; // a third input: n elements added to every row of C
+  /// Batch sizes and, per operand, the element stride of each batch dimension (0: broadcast).
+  std::vector<int64_t> batch, strideA, strideB, strideC;
+
+  /// The number of (m x n) products, all batch dimensions together.
+  int64_t batchCount() const;
+  /// The offsets (in elements) of A, B and C for the `index`-th product, last dim fastest.
+  void offsets(int64_t index, int64_t &a, int64_t &b, int64_t &c) const;
+};
+
+/// Checks a step read from a manifest (dimensions, leading dimensions, strides); an empty
+/// string when it holds together, else why not.
+std::string validate(const GemmPlan &plan);
+
+} // namespace sotc::runtime
+
+#endif // SOTC_RUNTIME_GEMMPLAN_H

@@ -1,0 +1,103 @@
+// The CPU backend: the kernels of the artifact's shared library, each split over a fixed
+// thread pool by its grid, and GEMM steps through CBLAS.
+#include "runtime/src/Backend.h"
+#include "runtime/src/cpu/Gemm.h"
+#include "runtime/src/cpu/ThreadPool.h"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+namespace sotc::runtime {
+namespace {
+
+/// The C ABI of a kernel of N buffers: void(int64_t begin, int64_t end, void *...).
+template <size_t... I>
+void callWith(void *fn, int64_t begin, int64_t end, void *const *buffers,
+              std::index_sequence<I...>) {
+  using Kernel = void (*)(int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
+  reinterpret_cast<Kernel>(fn)(begin, end, buffers[I]...);
+}
+
+template <size_t... N> constexpr auto callers(std::index_sequence<N...>) {
+  using Caller = void (*)(void *, int64_t, int64_t, void *const *);
+  return std::array<Caller, sizeof...(N)>{
+      [](void *fn, int64_t begin, int64_t end, void *const *buffers) {
+        callWith(fn, begin, end, buffers, std::make_index_sequence<N>());
+      }...};
+}
+
+/// Calls a kernel with exactly its buffers (outputs, then inputs).
+constexpr size_t kMaxKernelBuffers = 64;
+void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffers) {
+  static constexpr auto table = callers(std::make_index_sequence<kMaxKernelBuffers + 1>());
+  table[buffers.size()](fn, begin, end, buffers.data());
+}
+
+class CpuBackend : public Backend {
+public:
+  CpuBackend(Artifact &artifact, unsigned threads) {
+    // A name without a slash would send dlopen searching the library path, not the directory.
+    const std::string &binary = artifact.binaryPath;
+    library_.reset(dlopen((binary.find('/') == std::string::npos ? "./" + binary : binary).c_str(),
+                          RTLD_NOW | RTLD_LOCAL));
+    if (!library_)
+      throw Error("E8001", binary + ": cannot load (" + dlerror() + ")");
+    for (Segment &seg : artifact.segments)
+      for (Step &step : seg.steps) {
+        if (step.gemm) {
+          std::string why = cpu::unsupported(step.plan);
+          if (!why.empty())
+            throw Error("E8002", step.name + ": " + why);
+        } else if (!(step.function = dlsym(library_.get(), step.symbol.c_str()))) {
+          throw Error("E8001", binary + ": no kernel " + step.symbol);
+        } else if (step.outputs.size() + step.inputs.size() > kMaxKernelBuffers) {
+          throw Error("E8002", step.symbol + ": a kernel of more than " +
+                                   std::to_string(kMaxKernelBuffers) + " buffers");
+        }
+      }
+    pool_ = std::make_unique<cpu::ThreadPool>(
+        threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
+  }
+  ~CpuBackend() override { pool_.reset(); } // the workers stop before the library goes
+
+  bool onDevice() const override { return false; }
+  void *allocate(size_t bytes) override {
+    void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!data)
+      throw Error("E8005", "cannot allocate " + std::to_string(bytes) + " bytes");
+    return data;
+  }
+  void release(void *data) override { std::free(data); }
+  void kernel(const Step &step, const std::vector<void *> &buffers) override {
+    pool_->parallelFor(
+        step.grid, [&](int64_t begin, int64_t end) { call(step.function, begin, end, buffers); });
+  }
+  void gemm(const Step &step, const std::vector<void *> &b) override {
+    cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr);
+  }
+  void toHost(void *host, const void *data, size_t bytes) override {
+    std::memcpy(host, data, bytes);
+  }
+  void fromHost(void *data, const void *host, size_t bytes) override {
+    std::memcpy(data, host, bytes);
+  }
+  void copy(void *to, const void *from, size_t bytes) override { std::memcpy(to, from, bytes); }
+  void synchronize() override {}
+
+private:
+  std::unique_ptr<void, int (*)(void *)> library_{nullptr, dlclose};
+  std::unique_ptr<cpu::ThreadPool> pool_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> cpuBackend(Artifact &artifact, unsigned threads) {
+  return std::make_unique<CpuBackend>(artifact, threads);
+}
+
+} // namespace sotc::runtime

@@ -1,0 +1,231 @@
+#include "runtime/src/cuda/CublasLt.h"
+
+#include "runtime/src/Artifact.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace sotc::runtime::cuda {
+namespace {
+
+// cuBLASLt's ABI (cublasLt.h, cublas_api.h, library_types.h), declared here so that building
+// the runtime needs no CUDA headers.
+using Status = int;
+using Handle = struct LtContext *;
+using Desc = struct LtDesc *;
+using Layout = struct LtLayout *;
+using Preference = struct LtPreference *;
+struct Algo {
+  uint64_t data[8];
+};
+struct Heuristic {
+  Algo algo;
+  size_t workspaceSize;
+  Status state;
+  float wavesCount;
+  int reserved[4];
+};
+enum : int { R32F = 0, R64F = 1, R16F = 2, R16BF = 14 }; // cudaDataType_t
+enum : int { Compute32F = 68, Compute64F = 70 };         // cublasComputeType_t
+enum : int { DescTransA = 3, DescTransB = 4, DescEpilogue = 7, DescBiasPointer = 8 };
+enum : int { LayoutBatchCount = 5, LayoutBatchOffset = 6 }; // cublasLtMatrixLayoutAttribute_t
+enum : int { PreferenceMaxWorkspace = 1 };                  // cublasLtMatmulPreferenceAttributes_t
+enum : uint32_t { EpilogueDefault = 1, EpilogueRelu = 2, EpilogueBias = 4, EpilogueGelu = 32 };
+constexpr size_t kWorkspaceBytes = 32 << 20;
+
+struct Api {
+  Status (*create)(Handle *);
+  Status (*destroy)(Handle);
+  Status (*descCreate)(Desc *, int, int);
+  Status (*descDestroy)(Desc);
+  Status (*descSet)(Desc, int, const void *, size_t);
+  Status (*layoutCreate)(Layout *, int, uint64_t, uint64_t, int64_t);
+  Status (*layoutDestroy)(Layout);
+  Status (*layoutSet)(Layout, int, const void *, size_t);
+  Status (*preferenceCreate)(Preference *);
+  Status (*preferenceDestroy)(Preference);
+  Status (*preferenceSet)(Preference, int, const void *, size_t);
+  Status (*heuristic)(Handle, Desc, Layout, Layout, Layout, Layout, Preference, int, Heuristic *,
+                      int *);
+  Status (*matmul)(Handle, Desc, const void *, const void *, Layout, const void *, Layout,
+                   const void *, const void *, Layout, void *, Layout, const Algo *, void *, size_t,
+                   CUstream);
+};
+
+Api loadApi() {
+  void *library = nullptr;
+  std::string tried;
+  const char *path = std::getenv("SOTC_CUBLASLT");
+  for (const char *name : {path, "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"})
+    if (name && !library) {
+      library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      tried += (tried.empty() ? "" : ", ") + std::string(name);
+    }
+  if (!library)
+    throw Error("E8003", "the artifact has GEMM steps and cuBLASLt is not found (tried " + tried +
+                             "; SOTC_CUBLASLT names the library)");
+  Api api{};
+  auto bind = [&](auto &entry, const char *name) {
+    if (!(*reinterpret_cast<void **>(&entry) = dlsym(library, name)))
+      throw Error("E8003", std::string("cuBLASLt lacks ") + name);
+  };
+  bind(api.create, "cublasLtCreate");
+  bind(api.destroy, "cublasLtDestroy");
+  bind(api.descCreate, "cublasLtMatmulDescCreate");
+  bind(api.descDestroy, "cublasLtMatmulDescDestroy");
+  bind(api.descSet, "cublasLtMatmulDescSetAttribute");
+  bind(api.layoutCreate, "cublasLtMatrixLayoutCreate");
+  bind(api.layoutDestroy, "cublasLtMatrixLayoutDestroy");
+  bind(api.layoutSet, "cublasLtMatrixLayoutSetAttribute");
+  bind(api.preferenceCreate, "cublasLtMatmulPreferenceCreate");
+  bind(api.preferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+  bind(api.preferenceSet, "cublasLtMatmulPreferenceSetAttribute");
+  bind(api.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+  bind(api.matmul, "cublasLtMatmul");
+  return api;
+}
+
+void check(Status status, const char *what) {
+  if (status != 0)
+    throw Error("E8005", std::string("cuBLASLt ") + what + " failed (status " +
+                             std::to_string(status) + ")");
+}
+
+int dataType(GemmPlan::Type t) {
+  switch (t) {
+  case GemmPlan::Type::F16:
+    return R16F;
+  case GemmPlan::Type::BF16:
+    return R16BF;
+  case GemmPlan::Type::F32:
+    return R32F;
+  case GemmPlan::Type::F64:
+    return R64F;
+  }
+  return R32F;
+}
+
+size_t elementBytes(GemmPlan::Type t) {
+  return t == GemmPlan::Type::F64 ? 8 : t == GemmPlan::Type::F32 ? 4 : 2;
+}
+
+} // namespace
+
+/// One planned matmul: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m), column-major.
+struct Planned {
+  const GemmPlan *plan = nullptr;
+  Desc desc = nullptr;
+  Layout a = nullptr, b = nullptr, c = nullptr;
+  Algo algo{};
+  bool strided = false; // one call over the batch (else one call per product)
+};
+
+struct Matmuls::Impl {
+  Api api;
+  Handle handle = nullptr;
+  CUdeviceptr workspace = 0;
+  std::vector<Planned> planned;
+};
+
+Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans) : impl_(std::make_unique<Impl>()) {
+  Api &api = impl_->api;
+  api = loadApi();
+  check(api.create(&impl_->handle), "create");
+  driver().check(driver().cuMemAlloc(&impl_->workspace, kWorkspaceBytes), "cuMemAlloc");
+  Preference preference = nullptr;
+  check(api.preferenceCreate(&preference), "preference");
+  uint64_t workspace = kWorkspaceBytes;
+  check(api.preferenceSet(preference, PreferenceMaxWorkspace, &workspace, sizeof(workspace)),
+        "preference");
+  for (const GemmPlan *p : plans) {
+    Planned m;
+    m.plan = p;
+    bool f64 = p->type == GemmPlan::Type::F64;
+    int type = dataType(p->type);
+    check(api.descCreate(&m.desc, f64 ? Compute64F : Compute32F, f64 ? R64F : R32F), "desc");
+    // Swapped operands: cuBLASLt's A is our B, its B our A.
+    int32_t opA = p->transposeB ? 1 : 0, opB = p->transposeA ? 1 : 0;
+    check(api.descSet(m.desc, DescTransA, &opA, sizeof(opA)), "transa");
+    check(api.descSet(m.desc, DescTransB, &opB, sizeof(opB)), "transb");
+    uint32_t epilogue = (p->bias ? EpilogueBias : 0) |
+                        (p->activation == GemmPlan::Activation::Relu       ? EpilogueRelu
+                         : p->activation == GemmPlan::Activation::GeluTanh ? EpilogueGelu
+                                                                           : 0);
+    if (!epilogue)
+      epilogue = EpilogueDefault;
+    check(api.descSet(m.desc, DescEpilogue, &epilogue, sizeof(epilogue)), "epilogue");
+    check(api.layoutCreate(&m.a, type, opA ? p->k : p->n, opA ? p->n : p->k, p->ldb), "layout");
+    check(api.layoutCreate(&m.b, type, opB ? p->m : p->k, opB ? p->k : p->m, p->lda), "layout");
+    check(api.layoutCreate(&m.c, type, p->n, p->m, p->ldc), "layout");
+    m.strided = p->batch.size() == 1 && p->strideA[0] > 0 && p->strideB[0] > 0;
+    if (m.strided) {
+      int32_t count = static_cast<int32_t>(p->batch[0]);
+      for (auto [layout, stride] : {std::pair{m.a, p->strideB[0]}, std::pair{m.b, p->strideA[0]},
+                                    std::pair{m.c, p->strideC[0]}}) {
+        int64_t offset = stride;
+        check(api.layoutSet(layout, LayoutBatchCount, &count, sizeof(count)), "batch");
+        check(api.layoutSet(layout, LayoutBatchOffset, &offset, sizeof(offset)), "batch");
+      }
+    }
+    Heuristic result{};
+    int found = 0;
+    check(api.heuristic(impl_->handle, m.desc, m.a, m.b, m.c, m.c, preference, 1, &result, &found),
+          "heuristic");
+    if (found < 1)
+      throw Error("E8002",
+                  "cuBLASLt has no algorithm for a GEMM step of m=" + std::to_string(p->m) +
+                      " n=" + std::to_string(p->n) + " k=" + std::to_string(p->k));
+    m.algo = result.algo;
+    impl_->planned.push_back(m);
+  }
+  api.preferenceDestroy(preference);
+}
+
+Matmuls::~Matmuls() {
+  Api &api = impl_->api;
+  for (Planned &m : impl_->planned) {
+    api.layoutDestroy(m.a);
+    api.layoutDestroy(m.b);
+    api.layoutDestroy(m.c);
+    api.descDestroy(m.desc);
+  }
+  if (impl_->workspace)
+    driver().cuMemFree(impl_->workspace);
+  if (impl_->handle)
+    api.destroy(impl_->handle);
+}
+
+void Matmuls::run(size_t index, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias,
+                  CUstream stream) {
+  Api &api = impl_->api;
+  Planned &m = impl_->planned.at(index);
+  const GemmPlan &p = *m.plan;
+  if (p.bias) {
+    void *pointer = reinterpret_cast<void *>(bias);
+    check(api.descSet(m.desc, DescBiasPointer, &pointer, sizeof(pointer)), "bias");
+  }
+  // The epilogue adds the bias, where the CPU plan pre-fills C with it (beta 1).
+  double alpha64 = p.alpha, beta64 = p.bias ? 0 : p.beta;
+  float alpha32 = static_cast<float>(alpha64), beta32 = static_cast<float>(beta64);
+  bool f64 = p.type == GemmPlan::Type::F64;
+  const void *alpha = f64 ? static_cast<const void *>(&alpha64) : &alpha32;
+  const void *beta = f64 ? static_cast<const void *>(&beta64) : &beta32;
+  size_t bytes = elementBytes(p.type);
+  int64_t calls = m.strided ? 1 : p.batchCount();
+  for (int64_t i = 0; i < calls; ++i) {
+    int64_t offA = 0, offB = 0, offC = 0;
+    if (!m.strided)
+      p.offsets(i, offA, offB, offC);
+    auto at = [&](CUdeviceptr base, int64_t offset) {
+      return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset) * bytes);
+    };
+    check(api.matmul(impl_->handle, m.desc, alpha, at(b, offB), m.a, at(a, offA), m.b, beta,
+                     at(c, offC), m.c, at(c, offC), m.c, &m.algo,
+                     reinterpret_cast<void *>(impl_->workspace), kWorkspaceBytes, stream),
+          "matmul");
+  }
+}
+
+} // namespace sotc::runtime::cuda

@@ -1,0 +1,148 @@
+// The CUDA backend: the fatbin loaded into device `ordinal`'s primary context (the one
+// frameworks such as torch use, so their tensors are addressable as they are), each kernel
+// launched with the grid and block the manifest gives on the caller's stream, GEMM steps
+// through cuBLASLt.
+#include "runtime/src/Backend.h"
+#include "runtime/src/cuda/CublasLt.h"
+#include "runtime/src/cuda/Driver.h"
+
+#include <map>
+
+namespace sotc::runtime {
+namespace {
+
+using namespace cuda;
+
+CUdeviceptr device(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+class CudaBackend : public Backend {
+public:
+  CudaBackend(Artifact &artifact, int ordinal) : d_(driver()) {
+    int count = 0;
+    d_.check(d_.cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (ordinal < 0 || ordinal >= count)
+      throw Error("E8003", "no CUDA device " + std::to_string(ordinal) + " (this machine has " +
+                               std::to_string(count) + ")");
+    d_.check(d_.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
+    int major = 0, minor = 0;
+    d_.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, device_);
+    d_.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device_);
+    arch_ = "sm_" + std::to_string(major * 10 + minor);
+    d_.check(d_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    Current current(*this);
+    std::string image = readFile(artifact.binaryPath);
+    if (CUresult r = d_.cuModuleLoadData(&module_, image.data())) {
+      module_ = nullptr;
+      throw Error("E8003", artifact.binaryPath + ": the fatbin does not load on device " +
+                               std::to_string(ordinal) + " (" + arch_ + "): " + errorName(d_, r) +
+                               " (recompile with --gpu-arch " + arch_ + ")");
+    }
+    std::vector<const GemmPlan *> plans;
+    for (Segment &seg : artifact.segments)
+      for (Step &step : seg.steps) {
+        if (step.gemm) {
+          gemmIndex_[&step] = plans.size();
+          plans.push_back(&step.plan);
+          continue;
+        }
+        CUfunction fn = nullptr;
+        if (d_.cuModuleGetFunction(&fn, module_, step.symbol.c_str()))
+          throw Error("E8001", artifact.binaryPath + ": no kernel " + step.symbol);
+        if (step.block < 1)
+          throw Error("E8001", step.symbol + ": a CUDA kernel step without a block size");
+        step.function = fn;
+      }
+    if (!plans.empty())
+      matmuls_ = std::make_unique<Matmuls>(plans);
+  }
+
+  ~CudaBackend() override {
+    {
+      Current current(*this);
+      matmuls_.reset();
+      if (module_)
+        d_.cuModuleUnload(module_);
+    }
+    d_.cuDevicePrimaryCtxRelease(device_);
+  }
+
+  bool onDevice() const override { return true; }
+  void *allocate(size_t bytes) override {
+    Current current(*this);
+    CUdeviceptr p = 0;
+    d_.check(d_.cuMemAlloc(&p, bytes), "cuMemAlloc");
+    return reinterpret_cast<void *>(p);
+  }
+  void release(void *data) override {
+    Current current(*this);
+    d_.cuMemFree(device(data));
+  }
+  void kernel(const Step &step, const std::vector<void *> &buffers) override {
+    Current current(*this);
+    std::vector<CUdeviceptr> pointers;
+    for (void *b : buffers)
+      pointers.push_back(device(b));
+    std::vector<void *> params;
+    for (CUdeviceptr &p : pointers)
+      params.push_back(&p);
+    // Shared memory is static (in the cubin): no dynamic bytes at launch.
+    d_.check(d_.cuLaunchKernel(
+                 static_cast<CUfunction>(step.function), static_cast<unsigned>(step.grid), 1, 1,
+                 static_cast<unsigned>(step.block), 1, 1, 0, stream_, params.data(), nullptr),
+             step.symbol.c_str());
+  }
+  void gemm(const Step &step, const std::vector<void *> &b) override {
+    Current current(*this);
+    matmuls_->run(gemmIndex_.at(&step), device(b[0]), device(b[1]), device(b[2]),
+                  step.plan.bias ? device(b[3]) : 0, stream_);
+  }
+  void toHost(void *host, const void *data, size_t bytes) override {
+    Current current(*this);
+    d_.check(d_.cuMemcpyDtoHAsync(host, device(data), bytes, stream_), "cuMemcpyDtoHAsync");
+    d_.check(d_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+  void fromHost(void *data, const void *host, size_t bytes) override {
+    Current current(*this);
+    // From pageable memory the call returns once the bytes are staged: `host` may go.
+    d_.check(d_.cuMemcpyHtoDAsync(device(data), host, bytes, stream_), "cuMemcpyHtoDAsync");
+  }
+  void copy(void *to, const void *from, size_t bytes) override {
+    Current current(*this);
+    d_.check(d_.cuMemcpyDtoDAsync(device(to), device(from), bytes, stream_), "cuMemcpyDtoDAsync");
+  }
+  void synchronize() override {
+    Current current(*this);
+    d_.check(d_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+  void setStream(void *stream) override { stream_ = static_cast<CUstream>(stream); }
+
+private:
+  /// The device's primary context, current while a call lasts (the caller's is restored).
+  struct Current {
+    const CudaBackend &b;
+    explicit Current(const CudaBackend &backend) : b(backend) {
+      b.d_.check(b.d_.cuCtxPushCurrent(b.context_), "cuCtxPushCurrent");
+    }
+    ~Current() {
+      CUcontext popped;
+      b.d_.cuCtxPopCurrent(&popped);
+    }
+  };
+
+  const Driver &d_;
+  CUdevice device_ = 0;
+  std::string arch_;
+  CUcontext context_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::unique_ptr<Matmuls> matmuls_;
+  std::map<const Step *, size_t> gemmIndex_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> cudaBackend(Artifact &artifact, int ordinal) {
+  return std::make_unique<CudaBackend>(artifact, ordinal);
+}
+
+} // namespace sotc::runtime
