@@ -8,26 +8,15 @@
 #ifndef SOTC_RUNTIME_ARTIFACT_H
 #define SOTC_RUNTIME_ARTIFACT_H
 
+#include "runtime/src/Error.h"
 #include "runtime/src/GemmPlan.h"
 
 #include <cstdint>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace sotc::runtime {
-
-/// A runtime failure: a stable code (E8xxx) and one line.
-class Error : public std::runtime_error {
-public:
-  Error(std::string code, const std::string &message)
-      : std::runtime_error(message), code_(std::move(code)) {}
-  const std::string &code() const { return code_; }
-
-private:
-  std::string code_;
-};
 
 /// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
 int dtypeIndex(const std::string &name);

@@ -1,13 +1,50 @@
 #include "runtime/src/cpu/Gemm.h"
 
-#include <cblas.h>
+#include "runtime/src/Error.h"
 
+#include <cblas.h> // the types only: the functions come from dlopen
+
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace sotc::runtime::cpu {
 namespace {
 
+/// CBLAS, loaded when the first GEMM step runs (SOTC_CBLAS names the library, else OpenBLAS),
+/// so that the runtime has no link-time BLAS dependency and artifacts without GEMM steps run
+/// where there is none.
+struct Cblas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+};
+
+const Cblas &cblas() {
+  static std::once_flag once;
+  static Cblas loaded;
+  static std::string failure;
+  std::call_once(once, [] {
+    const char *path = std::getenv("SOTC_CBLAS");
+    void *library = dlopen(path ? path : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      failure = std::string("a GEMM step needs CBLAS and none loads (") + dlerror() +
+                "; install OpenBLAS or name a CBLAS library in SOTC_CBLAS)";
+      return;
+    }
+    loaded.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(library, "cblas_sgemm"));
+    loaded.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(library, "cblas_dgemm"));
+    if (!loaded.sgemm || !loaded.dgemm)
+      failure = std::string(path ? path : "libopenblas.so.0") + " has no cblas_sgemm/dgemm";
+  });
+  if (!failure.empty())
+    throw Error("E8003", failure);
+  return loaded;
+}
+
 template <typename T> void run(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
+  const Cblas &blas = cblas();
   CBLAS_TRANSPOSE ta = s.transposeA ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = s.transposeB ? CblasTrans : CblasNoTrans;
   for (int64_t i = 0, count = s.batchCount(); i < count; ++i) {
@@ -18,10 +55,10 @@ template <typename T> void run(const GemmPlan &s, T *c, const T *a, const T *b, 
       for (int64_t row = 0; row < s.m; ++row)
         std::memcpy(out + row * s.ldc, bias, sizeof(T) * s.n);
     if constexpr (std::is_same_v<T, float>)
-      cblas_sgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, static_cast<float>(s.alpha), a + offA,
+      blas.sgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, static_cast<float>(s.alpha), a + offA,
                   s.lda, b + offB, s.ldb, static_cast<float>(s.beta), out, s.ldc);
     else
-      cblas_dgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, s.alpha, a + offA, s.lda, b + offB, s.ldb,
+      blas.dgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, s.alpha, a + offA, s.lda, b + offB, s.ldb,
                   s.beta, out, s.ldc);
   }
 }
