@@ -1,207 +1,194 @@
 #!/usr/bin/env python3
-"""The GPU check: sotc's CUDA kernels on a real GPU, against the CPU artifacts' results.
+"""The GPU check: sotc's CUDA artifacts run by sotc's own runtime on a real GPU.
 
-    device_check.py prepare DIR    (here, with sotc built) every testdata program that translates:
-                                   DIR/<p>.fatbin + manifest (sm_90), DIR/<p>.so run on seeded
-                                   inputs (DIR/<p>/in/*.npy) into DIR/<p>/expected/*.npy
-    device_check.py run DIR [OUT]  (on the GPU machine: Python 3, numpy, torch, the CUDA driver;
-                                   nothing of sotc built) loads each fatbin through the driver
-                                   API (ctypes), runs the manifest's plan (kernels from the
-                                   fatbin; GEMM steps with torch.matmul, as cuBLASLt is the
-                                   runtime's job), compares with the expected outputs, times
-                                   every kernel, and writes OUT/device-report.txt
+    device_check.py prepare DIR    (here, with sotc built) every testdata program that
+                                   compiles: DIR/<p>.fatbin + manifest (sm_90), seeded input
+                                   sets run through the CPU artifact for the expected results
+                                   (DIR/<p>.npz); the benchmark workloads (bench/workloads.py)
+                                   as DIR/bench_<w>.fatbin; the runtime library and what it
+                                   links beyond libc in DIR/lib
+    device_check.py run DIR [OUT]  (on the GPU machine: Python 3, numpy, torch with its CUDA
+                                   libraries, the driver; nothing of sotc built) loads each
+                                   fatbin with sotc.load (the C++ runtime's CUDA backend:
+                                   driver API, cuBLASLt), runs it on torch CUDA tensors and on
+                                   numpy arrays, compares with the CPU results and, for torch
+                                   code, with torch eager on the GPU; times the workloads
+                                   against torch eager; writes OUT/device-report.txt
 
 Ends with one line "N passed, N failed".
 """
 
-import ctypes
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64,
-          "bool": np.bool_}
+sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "framework"))
+
+FLAGS = {"36_host_callback": ["--allow-host-callbacks"]}
+VARIANTS = ("normal", "positive", "negative")
+# GPU and CPU differ in transcendental approximations and reduction order: element e of
+# reference r passes when |e - r| <= RTOL * |r| + RTOL * max|R|.
+RTOL = 1e-4
+
+
+def flatten(value):
+    """The tensors of a result structure, in order, as numpy arrays."""
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    if isinstance(value, dict):
+        return [t for k in value for t in flatten(value[k])]
+    if hasattr(value, "detach"):
+        return [value.detach().cpu().numpy()]
+    return [value] if isinstance(value, np.ndarray) else []
 
 
 def prepare(out):
-    sotc = os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc")
-    os.makedirs(out, exist_ok=True)
-    for trace in sorted(glob.glob(os.path.join(ROOT, "testdata", "traces", "*.pb"))):
-        name = os.path.basename(trace)[:-3]
+    import sotc
+    from test_programs_vs_framework import example, header, parse_input, programs
+    binary = os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc")
+    os.makedirs(os.path.join(out, "lib"), exist_ok=True)
+    runtime = os.path.join(ROOT, "bazel-bin", "runtime", "libsotc_runtime.so")
+    shutil.copy(runtime, os.path.join(out, "lib"))
+    ldd = subprocess.run(["ldd", runtime], capture_output=True, text=True).stdout
+    for line in ldd.splitlines():  # libcrypto: maybe missing there
+        if "libcrypto" in line:
+            shutil.copy(line.split("=>")[1].split()[0], os.path.join(out, "lib"))
+    for name in programs():
+        trace = os.path.join(ROOT, "testdata", "traces", name + ".pb")
         base = os.path.join(out, name)
-        if subprocess.run([sotc, "compile", trace, "--gpu-arch", "sm_90", "-o", base + ".fatbin"],
+        compile_ = [binary, "compile", trace] + FLAGS.get(name, [])
+        if subprocess.run(compile_ + ["--gpu-arch", "sm_90", "-o", base + ".fatbin"],
                           capture_output=True).returncode:
             continue  # a program the frontend refuses, with its documented error
-        subprocess.run([sotc, "compile", trace, "--target", "cpu", "-o", base + ".so"], check=True)
-        with open(base + ".manifest.json") as f:
-            entry = json.load(f)["entry"]["inputs"]
-        rng = np.random.default_rng(7)
-        os.makedirs(base + "/in", exist_ok=True)
-        os.makedirs(base + "/expected", exist_ok=True)
-        args = []
-        for p in entry:
-            if p["kind"] != "tensor":
-                continue
-            dtype = DTYPES.get(p["dtype"])
-            if dtype is None:
-                break
-            if dtype == np.bool_:
-                x = rng.integers(0, 2, p["shape"]).astype(np.bool_)
-            elif np.issubdtype(dtype, np.integer):
-                x = rng.integers(1, 5, p["shape"]).astype(dtype)
-            else:
-                x = rng.uniform(0.25, 2, p["shape"]).astype(dtype)  # log, sqrt: positive
-            np.save(f"{base}/in/{p['name']}.npy", x)
-            args += ["--input", f"{p['name']}=@{base}/in/{p['name']}.npy"]
-        result = subprocess.run([sotc, "run", base + ".so", *args, "--save", base + "/expected"],
-                                capture_output=True, text=True)
-        os.remove(base + ".so")
-        os.remove(base + ".manifest.json")  # the .so's; compile the fatbin's again
-        subprocess.run([sotc, "compile", trace, "--gpu-arch", "sm_90", "-o", base + ".fatbin"],
-                       check=True)
-        if result.returncode:
-            print(f"{name}: no CPU reference ({result.stderr.strip()})")
-            os.remove(base + ".fatbin")
-            os.remove(base + ".manifest.json")
+        subprocess.run(compile_ + ["--target", "cpu", "-o", base + "_cpu.so"], check=True)
+        cpu = sotc.load(base + "_cpu.so")
+        _, inputs = header(name)
+        sets = {}
+        for variant in VARIANTS:
+            rng = np.random.default_rng(sum(map(ord, name + variant)))
+            values = {k: example(parse_input(spec), rng, variant) for k, spec in inputs}
+            for k, v in values.items():
+                sets[f"{variant}/in/{k}"] = np.asarray(v) if isinstance(v, np.ndarray) else \
+                    np.array(repr(v))
+            for i, t in enumerate(flatten(cpu(**values))):
+                sets[f"{variant}/out/{i}"] = t
+        np.savez(base + ".npz", **sets)
+        cpu.close()
+        for f in (base + "_cpu.so", base + "_cpu.manifest.json"):
+            os.remove(f)
+    with sotc.stub_missing_frameworks():
+        import workloads
+    for name, (fn, shapes) in workloads.WORKLOADS.items():
+        specs = {k: sotc.parse_tensor_spec(f"float32[{','.join(map(str, s))}]")
+                 for k, s in shapes.items()}
+        trace = os.path.join(out, f"bench_{name}.pb")
+        sotc.trace(fn, **specs).save(trace)
+        subprocess.run([binary, "compile", trace, "--gpu-arch", "sm_90", "-o",
+                        os.path.join(out, f"bench_{name}.fatbin")], check=True)
+        os.remove(trace)
+    print(len(glob.glob(os.path.join(out, "*.fatbin"))), "fatbins in", out)
 
 
-class Driver:
-    """The few CUDA driver calls a plan needs."""
-
-    def __init__(self):
-        self.cuda = ctypes.CDLL("libcuda.so.1")
-        c = ctypes
-        self.cuda.cuModuleLoadData.argtypes = [c.POINTER(c.c_void_p), c.c_char_p]
-        self.cuda.cuModuleGetFunction.argtypes = [c.POINTER(c.c_void_p), c.c_void_p, c.c_char_p]
-        self.cuda.cuLaunchKernel.argtypes = [c.c_void_p] + [c.c_uint] * 7 + [c.c_void_p] * 3
-        self.cuda.cuCtxSetCurrent.argtypes = [c.c_void_p]
-        self.check(self.cuda.cuInit(0), "cuInit")
-        device, self.context = ctypes.c_int(), ctypes.c_void_p()
-        self.check(self.cuda.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-        self.check(self.cuda.cuDevicePrimaryCtxRetain(ctypes.byref(self.context), device),
-                   "cuDevicePrimaryCtxRetain")
-        self.check(self.cuda.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
-
-    def check(self, rc, what):
-        if rc:
-            name = ctypes.c_char_p()
-            self.cuda.cuGetErrorName(rc, ctypes.byref(name))
-            raise RuntimeError(f"{what}: {name.value.decode() if name.value else rc}")
-
-    def module(self, image):
-        module = ctypes.c_void_p()
-        self.check(self.cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
-        return module
-
-    def function(self, module, name):
-        f = ctypes.c_void_p()
-        self.check(self.cuda.cuModuleGetFunction(ctypes.byref(f), module, name.encode()),
-                   "cuModuleGetFunction " + name)
-        return f
-
-    def launch(self, f, grid, block, pointers):
-        # cuLaunchKernel takes the address of each argument: here, of each device pointer.
-        args = [ctypes.c_void_p(p) for p in pointers]
-        params = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
-        self.check(self.cuda.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, None, params, None),
-                   "cuLaunchKernel")
-
-
-def run_plan(driver, torch, manifest, module, inputs, timings):
-    """The manifest's segments on the GPU; the returned tensors by name."""
-    segments = manifest["segments"]
-    buffers = {p["buffer"]: inputs[p["name"]] for p in manifest["entry"]["inputs"]
-               if p["kind"] == "tensor" and p["buffer"]}
-    index = 0
-    while True:
-        seg = segments[index]
-        for b in seg["arena"]["buffers"] + seg["outputs"]:
-            if b["name"] not in buffers:
-                buffers[b["name"]] = torch.empty(b["shape"], dtype=getattr(torch, b["dtype"]),
-                                                 device="cuda")
-        for step in seg["steps"]:
-            if step["kind"] == "gemm":
-                a, b = buffers[step["inputs"][0]], buffers[step["inputs"][1]]
-                if step["transpose_a"]:
-                    a = a.transpose(-1, -2)
-                if step["transpose_b"]:
-                    b = b.transpose(-1, -2)
-                c = torch.matmul(a, b)
-                if step["epilogue"]["bias"]:
-                    c = c + buffers[step["epilogue"]["bias"]]
-                if step["epilogue"]["activation"] == "relu":
-                    c = torch.relu(c)
-                elif step["epilogue"]["activation"] == "gelu_tanh":
-                    c = torch.nn.functional.gelu(c, approximate="tanh")
-                buffers[step["outputs"][0]].copy_(c.reshape(buffers[step["outputs"][0]].shape))
-                continue
-            f = driver.function(module, step["symbol"])
-            pointers = [buffers[n].data_ptr() for n in step["outputs"] + step["inputs"]]
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            driver.launch(f, step["grid"], step["block"], pointers)
-            end.record()
-            torch.cuda.synchronize()
-            timings.append((step["symbol"], start.elapsed_time(end),
-                            sum(buffers[n].numel() * buffers[n].element_size()
-                                for n in set(step["outputs"] + step["inputs"]))))
-        end = seg["end"]
-        if end["kind"] == "branch":
-            taken = bool(buffers[end["condition"]].reshape(-1)[0].item())
-            args = end["true_args"] if taken else end["false_args"]
-            index = end["on_true"] if taken else end["on_false"]
-            buffers = {t["name"]: buffers[a] for t, a in zip(segments[index]["inputs"], args)}
-            continue
-        if end["kind"] != "return":
-            raise RuntimeError(f"{seg['name']} ends in a host callback")
-        return buffers
+def close(got, want):
+    """The largest error relative to RTOL's bound (<= 1 passes)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return float("inf")
+    if want.dtype.kind != "f":
+        return 0.0 if np.array_equal(got, want) else float("inf")
+    finite = np.isfinite(want)
+    if not np.array_equal(np.isfinite(got), finite):
+        return float("inf")
+    if not finite.any():
+        return 0.0
+    scale = float(np.abs(want[finite]).max())
+    bound = RTOL * np.abs(want[finite]) + RTOL * scale + 1e-30
+    return float(np.max(np.abs(got[finite] - want[finite]) / bound))
 
 
 def run(directory, out):
     try:
         import torch
-        driver = Driver()
-    except (ImportError, OSError, RuntimeError) as e:
+        assert torch.cuda.is_available(), "torch sees no CUDA device"
+        import sotc
+    except (ImportError, AssertionError) as e:
         print(f"device-check: no GPU to check on ({e})", file=sys.stderr)
         return 2
     lines, passed, failed = [], 0, 0
-    for fatbin in sorted(glob.glob(os.path.join(directory, "*.fatbin"))):
+
+    def record(ok, text):
+        nonlocal passed, failed
+        passed, failed = passed + bool(ok), failed + (not ok)
+        lines.append(("PASS " if ok else "FAIL ") + text)
+        print(lines[-1], flush=True)
+
+    lines.append(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    for fatbin in sorted(glob.glob(os.path.join(directory, "[0-9]*.fatbin"))):
         name = os.path.basename(fatbin)[:-len(".fatbin")]
-        base = fatbin[:-len(".fatbin")]
-        with open(base + ".manifest.json") as f:
-            manifest = json.load(f)
+        data = np.load(fatbin[:-len(".fatbin")] + ".npz")
         try:
-            with open(fatbin, "rb") as f:
-                module = driver.module(f.read())
-            inputs = {os.path.basename(p)[:-4]: torch.from_numpy(np.load(p)).cuda()
-                      for p in glob.glob(base + "/in/*.npy")}
-            timings = []
-            buffers = run_plan(driver, torch, manifest, module, inputs, timings)
-            worst = 0.0
-            for path in glob.glob(base + "/expected/*.npy"):
-                want = np.load(path)
-                got = buffers[os.path.basename(path)[:-4]].cpu().numpy()
-                if want.dtype.kind == "f":
-                    worst = max(worst, float(np.max(np.abs(got - want) /
-                                                    np.maximum(1, np.abs(want)), initial=0)))
-                elif not np.array_equal(got, want):
-                    worst = float("inf")
-            ok = worst <= 1e-4
-            passed, failed = passed + ok, failed + (not ok)
-            lines.append(f"{'PASS' if ok else 'FAIL'} {name}: max relative error {worst:.2e}")
-            for symbol, ms, moved in timings:
-                lines.append(f"    {symbol}: {ms:.3f} ms, {moved / ms / 1e6:.1f} GB/s")
+            f = sotc.load(fatbin)
         except Exception as e:  # noqa: BLE001 - one program's failure is a report line
-            failed += 1
-            lines.append(f"FAIL {name}: {e}")
+            record(False, f"{name}: {e}")
+            continue
+        for variant in VARIANTS:
+            inputs = {k.split("/")[2]: data[k] for k in data.files if k.startswith(variant + "/in/")}
+            values = {k: (v if v.dtype.kind != "U" else eval(str(v))) for k, v in inputs.items()}
+            want = [data[f"{variant}/out/{i}"] for i in range(sum(
+                k.startswith(variant + "/out/") for k in data.files))]
+            for kind in ("torch", "numpy"):
+                if kind == "numpy" and variant != "normal":
+                    continue
+                args = {k: torch.from_numpy(v).cuda() if kind == "torch" and
+                        isinstance(v, np.ndarray) else v for k, v in values.items()}
+                try:
+                    got = flatten(f(**args))
+                    worst = max([close(g, w) for g, w in zip(got, want)], default=0.0)
+                    ok = len(got) == len(want) and worst <= 1
+                    record(ok, f"{name} [{variant}, {kind} inputs]: {len(got)} results, "
+                               f"worst {worst:.3f} of the bound")
+                except Exception as e:  # noqa: BLE001
+                    record(False, f"{name} [{variant}, {kind} inputs]: {type(e).__name__}: {e}")
+        f.close()
+    with sotc.stub_missing_frameworks():
+        import workloads
+    lines.append("workloads (float32, median of 20 after 3 warm-up runs; GB/s of the minimum "
+                 "bytes: inputs read once, outputs written once):")
+    for name, (fn, shapes) in workloads.WORKLOADS.items():
+        try:
+            f = sotc.load(os.path.join(directory, f"bench_{name}.fatbin"))
+            gen = torch.Generator(device="cuda").manual_seed(0)
+            args = {k: torch.randn(s, device="cuda", generator=gen) * 0.1 for k, s in shapes.items()}
+            want, got = fn(**args), f(**args)
+            worst = close(flatten(got)[0], flatten(want)[0])
+            record(worst <= 1, f"bench {name} vs torch eager: worst {worst:.3f} of the bound")
+            moved = sum(a.numel() * 4 for a in args.values()) + want.numel() * 4
+            for label, call in (("sotc", lambda: f(**args)), ("torch eager", lambda: fn(**args))):
+                times = []
+                for i in range(23):
+                    torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    call()
+                    torch.cuda.synchronize()
+                    if i >= 3:
+                        times.append(time.perf_counter() - start)
+                median = sorted(times)[len(times) // 2]
+                lines.append(f"    {name} {label}: {median * 1e3:.3f} ms, "
+                             f"{moved / median / 1e9:.0f} GB/s")
+                print(lines[-1], flush=True)
+        except Exception as e:  # noqa: BLE001
+            record(False, f"bench {name}: {type(e).__name__}: {e}")
     lines.append(f"{passed} passed, {failed} failed")
     text = "\n".join(lines) + "\n"
-    print(text, end="")
+    print(lines[-1])
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "device-report.txt"), "w") as f:
         f.write(text)
