@@ -13,7 +13,9 @@ numpy arrays, or for CUDA inputs tensors of the same framework on the same devic
 cupy; numpy otherwise), owned by the caller. `out=` takes buffers for the result's tensors in
 the manifest's order, so that a loop of calls allocates nothing. A call whose inputs do not
 match what was compiled raises GuardError with the runtime's explanation, or, with
-`fallback=fn`, runs `fn` instead and logs why.
+`fallback=fn`, runs `fn` instead and logs why. Guards on the function's globals (a module
+constant it read) are checked here in Python against `globals=` (default: the fallback's
+`__globals__`); without either they cannot be checked, and the call trusts them.
 
 Host callbacks (`print(x)`, `x.numpy()`, an API named by `--break-on`) run here in Python
 between the compiled segments, on numpy copies of the tensors of that point; an API of
@@ -27,6 +29,7 @@ import importlib
 import json
 import logging
 import os
+import re
 
 import numpy as np
 
@@ -155,7 +158,7 @@ def _raise(error, lib=None, handle=None):
 class Compiled:
     """A compiled artifact, callable like the traced function."""
 
-    def __init__(self, path, fallback=None, device=None):
+    def __init__(self, path, fallback=None, device=None, globals=None):
         self._lib = _runtime()
         self._fallback = fallback
         path = os.fspath(path)
@@ -171,6 +174,9 @@ class Compiled:
             self._manifest = json.load(f)
         self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]]
         self._specs = {p["name"]: p for p in self._manifest["entry"]["inputs"]}
+        self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
+        self._global_guards = [g for g in self._manifest["guards"]
+                               if g["expression"].startswith("frame.f_globals")]
         self._host_results = {}  # this run's host callback results, by segment
         self._host_error = None  # what a host callback raised, re-raised by the call
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
@@ -227,6 +233,15 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
         bound = self._bind(args, kwargs)
+        stale = self._check_globals()
+        if stale:
+            message = "the inputs do not match what was compiled: " + "; ".join(
+                f"{m['parameter']}: expected {m['compiled_for']}, got {m['got']} "
+                f"(guard {m['guard']})" for m in stale)
+            if self._fallback is not None:
+                _log.warning("sotc: running the original function: %s", message)
+                return self._fallback(*args, **kwargs)
+            raise GuardError("E8004", message, stale)
         values = (_Value * max(len(self.parameters), 1))()
         keep = []  # what the values point into, alive until the run returns
         cuda_input = None  # the first CUDA tensor: results come back in its framework
@@ -270,6 +285,27 @@ class Compiled:
             tensors = {outputs[i].name.decode(): self._take(outputs[i], cuda_input)
                         for i in range(count.value)}
         return _rebuild(result, tensors, self._host_results)
+
+    def _check_globals(self):
+        """The guards on the function's globals that no longer hold, as mismatches."""
+        if self._globals is None:
+            return []
+        stale = []
+        for g in self._global_guards:
+            try:
+                value = _lookup(g["expression"], self._globals)
+                got = {"type": lambda: type(value).__name__,
+                       "length": lambda: str(len(value))}.get(g["kind"], lambda: repr(value))()
+                holds = got == g["expected"] if g["kind"] != "equal" else \
+                    value == ast.literal_eval(g["expected"])
+            except Exception as e:  # noqa: BLE001 - a missing or changed global
+                got, holds = f"{type(e).__name__}: {e}", False
+            if not holds:
+                name = re.sub(r"^frame\.f_globals\['([^']*)'\]", r"global \1", g["expression"])
+                stale.append({"parameter": name, "compiled_for": g["expected"], "got": got,
+                              "guard": f"{g['id']} ({g['source']})"})
+                break  # later guards may read through this one
+        return stale
 
     def _take(self, v, like):
         """A result the caller owns: a numpy copy, or a device copy in the framework of the
@@ -385,6 +421,21 @@ def _describe(value, v, keep, name, writable=False):
     for d, size in enumerate(shape):
         v.shape[d] = size
     return cuda is not None
+
+
+def _lookup(expression, namespace):
+    """What a guard's expression (frame.f_globals['A'][0].b) names in `namespace`, read with
+    subscripts of constants and attributes only (the manifest is data, not code)."""
+    def value(node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == "frame" and node.attr == "f_globals":
+            return namespace
+        if isinstance(node, ast.Subscript):
+            return value(node.value)[ast.literal_eval(node.slice)]
+        if isinstance(node, ast.Attribute):
+            return getattr(value(node.value), node.attr)
+        raise ValueError(f"a guard expression sotc does not read: {expression}")
+    return value(ast.parse(expression, mode="eval").body)
 
 
 def _tensor_names(r):

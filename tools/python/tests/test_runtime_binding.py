@@ -175,3 +175,28 @@ def test_cuda_artifact_without_a_driver(root, sotc_bin, tmp_path, monkeypatch):
     with pytest.raises(sotc.SotcError, match="E8003: .*branch.fatbin is a cuda artifact; it "
                                              "cannot run on cpu"):
         sotc.load(fatbin, device="cpu")
+
+
+def test_guards_on_globals(root, sotc_bin, tmp_path):
+    """10_globals read EPS and SCALES: with the module's globals the call checks them, and a
+    changed one is a mismatch (or the fallback runs)."""
+    namespace = {"EPS": 1e-5, "SCALES": (1.0, 2.0, 4.0)}
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "10_globals"), globals=namespace)
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    np.testing.assert_allclose(f(x), x / (np.abs(x).max() + 1e-5) * 8, rtol=1e-6)
+    namespace["SCALES"] = (1.0, 3.0, 4.0)
+    with pytest.raises(sotc.GuardError, match=r"global SCALES\[1\]: expected 2.0, got 3.0 "
+                                              r"\(guard g5 \(testdata/programs/10_globals.py:15\)\)"):
+        f(x)
+    namespace["SCALES"] = [1.0, 2.0, 4.0]
+    with pytest.raises(sotc.GuardError, match=r"global SCALES: expected tuple, got list"):
+        f(x)
+    del namespace["EPS"]
+    with pytest.raises(sotc.GuardError, match=r"global EPS: expected 1e-05, got KeyError"):
+        f(x)
+
+    module = {"EPS": 1e-5, "SCALES": (0,)}  # the fallback's module, where SCALES changed
+    exec("def original(x):\n    return 'eager'", module)
+    original = module["original"]
+    eager = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "10_globals"), fallback=original)
+    assert eager(x) == "eager"
