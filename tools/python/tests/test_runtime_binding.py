@@ -200,3 +200,26 @@ def test_guards_on_globals(root, sotc_bin, tmp_path):
     original = module["original"]
     eager = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "10_globals"), fallback=original)
     assert eager(x) == "eager"
+
+
+def test_wheel_traces_and_runs(root, sotc_bin, tmp_path):
+    """The pip package (//tools/python:wheel) alone: installed into a fresh environment, it
+    loads a compiled artifact with the runtime library it carries."""
+    wheel = os.path.join(root, "bazel-bin", "tools", "python", "sotc-0.1.0-py3-none-linux_x86_64.whl")
+    if not os.path.exists(wheel):
+        pytest.fail("the wheel is not built: bazel build //tools/python:wheel")
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env)], check=True)
+    subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
+                    "--no-index", wheel], check=True)
+    library = compile_cpu(root, sotc_bin, tmp_path, "22_relu_sin")
+    script = ("import numpy as np, sotc, sys\n"
+              "f = sotc.load(sys.argv[1])\n"
+              "x = np.linspace(-3, 3, 64, dtype=np.float32)\n"
+              "assert np.allclose(f(x), np.maximum(np.sin(x), 0), atol=1e-6)\n"
+              "print(sotc.__file__)\n")
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SOTC_RUNTIME_LIBRARY")}
+    result = subprocess.run([str(env / "bin" / "python"), "-c", script, str(library)],
+                            cwd=tmp_path, env=clean, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(str(env))
