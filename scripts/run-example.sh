@@ -1,38 +1,37 @@
 #!/usr/bin/env bash
 # The main job on a shipped example: trace testdata/programs/22_relu_sin.py (relu(sin(x)) on a
 # 64-element tensor) with the Python tracer, let sotc translate, decompose, fuse and schedule
-# it, compile it for the CPU (a shared library and its manifest), run the kernel from Python
-# through its C ABI against numpy and the whole artifact through the runtime (sotc run); then
-# compile it for CUDA (one fatbin with SASS for
-# sm_80 and sm_90 and PTX) and inspect that.
+# it (explain, the fused kernel as MapExpr), compile it for CUDA (one fatbin with SASS for
+# sm_80 and sm_90 and PTX) and inspect that, compile it for the CPU (a shared library and its
+# manifest), and end by running the compiled artifact: `sotc run` on the command line, then
+# `sotc.load` from Python as a drop-in for the traced function, checked against numpy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bazel build //tools/sotc >build-example.log 2>&1 || { tail -30 build-example.log; exit 1; }
+bazel build //tools/sotc //runtime:libsotc_runtime.so >build-example.log 2>&1 ||
+  { tail -30 build-example.log; exit 1; }
 rm -f build-example.log
 mkdir -p build/example
+sotc=bazel-bin/tools/sotc/sotc
 PYTHONPATH=tools/python python3 -m sotc trace testdata/programs/22_relu_sin.py:fn \
   --input x=float32[64] -o build/example/relu_sin.pb
-bazel-bin/tools/sotc/sotc dump --bytecode build/example/relu_sin.pb
-bazel-bin/tools/sotc/sotc explain build/example/relu_sin.pb
-bazel-bin/tools/sotc/sotc dump --mlir build/example/relu_sin.pb
-bazel-bin/tools/sotc/sotc dump --map-expr build/example/relu_sin.pb
-bazel-bin/tools/sotc/sotc compile build/example/relu_sin.pb --target cpu -o build/example/relu_sin.so
-bazel-bin/tools/sotc/sotc inspect build/example/relu_sin.so
-python3 - <<'PY'
-import ctypes, json
+$sotc explain build/example/relu_sin.pb
+$sotc dump --map-expr build/example/relu_sin.pb
+$sotc compile build/example/relu_sin.pb -o build/example/relu_sin_cuda.fatbin
+$sotc inspect build/example/relu_sin_cuda.fatbin
+$sotc compile build/example/relu_sin.pb --target cpu -o build/example/relu_sin.so
+$sotc inspect build/example/relu_sin.so
+python3 -c "import numpy as np; np.save('build/example/x.npy', np.linspace(-3, 3, 64, dtype=np.float32))"
+$sotc run build/example/relu_sin.so --input x=@build/example/x.npy -o build/example/y.npz
+PYTHONPATH=tools/python python3 - <<'PY'
 import numpy as np
-manifest = json.load(open("build/example/relu_sin.manifest.json"))
-step = manifest["segments"][0]["steps"][0]
-print("guards:", manifest["guard_lambda"])
-print("kernel:", step["symbol"], "grid", step["grid"], "outputs", step["outputs"], "inputs", step["inputs"])
-kernel = getattr(ctypes.CDLL("build/example/relu_sin.so"), step["symbol"])
-kernel.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-x = np.linspace(-3, 3, 64, dtype=np.float32)
-y = np.empty_like(x)
-kernel(0, step["grid"], y.ctypes.data, x.ctypes.data)
+import sotc
+
+f = sotc.load("build/example/relu_sin.so")       # the compiled artifact, called like fn(x)
+x = np.load("build/example/x.npy")
+y = f(x)
+print("sotc.load:", f.parameters, "->", y.dtype, list(y.shape))
 print("max |sotc - numpy| =", float(np.abs(y - np.maximum(np.sin(x), 0)).max()))
+(saved,) = np.load("build/example/y.npz").values()    # what `sotc run -o` wrote
+assert (y == saved).all(), "sotc run and sotc.load differ"
 PY
-bazel-bin/tools/sotc/sotc run build/example/relu_sin.so --input x=random   # through the runtime
-bazel-bin/tools/sotc/sotc compile build/example/relu_sin.pb -o build/example/relu_sin.fatbin
-bazel-bin/tools/sotc/sotc inspect build/example/relu_sin.fatbin

@@ -4,6 +4,9 @@
 #include "compiler/support/OutputFile.h"
 #include "sotc/runtime.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CRC.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -104,6 +107,40 @@ std::string npyBytes(const sotc_value &v) {
   out += header;
   out.append(static_cast<const char *>(v.data), elements(v) * sotc_dtype_size(v.dtype));
   return out;
+}
+
+/// A .npz archive (numpy.savez: an uncompressed zip of NAME.npy files), deterministic.
+std::string npzBytes(const std::vector<std::pair<std::string, std::string>> &members) {
+  auto le = [](std::string &out, uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out += static_cast<char>((value >> (8 * i)) & 0xff);
+  };
+  std::string archive, directory;
+  for (const auto &[name, data] : members) {
+    if (data.size() >= 0xffffffffu || archive.size() >= 0xffffffffu)
+      badInput("--output: results over 4 GiB need --save DIR (.npy files)");
+    uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(data));
+    std::string file = name + ".npy";
+    // The fields a local header and its central directory entry share, from "version needed".
+    std::string common;
+    le(common, 20, 2), le(common, 0, 2), le(common, 0, 2); // version, flags, stored
+    le(common, 0, 2), le(common, 0x21, 2);                 // 1980-01-01 00:00
+    le(common, crc, 4), le(common, data.size(), 4), le(common, data.size(), 4);
+    le(common, file.size(), 2), le(common, 0, 2); // name length, no extra field
+    le(directory, 0x02014b50, 4), le(directory, 20, 2);
+    directory += common;
+    le(directory, 0, 2), le(directory, 0, 2), le(directory, 0, 2), le(directory, 0, 4);
+    le(directory, archive.size(), 4);
+    directory += file;
+    le(archive, 0x04034b50, 4);
+    archive += common + file + data;
+  }
+  size_t offset = archive.size();
+  archive += directory;
+  le(archive, 0x06054b50, 4), le(archive, 0, 2), le(archive, 0, 2);
+  le(archive, members.size(), 2), le(archive, members.size(), 2);
+  le(archive, directory.size(), 4), le(archive, offset, 4), le(archive, 0, 2);
+  return archive;
 }
 
 double element(const sotc_value &v, size_t i) {
@@ -292,12 +329,19 @@ void runArtifact(const RunOptions &options) {
   std::vector<sotc_value> results(64);
   size_t count = runOnce(artifact.get(), values, results);
   std::vector<char> host;
+  std::vector<std::pair<std::string, std::string>> archive;
   for (size_t r = 0; r < count; ++r) {
     sotc_value v = onHost(artifact.get(), results[r], host);
+    if (!options.output.empty() && std::none_of(archive.begin(), archive.end(), [&](auto &m) {
+          return m.first == v.name; // a tensor returned twice is stored once
+        }))
+      archive.emplace_back(v.name, npyBytes(v));
     printTensor(std::cout, v);
     if (!options.saveDir.empty())
       writeOutputFile(options.saveDir + "/" + v.name + ".npy", npyBytes(v));
   }
+  if (!options.output.empty())
+    writeOutputFile(options.output, npzBytes(archive));
 }
 
 void benchArtifact(const RunOptions &options) {

@@ -22,6 +22,7 @@ struct RunOptions {
   /// NAME=@file.npy, NAME=random (seeded), or NAME=LITERAL (a value traced as a constant).
   std::vector<std::string> inputs;
   std::string saveDir; // write each result as DIR/<name>.npy
+  std::string output;  // write the results as one .npz (numpy.load gives them by name)
   std::string device;  // cpu, cuda or cuda:N ("": the artifact's target, device 0)
   unsigned seed = 0;
   /// sotc bench: timed runs after untimed warm-up runs.

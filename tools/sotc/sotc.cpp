@@ -288,6 +288,8 @@ int main(int argc, char **argv) {
   artifactOptions(runCmd, runOpts);
   runCmd->add_option("--save", runOpts.saveDir, "write each result as DIR/<name>.npy")
       ->type_name("DIR");
+  runCmd->add_option("-o,--output", runOpts.output, "write the results as one .npz archive")
+      ->type_name("FILE.npz");
 
   sotc::run::RunOptions benchOpts;
   CLI::App *benchCmd = app.add_subcommand(
