@@ -185,7 +185,40 @@ void Executor::callHost(size_t index, std::map<std::string, void *> &buffers) {
                          static_cast<size_t>(seg.callbackResults[r].bytes));
 }
 
-void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut) {
+bool Executor::fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer,
+                            const sotc_value *in, size_t n) const {
+  const std::string &name = seg.results[r];
+  if (std::find(seg.results.begin(), seg.results.begin() + static_cast<long>(r), name) !=
+      seg.results.begin() + static_cast<long>(r))
+    return false; // returned twice: the first buffer holds it
+  auto output = std::find_if(seg.outputs.begin(), seg.outputs.end(),
+                             [&](const Buffer &b) { return b.name == name; });
+  auto input = std::find_if(seg.inputs.begin(), seg.inputs.end(),
+                            [&](const Buffer &b) { return b.name == name; });
+  if (output == seg.outputs.end() || input != seg.inputs.end() || !buffer.is_tensor ||
+      !buffer.data || buffer.dtype != output->dtype ||
+      buffer.rank != static_cast<int32_t>(output->shape.size()) ||
+      (buffer.device == SOTC_DEVICE_CUDA) != backend_->onDevice())
+    return false;
+  for (int32_t d = 0; d < buffer.rank; ++d)
+    if (buffer.shape[d] != output->shape[d])
+      return false;
+  if (reinterpret_cast<uintptr_t>(buffer.data) %
+      (backend_->onDevice() ? 16 : std::max<size_t>(1, sotc_dtype_size(buffer.dtype))))
+    return false; // the kernels' alignment (the ABI's, as for parameters)
+  // A kernel may read its inputs after writing its outputs: never write over a parameter.
+  auto begin = static_cast<const char *>(buffer.data), end = begin + output->bytes;
+  for (size_t i = 0; i < n; ++i)
+    if (in[i].is_tensor && in[i].data) {
+      auto b = static_cast<const char *>(in[i].data), e = b + bytesOf(in[i]);
+      if (begin < e && b < end)
+        return false;
+    }
+  return true;
+}
+
+void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut,
+                   const sotc_value *into, size_t numInto) {
   lastSegment_ = -1;
   checkParameters(in, n);
   Backend &backend = *backend_;
@@ -214,6 +247,10 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
           std::find_if(seg.arena.begin(), seg.arena.end(),
                        [&](const Buffer &x) { return x.name == b.name; }) != seg.arena.end())
         buffers[b.name] = outputs_[seg.name + "/" + b.name].reserve(&backend, b.bytes);
+    if (seg.end == Segment::End::Return)
+      for (size_t r = 0; r < seg.results.size() && r < numInto; ++r)
+        if (fitsDirectly(seg, r, into[r], in, n))
+          buffers[seg.results[r]] = into[r].data;
     for (const Step &step : seg.steps) {
       std::vector<void *> args;
       for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})

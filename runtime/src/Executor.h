@@ -57,10 +57,13 @@ public:
     hostHandler_ = handler, hostUser_ = user;
   }
 
-  /// Runs on `n` parameters; the results (buffers the executor owns) go to `out`, whose room
-  /// is *numOut, and their count to *numOut. E8004 (and mismatches()) for parameters that do
-  /// not match; E8005, E8006 when a run fails.
-  void run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut);
+  /// Runs on `n` parameters; the results go to `out`, whose room is *numOut, and their count
+  /// to *numOut. E8004 (and mismatches()) for parameters that do not match; E8005, E8006 when
+  /// a run fails. A result lives in a buffer the executor owns, or, where `into` (the
+  /// caller's buffers for the results, `numInto` of them) has a fitting one that overlaps no
+  /// parameter, is computed there directly.
+  void run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut,
+           const sotc_value *into = nullptr, size_t numInto = 0);
   /// Copies a result of the last run (or any tensor value on this executor's side) into
   /// `dest`, which is host memory or, with `destOnDevice`, the backend's.
   void copyOut(const sotc_value &result, void *dest, bool destOnDevice);
@@ -76,6 +79,9 @@ public:
 
 private:
   void checkParameters(const sotc_value *in, size_t n);
+  /// Whether result `r` of `seg` can be computed directly in the caller's `buffer`.
+  bool fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer, const sotc_value *in,
+                    size_t n) const;
   void callHost(size_t index, std::map<std::string, void *> &buffers);
 
   Artifact artifact_;

@@ -145,7 +145,7 @@ int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_
       throw Error("E8005", "sotc_run_into needs an artifact, its inputs and the output buffers");
     std::vector<sotc_value> results(num_outputs + 1);
     size_t count = results.size();
-    artifact->executor->run(inputs, num_inputs, results.data(), &count);
+    artifact->executor->run(inputs, num_inputs, results.data(), &count, outputs, num_outputs);
     if (count != num_outputs)
       throw Error("E8005", "the result has " + std::to_string(count) + " tensors; " +
                                std::to_string(num_outputs) + " buffers were given");
@@ -160,7 +160,8 @@ int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_
                                               std::clamp<int32_t>(o.rank, 0, SOTC_MAX_RANK)) +
                                  (o.data ? "" : " without data") + "; result " + r.name + " is " +
                                  formatTensor(r.dtype, r.shape, r.rank));
-      artifact->executor->copyOut(r, o.data, o.device == SOTC_DEVICE_CUDA);
+      if (r.data != o.data) // not computed in place
+        artifact->executor->copyOut(r, o.data, o.device == SOTC_DEVICE_CUDA);
     }
   });
 }

@@ -83,14 +83,15 @@ ops::PrimGraph graphOf(mapexpr::GemmOp gemm) {
 }
 
 /// The runtime's step for a GEMM op, as the manifest describes it.
-runtime::cpu::GemmStep stepOf(mapexpr::GemmOp gemm) {
+runtime::GemmPlan stepOf(mapexpr::GemmOp gemm) {
   mapexpr::GemmPlan p = gemm.getPlan();
-  runtime::cpu::GemmStep s;
+  runtime::GemmPlan s;
   s.type = metaOf(gemm.getResult()).dtype == ops::DType::Float64
-               ? runtime::cpu::GemmStep::Type::F64
-               : runtime::cpu::GemmStep::Type::F32;
+               ? runtime::GemmPlan::Type::F64
+               : runtime::GemmPlan::Type::F32;
   s.m = p.m, s.n = p.n, s.k = p.k, s.transposeA = p.transposeA, s.transposeB = p.transposeB;
   s.lda = p.lda, s.ldb = p.ldb, s.ldc = p.ldc, s.beta = gemm.getBias() ? 1 : 0;
+  s.bias = static_cast<bool>(gemm.getBias());
   s.batch = p.batch, s.strideA = p.strideA, s.strideB = p.strideB, s.strideC = p.strideC;
   return s;
 }
@@ -254,7 +255,7 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
     };
     std::vector<Case> cases;
     module->walk([&](sir::GroupOp group) { cases.push_back(makeCase(graphOf(group))); });
-    std::vector<std::pair<runtime::cpu::GemmStep, Case>> gemms;
+    std::vector<std::pair<runtime::GemmPlan, Case>> gemms;
     module->walk(
         [&](mapexpr::GemmOp gemm) { gemms.emplace_back(stepOf(gemm), makeCase(graphOf(gemm))); });
     // The kernels: the rest of the CPU pipeline, then the JIT. The grid size of each kernel
@@ -317,7 +318,7 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
     // GEMM steps: the runtime's OpenBLAS call on the same kind of inputs.
     for (auto &[step, c] : gemms) {
       INFO("GEMM step of " << step.m << "x" << step.k << " by " << step.k << "x" << step.n);
-      REQUIRE(runtime::cpu::validate(step).empty());
+      REQUIRE(runtime::validate(step).empty());
       std::vector<Memory> ins;
       for (size_t i = 0; i < c.inputs.size(); ++i) {
         ins.emplace_back(c.graph.inputs[i]);

@@ -223,3 +223,14 @@ def test_wheel_traces_and_runs(root, sotc_bin, tmp_path):
                             cwd=tmp_path, env=clean, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(str(env))
+
+
+def test_out_may_be_an_input(root, sotc_bin, tmp_path):
+    """out= aliasing a parameter (in-place softmax): the runtime computes elsewhere and
+    copies, since a kernel reads its inputs after it starts writing."""
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "23_softmax"))
+    x = np.random.default_rng(0).standard_normal((32, 128)).astype(np.float32)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    expected = e / e.sum(-1, keepdims=True)
+    assert f(x, out=x) is x
+    np.testing.assert_allclose(x, expected, rtol=1e-6, atol=1e-7)
