@@ -110,6 +110,8 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::Llvm) && !cuda) {
     // The CPU ABI: a [begin, end) range of the grid, then bare buffer pointers.
     pm.addPass(cpu::createCpuKernelAbi());
+    // exp, log, tanh, erf as inline polynomials: vectorized loops without library calls.
+    pm.addPass(cpu::createCpuApproximateMath());
     buildLoopsToLlvm(pm, /*barePointers=*/true);
   }
 }

@@ -20,4 +20,19 @@ def CpuKernelAbi : Pass<"sotc-cpu-kernel-abi", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def CpuApproximateMath : Pass<"sotc-cpu-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Inline polynomial approximations of f32 exp, log and tanh-like functions";
+  let description = [{
+    Rewrites f32 `math.exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and `erf` into MLIR's
+    polynomial approximations (range reduction, then a polynomial in `math.fma`), accurate to
+    a few ulp. Unlike a call to a vector math library, the result is plain arithmetic that the
+    loop vectorizer keeps inline: no call, no spilling of every live vector around it. A
+    fused elementwise kernel with an `exp` then runs at memory speed instead of at the speed
+    of the call. Other functions (sin, cos, f64 anything) keep their library calls (libmvec
+    variants where they exist), which are accurate over the whole range.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // SOTC_TARGET_CPU_PASSES

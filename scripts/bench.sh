@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The benchmark suite: sotc against numpy, jax.jit, torch eager and torch.compile on
+# bench/workloads.py, next to the machine's memory limit (bench/stream). Installs what is
+# missing (the peers into their own environment, $SOTC_BENCH_ENV, default
+# ~/.cache/sotc/bench-env), then writes bench/results/latest.json, bench/results/chart.png and
+# the table in docs/benchmarks.md. Takes about 10 minutes on a 2-core machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bazel build //tools/sotc //runtime:libsotc_runtime.so //bench:stream >build-bench.log 2>&1 ||
+  { tail -30 build-bench.log; exit 1; }
+rm -f build-bench.log
+env="${SOTC_BENCH_ENV:-$HOME/.cache/sotc/bench-env}"
+if [ ! -x "$env/bin/python" ] || ! cmp -s bench/requirements.txt "$env/.sotc-requirements"; then
+  echo "bench: installing the peers into $env (once)" >&2
+  rm -rf "$env"
+  python3 -m venv "$env"
+  "$env/bin/python" -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+  cp bench/requirements.txt "$env/.sotc-requirements"
+fi
+SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/run.py
