@@ -112,6 +112,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.addPass(cpu::createCpuKernelAbi());
     // exp, log, tanh, erf as inline polynomials: vectorized loops without library calls.
     pm.addPass(cpu::createCpuApproximateMath());
+    pm.addPass(cpu::createCpuExpandArith());
     buildLoopsToLlvm(pm, /*barePointers=*/true);
   }
 }
@@ -144,7 +145,7 @@ void buildGpuToNvvm(mlir::OpPassManager &pm, const PipelineOptions &options) {
 
 void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers) {
   std::string pipeline =
-      std::string("scf-forall-to-for,func.func(arith-expand),convert-math-to-funcs,"
+      std::string("scf-forall-to-for,convert-math-to-funcs,"
                   "expand-strided-metadata,convert-scf-to-cf,convert-math-to-llvm,"
                   "convert-math-to-libm,finalize-memref-to-llvm,convert-arith-to-llvm,"
                   "convert-index-to-llvm,convert-func-to-llvm{use-bare-ptr-memref-call-conv=") +

@@ -15,6 +15,7 @@ namespace sotc::cpu {
 
 #define GEN_PASS_DECL_CPUKERNELABI
 #define GEN_PASS_DECL_CPUAPPROXIMATEMATH
+#define GEN_PASS_DECL_CPUEXPANDARITH
 #define GEN_PASS_REGISTRATION
 #include "compiler/target/cpu/Passes.h.inc"
 

@@ -35,4 +35,16 @@ def CpuApproximateMath : Pass<"sotc-cpu-approximate-math", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def CpuExpandArith : Pass<"sotc-cpu-expand-arith", "::mlir::ModuleOp"> {
+  let summary = "Expand the arith ops LLVM has no instruction for, and only those";
+  let description = [{
+    Integer floor and ceil division (Python's `//` on integers) and bf16 conversions become
+    plain arithmetic. Unlike upstream `arith-expand`, `maximumf` and `minimumf` are left for
+    `llvm.maximum`/`llvm.minimum`: expanded into compare-and-select they are a loop-carried
+    branch that the vectorizer cannot turn into a reduction, and a row max (softmax) runs one
+    element at a time.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // SOTC_TARGET_CPU_PASSES
