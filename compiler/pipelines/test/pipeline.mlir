@@ -29,8 +29,7 @@
 // LOOPS-NOT: mapexpr.kernel
 
 // LLVM: llvm.func @fill_constant_0_max_1(%arg0: i64, %arg1: i64, %arg2: !llvm.ptr, %arg3: !llvm.ptr)
-// LLVM: llvm.fcmp
-// LLVM: llvm.select
+// LLVM: llvm.intr.maximum
 // LLVM-NOT: func.func
 
 // BADPHASE: sotc-pipeline: unknown phase 'ptx'
