@@ -5,7 +5,8 @@ run, next to the machine's memory limit.
 
 Writes bench/results/latest.json (every figure), bench/results/chart.png (time relative to
 the memory limit per workload and tool) and the table of docs/benchmarks.md (between its
-BEGIN/END RESULTS markers).
+BEGIN/END RESULTS markers). `run.py --redraw` writes the chart and the table again from
+latest.json.
 """
 
 import json
@@ -101,8 +102,8 @@ def main():
     log("machine and memory limit")
     stream = json.loads(subprocess.run([STREAM, "2", "256"], capture_output=True, text=True,
                                        check=True).stdout)
-    limit = {t: max(r["copy_gbs"] for r in stream["results"] if r["threads"] == t)
-             for t in THREADS}
+    limit = {str(t): max(r["copy_gbs"] for r in stream["results"] if r["threads"] == t)
+             for t in THREADS}  # str keys: the same after a round trip through JSON
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
               "stream": stream, "limit_gbs": limit, "workloads": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,7 +121,7 @@ def main():
                 entry["runs"][str(threads)] = {
                     tool: measure(["run", tool, name] + ([library] if tool == "sotc" else []),
                                   threads) for tool in TOOLS}
-                entry["runs"][str(threads)]["limit_s"] = moved / (limit[threads] * 1e9)
+                entry["runs"][str(threads)]["limit_s"] = moved / (limit[str(threads)] * 1e9)
                 log("  ", threads, "threads:", {t: round(r.get("median_s", float("nan")) * 1e3, 2)
                                                  for t, r in entry["runs"][str(threads)].items()
                                                  if isinstance(r, dict)})
@@ -143,7 +144,7 @@ def table(report):
              f"Linux {m['kernel']}, Python {m['python']}.",
              "",
              "Memory limit (STREAM-style copy, best of ordinary and non-temporal stores): " +
-             ", ".join(f"{report['limit_gbs'][t]:.1f} GB/s on {t} thread{'s' * (t > 1)}"
+             ", ".join(f"{report['limit_gbs'][str(t)]:.1f} GB/s on {t} thread{'s' * (t > 1)}"
                        for t in THREADS) + ".",
              ""]
     for threads in THREADS:
@@ -206,7 +207,7 @@ def chart(report):
         ax.set_yscale("log")
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(names))], names, rotation=30)
         ax.set_title(f"{threads} thread{'s' * (threads > 1)}")
-        ax.set_ylabel("median time / memory limit (1 = one pass at STREAM speed)")
+    axes[0].set_ylabel("median time / memory limit (1 = one pass at STREAM speed)")
     axes[0].legend(fontsize=8)
     fig.suptitle(f"sotc and peers, float32, {report['machine']['cpu']}")
     fig.tight_layout()
@@ -214,4 +215,10 @@ def chart(report):
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--redraw"]:  # the chart and the table again, from latest.json
+        with open(os.path.join(RESULTS, "latest.json")) as f:
+            saved = json.load(f)
+        chart(saved)
+        table(saved)
+    else:
+        main()
