@@ -233,7 +233,8 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
               *features,
               {},
               "",
-              "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...)",
+              "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...); "
+              "buffers never overlapping",
               "cblas"};
   }
   mlir::TimingScope writing = instrumentation.step("manifest and output files");

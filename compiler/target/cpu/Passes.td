@@ -13,7 +13,8 @@ def CpuKernelAbi : Pass<"sotc-cpu-kernel-abi", "::mlir::ModuleOp"> {
     into ranges and calls the kernel once per range. Lowered with bare pointers, the C
     signature is `void k(int64_t begin, int64_t end, T *out0, ..., T *in0, ...)`; shapes
     are static and recorded in the manifest. Per-block scratch (`memref.alloca`) moves out of
-    the grid loop: one buffer per call, reused row after row.
+    the grid loop: one buffer per call, reused row after row. The buffers are `noalias`: the
+    runtime never passes overlapping ones.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
