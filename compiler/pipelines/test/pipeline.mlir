@@ -28,7 +28,7 @@
 // LOOPS: arith.maximumf
 // LOOPS-NOT: mapexpr.kernel
 
-// LLVM: llvm.func @fill_constant_0_max_1(%arg0: i64, %arg1: i64, %arg2: !llvm.ptr, %arg3: !llvm.ptr)
+// LLVM: llvm.func @fill_constant_0_max_1(%arg0: i64, %arg1: i64, %arg2: !llvm.ptr {llvm.noalias}, %arg3: !llvm.ptr {llvm.noalias})
 // LLVM: llvm.intr.maximum
 // LLVM-NOT: func.func
 

@@ -1,8 +1,8 @@
 // sotc-cpu-kernel-abi: a lowered kernel takes its grid range [begin, end) first and runs those
-// rows; functions without a block-mapped grid are left alone.
+// rows, its buffers noalias; functions without a block-mapped grid are left alone.
 // RUN: sotc-opt %s --sotc-cpu-kernel-abi | FileCheck %s
 
-// CHECK-LABEL: func.func @kernel(%arg0: index, %arg1: index, %arg2: memref<4x8xf32>, %arg3: memref<4x8xf32>)
+// CHECK-LABEL: func.func @kernel(%arg0: index, %arg1: index, %arg2: memref<4x8xf32> {llvm.noalias}, %arg3: memref<4x8xf32> {llvm.noalias})
 // CHECK:         scf.for %[[ROW:.*]] = %arg0 to %arg1 step %{{.*}} {
 // CHECK:           memref.load %arg3[%[[ROW]], %{{.*}}]
 // CHECK:           memref.store %{{.*}}, %arg2[%[[ROW]], %{{.*}}]
@@ -33,7 +33,7 @@ func.func @helper(%m: memref<4xf32>) {
 }
 
 // Per-block scratch is allocated once per call, not once per row.
-// CHECK-LABEL: func.func @scratch(%arg0: index, %arg1: index, %arg2: memref<4x8xf32>)
+// CHECK-LABEL: func.func @scratch(%arg0: index, %arg1: index, %arg2: memref<4x8xf32> {llvm.noalias})
 // CHECK:         %[[SCRATCH:.*]] = memref.alloca() : memref<8xf32>
 // CHECK:         scf.for %[[ROW:.*]] = %arg0 to %arg1
 // CHECK-NOT:       memref.alloca
