@@ -83,6 +83,7 @@ def compile_time(tool, name):
         start = time.perf_counter()
         f.lower(**device).compile()
         return {"compile_s": time.perf_counter() - start}
+    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"  # a cold compile, as a user's first
     import torch
     tensors = {k: torch.from_numpy(v) for k, v in args.items()}
     with torch.no_grad():
