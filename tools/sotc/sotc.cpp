@@ -32,10 +32,29 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 namespace {
+
+/// The binary an existing manifest describes, when that binary still exists beside it ("": no
+/// manifest there, or its binary is gone): compiling k.so after k.fatbin replaces the
+/// manifest both would use.
+std::string binaryDescribedBy(const std::string &manifest) {
+  std::ifstream in(manifest);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  std::string s = text.str();
+  if (!std::regex_search(s, m, std::regex(R"re("binary":\s*\{\s*"file":\s*"([^"]+)")re")))
+    return "";
+  size_t slash = manifest.rfind('/');
+  std::string binary =
+      (slash == std::string::npos ? "" : manifest.substr(0, slash + 1)) + m[1].str();
+  return std::ifstream(binary).good() ? binary : "";
+}
 
 using sotc::kSotcVersion;
 
@@ -162,7 +181,12 @@ void runCompile(const CompileOptions &opts) {
   options.dumpIrAfter = opts.dumpIrAfter;
   options.dumpDir = opts.dumpDir;
   if (opts.compileTo.empty()) {
+    std::string displaced = binaryDescribedBy(sotc::driver::manifestPath(opts.output));
     sotc::driver::writeBinary(opts.trace, options, opts.output);
+    if (!displaced.empty() && displaced != opts.output)
+      spdlog::warn("{} now describes {}; {} (of the same name) can no longer be opened: give "
+                   "artifacts for different targets different names",
+                   sotc::driver::manifestPath(opts.output), opts.output, displaced);
     return;
   }
   if (opts.compileTo == "ptx") {
