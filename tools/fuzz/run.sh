@@ -22,6 +22,7 @@ clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I"$out" -I
   dialects/sched/Utils/*.cpp dialects/mapexpr/Utils/*.cpp dialects/mapexpr/IR/*.cpp \
   dialects/mapexpr/Transforms/*.cpp compiler/conversion/SirToMapExpr/*.cpp \
   compiler/conversion/MapExprToLoops/*.cpp compiler/target/cpu/KernelAbi.cpp \
+  compiler/target/cpu/ApproximateMath.cpp compiler/target/cpu/ExpandArith.cpp \
   compiler/target/cuda/CudaTarget.cpp \
   compiler/pipelines/*.cpp \
   "$out/compiler/frontend/trace.pb.cc" -lprotobuf -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" \

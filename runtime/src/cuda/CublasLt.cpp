@@ -122,11 +122,29 @@ struct Planned {
   bool strided = false; // one call over the batch (else one call per product)
 };
 
+/// What the plans hold; freed by its destructor, also when planning fails half way.
 struct Matmuls::Impl {
-  Api api;
+  Api api{};
   Handle handle = nullptr;
   CUdeviceptr workspace = 0;
+  Preference preference = nullptr;
   std::vector<Planned> planned;
+
+  ~Impl() {
+    for (Planned &m : planned) {
+      for (Layout layout : {m.a, m.b, m.c})
+        if (layout)
+          api.layoutDestroy(layout);
+      if (m.desc)
+        api.descDestroy(m.desc);
+    }
+    if (preference)
+      api.preferenceDestroy(preference);
+    if (workspace)
+      driver().cuMemFree(workspace);
+    if (handle)
+      api.destroy(handle);
+  }
 };
 
 Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans) : impl_(std::make_unique<Impl>()) {
@@ -134,13 +152,13 @@ Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans) : impl_(std::make_u
   api = loadApi();
   check(api.create(&impl_->handle), "create");
   driver().check(driver().cuMemAlloc(&impl_->workspace, kWorkspaceBytes), "cuMemAlloc");
-  Preference preference = nullptr;
+  Preference &preference = impl_->preference;
   check(api.preferenceCreate(&preference), "preference");
   uint64_t workspace = kWorkspaceBytes;
   check(api.preferenceSet(preference, PreferenceMaxWorkspace, &workspace, sizeof(workspace)),
         "preference");
   for (const GemmPlan *p : plans) {
-    Planned m;
+    Planned &m = impl_->planned.emplace_back();
     m.plan = p;
     bool f64 = p->type == GemmPlan::Type::F64;
     int type = dataType(p->type);
@@ -178,24 +196,10 @@ Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans) : impl_(std::make_u
                   "cuBLASLt has no algorithm for a GEMM step of m=" + std::to_string(p->m) +
                       " n=" + std::to_string(p->n) + " k=" + std::to_string(p->k));
     m.algo = result.algo;
-    impl_->planned.push_back(m);
   }
-  api.preferenceDestroy(preference);
 }
 
-Matmuls::~Matmuls() {
-  Api &api = impl_->api;
-  for (Planned &m : impl_->planned) {
-    api.layoutDestroy(m.a);
-    api.layoutDestroy(m.b);
-    api.layoutDestroy(m.c);
-    api.descDestroy(m.desc);
-  }
-  if (impl_->workspace)
-    driver().cuMemFree(impl_->workspace);
-  if (impl_->handle)
-    api.destroy(impl_->handle);
-}
+Matmuls::~Matmuls() = default;
 
 void Matmuls::run(size_t index, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias,
                   CUstream stream) {

@@ -29,6 +29,19 @@ public:
     d_.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device_);
     arch_ = "sm_" + std::to_string(major * 10 + minor);
     d_.check(d_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    try {
+      load(artifact, ordinal);
+    } catch (...) {
+      unload(); // a constructor that throws runs no destructor
+      throw;
+    }
+  }
+
+  ~CudaBackend() override { unload(); }
+
+private:
+  /// The fatbin, its kernels and the GEMM plans, in the retained context.
+  void load(Artifact &artifact, int ordinal) {
     Current current(*this);
     std::string image = readFile(artifact.binaryPath);
     if (CUresult r = d_.cuModuleLoadData(&module_, image.data())) {
@@ -56,16 +69,20 @@ public:
       matmuls_ = std::make_unique<Matmuls>(plans);
   }
 
-  ~CudaBackend() override {
-    {
-      Current current(*this);
+  /// Everything load() made, and the context; never throws (destructors call it).
+  void unload() noexcept {
+    if (d_.cuCtxPushCurrent(context_) == 0) {
       matmuls_.reset();
       if (module_)
         d_.cuModuleUnload(module_);
+      CUcontext popped;
+      d_.cuCtxPopCurrent(&popped);
     }
+    module_ = nullptr;
     d_.cuDevicePrimaryCtxRelease(device_);
   }
 
+public:
   bool onDevice() const override { return true; }
   void *allocate(size_t bytes) override {
     Current current(*this);
@@ -73,9 +90,12 @@ public:
     d_.check(d_.cuMemAlloc(&p, bytes), "cuMemAlloc");
     return reinterpret_cast<void *>(p);
   }
-  void release(void *data) override {
-    Current current(*this);
-    d_.cuMemFree(device(data));
+  void release(void *data) override { // from destructors: never throws
+    if (d_.cuCtxPushCurrent(context_) == 0) {
+      d_.cuMemFree(device(data));
+      CUcontext popped;
+      d_.cuCtxPopCurrent(&popped);
+    }
   }
   void kernel(const Step &step, const std::vector<void *> &buffers) override {
     Current current(*this);
