@@ -18,7 +18,12 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 [ -d build/device ] || { echo "device-check: no build/device; run --prepare first and carry it" >&2; exit 2; }
 export SOTC_RUNTIME_LIBRARY="$PWD/build/device/lib/libsotc_runtime.so"
-export LD_LIBRARY_PATH="$PWD/build/device/lib:${LD_LIBRARY_PATH:-}"
+# The runtime links libcrypto.so.3; the carried copy only where the machine has none (ahead
+# of the system's it could shadow a newer one that Python's own modules need).
+if ! ldconfig -p | grep -q "libcrypto.so.3 "; then
+  mkdir -p build/device/fallback && cp build/device/lib/libcrypto.so.3 build/device/fallback/
+  export LD_LIBRARY_PATH="$PWD/build/device/fallback:${LD_LIBRARY_PATH:-}"
+fi
 # cuBLASLt for GEMM steps: the system's, else the one torch's wheels bring.
 if ! ldconfig -p | grep -q libcublasLt.so; then
   lt=$(python3 -c "
