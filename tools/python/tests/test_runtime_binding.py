@@ -234,3 +234,17 @@ def test_out_may_be_an_input(root, sotc_bin, tmp_path):
     expected = e / e.sum(-1, keepdims=True)
     assert f(x, out=x) is x
     np.testing.assert_allclose(x, expected, rtol=1e-6, atol=1e-7)
+
+
+def test_cuda_tensor_views():
+    """What the binding reads of a CUDA tensor: pointer, dtype and shape through
+    __cuda_array_interface__ (torch, cupy); a strided one is refused, not copied."""
+    from sotc._runtime import _cuda_view, _describe, _Value
+    dense = _FakeCudaTensor((4, 8))
+    assert _cuda_view(dense)[:4] == (4096, "float32", (4, 8), True)
+    strided = _FakeCudaTensor((4, 8))
+    strided.__cuda_array_interface__["strides"] = (64, 8)  # every other column
+    assert _cuda_view(strided)[3] is False
+    with pytest.raises(ValueError, match="non-contiguous CUDA tensor"):
+        _describe(strided, _Value(), [], "x")
+    assert _cuda_view(np.zeros(3)) is None  # host memory
