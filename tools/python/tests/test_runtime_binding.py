@@ -248,3 +248,19 @@ def test_cuda_tensor_views():
     with pytest.raises(ValueError, match="non-contiguous CUDA tensor"):
         _describe(strided, _Value(), [], "x")
     assert _cuda_view(np.zeros(3)) is None  # host memory
+
+
+def test_fresh_results_reuse_only_what_nobody_holds(root, sotc_bin, tmp_path):
+    """A call returns arrays the caller owns: an earlier result still referenced (or viewed)
+    is never written again, one dropped is reused (no page faults on new memory)."""
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "22_relu_sin"))
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    held = [f(x * k) for k in (1, 2, 3, 4, 5)]
+    view = f(x * 6)[8:]
+    for k, y in zip((1, 2, 3, 4, 5), held):
+        np.testing.assert_allclose(y, np.maximum(np.sin(x * k), 0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(view, np.maximum(np.sin(x * 6), 0)[8:], rtol=1e-6, atol=1e-7)
+    y = f(x)
+    address = y.ctypes.data
+    del y
+    assert f(x).ctypes.data == address
