@@ -11,9 +11,12 @@ arrays per call for every tool (what each returns); sotc is also timed writing i
 reused buffer (`out=`), which no peer here offers for a whole fused function.
 """
 
+import atexit
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -83,7 +86,11 @@ def compile_time(tool, name):
         start = time.perf_counter()
         f.lower(**device).compile()
         return {"compile_s": time.perf_counter() - start}
-    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"  # a cold compile, as a user's first
+    # A cold compile, as a user's first: no cache of graphs or of built kernels to find.
+    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    cache = tempfile.mkdtemp(prefix="sotc-bench-inductor-")
+    atexit.register(shutil.rmtree, cache, True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
     import torch
     tensors = {k: torch.from_numpy(v) for k, v in args.items()}
     with torch.no_grad():
