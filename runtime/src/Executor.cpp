@@ -57,6 +57,16 @@ std::string formatTensor(int dtype, const int64_t *shape, int rank) {
   return s + "]";
 }
 
+std::string formatTensor(const sotc_value &v) {
+  return formatTensor(v.dtype, v.shape, std::clamp<int32_t>(v.rank, 0, SOTC_MAX_RANK));
+}
+
+bool sameMeta(const sotc_value &v, int dtype, const int64_t *shape, size_t rank) {
+  if (!v.is_tensor || !v.data || v.dtype != dtype || v.rank != static_cast<int32_t>(rank))
+    return false;
+  return std::equal(shape, shape + rank, v.shape);
+}
+
 Memory::~Memory() { release(); }
 
 void Memory::release() {
@@ -107,12 +117,8 @@ void Executor::checkParameters(const sotc_value *in, size_t n) {
         found.push_back({p.name, expected, in[i].repr ? in[i].repr : "a non-tensor", p.guard});
         continue;
       }
-      bool same = in[i].dtype == s.dtype && in[i].rank == static_cast<int32_t>(s.shape.size()) &&
-                  in[i].data != nullptr;
-      for (size_t d = 0; same && d < s.shape.size(); ++d)
-        same = in[i].shape[d] == s.shape[d];
-      std::string got =
-          formatTensor(in[i].dtype, in[i].shape, std::clamp<int32_t>(in[i].rank, 0, SOTC_MAX_RANK));
+      bool same = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
+      std::string got = formatTensor(in[i]);
       bool cuda = in[i].device == SOTC_DEVICE_CUDA;
       size_t alignment = cuda ? 16 : std::max<size_t>(1, sotc_dtype_size(in[i].dtype));
       if (!in[i].data)
@@ -195,14 +201,10 @@ bool Executor::fitsDirectly(const Segment &seg, size_t r, const sotc_value &buff
                              [&](const Buffer &b) { return b.name == name; });
   auto input = std::find_if(seg.inputs.begin(), seg.inputs.end(),
                             [&](const Buffer &b) { return b.name == name; });
-  if (output == seg.outputs.end() || input != seg.inputs.end() || !buffer.is_tensor ||
-      !buffer.data || buffer.dtype != output->dtype ||
-      buffer.rank != static_cast<int32_t>(output->shape.size()) ||
+  if (output == seg.outputs.end() || input != seg.inputs.end() ||
+      !sameMeta(buffer, output->dtype, output->shape.data(), output->shape.size()) ||
       (buffer.device == SOTC_DEVICE_CUDA) != backend_->onDevice())
     return false;
-  for (int32_t d = 0; d < buffer.rank; ++d)
-    if (buffer.shape[d] != output->shape[d])
-      return false;
   if (reinterpret_cast<uintptr_t>(buffer.data) %
       (backend_->onDevice() ? 16 : std::max<size_t>(1, sotc_dtype_size(buffer.dtype))))
     return false; // the kernels' alignment (the ABI's, as for parameters)

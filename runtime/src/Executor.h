@@ -100,6 +100,11 @@ private:
 
 /// "float32[2, 3]"
 std::string formatTensor(int dtype, const int64_t *shape, int rank);
+/// The same for a value's tensor (its rank clamped to what sotc_value holds).
+std::string formatTensor(const sotc_value &v);
+
+/// Whether `v` is a tensor with data of exactly this dtype and shape.
+bool sameMeta(const sotc_value &v, int dtype, const int64_t *shape, size_t rank);
 
 } // namespace sotc::runtime
 

@@ -151,15 +151,10 @@ int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_
                                std::to_string(num_outputs) + " buffers were given");
     for (size_t i = 0; i < count; ++i) {
       const sotc_value &r = results[i], &o = outputs[i];
-      bool same = o.is_tensor && o.dtype == r.dtype && o.rank == r.rank && o.data;
-      for (int32_t d = 0; same && d < r.rank; ++d)
-        same = o.shape[d] == r.shape[d];
-      if (!same)
+      if (!sameMeta(o, r.dtype, r.shape, static_cast<size_t>(r.rank)))
         throw Error("E8005", std::string("output buffer ") + std::to_string(i) + " is " +
-                                 formatTensor(o.dtype, o.shape,
-                                              std::clamp<int32_t>(o.rank, 0, SOTC_MAX_RANK)) +
-                                 (o.data ? "" : " without data") + "; result " + r.name + " is " +
-                                 formatTensor(r.dtype, r.shape, r.rank));
+                                 formatTensor(o) + (o.data ? "" : " without data") + "; result " +
+                                 r.name + " is " + formatTensor(r));
       if (r.data != o.data) // not computed in place
         artifact->executor->copyOut(r, o.data, o.device == SOTC_DEVICE_CUDA);
     }

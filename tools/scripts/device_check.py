@@ -40,22 +40,19 @@ VARIANTS = ("normal", "positive", "negative")
 RTOL = 1e-4
 
 
-def flatten(value):
-    """The tensors of a result structure, in order, as numpy arrays."""
-    if isinstance(value, (tuple, list)):
-        return [t for v in value for t in flatten(v)]
-    if isinstance(value, dict):
-        return [t for k in value for t in flatten(value[k])]
-    if hasattr(value, "detach"):
-        return [value.detach().cpu().numpy()]
-    return [value] if isinstance(value, np.ndarray) else []
-
-
 def flatten_tensors(value):
     """The tensors of a result structure, in order, as they are (torch stays torch)."""
     if isinstance(value, (tuple, list)):
         return [t for v in value for t in flatten_tensors(v)]
-    return [value] if hasattr(value, "shape") else []
+    if isinstance(value, dict):
+        return [t for k in value for t in flatten_tensors(value[k])]
+    return [value] if isinstance(value, np.ndarray) or hasattr(value, "detach") else []
+
+
+def flatten(value):
+    """The tensors of a result structure, in order, as numpy arrays."""
+    return [t.detach().cpu().numpy() if hasattr(t, "detach") else t
+            for t in flatten_tensors(value)]
 
 
 def prepare(out):

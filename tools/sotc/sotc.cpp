@@ -28,13 +28,13 @@
 #include <CLI/CLI.hpp>
 #include <cuda.h>
 #include <llvm/Config/llvm-config.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 namespace {
@@ -44,15 +44,15 @@ namespace {
 /// manifest both would use.
 std::string binaryDescribedBy(const std::string &manifest) {
   std::ifstream in(manifest);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::smatch m;
-  std::string s = text.str();
-  if (!std::regex_search(s, m, std::regex(R"re("binary":\s*\{\s*"file":\s*"([^"]+)")re")))
+  nlohmann::json m = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json *file = m.is_object() && m.contains("binary") && m["binary"].is_object()
+                                   ? &m["binary"]["file"]
+                                   : nullptr;
+  if (!file || !file->is_string())
     return "";
   size_t slash = manifest.rfind('/');
   std::string binary =
-      (slash == std::string::npos ? "" : manifest.substr(0, slash + 1)) + m[1].str();
+      (slash == std::string::npos ? "" : manifest.substr(0, slash + 1)) + file->get<std::string>();
   return std::ifstream(binary).good() ? binary : "";
 }
 

@@ -178,8 +178,11 @@ class Compiled:
         self._fresh = _static_results(self._manifest) if self.target == "cpu" else None
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
-        self._global_guards = [g for g in self._manifest["guards"]
-                               if g["expression"].startswith("frame.f_globals")]
+        # (guard, reader of its value, the value it expects), parsed once.
+        self._global_guards = [
+            (g, _reader(g["expression"]),
+             ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
+            for g in self._manifest["guards"] if g["expression"].startswith("frame.f_globals")]
         self._host_results = {}  # this run's host callback results, by segment
         self._host_error = None  # what a host callback raised, re-raised by the call
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
@@ -310,13 +313,12 @@ class Compiled:
         if self._globals is None:
             return []
         stale = []
-        for g in self._global_guards:
+        for g, read, expected in self._global_guards:
             try:
-                value = _lookup(g["expression"], self._globals)
+                value = read(self._globals)
                 got = {"type": lambda: type(value).__name__,
                        "length": lambda: str(len(value))}.get(g["kind"], lambda: repr(value))()
-                holds = got == g["expected"] if g["kind"] != "equal" else \
-                    value == ast.literal_eval(g["expected"])
+                holds = (value if g["kind"] == "equal" else got) == expected
             except Exception as e:  # noqa: BLE001 - a missing or changed global
                 got, holds = f"{type(e).__name__}: {e}", False
             if not holds:
@@ -453,19 +455,27 @@ def _describe(value, v, keep, name, writable=False):
     return cuda is not None
 
 
-def _lookup(expression, namespace):
-    """What a guard's expression (frame.f_globals['A'][0].b) names in `namespace`, read with
-    subscripts of constants and attributes only (the manifest is data, not code)."""
-    def value(node):
+def _reader(expression):
+    """A function of the globals that reads what a guard's expression
+    (frame.f_globals['A'][0].b) names: subscripts of constants and attributes only (the
+    manifest is data, not code), parsed once."""
+    def compile_(node):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
                 node.value.id == "frame" and node.attr == "f_globals":
-            return namespace
+            return lambda namespace: namespace
         if isinstance(node, ast.Subscript):
-            return value(node.value)[ast.literal_eval(node.slice)]
+            inner, key = compile_(node.value), ast.literal_eval(node.slice)
+            return lambda namespace: inner(namespace)[key]
         if isinstance(node, ast.Attribute):
-            return getattr(value(node.value), node.attr)
+            inner, attribute = compile_(node.value), node.attr
+            return lambda namespace: getattr(inner(namespace), attribute)
         raise ValueError(f"a guard expression sotc does not read: {expression}")
-    return value(ast.parse(expression, mode="eval").body)
+    try:
+        return compile_(ast.parse(expression, mode="eval").body)
+    except (SyntaxError, ValueError) as e:  # the call reports it as that guard's mismatch
+        def unreadable(_namespace, error=e):
+            raise error
+        return unreadable
 
 
 def _static_results(manifest):
@@ -498,15 +508,20 @@ def _numpy_dtype(dtype):
     return np.dtype(name if name != "bfloat16" else "uint16")
 
 
-def _array(v):
-    """A copy of the tensor value `v` (the runtime reuses its buffers) as a numpy array."""
+def _view(v):
+    """The host memory of the tensor value `v` as a numpy array (no copy)."""
     dtype = _numpy_dtype(v.dtype)
     shape = tuple(v.shape[d] for d in range(v.rank))
     count = int(np.prod(shape))
     if not count:
         return np.zeros(shape, dtype)
     buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(v.data)
-    return np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape)
+
+
+def _array(v):
+    """A copy of the tensor value `v` (the runtime reuses its buffers) as a numpy array."""
+    return _view(v).copy()
 
 
 def _rebuild(r, tensors, host_results):
@@ -569,16 +584,12 @@ def _fill_results(end, result, buffers):
 
     def fill(r, value):
         if "tensor" in r:
-            v = by_name[r["tensor"]]
-            dtype, shape = _numpy_dtype(v.dtype), tuple(v.shape[d] for d in range(v.rank))
-            array = np.asarray(value)
-            if array.shape != shape or array.dtype != dtype:
+            target, array = _view(by_name[r["tensor"]]), np.asarray(value)
+            if array.shape != target.shape or array.dtype != target.dtype:
                 raise SotcError("E8006", f"{end['callee']} ({end['source']}) returned "
                                          f"{array.dtype}{list(array.shape)}; the compiled "
-                                         f"program expects {dtype}{list(shape)}")
-            if array.size:
-                target = (ctypes.c_char * array.nbytes).from_address(v.data)
-                np.copyto(np.frombuffer(target, dtype=dtype).reshape(shape), array)
+                                         f"program expects {target.dtype}{list(target.shape)}")
+            np.copyto(target, array)
         for key in ("tuple", "list"):
             if key in r:
                 if not isinstance(value, (tuple, list)) or len(value) != len(r[key]):
