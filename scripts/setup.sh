@@ -32,3 +32,14 @@ if ! python3 -c "import google.protobuf, numpy, pytest, jsonschema" 2>/dev/null;
   echo "setup: installing Python packages"
   python3 -m pip install -q --disable-pip-version-check -r "$here/tools/python/requirements-dev.txt"
 fi
+
+# The other CPython versions sotc reads traces from (pyenv's 3.12 and 3.13 on these machines):
+# the tracer and the tests run under each, so each gets the same packages.
+for version in 3.12 3.13; do
+  py="$(bash "$here/scripts/find-python.sh" "$version" || true)"
+  [ -n "$py" ] || { echo "setup: warning: no CPython $version found" >&2; continue; }
+  if ! "$py" -c "import google.protobuf, numpy, pytest" 2>/dev/null; then
+    echo "setup: installing Python packages for $py"
+    "$py" -m pip install -q --disable-pip-version-check -r "$here/tools/python/requirements-dev.txt"
+  fi
+done

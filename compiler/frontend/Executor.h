@@ -1,4 +1,4 @@
-//===- Executor.h - Symbolic execution of CPython 3.11 bytecode (internal) ---------------===//
+//===- Executor.h - Symbolic execution of CPython 3.11-3.13 bytecode (internal) ----------===//
 //
 // An explicit frame stack, so that the whole interpreter state can be copied at a graph break
 // and both continuations translated ahead of time. Opcode handlers live in
@@ -13,6 +13,7 @@
 #include "compiler/frontend/Translation.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,6 +98,7 @@ private:
   Break step(ExecState &state, StatementIR &sir);
   Break stepUnchecked(ExecState &state, StatementIR &sir);
   Break takePendingBreak();
+  VarPtr formatValue(Frame &f, const VarPtr &value, unsigned conversion, const VarPtr &spec);
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
             std::vector<std::pair<std::string, VarPtr>> kwargs);
@@ -105,8 +107,12 @@ private:
                     std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
+  /// -a, +a, ~a by dunder name ("__neg__", "__pos__", "__invert__").
+  VarPtr unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a);
   VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
+  /// A constant slice's clamped start, stop and (positive) step over a sequence of n items.
+  std::array<int64_t, 3> sliceBounds(Frame &f, const VarPtr &key, int64_t n);
   VarPtr compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b);
   bool truthy(Frame &f, const VarPtr &v);
   std::vector<VarPtr> iterate(Frame &f, const VarPtr &v);

@@ -1,7 +1,8 @@
-//===- OpcodeExecutor.cpp - One handler per CPython 3.11 opcode --------------------------===//
+//===- OpcodeExecutor.cpp - One handler per opcode, for CPython 3.11 to 3.13 ------------===//
 //
-// The table is for 3.11 (the only version the reader accepts); a later version adds its own
-// dispatch beside this one, as the opcode tables in Opcodes.cpp do.
+// One switch over the version-independent Opcode enum. Where versions encode the same
+// operation differently (argument bit fields, CALL's NULL, FOR_ITER's exit), the handler asks
+// the trace's OpcodeTable (Opcodes.h) instead of testing the version itself.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Executor.h"
@@ -63,6 +64,26 @@ VarPtr &slot(Frame &f, size_t index) {
   return f.localsplus[index];
 }
 
+/// MAKE_FUNCTION's flag bits: closure cells, annotations, keyword defaults, defaults.
+void setFunctionAttribute(const VarPtr &fn, unsigned flag, const VarPtr &value) {
+  switch (flag) {
+  case 0x08:
+    fn->closure = value->items;
+    break;
+  case 0x04: // annotations do not change what the function computes
+    break;
+  case 0x02:
+    for (size_t i = 0; i < value->keys.size(); ++i)
+      fn->kwdefaults.push_back({value->keys[i]->constant.str(), value->items[i]});
+    break;
+  case 0x01:
+    fn->defaults = value->items;
+    break;
+  default:
+    throw MalformedBytecode{"function attribute flag " + std::to_string(flag) + " does not exist"};
+  }
+}
+
 VarPtr sequence(K kind, std::vector<VarPtr> items) {
   std::vector<VarPtr> inputs = items;
   VarPtr v = Variable::make(kind, computedFrom(std::move(inputs)));
@@ -106,11 +127,44 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     return Variable::constant_(std::move(c), Tracker{Tracker::Kind::Const, "", {}, {}, {}});
   };
   SourceLoc loc = locOf(f);
+  auto loadLocal = [&](unsigned index) {
+    VarPtr v = slot(f, index);
+    if (!v)
+      fail(DiagCode::FrontendPythonError,
+           "UnboundLocalError: local variable '" +
+               (index < static_cast<unsigned>(co.varnames_size()) ? co.varnames(index) : "?") +
+               "' referenced before assignment",
+           f);
+    return v;
+  };
+  // Where an unconditional jump at `index` leads, so that a branch's sides start where the
+  // code continues: 3.12 closes a `while` with POP_JUMP_IF_FALSE over a JUMP_BACKWARD where
+  // 3.11 has one POP_JUMP_BACKWARD_IF_TRUE, and both must give the same segments.
+  auto pastJumps = [&](size_t index) {
+    for (int hops = 0; hops < 8 && index < static_cast<size_t>(co.instructions_size()); ++hops) {
+      const trace::Instruction &jump = co.instructions(index);
+      const OpcodeInfo *target = opcodes_->lookup(jump.opcode());
+      if (!target || !jump.has_jump_target() ||
+          (target->op != Opcode::JUMP_FORWARD && target->op != Opcode::JUMP_BACKWARD &&
+           target->op != Opcode::JUMP_BACKWARD_NO_INTERRUPT))
+        break;
+      index = offsetIndex_[f.codeIndex].at(jump.jump_target());
+    }
+    return index;
+  };
+  // A value CALL will call, with the NULL that says it has no self where the version puts it.
+  auto pushForCall = [&](VarPtr value, bool withNull) {
+    if (withNull && opcodes_->nullBelowCallable())
+      f.stack.push_back(Variable::make(K::Null));
+    f.stack.push_back(std::move(value));
+    if (withNull && !opcodes_->nullBelowCallable())
+      f.stack.push_back(Variable::make(K::Null));
+  };
 
   switch (op) {
   case Opcode::NOP:
   case Opcode::RESUME:
-  case Opcode::PRECALL:
+  case Opcode::PRECALL: // 3.11
   case Opcode::EXTENDED_ARG:
   case Opcode::CACHE: {
     break;
@@ -136,18 +190,32 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::LOAD_FAST:
+  case Opcode::LOAD_FAST_CHECK:     // 3.12
+  case Opcode::LOAD_FAST_LOAD_FAST: // 3.13: two locals in one argument
   case Opcode::LOAD_CLOSURE: {
-    if (!slot(f, arg))
-      fail(DiagCode::FrontendPythonError,
-           "UnboundLocalError: local variable '" + co.varnames(arg) +
-               "' referenced before assignment",
-           f);
-    f.stack.push_back(slot(f, arg));
+    for (unsigned local : opcodes_->localIndices(*info, arg))
+      f.stack.push_back(loadLocal(local));
     break;
   }
-  case Opcode::STORE_FAST: {
-    VarPtr v = pop(f);
-    slot(f, arg) = v;
+  case Opcode::LOAD_FAST_AND_CLEAR: { // 3.12: saves a name an inlined comprehension reuses
+    VarPtr v = slot(f, arg);
+    f.stack.push_back(v ? v : Variable::make(K::Null));
+    slot(f, arg) = nullptr;
+    break;
+  }
+  case Opcode::STORE_FAST:
+  case Opcode::STORE_FAST_STORE_FAST: { // 3.13: STACK[-1] to the first, STACK[-2] to the second
+    for (unsigned local : opcodes_->localIndices(*info, arg)) {
+      VarPtr v = pop(f);
+      // A NULL from LOAD_FAST_AND_CLEAR restores an unbound name.
+      slot(f, local) = v->kind == K::Null ? nullptr : v;
+    }
+    break;
+  }
+  case Opcode::STORE_FAST_LOAD_FAST: { // 3.13
+    std::vector<unsigned> locals = opcodes_->localIndices(*info, arg);
+    slot(f, locals[0]) = pop(f);
+    f.stack.push_back(loadLocal(locals[1]));
     break;
   }
   case Opcode::DELETE_FAST: {
@@ -180,14 +248,19 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::LOAD_GLOBAL: {
-    if (arg & 1)
-      f.stack.push_back(Variable::make(K::Null));
-    f.stack.push_back(global(f.namespaceIndex, co.names(arg >> 1), f));
+    VarPtr value = global(f.namespaceIndex, co.names(opcodes_->nameIndex(*info, arg)), f);
+    pushForCall(value, opcodes_->pushesNull(*info, arg));
     break;
   }
   case Opcode::LOAD_ATTR: {
+    // With the method flag (3.12 on), a bound method and a NULL: what LOAD_METHOD pushed.
     VarPtr obj = pop(f);
-    f.stack.push_back(getAttr(f, sir, obj, co.names(arg)));
+    VarPtr value = getAttr(f, sir, obj, co.names(opcodes_->nameIndex(*info, arg)));
+    pushForCall(value, opcodes_->pushesNull(*info, arg));
+    break;
+  }
+  case Opcode::LOAD_SUPER_ATTR: { // 3.12
+    fail(DiagCode::FrontendUnsupportedConstruct, "super() is not supported", f);
     break;
   }
   case Opcode::LOAD_METHOD: {
@@ -201,16 +274,19 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.kwNames = fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}});
     break;
   }
-  case Opcode::CALL: {
+  case Opcode::CALL:
+  case Opcode::CALL_KW: { // 3.13: the keywords' names on the stack, not in KW_NAMES
+    if (op == Opcode::CALL_KW)
+      f.kwNames = pop(f);
     std::vector<VarPtr> args = popN(f, arg);
-    VarPtr callable = pop(f);
-    VarPtr below = pop(f);
+    VarPtr upper = pop(f);
+    VarPtr lower = pop(f);
     if (f.kwNames && f.kwNames->items.size() > args.size())
       throw MalformedBytecode{"KW_NAMES names more keywords than the call has arguments"};
-    if (below->kind != K::Null) { // [method, self, args...]
-      args.insert(args.begin(), callable);
-      callable = below;
-    }
+    // [NULL, callable] (3.11, 3.12) or [callable, NULL] (3.13); [method, self] in both.
+    VarPtr callable = lower->kind == K::Null ? upper : lower;
+    if (lower->kind != K::Null && upper->kind != K::Null)
+      args.insert(args.begin(), upper);
     std::vector<std::pair<std::string, VarPtr>> kwargs;
     if (f.kwNames) {
       size_t n = f.kwNames->items.size();
@@ -227,8 +303,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::CALL_FUNCTION_EX: {
     VarPtr kw = (arg & 1) ? pop(f) : nullptr;
     VarPtr posArgs = pop(f);
+    // [NULL, callable] (3.11, 3.12; the NULL may be absent in 3.11) or [callable, NULL] (3.13).
     VarPtr callable = pop(f);
-    if (!f.stack.empty() && f.stack.back()->kind == K::Null)
+    if (callable->kind == K::Null)
+      callable = pop(f);
+    else if (!f.stack.empty() && f.stack.back()->kind == K::Null)
       pop(f);
     std::vector<VarPtr> args = iterate(f, posArgs);
     std::vector<std::pair<std::string, VarPtr>> kwargs;
@@ -248,17 +327,17 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     fn->codeIndex = codeVar->codeIndex;
     fn->namespaceIndex = f.namespaceIndex;
     fn->name = trace_.code_objects(codeVar->codeIndex).qualname();
-    if (arg & 0x08)
-      fn->closure = pop(f)->items;
-    if (arg & 0x04)
-      pop(f); // annotations
-    if (arg & 0x02) {
-      VarPtr kwd = pop(f);
-      for (size_t i = 0; i < kwd->keys.size(); ++i)
-        fn->kwdefaults.push_back({kwd->keys[i]->constant.str(), kwd->items[i]});
-    }
-    if (arg & 0x01)
-      fn->defaults = pop(f)->items;
+    for (unsigned flag : {0x08u, 0x04u, 0x02u, 0x01u}) // 3.11, 3.12: popped in this order
+      if (arg & flag)
+        setFunctionAttribute(fn, flag, pop(f));
+    f.stack.push_back(fn);
+    break;
+  }
+  case Opcode::SET_FUNCTION_ATTRIBUTE: { // 3.13: MAKE_FUNCTION's flags, one at a time
+    VarPtr fn = pop(f), value = pop(f);
+    if (fn->kind != K::Function)
+      throw MalformedBytecode{"SET_FUNCTION_ATTRIBUTE on a " + fn->typeName()};
+    setFunctionAttribute(fn, arg, value);
     f.stack.push_back(fn);
     break;
   }
@@ -271,31 +350,27 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::UNARY_NEGATIVE:
-  case Opcode::UNARY_POSITIVE:
+  case Opcode::UNARY_POSITIVE: // 3.11; 3.12 on: CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE
   case Opcode::UNARY_INVERT: {
-    VarPtr a = pop(f);
-    std::string dunder = op == Opcode::UNARY_NEGATIVE   ? "__neg__"
-                         : op == Opcode::UNARY_POSITIVE ? "__pos__"
-                                                        : "__invert__";
-    if (a->isTensor()) {
-      f.stack.push_back(tensorCall(f, sir, "operator", dunder, dunder, {a}, {}));
-    } else if (a->isConstant() && a->constant.isNumber()) {
-      const PyConst &c = a->constant;
-      PyConst r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(0) : PyConst::ofInt(0);
-      if (dunder == "__neg__")
-        r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(-c.floatValue)
-                                           : PyConst::ofInt(-static_cast<int64_t>(c.number()));
-      else if (dunder == "__pos__")
-        r = c.kind == PyConst::Kind::Bool ? PyConst::ofInt(c.boolValue) : c;
-      else if (c.kind != PyConst::Kind::Float)
-        r = PyConst::ofInt(~static_cast<int64_t>(c.number()));
-      else
-        fail(DiagCode::FrontendPythonError, "TypeError: bad operand type for unary ~: 'float'", f);
-      f.stack.push_back(Variable::constant_(r, computedFrom({a})));
-    } else {
-      fail(DiagCode::FrontendPythonError,
-           "TypeError: bad operand type for unary operator: '" + a->typeName() + "'", f);
-    }
+    f.stack.push_back(unaryOp(f, sir,
+                              op == Opcode::UNARY_NEGATIVE   ? "__neg__"
+                              : op == Opcode::UNARY_POSITIVE ? "__pos__"
+                                                             : "__invert__",
+                              pop(f)));
+    break;
+  }
+  case Opcode::CALL_INTRINSIC_1: { // 3.12
+    // CPython's Include/internal/pycore_intrinsics.h numbers.
+    constexpr unsigned kUnaryPositive = 5, kListToTuple = 6;
+    VarPtr v = pop(f);
+    if (arg == kUnaryPositive)
+      f.stack.push_back(unaryOp(f, sir, "__pos__", v));
+    else if (arg == kListToTuple)
+      f.stack.push_back(sequence(K::Tuple, v->items));
+    else
+      fail(DiagCode::FrontendUnsupportedOpcode,
+           "CALL_INTRINSIC_1 " + std::to_string(arg) + " (" + ins.argrepr() + ") is not supported",
+           f);
     break;
   }
   case Opcode::UNARY_NOT: {
@@ -304,9 +379,20 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.stack.push_back(Variable::constant_(PyConst::ofBool(!value), computedFrom({a})));
     break;
   }
+  case Opcode::TO_BOOL: { // 3.13: before every conditional jump on a value that may not be bool
+    // A tensor stays itself: the jump that reads it is where the graph branches.
+    VarPtr a = pop(f);
+    f.stack.push_back(
+        a->isTensor() ? a : Variable::constant_(PyConst::ofBool(truthy(f, a)), computedFrom({a})));
+    break;
+  }
   case Opcode::COMPARE_OP: {
     VarPtr b = pop(f), a = pop(f);
-    f.stack.push_back(compare(f, sir, kCompareOps[arg], a, b));
+    unsigned index = opcodes_->compareIndex(arg);
+    if (index >= std::size(kCompareOps))
+      throw MalformedBytecode{"COMPARE_OP argument " + std::to_string(arg) +
+                              " names no comparison"};
+    f.stack.push_back(compare(f, sir, kCompareOps[index], a, b));
     break;
   }
   case Opcode::IS_OP: {
@@ -334,8 +420,22 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.stack.push_back(getItem(f, sir, obj, key));
     break;
   }
-  case Opcode::STORE_SUBSCR: {
-    VarPtr key = pop(f), obj = pop(f), value = pop(f);
+  case Opcode::BINARY_SLICE: { // 3.12: obj[start:end]
+    VarPtr end = pop(f), start = pop(f), obj = pop(f);
+    f.stack.push_back(
+        getItem(f, sir, obj, sequence(K::Slice, {start, end, constant(PyConst::none())})));
+    break;
+  }
+  case Opcode::STORE_SUBSCR:
+  case Opcode::STORE_SLICE: { // 3.12: obj[start:end] = value
+    VarPtr key;
+    if (op == Opcode::STORE_SLICE) {
+      VarPtr end = pop(f), start = pop(f);
+      key = sequence(K::Slice, {start, end, constant(PyConst::none())});
+    } else {
+      key = pop(f);
+    }
+    VarPtr obj = pop(f), value = pop(f);
     if (obj->kind == K::List && key->isConstant() && key->constant.kind == PyConst::Kind::Int) {
       int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
       if (i < 0)
@@ -344,6 +444,23 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
         fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
       consume(key, loc);
       obj->items[i] = value;
+    } else if (obj->kind == K::List && key->kind == K::Slice) {
+      consume(key, loc);
+      auto [start, stop, step] = sliceBounds(f, key, static_cast<int64_t>(obj->items.size()));
+      std::vector<VarPtr> values = iterate(f, value);
+      if (step == 1) {
+        obj->items.erase(obj->items.begin() + start, obj->items.begin() + std::max(start, stop));
+        obj->items.insert(obj->items.begin() + start, values.begin(), values.end());
+      } else {
+        size_t count = start < stop ? static_cast<size_t>((stop - start + step - 1) / step) : 0;
+        if (values.size() != count)
+          fail(DiagCode::FrontendPythonError,
+               "ValueError: attempt to assign sequence of size " + std::to_string(values.size()) +
+                   " to extended slice of size " + std::to_string(count),
+               f);
+        for (size_t k = 0; k < count; ++k)
+          obj->items[start + k * step] = values[k];
+      }
     } else if (obj->kind == K::Dict && key->isConstant()) {
       consume(key, loc);
       size_t i = 0;
@@ -526,43 +643,23 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       f.stack.push_back(items[i]);
     break;
   }
-  case Opcode::FORMAT_VALUE: {
+  case Opcode::FORMAT_VALUE: { // 3.11, 3.12: conversion and spec in one instruction
     VarPtr spec = (arg & 0x04) ? pop(f) : nullptr;
     VarPtr value = pop(f);
-    if (value->isTensor())
-      fail(DiagCode::FrontendHostInteraction,
-           "formatting a tensor into a string needs its value on the host", f);
-    consume(value, loc);
-    std::string text;
-    int conversion = arg & 0x03;
-    text = conversion == 2 || conversion == 3 ? value->repr()
-           : value->isConstant()              ? value->constant.str()
-                                              : value->repr();
-    if (spec && !spec->constant.text.empty()) {
-      // Only the part of Python's format-spec language that C's printf means the same way:
-      // sign, #, zero padding, width and precision up to two digits, and one numeric type.
-      // Anything else (fill and align, grouping, %, nested fields) is refused, and nothing
-      // from the trace reaches printf unchecked.
-      const std::string &fmt = spec->constant.text;
-      static const std::regex kSpec("([ +-]?)(#?)(0?)([0-9]{0,2})(\\.[0-9]{1,2})?([dxXofFeEgG])");
-      std::smatch m;
-      char type = fmt.back();
-      bool integer = std::string("dxXo").find(type) != std::string::npos;
-      if (!std::regex_match(fmt, m, kSpec) || !value->isConstant() ||
-          (integer && value->constant.kind != PyConst::Kind::Int) ||
-          (!integer && !value->constant.isNumber()) || (integer && m[5].matched))
-        fail(DiagCode::FrontendUnsupportedConstruct, "format spec '" + fmt + "' is not supported",
-             f);
-      char buf[160];
-      std::string cfmt = "%" + fmt.substr(0, fmt.size() - 1);
-      if (integer)
-        std::snprintf(buf, sizeof buf, (cfmt + "ll" + type).c_str(),
-                      static_cast<long long>(value->constant.intValue));
-      else
-        std::snprintf(buf, sizeof buf, (cfmt + type).c_str(), value->constant.number());
-      text = buf;
-    }
-    f.stack.push_back(Variable::constant_(PyConst::ofStr(text), computedFrom({value})));
+    f.stack.push_back(formatValue(f, value, arg & 0x03, spec));
+    break;
+  }
+  case Opcode::CONVERT_VALUE: { // 3.13: !s, !r, !a
+    f.stack.push_back(formatValue(f, pop(f), arg, nullptr));
+    break;
+  }
+  case Opcode::FORMAT_SIMPLE: { // 3.13
+    f.stack.push_back(formatValue(f, pop(f), 0, nullptr));
+    break;
+  }
+  case Opcode::FORMAT_WITH_SPEC: { // 3.13
+    VarPtr spec = pop(f), value = pop(f);
+    f.stack.push_back(formatValue(f, value, 0, spec));
     break;
   }
   case Opcode::JUMP_FORWARD:
@@ -576,7 +673,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
            f);
     break;
   }
-  case Opcode::POP_JUMP_FORWARD_IF_FALSE:
+  case Opcode::POP_JUMP_IF_FALSE: // 3.12 on
+  case Opcode::POP_JUMP_IF_TRUE:
+  case Opcode::POP_JUMP_IF_NONE:
+  case Opcode::POP_JUMP_IF_NOT_NONE:
+  case Opcode::POP_JUMP_FORWARD_IF_FALSE: // 3.11
   case Opcode::POP_JUMP_FORWARD_IF_TRUE:
   case Opcode::POP_JUMP_FORWARD_IF_NONE:
   case Opcode::POP_JUMP_FORWARD_IF_NOT_NONE:
@@ -597,8 +698,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       Break b;
       b.kind = Break::Kind::Branch;
       b.condition = cond;
-      b.targetIfTrue = jumpWhenTrue ? jumpIndex() : next;
-      b.targetIfFalse = jumpWhenTrue ? next : jumpIndex();
+      b.targetIfTrue = pastJumps(jumpWhenTrue ? jumpIndex() : next);
+      b.targetIfFalse = pastJumps(jumpWhenTrue ? next : jumpIndex());
       b.popOnTrue = orPop && !jumpWhenTrue;
       b.popOnFalse = orPop && jumpWhenTrue;
       b.reason = "branch on a tensor value";
@@ -650,8 +751,13 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
              f);
     } else {
       pop(f);
-      next = jumpIndex();
+      next = jumpIndex() + opcodes_->forIterExitSkip();
     }
+    break;
+  }
+  case Opcode::END_FOR: {
+    // 3.12 and 3.13 compile it after every loop, but an exhausted FOR_ITER jumps past it.
+    throw MalformedBytecode{"END_FOR is reached only past an exhausted FOR_ITER"};
     break;
   }
   case Opcode::RETURN_GENERATOR: {
@@ -665,8 +771,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     f.stack.push_back(constant(PyConst::none()));
     break;
   }
-  case Opcode::RETURN_VALUE: {
-    VarPtr value = pop(f);
+  case Opcode::RETURN_VALUE:
+  case Opcode::RETURN_CONST: { // 3.12
+    VarPtr value = op == Opcode::RETURN_CONST
+                       ? fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}})
+                       : pop(f);
     bool genexpr = f.genexpr;
     VarPtr yields = f.yields;
     state.frames.pop_back();
@@ -715,6 +824,43 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   f.pc = next;
   return {};
+}
+
+/// f-string formatting: `conversion` is 0 (none), 1 (!s), 2 (!r) or 3 (!a); `spec` may be null.
+VarPtr Executor::formatValue(Frame &f, const VarPtr &value, unsigned conversion,
+                             const VarPtr &spec) {
+  SourceLoc loc = locOf(f);
+  if (value->isTensor())
+    fail(DiagCode::FrontendHostInteraction,
+         "formatting a tensor into a string needs its value on the host", f);
+  consume(value, loc);
+  std::string text = conversion == 2 || conversion == 3 ? value->repr()
+                     : value->isConstant()              ? value->constant.str()
+                                                        : value->repr();
+  if (spec && !spec->constant.text.empty()) {
+    // Only the part of Python's format-spec language that C's printf means the same way:
+    // sign, #, zero padding, width and precision up to two digits, and one numeric type.
+    // Anything else (fill and align, grouping, %, nested fields) is refused, and nothing
+    // from the trace reaches printf unchecked.
+    const std::string &fmt = spec->constant.text;
+    static const std::regex kSpec("([ +-]?)(#?)(0?)([0-9]{0,2})(\\.[0-9]{1,2})?([dxXofFeEgG])");
+    std::smatch m;
+    char type = fmt.back();
+    bool integer = std::string("dxXo").find(type) != std::string::npos;
+    if (!std::regex_match(fmt, m, kSpec) || !value->isConstant() ||
+        (integer && value->constant.kind != PyConst::Kind::Int) ||
+        (!integer && !value->constant.isNumber()) || (integer && m[5].matched))
+      fail(DiagCode::FrontendUnsupportedConstruct, "format spec '" + fmt + "' is not supported", f);
+    char buf[160];
+    std::string cfmt = "%" + fmt.substr(0, fmt.size() - 1);
+    if (integer)
+      std::snprintf(buf, sizeof buf, (cfmt + "ll" + type).c_str(),
+                    static_cast<long long>(value->constant.intValue));
+    else
+      std::snprintf(buf, sizeof buf, (cfmt + type).c_str(), value->constant.number());
+    text = buf;
+  }
+  return Variable::constant_(PyConst::ofStr(text), computedFrom({value}));
 }
 
 Break Executor::run(ExecState &state, StatementIR &sir) {

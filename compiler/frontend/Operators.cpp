@@ -156,6 +156,26 @@ std::vector<VarPtr> Executor::iterate(Frame &f, const VarPtr &v) {
   fail(DiagCode::FrontendUnsupportedConstruct, "cannot iterate over a " + v->typeName(), f);
 }
 
+VarPtr Executor::unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a) {
+  if (a->isTensor())
+    return tensorCall(f, sir, "operator", dunder, dunder, {a}, {});
+  if (!a->isConstant() || !a->constant.isNumber())
+    fail(DiagCode::FrontendPythonError,
+         "TypeError: bad operand type for unary operator: '" + a->typeName() + "'", f);
+  const PyConst &c = a->constant;
+  PyConst r = c;
+  if (dunder == "__neg__")
+    r = c.kind == PyConst::Kind::Float ? PyConst::ofFloat(-c.floatValue)
+                                       : PyConst::ofInt(-static_cast<int64_t>(c.number()));
+  else if (dunder == "__pos__")
+    r = c.kind == PyConst::Kind::Bool ? PyConst::ofInt(c.boolValue) : c;
+  else if (c.kind != PyConst::Kind::Float)
+    r = PyConst::ofInt(~static_cast<int64_t>(c.number()));
+  else
+    fail(DiagCode::FrontendPythonError, "TypeError: bad operand type for unary ~: 'float'", f);
+  return Variable::constant_(r, computedFrom({a}));
+}
+
 VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                           VarPtr b) {
   SourceLoc loc = locOf(f);
@@ -353,6 +373,24 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
        "cannot read attribute '" + name + "' of a " + obj->typeName(), f);
 }
 
+std::array<int64_t, 3> Executor::sliceBounds(Frame &f, const VarPtr &key, int64_t n) {
+  auto part = [&](int i, int64_t dflt) {
+    const VarPtr &p = key->items[i];
+    if (p->isConstant() && p->constant.kind == PyConst::Kind::None)
+      return dflt;
+    if (!isInt(p))
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: slice indices must be integers or None, not " + p->typeName(), f);
+    return p->constant.intValue;
+  };
+  int64_t step = part(2, 1);
+  if (step <= 0)
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "slices with a non-positive step on Python sequences", f);
+  auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i < 0 ? i + n : i, 0), n); };
+  return {clamp(part(0, 0)), clamp(part(1, n)), step};
+}
+
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
   SourceLoc loc = locOf(f);
   if (obj->isTensor()) {
@@ -368,17 +406,7 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     std::vector<VarPtr> items = obj->isSequence() ? obj->items : iterate(f, obj);
     int64_t n = static_cast<int64_t>(items.size());
     if (key->kind == K::Slice) {
-      auto part = [&](int i, int64_t dflt) {
-        const VarPtr &p = key->items[i];
-        return p->isConstant() && p->constant.kind == PyConst::Kind::None ? dflt
-                                                                          : p->constant.intValue;
-      };
-      int64_t step = part(2, 1);
-      if (step <= 0)
-        fail(DiagCode::FrontendUnsupportedConstruct,
-             "slices with a non-positive step on Python sequences", f);
-      auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i < 0 ? i + n : i, 0), n); };
-      int64_t start = clamp(part(0, 0)), stop = clamp(part(1, n));
+      auto [start, stop, step] = sliceBounds(f, key, n);
       std::vector<VarPtr> out;
       for (int64_t i = start; i < stop; i += step)
         out.push_back(items[i]);

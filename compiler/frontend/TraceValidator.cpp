@@ -296,13 +296,16 @@ private:
       inRange(arg, code.consts_size(), "co_consts");
     if (info->has(kHasName))
       inRange(table_->nameIndex(*info, arg), code.names_size(), "co_names");
+    // 3.13's LOAD_FAST also reads cells (LOAD_CLOSURE became it), so locals are checked
+    // against all of localsplus, as the cell and free variables are.
+    int localsplus = code.varnames_size() + code.cellvars_size() + code.freevars_size();
     if (info->has(kHasLocal))
-      inRange(arg, code.varnames_size(), "co_varnames");
+      for (unsigned local : table_->localIndices(*info, arg))
+        inRange(local, localsplus, "the local variables");
     if (info->has(kHasFree))
-      inRange(arg, code.varnames_size() + code.cellvars_size() + code.freevars_size(),
-              "the cell and free variables");
+      inRange(arg, localsplus, "the cell and free variables");
     if (info->has(kHasCompare))
-      inRange(arg, 6, "the comparison operators");
+      inRange(table_->compareIndex(arg), 6, "the comparison operators");
     if (info->isJump()) {
       std::optional<unsigned> target = table_->jumpTarget(*info, ins.offset(), arg);
       if (!ins.has_jump_target() || !target || *target != ins.jump_target())

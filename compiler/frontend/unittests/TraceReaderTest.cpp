@@ -85,10 +85,11 @@ TEST_CASE("versions are checked first", "[reader]") {
                "re-trace with the matching tracer)");
 
   t = minimalTrace();
-  t.mutable_python()->set_minor(12);
+  t.mutable_python()->set_minor(14);
   std::tie(code, msg) = failure(t);
   CHECK(code == DiagCode::TracePythonVersion);
-  CHECK(msg == "t.pb: traces from cpython 3.12 are not supported (supported: CPython 3.11)");
+  CHECK(msg == "t.pb: traces from cpython 3.14 are not supported (supported: CPython 3.11, "
+               "3.12, 3.13)");
 
   t = minimalTrace();
   t.mutable_python()->set_implementation("pypy");
@@ -152,8 +153,8 @@ TEST_CASE("instructions are checked against the opcode table", "[reader]") {
   t.mutable_code_objects(0)->clear_code();
   CHECK(failure(t) == std::make_pair(DiagCode::TraceArgOutOfRange,
                                      std::string("t.pb: code object 'f' (prog.py:1) offset 2: "
-                                                 "LOAD_FAST argument 3 indexes co_varnames "
-                                                 "entry 3, but it has 1")));
+                                                 "LOAD_FAST argument 3 indexes the local "
+                                                 "variables entry 3, but it has 1")));
 
   t = minimalTrace();
   ins(t, 2).set_offset(3);

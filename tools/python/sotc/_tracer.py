@@ -234,7 +234,10 @@ class _Builder:
             else:
                 out.argrepr = ins.argrepr
             starts = ins.starts_line
-            if isinstance(starts, int) and not isinstance(starts, bool):
+            if isinstance(starts, bool):  # 3.13 on: a flag, and the number in line_number
+                out.starts_unnumbered_line = starts and ins.line_number is None
+                starts = ins.line_number if starts else None
+            if isinstance(starts, int):
                 out.starts_line = starts
             positions = getattr(ins, "positions", None)
             if positions is not None and positions.lineno is not None:
