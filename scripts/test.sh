@@ -64,6 +64,15 @@ run_pytest() {
 
 echo "== pytest"
 run_pytest pytest python3 tools/python/tests
+# The tracer and the binding under the other supported CPythons (pyenv's, set up by setup.sh).
+for version in 3.12 3.13; do
+  echo "== pytest under CPython $version"
+  if py=$(bash scripts/find-python.sh "$version"); then
+    run_pytest "pytest (CPython $version)" "$py" tools/python/tests
+  else
+    echo "pytest (CPython $version): no interpreter found (pyenv install $version)"; count 0 1
+  fi
+done
 
 echo "== every testdata program vs paddle/torch eager (tests/framework)"
 if reference_python=$(bash scripts/reference-env.sh); then

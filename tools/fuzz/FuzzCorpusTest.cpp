@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace sotc::frontend;
@@ -58,6 +59,7 @@ TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
   DIR *dir = opendir("tools/fuzz/corpus");
   REQUIRE(dir);
   int inputs = 0, accepted = 0;
+  std::map<unsigned, int> acceptedByMinor; // every CPython version's decoder is exercised
   while (dirent *entry = readdir(dir)) {
     std::string name = entry->d_name;
     if (name[0] == '.')
@@ -78,6 +80,7 @@ TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
       std::ostringstream out;
       dumpBytecode(trace, out);
       ++accepted;
+      ++acceptedByMinor[trace.python().minor()];
       sotc::frontend::Translation t = translate(trace);
       ++translated;
       bool ok = compileDownstream(t, ctx);
@@ -99,6 +102,10 @@ TEST_CASE("every fuzz corpus input is handled", "[reader][fuzz]") {
   closedir(dir);
   CHECK(inputs > 100);
   CHECK(accepted > 0); // the seeds are valid traces
+  for (unsigned minor : {11u, 12u, 13u}) {
+    INFO("CPython 3." << minor);
+    CHECK(acceptedByMinor[minor] > 0);
+  }
   CHECK(compiled > 0);
   WARN(inputs << " inputs, " << accepted << " valid, " << translated << " translated, " << compiled
               << " compiled to scheduled kernels, " << loops << " to CPU loops");

@@ -32,6 +32,16 @@ for t in testdata/traces/*.pb; do
   seed="tools/fuzz/corpus/seed-$(basename "$t" .pb)"
   [ -e "$seed" ] || { printf '\0' > "$seed"; cat "$t" >> "$seed"; }
 done
+# ... and the same programs traced by the other supported CPythons (their decoders).
+for version in 3.12 3.13; do
+  py="$(bash scripts/find-python.sh "$version")" || continue
+  traces="$out/traces-$version"
+  "$py" tools/python/tests/dis_reference.py "$traces" >/dev/null
+  for t in "$traces"/*.pb; do
+    seed="tools/fuzz/corpus/seed-py${version/./}-$(basename "$t" .pb)"
+    [ -e "$seed" ] || { printf '\0' > "$seed"; cat "$t" >> "$seed"; }
+  done
+done
 for t in tools/sotc/test/Inputs/*.pbtxt; do
   seed="tools/fuzz/corpus/seed-text-$(basename "$t" .pbtxt)"
   [ -e "$seed" ] || { printf '\1' > "$seed"; cat "$t" >> "$seed"; }

@@ -1,6 +1,6 @@
 """`sotc dump --bytecode` must print what CPython's dis prints, line for line, for every
-testdata program (code-object addresses aside), under the running interpreter (3.11; the
-other versions: test_python_versions.py)."""
+testdata program (code-object addresses aside), under the running interpreter (scripts/test.sh
+runs this suite under 3.11, 3.12 and 3.13)."""
 
 import contextlib
 import dis
@@ -20,21 +20,23 @@ from sotc.__main__ import _parse_inputs, load_function  # noqa: E402
 
 
 @pytest.mark.parametrize("program", make_traces.programs())
-def test_dump_bytecode_matches_dis(program, root, sotc_bin, monkeypatch):
+def test_dump_bytecode_matches_dis(program, root, sotc_bin, monkeypatch, tmp_path):
     monkeypatch.chdir(root)
     func, inputs = make_traces.header(os.path.join(make_traces.PROGRAMS, program))
     fn = load_function(f"testdata/programs/{program}:{func}")
     traced = trace(fn, sotc_root=root, **_parse_inputs(inputs))
     expected = reference_dis(traced, root)
 
-    committed = os.path.join(root, "testdata", "traces", program[:-3] + ".pb")
-    result = subprocess.run([sotc_bin, "dump", "--bytecode", committed],
-                            capture_output=True, text=True)
+    saved = traced.save(tmp_path / (program[:-3] + ".pb"))
+    result = subprocess.run([sotc_bin, "dump", "--bytecode", saved], capture_output=True,
+                            text=True)
     assert result.returncode == 0, result.stderr
     actual = ADDRESS.sub(" at 0x?", result.stdout)
     assert actual.splitlines() == expected.splitlines()
 
 
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11),
+                    reason="the committed traces are made by CPython 3.11")
 def test_committed_traces_are_fresh(root):
     result = subprocess.run([sys.executable, os.path.join(root, "testdata", "make_traces.py"),
                              "--check"], capture_output=True, text=True)
