@@ -248,7 +248,7 @@ bool CallContext::breakOn(const std::string &callee, const std::string &opName,
   // The call runs on the host between two graphs; its results are tensors whose metadata
   // the operator library infers.
   StatementIR scratch;
-  VarPtr result = ex.tensorCall(f, scratch, "api", callee, opName, callArgs, kwargs);
+  VarPtr result = ex.tensorCall(f(), scratch, "api", callee, opName, callArgs, kwargs);
   if (!hostCallback(callee, callArgs, kwargs, result))
     fail(DiagCode::FrontendUnsupportedCall,
          "--break-on=" + callee + " puts a host boundary here: pass --allow-host-callbacks too");
@@ -279,6 +279,27 @@ void checkArity(CallContext &c) {
 }
 } // namespace
 
+VarPtr Executor::callNow(ExecState &state, StatementIR &sir, VarPtr callable,
+                         std::vector<VarPtr> args, Kwargs kwargs) {
+  size_t depth = state.frames.size();
+  call(state, sir, std::move(callable), std::move(args), std::move(kwargs));
+  while (state.frames.size() > depth && !pendingBreak_) {
+    Break b = step(state, sir);
+    if (b.kind != Break::Kind::None)
+      pendingBreak_ = b;
+  }
+  if (pendingBreak_)
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "a graph break (" + pendingBreak_->reason +
+             ") inside a function that a builtin calls (map, filter, sorted's key) is not "
+             "supported",
+         state.frames[depth - 1]);
+  Frame &caller = state.frames.back();
+  VarPtr result = caller.stack.back();
+  caller.stack.pop_back();
+  return result;
+}
+
 void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                     Kwargs kwargs) {
   Frame &f = state.frames.back();
@@ -289,7 +310,6 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   CallContext c{*this,
                 state,
                 sir,
-                f,
                 locOf(f),
                 callable->name,
                 callable->self,
@@ -318,10 +338,12 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       return;
     }
     bool str = self->isConstant() && self->constant.kind == PyConst::Kind::Str;
-    const CallTable *methods = self->kind == K::List   ? &listMethods()
-                               : self->kind == K::Dict ? &dictMethods()
-                               : str                   ? &strMethods()
-                                                       : nullptr;
+    const CallTable *methods = self->kind == K::List ? &listMethods()
+                               : self->kind == K::Tuple && self->name.empty() // not a set
+                                   ? &tupleMethods()
+                                   : self->kind == K::Dict ? &dictMethods()
+                                     : str                 ? &strMethods()
+                                                           : nullptr;
     if (!methods || !dispatch(*methods, c))
       c.fail(DiagCode::FrontendUnsupportedCall,
              "method '" + c.name + "' of a " + self->typeName() + " is not supported");

@@ -47,31 +47,53 @@ struct CallContext {
   Executor &ex;
   ExecState &state;
   StatementIR &sir;
-  Frame &f;
   SourceLoc loc;
   std::string name; // the builtin's, method's or function's name
   VarPtr self;      // methods: the receiver
   std::vector<VarPtr> args;
   Kwargs kwargs;
 
+  /// The calling frame (callNow may grow the frame stack, so it is looked up each time).
+  Frame &f() const { return state.frames.back(); }
   void push(VarPtr v) { state.frames.back().stack.push_back(std::move(v)); }
+  /// Calls `callable` to completion and returns its result: a user function runs its frames
+  /// here (for map, filter, sorted's key, ...).
+  VarPtr callNow(VarPtr callable, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
+    return ex.callNow(state, sir, std::move(callable), std::move(callArgs), std::move(callKwargs));
+  }
   [[noreturn]] void fail(DiagCode code, const std::string &message) const {
-    ex.fail(code, message, f);
+    ex.fail(code, message, f());
   }
   void consume(const VarPtr &v) { ex.consume(v, loc); }
   void consumeArgs() {
     for (const VarPtr &a : args)
       consume(a);
   }
-  bool truthy(const VarPtr &v) { return ex.truthy(f, v); }
-  std::vector<VarPtr> iterate(const VarPtr &v) { return ex.iterate(f, v); }
-  VarPtr getAttr(VarPtr obj, const std::string &attr) { return ex.getAttr(f, sir, obj, attr); }
-  VarPtr getItem(VarPtr obj, VarPtr key) { return ex.getItem(f, sir, obj, key); }
-  VarPtr add(VarPtr a, VarPtr b) { return ex.binaryOp(f, sir, "add", false, a, b); }
-  VarPtr compare(const std::string &op, VarPtr a, VarPtr b) { return ex.compare(f, sir, op, a, b); }
+  bool truthy(const VarPtr &v) { return ex.truthy(f(), v); }
+  std::vector<VarPtr> iterate(const VarPtr &v) { return ex.iterate(f(), sir, v); }
+  VarPtr getAttr(VarPtr obj, const std::string &attr) { return ex.getAttr(f(), sir, obj, attr); }
+  VarPtr getItem(VarPtr obj, VarPtr key) { return ex.getItem(f(), sir, obj, key); }
+  /// a <op> b by the operator's dunder name without underscores ("add", "pow", ...).
+  VarPtr binary(const std::string &op, VarPtr a, VarPtr b, bool inplace = false) {
+    return ex.binaryOp(f(), sir, op, inplace, a, b);
+  }
+  VarPtr unary(const std::string &dunder, VarPtr a) { return ex.unaryOp(f(), sir, dunder, a); }
+  /// What an f-string makes of `value` with `conversion` (0, !s, !r, !a) and `spec`.
+  VarPtr format(VarPtr value, unsigned conversion, const std::string &spec) {
+    return ex.formatValue(f(), value, conversion,
+                          spec.empty() ? nullptr : makeConst(PyConst::ofStr(spec), {}));
+  }
+  void setItem(VarPtr obj, VarPtr key, VarPtr value) { ex.setItem(f(), sir, obj, key, value); }
+  void deleteItem(VarPtr obj, VarPtr key) { ex.deleteItem(f(), obj, key); }
+  VarPtr identical(VarPtr a, VarPtr b, bool negate) { return ex.identical(f(), a, b, negate); }
+  VarPtr add(VarPtr a, VarPtr b) { return binary("add", a, b); }
+  VarPtr compare(const std::string &op, VarPtr a, VarPtr b) {
+    return ex.compare(f(), sir, op, a, b);
+  }
   VarPtr tensorCall(const std::string &kind, const std::string &callee, const std::string &opName,
                     std::vector<VarPtr> callArgs, Kwargs callKwargs) {
-    return ex.tensorCall(f, sir, kind, callee, opName, std::move(callArgs), std::move(callKwargs));
+    return ex.tensorCall(f(), sir, kind, callee, opName, std::move(callArgs),
+                         std::move(callKwargs));
   }
   const std::string &framework() const { return ex.framework_; }
 
@@ -79,7 +101,7 @@ struct CallContext {
   /// `result`; false when host callbacks are off.
   bool hostCallback(const std::string &callee, const std::vector<VarPtr> &callArgs,
                     const Kwargs &callKwargs, VarPtr result) {
-    return ex.hostCallback(f, callee, callArgs, callKwargs, std::move(result));
+    return ex.hostCallback(f(), callee, callArgs, callKwargs, std::move(result));
   }
   /// The coded error for a call that needs tensor values on the host.
   [[noreturn]] void hostError(const std::string &what) const;
@@ -96,11 +118,15 @@ using CallTable = std::map<std::string, CallHandler>;
 
 const CallTable &builtinFunctions(); // CallsBuiltins.cpp
 const CallTable &listMethods();      // CallsContainers.cpp
+const CallTable &tupleMethods();     // CallsContainers.cpp
 const CallTable &dictMethods();      // CallsContainers.cpp
 const CallTable &strMethods();       // CallsContainers.cpp
 const CallTable &tensorMethods();    // CallsTensor.cpp; the operator table serves the rest
-/// Functions of modules: the operator table, then `math` on constants (CallsModules.cpp).
+/// Functions of modules: the operator table, `operator` (Python's operators as functions),
+/// then `math` on constants (CallsModules.cpp).
 bool callModuleFunction(CallContext &c);
+/// Tensors made from Python values: to_tensor, arange, eye, ... (CallsCreation.cpp).
+bool callCreation(CallContext &c);
 
 } // namespace sotc::frontend
 

@@ -7,9 +7,12 @@
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
 
+#include "compiler/ops/OpTable.h"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <set>
 
 namespace sotc::frontend {
 namespace {
@@ -91,14 +94,38 @@ bool sequence(CallContext &c) {
   return true;
 }
 
+/// dict(), dict(mapping), dict(pairs), each with keyword items after.
 bool dict(CallContext &c) {
-  if (!c.args.empty())
+  if (c.args.size() > 1)
     return false;
-  VarPtr d = Variable::make(K::Dict, computedFrom({}));
-  for (auto &[k, v] : c.kwargs) {
-    d->keys.push_back(makeConst(PyConst::ofStr(k), {}));
-    d->items.push_back(v);
+  VarPtr d = Variable::make(K::Dict, computedFrom(c.args));
+  auto put = [&](VarPtr key, VarPtr value) {
+    if (!key->isConstant())
+      c.fail(DiagCode::FrontendUnsupportedConstruct, "dict keys must be Python constants");
+    c.consume(key);
+    for (size_t i = 0; i < d->keys.size(); ++i)
+      if (d->keys[i]->constant == key->constant) {
+        d->items[i] = value;
+        return;
+      }
+    d->keys.push_back(key);
+    d->items.push_back(value);
+  };
+  if (!c.args.empty() && c.args[0]->kind == K::Dict) {
+    for (size_t i = 0; i < c.args[0]->keys.size(); ++i)
+      put(c.args[0]->keys[i], c.args[0]->items[i]);
+  } else if (!c.args.empty()) {
+    for (const VarPtr &pair : c.iterate(c.args[0])) {
+      std::vector<VarPtr> kv = c.iterate(pair);
+      if (kv.size() != 2)
+        c.fail(DiagCode::FrontendPythonError,
+               "ValueError: dictionary update sequence element has length " +
+                   std::to_string(kv.size()) + "; 2 is required");
+      put(kv[0], kv[1]);
+    }
   }
+  for (auto &[k, v] : c.kwargs)
+    put(makeConst(PyConst::ofStr(k), {}), v);
   c.push(d);
   return true;
 }
@@ -290,20 +317,202 @@ bool slice(CallContext &c) {
   return true;
 }
 
+/// chr / ord on constants.
+bool chrOrd(CallContext &c) {
+  if (c.args.size() == 1 && c.args[0]->isTensor())
+    c.hostError(c.name + "() of a tensor");
+  if (c.args.size() != 1 || !c.args[0]->isConstant())
+    return false;
+  const VarPtr &a = c.args[0];
+  c.consume(a);
+  if (c.name == "chr") {
+    if (!isInt(a))
+      c.fail(DiagCode::FrontendPythonError,
+             "TypeError: 'chr() argument must be an integer, not " + a->typeName());
+    int64_t code = a->constant.intValue;
+    if (code < 0 || code > 0x10ffff)
+      c.fail(DiagCode::FrontendPythonError, "ValueError: chr() arg not in range(0x110000)");
+    // UTF-8, as Python's str holds it.
+    std::string s;
+    if (code < 0x80) {
+      s += static_cast<char>(code);
+    } else if (code < 0x800) {
+      s += static_cast<char>(0xc0 | (code >> 6));
+      s += static_cast<char>(0x80 | (code & 0x3f));
+    } else if (code < 0x10000) {
+      s += static_cast<char>(0xe0 | (code >> 12));
+      s += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+      s += static_cast<char>(0x80 | (code & 0x3f));
+    } else {
+      s += static_cast<char>(0xf0 | (code >> 18));
+      s += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
+      s += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+      s += static_cast<char>(0x80 | (code & 0x3f));
+    }
+    c.push(makeConst(PyConst::ofStr(s), {a}));
+    return true;
+  }
+  if (a->constant.kind != PyConst::Kind::Str)
+    c.fail(DiagCode::FrontendPythonError,
+           "TypeError: ord() expected string of length 1, but " + a->typeName() + " found");
+  const std::string &t = a->constant.text;
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(t[i]); };
+  size_t length = t.empty() ? 0 : byte(0) < 0x80 ? 1 : byte(0) < 0xe0 ? 2 : byte(0) < 0xf0 ? 3 : 4;
+  if (t.empty() || t.size() != length)
+    c.fail(DiagCode::FrontendPythonError, "TypeError: ord() expected a character");
+  int64_t code = length == 1 ? byte(0) : byte(0) & (0x3f >> (length - 1));
+  for (size_t i = 1; i < length; ++i)
+    code = (code << 6) | (byte(i) & 0x3f);
+  c.push(makeConst(PyConst::ofInt(code), {a}));
+  return true;
+}
+
+/// pow(base, exp[, mod]): `**` (tensors included), and the modular form on ints.
+bool pow(CallContext &c) {
+  if (c.args.size() == 2) {
+    c.push(c.binary("pow", c.args[0], c.args[1]));
+    return true;
+  }
+  if (c.args.size() != 3 || !std::all_of(c.args.begin(), c.args.end(), isInt))
+    return false;
+  c.consumeArgs();
+  int64_t base = c.args[0]->constant.intValue, exp = c.args[1]->constant.intValue,
+          mod = c.args[2]->constant.intValue;
+  if (mod == 0)
+    c.fail(DiagCode::FrontendPythonError, "ValueError: pow() 3rd argument cannot be 0");
+  if (exp < 0)
+    c.fail(DiagCode::FrontendUnsupportedConstruct, "pow() with a negative exponent and a modulus");
+  // Python's modulus takes the sign of the divisor.
+  auto pyMod = [](__int128 a, int64_t m) {
+    __int128 r = a % m;
+    return static_cast<int64_t>(r != 0 && ((r < 0) != (m < 0)) ? r + m : r);
+  };
+  int64_t result = pyMod(1, mod), b = pyMod(base, mod);
+  for (; exp > 0; exp >>= 1, b = pyMod(static_cast<__int128>(b) * b, mod))
+    if (exp & 1)
+      result = pyMod(static_cast<__int128>(result) * b, mod);
+  c.push(makeConst(PyConst::ofInt(result), c.args));
+  return true;
+}
+
+/// divmod(a, b): (a // b, a % b), tensors included.
+bool divmod(CallContext &c) {
+  if (c.args.size() != 2)
+    return false;
+  VarPtr q = c.binary("floordiv", c.args[0], c.args[1]);
+  VarPtr r = c.binary("mod", c.args[0], c.args[1]);
+  c.push(makeSequence(K::Tuple, {q, r}, c.args));
+  return true;
+}
+
+/// hasattr(obj, name): what getattr finds; objects the trace only names are not known.
+bool hasattr(CallContext &c) {
+  if (c.args.size() != 2 || !c.args[1]->isConstant() ||
+      c.args[1]->constant.kind != PyConst::Kind::Str || c.args[0]->kind == K::Opaque)
+    return false;
+  c.consume(c.args[1]);
+  const std::string &name = c.args[1]->constant.text;
+  if (c.args[0]->isTensor()) { // getattr makes a method of any name; these exist
+    static const std::set<std::string> attributes = {"shape",         "ndim", "size",  "dtype",
+                                                     "stop_gradient", "T",    "place", "name"};
+    std::string prefix = c.framework() == "torch" ? "torch.Tensor." : "Tensor.";
+    c.push(makeConst(PyConst::ofBool(attributes.count(name) || tensorMethods().count(name) ||
+                                     ops::OpTable::get().lookup(prefix + name)),
+                     c.args));
+    return true;
+  }
+  bool found = true;
+  try {
+    c.getAttr(c.args[0], name);
+  } catch (const CodedError &e) {
+    if (e.code() != DiagCode::FrontendAttributeError)
+      throw;
+    found = false;
+  }
+  c.push(makeConst(PyConst::ofBool(found), c.args));
+  return true;
+}
+
+bool callable(CallContext &c) {
+  if (c.args.size() != 1)
+    return false;
+  K kind = c.args[0]->kind;
+  c.push(makeConst(PyConst::ofBool(kind == K::Function || kind == K::Builtin ||
+                                   kind == K::External || kind == K::Method),
+                   c.args));
+  return true;
+}
+
+/// dict.fromkeys(keys[, value]): every key maps to the same value.
+bool fromkeys(CallContext &c) {
+  if (c.args.empty() || c.args.size() > 2)
+    return false;
+  VarPtr d = Variable::make(K::Dict, computedFrom(c.args));
+  VarPtr value = c.args.size() > 1 ? c.args[1] : none();
+  for (const VarPtr &key : c.iterate(c.args[0])) {
+    if (!key->isConstant())
+      c.fail(DiagCode::FrontendUnsupportedConstruct, "dict keys must be Python constants");
+    c.consume(key);
+    if (std::none_of(d->keys.begin(), d->keys.end(),
+                     [&](const VarPtr &k) { return k->constant == key->constant; })) {
+      d->keys.push_back(key);
+      d->items.push_back(value);
+    }
+  }
+  c.push(d);
+  return true;
+}
+
+/// map(fn, *iterables) and filter(fn, iterable), run eagerly into an iterator.
+bool mapFilter(CallContext &c) {
+  if (c.args.size() < 2 || (c.name == "filter" && c.args.size() != 2))
+    return false;
+  VarPtr fn = c.args[0];
+  std::vector<std::vector<VarPtr>> sources;
+  size_t n = SIZE_MAX;
+  for (size_t i = 1; i < c.args.size(); ++i) {
+    sources.push_back(c.iterate(c.args[i]));
+    n = std::min(n, sources.back().size());
+  }
+  std::vector<VarPtr> items;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<VarPtr> callArgs;
+    for (const std::vector<VarPtr> &src : sources)
+      callArgs.push_back(src[i]);
+    if (c.name == "map") {
+      items.push_back(c.callNow(fn, callArgs));
+    } else {
+      bool none = fn->isConstant() && fn->constant.kind == PyConst::Kind::None;
+      if (c.truthy(none ? callArgs[0] : c.callNow(fn, callArgs)))
+        items.push_back(callArgs[0]);
+    }
+  }
+  return pushIterator(c, items);
+}
+
 } // namespace
 
 const CallTable &builtinFunctions() {
   static const CallTable table = {
-      {"print", print},           {"len", len},       {"range", range},
-      {"isinstance", isinstance}, {"set", set},       {"frozenset", set},
-      {"tuple", sequence},        {"list", sequence}, {"dict", dict},
-      {"enumerate", enumerate},   {"zip", zip},       {"iter", iter},
-      {"reversed", reversed},     {"sorted", sorted}, {"min", aggregate},
-      {"max", aggregate},         {"sum", aggregate}, {"all", aggregate},
-      {"any", aggregate},         {"abs", convert},   {"int", convert},
-      {"float", convert},         {"bool", convert},  {"str", convert},
-      {"repr", convert},          {"round", convert}, {"next", next},
-      {"getattr", getattr},       {"slice", slice},
+      {"print", print},       {"len", len},
+      {"range", range},       {"isinstance", isinstance},
+      {"set", set},           {"frozenset", set},
+      {"tuple", sequence},    {"list", sequence},
+      {"dict", dict},         {"enumerate", enumerate},
+      {"zip", zip},           {"iter", iter},
+      {"reversed", reversed}, {"sorted", sorted},
+      {"min", aggregate},     {"max", aggregate},
+      {"sum", aggregate},     {"all", aggregate},
+      {"any", aggregate},     {"abs", convert},
+      {"int", convert},       {"float", convert},
+      {"bool", convert},      {"str", convert},
+      {"repr", convert},      {"round", convert},
+      {"next", next},         {"getattr", getattr},
+      {"slice", slice},       {"chr", chrOrd},
+      {"ord", chrOrd},        {"pow", pow},
+      {"divmod", divmod},     {"hasattr", hasattr},
+      {"callable", callable}, {"map", mapFilter},
+      {"filter", mapFilter},  {"dict.fromkeys", fromkeys},
   };
   return table;
 }

@@ -1,4 +1,4 @@
-//===- CallsContainers.cpp - Methods of lists, dicts and strings --------------------------===//
+//===- CallsContainers.cpp - Methods of lists, tuples, dicts and strings -----------------===//
 //
 // Containers are Python values the executor tracks item by item, so their methods mutate
 // or read those items at translation time; string methods fold on constants.
@@ -83,6 +83,91 @@ bool listReverse(CallContext &c) {
   return true;
 }
 
+/// `item == x` as list.index, count and remove decide it: identity first, as CPython; a
+/// tensor compared with anything else would need its value on the host.
+bool sameItem(CallContext &c, const VarPtr &item, const VarPtr &x) {
+  if (item.get() == x.get())
+    return true;
+  if (item->isTensor() || x->isTensor())
+    c.fail(DiagCode::FrontendHostInteraction,
+           "comparing a tensor with another value needs tensor values on the host");
+  return c.compare("==", item, x)->constant.truthy();
+}
+
+bool listRemove(CallContext &c) {
+  if (c.args.size() != 1)
+    return false;
+  std::vector<VarPtr> &items = c.self->items;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (sameItem(c, items[i], c.args[0])) {
+      items.erase(items.begin() + static_cast<std::ptrdiff_t>(i));
+      c.push(none());
+      return true;
+    }
+  c.fail(DiagCode::FrontendPythonError, "ValueError: list.remove(x): x not in list");
+}
+
+/// list.sort(key=None, reverse=False): stable, as Python's; keys computed once per item.
+bool listSort(CallContext &c) {
+  if (!c.args.empty())
+    return false;
+  VarPtr key, reverse;
+  for (auto &[name, value] : c.kwargs) {
+    if (name == "key")
+      key = value;
+    else if (name == "reverse")
+      reverse = value;
+    else
+      return false;
+  }
+  std::vector<VarPtr> &items = c.self->items;
+  std::vector<std::pair<VarPtr, VarPtr>> keyed; // (key, item)
+  for (const VarPtr &item : items)
+    keyed.push_back({key && !(key->isConstant() && key->constant.kind == PyConst::Kind::None)
+                         ? c.callNow(key, {item})
+                         : item,
+                     item});
+  bool descending = reverse && c.truthy(reverse);
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto &a, const auto &b) {
+    return c.compare("<", descending ? b.first : a.first, descending ? a.first : b.first)
+        ->constant.truthy();
+  });
+  for (size_t i = 0; i < items.size(); ++i)
+    items[i] = keyed[i].second;
+  c.push(none());
+  return true;
+}
+
+//===-- list and tuple --------------------------------------------------------------------===//
+
+/// count(x) / index(x[, start[, stop]]): equality as `==` decides it.
+bool sequenceSearch(CallContext &c) {
+  if (c.args.empty() || c.args.size() > (c.name == "count" ? 1u : 3u))
+    return false;
+  const std::vector<VarPtr> &items = c.self->items;
+  int64_t n = static_cast<int64_t>(items.size());
+  auto bound = [&](size_t i, int64_t dflt) {
+    if (c.args.size() <= i)
+      return dflt;
+    c.consume(c.args[i]);
+    return std::clamp<int64_t>(pyIndex(c.args[i], n), 0, n);
+  };
+  int64_t start = bound(1, 0), stop = bound(2, n), count = 0;
+  for (int64_t i = start; i < stop; ++i)
+    if (sameItem(c, items[i], c.args[0])) {
+      if (c.name == "index") {
+        c.push(makeConst(PyConst::ofInt(i), {c.self, c.args[0]}));
+        return true;
+      }
+      ++count;
+    }
+  if (c.name == "index")
+    c.fail(DiagCode::FrontendPythonError,
+           "ValueError: " + c.args[0]->repr() + " is not in " + c.self->typeName());
+  c.push(makeConst(PyConst::ofInt(count), {c.self, c.args[0]}));
+  return true;
+}
+
 //===-- dict ------------------------------------------------------------------------------===//
 
 /// The position of a constant key, or -1.
@@ -156,6 +241,18 @@ bool dictUpdate(CallContext &c) {
   return true;
 }
 
+bool dictPopitem(CallContext &c) {
+  if (!c.args.empty())
+    return false;
+  if (c.self->keys.empty())
+    c.fail(DiagCode::FrontendPythonError, "KeyError: 'popitem(): dictionary is empty'");
+  VarPtr pair = makeSequence(K::Tuple, {c.self->keys.back(), c.self->items.back()}, {c.self});
+  c.self->keys.pop_back();
+  c.self->items.pop_back();
+  c.push(pair);
+  return true;
+}
+
 bool dictClear(CallContext &c) {
   c.self->keys.clear();
   c.self->items.clear();
@@ -199,15 +296,190 @@ bool strCase(CallContext &c) {
   return true;
 }
 
+/// startswith / endswith(prefix or tuple of them[, start[, end]]).
 bool strAffix(CallContext &c) {
-  if (c.args.size() != 1 || !c.args[0]->isConstant())
+  if (c.args.empty() || c.args.size() > 3)
     return false;
+  c.consumeArgs();
   c.consume(c.self);
-  const std::string &s = c.self->constant.text, &p = c.args[0]->constant.text;
-  bool r = p.size() <= s.size() &&
-           (c.name == "startswith" ? s.compare(0, p.size(), p) == 0
-                                   : s.compare(s.size() - p.size(), p.size(), p) == 0);
+  const std::string &whole = c.self->constant.text;
+  int64_t n = static_cast<int64_t>(whole.size());
+  auto bound = [&](size_t i, int64_t dflt) {
+    if (c.args.size() <= i ||
+        (c.args[i]->isConstant() && c.args[i]->constant.kind == PyConst::Kind::None))
+      return dflt;
+    if (!isInt(c.args[i]))
+      c.fail(DiagCode::FrontendPythonError, "TypeError: slice indices must be integers or None");
+    return std::clamp<int64_t>(pyIndex(c.args[i], n), 0, n);
+  };
+  int64_t start = bound(1, 0), end = bound(2, n);
+  std::string s = start <= end ? whole.substr(start, end - start) : "";
+  std::vector<VarPtr> affixes =
+      c.args[0]->kind == K::Tuple ? c.args[0]->items : std::vector<VarPtr>{c.args[0]};
+  bool r = start <= end && std::any_of(affixes.begin(), affixes.end(), [&](const VarPtr &a) {
+             if (!a->isConstant() || a->constant.kind != PyConst::Kind::Str)
+               c.fail(DiagCode::FrontendPythonError,
+                      "TypeError: " + c.name + " first arg must be str or a tuple of str");
+             const std::string &p = a->constant.text;
+             return p.size() <= s.size() &&
+                    (c.name == "startswith" ? s.compare(0, p.size(), p) == 0
+                                            : s.compare(s.size() - p.size(), p.size(), p) == 0);
+           });
   c.push(makeConst(PyConst::ofBool(r), {c.self, c.args[0]}));
+  return true;
+}
+
+/// split(sep=None, maxsplit=-1): on runs of whitespace without a separator, as Python.
+bool strSplit(CallContext &c) {
+  if (c.args.size() > 2 || !c.kwargs.empty())
+    return false;
+  c.consumeArgs();
+  c.consume(c.self);
+  const std::string &s = c.self->constant.text;
+  bool whitespace = c.args.empty() || c.args[0]->constant.kind == PyConst::Kind::None;
+  int64_t maxsplit = c.args.size() > 1 ? c.args[1]->constant.intValue : -1;
+  std::vector<std::string> parts;
+  if (whitespace) {
+    size_t i = 0;
+    while (true) {
+      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+        ++i;
+      if (i == s.size())
+        break;
+      if (maxsplit >= 0 && static_cast<int64_t>(parts.size()) == maxsplit) {
+        size_t end = s.find_last_not_of(" \t\n\r\f\v");
+        parts.push_back(s.substr(i, end + 1 - i));
+        break;
+      }
+      size_t j = i;
+      while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j])))
+        ++j;
+      parts.push_back(s.substr(i, j - i));
+      i = j;
+    }
+  } else {
+    const std::string &sep = c.args[0]->constant.text;
+    if (sep.empty())
+      c.fail(DiagCode::FrontendPythonError, "ValueError: empty separator");
+    size_t i = 0;
+    for (size_t j; (maxsplit < 0 || static_cast<int64_t>(parts.size()) < maxsplit) &&
+                   (j = s.find(sep, i)) != std::string::npos;
+         i = j + sep.size())
+      parts.push_back(s.substr(i, j - i));
+    parts.push_back(s.substr(i));
+  }
+  std::vector<VarPtr> items;
+  for (const std::string &p : parts)
+    items.push_back(makeConst(PyConst::ofStr(p), {c.self}));
+  c.push(makeSequence(K::List, items, {c.self}));
+  return true;
+}
+
+bool strReplace(CallContext &c) {
+  if (c.args.size() < 2 || c.args.size() > 3)
+    return false;
+  c.consumeArgs();
+  c.consume(c.self);
+  std::string s = c.self->constant.text;
+  const std::string &from = c.args[0]->constant.text, &to = c.args[1]->constant.text;
+  int64_t count = c.args.size() > 2 ? c.args[2]->constant.intValue : -1;
+  std::string out;
+  size_t i = 0;
+  for (int64_t done = 0; count < 0 || done < count; ++done) {
+    size_t j = from.empty() ? (i <= s.size() ? i : std::string::npos) : s.find(from, i);
+    if (j == std::string::npos)
+      break;
+    out += s.substr(i, j - i) + to;
+    if (from.empty()) {
+      if (j < s.size())
+        out += s[j];
+      i = j + 1;
+    } else {
+      i = j + from.size();
+    }
+  }
+  if (i < s.size())
+    out += s.substr(i);
+  c.push(makeConst(PyConst::ofStr(out), {c.self, c.args[0], c.args[1]}));
+  return true;
+}
+
+bool strStrip(CallContext &c) {
+  if (c.args.size() > 1)
+    return false;
+  c.consumeArgs();
+  c.consume(c.self);
+  std::string chars = c.args.empty() || c.args[0]->constant.kind == PyConst::Kind::None
+                          ? std::string(" \t\n\r\f\v")
+                          : c.args[0]->constant.text;
+  const std::string &s = c.self->constant.text;
+  size_t begin = c.name == "rstrip" ? 0 : s.find_first_not_of(chars);
+  if (begin == std::string::npos) {
+    c.push(makeConst(PyConst::ofStr(""), {c.self}));
+    return true;
+  }
+  size_t end = c.name == "lstrip" ? s.size() : s.find_last_not_of(chars) + 1;
+  c.push(makeConst(PyConst::ofStr(s.substr(begin, end - begin)), {c.self}));
+  return true;
+}
+
+/// str.format: "{}", "{0}", "{name}", with "!r"/"!s" and a format spec as f-strings allow.
+bool strFormat(CallContext &c) {
+  c.consume(c.self);
+  const std::string &fmt = c.self->constant.text;
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    char ch = fmt[i];
+    if ((ch == '{' || ch == '}') && i + 1 < fmt.size() && fmt[i + 1] == ch) {
+      out += ch;
+      ++i;
+      continue;
+    }
+    if (ch == '}')
+      c.fail(DiagCode::FrontendPythonError, "ValueError: Single '}' encountered in format string");
+    if (ch != '{') {
+      out += ch;
+      continue;
+    }
+    size_t close = fmt.find('}', i);
+    if (close == std::string::npos)
+      c.fail(DiagCode::FrontendPythonError, "ValueError: Single '{' encountered in format string");
+    std::string field = fmt.substr(i + 1, close - i - 1), spec;
+    unsigned conversion = 0;
+    if (size_t colon = field.find(':'); colon != std::string::npos) {
+      spec = field.substr(colon + 1);
+      field.resize(colon);
+    }
+    if (size_t bang = field.find('!'); bang != std::string::npos) {
+      std::string kind = field.substr(bang + 1);
+      conversion = kind == "s" ? 1 : kind == "r" ? 2 : kind == "a" ? 3 : 4;
+      if (conversion == 4)
+        c.fail(DiagCode::FrontendPythonError, "ValueError: Unknown conversion specifier " + kind);
+      field.resize(bang);
+    }
+    VarPtr value;
+    if (field.empty() || std::all_of(field.begin(), field.end(), ::isdigit)) {
+      size_t index = field.empty() ? next++ : std::stoul(field);
+      if (index >= c.args.size())
+        c.fail(DiagCode::FrontendPythonError, "IndexError: Replacement index " +
+                                                  std::to_string(index) +
+                                                  " out of range for positional args tuple");
+      value = c.args[index];
+    } else {
+      auto it = std::find_if(c.kwargs.begin(), c.kwargs.end(),
+                             [&](const auto &kw) { return kw.first == field; });
+      if (it == c.kwargs.end())
+        c.fail(DiagCode::FrontendUnsupportedConstruct,
+               "str.format field '" + field + "' (only names and positions are supported)");
+      value = it->second;
+    }
+    out += c.format(value, conversion, spec)->constant.text;
+    i = close;
+  }
+  std::vector<VarPtr> from = {c.self};
+  from.insert(from.end(), c.args.begin(), c.args.end());
+  c.push(makeConst(PyConst::ofStr(out), from));
   return true;
 }
 
@@ -215,17 +487,25 @@ bool strAffix(CallContext &c) {
 
 const CallTable &listMethods() {
   static const CallTable table = {
-      {"append", listAppend}, {"extend", listExtend}, {"insert", listInsert},   {"pop", listPop},
-      {"clear", listClear},   {"copy", listCopy},     {"reverse", listReverse},
+      {"append", listAppend},    {"extend", listExtend},    {"insert", listInsert},
+      {"pop", listPop},          {"clear", listClear},      {"copy", listCopy},
+      {"reverse", listReverse},  {"remove", listRemove},    {"sort", listSort},
+      {"count", sequenceSearch}, {"index", sequenceSearch},
   };
+  return table;
+}
+
+const CallTable &tupleMethods() {
+  static const CallTable table = {{"count", sequenceSearch}, {"index", sequenceSearch}};
   return table;
 }
 
 const CallTable &dictMethods() {
   static const CallTable table = {
-      {"get", dictLookup},    {"pop", dictLookup},    {"setdefault", dictLookup},
-      {"keys", dictKeys},     {"values", dictValues}, {"items", dictItems},
-      {"update", dictUpdate}, {"clear", dictClear},   {"copy", dictCopy},
+      {"get", dictLookup},      {"pop", dictLookup},    {"setdefault", dictLookup},
+      {"keys", dictKeys},       {"values", dictValues}, {"items", dictItems},
+      {"update", dictUpdate},   {"clear", dictClear},   {"copy", dictCopy},
+      {"popitem", dictPopitem},
   };
   return table;
 }
@@ -233,7 +513,9 @@ const CallTable &dictMethods() {
 const CallTable &strMethods() {
   static const CallTable table = {
       {"join", strJoin},        {"upper", strCase},     {"lower", strCase},
-      {"startswith", strAffix}, {"endswith", strAffix},
+      {"startswith", strAffix}, {"endswith", strAffix}, {"split", strSplit},
+      {"replace", strReplace},  {"strip", strStrip},    {"lstrip", strStrip},
+      {"rstrip", strStrip},     {"format", strFormat},
   };
   return table;
 }

@@ -1,10 +1,12 @@
-//===- CallsModules.cpp - Functions of modules: the operator table, math on constants ----===//
+//===- CallsModules.cpp - Functions of modules: operator table, `operator`, `math` -------===//
 #include "compiler/frontend/Calls.h"
 
 #include "compiler/ops/OpTable.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
 
 namespace sotc::frontend {
 namespace {
@@ -68,14 +70,62 @@ const CallTable &mathFunctions() {
   return table;
 }
 
+/// `operator`'s functions are the bytecode's operators: each runs what the instruction runs.
+bool operatorFunction(CallContext &c, const std::string &op) {
+  static const std::map<std::string, std::string> binary = {
+      {"add", "add"},           {"sub", "sub"},   {"mul", "mul"}, {"truediv", "truediv"},
+      {"floordiv", "floordiv"}, {"mod", "mod"},   {"pow", "pow"}, {"matmul", "matmul"},
+      {"and_", "and"},          {"or_", "or"},    {"xor", "xor"}, {"lshift", "lshift"},
+      {"rshift", "rshift"},     {"concat", "add"}};
+  static const std::map<std::string, std::string> compare = {
+      {"lt", "<"}, {"le", "<="}, {"eq", "=="}, {"ne", "!="}, {"gt", ">"}, {"ge", ">="}};
+  static const std::map<std::string, std::string> unary = {
+      {"neg", "__neg__"}, {"pos", "__pos__"}, {"invert", "__invert__"}, {"inv", "__invert__"}};
+  const std::vector<VarPtr> &a = c.args;
+  if (!c.kwargs.empty())
+    return false;
+  if (a.size() == 2 && binary.count(op)) {
+    c.push(c.binary(binary.at(op), a[0], a[1]));
+  } else if (a.size() == 2 && op.size() > 1 && op[0] == 'i' && binary.count(op.substr(1))) {
+    c.push(c.binary(binary.at(op.substr(1)), a[0], a[1], /*inplace=*/true)); // iadd, ...
+  } else if (a.size() == 2 && compare.count(op)) {
+    c.push(c.compare(compare.at(op), a[0], a[1]));
+  } else if (a.size() == 1 && unary.count(op)) {
+    c.push(c.unary(unary.at(op), a[0]));
+  } else if (a.size() == 1 && (op == "truth" || op == "not_")) {
+    bool value = c.truthy(a[0]);
+    c.push(makeConst(PyConst::ofBool(op == "truth" ? value : !value), a));
+  } else if (a.size() == 2 && (op == "is_" || op == "is_not")) {
+    c.push(c.identical(a[0], a[1], op == "is_not"));
+  } else if (a.size() == 2 && op == "contains") {
+    c.push(c.compare("in", a[1], a[0]));
+  } else if (a.size() == 2 && op == "getitem") {
+    c.push(c.getItem(a[0], a[1]));
+  } else if (a.size() == 3 && op == "setitem") {
+    c.setItem(a[0], a[1], a[2]);
+    c.push(none());
+  } else if (a.size() == 2 && op == "delitem") {
+    c.deleteItem(a[0], a[1]);
+    c.push(none());
+  } else {
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool callModuleFunction(CallContext &c) {
+  if (callCreation(c))
+    return true;
   if (ops::OpTable::get().lookup(c.name)) {
     if (!c.breakOn(c.name, c.name, c.args))
       c.push(c.tensorCall("api", c.name, c.name, std::move(c.args), std::move(c.kwargs)));
     return true;
   }
+  for (const char *module : {"operator.", "_operator."})
+    if (c.name.rfind(module, 0) == 0)
+      return operatorFunction(c, c.name.substr(std::strlen(module)));
   bool constantNumbers = c.kwargs.empty() && !c.args.empty() &&
                          std::all_of(c.args.begin(), c.args.end(), [](const VarPtr &a) {
                            return a->isConstant() && a->constant.isNumber();

@@ -233,12 +233,20 @@ VarPtr Executor::global(int namespaceIndex, const std::string &name, Frame &f) {
       t.name = name;
       return globals_[key] = fromTrace(g.value(), t);
     }
+  // Every name of Python's builtins module a program may call or pass; what a name does is
+  // CallsBuiltins.cpp's (an unsupported one is E3004 there, not a NameError here).
   static const std::set<std::string> builtins = {
-      "len",    "range",     "isinstance", "enumerate", "zip",    "min",  "max",  "abs",
-      "int",    "float",     "bool",       "tuple",     "list",   "dict", "sum",  "all",
-      "any",    "print",     "str",        "repr",      "round",  "iter", "next", "reversed",
-      "sorted", "getattr",   "hasattr",    "map",       "divmod", "pow",  "type", "slice",
-      "set",    "frozenset", "callable",   "object"};
+      "abs",         "aiter",      "all",          "anext",  "any",       "ascii",
+      "bin",         "bool",       "bytearray",    "bytes",  "callable",  "chr",
+      "classmethod", "complex",    "delattr",      "dict",   "dir",       "divmod",
+      "enumerate",   "filter",     "float",        "format", "frozenset", "getattr",
+      "globals",     "hasattr",    "hash",         "hex",    "id",        "int",
+      "isinstance",  "issubclass", "iter",         "len",    "list",      "locals",
+      "map",         "max",        "memoryview",   "min",    "next",      "object",
+      "oct",         "open",       "ord",          "pow",    "print",     "property",
+      "range",       "repr",       "reversed",     "round",  "set",       "setattr",
+      "slice",       "sorted",     "staticmethod", "str",    "sum",       "super",
+      "tuple",       "type",       "vars",         "zip"};
   if (builtins.count(name)) {
     VarPtr v =
         Variable::make(Variable::Kind::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});

@@ -102,20 +102,31 @@ private:
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
             std::vector<std::pair<std::string, VarPtr>> kwargs);
+  /// call(), then run what it started until it returns; its result.
+  VarPtr callNow(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
+                 std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
                     const std::string &opName, std::vector<VarPtr> args,
                     std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
+  /// Python's printf-style `format % values`.
+  VarPtr percentFormat(Frame &f, const VarPtr &format, const VarPtr &values);
   /// -a, +a, ~a by dunder name ("__neg__", "__pos__", "__invert__").
   VarPtr unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a);
   VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
+  /// obj[key] = value and del obj[key] on Python lists and dicts.
+  void setItem(Frame &f, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
+               const VarPtr &value);
+  void deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key);
+  /// `a is b` (`is not` when negated): identity of variables, or of None and bools.
+  VarPtr identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate);
   /// A constant slice's clamped start, stop and (positive) step over a sequence of n items.
   std::array<int64_t, 3> sliceBounds(Frame &f, const VarPtr &key, int64_t n);
   VarPtr compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b);
   bool truthy(Frame &f, const VarPtr &v);
-  std::vector<VarPtr> iterate(Frame &f, const VarPtr &v);
+  std::vector<VarPtr> iterate(Frame &f, StatementIR &sir, const VarPtr &v);
   void pushFrame(ExecState &state, const VarPtr &function, std::vector<VarPtr> args,
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr global(int namespaceIndex, const std::string &name, Frame &f);

@@ -309,7 +309,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       callable = pop(f);
     else if (!f.stack.empty() && f.stack.back()->kind == K::Null)
       pop(f);
-    std::vector<VarPtr> args = iterate(f, posArgs);
+    std::vector<VarPtr> args = iterate(f, sir, posArgs);
     std::vector<std::pair<std::string, VarPtr>> kwargs;
     if (kw)
       for (size_t i = 0; i < kw->keys.size(); ++i)
@@ -436,75 +436,12 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       key = pop(f);
     }
     VarPtr obj = pop(f), value = pop(f);
-    if (obj->kind == K::List && key->isConstant() && key->constant.kind == PyConst::Kind::Int) {
-      int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
-      if (i < 0)
-        i += n;
-      if (i < 0 || i >= n)
-        fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
-      consume(key, loc);
-      obj->items[i] = value;
-    } else if (obj->kind == K::List && key->kind == K::Slice) {
-      consume(key, loc);
-      auto [start, stop, step] = sliceBounds(f, key, static_cast<int64_t>(obj->items.size()));
-      std::vector<VarPtr> values = iterate(f, value);
-      if (step == 1) {
-        obj->items.erase(obj->items.begin() + start, obj->items.begin() + std::max(start, stop));
-        obj->items.insert(obj->items.begin() + start, values.begin(), values.end());
-      } else {
-        size_t count = start < stop ? static_cast<size_t>((stop - start + step - 1) / step) : 0;
-        if (values.size() != count)
-          fail(DiagCode::FrontendPythonError,
-               "ValueError: attempt to assign sequence of size " + std::to_string(values.size()) +
-                   " to extended slice of size " + std::to_string(count),
-               f);
-        for (size_t k = 0; k < count; ++k)
-          obj->items[start + k * step] = values[k];
-      }
-    } else if (obj->kind == K::Dict && key->isConstant()) {
-      consume(key, loc);
-      size_t i = 0;
-      while (i < obj->keys.size() &&
-             !(obj->keys[i]->isConstant() && obj->keys[i]->constant == key->constant))
-        ++i;
-      if (i == obj->keys.size()) {
-        obj->keys.push_back(key);
-        obj->items.push_back(value);
-      } else {
-        obj->items[i] = value;
-      }
-    } else if (obj->isTensor()) {
-      fail(DiagCode::FrontendUnsupportedConstruct,
-           "assigning into a tensor (x[...] = ...) is not supported yet", f);
-    } else {
-      fail(DiagCode::FrontendUnsupportedConstruct,
-           "item assignment on a " + obj->typeName() + " is not supported", f);
-    }
+    setItem(f, sir, obj, key, value);
     break;
   }
   case Opcode::DELETE_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f);
-    consume(key, loc);
-    if (obj->kind == K::Dict) {
-      for (size_t i = 0; i < obj->keys.size(); ++i)
-        if (obj->keys[i]->isConstant() && key->isConstant() &&
-            obj->keys[i]->constant == key->constant) {
-          obj->keys.erase(obj->keys.begin() + i);
-          obj->items.erase(obj->items.begin() + i);
-          f.pc = next;
-          return {};
-        }
-      fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
-    } else if (obj->kind == K::List && key->isConstant()) {
-      int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
-      if (i < 0)
-        i += n;
-      if (i < 0 || i >= n)
-        fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
-      obj->items.erase(obj->items.begin() + i);
-    } else {
-      fail(DiagCode::FrontendUnsupportedConstruct, "del on a " + obj->typeName() + " item", f);
-    }
+    deleteItem(f, obj, key);
     break;
   }
   case Opcode::BUILD_TUPLE:
@@ -563,7 +500,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::SET_UPDATE: {
     VarPtr v = pop(f);
     VarPtr &set = peek(f, arg);
-    for (const VarPtr &item : op == Opcode::SET_ADD ? std::vector<VarPtr>{v} : iterate(f, v))
+    for (const VarPtr &item : op == Opcode::SET_ADD ? std::vector<VarPtr>{v} : iterate(f, sir, v))
       if (std::none_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
             return x.get() == item.get() ||
                    (x->isConstant() && item->isConstant() && x->constant == item->constant);
@@ -578,7 +515,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::LIST_EXTEND: {
     VarPtr v = pop(f);
-    std::vector<VarPtr> items = iterate(f, v);
+    std::vector<VarPtr> items = iterate(f, sir, v);
     VarPtr &list = peek(f, arg);
     list->items.insert(list->items.end(), items.begin(), items.end());
     break;
@@ -619,7 +556,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::UNPACK_SEQUENCE: {
     VarPtr seq = pop(f);
-    std::vector<VarPtr> items = iterate(f, seq);
+    std::vector<VarPtr> items = iterate(f, sir, seq);
     if (items.size() != arg)
       fail(DiagCode::FrontendPythonError,
            "ValueError: expected " + std::to_string(arg) + " values to unpack, got " +
@@ -631,7 +568,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::UNPACK_EX: {
     VarPtr seq = pop(f);
-    std::vector<VarPtr> items = iterate(f, seq);
+    std::vector<VarPtr> items = iterate(f, sir, seq);
     size_t before = arg & 0xff, after = arg >> 8;
     if (items.size() < before + after)
       fail(DiagCode::FrontendPythonError, "ValueError: not enough values to unpack", f);
@@ -733,7 +670,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::GET_ITER: {
     VarPtr src = pop(f);
     VarPtr it = Variable::make(K::Iterator, computedFrom({src}));
-    it->items = iterate(f, src);
+    it->items = iterate(f, sir, src);
     consume(src, loc); // the number of iterations depends on it
     f.stack.push_back(it);
     break;

@@ -8,8 +8,10 @@
 #include "compiler/ops/OpTable.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstring>
 
 namespace sotc::frontend {
 namespace {
@@ -121,7 +123,7 @@ bool Executor::truthy(Frame &f, const VarPtr &v) {
   }
 }
 
-std::vector<VarPtr> Executor::iterate(Frame &f, const VarPtr &v) {
+std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &v) {
   switch (v->kind) {
   case K::Tuple:
   case K::List:
@@ -150,6 +152,25 @@ std::vector<VarPtr> Executor::iterate(Frame &f, const VarPtr &v) {
       return out;
     }
     break;
+  case K::Tensor: { // x[0], x[1], ...: unrolled over the static first dimension
+    if (v->meta.rank() == 0)
+      fail(DiagCode::FrontendPythonError, "TypeError: iteration over a 0-d tensor", f);
+    int64_t n = v->meta.shape[0];
+    if (n == ops::kDynamic)
+      fail(DiagCode::FrontendHostInteraction,
+           "iterating over a tensor whose first dimension is dynamic needs its size on the host",
+           f);
+    if (n > options_.maxLoopIterations)
+      fail(DiagCode::FrontendLoopLimit,
+           "a tensor of " + std::to_string(n) + " rows cannot be unrolled (the limit is " +
+               std::to_string(options_.maxLoopIterations) + ")",
+           f);
+    consume(v, locOf(f));
+    std::vector<VarPtr> out;
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(getItem(f, sir, v, makeConst(PyConst::ofInt(i), {})));
+    return out;
+  }
   default:
     break;
   }
@@ -176,6 +197,100 @@ VarPtr Executor::unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, 
   return Variable::constant_(r, computedFrom({a}));
 }
 
+VarPtr Executor::percentFormat(Frame &f, const VarPtr &format, const VarPtr &values) {
+  const std::string &fmt = format->constant.text;
+  bool mapping = values->kind == K::Dict;
+  std::vector<VarPtr> args = values->kind == K::Tuple && values->name.empty()
+                                 ? values->items
+                                 : std::vector<VarPtr>{values};
+  size_t next = 0;
+  std::string out;
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    if (fmt[i] != '%') {
+      out += fmt[i];
+      continue;
+    }
+    if (++i == fmt.size())
+      fail(DiagCode::FrontendPythonError, "ValueError: incomplete format", f);
+    if (fmt[i] == '%') {
+      out += '%';
+      continue;
+    }
+    VarPtr value;
+    if (fmt[i] == '(') { // %(name)s
+      size_t close = fmt.find(')', i);
+      if (!mapping || close == std::string::npos)
+        fail(DiagCode::FrontendPythonError, "TypeError: format requires a mapping", f);
+      std::string key = fmt.substr(i + 1, close - i - 1);
+      for (size_t k = 0; k < values->keys.size() && !value; ++k)
+        if (values->keys[k]->isConstant() && values->keys[k]->constant.text == key)
+          value = values->items[k];
+      if (!value)
+        fail(DiagCode::FrontendPythonError, "KeyError: '" + key + "'", f);
+      i = close + 1;
+    }
+    size_t specStart = i;
+    while (i < fmt.size() && std::strchr("-+ #0", fmt[i]))
+      ++i;
+    std::string flags = fmt.substr(specStart, i - specStart);
+    size_t widthStart = i;
+    while (i < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[i])) || fmt[i] == '.'))
+      ++i;
+    std::string widthPrecision = fmt.substr(widthStart, i - widthStart);
+    if (i == fmt.size())
+      fail(DiagCode::FrontendPythonError, "ValueError: incomplete format", f);
+    char type = fmt[i];
+    if (!value) {
+      if (mapping || next >= args.size())
+        fail(DiagCode::FrontendPythonError, "TypeError: not enough arguments for format string", f);
+      value = args[next++];
+    }
+    std::string width = widthPrecision.substr(0, widthPrecision.find('.'));
+    std::string precision = widthPrecision.size() > width.size()
+                                ? widthPrecision.substr(width.size() + 1)
+                                : std::string();
+    bool left = flags.find('-') != std::string::npos;
+    std::string text;
+    if (type == 's' || type == 'r' || type == 'a') {
+      text = formatValue(f, value, type == 's' ? 1 : type == 'r' ? 2 : 3, nullptr)->constant.text;
+      if (!precision.empty())
+        text = text.substr(0, std::stoul(precision));
+    } else if (std::strchr("diuxXoeEfFgG", type)) {
+      // The numeric part of %-formatting is the f-string spec language's (formatValue).
+      std::string spec;
+      for (char flag : std::string("+ "))
+        if (flags.find(flag) != std::string::npos) {
+          spec += flag;
+          break;
+        }
+      if (flags.find('#') != std::string::npos)
+        spec += '#';
+      if (!left && flags.find('0') != std::string::npos && !width.empty())
+        spec += '0' + width;
+      if (!precision.empty())
+        spec += '.' + precision;
+      spec += type == 'i' || type == 'u' ? 'd' : type;
+      if (std::strchr("di", spec.back()) && value->isConstant() &&
+          value->constant.kind == PyConst::Kind::Float) // %d truncates a float, as Python
+        value =
+            makeConst(PyConst::ofInt(static_cast<int64_t>(value->constant.floatValue)), {value});
+      text = formatValue(f, value, 0, makeConst(PyConst::ofStr(spec), {}))->constant.text;
+    } else {
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           std::string("%-format conversion '%") + type + "' is not supported", f);
+    }
+    size_t pad = width.empty() ? 0 : std::stoul(width);
+    if (text.size() < pad)
+      text = left ? text + std::string(pad - text.size(), ' ')
+                  : std::string(pad - text.size(), ' ') + text;
+    out += text;
+  }
+  if (!mapping && next < args.size())
+    fail(DiagCode::FrontendPythonError,
+         "TypeError: not all arguments converted during string formatting", f);
+  return makeConst(PyConst::ofStr(out), {format, values});
+}
+
 VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                           VarPtr b) {
   SourceLoc loc = locOf(f);
@@ -199,6 +314,8 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
                                                      : DiagCode::FrontendPythonError,
            error.empty() ? "TypeError: unsupported operand" : error, f);
     }
+    if (x.kind == PyConst::Kind::Str && op == "mod")
+      return percentFormat(f, a, b);
     if (x.kind == PyConst::Kind::Str && y.kind == PyConst::Kind::Str && op == "add")
       return makeConst(PyConst::ofStr(x.text + y.text), {a, b});
     if (x.kind == PyConst::Kind::Str && y.kind == PyConst::Kind::Int && op == "mul") {
@@ -207,6 +324,10 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
         s += x.text;
       return makeConst(PyConst::ofStr(s), {a, b});
     }
+  }
+  if (a->isConstant() && a->constant.kind == PyConst::Kind::Str && op == "mod") {
+    consume(a, loc);
+    return percentFormat(f, a, b);
   }
   if (a->isSequence() && b->isSequence() && a->kind == b->kind && op == "add") {
     std::vector<VarPtr> items = a->items;
@@ -224,6 +345,13 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
       items.insert(items.end(), a->items.begin(), a->items.end());
     return makeSequence(a->kind, items, {a, b});
   }
+  for (const VarPtr &v : {a, b})
+    if (v->kind == K::Opaque && v->name.rfind("host value of ", 0) == 0)
+      fail(DiagCode::FrontendHostInteraction,
+           "computing with the " + v->name +
+               " needs it on the host: a host callback's result can be returned, not computed "
+               "with ahead of time",
+           f);
   fail(DiagCode::FrontendPythonError,
        "TypeError: unsupported operand type(s) for " + op + ": '" + a->typeName() + "' and '" +
            b->typeName() + "'",
@@ -246,7 +374,7 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
     if (b->isTensor() || a->isTensor())
       fail(DiagCode::FrontendHostInteraction, "'in' on a tensor needs its values on the host", f);
     consume(a, loc);
-    std::vector<VarPtr> items = b->kind == K::Dict ? b->keys : iterate(f, b);
+    std::vector<VarPtr> items = b->kind == K::Dict ? b->keys : iterate(f, sir, b);
     consume(b, loc);
     bool found = false;
     for (const VarPtr &i : items)
@@ -366,6 +494,13 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     if (name == "__name__")
       return makeConst(PyConst::ofStr(trace_.code_objects(obj->codeIndex).name()), {obj});
     break;
+  case K::Builtin:
+    if (obj->name == "dict" && name == "fromkeys") { // a builtin of its own (CallsBuiltins.cpp)
+      VarPtr v = Variable::make(K::Builtin, constTracker());
+      v->name = "dict.fromkeys";
+      return v;
+    }
+    break;
   default:
     break;
   }
@@ -391,6 +526,89 @@ std::array<int64_t, 3> Executor::sliceBounds(Frame &f, const VarPtr &key, int64_
   return {clamp(part(0, 0)), clamp(part(1, n)), step};
 }
 
+void Executor::setItem(Frame &f, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
+                       const VarPtr &value) {
+  SourceLoc loc = locOf(f);
+  if (obj->kind == K::List && key->isConstant() && key->constant.kind == PyConst::Kind::Int) {
+    int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
+    if (i < 0)
+      i += n;
+    if (i < 0 || i >= n)
+      fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
+    consume(key, loc);
+    obj->items[i] = value;
+  } else if (obj->kind == K::List && key->kind == K::Slice) {
+    consume(key, loc);
+    auto [start, stop, step] = sliceBounds(f, key, static_cast<int64_t>(obj->items.size()));
+    std::vector<VarPtr> values = iterate(f, sir, value);
+    if (step == 1) {
+      obj->items.erase(obj->items.begin() + start, obj->items.begin() + std::max(start, stop));
+      obj->items.insert(obj->items.begin() + start, values.begin(), values.end());
+    } else {
+      size_t count = start < stop ? static_cast<size_t>((stop - start + step - 1) / step) : 0;
+      if (values.size() != count)
+        fail(DiagCode::FrontendPythonError,
+             "ValueError: attempt to assign sequence of size " + std::to_string(values.size()) +
+                 " to extended slice of size " + std::to_string(count),
+             f);
+      for (size_t k = 0; k < count; ++k)
+        obj->items[start + k * step] = values[k];
+    }
+  } else if (obj->kind == K::Dict && key->isConstant()) {
+    consume(key, loc);
+    size_t i = 0;
+    while (i < obj->keys.size() &&
+           !(obj->keys[i]->isConstant() && obj->keys[i]->constant == key->constant))
+      ++i;
+    if (i == obj->keys.size()) {
+      obj->keys.push_back(key);
+      obj->items.push_back(value);
+    } else {
+      obj->items[i] = value;
+    }
+  } else if (obj->isTensor()) {
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "assigning into a tensor (x[...] = ...) is not supported yet", f);
+  } else {
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "item assignment on a " + obj->typeName() + " is not supported", f);
+  }
+}
+
+void Executor::deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key) {
+  SourceLoc loc = locOf(f);
+  consume(key, loc);
+  if (obj->kind == K::Dict) {
+    for (size_t i = 0; i < obj->keys.size(); ++i)
+      if (obj->keys[i]->isConstant() && key->isConstant() &&
+          obj->keys[i]->constant == key->constant) {
+        obj->keys.erase(obj->keys.begin() + i);
+        obj->items.erase(obj->items.begin() + i);
+        return;
+      }
+    fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
+  } else if (obj->kind == K::List && key->isConstant()) {
+    int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
+    if (i < 0)
+      i += n;
+    if (i < 0 || i >= n)
+      fail(DiagCode::FrontendPythonError, "IndexError: list assignment index out of range", f);
+    obj->items.erase(obj->items.begin() + i);
+  } else {
+    fail(DiagCode::FrontendUnsupportedConstruct, "del on a " + obj->typeName() + " item", f);
+  }
+}
+
+VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate) {
+  bool same = a.get() == b.get() ||
+              (a->isConstant() && b->isConstant() && a->constant.kind == b->constant.kind &&
+               (a->constant.kind == PyConst::Kind::None ||
+                (a->constant.kind == PyConst::Kind::Bool && a->constant == b->constant)));
+  consume(a, locOf(f));
+  consume(b, locOf(f));
+  return Variable::constant_(PyConst::ofBool(negate ? !same : same), computedFrom({a, b}));
+}
+
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
   SourceLoc loc = locOf(f);
   if (obj->isTensor()) {
@@ -403,7 +621,7 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
   }
   consume(key, loc);
   if (obj->isSequence() || (obj->isConstant() && obj->constant.kind == PyConst::Kind::Str)) {
-    std::vector<VarPtr> items = obj->isSequence() ? obj->items : iterate(f, obj);
+    std::vector<VarPtr> items = obj->isSequence() ? obj->items : iterate(f, sir, obj);
     int64_t n = static_cast<int64_t>(items.size());
     if (key->kind == K::Slice) {
       auto [start, stop, step] = sliceBounds(f, key, n);
@@ -435,6 +653,26 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
           obj->keys[i]->constant == key->constant)
         return obj->items[i];
     fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
+  }
+  if (obj->kind == K::Range) { // arithmetic, not a list: ranges may be long
+    int64_t span = obj->stop - obj->start;
+    int64_t n = obj->step > 0 ? std::max<int64_t>(0, (span + obj->step - 1) / obj->step)
+                              : std::max<int64_t>(0, (-span - obj->step - 1) / -obj->step);
+    if (key->kind == K::Slice) {
+      auto [start, stop, step] = sliceBounds(f, key, n);
+      VarPtr r = Variable::make(K::Range, computedFrom({obj, key}));
+      r->start = obj->start + start * obj->step;
+      r->stop = obj->start + std::max(start, stop) * obj->step;
+      r->step = obj->step * step;
+      return r;
+    }
+    if (!isInt(key))
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: range indices must be integers or slices, not " + key->typeName(), f);
+    int64_t i = key->constant.intValue < 0 ? key->constant.intValue + n : key->constant.intValue;
+    if (i < 0 || i >= n)
+      fail(DiagCode::FrontendPythonError, "IndexError: range object index out of range", f);
+    return makeConst(PyConst::ofInt(obj->start + i * obj->step), {obj, key});
   }
   fail(DiagCode::FrontendUnsupportedConstruct,
        "subscripting a " + obj->typeName() + " is not supported", f);

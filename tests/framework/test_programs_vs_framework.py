@@ -187,3 +187,23 @@ def test_break_on_api_runs_in_the_framework(sotc_bin, tmp_path):
     x = np.random.default_rng(1).standard_normal(64).astype(np.float32) * 3
     module = import_program("22_relu_sin")
     assert_same(sotc.load(library)(x), module.fn(module.paddle.to_tensor(x)).numpy(), RTOL)
+
+
+@pytest.mark.parametrize("name", programs())
+def test_tracing_with_the_framework_records_what_the_stubs_do(name, sotc_bin, tmp_path):
+    """The committed traces are made without paddle or torch (the tracer's stubs); traced here
+    with the real framework, whose functions live in private modules under other names
+    (paddle.nn.functional.activation.relu is paddle.nn.functional.relu), each program must
+    translate the same."""
+    func, inputs = header(name)
+    module = import_program(name)
+    traced = sotc.trace(getattr(module, func), sotc_root=ROOT,
+                        **{k: parse_input(spec) for k, spec in inputs})
+    fresh = traced.save(tmp_path / (name + ".pb"))
+
+    def sir(path):
+        result = subprocess.run([sotc_bin, "dump", "--sir", "--allow-host-callbacks", str(path)],
+                                capture_output=True, text=True, cwd=ROOT)
+        return result.returncode, result.stdout, result.stderr.replace(str(path), "TRACE")
+
+    assert sir(fresh) == sir(os.path.join(TRACES, name + ".pb"))

@@ -104,16 +104,20 @@ private:
       if (ops::primKind(primOf(p)) == PrimKind::Reduce)
         reductions.insert(p);
     }
-    // Constants go to the front of the stage of their first reader.
+    // Constants go to the front of the stage of their first reader; one nothing here reads
+    // is the kernel's output and goes to the last stage (alone, when it is the whole group).
     for (sir::PrimOp p : prims)
-      if (primOf(p) == Prim::FillConstant)
-        for (auto &stage : out)
-          if (std::any_of(stage.begin(), stage.end(), [&](sir::PrimOp q) {
-                return llvm::is_contained(q->getOperands(), p.getResult());
-              })) {
-            stage.insert(stage.begin(), p);
-            break;
-          }
+      if (primOf(p) == Prim::FillConstant) {
+        auto reader = std::find_if(out.begin(), out.end(), [&](const auto &stage) {
+          return std::any_of(stage.begin(), stage.end(), [&](sir::PrimOp q) {
+            return llvm::is_contained(q->getOperands(), p.getResult());
+          });
+        });
+        if (reader != out.end())
+          reader->insert(reader->begin(), p);
+        else
+          out.back().push_back(p);
+      }
     return out;
   }
 

@@ -112,6 +112,16 @@ private:
     for (mlir::RankedTensorType t : tensors)
       if (!derivable(t, anchor))
         return false;
+    // One window per tensor: a kernel indexes each tensor one way, so what a slice reads has
+    // no other reader in the group (x[0] + x[1] reads two windows of x: two kernels).
+    for (size_t i : ops) {
+      if (primOf(prims_[i]) != ops::Prim::Slice)
+        continue;
+      mlir::Value sliced = prims_[i]->getOperand(0);
+      for (size_t j : ops)
+        if (j != i && llvm::is_contained(prims_[j]->getOperands(), sliced))
+          return false;
+    }
     // One row structure: every reduction reduces the same axes of the same shape (softmax's
     // max and sum do; a column sum and a row sum of one tensor would need two).
     std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> rows;

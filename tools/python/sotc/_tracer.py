@@ -93,6 +93,21 @@ def _refuse_unsupported(fn, role):
         f"{fn.__code__.co_firstlineno}): it is {kind}; sotc compiles plain functions only")
 
 
+def _public_name(obj):
+    """The shortest name a parent package gives `obj` (paddle.nn.functional.relu for the
+    function defined in paddle.nn.functional.activation; paddle.add for paddle.tensor.math.add),
+    checked to be the same object; else where it is defined."""
+    module, name = obj.__module__, obj.__qualname__
+    if "." not in name:
+        parts = module.split(".")
+        for i in range(1, len(parts)):
+            prefix = ".".join(parts[:i])
+            parent = sys.modules.get(prefix)
+            if parent is not None and getattr(parent, name, None) is obj:
+                return f"{prefix}.{name}"
+    return f"{module}.{name}"
+
+
 class _Builder:
     def __init__(self, root):
         self.root = os.path.abspath(root) if root else None
@@ -165,6 +180,7 @@ class _Builder:
                 return
             _seen = _seen | {id(obj)}
             if isinstance(obj, dict):
+                out.dict_value.SetInParent()  # an empty dict is a value too
                 for key, item in obj.items():
                     entry = out.dict_value.items.add()
                     self.value(key, entry.key, allow_tensor, _seen)
@@ -187,7 +203,7 @@ class _Builder:
         elif isinstance(obj, type) and obj.__module__ == "builtins":
             out.builtin = obj.__name__
         elif callable(obj) and hasattr(obj, "__qualname__") and getattr(obj, "__module__", None):
-            out.external = f"{obj.__module__}.{obj.__qualname__}"
+            out.external = _public_name(obj)
         else:
             out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
             out.opaque.repr = _ADDRESS_RE.sub("", repr(obj))[:200]

@@ -1,0 +1,117 @@
+"""Python the frontend translates, and the errors it gives for what it cannot: each case was
+once a wrong or misleading error (issue: Python coverage). Functions are written here and
+traced with the paddle stubs; what translates is compiled for the CPU and run through
+sotc.load against Python running the same function on numpy arrays."""
+
+import operator
+import subprocess
+
+import numpy as np
+import pytest
+
+import sotc
+
+X = np.ones((2, 3), np.float32)
+
+
+def translate(tmp_path, sotc_bin, fn, *args, extra=(), **kwargs):
+    path = sotc.trace(fn, *args, **kwargs).save(tmp_path / "case.pb")
+    return subprocess.run([sotc_bin, "dump", "--sir", *extra, str(path)], capture_output=True,
+                          text=True)
+
+
+def same(a, b):
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b and type(a) is type(b)
+
+
+def percent_format(x):
+    return x * len("%s is xx" % 10), "%-4s|%03d|%.2f|%r" % ("ab", 7, 0.5, "q"), "%d%%" % 5.9
+
+
+def percent_mapping(x):
+    return "%(name)s=%(v)d" % {"name": "n", "v": 3}
+
+
+def empty_dict_argument(x, options):
+    return x * (len(options) + 1)
+
+
+def apply(fn, y):
+    return fn(y)
+
+
+def bound_method_argument(x):
+    return apply(x.add, x)
+
+
+def chr_ord_fromkeys(x):
+    keys = dict.fromkeys(["a", "b"], 1)
+    return x * ord(chr(66)) * len(keys), chr(0x263A), ord("\u263a"), keys
+
+
+def operators_as_functions(x):
+    items = [x, 2]
+    operator.setitem(items, 1, 3)
+    operator.delitem(items, 0)
+    return operator.getitem(items, 0), operator.is_(items, items), operator.truth(items)
+
+
+def numpy_arithmetic(x):
+    return x.numpy() + 1
+
+
+def chr_of_tensor(x):
+    return chr(x)
+
+
+def index_among_values(x):
+    return [1, x].index(x), [x, 1].index(1)
+
+
+@pytest.mark.parametrize("fn, kwargs", [
+    (percent_format, {}),
+    (percent_mapping, {}),
+    (empty_dict_argument, {"options": {}}),
+    (chr_ord_fromkeys, {}),
+    (operators_as_functions, {}),
+])
+def test_runs_as_python_does(fn, kwargs, tmp_path, sotc_bin):
+    path = sotc.trace(fn, X, **kwargs).save(tmp_path / "case.pb")
+    library = tmp_path / "case.so"
+    subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
+                   check=True)
+    got = sotc.load(str(library))(X, **kwargs)
+    want = fn(X, **kwargs)
+    assert same(got, want), (got, want)
+
+
+def test_bound_tensor_method_keeps_its_tensor(tmp_path, sotc_bin):
+    result = translate(tmp_path, sotc_bin, bound_method_argument, X)
+    assert result.returncode == 0, result.stderr
+    assert "add ((var_0, var_0)" in result.stdout
+
+
+@pytest.mark.parametrize("fn, code, message", [
+    (numpy_arithmetic, "E3005", "host callback's result can be returned, not computed"),
+    (chr_of_tensor, "E3005", "chr() of a tensor"),
+    (index_among_values, "E3005", "comparing a tensor with another value"),
+])
+def test_host_values_are_host_interaction_errors(fn, code, message, tmp_path, sotc_bin):
+    result = translate(tmp_path, sotc_bin, fn, X, extra=["--allow-host-callbacks"])
+    assert result.returncode != 0
+    assert f"error {code}:" in result.stderr and message in result.stderr, result.stderr
+    assert "test_python_coverage.py:" in result.stderr  # the Python line
+
+
+def test_unsupported_builtin_is_not_a_name_error(tmp_path, sotc_bin):
+    def uses_vars(x):
+        return vars(x)
+
+    result = translate(tmp_path, sotc_bin, uses_vars, X)
+    assert "E3004" in result.stderr and "builtin vars()" in result.stderr, result.stderr
