@@ -89,6 +89,7 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   using K = Variable::Kind;
   auto sequence = [&](K kind, const trace::Sequence &seq) {
     VarPtr v = Variable::make(kind, tracker);
+    v->tracedLength = seq.items_size();
     for (int i = 0; i < seq.items_size(); ++i) {
       Tracker item;
       item.kind = Tracker::Kind::GetItem;
@@ -142,6 +143,7 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   }
   case trace::Value::kDictValue: {
     VarPtr v = Variable::make(K::Dict, tracker);
+    v->tracedLength = value.dict_value().items_size();
     for (const trace::DictItem &item : value.dict_value().items()) {
       VarPtr key = fromTrace(item.key(), tracker.kind == Tracker::Kind::Const
                                              ? tracker
@@ -276,9 +278,33 @@ ExecState Executor::start() {
     t.name = input.name();
     VarPtr value = fromTrace(input.value(), t);
     value->parameter = input.name();
+    value->passedRepr = value->repr();
     parameters_.push_back(value);
     kwargs.push_back({input.name(), value});
+    if (value->kind == Variable::Kind::List || value->kind == Variable::Kind::Dict) {
+      state.arguments.push_back({input.name(), value});
+      argumentsAsPassed_[input.name()] = {value->items, value->keys};
+    }
   }
+  // Tensors in module globals are inputs too, read from the module when the program runs;
+  // they follow the arguments, named by the global.
+  for (int ns = 0; ns < trace_.namespaces_size(); ++ns)
+    for (const trace::NamedValue &g : trace_.namespaces(ns).globals()) {
+      if (g.value().kind_case() != trace::Value::kTensor)
+        continue;
+      Tracker t;
+      t.kind = Tracker::Kind::Global;
+      t.name = g.name();
+      VarPtr value = fromTrace(g.value(), t);
+      value->parameter = value->global = g.name();
+      for (const VarPtr &p : parameters_)
+        if (p->parameter == g.name())
+          throw CodedError(DiagCode::FrontendBadInputs,
+                           "the global tensor '" + g.name() +
+                               "' has the name of another input: rename one of them");
+      parameters_.push_back(value);
+      state.globals.push_back({ns, g.name(), value, false});
+    }
   // *args and **kwargs parameters arrive as a tuple and a dict: splat them back.
   int nargs = static_cast<int>(code.argcount() + code.kwonlyargcount());
   bool varargs = code.flags() & 0x04, varkw = code.flags() & 0x08;
@@ -350,6 +376,47 @@ ExecState Executor::clone(const ExecState &state) {
     f.yields = copy(f.yields);
   }
   out.returnValue = copy(out.returnValue);
+  for (GlobalSlot &g : out.globals)
+    g.value = copy(g.value);
+  for (auto &[name, value] : out.arguments)
+    value = copy(value);
+  return out;
+}
+
+GlobalSlot *Executor::slotOf(ExecState &state, int namespaceIndex, const std::string &name) {
+  for (GlobalSlot &g : state.globals)
+    if (g.namespaceIndex == namespaceIndex && g.name == name)
+      return &g;
+  return nullptr;
+}
+
+std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
+  std::vector<SideEffect> out;
+  for (const GlobalSlot &g : state.globals)
+    if (g.written)
+      out.push_back(
+          {g.value ? SideEffect::Kind::Global : SideEffect::Kind::DeleteGlobal, g.name, g.value});
+  for (const auto &[name, value] : state.arguments) {
+    const auto &[items, keys] = argumentsAsPassed_.at(name);
+    // Branches clone containers, so equal items are the same variable or print the same.
+    auto same = [](const std::vector<VarPtr> &a, const std::vector<VarPtr> &b) {
+      return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                        [](const VarPtr &x, const VarPtr &y) {
+                          return x.get() == y.get() ||
+                                 (x->kind == y->kind && !x->isTensor() && x->repr() == y->repr());
+                        });
+    };
+    if (same(value->items, items) && same(value->keys, keys))
+      continue;
+    // The new contents hold what was passed: guard it (type, length and every item).
+    SourceLoc loc{trace_.code_objects(trace_.functions(trace_.entry_function()).code()).filename(),
+                  0};
+    consume(value, loc);
+    for (const std::vector<VarPtr> *passed : {&items, &keys})
+      for (const VarPtr &item : *passed)
+        consume(item, loc);
+    out.push_back({SideEffect::Kind::Argument, name, value});
+  }
   return out;
 }
 
@@ -364,6 +431,8 @@ void walkState(const ExecState &state, const std::function<void(const VarPtr &)>
     visit(f.yields);
   }
   visit(state.returnValue);
+  for (const GlobalSlot &g : state.globals)
+    visit(g.value);
 }
 } // namespace
 
@@ -409,6 +478,8 @@ std::string Executor::signature(const ExecState &state) {
   };
   for (const Frame &f : state.frames)
     s += "F" + std::to_string(f.codeIndex) + "@" + std::to_string(f.pc) + ";";
+  for (const GlobalSlot &g : state.globals)
+    s += "G" + std::to_string(g.namespaceIndex) + "." + g.name + (g.written ? "!" : "") + ";";
   walkState(state, visit);
   return s;
 }

@@ -53,10 +53,21 @@ struct Break {
   VarPtr result;
 };
 
+/// A module global the program reads as a tensor input, or has assigned or deleted.
+struct GlobalSlot {
+  int namespaceIndex;
+  std::string name;
+  VarPtr value;         // null: deleted
+  bool written = false; // assigned or deleted by the program: a side effect
+};
+
 /// The mutable interpreter state; copyable for graph breaks.
 struct ExecState {
   std::vector<Frame> frames;
-  VarPtr returnValue; // set when the entry frame returns
+  VarPtr returnValue;              // set when the entry frame returns
+  std::vector<GlobalSlot> globals; // tensor globals (inputs) and every global written
+  // The entry function's container arguments (lists, dicts), whose mutations are side effects.
+  std::vector<std::pair<std::string, VarPtr>> arguments;
 };
 
 class Executor {
@@ -65,8 +76,12 @@ public:
 
   /// The initial state: the entry frame with its arguments bound from the trace's inputs.
   ExecState start();
-  /// The entry function's parameters as start() bound them, in the trace's order.
+  /// The entry function's parameters as start() bound them, in the trace's order, then the
+  /// tensors it reads from module globals (Tracker::Kind::Global).
   const std::vector<VarPtr> &parameters() const { return parameters_; }
+  /// What the returning state changed besides its result: globals written, arguments mutated.
+  /// Guards what a mutated argument held as passed.
+  std::vector<SideEffect> sideEffects(const ExecState &state);
   /// Runs until the entry frame returns or a break; statements go to `sir`.
   Break run(ExecState &state, StatementIR &sir);
   /// A deep copy sharing nothing mutable with `state` (tensors and constants are shared).
@@ -130,6 +145,8 @@ private:
   void pushFrame(ExecState &state, const VarPtr &function, std::vector<VarPtr> args,
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr global(int namespaceIndex, const std::string &name, Frame &f);
+  /// The state's slot for a global, or null.
+  static GlobalSlot *slotOf(ExecState &state, int namespaceIndex, const std::string &name);
 
   /// Ends the segment at a call the host must run (--allow-host-callbacks); false when
   /// host callbacks are off.
@@ -147,6 +164,8 @@ private:
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
+  // The container arguments' items and keys as passed, to tell whether the program changed them.
+  std::map<std::string, std::pair<std::vector<VarPtr>, std::vector<VarPtr>>> argumentsAsPassed_;
 };
 
 /// `index` of the instruction at byte `offset` in code object `codeIndex`.

@@ -248,7 +248,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::LOAD_GLOBAL: {
-    VarPtr value = global(f.namespaceIndex, co.names(opcodes_->nameIndex(*info, arg)), f);
+    const std::string &name = co.names(opcodes_->nameIndex(*info, arg));
+    GlobalSlot *written = slotOf(state, f.namespaceIndex, name);
+    if (written && !written->value)
+      fail(DiagCode::FrontendNameError, "name '" + name + "' is not defined (deleted above)", f);
+    VarPtr value = written ? written->value : global(f.namespaceIndex, name, f);
     pushForCall(value, opcodes_->pushesNull(*info, arg));
     break;
   }
@@ -740,14 +744,25 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::STORE_GLOBAL:
-  case Opcode::DELETE_GLOBAL:
+  case Opcode::DELETE_GLOBAL: { // side effects, applied by the host after the call
+    const std::string &name = co.names(arg);
+    VarPtr value = op == Opcode::STORE_GLOBAL ? pop(f) : nullptr;
+    if (!value && !slotOf(state, f.namespaceIndex, name))
+      global(f.namespaceIndex, name, f); // NameError when it does not exist
+    if (GlobalSlot *slot = slotOf(state, f.namespaceIndex, name)) {
+      if (!value && !slot->value)
+        fail(DiagCode::FrontendNameError, "name '" + name + "' is not defined", f);
+      slot->value = value;
+      slot->written = true;
+    } else {
+      state.globals.push_back({f.namespaceIndex, name, value, true});
+    }
+    break;
+  }
   case Opcode::STORE_ATTR:
   case Opcode::DELETE_ATTR: {
     fail(DiagCode::FrontendUnsupportedConstruct,
-         std::string(op == Opcode::STORE_ATTR || op == Opcode::DELETE_ATTR ? "attribute"
-                                                                           : "global") +
-             " assignment (" + ins.opname() + ") is a side effect sotc cannot compile",
-         f);
+         "attribute assignment (" + ins.opname() + ") is a side effect sotc cannot compile", f);
     break;
   }
   case Opcode::BEFORE_WITH:

@@ -56,6 +56,15 @@ struct Guard {
   const char *kindName() const;
 };
 
+/// A change the traced function makes outside its result: a module global it assigns or
+/// deletes, or an argument (list or dict) it mutates. Applied by the host after the call.
+struct SideEffect {
+  enum class Kind { Global, DeleteGlobal, Argument };
+  Kind kind;
+  std::string name; // the global's or the parameter's
+  VarPtr value;     // the new value (null when deleted)
+};
+
 struct Segment {
   enum class End { Return, Branch, HostCallback };
   StatementIR sir;
@@ -73,6 +82,8 @@ struct Segment {
   std::vector<VarPtr> nextArgs;            // HostCallback: tensors passed to the next segment
   std::string returnValue;                 // Return: the Python value's structure, e.g. (var_3, 2)
   VarPtr result; // Return: the value itself (tensors, constants, containers)
+  // Return: what the call changed besides its result, for the caller to apply after it.
+  std::vector<SideEffect> sideEffects;
 };
 
 struct Translation {

@@ -134,7 +134,11 @@ std::string Translation::explain() const {
     s << "  " << seg.sir.name << ": " << seg.sir.statements.size() << " statements, ";
     switch (seg.end) {
     case Segment::End::Return:
-      s << "returns " << seg.returnValue << "\n";
+      s << "returns " << seg.returnValue;
+      for (const SideEffect &e : seg.sideEffects)
+        s << (e.kind == SideEffect::Kind::Argument ? "; mutates argument " : "; sets global ")
+          << e.name << (e.value ? " = " + e.value->repr() : std::string(" (deleted)"));
+      s << "\n";
       break;
     case Segment::End::Branch:
       s << "branches on " << seg.sir.outputs[0]->tensorName << " (" << seg.endLoc.str()
@@ -196,6 +200,10 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       collectTensors(p.state.returnValue, seg.sir.outputs, seen);
       seg.returnValue = p.state.returnValue->repr();
       seg.result = p.state.returnValue;
+      seg.sideEffects = ex.sideEffects(p.state);
+      for (const SideEffect &e : seg.sideEffects)
+        if (e.value)
+          collectTensors(e.value, seg.sir.outputs, seen);
       // A Python value computed from the inputs is part of the result: guard what it read.
       std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
         if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
@@ -206,6 +214,9 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
           consumeComputed(i);
       };
       consumeComputed(p.state.returnValue);
+      for (const SideEffect &e : seg.sideEffects)
+        if (e.value)
+          consumeComputed(e.value);
       continue;
     }
     t.breaks.push_back(b.reason + " (" + b.loc.str() + ")");
@@ -287,11 +298,16 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     for (VarPtr p = v->tracker.kind == Tracker::Kind::GetItem ? v->tracker.parent : nullptr; p;
          p = p->tracker.kind == Tracker::Kind::GetItem ? p->tracker.parent : nullptr)
       parents.insert(parents.begin(), p);
+    // A container's length as passed, not after the program appended to it.
+    auto length = [](const VarPtr &c) {
+      return std::to_string(c->tracedLength >= 0              ? static_cast<size_t>(c->tracedLength)
+                            : c->kind == Variable::Kind::Dict ? c->keys.size()
+                                                              : c->items.size());
+    };
     for (const VarPtr &p : parents)
       if (p->isSequence() || p->kind == Variable::Kind::Dict) {
         addFor(p, Guard::Kind::Type, p->typeName());
-        addFor(p, Guard::Kind::Length,
-               std::to_string(p->kind == Variable::Kind::Dict ? p->keys.size() : p->items.size()));
+        addFor(p, Guard::Kind::Length, length(p));
       }
     switch (v->kind) {
     case Variable::Kind::Tensor: {
@@ -310,8 +326,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     case Variable::Kind::List:
     case Variable::Kind::Dict:
       add(Guard::Kind::Type, v->typeName());
-      add(Guard::Kind::Length,
-          std::to_string(v->kind == Variable::Kind::Dict ? v->keys.size() : v->items.size()));
+      add(Guard::Kind::Length, length(v));
       break;
     default:
       break; // functions and modules: identity is not checked

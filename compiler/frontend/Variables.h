@@ -98,13 +98,16 @@ struct Variable {
   Kind kind = Kind::Opaque;
   Tracker tracker;
 
-  PyConst constant;                      // Constant
-  ops::TensorMeta meta;                  // Tensor
-  bool stopGradient = true;              // Tensor
-  std::string tensorName;                // Tensor: var_N
-  std::string parameter;                 // the entry function's parameter it was passed as
-  std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
-  std::vector<VarPtr> keys;              // Dict (values in `items`)
+  PyConst constant;          // Constant
+  ops::TensorMeta meta;      // Tensor
+  bool stopGradient = true;  // Tensor
+  std::string tensorName;    // Tensor: var_N
+  std::string parameter;     // the entry function's parameter it was passed as
+  std::string global;        // a tensor input read from this module global
+  int64_t tracedLength = -1; // a container from the trace: its length as passed (guards)
+  std::string passedRepr;    // a parameter: its value as passed, before the program mutated it
+  std::vector<VarPtr> items; // Tuple, List, Slice (start, stop, step), Iterator source
+  std::vector<VarPtr> keys;  // Dict (values in `items`)
   int64_t start = 0, stop = 0, step = 1; // Range
   std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
   VarPtr self;                           // Method; Cell contents

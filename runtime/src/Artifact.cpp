@@ -126,6 +126,16 @@ Segment segmentOf(const Json &j) {
   if (kind == "return") {
     if (end.contains("result"))
       valueTensors(end.at("result"), s.results);
+    // The tensors of the side effects (new values of globals and arguments) follow, once each.
+    if (end.contains("side_effects"))
+      for (const Json &effect : end.at("side_effects"))
+        if (effect.contains("value")) {
+          std::vector<std::string> more;
+          valueTensors(effect.at("value"), more);
+          for (std::string &name : more)
+            if (std::find(s.results.begin(), s.results.end(), name) == s.results.end())
+              s.results.push_back(std::move(name));
+        }
   } else if (kind == "branch") {
     s.end = Segment::End::Branch;
     s.condition = end.at("condition").get<std::string>();

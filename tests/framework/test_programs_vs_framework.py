@@ -18,6 +18,7 @@ near zero. Without it, layer_norm (x - mean) and the GEMM outputs of the MLPs ne
 passes, so no program needs a wider bound.
 """
 
+import copy
 import importlib.util
 import os
 import subprocess
@@ -144,18 +145,24 @@ def sotc_bin():
 
 @pytest.fixture(scope="session")
 def artifacts(tmp_path_factory, sotc_bin):
-    """name -> loaded artifact, compiled once per session."""
-    out, cache = tmp_path_factory.mktemp("compiled"), {}
+    """(name, module globals) -> loaded artifact, compiled once per session."""
+    out, compiled = tmp_path_factory.mktemp("compiled"), set()
 
-    def get(name):
-        if name not in cache:
-            library = out / (name + ".so")
+    def get(name, module_globals=None):
+        library = out / (name + ".so")
+        if name not in compiled:
             subprocess.run([sotc_bin, "compile", os.path.join(TRACES, name + ".pb"), "--target",
                             "cpu", "-o", str(library)] + FLAGS.get(name, []), check=True,
                            cwd=ROOT, capture_output=True, text=True)
-            cache[name] = sotc.load(library)
-        return cache[name]
+            compiled.add(name)
+        return sotc.load(library, globals=module_globals)
     return get
+
+
+def module_state(module):
+    """A program module's plain global values (what its side effects may change)."""
+    return {k: to_numpy(v) for k, v in vars(module).items()
+            if not k.startswith("__") and not callable(v) and not isinstance(v, type(os))}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -169,12 +176,17 @@ def test_program_matches_framework(name, variant, artifacts):
     func, inputs = header(name)
     rng = np.random.default_rng(sum(map(ord, name + variant)))
     values = {k: example(parse_input(spec), rng, variant) for k, spec in inputs}
-    compiled = artifacts(name)
-    got = compiled(**{k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()})
+    # Each side runs on its own module and its own copies: side effects are compared too.
+    ours = import_program(name)
+    compiled = artifacts(name, vars(ours))
+    our_args = copy.deepcopy(values)
+    got = compiled(**our_args)
     module = import_program(name)
-    expected = to_numpy(getattr(module, func)(**{k: to_framework(module, v)
-                                                  for k, v in values.items()}))
+    their_args = {k: to_framework(module, v) for k, v in copy.deepcopy(values).items()}
+    expected = to_numpy(getattr(module, func)(**their_args))
     assert_same(got, expected, RTOL)
+    assert_same(module_state(ours), module_state(module), RTOL, "module globals")
+    assert_same(to_numpy(our_args), to_numpy(their_args), RTOL, "arguments after the call")
 
 
 def test_break_on_api_runs_in_the_framework(sotc_bin, tmp_path):

@@ -252,7 +252,7 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
       frontend::collectTensors(p, inside, seen);
       out.push_back(Json{{"name", p->parameter},
                          {"kind", inside.empty() ? "constant" : "structure"},
-                         {"value", p->repr()}});
+                         {"value", p->passedRepr.empty() ? p->repr() : p->passedRepr}});
       continue;
     }
     Json buffer;
@@ -262,12 +262,15 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
       if (it != inputs.end())
         buffer = segments[0]["inputs"][it - inputs.begin()]["name"];
     }
-    out.push_back(Json{{"name", p->parameter},
-                       {"kind", "tensor"},
-                       {"dtype", ops::dtypeName(p->meta.dtype)},
-                       {"shape", p->meta.shape},
-                       {"stop_gradient", p->stopGradient},
-                       {"buffer", buffer}});
+    Json param{{"name", p->parameter},
+               {"kind", "tensor"},
+               {"dtype", ops::dtypeName(p->meta.dtype)},
+               {"shape", p->meta.shape},
+               {"stop_gradient", p->stopGradient},
+               {"buffer", buffer}};
+    if (!p->global.empty())
+      param["global"] = p->global; // read from the function's module at each call
+    out.push_back(param);
   }
   return out;
 }
@@ -326,6 +329,19 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
       end = Json{{"kind", "return"}, {"value", seg.returnValue}};
       if (seg.result)
         end["result"] = valueJson(seg.result, seg, s, translation);
+      if (!seg.sideEffects.empty()) {
+        Json effects = Json::array();
+        for (const frontend::SideEffect &e : seg.sideEffects) {
+          using Kind = frontend::SideEffect::Kind;
+          Json effect{{e.kind == Kind::Argument ? "argument" : "global", e.name}};
+          if (e.value)
+            effect["value"] = valueJson(e.value, seg, s, translation);
+          else
+            effect["deleted"] = true;
+          effects.push_back(effect);
+        }
+        end["side_effects"] = effects;
+      }
       break;
     case frontend::Segment::End::Branch:
       end = Json{{"kind", "branch"},

@@ -173,7 +173,10 @@ class Compiled:
         self._device = int(device.partition(":")[2] or 0) if device else 0
         with open(manifest) as f:
             self._manifest = json.load(f)
-        self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]]
+        # The function's parameters; the runtime's inputs add the tensors of module globals.
+        self._inputs = [p["name"] for p in self._manifest["entry"]["inputs"]]
+        self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]
+                           if "global" not in p]
         self._specs = {p["name"]: p for p in self._manifest["entry"]["inputs"]}
         self._fresh = _static_results(self._manifest) if self.target == "cpu" else None
         self._returned = []  # result arrays handed out, reused once nobody holds them
@@ -182,7 +185,8 @@ class Compiled:
         self._global_guards = [
             (g, _reader(g["expression"]),
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
-            for g in self._manifest["guards"] if g["expression"].startswith("frame.f_globals")]
+            for g in self._manifest["guards"] if g["expression"].startswith("frame.f_globals")
+            and g["kind"] != "tensor_meta"]  # global tensors are inputs: the runtime checks them
         self._host_results = {}  # this run's host callback results, by segment
         self._host_error = None  # what a host callback raised, re-raised by the call
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
@@ -234,7 +238,36 @@ class Compiled:
                 if self._specs[name]["kind"] == "tensor":
                     raise TypeError(f"missing argument {name!r}")
                 bound[name] = ast.literal_eval(self._specs[name]["value"])
+        for name in self._inputs[len(self.parameters):]:  # tensors read from module globals
+            bound[name] = self._module_globals(f"reads the global tensor {name!r}")[
+                self._specs[name]["global"]]
         return bound
+
+    def _module_globals(self, why):
+        if self._globals is None:
+            raise TypeError(f"the compiled function {why}: load it with globals= (the "
+                            "function's module's globals) or fallback= (the function)")
+        return self._globals
+
+    def _apply_side_effects(self, effects, tensors, bound):
+        """What the function changed besides its result, done to the caller's objects: module
+        globals assigned or deleted, list and dict arguments mutated in place."""
+        for effect in effects:
+            value = (_rebuild(effect["value"], tensors, self._host_results)
+                     if "value" in effect else None)
+            if "global" in effect:
+                scope = self._module_globals(f"assigns the global {effect['global']!r}")
+                if effect.get("deleted"):
+                    scope.pop(effect["global"], None)
+                else:
+                    scope[effect["global"]] = value
+            else:
+                target = bound[effect["argument"]]
+                if isinstance(target, list):
+                    target[:] = value
+                else:
+                    target.clear()
+                    target.update(value)
 
     def __call__(self, *args, **kwargs):
         out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
@@ -248,10 +281,10 @@ class Compiled:
                 _log.warning("sotc: running the original function: %s", message)
                 return self._fallback(*args, **kwargs)
             raise GuardError("E8004", message, stale)
-        values = (_Value * max(len(self.parameters), 1))()
+        values = (_Value * max(len(self._inputs), 1))()
         keep = []  # what the values point into, alive until the run returns
         cuda_input = None  # the first CUDA tensor: results come back in its framework
-        for i, name in enumerate(self.parameters):
+        for i, name in enumerate(self._inputs):
             value = bound[name]
             if self._specs[name]["kind"] == "tensor" or _is_tensor(value):
                 if _describe(value, values[i], keep, name) and cuda_input is None:
@@ -270,12 +303,12 @@ class Compiled:
             outputs = (_Value * max(len(buffers), 1))()
             for i, buffer in enumerate(buffers):
                 _describe(buffer, outputs[i], keep, f"out[{i}]", writable=True)
-            failed = self._lib.sotc_run_into(self._handle, values, len(self.parameters), outputs,
+            failed = self._lib.sotc_run_into(self._handle, values, len(self._inputs), outputs,
                                              len(buffers), ctypes.byref(error))
         else:
             outputs = (_Value * 64)()
             count = ctypes.c_size_t(64)
-            failed = self._lib.sotc_run(self._handle, values, len(self.parameters), outputs,
+            failed = self._lib.sotc_run(self._handle, values, len(self._inputs), outputs,
                                         ctypes.byref(count), ctypes.byref(error))
         if failed:
             if self._fallback is not None and error.code.decode() == "E8004":
@@ -284,15 +317,16 @@ class Compiled:
             if self._host_error is not None:
                 raise self._host_error
             _raise(error, self._lib, self._handle)
-        segment = self._manifest["segments"][self._lib.sotc_last_segment(self._handle)]
-        result = segment["end"].get("result")
+        end = self._manifest["segments"][self._lib.sotc_last_segment(self._handle)]["end"]
+        result = end.get("result")
         if result is None:
             return None
         if out is not None:
-            tensors = dict(zip(_tensor_names(result), buffers))
+            tensors = dict(zip(_result_names(end), buffers))
         else:
             tensors = {outputs[i].name.decode(): self._take(outputs[i], cuda_input)
                         for i in range(count.value)}
+        self._apply_side_effects(end.get("side_effects", []), tensors, bound)
         return _rebuild(result, tensors, self._host_results)
 
     def _result_arrays(self):
@@ -487,12 +521,21 @@ def _static_results(manifest):
         if end["kind"] != "return" or "result" not in end:
             continue
         buffers = {b["name"]: b for b in segment["inputs"] + segment["outputs"]}
-        these = [(buffers[n]["dtype"], tuple(buffers[n]["shape"]))
-                 for n in _tensor_names(end["result"])]
+        these = [(buffers[n]["dtype"], tuple(buffers[n]["shape"])) for n in _result_names(end)]
         if specs is not None and these != specs:
             return None
         specs = these
     return specs
+
+
+def _result_names(end):
+    """The tensors a run that ends at `end` returns, in order: the result's, then those of its
+    side effects not among them yet (as runtime/src/Artifact.cpp lists them)."""
+    names = _tensor_names(end["result"])
+    for effect in end.get("side_effects", []):
+        if "value" in effect:
+            names += [n for n in _tensor_names(effect["value"]) if n not in names]
+    return names
 
 
 def _tensor_names(r):

@@ -324,8 +324,9 @@ class _Builder:
             ns = self.trace.namespaces[self._namespace(fn.__globals__)]
             known = {g.name for g in ns.globals}
             for name in sorted(names - known):
-                if name in fn.__globals__:
-                    self.value(fn.__globals__[name], ns.globals.add(name=name).value)
+                if name in fn.__globals__:  # a tensor there is an input, read at each call
+                    self.value(fn.__globals__[name], ns.globals.add(name=name).value,
+                               allow_tensor=True)
                 elif not hasattr(builtins, name):
                     pass  # a NameError at run time; the compiler reports it with its line
 

@@ -115,3 +115,69 @@ def test_unsupported_builtin_is_not_a_name_error(tmp_path, sotc_bin):
 
     result = translate(tmp_path, sotc_bin, uses_vars, X)
     assert "E3004" in result.stderr and "builtin vars()" in result.stderr, result.stderr
+
+
+SHIFT = np.full(3, 10, np.float32)
+counter = 0
+
+
+def reads_global_tensor(x):
+    return x + SHIFT
+
+
+def writes_globals_and_arguments(x, log, table):
+    global counter
+    counter = counter + 1
+    log.append(x * counter)
+    table["n"] = counter
+    return x * 2
+
+
+def compile_and_load(tmp_path, sotc_bin, fn, **kwargs):
+    """No fallback: a call the guards refuse raises instead of running `fn`."""
+    path = sotc.trace(fn, **kwargs).save(tmp_path / "case.pb")
+    library = tmp_path / "case.so"
+    subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
+                   check=True)
+    return sotc.load(str(library), globals=fn.__globals__)
+
+
+def test_a_global_tensor_is_an_input_read_at_each_call(tmp_path, sotc_bin, monkeypatch):
+    f = compile_and_load(tmp_path, sotc_bin, reads_global_tensor, x=X[0])
+    assert f.parameters == ["x"]
+    np.testing.assert_array_equal(f(X[0]), X[0] + 10)
+    monkeypatch.setitem(globals(), "SHIFT", np.full(3, -1, np.float32))
+    np.testing.assert_array_equal(f(X[0]), X[0] - 1)  # the new value, not the traced one
+
+
+def test_global_writes_and_argument_mutations_are_applied_after_the_call(
+        tmp_path, sotc_bin, monkeypatch):
+    monkeypatch.setitem(globals(), "counter", 0)
+    f = compile_and_load(tmp_path, sotc_bin, writes_globals_and_arguments, x=X[0], log=[],
+                         table={})
+    log, table = [], {}
+    np.testing.assert_array_equal(f(X[0], log, table), X[0] * 2)
+    assert counter == 1 and table == {"n": 1} and len(log) == 1
+    np.testing.assert_array_equal(log[0], X[0])
+    with pytest.raises(sotc.GuardError):  # compiled for counter == 0 and empty containers
+        f(X[0], log, table)
+
+
+def test_side_effects_need_the_module_globals(tmp_path, sotc_bin, monkeypatch):
+    monkeypatch.setitem(globals(), "counter", 0)
+    path = sotc.trace(writes_globals_and_arguments, x=X[0], log=[], table={}).save(
+        tmp_path / "case.pb")
+    library = tmp_path / "case.so"
+    subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
+                   check=True)
+    with pytest.raises(TypeError, match="assigns the global 'counter'"):
+        sotc.load(str(library))(X[0], [], {})
+
+
+def test_explain_lists_side_effects(tmp_path, sotc_bin, monkeypatch):
+    monkeypatch.setitem(globals(), "counter", 0)
+    path = sotc.trace(writes_globals_and_arguments, x=X[0], log=[], table={}).save(
+        tmp_path / "case.pb")
+    out = subprocess.run([sotc_bin, "explain", str(path)], capture_output=True, text=True).stdout
+    assert "sets global counter = 1" in out
+    assert "mutates argument log = [var_" in out and "mutates argument table = {'n': 1}" in out
