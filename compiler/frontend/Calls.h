@@ -83,7 +83,7 @@ struct CallContext {
     return ex.formatValue(f(), value, conversion,
                           spec.empty() ? nullptr : makeConst(PyConst::ofStr(spec), {}));
   }
-  void setItem(VarPtr obj, VarPtr key, VarPtr value) { ex.setItem(f(), sir, obj, key, value); }
+  void setItem(VarPtr obj, VarPtr key, VarPtr value) { ex.setItem(state, sir, obj, key, value); }
   void deleteItem(VarPtr obj, VarPtr key) { ex.deleteItem(f(), obj, key); }
   VarPtr identical(VarPtr a, VarPtr b, bool negate) { return ex.identical(f(), a, b, negate); }
   VarPtr add(VarPtr a, VarPtr b) { return binary("add", a, b); }

@@ -281,9 +281,10 @@ ExecState Executor::start() {
     value->passedRepr = value->repr();
     parameters_.push_back(value);
     kwargs.push_back({input.name(), value});
-    if (value->kind == Variable::Kind::List || value->kind == Variable::Kind::Dict) {
+    if (value->kind == Variable::Kind::List || value->kind == Variable::Kind::Dict ||
+        value->isTensor()) { // what the program may change in place
       state.arguments.push_back({input.name(), value});
-      argumentsAsPassed_[input.name()] = {value->items, value->keys};
+      argumentsAsPassed_[input.name()] = {value, value->items, value->keys};
     }
   }
   // Tensors in module globals are inputs too, read from the module when the program runs;
@@ -383,6 +384,44 @@ ExecState Executor::clone(const ExecState &state) {
   return out;
 }
 
+void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to) {
+  std::set<const Variable *> seen;
+  std::function<void(VarPtr &)> visit = [&](VarPtr &v) {
+    if (!v)
+      return;
+    if (v == from) {
+      v = to;
+      return;
+    }
+    if (!seen.insert(v.get()).second)
+      return;
+    for (VarPtr &item : v->items)
+      visit(item);
+    for (VarPtr &key : v->keys)
+      visit(key);
+    visit(v->self);
+    for (VarPtr &d : v->defaults)
+      visit(d);
+    for (auto &kv : v->kwdefaults)
+      visit(kv.second);
+    for (VarPtr &cell : v->closure)
+      visit(cell);
+  };
+  for (Frame &f : state.frames) {
+    for (VarPtr &v : f.localsplus)
+      visit(v);
+    for (VarPtr &v : f.stack)
+      visit(v);
+    visit(f.kwNames);
+    visit(f.yields);
+  }
+  visit(state.returnValue);
+  for (GlobalSlot &g : state.globals)
+    visit(g.value);
+  for (auto &[name, value] : state.arguments)
+    visit(value);
+}
+
 GlobalSlot *Executor::slotOf(ExecState &state, int namespaceIndex, const std::string &name) {
   for (GlobalSlot &g : state.globals)
     if (g.namespaceIndex == namespaceIndex && g.name == name)
@@ -397,7 +436,12 @@ std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
       out.push_back(
           {g.value ? SideEffect::Kind::Global : SideEffect::Kind::DeleteGlobal, g.name, g.value});
   for (const auto &[name, value] : state.arguments) {
-    const auto &[items, keys] = argumentsAsPassed_.at(name);
+    const auto &[passed, items, keys] = argumentsAsPassed_.at(name);
+    if (passed->isTensor()) {
+      if (value != passed) // x[...] = v replaced the tensor: the caller's is written
+        out.push_back({SideEffect::Kind::Argument, name, value});
+      continue;
+    }
     // Branches clone containers, so equal items are the same variable or print the same.
     auto same = [](const std::vector<VarPtr> &a, const std::vector<VarPtr> &b) {
       return std::equal(a.begin(), a.end(), b.begin(), b.end(),

@@ -131,9 +131,14 @@ private:
   VarPtr unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a);
   VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
-  /// obj[key] = value and del obj[key] on Python lists and dicts.
-  void setItem(Frame &f, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
+  /// obj[key] = value and del obj[key] on Python lists and dicts; on a tensor, the new tensor
+  /// replaces the old one throughout `state` (TensorUpdate.cpp).
+  void setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
                const VarPtr &value);
+  VarPtr tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key,
+                       const VarPtr &value);
+  /// Every reference to `from` in the state (frames, containers, cells, globals) becomes `to`.
+  static void replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to);
   void deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key);
   /// `a is b` (`is not` when negated): identity of variables, or of None and bools.
   VarPtr identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate);
@@ -164,8 +169,13 @@ private:
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
-  // The container arguments' items and keys as passed, to tell whether the program changed them.
-  std::map<std::string, std::pair<std::vector<VarPtr>, std::vector<VarPtr>>> argumentsAsPassed_;
+  // Each argument the program may change (tensor, list, dict) and its items and keys as
+  // passed, to tell whether it did.
+  struct Passed {
+    VarPtr value;
+    std::vector<VarPtr> items, keys;
+  };
+  std::map<std::string, Passed> argumentsAsPassed_;
 };
 
 /// `index` of the instruction at byte `offset` in code object `codeIndex`.

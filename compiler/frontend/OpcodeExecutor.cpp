@@ -440,7 +440,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       key = pop(f);
     }
     VarPtr obj = pop(f), value = pop(f);
-    setItem(f, sir, obj, key, value);
+    setItem(state, sir, obj, key, value);
     break;
   }
   case Opcode::DELETE_SUBSCR: {

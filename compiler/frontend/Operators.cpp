@@ -526,8 +526,9 @@ std::array<int64_t, 3> Executor::sliceBounds(Frame &f, const VarPtr &key, int64_
   return {clamp(part(0, 0)), clamp(part(1, n)), step};
 }
 
-void Executor::setItem(Frame &f, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
+void Executor::setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
                        const VarPtr &value) {
+  Frame &f = state.frames.back();
   SourceLoc loc = locOf(f);
   if (obj->kind == K::List && key->isConstant() && key->constant.kind == PyConst::Kind::Int) {
     int64_t i = key->constant.intValue, n = static_cast<int64_t>(obj->items.size());
@@ -567,8 +568,7 @@ void Executor::setItem(Frame &f, StatementIR &sir, const VarPtr &obj, const VarP
       obj->items[i] = value;
     }
   } else if (obj->isTensor()) {
-    fail(DiagCode::FrontendUnsupportedConstruct,
-         "assigning into a tensor (x[...] = ...) is not supported yet", f);
+    replaceEverywhere(state, obj, tensorSetItem(f, sir, obj, key, value));
   } else {
     fail(DiagCode::FrontendUnsupportedConstruct,
          "item assignment on a " + obj->typeName() + " is not supported", f);

@@ -57,6 +57,16 @@ public:
   explicit Fuser(SubgraphOp subgraph) : subgraph_(subgraph) {}
 
   mlir::LogicalResult run() {
+    // Primitives nothing reads compute nothing: drop them (a kernel needs an output).
+    for (bool erased = true; erased;) {
+      std::vector<mlir::Operation *> dead;
+      for (mlir::Operation &op : subgraph_.getBody().front().without_terminator())
+        if (mlir::isa<PrimOp>(op) && op.use_empty())
+          dead.push_back(&op);
+      for (mlir::Operation *op : dead)
+        op->erase();
+      erased = !dead.empty();
+    }
     for (mlir::Operation &op : subgraph_.getBody().front().without_terminator()) {
       auto prim = mlir::dyn_cast<PrimOp>(op);
       if (!prim)
@@ -121,6 +131,13 @@ private:
       for (size_t j : ops)
         if (j != i && llvm::is_contained(prims_[j]->getOperands(), sliced))
           return false;
+      // Made in the group and needed outside it: the group's output is the other window.
+      if (auto def = sliced.getDefiningOp<PrimOp>(); def && inUnion.count(index_.at(def)))
+        for (mlir::Operation *user : sliced.getUsers()) {
+          auto p = mlir::dyn_cast<PrimOp>(user);
+          if (!p || !inUnion.count(index_.at(p)))
+            return false;
+        }
     }
     // One row structure: every reduction reduces the same axes of the same shape (softmax's
     // max and sum do; a column sum and a row sum of one tensor would need two).

@@ -81,3 +81,43 @@ sir.subgraph @two_axes(%x: tensor<4x8xf32>) -> (tensor<1x8xf32>, tensor<4x1xf32>
   %2 = sir.prim reduce_sum(%0) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   sir.output %1, %2 : tensor<1x8xf32>, tensor<4x1xf32>
 }
+
+// -----
+
+// x[0] + x[1]: two windows of one tensor cannot share a kernel (a kernel indexes each tensor
+// one way): the second slice is a group of its own.
+// CHECK-LABEL: sir.subgraph @two_windows
+// CHECK:      sir.group "slice_1" "injective"
+// CHECK:      sir.group "slice_0_add_2" "injective"
+// CHECK-NOT:  sir.group
+sir.subgraph @two_windows(%x: tensor<3x4xf32>) -> tensor<1x4xf32> {
+  %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: 1>, steps = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<1x4xf32>
+  %1 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: 2>, steps = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<1x4xf32>
+  %2 = sir.prim add(%0, %1) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  sir.output %2 : tensor<1x4xf32>
+}
+
+// -----
+
+// A value the group makes and also returns is read whole by the caller: a slice of it is a
+// second window, so the slice is not fused with its producer.
+// CHECK-LABEL: sir.subgraph @sliced_and_returned
+// CHECK:      sir.group "exp_0" "injective"
+// CHECK:      sir.group "slice_1" "injective"
+sir.subgraph @sliced_and_returned(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<1xf32>) {
+  %0 = sir.prim exp(%x) : (tensor<6xf32>) -> tensor<6xf32>
+  %1 = sir.prim slice(%0) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: 2>, steps = array<i64: 1>} : (tensor<6xf32>) -> tensor<1xf32>
+  sir.output %0, %1 : tensor<6xf32>, tensor<1xf32>
+}
+
+// -----
+
+// A primitive nothing reads is dropped (an item assignment's replaced window).
+// CHECK-LABEL: sir.subgraph @dead
+// CHECK-COUNT-1: sir.group
+// CHECK-NOT: sir.prim sin
+sir.subgraph @dead(%x: tensor<6xf32>) -> tensor<6xf32> {
+  %0 = sir.prim sin(%x) : (tensor<6xf32>) -> tensor<6xf32>
+  %1 = sir.prim exp(%x) : (tensor<6xf32>) -> tensor<6xf32>
+  sir.output %1 : tensor<6xf32>
+}

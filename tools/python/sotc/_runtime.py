@@ -265,9 +265,11 @@ class Compiled:
                 target = bound[effect["argument"]]
                 if isinstance(target, list):
                     target[:] = value
-                else:
+                elif isinstance(target, dict):
                     target.clear()
                     target.update(value)
+                else:  # a tensor the function assigned into (x[...] = v)
+                    _assign_in_place(target, value)
 
     def __call__(self, *args, **kwargs):
         out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
@@ -526,6 +528,20 @@ def _static_results(manifest):
             return None
         specs = these
     return specs
+
+
+def _assign_in_place(target, value):
+    """target[...] = value for a numpy array, a torch tensor or a paddle tensor."""
+    if isinstance(target, np.ndarray):
+        np.copyto(target, np.asarray(value))
+    elif type(target).__module__.startswith("torch"):
+        import torch
+        target.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(value))
+    elif hasattr(target, "set_value"):  # paddle
+        target.set_value(np.asarray(value))
+    else:
+        raise TypeError(f"cannot write the compiled function's update into a "
+                        f"{type(target).__name__}")
 
 
 def _result_names(end):

@@ -1,0 +1,167 @@
+//===- TensorUpdate.cpp - x[key] = value as a functional update ---------------------------===//
+//
+// Tensors are values in the statement IR, so an item assignment makes a new tensor: the
+// assigned region is the value (cast to x's dtype, broadcast to the region), the rest comes
+// from x by slices put back together with concat, one axis at a time; a boolean mask is a
+// `where`. The executor then puts the new tensor everywhere the old one was (aliases see the
+// write, as in the framework), and a written argument is a side effect for the caller.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/frontend/Calls.h"
+
+#include "compiler/ops/Types.h"
+
+namespace sotc::frontend {
+namespace {
+using K = Variable::Kind;
+
+VarPtr intList(const std::vector<int64_t> &values) {
+  std::vector<VarPtr> items;
+  for (int64_t v : values)
+    items.push_back(makeConst(PyConst::ofInt(v), {}));
+  return makeSequence(K::List, items, {});
+}
+
+bool isNoneConst(const VarPtr &v) {
+  return v->isConstant() && v->constant.kind == PyConst::Kind::None;
+}
+} // namespace
+
+VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key,
+                               const VarPtr &value) {
+  const bool torch = framework_ == "torch";
+  auto api = [&](const std::string &paddleName, const std::string &torchName,
+                 std::vector<VarPtr> args) {
+    const std::string &name = torch ? torchName : paddleName;
+    return tensorCall(f, sir, "api", name, name, std::move(args), {});
+  };
+  const std::vector<int64_t> &shape = x->meta.shape;
+  for (int64_t d : shape)
+    if (d == ops::kDynamic)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "assigning into a tensor with dynamic dimensions is not supported", f);
+  auto dtypeVar = [&] {
+    VarPtr v = Variable::make(K::External, constTracker());
+    v->name = framework_ + "." + ops::dtypeName(x->meta.dtype);
+    return v;
+  };
+  // The value as a tensor of x's dtype, broadcast to `target`.
+  auto valueAs = [&](const std::vector<int64_t> &target) {
+    VarPtr v = value;
+    if (!v->isTensor()) {
+      if (!v->isConstant() || !v->constant.isNumber())
+        fail(DiagCode::FrontendUnsupportedConstruct,
+             "assigning a " + v->typeName() + " into a tensor (a number or a tensor is)", f);
+      consume(v, locOf(f));
+      return tensorCall(f, sir, "api", torch ? "torch.full" : "paddle.full",
+                        torch ? "torch.full" : "paddle.full", {intList(target), v},
+                        {{"dtype", dtypeVar()}});
+    }
+    if (v->meta.dtype != x->meta.dtype)
+      v = api("paddle.cast", "torch.Tensor.to", {v, dtypeVar()});
+    if (v->meta.shape != target)
+      v = api("paddle.broadcast_to", "torch.broadcast_to", {v, intList(target)});
+    return v;
+  };
+
+  if (key->isTensor()) { // x[mask] = v
+    if (key->meta.dtype != ops::DType::Bool || key->meta.shape != shape)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "assigning through a tensor index: only a boolean mask of x's shape is supported", f);
+    return api("paddle.where", "torch.where", {key, valueAs(shape), x});
+  }
+
+  // One (start, stop, is an integer) per dimension, from ints, step-1 slices and `...`.
+  std::vector<VarPtr> items =
+      key->kind == K::Tuple && key->name.empty() ? key->items : std::vector<VarPtr>{key};
+  size_t explicitDims = 0;
+  for (const VarPtr &item : items)
+    explicitDims += !(item->isConstant() && item->constant.kind == PyConst::Kind::Ellipsis);
+  if (explicitDims > shape.size())
+    fail(DiagCode::FrontendPythonError, "IndexError: too many indices for the tensor", f);
+  struct Range {
+    int64_t start, stop;
+    bool integer;
+  };
+  std::vector<Range> ranges;
+  for (const VarPtr &item : items) {
+    int64_t n = shape[ranges.size() < shape.size() ? ranges.size() : 0];
+    if (item->isConstant() && item->constant.kind == PyConst::Kind::Ellipsis) {
+      for (size_t k = 0; k < shape.size() - explicitDims; ++k) // the dimensions `...` spans
+        ranges.push_back({0, shape[ranges.size()], false});
+      continue;
+    }
+    consume(item, locOf(f));
+    if (isInt(item)) {
+      int64_t i =
+          item->constant.intValue < 0 ? item->constant.intValue + n : item->constant.intValue;
+      if (i < 0 || i >= n)
+        fail(DiagCode::FrontendPythonError, "IndexError: index out of range for the tensor", f);
+      ranges.push_back({i, i + 1, true});
+    } else if (item->kind == K::Slice &&
+               (isNoneConst(item->items[2]) ||
+                (isInt(item->items[2]) && item->items[2]->constant.intValue == 1))) {
+      auto [start, stop, step] = sliceBounds(f, item, n);
+      (void)step;
+      ranges.push_back({start, std::max(start, stop), false});
+    } else {
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "assigning into a tensor through " + item->repr() +
+               ": integers, slices with step 1, `...` and boolean masks are supported",
+           f);
+    }
+  }
+  while (ranges.size() < shape.size())
+    ranges.push_back({0, shape[ranges.size()], false});
+
+  std::vector<int64_t> region, valueShape;
+  for (const Range &r : ranges) {
+    region.push_back(r.stop - r.start);
+    if (!r.integer)
+      valueShape.push_back(r.stop - r.start);
+  }
+  if (ops::TensorMeta{region, x->meta.dtype}.numElements() == 0)
+    return x; // nothing assigned
+  VarPtr v = valueAs(valueShape);
+  if (valueShape != region)
+    v = api("paddle.reshape", "torch.reshape", {v, intList(region)});
+
+  // Dimension by dimension: the part of `cur` before the region, the updated region, the part
+  // after, concatenated. `cur` spans the region on the dimensions before `d`.
+  // Whether the region leaves part of dimensions d.. to x (else the value is all of it).
+  auto partial = [&](size_t d) {
+    for (size_t k = d; k < ranges.size(); ++k)
+      if (ranges[k].start != 0 || ranges[k].stop != shape[k])
+        return true;
+    return false;
+  };
+  std::function<VarPtr(VarPtr, size_t)> update = [&](VarPtr cur, size_t d) -> VarPtr {
+    if (!partial(d))
+      return v;
+    int64_t n = cur->meta.shape[d];
+    auto window = [&](int64_t a, int64_t b) {
+      std::vector<VarPtr> index(d, makeSequence(K::Slice, {none(), none(), none()}, {}));
+      index.push_back(makeSequence(
+          K::Slice, {makeConst(PyConst::ofInt(a), {}), makeConst(PyConst::ofInt(b), {}), none()},
+          {}));
+      return tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
+                        {cur, makeSequence(K::Tuple, index, {})}, {});
+    };
+    const Range &r = ranges[d];
+    if (r.start == 0 && r.stop == n)
+      return update(cur, d + 1);
+    std::vector<VarPtr> parts;
+    if (r.start > 0)
+      parts.push_back(window(0, r.start));
+    parts.push_back(partial(d + 1) ? update(window(r.start, r.stop), d + 1) : v);
+    if (r.stop < n)
+      parts.push_back(window(r.stop, n));
+    return tensorCall(
+        f, sir, "api", torch ? "torch.cat" : "paddle.concat", torch ? "torch.cat" : "paddle.concat",
+        {makeSequence(K::List, parts, {}), makeConst(PyConst::ofInt(static_cast<int64_t>(d)), {})},
+        {});
+  };
+  return update(x, 0);
+}
+
+} // namespace sotc::frontend
