@@ -317,10 +317,21 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                 std::move(kwargs)};
   switch (callable->kind) {
   case K::External:
-    if (!callModuleFunction(c))
-      c.fail(DiagCode::FrontendUnsupportedCall,
-             "cannot compile a call to " + c.name +
-                 ": it is not in the operator table (`sotc ops` lists what is)");
+    if (callModuleFunction(c))
+      return;
+    // --break-on a function the operator table does not know: the host runs it between two
+    // graphs; what it returns is a host value (it may be returned, not computed with).
+    if (std::find(options_.breakOn.begin(), options_.breakOn.end(), c.name) !=
+        options_.breakOn.end()) {
+      if (!c.hostCallback(c.name, c.args, c.kwargs, c.hostValue(c.name + "()")))
+        c.fail(DiagCode::FrontendUnsupportedCall,
+               "--break-on=" + c.name +
+                   " puts a host boundary here: pass --allow-host-callbacks too");
+      return;
+    }
+    c.fail(DiagCode::FrontendUnsupportedCall,
+           "cannot compile a call to " + c.name +
+               ": it is not in the operator table (`sotc ops` lists what is)");
     return;
   case K::Method: {
     const VarPtr &self = c.self;

@@ -296,7 +296,10 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
   SourceLoc loc = locOf(f);
   if (a->isTensor() || b->isTensor()) {
     if (a->isTensor()) {
-      std::string dunder = "__" + std::string(inplace ? "i" : "") + op + "__";
+      // x @= y without an in-place operator is x = x @ y, as Python falls back.
+      std::string dunder = "__i" + op + "__";
+      if (!inplace || !ops::OpTable::get().lookup(dunder))
+        dunder = "__" + op + "__";
       return tensorCall(f, sir, "operator", dunder, dunder, {a, b}, {});
     }
     std::string dunder = "__r" + op + "__"; // 1 - x -> x.__rsub__(1)

@@ -56,6 +56,14 @@ def _install_fakes(sotc_bin, tmp):
         def create_module(self, spec):
             module = _Anything(spec.name)
             module.__path__ = []
+            if spec.name == "sot.psdb":
+                # PaddleSOT's forced graph break, as an installed library function: sotc
+                # records it by name and `--break-on=sot.psdb.breakgraph` breaks there.
+                code = compile("def breakgraph():\n    pass\n",
+                               "/site-packages/sot/psdb.py", "exec")
+                scope = {"__name__": "sot.psdb"}
+                exec(code, scope)
+                module.breakgraph = scope["breakgraph"]
             return module
 
         def exec_module(self, module):
@@ -73,7 +81,8 @@ def _install_fakes(sotc_bin, tmp):
         except Exception as e:  # noqa: BLE001 - a gap finder reports every failure
             RESULTS.append((where, name, "trace", f"{type(e).__name__}: {e}"[:160]))
             return
-        run = subprocess.run([sotc_bin, "explain", "--allow-host-callbacks", path],
+        run = subprocess.run([sotc_bin, "explain", "--allow-host-callbacks",
+                              "--break-on=sot.psdb.breakgraph", path],
                              capture_output=True, text=True)
         if run.returncode == 0:
             RESULTS.append((where, name, "ok", ""))

@@ -181,3 +181,22 @@ def test_explain_lists_side_effects(tmp_path, sotc_bin, monkeypatch):
     out = subprocess.run([sotc_bin, "explain", str(path)], capture_output=True, text=True).stdout
     assert "sets global counter = 1" in out
     assert "mutates argument log = [var_" in out and "mutates argument table = {'n': 1}" in out
+
+
+def calls_a_library_function(x):
+    return x * 2, JSON_DUMPS([1, 2])
+
+
+JSON_DUMPS = __import__("json").dumps
+
+
+def test_break_on_a_function_the_operator_table_does_not_know(tmp_path, sotc_bin):
+    """--break-on=json.dumps: the host runs it between two graphs (its result may be
+    returned); without the flag the call is E3004."""
+    path = sotc.trace(calls_a_library_function, X).save(tmp_path / "case.pb")
+    refused = subprocess.run([sotc_bin, "explain", str(path)], capture_output=True, text=True)
+    assert "E3004" in refused.stderr and "json.dumps" in refused.stderr
+    broken = subprocess.run([sotc_bin, "explain", "--allow-host-callbacks",
+                             "--break-on=json.dumps", str(path)], capture_output=True, text=True)
+    assert broken.returncode == 0, broken.stderr
+    assert "graph breaks: 1" in broken.stdout and "json.dumps" in broken.stdout
