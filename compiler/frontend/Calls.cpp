@@ -96,6 +96,16 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   stmt.loc = loc;
   for (const ops::TensorMeta &meta : lowered.outputs())
     stmt.outputs.push_back(newTensor(meta, computedFrom(inputs)));
+  // Indexing and reshaping give views in the frameworks: an assignment into one would write
+  // its base, which a functional update cannot (TensorUpdate.cpp refuses it).
+  static const std::set<std::string> views = {
+      "__getitem__", "reshape",    "view",      "transpose", "permute",      "squeeze", "unsqueeze",
+      "flatten",     "split",      "chunk",     "expand",    "broadcast_to", "unbind",  "narrow",
+      "view_as",     "reshape_as", "expand_as", "diagonal",  "swapaxes",     "movedim", "t"};
+  std::string base = lowered.entry->name.substr(lowered.entry->name.rfind('.') + 1);
+  if (views.count(base) && !args.empty() && args[0]->isTensor())
+    for (const VarPtr &out : stmt.outputs)
+      out->viewOf = args[0];
   // An output that is an input unchanged (dropout in inference, x[...] with full slices)
   // still gets its own name: statements always define new values.
   stmt.listResult =

@@ -130,7 +130,9 @@ public:
     if (shape_.size() == 1 && !runs.empty())
       return flat;
     std::string reshape = c_.framework() == "torch" ? "torch.reshape" : "paddle.reshape";
-    return c_.tensorCall("api", reshape, reshape, {flat, intList(shape_)}, {});
+    VarPtr out = c_.tensorCall("api", reshape, reshape, {flat, intList(shape_)}, {});
+    out->viewOf = nullptr; // of a constant nobody else holds: a tensor of its own
+    return out;
   }
 
   const std::vector<VarPtr> &from() const { return from_; }

@@ -384,6 +384,22 @@ ExecState Executor::clone(const ExecState &state) {
   return out;
 }
 
+namespace {
+/// Walks every value of the state in a fixed order.
+void walkState(const ExecState &state, const std::function<void(const VarPtr &)> &visit) {
+  for (const Frame &f : state.frames) {
+    for (const VarPtr &v : f.localsplus)
+      visit(v);
+    for (const VarPtr &v : f.stack)
+      visit(v);
+    visit(f.yields);
+  }
+  visit(state.returnValue);
+  for (const GlobalSlot &g : state.globals)
+    visit(g.value);
+}
+} // namespace
+
 void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to) {
   std::set<const Variable *> seen;
   std::function<void(VarPtr &)> visit = [&](VarPtr &v) {
@@ -420,6 +436,25 @@ void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const Var
     visit(g.value);
   for (auto &[name, value] : state.arguments)
     visit(value);
+}
+
+bool Executor::viewed(const ExecState &state, const VarPtr &base) {
+  bool found = false;
+  std::set<const Variable *> seen;
+  std::function<void(const VarPtr &)> visit = [&](const VarPtr &v) {
+    if (!v || found || !seen.insert(v.get()).second)
+      return;
+    found = v->viewOf == base;
+    for (const VarPtr &item : v->items)
+      visit(item);
+    for (const VarPtr &key : v->keys)
+      visit(key);
+    visit(v->self);
+    for (const VarPtr &cell : v->closure)
+      visit(cell);
+  };
+  walkState(state, visit);
+  return found;
 }
 
 GlobalSlot *Executor::slotOf(ExecState &state, int namespaceIndex, const std::string &name) {
@@ -463,22 +498,6 @@ std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
   }
   return out;
 }
-
-namespace {
-/// Walks every value of the state in a fixed order.
-void walkState(const ExecState &state, const std::function<void(const VarPtr &)> &visit) {
-  for (const Frame &f : state.frames) {
-    for (const VarPtr &v : f.localsplus)
-      visit(v);
-    for (const VarPtr &v : f.stack)
-      visit(v);
-    visit(f.yields);
-  }
-  visit(state.returnValue);
-  for (const GlobalSlot &g : state.globals)
-    visit(g.value);
-}
-} // namespace
 
 std::vector<VarPtr> Executor::liveTensors(const ExecState &state) {
   std::vector<VarPtr> out;

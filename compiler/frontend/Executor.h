@@ -139,6 +139,8 @@ private:
                        const VarPtr &value);
   /// Every reference to `from` in the state (frames, containers, cells, globals) becomes `to`.
   static void replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to);
+  /// Whether a tensor the state holds is a view of `base`.
+  static bool viewed(const ExecState &state, const VarPtr &base);
   void deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key);
   /// `a is b` (`is not` when negated): identity of variables, or of None and bools.
   VarPtr identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate);

@@ -571,6 +571,11 @@ void Executor::setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, co
       obj->items[i] = value;
     }
   } else if (obj->isTensor()) {
+    if (viewed(state, obj))
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "assigning into a tensor a view of it still refers to (t = x[...]; x[...] = v "
+           "changes t in the framework): not supported",
+           f);
     replaceEverywhere(state, obj, tensorSetItem(f, sir, obj, key, value));
   } else {
     fail(DiagCode::FrontendUnsupportedConstruct,

@@ -35,6 +35,11 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     const std::string &name = torch ? torchName : paddleName;
     return tensorCall(f, sir, "api", name, name, std::move(args), {});
   };
+  if (x->viewOf)
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "assigning into a view of another tensor (x[i][j] = v, or t = x[...]; t[...] = v) "
+         "would write that tensor too: assign through one index of the original",
+         f);
   const std::vector<int64_t> &shape = x->meta.shape;
   for (int64_t d : shape)
     if (d == ops::kDynamic)
@@ -161,7 +166,15 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
         {makeSequence(K::List, parts, {}), makeConst(PyConst::ofInt(static_cast<int64_t>(d)), {})},
         {});
   };
-  return update(x, 0);
+  VarPtr result = update(x, 0);
+  if (result == value) { // x[...] = y: x becomes a tensor of its own, not y
+    PyConst all;
+    all.kind = PyConst::Kind::Ellipsis;
+    result = tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
+                        {result, makeConst(all, {})}, {});
+  }
+  result->viewOf = nullptr;
+  return result;
 }
 
 } // namespace sotc::frontend

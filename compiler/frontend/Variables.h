@@ -106,8 +106,9 @@ struct Variable {
   std::string global;        // a tensor input read from this module global
   int64_t tracedLength = -1; // a container from the trace: its length as passed (guards)
   std::string passedRepr;    // a parameter: its value as passed, before the program mutated it
-  std::vector<VarPtr> items; // Tuple, List, Slice (start, stop, step), Iterator source
-  std::vector<VarPtr> keys;  // Dict (values in `items`)
+  VarPtr viewOf; // a tensor indexed or reshaped from this one (the frameworks share memory)
+  std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
+  std::vector<VarPtr> keys;              // Dict (values in `items`)
   int64_t start = 0, stop = 0, step = 1; // Range
   std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
   VarPtr self;                           // Method; Cell contents

@@ -200,3 +200,40 @@ def test_break_on_a_function_the_operator_table_does_not_know(tmp_path, sotc_bin
                              "--break-on=json.dumps", str(path)], capture_output=True, text=True)
     assert broken.returncode == 0, broken.stderr
     assert "graph breaks: 1" in broken.stdout and "json.dumps" in broken.stdout
+
+
+def write_through_a_view(x):
+    t = x[0]
+    t[0:1] = 0.0
+    return x
+
+
+def write_under_a_view(x):
+    t = x[0]
+    x[0, 0] = 5.0
+    return t
+
+
+@pytest.mark.parametrize("fn, message", [
+    (write_through_a_view, "assigning into a view of another tensor"),
+    (write_under_a_view, "a view of it still refers to"),
+])
+def test_assignments_that_views_would_see_are_refused(fn, message, tmp_path, sotc_bin):
+    """The frameworks share memory between a tensor and its views; a functional update
+    cannot, so these are refused rather than computed wrong."""
+    result = translate(tmp_path, sotc_bin, fn, X)
+    assert "E3002" in result.stderr and message in result.stderr, result.stderr
+
+
+def assign_whole(x, y):
+    x[...] = y
+    x[0] = 1.0
+    return x, y
+
+
+def test_a_whole_assignment_copies(tmp_path, sotc_bin):
+    f = compile_and_load(tmp_path, sotc_bin, assign_whole, x=X.copy(), y=X.copy())
+    x, y = np.zeros_like(X), np.full_like(X, 7)
+    got_x, got_y = f(x, y)
+    assert (got_y == 7).all() and (y == 7).all()  # y is not x
+    assert (got_x[0] == 1).all() and (got_x[1] == 7).all() and (x == got_x).all()
