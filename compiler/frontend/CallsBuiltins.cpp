@@ -443,6 +443,14 @@ bool callable(CallContext &c) {
   return true;
 }
 
+/// ValueError("...") and the other exceptions: an object only `raise` uses.
+bool exception(CallContext &c) {
+  VarPtr e = Variable::make(K::Opaque, computedFrom(c.args));
+  e->name = c.name + "(" + (c.args.empty() ? "" : c.args[0]->repr()) + ")";
+  c.push(e);
+  return true;
+}
+
 /// dict.fromkeys(keys[, value]): every key maps to the same value.
 bool fromkeys(CallContext &c) {
   if (c.args.empty() || c.args.size() > 2)
@@ -494,25 +502,60 @@ bool mapFilter(CallContext &c) {
 
 const CallTable &builtinFunctions() {
   static const CallTable table = {
-      {"print", print},       {"len", len},
-      {"range", range},       {"isinstance", isinstance},
-      {"set", set},           {"frozenset", set},
-      {"tuple", sequence},    {"list", sequence},
-      {"dict", dict},         {"enumerate", enumerate},
-      {"zip", zip},           {"iter", iter},
-      {"reversed", reversed}, {"sorted", sorted},
-      {"min", aggregate},     {"max", aggregate},
-      {"sum", aggregate},     {"all", aggregate},
-      {"any", aggregate},     {"abs", convert},
-      {"int", convert},       {"float", convert},
-      {"bool", convert},      {"str", convert},
-      {"repr", convert},      {"round", convert},
-      {"next", next},         {"getattr", getattr},
-      {"slice", slice},       {"chr", chrOrd},
-      {"ord", chrOrd},        {"pow", pow},
-      {"divmod", divmod},     {"hasattr", hasattr},
-      {"callable", callable}, {"map", mapFilter},
-      {"filter", mapFilter},  {"dict.fromkeys", fromkeys},
+      {"print", print},
+      {"len", len},
+      {"range", range},
+      {"isinstance", isinstance},
+      {"set", set},
+      {"frozenset", set},
+      {"tuple", sequence},
+      {"list", sequence},
+      {"dict", dict},
+      {"enumerate", enumerate},
+      {"zip", zip},
+      {"iter", iter},
+      {"reversed", reversed},
+      {"sorted", sorted},
+      {"min", aggregate},
+      {"max", aggregate},
+      {"sum", aggregate},
+      {"all", aggregate},
+      {"any", aggregate},
+      {"abs", convert},
+      {"int", convert},
+      {"float", convert},
+      {"bool", convert},
+      {"str", convert},
+      {"repr", convert},
+      {"round", convert},
+      {"next", next},
+      {"getattr", getattr},
+      {"slice", slice},
+      {"chr", chrOrd},
+      {"ord", chrOrd},
+      {"pow", pow},
+      {"divmod", divmod},
+      {"hasattr", hasattr},
+      {"callable", callable},
+      {"map", mapFilter},
+      {"filter", mapFilter},
+      {"dict.fromkeys", fromkeys},
+      {"BaseException", exception},
+      {"Exception", exception},
+      {"ArithmeticError", exception},
+      {"AssertionError", exception},
+      {"AttributeError", exception},
+      {"IndexError", exception},
+      {"KeyError", exception},
+      {"LookupError", exception},
+      {"NameError", exception},
+      {"NotImplementedError", exception},
+      {"OverflowError", exception},
+      {"RuntimeError", exception},
+      {"StopIteration", exception},
+      {"TypeError", exception},
+      {"ValueError", exception},
+      {"ZeroDivisionError", exception},
   };
   return table;
 }

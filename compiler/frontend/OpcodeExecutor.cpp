@@ -734,7 +734,14 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::RAISE_VARARGS:
   case Opcode::RERAISE: {
-    fail(DiagCode::FrontendPythonError, "the program raises an exception here", f);
+    // What it raises, when the bytecode says (raise X, raise X from Y); handlers do not run.
+    std::string what = op == Opcode::RAISE_VARARGS && arg >= 1 && f.stack.size() >= arg
+                           ? " " + peek(f, arg)->repr()
+                           : "";
+    fail(DiagCode::FrontendPythonError,
+         "the program raises" + what +
+             " here (sotc compiles the path without exceptions; handlers do not run)",
+         f);
     break;
   }
   case Opcode::IMPORT_NAME:

@@ -59,11 +59,12 @@ def _install_fakes(sotc_bin, tmp):
             if spec.name == "sot.psdb":
                 # PaddleSOT's forced graph break, as an installed library function: sotc
                 # records it by name and `--break-on=sot.psdb.breakgraph` breaks there.
-                code = compile("def breakgraph():\n    pass\n",
+                # fallback() (run the rest in Python) is a host boundary as well.
+                code = compile("def breakgraph():\n    pass\n\ndef fallback():\n    pass\n",
                                "/site-packages/sot/psdb.py", "exec")
                 scope = {"__name__": "sot.psdb"}
                 exec(code, scope)
-                module.breakgraph = scope["breakgraph"]
+                module.breakgraph, module.fallback = scope["breakgraph"], scope["fallback"]
             return module
 
         def exec_module(self, module):
@@ -82,7 +83,8 @@ def _install_fakes(sotc_bin, tmp):
             RESULTS.append((where, name, "trace", f"{type(e).__name__}: {e}"[:160]))
             return
         run = subprocess.run([sotc_bin, "explain", "--allow-host-callbacks",
-                              "--break-on=sot.psdb.breakgraph", path],
+                              "--break-on=sot.psdb.breakgraph", "--break-on=sot.psdb.fallback",
+                              path],
                              capture_output=True, text=True)
         if run.returncode == 0:
             RESULTS.append((where, name, "ok", ""))

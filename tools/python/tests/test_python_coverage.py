@@ -237,3 +237,14 @@ def test_a_whole_assignment_copies(tmp_path, sotc_bin):
     got_x, got_y = f(x, y)
     assert (got_y == 7).all() and (y == 7).all()  # y is not x
     assert (got_x[0] == 1).all() and (got_x[1] == 7).all() and (x == got_x).all()
+
+
+def raises(x):
+    if x.ndim > 1:
+        raise ValueError("rank")
+    return x
+
+
+def test_a_raise_names_the_exception(tmp_path, sotc_bin):
+    result = translate(tmp_path, sotc_bin, raises, X)
+    assert "E3006" in result.stderr and "ValueError('rank')" in result.stderr, result.stderr
