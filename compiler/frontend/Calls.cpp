@@ -314,7 +314,30 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                     Kwargs kwargs) {
   Frame &f = state.frames.back();
   if (callable->kind == K::Function) {
+    if (callable->self) // a method of an object (or a classmethod): self comes first
+      args.insert(args.begin(), callable->self);
     pushFrame(state, callable, std::move(args), std::move(kwargs));
+    return;
+  }
+  if (callable->kind == K::Object) { // obj(...) is obj.__call__(...)
+    VarPtr method = classMember(callable, "__call__", locOf(f));
+    if (!method)
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: '" + callable->typeName() + "' object is not callable", f);
+    call(state, sir, method, std::move(args), std::move(kwargs));
+    return;
+  }
+  if (callable->kind == K::Class) { // a new object, then its __init__
+    VarPtr object = Variable::make(K::Object, computedFrom(args));
+    object->classIndex = callable->classIndex;
+    object->name = callable->name;
+    object->madeHere = true;
+    if (VarPtr init = classMember(object, "__init__", locOf(f)))
+      callNow(state, sir, init, std::move(args), std::move(kwargs));
+    else if (!args.empty() || !kwargs.empty())
+      fail(DiagCode::FrontendPythonError, "TypeError: " + callable->name + "() takes no arguments",
+           f);
+    state.frames.back().stack.push_back(object);
     return;
   }
   CallContext c{*this,

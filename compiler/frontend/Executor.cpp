@@ -205,6 +205,34 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     v->name = value.module();
     return v;
   }
+  case trace::Value::kObjectValue: { // attributes read through it guard as obj.name
+    VarPtr v = Variable::make(K::Object, tracker);
+    v->classIndex = static_cast<int>(value.object_value().class_index());
+    v->name = trace_.classes(v->classIndex).qualname();
+    for (const trace::NamedValue &a : value.object_value().attributes()) {
+      Tracker t;
+      t.kind = tracker.kind == Tracker::Kind::Const ? Tracker::Kind::Const : Tracker::Kind::GetAttr;
+      t.parent = v;
+      t.name = a.name();
+      v->keys.push_back(Variable::constant_(PyConst::ofStr(a.name()),
+                                            Tracker{Tracker::Kind::Const, "", {}, {}, {}}));
+      v->items.push_back(fromTrace(a.value(), t));
+    }
+    return v;
+  }
+  case trace::Value::kRangeValue: {
+    VarPtr v = Variable::make(K::Range, tracker);
+    v->start = value.range_value().start();
+    v->stop = value.range_value().stop();
+    v->step = value.range_value().step();
+    return v;
+  }
+  case trace::Value::kClassRef: {
+    VarPtr v = Variable::make(K::Class, tracker);
+    v->classIndex = static_cast<int>(value.class_ref());
+    v->name = trace_.classes(v->classIndex).qualname();
+    return v;
+  }
   case trace::Value::kExternal: {
     VarPtr v = Variable::make(K::External, tracker);
     v->name = value.external();
@@ -533,8 +561,11 @@ std::string Executor::signature(const ExecState &state) {
       visit(i);
     for (const VarPtr &k : v->keys)
       visit(k);
-    if (v->kind == Variable::Kind::Cell || v->kind == Variable::Kind::Method)
+    if (v->kind == Variable::Kind::Cell || v->kind == Variable::Kind::Method ||
+        v->kind == Variable::Kind::Function)
       visit(v->self);
+    if (v->kind == Variable::Kind::Object || v->kind == Variable::Kind::Class)
+      s += "C" + std::to_string(v->classIndex) + (v->madeHere ? "m" : "");
     for (const VarPtr &c : v->closure)
       visit(c);
     s += "}";

@@ -130,6 +130,10 @@ private:
   /// -a, +a, ~a by dunder name ("__neg__", "__pos__", "__invert__").
   VarPtr unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a);
   VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
+  /// A user class's member through `receiver` (an object: methods bound to it; a class), or
+  /// null; *isProperty says whether it is a property's getter (bound, to be called).
+  VarPtr classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,
+                     bool *isProperty = nullptr);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
   /// obj[key] = value and del obj[key] on Python lists and dicts; on a tensor, the new tensor
   /// replaces the old one throughout `state` (TensorUpdate.cpp).

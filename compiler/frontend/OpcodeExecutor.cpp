@@ -259,7 +259,14 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::LOAD_ATTR: {
     // With the method flag (3.12 on), a bound method and a NULL: what LOAD_METHOD pushed.
     VarPtr obj = pop(f);
-    VarPtr value = getAttr(f, sir, obj, co.names(opcodes_->nameIndex(*info, arg)));
+    const std::string &name = co.names(opcodes_->nameIndex(*info, arg));
+    bool property = false;
+    VarPtr getter = obj->kind == K::Object &&
+                            std::none_of(obj->keys.begin(), obj->keys.end(),
+                                         [&](const VarPtr &k) { return k->constant.text == name; })
+                        ? classMember(obj, name, loc, &property)
+                        : nullptr;
+    VarPtr value = property ? callNow(state, sir, getter, {}, {}) : getAttr(f, sir, obj, name);
     pushForCall(value, opcodes_->pushesNull(*info, arg));
     break;
   }
@@ -766,7 +773,26 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     }
     break;
   }
-  case Opcode::STORE_ATTR:
+  case Opcode::STORE_ATTR: {
+    // An object the function made may change; one passed in would be a side effect.
+    VarPtr obj = pop(f), value = pop(f);
+    if (obj->kind != K::Object || !obj->madeHere)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "attribute assignment on a " + obj->typeName() +
+               (obj->kind == K::Object ? " passed in (a side effect sotc does not apply yet)"
+                                       : " is not supported"),
+           f);
+    const std::string &name = co.names(arg);
+    auto it = std::find_if(obj->keys.begin(), obj->keys.end(),
+                           [&](const VarPtr &k) { return k->constant.text == name; });
+    if (it != obj->keys.end()) {
+      obj->items[it - obj->keys.begin()] = value;
+    } else {
+      obj->keys.push_back(constant(PyConst::ofStr(name)));
+      obj->items.push_back(value);
+    }
+    break;
+  }
   case Opcode::DELETE_ATTR: {
     fail(DiagCode::FrontendUnsupportedConstruct,
          "attribute assignment (" + ins.opname() + ") is a side effect sotc cannot compile", f);

@@ -426,6 +426,38 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
        f);
 }
 
+VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,
+                             bool *isProperty) {
+  using Member = trace::ClassMember;
+  consume(receiver, loc); // what its class has depends on which class it is
+  for (uint32_t c : trace_.classes(receiver->classIndex).mro())
+    for (const Member &m : trace_.classes(c).members()) {
+      if (m.name() != name)
+        continue;
+      if (isProperty)
+        *isProperty = m.kind() == Member::PROPERTY;
+      VarPtr value = fromTrace(m.value(), constTracker());
+      // A function read through an instance is a method of it; a classmethod of its class.
+      VarPtr self;
+      if (m.kind() == Member::CLASS) {
+        self = Variable::make(K::Class, constTracker());
+        self->classIndex = static_cast<int>(c);
+        self->name = trace_.classes(c).qualname();
+      } else if ((m.kind() == Member::PLAIN || m.kind() == Member::PROPERTY) &&
+                 receiver->kind == K::Object) {
+        self = receiver;
+      }
+      if (self && value->kind == K::Function) {
+        VarPtr bound = Variable::make(K::Function, value->tracker);
+        *bound = *value;
+        bound->self = self;
+        return bound;
+      }
+      return value;
+    }
+  return nullptr;
+}
+
 VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name) {
   SourceLoc loc = locOf(f);
   Tracker attr;
@@ -497,6 +529,29 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     if (name == "__name__")
       return makeConst(PyConst::ofStr(trace_.code_objects(obj->codeIndex).name()), {obj});
     break;
+  case K::Object:
+    for (size_t i = 0; i < obj->keys.size(); ++i)
+      if (obj->keys[i]->constant.text == name) {
+        const VarPtr &value = obj->items[i];
+        if (value->kind == K::Opaque && (value->name.find("Tensor") != std::string::npos ||
+                                         value->name.find("ndarray") != std::string::npos))
+          fail(DiagCode::FrontendUnsupportedConstruct,
+               "a tensor held in an object's attribute (." + name +
+                   ") is not an input yet: pass it as an argument",
+               f);
+        return value;
+      }
+    [[fallthrough]];
+  case K::Class: {
+    bool property = false;
+    VarPtr member = classMember(obj, name, locOf(f), &property);
+    if (property) // LOAD_ATTR calls the getter; other readers would get the function
+      fail(DiagCode::FrontendAttributeError,
+           "the property ." + name + " is read only as `obj." + name + "` here", f);
+    if (member)
+      return member;
+    break;
+  }
   case K::Builtin:
     if (obj->name == "dict" && name == "fromkeys") { // a builtin of its own (CallsBuiltins.cpp)
       VarPtr v = Variable::make(K::Builtin, constTracker());

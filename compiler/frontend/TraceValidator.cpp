@@ -53,6 +53,16 @@ public:
         checkValue(global.value(),
                    "global '" + global.name() + "' of module '" + ns.module() + "'");
     checkInputs();
+    for (int i = 0; i < trace_.classes_size(); ++i) {
+      const trace::ClassDef &c = trace_.classes(i);
+      std::string where = "class " + std::to_string(i) + " '" + c.qualname() + "'";
+      if (c.mro().empty() || c.mro(0) != static_cast<uint32_t>(i))
+        fail(DiagCode::TraceBadReference, where + ": its MRO must start with itself");
+      for (uint32_t base : c.mro())
+        checkIndex(base, trace_.classes_size(), "class", where + " MRO");
+      for (const trace::ClassMember &m : c.members())
+        checkValue(m.value(), where + " member '" + m.name() + "'");
+    }
     for (const trace::CodeObject &code : trace_.code_objects())
       checkCode(code);
     checkNesting();
@@ -132,6 +142,18 @@ private:
       break;
     case Value::kTensor:
       checkTensor(v.tensor(), where);
+      break;
+    case Value::kObjectValue:
+      checkIndex(v.object_value().class_index(), trace_.classes_size(), "class", where);
+      for (const trace::NamedValue &a : v.object_value().attributes())
+        checkValue(a.value(), where + " attribute '" + a.name() + "'");
+      break;
+    case Value::kClassRef:
+      checkIndex(v.class_ref(), trace_.classes_size(), "class", where);
+      break;
+    case Value::kRangeValue:
+      if (v.range_value().step() == 0)
+        fail(DiagCode::TraceBadInput, where + ": a range with step 0");
       break;
     default:
       break;

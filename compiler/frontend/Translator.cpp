@@ -322,6 +322,12 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     case Variable::Kind::Constant:
       add(Guard::Kind::Equal, v->constant.repr());
       break;
+    case Variable::Kind::Range: // its repr is its value: range(0, 3)
+      add(Guard::Kind::Equal, v->repr());
+      break;
+    case Variable::Kind::Object: // its class decides its methods: type(obj).__name__
+      add(Guard::Kind::Type, v->name.substr(v->name.rfind('.') + 1));
+      break;
     case Variable::Kind::Tuple:
     case Variable::Kind::List:
     case Variable::Kind::Dict:

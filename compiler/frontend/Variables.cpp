@@ -291,6 +291,10 @@ std::string Variable::typeName() const {
     return "cell";
   case Kind::Iterator:
     return "iterator";
+  case Kind::Object:
+    return name; // the class's qualname
+  case Kind::Class:
+    return "type";
   case Kind::Opaque:
     return name.empty() ? "object" : name;
   }
@@ -338,6 +342,14 @@ std::string Variable::repr() const {
     return "<function " + name + ">";
   case Kind::Method:
     return "<method " + name + ">";
+  case Kind::Object: {
+    std::string s = "<" + name + " object";
+    for (size_t i = 0; i < keys.size(); ++i)
+      s += (i ? ", " : ": ") + keys[i]->constant.text + "=" + items[i]->repr();
+    return s + ">";
+  }
+  case Kind::Class:
+    return "<class " + name + ">";
   default:
     return "<" + typeName() + ">";
   }

@@ -93,6 +93,8 @@ struct Variable {
     Null,     // CPython's NULL stack marker
     Cell,
     Iterator,
+    Object, // an instance of a user class: attributes in keys (names) and items
+    Class,  // a user class
     Opaque
   };
   Kind kind = Kind::Opaque;
@@ -120,6 +122,9 @@ struct Variable {
   std::vector<VarPtr> closure; // Cell variables
   // Iterator
   size_t position = 0;
+  // Object, Class: the class (Trace.classes); an object made by the function may be changed
+  int classIndex = -1;
+  bool madeHere = false;
 
   static VarPtr constant_(PyConst c, Tracker t = {});
   static VarPtr make(Kind kind, Tracker t = {});

@@ -243,7 +243,8 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       } else {
         param.value = p.at("value").get<std::string>();
       }
-      if (guardOf.count(param.name))
+      // An object's guards read its attributes; the caller that has the object checks them.
+      if (guardOf.count(param.name) && p.at("kind") != "object")
         param.guard = guardOf[param.name];
       a.parameters.push_back(std::move(param));
     }

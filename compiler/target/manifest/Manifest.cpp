@@ -250,8 +250,11 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
       std::vector<frontend::VarPtr> inside;
       std::set<const frontend::Variable *> seen;
       frontend::collectTensors(p, inside, seen);
+      // An object's guards read its attributes: the caller that has it checks them.
       out.push_back(Json{{"name", p->parameter},
-                         {"kind", inside.empty() ? "constant" : "structure"},
+                         {"kind", p->kind == frontend::Variable::Kind::Object ? "object"
+                                  : inside.empty()                             ? "constant"
+                                                                               : "structure"},
                          {"value", p->passedRepr.empty() ? p->repr() : p->passedRepr}});
       continue;
     }

@@ -187,6 +187,14 @@ class Compiled:
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
             for g in self._manifest["guards"] if g["expression"].startswith("frame.f_globals")
             and g["kind"] != "tensor_meta"]  # global tensors are inputs: the runtime checks them
+        # Guards on the attributes of objects passed in, read from the call's arguments.
+        objects = [p["name"] for p in self._manifest["entry"]["inputs"] if p["kind"] == "object"]
+        self._object_guards = [
+            (g, _reader(g["expression"].replace(f"frame.f_locals[{name!r}]",
+                                                f"frame.f_globals[{name!r}]", 1)),
+             ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
+            for g in self._manifest["guards"] for name in objects
+            if g["expression"].startswith(f"frame.f_locals[{name!r}]")]
         self._host_results = {}  # this run's host callback results, by segment
         self._host_error = None  # what a host callback raised, re-raised by the call
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
@@ -274,7 +282,7 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
         bound = self._bind(args, kwargs)
-        stale = self._check_globals()
+        stale = self._check_globals() or self._check(self._object_guards, bound)
         if stale:
             message = "the inputs do not match what was compiled: " + "; ".join(
                 f"{m['parameter']}: expected {m['compiled_for']}, got {m['got']} "
@@ -346,12 +354,16 @@ class Compiled:
 
     def _check_globals(self):
         """The guards on the function's globals that no longer hold, as mismatches."""
-        if self._globals is None:
-            return []
+        return [] if self._globals is None else self._check(self._global_guards, self._globals)
+
+    @staticmethod
+    def _check(guards, namespace):
+        """The first of `guards` (guard, reader, expected) that `namespace` fails, as a
+        mismatch row (later guards may read through it)."""
         stale = []
-        for g, read, expected in self._global_guards:
+        for g, read, expected in guards:
             try:
-                value = read(self._globals)
+                value = read(namespace)
                 got = {"type": lambda: type(value).__name__,
                        "length": lambda: str(len(value))}.get(g["kind"], lambda: repr(value))()
                 holds = (value if g["kind"] == "equal" else got) == expected
@@ -359,6 +371,7 @@ class Compiled:
                 got, holds = f"{type(e).__name__}: {e}", False
             if not holds:
                 name = re.sub(r"^frame\.f_globals\['([^']*)'\]", r"global \1", g["expression"])
+                name = re.sub(r"^frame\.f_locals\['([^']*)'\]", r"\1", name)
                 stale.append({"parameter": name, "compiled_for": g["expected"], "got": got,
                               "guard": f"{g['id']} ({g['source']})"})
                 break  # later guards may read through this one

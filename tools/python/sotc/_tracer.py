@@ -80,6 +80,20 @@ def _is_user_function(obj):
                 or filename.startswith(sys.base_prefix + os.sep + "lib"))
 
 
+def _is_user_class(cls):
+    """A class of the program's own (not a library's), all of whose bases are too."""
+    if not isinstance(cls, type) or cls is object:
+        return False
+    for c in cls.__mro__[:-1]:  # without object
+        module = (c.__module__ or "").split(".")[0]
+        if module in _LIBRARY_ROOTS or c.__module__ == "builtins":
+            return False
+        filename = getattr(sys.modules.get(c.__module__), "__file__", None) or ""
+        if "site-packages" in filename or "dist-packages" in filename:
+            return False
+    return True
+
+
 def _refuse_unsupported(fn, role):
     flags = fn.__code__.co_flags
     if flags & _CO_ASYNC:
@@ -115,6 +129,7 @@ class _Builder:
         v = sys.version_info
         self.trace.python.major, self.trace.python.minor, self.trace.python.micro = v[:3]
         self.trace.python.implementation = sys.implementation.name
+        self._classes = {}     # id(class) -> index
         self._codes = {}       # id(code) -> index
         self.code_objects = []  # the CodeType objects, by index
         self._functions = {}   # id(function) -> index
@@ -164,6 +179,10 @@ class _Builder:
             out.bytes_value = obj
         elif isinstance(obj, types.CodeType):
             out.code = self.add_code(obj)
+        elif isinstance(obj, range) and all(_INT64_MIN <= v <= _INT64_MAX
+                                            for v in (obj.start, obj.stop, obj.step)):
+            out.range_value.start, out.range_value.stop = obj.start, obj.stop
+            out.range_value.step = obj.step
         elif is_stub(obj):
             if obj.__sotc_imported__:
                 out.module = obj.__name__
@@ -198,6 +217,17 @@ class _Builder:
                 self.value(item, target.items.add(), allow_tensor, _seen)
         elif _is_user_function(obj):
             out.function = self.add_function(obj)
+        elif _is_user_class(obj):
+            out.class_ref = self.add_class(obj)
+        elif _is_user_class(type(obj)) and hasattr(obj, "__dict__"):
+            _seen = (_seen or set()) | {id(obj)}
+            out.object_value.class_index = self.add_class(type(obj))
+            out.object_value.SetInParent()
+            for name, attribute in sorted(vars(obj).items()):
+                if id(attribute) in _seen:
+                    continue
+                self.value(attribute, out.object_value.attributes.add(name=name).value,
+                           allow_tensor, _seen)
         elif isinstance(obj, types.BuiltinFunctionType) and obj.__module__ == "builtins":
             out.builtin = obj.__name__
         elif isinstance(obj, type) and obj.__module__ == "builtins":
@@ -262,6 +292,32 @@ class _Builder:
             out.is_jump_target = ins.is_jump_target or ins.offset in exception_targets
             if ins.opcode in _JUMP_OPCODES and isinstance(ins.argval, int):
                 out.has_jump_target, out.jump_target = True, ins.argval
+
+    # -- classes -----------------------------------------------------------------------
+    def add_class(self, cls):
+        """Records a user class: its own members and its MRO (bases recorded first)."""
+        if id(cls) in self._classes:
+            return self._classes[id(cls)]
+        index = len(self.trace.classes)
+        self._classes[id(cls)] = index
+        self._keep.append(cls)
+        msg = self.trace.classes.add(qualname=cls.__qualname__, module=cls.__module__ or "")
+        kinds = pb.ClassMember
+        for name, member in sorted(vars(cls).items()):
+            if name.startswith("__") and name not in ("__init__", "__call__"):
+                continue
+            kind, value = kinds.PLAIN, member
+            if isinstance(member, staticmethod):
+                kind, value = kinds.STATIC, member.__func__
+            elif isinstance(member, classmethod):
+                kind, value = kinds.CLASS, member.__func__
+            elif isinstance(member, property):
+                kind, value = kinds.PROPERTY, member.fget
+            entry = msg.members.add(name=name, kind=kind)
+            self.value(value, entry.value)
+        msg.mro.extend(self.add_class(c) if c is not cls else index
+                       for c in cls.__mro__[:-1])
+        return index
 
     # -- functions and globals ---------------------------------------------------------
     def add_function(self, fn):

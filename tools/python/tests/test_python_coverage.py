@@ -248,3 +248,57 @@ def raises(x):
 def test_a_raise_names_the_exception(tmp_path, sotc_bin):
     result = translate(tmp_path, sotc_bin, raises, X)
     assert "E3006" in result.stderr and "ValueError('rank')" in result.stderr, result.stderr
+
+
+class Adder:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, t):
+        return self.add(t)
+
+    def add(self, t):
+        return t + self.k
+
+
+class Holder:
+    def __init__(self, k):
+        self.inner = Adder(k)
+
+    def __call__(self, t, how):
+        return getattr(self.inner, how)(t)
+
+
+def calls_objects(holder, x):
+    return holder(x, "add") * 2
+
+
+def test_objects_passed_in_run_with_their_attributes_guarded(tmp_path, sotc_bin):
+    f = compile_and_load(tmp_path, sotc_bin, calls_objects, holder=Holder(3), x=X)
+    np.testing.assert_array_equal(f(Holder(3), X), calls_objects(Holder(3), X))
+    with pytest.raises(sotc.GuardError, match=r"holder.inner.k: expected 3, got 4"):
+        f(Holder(4), X)
+    with pytest.raises(sotc.GuardError, match="holder: expected Holder, got Adder"):
+        f(Adder(3), X)
+
+
+def sets_an_attribute_of_an_argument(holder, x):
+    holder.k = 2
+    return x
+
+
+def test_attribute_writes_to_objects_passed_in_are_refused(tmp_path, sotc_bin):
+    result = translate(tmp_path, sotc_bin, sets_an_attribute_of_an_argument, Adder(1), X)
+    assert "E3002" in result.stderr and "passed in" in result.stderr, result.stderr
+
+
+def sums_a_range(x, r):
+    return x * sum(map(lambda i: i * 2, r)), list(r[1:])
+
+
+def test_a_range_passed_in_is_a_value(tmp_path, sotc_bin):
+    f = compile_and_load(tmp_path, sotc_bin, sums_a_range, x=X, r=range(1, 4))
+    got, want = f(X, range(1, 4)), sums_a_range(X, range(1, 4))
+    assert same(got, want), (got, want)
+    with pytest.raises(sotc.GuardError, match=r"expected range\(1, 4\), got range\(0, 4\)"):
+        f(X, range(0, 4))
