@@ -402,6 +402,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   default:
     break;
   }
+  if (callable->kind == K::Opaque && callable->name.rfind("bound method ", 0) == 0)
+    fail(DiagCode::FrontendUnsupportedCall,
+         "calling a " + callable->name +
+             " passed in is not supported yet: pass the tensor and call the method inside",
+         f);
   fail(DiagCode::FrontendUnsupportedCall,
        "cannot call a " + callable->typeName() +
            (callable->name.empty() ? "" : " (" + callable->name + ")"),

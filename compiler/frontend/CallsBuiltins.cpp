@@ -299,13 +299,6 @@ bool next(CallContext &c) {
   c.fail(DiagCode::FrontendPythonError, "StopIteration");
 }
 
-bool getattr(CallContext &c) {
-  if (c.args.size() < 2 || !c.args[1]->isConstant())
-    return false;
-  c.push(c.getAttr(c.args[0], c.args[1]->constant.text));
-  return true;
-}
-
 bool slice(CallContext &c) {
   std::vector<VarPtr> args = c.args;
   while (args.size() < 3)
@@ -406,30 +399,48 @@ bool divmod(CallContext &c) {
 }
 
 /// hasattr(obj, name): what getattr finds; objects the trace only names are not known.
+/// obj.name's value, or null when obj has no such attribute (hasattr, getattr's default).
+VarPtr lookupAttribute(CallContext &c, const VarPtr &obj, const std::string &name) {
+  if (obj->isTensor()) { // getAttr makes a method of any name; these exist
+    static const std::set<std::string> attributes = {"shape",         "ndim", "size",  "dtype",
+                                                     "stop_gradient", "T",    "place", "name"};
+    std::string prefix = c.framework() == "torch" ? "torch.Tensor." : "Tensor.";
+    if (!attributes.count(name) && !tensorMethods().count(name) &&
+        !ops::OpTable::get().lookup(prefix + name))
+      return nullptr;
+  }
+  try {
+    return c.getAttr(obj, name);
+  } catch (const CodedError &e) {
+    if (e.code() != DiagCode::FrontendAttributeError)
+      throw;
+    return nullptr;
+  }
+}
+
+/// hasattr(obj, name); objects the trace only names are not known.
 bool hasattr(CallContext &c) {
   if (c.args.size() != 2 || !c.args[1]->isConstant() ||
       c.args[1]->constant.kind != PyConst::Kind::Str || c.args[0]->kind == K::Opaque)
     return false;
   c.consume(c.args[1]);
-  const std::string &name = c.args[1]->constant.text;
-  if (c.args[0]->isTensor()) { // getattr makes a method of any name; these exist
-    static const std::set<std::string> attributes = {"shape",         "ndim", "size",  "dtype",
-                                                     "stop_gradient", "T",    "place", "name"};
-    std::string prefix = c.framework() == "torch" ? "torch.Tensor." : "Tensor.";
-    c.push(makeConst(PyConst::ofBool(attributes.count(name) || tensorMethods().count(name) ||
-                                     ops::OpTable::get().lookup(prefix + name)),
-                     c.args));
+  bool found = lookupAttribute(c, c.args[0], c.args[1]->constant.text) != nullptr;
+  c.push(makeConst(PyConst::ofBool(found), c.args));
+  return true;
+}
+
+/// getattr(obj, name[, default]).
+bool getattr(CallContext &c) {
+  if (c.args.size() < 2 || c.args.size() > 3 || !c.args[1]->isConstant() ||
+      (c.args.size() == 3 && c.args[0]->kind == K::Opaque))
+    return false;
+  c.consume(c.args[1]);
+  if (c.args.size() == 2) {
+    c.push(c.getAttr(c.args[0], c.args[1]->constant.text));
     return true;
   }
-  bool found = true;
-  try {
-    c.getAttr(c.args[0], name);
-  } catch (const CodedError &e) {
-    if (e.code() != DiagCode::FrontendAttributeError)
-      throw;
-    found = false;
-  }
-  c.push(makeConst(PyConst::ofBool(found), c.args));
+  VarPtr value = lookupAttribute(c, c.args[0], c.args[1]->constant.text);
+  c.push(value ? value : c.args[2]);
   return true;
 }
 

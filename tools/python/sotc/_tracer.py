@@ -232,6 +232,9 @@ class _Builder:
             out.builtin = obj.__name__
         elif isinstance(obj, type) and obj.__module__ == "builtins":
             out.builtin = obj.__name__
+        elif is_tensor_like(getattr(obj, "__self__", None)):  # x.add: not the function alone
+            out.opaque.type_name = f"bound method {type(obj.__self__).__name__}.{obj.__name__}"
+            out.opaque.repr = "a method bound to a tensor passed in"
         elif callable(obj) and hasattr(obj, "__qualname__") and getattr(obj, "__module__", None):
             out.external = _public_name(obj)
         else:

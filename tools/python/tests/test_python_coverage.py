@@ -302,3 +302,27 @@ def test_a_range_passed_in_is_a_value(tmp_path, sotc_bin):
     assert same(got, want), (got, want)
     with pytest.raises(sotc.GuardError, match=r"expected range\(1, 4\), got range\(0, 4\)"):
         f(X, range(0, 4))
+
+
+def calls_what_it_is_given(x, fn):
+    return fn(x)
+
+
+def test_a_bound_tensor_method_passed_in_is_refused_by_name(tmp_path, sotc_bin):
+    """It used to be recorded as the unbound library function, losing its tensor (E2002)."""
+    result = translate(tmp_path, sotc_bin, calls_what_it_is_given, X, X.copy().__add__)
+    assert "E3004" in result.stderr and "bound method ndarray.__add__" in result.stderr, \
+        result.stderr
+
+
+class WithDefaults:
+    present = 1
+
+
+def reads_with_defaults(x, obj):
+    return x * getattr(obj, "present", 5) * getattr(obj, "absent", 7) * getattr(x, "nope", 2)
+
+
+def test_getattr_with_a_default(tmp_path, sotc_bin):
+    f = compile_and_load(tmp_path, sotc_bin, reads_with_defaults, x=X, obj=WithDefaults())
+    np.testing.assert_array_equal(f(X, WithDefaults()), X * 14)
