@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace sotc::frontend {
 namespace {
@@ -115,8 +116,29 @@ bool operatorFunction(CallContext &c, const std::string &op) {
 
 } // namespace
 
+/// `with torch.no_grad():` and the like: compiled programs never record gradients, so these
+/// managers change nothing; a manager that would (autocast's dtypes) is refused.
+bool contextManager(CallContext &c) {
+  static const std::set<std::string> inert = {
+      "torch.no_grad",  "torch.inference_mode", "torch.enable_grad",      "torch.set_grad_enabled",
+      "paddle.no_grad", "paddle.enable_grad",   "paddle.set_grad_enabled"};
+  static const std::set<std::string> refused = {"torch.autocast", "torch.amp.autocast",
+                                                "torch.cuda.amp.autocast", "paddle.amp.auto_cast"};
+  if (refused.count(c.name))
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           c.name + " changes the dtypes of what runs inside it: not supported yet (cast "
+                    "explicitly)");
+  if (!inert.count(c.name))
+    return false;
+  c.consumeArgs();
+  VarPtr manager = Variable::make(Variable::Kind::Opaque, computedFrom(c.args));
+  manager->name = "context manager " + c.name + "()";
+  c.push(manager);
+  return true;
+}
+
 bool callModuleFunction(CallContext &c) {
-  if (callCreation(c))
+  if (callCreation(c) || contextManager(c))
     return true;
   if (ops::OpTable::get().lookup(c.name)) {
     if (!c.breakOn(c.name, c.name, c.args))

@@ -798,9 +798,21 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
          "attribute assignment (" + ins.opname() + ") is a side effect sotc cannot compile", f);
     break;
   }
-  case Opcode::BEFORE_WITH:
+  case Opcode::BEFORE_WITH: { // [manager] -> [its __exit__, what __enter__ returned]
+    VarPtr manager = pop(f);
+    if (manager->kind != K::Opaque || manager->name.rfind("context manager ", 0) != 0)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "'with' on a " + manager->typeName() +
+               " is not supported (torch.no_grad() and paddle.no_grad() are)",
+           f);
+    VarPtr exit = Variable::make(K::Builtin, computedFrom({manager}));
+    exit->name = "context manager exit"; // called with (None, None, None): does nothing
+    f.stack.push_back(exit);
+    f.stack.push_back(constant(PyConst::none()));
+    break;
+  }
   case Opcode::SETUP_ANNOTATIONS: {
-    fail(DiagCode::FrontendUnsupportedConstruct, "'with' blocks are not supported", f);
+    fail(DiagCode::FrontendUnsupportedConstruct, "annotations in the function body", f);
     break;
   }
   default: {

@@ -326,3 +326,26 @@ def reads_with_defaults(x, obj):
 def test_getattr_with_a_default(tmp_path, sotc_bin):
     f = compile_and_load(tmp_path, sotc_bin, reads_with_defaults, x=X, obj=WithDefaults())
     np.testing.assert_array_equal(f(X, WithDefaults()), X * 14)
+
+
+def inside_no_grad(x):
+    with TORCH.no_grad():
+        y = x * 2
+    return y + 1
+
+
+def test_with_an_inert_context_manager(tmp_path, sotc_bin):
+    """`with torch.no_grad():` compiles (inference records no gradients)."""
+    import types
+    torch = types.ModuleType("torch")
+    code = compile("def no_grad():\n    pass\n", "/site-packages/torch/autograd.py", "exec")
+    scope = {"__name__": "torch"}
+    exec(code, scope)
+    torch.no_grad = scope["no_grad"]
+    globals()["TORCH"] = torch
+    try:
+        result = translate(tmp_path, sotc_bin, inside_no_grad, X)
+    finally:
+        del globals()["TORCH"]
+    assert result.returncode == 0, result.stderr
+    assert "__mul__" in result.stdout and "__add__" in result.stdout
