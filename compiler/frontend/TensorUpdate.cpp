@@ -2,9 +2,10 @@
 //
 // Tensors are values in the statement IR, so an item assignment makes a new tensor: the
 // assigned region is the value (cast to x's dtype, broadcast to the region), the rest comes
-// from x by slices put back together with concat, one axis at a time; a boolean mask is a
-// `where`. The executor then puts the new tensor everywhere the old one was (aliases see the
-// write, as in the framework), and a written argument is a side effect for the caller.
+// from x by slices put back together with concat, one axis at a time (a strided axis one
+// element at a time); a boolean mask is a `where`. The executor then puts the new tensor everywhere
+// the old one was (aliases see the write, as in the framework), and a written argument is a side
+// effect for the caller.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
@@ -85,15 +86,16 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   if (explicitDims > shape.size())
     fail(DiagCode::FrontendPythonError, "IndexError: too many indices for the tensor", f);
   struct Range {
-    int64_t start, stop;
+    int64_t start, stop, step; // the elements start, start + step, ... below stop
     bool integer;
+    int64_t count() const { return stop > start ? (stop - start + step - 1) / step : 0; }
   };
   std::vector<Range> ranges;
   for (const VarPtr &item : items) {
     int64_t n = shape[ranges.size() < shape.size() ? ranges.size() : 0];
     if (item->isConstant() && item->constant.kind == PyConst::Kind::Ellipsis) {
       for (size_t k = 0; k < shape.size() - explicitDims; ++k) // the dimensions `...` spans
-        ranges.push_back({0, shape[ranges.size()], false});
+        ranges.push_back({0, shape[ranges.size()], 1, false});
       continue;
     }
     consume(item, locOf(f));
@@ -102,28 +104,25 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
           item->constant.intValue < 0 ? item->constant.intValue + n : item->constant.intValue;
       if (i < 0 || i >= n)
         fail(DiagCode::FrontendPythonError, "IndexError: index out of range for the tensor", f);
-      ranges.push_back({i, i + 1, true});
-    } else if (item->kind == K::Slice &&
-               (isNoneConst(item->items[2]) ||
-                (isInt(item->items[2]) && item->items[2]->constant.intValue == 1))) {
+      ranges.push_back({i, i + 1, 1, true});
+    } else if (item->kind == K::Slice) { // a positive step (sliceBounds refuses others)
       auto [start, stop, step] = sliceBounds(f, item, n);
-      (void)step;
-      ranges.push_back({start, std::max(start, stop), false});
+      ranges.push_back({start, std::max(start, stop), step, false});
     } else {
       fail(DiagCode::FrontendUnsupportedConstruct,
            "assigning into a tensor through " + item->repr() +
-               ": integers, slices with step 1, `...` and boolean masks are supported",
+               ": integers, slices, `...` and boolean masks are supported",
            f);
     }
   }
   while (ranges.size() < shape.size())
-    ranges.push_back({0, shape[ranges.size()], false});
+    ranges.push_back({0, shape[ranges.size()], 1, false});
 
   std::vector<int64_t> region, valueShape;
   for (const Range &r : ranges) {
-    region.push_back(r.stop - r.start);
+    region.push_back(r.count());
     if (!r.integer)
-      valueShape.push_back(r.stop - r.start);
+      valueShape.push_back(r.count());
   }
   if (ops::TensorMeta{region, x->meta.dtype}.numElements() == 0)
     return x; // nothing assigned
@@ -131,42 +130,59 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   if (valueShape != region)
     v = api("paddle.reshape", "torch.reshape", {v, intList(region)});
 
-  // Dimension by dimension: the part of `cur` before the region, the updated region, the part
-  // after, concatenated. `cur` spans the region on the dimensions before `d`.
-  // Whether the region leaves part of dimensions d.. to x (else the value is all of it).
-  auto partial = [&](size_t d) {
+  // Dimension by dimension: the parts of `cur` outside the region and the updated region,
+  // concatenated; `val` is the value for `cur`'s part of the region. A strided dimension
+  // takes one slab per element, the value's where the region has one.
+  auto partial = [&](size_t d) { // whether the region leaves part of dimensions d.. to x
     for (size_t k = d; k < ranges.size(); ++k)
-      if (ranges[k].start != 0 || ranges[k].stop != shape[k])
+      if (ranges[k].start != 0 || ranges[k].stop != shape[k] || ranges[k].step != 1)
         return true;
     return false;
   };
-  std::function<VarPtr(VarPtr, size_t)> update = [&](VarPtr cur, size_t d) -> VarPtr {
+  auto slab = [&](const VarPtr &t, size_t d, int64_t a, int64_t b) {
+    std::vector<VarPtr> index(d, makeSequence(K::Slice, {none(), none(), none()}, {}));
+    index.push_back(makeSequence(
+        K::Slice, {makeConst(PyConst::ofInt(a), {}), makeConst(PyConst::ofInt(b), {}), none()},
+        {}));
+    return tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
+                      {t, makeSequence(K::Tuple, index, {})}, {});
+  };
+  std::function<VarPtr(VarPtr, VarPtr, size_t)> update = [&](VarPtr cur, VarPtr val,
+                                                             size_t d) -> VarPtr {
     if (!partial(d))
-      return v;
-    int64_t n = cur->meta.shape[d];
-    auto window = [&](int64_t a, int64_t b) {
-      std::vector<VarPtr> index(d, makeSequence(K::Slice, {none(), none(), none()}, {}));
-      index.push_back(makeSequence(
-          K::Slice, {makeConst(PyConst::ofInt(a), {}), makeConst(PyConst::ofInt(b), {}), none()},
-          {}));
-      return tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
-                        {cur, makeSequence(K::Tuple, index, {})}, {});
-    };
+      return val;
     const Range &r = ranges[d];
-    if (r.start == 0 && r.stop == n)
-      return update(cur, d + 1);
+    int64_t n = cur->meta.shape[d];
+    if (r.start == 0 && r.stop == n && r.step == 1)
+      return update(cur, val, d + 1);
+    auto inner = [&](int64_t a, int64_t b, const VarPtr &part) {
+      return partial(d + 1) ? update(slab(cur, d, a, b), part, d + 1) : part;
+    };
     std::vector<VarPtr> parts;
-    if (r.start > 0)
-      parts.push_back(window(0, r.start));
-    parts.push_back(partial(d + 1) ? update(window(r.start, r.stop), d + 1) : v);
-    if (r.stop < n)
-      parts.push_back(window(r.stop, n));
+    if (r.step == 1) {
+      if (r.start > 0)
+        parts.push_back(slab(cur, d, 0, r.start));
+      parts.push_back(inner(r.start, r.stop, val));
+      if (r.stop < n)
+        parts.push_back(slab(cur, d, r.stop, n));
+    } else {
+      int64_t kept = 0; // the start of the run of x's elements not yet taken
+      for (int64_t i = r.start, j = 0; i < r.stop; i += r.step, ++j) {
+        if (kept < i)
+          parts.push_back(slab(cur, d, kept, i));
+        parts.push_back(inner(i, i + 1, slab(val, d, j, j + 1)));
+        kept = i + 1;
+      }
+      if (kept < n)
+        parts.push_back(slab(cur, d, kept, n));
+    }
+    std::string concat = torch ? "torch.cat" : "paddle.concat";
     return tensorCall(
-        f, sir, "api", torch ? "torch.cat" : "paddle.concat", torch ? "torch.cat" : "paddle.concat",
+        f, sir, "api", concat, concat,
         {makeSequence(K::List, parts, {}), makeConst(PyConst::ofInt(static_cast<int64_t>(d)), {})},
         {});
   };
-  VarPtr result = update(x, 0);
+  VarPtr result = update(x, v, 0);
   if (result == value) { // x[...] = y: x becomes a tensor of its own, not y
     PyConst all;
     all.kind = PyConst::Kind::Ellipsis;
