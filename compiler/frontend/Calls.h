@@ -103,6 +103,12 @@ struct CallContext {
                     const Kwargs &callKwargs, VarPtr result) {
     return ex.hostCallback(f(), callee, callArgs, callKwargs, std::move(result));
   }
+  /// bool(x) of a tensor as a value: the segment ends in a branch on it, each side continuing
+  /// after the call with the bool (negated for `not`). Nothing is pushed here.
+  bool truthBranch(const VarPtr &tensor, bool negate) {
+    ex.pendingBreak_ = ex.truthBranch(f(), tensor, negate, f().pc);
+    return true;
+  }
   /// The coded error for a call that needs tensor values on the host.
   [[noreturn]] void hostError(const std::string &what) const;
   /// A value only the host will know (x.item(), x.numpy()): it may be returned, not

@@ -242,6 +242,8 @@ bool convert(CallContext &c) {
       c.push(c.tensorCall("operator", "__abs__", "__abs__", {a}, {}));
       return true;
     }
+    if (b == "bool")
+      return c.truthBranch(a, false);
     c.hostError(b + "() of a tensor");
   }
   c.consume(a);

@@ -93,6 +93,8 @@ bool operatorFunction(CallContext &c, const std::string &op) {
     c.push(c.compare(compare.at(op), a[0], a[1]));
   } else if (a.size() == 1 && unary.count(op)) {
     c.push(c.unary(unary.at(op), a[0]));
+  } else if (a.size() == 1 && (op == "truth" || op == "not_") && a[0]->isTensor()) {
+    return c.truthBranch(a[0], op == "not_");
   } else if (a.size() == 1 && (op == "truth" || op == "not_")) {
     bool value = c.truthy(a[0]);
     c.push(makeConst(PyConst::ofBool(op == "truth" ? value : !value), a));

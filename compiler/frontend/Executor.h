@@ -44,6 +44,8 @@ struct Break {
   // JUMP_IF_*_OR_POP leave the condition on the stack when they jump and pop it otherwise
   // (POP_JUMP_* popped it already).
   bool popOnTrue = false, popOnFalse = false;
+  // bool(x) as a value (not x, bool(x), operator.truth(x)): what each side continues with.
+  VarPtr pushOnTrue, pushOnFalse;
   std::string reason;
   SourceLoc loc;
   // HostCallback: what the host runs, on which values, and what it hands back.
@@ -113,6 +115,9 @@ private:
   Break step(ExecState &state, StatementIR &sir);
   Break stepUnchecked(ExecState &state, StatementIR &sir);
   Break takePendingBreak();
+  /// A branch on the truth of a one-element tensor whose sides both continue at `next` with
+  /// the bool (negated for `not`) on the stack: PaddleSOT's graph break at bool(tensor).
+  Break truthBranch(Frame &f, const VarPtr &tensor, bool negate, size_t next);
   VarPtr formatValue(Frame &f, const VarPtr &value, unsigned conversion, const VarPtr &spec);
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,

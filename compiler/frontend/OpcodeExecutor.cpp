@@ -92,6 +92,26 @@ VarPtr sequence(K kind, std::vector<VarPtr> items) {
 }
 } // namespace
 
+Break Executor::truthBranch(Frame &f, const VarPtr &tensor, bool negate, size_t next) {
+  if (tensor->meta.numElements() != 1)
+    fail(DiagCode::FrontendPythonError,
+         "ValueError: the truth value of a tensor with " +
+             (tensor->meta.numElements() == ops::kDynamic
+                  ? std::string("a dynamic number of")
+                  : std::to_string(tensor->meta.numElements())) +
+             " elements is ambiguous",
+         f);
+  Break b;
+  b.kind = Break::Kind::Branch;
+  b.condition = tensor;
+  b.targetIfTrue = b.targetIfFalse = next;
+  b.pushOnTrue = Variable::constant_(PyConst::ofBool(!negate), computedFrom({tensor}));
+  b.pushOnFalse = Variable::constant_(PyConst::ofBool(negate), computedFrom({tensor}));
+  b.reason = "truth value of a tensor";
+  b.loc = locOf(f);
+  return b;
+}
+
 Break Executor::takePendingBreak() {
   Break b = pendingBreak_.value_or(Break{});
   pendingBreak_.reset();
@@ -386,6 +406,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::UNARY_NOT: {
     VarPtr a = pop(f);
+    if (a->isTensor())
+      return truthBranch(f, a, /*negate=*/true, next);
     bool value = truthy(f, a);
     f.stack.push_back(Variable::constant_(PyConst::ofBool(!value), computedFrom({a})));
     break;

@@ -253,6 +253,10 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       onTrue.frames.back().stack.pop_back();
     if (b.popOnFalse)
       onFalse.frames.back().stack.pop_back();
+    if (b.pushOnTrue)
+      onTrue.frames.back().stack.push_back(b.pushOnTrue);
+    if (b.pushOnFalse)
+      onFalse.frames.back().stack.push_back(b.pushOnFalse);
     {
       Segment &seg = t.segments[p.segment];
       seg.end = Segment::End::Branch;

@@ -349,3 +349,28 @@ def test_with_an_inert_context_manager(tmp_path, sotc_bin):
         del globals()["TORCH"]
     assert result.returncode == 0, result.stderr
     assert "__mul__" in result.stdout and "__add__" in result.stdout
+
+
+def truth_as_a_value(x):
+    positive = not (x.sum() <= 0)
+    return (x * 2 if positive else x - 1), positive, operator.truth(x.max() > 0.5)
+
+
+def test_the_truth_of_a_tensor_as_a_value_is_a_branch(tmp_path, sotc_bin):
+    """`not t`, bool(t), operator.truth(t): the segment branches on t and each side goes on
+    with the bool, as PaddleSOT breaks the graph there."""
+    f = compile_and_load(tmp_path, sotc_bin, truth_as_a_value, x=X)
+    for x in (X, -X, X * 0.1):
+        assert same(f(x), truth_as_a_value(x.copy()))
+    explained = subprocess.run([sotc_bin, "explain", str(tmp_path / "case.pb")],
+                               capture_output=True, text=True).stdout
+    assert "truth value of a tensor" in explained
+
+
+def ambiguous_truth(x):
+    return bool(x > 0)
+
+
+def test_the_truth_of_a_tensor_of_several_elements_is_python_s_error(tmp_path, sotc_bin):
+    result = translate(tmp_path, sotc_bin, ambiguous_truth, X)
+    assert "E3006" in result.stderr and "6 elements is ambiguous" in result.stderr, result.stderr
