@@ -460,8 +460,10 @@ void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const Var
     visit(f.yields);
   }
   visit(state.returnValue);
-  for (GlobalSlot &g : state.globals)
+  for (GlobalSlot &g : state.globals) {
+    g.written |= g.value == from; // a global tensor written in place: the module gets the new one
     visit(g.value);
+  }
   for (auto &[name, value] : state.arguments)
     visit(value);
 }

@@ -374,3 +374,18 @@ def ambiguous_truth(x):
 def test_the_truth_of_a_tensor_of_several_elements_is_python_s_error(tmp_path, sotc_bin):
     result = translate(tmp_path, sotc_bin, ambiguous_truth, X)
     assert "E3006" in result.stderr and "6 elements is ambiguous" in result.stderr, result.stderr
+
+
+BIAS = np.zeros(3, np.float32)
+
+
+def writes_into_a_global_tensor(x):
+    BIAS[0] = 1.0
+    return x + BIAS
+
+
+def test_a_global_tensor_written_in_place_is_given_back(tmp_path, sotc_bin, monkeypatch):
+    monkeypatch.setitem(globals(), "BIAS", np.zeros(3, np.float32))
+    f = compile_and_load(tmp_path, sotc_bin, writes_into_a_global_tensor, x=X[0])
+    np.testing.assert_array_equal(f(X[0]), X[0] + [1, 0, 0])
+    np.testing.assert_array_equal(BIAS, [1, 0, 0])  # the module's global holds the new value
