@@ -95,9 +95,12 @@ public:
 
   /// The statements that make the tensor.
   VarPtr emit(ops::DType dtype) {
-    if (values_.size() > kMaxConstantElements)
+    int64_t elements = 1; // the shape's: arange and eye stop reading values past the limit
+    for (int64_t d : shape_)
+      elements *= d;
+    if (elements > static_cast<int64_t>(kMaxConstantElements))
       c_.fail(DiagCode::FrontendUnsupportedConstruct,
-              "a constant tensor of " + std::to_string(values_.size()) +
+              "a constant tensor of " + std::to_string(elements) +
                   " elements made inside the function (at most " +
                   std::to_string(kMaxConstantElements) + "): pass it as an input");
     std::string full = c_.framework() == "torch" ? "torch.full" : "paddle.full";

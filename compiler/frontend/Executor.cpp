@@ -382,17 +382,7 @@ ExecState Executor::clone(const ExecState &state) {
     VarPtr c = std::make_shared<Variable>(*v);
     VariableArena::record(c);
     memo[v.get()] = c;
-    for (VarPtr &item : c->items)
-      item = copy(item);
-    for (VarPtr &key : c->keys)
-      key = copy(key);
-    c->self = copy(c->self);
-    for (VarPtr &d : c->defaults)
-      d = copy(d);
-    for (auto &kv : c->kwdefaults)
-      kv.second = copy(kv.second);
-    for (VarPtr &cell : c->closure)
-      cell = copy(cell);
+    forEachChild(*c, [&](VarPtr &child) { child = copy(child); });
     return c;
   };
   ExecState out = state;
@@ -413,17 +403,17 @@ ExecState Executor::clone(const ExecState &state) {
 }
 
 namespace {
-/// Walks every value of the state in a fixed order.
-void walkState(const ExecState &state, const std::function<void(const VarPtr &)> &visit) {
-  for (const Frame &f : state.frames) {
-    for (const VarPtr &v : f.localsplus)
+/// Walks every value slot of the state in a fixed order (State: ExecState or const ExecState).
+template <typename State, typename Visit> void walkState(State &state, Visit &&visit) {
+  for (auto &f : state.frames) {
+    for (auto &v : f.localsplus)
       visit(v);
-    for (const VarPtr &v : f.stack)
+    for (auto &v : f.stack)
       visit(v);
     visit(f.yields);
   }
   visit(state.returnValue);
-  for (const GlobalSlot &g : state.globals)
+  for (auto &g : state.globals)
     visit(g.value);
 }
 } // namespace
@@ -437,33 +427,13 @@ void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const Var
       v = to;
       return;
     }
-    if (!seen.insert(v.get()).second)
-      return;
-    for (VarPtr &item : v->items)
-      visit(item);
-    for (VarPtr &key : v->keys)
-      visit(key);
-    visit(v->self);
-    for (VarPtr &d : v->defaults)
-      visit(d);
-    for (auto &kv : v->kwdefaults)
-      visit(kv.second);
-    for (VarPtr &cell : v->closure)
-      visit(cell);
+    if (seen.insert(v.get()).second)
+      forEachChild(*v, visit);
   };
-  for (Frame &f : state.frames) {
-    for (VarPtr &v : f.localsplus)
-      visit(v);
-    for (VarPtr &v : f.stack)
-      visit(v);
-    visit(f.kwNames);
-    visit(f.yields);
-  }
-  visit(state.returnValue);
-  for (GlobalSlot &g : state.globals) {
-    g.written |= g.value == from; // a global tensor written in place: the module gets the new one
-    visit(g.value);
-  }
+  for (GlobalSlot &g :
+       state.globals) // a global tensor written in place: the module gets the new one
+    g.written |= g.value == from;
+  walkState(state, visit);
   for (auto &[name, value] : state.arguments)
     visit(value);
 }
@@ -475,13 +445,7 @@ bool Executor::viewed(const ExecState &state, const VarPtr &base) {
     if (!v || found || !seen.insert(v.get()).second)
       return;
     found = v->viewOf == base;
-    for (const VarPtr &item : v->items)
-      visit(item);
-    for (const VarPtr &key : v->keys)
-      visit(key);
-    visit(v->self);
-    for (const VarPtr &cell : v->closure)
-      visit(cell);
+    forEachChild(*v, visit);
   };
   walkState(state, visit);
   return found;

@@ -162,6 +162,22 @@ private:
   VariableArena *previous_;
 };
 
+/// Calls `fn` on every variable slot `v` holds: items, keys, self, defaults, keyword
+/// defaults, closure cells (const or mutable, as `v` is).
+template <typename V, typename F> void forEachChild(V &v, F &&fn) {
+  for (auto &item : v.items)
+    fn(item);
+  for (auto &key : v.keys)
+    fn(key);
+  fn(v.self);
+  for (auto &d : v.defaults)
+    fn(d);
+  for (auto &kv : v.kwdefaults)
+    fn(kv.second);
+  for (auto &cell : v.closure)
+    fn(cell);
+}
+
 } // namespace sotc::frontend
 
 #endif // SOTC_FRONTEND_VARIABLES_H

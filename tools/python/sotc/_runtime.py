@@ -190,8 +190,7 @@ class Compiled:
         # Guards on the attributes of objects passed in, read from the call's arguments.
         objects = [p["name"] for p in self._manifest["entry"]["inputs"] if p["kind"] == "object"]
         self._object_guards = [
-            (g, _reader(g["expression"].replace(f"frame.f_locals[{name!r}]",
-                                                f"frame.f_globals[{name!r}]", 1)),
+            (g, _reader(g["expression"]),
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
             for g in self._manifest["guards"] for name in objects
             if g["expression"].startswith(f"frame.f_locals[{name!r}]")]
@@ -505,12 +504,13 @@ def _describe(value, v, keep, name, writable=False):
 
 
 def _reader(expression):
-    """A function of the globals that reads what a guard's expression
-    (frame.f_globals['A'][0].b) names: subscripts of constants and attributes only (the
-    manifest is data, not code), parsed once."""
+    """A function of a namespace (the globals for frame.f_globals, the call's arguments for
+    frame.f_locals) that reads what a guard's expression (frame.f_globals['A'][0].b) names:
+    subscripts of constants and attributes only (the manifest is data, not code), parsed
+    once."""
     def compile_(node):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                node.value.id == "frame" and node.attr == "f_globals":
+                node.value.id == "frame" and node.attr in ("f_globals", "f_locals"):
             return lambda namespace: namespace
         if isinstance(node, ast.Subscript):
             inner, key = compile_(node.value), ast.literal_eval(node.slice)

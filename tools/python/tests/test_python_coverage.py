@@ -389,3 +389,15 @@ def test_a_global_tensor_written_in_place_is_given_back(tmp_path, sotc_bin, monk
     f = compile_and_load(tmp_path, sotc_bin, writes_into_a_global_tensor, x=X[0])
     np.testing.assert_array_equal(f(X[0]), X[0] + [1, 0, 0])
     np.testing.assert_array_equal(BIAS, [1, 0, 0])  # the module's global holds the new value
+
+
+def test_a_large_constant_made_in_the_function_names_its_size(tmp_path, sotc_bin, monkeypatch):
+    from sotc._stubs import StubModule
+    monkeypatch.setitem(globals(), "STUB_PADDLE", StubModule("paddle", imported=True))
+
+    def big(x):
+        return x + STUB_PADDLE.arange(1000)
+
+    path = sotc.trace(big, X[0]).save(tmp_path / "case.pb")
+    result = subprocess.run([sotc_bin, "dump", "--sir", str(path)], capture_output=True, text=True)
+    assert "E3002" in result.stderr and "of 1000 elements" in result.stderr, result.stderr
