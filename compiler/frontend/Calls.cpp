@@ -255,10 +255,13 @@ bool CallContext::breakOn(const std::string &callee, const std::string &opName,
   if (std::find(apis.begin(), apis.end(), callee) == apis.end() &&
       std::find(apis.begin(), apis.end(), opName) == apis.end())
     return false;
-  // The call runs on the host between two graphs; its results are tensors whose metadata
-  // the operator library infers.
+  // The call runs on the host between two graphs. An operator's results are tensors whose
+  // metadata the operator library infers; another function's is a host value (it may be
+  // returned, not computed with).
   StatementIR scratch;
-  VarPtr result = ex.tensorCall(f(), scratch, "api", callee, opName, callArgs, kwargs);
+  VarPtr result = ops::OpTable::get().lookup(opName)
+                      ? ex.tensorCall(f(), scratch, "api", callee, opName, callArgs, kwargs)
+                      : hostValue(callee + "()");
   if (!hostCallback(callee, callArgs, kwargs, result))
     fail(DiagCode::FrontendUnsupportedCall,
          "--break-on=" + callee + " puts a host boundary here: pass --allow-host-callbacks too");
@@ -350,18 +353,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                 std::move(kwargs)};
   switch (callable->kind) {
   case K::External:
-    if (callModuleFunction(c))
+    if (callModuleFunction(c) || c.breakOn(c.name, c.name, c.args))
       return;
-    // --break-on a function the operator table does not know: the host runs it between two
-    // graphs; what it returns is a host value (it may be returned, not computed with).
-    if (std::find(options_.breakOn.begin(), options_.breakOn.end(), c.name) !=
-        options_.breakOn.end()) {
-      if (!c.hostCallback(c.name, c.args, c.kwargs, c.hostValue(c.name + "()")))
-        c.fail(DiagCode::FrontendUnsupportedCall,
-               "--break-on=" + c.name +
-                   " puts a host boundary here: pass --allow-host-callbacks too");
-      return;
-    }
     c.fail(DiagCode::FrontendUnsupportedCall,
            "cannot compile a call to " + c.name +
                ": it is not in the operator table (`sotc ops` lists what is)");
