@@ -1,4 +1,5 @@
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/ModelWeights.h"
 
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 #include "compiler/frontend/SirEmitter.h"
@@ -185,6 +186,10 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
   FrontendResult frontend;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       compileTrace(*context, path, options, pipelines::Phase::Loops, &frontend, &instrumentation);
+  // A model's weights: checked before code generation, written beside the binary.
+  std::optional<std::string> weights;
+  if (frontend.trace.has_model())
+    weights = artifactWeights(path, frontend.trace, frontend.translation);
   std::map<std::string, manifest::KernelLaunch> launches = kernelLaunches(*module);
   runPipeline(*module, path, withGpuIndexBits(*module, options), pipelines::Phase::Loops,
               pipelines::Phase::Llvm, instrumentation);
@@ -239,17 +244,26 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
   }
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   auto traceBytes = llvm::MemoryBuffer::getFile(path);
+  std::optional<manifest::Artifact> weightsFile;
+  if (weights)
+    weightsFile = manifest::Artifact{llvm::sys::path::filename(weightsPath(output)).str(),
+                                     manifest::sha256(*weights)};
   std::string manifest =
       manifest::writeManifest(frontend.trace,
                               {llvm::sys::path::filename(path).str(),
                                manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
                               frontend.translation, *module, launches, target,
-                              {llvm::sys::path::filename(output).str(), manifest::sha256(binary)});
+                              {llvm::sys::path::filename(output).str(), manifest::sha256(binary)},
+                              weightsFile ? &*weightsFile : nullptr);
   writeOutputFile(output, binary);
-  try {
+  try { // all or none
+    if (weights)
+      writeOutputFile(weightsPath(output), *weights);
     writeOutputFile(manifestPath(output), manifest);
   } catch (const CodedError &) {
-    llvm::sys::fs::remove(output); // both or neither
+    llvm::sys::fs::remove(output);
+    if (weights)
+      llvm::sys::fs::remove(weightsPath(output));
     throw;
   }
 }

@@ -67,8 +67,8 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
 
 /// Compiles the trace for `options.target` and writes its binary to `output` (the CPU's
 /// shared library for `options.cpu`; the CUDA fatbin for `options.gpuArchs`) and its
-/// manifest beside it (k.so -> k.manifest.json), each atomically; nothing is left behind
-/// when either fails.
+/// manifest beside it (k.so -> k.manifest.json) and, for a model, its weights
+/// (k.weights.safetensors), each atomically; nothing is left behind when one fails.
 void writeBinary(const std::string &path, const pipelines::PipelineOptions &options,
                  const std::string &output);
 

@@ -322,6 +322,10 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     pushFrame(state, callable, std::move(args), std::move(kwargs));
     return;
   }
+  if (callable->kind == K::Object && callable->layer) {
+    callLayer(state, sir, callable, std::move(args), std::move(kwargs));
+    return;
+  }
   if (callable->kind == K::Object) { // obj(...) is obj.__call__(...)
     VarPtr method = classMember(callable, "__call__", locOf(f));
     if (!method)

@@ -50,6 +50,10 @@ Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
       paddle |= name.rfind("paddle", 0) == 0;
       torch |= name.rfind("torch", 0) == 0;
     }
+  for (const trace::ClassDef &c : trace.classes()) { // a model's layers
+    paddle |= c.library_name().rfind("paddle", 0) == 0;
+    torch |= c.library_name().rfind("torch", 0) == 0;
+  }
   framework_ = torch && !paddle ? "torch" : "paddle";
   offsetIndex_.resize(trace.code_objects_size());
   for (int c = 0; c < trace.code_objects_size(); ++c)
@@ -209,6 +213,9 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     VarPtr v = Variable::make(K::Object, tracker);
     v->classIndex = static_cast<int>(value.object_value().class_index());
     v->name = trace_.classes(v->classIndex).qualname();
+    v->layer = value.object_value().layer();
+    v->children.assign(value.object_value().children().begin(),
+                       value.object_value().children().end());
     for (const trace::NamedValue &a : value.object_value().attributes()) {
       Tracker t;
       t.kind = tracker.kind == Tracker::Kind::Const ? Tracker::Kind::Const : Tracker::Kind::GetAttr;
@@ -219,6 +226,21 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
       v->items.push_back(fromTrace(a.value(), t));
     }
     return v;
+  }
+  case trace::Value::kWeight: { // one tensor per name, however many layers share it
+    const trace::WeightRef &w = value.weight();
+    auto it = weights_.find(w.name());
+    if (it != weights_.end())
+      return it->second;
+    ops::TensorMeta meta;
+    meta.dtype = dtypeOf(w.spec().dtype());
+    for (const trace::Dim &d : w.spec().dims())
+      meta.shape.push_back(d.size());
+    VarPtr t = newTensor(meta, Tracker{Tracker::Kind::Weight, w.name(), {}, {}, {}});
+    t->stopGradient = w.spec().stop_gradient();
+    t->parameter = t->weight = w.name();
+    weightOrder_.push_back(t);
+    return weights_[w.name()] = t;
   }
   case trace::Value::kRangeValue: {
     VarPtr v = Variable::make(K::Range, tracker);
@@ -319,11 +341,16 @@ ExecState Executor::start() {
   // they follow the arguments, named by the global.
   for (int ns = 0; ns < trace_.namespaces_size(); ++ns)
     for (const trace::NamedValue &g : trace_.namespaces(ns).globals()) {
-      if (g.value().kind_case() != trace::Value::kTensor)
-        continue;
       Tracker t;
       t.kind = Tracker::Kind::Global;
       t.name = g.name();
+      if (g.value().has_object_value() && g.value().object_value().layer()) {
+        // A model in a global: its weights are inputs like the rest (read once, here).
+        state.globals.push_back({ns, g.name(), fromTrace(g.value(), t), false});
+        continue;
+      }
+      if (g.value().kind_case() != trace::Value::kTensor)
+        continue;
       VarPtr value = fromTrace(g.value(), t);
       value->parameter = value->global = g.name();
       for (const VarPtr &p : parameters_)
@@ -362,6 +389,19 @@ ExecState Executor::start() {
         break;
       }
   positional.insert(positional.end(), args.begin(), args.end());
+  // A model's forward gets the layer tree as `self`: part of the artifact, so not guarded.
+  if (trace_.has_model())
+    positional.insert(positional.begin(),
+                      fromTrace(trace_.model(), Tracker{Tracker::Kind::Const, "", {}, {}, {}}));
+  // The weights follow the inputs, in the order the layers hold them (the state dict's).
+  for (const VarPtr &w : weightOrder_) {
+    for (const VarPtr &p : parameters_)
+      if (p->parameter == w->weight)
+        throw CodedError(DiagCode::FrontendBadInputs,
+                         "the weight '" + w->weight +
+                             "' has the name of an input of forward: rename one of them");
+    parameters_.push_back(w);
+  }
   pushFrame(state, fn, positional, named);
   return state;
 }

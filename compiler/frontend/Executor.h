@@ -21,6 +21,10 @@
 #include <string>
 #include <vector>
 
+namespace sotc::ops {
+struct LayerEntry;
+} // namespace sotc::ops
+
 namespace sotc::frontend {
 
 struct Frame {
@@ -125,6 +129,14 @@ private:
   /// call(), then run what it started until it returns; its result.
   VarPtr callNow(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
+  // CallsLayers.cpp
+  /// layer(...): its class's forward, or the layer table's call for a built-in layer.
+  void callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer, std::vector<VarPtr> args,
+                 std::vector<std::pair<std::string, VarPtr>> kwargs);
+  /// The layer table's entry of the first built-in class in the layer's MRO, or null.
+  const ops::LayerEntry *layerEntry(const VarPtr &layer) const;
+  /// A layer container's sublayers in order (TypeError for other layers).
+  std::vector<VarPtr> sublayers(Frame &f, const VarPtr &layer);
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
                     const std::string &opName, std::vector<VarPtr> args,
                     std::vector<std::pair<std::string, VarPtr>> kwargs);
@@ -177,6 +189,8 @@ private:
   int tensorCounter_ = 0;
   std::map<std::pair<int, std::string>, VarPtr> globals_;
   std::map<int, VarPtr> functions_;
+  std::map<std::string, VarPtr> weights_; // a model's parameters and buffers by name
+  std::vector<VarPtr> weightOrder_;        // the same, in the order they were read
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object

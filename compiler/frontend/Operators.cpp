@@ -132,6 +132,10 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
                                v->items.end());
   case K::Dict:
     return v->keys;
+  case K::Object:
+    if (v->layer) // ModuleList, LayerList, Sequential
+      return sublayers(f, v);
+    break;
   case K::Range: {
     std::vector<VarPtr> out;
     for (int64_t i = v->start; v->step > 0 ? i < v->stop : i > v->stop; i += v->step) {
@@ -683,6 +687,8 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     return tensorCall(f, sir, "operator", "__getitem__", "__getitem__", {obj, key}, {});
   }
   consume(key, loc);
+  if (obj->kind == K::Object && obj->layer) // layers[i], layers[1:]: its sublayers
+    obj = makeSequence(K::Tuple, sublayers(f, obj), {obj});
   if (obj->isSequence() || (obj->isConstant() && obj->constant.kind == PyConst::Kind::Str)) {
     std::vector<VarPtr> items = obj->isSequence() ? obj->items : iterate(f, sir, obj);
     int64_t n = static_cast<int64_t>(items.size());

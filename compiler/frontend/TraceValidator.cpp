@@ -53,6 +53,11 @@ public:
         checkValue(global.value(),
                    "global '" + global.name() + "' of module '" + ns.module() + "'");
     checkInputs();
+    if (trace_.has_model()) {
+      if (trace_.model().kind_case() != Value::kObjectValue || !trace_.model().object_value().layer())
+        fail(DiagCode::TraceBadInput, "the trace's model is not a layer");
+      checkValue(trace_.model(), "the model");
+    }
     for (int i = 0; i < trace_.classes_size(); ++i) {
       const trace::ClassDef &c = trace_.classes(i);
       std::string where = "class " + std::to_string(i) + " '" + c.qualname() + "'";
@@ -143,10 +148,28 @@ private:
     case Value::kTensor:
       checkTensor(v.tensor(), where);
       break;
-    case Value::kObjectValue:
-      checkIndex(v.object_value().class_index(), trace_.classes_size(), "class", where);
-      for (const trace::NamedValue &a : v.object_value().attributes())
+    case Value::kObjectValue: {
+      const trace::ObjectValue &o = v.object_value();
+      checkIndex(o.class_index(), trace_.classes_size(), "class", where);
+      std::set<std::string> names;
+      for (const trace::NamedValue &a : o.attributes()) {
+        names.insert(a.name());
         checkValue(a.value(), where + " attribute '" + a.name() + "'");
+      }
+      for (const std::string &child : o.children())
+        if (!names.count(child))
+          fail(DiagCode::TraceBadReference,
+               where + ": sublayer '" + child + "' is not one of its attributes");
+      break;
+    }
+    case Value::kWeight:
+      if (v.weight().name().empty())
+        fail(DiagCode::TraceBadInput, where + ": a weight without a name");
+      checkTensor(v.weight().spec(), where + " weight '" + v.weight().name() + "'");
+      for (const trace::Dim &d : v.weight().spec().dims())
+        if (d.dynamic())
+          fail(DiagCode::TraceBadInput,
+               where + ": weight '" + v.weight().name() + "' has a dynamic dimension");
       break;
     case Value::kClassRef:
       checkIndex(v.class_ref(), trace_.classes_size(), "class", where);

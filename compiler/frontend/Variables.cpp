@@ -175,6 +175,7 @@ bool Tracker::traceable() const {
   case Kind::Local:
   case Kind::Global:
   case Kind::Closure:
+  case Kind::Weight:
     return true;
   case Kind::GetItem:
   case Kind::GetAttr:
@@ -196,6 +197,8 @@ std::string Tracker::expression() const {
     return parent->tracker.expression() + "[" + key.repr() + "]";
   case Kind::GetAttr:
     return parent->tracker.expression() + "." + name;
+  case Kind::Weight:
+    return "weights['" + name + "']";
   default:
     return "<computed>";
   }

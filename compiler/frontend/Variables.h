@@ -62,6 +62,7 @@ struct Tracker {
     Const,   // a literal in the code: never guarded
     GetItem, // parent[key]
     GetAttr, // parent.name
+    Weight,  // a model's parameter or buffer, by state-dict name (guards: shape and dtype)
     Computed // derived from `inputs` (guard those instead)
   };
   Kind kind = Kind::Computed;
@@ -106,6 +107,7 @@ struct Variable {
   std::string tensorName;    // Tensor: var_N
   std::string parameter;     // the entry function's parameter it was passed as
   std::string global;        // a tensor input read from this module global
+  std::string weight;        // a model's parameter or buffer: its state-dict name
   int64_t tracedLength = -1; // a container from the trace: its length as passed (guards)
   std::string passedRepr;    // a parameter: its value as passed, before the program mutated it
   VarPtr viewOf; // a tensor indexed or reshaped from this one (the frameworks share memory)
@@ -125,6 +127,8 @@ struct Variable {
   // Object, Class: the class (Trace.classes); an object made by the function may be changed
   int classIndex = -1;
   bool madeHere = false;
+  bool layer = false;                // Object: a paddle.nn.Layer or torch.nn.Module
+  std::vector<std::string> children; // a layer's sublayers (attribute names), in order
 
   static VarPtr constant_(PyConst c, Tracker t = {});
   static VarPtr make(Kind kind, Tracker t = {});

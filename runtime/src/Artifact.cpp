@@ -251,6 +251,25 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     if (a.target == "cpu")
       for (const Json &s : m.at("segments"))
         a.segments.push_back(segmentOf(s));
+    if (m.contains("weights")) {
+      const Json &w = m.at("weights");
+      a.weightsPath = directoryOf(manifestPath) + w.at("file").get<std::string>();
+      a.weightsSha256 = w.at("sha256").get<std::string>();
+      for (const Json &t : w.at("tensors")) {
+        Weight weight;
+        weight.name = weight.spec.name = t.at("name").get<std::string>();
+        weight.spec.dtype = dtypeIndex(t.at("dtype").get<std::string>());
+        weight.spec.shape = t.at("shape").get<std::vector<int64_t>>();
+        weight.spec.bytes = static_cast<int64_t>(sotc_dtype_size(weight.spec.dtype));
+        for (int64_t d : weight.spec.shape)
+          weight.spec.bytes *= d;
+        if (!t.at("buffer").is_null())
+          weight.buffer = t.at("buffer").get<std::string>();
+        if (weight.spec.dtype < 0)
+          throw Error("E8001", manifestPath + ": weight " + weight.name + " has no known dtype");
+        a.weights.push_back(std::move(weight));
+      }
+    }
   } catch (const Json::exception &e) {
     throw Error("E8001", manifestPath + ": malformed manifest (" + e.what() + ")");
   }
@@ -307,6 +326,40 @@ Artifact loadArtifact(const std::string &path) {
       throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +
                                ", which this machine lacks (recompile with --cpu native)");
   return a;
+}
+
+std::vector<std::string_view> readWeights(const Artifact &a, const std::string &file) {
+  if (sha256Hex(file) != a.weightsSha256)
+    throw Error("E8003", a.weightsPath + ": its sha256 differs from the manifest's (rebuilt or "
+                                         "replaced since)");
+  // safetensors: an 8-byte little-endian header size, a JSON header, the tensors' bytes.
+  auto bad = [&](const std::string &why) { return Error("E8001", a.weightsPath + ": " + why); };
+  uint64_t size = 0;
+  for (int i = 7; i >= 0 && file.size() >= 8; --i)
+    size = size << 8 | static_cast<uint8_t>(file[i]);
+  if (file.size() < 8 || size > file.size() - 8)
+    throw bad("not a safetensors file");
+  Json header = Json::parse(file.substr(8, size), nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object())
+    throw bad("its header is not a JSON object");
+  std::string_view data = std::string_view(file).substr(8 + size);
+  std::vector<std::string_view> out;
+  for (const Weight &w : a.weights) {
+    if (!header.contains(w.name))
+      throw bad("it has no weight " + w.name);
+    try {
+      const Json &t = header.at(w.name);
+      auto offsets = t.at("data_offsets").get<std::vector<uint64_t>>();
+      if (t.at("shape").get<std::vector<int64_t>>() != w.spec.shape || offsets.size() != 2 ||
+          offsets[0] > offsets[1] || offsets[1] > data.size() ||
+          offsets[1] - offsets[0] != static_cast<uint64_t>(w.spec.bytes))
+        throw bad("weight " + w.name + " is not the manifest's shape or lies outside the file");
+      out.push_back(data.substr(offsets[0], offsets[1] - offsets[0]));
+    } catch (const Json::exception &e) {
+      throw bad("weight " + w.name + " is malformed (" + e.what() + ")");
+    }
+  }
+  return out;
 }
 
 } // namespace sotc::runtime

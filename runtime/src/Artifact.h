@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sotc::runtime {
@@ -36,6 +37,13 @@ struct Parameter {
   std::string buffer; // tensors: the segment-0 input it is passed as ("" when unused)
   std::string value;  // other values: the repr it was traced with
   std::string guard;  // "g3 (prog.py:7)": the guard that made the program depend on it
+};
+
+/// A model's parameter or buffer: bound by the runtime from the weights file, not passed.
+struct Weight {
+  std::string name; // its state-dict name, the key in the weights file
+  Buffer spec;
+  std::string buffer; // the segment-0 input it is bound to ("" when unused)
 };
 
 struct Step {
@@ -74,6 +82,8 @@ struct Artifact {
   std::vector<std::string> features;
   std::vector<Parameter> parameters;
   std::vector<Segment> segments;
+  std::string weightsPath, weightsSha256; // a model's weights file ("" for a function)
+  std::vector<Weight> weights;
 };
 
 /// The manifest `text` as a plan, checked for consistency (every field present and typed,
@@ -91,6 +101,11 @@ std::string readFile(const std::string &path);
 
 /// Lower-case hex SHA-256 of a file's bytes.
 std::string sha256Hex(const std::string &bytes);
+
+/// The weights file's bytes, checked against the manifest (its sha256: E8003) and parsed
+/// (each weight's bytes present with its dtype and shape: E8001), as one slice per weight in
+/// `artifact.weights` order; the slices point into `file`.
+std::vector<std::string_view> readWeights(const Artifact &artifact, const std::string &file);
 
 } // namespace sotc::runtime
 

@@ -92,7 +92,36 @@ void *Memory::reserve(Backend *backend, size_t bytes) {
 
 Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
     : artifact_(std::move(artifact)), backend_(std::move(backend)),
-      staged_(artifact_.parameters.size()) {}
+      staged_(artifact_.parameters.size()), weights_(artifact_.weights.size()) {
+  if (artifact_.weights.empty())
+    return;
+  std::string file = readFile(artifact_.weightsPath);
+  std::vector<std::string_view> bytes = readWeights(artifact_, file);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    backend_->fromHost(weights_[i].reserve(backend_.get(), bytes[i].size()), bytes[i].data(),
+                       bytes[i].size());
+}
+
+void Executor::setWeight(const std::string &name, const sotc_value &value) {
+  for (size_t i = 0; i < artifact_.weights.size(); ++i) {
+    const Buffer &spec = artifact_.weights[i].spec;
+    if (artifact_.weights[i].name != name)
+      continue;
+    if (!sameMeta(value, spec.dtype, spec.shape.data(), spec.shape.size()))
+      throw Error("E8004", "weight " + name + ": expected " +
+                               formatTensor(spec.dtype, spec.shape.data(),
+                                            static_cast<int>(spec.shape.size())) +
+                               ", got " + formatTensor(value) + (value.data ? "" : " without data"));
+    if (value.device == SOTC_DEVICE_CUDA && !backend_->onDevice())
+      throw Error("E8004", "weight " + name + " is on a CUDA device; this artifact runs on the CPU");
+    if (value.device == SOTC_DEVICE_CUDA)
+      backend_->copy(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
+    else
+      backend_->fromHost(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
+    return;
+  }
+  throw Error("E8005", "the model has no weight " + name);
+}
 
 void Executor::setProfiling(bool on) {
   profiling_ = on;
@@ -237,6 +266,9 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     }
     buffers[p.buffer] = data;
   }
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    if (!artifact_.weights[i].buffer.empty())
+      buffers[artifact_.weights[i].buffer] = weights_[i].data();
   for (size_t index = 0, hops = 0;; ++hops) {
     if (hops > 100000)
       throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");

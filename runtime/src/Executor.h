@@ -32,6 +32,7 @@ public:
   Memory &operator=(const Memory &) = delete;
   ~Memory();
   void *reserve(Backend *backend, size_t bytes);
+  void *data() const { return data_; }
 
 private:
   void release();
@@ -68,6 +69,10 @@ public:
   /// `dest`, which is host memory or, with `destOnDevice`, the backend's.
   void copyOut(const sotc_value &result, void *dest, bool destOnDevice);
 
+  /// Replaces a model's weight with a copy of `value` (E8004 unless it has the weight's dtype
+  /// and shape; E8005 for a name the model has no weight of).
+  void setWeight(const std::string &name, const sotc_value &value);
+
   const std::vector<Mismatch> &mismatches() const { return mismatches_; }
   int32_t lastSegment() const { return lastSegment_; }
 
@@ -89,6 +94,7 @@ private:
   Memory arena_;
   std::map<std::string, Memory> outputs_, hostCopies_; // by segment and buffer name
   std::vector<Memory> staged_; // per parameter: a host tensor copied to the device
+  std::vector<Memory> weights_; // a model's weights, in the backend's memory
   int32_t lastSegment_ = -1;
   std::vector<Mismatch> mismatches_;
   sotc_host_handler hostHandler_ = nullptr;

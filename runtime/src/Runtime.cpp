@@ -129,6 +129,33 @@ int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spe
   return 0;
 }
 
+size_t sotc_num_weights(const sotc_artifact *artifact) {
+  return artifact ? artifact->executor->artifact().weights.size() : 0;
+}
+
+int sotc_weight_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec) {
+  if (!artifact || !spec || i >= sotc_num_weights(artifact))
+    return 1;
+  const Weight &w = artifact->executor->artifact().weights[i];
+  std::memset(spec, 0, sizeof(*spec));
+  spec->name = w.name.c_str();
+  spec->is_tensor = 1;
+  spec->dtype = static_cast<sotc_dtype>(w.spec.dtype);
+  spec->rank = static_cast<int32_t>(std::min<size_t>(w.spec.shape.size(), SOTC_MAX_RANK));
+  for (int32_t d = 0; d < spec->rank; ++d)
+    spec->shape[d] = w.spec.shape[d];
+  return 0;
+}
+
+int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value *value,
+                    sotc_error *error) {
+  return guarded(error, "E8005", [&] {
+    if (!artifact || !name || !value)
+      throw Error("E8005", "sotc_set_weight needs an artifact, a weight's name and its value");
+    artifact->executor->setWeight(name, *value);
+  });
+}
+
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error) {
   return guarded(error, "E8005", [&] {

@@ -240,12 +240,24 @@ Json callbackTensorsJson(const frontend::VarPtr &result, mlir::MLIRContext *ctx)
   return out;
 }
 
+/// The segment-0 buffer a tensor parameter is passed as (null when no kernel reads it).
+Json bufferOf(const frontend::Translation &translation, const Json &segments,
+              const frontend::VarPtr &p) {
+  if (translation.segments.empty())
+    return nullptr;
+  const auto &inputs = translation.segments[0].sir.inputs;
+  auto it = std::find(inputs.begin(), inputs.end(), p);
+  return it == inputs.end() ? Json() : segments[0]["inputs"][it - inputs.begin()]["name"];
+}
+
 /// The entry function's parameters, in the trace's order: a tensor with its meta and the
-/// segment-0 buffer it is passed as (null when no kernel reads it), or any other Python value
-/// as the repr it was traced with (tensors inside a container print as their names).
+/// segment-0 buffer it is passed as, or any other Python value as the repr it was traced with
+/// (tensors inside a container print as their names). A model's weights are not among them.
 Json parametersJson(const frontend::Translation &translation, const Json &segments) {
   Json out = Json::array();
   for (const frontend::VarPtr &p : translation.parameters) {
+    if (!p->weight.empty())
+      continue;
     if (!p->isTensor()) {
       std::vector<frontend::VarPtr> inside;
       std::set<const frontend::Variable *> seen;
@@ -258,24 +270,31 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
                          {"value", p->passedRepr.empty() ? p->repr() : p->passedRepr}});
       continue;
     }
-    Json buffer;
-    if (!translation.segments.empty()) {
-      const auto &inputs = translation.segments[0].sir.inputs;
-      auto it = std::find(inputs.begin(), inputs.end(), p);
-      if (it != inputs.end())
-        buffer = segments[0]["inputs"][it - inputs.begin()]["name"];
-    }
     Json param{{"name", p->parameter},
                {"kind", "tensor"},
                {"dtype", ops::dtypeName(p->meta.dtype)},
                {"shape", p->meta.shape},
                {"stop_gradient", p->stopGradient},
-               {"buffer", buffer}};
+               {"buffer", bufferOf(translation, segments, p)}};
     if (!p->global.empty())
       param["global"] = p->global; // read from the function's module at each call
     out.push_back(param);
   }
   return out;
+}
+
+/// A model's weights: the file beside the artifact that holds them, and each one's meta and
+/// segment-0 buffer, in the order the model holds them.
+Json weightsJson(const frontend::Translation &translation, const Json &segments,
+                 const Artifact &file) {
+  Json tensors = Json::array();
+  for (const frontend::VarPtr &p : translation.parameters)
+    if (!p->weight.empty())
+      tensors.push_back(Json{{"name", p->weight},
+                             {"dtype", ops::dtypeName(p->meta.dtype)},
+                             {"shape", p->meta.shape},
+                             {"buffer", bufferOf(translation, segments, p)}});
+  return Json{{"file", file.file}, {"sha256", file.sha256}, {"tensors", tensors}};
 }
 
 } // namespace
@@ -293,7 +312,7 @@ std::string sha256(std::string_view bytes) {
 std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const frontend::Translation &translation, mlir::ModuleOp plan,
                           const std::map<std::string, KernelLaunch> &launches, const Target &target,
-                          const Artifact &binary) {
+                          const Artifact &binary, const Artifact *weights) {
   Json m;
   m["format"] = "sotc-manifest";
   m["version"] = kFormatVersion;
@@ -383,6 +402,8 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   }
   m["entry"] =
       Json{{"function", translation.entry}, {"inputs", parametersJson(translation, segments)}};
+  if (weights)
+    m["weights"] = weightsJson(translation, segments, *weights);
   m["guards"] = guards;
   m["guard_lambda"] = translation.guardLambda();
   m["segments"] = segments;

@@ -49,11 +49,12 @@ struct Artifact {
 
 /// The manifest of a compiled trace. `plan` is the pipeline's module with its sir.subgraph ops
 /// (one per segment, in segment order) whose mapexpr.launch ops call the kernels; `launches`
-/// says how to launch each.
+/// says how to launch each; `weights` names a model's weights file.
 std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const frontend::Translation &translation, mlir::ModuleOp plan,
                           const std::map<std::string, KernelLaunch> &launches,
-                          const Target &target, const Artifact &binary);
+                          const Target &target, const Artifact &binary,
+                          const Artifact *weights = nullptr);
 
 /// Lower-case hex SHA-256 of `bytes`.
 std::string sha256(std::string_view bytes);

@@ -97,6 +97,16 @@ size_t sotc_num_parameters(const sotc_artifact *artifact);
 const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i);
 int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec);
 
+/* A compiled model's weights (parameters and buffers, by state-dict name): loaded from the
+ * weights file the manifest names when the artifact opens (E8003 when that file is not the
+ * manifest's), and never among the inputs of a run. sotc_set_weight replaces one with a copy
+ * of `value`, which must have its dtype and shape (E8004): new weights of the same model
+ * without recompiling. */
+size_t sotc_num_weights(const sotc_artifact *artifact);
+int sotc_weight_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec);
+int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value *value,
+                    sotc_error *error);
+
 /* Runs the artifact on `num_inputs` parameters (in the traced order). On success `outputs`
  * (room for *num_outputs values) holds the tensors of the returned value in the order the
  * manifest's result lists them, and *num_outputs their count; their data belongs to the

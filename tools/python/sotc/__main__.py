@@ -2,12 +2,14 @@
 
 import argparse
 import importlib.util
+import inspect
 import os
 import sys
+import types
 
 from ._specs import SpecError, parse_input
 from ._stubs import stub_missing_frameworks
-from ._tracer import TraceError, trace
+from ._tracer import TraceError, _layer_framework, trace
 from ._version import __version__
 
 
@@ -38,6 +40,20 @@ def load_function(target):
     return obj
 
 
+def model_or_function(obj):
+    """A zero-argument factory that returns a model (paddle.nn.Layer, torch.nn.Module) stands
+    for the model it makes; anything else is traced as it is."""
+    if isinstance(obj, types.FunctionType) and not inspect.signature(obj).parameters:
+        try:
+            made = obj()
+        except Exception as exc:
+            raise TraceError(f"calling the factory {obj.__qualname__}() failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
+        if _layer_framework(made):
+            return made
+    return obj
+
+
 def _parse_inputs(items):
     named = {}
     for item in items:
@@ -54,8 +70,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m sotc", description=__doc__)
     parser.add_argument("--version", action="version", version=f"sotc-tracer {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("trace", help="trace FILE.py:FUNC into a .pb or .pbtxt trace")
-    t.add_argument("target", metavar="FILE.py:FUNC")
+    t = sub.add_parser("trace", help="trace FILE.py:FUNC into a .pb or .pbtxt trace (a model's "
+                                     "weights go beside it, into OUT.safetensors)")
+    t.add_argument("target", metavar="FILE.py:FUNC",
+                   help="a function, a model, or a zero-argument function that makes a model")
     t.add_argument("--input", "-i", action="append", default=[], metavar="NAME=SPEC",
                    help="a tensor spec such as float32[64,?] (add !grad for stop_gradient="
                         "False) or a Python literal such as 3, True, None, (1, 2)")
@@ -64,7 +82,7 @@ def main(argv=None):
                    help="record file paths relative to this directory (default: cwd)")
     args = parser.parse_args(argv)
     try:
-        fn = load_function(args.target)
+        fn = model_or_function(load_function(args.target))
         result = trace(fn, sotc_root=args.root, **_parse_inputs(args.input))
         result.save(args.output)
     except (TraceError, SpecError) as exc:

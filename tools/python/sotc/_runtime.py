@@ -133,6 +133,8 @@ def _runtime():
         lib.sotc_run_into.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
                                       ctypes.POINTER(_Value), ctypes.c_size_t,
                                       ctypes.POINTER(_Error)]
+        lib.sotc_set_weight.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_Value),
+                                        ctypes.POINTER(_Error)]
         lib.sotc_copy_out.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_void_p,
                                       ctypes.c_int, ctypes.POINTER(_Error)]
         i = 0
@@ -159,7 +161,7 @@ def _raise(error, lib=None, handle=None):
 class Compiled:
     """A compiled artifact, callable like the traced function."""
 
-    def __init__(self, path, fallback=None, device=None, globals=None):
+    def __init__(self, path, fallback=None, device=None, globals=None, params=None):
         self._lib = _runtime()
         self._fallback = fallback
         path = os.fspath(path)
@@ -199,6 +201,26 @@ class Compiled:
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
             self._handler = _HostHandler(self._host_call)  # kept alive with the artifact
             self._lib.sotc_set_host_handler(self._handle, self._handler, None)
+        # A model's weights, by state-dict name (the runtime loaded them from the weights file).
+        self.weights = [w["name"] for w in self._manifest.get("weights", {}).get("tensors", [])]
+        if params is not None:
+            self.set_weights(params)
+
+    def set_weights(self, state_dict):
+        """Binds new weights of the compiled model (a state dict: name -> tensor of the
+        compiled dtype and shape; the runtime copies them), without recompiling."""
+        unknown = sorted(set(state_dict) - set(self.weights))
+        if unknown:
+            raise KeyError(f"the compiled model has no weights named {', '.join(unknown)} "
+                           f"(it has {', '.join(self.weights) or 'none'})")
+        for name, tensor in state_dict.items():
+            if hasattr(tensor, "detach"):  # a framework parameter (torch: requires grad)
+                tensor = tensor.detach()
+            value, keep, error = _Value(), [], _Error()
+            _describe(tensor, value, keep, name)
+            if self._lib.sotc_set_weight(self._handle, name.encode(), ctypes.byref(value),
+                                         ctypes.byref(error)):
+                _raise(error)
 
     def _host_call(self, _user, call, _error):
         """The runtime's host handler: rebuilds and runs the call that ends a segment."""

@@ -15,7 +15,7 @@ import types
 from google.protobuf import text_format
 
 from . import trace_pb2 as pb
-from ._specs import is_tensor_like, spec_of_tensor
+from ._specs import is_tensor_like, parse_tensor_spec, spec_of_tensor
 from ._stubs import is_stub
 from ._version import PRODUCER, TRACE_FORMAT_VERSION
 
@@ -38,9 +38,10 @@ class Trace:
     """A recorded trace; `proto` is the trace_pb2.Trace message. `code_objects` holds the
     traced CodeType objects in trace order when the trace was made here (not when loaded)."""
 
-    def __init__(self, proto, code_objects=()):
+    def __init__(self, proto, code_objects=(), weights=None):
         self.proto = proto
         self.code_objects = list(code_objects)
+        self.weights = weights or {}  # a model's: state-dict name -> numpy array
 
     def to_bytes(self):
         return self.proto.SerializeToString(deterministic=True)
@@ -49,24 +50,42 @@ class Trace:
         return text_format.MessageToString(self.proto)
 
     def save(self, path):
-        """Writes `.pb` (binary) or `.pbtxt` (text) by extension, atomically."""
+        """Writes `.pb` (binary) or `.pbtxt` (text) by extension, atomically; a model's
+        weights go beside it, into STEM.safetensors, which the trace names."""
         path = os.fspath(path)
+        if self.weights:
+            weights_path = os.path.splitext(path)[0] + ".safetensors"
+            self.proto.weights_file = os.path.basename(weights_path)
+            _write_atomically(weights_path, _safetensors_bytes(self.weights))
         if path.endswith(".pbtxt"):
             data = self.to_text().encode()
         elif path.endswith(".pb"):
             data = self.to_bytes()
         else:
             raise TraceError(f"cannot tell the trace format of '{path}': use .pb or .pbtxt")
-        tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except OSError as exc:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise TraceError(f"cannot write '{path}': {exc.strerror or exc}") from exc
+        _write_atomically(path, data)
         return path
+
+
+def _write_atomically(path, data):
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise TraceError(f"cannot write '{path}': {exc.strerror or exc}") from exc
+
+
+def _safetensors_bytes(weights):
+    try:
+        from safetensors.numpy import save
+    except ImportError as exc:
+        raise TraceError("saving a model's weights needs the safetensors package "
+                         "(pip install safetensors)") from exc
+    return save(dict(sorted(weights.items())))
 
 
 def _is_user_function(obj):
@@ -92,6 +111,82 @@ def _is_user_class(cls):
         if "site-packages" in filename or "dist-packages" in filename:
             return False
     return True
+
+
+def _is_library_class(cls):
+    module = (cls.__module__ or "").split(".")[0]
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
+    return (module in _LIBRARY_ROOTS or cls.__module__ == "builtins"
+            or "site-packages" in filename or "dist-packages" in filename)
+
+
+def _layer_framework(obj):
+    """"torch" for a torch.nn.Module, "paddle" for a paddle.nn.Layer, else None."""
+    for name, base in (("torch", "Module"), ("paddle", "Layer")):
+        module = sys.modules.get(name)
+        if module is None or is_stub(module):
+            continue
+        cls = getattr(getattr(module, "nn", None), base, None)
+        if isinstance(cls, type) and isinstance(obj, cls):
+            return name
+    return None
+
+
+_LAYER_INTERNALS = {}
+
+
+def _layer_internals(framework):
+    """The attributes every layer of `framework` has for its own bookkeeping (hooks, the
+    parameter and sublayer dicts), which a trace leaves out; `training` is kept."""
+    if framework not in _LAYER_INTERNALS:
+        module = sys.modules[framework]
+        base = module.nn.Module() if framework == "torch" else module.nn.Layer()
+        _LAYER_INTERNALS[framework] = set(vars(base)) - {"training"}
+    return _LAYER_INTERNALS[framework]
+
+
+def _weight_array(tensor, name):
+    """A parameter's or buffer's values as a contiguous numpy array."""
+    import numpy as np
+    t = tensor
+    for step in ("detach", "cpu"):
+        if hasattr(t, step):
+            t = getattr(t, step)()
+    try:
+        array = t.numpy() if hasattr(t, "numpy") else np.asarray(t)
+    except (TypeError, RuntimeError) as exc:
+        raise TraceError(f"cannot read the weight '{name}' ({tensor.dtype}) as a numpy array: "
+                         f"{exc}") from exc
+    return np.ascontiguousarray(array)
+
+
+def _model_entry(model):
+    """The function a model's trace starts in: its class's forward, or, for a built-in layer
+    (Sequential), `def forward(self, ...): return self(...)` with forward's signature."""
+    forward = type(model).forward
+    if _is_user_function(forward):
+        return forward
+    params, call, star = [], [], False
+    for i, p in enumerate(inspect.signature(forward).parameters.values()):
+        if p.kind is p.VAR_POSITIONAL:
+            text, arg, star = f"*{p.name}", f"*{p.name}", True
+        elif p.kind is p.VAR_KEYWORD:
+            text, arg = f"**{p.name}", f"**{p.name}"
+        elif p.kind is p.KEYWORD_ONLY:
+            text, arg = ("" if star else "*, ") + p.name, f"{p.name}={p.name}"
+            star = True
+        else:
+            text, arg = p.name, p.name
+        params.append(text)
+        if i:  # the first is the layer itself
+            call.append(arg)
+    source = (f"def forward({', '.join(params)}):\n"
+              f"    return {params[0]}({', '.join(call)})\n")
+    namespace = {"__name__": "sotc.model"}
+    exec(compile(source, f"<sotc: {type(model).__qualname__}.forward>", "exec"), namespace)
+    entry = namespace["forward"]
+    entry.__defaults__, entry.__kwdefaults__ = forward.__defaults__, forward.__kwdefaults__
+    return entry
 
 
 def _refuse_unsupported(fn, role):
@@ -136,6 +231,8 @@ class _Builder:
         self._namespaces = {}  # id(globals dict) -> index
         self._keep = []        # keeps traced functions alive so their ids stay unique
         self._pending = []     # functions whose globals still need recording
+        self.weights = {}      # a model's parameters and buffers by state-dict name: arrays
+        self._weight_names = {}  # id(tensor) -> its state-dict name (tied weights share one)
 
     # -- paths -------------------------------------------------------------------------
     def path(self, filename):
@@ -219,6 +316,8 @@ class _Builder:
             out.function = self.add_function(obj)
         elif _is_user_class(obj):
             out.class_ref = self.add_class(obj)
+        elif _layer_framework(obj):
+            self.add_layer(obj, out, "", _seen)
         elif _is_user_class(type(obj)) and hasattr(obj, "__dict__"):
             _seen = (_seen or set()) | {id(obj)}
             out.object_value.class_index = self.add_class(type(obj))
@@ -240,6 +339,47 @@ class _Builder:
         else:
             out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
             out.opaque.repr = _ADDRESS_RE.sub("", repr(obj))[:200]
+
+    # -- models ------------------------------------------------------------------------
+    def add_layer(self, layer, out, prefix, _seen=None):
+        """Encodes a layer: its class, its own attributes, its parameters and buffers (as
+        WeightRefs named by their state-dict path) and its sublayers, recursively."""
+        _seen = (_seen or set()) | {id(layer)}
+        framework = _layer_framework(layer)
+        obj = out.object_value
+        obj.class_index, obj.layer = self.add_class(type(layer)), True
+        internals = _layer_internals(framework)
+        for name, attribute in sorted(vars(layer).items()):
+            if name in internals or id(attribute) in _seen:
+                continue
+            entry = obj.attributes.add(name=name).value
+            if is_tensor_like(attribute):  # a tensor the layer holds outside its state dict
+                self.add_weight(attribute, entry, prefix + name, buffer=True)
+            else:
+                self.value(attribute, entry, _seen=_seen)
+        for group, buffer in (("_parameters", False), ("_buffers", True)):
+            for name, tensor in getattr(layer, group).items():
+                entry = obj.attributes.add(name=name).value
+                if tensor is None:
+                    entry.none.SetInParent()
+                else:
+                    self.add_weight(tensor, entry, prefix + name, buffer)
+        children = layer._modules if framework == "torch" else layer._sub_layers
+        for name, child in children.items():
+            entry = obj.attributes.add(name=name).value
+            obj.children.append(name)
+            if child is None:
+                entry.none.SetInParent()
+            else:
+                self.add_layer(child, entry, f"{prefix}{name}.", _seen)
+
+    def add_weight(self, tensor, out, name, buffer):
+        name = self._weight_names.setdefault(id(tensor), name)
+        if name not in self.weights:
+            self._keep.append(tensor)
+            self.weights[name] = _weight_array(tensor, name)
+        out.weight.name, out.weight.buffer = name, buffer
+        out.weight.spec.CopyFrom(spec_of_tensor(tensor))
 
     # -- code objects ------------------------------------------------------------------
     def add_code(self, code):
@@ -305,6 +445,11 @@ class _Builder:
         self._classes[id(cls)] = index
         self._keep.append(cls)
         msg = self.trace.classes.add(qualname=cls.__qualname__, module=cls.__module__ or "")
+        if _is_library_class(cls):  # a built-in layer or its base: the layer table knows it
+            msg.library_name = _public_name(cls)
+            msg.mro.extend(self.add_class(c) if c is not cls else index
+                           for c in cls.__mro__[:-1])
+            return index
         kinds = pb.ClassMember
         for name, member in sorted(vars(cls).items()):
             if name.startswith("__") and name not in ("__init__", "__call__"):
@@ -394,7 +539,12 @@ def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
     """Traces `fn` for the given example inputs (tensor specs, tensor-like objects or Python
     values) and returns a Trace. File paths under `sotc_root` (default: the current
     directory) are recorded relative to it; the prefixed name keeps it apart from `fn`'s own
-    keyword arguments."""
+    keyword arguments.
+
+    `fn` may be a model (a paddle.nn.Layer or torch.nn.Module): the trace then records its
+    forward, its layer tree and its weights (written beside the trace by Trace.save)."""
+    if _layer_framework(fn):
+        return _trace_model(fn, example_inputs, named_inputs, sotc_root)
     if isinstance(fn, types.MethodType) or not isinstance(fn, types.FunctionType):
         raise TraceError(f"sotc.trace expects a Python function, not {type(fn).__name__}")
     _refuse_unsupported(fn, "entry function")
@@ -410,6 +560,30 @@ def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
         entry = builder.trace.inputs.add(name=name)
         builder.value(value, entry.value, allow_tensor=True)
     return Trace(builder.trace, builder.code_objects)
+
+
+def _trace_model(model, example_inputs, named_inputs, sotc_root):
+    if model.training:
+        raise TraceError(f"the model ({type(model).__qualname__}) is in training mode: call "
+                         ".eval() first (sotc compiles inference: dropout off, batch norm "
+                         "with its running statistics)")
+    entry = _model_entry(model)
+    _refuse_unsupported(entry, "forward")
+    try:
+        bound = inspect.signature(entry).bind(model, *example_inputs, **named_inputs)
+    except TypeError as exc:
+        raise TraceError(f"inputs do not match {type(model).__qualname__}.forward"
+                         f"{inspect.signature(entry)}: {exc}") from exc
+    builder = _Builder(os.getcwd() if sotc_root is None else sotc_root)
+    builder.trace.entry_function = builder.add_function(entry)
+    builder.add_layer(model, builder.trace.model, "")
+    builder.record_globals()
+    for name, value in list(bound.arguments.items())[1:]:  # the model itself is not an input
+        entry_input = builder.trace.inputs.add(name=name)
+        if isinstance(value, str):  # "float32[8,3,224,224]": an example of that spec
+            value = parse_tensor_spec(value) or value
+        builder.value(value, entry_input.value, allow_tensor=True)
+    return Trace(builder.trace, builder.code_objects, builder.weights)
 
 
 def load(path):
