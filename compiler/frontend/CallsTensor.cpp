@@ -6,6 +6,8 @@
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
 
+#include <algorithm>
+
 namespace sotc::frontend {
 namespace {
 
@@ -66,6 +68,15 @@ bool chunk(CallContext &c) {
   return true;
 }
 
+/// torch's x.reshape(2, -1), x.permute(2, 0, 1): the sizes as separate arguments are the
+/// operator's one list (x.reshape((2, -1))). Rewrites the call; the operator table runs it.
+bool sizesAsArguments(CallContext &c) {
+  if (c.framework() == "torch" && (c.args.size() > 1 || (c.args.size() == 1 && isInt(c.args[0]))) &&
+      std::all_of(c.args.begin(), c.args.end(), isInt))
+    c.args = {makeSequence(Variable::Kind::Tuple, c.args, {})};
+  return false;
+}
+
 /// Questions with a fixed answer ahead of time: a tensor is a tensor, and inference keeps no
 /// gradient to clear.
 bool isTensor(CallContext &c) {
@@ -87,6 +98,8 @@ const CallTable &tensorMethods() {
       {"__bool__", hostRead},  {"dim", dim},
       {"size", size},          {"chunk", chunk},
       {"is_tensor", isTensor}, {"clear_gradient", clearGradient},
+      {"reshape", sizesAsArguments}, {"view", sizesAsArguments},
+      {"permute", sizesAsArguments},
   };
   return table;
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Traces every model in testdata/models into testdata/traces/models/<name>.pb.
+
+Models need the real frameworks, so this runs in the reference environment
+(scripts/reference-env.sh). Each model file's first line says what to trace:
+    # sotc-model: FACTORY NAME=SPEC ...
+where FACTORY is a zero-argument function that returns the model in eval mode with seeded
+weights. The weights (OUT.safetensors) are written too but not committed: the lit tests need
+only the trace, and tests/framework traces afresh. `--check` fails if a committed trace is
+stale."""
+
+import argparse
+import filecmp
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
+
+from sotc import trace  # noqa: E402
+from sotc.__main__ import _parse_inputs, load_function, model_or_function  # noqa: E402
+
+MODELS = os.path.join(ROOT, "testdata", "models")
+TRACES = os.path.join(ROOT, "testdata", "traces", "models")
+HEADER = "# sotc-model:"
+
+
+def models():
+    return sorted(f[:-3] for f in os.listdir(MODELS) if f.endswith(".py"))
+
+
+def header(name):
+    """(factory, [NAME=SPEC, ...]) from the model file's first line."""
+    path = os.path.join(MODELS, name + ".py")
+    with open(path) as f:
+        first = f.readline()
+    if not first.startswith(HEADER):
+        raise SystemExit(f"{path}: first line must be '{HEADER} FACTORY NAME=SPEC ...'")
+    factory, *inputs = first[len(HEADER):].split()
+    return factory, inputs
+
+
+def make_model(name):
+    factory, _ = header(name)
+    return model_or_function(load_function(f"testdata/models/{name}.py:{factory}"))
+
+
+def trace_model(name, out_dir):
+    """Traces the model into OUT_DIR/NAME.pb (and NAME.safetensors); returns the trace path."""
+    _, inputs = header(name)
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # model paths are recorded relative to the repository root
+    try:
+        result = trace(make_model(name), sotc_root=ROOT, **_parse_inputs(inputs))
+    finally:
+        os.chdir(cwd)
+    return result.save(os.path.join(out_dir, name + ".pb"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true",
+                        help="fail if a committed trace is stale instead of rewriting it")
+    args = parser.parse_args()
+    if not args.check:
+        os.makedirs(TRACES, exist_ok=True)
+        for name in models():
+            print(trace_model(name, TRACES))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        stale = [name for name in models()
+                 if not filecmp.cmp(trace_model(name, tmp),
+                                    os.path.join(TRACES, name + ".pb"), shallow=False)]
+    for name in stale:
+        print(f"stale: testdata/traces/models/{name}.pb (run testdata/make_model_traces.py in "
+              "the reference environment)")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

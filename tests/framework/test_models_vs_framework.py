@@ -1,0 +1,98 @@
+"""Every testdata model end to end against its framework: traced from its class and seeded
+weights (testdata/models/*.py) -> `sotc compile --target cpu` (the weights go beside the
+library) -> `sotc.load` -> called on numpy inputs, compared with the model's eval-mode output
+in paddle or torch on the CPU.
+
+Tolerance (float32): |e - r| <= 1e-5 * |r| + 1e-5 * max|R|, the issue's relative 1e-5 with
+the same scale term as the programs' test (test_programs_vs_framework.py explains it): a
+model's GEMMs and LayerNorms sum hundreds of products in another order than the framework's
+kernels, which moves elements near zero by a few ulp of the operands.
+"""
+
+import importlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
+
+import make_model_traces  # noqa: E402
+from test_programs_vs_framework import assert_same, sotc_bin  # noqa: E402,F401
+
+import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
+from sotc._tracer import _layer_framework  # noqa: E402
+
+RTOL = 1e-5
+VARIANTS = ("normal", "positive", "negative")
+
+
+def framework(model):
+    """The model's framework module (torch or paddle)."""
+    return importlib.import_module(_layer_framework(model))
+
+
+def run_model(model, x):
+    """The model's output for the numpy input `x`, as numpy, in its own framework."""
+    fw = framework(model)
+    with fw.no_grad():
+        tensor = fw.from_numpy(x.copy()) if fw.__name__ == "torch" else fw.to_tensor(x.copy())
+        return model(tensor).numpy()
+
+
+def example(shape, rng, variant):
+    x = rng.standard_normal(shape)
+    if variant != "normal":
+        x = np.abs(x) * 8 + 0.5
+        x = -x if variant == "negative" else x
+    return x.astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory, sotc_bin):  # noqa: F811
+    """name -> (the model, its input shape, the compiled artifact's folder)."""
+    out, cache = tmp_path_factory.mktemp("models"), {}
+
+    def get(name):
+        if name not in cache:
+            trace_path = make_model_traces.trace_model(name, str(out))
+            library = out / (name + ".so")
+            subprocess.run([sotc_bin, "compile", trace_path, "--target", "cpu", "-o",
+                            str(library)], check=True, capture_output=True, text=True)
+            spec = sotc.parse_tensor_spec(make_model_traces.header(name)[1][0].partition("=")[2])
+            cache[name] = (make_model_traces.make_model(name), tuple(d.size for d in spec.dims),
+                           library)
+        return cache[name]
+    return get
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("name", make_model_traces.models())
+def test_model_matches_framework(name, variant, compiled):
+    model, shape, library = compiled(name)
+    x = example(shape, np.random.default_rng(sum(map(ord, name + variant))), variant)
+    assert_same(sotc.load(library)(x), run_model(model, x), RTOL)
+
+
+@pytest.mark.parametrize("name", make_model_traces.models())
+def test_fresh_weights_bind_without_recompiling(name, compiled):
+    """sotc.load(path, params=state_dict): another model of the same shapes, same artifact."""
+    model, shape, library = compiled(name)
+    other = make_model_traces.make_model(name)
+    with framework(other).no_grad():  # different weights, same shapes
+        for p in other.parameters():
+            p.set_value(p * 0.8) if hasattr(p, "set_value") else p.mul_(0.8)
+    x = example(shape, np.random.default_rng(7), "normal")
+    got = sotc.load(library, params=other.state_dict())(x)
+    assert_same(got, run_model(other, x), RTOL)
+    assert np.abs(got - run_model(model, x)).max() > 1e-3  # the weights did change
+
+
+def test_committed_model_traces_are_current():
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "testdata",
+                                                          "make_model_traces.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
