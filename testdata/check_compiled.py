@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks what sotc_compile rules built: each binary has its manifest beside it, named after
 the rule, whose sha256 is the binary's and whose kernels the ELF library exports, or, for a
-fatbin, that holds one SASS image per architecture the manifest names and the PTX (standard
-library only: this runs inside Bazel's test sandbox).
+fatbin, that holds one SASS image per architecture the manifest names and the PTX; a model's
+weights file is the one its manifest names, with every weight it lists (standard library
+only: this runs inside Bazel's test sandbox).
 
     check_compiled.py FILE...   (each rule's binary and manifest, in any order)
 """
@@ -45,7 +46,9 @@ def fatbin_images(data):
 
 def main(paths):
     manifests = sorted(p for p in paths if p.endswith(".manifest.json"))
-    binaries = sorted(p for p in paths if not p.endswith(".manifest.json"))
+    weights = {p.rsplit("/", 1)[-1]: p for p in paths if p.endswith(".weights.safetensors")}
+    binaries = sorted(p for p in paths
+                      if not p.endswith((".manifest.json", ".weights.safetensors")))
     assert manifests and len(manifests) == len(binaries), paths
     for binary, manifest_path in zip(binaries, manifests):
         assert manifest_path == binary.rsplit(".", 1)[0] + ".manifest.json", (binary, manifest_path)
@@ -56,6 +59,14 @@ def main(paths):
         assert manifest["format"] == "sotc-manifest" and manifest["version"] == 1
         assert manifest["binary"]["file"] == binary.rsplit("/", 1)[-1]
         assert manifest["binary"]["sha256"] == hashlib.sha256(data).hexdigest()
+        if "weights" in manifest:
+            with open(weights[manifest["weights"]["file"]], "rb") as f:
+                data_weights = f.read()
+            assert manifest["weights"]["sha256"] == hashlib.sha256(data_weights).hexdigest()
+            size, = struct.unpack_from("<Q", data_weights, 0)
+            header = json.loads(data_weights[8:8 + size])
+            for w in manifest["weights"]["tensors"]:
+                assert header[w["name"]]["shape"] == w["shape"], w
         kernels = {s["symbol"] for seg in manifest["segments"] for s in seg["steps"]
                    if s["kind"] == "kernel"}
         assert kernels

@@ -5,9 +5,8 @@ Models need the real frameworks, so this runs in the reference environment
 (scripts/reference-env.sh). Each model file's first line says what to trace:
     # sotc-model: FACTORY NAME=SPEC ...
 where FACTORY is a zero-argument function that returns the model in eval mode with seeded
-weights. The weights (OUT.safetensors) are written too but not committed: the lit tests need
-only the trace, and tests/framework traces afresh. `--check` fails if a committed trace is
-stale."""
+weights; its weights go beside the trace (NAME.safetensors). `--check` fails if a committed
+trace or weights file is stale."""
 
 import argparse
 import filecmp
@@ -68,13 +67,16 @@ def main():
         for name in models():
             print(trace_model(name, TRACES))
         return 0
+    stale = []
     with tempfile.TemporaryDirectory() as tmp:
-        stale = [name for name in models()
-                 if not filecmp.cmp(trace_model(name, tmp),
-                                    os.path.join(TRACES, name + ".pb"), shallow=False)]
-    for name in stale:
-        print(f"stale: testdata/traces/models/{name}.pb (run testdata/make_model_traces.py in "
-              "the reference environment)")
+        for name in models():
+            trace_model(name, tmp)
+            stale += [f for f in (name + ".pb", name + ".safetensors")
+                      if not filecmp.cmp(os.path.join(tmp, f), os.path.join(TRACES, f),
+                                         shallow=False)]
+    for f in stale:
+        print(f"stale: testdata/traces/models/{f} (run testdata/make_model_traces.py in the "
+              "reference environment)")
     return 1 if stale else 0
 
 

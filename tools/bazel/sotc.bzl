@@ -10,6 +10,9 @@ zoo compiles with Bazel's caching and remote execution like any other build step
     # -> softmax_cpu.so and softmax_cpu.manifest.json
     sotc_compile(name = "softmax", trace = "traces/23_softmax.pb", gpu_archs = ["sm_90"])
     # -> softmax.fatbin and softmax.manifest.json
+    sotc_compile(name = "mlp", trace = "traces/models/mlp.pb",
+                 weights = "traces/models/mlp.safetensors", target = "cpu")
+    # a model: also mlp.weights.safetensors
 """
 
 _EXTENSIONS = {"cpu": ".so", "cuda": ".fatbin"}
@@ -24,6 +27,10 @@ def _sotc_compile_impl(ctx):
     if ctx.attr.cpu:
         args.add("--cpu", ctx.attr.cpu)
     inputs = [ctx.file.trace]
+    outputs = [binary, manifest]
+    if ctx.file.weights:  # a model's: read beside its trace, written beside the binary
+        inputs.append(ctx.file.weights)
+        outputs.append(ctx.actions.declare_file(ctx.label.name + ".weights.safetensors"))
     env = {}
     if ctx.attr.target == "cuda":
         if ctx.attr.gpu_archs:
@@ -36,14 +43,14 @@ def _sotc_compile_impl(ctx):
         arguments = [args],
         env = env,
         inputs = inputs,
-        outputs = [binary, manifest],
+        outputs = outputs,
         mnemonic = "SotcCompile",
         progress_message = "sotc compile %s (%s)" % (ctx.file.trace.short_path, ctx.attr.target),
         execution_requirements = {"requires-network": "0"},
     )
     return [DefaultInfo(
-        files = depset([binary, manifest]),
-        runfiles = ctx.runfiles(files = [binary, manifest]),
+        files = depset(outputs),
+        runfiles = ctx.runfiles(files = outputs),
     )]
 
 sotc_compile = rule(
@@ -51,6 +58,10 @@ sotc_compile = rule(
     doc = "Compiles a sotc trace into a binary and its manifest (<name>.so or .fatbin, <name>.manifest.json).",
     attrs = {
         "trace": attr.label(allow_single_file = [".pb", ".pbtxt"], mandatory = True),
+        "weights": attr.label(
+            allow_single_file = [".safetensors"],
+            doc = "A model trace's weights file (the one the trace names, beside it)",
+        ),
         "target": attr.string(values = ["cpu", "cuda"], default = "cuda"),
         "cpu": attr.string(doc = "CPU target: an LLVM x86 CPU name (default x86-64-v3)"),
         "gpu_archs": attr.string_list(doc = "CUDA target: architectures (default sm_80, sm_90)"),

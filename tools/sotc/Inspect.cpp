@@ -2,6 +2,7 @@
 
 #include "compiler/driver/Driver.h"
 #include "compiler/support/Diagnostics.h"
+#include "compiler/support/Safetensors.h"
 #include "compiler/target/cuda/Fatbin.h"
 #include "compiler/target/manifest/Manifest.h"
 
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -144,6 +146,13 @@ std::string text(const Json &m) {
     first = false;
   }
   s << ")\n";
+  if (m.contains("weights")) {
+    const Json &w = m.at("weights");
+    s << "weights: " << w.at("file").get<std::string>() << ", " << w.at("tensors").size()
+      << " tensors (sha256 " << w.at("sha256").get<std::string>().substr(0, 16) << "...)\n";
+    for (const Json &t : w.at("tensors"))
+      s << "  " << t.at("name").get<std::string>() << ": " << shape(t) << "\n";
+  }
   s << "guards: " << m.at("guards").size() << "\n";
   for (const Json &g : m.at("guards"))
     s << "  " << g.at("id").get<std::string>() << "  " << g.at("kind").get<std::string>() << "  "
@@ -244,15 +253,34 @@ std::string dot(const Json &m) {
 namespace {
 /// The checks and the rendering, on a manifest of the right format and version.
 std::string inspectManifest(const std::string &path, const Json &m, bool isManifest, bool asDot) {
-  // The binary the manifest describes, beside it: its bytes must be the ones compiled.
-  std::string binaryPath = isManifest ? (llvm::sys::path::parent_path(path).empty()
-                                             ? std::string()
-                                             : llvm::sys::path::parent_path(path).str() + "/") +
-                                            m.at("binary").at("file").get<std::string>()
-                                      : path;
+  // The files the manifest describes sit beside it (and the binary): their bytes must be the
+  // ones compiled.
+  auto beside = [&](const Json &file) {
+    llvm::StringRef dir = llvm::sys::path::parent_path(path);
+    return (dir.empty() ? std::string() : dir.str() + "/") + file.get<std::string>();
+  };
+  std::string binaryPath = isManifest ? beside(m.at("binary").at("file")) : path;
   std::string binary = readFile(binaryPath);
   if (manifest::sha256(binary) != m.at("binary").at("sha256").get<std::string>())
     bad(binaryPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
+  if (m.contains("weights")) { // a model's, with every weight the manifest lists
+    std::string weightsPath = beside(m.at("weights").at("file"));
+    std::string weights = readFile(weightsPath);
+    if (manifest::sha256(weights) != m.at("weights").at("sha256").get<std::string>())
+      bad(weightsPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
+    std::map<std::string, SafetensorsTensor> stored;
+    try {
+      stored = parseSafetensors(weights, weightsPath);
+    } catch (const CodedError &e) {
+      bad(e.what());
+    }
+    for (const Json &w : m.at("weights").at("tensors")) {
+      auto it = stored.find(w.at("name").get<std::string>());
+      if (it == stored.end() || it->second.shape != w.at("shape").get<std::vector<int64_t>>())
+        bad(weightsPath + ": has no weight " + w.at("name").get<std::string>() + " of shape " +
+            shape(w));
+    }
+  }
   auto kernels = [&] {
     std::vector<std::string> names;
     for (const Json &seg : m.at("segments"))
