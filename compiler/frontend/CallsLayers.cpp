@@ -93,6 +93,16 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
   std::vector<VarPtr> callArgs;
   Kwargs callKwargs;
   for (const ops::LayerArg &a : entry->args) {
+    if (a.source == ops::LayerArg::Source::Required) {
+      VarPtr have = getAttr(f, sir, layer, a.keyword), want = literal(a.text);
+      consume(have, loc);
+      if (!have->isConstant() || !(have->constant == want->constant))
+        fail(DiagCode::FrontendUnsupportedCall,
+             "the layer " + className + " with " + a.keyword + "=" + have->repr() +
+                 " is not supported (only " + a.keyword + "=" + a.text + ")",
+             f);
+      continue;
+    }
     VarPtr value = a.source == ops::LayerArg::Source::Input ? input
                    : a.source == ops::LayerArg::Source::Literal
                        ? literal(a.text)

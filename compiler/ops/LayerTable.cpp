@@ -7,6 +7,12 @@ namespace {
 
 LayerArg parseArg(std::string text) {
   LayerArg arg;
+  if (size_t same = text.find("=="); same != std::string::npos && text[0] == '.') {
+    arg.source = LayerArg::Source::Required;
+    arg.keyword = text.substr(1, same - 1);
+    arg.text = text.substr(same + 2);
+    return arg;
+  }
   size_t eq = text.find('=');
   if (eq != std::string::npos && text.compare(0, 1, "'") != 0 && text.compare(0, 1, "\"") != 0) {
     arg.keyword = text.substr(0, eq);

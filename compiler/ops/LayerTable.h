@@ -14,9 +14,10 @@
 
 namespace sotc::ops {
 
-/// Where one argument of a layer's call comes from.
+/// Where one argument of a layer's call comes from (Required: not an argument, a condition:
+/// attribute `keyword` must equal the literal `text`).
 struct LayerArg {
-  enum class Source { Input, Attribute, Literal };
+  enum class Source { Input, Attribute, Literal, Required };
   std::string keyword; // empty: positional
   Source source = Source::Input;
   std::string text; // Attribute: the attribute's name; Literal: the Python literal

@@ -407,6 +407,7 @@ void registerLowerings(OpTable &table) {
   lowering::registerShapes(table);
   lowering::registerLinearAlgebra(table);
   lowering::registerActivations(table);
+  lowering::registerConvolution(table);
   lowering::registerOperators(table);
 }
 

@@ -120,6 +120,8 @@ void registerShapes(OpTable &t);
 void registerLinearAlgebra(OpTable &t);
 /// Activations, softmax, normalizations, dropout.
 void registerActivations(OpTable &t);
+/// conv2d, pooling, batch norm (LowerConvolution.cpp).
+void registerConvolution(OpTable &t);
 /// Python operators (__add__, __lt__, __neg__, ...).
 void registerOperators(OpTable &t);
 

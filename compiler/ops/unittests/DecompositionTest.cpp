@@ -87,6 +87,62 @@ Buffer meanRows(const Buffer &x) {
 
 double sigmoidRef(double v) { return 1 / (1 + std::exp(-v)); }
 
+/// Direct 2-d window loops over NCHW, the reference for conv2d and pooling: `tap(n, c, oc, y,
+/// x, ky, kx, value, inside)` sees every tap of every output element.
+struct Window2d {
+  int64_t kh, kw, stride, pad, dilation;
+};
+
+Buffer conv2dRef(const Buffer &x, const Buffer &w, const Buffer *bias, Window2d win,
+                 int64_t groups) {
+  int64_t n = x.meta.shape[0], c = x.meta.shape[1], h = x.meta.shape[2], wd = x.meta.shape[3];
+  int64_t oc = w.meta.shape[0], cg = c / groups, ocg = oc / groups;
+  int64_t oh = (h + 2 * win.pad - win.dilation * (win.kh - 1) - 1) / win.stride + 1;
+  int64_t ow = (wd + 2 * win.pad - win.dilation * (win.kw - 1) - 1) / win.stride + 1;
+  Buffer y{{{n, oc, oh, ow}, DType::Float32}, {}};
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double sum = bias ? bias->data[o] : 0;
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t ky = 0; ky < win.kh; ++ky)
+              for (int64_t kx = 0; kx < win.kw; ++kx) {
+                int64_t yy = i * win.stride - win.pad + ky * win.dilation;
+                int64_t xx = j * win.stride - win.pad + kx * win.dilation;
+                if (yy >= 0 && yy < h && xx >= 0 && xx < wd)
+                  sum += x.at({b, (o / ocg) * cg + ci, yy, xx}) * w.at({o, ci, ky, kx});
+              }
+          y.data.push_back(sum);
+        }
+  return y;
+}
+
+/// max (`average` false) or average pooling; `exclusive` divides by the taps inside.
+Buffer pool2dRef(const Buffer &x, Window2d win, bool average, bool exclusive) {
+  int64_t n = x.meta.shape[0], c = x.meta.shape[1], h = x.meta.shape[2], wd = x.meta.shape[3];
+  int64_t oh = (h + 2 * win.pad - (win.kh - 1) - 1) / win.stride + 1;
+  int64_t ow = (wd + 2 * win.pad - (win.kw - 1) - 1) / win.stride + 1;
+  Buffer y{{{n, c, oh, ow}, DType::Float32}, {}};
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = average ? 0 : -INFINITY, inside = 0;
+          for (int64_t ky = 0; ky < win.kh; ++ky)
+            for (int64_t kx = 0; kx < win.kw; ++kx) {
+              int64_t yy = i * win.stride - win.pad + ky, xx = j * win.stride - win.pad + kx;
+              if (yy < 0 || yy >= h || xx < 0 || xx >= wd)
+                continue;
+              double v = x.at({b, ch, yy, xx});
+              acc = average ? acc + v : std::max(acc, v);
+              inside += 1;
+            }
+          y.data.push_back(average ? acc / (exclusive ? inside : double(win.kh * win.kw)) : acc);
+        }
+  return y;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
@@ -599,6 +655,73 @@ std::vector<Case> cases() {
                {T(0)},
                {},
                elementwise([](double v) { return double(v == 0); }, DType::Bool)});
+  // Convolution, pooling, batch norm (NCHW).
+  const TensorMeta kImage{{2, 4, 7, 6}, DType::Float32};
+  // 3x3, stride 2, padding 1, groups 2, with a bias; then a dilated 1x1-strided one.
+  c.push_back({{pf + "conv2d", tf + "conv2d", "torch.conv2d"},
+               {kImage, TensorMeta{{6, 2, 3, 3}, DType::Float32}, TensorMeta{{6}, DType::Float32}},
+               {T(0), T(1), T(2), Arg::ofInt(2), Arg::ofInt(1), Arg::ofInt(1), Arg::ofInt(2)},
+               {},
+               [](const Refs &in) { return Refs{conv2dRef(in[0], in[1], &in[2], {3, 3, 2, 1, 1}, 2)}; }});
+  c.push_back({{pf + "conv2d", tf + "conv2d"},
+               {kImage, TensorMeta{{3, 4, 2, 2}, DType::Float32}},
+               {T(0), T(1)},
+               {{"dilation", ints({2, 2})}, {"padding", ints({1, 1})}},
+               [](const Refs &in) { return Refs{conv2dRef(in[0], in[1], nullptr, {2, 2, 1, 1, 2}, 1)}; }});
+  c.push_back({{pf + "max_pool2d", tf + "max_pool2d"},
+               {kImage},
+               {T(0), Arg::ofInt(3), Arg::ofInt(2), Arg::ofInt(1)},
+               {},
+               [](const Refs &in) { return Refs{pool2dRef(in[0], {3, 3, 2, 1, 1}, false, false)}; }});
+  c.push_back({{tf + "avg_pool2d"},
+               {kImage},
+               {T(0), Arg::ofInt(3), Arg::ofInt(2), Arg::ofInt(1)},
+               {},
+               [](const Refs &in) { return Refs{pool2dRef(in[0], {3, 3, 2, 1, 1}, true, false)}; }});
+  c.push_back({{pf + "avg_pool2d"}, // paddle's default: exclusive of the padding
+               {kImage},
+               {T(0), Arg::ofInt(3), Arg::ofInt(2), Arg::ofInt(1)},
+               {},
+               [](const Refs &in) { return Refs{pool2dRef(in[0], {3, 3, 2, 1, 1}, true, true)}; }});
+  // Bins of unequal size (7 rows into 3, 6 columns into 4).
+  c.push_back({{pf + "adaptive_avg_pool2d", tf + "adaptive_avg_pool2d"},
+               {kImage},
+               {T(0), ints({3, 4})},
+               {},
+               [](const Refs &in) {
+                 const Buffer &x = in[0];
+                 Buffer y{{{2, 4, 3, 4}, DType::Float32}, {}};
+                 for (int64_t b = 0; b < 2; ++b)
+                   for (int64_t ch = 0; ch < 4; ++ch)
+                     for (int64_t i = 0; i < 3; ++i)
+                       for (int64_t j = 0; j < 4; ++j) {
+                         int64_t h0 = i * 7 / 3, h1 = ((i + 1) * 7 + 2) / 3;
+                         int64_t w0 = j * 6 / 4, w1 = ((j + 1) * 6 + 3) / 4;
+                         double sum = 0;
+                         for (int64_t yy = h0; yy < h1; ++yy)
+                           for (int64_t xx = w0; xx < w1; ++xx)
+                             sum += x.at({b, ch, yy, xx});
+                         y.data.push_back(sum / double((h1 - h0) * (w1 - w0)));
+                       }
+                 return Refs{y};
+               }});
+  const TensorMeta kChannels{{4}, DType::Float32};
+  c.push_back({{pf + "batch_norm", tf + "batch_norm"},
+               {kImage, kChannels, kChannels, kChannels, kChannels},
+               {T(0), T(1), T(2), T(3), T(4)},
+               {},
+               [](const Refs &in) {
+                 Buffer y = in[0];
+                 for (size_t i = 0; i < y.data.size(); ++i) {
+                   size_t ch = i / (7 * 6) % 4;
+                   double var = std::fabs(in[2].data[ch]); // see lo below: variances are positive
+                   y.data[i] = (y.data[i] - in[1].data[ch]) / std::sqrt(var + 1e-5) *
+                                   in[3].data[ch] + in[4].data[ch];
+                 }
+                 return Refs{y};
+               },
+               0.1,
+               2});
   return c;
 }
 

@@ -157,7 +157,7 @@ def _weight_array(tensor, name):
     except (TypeError, RuntimeError) as exc:
         raise TraceError(f"cannot read the weight '{name}' ({tensor.dtype}) as a numpy array: "
                          f"{exc}") from exc
-    return np.ascontiguousarray(array)
+    return np.require(array, requirements="C")  # (ascontiguousarray makes 0-d arrays 1-d)
 
 
 def _model_entry(model):

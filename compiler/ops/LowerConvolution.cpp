@@ -1,0 +1,278 @@
+//===- LowerConvolution.cpp - Lowerings: conv2d, pooling, batch norm ----------------------===//
+//
+// 2-d windows over NCHW tensors as primitives: the input padded by concatenation, each of
+// the kernel's KH*KW taps one strided slice of it ([N, C, OH, OW]). A convolution stacks the
+// taps into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the weight reshaped
+// to [OC, C*KH*KW], one GEMM (per group); pooling reduces over the taps elementwise.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/ops/Lowerings.h"
+
+#include "compiler/ops/Inference.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace sotc::ops::lowering {
+namespace {
+
+/// An IntList[1] parameter of a 2-d window op as (h, w): one value for both, or two.
+std::array<int64_t, 2> pairOf(Lowering &L, const std::string &name) {
+  std::vector<int64_t> v = L.args.intList(name);
+  if (v.size() == 1)
+    return {v[0], v[0]};
+  if (v.size() != 2)
+    badValue(L, name + " must have 1 or 2 values, not " + std::to_string(v.size()));
+  return {v[0], v[1]};
+}
+
+/// Padding as (top, bottom, left, right) from 1, 2 or 4 values.
+std::array<int64_t, 4> paddingOf(Lowering &L, const std::string &name) {
+  std::vector<int64_t> v = L.args.intList(name);
+  if (v.size() == 1)
+    return {v[0], v[0], v[0], v[0]};
+  if (v.size() == 2)
+    return {v[0], v[0], v[1], v[1]};
+  if (v.size() != 4)
+    badValue(L, name + " must have 1, 2 or 4 values, not " + std::to_string(v.size()));
+  return {v[0], v[1], v[2], v[3]};
+}
+
+/// The op's 2-d window: kernel, stride, dilation, padding, and the output's size.
+struct Window {
+  std::array<int64_t, 2> kernel, stride, dilation;
+  std::array<int64_t, 4> pad;
+  int64_t oh = 0, ow = 0;
+};
+
+Window windowOf(Lowering &L, int x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                std::array<int64_t, 2> dilation, std::array<int64_t, 4> pad, bool ceilMode) {
+  const TensorMeta &m = L.b.meta(x);
+  if (m.rank() != 4)
+    badValue(L, "expects an NCHW tensor, got rank " + std::to_string(m.rank()));
+  for (int64_t d : m.shape)
+    if (d == kDynamic)
+      badValue(L, "needs static shapes");
+  Window w{kernel, stride, dilation, pad};
+  for (int i = 0; i < 2; ++i)
+    if (kernel[i] <= 0 || stride[i] <= 0 || dilation[i] <= 0 || pad[2 * i] < 0 ||
+        pad[2 * i + 1] < 0)
+      badValue(L, "kernel, stride and dilation must be positive and padding not negative");
+  if (ceilMode)
+    badValue(L, "ceil_mode=True is not supported yet");
+  auto out = [&](int i) {
+    int64_t span = m.shape[2 + i] + pad[2 * i] + pad[2 * i + 1] - dilation[i] * (kernel[i] - 1);
+    if (span < 1)
+      badValue(L, "the window is larger than the padded input");
+    return (span - 1) / stride[i] + 1;
+  };
+  w.oh = out(0), w.ow = out(1);
+  return w;
+}
+
+/// x padded by `value` on its last two axes.
+int pad2d(PrimBuilder &b, int x, const std::array<int64_t, 4> &pad, double value) {
+  for (int axis = 2; axis < 4; ++axis) {
+    int64_t before = pad[2 * (axis - 2)], after = pad[2 * (axis - 2) + 1];
+    if (!before && !after)
+      continue;
+    std::vector<int64_t> shape = b.meta(x).shape;
+    std::vector<int> parts;
+    shape[axis] = before;
+    if (before)
+      parts.push_back(b.fill(value, shape, b.meta(x).dtype));
+    parts.push_back(x);
+    shape[axis] = after;
+    if (after)
+      parts.push_back(b.fill(value, shape, b.meta(x).dtype));
+    x = b.concat(parts, axis);
+  }
+  return x;
+}
+
+/// Tap (i, j) of the window over the padded input: [N, C, OH, OW].
+int tap(PrimBuilder &b, int padded, const Window &w, int64_t i, int64_t j) {
+  int64_t h0 = i * w.dilation[0], w0 = j * w.dilation[1];
+  return b.slice(padded, {2, 3}, {h0, w0},
+                 {h0 + w.stride[0] * (w.oh - 1) + 1, w0 + w.stride[1] * (w.ow - 1) + 1},
+                 {w.stride[0], w.stride[1]});
+}
+
+/// conv2d on NCHW: im2col columns per group times the group's weight, then the bias.
+LowerFn conv2dOp(std::string xn, bool paddle) {
+  return [=](Lowering &L) {
+    if (paddle && L.args.get("data_format").stringValue != "NCHW")
+      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
+                      "' is not supported yet (NCHW is)");
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, xn), weight = L.in("weight");
+    const TensorMeta &xm = b.meta(x), &wm = b.meta(weight);
+    int64_t groups = L.args.intValue("groups");
+    if (wm.rank() != 4 || groups <= 0 || xm.rank() != 4 || xm.shape[1] % groups ||
+        wm.shape[0] % groups || wm.shape[1] * groups != xm.shape[1])
+      badValue(L, "weight " + formatShape(wm.shape) + " and groups=" + std::to_string(groups) +
+                      " do not fit input " + formatShape(xm.shape));
+    Window w = windowOf(L, x, {wm.shape[2], wm.shape[3]}, pairOf(L, "stride"),
+                        pairOf(L, "dilation"), paddingOf(L, "padding"), false);
+    int64_t n = xm.shape[0], cg = wm.shape[1], ocg = wm.shape[0] / groups;
+    int64_t taps = w.kernel[0] * w.kernel[1], cols = w.oh * w.ow;
+    int padded = pad2d(b, x, w.pad, 0);
+    std::vector<int> outputs;
+    for (int64_t g = 0; g < groups; ++g) {
+      int xg = groups == 1 ? padded : b.slice(padded, {1}, {g * cg}, {(g + 1) * cg}, {1});
+      int wg = groups == 1 ? weight : b.slice(weight, {0}, {g * ocg}, {(g + 1) * ocg}, {1});
+      std::vector<int> parts;
+      for (int64_t i = 0; i < w.kernel[0]; ++i)
+        for (int64_t j = 0; j < w.kernel[1]; ++j)
+          parts.push_back(b.reshape(tap(b, xg, w, i, j), {n, cg, 1, cols}));
+      int columns = b.reshape(taps == 1 ? parts[0] : b.concat(parts, 2), {n, cg * taps, cols});
+      outputs.push_back(b.matmul(b.reshape(wg, {ocg, cg * taps}), columns, false, false));
+    }
+    int y = b.reshape(groups == 1 ? outputs[0] : b.concat(outputs, 1),
+                      {n, ocg * groups, w.oh, w.ow});
+    if (L.in("bias") >= 0)
+      y = b.binary(Prim::Add, y, b.reshape(L.in("bias"), {ocg * groups, 1, 1}));
+    L.out(y);
+  };
+}
+
+/// max or average over the window's taps. Average divides by the window's size, or, with
+/// `exclusive`, by how many of its taps fall inside the input (the same taps over a padded
+/// tensor of ones).
+enum class Pool { Max, Avg };
+
+LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle) {
+  return [=](Lowering &L) {
+    if (paddle && L.args.get("data_format").stringValue != "NCHW")
+      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
+                      "' is not supported yet (NCHW is)");
+    if (!paddle && kind == Pool::Max && L.args.boolValue("return_indices"))
+      badValue(L, "return_indices=True is not supported");
+    if (paddle && kind == Pool::Max && L.args.boolValue("return_mask"))
+      badValue(L, "return_mask=True is not supported");
+    PrimBuilder &b = L.b;
+    int x = kind == Pool::Avg ? floatInput(L, xn) : L.in(xn);
+    std::array<int64_t, 2> kernel = pairOf(L, kernelName);
+    std::array<int64_t, 2> stride = L.args.isNone("stride") ? kernel : pairOf(L, "stride");
+    std::array<int64_t, 2> dilation =
+        kind == Pool::Max && !paddle ? pairOf(L, "dilation") : std::array<int64_t, 2>{1, 1};
+    Window w = windowOf(L, x, kernel, stride, dilation, paddingOf(L, "padding"),
+                        L.args.boolValue("ceil_mode"));
+    double fill = kind == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+    int padded = pad2d(b, x, w.pad, fill);
+    Prim combine = kind == Pool::Max ? Prim::Max : Prim::Add;
+    int y = -1;
+    for (int64_t i = 0; i < w.kernel[0]; ++i)
+      for (int64_t j = 0; j < w.kernel[1]; ++j) {
+        int t = tap(b, padded, w, i, j);
+        y = y < 0 ? t : b.binary(combine, y, t);
+      }
+    if (kind == Pool::Max)
+      return L.out(y);
+    bool exclusive = paddle ? L.args.boolValue("exclusive") : !L.args.boolValue("count_include_pad");
+    if (!L.args.isNone("divisor_override"))
+      return L.out(b.binaryScalar(Prim::Div, y, L.args.scalar("divisor_override")));
+    bool padding = w.pad[0] || w.pad[1] || w.pad[2] || w.pad[3];
+    if (!exclusive || !padding)
+      return L.out(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
+    const TensorMeta &m = b.meta(x);
+    int ones = pad2d(b, b.fill(1, {1, 1, m.shape[2], m.shape[3]}, m.dtype), w.pad, 0);
+    int count = -1;
+    for (int64_t i = 0; i < w.kernel[0]; ++i)
+      for (int64_t j = 0; j < w.kernel[1]; ++j) {
+        int t = tap(b, ones, w, i, j);
+        count = count < 0 ? t : b.binary(Prim::Add, count, t);
+      }
+    L.out(b.binary(Prim::Div, y, count));
+  };
+}
+
+/// The average over adaptive bins: bin i of n over a size s spans [floor(i s / n),
+/// ceil((i + 1) s / n)); equal bins are one reshape and mean.
+LowerFn adaptiveAvgPool2dOp(std::string xn, bool paddle) {
+  return [=](Lowering &L) {
+    if (paddle && L.args.get("data_format").stringValue != "NCHW")
+      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
+                      "' is not supported yet (NCHW is)");
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, xn);
+    const TensorMeta &m = b.meta(x);
+    if (m.rank() != 4)
+      badValue(L, "expects an NCHW tensor, got rank " + std::to_string(m.rank()));
+    std::array<int64_t, 2> size = pairOf(L, "output_size");
+    int64_t n = m.shape[0], c = m.shape[1], h = m.shape[2], wd = m.shape[3];
+    if (size[0] <= 0 || size[1] <= 0)
+      badValue(L, "output_size must be positive");
+    if (h % size[0] == 0 && wd % size[1] == 0) {
+      int bins = b.reshape(x, {n, c, size[0], h / size[0], size[1], wd / size[1]});
+      return L.out(mean(L, bins, {3, 5}, false));
+    }
+    std::vector<int> rows;
+    for (int64_t i = 0; i < size[0]; ++i) {
+      std::vector<int> cells;
+      for (int64_t j = 0; j < size[1]; ++j) {
+        int64_t h0 = i * h / size[0], h1 = ((i + 1) * h + size[0] - 1) / size[0];
+        int64_t w0 = j * wd / size[1], w1 = ((j + 1) * wd + size[1] - 1) / size[1];
+        cells.push_back(mean(L, b.slice(x, {2, 3}, {h0, w0}, {h1, w1}, {1, 1}), {2, 3}, true));
+      }
+      rows.push_back(size[1] == 1 ? cells[0] : b.concat(cells, 3));
+    }
+    L.out(size[0] == 1 ? rows[0] : b.concat(rows, 2));
+  };
+}
+
+/// Inference batch norm over axis 1: (x - mean) * rsqrt(var + eps) * weight + bias.
+LowerFn batchNormOp(std::string xn, std::string eps, bool paddle) {
+  return [=](Lowering &L) {
+    bool useGlobal = paddle && !L.args.isNone("use_global_stats") &&
+                     L.args.boolValue("use_global_stats");
+    if (L.args.boolValue("training") && !useGlobal)
+      badValue(L, "training=True normalizes with the batch's statistics, which sotc does not "
+                  "compile (inference: training=False)");
+    if (paddle && L.args.get("data_format").stringValue != "NCHW" &&
+        L.args.get("data_format").stringValue != "NCL" &&
+        L.args.get("data_format").stringValue != "NC")
+      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
+                      "' is not supported yet (channels on axis 1 are)");
+    if (L.in("running_mean") < 0 || L.in("running_var") < 0)
+      badValue(L, "needs the running statistics (a layer with track_running_stats=False "
+                  "normalizes with the batch's)");
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, xn);
+    int64_t rank = b.meta(x).rank();
+    if (rank < 2)
+      badValue(L, "expects at least 2 dimensions (channels on axis 1)");
+    int64_t c = b.meta(x).shape[1];
+    std::vector<int64_t> perChannel(static_cast<size_t>(rank - 1), 1);
+    perChannel[0] = c; // [C, 1, 1] broadcasts over the axes after the channels
+    auto channel = [&](const std::string &name) { return b.reshape(L.in(name), perChannel); };
+    int inv = b.unary(Prim::Rsqrt,
+                      b.binaryScalar(Prim::Add, channel("running_var"), L.args.scalar(eps)));
+    if (L.in("weight") >= 0)
+      inv = b.binary(Prim::Mul, inv, channel("weight"));
+    int y = b.binary(Prim::Mul, b.binary(Prim::Sub, x, channel("running_mean")), inv);
+    if (L.in("bias") >= 0)
+      y = b.binary(Prim::Add, y, channel("bias"));
+    L.out(y);
+  };
+}
+
+} // namespace
+
+void registerConvolution(OpTable &t) {
+  const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
+  t.bind(pf + "conv2d", conv2dOp("x", true));
+  t.bind(tf + "conv2d", conv2dOp("input", false));
+  t.bind(pf + "max_pool2d", pool2dOp(Pool::Max, "x", "kernel_size", true));
+  t.bind(tf + "max_pool2d", pool2dOp(Pool::Max, "input", "kernel_size", false));
+  t.bind(pf + "avg_pool2d", pool2dOp(Pool::Avg, "x", "kernel_size", true));
+  t.bind(tf + "avg_pool2d", pool2dOp(Pool::Avg, "input", "kernel_size", false));
+  t.bind(pf + "adaptive_avg_pool2d", adaptiveAvgPool2dOp("x", true));
+  t.bind(tf + "adaptive_avg_pool2d", adaptiveAvgPool2dOp("input", false));
+  t.bind(pf + "batch_norm", batchNormOp("x", "epsilon", true));
+  t.bind(tf + "batch_norm", batchNormOp("input", "eps", false));
+}
+
+} // namespace sotc::ops::lowering
