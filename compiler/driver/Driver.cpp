@@ -24,6 +24,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
+
 namespace sotc::driver {
 
 std::unique_ptr<mlir::MLIRContext> createContext() {
@@ -188,7 +190,8 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
       compileTrace(*context, path, options, pipelines::Phase::Loops, &frontend, &instrumentation);
   // A model's weights: checked before code generation, written beside the binary.
   std::optional<std::string> weights;
-  if (frontend.trace.has_model())
+  const auto &params = frontend.translation.parameters;
+  if (std::any_of(params.begin(), params.end(), [](auto &p) { return !p->weight.empty(); }))
     weights = artifactWeights(path, frontend.trace, frontend.translation);
   std::map<std::string, manifest::KernelLaunch> launches = kernelLaunches(*module);
   runPipeline(*module, path, withGpuIndexBits(*module, options), pipelines::Phase::Loops,

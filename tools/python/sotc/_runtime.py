@@ -191,6 +191,7 @@ class Compiled:
             and g["kind"] != "tensor_meta"]  # global tensors are inputs: the runtime checks them
         # Guards on the attributes of objects passed in, read from the call's arguments.
         objects = [p["name"] for p in self._manifest["entry"]["inputs"] if p["kind"] == "object"]
+        self._objects = objects
         self._object_guards = [
             (g, _reader(g["expression"]),
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
@@ -312,6 +313,10 @@ class Compiled:
                 _log.warning("sotc: running the original function: %s", message)
                 return self._fallback(*args, **kwargs)
             raise GuardError("E8004", message, stale)
+        for name in self._objects:  # a layer passed in: its weights as they are now
+            if hasattr(bound[name], "state_dict") and self.weights:
+                self.set_weights({k: v for k, v in bound[name].state_dict().items()
+                                  if k in self.weights})
         values = (_Value * max(len(self._inputs), 1))()
         keep = []  # what the values point into, alive until the run returns
         cuda_input = None  # the first CUDA tensor: results come back in its framework

@@ -233,6 +233,7 @@ class _Builder:
         self._pending = []     # functions whose globals still need recording
         self.weights = {}      # a model's parameters and buffers by state-dict name: arrays
         self._weight_names = {}  # id(tensor) -> its state-dict name (tied weights share one)
+        self._weight_tensors = {}  # state-dict name -> id(tensor)
 
     # -- paths -------------------------------------------------------------------------
     def path(self, filename):
@@ -378,6 +379,10 @@ class _Builder:
         if name not in self.weights:
             self._keep.append(tensor)
             self.weights[name] = _weight_array(tensor, name)
+            self._weight_tensors[name] = id(tensor)
+        elif self._weight_tensors[name] != id(tensor):
+            raise TraceError(f"two models' weights are both named '{name}': sotc names weights "
+                             "by their state-dict path, so a function may read one model")
         out.weight.name, out.weight.buffer = name, buffer
         out.weight.spec.CopyFrom(spec_of_tensor(tensor))
 
@@ -559,7 +564,7 @@ def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
     for name, value in bound.arguments.items():
         entry = builder.trace.inputs.add(name=name)
         builder.value(value, entry.value, allow_tensor=True)
-    return Trace(builder.trace, builder.code_objects)
+    return Trace(builder.trace, builder.code_objects, builder.weights)
 
 
 def _trace_model(model, example_inputs, named_inputs, sotc_root):

@@ -1,0 +1,160 @@
+"""How models are traced and what sotc refuses, on small torch and paddle layers built here
+(the testdata models cover whole networks): roots that are built-in layers, layer lists,
+shared weights, a model in a module global or passed as an argument, the command line, and
+the errors for what is not supported."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import paddle
+import pytest
+import torch
+
+from test_programs_vs_framework import sotc_bin  # noqa: F401
+
+import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def compile_trace(sotc_bin, trace, tmp_path, name="model"):  # noqa: F811
+    """Saves and compiles `trace` for the CPU; the loaded artifact, or the error text."""
+    path = trace.save(str(tmp_path / f"{name}.pb"))
+    result = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o",
+                             str(tmp_path / f"{name}.so")], capture_output=True, text=True)
+    if result.returncode:
+        return result.stderr.strip()
+    return sotc.load(str(tmp_path / f"{name}.so"))
+
+
+def run_torch(model, x):
+    with torch.no_grad():
+        return model(torch.from_numpy(x)).numpy()
+
+
+X = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+
+
+def test_a_builtin_root_layer_is_called_as_a_whole(sotc_bin, tmp_path):  # noqa: F811
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    net.eval()
+    trace = sotc.trace(net, X)
+    assert trace.proto.functions[trace.proto.entry_function].qualname == "forward"
+    compiled = compile_trace(sotc_bin, trace, tmp_path)
+    np.testing.assert_allclose(compiled(X), run_torch(net, X), rtol=1e-5, atol=1e-6)
+    assert compiled.weights == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+class Stack(torch.nn.Module):
+    """Iterates, indexes and measures a ModuleList; shares one Linear twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(3)])
+        self.shared = self.layers[0]
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        x = self.layers[len(self.layers) - 1](x)
+        return self.shared(x)
+
+
+def test_layer_lists_and_shared_weights(sotc_bin, tmp_path):  # noqa: F811
+    torch.manual_seed(2)
+    net = Stack().eval()
+    trace = sotc.trace(net, X)
+    # shared is layers.0: one weight, recorded once, under its first state-dict name
+    assert sorted(trace.weights) == [f"layers.{i}.{p}" for i in range(3) for p in ("bias", "weight")]
+    compiled = compile_trace(sotc_bin, trace, tmp_path)
+    np.testing.assert_allclose(compiled(X), run_torch(net, X), rtol=1e-5, atol=1e-6)
+
+
+class PaddleStack(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.layers = paddle.nn.LayerList([paddle.nn.Linear(8, 8), paddle.nn.Linear(8, 4)])
+        self.act = paddle.nn.Silu()
+
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = self.act(self.layers[i](x))
+        return x
+
+
+def test_paddle_layer_list(sotc_bin, tmp_path):  # noqa: F811
+    paddle.seed(3)
+    net = PaddleStack()
+    net.eval()
+    compiled = compile_trace(sotc_bin, sotc.trace(net, "float32[3,8]"), tmp_path)
+    expected = net(paddle.to_tensor(X)).numpy()
+    np.testing.assert_allclose(compiled(X), expected, rtol=1e-5, atol=1e-6)
+
+
+MODULE = textwrap.dedent('''
+    import torch
+    torch.manual_seed(4)
+    NET = torch.nn.Linear(8, 2).eval()
+
+    def predict(x):
+        return torch.softmax(NET(x), dim=-1)
+
+    def apply(layer, x):
+        return layer(x) * 2
+''')
+
+
+@pytest.fixture
+def module(tmp_path):
+    path = tmp_path / "uses_model.py"
+    path.write_text(MODULE)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import uses_model
+        yield uses_model
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("uses_model", None)
+
+
+def test_a_model_in_a_global_or_an_argument(sotc_bin, tmp_path, module):  # noqa: F811
+    compiled = compile_trace(sotc_bin, sotc.trace(module.predict, X), tmp_path, "predict")
+    np.testing.assert_allclose(compiled(X), run_torch(module.predict, X), rtol=1e-5, atol=1e-6)
+    compiled = compile_trace(sotc_bin, sotc.trace(module.apply, module.NET, X), tmp_path, "apply")
+    assert compiled.weights == ["weight", "bias"]
+    expected = run_torch(lambda t: module.apply(module.NET, t), X)
+    np.testing.assert_allclose(compiled(module.NET, X), expected, rtol=1e-5, atol=1e-6)
+    # A layer passed in runs with its weights as they are at the call.
+    other = torch.nn.Linear(8, 2).eval()
+    np.testing.assert_allclose(compiled(other, X), run_torch(lambda t: module.apply(other, t), X),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_the_command_line_traces_a_factory(tmp_path):
+    (tmp_path / "factory.py").write_text(textwrap.dedent('''
+        import torch
+        def make_model():
+            torch.manual_seed(5)
+            return torch.nn.Sequential(torch.nn.Linear(4, 2)).eval()
+    '''))
+    subprocess.run([sys.executable, "-m", "sotc", "trace", "factory.py:make_model", "--input",
+                    "input=f32[2,4]", "-o", "m.pb"], cwd=tmp_path, check=True,
+                   env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "tools", "python")})
+    trace = sotc.load(str(tmp_path / "m.pb"))
+    assert trace.proto.weights_file == "m.safetensors"
+    assert (tmp_path / "m.safetensors").exists()
+
+
+def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
+    with pytest.raises(sotc.TraceError, match="training mode: call .eval"):
+        sotc.trace(torch.nn.Linear(2, 2), "float32[1,2]")
+    net = torch.nn.Sequential(torch.nn.Embedding(10, 4)).eval()
+    error = compile_trace(sotc_bin, sotc.trace(net, np.zeros((2, 3), np.int64)), tmp_path, "emb")
+    assert "E3004" in error and "torch.nn.Embedding" in error and "layer table" in error
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")).eval()
+    error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,3,8,8]"), tmp_path, "reflect")
+    assert "E3004" in error and "padding_mode='reflect' is not supported" in error
