@@ -123,20 +123,24 @@ LowerFn logsumexpOp(std::string xn, std::string axis, std::string keepdim) {
   };
 }
 
+int softmax(Lowering &L, int x, int64_t axis, bool log) {
+  std::vector<int64_t> axes = {axis};
+  int m = reduceTo(L, Prim::ReduceMax, x, axes, true);
+  int shifted = L.b.binary(Prim::Sub, x, m);
+  int e = L.b.unary(Prim::Exp, shifted);
+  int s = reduceTo(L, Prim::ReduceSum, e, axes, true);
+  return log ? L.b.binary(Prim::Sub, shifted, L.b.unary(Prim::Log, s))
+             : L.b.binary(Prim::Div, e, s);
+}
+
 LowerFn softmaxOp(std::string xn, std::string axisName, std::string dtype, bool log) {
   return [=](Lowering &L) {
     int x = L.in(xn);
     if (!dtype.empty() && !L.args.isNone(dtype))
       x = L.b.cast(x, L.args.get(dtype).dtypeValue);
     x = L.b.cast(x, floatingResult(L.b.meta(x).dtype));
-    std::vector<int64_t> axes = {
-        normalizeAxis(L.b.opName(), L.args.intValue(axisName), L.b.meta(x).rank())};
-    int m = reduceTo(L, Prim::ReduceMax, x, axes, true);
-    int shifted = L.b.binary(Prim::Sub, x, m);
-    int e = L.b.unary(Prim::Exp, shifted);
-    int s = reduceTo(L, Prim::ReduceSum, e, axes, true);
-    L.out(log ? L.b.binary(Prim::Sub, shifted, L.b.unary(Prim::Log, s))
-              : L.b.binary(Prim::Div, e, s));
+    L.out(softmax(
+        L, x, normalizeAxis(L.b.opName(), L.args.intValue(axisName), L.b.meta(x).rank()), log));
   };
 }
 

@@ -58,6 +58,9 @@ LowerFn meanOp(std::string xn, std::string axis, std::string keepdim);
 /// log(sum(exp(x - max))) + max, kept stable by subtracting the row maximum.
 LowerFn logsumexpOp(std::string xn, std::string axis, std::string keepdim);
 
+/// softmax (log_softmax) of float `x` over `axis`, stabilized by the row maximum.
+int softmax(Lowering &L, int x, int64_t axis, bool log);
+
 /// softmax / log_softmax over one axis.
 LowerFn softmaxOp(std::string xn, std::string axisName, std::string dtype, bool log);
 

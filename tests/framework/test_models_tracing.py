@@ -149,6 +149,30 @@ def test_the_command_line_traces_a_factory(tmp_path):
     assert (tmp_path / "m.safetensors").exists()
 
 
+class CausalAttention(torch.nn.Module):
+    """Attention through the library call, with a causal mask passed in."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(8, 24)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).reshape(3, 6, 2, 4).permute(0, 2, 1, 3)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return y.transpose(0, 1).reshape(6, 8)
+
+
+def test_scaled_dot_product_attention_with_a_bool_mask(sotc_bin, tmp_path):  # noqa: F811
+    torch.manual_seed(6)
+    net = CausalAttention().eval()
+    x = np.random.default_rng(6).standard_normal((6, 8)).astype(np.float32)
+    mask = np.tril(np.ones((6, 6), bool))
+    compiled = compile_trace(sotc_bin, sotc.trace(net, x, mask), tmp_path)
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x), torch.from_numpy(mask)).numpy()
+    np.testing.assert_allclose(compiled(x, mask), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
     with pytest.raises(sotc.TraceError, match="training mode: call .eval"):
         sotc.trace(torch.nn.Linear(2, 2), "float32[1,2]")

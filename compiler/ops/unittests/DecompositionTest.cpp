@@ -143,6 +143,40 @@ Buffer pool2dRef(const Buffer &x, Window2d win, bool average, bool exclusive) {
   return y;
 }
 
+/// softmax(q k^T * scale + mask) v over [B, H, L, E] tensors (a bool mask keeps where true).
+Buffer attentionRef(const Buffer &q, const Buffer &k, const Buffer &v, const Buffer *mask,
+                    double scale) {
+  int64_t b = q.meta.shape[0], h = q.meta.shape[1], l = q.meta.shape[2], e = q.meta.shape[3];
+  int64_t s = k.meta.shape[2], ev = v.meta.shape[3];
+  Buffer out{{{b, h, l, ev}, DType::Float32}, {}};
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t hi = 0; hi < h; ++hi)
+      for (int64_t i = 0; i < l; ++i) {
+        std::vector<double> w(s);
+        double top = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < s; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < e; ++d)
+            dot += q.at({bi, hi, i, d}) * k.at({bi, hi, j, d});
+          w[j] = dot * scale;
+          if (mask && mask->meta.dtype == DType::Bool)
+            w[j] = mask->at({i, j}) != 0 ? w[j] : -INFINITY;
+          else if (mask)
+            w[j] += mask->at({i, j});
+          top = std::max(top, w[j]);
+        }
+        for (double &x : w)
+          sum += x = std::exp(x - top);
+        for (int64_t d = 0; d < ev; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < s; ++j)
+            acc += w[j] / sum * v.at({bi, hi, j, d});
+          out.data.push_back(acc);
+        }
+      }
+  return out;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
@@ -722,6 +756,28 @@ std::vector<Case> cases() {
                },
                0.1,
                2});
+  // Attention: torch's [B, H, L, E] with an additive mask, paddle's [B, L, H, E] with a given
+  // scale (a bool mask is checked against torch in tests/framework: random bools may mask a
+  // whole row, which is NaN in both).
+  const TensorMeta kQ{{2, 3, 4, 5}, DType::Float32}, kK{{2, 3, 6, 5}, DType::Float32};
+  const TensorMeta kV{{2, 3, 6, 4}, DType::Float32};
+  c.push_back({{tf + "scaled_dot_product_attention"},
+               {kQ, kK, kV, TensorMeta{{4, 6}, DType::Float32}},
+               {T(0), T(1), T(2), T(3)},
+               {},
+               [](const Refs &in) {
+                 return Refs{attentionRef(in[0], in[1], in[2], &in[3], 1 / std::sqrt(5.0))};
+               }});
+  c.push_back({{pf + "scaled_dot_product_attention"},
+               {TensorMeta{{2, 4, 3, 5}, DType::Float32}, TensorMeta{{2, 6, 3, 5}, DType::Float32},
+                TensorMeta{{2, 6, 3, 4}, DType::Float32}},
+               {T(0), T(1), T(2)},
+               {{"scale", Arg::ofFloat(0.5)}},
+               [](const Refs &in) {
+                 auto heads = [](const Buffer &x) { return permute(x, {0, 2, 1, 3}); };
+                 Buffer out = attentionRef(heads(in[0]), heads(in[1]), heads(in[2]), nullptr, 0.5);
+                 return Refs{permute(out, {0, 2, 1, 3})};
+               }});
   return c;
 }
 
