@@ -123,10 +123,11 @@ LowerFn conv2dOp(std::string xn, bool paddle) {
     for (int64_t g = 0; g < groups; ++g) {
       int xg = groups == 1 ? padded : b.slice(padded, {1}, {g * cg}, {(g + 1) * cg}, {1});
       int wg = groups == 1 ? weight : b.slice(weight, {0}, {g * ocg}, {(g + 1) * ocg}, {1});
+      // The taps stacked along H ([N, C, T*OH, OW]) are [N, C*T, OH*OW] in memory.
       std::vector<int> parts;
       for (int64_t i = 0; i < w.kernel[0]; ++i)
         for (int64_t j = 0; j < w.kernel[1]; ++j)
-          parts.push_back(b.reshape(tap(b, xg, w, i, j), {n, cg, 1, cols}));
+          parts.push_back(tap(b, xg, w, i, j));
       int columns = b.reshape(taps == 1 ? parts[0] : b.concat(parts, 2), {n, cg * taps, cols});
       outputs.push_back(b.matmul(b.reshape(wg, {ocg, cg * taps}), columns, false, false));
     }
