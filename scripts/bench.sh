@@ -3,7 +3,8 @@
 # bench/workloads.py, next to the machine's memory limit (bench/stream). Installs what is
 # missing (the peers into their own environment, $SOTC_BENCH_ENV, default
 # ~/.cache/sotc/bench-env), then writes bench/results/latest.json, bench/results/chart.png and
-# the table in docs/benchmarks.md. Takes about 10 minutes on a 2-core machine.
+# the table in docs/benchmarks.md; then whole models (bench/models.py: bench/results/models.json
+# and the model table). Takes about 15 minutes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,3 +20,10 @@ if [ ! -x "$env/bin/python" ] || ! cmp -s bench/requirements.txt "$env/.sotc-req
   cp bench/requirements.txt "$env/.sotc-requirements"
 fi
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/run.py
+# Whole models; paddle eager runs in the reference environment (scripts/reference-env.sh).
+reference="$HOME/.cache/sotc/reference-env/bin/python"
+bash scripts/reference-env.sh >/dev/null 2>&1 || echo "bench: no reference environment: paddle eager is skipped" >&2
+paddle_args=()
+[ -x "$reference" ] && paddle_args=(--paddle-python "$reference")
+SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/models.py \
+  "${paddle_args[@]}"
