@@ -33,11 +33,12 @@ def inputs(shapes):
     return {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
 
 
-def timed(call):
-    for _ in range(3):
+def timed(call, runs=RUNS, warmup=3):
+    """Median and minimum of `runs` calls after `warmup` untimed ones."""
+    for _ in range(warmup):
         call()
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)

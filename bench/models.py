@@ -28,7 +28,10 @@ SOTC = os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc")
 RESULTS = os.path.join(HERE, "results")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 RUNS = 5
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
+
+import measure  # noqa: E402  (its timing, fewer runs)
 
 # name -> (model file stem without the framework, constructor keywords, input shape)
 MODELS = {
@@ -58,15 +61,7 @@ def build(name, framework):
 
 
 def timed(call):
-    for _ in range(2):
-        call()
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return {"median_s": times[len(times) // 2], "min_s": times[0]}
+    return measure.timed(call, runs=RUNS, warmup=2)
 
 
 def worker(tool, name, artifact=None):
@@ -108,7 +103,7 @@ def sotc_artifact(name, tmp):
     return library, traced, time.perf_counter() - start
 
 
-def measure(python, tool, name, *extra):
+def in_fresh_process(python, tool, name, *extra):
     out = subprocess.run([python, os.path.abspath(__file__), "--worker", tool, name, *extra],
                          capture_output=True, text=True)
     if out.returncode:
@@ -148,10 +143,10 @@ def main():
         for name in MODELS:
             log("model", name)
             library, traced, compiled = sotc_artifact(name, tmp)
-            runs = {"sotc": measure(sys.executable, "sotc", name, library),
-                    "torch": measure(sys.executable, "torch", name),
-                    "torch_compile": measure(sys.executable, "torch_compile", name)}
-            runs["paddle"] = (measure(args.paddle_python, "paddle", name) if args.paddle_python
+            runs = {"sotc": in_fresh_process(sys.executable, "sotc", name, library),
+                    "torch": in_fresh_process(sys.executable, "torch", name),
+                    "torch_compile": in_fresh_process(sys.executable, "torch_compile", name)}
+            runs["paddle"] = (in_fresh_process(args.paddle_python, "paddle", name) if args.paddle_python
                               else {"error": "no --paddle-python"})
             log("  ", {t: round(r["median_s"] * 1e3) if "median_s" in r else r["error"]
                        for t, r in runs.items()})

@@ -1,9 +1,9 @@
 //===- LowerConvolution.cpp - Lowerings: conv2d, pooling, batch norm ----------------------===//
 //
-// 2-d windows over NCHW tensors as primitives: the input padded by concatenation, each of
-// the kernel's KH*KW taps one strided slice of it ([N, C, OH, OW]). A convolution stacks the
-// taps into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the weight reshaped
-// to [OC, C*KH*KW], one GEMM (per group); pooling reduces over the taps elementwise.
+// 2-d windows over NCHW tensors: the `window` primitive gathers every tap of every output
+// position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution
+// reshapes the windows into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the
+// weight reshaped to [OC, C*KH*KW], one GEMM (per group); pooling reduces over the taps.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
@@ -17,6 +17,15 @@
 
 namespace sotc::ops::lowering {
 namespace {
+
+/// paddle's data_format: one of `layouts` (channels on axis 1), else refused.
+void requireLayout(Lowering &L, std::initializer_list<const char *> layouts) {
+  const std::string &format = L.args.get("data_format").stringValue;
+  for (const char *l : layouts)
+    if (format == l)
+      return;
+  badValue(L, "data_format='" + format + "' is not supported yet (" + *layouts.begin() + " is)");
+}
 
 /// An IntList[1] parameter of a 2-d window op as (h, w): one value for both, or two.
 std::array<int64_t, 2> pairOf(Lowering &L, const std::string &name) {
@@ -72,40 +81,18 @@ Window windowOf(Lowering &L, int x, std::array<int64_t, 2> kernel, std::array<in
   return w;
 }
 
-/// x padded by `value` on its last two axes.
-int pad2d(PrimBuilder &b, int x, const std::array<int64_t, 4> &pad, double value) {
-  for (int axis = 2; axis < 4; ++axis) {
-    int64_t before = pad[2 * (axis - 2)], after = pad[2 * (axis - 2) + 1];
-    if (!before && !after)
-      continue;
-    std::vector<int64_t> shape = b.meta(x).shape;
-    std::vector<int> parts;
-    shape[axis] = before;
-    if (before)
-      parts.push_back(b.fill(value, shape, b.meta(x).dtype));
-    parts.push_back(x);
-    shape[axis] = after;
-    if (after)
-      parts.push_back(b.fill(value, shape, b.meta(x).dtype));
-    x = b.concat(parts, axis);
-  }
-  return x;
-}
-
-/// Tap (i, j) of the window over the padded input: [N, C, OH, OW].
-int tap(PrimBuilder &b, int padded, const Window &w, int64_t i, int64_t j) {
-  int64_t h0 = i * w.dilation[0], w0 = j * w.dilation[1];
-  return b.slice(padded, {2, 3}, {h0, w0},
-                 {h0 + w.stride[0] * (w.oh - 1) + 1, w0 + w.stride[1] * (w.ow - 1) + 1},
-                 {w.stride[0], w.stride[1]});
+/// The windows of x (NCHW) for `w`: [N, C, KH, KW, OH, OW], `padValue` outside x.
+int windows(PrimBuilder &b, int x, const Window &w, double padValue) {
+  return b.window(x, {w.kernel[0], w.kernel[1]}, {w.stride[0], w.stride[1]},
+                  {w.dilation[0], w.dilation[1]}, {w.pad[0], w.pad[1], w.pad[2], w.pad[3]},
+                  padValue);
 }
 
 /// conv2d on NCHW: im2col columns per group times the group's weight, then the bias.
 LowerFn conv2dOp(std::string xn, bool paddle) {
   return [=](Lowering &L) {
-    if (paddle && L.args.get("data_format").stringValue != "NCHW")
-      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
-                      "' is not supported yet (NCHW is)");
+    if (paddle)
+      requireLayout(L, {"NCHW"});
     PrimBuilder &b = L.b;
     int x = floatInput(L, xn), weight = L.in("weight");
     const TensorMeta &xm = b.meta(x), &wm = b.meta(weight);
@@ -118,17 +105,14 @@ LowerFn conv2dOp(std::string xn, bool paddle) {
                         pairOf(L, "dilation"), paddingOf(L, "padding"), false);
     int64_t n = xm.shape[0], cg = wm.shape[1], ocg = wm.shape[0] / groups;
     int64_t taps = w.kernel[0] * w.kernel[1], cols = w.oh * w.ow;
-    int padded = pad2d(b, x, w.pad, 0);
+    // A 1x1 window with stride 1 and no padding is x itself.
+    bool pointwise = taps == 1 && w.stride[0] == 1 && w.stride[1] == 1 && !w.pad[0] &&
+                     !w.pad[1] && !w.pad[2] && !w.pad[3];
     std::vector<int> outputs;
     for (int64_t g = 0; g < groups; ++g) {
-      int xg = groups == 1 ? padded : b.slice(padded, {1}, {g * cg}, {(g + 1) * cg}, {1});
+      int xg = groups == 1 ? x : b.slice(x, {1}, {g * cg}, {(g + 1) * cg}, {1});
       int wg = groups == 1 ? weight : b.slice(weight, {0}, {g * ocg}, {(g + 1) * ocg}, {1});
-      // The taps stacked along H ([N, C, T*OH, OW]) are [N, C*T, OH*OW] in memory.
-      std::vector<int> parts;
-      for (int64_t i = 0; i < w.kernel[0]; ++i)
-        for (int64_t j = 0; j < w.kernel[1]; ++j)
-          parts.push_back(tap(b, xg, w, i, j));
-      int columns = b.reshape(taps == 1 ? parts[0] : b.concat(parts, 2), {n, cg * taps, cols});
+      int columns = b.reshape(pointwise ? xg : windows(b, xg, w, 0), {n, cg * taps, cols});
       outputs.push_back(b.matmul(b.reshape(wg, {ocg, cg * taps}), columns, false, false));
     }
     int y = b.reshape(groups == 1 ? outputs[0] : b.concat(outputs, 1),
@@ -146,15 +130,14 @@ enum class Pool { Max, Avg };
 
 LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle) {
   return [=](Lowering &L) {
-    if (paddle && L.args.get("data_format").stringValue != "NCHW")
-      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
-                      "' is not supported yet (NCHW is)");
+    if (paddle)
+      requireLayout(L, {"NCHW"});
     if (!paddle && kind == Pool::Max && L.args.boolValue("return_indices"))
       badValue(L, "return_indices=True is not supported");
     if (paddle && kind == Pool::Max && L.args.boolValue("return_mask"))
       badValue(L, "return_mask=True is not supported");
     PrimBuilder &b = L.b;
-    int x = kind == Pool::Avg ? floatInput(L, xn) : L.in(xn);
+    int x = floatInput(L, xn);
     std::array<int64_t, 2> kernel = pairOf(L, kernelName);
     std::array<int64_t, 2> stride = L.args.isNone("stride") ? kernel : pairOf(L, "stride");
     std::array<int64_t, 2> dilation =
@@ -162,14 +145,8 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle)
     Window w = windowOf(L, x, kernel, stride, dilation, paddingOf(L, "padding"),
                         L.args.boolValue("ceil_mode"));
     double fill = kind == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-    int padded = pad2d(b, x, w.pad, fill);
-    Prim combine = kind == Pool::Max ? Prim::Max : Prim::Add;
-    int y = -1;
-    for (int64_t i = 0; i < w.kernel[0]; ++i)
-      for (int64_t j = 0; j < w.kernel[1]; ++j) {
-        int t = tap(b, padded, w, i, j);
-        y = y < 0 ? t : b.binary(combine, y, t);
-      }
+    int y = b.reduce(kind == Pool::Max ? Prim::ReduceMax : Prim::ReduceSum,
+                     windows(b, x, w, fill), {2, 3}, false);
     if (kind == Pool::Max)
       return L.out(y);
     bool exclusive = paddle ? L.args.boolValue("exclusive") : !L.args.boolValue("count_include_pad");
@@ -179,14 +156,8 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle)
     if (!exclusive || !padding)
       return L.out(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
     const TensorMeta &m = b.meta(x);
-    int ones = pad2d(b, b.fill(1, {1, 1, m.shape[2], m.shape[3]}, m.dtype), w.pad, 0);
-    int count = -1;
-    for (int64_t i = 0; i < w.kernel[0]; ++i)
-      for (int64_t j = 0; j < w.kernel[1]; ++j) {
-        int t = tap(b, ones, w, i, j);
-        count = count < 0 ? t : b.binary(Prim::Add, count, t);
-      }
-    L.out(b.binary(Prim::Div, y, count));
+    int ones = b.fill(1, {1, 1, m.shape[2], m.shape[3]}, m.dtype);
+    L.out(b.binary(Prim::Div, y, b.reduce(Prim::ReduceSum, windows(b, ones, w, 0), {2, 3}, false)));
   };
 }
 
@@ -194,9 +165,8 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle)
 /// ceil((i + 1) s / n)); equal bins are one reshape and mean.
 LowerFn adaptiveAvgPool2dOp(std::string xn, bool paddle) {
   return [=](Lowering &L) {
-    if (paddle && L.args.get("data_format").stringValue != "NCHW")
-      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
-                      "' is not supported yet (NCHW is)");
+    if (paddle)
+      requireLayout(L, {"NCHW"});
     PrimBuilder &b = L.b;
     int x = floatInput(L, xn);
     const TensorMeta &m = b.meta(x);
@@ -232,11 +202,8 @@ LowerFn batchNormOp(std::string xn, std::string eps, bool paddle) {
     if (L.args.boolValue("training") && !useGlobal)
       badValue(L, "training=True normalizes with the batch's statistics, which sotc does not "
                   "compile (inference: training=False)");
-    if (paddle && L.args.get("data_format").stringValue != "NCHW" &&
-        L.args.get("data_format").stringValue != "NCL" &&
-        L.args.get("data_format").stringValue != "NC")
-      badValue(L, "data_format='" + L.args.get("data_format").stringValue +
-                      "' is not supported yet (channels on axis 1 are)");
+    if (paddle)
+      requireLayout(L, {"NCHW", "NCL", "NC"});
     if (L.in("running_mean") < 0 || L.in("running_var") < 0)
       badValue(L, "needs the running statistics (a layer with track_running_stats=False "
                   "normalizes with the batch's)");

@@ -78,6 +78,11 @@ std::string PrimGraph::str() const {
     case Prim::Concat:
       s << " {axis = " << a.axis << "}";
       break;
+    case Prim::Window:
+      s << " {kernel = " << formatInts(a.kernel) << ", strides = " << formatInts(a.strides)
+        << ", dilations = " << formatInts(a.dilations) << ", pads = " << formatInts(a.pads)
+        << ", value = " << a.value << "}";
+      break;
     case Prim::Matmul:
       s << " {transpose_x = " << a.transposeX << ", transpose_y = " << a.transposeY << "}";
       break;
@@ -266,6 +271,30 @@ int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vecto
   a.ends = ends;
   a.steps = steps;
   return add(Prim::Slice, {x}, a, {shape, meta(x).dtype});
+}
+
+int PrimBuilder::window(int x, const std::vector<int64_t> &kernel,
+                        const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
+                        const std::vector<int64_t> &pads, double padValue) {
+  const TensorMeta &m = meta(x);
+  if (m.rank() != 4)
+    throw CodedError(DiagCode::OpShapeMismatch,
+                     op_ + "(): 2-d windows need an NCHW tensor, got " + formatShape(m.shape));
+  std::vector<int64_t> shape = {m.shape[0], m.shape[1], kernel[0], kernel[1]};
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = m.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (kernel[i] - 1);
+    if (m.shape[2 + i] == kDynamic || span < 1)
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       op_ + "(): the window does not fit the input " + formatShape(m.shape));
+    shape.push_back((span - 1) / strides[i] + 1);
+  }
+  PrimAttrs a;
+  a.kernel = kernel;
+  a.strides = strides;
+  a.dilations = dilations;
+  a.pads = {pads[0], pads[2]};
+  a.value = padValue;
+  return add(Prim::Window, {x}, a, {shape, m.dtype});
 }
 
 int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {

@@ -40,6 +40,7 @@ struct PrimAttrs {
   std::vector<int64_t> starts, ends;           // slice (normalized, non-negative)
   std::vector<int64_t> steps;                  // slice (positive)
   int64_t axis = 0;                            // concat
+  std::vector<int64_t> kernel, strides, dilations, pads; // window: (h, w) each; pads before
   bool keepdim = false;                        // reduce_*
   bool transposeX = false, transposeY = false; // matmul
   DType dtype = DType::Float32;                // fill_constant, cast
@@ -92,6 +93,12 @@ public:
   int slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
             const std::vector<int64_t> &ends, const std::vector<int64_t> &steps);
   int concat(const std::vector<int> &xs, int64_t axis);
+  /// The 2-d windows over the last two axes of x [N, C, H, W]: [N, C, KH, KW, OH, OW], element
+  /// (n, c, i, j, p, q) = x[n, c, p*sh + i*dh - pt, q*sw + j*dw - pl], or `padValue` where
+  /// that falls outside x. `pads` is (top, bottom, left, right).
+  int window(int x, const std::vector<int64_t> &kernel, const std::vector<int64_t> &strides,
+             const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads,
+             double padValue);
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);
 

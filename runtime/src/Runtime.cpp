@@ -45,6 +45,19 @@ template <typename Body> int guarded(sotc_error *error, const char *fallback, Bo
   return 1;
 }
 
+/// `spec` for a parameter or weight: its name and, for a tensor, its dtype and shape.
+void describe(const std::string &name, const Buffer *tensor, sotc_value *spec) {
+  std::memset(spec, 0, sizeof(*spec));
+  spec->name = name.c_str();
+  spec->is_tensor = tensor != nullptr;
+  if (!tensor)
+    return;
+  spec->dtype = static_cast<sotc_dtype>(tensor->dtype);
+  spec->rank = static_cast<int32_t>(std::min<size_t>(tensor->shape.size(), SOTC_MAX_RANK));
+  for (int32_t d = 0; d < spec->rank; ++d)
+    spec->shape[d] = tensor->shape[d];
+}
+
 } // namespace
 
 extern "C" {
@@ -115,17 +128,9 @@ int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spe
   if (!artifact || !spec || i >= sotc_num_parameters(artifact))
     return 1;
   const Parameter &p = artifact->executor->artifact().parameters[i];
-  std::memset(spec, 0, sizeof(*spec));
-  spec->name = p.name.c_str();
-  spec->is_tensor = p.tensor;
-  if (p.tensor) {
-    spec->dtype = static_cast<sotc_dtype>(p.spec.dtype);
-    spec->rank = static_cast<int32_t>(std::min<size_t>(p.spec.shape.size(), SOTC_MAX_RANK));
-    for (int32_t d = 0; d < spec->rank; ++d)
-      spec->shape[d] = p.spec.shape[d];
-  } else {
+  describe(p.name, p.tensor ? &p.spec : nullptr, spec);
+  if (!p.tensor)
     spec->repr = p.value.c_str();
-  }
   return 0;
 }
 
@@ -137,13 +142,7 @@ int sotc_weight_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec) 
   if (!artifact || !spec || i >= sotc_num_weights(artifact))
     return 1;
   const Weight &w = artifact->executor->artifact().weights[i];
-  std::memset(spec, 0, sizeof(*spec));
-  spec->name = w.name.c_str();
-  spec->is_tensor = 1;
-  spec->dtype = static_cast<sotc_dtype>(w.spec.dtype);
-  spec->rank = static_cast<int32_t>(std::min<size_t>(w.spec.shape.size(), SOTC_MAX_RANK));
-  for (int32_t d = 0; d < spec->rank; ++d)
-    spec->shape[d] = w.spec.shape[d];
+  describe(w.name, &w.spec, spec);
   return 0;
 }
 

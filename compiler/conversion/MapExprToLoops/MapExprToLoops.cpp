@@ -308,6 +308,8 @@ struct Indices {
     }
     case IndexExpr::Kind::UnDot:
       return unflat(expr(e->items()[0], iters), e->dims(), e->item());
+    case IndexExpr::Kind::Sum:
+      return add(expr(e->items()[0], iters), expr(e->items()[1], iters));
     }
     return c(0);
   }
@@ -658,8 +660,9 @@ private:
       if (llvm::StringRef(op.op).ends_with("_init"))
         continue;
       llvm::SmallVector<mlir::Value> args;
-      for (int t : op.ins)
-        args.push_back(read(t));
+      if (op.op != "window") // its input is read only where the window lies inside it
+        for (int t : op.ins)
+          args.push_back(read(t));
       int out = op.outs[0];
       if (llvm::StringRef(op.op).ends_with("_acc")) {
         size_t r = std::find(reduced.begin(), reduced.end(), out) - reduced.begin();
@@ -671,6 +674,8 @@ private:
         v = scalars.constant(elementType(out), *op.value);
       else if (op.op == "concat")
         v = concat(op, a, iters);
+      else if (op.op == "window")
+        v = window(op, a, iters);
       else
         v = scalars.apply(op.op, args, elementType(out));
       if (!v) {
@@ -769,6 +774,35 @@ private:
       return ifOp.getResult(0);
     };
     return pick(0, 0);
+  }
+
+  /// window: the input at the window's position plus its tap, or the pad value where that
+  /// falls outside the input (the index expressions of the spatial dims leave it there).
+  /// Branch-free, so that the loop vectorizes: the load reads at the index clamped into the
+  /// input, and a select keeps it where the index was inside.
+  mlir::Value window(const OpStmt &op, const AnchoredMapStmt &a,
+                     llvm::ArrayRef<mlir::Value> iters) {
+    int x = op.ins[0];
+    const std::vector<Expr> &exprs = a.index.at(x);
+    std::vector<mlir::Value> index;
+    mlir::Value inside;
+    for (size_t d = 0; d < exprs.size(); ++d) {
+      mlir::Value i = idx_.expr(exprs[d], iters);
+      if (d >= 2) {
+        mlir::Value size = idx_.c(kernel_.tensors[x].shape[d]);
+        // A negative index is a huge unsigned one: one unsigned compare checks both ends.
+        mlir::Value ok =
+            mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::ult, i, size);
+        inside = inside ? mlir::arith::AndIOp::create(b_, loc(), inside, ok).getResult() : ok;
+        i = mlir::arith::MinSIOp::create(
+            b_, loc(), mlir::arith::MaxSIOp::create(b_, loc(), i, idx_.c(0)),
+            idx_.c(kernel_.tensors[x].shape[d] - 1));
+      }
+      index.push_back(i);
+    }
+    mlir::Value loaded = mlir::memref::LoadOp::create(b_, loc(), buffers_[x], index);
+    return mlir::arith::SelectOp::create(
+        b_, loc(), inside, loaded, Scalars(b_, loc()).constant(elementType(op.outs[0]), *op.value));
   }
 
   KernelOp op_;

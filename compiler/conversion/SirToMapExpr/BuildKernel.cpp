@@ -245,6 +245,18 @@ private:
           x[axes[k]] = IndexExpr::affine(a.index[r][axes[k]], steps[k], starts[k]);
         if (mlir::failed(set(in[0], x)))
           return mlir::failure();
+      } else if (prim == Prim::Window && has(r)) {
+        // x[n, c, p*sh + i*dh - pt, q*sw + j*dw - pl] for window element (n, c, i, j, p, q),
+        // outside x where the window reaches the padding (the loops read `value` there).
+        std::vector<int64_t> strides = ints(p.getStrides()), dilations = ints(p.getDilations()),
+                             pads = ints(p.getPads());
+        const std::vector<Expr> &w = a.index[r];
+        std::vector<Expr> x = {w[0], w[1]};
+        for (int k = 0; k < 2; ++k)
+          x.push_back(IndexExpr::sum(IndexExpr::affine(w[4 + k], strides[k], 0),
+                                     IndexExpr::affine(w[2 + k], dilations[k], -pads[k])));
+        if (mlir::failed(set(in[0], x)))
+          return mlir::failure();
       } else if (prim == Prim::Concat) {
         error_ = "concat inside a fused MapExpr kernel is not supported yet";
         return mlir::failure();
@@ -349,7 +361,11 @@ private:
       for (auto [key, value] : {std::pair{"perm", p.getPerm()},
                                 {"axes", p.getAxes()},
                                 {"starts", p.getStarts()},
-                                {"steps", p.getSteps()}})
+                                {"steps", p.getSteps()},
+                                {"kernel", p.getKernel()},
+                                {"strides", p.getStrides()},
+                                {"dilations", p.getDilations()},
+                                {"pads", p.getPads()}})
         if (value)
           s.attrs[key] = ints(value);
       if (p.getKeepdim())

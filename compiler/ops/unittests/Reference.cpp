@@ -321,6 +321,14 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
             src[a.axes[i]] = a.starts[i] + idx[a.axes[i]] * a.steps[i];
           out.data.push_back(operand(0).at(src));
         });
+      } else if (op.prim == Prim::Window) {
+        const Buffer &x = operand(0);
+        forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {
+          int64_t h = idx[4] * a.strides[0] + idx[2] * a.dilations[0] - a.pads[0];
+          int64_t w = idx[5] * a.strides[1] + idx[3] * a.dilations[1] - a.pads[1];
+          bool inside = h >= 0 && h < x.meta.shape[2] && w >= 0 && w < x.meta.shape[3];
+          out.data.push_back(inside ? x.at({idx[0], idx[1], h, w}) : a.value);
+        });
       } else { // concat
         forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {
           std::vector<int64_t> src = idx;

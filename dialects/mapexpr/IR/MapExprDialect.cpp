@@ -173,8 +173,10 @@ LogicalResult AnchoredOp::verify() {
 //===-- OpStmtOp --------------------------------------------------------------------------===//
 
 LogicalResult OpStmtOp::verify() {
-  if ((getName() == "fill_constant") != getValue().has_value())
-    return emitOpError("a value is what fill_constant, and only it, carries");
+  // fill_constant's value; a window's pad value, read where the window leaves its input.
+  bool valued = getName() == "fill_constant" || getName() == "window";
+  if (valued != getValue().has_value())
+    return emitOpError("a value is what fill_constant and window, and only they, carry");
   size_t nargs = getOuts().size() + getIns().size();
   if (getIndices().size() != nargs)
     return emitOpError("has ") << getIndices().size() << " indices for " << nargs << " arguments";

@@ -105,6 +105,17 @@ Expr IndexExpr::undot(Expr flat, std::vector<int64_t> dims, size_t k) {
   return e;
 }
 
+Expr IndexExpr::sum(Expr a, Expr b) {
+  if (a->kind_ == Kind::Const)
+    return affine(std::move(b), 1, a->value_);
+  if (b->kind_ == Kind::Const)
+    return affine(std::move(a), 1, b->value_);
+  auto e = make();
+  e->kind_ = Kind::Sum;
+  e->items_ = {std::move(a), std::move(b)};
+  return e;
+}
+
 std::string IndexExpr::str() const {
   switch (kind_) {
   case Kind::Iter:
@@ -130,6 +141,8 @@ std::string IndexExpr::str() const {
   case Kind::UnDot:
     return "ListGetItem(IndexUnDot(" + items_[0]->str() + ", " + formatInts(dims_) + "), " +
            std::to_string(k_) + ")";
+  case Kind::Sum:
+    return "IndexSum(" + items_[0]->str() + ", " + items_[1]->str() + ")";
   }
   return "?";
 }
@@ -154,6 +167,8 @@ int64_t IndexExpr::eval(const std::vector<int64_t> &iters) const {
       v /= dims_[i];
     return v % dims_[k_];
   }
+  case Kind::Sum:
+    return items_[0]->eval(iters) + items_[1]->eval(iters);
   }
   return 0;
 }
@@ -245,6 +260,13 @@ private:
         fail("IndexDot needs one dim per item");
       return IndexExpr::dot(items, dims);
     }
+    if (eat("IndexSum(")) {
+      Expr a = expr();
+      expect(",");
+      Expr b = expr();
+      expect(")");
+      return IndexExpr::sum(a, b);
+    }
     if (eat("ListGetItem(")) {
       expect("IndexUnDot(");
       Expr inner = expr();
@@ -300,7 +322,7 @@ std::string indexListStr(const std::vector<Expr> &index) {
 }
 
 namespace {
-enum Code : int64_t { kIter, kConst, kAffine, kDot, kUnDot };
+enum Code : int64_t { kIter, kConst, kAffine, kDot, kUnDot, kSum };
 
 void encode(const Expr &e, std::vector<int64_t> &out) {
   switch (e->kind()) {
@@ -325,6 +347,11 @@ void encode(const Expr &e, std::vector<int64_t> &out) {
     out.insert(out.end(), e->dims().begin(), e->dims().end());
     out.push_back(static_cast<int64_t>(e->item()));
     encode(e->items()[0], out);
+    return;
+  case IndexExpr::Kind::Sum:
+    out.push_back(kSum);
+    encode(e->items()[0], out);
+    encode(e->items()[1], out);
     return;
   }
 }
@@ -377,6 +404,11 @@ Expr decode(const std::vector<int64_t> &code, size_t &pos) {
       return nullptr;
     Expr inner = decode(code, pos);
     return inner ? IndexExpr::undot(inner, dims, static_cast<size_t>(a)) : nullptr;
+  }
+  case kSum: {
+    Expr first = decode(code, pos);
+    Expr second = first ? decode(code, pos) : nullptr;
+    return second ? IndexExpr::sum(first, second) : nullptr;
   }
   default:
     return nullptr;

@@ -25,7 +25,7 @@ using Expr = std::shared_ptr<const IndexExpr>;
 
 class IndexExpr {
 public:
-  enum class Kind { Iter, Const, Affine, Dot, UnDot };
+  enum class Kind { Iter, Const, Affine, Dot, UnDot, Sum };
 
   static Expr iter(int id);
   static Expr constant(int64_t value);
@@ -35,6 +35,9 @@ public:
   static Expr dot(std::vector<Expr> items, std::vector<int64_t> dims);
   /// Component `k` of flat index `e` over `dims`.
   static Expr undot(Expr e, std::vector<int64_t> dims, size_t k);
+  /// a + b: a window's position plus its tap (the result may fall outside the tensor, which
+  /// the `window` primitive's loads check).
+  static Expr sum(Expr a, Expr b);
 
   Kind kind() const { return kind_; }
   int id() const { return id_; }
@@ -43,7 +46,7 @@ public:
   const std::vector<int64_t> &dims() const { return dims_; } // Dot, UnDot
   size_t item() const { return k_; }                         // UnDot: which component
   /// "i0", "0", "(i1 * 2 + 1)", "IndexDot([i0, i1], [4, 8])",
-  /// "ListGetItem(IndexUnDot(i0, [4, 8]), 1)"
+  /// "ListGetItem(IndexUnDot(i0, [4, 8]), 1)", "IndexSum((i4 * 2), (i2 - 1))"
   std::string str() const;
   /// The value for the given iterator values.
   int64_t eval(const std::vector<int64_t> &iters) const;

@@ -17,13 +17,15 @@ TEST_CASE("index lists print as they parse", "[mapexpr][index]") {
   for (const char *text :
        {"[i0, i1]", "[0]", "[(i1 * 2 + 1), (i0 - 3), (i2 * 4)]", "[IndexDot([i0, i1], [4, 8])]",
         "[ListGetItem(IndexUnDot(i0, [4, 8]), 1)]",
-        "[ListGetItem(IndexUnDot(IndexDot([i0, (i1 + 1)], [3, 5]), [5, 3]), 0)]", "[]"})
+        "[ListGetItem(IndexUnDot(IndexDot([i0, (i1 + 1)], [3, 5]), [5, 3]), 0)]",
+        "[IndexSum((i4 * 2), (i2 - 1))]", "[]"})
     CHECK(indexListStr(parsed(text)) == text);
 }
 
 TEST_CASE("the flat code keeps every expression", "[mapexpr][index]") {
   std::vector<Expr> index =
-      parsed("[ListGetItem(IndexUnDot(IndexDot([i0, (i1 * 3 - 2)], [3, 5]), [5, 3]), 1), 7, i2]");
+      parsed("[ListGetItem(IndexUnDot(IndexDot([i0, (i1 * 3 - 2)], [3, 5]), [5, 3]), 1), 7, i2, "
+             "IndexSum((i1 * 2), (i0 - 1))]");
   std::vector<int64_t> code = encodeIndex(index);
   std::optional<std::vector<Expr>> back = decodeIndex(code);
   REQUIRE(back);
@@ -32,6 +34,17 @@ TEST_CASE("the flat code keeps every expression", "[mapexpr][index]") {
     for (int64_t i1 = 1; i1 < 3; ++i1)
       for (size_t d = 0; d < index.size(); ++d)
         CHECK((*back)[d]->eval({i0, i1, 4}) == index[d]->eval({i0, i1, 4}));
+}
+
+TEST_CASE("a sum of two iterators is a window's position plus its tap", "[mapexpr][index]") {
+  Expr e = IndexExpr::sum(IndexExpr::affine(IndexExpr::iter(1), 2, 0),
+                          IndexExpr::affine(IndexExpr::iter(0), 1, -1));
+  CHECK(e->str() == "IndexSum((i1 * 2), (i0 - 1))");
+  CHECK(e->eval({0, 0}) == -1); // the padding: outside the tensor
+  CHECK(e->eval({2, 3}) == 7);
+  CHECK(maxIterator(e) == 1);
+  // A constant term folds into the other one.
+  CHECK(IndexExpr::sum(IndexExpr::constant(3), IndexExpr::iter(0))->str() == "(i0 + 3)");
 }
 
 TEST_CASE("malformed codes are refused, never read past their end", "[mapexpr][index]") {

@@ -170,6 +170,19 @@ LogicalResult PrimOp::verify() {
       return emitOpError("reshape changes the element count");
     if (prim == sotc::ops::Prim::Transpose && !getPerm())
       return emitOpError("transpose needs perm");
+    if (prim == sotc::ops::Prim::Window) {
+      auto in = cast<RankedTensorType>(operands[0].getType());
+      auto pair = [](std::optional<ArrayRef<int64_t>> v) { return v && v->size() == 2; };
+      if (!pair(getKernel()) || !pair(getStrides()) || !pair(getDilations()) ||
+          !pair(getPads()) || !getValue())
+        return emitOpError("window needs kernel, strides, dilations and pads of two values, "
+                           "and a value");
+      auto out = resultType.getShape();
+      if (in.getRank() != 4 || out.size() != 6 || out[0] != in.getDimSize(0) ||
+          out[1] != in.getDimSize(1) || out[2] != (*getKernel())[0] ||
+          out[3] != (*getKernel())[1])
+        return emitOpError("window takes an NCHW tensor to [N, C, KH, KW, OH, OW]");
+    }
     if (prim == sotc::ops::Prim::Slice &&
         (!getAxes() || !getStarts() || !getEnds() || !getSteps() ||
          getAxes()->size() != getStarts()->size() || getStarts()->size() != getEnds()->size() ||
@@ -224,6 +237,10 @@ sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   a.ends = ints(op.getEnds());
   a.steps = ints(op.getSteps());
   a.axis = op.getAxis().value_or(0);
+  a.kernel = ints(op.getKernel());
+  a.strides = ints(op.getStrides());
+  a.dilations = ints(op.getDilations());
+  a.pads = ints(op.getPads());
   a.keepdim = op.getKeepdim().value_or(false);
   a.transposeX = op.getTransposeX().value_or(false);
   a.transposeY = op.getTransposeY().value_or(false);

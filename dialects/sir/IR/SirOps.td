@@ -61,7 +61,10 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
     attributes (the verifier checks them). `name` is the Python-level name of the result,
     where the frontend or the fuse pass gave it one. Primitives are
     strict: elementwise operands share one shape and element type, so every index mapping is
-    explicit. fill_constant and cast take their dtype from the result type.
+    explicit. fill_constant and cast take their dtype from the result type. `window` gathers
+    the 2-d windows of an NCHW tensor (`kernel`, `strides`, `dilations` and the leading
+    `pads`, each (h, w); `value` where a window reaches outside):
+    `tensor<NxCxHxW>` -> `tensor<NxCxKHxKWxOHxOW>`.
   }];
   let arguments = (ins Sir_PrimitiveAttr:$prim, Variadic<AnyRankedTensor>:$operands,
                        OptionalAttr<F64Attr>:$value,
@@ -72,6 +75,10 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
                        OptionalAttr<DenseI64ArrayAttr>:$ends,
                        OptionalAttr<DenseI64ArrayAttr>:$steps,
                        OptionalAttr<I64Attr>:$axis,
+                       OptionalAttr<DenseI64ArrayAttr>:$kernel,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
                        OptionalAttr<BoolAttr>:$keepdim,
                        OptionalAttr<BoolAttr>:$transpose_x,
                        OptionalAttr<BoolAttr>:$transpose_y,

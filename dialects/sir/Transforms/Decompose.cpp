@@ -86,7 +86,8 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
   using ops::PrimKind;
   auto prim = PrimOp::create(b, loc, tensorType(b.getContext(), op.result), fromOpsPrim(op.prim),
                              operands, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                             nullptr, nullptr, nullptr);
   const ops::PrimAttrs &a = op.attrs;
   switch (ops::primKind(op.prim)) {
   case PrimKind::Source:
@@ -108,6 +109,13 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
       prim.setPermAttr(ints(b, a.perm));
     else if (op.prim == Prim::Concat)
       prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
+    else if (op.prim == Prim::Window) {
+      prim.setKernelAttr(ints(b, a.kernel));
+      prim.setStridesAttr(ints(b, a.strides));
+      prim.setDilationsAttr(ints(b, a.dilations));
+      prim.setPadsAttr(ints(b, a.pads));
+      prim.setValueAttr(b.getF64FloatAttr(a.value));
+    }
     else if (op.prim == Prim::Slice) {
       prim.setAxesAttr(ints(b, a.axes));
       prim.setStartsAttr(ints(b, a.starts));

@@ -109,8 +109,16 @@ private:
       // A matmul, and a concat (each output element reads one of several inputs), stay alone.
       if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Concat)
         return false;
-      for (mlir::Value v : prims_[i]->getOperands())
-        tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));
+      // A window's input is read through the window (a gather, padded), not indexed from the
+      // anchor; it must come from outside the group, whole, for the padded reads.
+      if (primOf(prims_[i]) == ops::Prim::Window) {
+        if (auto def = prims_[i]->getOperand(0).getDefiningOp<PrimOp>();
+            def && inUnion.count(index_.at(def)))
+          return false;
+      } else {
+        for (mlir::Value v : prims_[i]->getOperands())
+          tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));
+      }
       // A reduction's result is indexed through the reduction itself; whoever reads it
       // outside the row structure brings it in as an operand, which is checked.
       if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)

@@ -121,3 +121,18 @@ sir.subgraph @dead(%x: tensor<6xf32>) -> tensor<6xf32> {
   %1 = sir.prim exp(%x) : (tensor<6xf32>) -> tensor<6xf32>
   sir.output %1 : tensor<6xf32>
 }
+
+// -----
+
+// A window (im2col) reads its input through the padding, so the input comes whole from
+// outside the group: exp is a kernel of its own; the reshape of the windows joins them.
+// CHECK-LABEL: sir.subgraph @im2col
+// CHECK:      sir.group "exp_0" "injective"
+// CHECK:      sir.group "window_1_reshape_2" "injective"
+// CHECK-NOT:  sir.group
+sir.subgraph @im2col(%x: tensor<1x2x4x4xf32>) -> tensor<1x18x16xf32> {
+  %0 = sir.prim exp(%x) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = sir.prim window(%0) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1>, value = 0.0 : f64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3x4x4xf32>
+  %2 = sir.prim reshape(%1) {shape = array<i64: 1, 18, 16>} : (tensor<1x2x3x3x4x4xf32>) -> tensor<1x18x16xf32>
+  sir.output %2 : tensor<1x18x16xf32>
+}

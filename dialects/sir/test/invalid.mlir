@@ -132,3 +132,19 @@ sir.subgraph @bad_reshape(%x: tensor<6xf32>) -> tensor<4xf32> {
   %0 = sir.prim reshape(%x) {shape = array<i64: 4>} : (tensor<6xf32>) -> tensor<4xf32>
   sir.output %0 : tensor<4xf32>
 }
+
+// -----
+
+sir.subgraph @window_without_pads(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x3x3x2x2xf32> {
+  // expected-error @+1 {{window needs kernel, strides, dilations and pads of two values, and a value}}
+  %0 = sir.prim window(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, value = 0.0 : f64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3x2x2xf32>
+  sir.output %0 : tensor<1x1x3x3x2x2xf32>
+}
+
+// -----
+
+sir.subgraph @window_of_other_taps(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2x2x2xf32> {
+  // expected-error @+1 {{window takes an NCHW tensor to [N, C, KH, KW, OH, OW]}}
+  %0 = sir.prim window(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, value = 0.0 : f64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2x2x2xf32>
+  sir.output %0 : tensor<1x1x2x2x2x2xf32>
+}

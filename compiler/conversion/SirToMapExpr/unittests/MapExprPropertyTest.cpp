@@ -77,7 +77,7 @@ private:
     auto op = sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
                                   *sir::symbolizePrimitive(name), operands, nullptr, nullptr,
                                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                  nullptr, nullptr, nullptr);
+                                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
     if (attrs)
       attrs(op);
     return op.getResult();
