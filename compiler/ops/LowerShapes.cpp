@@ -8,7 +8,33 @@
 
 namespace sotc::ops::lowering {
 
+namespace {
+/// Rows of `weight` picked by the indices; paddle's padding_idx row reads as zeros.
+LowerFn embeddingOp(std::string indices, bool paddle) {
+  return [=](Lowering &L) {
+    if (!L.args.isNone("max_norm"))
+      badValue(L, "max_norm renormalizes the weight in place, which sotc does not compile");
+    int rows = L.b.gather(L.in("weight"), L.in(indices));
+    if (paddle && !L.args.isNone("padding_idx")) {
+      int64_t pad = L.args.intValue("padding_idx");
+      if (pad < 0)
+        pad += L.b.meta(L.in("weight")).shape[0];
+      int index = L.in(indices);
+      // [I..., 1...]: where the index is padding_idx, the whole row is zero.
+      std::vector<int64_t> rowShape = L.b.meta(index).shape;
+      rowShape.resize(static_cast<size_t>(L.b.meta(rows).rank()), 1);
+      int isPad = L.b.binary(Prim::Equal, index,
+                             L.b.fill(static_cast<double>(pad), {}, L.b.meta(index).dtype));
+      rows = L.b.select(L.b.reshape(isPad, rowShape), L.b.fill(0, {}, L.b.meta(rows).dtype), rows);
+    }
+    L.out(rows);
+  };
+}
+} // namespace
+
 void registerShapes(OpTable &t) {
+  t.bind("paddle.nn.functional.embedding", embeddingOp("x", true));
+  t.bind("torch.nn.functional.embedding", embeddingOp("input", false));
   auto reshapeLower = [](std::string xn, std::string shape) {
     return [=](Lowering &L) { L.out(L.b.reshape(L.in(xn), L.args.intList(shape))); };
   };

@@ -297,6 +297,17 @@ int PrimBuilder::window(int x, const std::vector<int64_t> &kernel,
   return add(Prim::Window, {x}, a, {shape, m.dtype});
 }
 
+int PrimBuilder::gather(int table, int index) {
+  const TensorMeta &t = meta(table), &i = meta(index);
+  if (t.rank() < 1 || !isIntegral(i.dtype))
+    throw CodedError(DiagCode::OpDTypeMismatch,
+                     op_ + "(): rows of a tensor are picked by an integer index, not " +
+                         dtypeName(i.dtype));
+  std::vector<int64_t> shape = i.shape;
+  shape.insert(shape.end(), t.shape.begin() + 1, t.shape.end());
+  return add(Prim::Gather, {table, index}, {}, {shape, t.dtype});
+}
+
 int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
   if (xs.size() == 1)
     return xs[0];

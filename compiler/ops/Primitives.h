@@ -99,6 +99,9 @@ public:
   int window(int x, const std::vector<int64_t> &kernel, const std::vector<int64_t> &strides,
              const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads,
              double padValue);
+  /// Rows of `table` [V, D...] picked by the integer `index` [I...]: [I..., D...], element
+  /// (i..., d...) = table[index[i...], d...] (an index outside [0, V) is clamped into it).
+  int gather(int table, int index);
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);
 

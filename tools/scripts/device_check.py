@@ -5,15 +5,18 @@
                                    compiles: DIR/<p>.fatbin + manifest (sm_90), seeded input
                                    sets run through the CPU artifact for the expected results
                                    (DIR/<p>.npz); the benchmark workloads (bench/workloads.py)
-                                   as DIR/bench_<w>.fatbin; the runtime library and what it
-                                   links beyond libc in DIR/lib
+                                   as DIR/bench_<w>.fatbin; the torch models of
+                                   testdata/traces/models whose weights are committed as
+                                   DIR/model_<m>.fatbin (+ weights); the runtime library and
+                                   what it links beyond libc in DIR/lib
     device_check.py run DIR [OUT]  (on the GPU machine: Python 3, numpy, torch with its CUDA
                                    libraries, the driver; nothing of sotc built) loads each
                                    fatbin with sotc.load (the C++ runtime's CUDA backend:
                                    driver API, cuBLASLt), runs it on torch CUDA tensors and on
                                    numpy arrays, compares with the CPU results and, for torch
-                                   code, with torch eager on the GPU; times the workloads
-                                   against torch eager; writes OUT/device-report.txt
+                                   code, with torch eager on the GPU; runs each model against
+                                   its torch model in eval mode on the GPU; times the workloads
+                                   and models against torch eager; writes OUT/device-report.txt
 
 Ends with one line "N passed, N failed".
 """
@@ -32,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "framework"))
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
 
 FLAGS = {"36_host_callback": ["--allow-host-callbacks"]}
 VARIANTS = ("normal", "positive", "negative")
@@ -99,6 +103,12 @@ def prepare(out):
         subprocess.run([binary, "compile", trace, "--gpu-arch", "sm_90", "-o",
                         os.path.join(out, f"bench_{name}.fatbin")], check=True)
         os.remove(trace)
+    # Models: the torch ones whose weights are committed (the device rebuilds the model itself).
+    for trace in sorted(glob.glob(os.path.join(ROOT, "testdata", "traces", "models", "*_torch.pb"))):
+        if os.path.exists(trace[:-len(".pb")] + ".safetensors"):
+            name = os.path.basename(trace)[:-len(".pb")]
+            subprocess.run([binary, "compile", trace, "--gpu-arch", "sm_90", "-o",
+                            os.path.join(out, f"model_{name}.fatbin")], check=True)
     print(len(glob.glob(os.path.join(out, "*.fatbin"))), "fatbins in", out)
 
 
@@ -206,6 +216,28 @@ def run(directory, out):
                 print(lines[-1], flush=True)
         except Exception as e:  # noqa: BLE001
             record(False, f"bench {name}: {type(e).__name__}: {e}")
+    # Models against torch eager on the GPU (full float32: no TF32 in cuDNN's convolutions).
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    lines.append("models (median of 20 after 3 warm-up runs):")
+    for fatbin in sorted(glob.glob(os.path.join(directory, "model_*.fatbin"))):
+        name = os.path.basename(fatbin)[len("model_"):-len(".fatbin")]
+        try:
+            import make_model_traces
+            model = make_model_traces.make_model(name).cuda()
+            spec = sotc.parse_tensor_spec(make_model_traces.header(name)[1][0].partition("=")[2])
+            gen = torch.Generator(device="cuda").manual_seed(0)
+            x = torch.randn([d.size for d in spec.dims], device="cuda", generator=gen)
+            f = sotc.load(fatbin)
+            with torch.no_grad():
+                want = model(x)
+                worst = close(flatten(f(x))[0], flatten(want)[0])
+                record(worst <= 1, f"model {name} vs torch eager: worst {worst:.3f} of the bound")
+                for label, call in (("sotc", lambda: f(x)), ("torch eager", lambda: model(x))):
+                    lines.append(f"    {name} {label}: {median_time(call) * 1e3:.3f} ms")
+                    print(lines[-1], flush=True)
+        except Exception as e:  # noqa: BLE001
+            record(False, f"model {name}: {type(e).__name__}: {e}")
     lines.append(f"{passed} passed, {failed} failed")
     text = "\n".join(lines) + "\n"
     print(lines[-1])

@@ -660,7 +660,7 @@ private:
       if (llvm::StringRef(op.op).ends_with("_init"))
         continue;
       llvm::SmallVector<mlir::Value> args;
-      if (op.op != "window") // its input is read only where the window lies inside it
+      if (op.op != "window" && op.op != "gather") // read where and as the op says
         for (int t : op.ins)
           args.push_back(read(t));
       int out = op.outs[0];
@@ -676,6 +676,8 @@ private:
         v = concat(op, a, iters);
       else if (op.op == "window")
         v = window(op, a, iters);
+      else if (op.op == "gather")
+        v = gather(op, a, iters);
       else
         v = scalars.apply(op.op, args, elementType(out));
       if (!v) {
@@ -803,6 +805,23 @@ private:
     mlir::Value loaded = mlir::memref::LoadOp::create(b_, loc(), buffers_[x], index);
     return mlir::arith::SelectOp::create(
         b_, loc(), inside, loaded, Scalars(b_, loc()).constant(elementType(op.outs[0]), *op.value));
+  }
+
+  /// gather: the table's row that the index tensor names (clamped into the table), at the
+  /// index expressions of the other dims.
+  mlir::Value gather(const OpStmt &op, const AnchoredMapStmt &a,
+                     llvm::ArrayRef<mlir::Value> iters) {
+    int table = op.ins[0];
+    mlir::Value row = mlir::arith::IndexCastOp::create(b_, loc(), b_.getIndexType(),
+                                                       load(op.ins[1], a, iters));
+    row = mlir::arith::MinSIOp::create(b_, loc(),
+                                       mlir::arith::MaxSIOp::create(b_, loc(), row, idx_.c(0)),
+                                       idx_.c(kernel_.tensors[table].shape[0] - 1));
+    std::vector<mlir::Value> index = {row};
+    const std::vector<Expr> &exprs = a.index.at(table);
+    for (size_t d = 1; d < exprs.size(); ++d)
+      index.push_back(idx_.expr(exprs[d], iters));
+    return mlir::memref::LoadOp::create(b_, loc(), buffers_[table], index);
   }
 
   KernelOp op_;

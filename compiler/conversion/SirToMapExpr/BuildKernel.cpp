@@ -257,6 +257,16 @@ private:
                                      IndexExpr::affine(w[2 + k], dilations[k], -pads[k])));
         if (mlir::failed(set(in[0], x)))
           return mlir::failure();
+      } else if (prim == Prim::Gather && has(r)) {
+        // index[i...] at the leading dims; table[<the index's value>, d...], whose row the
+        // loops read from the index (0 stands for it here).
+        size_t k = kernel_.tensors[in[1]].shape.size();
+        const std::vector<Expr> &g = a.index[r];
+        std::vector<Expr> table = {IndexExpr::constant(0)};
+        table.insert(table.end(), g.begin() + static_cast<long>(k), g.end());
+        if (mlir::failed(set(in[1], std::vector<Expr>(g.begin(), g.begin() + static_cast<long>(k)))) ||
+            mlir::failed(set(in[0], table)))
+          return mlir::failure();
       } else if (prim == Prim::Concat) {
         error_ = "concat inside a fused MapExpr kernel is not supported yet";
         return mlir::failure();

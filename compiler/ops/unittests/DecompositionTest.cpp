@@ -778,6 +778,21 @@ std::vector<Case> cases() {
                  Buffer out = attentionRef(heads(in[0]), heads(in[1]), heads(in[2]), nullptr, 0.5);
                  return Refs{permute(out, {0, 2, 1, 3})};
                }});
+  // Embedding: rows of a [7, 3] table picked by a [2, 4] int64 index (random in 0..6);
+  // paddle's padding_idx row reads as zeros.
+  const TensorMeta kIdx{{2, 4}, DType::Int64}, kTable{{7, 3}, DType::Float32};
+  auto rows = [](std::optional<int64_t> pad) {
+    return [pad](const Refs &in) {
+      Buffer out{{{2, 4, 3}, DType::Float32}, {}};
+      for (double i : in[0].data)
+        for (int64_t d = 0; d < 3; ++d)
+          out.data.push_back(pad && int64_t(i) == *pad ? 0.0 : in[1].at({int64_t(i), d}));
+      return Refs{out};
+    };
+  };
+  c.push_back({{tf + "embedding"}, {kIdx, kTable}, {T(0), T(1)}, {}, rows(std::nullopt), 0, 6.4});
+  c.push_back({{pf + "embedding"}, {kIdx, kTable}, {T(0), T(1)}, {{"padding_idx", Arg::ofInt(2)}},
+               rows(2), 0, 6.4});
   return c;
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/ops/unittests/Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -320,6 +321,16 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
           for (size_t i = 0; i < a.axes.size(); ++i)
             src[a.axes[i]] = a.starts[i] + idx[a.axes[i]] * a.steps[i];
           out.data.push_back(operand(0).at(src));
+        });
+      } else if (op.prim == Prim::Gather) {
+        const Buffer &table = operand(0), &index = operand(1);
+        size_t rank = index.meta.shape.size();
+        forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {
+          std::vector<int64_t> at(idx.begin(), idx.begin() + rank), src = {0};
+          int64_t row = static_cast<int64_t>(index.at(at));
+          src[0] = std::clamp<int64_t>(row, 0, table.meta.shape[0] - 1);
+          src.insert(src.end(), idx.begin() + rank, idx.end());
+          out.data.push_back(table.at(src));
         });
       } else if (op.prim == Prim::Window) {
         const Buffer &x = operand(0);

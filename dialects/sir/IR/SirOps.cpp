@@ -145,6 +145,21 @@ LogicalResult PrimOp::verify() {
         return emitOpError("concat needs operands and an axis");
       return success();
     }
+    if (prim == sotc::ops::Prim::Gather) {
+      if (failed(expectOperands(2)))
+        return failure();
+      auto table = cast<RankedTensorType>(operands[0].getType());
+      auto index = cast<RankedTensorType>(operands[1].getType());
+      llvm::SmallVector<int64_t> shape(index.getShape());
+      if (table.getRank() >= 1)
+        shape.append(table.getShape().begin() + 1, table.getShape().end());
+      if (!index.getElementType().isSignlessInteger() || index.getElementType().isInteger(1) ||
+          table.getRank() < 1 || resultType.getShape() != llvm::ArrayRef<int64_t>(shape) ||
+          resultType.getElementType() != table.getElementType())
+        return emitOpError("gather takes a table [V, D...] and an integer index [I...] to the "
+                           "table's rows [I..., D...]");
+      return success();
+    }
     if (failed(expectOperands(1)))
       return failure();
     if ((prim == sotc::ops::Prim::BroadcastTo || prim == sotc::ops::Prim::Reshape) &&

@@ -109,12 +109,12 @@ private:
       // A matmul, and a concat (each output element reads one of several inputs), stay alone.
       if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Concat)
         return false;
-      // A window's input is read through the window (a gather, padded), not indexed from the
-      // anchor; it must come from outside the group, whole, for the padded reads.
-      if (primOf(prims_[i]) == ops::Prim::Window) {
-        if (auto def = prims_[i]->getOperand(0).getDefiningOp<PrimOp>();
-            def && inUnion.count(index_.at(def)))
-          return false;
+      // What a window or a gather reads is read through it (padded windows, rows picked by
+      // values), not indexed from the anchor: it comes from outside the group, whole.
+      if (primOf(prims_[i]) == ops::Prim::Window || primOf(prims_[i]) == ops::Prim::Gather) {
+        for (mlir::Value v : prims_[i]->getOperands())
+          if (auto def = v.getDefiningOp<PrimOp>(); def && inUnion.count(index_.at(def)))
+            return false;
       } else {
         for (mlir::Value v : prims_[i]->getOperands())
           tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));

@@ -136,3 +136,16 @@ sir.subgraph @im2col(%x: tensor<1x2x4x4xf32>) -> tensor<1x18x16xf32> {
   %2 = sir.prim reshape(%1) {shape = array<i64: 1, 18, 16>} : (tensor<1x2x3x3x4x4xf32>) -> tensor<1x18x16xf32>
   sir.output %2 : tensor<1x18x16xf32>
 }
+
+// -----
+
+// A gather reads its table and its index as they are (both come from outside the group);
+// what reads the rows joins it.
+// CHECK-LABEL: sir.subgraph @embedding
+// CHECK:      sir.group "gather_0_exp_1" "injective"
+// CHECK-NOT:  sir.group
+sir.subgraph @embedding(%table: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = sir.prim gather(%table, %ids) : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = sir.prim exp(%0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  sir.output %1 : tensor<2x3x4xf32>
+}

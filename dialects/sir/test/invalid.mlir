@@ -148,3 +148,11 @@ sir.subgraph @window_of_other_taps(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2x2x
   %0 = sir.prim window(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, value = 0.0 : f64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2x2x2xf32>
   sir.output %0 : tensor<1x1x2x2x2x2xf32>
 }
+
+// -----
+
+sir.subgraph @gather_by_floats(%t: tensor<10x4xf32>, %i: tensor<3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{gather takes a table [V, D...] and an integer index [I...] to the table's rows [I..., D...]}}
+  %0 = sir.prim gather(%t, %i) : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  sir.output %0 : tensor<3x4xf32>
+}
