@@ -5,7 +5,10 @@
 #include "compiler/frontend/Calls.h"
 #include "compiler/ops/LayerTable.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 
 namespace sotc::frontend {
 namespace {
@@ -71,12 +74,18 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
   if (entry->kind == ops::LayerEntry::Kind::List)
     fail(DiagCode::FrontendPythonError,
          "TypeError: a " + className + " is not callable (call the layers it holds)", f);
-  if (args.size() != 1 || !kwargs.empty())
+  if (entry->kind != ops::LayerEntry::Kind::Composite && (args.size() != 1 || !kwargs.empty()))
     fail(DiagCode::FrontendUnsupportedCall,
          "the built-in layer " + className + " is called with one tensor here, not " +
              std::to_string(args.size()) + " arguments" +
              (kwargs.empty() ? "" : " and keywords"),
          f);
+  if (entry->kind == ops::LayerEntry::Kind::Composite) {
+    VarPtr result = multiHeadAttention(state, sir, layer, entry->className, std::move(args),
+                                       std::move(kwargs));
+    state.frames.back().stack.push_back(result);
+    return;
+  }
   VarPtr input = args[0];
   switch (entry->kind) {
   case ops::LayerEntry::Kind::Identity:
@@ -115,6 +124,145 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
   VarPtr callee = Variable::make(K::External, constTracker());
   callee->name = entry->callee;
   call(state, sir, callee, std::move(callArgs), std::move(callKwargs));
+}
+
+VarPtr Executor::multiHeadAttention(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                                    const std::string &className, std::vector<VarPtr> args,
+                                    Kwargs kwargs) {
+  Frame &f = state.frames.back();
+  bool torch = className.rfind("torch.", 0) == 0;
+  // forward's parameters, bound as Python binds them (None where not given).
+  std::vector<std::string> names =
+      torch ? std::vector<std::string>{"query", "key", "value", "key_padding_mask", "need_weights",
+                                       "attn_mask", "average_attn_weights", "is_causal"}
+            : std::vector<std::string>{"query", "key", "value", "attn_mask", "cache"};
+  std::map<std::string, VarPtr> bound;
+  if (args.size() > names.size())
+    fail(DiagCode::FrontendPythonError,
+         "TypeError: " + className + ".forward takes " + std::to_string(names.size()) +
+             " arguments, " + std::to_string(args.size()) + " given",
+         f);
+  for (size_t i = 0; i < args.size(); ++i)
+    bound[names[i]] = args[i];
+  for (auto &[name, value] : kwargs) {
+    if (std::find(names.begin(), names.end(), name) == names.end() || bound.count(name))
+      fail(DiagCode::FrontendPythonError,
+           "TypeError: " + className + ".forward got an unexpected or repeated argument '" +
+               name + "'",
+           f);
+    bound[name] = value;
+  }
+  auto given = [&](const std::string &name) {
+    auto it = bound.find(name);
+    return it != bound.end() && !(it->second->isConstant() &&
+                                  it->second->constant.kind == PyConst::Kind::None);
+  };
+  auto flag = [&](const std::string &name, bool dflt) {
+    if (!given(name))
+      return dflt;
+    consume(bound[name], locOf(f));
+    return truthy(f, bound[name]);
+  };
+  auto attr = [&](const std::string &name) { return getAttr(f, sir, layer, name); };
+  auto integer = [&](const std::string &name) {
+    VarPtr v = attr(name);
+    if (!isInt(v))
+      fail(DiagCode::FrontendUnsupportedCall, className + "." + name + " is not an int", f);
+    return v->constant.intValue;
+  };
+  auto unsupported = [&](const std::string &what) {
+    fail(DiagCode::FrontendUnsupportedCall, "the layer " + className + " with " + what +
+                                                " is not supported yet",
+         f);
+  };
+  std::string api = torch ? "torch." : "paddle.";
+  auto op = [&](const std::string &name, std::vector<VarPtr> a, Kwargs kw = {}) {
+    return tensorCall(f, sir, "api", name, name, std::move(a), std::move(kw));
+  };
+  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  auto ints = [&](std::vector<int64_t> v) {
+    std::vector<VarPtr> items;
+    for (int64_t i : v)
+      items.push_back(num(i));
+    return makeSequence(K::List, items, {});
+  };
+  VarPtr query = bound.at("query");
+  VarPtr key = given("key") ? bound.at("key") : query, value = given("value") ? bound.at("value") : key;
+  if (!query->isTensor() || !key->isTensor() || !value->isTensor() || query->meta.rank() != 3)
+    unsupported("inputs that are not [batch, seq, embed] tensors");
+  if (!torch && given("cache"))
+    unsupported("a cache");
+  if (torch && (given("key_padding_mask") || flag("is_causal", false)))
+    unsupported("key_padding_mask or is_causal (pass attn_mask)");
+  int64_t heads = integer("num_heads"), embed = integer("embed_dim");
+  int64_t headDim = embed / heads;
+  bool batchFirst = !torch || truthy(f, attr("batch_first"));
+  auto swap01 = [&](VarPtr x) {
+    return op("torch.transpose", {x, num(0), num(1)});
+  };
+  if (!batchFirst) // torch's default layout is [seq, batch, embed]
+    query = swap01(query), key = swap01(key), value = swap01(value);
+  // Projections: torch packs them in in_proj_weight ([3E, E], q k v), paddle has sublayers.
+  VarPtr q, k, v;
+  if (torch) {
+    if (!truthy(f, attr("_qkv_same_embed_dim")) || !attr("bias_k")->isConstant() ||
+        truthy(f, attr("add_zero_attn")))
+      unsupported("separate key/value dimensions, bias_k/bias_v or add_zero_attn");
+    VarPtr w = attr("in_proj_weight"), b = attr("in_proj_bias");
+    auto part = [&](const VarPtr &t, int64_t i) {
+      VarPtr s = Variable::make(K::Slice, constTracker());
+      s->items = {num(i * embed), num((i + 1) * embed), Variable::constant_(PyConst::none())};
+      return tensorCall(f, sir, "operator", "__getitem__", "__getitem__", {t, s}, {});
+    };
+    auto project = [&](const VarPtr &x, int64_t i) {
+      return op("torch.nn.functional.linear",
+                {x, part(w, i), b->isTensor() ? part(b, i) : Variable::constant_(PyConst::none())});
+    };
+    q = project(query, 0), k = project(key, 1), v = project(value, 2);
+  } else {
+    q = callNow(state, sir, attr("q_proj"), {query}, {});
+    k = callNow(state, sir, attr("k_proj"), {key}, {});
+    v = callNow(state, sir, attr("v_proj"), {value}, {});
+  }
+  // [batch, seq, embed] -> [batch, heads, seq, head_dim]
+  auto split = [&](const VarPtr &x) {
+    VarPtr r = op(api + "reshape", {x, ints({x->meta.shape[0], x->meta.shape[1], heads, headDim})});
+    return torch ? op("torch.permute", {r, ints({0, 2, 1, 3})})
+                 : op("paddle.transpose", {r, ints({0, 2, 1, 3})});
+  };
+  q = split(q), k = split(k), v = split(v);
+  VarPtr scores = op(api + "matmul", {q, op(api + "transpose", torch ? std::vector<VarPtr>{k, num(-2), num(-1)}
+                                                                      : std::vector<VarPtr>{k, ints({0, 1, 3, 2})})});
+  scores = op(torch ? "torch.mul" : "paddle.multiply",
+              {scores, makeConst(PyConst::ofFloat(1.0 / std::sqrt(double(headDim))), {})});
+  if (given("attn_mask")) {
+    VarPtr mask = bound.at("attn_mask");
+    if (!mask->isTensor())
+      unsupported("a mask that is not a tensor");
+    if (mask->meta.dtype == ops::DType::Bool) // torch: true is masked out; paddle: kept
+      scores = op(api + "where", {torch ? op("torch.logical_not", {mask}) : mask, scores,
+                                  makeConst(PyConst::ofFloat(-INFINITY), {})});
+    else if (ops::isFloating(mask->meta.dtype))
+      scores = op(torch ? "torch.add" : "paddle.add", {scores, mask});
+    else
+      unsupported("an integer mask");
+  }
+  VarPtr probs = torch ? op("torch.nn.functional.softmax", {scores}, {{"dim", num(-1)}})
+                       : op("paddle.nn.functional.softmax", {scores}, {{"axis", num(-1)}});
+  VarPtr out = op(api + "matmul", {probs, v});
+  out = torch ? op("torch.permute", {out, ints({0, 2, 1, 3})})
+              : op("paddle.transpose", {out, ints({0, 2, 1, 3})});
+  out = op(api + "reshape", {out, ints({out->meta.shape[0], out->meta.shape[1], embed})});
+  out = callNow(state, sir, attr("out_proj"), {out}, {});
+  if (!batchFirst)
+    out = swap01(out);
+  bool needWeights = torch ? flag("need_weights", true) : truthy(f, attr("need_weights"));
+  if (!needWeights)
+    return torch ? makeSequence(K::Tuple, {out, Variable::constant_(PyConst::none())}, {}) : out;
+  VarPtr weights = probs;
+  if (torch && flag("average_attn_weights", true))
+    weights = op("torch.mean", {probs}, {{"dim", num(1)}});
+  return makeSequence(K::Tuple, {out, weights}, {});
 }
 
 } // namespace sotc::frontend

@@ -135,6 +135,10 @@ private:
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// The layer table's entry of the first built-in class in the layer's MRO, or null.
   const ops::LayerEntry *layerEntry(const VarPtr &layer) const;
+  /// torch.nn.MultiheadAttention / paddle.nn.MultiHeadAttention's forward, as operator calls.
+  VarPtr multiHeadAttention(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                            const std::string &className, std::vector<VarPtr> args,
+                            std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// A layer container's sublayers in order (TypeError for other layers).
   std::vector<VarPtr> sublayers(Frame &f, const VarPtr &layer);
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,

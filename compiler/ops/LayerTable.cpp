@@ -50,11 +50,12 @@ const std::vector<LayerEntry> &layerEntries() {
   static const std::vector<LayerEntry> entries = [] {
     std::vector<LayerEntry> out;
 #define LAYER(cls, callee, ...) out.push_back(makeEntry(cls, callee, {__VA_ARGS__}));
-#define LAYER_LIST(cls)                                                                            \
-  out.push_back(LayerEntry{cls, LayerEntry::Kind::List, "", {}});
+#define LAYER_LIST(cls) out.push_back(LayerEntry{cls, LayerEntry::Kind::List, "", {}});
+#define LAYER_COMPOSITE(cls) out.push_back(LayerEntry{cls, LayerEntry::Kind::Composite, "", {}});
 #include "compiler/ops/LayerEntries.def"
 #undef LAYER
 #undef LAYER_LIST
+#undef LAYER_COMPOSITE
     return out;
   }();
   return entries;

@@ -209,6 +209,57 @@ def test_embeddings_pick_rows(sotc_bin, tmp_path):  # noqa: F811
     np.testing.assert_allclose(compiled(tokens), expected, rtol=1e-6, atol=0)
 
 
+class TorchSelfAttention(torch.nn.Module):
+    def __init__(self, batch_first):
+        super().__init__()
+        self.batch_first = batch_first
+        self.attn = torch.nn.MultiheadAttention(16, 4, batch_first=batch_first)
+
+    def forward(self, x, mask):
+        out, weights = self.attn(x, x, x, attn_mask=mask)
+        short, none = self.attn(x, x, x, need_weights=False)
+        return out, weights, short * 2, none
+
+
+class PaddleSelfAttention(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.attn = paddle.nn.MultiHeadAttention(16, 4)
+        self.weighted = paddle.nn.MultiHeadAttention(16, 2, need_weights=True)
+
+    def forward(self, x, mask):
+        out, weights = self.weighted(x, attn_mask=mask)
+        return self.attn(x, x, x) + out, weights
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_torch_multihead_attention(sotc_bin, tmp_path, batch_first):  # noqa: F811
+    torch.manual_seed(8)
+    net = TorchSelfAttention(batch_first).eval()
+    shape = (2, 5, 16) if batch_first else (5, 2, 16)  # [seq, batch, embed] by default
+    x = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    mask = np.triu(np.ones((5, 5), bool), 1)  # torch: True is masked out (causal)
+    compiled = compile_trace(sotc_bin, sotc.trace(net, x, mask), tmp_path, f"mha{batch_first}")
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x), torch.from_numpy(mask))
+    got = compiled(x, mask)
+    assert got[3] is None and expected[3] is None
+    for g, e in zip(got[:3], expected[:3]):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_paddle_multihead_attention(sotc_bin, tmp_path):  # noqa: F811
+    paddle.seed(9)
+    net = PaddleSelfAttention()
+    net.eval()
+    x = np.random.default_rng(9).standard_normal((2, 5, 16)).astype(np.float32)
+    mask = np.tril(np.ones((5, 5), bool))  # paddle: True is kept
+    compiled = compile_trace(sotc_bin, sotc.trace(net, x, mask), tmp_path, "paddle_mha")
+    expected = net(paddle.to_tensor(x), paddle.to_tensor(mask))
+    for g, e in zip(compiled(x, mask), expected):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
     with pytest.raises(sotc.TraceError, match="training mode: call .eval"):
         sotc.trace(torch.nn.Linear(2, 2), "float32[1,2]")
