@@ -125,6 +125,13 @@ std::string Translation::explain() const {
   for (const Segment &seg : segments)
     statements += seg.sir.statements.size();
   s << "function: " << entry << "\n";
+  size_t weights = 0;
+  int64_t values = 0;
+  for (const VarPtr &p : parameters)
+    if (!p->weight.empty())
+      ++weights, values += p->meta.numElements();
+  if (weights) // a model's parameters and buffers, inputs the artifact carries
+    s << "weights: " << weights << " tensors, " << values << " values\n";
   s << "graphs: " << segments.size() << "\n";
   s << "graph breaks: " << breaks.size() << "\n";
   for (size_t i = 0; i < breaks.size(); ++i)
