@@ -1,7 +1,8 @@
 // Calling a model's layers: a user layer runs its forward; a built-in one (paddle.nn.Linear,
 // torch.nn.GELU, Sequential) is the operator call the layer table (compiler/ops/LayerTable.h)
-// gives for its class, with the layer's attributes as arguments. Layer containers (ModuleList,
-// LayerList, Sequential) index and iterate over their sublayers.
+// gives for its class, with the layer's attributes as arguments, or, for multi-head attention
+// (a composite entry), the calls its forward makes. Layer containers (ModuleList, LayerList,
+// Sequential) index and iterate over their sublayers.
 #include "compiler/frontend/Calls.h"
 #include "compiler/ops/LayerTable.h"
 
@@ -74,18 +75,18 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
   if (entry->kind == ops::LayerEntry::Kind::List)
     fail(DiagCode::FrontendPythonError,
          "TypeError: a " + className + " is not callable (call the layers it holds)", f);
-  if (entry->kind != ops::LayerEntry::Kind::Composite && (args.size() != 1 || !kwargs.empty()))
-    fail(DiagCode::FrontendUnsupportedCall,
-         "the built-in layer " + className + " is called with one tensor here, not " +
-             std::to_string(args.size()) + " arguments" +
-             (kwargs.empty() ? "" : " and keywords"),
-         f);
   if (entry->kind == ops::LayerEntry::Kind::Composite) {
     VarPtr result = multiHeadAttention(state, sir, layer, entry->className, std::move(args),
                                        std::move(kwargs));
     state.frames.back().stack.push_back(result);
     return;
   }
+  if (args.size() != 1 || !kwargs.empty())
+    fail(DiagCode::FrontendUnsupportedCall,
+         "the built-in layer " + className + " is called with one tensor here, not " +
+             std::to_string(args.size()) + " arguments" +
+             (kwargs.empty() ? "" : " and keywords"),
+         f);
   VarPtr input = args[0];
   switch (entry->kind) {
   case ops::LayerEntry::Kind::Identity:
