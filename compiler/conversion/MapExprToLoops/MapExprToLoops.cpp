@@ -288,6 +288,32 @@ struct Indices {
     return rem(div(f, inner), dims[k]);
   }
 
+  /// Coordinates over `after` as coordinates over `before` (same elements). Where each dim of
+  /// `after` is a run of consecutive dims of `before` (a merge), each coordinate splits on its
+  /// own: divisions by the run's inner sizes only, and a run of one dim is the coordinate.
+  std::vector<mlir::Value> unmerge(llvm::ArrayRef<mlir::Value> coords,
+                                   llvm::ArrayRef<int64_t> after, llvm::ArrayRef<int64_t> before) {
+    std::vector<mlir::Value> out;
+    for (size_t i = 0, j = 0; j < after.size(); ++j) {
+      size_t first = i;
+      int64_t size = 1;
+      while (i < before.size() && (size < after[j] || (i > first && before[i] == 1)))
+        size *= before[i++];
+      if (size != after[j]) { // not a merge: through the flat index
+        mlir::Value f = flat(coords, after);
+        out.clear();
+        for (size_t k = 0; k < before.size(); ++k)
+          out.push_back(before.size() == 1 ? f : unflat(f, before, k));
+        return out;
+      }
+      for (size_t k = first; k < i; ++k)
+        out.push_back(i - first == 1 ? coords[j] : unflat(coords[j], before.slice(first, i - first), k - first));
+    }
+    while (out.size() < before.size()) // trailing dims of size 1
+      out.push_back(c(0));
+    return out;
+  }
+
   /// The value of an index expression at the given anchor coordinates.
   mlir::Value expr(const Expr &e, llvm::ArrayRef<mlir::Value> iters) {
     switch (e->kind()) {
@@ -325,10 +351,7 @@ struct Indices {
       case sched::ScheduleMesh::Step::Kind::Reshape: {
         if (step->before == step->after)
           break;
-        mlir::Value f = flat(coords, step->after);
-        coords.clear();
-        for (size_t k = 0; k < step->before.size(); ++k)
-          coords.push_back(step->before.size() == 1 ? f : unflat(f, step->before, k));
+        coords = unmerge(coords, step->after, step->before);
         break;
       }
       case sched::ScheduleMesh::Step::Kind::Transpose: {

@@ -45,14 +45,26 @@ Expr IndexExpr::affine(Expr inner, int64_t mul, int64_t add) {
 }
 
 Expr IndexExpr::dot(std::vector<Expr> items, std::vector<int64_t> dims) {
-  // Size-1 dims contribute nothing; one remaining item is its own flat index.
+  // Size-1 dims contribute nothing; one remaining item is its own flat index. An item that is
+  // itself the dot of a run of dims filling its dim is that run (what undot's merges make),
+  // so that splitting the merged dims again finds the items.
   std::vector<Expr> keptItems;
   std::vector<int64_t> keptDims;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (dims[i] != 1) {
-      keptItems.push_back(items[i]);
-      keptDims.push_back(dims[i]);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (dims[i] == 1)
+      continue;
+    const IndexExpr &item = *items[i];
+    int64_t run = 1;
+    for (int64_t d : item.dims_)
+      run *= d;
+    if (item.kind_ == Kind::Dot && run == dims[i]) {
+      keptItems.insert(keptItems.end(), item.items_.begin(), item.items_.end());
+      keptDims.insert(keptDims.end(), item.dims_.begin(), item.dims_.end());
+      continue;
     }
+    keptItems.push_back(items[i]);
+    keptDims.push_back(dims[i]);
+  }
   if (keptItems.empty())
     return constant(0);
   if (keptItems.size() == 1)
@@ -91,6 +103,25 @@ Expr IndexExpr::undot(Expr flat, std::vector<int64_t> dims, size_t k) {
     return flat;
   if (flat->kind_ == Kind::Dot && flat->dims_ == kept)
     return flat->items_[keptK]; // UnDot(Dot(items, d), d)[k] == items[k]
+  if (flat->kind_ == Kind::Dot) {
+    // A reshape that merges whole runs of consecutive dims ([8, 3, 7, 7] -> [8, 147]):
+    // component k is the dot of its run's items, with no division (items lie in their dims).
+    const std::vector<int64_t> &from = flat->dims_;
+    std::vector<size_t> bounds = {0};
+    for (size_t i = 0, j = 0; j < kept.size(); ++j) {
+      int64_t size = 1;
+      while (i < from.size() && size < kept[j])
+        size *= from[i++];
+      if (size != kept[j])
+        break;
+      bounds.push_back(i);
+    }
+    if (bounds.size() == kept.size() + 1 && bounds.back() == from.size()) {
+      auto first = static_cast<long>(bounds[keptK]), last = static_cast<long>(bounds[keptK + 1]);
+      return dot({flat->items_.begin() + first, flat->items_.begin() + last},
+                 {from.begin() + first, from.begin() + last});
+    }
+  }
   if (flat->kind_ == Kind::Const) {
     int64_t v = flat->value_;
     for (size_t i = kept.size(); i-- > keptK + 1;)

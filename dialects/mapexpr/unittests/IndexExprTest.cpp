@@ -36,6 +36,34 @@ TEST_CASE("the flat code keeps every expression", "[mapexpr][index]") {
         CHECK((*back)[d]->eval({i0, i1, 4}) == index[d]->eval({i0, i1, 4}));
 }
 
+TEST_CASE("a reshape that merges runs of dims needs no division", "[mapexpr][index]") {
+  Expr flat = IndexExpr::dot({IndexExpr::iter(0), IndexExpr::iter(1), IndexExpr::iter(2),
+                              IndexExpr::iter(3)},
+                             {8, 3, 7, 5});
+  // [8, 3, 7, 5] -> [8, 21, 5]: the middle component is the dot of i1 and i2.
+  CHECK(IndexExpr::undot(flat, {8, 21, 5}, 0)->str() == "i0");
+  CHECK(IndexExpr::undot(flat, {8, 21, 5}, 1)->str() == "IndexDot([i1, i2], [3, 7])");
+  CHECK(IndexExpr::undot(flat, {8, 21, 5}, 2)->str() == "i3");
+  // Not a merge of whole runs ([12, 70] cuts the 3): divisions stay.
+  Expr split = IndexExpr::undot(flat, {12, 70}, 1);
+  CHECK(split->kind() == IndexExpr::Kind::UnDot);
+  for (int64_t a = 0; a < 8; ++a)
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t c = 0; c < 7; ++c)
+        for (int64_t d = 0; d < 5; ++d) {
+          int64_t f = ((a * 3 + b) * 7 + c) * 5 + d;
+          CHECK(IndexExpr::undot(flat, {8, 21, 5}, 1)->eval({a, b, c, d}) == f / 5 % 21);
+          CHECK(split->eval({a, b, c, d}) == f % 70);
+        }
+  // Merged, then split again: the items come back.
+  std::vector<Expr> merged;
+  for (size_t k = 0; k < 3; ++k)
+    merged.push_back(IndexExpr::undot(flat, {8, 21, 5}, k));
+  Expr again = IndexExpr::dot(merged, {8, 21, 5});
+  for (size_t k = 0; k < 4; ++k)
+    CHECK(IndexExpr::undot(again, {8, 3, 7, 5}, k)->str() == "i" + std::to_string(k));
+}
+
 TEST_CASE("a sum of two iterators is a window's position plus its tap", "[mapexpr][index]") {
   Expr e = IndexExpr::sum(IndexExpr::affine(IndexExpr::iter(1), 2, 0),
                           IndexExpr::affine(IndexExpr::iter(0), 1, -1));
