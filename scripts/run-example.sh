@@ -4,7 +4,9 @@
 # it (explain, the fused kernel as MapExpr), compile it for CUDA (one fatbin with SASS for
 # sm_80 and sm_90 and PTX) and inspect that, compile it for the CPU (a shared library and its
 # manifest), and end by running the compiled artifact: `sotc run` on the command line, then
-# `sotc.load` from Python as a drop-in for the traced function, checked against numpy.
+# `sotc.load` from Python as a drop-in for the traced function, checked against numpy. Then a
+# model: the shipped trace of testdata/models/transformer_torch.py (a pre-norm transformer
+# block with its seeded weights beside it), compiled for the CPU with its weights and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -35,3 +37,9 @@ print("max |sotc - numpy| =", float(np.abs(y - np.maximum(np.sin(x), 0)).max()))
 (saved,) = np.load("build/example/y.npz").values()    # what `sotc run -o` wrote
 assert (y == saved).all(), "sotc run and sotc.load differ"
 PY
+# A model: explain (its weights, graphs, guards), compile (k.weights.safetensors beside k.so),
+# run through the runtime, which loads the weights itself.
+model=testdata/traces/models/transformer_torch.pb
+$sotc explain $model | sed -n 1,3p
+$sotc compile $model --target cpu -o build/example/block.so
+$sotc run build/example/block.so --input x=random | cut -c1-120
