@@ -283,11 +283,20 @@ std::string ptxText(const std::string &path, const pipelines::PipelineOptions &o
   return ptx->at(options.gpuArchs.back());
 }
 
-std::string manifestPath(const std::string &binary) {
+namespace {
+/// The files beside a binary share its name without the extension: k.so -> k.
+std::string stemOf(const std::string &binary) {
   llvm::StringRef stem(binary);
   if (!stem.consume_back(".so"))
     stem.consume_back(".fatbin");
-  return stem.str() + ".manifest.json";
+  return stem.str();
+}
+} // namespace
+
+std::string manifestPath(const std::string &binary) { return stemOf(binary) + ".manifest.json"; }
+
+std::string weightsPath(const std::string &binary) {
+  return stemOf(binary) + ".weights.safetensors";
 }
 
 std::string printModule(mlir::ModuleOp module) {

@@ -77,6 +77,8 @@ std::string ptxText(const std::string &path, const pipelines::PipelineOptions &o
 
 /// Where the manifest of `binary` goes: k.so -> k.manifest.json.
 std::string manifestPath(const std::string &binary);
+/// Where a model's weights go: k.so -> k.weights.safetensors.
+std::string weightsPath(const std::string &binary);
 
 /// The module as MLIR text, locations inline so every statement shows its Python line.
 std::string printModule(mlir::ModuleOp module);

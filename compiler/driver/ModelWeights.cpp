@@ -60,11 +60,4 @@ std::string artifactWeights(const std::string &tracePath, const trace::Trace &tr
   return writeSafetensors(used);
 }
 
-std::string weightsPath(const std::string &binary) {
-  llvm::StringRef stem(binary);
-  if (!stem.consume_back(".so"))
-    stem.consume_back(".fatbin");
-  return stem.str() + ".weights.safetensors";
-}
-
 } // namespace sotc::driver

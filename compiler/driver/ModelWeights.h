@@ -19,9 +19,6 @@ namespace sotc::driver {
 std::string artifactWeights(const std::string &tracePath, const trace::Trace &trace,
                             const frontend::Translation &translation);
 
-/// Where an artifact's weights go: k.so -> k.weights.safetensors.
-std::string weightsPath(const std::string &binary);
-
 } // namespace sotc::driver
 
 #endif // SOTC_DRIVER_MODELWEIGHTS_H

@@ -371,11 +371,7 @@ private:
       for (auto [key, value] : {std::pair{"perm", p.getPerm()},
                                 {"axes", p.getAxes()},
                                 {"starts", p.getStarts()},
-                                {"steps", p.getSteps()},
-                                {"kernel", p.getKernel()},
-                                {"strides", p.getStrides()},
-                                {"dilations", p.getDilations()},
-                                {"pads", p.getPads()}})
+                                {"steps", p.getSteps()}})
         if (value)
           s.attrs[key] = ints(value);
       if (p.getKeepdim())

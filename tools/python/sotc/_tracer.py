@@ -53,17 +53,19 @@ class Trace:
         """Writes `.pb` (binary) or `.pbtxt` (text) by extension, atomically; a model's
         weights go beside it, into STEM.safetensors, which the trace names."""
         path = os.fspath(path)
-        if self.weights:
-            weights_path = os.path.splitext(path)[0] + ".safetensors"
+        if not path.endswith((".pb", ".pbtxt")):
+            raise TraceError(f"cannot tell the trace format of '{path}': use .pb or .pbtxt")
+        weights_path = os.path.splitext(path)[0] + ".safetensors" if self.weights else None
+        if weights_path:
             self.proto.weights_file = os.path.basename(weights_path)
             _write_atomically(weights_path, _safetensors_bytes(self.weights))
-        if path.endswith(".pbtxt"):
-            data = self.to_text().encode()
-        elif path.endswith(".pb"):
-            data = self.to_bytes()
-        else:
-            raise TraceError(f"cannot tell the trace format of '{path}': use .pb or .pbtxt")
-        _write_atomically(path, data)
+        data = self.to_text().encode() if path.endswith(".pbtxt") else self.to_bytes()
+        try:
+            _write_atomically(path, data)
+        except TraceError:
+            if weights_path:  # both or neither
+                os.remove(weights_path)
+            raise
         return path
 
 
@@ -99,25 +101,19 @@ def _is_user_function(obj):
                 or filename.startswith(sys.base_prefix + os.sep + "lib"))
 
 
-def _is_user_class(cls):
-    """A class of the program's own (not a library's), all of whose bases are too."""
-    if not isinstance(cls, type) or cls is object:
-        return False
-    for c in cls.__mro__[:-1]:  # without object
-        module = (c.__module__ or "").split(".")[0]
-        if module in _LIBRARY_ROOTS or c.__module__ == "builtins":
-            return False
-        filename = getattr(sys.modules.get(c.__module__), "__file__", None) or ""
-        if "site-packages" in filename or "dist-packages" in filename:
-            return False
-    return True
-
-
 def _is_library_class(cls):
+    """A class of a library (a framework, the standard library, an installed package)."""
     module = (cls.__module__ or "").split(".")[0]
     filename = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
     return (module in _LIBRARY_ROOTS or cls.__module__ == "builtins"
             or "site-packages" in filename or "dist-packages" in filename)
+
+
+def _is_user_class(cls):
+    """A class of the program's own (not a library's), all of whose bases are too."""
+    if not isinstance(cls, type) or cls is object:
+        return False
+    return not any(_is_library_class(c) for c in cls.__mro__[:-1])  # without object
 
 
 def _layer_framework(obj):

@@ -222,6 +222,22 @@ def test_save_rejects_unknown_extension_and_unwritable_paths(tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
+def test_a_models_weights_are_saved_with_its_trace_or_not_at_all(tmp_path):
+    pytest.importorskip("safetensors")
+    traced = sotc.trace(helper, "f32[2]")
+    traced.weights = {"fc.weight": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    with pytest.raises(sotc.TraceError, match="use .pb or .pbtxt"):
+        traced.save(tmp_path / "m.json")
+    (tmp_path / "m.pb").mkdir()  # the trace cannot be written there
+    with pytest.raises(sotc.TraceError, match="cannot write"):
+        traced.save(tmp_path / "m.pb")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.pb"]
+    traced.save(tmp_path / "ok.pb")
+    from safetensors.numpy import load_file
+    assert traced.proto.weights_file == "ok.safetensors"
+    assert (load_file(tmp_path / "ok.safetensors")["fc.weight"] == traced.weights["fc.weight"]).all()
+
+
 PROGRAM = textwrap.dedent("""\
     import paddle
     import paddle.nn.functional as F
