@@ -81,10 +81,13 @@ public:
     llvm::SmallVector<mlir::Attribute> argAttrs;
     // Names for readable kernels: an argument of the entry function keeps its Python name.
     for (const VarPtr &v : ir.inputs) {
-      argAttrs.push_back(ob.getDictionaryAttr(
-          {ob.getNamedAttr("sir.name",
-                           ob.getStringAttr(v->parameter.empty() ? v->tensorName : v->parameter)),
-           ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))}));
+      llvm::SmallVector<mlir::NamedAttribute> attrs = {
+          ob.getNamedAttr("sir.name",
+                          ob.getStringAttr(v->parameter.empty() ? v->tensorName : v->parameter)),
+          ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))};
+      if (!v->weight.empty())
+        attrs.push_back(ob.getNamedAttr(sir::kWeightAttr, ob.getUnitAttr()));
+      argAttrs.push_back(ob.getDictionaryAttr(attrs));
     }
     op.setArgAttrsAttr(ob.getArrayAttr(argAttrs));
     mlir::Block *block = ob.createBlock(&op.getBody());

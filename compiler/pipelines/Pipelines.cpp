@@ -81,8 +81,11 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     return static_cast<int>(from) < static_cast<int>(p) &&
            static_cast<int>(upTo) >= static_cast<int>(p);
   };
-  if (reaches(Phase::Prim))
+  if (reaches(Phase::Prim)) {
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
+    pm.addPass(sir::createSirHoistWeights());
+  }
   if (reaches(Phase::Fused))
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFuse());
   if (reaches(Phase::MapExpr)) {

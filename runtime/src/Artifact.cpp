@@ -100,9 +100,8 @@ Step stepOf(const Json &j) {
   return s;
 }
 
-Segment segmentOf(const Json &j) {
-  Segment s;
-  s.name = j.at("name").get<std::string>();
+/// A plan's buffers and steps, each step with the bytes it touches.
+void readPlan(const Json &j, Segment &s) {
   for (const Json &b : j.at("inputs"))
     s.inputs.push_back(bufferOf(b));
   for (const Json &b : j.at("outputs"))
@@ -121,6 +120,12 @@ Segment segmentOf(const Json &j) {
     for (const std::string &name : touched)
       s.steps.back().bytes += bytes.count(name) ? bytes[name] : 0;
   }
+}
+
+Segment segmentOf(const Json &j) {
+  Segment s;
+  s.name = j.at("name").get<std::string>();
+  readPlan(j, s);
   const Json &end = j.at("end");
   std::string kind = end.at("kind").get<std::string>();
   if (kind == "return") {
@@ -201,6 +206,14 @@ std::string sha256Hex(const std::string &bytes) {
   return out;
 }
 
+std::vector<Segment *> Artifact::plans() {
+  std::vector<Segment *> out;
+  for (Segment &s : segments)
+    out.push_back(&s);
+  out.push_back(&prepare);
+  return out;
+}
+
 Artifact readManifest(const std::string &text, const std::string &manifestPath) {
   Artifact a;
   a.manifestPath = manifestPath;
@@ -248,9 +261,8 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         param.guard = guardOf[param.name];
       a.parameters.push_back(std::move(param));
     }
-    if (a.target == "cpu")
-      for (const Json &s : m.at("segments"))
-        a.segments.push_back(segmentOf(s));
+    for (const Json &s : m.at("segments"))
+      a.segments.push_back(segmentOf(s));
     if (m.contains("weights")) {
       const Json &w = m.at("weights");
       a.weightsPath = directoryOf(manifestPath) + w.at("file").get<std::string>();
@@ -269,14 +281,30 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
           throw Error("E8001", manifestPath + ": weight " + weight.name + " has no known dtype");
         a.weights.push_back(std::move(weight));
       }
+      a.prepare.name = "prepare_weights";
+      if (w.contains("prepare"))
+        readPlan(w.at("prepare"), a.prepare);
     }
   } catch (const Json::exception &e) {
     throw Error("E8001", manifestPath + ": malformed manifest (" + e.what() + ")");
   }
   // The plan must hold together: segments exist, branches lead to segments, names resolve.
-  if (a.target == "cpu" && a.segments.empty())
+  if (a.segments.empty())
     throw Error("E8001", manifestPath + ": no segments");
-  for (const Segment &s : a.segments) {
+  // The preparation reads weights and writes what segment 0 reads.
+  for (const Buffer &in : a.prepare.inputs)
+    if (std::none_of(a.weights.begin(), a.weights.end(),
+                     [&](const Weight &w) { return w.name == in.name; }))
+      throw Error("E8001", manifestPath + ": the weights' preparation reads " + in.name +
+                               ", which is no weight");
+  for (const Buffer &out : a.prepare.outputs)
+    if (a.segments.empty() ||
+        std::none_of(a.segments[0].inputs.begin(), a.segments[0].inputs.end(),
+                     [&](const Buffer &b) { return b.name == out.name; }))
+      throw Error("E8001", manifestPath + ": the weights' preparation writes " + out.name +
+                               ", which the first segment does not read");
+  for (const Segment *plan : a.plans()) {
+    const Segment &s = *plan;
     if (s.arenaBytes < 0)
       throw Error("E8001", manifestPath + ": " + s.name + " has a negative arena");
     for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})

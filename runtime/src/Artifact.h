@@ -84,6 +84,12 @@ struct Artifact {
   std::vector<Segment> segments;
   std::string weightsPath, weightsSha256; // a model's weights file ("" for a function)
   std::vector<Weight> weights;
+  // What the kernels read of the weights, computed from them (inputs: weights by name;
+  // outputs: segment 0's inputs of the same names); no steps when there is nothing to do.
+  Segment prepare;
+
+  /// Every plan of steps: the segments, then the weights' preparation.
+  std::vector<Segment *> plans();
 };
 
 /// The manifest `text` as a plan, checked for consistency (every field present and typed,

@@ -118,6 +118,7 @@ void Executor::setWeight(const std::string &name, const sotc_value &value) {
       backend_->copy(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
     else
       backend_->fromHost(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
+    prepareDue_ = true;
     return;
   }
   throw Error("E8005", "the model has no weight " + name);
@@ -266,13 +267,14 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     }
     buffers[p.buffer] = data;
   }
-  for (size_t i = 0; i < artifact_.weights.size(); ++i)
-    if (!artifact_.weights[i].buffer.empty())
-      buffers[artifact_.weights[i].buffer] = weights_[i].data();
+  if (prepareDue_)
+    prepareWeights();
   for (size_t index = 0, hops = 0;; ++hops) {
     if (hops > 100000)
       throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
     const Segment &seg = artifact_.segments.at(index);
+    if (index == 0)
+      bindWeights(buffers);
     char *arena = static_cast<char *>(arena_.reserve(&backend, seg.arenaBytes));
     for (const Buffer &b : seg.arena)
       buffers[b.name] = arena + b.offset;
@@ -285,27 +287,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       for (size_t r = 0; r < seg.results.size() && r < numInto; ++r)
         if (fitsDirectly(seg, r, into[r], in, n))
           buffers[seg.results[r]] = into[r].data;
-    for (const Step &step : seg.steps) {
-      std::vector<void *> args;
-      for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
-        for (const std::string &name : *names)
-          args.push_back(lookup(buffers, seg, name));
-      if (profiling_)
-        backend.synchronize();
-      auto start = std::chrono::steady_clock::now();
-      if (step.gemm)
-        backend.gemm(step, args);
-      else
-        backend.kernel(step, args);
-      if (profiling_) {
-        backend.synchronize();
-        auto [it, added] = profileIndex_.try_emplace(&step, profile_.size());
-        if (added)
-          profile_.push_back({&step, {}});
-        profile_[it->second].second.push_back(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
-    }
+    runSteps(seg, buffers);
     // Continues in segment `next`, its inputs bound to `args` by position.
     auto jump = [&](int next, const std::vector<std::string> &args) {
       const Segment &target = artifact_.segments.at(static_cast<size_t>(next));
@@ -337,6 +319,53 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     lastSegment_ = static_cast<int32_t>(index);
     return;
   }
+}
+
+void Executor::runSteps(const Segment &plan, const std::map<std::string, void *> &buffers) {
+  Backend &backend = *backend_;
+  for (const Step &step : plan.steps) {
+    std::vector<void *> args;
+    for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
+      for (const std::string &name : *names)
+        args.push_back(lookup(buffers, plan, name));
+    if (profiling_)
+      backend.synchronize();
+    auto start = std::chrono::steady_clock::now();
+    if (step.gemm)
+      backend.gemm(step, args);
+    else
+      backend.kernel(step, args);
+    if (profiling_) {
+      backend.synchronize();
+      auto [it, added] = profileIndex_.try_emplace(&step, profile_.size());
+      if (added)
+        profile_.push_back({&step, {}});
+      profile_[it->second].second.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+}
+
+void Executor::prepareWeights() {
+  const Segment &plan = artifact_.prepare;
+  std::map<std::string, void *> buffers;
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    buffers[artifact_.weights[i].name] = weights_[i].data();
+  char *arena = static_cast<char *>(arena_.reserve(backend_.get(), plan.arenaBytes));
+  for (const Buffer &b : plan.arena)
+    buffers[b.name] = arena + b.offset;
+  for (const Buffer &b : plan.outputs)
+    buffers[b.name] = prepared_[b.name].reserve(backend_.get(), b.bytes);
+  runSteps(plan, buffers);
+  prepareDue_ = false;
+}
+
+void Executor::bindWeights(std::map<std::string, void *> &buffers) {
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    if (!artifact_.weights[i].buffer.empty())
+      buffers[artifact_.weights[i].buffer] = weights_[i].data();
+  for (auto &[name, memory] : prepared_)
+    buffers[name] = memory.data();
 }
 
 void Executor::copyOut(const sotc_value &result, void *dest, bool destOnDevice) {

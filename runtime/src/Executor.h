@@ -88,6 +88,13 @@ private:
   bool fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer, const sotc_value *in,
                     size_t n) const;
   void callHost(size_t index, std::map<std::string, void *> &buffers);
+  /// Runs the steps of `plan` on `buffers` (each step's buffers by name), timing them when
+  /// profiling.
+  void runSteps(const Segment &plan, const std::map<std::string, void *> &buffers);
+  /// Computes what the kernels read of the weights (the artifact's `prepare`) into prepared_.
+  void prepareWeights();
+  /// Binds the weights and what was prepared of them to segment 0's inputs.
+  void bindWeights(std::map<std::string, void *> &buffers);
 
   Artifact artifact_;
   std::unique_ptr<Backend> backend_; // before every Memory: released after them
@@ -95,6 +102,8 @@ private:
   std::map<std::string, Memory> outputs_, hostCopies_; // by segment and buffer name
   std::vector<Memory> staged_; // per parameter: a host tensor copied to the device
   std::vector<Memory> weights_; // a model's weights, in the backend's memory
+  std::map<std::string, Memory> prepared_; // computed from them, by name
+  bool prepareDue_ = true; // the weights changed since they were last prepared
   int32_t lastSegment_ = -1;
   std::vector<Mismatch> mismatches_;
   sotc_host_handler hostHandler_ = nullptr;

@@ -81,14 +81,37 @@ def test_model_matches_framework(name, variant, compiled):
 def test_fresh_weights_bind_without_recompiling(name, compiled):
     """sotc.load(path, params=state_dict): another model of the same shapes, same artifact."""
     model, shape, library = compiled(name)
-    other = make_model_traces.make_model(name)
-    with framework(other).no_grad():  # different weights, same shapes
-        for p in other.parameters():
-            p.set_value(p * 0.8) if hasattr(p, "set_value") else p.mul_(0.8)
+    other = changed_copy(name)
     x = example(shape, np.random.default_rng(7), "normal")
     got = sotc.load(library, params=other.state_dict())(x)
     assert_same(got, run_model(other, x), RTOL)
     assert np.abs(got - run_model(model, x)).max() > 1e-3  # the weights did change
+
+
+def changed_copy(name):
+    """The model `name` with other weights of the same shapes: parameters and float buffers
+    (batch norms' running statistics) scaled."""
+    other = make_model_traces.make_model(name)
+    with framework(other).no_grad():
+        for t, factor in [(p, 0.8) for p in other.parameters()] + \
+                         [(b, 1.5) for b in other.buffers() if "float" in str(b.dtype)]:
+            t.set_value(t * factor) if hasattr(t, "set_value") else t.mul_(factor)
+    return other
+
+
+@pytest.mark.parametrize("name", ["cnn_torch", "cnn_paddle"])
+def test_weights_rebound_after_a_call_are_prepared_again(name, compiled):
+    """A batch norm folded into its conv is prepared from the weights once; rebinding them
+    between calls (Compiled.set_weights) prepares them again before the next call."""
+    model, shape, library = compiled(name)
+    x = example(shape, np.random.default_rng(8), "normal")
+    f = sotc.load(library)
+    assert_same(f(x), run_model(model, x), RTOL)
+    other = changed_copy(name)
+    f.set_weights(other.state_dict())
+    assert_same(f(x), run_model(other, x), RTOL)
+    f.set_weights(model.state_dict())
+    assert_same(f(x), run_model(model, x), RTOL)
 
 
 def test_committed_model_traces_are_current():

@@ -152,6 +152,14 @@ std::string text(const Json &m) {
       << " tensors (sha256 " << w.at("sha256").get<std::string>().substr(0, 16) << "...)\n";
     for (const Json &t : w.at("tensors"))
       s << "  " << t.at("name").get<std::string>() << ": " << shape(t) << "\n";
+    if (w.contains("prepare")) { // run when the weights are loaded or rebound
+      const Json &p = w.at("prepare");
+      s << "prepared from them: " << p.at("outputs").size() << " tensors, "
+        << p.at("steps").size() << " steps at load and after rebinding\n";
+      for (const Json &step : p.at("steps"))
+        s << "    " << stepText(step) << "  " << join(step.at("outputs")) << " <- "
+          << join(step.at("inputs")) << "\n";
+    }
   }
   s << "guards: " << m.at("guards").size() << "\n";
   for (const Json &g : m.at("guards"))

@@ -283,10 +283,11 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
   return out;
 }
 
-/// A model's weights: the file beside the artifact that holds them, and each one's meta and
-/// segment-0 buffer, in the order the model holds them.
+/// A model's weights: the file beside the artifact that holds them, each one's meta and
+/// segment-0 buffer in the order the model holds them, and the plan of @prepare_weights (its
+/// inputs the weights by name, its outputs segment 0's inputs of the same names).
 Json weightsJson(const frontend::Translation &translation, const Json &segments,
-                 const Artifact &file) {
+                 const Artifact &file, const std::optional<SegmentPlan> &prepare) {
   Json tensors = Json::array();
   for (const frontend::VarPtr &p : translation.parameters)
     if (!p->weight.empty())
@@ -294,7 +295,13 @@ Json weightsJson(const frontend::Translation &translation, const Json &segments,
                              {"dtype", ops::dtypeName(p->meta.dtype)},
                              {"shape", p->meta.shape},
                              {"buffer", bufferOf(translation, segments, p)}});
-  return Json{{"file", file.file}, {"sha256", file.sha256}, {"tensors", tensors}};
+  Json out{{"file", file.file}, {"sha256", file.sha256}, {"tensors", tensors}};
+  if (prepare) {
+    Json plan = prepare->json(sir::kPrepareWeights.str());
+    plan.erase("name");
+    out["prepare"] = plan;
+  }
+  return out;
 }
 
 } // namespace
@@ -338,7 +345,15 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           {"expected", g.expected},
                           {"condition", g.condition()},
                           {"source", g.loc.str()}});
-  auto subgraphs = llvm::to_vector(plan.getOps<sir::SubgraphOp>());
+  // The frontend's segments in order, then what prepares the weights.
+  llvm::SmallVector<sir::SubgraphOp> subgraphs;
+  std::optional<SegmentPlan> prepare;
+  for (sir::SubgraphOp subgraph : plan.getOps<sir::SubgraphOp>()) {
+    if (subgraph.getSymName() == sir::kPrepareWeights)
+      prepare.emplace(subgraph, launches, target.gemm);
+    else
+      subgraphs.push_back(subgraph);
+  }
   Json segments = Json::array();
   int64_t arena = 0;
   for (auto [i, seg] : llvm::enumerate(translation.segments)) {
@@ -400,10 +415,12 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     s["end"] = end;
     segments.push_back(s);
   }
+  if (prepare)
+    arena = std::max(arena, prepare->arenaBytes());
   m["entry"] =
       Json{{"function", translation.entry}, {"inputs", parametersJson(translation, segments)}};
   if (weights)
-    m["weights"] = weightsJson(translation, segments, *weights);
+    m["weights"] = weightsJson(translation, segments, *weights, prepare);
   m["guards"] = guards;
   m["guard_lambda"] = translation.guardLambda();
   m["segments"] = segments;

@@ -27,6 +27,13 @@
 #include "dialects/sir/IR/SirOps.h.inc"
 
 namespace sotc::sir {
+/// An argument attribute: the argument is a model's weight (a parameter or buffer by its
+/// state-dict name), bound by the runtime rather than passed by the caller.
+inline constexpr llvm::StringLiteral kWeightAttr = "sir.weight";
+/// The subgraph that computes, once per set of weights, what the kernels read of them
+/// (sotc-sir-hoist-weights); its results are the entry subgraph's trailing arguments.
+inline constexpr llvm::StringLiteral kPrepareWeights = "prepare_weights";
+
 /// The operator library's primitive and the IR's: one list (compiler/ops/Primitives.def), so
 /// the enumerators agree (SirDialect.cpp checks each one).
 inline ops::Prim toOpsPrim(Primitive p) { return static_cast<ops::Prim>(p); }

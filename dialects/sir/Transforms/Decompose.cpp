@@ -8,6 +8,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirTypes.h"
 #include "dialects/sir/Transforms/Passes.h"
+#include "dialects/sir/Transforms/PrimGraphs.h"
 
 #include "compiler/ops/OpTable.h"
 #include "compiler/support/MlirDiagnostics.h"
@@ -21,130 +22,11 @@ namespace sotc::sir {
 
 namespace {
 
-/// An argument attribute as the operator library sees it; tensor operands carry their
-/// operand index in `intValue` so the graph's inputs can be matched back to them.
-mlir::FailureOr<ops::Arg> toArg(CallOp call, mlir::Attribute attr) {
-  if (auto ref = mlir::dyn_cast<OperandRefAttr>(attr)) {
-    auto type = mlir::cast<mlir::RankedTensorType>(call.getTensors()[ref.getIndex()].getType());
-    std::optional<ops::TensorMeta> meta = metaOf(type);
-    if (!meta)
-      return call.emitOpError("operand ") << ref.getIndex() << " has an element type with no dtype";
-    ops::Arg a = ops::Arg::ofTensor(*meta);
-    a.intValue = ref.getIndex();
-    return a;
-  }
-  if (mlir::isa<NoneAttr>(attr))
-    return ops::Arg::none();
-  if (mlir::isa<EllipsisAttr>(attr))
-    return ops::Arg::ellipsis();
-  if (auto b = mlir::dyn_cast<mlir::BoolAttr>(attr))
-    return ops::Arg::ofBool(b.getValue());
-  if (auto i = mlir::dyn_cast<mlir::IntegerAttr>(attr))
-    return ops::Arg::ofInt(i.getInt());
-  if (auto f = mlir::dyn_cast<mlir::FloatAttr>(attr))
-    return ops::Arg::ofFloat(f.getValueAsDouble());
-  if (auto s = mlir::dyn_cast<mlir::StringAttr>(attr))
-    return ops::Arg::ofString(s.str());
-  if (auto r = mlir::dyn_cast<RefAttr>(attr))
-    return ops::Arg::ofString(r.getName().str());
-  auto items = [&](mlir::ArrayAttr array) -> mlir::FailureOr<std::vector<ops::Arg>> {
-    std::vector<ops::Arg> out;
-    for (mlir::Attribute item : array) {
-      mlir::FailureOr<ops::Arg> a = toArg(call, item);
-      if (mlir::failed(a))
-        return mlir::failure();
-      out.push_back(*a);
-    }
-    return out;
-  };
-  if (auto array = mlir::dyn_cast<mlir::ArrayAttr>(attr)) {
-    auto list = items(array);
-    return mlir::failed(list) ? mlir::FailureOr<ops::Arg>(mlir::failure()) : ops::Arg::list(*list);
-  }
-  if (auto tuple = mlir::dyn_cast<TupleAttr>(attr)) {
-    auto list = items(tuple.getItems());
-    return mlir::failed(list) ? mlir::FailureOr<ops::Arg>(mlir::failure()) : ops::Arg::tuple(*list);
-  }
-  if (auto slice = mlir::dyn_cast<SliceAttr>(attr)) {
-    auto start = toArg(call, slice.getStart()), stop = toArg(call, slice.getStop()),
-         step = toArg(call, slice.getStep());
-    if (mlir::failed(start) || mlir::failed(stop) || mlir::failed(step))
-      return mlir::failure();
-    return ops::Arg::slice(*start, *stop, *step);
-  }
-  return call.emitOpError("cannot read argument ") << attr;
-}
-
-mlir::DenseI64ArrayAttr ints(mlir::Builder &b, const std::vector<int64_t> &v) {
-  return b.getDenseI64ArrayAttr(v);
-}
-
-/// One sir.prim for `op`; attributes only where the primitive reads them.
-mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &op,
-                     mlir::ValueRange operands) {
-  using ops::Prim;
-  using ops::PrimKind;
-  auto prim = PrimOp::create(b, loc, tensorType(b.getContext(), op.result), fromOpsPrim(op.prim),
-                             operands, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr, nullptr);
-  const ops::PrimAttrs &a = op.attrs;
-  switch (ops::primKind(op.prim)) {
-  case PrimKind::Source:
-    prim.setValueAttr(b.getF64FloatAttr(a.value));
-    prim.setShapeAttr(ints(b, a.shape));
-    break;
-  case PrimKind::Reduce:
-    prim.setAxesAttr(ints(b, a.axes));
-    prim.setKeepdimAttr(b.getBoolAttr(a.keepdim));
-    break;
-  case PrimKind::Matmul:
-    prim.setTransposeXAttr(b.getBoolAttr(a.transposeX));
-    prim.setTransposeYAttr(b.getBoolAttr(a.transposeY));
-    break;
-  case PrimKind::Layout:
-    if (op.prim == Prim::BroadcastTo || op.prim == Prim::Reshape)
-      prim.setShapeAttr(ints(b, op.result.shape));
-    else if (op.prim == Prim::Transpose)
-      prim.setPermAttr(ints(b, a.perm));
-    else if (op.prim == Prim::Concat)
-      prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
-    else if (op.prim == Prim::Window) {
-      prim.setKernelAttr(ints(b, a.kernel));
-      prim.setStridesAttr(ints(b, a.strides));
-      prim.setDilationsAttr(ints(b, a.dilations));
-      prim.setPadsAttr(ints(b, a.pads));
-      prim.setValueAttr(b.getF64FloatAttr(a.value));
-    }
-    else if (op.prim == Prim::Slice) {
-      prim.setAxesAttr(ints(b, a.axes));
-      prim.setStartsAttr(ints(b, a.starts));
-      prim.setEndsAttr(ints(b, a.ends));
-      prim.setStepsAttr(ints(b, a.steps));
-    }
-    break;
-  default:
-    break;
-  }
-  return prim.getResult();
-}
-
 mlir::LogicalResult decompose(CallOp call) {
-  ops::CallArgs args;
-  for (mlir::Attribute a : call.getArgs()) {
-    mlir::FailureOr<ops::Arg> arg = toArg(call, a);
-    if (mlir::failed(arg))
-      return mlir::failure();
-    args.positional.push_back(*arg);
-  }
-  for (mlir::Attribute a : call.getKwargs()) {
-    auto kw = mlir::cast<KeywordAttr>(a);
-    mlir::FailureOr<ops::Arg> arg = toArg(call, kw.getValue());
-    if (mlir::failed(arg))
-      return mlir::failure();
-    args.keywords.push_back({kw.getName().str(), *arg});
-  }
-  Expected<ops::LoweredCall> tried = ops::OpTable::get().tryLower(call.getOp().str(), args);
+  mlir::FailureOr<ops::CallArgs> args = callArgs(call);
+  if (mlir::failed(args))
+    return mlir::failure();
+  Expected<ops::LoweredCall> tried = ops::OpTable::get().tryLower(call.getOp().str(), *args);
   if (!tried)
     return emitCodedError(call, tried.error());
   ops::LoweredCall &lowered = *tried;
@@ -153,15 +35,10 @@ mlir::LogicalResult decompose(CallOp call) {
            << lowered.graph.outputs.size() << " results, the call " << call.getNumResults();
 
   mlir::OpBuilder b(call);
-  std::vector<mlir::Value> values;
+  std::vector<mlir::Value> inputs;
   for (const ops::Arg &input : lowered.inputArgs)
-    values.push_back(call.getTensors()[input.intValue]);
-  for (const ops::PrimOp &op : lowered.graph.ops) {
-    llvm::SmallVector<mlir::Value> operands;
-    for (int v : op.operands)
-      operands.push_back(values[v]);
-    values.push_back(emitPrim(b, call.getLoc(), op, operands));
-  }
+    inputs.push_back(call.getTensors()[input.intValue]);
+  std::vector<mlir::Value> values = emitPrimGraph(b, call.getLoc(), lowered.graph, inputs);
   // The frontend's names for the call's results go to the primitives that compute them.
   mlir::ArrayAttr names = call.getNamesAttr();
   for (auto [k, out] : llvm::enumerate(lowered.graph.outputs))

@@ -102,8 +102,7 @@ private:
     std::vector<size_t> ops = members(a), more = members(b);
     ops.insert(ops.end(), more.begin(), more.end());
     std::set<size_t> inUnion(ops.begin(), ops.end());
-    // One anchor: the largest tensor any member reads or writes.
-    mlir::RankedTensorType anchor;
+    // One anchor: a largest tensor any member reads or writes.
     std::vector<mlir::RankedTensorType> tensors;
     for (size_t i : ops) {
       // A matmul, and a concat (each output element reads one of several inputs), stay alone.
@@ -124,12 +123,21 @@ private:
       if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
         tensors.push_back(mlir::cast<mlir::RankedTensorType>(prims_[i].getType()));
     }
+    // Any of the largest tensors may be the anchor (sotc-convert-sir-to-mapexpr tries them
+    // all): a bias read as [C, 1, 1] indexes from a conv's [N, C, H, W] result, not from the
+    // GEMM's [N, C, H*W] it reshapes.
+    int64_t most = -1;
     for (mlir::RankedTensorType t : tensors)
-      if (!anchor || numel(t) > numel(anchor))
-        anchor = t;
-    for (mlir::RankedTensorType t : tensors)
-      if (!derivable(t, anchor))
-        return false;
+      most = std::max(most, numel(t));
+    bool anchored = false;
+    for (mlir::RankedTensorType anchor : tensors)
+      if (numel(anchor) == most &&
+          llvm::all_of(tensors, [&](mlir::RankedTensorType t) { return derivable(t, anchor); })) {
+        anchored = true;
+        break;
+      }
+    if (!anchored)
+      return false;
     // One window per tensor: a kernel indexes each tensor one way, so what a slice reads has
     // no other reader in the group (x[0] + x[1] reads two windows of x: two kernels).
     for (size_t i : ops) {

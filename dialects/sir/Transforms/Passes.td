@@ -4,6 +4,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SirFoldBatchNorm : Pass<"sotc-sir-fold-batch-norm", "::sotc::sir::SubgraphOp"> {
+  let summary = "Fold inference batch norms into the convolutions before them";
+  let description = [{
+    Runs on API-level statements, before sotc-sir-decompose. `batch_norm(conv2d(x, W, b),
+    mean, var, gamma, beta)` in inference (NCHW, the convolution read by nothing else, every
+    parameter a model weight of the convolution's float dtype) becomes `conv2d(x, W', b')`
+    with `s = gamma * rsqrt(var + eps)`, `W' = W * s` per output channel and
+    `b' = (b - mean) * s + beta`, computed by primitives on the weights that
+    sotc-sir-hoist-weights then moves out of the call. The convolution takes the norm's
+    Python name.
+  }];
+}
+
 def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
   let summary = "Lower API-level sir.call statements to sir.prim primitives";
   let description = [{
@@ -12,6 +25,20 @@ def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
     elementwise primitives on operands of one shape and type, with explicit broadcast_to and
     cast, reductions with their axes, layout primitives with their attributes. The Python
     line of the call becomes every primitive's location. `sotc dump --prim` shows the result.
+  }];
+}
+
+def SirHoistWeights : Pass<"sotc-sir-hoist-weights", "::mlir::ModuleOp"> {
+  let summary = "Move what depends on a model's weights alone into @prepare_weights";
+  let description = [{
+    Runs after sotc-sir-decompose. In the entry subgraph (the first), a primitive whose
+    operands are weights (`sir.weight` arguments), hoisted results or operand-less constants,
+    at least one a weight, is moved into a new `sir.subgraph @prepare_weights` whose
+    arguments are those weights and whose results are the hoisted values the entry still
+    reads; the entry reads them as trailing arguments named `prepared.<weight>` (after the
+    largest weight each comes from). A value larger than the largest weight it comes from
+    (a broadcast to an activation's shape) or returned by the entry stays. The runtime runs
+    @prepare_weights once per set of weights: at load and after weights are rebound.
   }];
 }
 

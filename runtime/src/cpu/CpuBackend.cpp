@@ -47,8 +47,8 @@ public:
                           RTLD_NOW | RTLD_LOCAL));
     if (!library_)
       throw Error("E8001", binary + ": cannot load (" + dlerror() + ")");
-    for (Segment &seg : artifact.segments)
-      for (Step &step : seg.steps) {
+    for (Segment *seg : artifact.plans())
+      for (Step &step : seg->steps) {
         if (step.gemm) {
           std::string why = cpu::unsupported(step.plan);
           if (!why.empty())

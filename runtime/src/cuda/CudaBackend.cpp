@@ -51,8 +51,8 @@ private:
                                " (recompile with --gpu-arch " + arch_ + ")");
     }
     std::vector<const GemmPlan *> plans;
-    for (Segment &seg : artifact.segments)
-      for (Step &step : seg.steps) {
+    for (Segment *seg : artifact.plans())
+      for (Step &step : seg->steps) {
         if (step.gemm) {
           gemmIndex_[&step] = plans.size();
           plans.push_back(&step.plan);
