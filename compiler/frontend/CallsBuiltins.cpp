@@ -231,6 +231,49 @@ bool aggregate(CallContext &c) {
   return true;
 }
 
+/// int(text) / float(text) as Python reads them: surrounding whitespace, underscores between
+/// digits, and for float inf, infinity and nan in any case; ValueError otherwise.
+PyConst numberFromString(CallContext &c, const std::string &type, const std::string &text) {
+  auto refuse = [&] {
+    c.fail(DiagCode::FrontendPythonError,
+           type == "int" ? "ValueError: invalid literal for int() with base 10: '" + text + "'"
+                         : "ValueError: could not convert string to float: '" + text + "'");
+  };
+  const char *space = " \t\n\r\f\v";
+  size_t begin = text.find_first_not_of(space);
+  std::string s = begin == std::string::npos
+                      ? ""
+                      : text.substr(begin, text.find_last_not_of(space) - begin + 1);
+  std::string n;
+  auto digit = [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; };
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] != '_')
+      n += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+    else if (i == 0 || i + 1 == s.size() || !digit(s[i - 1]) || !digit(s[i + 1]))
+      refuse();
+  std::string bare = !n.empty() && (n[0] == '+' || n[0] == '-') ? n.substr(1) : n;
+  if (type == "float" && (bare == "inf" || bare == "infinity" || bare == "nan"))
+    return PyConst::ofFloat(bare == "nan" ? NAN : n[0] == '-' ? -INFINITY : INFINITY);
+  bool numeral = !bare.empty() && std::all_of(bare.begin(), bare.end(), [&](char ch) {
+    return digit(ch) || (type == "float" && (ch == '.' || ch == 'e' || ch == '+' || ch == '-'));
+  });
+  size_t used = 0;
+  try {
+    if (numeral && type == "int") {
+      int64_t v = std::stoll(n, &used, 10);
+      if (used == n.size())
+        return PyConst::ofInt(v);
+    } else if (numeral) {
+      double v = std::stod(n, &used);
+      if (used == n.size())
+        return PyConst::ofFloat(v);
+    }
+  } catch (const std::exception &) { // out of range
+  }
+  refuse();
+  return PyConst::none();
+}
+
 /// abs / int / float / bool / str / repr / round of one value.
 bool convert(CallContext &c) {
   if (c.args.empty())
@@ -260,8 +303,8 @@ bool convert(CallContext &c) {
     c.fail(DiagCode::FrontendPythonError,
            "TypeError: " + b + "() argument must be a number, not " + a->typeName());
   const PyConst &k = a->constant;
-  if (b == "int" && k.kind == PyConst::Kind::Str) {
-    c.push(makeConst(PyConst::ofInt(std::stoll(k.text)), {a}));
+  if ((b == "int" || b == "float") && k.kind == PyConst::Kind::Str) {
+    c.push(makeConst(numberFromString(c, b, k.text), {a}));
     return true;
   }
   if (!k.isNumber())
@@ -404,8 +447,8 @@ bool divmod(CallContext &c) {
 /// obj.name's value, or null when obj has no such attribute (hasattr, getattr's default).
 VarPtr lookupAttribute(CallContext &c, const VarPtr &obj, const std::string &name) {
   if (obj->isTensor()) { // getAttr makes a method of any name; these exist
-    static const std::set<std::string> attributes = {"shape",         "ndim", "size",  "dtype",
-                                                     "stop_gradient", "T",    "place", "name"};
+    static const std::set<std::string> attributes = {
+        "shape", "ndim", "size", "dtype", "stop_gradient", "T", "place", "device", "name"};
     std::string prefix = c.framework() == "torch" ? "torch.Tensor." : "Tensor.";
     if (!attributes.count(name) && !tensorMethods().count(name) &&
         !ops::OpTable::get().lookup(prefix + name))

@@ -1,10 +1,10 @@
 //===- CallsCreation.cpp - Tensors made from Python values inside the function ---------===//
 //
-// paddle.to_tensor / torch.tensor of constants, arange, linspace, eye, and torch's zeros and
-// ones with sizes as separate arguments. The values are known when the function is
-// translated, so each becomes operator-table calls the rest of the pipeline already compiles:
-// one paddle.full / torch.full per distinct element run, a concat and a reshape. Small
-// constants only: a large one belongs in an input.
+// paddle.to_tensor / torch.tensor of constants, linspace, eye, and torch's zeros and ones
+// with sizes as separate arguments (arange is an operator: the iota primitive). The values
+// are known when the function is translated, so each becomes operator-table calls the rest
+// of the pipeline already compiles: one paddle.full / torch.full per distinct element run, a
+// concat and a reshape. Small constants only: a large one belongs in an input.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
@@ -95,7 +95,7 @@ public:
 
   /// The statements that make the tensor.
   VarPtr emit(ops::DType dtype) {
-    int64_t elements = 1; // the shape's: arange and eye stop reading values past the limit
+    int64_t elements = 1; // the shape's: linspace and eye stop reading values past the limit
     for (int64_t d : shape_)
       elements *= d;
     if (elements > static_cast<int64_t>(kMaxConstantElements))
@@ -178,42 +178,6 @@ bool toTensor(CallContext &c) {
   return true;
 }
 
-/// arange(end) / arange(start, end[, step]) with constant bounds.
-bool arange(CallContext &c) {
-  std::vector<VarPtr> bounds;
-  for (const VarPtr &a : c.args)
-    if (!isNone(a))
-      bounds.push_back(a);
-  for (const char *name : {"start", "end", "step"})
-    if (VarPtr v = argument(c, name, SIZE_MAX); !isNone(v))
-      bounds.push_back(v);
-  if (bounds.empty() || bounds.size() > 3)
-    return false;
-  bool floats = false;
-  for (const VarPtr &b : bounds) {
-    if (!b->isConstant() || !b->constant.isNumber())
-      c.fail(DiagCode::FrontendUnsupportedConstruct,
-             c.name + "() with bounds that are not Python numbers");
-    c.consume(b);
-    floats |= b->constant.kind == PyConst::Kind::Float;
-  }
-  double start = bounds.size() > 1 ? bounds[0]->constant.number() : 0;
-  double end = bounds.size() > 1 ? bounds[1]->constant.number() : bounds[0]->constant.number();
-  double step = bounds.size() > 2 ? bounds[2]->constant.number() : 1;
-  if (step == 0)
-    c.fail(DiagCode::FrontendPythonError, "ValueError: the step of arange must not be zero");
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
-  ConstantTensor t(c);
-  t.setShape({n});
-  for (int64_t i = 0; i < n && i <= static_cast<int64_t>(kMaxConstantElements); ++i)
-    t.push(start + static_cast<double>(i) * step);
-  VarPtr dtype = argument(c, "dtype", SIZE_MAX);
-  c.push(t.emit(!isNone(dtype) ? dtypeOf(c, dtype)
-                : floats       ? ops::DType::Float32
-                               : ops::DType::Int64));
-  return true;
-}
-
 /// linspace(start, stop, num) with constant bounds.
 bool linspace(CallContext &c) {
   VarPtr start = argument(c, "start", 0),
@@ -280,9 +244,8 @@ bool torchFill(CallContext &c) {
 bool callCreation(CallContext &c) {
   static const CallTable table = {
       {"paddle.to_tensor", toTensor}, {"torch.tensor", toTensor}, {"torch.as_tensor", toTensor},
-      {"paddle.arange", arange},      {"torch.arange", arange},   {"paddle.linspace", linspace},
-      {"torch.linspace", linspace},   {"paddle.eye", eye},        {"torch.eye", eye},
-      {"torch.zeros", torchFill},     {"torch.ones", torchFill},
+      {"paddle.linspace", linspace},  {"torch.linspace", linspace}, {"paddle.eye", eye},
+      {"torch.eye", eye},             {"torch.zeros", torchFill},   {"torch.ones", torchFill},
   };
   auto it = table.find(c.name);
   return it != table.end() && it->second(c);

@@ -2,7 +2,8 @@
 // torch.nn.GELU, Sequential) is the operator call the layer table (compiler/ops/LayerTable.h)
 // gives for its class, with the layer's attributes as arguments, or, for multi-head attention
 // (a composite entry), the calls its forward makes. Layer containers (ModuleList, LayerList,
-// Sequential) index and iterate over their sublayers.
+// Sequential) index and iterate over their sublayers; ModuleDict and LayerDict index by name
+// and iterate over their names.
 #include "compiler/frontend/Calls.h"
 #include "compiler/ops/LayerTable.h"
 
@@ -39,10 +40,15 @@ const ops::LayerEntry *Executor::layerEntry(const VarPtr &layer) const {
   return nullptr;
 }
 
+bool Executor::isLayerDict(const VarPtr &layer) const {
+  const ops::LayerEntry *entry = layerEntry(layer);
+  return entry && entry->kind == ops::LayerEntry::Kind::Dict;
+}
+
 std::vector<VarPtr> Executor::sublayers(Frame &f, const VarPtr &layer) {
   const ops::LayerEntry *entry = layerEntry(layer);
-  if (!entry ||
-      (entry->kind != ops::LayerEntry::Kind::List && entry->kind != ops::LayerEntry::Kind::Sequence))
+  using LK = ops::LayerEntry::Kind;
+  if (!entry || (entry->kind != LK::List && entry->kind != LK::Sequence && entry->kind != LK::Dict))
     fail(DiagCode::FrontendPythonError,
          "TypeError: '" + layer->name + "' object is not iterable or subscriptable", f);
   std::vector<VarPtr> out;
@@ -193,8 +199,10 @@ VarPtr Executor::multiHeadAttention(ExecState &state, StatementIR &sir, const Va
     unsupported("inputs that are not [batch, seq, embed] tensors");
   if (!torch && given("cache"))
     unsupported("a cache");
-  if (torch && (given("key_padding_mask") || flag("is_causal", false)))
-    unsupported("key_padding_mask or is_causal (pass attn_mask)");
+  // torch's is_causal is a hint that attn_mask is causal: the mask is what is applied.
+  if (torch && flag("is_causal", false) && !given("attn_mask"))
+    fail(DiagCode::FrontendPythonError,
+         "RuntimeError: Need attn_mask if specifying the is_causal hint", f);
   int64_t heads = integer("num_heads"), embed = integer("embed_dim");
   int64_t headDim = embed / heads;
   bool batchFirst = !torch || truthy(f, attr("batch_first"));
@@ -236,17 +244,26 @@ VarPtr Executor::multiHeadAttention(ExecState &state, StatementIR &sir, const Va
                                                                       : std::vector<VarPtr>{k, ints({0, 1, 3, 2})})});
   scores = op(torch ? "torch.mul" : "paddle.multiply",
               {scores, makeConst(PyConst::ofFloat(1.0 / std::sqrt(double(headDim))), {})});
-  if (given("attn_mask")) {
-    VarPtr mask = bound.at("attn_mask");
+  // A mask over [.., seq, key] scores: bool (torch: true is masked out; paddle: kept) or
+  // added (float).
+  auto masked = [&](VarPtr scores, VarPtr mask) {
     if (!mask->isTensor())
       unsupported("a mask that is not a tensor");
-    if (mask->meta.dtype == ops::DType::Bool) // torch: true is masked out; paddle: kept
-      scores = op(api + "where", {torch ? op("torch.logical_not", {mask}) : mask, scores,
-                                  makeConst(PyConst::ofFloat(-INFINITY), {})});
-    else if (ops::isFloating(mask->meta.dtype))
-      scores = op(torch ? "torch.add" : "paddle.add", {scores, mask});
-    else
+    if (mask->meta.dtype == ops::DType::Bool)
+      return op(api + "where", {torch ? op("torch.logical_not", {mask}) : mask, scores,
+                                makeConst(PyConst::ofFloat(-INFINITY), {})});
+    if (!ops::isFloating(mask->meta.dtype))
       unsupported("an integer mask");
+    return op(torch ? "torch.add" : "paddle.add", {scores, mask});
+  };
+  if (given("attn_mask"))
+    scores = masked(scores, bound.at("attn_mask"));
+  if (torch && given("key_padding_mask")) { // [batch, key]: the same keys for every query
+    VarPtr padding = bound.at("key_padding_mask");
+    if (!padding->isTensor() || padding->meta.rank() != 2)
+      unsupported("a key_padding_mask that is not a [batch, key] tensor");
+    scores = masked(scores, op("torch.reshape", {padding, ints({padding->meta.shape[0], 1, 1,
+                                                               padding->meta.shape[1]})}));
   }
   VarPtr probs = torch ? op("torch.nn.functional.softmax", {scores}, {{"dim", num(-1)}})
                        : op("paddle.nn.functional.softmax", {scores}, {{"axis", num(-1)}});

@@ -133,6 +133,12 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
   case K::Dict:
     return v->keys;
   case K::Object:
+    if (v->layer && isLayerDict(v)) { // ModuleDict, LayerDict: their names
+      std::vector<VarPtr> names;
+      for (const std::string &child : v->children)
+        names.push_back(makeConst(PyConst::ofStr(child), {v}));
+      return names;
+    }
     if (v->layer) // ModuleList, LayerList, Sequential
       return sublayers(f, v);
     break;
@@ -508,6 +514,12 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     }
     if (name == "stop_gradient")
       return makeConst(PyConst::ofBool(obj->stopGradient), {obj});
+    // Where a tensor lives is where the artifact runs: creation calls take it and ignore it.
+    if ((name == "device" && framework_ == "torch") || (name == "place" && framework_ == "paddle")) {
+      VarPtr v = Variable::make(K::External, computedFrom({obj}));
+      v->name = name;
+      return v;
+    }
     if (name == "T") {
       std::vector<VarPtr> perm;
       for (int64_t i = obj->meta.rank(); i-- > 0;)
@@ -687,6 +699,14 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     return tensorCall(f, sir, "operator", "__getitem__", "__getitem__", {obj, key}, {});
   }
   consume(key, loc);
+  if (obj->kind == K::Object && obj->layer && isLayerDict(obj)) { // layers["name"]
+    std::vector<VarPtr> layers = sublayers(f, obj);
+    if (key->isConstant() && key->constant.kind == PyConst::Kind::Str)
+      for (size_t i = 0; i < obj->children.size(); ++i)
+        if (obj->children[i] == key->constant.text)
+          return layers[i];
+    fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
+  }
   if (obj->kind == K::Object && obj->layer) // layers[i], layers[1:]: its sublayers
     obj = makeSequence(K::Tuple, sublayers(f, obj), {obj});
   if (obj->isSequence() || (obj->isConstant() && obj->constant.kind == PyConst::Kind::Str)) {

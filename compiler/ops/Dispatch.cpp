@@ -71,7 +71,7 @@ std::string describeType(const Param &p) {
     s = "str";
     break;
   case ParamType::Index:
-    s = "int, slice, None, Ellipsis or a tuple of those";
+    s = "int, slice, None, Ellipsis, a list of ints or a tuple of those";
     break;
   }
   return p.optional ? s + " or None" : s;

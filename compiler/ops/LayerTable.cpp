@@ -51,10 +51,12 @@ const std::vector<LayerEntry> &layerEntries() {
     std::vector<LayerEntry> out;
 #define LAYER(cls, callee, ...) out.push_back(makeEntry(cls, callee, {__VA_ARGS__}));
 #define LAYER_LIST(cls) out.push_back(LayerEntry{cls, LayerEntry::Kind::List, "", {}});
+#define LAYER_DICT(cls) out.push_back(LayerEntry{cls, LayerEntry::Kind::Dict, "", {}});
 #define LAYER_COMPOSITE(cls) out.push_back(LayerEntry{cls, LayerEntry::Kind::Composite, "", {}});
 #include "compiler/ops/LayerEntries.def"
 #undef LAYER
 #undef LAYER_LIST
+#undef LAYER_DICT
 #undef LAYER_COMPOSITE
     return out;
   }();

@@ -25,7 +25,7 @@ struct LayerArg {
 
 struct LayerEntry {
   std::string className; // "torch.nn.Linear"
-  enum class Kind { Call, Identity, Sequence, List, Composite } kind = Kind::Call;
+  enum class Kind { Call, Identity, Sequence, List, Dict, Composite } kind = Kind::Call;
   std::string callee; // Call: the operator-table entry
   std::vector<LayerArg> args;
 };

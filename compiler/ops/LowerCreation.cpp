@@ -1,4 +1,4 @@
-//===- LowerCreation.cpp - Lowerings: full, zeros, ones and their *_like forms ----------------===//
+//===- LowerCreation.cpp - Lowerings: full, zeros, ones, *_like, arange, tril and triu ---------===//
 #include "compiler/ops/Lowerings.h"
 
 #include "compiler/ops/Inference.h"
@@ -8,7 +8,59 @@
 
 namespace sotc::ops::lowering {
 
+namespace {
+
+/// arange(end) or arange(start, end, step): start + i * step for i < ceil((end - start) / step).
+LowerFn arangeOp() {
+  return [](Lowering &L) {
+    const Arg &first = L.args.get("start"), &second = L.args.get("end"),
+              &stepArg = L.args.get("step");
+    const Arg &endArg = second.isNone() ? first : second;
+    double start = second.isNone() ? 0 : first.scalar(), end = endArg.scalar(),
+           step = stepArg.scalar();
+    if (step == 0)
+      badValue(L, "step must not be zero");
+    double count = std::ceil((end - start) / step);
+    if (!std::isfinite(count))
+      badValue(L, "the bounds must be finite");
+    auto integral = [](const Arg &a) { return a.isNone() || a.kind == Arg::Kind::Int; };
+    DType fallback = integral(first) && integral(second) && integral(stepArg) ? DType::Int64
+                                                                              : DType::Float32;
+    DType dtype = dtypeOr(L, "dtype", fallback);
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+    int x = L.b.iota(n, isFloating(dtype) ? DType::Float64 : DType::Int64);
+    if (step != 1)
+      x = L.b.binaryScalar(Prim::Mul, x, step);
+    if (start != 0)
+      x = L.b.binaryScalar(Prim::Add, x, start);
+    L.out(L.b.cast(x, dtype));
+  };
+}
+
+/// tril / triu: x where the triangle of its last two axes holds, else zero.
+LowerFn triangleOp(std::string xn, bool lower) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in(xn);
+    const TensorMeta &m = b.meta(x);
+    if (m.rank() < 2)
+      badValue(L, "expects a tensor of at least 2 dimensions, got rank " +
+                      std::to_string(m.rank()));
+    int mask = triangle(b, m.shape[m.rank() - 2], m.shape[m.rank() - 1],
+                        L.args.intValue("diagonal"), lower);
+    L.out(b.select(mask, x, b.fill(0, {}, m.dtype)));
+  };
+}
+
+} // namespace
+
 void registerCreation(OpTable &t) {
+  paddleLower(t, "arange", arangeOp(), false);
+  torchLower(t, "arange", arangeOp(), false);
+  for (bool lower : {true, false}) {
+    paddleLower(t, lower ? "tril" : "triu", triangleOp("x", lower));
+    torchLower(t, lower ? "tril" : "triu", triangleOp("input", lower));
+  }
   paddleLower(t, "full", fullOp("shape", "fill_value", "dtype", false), false);
   torchLower(t, "full", fullOp("size", "fill_value", "dtype", true), false);
   for (auto [name, value] : {std::pair<const char *, double>{"zeros", 0}, {"ones", 1}}) {

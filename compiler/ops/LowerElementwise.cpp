@@ -100,6 +100,18 @@ void registerElementwise(OpTable &t) {
       L.out(L.b.select(L.in(c), o.x, o.y));
     };
   };
+  // masked_fill: the value (a scalar, or a tensor cast to x's dtype) where the mask is true.
+  auto maskedFill = [](std::string xn) {
+    return [=](Lowering &L) {
+      int x = L.in(xn);
+      DType dtype = L.b.meta(x).dtype;
+      int value = L.args.get("value").isTensor() ? L.b.cast(L.in("value"), dtype)
+                                                 : L.b.fill(L.args.scalar("value"), {}, dtype);
+      L.out(L.b.select(L.in("mask"), value, x));
+    };
+  };
+  paddleLower(t, "masked_fill", maskedFill("x"));
+  torchLower(t, "masked_fill", maskedFill("input"));
   paddleLower(t, "where", whereLower("condition", "x", "y"), false);
   torchLower(t, "where", whereLower("condition", "input", "other"), false);
 
@@ -142,7 +154,24 @@ void registerElementwise(OpTable &t) {
   };
   paddleLower(t, "cast", castLower("x", "dtype"));
   t.bind("Tensor.astype", castLower("x", "dtype"));
-  t.bind("torch.Tensor.to", castLower("input", "dtype"));
+  // x.to(dtype), x.to(device[, dtype]): where the tensor lives is the artifact's business.
+  t.bind("torch.Tensor.to", [](Lowering &L) {
+    int x = L.in("input");
+    L.out(L.args.isNone("dtype") ? x : L.b.cast(x, L.args.get("dtype").dtypeValue));
+  });
+  // The call's result is a new tensor variable; its value is the input's.
+  for (const char *name : {"torch.Tensor.contiguous", "torch.Tensor.clone", "torch.clone",
+                           "torch.Tensor.detach"})
+    t.bind(name, [](Lowering &L) { L.out(L.in("input")); });
+  for (const char *name : {"paddle.clone", "Tensor.clone", "Tensor.detach"})
+    t.bind(name, [](Lowering &L) { L.out(L.in("x")); });
+  // x.float(), x.long(), ...: a cast to the dtype the method names.
+  for (auto [method, dtype] : {std::pair{"float", DType::Float32}, {"double", DType::Float64},
+                               {"half", DType::Float16}, {"bfloat16", DType::BFloat16},
+                               {"int", DType::Int32}, {"long", DType::Int64},
+                               {"bool", DType::Bool}})
+    t.bind(std::string("torch.Tensor.") + method,
+           [dtype = dtype](Lowering &L) { L.out(L.b.cast(L.in("input"), dtype)); });
 }
 
 } // namespace sotc::ops::lowering

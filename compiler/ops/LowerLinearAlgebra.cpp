@@ -10,12 +10,10 @@ namespace sotc::ops::lowering {
 
 namespace {
 /// softmax(q k^T * scale + mask) v over [..., L, E] x [..., S, E] x [..., S, Ev]; a bool mask
-/// keeps where true (-inf elsewhere), a float mask adds.
+/// keeps where true (-inf elsewhere), a float mask adds; is_causal keeps query i's keys 0..i.
 LowerFn attentionOp(bool paddleLayout) {
   return [=](Lowering &L) {
     PrimBuilder &b = L.b;
-    if (L.args.boolValue("is_causal"))
-      badValue(L, "is_causal=True is not supported yet (pass the causal mask as attn_mask)");
     bool dropout = L.args.scalar("dropout_p") != 0 &&
                    (!paddleLayout || L.args.boolValue("training"));
     if (dropout)
@@ -39,6 +37,13 @@ LowerFn attentionOp(bool paddleLayout) {
     double scale = L.args.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(e))
                                           : L.args.scalar("scale");
     int scores = b.binaryScalar(Prim::Mul, b.matmul(q, k, false, true), scale);
+    if (L.args.boolValue("is_causal")) { // query i sees keys 0..i (the top-left triangle)
+      if (L.in("attn_mask") >= 0)
+        badValue(L, "takes attn_mask or is_causal=True, not both");
+      const std::vector<int64_t> &s = b.meta(scores).shape;
+      int causal = triangle(b, s[rank - 2], s[rank - 1], 0, true);
+      scores = b.select(causal, scores, b.fill(-INFINITY, {}, b.meta(scores).dtype));
+    }
     if (int mask = L.in("attn_mask"); mask >= 0) {
       if (b.meta(mask).dtype == DType::Bool)
         scores = b.select(mask, scores, b.fill(-INFINITY, {}, b.meta(scores).dtype));

@@ -224,6 +224,14 @@ LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool tor
   };
 }
 
+int triangle(PrimBuilder &b, int64_t rows, int64_t cols, int64_t diagonal, bool lower) {
+  int row = b.reshape(b.iota(rows, DType::Int64), {rows, 1});
+  int col = b.reshape(b.iota(cols, DType::Int64), {1, cols});
+  if (diagonal != 0)
+    row = b.binaryScalar(Prim::Add, row, static_cast<double>(diagonal));
+  return b.binary(lower ? Prim::LessEqual : Prim::GreaterEqual, col, row);
+}
+
 LowerFn fullLikeOp(std::string xn, double value, std::string valueName, std::string dtype) {
   return [=](Lowering &L) {
     const TensorMeta &m = L.b.meta(L.in(xn));
@@ -322,8 +330,9 @@ void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis) {
   }
 }
 
-void getitem(Lowering &L, int x, const Arg &index) {
-  std::vector<Arg> items = index.kind == Arg::Kind::Tuple ? index.items : std::vector<Arg>{index};
+namespace {
+/// x[items] for basic items: ints, slices with positive steps, None and one Ellipsis.
+int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
   const std::vector<int64_t> &in = L.b.meta(x).shape;
   size_t consumed = 0, ellipses = 0;
   for (const Arg &a : items) {
@@ -385,7 +394,47 @@ void getitem(Lowering &L, int x, const Arg &index) {
   }
   keep(in.size() - dim);
   int y = axes.empty() ? x : L.b.slice(x, axes, starts, ends, steps);
-  L.out(L.b.reshape(y, outShape));
+  return L.b.reshape(y, outShape);
+}
+} // namespace
+
+void getitem(Lowering &L, int x, const Arg &index) {
+  std::vector<Arg> items = index.kind == Arg::Kind::Tuple ? index.items : std::vector<Arg>{index};
+  // One list of ints picks those positions of its axis (numpy's advanced index, which stays
+  // where it is when it is the only one): the basic index with a full slice there, then the
+  // positions taken from its result.
+  auto list = std::find_if(items.begin(), items.end(),
+                           [](const Arg &a) { return a.kind == Arg::Kind::List; });
+  if (list == items.end())
+    return L.out(basicIndex(L, x, items));
+  if (std::count_if(items.begin(), items.end(),
+                    [](const Arg &a) { return a.kind == Arg::Kind::List; }) > 1)
+    badValue(L, "more than one list index (numpy's broadcasting advanced indexing) is not "
+                "supported yet");
+  std::vector<int64_t> positions;
+  for (const Arg &i : list->items)
+    positions.push_back(i.intValue);
+  *list = Arg::slice(Arg::none(), Arg::none(), Arg::none());
+  int64_t rank = L.b.meta(x).rank(), axis = 0, consumed = 0;
+  for (const Arg &a : items)
+    consumed += a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Slice;
+  for (auto it = items.begin(); it != list; ++it)
+    axis += it->kind == Arg::Kind::Slice || it->kind == Arg::Kind::None ? 1
+            : it->kind == Arg::Kind::Ellipsis                           ? rank - consumed
+                                                                        : 0;
+  int y = basicIndex(L, x, items);
+  int64_t size = L.b.meta(y).shape[axis];
+  std::vector<int> picked;
+  for (int64_t p : positions) {
+    int64_t i = p < 0 ? p + size : p;
+    if (i < 0 || i >= size)
+      badValue(L, "index " + std::to_string(p) + " is out of bounds for axis " +
+                      std::to_string(axis) + " with size " + std::to_string(size));
+    picked.push_back(L.b.slice(y, {axis}, {i}, {i + 1}, {1}));
+  }
+  if (picked.empty())
+    badValue(L, "an empty list index is not supported yet");
+  L.out(picked.size() == 1 ? picked[0] : L.b.concat(picked, axis));
 }
 
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {

@@ -60,6 +60,9 @@ LowerFn logsumexpOp(std::string xn, std::string axis, std::string keepdim);
 
 /// softmax (log_softmax) of float `x` over `axis`, stabilized by the row maximum.
 int softmax(Lowering &L, int x, int64_t axis, bool log);
+/// A bool [rows, cols] mask, true where col - row <= diagonal (`lower`: tril's, a causal
+/// mask's) or col - row >= diagonal (triu's), from iota rows and columns.
+int triangle(PrimBuilder &b, int64_t rows, int64_t cols, int64_t diagonal, bool lower);
 
 /// softmax / log_softmax over one axis.
 LowerFn softmaxOp(std::string xn, std::string axisName, std::string dtype, bool log);

@@ -121,6 +121,13 @@ int PrimBuilder::fill(double value, std::vector<int64_t> shape, DType dtype) {
   return add(Prim::FillConstant, {}, a, {std::move(shape), dtype});
 }
 
+int PrimBuilder::iota(int64_t n, DType dtype) {
+  PrimAttrs a;
+  a.shape = {n};
+  a.dtype = dtype;
+  return add(Prim::Iota, {}, a, {{n}, dtype});
+}
+
 const PrimOp *PrimBuilder::producer(int value) const {
   int index = value - static_cast<int>(graph_.inputs.size());
   return index >= 0 ? &graph_.ops[index] : nullptr;

@@ -34,7 +34,7 @@ const std::vector<Prim> &allPrims();
 /// Attributes of one primitive application; each primitive reads only its own fields.
 struct PrimAttrs {
   double value = 0;                            // fill_constant
-  std::vector<int64_t> shape;                  // fill_constant, broadcast_to, reshape
+  std::vector<int64_t> shape;                  // fill_constant, iota, broadcast_to, reshape
   std::vector<int64_t> perm;                   // transpose
   std::vector<int64_t> axes;                   // reduce_*, slice
   std::vector<int64_t> starts, ends;           // slice (normalized, non-negative)
@@ -43,7 +43,7 @@ struct PrimAttrs {
   std::vector<int64_t> kernel, strides, dilations, pads; // window: (h, w) each; pads before
   bool keepdim = false;                        // reduce_*
   bool transposeX = false, transposeY = false; // matmul
-  DType dtype = DType::Float32;                // fill_constant, cast
+  DType dtype = DType::Float32;                // fill_constant, iota, cast
 };
 
 struct PrimOp {
@@ -79,6 +79,8 @@ public:
   PrimGraph take();
 
   int fill(double value, std::vector<int64_t> shape, DType dtype);
+  /// 0, 1, ..., n - 1 as `dtype` (positions: arange, triangular masks by broadcasting).
+  int iota(int64_t n, DType dtype);
   int cast(int x, DType dtype);
   int unary(Prim prim, int x);
   /// Elementwise binary/compare on tensors: broadcast to a common shape, cast to `dtype`.

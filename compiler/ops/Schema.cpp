@@ -282,6 +282,9 @@ bool argMatches(const Param &param, const Arg &arg) {
     auto simple = [&](const Arg &a) {
       if (a.kind == K::Slice)
         return std::all_of(a.items.begin(), a.items.end(), bound);
+      if (a.kind == K::List) // positions along one axis
+        return std::all_of(a.items.begin(), a.items.end(),
+                           [](const Arg &i) { return i.kind == K::Int; });
       return a.kind == K::Int || a.kind == K::None || a.kind == K::Ellipsis;
     };
     if (arg.kind == K::Tuple) {

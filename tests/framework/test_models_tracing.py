@@ -248,6 +248,46 @@ def test_torch_multihead_attention(sotc_bin, tmp_path, batch_first):  # noqa: F8
         np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
 
 
+class HintWithoutMask(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, is_causal=True, need_weights=False)[0]
+
+
+class PaddedAttention(torch.nn.Module):
+    """Padded batches: keys past each sequence's length masked (bool or additive), a causal
+    mask with torch's is_causal hint, and positions from arange."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+        self.pos = torch.nn.Embedding(5, 16)
+
+    def forward(self, x, padding, causal):
+        x = x + self.pos(torch.arange(x.shape[1]))
+        a, weights = self.attn(x, x, x, key_padding_mask=padding)
+        b, _ = self.attn(x, x, x, key_padding_mask=padding.float() * -1e9, need_weights=False)
+        c, _ = self.attn(x, x, x, attn_mask=causal, is_causal=True, key_padding_mask=padding)
+        return a, weights, b, c
+
+
+def test_torch_attention_with_padding_and_causal_masks(sotc_bin, tmp_path):  # noqa: F811
+    torch.manual_seed(10)
+    net = PaddedAttention().eval()
+    x = np.random.default_rng(10).standard_normal((2, 5, 16)).astype(np.float32)
+    padding = np.zeros((2, 5), bool)
+    padding[1, 3:] = True  # the second sequence is 3 long
+    causal = np.triu(np.ones((5, 5), bool), 1)
+    compiled = compile_trace(sotc_bin, sotc.trace(net, x, padding, causal), tmp_path, "padded")
+    with torch.no_grad():
+        expected = net(*(torch.from_numpy(a) for a in (x, padding, causal)))
+    for g, e in zip(compiled(x, padding, causal), expected):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_paddle_multihead_attention(sotc_bin, tmp_path):  # noqa: F811
     paddle.seed(9)
     net = PaddleSelfAttention()
@@ -269,3 +309,6 @@ def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")).eval()
     error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,3,8,8]"), tmp_path, "reflect")
     assert "E3004" in error and "padding_mode='reflect' is not supported" in error
+    hint = HintWithoutMask().eval()
+    error = compile_trace(sotc_bin, sotc.trace(hint, "float32[1,3,8]"), tmp_path, "hint")
+    assert "Need attn_mask if specifying the is_causal hint" in error

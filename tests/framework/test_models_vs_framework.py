@@ -24,6 +24,7 @@ import make_model_traces  # noqa: E402
 from test_programs_vs_framework import assert_same, sotc_bin  # noqa: E402,F401
 
 import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
+from sotc._specs import dtype_name  # noqa: E402
 from sotc._tracer import _layer_framework  # noqa: E402
 
 RTOL = 1e-5
@@ -43,7 +44,13 @@ def run_model(model, x):
         return model(tensor).numpy()
 
 
-def example(shape, rng, variant):
+def example(spec, rng, variant):
+    """An input of `spec` (shape, dtype): floats normal, or large and of one sign; token ids
+    (integer inputs) anywhere in 0..31, or only low, or only high ones."""
+    shape, dtype = spec
+    if np.issubdtype(dtype, np.integer):
+        low, high = {"normal": (0, 32), "positive": (16, 32), "negative": (0, 8)}[variant]
+        return rng.integers(low, high, shape).astype(dtype)
     x = rng.standard_normal(shape)
     if variant != "normal":
         x = np.abs(x) * 8 + 0.5
@@ -53,7 +60,7 @@ def example(shape, rng, variant):
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory, sotc_bin):  # noqa: F811
-    """name -> (the model, its input shape, the compiled artifact's folder)."""
+    """name -> (the model, its input's (shape, dtype), the compiled artifact)."""
     out, cache = tmp_path_factory.mktemp("models"), {}
 
     def get(name):
@@ -63,7 +70,8 @@ def compiled(tmp_path_factory, sotc_bin):  # noqa: F811
             subprocess.run([sotc_bin, "compile", trace_path, "--target", "cpu", "-o",
                             str(library)], check=True, capture_output=True, text=True)
             spec = sotc.parse_tensor_spec(make_model_traces.header(name)[1][0].partition("=")[2])
-            cache[name] = (make_model_traces.make_model(name), tuple(d.size for d in spec.dims),
+            cache[name] = (make_model_traces.make_model(name),
+                           (tuple(d.size for d in spec.dims), np.dtype(dtype_name(spec.dtype))),
                            library)
         return cache[name]
     return get

@@ -695,6 +695,9 @@ private:
       mlir::Value v;
       if (op.op == "fill_constant")
         v = scalars.constant(elementType(out), *op.value);
+      else if (op.op == "iota") // its value is its position
+        v = mlir::arith::IndexCastOp::create(b_, loc(), b_.getI64Type(),
+                                             idx_.expr(a.index.at(out)[0], iters));
       else if (op.op == "concat")
         v = concat(op, a, iters);
       else if (op.op == "window")

@@ -91,7 +91,7 @@ private:
     std::vector<std::vector<sir::PrimOp>> out(1);
     std::set<mlir::Operation *> reductions;
     for (sir::PrimOp p : prims) {
-      if (primOf(p) == Prim::FillConstant)
+      if (ops::primKind(primOf(p)) == PrimKind::Source)
         continue;
       bool readsReduction = false;
       for (mlir::Value v : p->getOperands())
@@ -107,7 +107,7 @@ private:
     // Constants go to the front of the stage of their first reader; one nothing here reads
     // is the kernel's output and goes to the last stage (alone, when it is the whole group).
     for (sir::PrimOp p : prims)
-      if (primOf(p) == Prim::FillConstant) {
+      if (ops::primKind(primOf(p)) == PrimKind::Source) {
         auto reader = std::find_if(out.begin(), out.end(), [&](const auto &stage) {
           return std::any_of(stage.begin(), stage.end(), [&](sir::PrimOp q) {
             return llvm::is_contained(q->getOperands(), p.getResult());
@@ -330,13 +330,13 @@ private:
         candidates.push_back(t);
     };
     for (sir::PrimOp p : stage)
-      if (primOf(p) != Prim::FillConstant) {
+      if (ops::primKind(primOf(p)) != PrimKind::Source) {
         if (ops::primKind(primOf(p)) == PrimKind::Reduce)
           add(p->getOperand(0));
         add(p.getResult());
       }
     for (sir::PrimOp p : stage)
-      if (primOf(p) == Prim::FillConstant)
+      if (ops::primKind(primOf(p)) == PrimKind::Source)
         add(p.getResult());
     std::stable_sort(candidates.begin(), candidates.end(), [&](int x, int y) {
       return numel(kernel_.tensors[x].shape) > numel(kernel_.tensors[y].shape);

@@ -263,6 +263,35 @@ std::vector<Case> cases() {
            out.data[i] = in[0].data[i] != 0 ? in[1].data[i] : in[2].data[i % 4];
          return Refs{out};
        }});
+  // masked_fill: the value where the mask holds (a scalar, or a tensor cast to x's dtype).
+  c.push_back({{"paddle.masked_fill", "Tensor.masked_fill", "torch.masked_fill",
+                "torch.Tensor.masked_fill"},
+               {kX, kB},
+               {T(0), T(1), Arg::ofFloat(-INFINITY)},
+               {},
+               [](const Refs &in) {
+                 Buffer out = in[0];
+                 for (size_t i = 0; i < out.data.size(); ++i)
+                   out.data[i] = in[1].data[i] != 0 ? -INFINITY : in[0].data[i];
+                 return Refs{out};
+               }});
+  c.push_back({{"paddle.masked_fill", "torch.Tensor.masked_fill"},
+               {kX, kB, TensorMeta{{}, DType::Float64}},
+               {T(0), T(1), T(2)},
+               {},
+               [](const Refs &in) {
+                 Buffer out = in[0];
+                 for (size_t i = 0; i < out.data.size(); ++i)
+                   out.data[i] = in[1].data[i] != 0 ? double(float(in[2].data[0])) : in[0].data[i];
+                 return Refs{out};
+               }});
+  // Identities: a new tensor variable with the input's values.
+  c.push_back({{"torch.Tensor.contiguous", "torch.Tensor.clone", "torch.clone",
+                "torch.Tensor.detach", "paddle.clone", "Tensor.clone", "Tensor.detach"},
+               {kX},
+               {T(0)},
+               {},
+               [](const Refs &in) { return Refs{in[0]}; }});
   struct Cmp {
     std::string paddle, torch;
     bool (*f)(double, double);
@@ -313,6 +342,20 @@ std::vector<Case> cases() {
                elementwise([](double v) { return std::trunc(v); }, DType::Int32),
                -5,
                5});
+  c.push_back({{"torch.Tensor.int"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return std::trunc(v); }, DType::Int32), -5, 5});
+  c.push_back({{"torch.Tensor.long"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return std::trunc(v); }, DType::Int64), -5, 5});
+  c.push_back({{"torch.Tensor.bool"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return double(v != 0); }, DType::Bool), -1, 1});
+  c.push_back({{"torch.Tensor.float"}, {kI}, {T(0)}, {},
+               elementwise([](double v) { return v; }, DType::Float32)});
+  c.push_back({{"torch.Tensor.half"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return v; }, DType::Float16)});
+  c.push_back({{"torch.Tensor.bfloat16"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return v; }, DType::BFloat16)});
+  c.push_back({{"torch.Tensor.double"}, {kX}, {T(0)}, {},
+               elementwise([](double v) { return double(float(v)); }, DType::Float64)});
 
   // Creation.
   auto filled = [](std::vector<int64_t> shape, double v, DType d) {
@@ -331,6 +374,41 @@ std::vector<Case> cases() {
                {},
                filled({2}, 7, DType::Int64)});
   c.push_back({{"paddle.zeros"}, {}, {Arg::ofInt(5)}, {}, filled({5}, 0, DType::Float32)});
+  // arange: the iota primitive, scaled and shifted; int64 for int bounds, else float32.
+  auto ramp = [](std::vector<double> values, DType d) {
+    return [=](const Refs &) {
+      return Refs{Buffer{{{static_cast<int64_t>(values.size())}, d}, values}};
+    };
+  };
+  c.push_back({{"paddle.arange", "torch.arange"}, {}, {Arg::ofInt(4)}, {},
+               ramp({0, 1, 2, 3}, DType::Int64)});
+  c.push_back({{"paddle.arange", "torch.arange"}, {}, {Arg::ofInt(2), Arg::ofInt(11), Arg::ofInt(3)},
+               {}, ramp({2, 5, 8}, DType::Int64)});
+  c.push_back({{"paddle.arange", "torch.arange"}, {}, {Arg::ofFloat(1), Arg::ofFloat(-0.5),
+               Arg::ofFloat(-0.5)}, {}, ramp({1, 0.5, 0}, DType::Float32)});
+  c.push_back({{"paddle.arange"}, {}, {Arg::ofInt(3)}, {{"dtype", Arg::ofString("float32")}},
+               ramp({0, 1, 2}, DType::Float32)});
+  c.push_back({{"torch.arange"}, {}, {Arg::ofInt(5), Arg::ofInt(2)}, {}, ramp({}, DType::Int64)});
+  // tril / triu keep one side of a diagonal of the last two axes, zero the other.
+  auto triangle = [](bool lower, int64_t diagonal) {
+    return [=](const Refs &in) {
+      Buffer out = in[0];
+      int64_t rows = out.meta.shape[1], cols = out.meta.shape[2];
+      for (size_t i = 0; i < out.data.size(); ++i) {
+        int64_t r = static_cast<int64_t>(i) / cols % rows, col = static_cast<int64_t>(i) % cols;
+        if (lower ? col - r > diagonal : col - r < diagonal)
+          out.data[i] = 0;
+      }
+      return Refs{out};
+    };
+  };
+  const TensorMeta kBatch{{2, 3, 5}, DType::Float32};
+  c.push_back({{"paddle.tril", "Tensor.tril", "torch.tril", "torch.Tensor.tril"}, {kBatch},
+               {T(0)}, {}, triangle(true, 0)});
+  c.push_back({{"paddle.tril", "torch.tril"}, {kBatch}, {T(0), Arg::ofInt(-1)}, {},
+               triangle(true, -1)});
+  c.push_back({{"paddle.triu", "Tensor.triu", "torch.triu", "torch.Tensor.triu"}, {kBatch},
+               {T(0)}, {{"diagonal", Arg::ofInt(2)}}, triangle(false, 2)});
   c.push_back({{"paddle.ones"},
                {},
                {Arg::list({Arg::ofInt(2), Arg::ofInt(2)})},
@@ -490,6 +568,29 @@ std::vector<Case> cases() {
        [](const Refs &in) {
          return Refs{Buffer{{{2}, DType::Float32}, {in[0].data[7], in[0].data[11]}}};
        }});
+  // A list of ints picks those positions of its axis, in order, repeats allowed.
+  c.push_back({{"__getitem__"},
+               {kX},
+               {T(0), Arg::tuple({Arg::slice(Arg::none(), Arg::none(), Arg::none()),
+                                  Arg::list({Arg::ofInt(-1), Arg::ofInt(0), Arg::ofInt(-1)})})},
+               {},
+               [](const Refs &in) {
+                 Buffer out{{{3, 3}, DType::Float32}, {}};
+                 for (int r = 0; r < 3; ++r)
+                   for (int col : {3, 0, 3})
+                     out.data.push_back(in[0].data[r * 4 + col]);
+                 return Refs{out};
+               }});
+  c.push_back({{"__getitem__"},
+               {kX},
+               {T(0), Arg::tuple({Arg::list({Arg::ofInt(2)}), Arg::none()})},
+               {},
+               [](const Refs &in) {
+                 Buffer out{{{1, 1, 4}, DType::Float32}, {}};
+                 for (int col = 0; col < 4; ++col)
+                   out.data.push_back(in[0].data[8 + col]);
+                 return Refs{out};
+               }});
   c.push_back({{"__getitem__"},
                {kX},
                {T(0), Arg::tuple({Arg::ellipsis(), Arg::none(),
@@ -768,6 +869,18 @@ std::vector<Case> cases() {
                [](const Refs &in) {
                  return Refs{attentionRef(in[0], in[1], in[2], &in[3], 1 / std::sqrt(5.0))};
                }});
+  // is_causal: query i attends to keys 0..i (the top-left triangle of a non-square score).
+  c.push_back({{tf + "scaled_dot_product_attention"},
+               {kQ, kK, kV},
+               {T(0), T(1), T(2)},
+               {{"is_causal", Arg::ofBool(true)}},
+               [](const Refs &in) {
+                 Buffer causal{{{4, 6}, DType::Bool}, {}};
+                 for (int64_t i = 0; i < 4; ++i)
+                   for (int64_t j = 0; j < 6; ++j)
+                     causal.data.push_back(j <= i);
+                 return Refs{attentionRef(in[0], in[1], in[2], &causal, 1 / std::sqrt(5.0))};
+               }});
   c.push_back({{pf + "scaled_dot_product_attention"},
                {TensorMeta{{2, 4, 3, 5}, DType::Float32}, TensorMeta{{2, 6, 3, 5}, DType::Float32},
                 TensorMeta{{2, 6, 3, 4}, DType::Float32}},
@@ -803,7 +916,9 @@ void checkClose(const Buffer &got, const Buffer &want, const std::string &what) 
   REQUIRE(got.data.size() == want.data.size());
   for (size_t i = 0; i < got.data.size(); ++i) {
     INFO("element " << i << ": got " << got.data[i] << ", want " << want.data[i]);
-    CHECK(std::fabs(got.data[i] - want.data[i]) <= 1e-5 + 1e-5 * std::fabs(want.data[i]));
+    double g = got.data[i], w = want.data[i]; // infinities (masks) compare equal
+    CHECK((g == w || (std::isnan(g) && std::isnan(w)) ||
+           std::fabs(g - w) <= 1e-5 + 1e-5 * std::fabs(w)));
   }
 }
 

@@ -85,8 +85,8 @@ TEST_CASE("slice bounds are ints or None, never tensors", "[dispatch]") {
   Arg bad = Arg::slice(tensor({}, DType::Int64), Arg::none(), Arg::none());
   auto [code, message] = failure("__getitem__", {{tensor({8, 4}), bad}, {}});
   CHECK(code == DiagCode::OpArgumentType);
-  CHECK(message == "__getitem__(): argument 'index' must be int, slice, None, Ellipsis or a "
-                   "tuple of those, not slice");
+  CHECK(message == "__getitem__(): argument 'index' must be int, slice, None, Ellipsis, a list "
+                   "of ints or a tuple of those, not slice");
   LoweredCall ok = OpTable::get().lower(
       "__getitem__", {{tensor({8, 4}), Arg::slice(Arg::ofInt(1), Arg::none(), Arg::ofInt(2))}, {}});
   CHECK(ok.outputs()[0].shape == std::vector<int64_t>{4, 4});

@@ -264,7 +264,9 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
     Buffer out{op.result, {}};
     switch (primKind(op.prim)) {
     case PrimKind::Source:
-      out.data.assign(op.result.numElements(), castTo(a.value, op.result.dtype));
+      for (int64_t i = 0; i < op.result.numElements(); ++i)
+        out.data.push_back(castTo(op.prim == Prim::Iota ? static_cast<double>(i) : a.value,
+                                  op.result.dtype));
       break;
     case PrimKind::Unary:
       if (op.prim == Prim::Cast) {

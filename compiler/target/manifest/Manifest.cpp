@@ -174,14 +174,19 @@ private:
 };
 
 /// The names of tensors the frontend passes between segments, as segment `seg`'s plan
-/// names them: its inputs by position (their Python names), the rest by statement result.
+/// names them: its inputs and outputs by position (a call that decomposes to nothing, such
+/// as dropout in inference, leaves its input's name on the output), the rest by statement
+/// result.
 Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &seg,
            const Json &plan) {
   Json out = Json::array();
   for (const frontend::VarPtr &v : vars) {
     auto input = std::find(seg.sir.inputs.begin(), seg.sir.inputs.end(), v);
+    auto output = std::find(seg.sir.outputs.begin(), seg.sir.outputs.end(), v);
     out.push_back(input != seg.sir.inputs.end()
                       ? plan["inputs"][input - seg.sir.inputs.begin()]["name"].get<std::string>()
+                  : output != seg.sir.outputs.end()
+                      ? plan["outputs"][output - seg.sir.outputs.begin()]["name"].get<std::string>()
                       : v->tensorName);
   }
   return out;

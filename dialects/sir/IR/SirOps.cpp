@@ -100,6 +100,11 @@ LogicalResult PrimOp::verify() {
   case PrimKind::Source:
     if (failed(expectOperands(0)))
       return failure();
+    if (prim == sotc::ops::Prim::Iota)
+      return getShape() && getShape() == resultType.getShape() && resultType.getRank() == 1 &&
+                     !getValue()
+                 ? success()
+                 : emitOpError("iota needs a 1-d shape equal to its result's, and no value");
     if (!getValue() || !getShape() || getShape() != resultType.getShape())
       return emitOpError("fill_constant needs a value and a shape equal to its result's");
     return success();

@@ -155,6 +155,20 @@ private:
             return false;
         }
     }
+    // A slice of what a reduction's rows feed computes some of those rows only: the kernel
+    // runs the reduction's rows, so the slice starts a kernel of its own
+    // (softmax(x)[:, -1:] is two kernels).
+    std::set<size_t> afterReduction;
+    for (size_t i : inUnion) { // in program order
+      bool after = ops::primKind(primOf(prims_[i])) == ops::PrimKind::Reduce;
+      for (mlir::Value v : prims_[i]->getOperands())
+        if (auto def = v.getDefiningOp<PrimOp>(); def && afterReduction.count(index_.at(def)))
+          after = true;
+      if (after && primOf(prims_[i]) == ops::Prim::Slice)
+        return false;
+      if (after)
+        afterReduction.insert(i);
+    }
     // One row structure: every reduction reduces the same axes of the same shape (softmax's
     // max and sum do; a column sum and a row sum of one tensor would need two).
     std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> rows;

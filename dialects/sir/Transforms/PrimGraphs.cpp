@@ -74,7 +74,8 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
   const ops::PrimAttrs &a = op.attrs;
   switch (ops::primKind(op.prim)) {
   case PrimKind::Source:
-    prim.setValueAttr(b.getF64FloatAttr(a.value));
+    if (op.prim == Prim::FillConstant)
+      prim.setValueAttr(b.getF64FloatAttr(a.value));
     prim.setShapeAttr(ints(b, a.shape));
     break;
   case PrimKind::Reduce:

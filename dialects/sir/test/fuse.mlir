@@ -149,3 +149,44 @@ sir.subgraph @embedding(%table: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tens
   %1 = sir.prim exp(%0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   sir.output %1 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// A slice of a reduction's rows computes some rows only, while the kernel runs all of the
+// reduction's: softmax(x)[:, -1:] is two groups (one kernel would read rows it never made).
+// CHECK-LABEL: sir.subgraph @softmax_last_row
+// CHECK:      sir.group "reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6" "reduction"
+// CHECK:      sir.group "fill_constant_8_slice_7_multiply_9" "injective"
+// CHECK-NOT:  sir.group
+sir.subgraph @softmax_last_row(%x: tensor<4x8xf32>) -> tensor<1x8xf32> {
+  %0 = sir.prim reduce_max(%x) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %1 = sir.prim broadcast_to(%0) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %2 = sir.prim subtract(%x, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = sir.prim exp(%2) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = sir.prim reduce_sum(%3) {axes = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %5 = sir.prim broadcast_to(%4) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %6 = sir.prim divide(%3, %5) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %7 = sir.prim slice(%6) {axes = array<i64: 0>, starts = array<i64: 3>, ends = array<i64: 4>, steps = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %8 = sir.prim fill_constant() {value = 2.0 : f64, shape = array<i64: 1, 8>} : () -> tensor<1x8xf32>
+  %9 = sir.prim multiply(%7, %8) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+  sir.output %9 : tensor<1x8xf32>
+}
+
+// -----
+
+// Any of the largest tensors may anchor a group: the bias [C, 1, 1] broadcast over a conv's
+// [N, C, H, W] result indexes from that result, not from the GEMM's [N, C, H*W] it reshapes,
+// so bias and ReLU after the GEMM are one group.
+// CHECK-LABEL: sir.subgraph @bias_relu_after_gemm
+// CHECK:      sir.group "matmul_0" "matmul"
+// CHECK:      sir.group "fill_constant_4_reshape_1_broadcast_to_2_add_3_max_5" "injective"
+// CHECK-NOT:  sir.group
+sir.subgraph @bias_relu_after_gemm(%w: tensor<3x5xf32>, %cols: tensor<2x5x16xf32>, %b: tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = sir.prim matmul(%w, %cols) {transpose_x = false, transpose_y = false} : (tensor<3x5xf32>, tensor<2x5x16xf32>) -> tensor<2x3x16xf32>
+  %1 = sir.prim reshape(%0) {shape = array<i64: 2, 3, 4, 4>} : (tensor<2x3x16xf32>) -> tensor<2x3x4x4xf32>
+  %2 = sir.prim broadcast_to(%b) {shape = array<i64: 2, 3, 4, 4>} : (tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32>
+  %3 = sir.prim add(%1, %2) : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %4 = sir.prim fill_constant() {value = 0.0 : f64, shape = array<i64: 2, 3, 4, 4>} : () -> tensor<2x3x4x4xf32>
+  %5 = sir.prim max(%3, %4) : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  sir.output %5 : tensor<2x3x4x4xf32>
+}

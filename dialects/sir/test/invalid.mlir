@@ -156,3 +156,19 @@ sir.subgraph @gather_by_floats(%t: tensor<10x4xf32>, %i: tensor<3xf32>) -> tenso
   %0 = sir.prim gather(%t, %i) : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
   sir.output %0 : tensor<3x4xf32>
 }
+
+// -----
+
+sir.subgraph @iota_with_a_value() -> tensor<4xi64> {
+  // expected-error @+1 {{iota needs a 1-d shape equal to its result's, and no value}}
+  %0 = sir.prim iota() {shape = array<i64: 4>, value = 1.0 : f64} : () -> tensor<4xi64>
+  sir.output %0 : tensor<4xi64>
+}
+
+// -----
+
+sir.subgraph @iota_of_a_matrix() -> tensor<2x2xi64> {
+  // expected-error @+1 {{iota needs a 1-d shape equal to its result's, and no value}}
+  %0 = sir.prim iota() {shape = array<i64: 2, 2>} : () -> tensor<2x2xi64>
+  sir.output %0 : tensor<2x2xi64>
+}

@@ -210,6 +210,12 @@ class Compiled:
     def set_weights(self, state_dict):
         """Binds new weights of the compiled model (a state dict: name -> tensor of the
         compiled dtype and shape; the runtime copies them), without recompiling."""
+        # A tied weight is one weight under two names (the first the tracer met): the other
+        # names are the same tensor, bound with it.
+        known = {_address(t) for n, t in state_dict.items() if n in self.weights} - {None}
+        tied = {n for n, t in state_dict.items() if n not in self.weights and
+                _address(t) is not None and _address(t) in known}
+        state_dict = {n: t for n, t in state_dict.items() if n not in tied}
         unknown = sorted(set(state_dict) - set(self.weights))
         if unknown:
             raise KeyError(f"the compiled model has no weights named {', '.join(unknown)} "
@@ -552,6 +558,18 @@ def _reader(expression):
         def unreadable(_namespace, error=e):
             raise error
         return unreadable
+
+
+def _address(tensor):
+    """(data address, shape) of a framework tensor or numpy array; None when unknown."""
+    try:
+        if hasattr(tensor, "data_ptr"):
+            return tensor.data_ptr(), tuple(tensor.shape)
+        if hasattr(tensor, "__array_interface__"):
+            return tensor.__array_interface__["data"][0], tuple(tensor.shape)
+    except (TypeError, RuntimeError, ValueError):
+        pass
+    return None
 
 
 def _static_results(manifest):

@@ -396,7 +396,7 @@ def test_a_large_constant_made_in_the_function_names_its_size(tmp_path, sotc_bin
     monkeypatch.setitem(globals(), "STUB_PADDLE", StubModule("paddle", imported=True))
 
     def big(x):
-        return x + STUB_PADDLE.arange(1000)
+        return x + STUB_PADDLE.linspace(0.0, 1.0, 1000)
 
     path = sotc.trace(big, X[0]).save(tmp_path / "case.pb")
     result = subprocess.run([sotc_bin, "dump", "--sir", str(path)], capture_output=True, text=True)
