@@ -3,6 +3,7 @@
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -347,10 +348,18 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
 }
 
 int PrimBuilder::reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim) {
+  std::vector<int64_t> shape = reducedShape(meta(x).shape, axes, keepdim);
+  // Over one element (a 1x1 map's pooling) every reduction is that element: a reshape.
+  int64_t reduced = 1;
+  for (size_t d = 0; d < meta(x).shape.size(); ++d)
+    if (axes.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end())
+      reduced *= meta(x).shape[d];
+  if (reduced == 1)
+    return reshape(x, shape);
   PrimAttrs a;
   a.axes = axes;
   a.keepdim = keepdim;
-  return add(prim, {x}, a, {reducedShape(meta(x).shape, axes, keepdim), meta(x).dtype});
+  return add(prim, {x}, a, {std::move(shape), meta(x).dtype});
 }
 
 int PrimBuilder::matmul(int x, int y, bool transposeX, bool transposeY) {

@@ -982,4 +982,10 @@ TEST_CASE("constants are broadcast and cast when made; dead ops are dropped", "[
   }
   CHECK(prims == std::multiset<Prim>{Prim::Cast, Prim::FillConstant, Prim::Add});
   CHECK(add.graph.str().find("broadcast_to") == std::string::npos);
+  // A reduction over one element is a reshape (pooling a 1x1 map): no reduction kernel.
+  LoweredCall one = table.lower("paddle.max", {{Arg::ofTensor({{3, 1, 4}, DType::Float32}),
+                                                Arg::ofInt(1)}, {}});
+  REQUIRE(one.graph.ops.size() == 1);
+  CHECK(one.graph.ops[0].prim == Prim::Reshape);
+  CHECK(one.graph.ops[0].result.shape == std::vector<int64_t>{3, 4});
 }
