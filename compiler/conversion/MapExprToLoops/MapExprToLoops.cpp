@@ -816,7 +816,10 @@ private:
     mlir::Value inside;
     for (size_t d = 0; d < exprs.size(); ++d) {
       mlir::Value i = idx_.expr(exprs[d], iters);
-      if (d >= 2) {
+      // A spatial index that cannot leave the input (no padding on that side) is read
+      // directly: contiguous taps stay vector loads.
+      auto [lo, hi] = valueRange(exprs[d], a.space);
+      if (d >= 2 && (lo < 0 || hi >= kernel_.tensors[x].shape[d])) {
         mlir::Value size = idx_.c(kernel_.tensors[x].shape[d]);
         // A negative index is a huge unsigned one: one unsigned compare checks both ends.
         mlir::Value ok =
@@ -829,6 +832,8 @@ private:
       index.push_back(i);
     }
     mlir::Value loaded = mlir::memref::LoadOp::create(b_, loc(), buffers_[x], index);
+    if (!inside)
+      return loaded;
     return mlir::arith::SelectOp::create(
         b_, loc(), inside, loaded, Scalars(b_, loc()).constant(elementType(op.outs[0]), *op.value));
   }

@@ -469,6 +469,37 @@ std::optional<std::vector<Expr>> decodeIndex(const std::vector<int64_t> &code) {
   return index;
 }
 
+std::pair<int64_t, int64_t> valueRange(const Expr &e, const std::vector<int64_t> &sizes) {
+  using K = IndexExpr::Kind;
+  switch (e->kind()) {
+  case K::Iter:
+    return {0, sizes.at(static_cast<size_t>(e->id())) - 1};
+  case K::Const:
+    return {e->value(), e->value()};
+  case K::Affine: {
+    auto [lo, hi] = valueRange(e->items()[0], sizes);
+    int64_t a = lo * e->mul() + e->value(), b = hi * e->mul() + e->value();
+    return {std::min(a, b), std::max(a, b)};
+  }
+  case K::Dot: {
+    int64_t lo = 0, hi = 0;
+    for (size_t i = 0; i < e->items().size(); ++i) {
+      auto [l, h] = valueRange(e->items()[i], sizes);
+      lo = lo * e->dims()[i] + l, hi = hi * e->dims()[i] + h;
+    }
+    return {lo, hi};
+  }
+  case K::UnDot:
+    return {0, e->dims()[e->item()] - 1};
+  case K::Sum: {
+    auto [a, b] = valueRange(e->items()[0], sizes);
+    auto [c, d] = valueRange(e->items()[1], sizes);
+    return {a + c, b + d};
+  }
+  }
+  return {0, 0};
+}
+
 int maxIterator(const Expr &e) {
   int m = e->kind() == IndexExpr::Kind::Iter ? e->id() : -1;
   for (const Expr &item : e->items())

@@ -75,6 +75,9 @@ std::vector<int64_t> encodeIndex(const std::vector<Expr> &index);
 std::optional<std::vector<Expr>> decodeIndex(const std::vector<int64_t> &code);
 /// The largest iterator id the expression uses, or -1.
 int maxIterator(const Expr &e);
+/// The smallest and largest values of `e` with each iterator i in [0, sizes[i]) (a bound:
+/// components of an undot count as their whole range).
+std::pair<int64_t, int64_t> valueRange(const Expr &e, const std::vector<int64_t> &sizes);
 
 /// "IndexDot([e0, e1], [d0, d1])" of a whole tensor index (rank 1 prints the expression).
 std::string flatIndexStr(const std::vector<Expr> &index, const std::vector<int64_t> &shape);

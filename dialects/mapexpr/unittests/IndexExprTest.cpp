@@ -100,3 +100,28 @@ TEST_CASE("parse errors name the column and carry E4003", "[mapexpr][index]") {
   CHECK_FALSE(parseIndexList("[i-1]"));
   CHECK_FALSE(parseIndexList("[99999999999999999999999]"));
 }
+
+TEST_CASE("a value range holds every value the expression takes", "[mapexpr][index]") {
+  // Iterators i0 in [0, 3), i1 in [0, 4), i2 in [0, 5).
+  const std::vector<int64_t> sizes = {3, 4, 5};
+  for (const char *text :
+       {"[IndexSum((i2 * 2), (i0 - 1)), (i1 * -3 + 7), IndexDot([i0, i1], [3, 4]), "
+        "ListGetItem(IndexUnDot(IndexDot([i1, i2], [4, 5]), [2, 10]), 1), 6]"}) {
+    for (const Expr &e : parsed(text)) {
+      auto [lo, hi] = valueRange(e, sizes);
+      int64_t seenLo = INT64_MAX, seenHi = INT64_MIN;
+      for (int64_t a = 0; a < 3; ++a)
+        for (int64_t b = 0; b < 4; ++b)
+          for (int64_t c = 0; c < 5; ++c) {
+            int64_t v = e->eval({a, b, c});
+            seenLo = std::min(seenLo, v), seenHi = std::max(seenHi, v);
+          }
+      INFO(e->str());
+      CHECK(lo <= seenLo);
+      CHECK(seenHi <= hi);
+    }
+  }
+  // A window's tap without padding stays inside; with padding it reaches -1.
+  CHECK(valueRange(parsed("[IndexSum(i2, i0)]")[0], sizes) == std::pair<int64_t, int64_t>{0, 6});
+  CHECK(valueRange(parsed("[IndexSum(i2, (i0 - 1))]")[0], sizes).first == -1);
+}

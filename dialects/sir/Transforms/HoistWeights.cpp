@@ -123,6 +123,15 @@ private:
           changed = true;
         }
       }
+      // What reads a value that stays, stays too.
+      for (mlir::Operation &op : entry_.getBody().front().without_terminator())
+        if (isHoisted(&op) && llvm::any_of(op.getOperands(), [&](mlir::Value operand) {
+              return !source_.count(operand) && !constants_.count(operand);
+            })) {
+          hoisted_.remove(&op);
+          source_.erase(op.getResult(0));
+          changed = true;
+        }
     }
   }
 

@@ -59,3 +59,23 @@ sir.subgraph @SIR_1(%b: tensor<3xf32> {sir.name = "b", sir.weight}) -> tensor<3x
   %1 = sir.prim neg(%0) : (tensor<3xf32>) -> tensor<3xf32>
   sir.output %1 : tensor<3xf32>
 }
+
+// -----
+
+// A weight broadcast to the activation's shape stays, and so does what reads it: the sum of
+// the broadcast bias is computed in the entry, not prepared from a value it does not have.
+// CHECK-LABEL: sir.subgraph @SIR_0
+// CHECK:      %[[B:.*]] = sir.prim broadcast_to(%arg1)
+// CHECK:      sir.prim add(%arg0, %[[B]])
+// CHECK:      %[[S:.*]] = sir.prim reduce_sum(%[[B]])
+// CHECK:      sir.prim neg(%[[S]])
+// CHECK-NOT:  prepare_weights
+sir.subgraph @SIR_0(%x: tensor<4x3xf32> {sir.name = "x"}, %b: tensor<3xf32> {sir.name = "b", sir.weight}) -> tensor<4x3xf32> {
+  %0 = sir.prim broadcast_to(%b) {shape = array<i64: 4, 3>} : (tensor<3xf32>) -> tensor<4x3xf32>
+  %1 = sir.prim add(%x, %0) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %2 = sir.prim reduce_sum(%0) {axes = array<i64: 0>, keepdim = false} : (tensor<4x3xf32>) -> tensor<3xf32>
+  %3 = sir.prim neg(%2) : (tensor<3xf32>) -> tensor<3xf32>
+  %4 = sir.prim broadcast_to(%3) {shape = array<i64: 4, 3>} : (tensor<3xf32>) -> tensor<4x3xf32>
+  %5 = sir.prim add(%1, %4) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  sir.output %5 : tensor<4x3xf32>
+}
