@@ -114,6 +114,13 @@ private:
         for (mlir::Value v : prims_[i]->getOperands())
           if (auto def = v.getDefiningOp<PrimOp>(); def && inUnion.count(index_.at(def)))
             return false;
+      } else if (primOf(prims_[i]) == ops::Prim::Slice) {
+        // What a slice reads from outside the group is read at the slice's positions of
+        // the anchor's points (the heads of a fused QKV projection): not checked against it.
+        mlir::Value v = prims_[i]->getOperand(0);
+        auto def = v.getDefiningOp<PrimOp>();
+        if (def && inUnion.count(index_.at(def)))
+          tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));
       } else {
         for (mlir::Value v : prims_[i]->getOperands())
           tensors.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));

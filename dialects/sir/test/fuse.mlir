@@ -190,3 +190,18 @@ sir.subgraph @bias_relu_after_gemm(%w: tensor<3x5xf32>, %cols: tensor<2x5x16xf32
   %5 = sir.prim max(%3, %4) : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   sir.output %5 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// What a slice reads from outside its group is read at the slice's positions, not indexed
+// from the anchor: one head of a fused QKV projection is sliced, reshaped to heads and
+// transposed by one group, though the projection is larger than every tensor in it.
+// CHECK-LABEL: sir.subgraph @qkv_head
+// CHECK:      sir.group "slice_0_reshape_1_transpose_2" "injective"
+// CHECK-NOT:  sir.group
+sir.subgraph @qkv_head(%qkv: tensor<2x12x96xf32>) -> tensor<2x4x12x8xf32> {
+  %0 = sir.prim slice(%qkv) {axes = array<i64: 2>, starts = array<i64: 32>, ends = array<i64: 64>, steps = array<i64: 1>} : (tensor<2x12x96xf32>) -> tensor<2x12x32xf32>
+  %1 = sir.prim reshape(%0) {shape = array<i64: 2, 12, 4, 8>} : (tensor<2x12x32xf32>) -> tensor<2x12x4x8xf32>
+  %2 = sir.prim transpose(%1) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x12x4x8xf32>) -> tensor<2x4x12x8xf32>
+  sir.output %2 : tensor<2x4x12x8xf32>
+}
