@@ -3,7 +3,8 @@
 // 2-d windows over NCHW tensors: the `window` primitive gathers every tap of every output
 // position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution
 // reshapes the windows into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the
-// weight reshaped to [OC, C*KH*KW], one GEMM (per group); pooling reduces over the taps.
+// weight reshaped to [OC, C*KH*KW], one GEMM (per group; a depthwise one multiplies the taps
+// by each channel's filter and sums them); pooling reduces over the taps.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
@@ -108,6 +109,16 @@ LowerFn conv2dOp(std::string xn, bool paddle) {
     // A 1x1 window with stride 1 and no padding is x itself.
     bool pointwise = taps == 1 && w.stride[0] == 1 && w.stride[1] == 1 && !w.pad[0] &&
                      !w.pad[1] && !w.pad[2] && !w.pad[3];
+    if (groups > 1 && cg == 1 && ocg == 1) {
+      // Depthwise: each channel its own filter. The taps times the filter, summed: one
+      // window kernel and one reduction, not a GEMM per channel.
+      int taps4 = b.reshape(weight, {1, groups, w.kernel[0], w.kernel[1], 1, 1});
+      int y = b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, windows(b, x, w, 0), taps4), {2, 3},
+                       false);
+      if (L.in("bias") >= 0)
+        y = b.binary(Prim::Add, y, b.reshape(L.in("bias"), {groups, 1, 1}));
+      return L.out(y);
+    }
     std::vector<int> outputs;
     for (int64_t g = 0; g < groups; ++g) {
       int xg = groups == 1 ? x : b.slice(x, {1}, {g * cg}, {(g + 1) * cg}, {1});

@@ -288,6 +288,39 @@ def test_torch_attention_with_padding_and_causal_masks(sotc_bin, tmp_path):  # n
         np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def torch_depthwise_separable():
+    """MobileNet's block: a depthwise 3x3 (one filter per channel), batch norm, ReLU6, a
+    pointwise 1x1, batch norm."""
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False), nn.BatchNorm2d(8),
+                         nn.ReLU6(), nn.Conv2d(8, 16, 1), nn.BatchNorm2d(16))
+
+
+def paddle_depthwise_separable():
+    nn = paddle.nn
+    return nn.Sequential(nn.Conv2D(8, 8, 3, padding=1, groups=8, bias_attr=False),
+                         nn.BatchNorm2D(8), nn.ReLU6(), nn.Conv2D(8, 16, 1), nn.BatchNorm2D(16))
+
+
+def test_depthwise_separable_convolutions(sotc_bin, tmp_path):  # noqa: F811
+    x = np.random.default_rng(11).standard_normal((2, 8, 10, 10)).astype(np.float32)
+    torch.manual_seed(11)
+    net = torch_depthwise_separable().eval()
+    with torch.no_grad():  # statistics that are not the identity, so the folds show
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-1, 1), m.running_var.uniform_(0.5, 2)
+        expected = net(torch.from_numpy(x)).numpy()
+    compiled = compile_trace(sotc_bin, sotc.trace(net, x), tmp_path, "torch_dw")
+    np.testing.assert_allclose(compiled(x), expected, rtol=1e-5, atol=1e-5)
+    paddle.seed(11)
+    pnet = paddle_depthwise_separable()
+    pnet.eval()
+    compiled = compile_trace(sotc_bin, sotc.trace(pnet, x), tmp_path, "paddle_dw")
+    np.testing.assert_allclose(compiled(x), pnet(paddle.to_tensor(x)).numpy(), rtol=1e-5,
+                               atol=1e-5)
+
+
 def test_paddle_multihead_attention(sotc_bin, tmp_path):  # noqa: F811
     paddle.seed(9)
     net = PaddleSelfAttention()

@@ -803,6 +803,12 @@ std::vector<Case> cases() {
                {T(0), T(1)},
                {{"dilation", ints({2, 2})}, {"padding", ints({1, 1})}},
                [](const Refs &in) { return Refs{conv2dRef(in[0], in[1], nullptr, {2, 2, 1, 1, 2}, 1)}; }});
+  // Depthwise (groups = channels, one filter each): taps times filters, summed.
+  c.push_back({{pf + "conv2d", tf + "conv2d"},
+               {kImage, TensorMeta{{4, 1, 3, 3}, DType::Float32}, TensorMeta{{4}, DType::Float32}},
+               {T(0), T(1), T(2), Arg::ofInt(1), Arg::ofInt(1), Arg::ofInt(1), Arg::ofInt(4)},
+               {},
+               [](const Refs &in) { return Refs{conv2dRef(in[0], in[1], &in[2], {3, 3, 1, 1, 1}, 4)}; }});
   c.push_back({{pf + "max_pool2d", tf + "max_pool2d"},
                {kImage},
                {T(0), Arg::ofInt(3), Arg::ofInt(2), Arg::ofInt(1)},
