@@ -414,6 +414,13 @@ void getitem(Lowering &L, int x, const Arg &index) {
   std::vector<int64_t> positions;
   for (const Arg &i : list->items)
     positions.push_back(i.intValue);
+  // Ints index with the list (numpy's advanced indices); apart from it, separated by a
+  // slice or None, they send its dimension to the front.
+  size_t first = static_cast<size_t>(list - items.begin()), last = first, advanced = 1;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].kind == Arg::Kind::Int)
+      first = std::min(first, i), last = std::max(last, i), ++advanced;
+  bool front = last - first + 1 != advanced;
   *list = Arg::slice(Arg::none(), Arg::none(), Arg::none());
   int64_t rank = L.b.meta(x).rank(), axis = 0, consumed = 0;
   for (const Arg &a : items)
@@ -434,7 +441,15 @@ void getitem(Lowering &L, int x, const Arg &index) {
   }
   if (picked.empty())
     badValue(L, "an empty list index is not supported yet");
-  L.out(picked.size() == 1 ? picked[0] : L.b.concat(picked, axis));
+  int out = picked.size() == 1 ? picked[0] : L.b.concat(picked, axis);
+  if (front && axis != 0) {
+    std::vector<int64_t> perm = {axis};
+    for (int64_t d = 0; d < L.b.meta(out).rank(); ++d)
+      if (d != axis)
+        perm.push_back(d);
+    out = L.b.transpose(out, perm);
+  }
+  L.out(out);
 }
 
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {

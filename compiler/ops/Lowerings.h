@@ -105,7 +105,7 @@ LowerFn expandOp(std::string xn, std::string shapeName);
 /// Splits `x` along `axis` into pieces of the given sizes (one -1 is inferred).
 void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis);
 
-/// x[index]: ints, slices (positive steps), None and one Ellipsis.
+/// x[index]: ints, slices (positive steps), None, one Ellipsis and one list of ints.
 void getitem(Lowering &L, int x, const Arg &index);
 
 /// Binds `paddle.name` and, with `method`, its `Tensor.name` form (same signatures).

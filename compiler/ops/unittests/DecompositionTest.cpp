@@ -581,6 +581,20 @@ std::vector<Case> cases() {
                      out.data.push_back(in[0].data[r * 4 + col]);
                  return Refs{out};
                }});
+  // An int apart from the list (a slice between) sends the list's dimension to the front,
+  // as numpy does: x3[0, :, [3, 1]] is [2, 3], not [3, 2].
+  c.push_back({{"__getitem__"},
+               {TensorMeta{{2, 3, 4}, DType::Float32}},
+               {T(0), Arg::tuple({Arg::ofInt(0), Arg::slice(Arg::none(), Arg::none(), Arg::none()),
+                                  Arg::list({Arg::ofInt(3), Arg::ofInt(1)})})},
+               {},
+               [](const Refs &in) {
+                 Buffer out{{{2, 3}, DType::Float32}, {}};
+                 for (int col : {3, 1})
+                   for (int r = 0; r < 3; ++r)
+                     out.data.push_back(in[0].data[r * 4 + col]);
+                 return Refs{out};
+               }});
   c.push_back({{"__getitem__"},
                {kX},
                {T(0), Arg::tuple({Arg::list({Arg::ofInt(2)}), Arg::none()})},
