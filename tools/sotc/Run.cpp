@@ -255,14 +255,22 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
     } else if (text == "random" && spec.is_tensor) {
       values[i] = spec;
       storage[i].resize(elements(spec) * sotc_dtype_size(spec.dtype));
+      // Floats normal; integers in 0..15 (token ids and indices of small tables); bools even.
       std::normal_distribution<float> normal;
+      std::uniform_int_distribution<int32_t> small(0, 15);
       for (size_t e = 0; e < elements(spec); ++e) {
         if (spec.dtype == SOTC_FLOAT32)
           reinterpret_cast<float *>(storage[i].data())[e] = normal(rng);
         else if (spec.dtype == SOTC_FLOAT64)
           reinterpret_cast<double *>(storage[i].data())[e] = normal(rng);
+        else if (spec.dtype == SOTC_INT64)
+          reinterpret_cast<int64_t *>(storage[i].data())[e] = small(rng);
+        else if (spec.dtype == SOTC_INT32)
+          reinterpret_cast<int32_t *>(storage[i].data())[e] = small(rng);
+        else if (spec.dtype == SOTC_BOOL)
+          reinterpret_cast<uint8_t *>(storage[i].data())[e] = small(rng) % 2;
         else
-          badInput(name + "=random: only float32 and float64 tensors are drawn");
+          badInput(name + "=random: float32, float64, int64, int32 and bool tensors are drawn");
       }
       values[i].data = storage[i].data();
     } else {

@@ -301,8 +301,8 @@ int main(int argc, char **argv) {
     cmd->add_option("--device", opts.device,
                     "cpu, cuda or cuda:N (default: the artifact's target, device 0)");
     cmd->add_option("--input", opts.inputs,
-                    "NAME=@file.npy, NAME=random (seeded normal), or NAME=VALUE for a value "
-                    "traced as a constant (default: the traced value)")
+                    "NAME=@file.npy, NAME=random (seeded: normal floats, integers in 0..15), or "
+                    "NAME=VALUE for a value traced as a constant (default: the traced value)")
         ->type_name("NAME=...");
     cmd->add_option("--seed", opts.seed, "seed of --input NAME=random (default 0)");
   };
