@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole models (scripts/bench.sh runs it after run.py): sotc against torch eager,
-torch.compile and paddle eager on the CPU, for the pre-norm transformer block and ResNet-18 of
-testdata/models at benchmark sizes.
+torch.compile and paddle eager on the CPU, for the pre-norm transformer block, ResNet-18 and
+the GPT-style decoder of testdata/models at benchmark sizes.
 
     models.py [--paddle-python PY]     all tools; paddle eager runs under PY (a python that
                                        has paddle: the reference environment), else is skipped
@@ -35,10 +35,13 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 
 import measure  # noqa: E402  (its timing, fewer runs)
 
-# name -> (model file stem without the framework, constructor keywords, input shape)
+# name -> (model file stem without the framework, constructor keywords (the GPT's: its
+# module's sizes), input shape); the GPT's input is token ids
 MODELS = {
     "transformer_block": ("transformer", {"dim": 256, "heads": 8}, (8, 128, 256)),
     "resnet18": ("resnet18", {}, (8, 3, 224, 224)),
+    "gpt": ("gpt", {"VOCAB": 1024, "CONTEXT": 128, "WIDTH": 256, "HEADS": 8, "LAYERS": 4},
+            (8, 128)),
 }
 TOOLS = ["sotc", "torch", "torch_compile", "paddle"]
 
@@ -56,10 +59,22 @@ def build(name, framework):
     spec.loader.exec_module(module)
     fw = __import__(framework)
     fw.manual_seed(0) if framework == "torch" else fw.seed(0)
-    cls = module.Block if stem == "transformer" else module.ResNet18
-    model = cls(**kwargs)
+    if stem == "gpt":  # sized by its module's constants, which its layers read
+        vars(module).update(kwargs)
+        model = module.GPT()
+    else:
+        model = (module.Block if stem == "transformer" else module.ResNet18)(**kwargs)
     model.eval()
     return model
+
+
+def example(name):
+    """The model's input: normal floats, or token ids for the GPT."""
+    import numpy as np
+    rng, shape = np.random.default_rng(0), MODELS[name][2]
+    if MODELS[name][0] == "gpt":
+        return rng.integers(0, MODELS[name][1]["VOCAB"], shape).astype(np.int64)
+    return rng.standard_normal(shape).astype(np.float32)
 
 
 def timed(call):
@@ -67,8 +82,7 @@ def timed(call):
 
 
 def worker(tool, name, artifact=None):
-    import numpy as np
-    x = np.random.default_rng(0).standard_normal(MODELS[name][2]).astype(np.float32)
+    x = example(name)
     if tool == "sotc":
         import sotc
         f = sotc.load(artifact)
@@ -102,7 +116,7 @@ def sotc_artifact(name, tmp):
     import sotc
     model = build(name, "torch")  # the framework's import and the model's construction: not timed
     start = time.perf_counter()
-    trace = sotc.trace(model, "float32[%s]" % ",".join(map(str, MODELS[name][2])))
+    trace = sotc.trace(model, example(name))
     path = trace.save(os.path.join(tmp, name + ".pb"))
     traced = time.perf_counter() - start
     library = os.path.join(tmp, name + ".so")
