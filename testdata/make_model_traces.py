@@ -21,6 +21,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 from sotc import trace  # noqa: E402
 from sotc.__main__ import _parse_inputs, load_function, model_or_function  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_traces  # noqa: E402  (the header line's reader)
+
 MODELS = os.path.join(ROOT, "testdata", "models")
 TRACES = os.path.join(ROOT, "testdata", "traces", "models")
 HEADER = "# sotc-model:"
@@ -33,13 +36,7 @@ def models():
 
 def header(name):
     """(factory, [NAME=SPEC, ...]) from the model file's first line."""
-    path = os.path.join(MODELS, name + ".py")
-    with open(path) as f:
-        first = f.readline()
-    if not first.startswith(HEADER):
-        raise SystemExit(f"{path}: first line must be '{HEADER} FACTORY NAME=SPEC ...'")
-    factory, *inputs = first[len(HEADER):].split()
-    return factory, inputs
+    return make_traces.header(os.path.join(MODELS, name + ".py"), HEADER, "FACTORY")
 
 
 def make_model(name):

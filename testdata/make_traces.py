@@ -26,13 +26,14 @@ def programs():
     return sorted(f for f in os.listdir(PROGRAMS) if f.endswith(".py"))
 
 
-def header(path):
-    """(function name, [NAME=SPEC, ...]) from the program's first line."""
+def header(path, prefix=HEADER, what="FUNC"):
+    """(function name, [NAME=SPEC, ...]) from the file's first line, `prefix WHAT NAME=SPEC ...`
+    (a program's; testdata/make_model_traces.py reads a model's)."""
     with open(path) as f:
         first = f.readline()
-    if not first.startswith(HEADER):
-        raise SystemExit(f"{path}: first line must be '{HEADER} FUNC NAME=SPEC ...'")
-    func, *inputs = first[len(HEADER):].split()
+    if not first.startswith(prefix):
+        raise SystemExit(f"{path}: first line must be '{prefix} {what} NAME=SPEC ...'")
+    func, *inputs = first[len(prefix):].split()
     return func, inputs
 
 

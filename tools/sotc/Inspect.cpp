@@ -85,6 +85,11 @@ std::string stepText(const Json &step) {
   return s;
 }
 
+/// A plan's step with its buffers, as the text listing prints it.
+std::string stepLine(const Json &step) {
+  return stepText(step) + "  " + join(step.at("outputs")) + " <- " + join(step.at("inputs"));
+}
+
 /// The exported function names of an ELF shared library.
 std::set<std::string> exportedSymbols(const std::string &bytes, const std::string &path) {
   auto object = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, path));
@@ -157,8 +162,7 @@ std::string text(const Json &m) {
       s << "prepared from them: " << p.at("outputs").size() << " tensors, "
         << p.at("steps").size() << " steps at load and after rebinding\n";
       for (const Json &step : p.at("steps"))
-        s << "    " << stepText(step) << "  " << join(step.at("outputs")) << " <- "
-          << join(step.at("inputs")) << "\n";
+        s << "    " << stepLine(step) << "\n";
     }
   }
   s << "guards: " << m.at("guards").size() << "\n";
@@ -177,8 +181,7 @@ std::string text(const Json &m) {
     }
     s << ")\n";
     for (const Json &step : seg.at("steps"))
-      s << "    " << stepText(step) << "  " << join(step.at("outputs")) << " <- "
-        << join(step.at("inputs")) << "\n";
+      s << "    " << stepLine(step) << "\n";
     for (const Json &b : seg.at("arena").at("buffers"))
       s << "    arena +" << b.at("offset").get<int64_t>() << "  " << b.at("name").get<std::string>()
         << ": " << shape(b) << ", " << b.at("bytes").get<int64_t>() << " bytes, steps "

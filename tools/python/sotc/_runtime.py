@@ -212,10 +212,10 @@ class Compiled:
         compiled dtype and shape; the runtime copies them), without recompiling."""
         # A tied weight is one weight under two names (the first the tracer met): the other
         # names are the same tensor, bound with it.
-        known = {_address(t) for n, t in state_dict.items() if n in self.weights} - {None}
-        tied = {n for n, t in state_dict.items() if n not in self.weights and
-                _address(t) is not None and _address(t) in known}
-        state_dict = {n: t for n, t in state_dict.items() if n not in tied}
+        address = {n: _address(t) for n, t in state_dict.items()}
+        known = {address[n] for n in state_dict if n in self.weights} - {None}
+        state_dict = {n: t for n, t in state_dict.items()
+                      if n in self.weights or address[n] is None or address[n] not in known}
         unknown = sorted(set(state_dict) - set(self.weights))
         if unknown:
             raise KeyError(f"the compiled model has no weights named {', '.join(unknown)} "
