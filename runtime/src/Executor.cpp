@@ -90,9 +90,72 @@ void *Memory::reserve(Backend *backend, size_t bytes) {
   return data_;
 }
 
+namespace {
+/// The contexts this thread holds, given back to their pools when it ends (a pool that is gone
+/// is skipped: its executor closed).
+struct HeldContexts {
+  std::vector<std::pair<std::weak_ptr<ContextPool>, RunContext *>> held;
+  /// Remembers `context` of `pool` (once), forgetting those of closed executors.
+  void hold(const std::shared_ptr<ContextPool> &pool, RunContext *context) {
+    held.erase(std::remove_if(held.begin(), held.end(),
+                              [](const auto &h) { return h.first.expired(); }),
+               held.end());
+    for (const auto &[other, mine] : held)
+      if (mine == context && other.lock() == pool)
+        return;
+    held.push_back({pool, context});
+  }
+  ~HeldContexts() {
+    for (auto &[pool, context] : held)
+      if (std::shared_ptr<ContextPool> alive = pool.lock())
+        alive->giveBack(context);
+  }
+};
+thread_local HeldContexts heldContexts;
+} // namespace
+
+RunContext &ContextPool::acquire() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, added] = held_.try_emplace(std::this_thread::get_id(), nullptr);
+  if (!added)
+    return *it->second;
+  if (!free_.empty()) {
+    it->second = free_.back();
+    free_.pop_back();
+  } else {
+    all_.push_back(std::make_unique<RunContext>(parameters_));
+    it->second = all_.back().get();
+  }
+  return *it->second;
+}
+
+const RunContext *ContextPool::current() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = held_.find(std::this_thread::get_id());
+  return it == held_.end() ? nullptr : it->second;
+}
+
+void ContextPool::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_.clear();
+  free_.clear();
+  all_.clear();
+}
+
+void ContextPool::giveBack(RunContext *context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = held_.begin(); it != held_.end(); ++it)
+    if (it->second == context) {
+      held_.erase(it);
+      free_.push_back(context);
+      return;
+    }
+}
+
 Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
     : artifact_(std::move(artifact)), backend_(std::move(backend)),
-      staged_(artifact_.parameters.size()), weights_(artifact_.weights.size()) {
+      contexts_(std::make_shared<ContextPool>(artifact_.parameters.size())),
+      weights_(artifact_.weights.size()) {
   if (artifact_.weights.empty())
     return;
   std::string file = readFile(artifact_.weightsPath);
@@ -102,7 +165,26 @@ Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
                        bytes[i].size());
 }
 
+Executor::~Executor() { contexts_->clear(); } // their memory goes before the backend
+
+void Executor::setHostHandler(sotc_host_handler handler, void *user) {
+  std::lock_guard<std::mutex> lock(handlerMutex_);
+  hostHandler_ = handler, hostUser_ = user;
+}
+
+const std::vector<Mismatch> &Executor::mismatches() const {
+  static const std::vector<Mismatch> none;
+  const RunContext *context = contexts_->current();
+  return context ? context->mismatches : none;
+}
+
+int32_t Executor::lastSegment() const {
+  const RunContext *context = contexts_->current();
+  return context ? context->lastSegment : -1;
+}
+
 void Executor::setWeight(const std::string &name, const sotc_value &value) {
+  std::unique_lock<std::shared_mutex> exclusive(weightsMutex_);
   for (size_t i = 0; i < artifact_.weights.size(); ++i) {
     const Buffer &spec = artifact_.weights[i].spec;
     if (artifact_.weights[i].name != name)
@@ -125,13 +207,19 @@ void Executor::setWeight(const std::string &name, const sotc_value &value) {
 }
 
 void Executor::setProfiling(bool on) {
+  std::lock_guard<std::mutex> lock(profileMutex_);
   profiling_ = on;
   profile_.clear();
   profileIndex_.clear();
 }
 
-void Executor::checkParameters(const sotc_value *in, size_t n) {
-  std::vector<Mismatch> &found = mismatches_;
+std::vector<std::pair<const Step *, std::vector<double>>> Executor::profile() const {
+  std::lock_guard<std::mutex> lock(profileMutex_);
+  return profile_;
+}
+
+void Executor::checkParameters(RunContext &context, const sotc_value *in, size_t n) {
+  std::vector<Mismatch> &found = context.mismatches;
   found.clear();
   if (n != artifact_.parameters.size())
     throw Error("E8004", "expected " + std::to_string(artifact_.parameters.size()) +
@@ -176,10 +264,17 @@ void Executor::checkParameters(const sotc_value *in, size_t n) {
   }
 }
 
-void Executor::callHost(size_t index, std::map<std::string, void *> &buffers) {
+void Executor::callHost(RunContext &context, size_t index,
+                        std::map<std::string, void *> &buffers) {
   const Segment &seg = artifact_.segments[index];
   std::string what = seg.callee + " (" + seg.source + ")";
-  if (!hostHandler_)
+  sotc_host_handler handler;
+  void *user;
+  {
+    std::lock_guard<std::mutex> lock(handlerMutex_);
+    handler = hostHandler_, user = hostUser_;
+  }
+  if (!handler)
     throw Error("E8005", seg.name + " ends in a host callback, " + what +
                              ", and no handler is registered (sotc_set_host_handler)");
   // The handler reads and writes host memory: device tensors travel through host copies.
@@ -187,7 +282,7 @@ void Executor::callHost(size_t index, std::map<std::string, void *> &buffers) {
   auto hostSide = [&](const std::string &name, void *data, size_t bytes) {
     if (!device)
       return data;
-    void *copy = hostCopies_[seg.name + "/" + name].reserve(nullptr, bytes);
+    void *copy = context.hostCopies[seg.name + "/" + name].reserve(nullptr, bytes);
     return copy;
   };
   std::vector<sotc_value> args, results;
@@ -200,7 +295,7 @@ void Executor::callHost(size_t index, std::map<std::string, void *> &buffers) {
     args.push_back(v);
   }
   for (const Buffer &b : seg.callbackResults) {
-    void *data = outputs_[seg.name + "/" + b.name].reserve(backend_.get(), b.bytes);
+    void *data = context.outputs[seg.name + "/" + b.name].reserve(backend_.get(), b.bytes);
     buffers[b.name] = data;
     results.push_back(tensorValue(seg, b.name, hostSide(b.name, data, b.bytes), false));
   }
@@ -212,7 +307,7 @@ void Executor::callHost(size_t index, std::map<std::string, void *> &buffers) {
                       results.size(),
                       results.data()};
   sotc_error error{};
-  if (hostHandler_(hostUser_, &call, &error) != 0)
+  if (handler(user, &call, &error) != 0)
     throw Error("E8006", "the host callback " + what + " failed" +
                              (error.message[0] ? std::string(": ") + error.message : ""));
   if (device)
@@ -251,8 +346,11 @@ bool Executor::fitsDirectly(const Segment &seg, size_t r, const sotc_value &buff
 
 void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut,
                    const sotc_value *into, size_t numInto) {
-  lastSegment_ = -1;
-  checkParameters(in, n);
+  RunContext &context = contexts_->acquire();
+  heldContexts.hold(contexts_, &context);
+  context.lastSegment = -1;
+  checkParameters(context, in, n);
+  std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
   Backend &backend = *backend_;
   std::map<std::string, void *> buffers; // the current segment's, by name
   for (size_t i = 0; i < artifact_.parameters.size(); ++i) {
@@ -261,28 +359,27 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       continue;
     void *data = in[i].data;
     if (backend.onDevice() && in[i].device != SOTC_DEVICE_CUDA) { // a host tensor: copied over
-      void *staged = staged_[i].reserve(&backend, p.spec.bytes);
+      void *staged = context.staged[i].reserve(&backend, p.spec.bytes);
       backend.fromHost(staged, data, p.spec.bytes);
       data = staged;
     }
     buffers[p.buffer] = data;
   }
-  if (prepareDue_)
-    prepareWeights();
+  prepareWeights();
   for (size_t index = 0, hops = 0;; ++hops) {
     if (hops > 100000)
       throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
     const Segment &seg = artifact_.segments.at(index);
     if (index == 0)
       bindWeights(buffers);
-    char *arena = static_cast<char *>(arena_.reserve(&backend, seg.arenaBytes));
+    char *arena = static_cast<char *>(context.arena.reserve(&backend, seg.arenaBytes));
     for (const Buffer &b : seg.arena)
       buffers[b.name] = arena + b.offset;
     for (const Buffer &b : seg.outputs)
       if (!buffers.count(b.name) ||
           std::find_if(seg.arena.begin(), seg.arena.end(),
                        [&](const Buffer &x) { return x.name == b.name; }) != seg.arena.end())
-        buffers[b.name] = outputs_[seg.name + "/" + b.name].reserve(&backend, b.bytes);
+        buffers[b.name] = context.outputs[seg.name + "/" + b.name].reserve(&backend, b.bytes);
     if (seg.end == Segment::End::Return)
       for (size_t r = 0; r < seg.results.size() && r < numInto; ++r)
         if (fitsDirectly(seg, r, into[r], in, n))
@@ -298,7 +395,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       index = static_cast<size_t>(next);
     };
     if (seg.end == Segment::End::HostCallback) {
-      callHost(index, buffers);
+      callHost(context, index, buffers);
       jump(seg.next, seg.nextArgs);
       continue;
     }
@@ -316,27 +413,33 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       out[r] = tensorValue(seg, seg.results[r], lookup(buffers, seg, seg.results[r]),
                            backend.onDevice());
     *numOut = seg.results.size();
-    lastSegment_ = static_cast<int32_t>(index);
+    context.lastSegment = static_cast<int32_t>(index);
     return;
   }
 }
 
 void Executor::runSteps(const Segment &plan, const std::map<std::string, void *> &buffers) {
   Backend &backend = *backend_;
+  bool profiling;
+  {
+    std::lock_guard<std::mutex> lock(profileMutex_);
+    profiling = profiling_;
+  }
   for (const Step &step : plan.steps) {
     std::vector<void *> args;
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
         args.push_back(lookup(buffers, plan, name));
-    if (profiling_)
+    if (profiling)
       backend.synchronize();
     auto start = std::chrono::steady_clock::now();
     if (step.gemm)
       backend.gemm(step, args);
     else
       backend.kernel(step, args);
-    if (profiling_) {
+    if (profiling) {
       backend.synchronize();
+      std::lock_guard<std::mutex> lock(profileMutex_);
       auto [it, added] = profileIndex_.try_emplace(&step, profile_.size());
       if (added)
         profile_.push_back({&step, {}});
@@ -347,11 +450,14 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
 }
 
 void Executor::prepareWeights() {
+  std::lock_guard<std::mutex> lock(prepareMutex_);
+  if (!prepareDue_)
+    return;
   const Segment &plan = artifact_.prepare;
   std::map<std::string, void *> buffers;
   for (size_t i = 0; i < artifact_.weights.size(); ++i)
     buffers[artifact_.weights[i].name] = weights_[i].data();
-  char *arena = static_cast<char *>(arena_.reserve(backend_.get(), plan.arenaBytes));
+  char *arena = static_cast<char *>(prepareArena_.reserve(backend_.get(), plan.arenaBytes));
   for (const Buffer &b : plan.arena)
     buffers[b.name] = arena + b.offset;
   for (const Buffer &b : plan.outputs)

@@ -1,7 +1,7 @@
 //===- Executor.h - One opened artifact and its runs ---------------------------------------===//
 //
-// What a sotc_artifact is: the plan, the backend it runs on, and the memory it reuses from run
-// to run (one arena, the segments' outputs, staging copies). A run checks the parameters
+// What a sotc_artifact is: the plan, the backend it runs on, and per calling thread the memory
+// its runs reuse (an arena, the segments' outputs, staging copies). A run checks the parameters
 // against what was compiled, then walks the segments: steps on the backend, branches on one
 // element read back to the host, host callbacks handed to the embedder's handler, until a
 // segment returns.
@@ -17,7 +17,10 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,9 +36,9 @@ public:
   ~Memory();
   void *reserve(Backend *backend, size_t bytes);
   void *data() const { return data_; }
+  void release();
 
 private:
-  void release();
   Backend *backend_ = nullptr;
   void *data_ = nullptr;
   size_t bytes_ = 0;
@@ -46,23 +49,57 @@ struct Mismatch {
   std::string parameter, expected, got, guard;
 };
 
+/// What one run works in and leaves behind: the arena, the segments' outputs, staging copies,
+/// and the run's mismatches and last segment. A thread's runs reuse its context, so its
+/// results stay valid until that thread runs again, and steady-state runs allocate nothing.
+struct RunContext {
+  explicit RunContext(size_t parameters) : staged(parameters) {}
+  Memory arena;
+  std::map<std::string, Memory> outputs, hostCopies; // by segment and buffer name
+  std::vector<Memory> staged; // per parameter: a host tensor copied to the device
+  std::vector<Mismatch> mismatches;
+  int32_t lastSegment = -1;
+};
+
+/// The run contexts of one executor: each thread that runs holds one until it ends (then the
+/// context goes back for other threads), so any number of threads may run at once.
+class ContextPool {
+public:
+  explicit ContextPool(size_t parameters) : parameters_(parameters) {}
+  /// The calling thread's context, made or taken from those ended threads gave back.
+  RunContext &acquire();
+  /// The calling thread's context, or null when it has not run.
+  const RunContext *current() const;
+  /// Releases every context's memory (before the backend goes).
+  void clear();
+  /// What a thread that ends gives back.
+  void giveBack(RunContext *context);
+
+private:
+  mutable std::mutex mutex_;
+  size_t parameters_;
+  std::vector<std::unique_ptr<RunContext>> all_;
+  std::vector<RunContext *> free_;
+  std::map<std::thread::id, RunContext *> held_;
+};
+
 class Executor {
 public:
   Executor(Artifact artifact, std::unique_ptr<Backend> backend);
+  ~Executor();
 
   const Artifact &artifact() const { return artifact_; }
   bool onDevice() const { return backend_->onDevice(); }
   void setStream(void *stream) { backend_->setStream(stream); }
   void synchronize() { backend_->synchronize(); }
-  void setHostHandler(sotc_host_handler handler, void *user) {
-    hostHandler_ = handler, hostUser_ = user;
-  }
+  void setHostHandler(sotc_host_handler handler, void *user);
 
   /// Runs on `n` parameters; the results go to `out`, whose room is *numOut, and their count
   /// to *numOut. E8004 (and mismatches()) for parameters that do not match; E8005, E8006 when
-  /// a run fails. A result lives in a buffer the executor owns, or, where `into` (the
-  /// caller's buffers for the results, `numInto` of them) has a fitting one that overlaps no
-  /// parameter, is computed there directly.
+  /// a run fails. A result lives in a buffer of the calling thread's context (valid until the
+  /// thread runs again), or, where `into` (the caller's buffers for the results, `numInto` of
+  /// them) has a fitting one that overlaps no parameter, is computed there directly. Safe to
+  /// call from any number of threads at once.
   void run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut,
            const sotc_value *into = nullptr, size_t numInto = 0);
   /// Copies a result of the last run (or any tensor value on this executor's side) into
@@ -70,44 +107,45 @@ public:
   void copyOut(const sotc_value &result, void *dest, bool destOnDevice);
 
   /// Replaces a model's weight with a copy of `value` (E8004 unless it has the weight's dtype
-  /// and shape; E8005 for a name the model has no weight of).
+  /// and shape; E8005 for a name the model has no weight of); waits for runs in flight.
   void setWeight(const std::string &name, const sotc_value &value);
 
-  const std::vector<Mismatch> &mismatches() const { return mismatches_; }
-  int32_t lastSegment() const { return lastSegment_; }
+  /// The calling thread's last run: its mismatches and the segment that returned (-1: none).
+  const std::vector<Mismatch> &mismatches() const;
+  int32_t lastSegment() const;
 
   /// Step profiling: each step that ran while on, in first-run order, with its times.
   void setProfiling(bool on);
-  const std::vector<std::pair<const Step *, std::vector<double>>> &profile() const {
-    return profile_;
-  }
+  std::vector<std::pair<const Step *, std::vector<double>>> profile() const;
 
 private:
-  void checkParameters(const sotc_value *in, size_t n);
+  void checkParameters(RunContext &context, const sotc_value *in, size_t n);
   /// Whether result `r` of `seg` can be computed directly in the caller's `buffer`.
   bool fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer, const sotc_value *in,
                     size_t n) const;
-  void callHost(size_t index, std::map<std::string, void *> &buffers);
+  void callHost(RunContext &context, size_t index, std::map<std::string, void *> &buffers);
   /// Runs the steps of `plan` on `buffers` (each step's buffers by name), timing them when
   /// profiling.
   void runSteps(const Segment &plan, const std::map<std::string, void *> &buffers);
-  /// Computes what the kernels read of the weights (the artifact's `prepare`) into prepared_.
+  /// Computes what the kernels read of the weights (the artifact's `prepare`) into prepared_,
+  /// once after the weights change.
   void prepareWeights();
   /// Binds the weights and what was prepared of them to segment 0's inputs.
   void bindWeights(std::map<std::string, void *> &buffers);
 
   Artifact artifact_;
   std::unique_ptr<Backend> backend_; // before every Memory: released after them
-  Memory arena_;
-  std::map<std::string, Memory> outputs_, hostCopies_; // by segment and buffer name
-  std::vector<Memory> staged_; // per parameter: a host tensor copied to the device
+  std::shared_ptr<ContextPool> contexts_; // shared with the threads that hold its contexts
+  std::shared_mutex weightsMutex_; // runs share it; replacing a weight takes it alone
   std::vector<Memory> weights_; // a model's weights, in the backend's memory
+  std::mutex prepareMutex_;
+  Memory prepareArena_;
   std::map<std::string, Memory> prepared_; // computed from them, by name
   bool prepareDue_ = true; // the weights changed since they were last prepared
-  int32_t lastSegment_ = -1;
-  std::vector<Mismatch> mismatches_;
+  std::mutex handlerMutex_;
   sotc_host_handler hostHandler_ = nullptr;
   void *hostUser_ = nullptr;
+  mutable std::mutex profileMutex_;
   bool profiling_ = false;
   std::vector<std::pair<const Step *, std::vector<double>>> profile_;
   std::map<const Step *, size_t> profileIndex_;

@@ -7,15 +7,22 @@
 #include "runtime/src/Executor.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 using namespace sotc::runtime;
 
 struct sotc_artifact {
   std::unique_ptr<Executor> executor;
   std::string target;
+  // Calls in flight, which sotc_close waits for.
+  std::mutex mutex;
+  std::condition_variable idle;
+  size_t inFlight = 0;
 };
 
 namespace {
@@ -44,6 +51,34 @@ template <typename Body> int guarded(sotc_error *error, const char *fallback, Bo
   }
   return 1;
 }
+
+/// The artifacts open now: a call with a handle that sotc_close has begun to close (or
+/// closed) finds it missing and fails with E8005 instead of touching freed memory.
+/// (Never destroyed: an artifact may be closed from another static's destructor at exit.)
+std::mutex &openMutex = *new std::mutex;
+std::set<const sotc_artifact *> &openArtifacts = *new std::set<const sotc_artifact *>;
+
+/// A call on an open artifact, counted while it lasts so that sotc_close waits for it.
+class InFlight {
+public:
+  explicit InFlight(sotc_artifact *artifact, const char *what) : artifact_(artifact) {
+    std::lock_guard<std::mutex> open(openMutex);
+    if (!openArtifacts.count(artifact))
+      throw Error("E8005", std::string(what) + " on an artifact that is closed");
+    std::lock_guard<std::mutex> lock(artifact_->mutex);
+    ++artifact_->inFlight;
+  }
+  ~InFlight() {
+    std::lock_guard<std::mutex> lock(artifact_->mutex);
+    if (--artifact_->inFlight == 0)
+      artifact_->idle.notify_all();
+  }
+  InFlight(const InFlight &) = delete;
+  InFlight &operator=(const InFlight &) = delete;
+
+private:
+  sotc_artifact *artifact_;
+};
 
 /// `spec` for a parameter or weight: its name and, for a tensor, its dtype and shape.
 void describe(const std::string &name, const Buffer *tensor, sotc_value *spec) {
@@ -90,6 +125,8 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     auto s = std::make_unique<sotc_artifact>();
     s->target = target;
     s->executor = std::make_unique<Executor>(std::move(a), std::move(backend));
+    std::lock_guard<std::mutex> open(openMutex);
+    openArtifacts.insert(s.get());
     *artifact = s.release();
   });
 }
@@ -98,7 +135,18 @@ int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error) {
   return sotc_open_device(path, nullptr, artifact, error);
 }
 
-void sotc_close(sotc_artifact *artifact) { delete artifact; }
+void sotc_close(sotc_artifact *artifact) {
+  {
+    std::lock_guard<std::mutex> open(openMutex);
+    if (!openArtifacts.erase(artifact))
+      return; // null, or closed already
+  }
+  {
+    std::unique_lock<std::mutex> lock(artifact->mutex);
+    artifact->idle.wait(lock, [&] { return artifact->inFlight == 0; });
+  }
+  delete artifact;
+}
 
 const char *sotc_target(const sotc_artifact *artifact) {
   return artifact ? artifact->target.c_str() : nullptr;
@@ -151,6 +199,7 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
   return guarded(error, "E8005", [&] {
     if (!artifact || !name || !value)
       throw Error("E8005", "sotc_set_weight needs an artifact, a weight's name and its value");
+    InFlight call(artifact, "sotc_set_weight");
     artifact->executor->setWeight(name, *value);
   });
 }
@@ -160,6 +209,7 @@ int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_input
   return guarded(error, "E8005", [&] {
     if (!artifact || !num_outputs || (num_inputs && !inputs) || (*num_outputs && !outputs))
       throw Error("E8005", "sotc_run needs an artifact, its inputs and room for the outputs");
+    InFlight call(artifact, "sotc_run");
     artifact->executor->run(inputs, num_inputs, outputs, num_outputs);
   });
 }
@@ -169,6 +219,7 @@ int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_
   return guarded(error, "E8005", [&] {
     if (!artifact || (num_inputs && !inputs) || (num_outputs && !outputs))
       throw Error("E8005", "sotc_run_into needs an artifact, its inputs and the output buffers");
+    InFlight call(artifact, "sotc_run_into");
     std::vector<sotc_value> results(num_outputs + 1);
     size_t count = results.size();
     artifact->executor->run(inputs, num_inputs, results.data(), &count, outputs, num_outputs);
@@ -192,6 +243,7 @@ int sotc_copy_out(sotc_artifact *artifact, const sotc_value *value, void *dest,
   return guarded(error, "E8005", [&] {
     if (!artifact || !value || !dest)
       throw Error("E8005", "sotc_copy_out needs an artifact, a value and a destination");
+    InFlight call(artifact, "sotc_copy_out");
     artifact->executor->copyOut(*value, dest, dest_device == SOTC_DEVICE_CUDA);
   });
 }
@@ -200,6 +252,7 @@ int sotc_synchronize(sotc_artifact *artifact, sotc_error *error) {
   return guarded(error, "E8005", [&] {
     if (!artifact)
       throw Error("E8005", "sotc_synchronize needs an artifact");
+    InFlight call(artifact, "sotc_synchronize");
     artifact->executor->synchronize();
   });
 }
@@ -214,10 +267,12 @@ size_t sotc_num_profiled_steps(const sotc_artifact *artifact) {
 }
 
 int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profile *profile) {
-  if (!artifact || !profile || i >= sotc_num_profiled_steps(artifact))
+  if (!artifact || !profile)
     return 1;
-  const auto &[step, times] = artifact->executor->profile()[i];
-  std::vector<double> sorted = times;
+  auto steps = artifact->executor->profile();
+  if (i >= steps.size())
+    return 1;
+  auto [step, sorted] = steps[i];
   std::sort(sorted.begin(), sorted.end());
   *profile = {step->name.c_str(), step->gemm ? "gemm" : "kernel", sorted.size(),
               sorted.front(),     sorted[sorted.size() / 2],      step->bytes};

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 using sotc::runtime::cpu::ThreadPool;
@@ -39,4 +40,22 @@ TEST_CASE("the pool runs one range after another", "[runtime][threads]") {
         sum += i;
     });
   CHECK(sum == 200 * 4950);
+}
+
+TEST_CASE("callers on several threads share the pool without waiting on each other",
+          "[runtime][threads]") {
+  ThreadPool pool(3);
+  std::atomic<int64_t> sum{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 8; ++t)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 300; ++round)
+        pool.parallelFor(100, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            sum += i;
+        });
+    });
+  for (std::thread &t : callers)
+    t.join();
+  CHECK(sum == 8 * 300 * 4950);
 }

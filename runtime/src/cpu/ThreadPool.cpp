@@ -49,7 +49,8 @@ void ThreadPool::work(unsigned index) {
 }
 
 void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &body) {
-  if (workers_.empty() || n < 2) {
+  std::unique_lock<std::mutex> busy(busy_, std::defer_lock);
+  if (workers_.empty() || n < 2 || !busy.try_lock()) {
     if (n > 0)
       body(0, n);
     return;

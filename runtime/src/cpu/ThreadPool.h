@@ -13,7 +13,10 @@
 namespace sotc::runtime::cpu {
 
 /// `threads` workers (the caller is one of them) that run a range [0, n) in contiguous
-/// chunks, one chunk per worker: the CPU kernels' [begin, end) ABI.
+/// chunks, one chunk per worker: the CPU kernels' [begin, end) ABI. Any number of threads may
+/// call parallelFor at once: one caller's range is split over the workers, and a caller that
+/// finds them busy runs its whole range itself (no queue, so no caller waits on another's
+/// kernel and none can deadlock).
 class ThreadPool {
 public:
   explicit ThreadPool(unsigned threads);
@@ -29,6 +32,7 @@ private:
   void work(unsigned index);
 
   std::vector<std::thread> workers_;
+  std::mutex busy_; // held by the caller whose range the workers run
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   const std::function<void(int64_t, int64_t)> *body_ = nullptr;
