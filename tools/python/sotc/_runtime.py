@@ -23,6 +23,7 @@ paddle or torch gets that framework's tensors and hands its tensors back to the 
 """
 
 import ast
+import contextlib
 import builtins
 import ctypes
 import importlib
@@ -31,6 +32,7 @@ import logging
 import os
 import re
 import sys
+import threading
 
 import numpy as np
 
@@ -159,11 +161,23 @@ def _raise(error, lib=None, handle=None):
 
 
 class Compiled:
-    """A compiled artifact, callable like the traced function."""
+    """A compiled artifact, callable like the traced function, from any number of threads at
+    once; close() waits for the calls in flight, and a call after it raises E8005."""
+
+    # What one call keeps for its host callbacks, per thread (calls may overlap).
+    _host_results = property(lambda self: self._local.__dict__.setdefault("host_results", {}),
+                             lambda self, v: setattr(self._local, "host_results", v))
+    _host_error = property(lambda self: getattr(self._local, "host_error", None),
+                           lambda self, v: setattr(self._local, "host_error", v))
 
     def __init__(self, path, fallback=None, device=None, globals=None, params=None):
         self._lib = _runtime()
         self._fallback = fallback
+        self._local = threading.local()
+        self._idle = threading.Condition()  # guards _handle and _calls
+        self._calls = 0
+        self._handle = None
+        self._pool_lock = threading.Lock()  # guards _returned
         path = os.fspath(path)
         manifest = path if path.endswith(".json") else os.path.splitext(path)[0] + ".manifest.json"
         handle, error = ctypes.c_void_p(), _Error()
@@ -197,8 +211,8 @@ class Compiled:
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
             for g in self._manifest["guards"] for name in objects
             if g["expression"].startswith(f"frame.f_locals[{name!r}]")]
-        self._host_results = {}  # this run's host callback results, by segment
-        self._host_error = None  # what a host callback raised, re-raised by the call
+        # this call's host callback results, by segment, and what a host callback raised
+        # (re-raised by the call): per thread, in self._local
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
             self._handler = _HostHandler(self._host_call)  # kept alive with the artifact
             self._lib.sotc_set_host_handler(self._handle, self._handler, None)
@@ -225,9 +239,10 @@ class Compiled:
                 tensor = tensor.detach()
             value, keep, error = _Value(), [], _Error()
             _describe(tensor, value, keep, name)
-            if self._lib.sotc_set_weight(self._handle, name.encode(), ctypes.byref(value),
-                                         ctypes.byref(error)):
-                _raise(error)
+            with self._in_call() as handle:
+                if self._lib.sotc_set_weight(handle, name.encode(), ctypes.byref(value),
+                                             ctypes.byref(error)):
+                    _raise(error)
 
     def _host_call(self, _user, call, _error):
         """The runtime's host handler: rebuilds and runs the call that ends a segment."""
@@ -249,9 +264,33 @@ class Compiled:
             return 1
 
     def close(self):
-        if self._handle:
-            self._lib.sotc_close(self._handle)
-            self._handle = None
+        """Closes the artifact once the calls in flight on other threads have returned."""
+        if getattr(self._local, "in_call", 0):
+            raise SotcError("E8005", "close() from inside a call of the same artifact")
+        with self._idle:
+            handle, self._handle = self._handle, None
+            while self._calls:
+                self._idle.wait()
+        if handle:
+            self._lib.sotc_close(handle)
+
+    @contextlib.contextmanager
+    def _in_call(self):
+        """The open handle, counted as in use (close waits) while the block runs."""
+        with self._idle:
+            handle = self._handle
+            if not handle:
+                raise SotcError("E8005", "the compiled artifact is closed")
+            self._calls += 1
+        self._local.in_call = getattr(self._local, "in_call", 0) + 1
+        try:
+            yield handle
+        finally:
+            self._local.in_call -= 1
+            with self._idle:
+                self._calls -= 1
+                if not self._calls:
+                    self._idle.notify_all()
 
     def __del__(self):
         try:
@@ -308,6 +347,10 @@ class Compiled:
                     _assign_in_place(target, value)
 
     def __call__(self, *args, **kwargs):
+        with self._in_call() as handle:
+            return self._call(handle, args, kwargs)
+
+    def _call(self, handle, args, kwargs):
         out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
         bound = self._bind(args, kwargs)
         stale = self._check_globals() or self._check(self._object_guards, bound)
@@ -345,12 +388,12 @@ class Compiled:
             outputs = (_Value * max(len(buffers), 1))()
             for i, buffer in enumerate(buffers):
                 _describe(buffer, outputs[i], keep, f"out[{i}]", writable=True)
-            failed = self._lib.sotc_run_into(self._handle, values, len(self._inputs), outputs,
+            failed = self._lib.sotc_run_into(handle, values, len(self._inputs), outputs,
                                              len(buffers), ctypes.byref(error))
         else:
             outputs = (_Value * 64)()
             count = ctypes.c_size_t(64)
-            failed = self._lib.sotc_run(self._handle, values, len(self._inputs), outputs,
+            failed = self._lib.sotc_run(handle, values, len(self._inputs), outputs,
                                         ctypes.byref(count), ctypes.byref(error))
         if failed:
             if self._fallback is not None and error.code.decode() == "E8004":
@@ -358,15 +401,15 @@ class Compiled:
                 return self._fallback(*args, **kwargs)
             if self._host_error is not None:
                 raise self._host_error
-            _raise(error, self._lib, self._handle)
-        end = self._manifest["segments"][self._lib.sotc_last_segment(self._handle)]["end"]
+            _raise(error, self._lib, handle)
+        end = self._manifest["segments"][self._lib.sotc_last_segment(handle)]["end"]
         result = end.get("result")
         if result is None:
             return None
         if out is not None:
             tensors = dict(zip(_result_names(end), buffers))
         else:
-            tensors = {outputs[i].name.decode(): self._take(outputs[i], cuda_input)
+            tensors = {outputs[i].name.decode(): self._take(handle, outputs[i], cuda_input)
                         for i in range(count.value)}
         self._apply_side_effects(end.get("side_effects", []), tensors, bound)
         return _rebuild(result, tensors, self._host_results)
@@ -374,15 +417,16 @@ class Compiled:
     def _result_arrays(self):
         """Arrays for a call's results: ones an earlier call returned and nobody references
         any more (no page faults on memory that is already mapped), else new ones."""
-        free = [i for i, group in enumerate(self._returned)
-                if all([sys.getrefcount(a) == _POOL_REFS for a in group])]
-        if free:
-            group = self._returned.pop(free[0])
-        else:
-            group = [np.empty(shape, _numpy_dtype(_DTYPES.index(dtype)))
-                     for dtype, shape in self._fresh]
-        self._returned = self._returned[-(_POOL_SIZE - 1):] + [group]
-        return list(group)
+        with self._pool_lock:
+            free = [i for i, group in enumerate(self._returned)
+                    if all([sys.getrefcount(a) == _POOL_REFS for a in group])]
+            if free:
+                group = self._returned.pop(free[0])
+            else:
+                group = [np.empty(shape, _numpy_dtype(_DTYPES.index(dtype)))
+                         for dtype, shape in self._fresh]
+            self._returned = self._returned[-(_POOL_SIZE - 1):] + [group]
+            return list(group)
 
     def _check_globals(self):
         """The guards on the function's globals that no longer hold, as mismatches."""
@@ -409,7 +453,7 @@ class Compiled:
                 break  # later guards may read through this one
         return stale
 
-    def _take(self, v, like):
+    def _take(self, handle, v, like):
         """A result the caller owns: a numpy copy, or a device copy in the framework of the
         CUDA tensor `like` (torch, cupy)."""
         if v.device != _CUDA:
@@ -431,7 +475,7 @@ class Compiled:
             target = np.empty(shape, dtype)
             pointer = target.ctypes.data
         error = _Error()
-        if target.size and self._lib.sotc_copy_out(self._handle, ctypes.byref(v), pointer, where,
+        if target.size and self._lib.sotc_copy_out(handle, ctypes.byref(v), pointer, where,
                                                    ctypes.byref(error)):
             _raise(error)
         return target

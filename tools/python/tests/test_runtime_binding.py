@@ -264,3 +264,51 @@ def test_fresh_results_reuse_only_what_nobody_holds(root, sotc_bin, tmp_path):
     address = y.ctypes.data
     del y
     assert f(x).ctypes.data == address
+
+
+def test_threads_share_one_artifact(root, sotc_bin, tmp_path):
+    """Calls from several Python threads at once (ctypes lets go of the GIL while the
+    kernels run) each get the sequential result, fresh arrays, out= buffers and host
+    callbacks included; close() waits for the calls in flight and later calls are E8005."""
+    import threading
+    f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "23_softmax"))
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal((32, 128)).astype(np.float32) for _ in range(8)]
+    want = [f(x).copy() for x in inputs]
+    wrong = []
+
+    def work(t):
+        out = np.empty((32, 128), np.float32)
+        for i in range(60):
+            k = (t + i) % len(inputs)
+            got = f(inputs[k], out=out) if i % 2 else f(inputs[k])
+            if not np.array_equal(got, want[k]):
+                wrong.append((t, i))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+    refused, stop = [], threading.Event()
+
+    def until_closed():
+        while not stop.is_set():
+            try:
+                f(inputs[0])
+            except sotc.SotcError as e:
+                refused.append(e.code)
+                return
+
+    threads = [threading.Thread(target=until_closed) for _ in range(4)]
+    for t in threads:
+        t.start()
+    f.close()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert set(refused) <= {"E8005"}
+    with pytest.raises(sotc.SotcError, match="closed"):
+        f(inputs[0])
