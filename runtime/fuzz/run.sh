@@ -9,6 +9,6 @@ seconds="${1:-60}"
 out=build/fuzz
 mkdir -p "$out" runtime/fuzz/corpus
 clang++-22 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iruntime/include \
-  runtime/fuzz/ManifestFuzzer.cpp runtime/src/Artifact.cpp runtime/src/GemmPlan.cpp \
+  runtime/fuzz/ManifestFuzzer.cpp runtime/src/Artifact.cpp runtime/src/PlanCheck.cpp runtime/src/GemmPlan.cpp \
   -lcrypto -o "$out/manifest_fuzzer"
 "$out/manifest_fuzzer" -max_total_time="$seconds" -max_len=65536 runtime/fuzz/corpus

@@ -1,4 +1,5 @@
 #include "runtime/src/Artifact.h"
+#include "runtime/src/PlanCheck.h"
 
 #include "sotc/runtime.h"
 
@@ -250,6 +251,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         param.spec.name = param.name;
         param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
         param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
+        param.spec.bytes = tensorBytes(param.spec.dtype, param.spec.shape);
         param.stopGradient = p.at("stop_gradient").get<bool>();
         if (!p.at("buffer").is_null())
           param.buffer = p.at("buffer").get<std::string>();
@@ -272,13 +274,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         weight.name = weight.spec.name = t.at("name").get<std::string>();
         weight.spec.dtype = dtypeIndex(t.at("dtype").get<std::string>());
         weight.spec.shape = t.at("shape").get<std::vector<int64_t>>();
-        weight.spec.bytes = static_cast<int64_t>(sotc_dtype_size(weight.spec.dtype));
-        for (int64_t d : weight.spec.shape)
-          weight.spec.bytes *= d;
+        weight.spec.bytes = tensorBytes(weight.spec.dtype, weight.spec.shape);
         if (!t.at("buffer").is_null())
           weight.buffer = t.at("buffer").get<std::string>();
-        if (weight.spec.dtype < 0)
-          throw Error("E8001", manifestPath + ": weight " + weight.name + " has no known dtype");
         a.weights.push_back(std::move(weight));
       }
       a.prepare.name = "prepare_weights";
@@ -305,12 +303,6 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
                                ", which the first segment does not read");
   for (const Segment *plan : a.plans()) {
     const Segment &s = *plan;
-    if (s.arenaBytes < 0)
-      throw Error("E8001", manifestPath + ": " + s.name + " has a negative arena");
-    for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
-      for (const Buffer &b : *list)
-        if (b.bytes < 0 || b.dtype < 0)
-          throw Error("E8001", manifestPath + ": buffer " + b.name + " has no size or dtype");
     if (s.end == Segment::End::Branch &&
         (s.onTrue < 0 || s.onFalse < 0 || static_cast<size_t>(s.onTrue) >= a.segments.size() ||
          static_cast<size_t>(s.onFalse) >= a.segments.size()))
@@ -318,15 +310,12 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     if (s.end == Segment::End::HostCallback &&
         (s.next < 0 || static_cast<size_t>(s.next) >= a.segments.size()))
       throw Error("E8001", manifestPath + ": " + s.name + " continues in no segment");
-    for (const Buffer &b : s.arena)
-      if (b.offset < 0 || b.bytes < 0 || b.offset + b.bytes > s.arenaBytes)
-        throw Error("E8001", manifestPath + ": " + s.name + "'s buffer " + b.name +
-                                 " lies outside its arena");
     for (const Step &step : s.steps)
       if (step.gemm &&
           (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u)))
         throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
   }
+  checkPlan(a);
   return a;
 }
 

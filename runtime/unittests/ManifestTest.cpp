@@ -5,6 +5,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <functional>
+#include <vector>
+
 using Json = nlohmann::ordered_json;
 using sotc::runtime::Artifact;
 using sotc::runtime::Error;
@@ -28,7 +32,14 @@ Json modelManifest(const std::string &target) {
          {"target", {{"kind", target}, {"features", Json::array()}}},
          {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
          {"guards", Json::array()},
-         {"entry", {{"inputs", Json::array()}}}};
+         {"entry",
+          {{"inputs",
+            {{{"name", "x"},
+              {"kind", "tensor"},
+              {"dtype", "float32"},
+              {"shape", {4}},
+              {"stop_gradient", true},
+              {"buffer", "x"}}}}}}};
   m["segments"] = Json::array(
       {{{"name", "SIR_0"},
         {"inputs", {buffer("x", 4), buffer("w", 4), buffer("prepared.w", 4)}},
@@ -36,8 +47,6 @@ Json modelManifest(const std::string &target) {
         {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
         {"steps", {kernel("k", "y", "prepared.w")}},
         {"end", {{"kind", "return"}, {"value", "y"}, {"result", {{"tensor", "y"}}}}}}});
-  if (target == "cuda")
-    m["segments"][0]["steps"][0]["block"] = 128, m["segments"][0]["steps"][0]["shared_bytes"] = 0;
   m["weights"] = {{"file", "k.weights.safetensors"},
                   {"sha256", "0"},
                   {"tensors", {{{"name", "w"}, {"dtype", "float32"}, {"shape", {4}}, {"buffer", "w"}}}},
@@ -46,6 +55,9 @@ Json modelManifest(const std::string &target) {
                     {"outputs", {buffer("prepared.w", 4)}},
                     {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
                     {"steps", {kernel("prep", "prepared.w", "w")}}}}};
+  if (target == "cuda")
+    for (Json *step : {&m["segments"][0]["steps"][0], &m["weights"]["prepare"]["steps"][0]})
+      (*step)["block"] = 128, (*step)["shared_bytes"] = 0;
   return m;
 }
 
@@ -84,7 +96,8 @@ TEST_CASE("a preparation that reads no weight or writes what nothing reads is re
   Json outsideArena = modelManifest("cpu");
   outsideArena["weights"]["prepare"]["arena"]["buffers"] = {buffer("t", 4)};
   outsideArena["weights"]["prepare"]["arena"]["buffers"][0]["offset"] = 0;
-  CHECK(refusal(outsideArena).find("lies outside its arena") != std::string::npos);
+  CHECK(refusal(outsideArena).find("has its arena buffer t outside its arena") !=
+        std::string::npos);
 }
 
 TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runtime][manifest]") {
@@ -95,4 +108,103 @@ TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runti
   Json none = modelManifest("cuda");
   none["segments"] = Json::array();
   CHECK(refusal(none).find("no segments") != std::string::npos);
+}
+
+namespace {
+
+Json tensorInput(const std::string &name, std::vector<int64_t> shape) {
+  return Json{{"name", name}, {"kind", "tensor"}, {"dtype", "float32"}, {"shape", shape},
+              {"stop_gradient", true}, {"buffer", name}};
+}
+
+Json matrix(const std::string &name, int64_t rows, int64_t cols) {
+  return Json{{"name", name}, {"dtype", "float32"}, {"shape", {rows, cols}},
+              {"bytes", 4 * rows * cols}};
+}
+
+/// y = k2(k1(t), t) with t = a @ b: a GEMM into the arena, two kernels, two arena buffers.
+Json functionManifest() {
+  Json gemm{{"kind", "gemm"}, {"name", "matmul_0"}, {"dtype", "float32"}, {"m", 4}, {"n", 16},
+            {"k", 8}, {"transpose_a", false}, {"transpose_b", false}, {"lda", 8}, {"ldb", 16},
+            {"ldc", 16}, {"alpha", 1.0}, {"beta", 0.0}, {"batch", Json::array()},
+            {"batch_strides", {{"a", Json::array()}, {"b", Json::array()}, {"c", Json::array()}}},
+            {"epilogue", {{"bias", nullptr}, {"activation", "none"}}},
+            {"outputs", {"t"}}, {"inputs", {"a", "b"}}};
+  Json t = matrix("t", 4, 16), u = matrix("u", 4, 16);
+  t["offset"] = 0, u["offset"] = 256;
+  Json k2 = kernel("k2", "y", "u");
+  k2["grid"] = 4, k2["inputs"].push_back("t");
+  Json k1 = kernel("k1", "u", "t");
+  k1["grid"] = 4;
+  return Json{{"format", "sotc-manifest"},
+              {"version", 1},
+              {"target", {{"kind", "cpu"}, {"features", Json::array()}}},
+              {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
+              {"guards", Json::array()},
+              {"entry", {{"inputs", {tensorInput("a", {4, 8}), tensorInput("b", {8, 16})}}}},
+              {"segments",
+               {{{"name", "SIR_0"},
+                 {"inputs", {matrix("a", 4, 8), matrix("b", 8, 16)}},
+                 {"outputs", {matrix("y", 4, 16)}},
+                 {"arena", {{"bytes", 512}, {"buffers", {t, u}}}},
+                 {"steps", {gemm, k1, k2}},
+                 {"end", {{"kind", "return"}, {"value", "y"}, {"result", {{"tensor", "y"}}}}}}}}};
+}
+
+} // namespace
+
+TEST_CASE("a plan that does not hold together is refused, check by check", "[runtime][manifest]") {
+  REQUIRE(refusal(functionManifest()) == "read");
+  struct Probe {
+    const char *what, *refusal;
+    std::function<void(Json &)> edit;
+  };
+  const std::vector<Probe> probes = {
+      {"overlapping live buffers", "places t and u, which are live at the same time",
+       [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["offset"] = 0; }},
+      {"an arena offset that overflows", "has its arena buffer t outside its arena",
+       [](Json &m) {
+         m["segments"][0]["arena"]["buffers"][0]["offset"] = INT64_MAX - 4096;
+       }},
+      {"understated bytes", "says its arena buffer u (float32[4, 16]) has 200 bytes",
+       [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["bytes"] = 200; }},
+      {"a GEMM's m raised", "step 0 (matmul_0) reaches past its C t",
+       [](Json &m) { m["segments"][0]["steps"][0]["m"] = 3200; }},
+      {"a batch that is not there", "step 0 (matmul_0) reaches past its C t",
+       [](Json &m) {
+         Json &g = m["segments"][0]["steps"][0];
+         g["batch"] = {4000};
+         g["batch_strides"] = {{"a", {0}}, {"b", {0}}, {"c", {64}}};
+       }},
+      {"swapped GEMM inputs", "step 0 (matmul_0) reaches past its B a",
+       [](Json &m) { m["segments"][0]["steps"][0]["inputs"] = {"b", "a"}; }},
+      {"a GEMM operand of another dtype", "step 0 (matmul_0)'s B b is int32[8, 16]",
+       [](Json &m) { m["segments"][0]["inputs"][1]["dtype"] = "int32"; }},
+      {"a step writing a caller's input", "step 1 (k1) writes its input a",
+       [](Json &m) { m["segments"][0]["steps"][1]["outputs"] = {"a"}; }},
+      {"a step naming nothing", "step 2 names v, which is no buffer of it",
+       [](Json &m) { m["segments"][0]["steps"][2]["inputs"][0] = "v"; }},
+      {"a zero grid", "step 1 (k1) has a grid of 0",
+       [](Json &m) { m["segments"][0]["steps"][1]["grid"] = 0; }},
+      {"a negative grid", "step 2 (k2) has a grid of -3",
+       [](Json &m) { m["segments"][0]["steps"][2]["grid"] = -3; }},
+      {"a segment shape larger than the entry's", "SIR_0's input a is float32[4, 9]",
+       [](Json &m) { m["segments"][0]["inputs"][0] = matrix("a", 4, 9); }},
+      {"an entry shape of -2", "the entry's input a is float32[-2, 8]",
+       [](Json &m) { m["entry"]["inputs"][0]["shape"] = {-2, 8}; }},
+      {"an entry shape of 2^62", "the entry's input b is float32[4611686018427387904, 16]",
+       [](Json &m) { m["entry"]["inputs"][1]["shape"] = {int64_t(1) << 62, 16}; }},
+      {"an unknown dtype", "the entry's input a is ?[4, 8]",
+       [](Json &m) { m["entry"]["inputs"][0]["dtype"] = "float99"; }},
+      {"a result from the arena", "returns t, which is none of its inputs or outputs",
+       [](Json &m) { m["segments"][0]["end"]["result"] = {{"tensor", "t"}}; }},
+  };
+  for (const Probe &p : probes) {
+    INFO(p.what);
+    Json m = functionManifest();
+    p.edit(m);
+    std::string why = refusal(m);
+    CHECK(why.rfind("E8001: k.manifest.json: ", 0) == 0);
+    CHECK(why.find(p.refusal) != std::string::npos);
+  }
 }

@@ -5,6 +5,7 @@
 #include "runtime/src/cpu/ThreadPool.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <array>
 #include <cstdlib>
@@ -53,8 +54,8 @@ public:
           std::string why = cpu::unsupported(step.plan);
           if (!why.empty())
             throw Error("E8002", step.name + ": " + why);
-        } else if (!(step.function = dlsym(library_.get(), step.symbol.c_str()))) {
-          throw Error("E8001", binary + ": no kernel " + step.symbol);
+        } else if (!(step.function = ownFunction(step.symbol))) {
+          throw Error("E8001", binary + ": defines no kernel " + step.symbol);
         } else if (step.outputs.size() + step.inputs.size() > kMaxKernelBuffers) {
           throw Error("E8002", step.symbol + ": a kernel of more than " +
                                    std::to_string(kMaxKernelBuffers) + " buffers");
@@ -64,6 +65,21 @@ public:
         threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   }
   ~CpuBackend() override { pool_.reset(); } // the workers stop before the library goes
+
+  /// The function `symbol` that the artifact's library itself defines, or null: dlsym also
+  /// finds what the library's dependencies define (libc's abort), which no kernel is.
+  void *ownFunction(const std::string &symbol) const {
+    void *fn = dlsym(library_.get(), symbol.c_str());
+    link_map *library = nullptr, *owner = nullptr;
+    ElfW(Sym) *entry = nullptr;
+    Dl_info info;
+    if (!fn || dlinfo(library_.get(), RTLD_DI_LINKMAP, &library) != 0 ||
+        !dladdr1(fn, &info, reinterpret_cast<void **>(&owner), RTLD_DL_LINKMAP) || owner != library ||
+        !dladdr1(fn, &info, reinterpret_cast<void **>(&entry), RTLD_DL_SYMENT) || !entry ||
+        ELF64_ST_TYPE(entry->st_info) != STT_FUNC || info.dli_saddr != fn)
+      return nullptr;
+    return fn;
+  }
 
   bool onDevice() const override { return false; }
   void *allocate(size_t bytes) override {

@@ -1,0 +1,318 @@
+#include "runtime/src/PlanCheck.h"
+
+#include "sotc/runtime.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+namespace sotc::runtime {
+namespace {
+
+using Wide = __int128; // products of manifest integers, which may be anything an int64 holds
+
+std::string shapeText(const Buffer &b) {
+  std::string s = (sotc_dtype_name(b.dtype) ? sotc_dtype_name(b.dtype) : "?") + std::string("[");
+  for (size_t d = 0; d < b.shape.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(b.shape[d]);
+  return s + "]";
+}
+
+bool sameTensor(const Buffer &a, const Buffer &b) {
+  return a.dtype == b.dtype && a.shape == b.shape;
+}
+
+/// The checks of one plan (a segment, or the weights' preparation), failing with its name.
+class PlanChecker {
+public:
+  PlanChecker(const Artifact &artifact, const Segment &plan) : artifact_(artifact), plan_(plan) {}
+
+  void check() {
+    for (const Buffer &b : plan_.inputs)
+      add(b, "input");
+    for (const Buffer &b : plan_.outputs)
+      add(b, "output");
+    for (const Buffer &b : plan_.arena)
+      add(b, "arena buffer");
+    for (const Buffer &b : plan_.callbackResults)
+      checkBytes(b, "host call result");
+    if (plan_.arenaBytes < 0 || plan_.arenaBytes > kMaxBytes)
+      fail("has an arena of " + std::to_string(plan_.arenaBytes) + " bytes");
+    for (const Buffer &b : plan_.arena)
+      if (b.offset < 0 || b.offset > plan_.arenaBytes - b.bytes)
+        fail("has its arena buffer " + b.name + " outside its arena");
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      checkStep(plan_.steps[i], i);
+  }
+
+  /// The buffer `name` of this plan (an input, output or arena buffer; with `callbackResults`,
+  /// also what a host call returned), or null.
+  const Buffer *find(const std::string &name, bool callbackResults = false) const {
+    auto it = buffers_.find(name);
+    if (it != buffers_.end())
+      return it->second;
+    if (callbackResults)
+      for (const Buffer &b : plan_.callbackResults)
+        if (b.name == name)
+          return &b;
+    return nullptr;
+  }
+
+  [[noreturn]] void fail(const std::string &what) const {
+    throw Error("E8001", artifact_.manifestPath + ": " + plan_.name + " " + what);
+  }
+
+private:
+  void checkBytes(const Buffer &b, const std::string &kind) const {
+    int64_t bytes = tensorBytes(b.dtype, b.shape);
+    if (bytes < 0)
+      fail("has the " + kind + " " + b.name + " of " + shapeText(b) +
+           ", no dtype and shape this runtime holds");
+    if (bytes != b.bytes)
+      fail("says its " + kind + " " + b.name + " (" + shapeText(b) + ") has " +
+           std::to_string(b.bytes) + " bytes; that shape has " + std::to_string(bytes));
+  }
+
+  void add(const Buffer &b, const std::string &kind) {
+    checkBytes(b, kind);
+    auto [it, added] = buffers_.try_emplace(b.name, &b);
+    // An output may be an input passed on, or an arena buffer given memory of its own.
+    if (!added && !sameTensor(*it->second, b))
+      fail("names two different buffers " + b.name);
+    if (kind == "input")
+      inputs_.insert(b.name);
+    if (kind == "output")
+      outputs_.insert(b.name);
+  }
+
+  const Buffer &operand(const std::string &name, size_t step) const {
+    const Buffer *b = find(name);
+    if (!b)
+      fail("step " + std::to_string(step) + " names " + name + ", which is no buffer of it");
+    return *b;
+  }
+
+  void checkStep(const Step &step, size_t index) {
+    std::string which = "step " + std::to_string(index) + " (" + step.name + ")";
+    std::set<std::string> written;
+    for (const std::string &name : step.outputs) {
+      operand(name, index);
+      if (inputs_.count(name))
+        fail(which + " writes its input " + name);
+      if (!written.insert(name).second)
+        fail(which + " writes " + name + " twice");
+    }
+    for (const std::string &name : step.inputs)
+      if (written.count(operand(name, index).name))
+        fail(which + " reads " + name + ", which it writes");
+    for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
+      for (const std::string &name : *names)
+        use(name, index);
+    if (step.gemm)
+      return checkGemm(step, which);
+    if (step.symbol.empty() || step.outputs.empty())
+      fail(which + " is a kernel without a symbol or an output");
+    if (step.grid < 1 || step.grid > 0x7fffffff)
+      fail(which + " has a grid of " + std::to_string(step.grid));
+    if (artifact_.target == "cuda" &&
+        (step.block < 1 || step.block > 1024 || step.sharedBytes < 0 ||
+         step.sharedBytes > 228 * 1024))
+      fail(which + " has a block of " + std::to_string(step.block) + " threads and " +
+           std::to_string(step.sharedBytes) + " bytes of shared memory");
+  }
+
+  void checkGemm(const Step &step, const std::string &which) const {
+    const GemmPlan &p = step.plan;
+    static const std::map<GemmPlan::Type, int> dtypes = {{GemmPlan::Type::F16, SOTC_FLOAT16},
+                                                         {GemmPlan::Type::BF16, SOTC_BFLOAT16},
+                                                         {GemmPlan::Type::F32, SOTC_FLOAT32},
+                                                         {GemmPlan::Type::F64, SOTC_FLOAT64}};
+    int dtype = dtypes.at(p.type);
+    // The last element an operand's products reach: (rows - 1) * ld + cols, plus the largest
+    // batch offset, in elements.
+    auto reach = [&](Wide rows, Wide cols, Wide ld, const std::vector<int64_t> &strides) {
+      Wide last = (rows - 1) * ld + cols;
+      for (size_t d = 0; d < p.batch.size(); ++d)
+        last += Wide(p.batch[d] - 1) * strides[d];
+      return last;
+    };
+    auto fits = [&](const std::string &name, Wide elements, const char *role) {
+      const Buffer &b = *find(name);
+      if (b.dtype != dtype)
+        fail(which + "'s " + role + " " + name + " is " + shapeText(b) + "; the GEMM is of " +
+             sotc_dtype_name(dtype));
+      if (elements > Wide(b.bytes / static_cast<int64_t>(sotc_dtype_size(dtype))))
+        fail(which + " reaches past its " + role + " " + name + " (" + shapeText(b) + ")");
+    };
+    fits(step.outputs[0], reach(p.m, p.n, p.ldc, p.strideC), "C");
+    fits(step.inputs[0],
+         p.transposeA ? reach(p.k, p.m, p.lda, p.strideA) : reach(p.m, p.k, p.lda, p.strideA),
+         "A");
+    fits(step.inputs[1],
+         p.transposeB ? reach(p.n, p.k, p.ldb, p.strideB) : reach(p.k, p.n, p.ldb, p.strideB),
+         "B");
+    if (p.bias)
+      fits(step.inputs[2], p.n, "bias");
+  }
+
+  /// Marks an arena buffer as live at step `index` (the end is steps.size()).
+  void use(const std::string &name, size_t index) {
+    auto [it, added] = live_.try_emplace(name, index, index);
+    it->second.first = std::min(it->second.first, index);
+    it->second.second = std::max(it->second.second, index);
+  }
+
+public:
+  /// What the plan's end reads after its last step: live until then.
+  void usedAtEnd(const std::string &name) { use(name, plan_.steps.size()); }
+
+  void checkArenaOverlaps() const {
+    std::vector<const Buffer *> placed;
+    for (const Buffer &b : plan_.arena)
+      if (b.bytes > 0 && live_.count(b.name) && !outputs_.count(b.name))
+        placed.push_back(&b);
+    for (size_t i = 0; i < placed.size(); ++i)
+      for (size_t j = i + 1; j < placed.size(); ++j) {
+        const Buffer &a = *placed[i], &b = *placed[j];
+        auto la = live_.at(a.name), lb = live_.at(b.name);
+        if (la.first <= lb.second && lb.first <= la.second && a.offset < b.offset + b.bytes &&
+            b.offset < a.offset + a.bytes)
+          fail("places " + a.name + " and " + b.name +
+               ", which are live at the same time, on the same bytes of its arena");
+      }
+  }
+
+private:
+  const Artifact &artifact_;
+  const Segment &plan_;
+  std::map<std::string, const Buffer *> buffers_;
+  std::set<std::string> inputs_, outputs_;
+  std::map<std::string, std::pair<size_t, size_t>> live_; // first and last step
+};
+
+/// `args` of `from` passed to the inputs of segment `to`, in order.
+void checkJump(const Artifact &a, const PlanChecker &from, const std::vector<std::string> &args,
+               int to, bool callbackResults) {
+  const Segment &target = a.segments[static_cast<size_t>(to)];
+  if (args.size() != target.inputs.size())
+    from.fail("passes " + std::to_string(args.size()) + " tensors to " + target.name +
+              ", which has " + std::to_string(target.inputs.size()) + " inputs");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Buffer *b = from.find(args[i], callbackResults);
+    if (!b)
+      from.fail("passes " + args[i] + ", which is no buffer of it");
+    if (!sameTensor(*b, target.inputs[i]))
+      from.fail("passes " + args[i] + " (" + shapeText(*b) + ") to " + target.name + "'s input " +
+                target.inputs[i].name + " (" + shapeText(target.inputs[i]) + ")");
+  }
+}
+
+} // namespace
+
+int64_t tensorBytes(int dtype, const std::vector<int64_t> &shape) {
+  if (!sotc_dtype_name(dtype) || shape.size() > SOTC_MAX_RANK)
+    return -1;
+  Wide bytes = static_cast<Wide>(sotc_dtype_size(dtype));
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxBytes)
+      return -1;
+    bytes *= d;
+    if (bytes > kMaxBytes)
+      return -1;
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+void checkPlan(const Artifact &a) {
+  auto fail = [&](const std::string &what) {
+    throw Error("E8001", a.manifestPath + ": " + what);
+  };
+  for (const Parameter &p : a.parameters)
+    if (p.tensor && tensorBytes(p.spec.dtype, p.spec.shape) < 0)
+      fail("the entry's input " + p.name + " is " + shapeText(p.spec) +
+           ", no dtype and shape this runtime holds");
+  for (const Weight &w : a.weights)
+    if (tensorBytes(w.spec.dtype, w.spec.shape) < 0)
+      fail("weight " + w.name + " is " + shapeText(w.spec) +
+           ", no dtype and shape this runtime holds");
+
+  std::vector<const Segment *> plans;
+  for (const Segment &s : a.segments)
+    plans.push_back(&s);
+  plans.push_back(&a.prepare);
+  for (const Segment *plan : plans) {
+    const Segment &s = *plan;
+    PlanChecker checker(a, s);
+    checker.check();
+    auto resolves = [&](const std::string &name, bool callbackResults) {
+      if (!checker.find(name, callbackResults))
+        checker.fail("ends with " + name + ", which is no buffer of it");
+      checker.usedAtEnd(name);
+    };
+    switch (s.end) {
+    case Segment::End::Return:
+      for (const std::string &name : s.results)
+        if (std::none_of(s.outputs.begin(), s.outputs.end(),
+                         [&](const Buffer &b) { return b.name == name; }) &&
+            std::none_of(s.inputs.begin(), s.inputs.end(),
+                         [&](const Buffer &b) { return b.name == name; }))
+          checker.fail("returns " + name + ", which is none of its inputs or outputs");
+      break;
+    case Segment::End::Branch:
+      resolves(s.condition, false);
+      if (checker.find(s.condition)->bytes < 1)
+        checker.fail("branches on " + s.condition + ", which has no element");
+      for (const std::string &name : s.trueArgs)
+        resolves(name, false);
+      for (const std::string &name : s.falseArgs)
+        resolves(name, false);
+      checkJump(a, checker, s.trueArgs, s.onTrue, false);
+      checkJump(a, checker, s.falseArgs, s.onFalse, false);
+      break;
+    case Segment::End::HostCallback:
+      for (const std::string &name : s.callbackArgs)
+        resolves(name, true);
+      for (const std::string &name : s.nextArgs)
+        resolves(name, true);
+      checkJump(a, checker, s.nextArgs, s.next, true);
+      break;
+    }
+    checker.checkArenaOverlaps(); // with what the end reads
+  }
+
+  // Segment 0's inputs: each bound by a parameter, a weight or what was prepared of them, of
+  // its dtype and shape.
+  const Segment &first = a.segments.front();
+  std::map<std::string, const Buffer *> bound;
+  for (const Parameter &p : a.parameters)
+    if (p.tensor && !p.buffer.empty())
+      bound[p.buffer] = &p.spec;
+  for (const Weight &w : a.weights)
+    if (!w.buffer.empty())
+      bound[w.buffer] = &w.spec;
+  for (const Buffer &b : a.prepare.outputs)
+    bound[b.name] = &b;
+  for (const Buffer &in : first.inputs) {
+    auto it = bound.find(in.name);
+    if (it == bound.end())
+      fail(first.name + "'s input " + in.name + " is bound by no parameter or weight");
+    if (!sameTensor(*it->second, in))
+      fail(first.name + "'s input " + in.name + " is " + shapeText(in) + "; what binds it is " +
+           shapeText(*it->second));
+  }
+  for (const auto &[name, spec] : bound)
+    if (std::none_of(first.inputs.begin(), first.inputs.end(),
+                     [&](const Buffer &b) { return b.name == name; }))
+      fail(name + " is bound to " + first.name + ", which has no such input");
+  // The preparation reads each weight as it is.
+  for (const Buffer &in : a.prepare.inputs) {
+    auto w = std::find_if(a.weights.begin(), a.weights.end(),
+                          [&](const Weight &x) { return x.name == in.name; });
+    if (w != a.weights.end() && !sameTensor(w->spec, in))
+      fail("the weights' preparation reads " + in.name + " as " + shapeText(in) + "; it is " +
+           shapeText(w->spec));
+  }
+}
+
+} // namespace sotc::runtime
