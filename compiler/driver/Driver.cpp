@@ -256,8 +256,9 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
                               {llvm::sys::path::filename(path).str(),
                                manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
                               frontend.translation, *module, launches, target,
-                              {llvm::sys::path::filename(output).str(), manifest::sha256(binary)},
+                              {llvm::sys::path::filename(output).str(), ""},
                               weightsFile ? &*weightsFile : nullptr);
+  manifest::seal(manifest, binary);
   writeOutputFile(output, binary);
   try { // all or none
     if (weights)

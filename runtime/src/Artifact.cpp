@@ -6,6 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -187,6 +191,53 @@ bool cpuHas(const std::string &feature) {
   return false;
 }
 
+/// Why the dynamic loader would not survive `bytes` as a shared library ("" when it would):
+/// an x86-64 ELF shared object whose headers and loaded segments lie inside the file (a
+/// truncated library whose sha256 was updated would otherwise fault inside dlopen).
+std::string elfProblem(const std::string &bytes) {
+  if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
+    return "not an ELF file";
+  Elf64_Ehdr h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB ||
+      h.e_machine != EM_X86_64 || h.e_type != ET_DYN)
+    return "not an x86-64 shared library";
+  auto inside = [&](uint64_t offset, uint64_t size) {
+    return offset <= bytes.size() && size <= bytes.size() - offset;
+  };
+  if (h.e_phentsize != sizeof(Elf64_Phdr) ||
+      !inside(h.e_phoff, uint64_t(h.e_phnum) * sizeof(Elf64_Phdr)) ||
+      (h.e_shoff && (h.e_shentsize != sizeof(Elf64_Shdr) ||
+                     !inside(h.e_shoff, uint64_t(h.e_shnum) * sizeof(Elf64_Shdr)))))
+    return "its ELF headers reach past its end (truncated?)";
+  for (uint16_t i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr p;
+    std::memcpy(&p, bytes.data() + h.e_phoff + i * sizeof(Elf64_Phdr), sizeof(p));
+    if (p.p_type != PT_NULL && !inside(p.p_offset, p.p_filesz))
+      return "its ELF segment " + std::to_string(i) + " reaches past its end (truncated?)";
+  }
+  return "";
+}
+
+/// The same for a fatbin given to the CUDA driver: its magic, and the size its header gives
+/// inside the file.
+std::string fatbinProblem(const std::string &bytes) {
+  uint32_t magic = 0;
+  uint16_t headerBytes = 0;
+  uint64_t entryBytes = 0;
+  if (bytes.size() < 16)
+    return "not a fatbin";
+  std::memcpy(&magic, bytes.data(), 4);
+  std::memcpy(&headerBytes, bytes.data() + 6, 2);
+  std::memcpy(&entryBytes, bytes.data() + 8, 8);
+  if (magic != 0xBA55ED50u)
+    return "not a fatbin (no 0xBA55ED50 magic)";
+  uint64_t available = bytes.size() - kDigestTrailerBytes; // loadArtifact saw the trailer
+  if (headerBytes > available || entryBytes > available - headerBytes)
+    return "its fatbin header promises more bytes than it has (truncated?)";
+  return "";
+}
+
 } // namespace
 
 int dtypeIndex(const std::string &name) {
@@ -332,12 +383,28 @@ Artifact loadArtifact(const std::string &path) {
       }
     manifestPath = stem + ".manifest.json";
   }
-  Artifact a = readManifest(readFile(manifestPath), manifestPath);
+  std::string text = readFile(manifestPath);
+  Artifact a = readManifest(text, manifestPath);
   if (!isManifest)
     a.binaryPath = path;
-  if (sha256Hex(readFile(a.binaryPath)) != a.binarySha256)
+  std::string binary = readFile(a.binaryPath);
+  if (sha256Hex(binary) != a.binarySha256)
     throw Error("E8003", a.binaryPath + ": its sha256 differs from the manifest's (rebuilt or "
                                         "replaced since)");
+  std::string_view trailer =
+      std::string_view(binary).substr(binary.size() - std::min(binary.size(), kDigestTrailerBytes));
+  if (trailer.size() != kDigestTrailerBytes || trailer.substr(0, kDigestMark.size()) != kDigestMark ||
+      trailer.back() != '\n')
+    throw Error("E8003", a.binaryPath + ": carries no manifest digest (written by an older sotc, "
+                                        "or not by sotc: recompile)");
+  Json canonical = Json::parse(text); // parsed once already: it is JSON
+  canonical["binary"].erase("sha256");
+  if (trailer.substr(kDigestMark.size(), 64) != sha256Hex(canonical.dump()))
+    throw Error("E8003", manifestPath + ": is not the manifest sotc wrote for " + a.binaryPath +
+                             " (edited since: its digest differs from the one the binary carries)");
+  std::string why = a.target == "cpu" ? elfProblem(binary) : fatbinProblem(binary);
+  if (!why.empty())
+    throw Error("E8003", a.binaryPath + ": " + why);
   for (const std::string &f : a.features)
     if (!cpuHas(f))
       throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +

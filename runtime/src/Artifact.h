@@ -19,6 +19,11 @@
 
 namespace sotc::runtime {
 
+/// What a binary ends in (docs/manifest.md): the mark, the 64 hex digits of its manifest's
+/// digest, a newline.
+constexpr std::string_view kDigestMark = "SOTC-MANIFEST-SHA256 ";
+constexpr size_t kDigestTrailerBytes = kDigestMark.size() + 64 + 1;
+
 /// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
 int dtypeIndex(const std::string &name);
 
@@ -99,7 +104,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath);
 
 /// Reads and checks the artifact at `path` (the binary or its manifest). E8001 unreadable or
 /// malformed, E8002 a format or version this runtime does not read, E8003 a binary that is
-/// not the manifest's or a machine that cannot run it.
+/// not the manifest's (its sha256), a manifest that is not the binary's (the digest the binary
+/// carries), a binary its loader would not survive (an ELF or fatbin whose headers reach past
+/// its end), or a machine that cannot run it.
 Artifact loadArtifact(const std::string &path);
 
 /// A file's bytes; E8001 when it cannot be read.

@@ -3,6 +3,8 @@
 // checked, run on random inputs, and compared with straightforward double-precision loops.
 #include "sotc/runtime.h"
 
+#include "runtime/src/Artifact.h"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -227,4 +229,41 @@ TEST_CASE("a binary that is not its manifest's, a newer manifest, nothing at all
   Opened missing(dir + "/nothing.so");
   CHECK(std::string(missing.error.code) == "E8001");
   CHECK(std::string(missing.error.message) == dir + "/nothing.manifest.json: cannot read");
+}
+
+TEST_CASE("a manifest edited since sotc wrote it, a truncated library: E8003", "[runtime]") {
+  using sotc::runtime::kDigestTrailerBytes;
+  using sotc::runtime::sha256Hex;
+  std::string dir = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp");
+  const std::string library = slurp("testdata/gelu_mlp_cpu.so"),
+                    manifest = slurp("testdata/gelu_mlp_cpu.manifest.json");
+  auto open = [&](const std::string &so, const std::string &json) {
+    spit(dir + "/probe.so", so);
+    spit(dir + "/probe.manifest.json", json);
+    Opened a(dir + "/probe.so");
+    CHECK(!a.artifact);
+    return std::string(a.error.code) + ": " + a.error.message;
+  };
+  // With its binary's sha256 set to match, so that only the digest tells.
+  auto withSha = [](std::string json, const std::string &so) {
+    size_t at = json.find("\"sha256\": \"") + 11;
+    return json.replace(at, 64, sha256Hex(so));
+  };
+  std::string grid = manifest;
+  size_t at = grid.find("\"grid\": ");
+  REQUIRE(at != std::string::npos);
+  grid.insert(at + 8, "9"); // grid 32 -> 932: valid JSON, a valid plan, the wrong kernel launch
+  CHECK(open(library, grid).find("E8003: " + dir +
+                                 "/probe.manifest.json: is not the manifest sotc wrote") == 0);
+
+  std::string bare = library.substr(0, library.size() - kDigestTrailerBytes);
+  CHECK(open(bare, withSha(manifest, bare)).find("carries no manifest digest") !=
+        std::string::npos);
+
+  // Truncated, its trailer put back and its sha256 updated: refused before dlopen.
+  std::string truncated = library.substr(0, library.size() / 2) +
+                          library.substr(library.size() - kDigestTrailerBytes);
+  std::string why = open(truncated, withSha(manifest, truncated));
+  INFO(why);
+  CHECK(why.find("past its end (truncated?)") != std::string::npos);
 }

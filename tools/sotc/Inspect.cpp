@@ -274,6 +274,12 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
   std::string binary = readFile(binaryPath);
   if (manifest::sha256(binary) != m.at("binary").at("sha256").get<std::string>())
     bad(binaryPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
+  llvm::StringRef trailer = llvm::StringRef(binary).take_back(manifest::kDigestTrailerBytes);
+  if (!trailer.starts_with(manifest::kDigestMark) ||
+      trailer.drop_front(manifest::kDigestMark.size()).drop_back() !=
+          manifest::manifestDigest(m.dump()))
+    bad(binaryPath + ": does not carry this manifest's digest: the manifest was edited since, "
+                     "or sotc did not write the pair");
   if (m.contains("weights")) { // a model's, with every weight the manifest lists
     std::string weightsPath = beside(m.at("weights").at("file"));
     std::string weights = readFile(weightsPath);

@@ -321,6 +321,19 @@ std::string sha256(std::string_view bytes) {
   return out;
 }
 
+std::string manifestDigest(std::string_view manifestText) {
+  nlohmann::json m = nlohmann::json::parse(manifestText); // std::map: keys sorted
+  m["binary"].erase("sha256");
+  return sha256(m.dump());
+}
+
+void seal(std::string &manifestText, std::string &binary) {
+  binary += std::string(kDigestMark) + manifestDigest(manifestText) + "\n";
+  Json m = Json::parse(manifestText);
+  m["binary"]["sha256"] = sha256(binary);
+  manifestText = m.dump(2) + "\n";
+}
+
 std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const frontend::Translation &translation, mlir::ModuleOp plan,
                           const std::map<std::string, KernelLaunch> &launches, const Target &target,

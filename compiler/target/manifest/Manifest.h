@@ -59,6 +59,21 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
 /// Lower-case hex SHA-256 of `bytes`.
 std::string sha256(std::string_view bytes);
 
+/// A binary ends in kDigestMark and the 64 hex digits of its manifest's digest, then a newline:
+/// a manifest edited since it was written no longer matches the binary it runs (the runtime's
+/// E8003). The loaders read no further than their formats say (ELF program headers, the
+/// fatbin's header size), so the trailer does not change what runs.
+constexpr std::string_view kDigestMark = "SOTC-MANIFEST-SHA256 ";
+constexpr size_t kDigestTrailerBytes = kDigestMark.size() + 64 + 1;
+
+/// The manifest's digest: SHA-256 of its JSON with keys sorted, without spaces and without
+/// binary.sha256 (which depends on the binary, which carries the digest).
+std::string manifestDigest(std::string_view manifestText);
+
+/// Appends the digest trailer of `manifestText` to `binary`, then records the sealed binary's
+/// sha256 in the manifest.
+void seal(std::string &manifestText, std::string &binary);
+
 } // namespace sotc::manifest
 
 #endif // SOTC_TARGET_MANIFEST_MANIFEST_H

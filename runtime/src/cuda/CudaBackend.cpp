@@ -44,6 +44,7 @@ private:
   void load(Artifact &artifact, int ordinal) {
     Current current(*this);
     std::string image = readFile(artifact.binaryPath);
+    image.resize(image.size() - kDigestTrailerBytes); // the fatbin without the manifest's digest
     if (CUresult r = d_.cuModuleLoadData(&module_, image.data())) {
       module_ = nullptr;
       throw Error("E8003", artifact.binaryPath + ": the fatbin does not load on device " +
