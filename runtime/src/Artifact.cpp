@@ -434,6 +434,12 @@ std::vector<std::string_view> readWeights(const Artifact &a, const std::string &
     try {
       const Json &t = header.at(w.name);
       auto offsets = t.at("data_offsets").get<std::vector<uint64_t>>();
+      // safetensors' dtype names, in sotc_dtype order.
+      static const char *stored[] = {"BOOL", "I8",  "U8",  "I16", "I32", "I64",
+                                     "F16",  "BF16", "F32", "F64", "C64", "C128"};
+      if (t.at("dtype").get<std::string>() != stored[w.spec.dtype])
+        throw bad("weight " + w.name + " is stored as " + t.at("dtype").get<std::string>() +
+                  "; the manifest compiled it as " + sotc_dtype_name(w.spec.dtype));
       if (t.at("shape").get<std::vector<int64_t>>() != w.spec.shape || offsets.size() != 2 ||
           offsets[0] > offsets[1] || offsets[1] > data.size() ||
           offsets[1] - offsets[0] != static_cast<uint64_t>(w.spec.bytes))

@@ -274,12 +274,16 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
   std::string binary = readFile(binaryPath);
   if (manifest::sha256(binary) != m.at("binary").at("sha256").get<std::string>())
     bad(binaryPath + ": its sha256 differs from the manifest's: rebuilt or replaced since");
-  llvm::StringRef trailer = llvm::StringRef(binary).take_back(manifest::kDigestTrailerBytes);
-  if (!trailer.starts_with(manifest::kDigestMark) ||
-      trailer.drop_front(manifest::kDigestMark.size()).drop_back() !=
-          manifest::manifestDigest(m.dump()))
-    bad(binaryPath + ": does not carry this manifest's digest: the manifest was edited since, "
-                     "or sotc did not write the pair");
+  // Checked once the manifest has rendered (a malformed one says what is missing first).
+  auto sealed = [&](std::string rendered) {
+    llvm::StringRef trailer = llvm::StringRef(binary).take_back(manifest::kDigestTrailerBytes);
+    if (!trailer.starts_with(manifest::kDigestMark) ||
+        trailer.drop_front(manifest::kDigestMark.size()).drop_back() !=
+            manifest::manifestDigest(m.dump()))
+      bad(binaryPath + ": does not carry this manifest's digest: the manifest was edited since, "
+                       "or sotc did not write the pair");
+    return rendered;
+  };
   if (m.contains("weights")) { // a model's, with every weight the manifest lists
     std::string weightsPath = beside(m.at("weights").at("file"));
     std::string weights = readFile(weightsPath);
@@ -311,7 +315,7 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
     for (const std::string &kernel : kernels())
       if (!exported.count(kernel))
         bad(binaryPath + ": does not export kernel " + kernel);
-    return asDot ? dot(m) : text(m);
+    return sealed(asDot ? dot(m) : text(m));
   }
   // CUDA: SASS for every architecture the manifest names, each defining every kernel, and
   // the PTX of the newest.
@@ -331,7 +335,7 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
       bad(binaryPath + ": holds no SASS for " + arch.get<std::string>());
   if (!ptx.count(m.at("target").at("ptx").get<std::string>()))
     bad(binaryPath + ": holds no PTX for " + m.at("target").at("ptx").get<std::string>());
-  return asDot ? dot(m) : text(m) + fatbinText(*entries);
+  return sealed(asDot ? dot(m) : text(m) + fatbinText(*entries));
 }
 } // namespace
 

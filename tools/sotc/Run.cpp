@@ -18,6 +18,9 @@
 #include <random>
 #include <regex>
 #include <sstream>
+#include <string_view>
+
+#include <sys/stat.h>
 
 namespace sotc::run {
 namespace {
@@ -44,21 +47,35 @@ size_t elements(const sotc_value &v) {
   return n;
 }
 
-/// A .npy file (format 1.0/2.0, C order) as a tensor whose bytes `storage` owns.
+/// A .npy file (format 1.0/2.0, C order) as a tensor whose bytes `storage` owns. Only a
+/// regular file is read, and no more of it than its header's shape says.
 sotc_value readNpy(const std::string &path, std::vector<char> &storage) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0)
     badInput(path + ": cannot read");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+  if (!S_ISREG(info.st_mode))
+    badInput(path + ": not a regular file (a directory, FIFO or device is not read)");
+  uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
+  std::ifstream in(path, std::ios::binary);
+  char prefix[12] = {};
+  if (!in || fileBytes < 10 || !in.read(prefix, 10) ||
+      std::string_view(prefix, 6) != std::string_view("\x93NUMPY", 6))
     badInput(path + ": not a .npy file");
-  size_t headerLen = bytes[6] == 1
-                         ? static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8
-                         : *reinterpret_cast<const uint32_t *>(&bytes[8]);
-  size_t start = bytes[6] == 1 ? 10 : 12;
-  std::string header = bytes.substr(start, headerLen);
+  bool v1 = prefix[6] == 1;
+  if (!v1 && !in.read(prefix + 10, 2))
+    badInput(path + ": not a .npy file");
+  uint64_t headerLen = v1 ? static_cast<uint8_t>(prefix[8]) | static_cast<uint8_t>(prefix[9]) << 8
+                          : static_cast<uint64_t>(static_cast<uint8_t>(prefix[8])) |
+                                static_cast<uint64_t>(static_cast<uint8_t>(prefix[9])) << 8 |
+                                static_cast<uint64_t>(static_cast<uint8_t>(prefix[10])) << 16 |
+                                static_cast<uint64_t>(static_cast<uint8_t>(prefix[11])) << 24;
+  uint64_t start = v1 ? 10 : 12;
+  if (headerLen > (1u << 20) || start + headerLen > fileBytes)
+    badInput(path + ": unreadable .npy header");
+  std::string header(headerLen, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(headerLen));
   std::smatch descr, order, shape;
-  if (!std::regex_search(header, descr, std::regex("'descr':\\s*'([^']+)'")) ||
+  if (!in || !std::regex_search(header, descr, std::regex("'descr':\\s*'([^']+)'")) ||
       !std::regex_search(header, shape, std::regex("'shape':\\s*\\(([^)]*)\\)")))
     badInput(path + ": unreadable .npy header");
   if (std::regex_search(header, order, std::regex("'fortran_order':\\s*True")))
@@ -75,17 +92,26 @@ sotc_value readNpy(const std::string &path, std::vector<char> &storage) {
     badInput(path + ": dtype " + descr[1].str() + " is not read");
   v.dtype = static_cast<sotc_dtype>(dtype);
   std::stringstream dims(shape[1].str());
-  for (std::string d; std::getline(dims, d, ',');)
-    if (d.find_first_not_of(" ") != std::string::npos) {
-      if (v.rank == SOTC_MAX_RANK)
-        badInput(path + ": more than 8 dimensions");
-      v.shape[v.rank++] = std::stoll(d);
-    }
-  size_t need = elements(v) * sotc_dtype_size(dtype);
-  if (bytes.size() < start + headerLen + need)
-    badInput(path + ": truncated (" + std::to_string(need) + " bytes of data expected)");
-  storage.assign(bytes.begin() + static_cast<long>(start + headerLen),
-                 bytes.begin() + static_cast<long>(start + headerLen + need));
+  uint64_t need = sotc_dtype_size(dtype);
+  for (std::string d; std::getline(dims, d, ',');) {
+    d.erase(0, d.find_first_not_of(" "));
+    d.erase(d.find_last_not_of(" ") + 1);
+    if (d.empty())
+      continue;
+    if (v.rank == SOTC_MAX_RANK)
+      badInput(path + ": more than 8 dimensions");
+    if (d.size() > 15 || d.find_first_not_of("0123456789") != std::string::npos)
+      badInput(path + ": unreadable .npy shape (" + shape[1].str() + ")");
+    v.shape[v.rank] = std::stoll(d);
+    need *= static_cast<uint64_t>(v.shape[v.rank++]);
+    if (need > fileBytes)
+      break; // checked below, before anything is read
+  }
+  if (need > fileBytes - start - headerLen)
+    badInput(path + ": truncated (its shape needs " + std::to_string(need) + " bytes of data)");
+  storage.resize(need);
+  if (!in.read(storage.data(), static_cast<std::streamsize>(need)))
+    badInput(path + ": cannot read its data");
   v.data = storage.data();
   return v;
 }
