@@ -146,22 +146,34 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
 }
 
 namespace {
+/// A buffer's bytes as the kernels store it (bool: one byte; complex: two of its parts).
+int64_t bytesOf(mlir::MemRefType memref) {
+  mlir::Type element = memref.getElementType();
+  int64_t width = 1;
+  if (auto complex = mlir::dyn_cast<mlir::ComplexType>(element))
+    width = 2 * complex.getElementType().getIntOrFloatBitWidth() / 8;
+  else if (element.isIntOrFloat())
+    width = std::max<int64_t>(element.getIntOrFloatBitWidth() / 8, 1);
+  return memref.getNumElements() * width;
+}
+
 /// Each kernel's launch, as the loops have it; the manifest tells the runtime.
 std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp module) {
   std::map<std::string, manifest::KernelLaunch> launches;
-  module.walk([&](mlir::scf::ForallOp grid) { // CPU: the grid loop
-    if (auto func = grid->getParentOfType<mlir::func::FuncOp>())
-      launches[func.getSymName().str()].grid = grid.getStaticUpperBound()[0];
+  module.walk([&](mlir::scf::ForallOp grid) { // CPU: the grid loop, over the kernel's buffers
+    if (auto func = grid->getParentOfType<mlir::func::FuncOp>()) {
+      manifest::KernelLaunch &launch = launches[func.getSymName().str()];
+      launch.grid = grid.getStaticUpperBound()[0];
+      for (mlir::Type buffer : func.getArgumentTypes())
+        launch.bufferBytes.push_back(bytesOf(mlir::cast<mlir::MemRefType>(buffer)));
+    }
   });
   module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory
     manifest::KernelLaunch &launch = launches[func.getName().str()];
     launch.grid = (*func.getKnownGridSize())[0];
     launch.block = (*func.getKnownBlockSize())[0];
-    for (mlir::BlockArgument buffer : func.getWorkgroupAttributions()) {
-      auto memref = mlir::cast<mlir::MemRefType>(buffer.getType());
-      launch.sharedBytes +=
-          memref.getNumElements() * std::max<int64_t>(memref.getElementTypeBitWidth() / 8, 1);
-    }
+    for (mlir::BlockArgument buffer : func.getWorkgroupAttributions())
+      launch.sharedBytes += bytesOf(mlir::cast<mlir::MemRefType>(buffer.getType()));
   });
   return launches;
 }
@@ -227,7 +239,10 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
   } else {
     Expected<std::string> library = [&] {
       mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
-      return cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel});
+      std::map<std::string, cpu::KernelSignature> signatures;
+      for (const auto &[kernel, launch] : launches)
+        signatures[kernel] = {launch.grid, launch.bufferBytes};
+      return cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel, signatures});
     }();
     if (!library)
       fail(library.error());

@@ -9,6 +9,9 @@
 
 #include "lld/Common/Driver.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -22,6 +25,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <mutex>
+#include <optional>
 
 LLD_HAS_DRIVER(elf)
 
@@ -99,6 +103,47 @@ Expected<std::vector<std::string>> cpuFeatures(const std::string &cpu) {
   return features;
 }
 
+namespace {
+/// Adds the kernel table (CpuTarget.h) of `kernels`, all of which `ir` must define; the error
+/// when one is missing or has another number of buffers.
+std::optional<CodedError> addKernelTable(llvm::Module &ir,
+                                         const std::map<std::string, KernelSignature> &kernels) {
+  llvm::LLVMContext &context = ir.getContext();
+  auto *ptr = llvm::PointerType::get(context, 0);
+  auto *i64 = llvm::Type::getInt64Ty(context);
+  auto *entry = llvm::StructType::get(context, {ptr, i64, i64, ptr, ptr});
+  std::vector<llvm::Constant *> entries;
+  for (const auto &[name, signature] : kernels) {
+    llvm::Function *kernel = ir.getFunction(name);
+    if (!kernel || kernel->isDeclaration() ||
+        kernel->arg_size() != signature.bufferBytes.size() + 2)
+      return internal("the kernel table's " + name + " is not a kernel of the module");
+    auto *text = new llvm::GlobalVariable(ir, llvm::ArrayType::get(llvm::Type::getInt8Ty(context),
+                                                                   name.size() + 1),
+                                          true, llvm::GlobalValue::PrivateLinkage,
+                                          llvm::ConstantDataArray::getString(context, name),
+                                          "sotc.kernel_name");
+    auto *bytes = new llvm::GlobalVariable(
+        ir, llvm::ArrayType::get(i64, signature.bufferBytes.size()), true,
+        llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantDataArray::get(context, llvm::ArrayRef<uint64_t>(
+                                                  reinterpret_cast<const uint64_t *>(
+                                                      signature.bufferBytes.data()),
+                                                  signature.bufferBytes.size())),
+        "sotc.kernel_buffer_bytes");
+    entries.push_back(llvm::ConstantStruct::get(
+        entry, {text, llvm::ConstantInt::get(i64, signature.grid),
+                llvm::ConstantInt::get(i64, signature.bufferBytes.size()), bytes, kernel}));
+  }
+  auto *table = llvm::ArrayType::get(entry, entries.size());
+  new llvm::GlobalVariable(ir, table, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(table, entries), kKernelTable);
+  new llvm::GlobalVariable(ir, i64, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantInt::get(i64, entries.size()), kKernelCount);
+  return std::nullopt;
+}
+} // namespace
+
 Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options) {
   Expected<std::unique_ptr<llvm::TargetMachine>> made =
       targetMachine(options.cpu, options.optLevel);
@@ -116,6 +161,8 @@ Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions
     return internal("the module does not translate to LLVM IR");
   ir->setTargetTriple(triple);
   ir->setDataLayout(machine->createDataLayout());
+  if (std::optional<CodedError> missing = addKernelTable(*ir, options.kernels))
+    return *missing;
   addLibmvecVariants(*ir, *machine);
   optimize(*ir, *machine, options.optLevel);
 

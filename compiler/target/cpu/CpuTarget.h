@@ -13,6 +13,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,27 @@ namespace sotc::cpu {
 
 constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
 
+/// What a kernel was compiled for: its grid and the bytes of each of its buffers (outputs,
+/// then inputs).
+struct KernelSignature {
+  int64_t grid = 0;
+  std::vector<int64_t> bufferBytes;
+};
+
 struct CpuOptions {
   std::string cpu = "x86-64-v3"; // an LLVM x86 CPU name, or "native"
   int optLevel = 3;              // 0-3
+  std::map<std::string, KernelSignature> kernels; // by symbol, for the library's kernel table
 };
 
-/// The shared library's bytes. E9004 for a CPU LLVM does not know; E9005 when LLVM or lld
+/// The library's kernel table, which the runtime reads instead of looking up symbols and
+/// checks each step against: the array `sotc_kernels`, one entry per kernel by name, and its
+/// length in the int64 `sotc_kernel_count`. Entry: {const char *name; int64_t grid; int64_t
+/// buffers; const int64_t *buffer_bytes; void *function}.
+constexpr const char *kKernelTable = "sotc_kernels";
+constexpr const char *kKernelCount = "sotc_kernel_count";
+
+/// The shared library's bytes, with the kernel table of `options.kernels`. E9004 for a CPU LLVM does not know; E9005 when LLVM or lld
 /// fails (a compiler bug).
 Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options);
 

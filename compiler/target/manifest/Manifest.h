@@ -39,6 +39,7 @@ struct Target {
 /// bound how many blocks share a multiprocessor).
 struct KernelLaunch {
   int64_t grid = 0, block = 0, sharedBytes = 0;
+  std::vector<int64_t> bufferBytes; // CPU: each buffer's, outputs then inputs
   std::map<std::string, int> registers;
 };
 

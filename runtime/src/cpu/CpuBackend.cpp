@@ -5,11 +5,11 @@
 #include "runtime/src/cpu/ThreadPool.h"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 #include <utility>
 
@@ -32,6 +32,23 @@ template <size_t... N> constexpr auto callers(std::index_sequence<N...>) {
       }...};
 }
 
+/// An entry of the library's kernel table (compiler/target/cpu/CpuTarget.h).
+struct KernelEntry {
+  const char *name;
+  int64_t grid, buffers;
+  const int64_t *bufferBytes;
+  void *function;
+};
+
+/// The bytes of the buffer `name` of `plan` (readManifest made sure there is one).
+int64_t bytesOf(const Segment &plan, const std::string &name) {
+  for (const std::vector<Buffer> *list : {&plan.inputs, &plan.outputs, &plan.arena})
+    for (const Buffer &b : *list)
+      if (b.name == name)
+        return b.bytes;
+  return -1;
+}
+
 /// Calls a kernel with exactly its buffers (outputs, then inputs).
 constexpr size_t kMaxKernelBuffers = 64;
 void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffers) {
@@ -48,38 +65,49 @@ public:
                           RTLD_NOW | RTLD_LOCAL));
     if (!library_)
       throw Error("E8001", binary + ": cannot load (" + dlerror() + ")");
+    // The kernels as the library's own table lists them (never a symbol looked up by name:
+    // that could be any function of its dependencies).
+    auto *table = static_cast<const KernelEntry *>(dlsym(library_.get(), "sotc_kernels"));
+    auto *count = static_cast<const int64_t *>(dlsym(library_.get(), "sotc_kernel_count"));
+    if (!table || !count || *count < 0)
+      throw Error("E8001", binary + ": has no kernel table (written by an older sotc: recompile)");
+    std::map<std::string, const KernelEntry *> kernels;
+    for (int64_t i = 0; i < *count; ++i)
+      kernels[table[i].name] = &table[i];
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
         if (step.gemm) {
           std::string why = cpu::unsupported(step.plan);
           if (!why.empty())
             throw Error("E8002", step.name + ": " + why);
-        } else if (!(step.function = ownFunction(step.symbol))) {
+          continue;
+        }
+        auto it = kernels.find(step.symbol);
+        if (it == kernels.end())
           throw Error("E8001", binary + ": defines no kernel " + step.symbol);
-        } else if (step.outputs.size() + step.inputs.size() > kMaxKernelBuffers) {
+        const KernelEntry &kernel = *it->second;
+        size_t buffers = step.outputs.size() + step.inputs.size();
+        if (step.grid != kernel.grid || static_cast<int64_t>(buffers) != kernel.buffers)
+          throw Error("E8001", seg->name + " launches " + step.symbol + " over a grid of " +
+                                   std::to_string(step.grid) + " with " + std::to_string(buffers) +
+                                   " buffers; it was compiled for " + std::to_string(kernel.grid) +
+                                   " and " + std::to_string(kernel.buffers));
+        if (buffers > kMaxKernelBuffers)
           throw Error("E8002", step.symbol + ": a kernel of more than " +
                                    std::to_string(kMaxKernelBuffers) + " buffers");
-        }
+        size_t b = 0;
+        for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
+          for (const std::string &name : *names)
+            if (int64_t bytes = bytesOf(*seg, name); bytes != kernel.bufferBytes[b++])
+              throw Error("E8001", seg->name + " gives " + step.symbol + " " + name + " of " +
+                                       std::to_string(bytes) + " bytes; it was compiled for " +
+                                       std::to_string(kernel.bufferBytes[b - 1]));
+        step.function = kernel.function;
       }
     pool_ = std::make_unique<cpu::ThreadPool>(
         threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   }
   ~CpuBackend() override { pool_.reset(); } // the workers stop before the library goes
-
-  /// The function `symbol` that the artifact's library itself defines, or null: dlsym also
-  /// finds what the library's dependencies define (libc's abort), which no kernel is.
-  void *ownFunction(const std::string &symbol) const {
-    void *fn = dlsym(library_.get(), symbol.c_str());
-    link_map *library = nullptr, *owner = nullptr;
-    ElfW(Sym) *entry = nullptr;
-    Dl_info info;
-    if (!fn || dlinfo(library_.get(), RTLD_DI_LINKMAP, &library) != 0 ||
-        !dladdr1(fn, &info, reinterpret_cast<void **>(&owner), RTLD_DL_LINKMAP) || owner != library ||
-        !dladdr1(fn, &info, reinterpret_cast<void **>(&entry), RTLD_DL_SYMENT) || !entry ||
-        ELF64_ST_TYPE(entry->st_info) != STT_FUNC || info.dli_saddr != fn)
-      return nullptr;
-    return fn;
-  }
 
   bool onDevice() const override { return false; }
   void *allocate(size_t bytes) override {
