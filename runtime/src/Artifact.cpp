@@ -122,8 +122,9 @@ void readPlan(const Json &j, Segment &s) {
     s.steps.push_back(stepOf(step));
     std::set<std::string> touched(s.steps.back().outputs.begin(), s.steps.back().outputs.end());
     touched.insert(s.steps.back().inputs.begin(), s.steps.back().inputs.end());
-    for (const std::string &name : touched)
-      s.steps.back().bytes += bytes.count(name) ? bytes[name] : 0;
+    for (const std::string &name : touched) // sizes beyond kMaxBytes are refused later
+      if (bytes.count(name) && bytes[name] > 0 && bytes[name] <= kMaxBytes)
+        s.steps.back().bytes += bytes[name];
   }
 }
 

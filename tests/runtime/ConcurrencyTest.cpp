@@ -143,7 +143,7 @@ TEST_CASE("sotc_close waits for calls in flight; later calls are E8005", "[runti
       threads.emplace_back([&, t] {
         for (;;) {
           std::string error;
-          call(a, c, static_cast<unsigned>(t), t % 2 == 0, error);
+          call(a, c, static_cast<unsigned>(t), /*into=*/true, error); // results outlive close
           if (error.empty())
             ++succeeded;
           else if (error.rfind("E8005: ", 0) == 0 && error.find("closed") != std::string::npos)
