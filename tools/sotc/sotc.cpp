@@ -181,6 +181,18 @@ void runCompile(const CompileOptions &opts) {
   options.dumpIrAfter = opts.dumpIrAfter;
   options.dumpDir = opts.dumpDir;
   if (opts.compileTo.empty()) {
+    // A binary named for the other target would be opened as that target's (k.fatbin as a
+    // fatbin) and share its manifest.
+    auto named = [&](const std::string &ext) {
+      return opts.output.size() > ext.size() &&
+             opts.output.compare(opts.output.size() - ext.size(), ext.size(), ext) == 0;
+    };
+    bool cpu = *target == sotc::pipelines::Target::Cpu;
+    if ((cpu && named(".fatbin")) || (!cpu && named(".so")))
+      throw sotc::CodedError(sotc::DiagCode::CliOutputKind,
+                             "-o " + opts.output + ": a " + (cpu ? "CPU" : "CUDA") +
+                                 " artifact is a " + (cpu ? ".so" : ".fatbin") +
+                                 " (--target " + opts.target + ")");
     std::string displaced = binaryDescribedBy(sotc::driver::manifestPath(opts.output));
     sotc::driver::writeBinary(opts.trace, options, opts.output);
     if (!displaced.empty() && displaced != opts.output)
@@ -357,7 +369,8 @@ int main(int argc, char **argv) {
     runDump(dump);
     return 0;
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // Help and --version exit 0; every usage error exits 2, as coded errors do.
+    return app.exit(e) == 0 ? 0 : sotc::kExitUserError;
   } catch (const sotc::CodedError &e) {
     std::cerr << "sotc: " << e.render() << "\n";
     return sotc::kExitUserError;

@@ -17,8 +17,20 @@
  *   sotc_value in[1] = {{.is_tensor = 1, .data = x, .dtype = SOTC_FLOAT32, .rank = 2,
  *                        .shape = {32, 128}}};
  *   sotc_value out[4]; size_t n = 4;
- *   sotc_run(a, in, 1, out, &n, &err);   // outputs: buffers the runtime owns until the next run
+ *   sotc_run(a, in, 1, out, &n, &err);   // outputs: this thread's until its next run
  *   sotc_close(a);
+ *
+ * Threads: any number of threads may call sotc_run, sotc_run_into, sotc_copy_out,
+ * sotc_set_weight and sotc_synchronize on one artifact at once; each run has its own memory
+ * (the calling thread's run context, reused by its later runs) and gets its own correct
+ * result. sotc_set_stream, sotc_set_host_handler and sotc_set_profiling are settings: make
+ * them before the threads start. sotc_close waits for the calls in flight; a call that
+ * starts once it has begun fails with E8005, and the handle must not be used after it.
+ *
+ * Trust: an artifact is code (its library is loaded, its kernels run) and is to be opened
+ * only from a trusted source. What sotc_open checks makes a corrupt or edited one a coded
+ * error, never a crash or a wrong answer: the binary's sha256, the manifest's digest the
+ * binary carries, the binary's headers, and the plan against itself (docs/runtime.md).
  *
  *===---------------------------------------------------------------------------------------===*/
 #ifndef SOTC_RUNTIME_H
@@ -82,6 +94,8 @@ typedef struct sotc_artifact sotc_artifact;
 int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error);
 int sotc_open_device(const char *path, const char *device, sotc_artifact **artifact,
                      sotc_error *error);
+/* Waits for the calls in flight on other threads, then frees the artifact; NULL, or an
+ * artifact closed already, is nothing. */
 void sotc_close(sotc_artifact *artifact);
 
 /* "cpu" or "cuda". */
@@ -110,8 +124,9 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
 /* Runs the artifact on `num_inputs` parameters (in the traced order). On success `outputs`
  * (room for *num_outputs values) holds the tensors of the returned value in the order the
  * manifest's result lists them, and *num_outputs their count; their data belongs to the
- * artifact until the next run or sotc_close. A parameter that does not match what the trace
- * was compiled for fails with E8004 and says which, expected and got. */
+ * artifact until the calling thread's next run on it, or sotc_close. A parameter that does
+ * not match what the trace was compiled for fails with E8004 and says which, expected and
+ * got. */
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error);
 
@@ -165,17 +180,17 @@ void sotc_set_profiling(sotc_artifact *artifact, int on);
 size_t sotc_num_profiled_steps(const sotc_artifact *artifact);
 int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profile *profile);
 
-/* After a run that failed with E8004: each parameter that does not match, with what was
- * compiled for it, what it got, and the guard that made the program depend on it
- * ("g0 (prog.py:6)", or "" when none did). */
+/* After the calling thread's last run, when it failed with E8004: each parameter that does
+ * not match, with what was compiled for it, what it got, and the guard that made the program
+ * depend on it ("g0 (prog.py:6)", or "" when none did). */
 typedef struct sotc_parameter_mismatch {
   const char *parameter, *expected, *got, *guard;
 } sotc_parameter_mismatch;
 size_t sotc_num_mismatches(const sotc_artifact *artifact);
 int sotc_mismatch(const sotc_artifact *artifact, size_t i, sotc_parameter_mismatch *mismatch);
 
-/* The segment whose return ended the last successful run (its manifest entry says how the
- * results rebuild the Python return value), or -1. */
+/* The segment whose return ended the calling thread's last run, when it succeeded (its
+ * manifest entry says how the results rebuild the Python return value), or -1. */
 int32_t sotc_last_segment(const sotc_artifact *artifact);
 
 #ifdef __cplusplus
