@@ -56,6 +56,9 @@ void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffe
   table[buffers.size()](fn, begin, end, buffers.data());
 }
 
+/// The bytes a kernel must touch to be split over the pool (about 20 us of memory traffic).
+constexpr int64_t kParallelBytes = 256 * 1024;
+
 class CpuBackend : public Backend {
 public:
   CpuBackend(Artifact &artifact, unsigned threads) {
@@ -118,8 +121,12 @@ public:
   }
   void release(void *data) override { std::free(data); }
   void kernel(const Step &step, const std::vector<void *> &buffers) override {
-    pool_->parallelFor(
-        step.grid, [&](int64_t begin, int64_t end) { call(step.function, begin, end, buffers); });
+    auto body = [&](int64_t begin, int64_t end) { call(step.function, begin, end, buffers); };
+    // Waking a worker costs more than a small kernel takes (tens of microseconds; more on a
+    // virtual machine whose idle vCPU halts): those run on the calling thread.
+    if (step.bytes < kParallelBytes)
+      return body(0, step.grid);
+    pool_->parallelFor(step.grid, body);
   }
   void gemm(const Step &step, const std::vector<void *> &b) override {
     cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr);
