@@ -11,6 +11,7 @@ kernels, which moves elements near zero by a few ulp of the operands.
 
 import importlib
 import os
+import re
 import subprocess
 import sys
 
@@ -94,6 +95,13 @@ def test_fresh_weights_bind_without_recompiling(name, compiled):
     got = sotc.load(library, params=other.state_dict())(x)
     assert_same(got, run_model(other, x), RTOL)
     assert np.abs(got - run_model(model, x)).max() > 1e-3  # the weights did change
+    # A state dict that leaves a weight out: named, unless strict=False keeps the compiled one.
+    partial = dict(other.state_dict())
+    left_out = [k for k in partial if k in sotc.load(library).weights][-1]
+    del partial[left_out]
+    with pytest.raises(KeyError, match=f"the state dict gives no {re.escape(left_out)}"):
+        sotc.load(library, params=partial)
+    sotc.load(library, params=partial, strict=False)(x)
 
 
 def changed_copy(name):

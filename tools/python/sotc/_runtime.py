@@ -23,8 +23,8 @@ paddle or torch gets that framework's tensors and hands its tensors back to the 
 """
 
 import ast
-import contextlib
 import builtins
+import contextlib
 import ctypes
 import importlib
 import json
@@ -33,6 +33,7 @@ import os
 import re
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -170,7 +171,8 @@ class Compiled:
     _host_error = property(lambda self: getattr(self._local, "host_error", None),
                            lambda self, v: setattr(self._local, "host_error", v))
 
-    def __init__(self, path, fallback=None, device=None, globals=None, params=None):
+    def __init__(self, path, fallback=None, device=None, globals=None, params=None,
+                 strict=True):
         self._lib = _runtime()
         self._fallback = fallback
         self._local = threading.local()
@@ -219,11 +221,12 @@ class Compiled:
         # A model's weights, by state-dict name (the runtime loaded them from the weights file).
         self.weights = [w["name"] for w in self._manifest.get("weights", {}).get("tensors", [])]
         if params is not None:
-            self.set_weights(params)
+            self.set_weights(params, strict=strict)
 
-    def set_weights(self, state_dict):
+    def set_weights(self, state_dict, strict=True):
         """Binds new weights of the compiled model (a state dict: name -> tensor of the
-        compiled dtype and shape; the runtime copies them), without recompiling."""
+        compiled dtype and shape; the runtime copies them), without recompiling. With
+        `strict` (the default) it must give every weight; else the others stay as they are."""
         # A tied weight is one weight under two names (the first the tracer met): the other
         # names are the same tensor, bound with it.
         address = {n: _address(t) for n, t in state_dict.items()}
@@ -234,6 +237,10 @@ class Compiled:
         if unknown:
             raise KeyError(f"the compiled model has no weights named {', '.join(unknown)} "
                            f"(it has {', '.join(self.weights) or 'none'})")
+        missing = [n for n in self.weights if n not in state_dict]
+        if strict and missing:
+            raise KeyError(f"the state dict gives no {', '.join(missing)} (the compiled "
+                           "model's weights; strict=False keeps the compiled values)")
         for name, tensor in state_dict.items():
             if hasattr(tensor, "detach"):  # a framework parameter (torch: requires grad)
                 tensor = tensor.detach()
@@ -360,12 +367,12 @@ class Compiled:
                 f"(guard {m['guard']})" for m in stale)
             if self._fallback is not None:
                 _log.warning("sotc: running the original function: %s", message)
-                return self._fallback(*args, **kwargs)
+                return self._run_fallback(args, kwargs)
             raise GuardError("E8004", message, stale)
         for name in self._objects:  # a layer passed in: its weights as they are now
             if hasattr(bound[name], "state_dict") and self.weights:
                 self.set_weights({k: v for k, v in bound[name].state_dict().items()
-                                  if k in self.weights})
+                                  if k in self.weights}, strict=False)
         values = (_Value * max(len(self._inputs), 1))()
         keep = []  # what the values point into, alive until the run returns
         cuda_input = None  # the first CUDA tensor: results come back in its framework
@@ -398,7 +405,7 @@ class Compiled:
         if failed:
             if self._fallback is not None and error.code.decode() == "E8004":
                 _log.warning("sotc: running the original function: %s", error.message.decode())
-                return self._fallback(*args, **kwargs)
+                return self._run_fallback(args, kwargs)
             if self._host_error is not None:
                 raise self._host_error
             _raise(error, self._lib, handle)
@@ -413,6 +420,21 @@ class Compiled:
                         for i in range(count.value)}
         self._apply_side_effects(end.get("side_effects", []), tensors, bound)
         return _rebuild(result, tensors, self._host_results)
+
+    def _run_fallback(self, args, kwargs):
+        """The original function, on the framework's tensors where the caller gave numpy
+        arrays (a paddle function cannot add numpy arrays with paddle's methods); its tensors
+        come back as numpy arrays then, as the compiled artifact returns them."""
+        framework = _framework_of(self._fallback)
+        if framework is None or not any(isinstance(a, np.ndarray)
+                                        for a in list(args) + list(kwargs.values())):
+            return self._fallback(*args, **kwargs)
+        module = sys.modules[framework]
+        to_tensor = module.from_numpy if framework == "torch" else module.to_tensor
+        convert = lambda a: to_tensor(a) if isinstance(a, np.ndarray) else a  # noqa: E731
+        result = self._fallback(*[convert(a) for a in args],
+                                **{k: convert(v) for k, v in kwargs.items()})
+        return _to_numpy(result, framework)
 
     def _result_arrays(self):
         """Arrays for a call's results: ones an earlier call returned and nobody references
@@ -515,6 +537,29 @@ _DL_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64
              (4, 16): "bfloat16", (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
 
 
+def _framework_of(fn):
+    """"torch" or "paddle" when `fn`'s code names that framework's module (or a submodule)
+    through its globals, else None."""
+    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+    for name in code.co_names if code else ():
+        module = getattr(scope.get(name), "__name__", "")
+        if isinstance(scope.get(name), types.ModuleType) and module.split(".")[0] in (
+                "torch", "paddle"):
+            return module.split(".")[0]
+    return None
+
+
+def _to_numpy(value, framework):
+    """`value` with the framework's tensors in it made numpy arrays (tuples, lists, dicts)."""
+    if type(value).__module__.split(".")[0] == framework and hasattr(value, "numpy"):
+        return (value.detach() if hasattr(value, "detach") else value).numpy()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_numpy(v, framework) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_numpy(v, framework) for k, v in value.items()}
+    return value
+
+
 def _is_tensor(value):
     return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__") or \
         hasattr(value, "__dlpack__")
@@ -559,10 +604,22 @@ def _describe(value, v, keep, name, writable=False):
         keep.append(owner)
         v.device = _CUDA
     else:
+        bfloat16 = False
         if not isinstance(value, np.ndarray) and (hasattr(value, "__dlpack__")
                                                   or hasattr(value, "__array__")):
-            # A CPU tensor of another framework (torch, paddle, jax): viewed, not copied.
-            value = np.from_dlpack(value) if hasattr(value, "__dlpack__") else np.asarray(value)
+            # A CPU tensor of another framework (torch, paddle, jax): viewed, not copied; one
+            # that requires grad is read without its autograd history.
+            if getattr(value, "requires_grad", False) and hasattr(value, "detach"):
+                value = value.detach()
+            bfloat16 = str(getattr(value, "dtype", "")).endswith("bfloat16")
+            if bfloat16 and hasattr(value, "view") and type(value).__module__ == "torch":
+                value = value.view(sys.modules["torch"].int16)  # numpy has no bfloat16: its bits
+            try:
+                value = (np.from_dlpack(value) if hasattr(value, "__dlpack__")
+                         else np.asarray(value))
+            except (BufferError, RuntimeError, TypeError, ValueError) as e:
+                raise SotcError("E8005", f"{name}: a {getattr(value, 'dtype', '?')} tensor "
+                                f"cannot be passed ({e})") from None
         if not isinstance(value, np.ndarray):
             raise TypeError(f"{name}: expected a tensor, got {type(value).__name__}")
         if writable and not (value.flags.c_contiguous and value.flags.writeable):
@@ -571,6 +628,8 @@ def _describe(value, v, keep, name, writable=False):
         array = value if writable else np.require(value, requirements=["C", "A"])
         keep.append(array)
         pointer, dtype, shape = array.ctypes.data, str(array.dtype), array.shape
+        if bfloat16 and dtype == "int16":
+            dtype = "bfloat16"
     if len(shape) > _MAX_RANK:
         raise ValueError(f"{name}: more than {_MAX_RANK} dimensions")
     v.is_tensor, v.data, v.rank = 1, pointer, len(shape)

@@ -559,8 +559,14 @@ def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
     builder.record_globals()
     for name, value in bound.arguments.items():
         entry = builder.trace.inputs.add(name=name)
-        builder.value(value, entry.value, allow_tensor=True)
+        builder.value(_example(value), entry.value, allow_tensor=True)
     return Trace(builder.trace, builder.code_objects, builder.weights)
+
+
+def _example(value):
+    """An example input as given: a string that is a tensor spec ("float32[8,3,224,224]")
+    stands for a tensor of that spec, as on the command line; any other value is itself."""
+    return (parse_tensor_spec(value) or value) if isinstance(value, str) else value
 
 
 def _trace_model(model, example_inputs, named_inputs, sotc_root):
@@ -581,9 +587,7 @@ def _trace_model(model, example_inputs, named_inputs, sotc_root):
     builder.record_globals()
     for name, value in list(bound.arguments.items())[1:]:  # the model itself is not an input
         entry_input = builder.trace.inputs.add(name=name)
-        if isinstance(value, str):  # "float32[8,3,224,224]": an example of that spec
-            value = parse_tensor_spec(value) or value
-        builder.value(value, entry_input.value, allow_tensor=True)
+        builder.value(_example(value), entry_input.value, allow_tensor=True)
     return Trace(builder.trace, builder.code_objects, builder.weights)
 
 

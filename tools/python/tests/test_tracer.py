@@ -289,3 +289,18 @@ def test_cli_errors_are_one_line_with_status_2(tmp_path, args, message):
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert result.stderr.startswith("sotc trace: error: ")
     assert not (tmp_path / "o.pb").exists()
+
+
+def test_spec_strings_are_tensors_for_functions_too():
+    """The README's call: a string that is a tensor spec stands for such a tensor, as it does
+    for a model and on the command line; other strings stay strings."""
+    def fn(x, y, mode="sum", n=2):
+        return (x + y) * n
+
+    t = sotc.trace(fn, "float32[64,128]", np.zeros((64, 128), np.float32), "max", n=3)
+    x, y, mode, n = t.proto.inputs
+    assert x.value.WhichOneof("kind") == "tensor"
+    assert [d.size for d in x.value.tensor.dims] == [64, 128]
+    assert x.value.tensor.dtype == pb.FLOAT32
+    assert y.value.tensor.dtype == pb.FLOAT32
+    assert mode.value.WhichOneof("kind") != "tensor"
