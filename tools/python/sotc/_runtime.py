@@ -34,6 +34,7 @@ import re
 import sys
 import threading
 import types
+import warnings
 
 import numpy as np
 
@@ -182,6 +183,8 @@ class Compiled:
         self._pool_lock = threading.Lock()  # guards _returned
         path = os.fspath(path)
         manifest = path if path.endswith(".json") else os.path.splitext(path)[0] + ".manifest.json"
+        if device is not None and not isinstance(device, str):
+            raise SotcError("E8005", f"device={device!r}: a device is 'cpu', 'cuda' or 'cuda:N'")
         handle, error = ctypes.c_void_p(), _Error()
         if self._lib.sotc_open_device(path.encode(), device.encode() if device else None,
                                       ctypes.byref(handle), ctypes.byref(error)):
@@ -189,8 +192,11 @@ class Compiled:
         self._handle = handle
         self.target = self._lib.sotc_target(handle).decode()
         self._device = int(device.partition(":")[2] or 0) if device else 0
-        with open(manifest) as f:
-            self._manifest = json.load(f)
+        try:  # the runtime has checked it: only a file replaced since can fail here
+            with open(manifest) as f:
+                self._manifest = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SotcError("E8001", f"{manifest}: cannot read ({e})") from None
         # The function's parameters; the runtime's inputs add the tensors of module globals.
         self._inputs = [p["name"] for p in self._manifest["entry"]["inputs"]]
         self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]
@@ -205,6 +211,13 @@ class Compiled:
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
             for g in self._manifest["guards"] if g["expression"].startswith("frame.f_globals")
             and g["kind"] != "tensor_meta"]  # global tensors are inputs: the runtime checks them
+        if self._global_guards and self._globals is None:
+            names = sorted({re.sub(r"^frame\.f_globals\['([^']*)'\].*", r"\1", g["expression"])
+                            for g, _, _ in self._global_guards})
+            warnings.warn(f"sotc: {path} was compiled for the values its globals "
+                          f"{', '.join(names)} had when it was traced; without globals= (the "
+                          "function's module's globals) or fallback= nothing checks that they "
+                          "still do", stacklevel=3)
         # Guards on the attributes of objects passed in, read from the call's arguments.
         objects = [p["name"] for p in self._manifest["entry"]["inputs"] if p["kind"] == "object"]
         self._objects = objects

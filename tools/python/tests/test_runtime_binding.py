@@ -201,6 +201,11 @@ def test_guards_on_globals(root, sotc_bin, tmp_path):
     eager = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "10_globals"), fallback=original)
     assert eager(x) == "eager"
 
+    # With neither, nothing can check the globals: said at load.
+    with pytest.warns(UserWarning, match=r"its globals EPS, SCALES had when it was traced; "
+                                         r"without globals= .* or fallback= nothing checks"):
+        sotc.load(compile_cpu(root, sotc_bin, tmp_path, "10_globals"))
+
 
 def test_wheel_traces_and_runs(root, sotc_bin, tmp_path):
     """The pip package (//tools/python:wheel) alone: installed into a fresh environment, it
@@ -312,3 +317,11 @@ def test_threads_share_one_artifact(root, sotc_bin, tmp_path):
     assert set(refused) <= {"E8005"}
     with pytest.raises(sotc.SotcError, match="closed"):
         f(inputs[0])
+
+
+def test_bad_devices_are_coded_errors(root, sotc_bin, tmp_path):
+    library = compile_cpu(root, sotc_bin, tmp_path, "22_relu_sin")
+    for device, code in [(7, "E8005"), ("gpu", "E8005"), ("cuda:0", "E8003"), ("cpu:3", "E8005")]:
+        with pytest.raises(sotc.SotcError) as e:
+            sotc.load(library, device=device)
+        assert e.value.code == code, (device, str(e.value))
