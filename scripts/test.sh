@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test layer: Catch2, lit/FileCheck and the layering test (all through bazel test),
 # then pytest, then every testdata program against paddle/torch eager in the reference
-# environment (scripts/reference-env.sh); with --full also the runtime's tests under AddressSanitizer and UBSan
-# (--config=asan). Installs what is missing first. Ends with one line "N passed, N failed"
+# environment (scripts/reference-env.sh); with --full also the runtime's tests under
+# AddressSanitizer and UBSan (--config=asan) and its concurrency tests under ThreadSanitizer
+# (--config=tsan). Installs what is missing first. Ends with one line "N passed, N failed"
 # over all layers; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +97,24 @@ if [ "${1:-}" = "--full" ]; then
   done
   echo "asan: $asan_pass passed, $asan_fail failed"
   count $asan_pass $asan_fail
+
+  echo "== bazel test --config=tsan (one artifact called from many threads, under ThreadSanitizer)"
+  tsan_pass=0; tsan_fail=0
+  tsan_targets="//tests/runtime:concurrency_test //runtime:thread_pool_test"
+  bazel test --config=tsan $tsan_targets >>"$log" 2>&1
+  for label in $tsan_targets; do
+    f="bazel-testlogs/$(echo "${label#//}" | tr ':' '/')/test"
+    if grep -q 'failures="0" errors="0"' "$f.xml" 2>/dev/null &&
+        ! grep -q "WARNING: ThreadSanitizer" "$f.log"; then
+      tsan_pass=$((tsan_pass + 1))
+    else
+      tsan_fail=$((tsan_fail + 1)); echo "FAILED under tsan: $label"
+    fi
+  done
+  echo "tsan: $tsan_pass passed, $tsan_fail failed"
+  count $tsan_pass $tsan_fail
+  # The sanitizer builds share bazel-bin with the plain one: put the plain one back.
+  bazel build //... >>"$log" 2>&1
 fi
 
 echo "$passed passed, $failed failed"
