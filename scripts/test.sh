@@ -83,36 +83,28 @@ else
 fi
 
 if [ "${1:-}" = "--full" ]; then
+  # sanitized CONFIG TARGETS...: runs them under bazel's --config=CONFIG and counts each that
+  # passes with no sanitizer report in its log.
+  sanitized() {
+    local config=$1 pass=0 fail=0 label f
+    shift
+    bazel test --config="$config" "$@" >>"$log" 2>&1
+    for label in "$@"; do
+      f="bazel-testlogs/$(echo "${label#//}" | tr ':' '/')/test"
+      if grep -q 'failures="0" errors="0"' "$f.xml" 2>/dev/null &&
+          ! grep -qE "WARNING: ThreadSanitizer|ERROR: AddressSanitizer" "$f.log"; then
+        pass=$((pass + 1))
+      else
+        fail=$((fail + 1)); echo "FAILED under $config: $label"
+      fi
+    done
+    echo "$config: $pass passed, $fail failed"
+    count $pass $fail
+  }
   echo "== bazel test --config=asan (the runtime under AddressSanitizer and UBSan)"
-  asan_pass=0; asan_fail=0
-  targets=$(bazel query 'tests(//runtime/... + //tests/runtime/...)' 2>>"$log" | sort)
-  bazel test --config=asan $targets >>"$log" 2>&1
-  for label in $targets; do
-    f="bazel-testlogs/$(echo "${label#//}" | tr ':' '/')/test.xml"
-    if grep -q 'failures="0" errors="0"' "$f" 2>/dev/null; then
-      asan_pass=$((asan_pass + 1))
-    else
-      asan_fail=$((asan_fail + 1)); echo "FAILED under asan: $label"
-    fi
-  done
-  echo "asan: $asan_pass passed, $asan_fail failed"
-  count $asan_pass $asan_fail
-
+  sanitized asan $(bazel query 'tests(//runtime/... + //tests/runtime/...)' 2>>"$log" | sort)
   echo "== bazel test --config=tsan (one artifact called from many threads, under ThreadSanitizer)"
-  tsan_pass=0; tsan_fail=0
-  tsan_targets="//tests/runtime:concurrency_test //runtime:thread_pool_test"
-  bazel test --config=tsan $tsan_targets >>"$log" 2>&1
-  for label in $tsan_targets; do
-    f="bazel-testlogs/$(echo "${label#//}" | tr ':' '/')/test"
-    if grep -q 'failures="0" errors="0"' "$f.xml" 2>/dev/null &&
-        ! grep -q "WARNING: ThreadSanitizer" "$f.log"; then
-      tsan_pass=$((tsan_pass + 1))
-    else
-      tsan_fail=$((tsan_fail + 1)); echo "FAILED under tsan: $label"
-    fi
-  done
-  echo "tsan: $tsan_pass passed, $tsan_fail failed"
-  count $tsan_pass $tsan_fail
+  sanitized tsan //tests/runtime:concurrency_test //runtime:thread_pool_test
   # The sanitizer builds share bazel-bin with the plain one: put the plain one back.
   bazel build //... >>"$log" 2>&1
 fi

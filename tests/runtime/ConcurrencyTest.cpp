@@ -4,6 +4,8 @@
 // call on a closed artifact is E8005.
 #include "sotc/runtime.h"
 
+#include "tests/runtime/TestArtifacts.h"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -16,18 +18,10 @@
 
 namespace {
 
+using sotc::testing::tensor;
+
 constexpr int kThreads = 8, kCalls = 150;
 
-sotc_value tensor(std::vector<float> &data, const std::vector<int64_t> &shape) {
-  sotc_value v{};
-  v.is_tensor = 1;
-  v.data = data.data();
-  v.dtype = SOTC_FLOAT32;
-  v.rank = static_cast<int32_t>(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    v.shape[d] = shape[d];
-  return v;
-}
 
 /// An artifact's parameters (float32 tensors of the given shapes) filled from `seed`; a
 /// branch's sign flips with the seed so that both sides run.

@@ -10,6 +10,7 @@
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Backend.h"
 #include "runtime/src/Executor.h"
+#include "tests/runtime/TestArtifacts.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -29,16 +30,10 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::string slurp(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using sotc::testing::slurp;
+using sotc::testing::spit;
 
-void spit(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+
 
 /// Every scalar or array-of-integers inside `j`, as a JSON pointer.
 void leaves(const Json &j, const Json::json_pointer &at, std::vector<Json::json_pointer> &out) {

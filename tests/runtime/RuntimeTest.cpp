@@ -4,6 +4,7 @@
 #include "sotc/runtime.h"
 
 #include "runtime/src/Artifact.h"
+#include "tests/runtime/TestArtifacts.h"
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +18,10 @@
 
 namespace {
 
+using sotc::testing::slurp;
+using sotc::testing::spit;
+using sotc::testing::tensor;
+
 std::vector<float> random(size_t n, std::mt19937 &rng) {
   std::uniform_real_distribution<float> d(-1, 1);
   std::vector<float> v(n);
@@ -25,16 +30,6 @@ std::vector<float> random(size_t n, std::mt19937 &rng) {
   return v;
 }
 
-sotc_value tensor(std::vector<float> &data, std::vector<int64_t> shape) {
-  sotc_value v{};
-  v.is_tensor = 1;
-  v.data = data.data();
-  v.dtype = SOTC_FLOAT32;
-  v.rank = static_cast<int32_t>(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    v.shape[d] = shape[d];
-  return v;
-}
 
 struct Opened {
   sotc_artifact *artifact = nullptr;
@@ -57,16 +52,7 @@ void checkClose(const float *got, const std::vector<double> &want, double tolera
   }
 }
 
-std::string slurp(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
-void spit(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 } // namespace
 
