@@ -19,8 +19,8 @@ PYTHONPATH=tools/python python3 -m sotc trace testdata/programs/22_relu_sin.py:f
   --input x=float32[64] -o build/example/relu_sin.pb
 $sotc explain build/example/relu_sin.pb
 $sotc dump --map-expr build/example/relu_sin.pb
-$sotc compile build/example/relu_sin.pb -o build/example/relu_sin_cuda.fatbin
-$sotc inspect build/example/relu_sin_cuda.fatbin
+$sotc compile build/example/relu_sin.pb -o build/example/relu_sin.fatbin
+$sotc inspect build/example/relu_sin.fatbin
 $sotc compile build/example/relu_sin.pb --target cpu -o build/example/relu_sin.so
 $sotc inspect build/example/relu_sin.so
 python3 -c "import numpy as np; np.save('build/example/x.npy', np.linspace(-3, 3, 64, dtype=np.float32))"

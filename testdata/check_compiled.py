@@ -50,8 +50,10 @@ def main(paths):
     binaries = sorted(p for p in paths
                       if not p.endswith((".manifest.json", ".weights.safetensors")))
     assert manifests and len(manifests) == len(binaries), paths
-    for binary, manifest_path in zip(binaries, manifests):
-        assert manifest_path == binary.rsplit(".", 1)[0] + ".manifest.json", (binary, manifest_path)
+    for binary in binaries:  # k.so beside k.manifest.json, k.fatbin beside k.cuda.manifest.json
+        stem, ext = binary.rsplit(".", 1)
+        manifest_path = stem + (".cuda" if ext == "fatbin" else "") + ".manifest.json"
+        assert manifest_path in manifests, (binary, manifests)
         with open(binary, "rb") as f:
             data = f.read()
         with open(manifest_path) as f:

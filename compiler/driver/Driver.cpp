@@ -300,11 +300,13 @@ std::string ptxText(const std::string &path, const pipelines::PipelineOptions &o
 }
 
 namespace {
-/// The files beside a binary share its name without the extension: k.so -> k.
+/// The files beside a binary share its name without the extension, and a fatbin's say so
+/// (k.so -> k, k.fatbin -> k.cuda): a CPU and a CUDA artifact of one name do not share them.
 std::string stemOf(const std::string &binary) {
   llvm::StringRef stem(binary);
-  if (!stem.consume_back(".so"))
-    stem.consume_back(".fatbin");
+  if (stem.consume_back(".fatbin"))
+    return stem.str() + ".cuda";
+  stem.consume_back(".so");
   return stem.str();
 }
 } // namespace

@@ -375,11 +375,13 @@ Artifact loadArtifact(const std::string &path) {
   bool isManifest = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   std::string manifestPath = path;
   if (!isManifest) {
+    // k.so -> k.manifest.json, k.fatbin -> k.cuda.manifest.json (docs/manifest.md).
     std::string stem = path;
-    for (std::string ext : {".so", ".fatbin"})
+    for (auto [ext, suffix] : {std::pair<std::string, std::string>{".so", ""}, {".fatbin", ".cuda"}})
       if (stem.size() > ext.size() &&
           stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
         stem.resize(stem.size() - ext.size());
+        stem += suffix;
         break;
       }
     manifestPath = stem + ".manifest.json";

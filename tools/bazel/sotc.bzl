@@ -9,7 +9,7 @@ zoo compiles with Bazel's caching and remote execution like any other build step
     sotc_compile(name = "softmax_cpu", trace = "traces/23_softmax.pb", target = "cpu")
     # -> softmax_cpu.so and softmax_cpu.manifest.json
     sotc_compile(name = "softmax", trace = "traces/23_softmax.pb", gpu_archs = ["sm_90"])
-    # -> softmax.fatbin and softmax.manifest.json
+    # -> softmax.fatbin and softmax.cuda.manifest.json
     sotc_compile(name = "mlp", trace = "traces/models/mlp.pb",
                  weights = "traces/models/mlp.safetensors", target = "cpu")
     # a model: also mlp.weights.safetensors
@@ -20,7 +20,9 @@ _EXTENSIONS = {"cpu": ".so", "cuda": ".fatbin"}
 def _sotc_compile_impl(ctx):
     extension = _EXTENSIONS[ctx.attr.target]
     binary = ctx.actions.declare_file(ctx.label.name + extension)
-    manifest = ctx.actions.declare_file(ctx.label.name + ".manifest.json")
+    # Beside k.so: k.manifest.json; beside k.fatbin: k.cuda.manifest.json (and the weights).
+    stem = ctx.label.name + (".cuda" if ctx.attr.target == "cuda" else "")
+    manifest = ctx.actions.declare_file(stem + ".manifest.json")
     args = ctx.actions.args()
     args.add("compile", ctx.file.trace)
     args.add("--target", ctx.attr.target)
@@ -30,7 +32,7 @@ def _sotc_compile_impl(ctx):
     outputs = [binary, manifest]
     if ctx.file.weights:  # a model's: read beside its trace, written beside the binary
         inputs.append(ctx.file.weights)
-        outputs.append(ctx.actions.declare_file(ctx.label.name + ".weights.safetensors"))
+        outputs.append(ctx.actions.declare_file(stem + ".weights.safetensors"))
     env = {}
     if ctx.attr.target == "cuda":
         if ctx.attr.gpu_archs:
@@ -55,7 +57,7 @@ def _sotc_compile_impl(ctx):
 
 sotc_compile = rule(
     implementation = _sotc_compile_impl,
-    doc = "Compiles a sotc trace into a binary and its manifest (<name>.so or .fatbin, <name>.manifest.json).",
+    doc = "Compiles a sotc trace into a binary and its manifest (<name>.so and <name>.manifest.json, or <name>.fatbin and <name>.cuda.manifest.json).",
     attrs = {
         "trace": attr.label(allow_single_file = [".pb", ".pbtxt"], mandatory = True),
         "weights": attr.label(

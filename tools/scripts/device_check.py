@@ -83,7 +83,7 @@ def prepare(out):
         if any("global" in e for end in ends for e in end.get("side_effects", [])):
             # Writes a module global: the host's Python state, which the CPU tests compare
             # (tests/framework); the device has no program module to hand it.
-            for f in (base + ".fatbin", base + ".manifest.json", base + "_cpu.so",
+            for f in (base + ".fatbin", base + ".cuda.manifest.json", base + "_cpu.so",
                       base + "_cpu.manifest.json"):
                 os.remove(f)
             continue

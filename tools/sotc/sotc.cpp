@@ -1,6 +1,6 @@
 //===- sotc.cpp - The sotc command-line tool ---------------------------------------------===//
 //
-//   sotc compile TRACE -o k.fatbin           a CUDA fatbin + k.manifest.json
+//   sotc compile TRACE -o k.fatbin           a CUDA fatbin + k.cuda.manifest.json
 //   sotc compile TRACE --target cpu -o k.so  a shared library + k.manifest.json
 //   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase (or ptx)
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it

@@ -87,8 +87,9 @@ typedef struct sotc_value {
 
 typedef struct sotc_artifact sotc_artifact;
 
-/* `path`: the binary or its manifest (k.so, k.fatbin, k.manifest.json). A CPU artifact runs
- * on a pool of SOTC_NUM_THREADS threads (default: every core); a CUDA one on device 0, or
+/* `path`: the binary or its manifest (k.so or k.manifest.json, k.fatbin or
+ * k.cuda.manifest.json). A CPU artifact runs on a pool of SOTC_NUM_THREADS threads
+ * (default: every core); a CUDA one on device 0, or
  * on `device` ("cpu", "cuda", "cuda:N"; NULL: the artifact's own) with sotc_open_device,
  * which fails with E8003 when the artifact is not for that kind of device. */
 int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error);

@@ -182,7 +182,7 @@ class Compiled:
         self._handle = None
         self._pool_lock = threading.Lock()  # guards _returned
         path = os.fspath(path)
-        manifest = path if path.endswith(".json") else os.path.splitext(path)[0] + ".manifest.json"
+        manifest = path if path.endswith(".json") else _manifest_of(path)
         if device is not None and not isinstance(device, str):
             raise SotcError("E8005", f"device={device!r}: a device is 'cpu', 'cuda' or 'cuda:N'")
         handle, error = ctypes.c_void_p(), _Error()
@@ -548,6 +548,12 @@ _DL_CUDA = 2
 _DL_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
              (1, 8): "uint8", (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
              (4, 16): "bfloat16", (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
+
+
+def _manifest_of(binary):
+    """The manifest beside a binary: k.so -> k.manifest.json, k.fatbin -> k.cuda.manifest.json."""
+    stem, ext = os.path.splitext(binary)
+    return stem + (".cuda" if ext == ".fatbin" else "") + ".manifest.json"
 
 
 def _framework_of(fn):

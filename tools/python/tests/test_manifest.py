@@ -24,9 +24,11 @@ def schema(root):
         return json.load(f)
 
 
-@pytest.mark.parametrize("target,binary", [("cpu", "k.so"), ("cuda", "k.fatbin")])
+@pytest.mark.parametrize("target,binary,manifest_name", [("cpu", "k.so", "k.manifest.json"),
+                                                         ("cuda", "k.fatbin", "k.cuda.manifest.json")])
 @pytest.mark.parametrize("program", programs(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))))
-def test_compile_and_manifest(program, target, binary, root, sotc_bin, schema, tmp_path):
+def test_compile_and_manifest(program, target, binary, manifest_name, root, sotc_bin, schema,
+                              tmp_path):
     trace = os.path.join(root, "testdata", "traces", program + ".pb")
     if subprocess.run([sotc_bin, "explain", trace], cwd=root, capture_output=True).returncode:
         pytest.skip("the frontend refuses this program with its documented error")
@@ -35,7 +37,7 @@ def test_compile_and_manifest(program, target, binary, root, sotc_bin, schema, t
                    check=True, cwd=root)
     subprocess.run([sotc_bin, "inspect", str(library)], check=True, cwd=root,
                    capture_output=True)
-    text = (tmp_path / "k.manifest.json").read_text()
+    text = (tmp_path / manifest_name).read_text()
     manifest = json.loads(text)
     jsonschema.validate(manifest, schema)
     assert manifest["target"]["kind"] == target
@@ -68,7 +70,7 @@ def test_compile_and_manifest(program, target, binary, root, sotc_bin, schema, t
     subprocess.run([sotc_bin, "compile", trace, "--target", target, "-o", str(again / binary)],
                    check=True, cwd=root)
     assert (again / binary).read_bytes() == library.read_bytes()
-    assert (again / "k.manifest.json").read_text() == text
+    assert (again / manifest_name).read_text() == text
 
 
 def test_return_values_rebuild_nested_python(root, sotc_bin, tmp_path):
