@@ -36,7 +36,7 @@ public:
   virtual void copy(void *to, const void *from, size_t bytes) = 0;
   /// Waits for every step issued so far (profiling, copies to the host).
   virtual void synchronize() = 0;
-  /// The stream steps are issued on (CUDA; ignored on the CPU).
+  /// The stream the calling thread's steps are issued on (CUDA; ignored on the CPU).
   virtual void setStream(void *stream) { (void)stream; }
 };
 

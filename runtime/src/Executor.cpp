@@ -167,6 +167,27 @@ Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
 
 Executor::~Executor() { contexts_->clear(); } // their memory goes before the backend
 
+RunContext &Executor::threadContext() {
+  RunContext &context = contexts_->acquire();
+  heldContexts.hold(contexts_, &context);
+  return context;
+}
+
+void Executor::setStream(void *stream) {
+  RunContext &context = threadContext();
+  if (stream == context.stream)
+    return;
+  backend_->setStream(context.stream); // its memory is reused on the new stream: drain the old
+  backend_->synchronize();
+  context.stream = stream;
+  backend_->setStream(stream);
+}
+
+void Executor::synchronize() {
+  backend_->setStream(threadContext().stream);
+  backend_->synchronize();
+}
+
 void Executor::setHostHandler(sotc_host_handler handler, void *user) {
   std::lock_guard<std::mutex> lock(handlerMutex_);
   hostHandler_ = handler, hostUser_ = user;
@@ -346,8 +367,8 @@ bool Executor::fitsDirectly(const Segment &seg, size_t r, const sotc_value &buff
 
 void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numOut,
                    const sotc_value *into, size_t numInto) {
-  RunContext &context = contexts_->acquire();
-  heldContexts.hold(contexts_, &context);
+  RunContext &context = threadContext();
+  backend_->setStream(context.stream);
   context.lastSegment = -1;
   checkParameters(context, in, n);
   std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
@@ -475,6 +496,7 @@ void Executor::bindWeights(std::map<std::string, void *> &buffers) {
 }
 
 void Executor::copyOut(const sotc_value &result, void *dest, bool destOnDevice) {
+  backend_->setStream(threadContext().stream);
   size_t bytes = bytesOf(result);
   if (!bytes)
     return;

@@ -59,6 +59,7 @@ struct RunContext {
   std::vector<Memory> staged; // per parameter: a host tensor copied to the device
   std::vector<Mismatch> mismatches;
   int32_t lastSegment = -1;
+  void *stream = nullptr; // CUDA: what this context's runs are issued on
 };
 
 /// The run contexts of one executor: each thread that runs holds one until it ends (then the
@@ -90,8 +91,11 @@ public:
 
   const Artifact &artifact() const { return artifact_; }
   bool onDevice() const { return backend_->onDevice(); }
-  void setStream(void *stream) { backend_->setStream(stream); }
-  void synchronize() { backend_->synchronize(); }
+  /// The stream the calling thread's runs are issued on (its run context's: one context per
+  /// stream); the work of its earlier runs, on another stream, is waited for first.
+  void setStream(void *stream);
+  /// Waits for the calling thread's runs.
+  void synchronize();
   void setHostHandler(sotc_host_handler handler, void *user);
 
   /// Runs on `n` parameters; the results go to `out`, whose room is *numOut, and their count
@@ -112,6 +116,8 @@ public:
 
   /// The calling thread's last run: its mismatches and the segment that returned (-1: none).
   const std::vector<Mismatch> &mismatches() const;
+  /// The calling thread's run context, remembered for it (given back when it ends).
+  RunContext &threadContext();
   int32_t lastSegment() const;
 
   /// Step profiling: each step that ran while on, in first-run order, with its times.

@@ -23,8 +23,8 @@
  * Threads: any number of threads may call sotc_run, sotc_run_into, sotc_copy_out,
  * sotc_set_weight and sotc_synchronize on one artifact at once; each run has its own memory
  * (the calling thread's run context, reused by its later runs) and gets its own correct
- * result. sotc_set_stream, sotc_set_host_handler and sotc_set_profiling are settings: make
- * them before the threads start. sotc_close waits for the calls in flight; a call that
+ * result. sotc_set_stream is the calling thread's (its stream); sotc_set_host_handler and
+ * sotc_set_profiling are the artifact's settings: make them before the threads start. sotc_close waits for the calls in flight; a call that
  * starts once it has begun fails with E8005, and the handle must not be used after it.
  *
  * Trust: an artifact is code (its library is loaded, its kernels run) and is to be opened
@@ -102,8 +102,10 @@ void sotc_close(sotc_artifact *artifact);
 /* "cpu" or "cuda". */
 const char *sotc_target(const sotc_artifact *artifact);
 
-/* CUDA: the stream (a CUstream) every step of later runs is issued on; NULL, the default,
- * is the legacy default stream. Results are ready once the stream's work is. */
+/* CUDA: the stream (a CUstream) the calling thread's later runs on this artifact are issued
+ * on (each thread its own, as TensorRT gives each stream an execution context); NULL, the
+ * default, is the legacy default stream. Changing it first waits for the thread's work on the
+ * old one. Results are ready once the stream's work is. */
 void sotc_set_stream(sotc_artifact *artifact, void *stream);
 
 /* The traced function's parameters, in order: their names, and what each was compiled for
@@ -144,7 +146,7 @@ int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_
 int sotc_copy_out(sotc_artifact *artifact, const sotc_value *value, void *dest,
                   sotc_device dest_device, sotc_error *error);
 
-/* Waits until the work of the runs issued so far is done (CUDA: their stream; the CPU runs
+/* Waits until the work of the calling thread's runs is done (CUDA: its stream; the CPU runs
  * synchronously). */
 int sotc_synchronize(sotc_artifact *artifact, sotc_error *error);
 

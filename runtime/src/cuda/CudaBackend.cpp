@@ -15,6 +15,10 @@ using namespace cuda;
 
 CUdeviceptr device(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
 
+/// The stream the calling thread issues its steps on (the executor sets it from the thread's
+/// run context before each run; null: the legacy default stream).
+thread_local CUstream stream_ = nullptr;
+
 class CudaBackend : public Backend {
 public:
   CudaBackend(Artifact &artifact, int ordinal) : d_(driver()) {
@@ -155,7 +159,6 @@ private:
   std::string arch_;
   CUcontext context_ = nullptr;
   CUmodule module_ = nullptr;
-  CUstream stream_ = nullptr;
   std::unique_ptr<Matmuls> matmuls_;
   std::map<const Step *, size_t> gemmIndex_;
 };
