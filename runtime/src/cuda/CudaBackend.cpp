@@ -17,7 +17,7 @@ CUdeviceptr device(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
 
 /// The stream the calling thread issues its steps on (the executor sets it from the thread's
 /// run context before each run; null: the legacy default stream).
-thread_local CUstream stream_ = nullptr;
+thread_local CUstream threadStream = nullptr;
 
 class CudaBackend : public Backend {
 public:
@@ -113,33 +113,33 @@ public:
     // Shared memory is static (in the cubin): no dynamic bytes at launch.
     d_.check(d_.cuLaunchKernel(
                  static_cast<CUfunction>(step.function), static_cast<unsigned>(step.grid), 1, 1,
-                 static_cast<unsigned>(step.block), 1, 1, 0, stream_, params.data(), nullptr),
+                 static_cast<unsigned>(step.block), 1, 1, 0, threadStream, params.data(), nullptr),
              step.symbol.c_str());
   }
   void gemm(const Step &step, const std::vector<void *> &b) override {
     Current current(*this);
     matmuls_->run(gemmIndex_.at(&step), device(b[0]), device(b[1]), device(b[2]),
-                  step.plan.bias ? device(b[3]) : 0, stream_);
+                  step.plan.bias ? device(b[3]) : 0, threadStream);
   }
   void toHost(void *host, const void *data, size_t bytes) override {
     Current current(*this);
-    d_.check(d_.cuMemcpyDtoHAsync(host, device(data), bytes, stream_), "cuMemcpyDtoHAsync");
-    d_.check(d_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    d_.check(d_.cuMemcpyDtoHAsync(host, device(data), bytes, threadStream), "cuMemcpyDtoHAsync");
+    d_.check(d_.cuStreamSynchronize(threadStream), "cuStreamSynchronize");
   }
   void fromHost(void *data, const void *host, size_t bytes) override {
     Current current(*this);
     // From pageable memory the call returns once the bytes are staged: `host` may go.
-    d_.check(d_.cuMemcpyHtoDAsync(device(data), host, bytes, stream_), "cuMemcpyHtoDAsync");
+    d_.check(d_.cuMemcpyHtoDAsync(device(data), host, bytes, threadStream), "cuMemcpyHtoDAsync");
   }
   void copy(void *to, const void *from, size_t bytes) override {
     Current current(*this);
-    d_.check(d_.cuMemcpyDtoDAsync(device(to), device(from), bytes, stream_), "cuMemcpyDtoDAsync");
+    d_.check(d_.cuMemcpyDtoDAsync(device(to), device(from), bytes, threadStream), "cuMemcpyDtoDAsync");
   }
   void synchronize() override {
     Current current(*this);
-    d_.check(d_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    d_.check(d_.cuStreamSynchronize(threadStream), "cuStreamSynchronize");
   }
-  void setStream(void *stream) override { stream_ = static_cast<CUstream>(stream); }
+  void setStream(void *stream) override { threadStream = static_cast<CUstream>(stream); }
 
 private:
   /// The device's primary context, current while a call lasts (the caller's is restored).
