@@ -108,7 +108,8 @@ int main(int argc, char **argv) {
     stop = true;
     for (std::thread &t : threads)
       t.join();
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::vector<double> all;
     for (const auto &l : latencies)
       all.insert(all.end(), l.begin(), l.end());

@@ -377,7 +377,8 @@ Artifact loadArtifact(const std::string &path) {
   if (!isManifest) {
     // k.so -> k.manifest.json, k.fatbin -> k.cuda.manifest.json (docs/manifest.md).
     std::string stem = path;
-    for (auto [ext, suffix] : {std::pair<std::string, std::string>{".so", ""}, {".fatbin", ".cuda"}})
+    using Rename = std::pair<std::string, std::string>;
+    for (auto [ext, suffix] : {Rename{".so", ""}, Rename{".fatbin", ".cuda"}})
       if (stem.size() > ext.size() &&
           stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
         stem.resize(stem.size() - ext.size());
@@ -396,7 +397,8 @@ Artifact loadArtifact(const std::string &path) {
                                         "replaced since)");
   std::string_view trailer =
       std::string_view(binary).substr(binary.size() - std::min(binary.size(), kDigestTrailerBytes));
-  if (trailer.size() != kDigestTrailerBytes || trailer.substr(0, kDigestMark.size()) != kDigestMark ||
+  if (trailer.size() != kDigestTrailerBytes ||
+      trailer.substr(0, kDigestMark.size()) != kDigestMark ||
       trailer.back() != '\n')
     throw Error("E8003", a.binaryPath + ": carries no manifest digest (written by an older sotc, "
                                         "or not by sotc: recompile)");

@@ -42,8 +42,8 @@ struct CpuOptions {
 constexpr const char *kKernelTable = "sotc_kernels";
 constexpr const char *kKernelCount = "sotc_kernel_count";
 
-/// The shared library's bytes, with the kernel table of `options.kernels`. E9004 for a CPU LLVM does not know; E9005 when LLVM or lld
-/// fails (a compiler bug).
+/// The shared library's bytes, with the kernel table of `options.kernels`. E9004 for a CPU
+/// LLVM does not know; E9005 when LLVM or lld fails (a compiler bug).
 Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options);
 
 /// The instruction-set extensions code for `cpu` may use, of those a runtime must find on its

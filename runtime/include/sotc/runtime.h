@@ -24,8 +24,9 @@
  * sotc_set_weight and sotc_synchronize on one artifact at once; each run has its own memory
  * (the calling thread's run context, reused by its later runs) and gets its own correct
  * result. sotc_set_stream is the calling thread's (its stream); sotc_set_host_handler and
- * sotc_set_profiling are the artifact's settings: make them before the threads start. sotc_close waits for the calls in flight; a call that
- * starts once it has begun fails with E8005, and the handle must not be used after it.
+ * sotc_set_profiling are the artifact's settings: make them before the threads start.
+ * sotc_close waits for the calls in flight; a call that starts once it has begun fails with
+ * E8005, and the handle must not be used after it.
  *
  * Trust: an artifact is code (its library is loaded, its kernels run) and is to be opened
  * only from a trusted source. What sotc_open checks makes a corrupt or edited one a coded

@@ -133,7 +133,8 @@ public:
   }
   void copy(void *to, const void *from, size_t bytes) override {
     Current current(*this);
-    d_.check(d_.cuMemcpyDtoDAsync(device(to), device(from), bytes, threadStream), "cuMemcpyDtoDAsync");
+    d_.check(d_.cuMemcpyDtoDAsync(device(to), device(from), bytes, threadStream),
+             "cuMemcpyDtoDAsync");
   }
   void synchronize() override {
     Current current(*this);
