@@ -36,6 +36,9 @@ public:
   virtual void copy(void *to, const void *from, size_t bytes) = 0;
   /// Waits for every step issued so far (profiling, copies to the host).
   virtual void synchronize() = 0;
+  /// What GEMM steps run on ("OpenBLAS 0.3.21 ... SkylakeX kernels", "cuBLASLt"), with a
+  /// warning when it runs generic kernels.
+  virtual std::string gemmImplementation() const = 0;
   /// The stream the calling thread's steps are issued on (CUDA; ignored on the CPU).
   virtual void setStream(void *stream) { (void)stream; }
 };

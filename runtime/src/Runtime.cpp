@@ -19,6 +19,7 @@ using namespace sotc::runtime;
 struct sotc_artifact {
   std::unique_ptr<Executor> executor;
   std::string target;
+  std::string gemm; // what its GEMM steps run on ("" without any)
   // Calls in flight, which sotc_close waits for.
   std::mutex mutex;
   std::condition_variable idle;
@@ -125,6 +126,13 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     auto s = std::make_unique<sotc_artifact>();
     s->target = target;
     s->executor = std::make_unique<Executor>(std::move(a), std::move(backend));
+    const Artifact &opened = s->executor->artifact();
+    auto hasGemm = [](const Segment &plan) {
+      return std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step &x) { return x.gemm; });
+    };
+    if (hasGemm(opened.prepare) ||
+        std::any_of(opened.segments.begin(), opened.segments.end(), hasGemm))
+      s->gemm = s->executor->gemmImplementation();
     std::lock_guard<std::mutex> open(openMutex);
     openArtifacts.insert(s.get());
     *artifact = s.release();
@@ -150,6 +158,10 @@ void sotc_close(sotc_artifact *artifact) {
 
 const char *sotc_target(const sotc_artifact *artifact) {
   return artifact ? artifact->target.c_str() : nullptr;
+}
+
+const char *sotc_gemm_implementation(const sotc_artifact *artifact) {
+  return artifact ? artifact->gemm.c_str() : nullptr;
 }
 
 void sotc_set_stream(sotc_artifact *artifact, void *stream) {
@@ -275,7 +287,12 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
   auto [step, sorted] = steps[i];
   std::sort(sorted.begin(), sorted.end());
   *profile = {step->name.c_str(), step->gemm ? "gemm" : "kernel", sorted.size(),
-              sorted.front(),     sorted[sorted.size() / 2],      step->bytes};
+              sorted.front(),     sorted[sorted.size() / 2],      step->bytes,
+              step->gemm ? 2.0 * static_cast<double>(step->plan.m) *
+                               static_cast<double>(step->plan.n) *
+                               static_cast<double>(step->plan.k) *
+                               static_cast<double>(step->plan.batchCount())
+                         : 0.0};
   return 0;
 }
 

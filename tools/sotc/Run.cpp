@@ -397,6 +397,8 @@ void benchArtifact(const RunOptions &options) {
             << " warm-up runs\n";
   std::cout << "run: min " << milliseconds(runs.front()) << ", median "
             << milliseconds(runs[runs.size() / 2]) << "\n";
+  if (*sotc_gemm_implementation(artifact.get()))
+    std::cout << "gemm: " << sotc_gemm_implementation(artifact.get()) << "\n";
   for (size_t i = 0; i < sotc_num_profiled_steps(artifact.get()); ++i) {
     sotc_step_profile p{};
     sotc_profiled_step(artifact.get(), i, &p);
@@ -404,6 +406,8 @@ void benchArtifact(const RunOptions &options) {
     bandwidth.setf(std::ios::fixed);
     bandwidth.precision(1);
     bandwidth << static_cast<double>(p.bytes) / p.median_seconds / 1e9 << " GB/s";
+    if (p.flops > 0)
+      bandwidth << ", " << p.flops / p.median_seconds / 1e9 << " GFLOP/s";
     std::cout << "  " << p.kind << " " << p.name << ": " << p.calls << " calls, min "
               << milliseconds(p.min_seconds) << ", median " << milliseconds(p.median_seconds)
               << ", " << p.bytes << " bytes, " << bandwidth.str() << "\n";

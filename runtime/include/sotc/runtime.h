@@ -103,6 +103,13 @@ void sotc_close(sotc_artifact *artifact);
 /* "cpu" or "cuda". */
 const char *sotc_target(const sotc_artifact *artifact);
 
+/* What the artifact's GEMM steps run on, "" when it has none: on the CPU the CBLAS library and,
+ * for OpenBLAS, its build and the kernel family it picked for this CPU ("OpenBLAS 0.3.21
+ * DYNAMIC_ARCH ... (libopenblas.so.0), SkylakeX kernels"), with "; warning: generic kernels
+ * ..." when that family does not use the CPU's AVX2 (GEMMs several times slower), or "none:
+ * why" when no CBLAS loads; "cuBLASLt" on CUDA. */
+const char *sotc_gemm_implementation(const sotc_artifact *artifact);
+
 /* CUDA: the stream (a CUstream) the calling thread's later runs on this artifact are issued
  * on (each thread its own, as TensorRT gives each stream an execution context); NULL, the
  * default, is the legacy default stream. Changing it first waits for the thread's work on the
@@ -172,13 +179,14 @@ void sotc_set_host_handler(sotc_artifact *artifact, sotc_host_handler handler, v
 
 /* Profiling (sotc bench): while on, every run times each step. A step's profile: its name
  * (kernel symbol or GEMM), kind ("kernel", "gemm"), how often it ran, its fastest and median
- * time, and the bytes it reads and writes once. */
+ * time, the bytes it reads and writes once, and a GEMM's floating-point operations. */
 typedef struct sotc_step_profile {
   const char *name;
   const char *kind;
   uint64_t calls;
   double min_seconds, median_seconds;
   int64_t bytes;
+  double flops; /* GEMM steps: 2 m n k per product, every batch; kernels: 0 */
 } sotc_step_profile;
 void sotc_set_profiling(sotc_artifact *artifact, int on);
 size_t sotc_num_profiled_steps(const sotc_artifact *artifact);

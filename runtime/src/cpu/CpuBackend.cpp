@@ -138,6 +138,7 @@ public:
     std::memcpy(data, host, bytes);
   }
   void copy(void *to, const void *from, size_t bytes) override { std::memcpy(to, from, bytes); }
+  std::string gemmImplementation() const override { return cpu::gemmImplementation(); }
   void synchronize() override {}
 
 private:

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -19,25 +20,60 @@ namespace {
 struct Cblas {
   decltype(&cblas_sgemm) sgemm = nullptr;
   decltype(&cblas_dgemm) dgemm = nullptr;
+  std::string implementation; // gemmImplementation()
 };
 
-const Cblas &cblas() {
+/// OpenBLAS's kernel families that use no AVX2 (its generic fallbacks on CPUs it predates).
+bool generic(std::string family) {
+  for (char &c : family)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char *old : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom",
+                          "generic", "katmai", "coppermine", "northwood", "banias", "sandybridge"})
+    if (family == old)
+      return true;
+  return false;
+}
+
+/// "OpenBLAS <config> (libopenblas.so.0), SkylakeX kernels" for the library loaded as `name`.
+std::string describe(void *library, const std::string &name) {
+  using Text = char *(*)();
+  auto config = reinterpret_cast<Text>(dlsym(library, "openblas_get_config"));
+  auto core = reinterpret_cast<Text>(dlsym(library, "openblas_get_corename"));
+  if (!config || !core)
+    return "CBLAS (" + name + ")";
+  std::string family = core();
+  std::string text = std::string(config()) + " (" + name + "), " + family + " kernels";
+  if (generic(family) && __builtin_cpu_supports("avx2"))
+    text += "; warning: generic kernels on a CPU with AVX2, several times slower (an OpenBLAS "
+            "that knows this CPU, or OPENBLAS_CORETYPE=Haswell or SkylakeX, fixes it)";
+  return text;
+}
+
+Cblas &loadCblas(std::string &failure) {
   static std::once_flag once;
   static Cblas loaded;
-  static std::string failure;
+  static std::string why;
   std::call_once(once, [] {
     const char *path = std::getenv("SOTC_CBLAS");
     void *library = dlopen(path ? path : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-      failure = std::string("a GEMM step needs CBLAS and none loads (") + dlerror() +
-                "; install OpenBLAS or name a CBLAS library in SOTC_CBLAS)";
+      why = std::string("a GEMM step needs CBLAS and none loads (") + dlerror() +
+            "; install OpenBLAS or name a CBLAS library in SOTC_CBLAS)";
       return;
     }
+    loaded.implementation = describe(library, path ? path : "libopenblas.so.0");
     loaded.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(library, "cblas_sgemm"));
     loaded.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(library, "cblas_dgemm"));
     if (!loaded.sgemm || !loaded.dgemm)
-      failure = std::string(path ? path : "libopenblas.so.0") + " has no cblas_sgemm/dgemm";
+      why = std::string(path ? path : "libopenblas.so.0") + " has no cblas_sgemm/dgemm";
   });
+  failure = why;
+  return loaded;
+}
+
+const Cblas &cblas() {
+  std::string failure;
+  const Cblas &loaded = loadCblas(failure);
   if (!failure.empty())
     throw Error("E8003", failure);
   return loaded;
@@ -64,6 +100,12 @@ template <typename T> void run(const GemmPlan &s, T *c, const T *a, const T *b, 
 }
 
 } // namespace
+
+std::string gemmImplementation() {
+  std::string failure;
+  const Cblas &loaded = loadCblas(failure);
+  return failure.empty() ? loaded.implementation : "none: " + failure;
+}
 
 std::string unsupported(const GemmPlan &s) {
   if (s.type != GemmPlan::Type::F32 && s.type != GemmPlan::Type::F64)

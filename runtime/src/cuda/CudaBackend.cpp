@@ -140,6 +140,7 @@ public:
     Current current(*this);
     d_.check(d_.cuStreamSynchronize(threadStream), "cuStreamSynchronize");
   }
+  std::string gemmImplementation() const override { return "cuBLASLt"; }
   void setStream(void *stream) override { threadStream = static_cast<CUstream>(stream); }
 
 private:

@@ -134,6 +134,8 @@ def _runtime():
                                          ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Error)]
         lib.sotc_target.argtypes = [ctypes.c_void_p]
         lib.sotc_target.restype = ctypes.c_char_p
+        lib.sotc_gemm_implementation.argtypes = [ctypes.c_void_p]
+        lib.sotc_gemm_implementation.restype = ctypes.c_char_p
         lib.sotc_run_into.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
                                       ctypes.POINTER(_Value), ctypes.c_size_t,
                                       ctypes.POINTER(_Error)]
@@ -235,6 +237,13 @@ class Compiled:
         self.weights = [w["name"] for w in self._manifest.get("weights", {}).get("tensors", [])]
         if params is not None:
             self.set_weights(params, strict=strict)
+
+    def info(self):
+        """What the artifact runs on: its target, and what its GEMM steps call ("" without any;
+        the CBLAS library and OpenBLAS's kernel family, with a warning when it is generic)."""
+        with self._in_call() as handle:
+            return {"target": self.target,
+                    "gemm": self._lib.sotc_gemm_implementation(handle).decode()}
 
     def set_weights(self, state_dict, strict=True):
         """Binds new weights of the compiled model (a state dict: name -> tensor of the

@@ -325,3 +325,12 @@ def test_bad_devices_are_coded_errors(root, sotc_bin, tmp_path):
         with pytest.raises(sotc.SotcError) as e:
             sotc.load(library, device=device)
         assert e.value.code == code, (device, str(e.value))
+
+
+def test_info_names_what_gemm_steps_run_on(root, sotc_bin, tmp_path):
+    mlp = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "26_gelu_mlp")).info()
+    assert mlp["target"] == "cpu"
+    gemm = mlp["gemm"]  # "OpenBLAS ... SkylakeX kernels", a warning after it when generic
+    assert gemm.startswith("OpenBLAS ") and " kernels" in gemm, gemm
+    assert sotc.load(compile_cpu(root, sotc_bin, tmp_path, "22_relu_sin")).info() == \
+        {"target": "cpu", "gemm": ""}
