@@ -146,15 +146,9 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
 }
 
 namespace {
-/// A buffer's bytes as the kernels store it (bool: one byte; complex: two of its parts).
+/// A buffer's bytes as the kernels store it.
 int64_t bytesOf(mlir::MemRefType memref) {
-  mlir::Type element = memref.getElementType();
-  int64_t width = 1;
-  if (auto complex = mlir::dyn_cast<mlir::ComplexType>(element))
-    width = 2 * complex.getElementType().getIntOrFloatBitWidth() / 8;
-  else if (element.isIntOrFloat())
-    width = std::max<int64_t>(element.getIntOrFloatBitWidth() / 8, 1);
-  return memref.getNumElements() * width;
+  return memref.getNumElements() * manifest::elementBytes(memref.getElementType());
 }
 
 /// Each kernel's launch, as the loops have it; the manifest tells the runtime.

@@ -282,6 +282,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     a.target = m.at("target").at("kind").get<std::string>();
     a.binaryPath = directoryOf(manifestPath) + m.at("binary").at("file").get<std::string>();
     a.binarySha256 = m.at("binary").at("sha256").get<std::string>();
+    Json canonical = m;
+    canonical["binary"].erase("sha256");
+    a.digest = sha256Hex(canonical.dump());
     if (a.target == "cpu")
       a.features = m.at("target").at("features").get<std::vector<std::string>>();
     else if (a.target != "cuda")
@@ -387,8 +390,7 @@ Artifact loadArtifact(const std::string &path) {
       }
     manifestPath = stem + ".manifest.json";
   }
-  std::string text = readFile(manifestPath);
-  Artifact a = readManifest(text, manifestPath);
+  Artifact a = readManifest(readFile(manifestPath), manifestPath);
   if (!isManifest)
     a.binaryPath = path;
   std::string binary = readFile(a.binaryPath);
@@ -402,9 +404,7 @@ Artifact loadArtifact(const std::string &path) {
       trailer.back() != '\n')
     throw Error("E8003", a.binaryPath + ": carries no manifest digest (written by an older sotc, "
                                         "or not by sotc: recompile)");
-  Json canonical = Json::parse(text); // parsed once already: it is JSON
-  canonical["binary"].erase("sha256");
-  if (trailer.substr(kDigestMark.size(), 64) != sha256Hex(canonical.dump()))
+  if (trailer.substr(kDigestMark.size(), 64) != a.digest)
     throw Error("E8003", manifestPath + ": is not the manifest sotc wrote for " + a.binaryPath +
                              " (edited since: its digest differs from the one the binary carries)");
   std::string why = a.target == "cpu" ? elfProblem(binary) : fatbinProblem(binary);

@@ -83,6 +83,7 @@ struct Segment {
 
 struct Artifact {
   std::string manifestPath, binaryPath, binarySha256;
+  std::string digest; // the manifest's (docs/manifest.md#digest), which the binary must carry
   std::string target; // "cpu" or "cuda"
   std::vector<std::string> features;
   std::vector<Parameter> parameters;

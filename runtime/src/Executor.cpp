@@ -95,14 +95,11 @@ namespace {
 /// is skipped: its executor closed).
 struct HeldContexts {
   std::vector<std::pair<std::weak_ptr<ContextPool>, RunContext *>> held;
-  /// Remembers `context` of `pool` (once), forgetting those of closed executors.
+  /// Remembers `context` of `pool`, forgetting those of closed executors.
   void hold(const std::shared_ptr<ContextPool> &pool, RunContext *context) {
     held.erase(std::remove_if(held.begin(), held.end(),
                               [](const auto &h) { return h.first.expired(); }),
                held.end());
-    for (const auto &[other, mine] : held)
-      if (mine == context && other.lock() == pool)
-        return;
     held.push_back({pool, context});
   }
   ~HeldContexts() {
@@ -114,9 +111,10 @@ struct HeldContexts {
 thread_local HeldContexts heldContexts;
 } // namespace
 
-RunContext &ContextPool::acquire() {
+RunContext &ContextPool::acquire(bool &fresh) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, added] = held_.try_emplace(std::this_thread::get_id(), nullptr);
+  fresh = added;
   if (!added)
     return *it->second;
   if (!free_.empty()) {
@@ -168,8 +166,10 @@ Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
 Executor::~Executor() { contexts_->clear(); } // their memory goes before the backend
 
 RunContext &Executor::threadContext() {
-  RunContext &context = contexts_->acquire();
-  heldContexts.hold(contexts_, &context);
+  bool fresh = false;
+  RunContext &context = contexts_->acquire(fresh);
+  if (fresh) // given back when the thread ends
+    heldContexts.hold(contexts_, &context);
   return context;
 }
 
@@ -441,11 +441,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
 
 void Executor::runSteps(const Segment &plan, const std::map<std::string, void *> &buffers) {
   Backend &backend = *backend_;
-  bool profiling;
-  {
-    std::lock_guard<std::mutex> lock(profileMutex_);
-    profiling = profiling_;
-  }
+  bool profiling = profiling_;
   for (const Step &step : plan.steps) {
     std::vector<void *> args;
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
@@ -471,6 +467,8 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
 }
 
 void Executor::prepareWeights() {
+  if (!prepareDue_) // the common case, without taking the lock every run would queue on
+    return;
   std::lock_guard<std::mutex> lock(prepareMutex_);
   if (!prepareDue_)
     return;

@@ -15,6 +15,7 @@
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Backend.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,8 +68,9 @@ struct RunContext {
 class ContextPool {
 public:
   explicit ContextPool(size_t parameters) : parameters_(parameters) {}
-  /// The calling thread's context, made or taken from those ended threads gave back.
-  RunContext &acquire();
+  /// The calling thread's context, made or taken from those ended threads gave back; `fresh`
+  /// says whether it was assigned to the thread just now.
+  RunContext &acquire(bool &fresh);
   /// The calling thread's context, or null when it has not run.
   const RunContext *current() const;
   /// Releases every context's memory (before the backend goes).
@@ -148,12 +150,12 @@ private:
   std::mutex prepareMutex_;
   Memory prepareArena_;
   std::map<std::string, Memory> prepared_; // computed from them, by name
-  bool prepareDue_ = true; // the weights changed since they were last prepared
+  std::atomic<bool> prepareDue_{true}; // the weights changed since they were last prepared
   std::mutex handlerMutex_;
   sotc_host_handler hostHandler_ = nullptr;
   void *hostUser_ = nullptr;
-  mutable std::mutex profileMutex_;
-  bool profiling_ = false;
+  mutable std::mutex profileMutex_; // guards profile_ and profileIndex_
+  std::atomic<bool> profiling_{false};
   std::vector<std::pair<const Step *, std::vector<double>>> profile_;
   std::map<const Step *, size_t> profileIndex_;
 };

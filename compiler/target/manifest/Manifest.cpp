@@ -34,14 +34,8 @@ const char *guardKind(frontend::Guard::Kind kind) {
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
-  // Bytes as the kernels store them: bool is one byte.
-  mlir::Type element = tensor.getElementType();
-  int64_t width =
-      element.isIntOrFloat() ? std::max<int64_t>(element.getIntOrFloatBitWidth(), 8) / 8
-      : mlir::isa<mlir::ComplexType>(element)
-          ? 2 * mlir::cast<mlir::ComplexType>(element).getElementType().getIntOrFloatBitWidth() / 8
-          : 0;
-  int64_t bytes = tensor.hasStaticShape() ? tensor.getNumElements() * width : 0;
+  int64_t bytes =
+      tensor.hasStaticShape() ? tensor.getNumElements() * elementBytes(tensor.getElementType()) : 0;
   return Json{{"name", name},
               {"dtype", meta ? ops::dtypeName(meta->dtype) : "unknown"},
               {"shape", std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())},
@@ -319,6 +313,14 @@ std::string sha256(std::string_view bytes) {
   for (uint8_t b : digest)
     out += {hex[b >> 4], hex[b & 15]};
   return out;
+}
+
+int64_t elementBytes(mlir::Type element) {
+  if (element.isIntOrFloat())
+    return std::max<int64_t>(element.getIntOrFloatBitWidth(), 8) / 8;
+  if (auto complex = mlir::dyn_cast<mlir::ComplexType>(element))
+    return 2 * complex.getElementType().getIntOrFloatBitWidth() / 8;
+  return 0;
 }
 
 std::string manifestDigest(std::string_view manifestText) {

@@ -57,6 +57,10 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                           const Target &target, const Artifact &binary,
                           const Artifact *weights = nullptr);
 
+/// The bytes of one element as the kernels store it (bool: one; complex: its two parts); 0 for
+/// a type that is no tensor element.
+int64_t elementBytes(mlir::Type element);
+
 /// Lower-case hex SHA-256 of `bytes`.
 std::string sha256(std::string_view bytes);
 
