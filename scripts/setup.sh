@@ -43,3 +43,29 @@ for version in 3.12 3.13; do
     "$py" -m pip install -q --disable-pip-version-check -r "$here/tools/python/requirements-dev.txt"
   fi
 done
+
+# The OpenBLAS that GEMM steps run on: PyPI's scipy-openblas32 (OpenBLAS 0.3.34, every x86
+# kernel family in one library, picked for the CPU at load). Debian's 0.3.21 does not know
+# CPUs newer than itself and falls back to generic kernels, several times slower. Installed
+# where the dynamic loader finds it (/usr/local/lib), which is where the runtime looks first.
+OPENBLAS_WHEEL=scipy_openblas32-0.3.34.481.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+OPENBLAS_WHEEL_SHA256=0595f94cd58c1f8a0d90c975621f4587337a003916b1979e834ebdf2cb5d9504
+OPENBLAS_SO_SHA256=b396d74f12ab4319e6713b3287104d64245c76c60e5bd9eaeb4b447eda66a561
+openblas_so=/usr/local/lib/libscipy_openblas.so
+if [ "$(uname -m)" = x86_64 ] &&
+   ! echo "$OPENBLAS_SO_SHA256  $openblas_so" | sha256sum --status -c - 2>/dev/null; then
+  echo "setup: installing OpenBLAS 0.3.34 (scipy-openblas32) into /usr/local/lib"
+  wheel_dir="$(mktemp -d)"
+  python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d "$wheel_dir" "scipy-openblas32==0.3.34.481.3"
+  echo "$OPENBLAS_WHEEL_SHA256  $wheel_dir/$OPENBLAS_WHEEL" | sha256sum --status -c - ||
+    { echo "setup: error: $OPENBLAS_WHEEL does not have the expected sha256" >&2; exit 1; }
+  python3 -m zipfile -e "$wheel_dir/$OPENBLAS_WHEEL" "$wheel_dir/x"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO install -D -m 644 "$wheel_dir/x/scipy_openblas32/lib/libscipy_openblas.so" "$openblas_so"
+  $SUDO install -D -m 644 -t /usr/local/share/doc/scipy-openblas32 \
+    "$wheel_dir"/x/scipy_openblas32-*.dist-info/licenses/*
+  $SUDO ldconfig
+  rm -rf "$wheel_dir"
+fi

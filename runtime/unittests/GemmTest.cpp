@@ -3,11 +3,19 @@
 
 #include <catch2/catch.hpp>
 
+#include <dlfcn.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using sotc::runtime::GemmPlan;
 using sotc::runtime::validate;
+using sotc::runtime::cpu::Cblas;
+using sotc::runtime::cpu::familyForThisCpu;
+using sotc::runtime::cpu::genericFamily;
+using sotc::runtime::cpu::gemmImplementation;
+using sotc::runtime::cpu::openCblas;
 using sotc::runtime::cpu::runGemm;
 
 namespace {
@@ -113,4 +121,91 @@ TEST_CASE("validate refuses steps that would read out of bounds", "[runtime][gem
   GemmPlan empty = s;
   empty.k = 0;
   CHECK(validate(empty) == "m, n and k must be positive");
+}
+
+namespace {
+// The stand-ins, from the test's runfiles (runtime/BUILD.bazel builds them).
+const std::string kFake = "runtime/unittests/libfake_openblas.so";
+const std::string kFakeScipy = "runtime/unittests/libfake_openblas_scipy.so";
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// Opens `candidates` as the runtime would and closes the library again, so that the next
+/// case loads the stand-in afresh (it reads OPENBLAS_CORETYPE when it loads).
+Cblas openAndClose(const std::vector<std::string> &candidates) {
+  Cblas blas = openCblas(candidates);
+  if (blas.handle)
+    dlclose(blas.handle);
+  return blas;
+}
+} // namespace
+
+TEST_CASE("an OpenBLAS on generic kernels is loaded again told the CPU's family",
+          "[runtime][gemm][cblas]") {
+  REQUIRE(std::getenv("OPENBLAS_CORETYPE") == nullptr);
+  Cblas blas = openAndClose({kFake});
+  REQUIRE(blas.failure.empty());
+  CHECK(blas.sgemm != nullptr);
+  if (familyForThisCpu().empty()) { // a CPU without AVX2: the generic kernels are right
+    CHECK(blas.family == "Prescott");
+    CHECK_FALSE(contains(blas.implementation, "warning"));
+  } else {
+    CHECK(blas.family == familyForThisCpu());
+    CHECK(contains(blas.implementation, familyForThisCpu() + " kernels (corrected from its "
+                                                             "generic Prescott kernels)"));
+  }
+  CHECK(contains(blas.implementation, "OpenBLAS 0.0 fake ("));
+  CHECK(std::getenv("OPENBLAS_CORETYPE") == nullptr); // set for the load only
+}
+
+TEST_CASE("a kernel family the user chose stays, with a warning when it is generic",
+          "[runtime][gemm][cblas]") {
+  if (familyForThisCpu().empty()) {
+    WARN("this CPU has no AVX2: generic kernels are no slow path here");
+    return;
+  }
+  setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+  Cblas blas = openAndClose({kFake});
+  unsetenv("OPENBLAS_CORETYPE");
+  CHECK(blas.family == "Prescott");
+  CHECK(contains(blas.implementation, "Prescott kernels; warning: generic kernels on a CPU with "
+                                      "AVX2, several times slower (OPENBLAS_CORETYPE chose them)"));
+}
+
+TEST_CASE("scipy-openblas32's prefixed names are found", "[runtime][gemm][cblas]") {
+  Cblas blas = openAndClose({kFakeScipy});
+  REQUIRE(blas.failure.empty());
+  CHECK(blas.sgemm != nullptr);
+  CHECK(blas.dgemm != nullptr);
+  CHECK(contains(blas.implementation, "libfake_openblas_scipy.so"));
+}
+
+TEST_CASE("the first candidate that loads is taken; none loading says why",
+          "[runtime][gemm][cblas]") {
+  Cblas blas = openAndClose({"/nonexistent/libnone.so", kFakeScipy, kFake});
+  REQUIRE(blas.failure.empty());
+  CHECK(contains(blas.implementation, "libfake_openblas_scipy.so"));
+  Cblas none = openAndClose({"/nonexistent/libnone.so", "libsotc-no-such-blas.so"});
+  CHECK(none.sgemm == nullptr);
+  CHECK(contains(none.failure, "a GEMM step needs CBLAS and none loads (/nonexistent/libnone.so"));
+  CHECK(contains(none.failure, "libsotc-no-such-blas.so"));
+}
+
+TEST_CASE("this machine's GEMM steps run on no generic kernels unless a warning says so",
+          "[runtime][gemm][cblas]") {
+  std::string implementation = gemmImplementation();
+  INFO(implementation);
+  REQUIRE_FALSE(contains(implementation, "none:"));
+  // "..., <family> kernels" ends the description of an OpenBLAS
+  size_t end = implementation.find(" kernels");
+  if (end == std::string::npos)
+    return; // another CBLAS, named in SOTC_CBLAS
+  std::string family = implementation.substr(implementation.rfind(' ', end - 1) + 1,
+                                             end - implementation.rfind(' ', end - 1) - 1);
+  if (genericFamily(family) && !familyForThisCpu().empty())
+    CHECK(contains(implementation, "warning: generic kernels"));
+  else
+    CHECK(implementation.find("warning") == std::string::npos);
 }
