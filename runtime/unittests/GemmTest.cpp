@@ -1,17 +1,25 @@
 // The CPU runtime's GEMM steps against a naive triple loop over the same step description.
 #include "runtime/src/cpu/Gemm.h"
+#include "runtime/src/cpu/GemmLibraries.h"
 
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <random>
+#include <thread>
 
 using sotc::runtime::GemmPlan;
 using sotc::runtime::validate;
 using sotc::runtime::cpu::Cblas;
+using sotc::runtime::cpu::kOnednnCandidates;
+using sotc::runtime::cpu::Onednn;
+using sotc::runtime::cpu::openOnednn;
+using sotc::runtime::cpu::ParallelFor;
 using sotc::runtime::cpu::familyForThisCpu;
 using sotc::runtime::cpu::genericFamily;
 using sotc::runtime::cpu::gemmImplementation;
@@ -198,14 +206,57 @@ TEST_CASE("this machine's GEMM steps run on no generic kernels unless a warning 
   std::string implementation = gemmImplementation();
   INFO(implementation);
   REQUIRE_FALSE(contains(implementation, "none:"));
-  // "..., <family> kernels" ends the description of an OpenBLAS
-  size_t end = implementation.find(" kernels");
-  if (end == std::string::npos)
-    return; // another CBLAS, named in SOTC_CBLAS
-  std::string family = implementation.substr(implementation.rfind(' ', end - 1) + 1,
-                                             end - implementation.rfind(' ', end - 1) - 1);
-  if (genericFamily(family) && !familyForThisCpu().empty())
-    CHECK(contains(implementation, "warning: generic kernels"));
-  else
-    CHECK(implementation.find("warning") == std::string::npos);
+  // Each library's description ends "<family or instruction set> kernels".
+  bool slow = false;
+  for (size_t end = implementation.find(" kernels"); end != std::string::npos;
+       end = implementation.find(" kernels", end + 1)) {
+    size_t begin = implementation.rfind(' ', end - 1) + 1;
+    std::string kernels = implementation.substr(begin, end - begin);
+    slow |= genericFamily(kernels) || kernels == "sse41" || kernels == "avx";
+  }
+  CHECK(contains(implementation, "warning") == (slow && !familyForThisCpu().empty()));
+}
+
+TEST_CASE("oneDNN's kernels use the CPU's AVX2 and AVX-512", "[runtime][gemm][onednn]") {
+  Onednn onednn = openOnednn({std::begin(kOnednnCandidates), std::end(kOnednnCandidates)});
+  if (!onednn.sgemm) {
+    WARN("no oneDNN here (" << onednn.failure << "): float32 GEMMs run on CBLAS");
+    return;
+  }
+  INFO(onednn.implementation);
+  CHECK(onednn.setThreads != nullptr); // Debian's is an OpenMP build
+  if (familyForThisCpu() == "SkylakeX")
+    CHECK(contains(onednn.isa, "avx512_core"));
+  else if (familyForThisCpu() == "Haswell")
+    CHECK(contains(onednn.isa, "avx2"));
+  CHECK_FALSE(contains(onednn.implementation, "warning"));
+}
+
+TEST_CASE("a float32 batch runs its GEMMs side by side, one thread each",
+          "[runtime][gemm][onednn]") {
+  GemmPlan s;
+  s.m = 6, s.n = 5, s.k = 7, s.lda = 7, s.ldb = 5, s.ldc = 5, s.beta = 1;
+  s.batch = {9};
+  s.strideA = {0};      // one A for the batch, as a convolution's weights
+  s.strideB = {7 * 5};  // B [9, 7, 5]
+  s.strideC = {6 * 5};
+  REQUIRE(validate(s).empty());
+  std::mt19937 rng(3);
+  std::vector<float> a = random<float>(42, rng), b = random<float>(9 * 35, rng),
+                     bias = random<float>(5, rng), c(9 * 30, 0.5f);
+  std::vector<float> want = naive(s, a, b, c, bias.data());
+  std::atomic<int> chunks{0};
+  ParallelFor parallel{2, [&](int64_t n, const std::function<void(int64_t, int64_t)> &body) {
+                         std::thread other([&] { body(n / 2, n); });
+                         body(0, n / 2);
+                         other.join();
+                         chunks += 2;
+                       }};
+  runGemm(s, c.data(), a.data(), b.data(), bias.data(), parallel);
+  for (size_t i = 0; i < c.size(); ++i) {
+    INFO("element " << i);
+    CHECK(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+  }
+  // CBLAS runs a batch one GEMM at a time
+  CHECK(chunks == (contains(gemmImplementation(), "oneDNN") ? 2 : 0));
 }

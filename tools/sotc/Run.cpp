@@ -1,5 +1,7 @@
 #include "Run.h"
 
+#include "FmaPeak.h"
+
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
 #include "sotc/runtime.h"
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -20,6 +23,7 @@
 #include <sstream>
 #include <string_view>
 
+#include <sched.h>
 #include <sys/stat.h>
 
 namespace sotc::run {
@@ -383,6 +387,13 @@ void benchArtifact(const RunOptions &options) {
   std::vector<std::vector<char>> storage;
   std::vector<sotc_value> values = parameters(artifact.get(), options, storage);
   std::vector<sotc_value> results(64);
+  // GEMM steps on the CPU are measured against the FMA peak of the cores this process may use
+  // (the GEMM libraries run on as many threads), before any of their threads exist.
+  bench::FmaPeak peak;
+  cpu_set_t cores;
+  if (*sotc_gemm_implementation(artifact.get()) && std::string(sotc_target(artifact.get())) == "cpu" &&
+      sched_getaffinity(0, sizeof cores, &cores) == 0)
+    peak = bench::measureFmaPeak(static_cast<unsigned>(CPU_COUNT(&cores)));
   for (unsigned i = 0; i < options.warmup; ++i)
     runOnce(artifact.get(), values, results);
   sotc_set_profiling(artifact.get(), 1);
@@ -397,8 +408,14 @@ void benchArtifact(const RunOptions &options) {
             << " warm-up runs\n";
   std::cout << "run: min " << milliseconds(runs.front()) << ", median "
             << milliseconds(runs[runs.size() / 2]) << "\n";
-  if (*sotc_gemm_implementation(artifact.get()))
+  if (*sotc_gemm_implementation(artifact.get())) {
     std::cout << "gemm: " << sotc_gemm_implementation(artifact.get()) << "\n";
+    if (peak.gflops > 0)
+      std::cout << "peak: " << std::fixed << std::setprecision(1) << peak.gflops
+                << " GFLOP/s float32 (" << peak.isa << " FMA on " << peak.threads
+                << (peak.threads == 1 ? " thread" : " threads") << ", measured)\n"
+                << std::defaultfloat;
+  }
   for (size_t i = 0; i < sotc_num_profiled_steps(artifact.get()); ++i) {
     sotc_step_profile p{};
     sotc_profiled_step(artifact.get(), i, &p);
@@ -408,6 +425,9 @@ void benchArtifact(const RunOptions &options) {
     bandwidth << static_cast<double>(p.bytes) / p.median_seconds / 1e9 << " GB/s";
     if (p.flops > 0)
       bandwidth << ", " << p.flops / p.median_seconds / 1e9 << " GFLOP/s";
+    if (p.flops > 0 && peak.gflops > 0)
+      bandwidth << " (" << std::setprecision(0) << 100 * p.flops / p.median_seconds / 1e9 / peak.gflops
+                << "% of peak)" << std::setprecision(1);
     std::cout << "  " << p.kind << " " << p.name << ": " << p.calls << " calls, min "
               << milliseconds(p.min_seconds) << ", median " << milliseconds(p.median_seconds)
               << ", " << p.bytes << " bytes, " << bandwidth.str() << "\n";

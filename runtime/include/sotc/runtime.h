@@ -103,11 +103,13 @@ void sotc_close(sotc_artifact *artifact);
 /* "cpu" or "cuda". */
 const char *sotc_target(const sotc_artifact *artifact);
 
-/* What the artifact's GEMM steps run on, "" when it has none: on the CPU the CBLAS library and,
- * for OpenBLAS, its build and the kernel family it picked for this CPU ("OpenBLAS 0.3.21
- * DYNAMIC_ARCH ... (libopenblas.so.0), SkylakeX kernels"), with "; warning: generic kernels
- * ..." when that family does not use the CPU's AVX2 (GEMMs several times slower), or "none:
- * why" when no CBLAS loads; "cuBLASLt" on CUDA. */
+/* What the artifact's GEMM steps run on, "" when it has none: on the CPU the CBLAS library (the
+ * file loaded) and, for OpenBLAS, its build and the kernel family it runs on this CPU
+ * ("OpenBLAS 0.3.34 DYNAMIC_ARCH ... (/usr/local/lib/libscipy_openblas.so), SkylakeX
+ * kernels"); " (corrected from its generic Prescott kernels)" when the runtime loaded it again
+ * told the CPU's family, "; warning: generic kernels ..." when a family that does not use the
+ * CPU's AVX2 stays (GEMMs several times slower), or "none: why" when no CBLAS loads;
+ * "cuBLASLt" on CUDA. */
 const char *sotc_gemm_implementation(const sotc_artifact *artifact);
 
 /* CUDA: the stream (a CUstream) the calling thread's later runs on this artifact are issued

@@ -129,7 +129,10 @@ public:
     pool_->parallelFor(step.grid, body);
   }
   void gemm(const Step &step, const std::vector<void *> &b) override {
-    cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr);
+    cpu::ParallelFor parallel{pool_->size(), [this](int64_t n, const auto &body) {
+                                pool_->parallelFor(n, body);
+                              }};
+    cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr, parallel);
   }
   void toHost(void *host, const void *data, size_t bytes) override {
     std::memcpy(host, data, bytes);

@@ -1,0 +1,261 @@
+#include "runtime/src/cpu/GemmLibraries.h"
+
+#include <dlfcn.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+namespace sotc::runtime::cpu {
+namespace {
+
+/// The exported names a CBLAS library's functions may have: plain, or with the `scipy_` prefix
+/// of PyPI's scipy-openblas32 (32-bit integers, as cblas.h declares; its 64-bit sibling's
+/// names end in `64_` and so never match).
+constexpr const char *kPrefixes[] = {"", "scipy_"};
+
+/// Sets an environment variable the library about to load reads when it loads, and removes it
+/// again: once per process, before any GEMM runs, and never one the user set.
+class LoadTimeVariable {
+public:
+  LoadTimeVariable(const char *name, const std::string &value) : name_(name) {
+    setenv(name, value.c_str(), 1);
+  }
+  ~LoadTimeVariable() { unsetenv(name_); }
+  LoadTimeVariable(const LoadTimeVariable &) = delete;
+  LoadTimeVariable &operator=(const LoadTimeVariable &) = delete;
+
+private:
+  const char *name_;
+};
+
+/// One dlopen'ed CBLAS library and what it says of itself.
+struct Library {
+  void *handle = nullptr;
+  std::string prefix;
+  std::string config; // openblas_get_config(), "" for another CBLAS
+  std::string family; // openblas_get_corename(), "" for another CBLAS
+  std::string file;   // where the loader found it
+
+  template <typename F> F symbol(const char *name) const {
+    return reinterpret_cast<F>(dlsym(handle, (prefix + name).c_str()));
+  }
+};
+
+/// Opens `name` (a path, or a file name for the dynamic loader's search), or explains why not.
+bool openLibrary(const std::string &name, Library &library, std::string &why) {
+  library = {};
+  library.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library.handle) {
+    why = dlerror();
+    return false;
+  }
+  for (const char *prefix : kPrefixes)
+    if (dlsym(library.handle, (std::string(prefix) + "cblas_sgemm").c_str())) {
+      library.prefix = prefix;
+      break;
+    }
+  using Text = char *(*)();
+  auto config = library.symbol<Text>("openblas_get_config");
+  auto core = library.symbol<Text>("openblas_get_corename");
+  if (config && core) {
+    library.config = config();
+    library.family = core();
+  }
+  Dl_info info{};
+  auto sgemm = library.symbol<void *>("cblas_sgemm");
+  library.file = sgemm && dladdr(sgemm, &info) && info.dli_fname ? info.dli_fname : name;
+  return true;
+}
+
+/// Reopens an OpenBLAS that picked a generic kernel family on a CPU with AVX2, told the family
+/// the CPU's instructions allow (OPENBLAS_CORETYPE, which OpenBLAS reads when it loads; set for
+/// the load only). Leaves a family the user chose with OPENBLAS_CORETYPE alone. Returns the
+/// family it was corrected from, or "".
+std::string correctFamily(const std::string &name, Library &library) {
+  std::string wanted = familyForThisCpu();
+  if (library.family.empty() || !genericFamily(library.family) || wanted.empty() ||
+      std::getenv("OPENBLAS_CORETYPE"))
+    return "";
+  std::string from = library.family, why;
+  dlclose(library.handle);
+  bool reopened;
+  {
+    LoadTimeVariable coretype("OPENBLAS_CORETYPE", wanted);
+    reopened = openLibrary(name, library, why);
+  }
+  if (!reopened)
+    library = {};
+  // Still generic where another part of the process holds the library (dlclose kept it).
+  return reopened && !genericFamily(library.family) ? from : "";
+}
+
+} // namespace
+
+bool genericFamily(const std::string &name) {
+  std::string family = name;
+  for (char &c : family)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char *old : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom",
+                          "generic", "katmai", "coppermine", "northwood", "banias", "sandybridge"})
+    if (family == old)
+      return true;
+  return false;
+}
+
+std::string familyForThisCpu() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512cd"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return "Haswell";
+  return "";
+}
+
+Cblas openCblas(const std::vector<std::string> &candidates) {
+  Cblas blas;
+  Library library;
+  std::string name, tried;
+  for (const std::string &candidate : candidates) {
+    std::string why;
+    if (openLibrary(candidate, library, why)) {
+      name = candidate;
+      break;
+    }
+    tried += (tried.empty() ? "" : "; ") + why;
+  }
+  if (!library.handle) {
+    blas.failure = "a GEMM step needs CBLAS and none loads (" + tried +
+                   "; scripts/setup.sh installs OpenBLAS, or name a CBLAS library in SOTC_CBLAS)";
+    return blas;
+  }
+  std::string correctedFrom = correctFamily(name, library);
+  if (!library.handle) {
+    blas.failure = name + " does not load again with OPENBLAS_CORETYPE=" + familyForThisCpu();
+    return blas;
+  }
+  blas.handle = library.handle;
+  blas.sgemm = library.symbol<decltype(&cblas_sgemm)>("cblas_sgemm");
+  blas.dgemm = library.symbol<decltype(&cblas_dgemm)>("cblas_dgemm");
+  if (!blas.sgemm || !blas.dgemm) {
+    blas.failure = library.file + " has no cblas_sgemm/dgemm (with 32-bit integers)";
+    return blas;
+  }
+  blas.family = library.family;
+  if (library.config.empty()) {
+    blas.implementation = "CBLAS (" + library.file + ")";
+    return blas;
+  }
+  blas.implementation = library.config + " (" + library.file + "), " + library.family + " kernels";
+  if (!correctedFrom.empty())
+    blas.implementation += " (corrected from its generic " + correctedFrom + " kernels)";
+  else if (genericFamily(library.family) && !familyForThisCpu().empty())
+    blas.implementation += std::string("; warning: generic kernels on a CPU with AVX2, several "
+                                       "times slower (") +
+                           (std::getenv("OPENBLAS_CORETYPE")
+                                ? "OPENBLAS_CORETYPE chose them"
+                                : "an OpenBLAS that knows this CPU fixes it") +
+                           ")";
+  return blas;
+}
+
+std::vector<std::string> cblasCandidates() {
+  if (const char *named = std::getenv("SOTC_CBLAS"))
+    return {named};
+  std::vector<std::string> candidates;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void *>(&cblasCandidates), &self) && self.dli_fname &&
+      std::strchr(self.dli_fname, '/')) {
+    std::string here = self.dli_fname;
+    candidates.push_back(here.substr(0, here.rfind('/') + 1) + kBundledOpenblas);
+  }
+  candidates.push_back(kBundledOpenblas);
+  candidates.push_back("libopenblas.so.0");
+  return candidates;
+}
+
+
+namespace {
+
+/// oneDNN's names for the instruction sets dnnl_get_effective_cpu_isa reports (bit sets: each
+/// includes the ones it extends), widest first.
+struct IsaName {
+  unsigned bits;
+  const char *name;
+};
+constexpr IsaName kIsas[] = {{0x3e7, "avx512_core_amx"}, {0xe7, "avx512_core_bf16"},
+                             {0x67, "avx512_core_vnni"}, {0x27, "avx512_core"},
+                             {0x407, "avx2_vnni"},        {0x7, "avx2"},
+                             {0x3, "avx"},                {0x1, "sse41"}};
+
+} // namespace
+
+Onednn openOnednn(const std::vector<std::string> &candidates) {
+  Onednn onednn;
+  void *handle = nullptr;
+  std::string tried;
+  {
+    // OpenMP threads that wait for the next parallel region by spinning (libgomp's default,
+    // for up to about a millisecond) take the cores from the kernels and batched GEMMs that
+    // run on sotc's own threads in between: the transformer block ran 15% slower so.
+    std::optional<LoadTimeVariable> passive;
+    if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
+      passive.emplace("OMP_WAIT_POLICY", "PASSIVE");
+    for (const std::string &candidate : candidates) {
+      if ((handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)))
+        break;
+      tried += (tried.empty() ? "" : "; ") + std::string(dlerror());
+    }
+  }
+  if (!handle) {
+    onednn.failure = "no oneDNN loads (" + tried + ")";
+    return onednn;
+  }
+  struct Version {
+    int major, minor, patch;
+    const char *hash;
+    unsigned cpuRuntime, gpuRuntime;
+  };
+  auto version = reinterpret_cast<const Version *(*)()>(dlsym(handle, "dnnl_version"));
+  auto isa = reinterpret_cast<int (*)()>(dlsym(handle, "dnnl_get_effective_cpu_isa"));
+  onednn.sgemm = reinterpret_cast<decltype(onednn.sgemm)>(dlsym(handle, "dnnl_sgemm"));
+  if (!version || !isa || !onednn.sgemm) {
+    dlclose(handle);
+    onednn = {};
+    onednn.failure = "the oneDNN loaded has no dnnl_sgemm, dnnl_version or dnnl_get_effective_cpu_isa";
+    return onednn;
+  }
+  onednn.handle = handle;
+  // dlsym on the handle searches oneDNN's dependencies too: its OpenMP runtime.
+  onednn.setThreads = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
+  onednn.maxThreads = reinterpret_cast<int (*)()>(dlsym(handle, "omp_get_max_threads"));
+  const Version *v = version();
+  unsigned bits = static_cast<unsigned>(isa());
+  onednn.isa = "0x" + [&] {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%x", bits);
+    return std::string(hex);
+  }();
+  for (const IsaName &known : kIsas)
+    if ((bits & known.bits) == known.bits) {
+      onednn.isa = known.name;
+      break;
+    }
+  Dl_info info{};
+  std::string file = dladdr(reinterpret_cast<void *>(onednn.sgemm), &info) && info.dli_fname
+                         ? info.dli_fname
+                         : candidates.front();
+  onednn.implementation = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                          "." + std::to_string(v->patch) + " dnnl_sgemm (" + file + "), " +
+                          onednn.isa + " kernels";
+  bool usesAvx2 = (bits & 0x7) == 0x7;
+  if (!usesAvx2 && !familyForThisCpu().empty())
+    onednn.implementation += "; warning: no AVX2 kernels on a CPU with AVX2, several times slower "
+                             "(DNNL_MAX_CPU_ISA or ONEDNN_MAX_CPU_ISA may limit them)";
+  return onednn;
+}
+
+} // namespace sotc::runtime::cpu
