@@ -184,13 +184,7 @@ def main():
                  f"{report['gemm']}; torch {report['torch']}; float32 FMA peak "
                  f"{peak['gflops']:.0f} GFLOP/s ({peak['isa']}, {peak['threads']} threads, "
                  "measured).")
-    with open(DOC) as f:
-        doc = f.read()
-    begin, end = "<!-- BEGIN GEMM RESULTS -->", "<!-- END GEMM RESULTS -->"
-    head, _, rest = doc.partition(begin)
-    _, _, tail = rest.partition(end)
-    with open(DOC, "w") as f:
-        f.write(f"{head}{begin}\n{head_line}\n\n{table(report)}\n{end}{tail}")
+    measure.write_section(DOC, "GEMM RESULTS", f"{head_line}\n\n{table(report)}")
     return 0
 
 

@@ -33,6 +33,17 @@ def inputs(shapes):
     return {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
 
 
+def write_section(doc, name, text):
+    """Replaces what lies between `<!-- BEGIN {name} -->` and `<!-- END {name} -->` in `doc`."""
+    with open(doc) as f:
+        content = f.read()
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    content = (content[:content.index(begin) + len(begin)] + "\n" + text + "\n" +
+               content[content.index(end):])
+    with open(doc, "w") as f:
+        f.write(content)
+
+
 def timed(call, runs=RUNS, warmup=3):
     """Median and minimum of `runs` calls after `warmup` untimed ones."""
     for _ in range(warmup):

@@ -7,7 +7,7 @@ the GPT-style decoder of testdata/models at benchmark sizes.
                                        has paddle: the reference environment), else is skipped
     models.py --worker TOOL MODEL [ARTIFACT]   one tool's times, in a fresh process (JSON)
 
-Each tool runs in a process of its own on every core of the machine, 2 warm-up calls and
+Each tool runs in a process of its own on every core of the machine, 10 warm-up calls and
 RUNS timed ones (median and minimum). sotc's figure includes its compile time (cold, the
 `sotc compile` command) and the trace. Writes bench/results/models.json and the model table
 of docs/benchmarks.md (between its BEGIN/END MODEL RESULTS markers).
@@ -29,7 +29,7 @@ ROOT = os.path.dirname(HERE)
 SOTC = os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc")
 RESULTS = os.path.join(HERE, "results")
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
-RUNS = 5
+RUNS = 10
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 
@@ -78,7 +78,7 @@ def example(name):
 
 
 def timed(call):
-    return measure.timed(call, runs=RUNS, warmup=2)
+    return measure.timed(call, runs=RUNS, warmup=10)  # the first calls of every tool are slower on these VMs
 
 
 def worker(tool, name, artifact=None):
@@ -177,13 +177,7 @@ def main():
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "models.json"), "w") as f:
         json.dump(report, f, indent=1)
-    with open(DOC) as f:
-        doc = f.read()
-    begin, end = "<!-- BEGIN MODEL RESULTS -->", "<!-- END MODEL RESULTS -->"
-    head, _, rest = doc.partition(begin)
-    _, _, tail = rest.partition(end)
-    with open(DOC, "w") as f:
-        f.write(f"{head}{begin}\n{table(report)}\n{end}{tail}")
+    measure.write_section(DOC, "MODEL RESULTS", table(report))
     return 0
 
 

@@ -32,6 +32,8 @@ THREADS = [1, 2]
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 
+import measure  # noqa: E402  (its section writer; the timing runs in its own processes)
+
 
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
@@ -179,13 +181,7 @@ def table(report):
                      f"{c['cuda_cold_s']:.3f} | " +
                      " | ".join(f"{p[t]['compile_s']:.3f}" if "compile_s" in p[t] else "failed"
                                 for t in ("jax", "torch_compile")) + " |")
-    with open(DOC) as f:
-        text = f.read()
-    begin, end = "<!-- BEGIN RESULTS -->", "<!-- END RESULTS -->"
-    text = text[:text.index(begin) + len(begin)] + "\n" + "\n".join(lines) + "\n" + \
-        text[text.index(end):]
-    with open(DOC, "w") as f:
-        f.write(text)
+    measure.write_section(DOC, "RESULTS", "\n".join(lines))
 
 
 def chart(report):

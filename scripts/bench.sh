@@ -4,12 +4,14 @@
 # missing (the peers into their own environment, $SOTC_BENCH_ENV, default
 # ~/.cache/sotc/bench-env), then writes bench/results/latest.json, bench/results/chart.png and
 # the table in docs/benchmarks.md; then whole models (bench/models.py: bench/results/models.json
-# and the model table); then calls per second of one artifact shared by 1-8 threads
+# and the model table); then the models' GEMMs (bench/gemm.py: bench/results/gemm.json and the
+# GEMM table); then calls per second of one artifact shared by 1-8 threads
 # (bench/concurrent_calls.cpp, docs/runtime.md). Takes about 15 minutes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bazel build //tools/sotc //runtime:libsotc_runtime.so //bench:stream //bench:concurrent_calls \
+  //bench:fma_peak \
   >build-bench.log 2>&1 ||
   { tail -30 build-bench.log; exit 1; }
 rm -f build-bench.log
@@ -29,6 +31,8 @@ paddle_args=()
 [ -x "$reference" ] && paddle_args=(--paddle-python "$reference")
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/models.py \
   "${paddle_args[@]}"
+# The models' GEMMs against torch's matmul and the machine's FMA peak.
+SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/gemm.py
 # One artifact, many callers: the transformer block of the testdata models.
 mkdir -p build/bench
 bazel-bin/tools/sotc/sotc compile testdata/traces/models/transformer_torch.pb --target cpu \
