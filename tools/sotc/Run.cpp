@@ -391,7 +391,8 @@ void benchArtifact(const RunOptions &options) {
   // (the GEMM libraries run on as many threads), before any of their threads exist.
   bench::FmaPeak peak;
   cpu_set_t cores;
-  if (*sotc_gemm_implementation(artifact.get()) && std::string(sotc_target(artifact.get())) == "cpu" &&
+  if (*sotc_gemm_implementation(artifact.get()) &&
+      std::string(sotc_target(artifact.get())) == "cpu" &&
       sched_getaffinity(0, sizeof cores, &cores) == 0)
     peak = bench::measureFmaPeak(static_cast<unsigned>(CPU_COUNT(&cores)));
   for (unsigned i = 0; i < options.warmup; ++i)
@@ -426,8 +427,9 @@ void benchArtifact(const RunOptions &options) {
     if (p.flops > 0)
       bandwidth << ", " << p.flops / p.median_seconds / 1e9 << " GFLOP/s";
     if (p.flops > 0 && peak.gflops > 0)
-      bandwidth << " (" << std::setprecision(0) << 100 * p.flops / p.median_seconds / 1e9 / peak.gflops
-                << "% of peak)" << std::setprecision(1);
+      bandwidth << " (" << std::setprecision(0)
+                << 100 * p.flops / p.median_seconds / 1e9 / peak.gflops << "% of peak)"
+                << std::setprecision(1);
     std::cout << "  " << p.kind << " " << p.name << ": " << p.calls << " calls, min "
               << milliseconds(p.min_seconds) << ", median " << milliseconds(p.median_seconds)
               << ", " << p.bytes << " bytes, " << bandwidth.str() << "\n";

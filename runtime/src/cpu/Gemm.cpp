@@ -79,7 +79,8 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
     runOnednnItem(onednn, s, i, c, a, b, bias);
 }
 
-template <typename T> void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
+template <typename T>
+void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
   const Cblas &blas = processCblas();
   if (!blas.failure.empty())
     throw Error("E8003", blas.failure);

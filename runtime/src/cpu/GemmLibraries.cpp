@@ -177,7 +177,6 @@ std::vector<std::string> cblasCandidates() {
   return candidates;
 }
 
-
 namespace {
 
 /// oneDNN's names for the instruction sets dnnl_get_effective_cpu_isa reports (bit sets: each
@@ -225,7 +224,8 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
   if (!version || !isa || !onednn.sgemm) {
     dlclose(handle);
     onednn = {};
-    onednn.failure = "the oneDNN loaded has no dnnl_sgemm, dnnl_version or dnnl_get_effective_cpu_isa";
+    onednn.failure =
+        "the oneDNN loaded has no dnnl_sgemm, dnnl_version or dnnl_get_effective_cpu_isa";
     return onednn;
   }
   onednn.handle = handle;
