@@ -225,6 +225,7 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
               cuda::kTriple,
               "",
               {},
+              {},
               options.gpuArchs,
               options.gpuArchs.back(),
               "__global__ void kernel(T *outputs..., const T *inputs...) <<<grid, block>>>; "
@@ -236,18 +237,26 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
       std::map<std::string, cpu::KernelSignature> signatures;
       for (const auto &[kernel, launch] : launches)
         signatures[kernel] = {launch.grid, launch.bufferBytes};
-      return cpu::buildSharedLibrary(*kernels, {options.cpu, options.optLevel, signatures});
+      return cpu::buildSharedLibrary(
+          *kernels, {options.cpu, options.cpuVariants, options.optLevel, signatures});
     }();
     if (!library)
       fail(library.error());
-    Expected<std::vector<std::string>> features = cpu::cpuFeatures(options.cpu);
-    if (!features)
-      fail(features.error());
+    auto features = [&](const std::string &cpu) {
+      Expected<std::vector<std::string>> has = cpu::cpuFeatures(cpu);
+      if (!has)
+        fail(has.error());
+      return *has;
+    };
+    std::vector<manifest::Target::Variant> variants;
+    for (const std::string &cpu : options.cpuVariants)
+      variants.push_back({cpu, cpu::variantTable(cpu), features(cpu)});
     binary = std::move(*library);
     target = {"cpu",
               cpu::kTriple,
               options.cpu,
-              *features,
+              features(options.cpu),
+              variants,
               {},
               "",
               "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...); "

@@ -44,8 +44,10 @@ struct PipelineOptions {
   Target target = Target::Cuda;
   /// CUDA: the archs that get SASS ("sm_80", ...); the highest also gets PTX.
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
-  /// CPU: the LLVM CPU name ("x86-64-v3", "native").
+  /// CPU: the LLVM CPU name ("x86-64-v3", "native"), and the CPUs the library also carries
+  /// every kernel for, which the runtime picks from by its machine (cpu::CpuOptions).
   std::string cpu = "x86-64-v3";
+  std::vector<std::string> cpuVariants = {"x86-64-v4"};
   int optLevel = 3;
   /// CUDA: the width of index arithmetic in kernels (32 when every tensor has fewer than 2^31
   /// elements; the driver decides).

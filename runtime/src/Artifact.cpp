@@ -9,6 +9,8 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -192,6 +194,44 @@ bool cpuHas(const std::string &feature) {
   return false;
 }
 
+bool cpuHasAll(const std::vector<std::string> &features) {
+  return std::all_of(features.begin(), features.end(), cpuHas);
+}
+
+/// Which of the library's kernel tables runs here (Artifact::kernelCpu): E8003 where
+/// SOTC_KERNEL_CPU names a CPU the artifact has no kernels for, or one this machine is not.
+void chooseKernels(Artifact &a) {
+  a.kernelCpu = a.cpu;
+  a.kernelTable = "sotc_kernels";
+  for (const Artifact::Variant &v : a.variants)
+    if (cpuHasAll(v.features)) {
+      a.kernelCpu = v.cpu;
+      a.kernelTable = v.table;
+    }
+  const char *pinned = std::getenv("SOTC_KERNEL_CPU");
+  if (!pinned || !*pinned || pinned == a.kernelCpu)
+    return;
+  std::string has = a.cpu;
+  for (const Artifact::Variant &v : a.variants)
+    has += ", " + v.cpu;
+  if (pinned == a.cpu) {
+    a.kernelCpu = a.cpu;
+    a.kernelTable = "sotc_kernels";
+    return;
+  }
+  for (const Artifact::Variant &v : a.variants)
+    if (pinned == v.cpu) {
+      if (!cpuHasAll(v.features))
+        throw Error("E8003", "SOTC_KERNEL_CPU=" + v.cpu + ": this machine lacks an extension "
+                             "of that CPU");
+      a.kernelCpu = v.cpu;
+      a.kernelTable = v.table;
+      return;
+    }
+  throw Error("E8003", std::string("SOTC_KERNEL_CPU=") + pinned + ": " + a.binaryPath +
+                           " has kernels for " + has + " only");
+}
+
 /// Why the dynamic loader would not survive `bytes` as a shared library ("" when it would):
 /// an x86-64 ELF shared object whose headers and loaded segments lie inside the file (a
 /// truncated library whose sha256 was updated would otherwise fault inside dlopen).
@@ -285,9 +325,24 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     Json canonical = m;
     canonical["binary"].erase("sha256");
     a.digest = sha256Hex(canonical.dump());
-    if (a.target == "cpu")
-      a.features = m.at("target").at("features").get<std::vector<std::string>>();
-    else if (a.target != "cuda")
+    if (a.target == "cpu") {
+      const Json &t = m.at("target");
+      a.features = t.at("features").get<std::vector<std::string>>();
+      a.cpu = t.value("cpu", std::string());
+      for (const Json &v : t.value("variants", Json::array())) {
+        a.variants.push_back({v.at("cpu").get<std::string>(),
+                              v.at("kernel_table").get<std::string>(),
+                              v.at("features").get<std::vector<std::string>>()});
+        const std::string &table = a.variants.back().table;
+        auto symbolChar = [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        };
+        const std::string prefix = "sotc_kernels_";
+        if (table.size() <= prefix.size() || table.rfind(prefix, 0) != 0 ||
+            !std::all_of(table.begin(), table.end(), symbolChar))
+          throw Error("E8001", manifestPath + ": " + table + " is not a kernel table's name");
+      }
+    } else if (a.target != "cuda")
       throw Error("E8002", manifestPath + ": unknown target " + a.target);
     // Which guard made the program depend on each parameter, for the mismatch message.
     std::map<std::string, std::string> guardOf;
@@ -414,6 +469,8 @@ Artifact loadArtifact(const std::string &path) {
     if (!cpuHas(f))
       throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +
                                ", which this machine lacks (recompile with --cpu native)");
+  if (a.target == "cpu")
+    chooseKernels(a);
   return a;
 }
 

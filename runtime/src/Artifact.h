@@ -86,6 +86,17 @@ struct Artifact {
   std::string digest; // the manifest's (docs/manifest.md#digest), which the binary must carry
   std::string target; // "cpu" or "cuda"
   std::vector<std::string> features;
+  /// CPU: the base CPU the kernels were compiled for, the variants the library also carries
+  /// them for (each its own kernel table), and the CPU whose kernels run here with its table:
+  /// the last variant this machine has every extension of (else the base), or the one
+  /// SOTC_KERNEL_CPU names.
+  struct Variant {
+    std::string cpu, table;
+    std::vector<std::string> features;
+  };
+  std::string cpu;
+  std::vector<Variant> variants;
+  std::string kernelCpu, kernelTable;
   std::vector<Parameter> parameters;
   std::vector<Segment> segments;
   std::string weightsPath, weightsSha256; // a model's weights file ("" for a function)

@@ -39,6 +39,8 @@ public:
   /// What GEMM steps run on ("OpenBLAS 0.3.21 ... SkylakeX kernels", "cuBLASLt"), with a
   /// warning when it runs generic kernels.
   virtual std::string gemmImplementation() const = 0;
+  /// The CPU the kernels running here were compiled for (Artifact::kernelCpu); "" on CUDA.
+  virtual std::string kernelCpu() const { return ""; }
   /// The stream the calling thread's steps are issued on (CUDA; ignored on the CPU).
   virtual void setStream(void *stream) { (void)stream; }
 };

@@ -94,6 +94,7 @@ public:
   const Artifact &artifact() const { return artifact_; }
   bool onDevice() const { return backend_->onDevice(); }
   std::string gemmImplementation() const { return backend_->gemmImplementation(); }
+  std::string kernelCpu() const { return backend_->kernelCpu(); }
   /// The stream the calling thread's runs are issued on (its run context's: one context per
   /// stream); the work of its earlier runs, on another stream, is waited for first.
   void setStream(void *stream);

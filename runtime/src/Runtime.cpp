@@ -20,6 +20,7 @@ struct sotc_artifact {
   std::unique_ptr<Executor> executor;
   std::string target;
   std::string gemm; // what its GEMM steps run on ("" without any)
+  std::string kernelCpu; // the CPU its kernels were compiled for ("" on CUDA)
   // Calls in flight, which sotc_close waits for.
   std::mutex mutex;
   std::condition_variable idle;
@@ -127,6 +128,7 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     s->target = target;
     s->executor = std::make_unique<Executor>(std::move(a), std::move(backend));
     const Artifact &opened = s->executor->artifact();
+    s->kernelCpu = s->executor->kernelCpu();
     auto hasGemm = [](const Segment &plan) {
       return std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step &x) { return x.gemm; });
     };
@@ -162,6 +164,10 @@ const char *sotc_target(const sotc_artifact *artifact) {
 
 const char *sotc_gemm_implementation(const sotc_artifact *artifact) {
   return artifact ? artifact->gemm.c_str() : nullptr;
+}
+
+const char *sotc_kernel_cpu(const sotc_artifact *artifact) {
+  return artifact ? artifact->kernelCpu.c_str() : nullptr;
 }
 
 void sotc_set_stream(sotc_artifact *artifact, void *stream) {

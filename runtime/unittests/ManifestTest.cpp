@@ -208,3 +208,22 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
     CHECK(why.find(p.refusal) != std::string::npos);
   }
 }
+
+TEST_CASE("a CPU manifest's kernel variants are read; a table name that is no symbol is refused",
+          "[runtime][manifest]") {
+  Json m = modelManifest("cpu");
+  m["target"]["cpu"] = "x86-64-v3";
+  m["target"]["variants"] = Json::array(
+      {{{"cpu", "x86-64-v4"}, {"features", {"avx512f"}}, {"kernel_table", "sotc_kernels_x86_64_v4"}}});
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  REQUIRE(a.variants.size() == 1);
+  CHECK(a.cpu == "x86-64-v3");
+  CHECK(a.variants[0].cpu == "x86-64-v4");
+  CHECK(a.variants[0].table == "sotc_kernels_x86_64_v4");
+  CHECK(a.variants[0].features == std::vector<std::string>{"avx512f"});
+  for (const char *table : {"printf", "sotc_kernels_x; rm", "sotc_kernels_"}) {
+    m["target"]["variants"][0]["kernel_table"] = table;
+    INFO(table);
+    CHECK(refusal(m).rfind("E8001: k.manifest.json: ", 0) == 0);
+  }
+}

@@ -133,9 +133,12 @@ std::string text(const Json &m) {
   s << "manifest: " << m.at("format").get<std::string>() << " v" << m.at("version").get<int>()
     << " (sotc " << m.at("sotc").get<std::string>() << ")\n";
   s << "target: " << t.at("kind").get<std::string>() << " " << t.at("triple").get<std::string>();
-  if (t.at("kind") == "cpu")
+  if (t.at("kind") == "cpu") {
     s << ", cpu " << t.at("cpu").get<std::string>() << " (" << join(t.at("features")) << ")\n";
-  else
+    for (const Json &v : t.value("variants", Json::array()))
+      s << "  kernels also for " << v.at("cpu").get<std::string>() << " ("
+        << join(v.at("features")) << "): " << v.at("kernel_table").get<std::string>() << "\n";
+  } else
     s << ", SASS for " << join(t.at("archs")) << ", PTX for " << t.at("ptx").get<std::string>()
       << "\n";
   s << "abi: " << t.at("abi").get<std::string>() << "\n";

@@ -409,6 +409,8 @@ void benchArtifact(const RunOptions &options) {
             << " warm-up runs\n";
   std::cout << "run: min " << milliseconds(runs.front()) << ", median "
             << milliseconds(runs[runs.size() / 2]) << "\n";
+  if (*sotc_kernel_cpu(artifact.get()))
+    std::cout << "kernels: " << sotc_kernel_cpu(artifact.get()) << "\n";
   if (*sotc_gemm_implementation(artifact.get())) {
     std::cout << "gemm: " << sotc_gemm_implementation(artifact.get()) << "\n";
     if (peak.gflops > 0)

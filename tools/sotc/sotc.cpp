@@ -27,6 +27,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
 #include <llvm/Config/llvm-config.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -155,7 +158,7 @@ struct CompileOptions {
   std::string output;
   std::string target = "cuda";
   std::string compileTo;
-  std::string cpu = "x86-64-v3";
+  std::string cpu = "x86-64-v3,x86-64-v4";
   std::string gpuArch = "sm_80,sm_90";
   int optLevel = 3;
   bool timing = false;
@@ -171,7 +174,15 @@ void runCompile(const CompileOptions &opts) {
   if (!target)
     throw CLI::ValidationError("sotc compile: --target must be cuda or cpu");
   options.target = *target;
-  options.cpu = opts.cpu;
+  // --cpu BASE[,VARIANT...]: the kernels for BASE, and a copy of each for every VARIANT.
+  llvm::SmallVector<llvm::StringRef> cpus;
+  llvm::StringRef(opts.cpu).split(cpus, ',');
+  if (cpus.empty() || llvm::any_of(cpus, [](llvm::StringRef c) { return c.trim().empty(); }))
+    throw CLI::ValidationError("sotc compile: --cpu takes CPU names separated by commas");
+  options.cpu = cpus.front().trim().str();
+  options.cpuVariants.clear();
+  for (llvm::StringRef variant : llvm::ArrayRef(cpus).drop_front())
+    options.cpuVariants.push_back(variant.trim().str());
   sotc::Expected<std::vector<std::string>> archs = sotc::cuda::parseArchs(opts.gpuArch);
   if (!archs)
     throw archs.error();
@@ -252,8 +263,12 @@ int main(int argc, char **argv) {
   compile->add_option("trace", compileOpts.trace, "trace file (.pb or .pbtxt)")->required();
   compile->add_option("-o,--output", compileOpts.output, "output file ('-': stdout)");
   compile->add_option("--target", compileOpts.target, "cuda (default) or cpu");
-  compile->add_option("--cpu", compileOpts.cpu, "CPU target: an LLVM x86 CPU name, or native")
-      ->type_name("NAME");
+  compile
+      ->add_option("--cpu", compileOpts.cpu,
+                   "CPU target: an LLVM x86 CPU name or native, then CPUs each kernel is also "
+                   "compiled for, the runtime picking by its machine (default "
+                   "x86-64-v3,x86-64-v4; one name pins the kernels to it)")
+      ->type_name("NAME[,NAME...]");
   compile
       ->add_option("--gpu-arch", compileOpts.gpuArch,
                    "CUDA target: the architectures to build SASS for, comma-separated (default "

@@ -21,11 +21,16 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <mutex>
 #include <optional>
+#include <set>
 
 LLD_HAS_DRIVER(elf)
 
@@ -103,18 +108,32 @@ Expected<std::vector<std::string>> cpuFeatures(const std::string &cpu) {
   return features;
 }
 
+std::string variantTable(const std::string &cpu) {
+  std::string table = std::string(kKernelTable) + "_";
+  for (char c : cpu)
+    table += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return table;
+}
+
 namespace {
-/// Adds the kernel table (CpuTarget.h) of `kernels`, all of which `ir` must define; the error
-/// when one is missing or has another number of buffers.
+/// The name of a kernel's copy for a variant CPU.
+std::string variantName(const std::string &kernel, const std::string &cpu) {
+  return kernel + "." + variantTable(cpu).substr(std::strlen(kKernelTable) + 1);
+}
+
+/// Adds the kernel table (CpuTarget.h) `table` of `kernels` (their copies for `cpu` in a
+/// variant's table), all of which `ir` must define; the error when one is missing or has
+/// another number of buffers.
 std::optional<CodedError> addKernelTable(llvm::Module &ir,
-                                         const std::map<std::string, KernelSignature> &kernels) {
+                                         const std::map<std::string, KernelSignature> &kernels,
+                                         const std::string &table, const std::string &cpu) {
   llvm::LLVMContext &context = ir.getContext();
   auto *ptr = llvm::PointerType::get(context, 0);
   auto *i64 = llvm::Type::getInt64Ty(context);
   auto *entry = llvm::StructType::get(context, {ptr, i64, i64, ptr, ptr});
   std::vector<llvm::Constant *> entries;
   for (const auto &[name, signature] : kernels) {
-    llvm::Function *kernel = ir.getFunction(name);
+    llvm::Function *kernel = ir.getFunction(cpu.empty() ? name : variantName(name, cpu));
     if (!kernel || kernel->isDeclaration() ||
         kernel->arg_size() != signature.bufferBytes.size() + 2)
       return internal("the kernel table's " + name + " is not a kernel of the module");
@@ -135,11 +154,43 @@ std::optional<CodedError> addKernelTable(llvm::Module &ir,
         entry, {text, llvm::ConstantInt::get(i64, signature.grid),
                 llvm::ConstantInt::get(i64, signature.bufferBytes.size()), bytes, kernel}));
   }
-  auto *table = llvm::ArrayType::get(entry, entries.size());
-  new llvm::GlobalVariable(ir, table, true, llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantArray::get(table, entries), kKernelTable);
-  new llvm::GlobalVariable(ir, i64, true, llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantInt::get(i64, entries.size()), kKernelCount);
+  auto *array = llvm::ArrayType::get(entry, entries.size());
+  new llvm::GlobalVariable(ir, array, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(array, entries), table);
+  if (cpu.empty())
+    new llvm::GlobalVariable(ir, i64, true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantInt::get(i64, entries.size()), kKernelCount);
+  return std::nullopt;
+}
+
+/// Copies every kernel for the variant CPU `cpu` (its code generated for that CPU: LLVM
+/// takes the subtarget of each function from its target-cpu attribute).
+void addVariantKernels(llvm::Module &ir, const std::map<std::string, KernelSignature> &kernels,
+                       const std::string &cpu) {
+  for (const auto &entry : kernels) {
+    llvm::Function *kernel = ir.getFunction(entry.first);
+    llvm::ValueToValueMapTy map;
+    llvm::Function *copy = llvm::CloneFunction(kernel, map);
+    copy->setName(variantName(entry.first, cpu));
+    copy->setLinkage(llvm::GlobalValue::InternalLinkage); // reached through its table only
+    copy->removeFnAttr("target-features");
+    copy->removeFnAttr("tune-cpu");
+    copy->addFnAttr("target-cpu", cpu);
+  }
+}
+
+/// E9004 unless `variant` has every extension of `base` that a runtime checks.
+std::optional<CodedError> checkVariant(const std::string &base, const std::string &variant) {
+  Expected<std::vector<std::string>> has = cpuFeatures(base), variantHas = cpuFeatures(variant);
+  if (!has)
+    return has.error();
+  if (!variantHas)
+    return variantHas.error();
+  for (const std::string &feature : *has)
+    if (std::find(variantHas->begin(), variantHas->end(), feature) == variantHas->end())
+      return CodedError(DiagCode::CodegenUnknownCpu, "the CPU variant '" + variant + "' lacks " +
+                                                         feature + " of '" + base +
+                                                         "', which every variant extends");
   return std::nullopt;
 }
 } // namespace
@@ -161,9 +212,29 @@ Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions
     return internal("the module does not translate to LLVM IR");
   ir->setTargetTriple(triple);
   ir->setDataLayout(machine->createDataLayout());
-  if (std::optional<CodedError> missing = addKernelTable(*ir, options.kernels))
+  if (std::optional<CodedError> missing = addKernelTable(*ir, options.kernels, kKernelTable, ""))
     return *missing;
-  addLibmvecVariants(*ir, *machine);
+  // Every function so far is the base CPU's; the variants' copies are told apart by name.
+  std::set<const llvm::Function *> base;
+  for (const llvm::Function &function : *ir)
+    base.insert(&function);
+  addLibmvecVariants(*ir, *machine->getMCSubtargetInfo(),
+                     [&](const llvm::Function &f) { return base.count(&f) > 0; });
+  for (const std::string &cpu : options.variants) {
+    if (std::optional<CodedError> bad = checkVariant(options.cpu, cpu))
+      return *bad;
+    Expected<std::unique_ptr<llvm::TargetMachine>> variant = targetMachine(cpu, options.optLevel);
+    if (!variant)
+      return variant.error();
+    addVariantKernels(*ir, options.kernels, cpu);
+    std::string suffix = variantName("", cpu);
+    addLibmvecVariants(*ir, *(*variant)->getMCSubtargetInfo(), [&](const llvm::Function &f) {
+      return !base.count(&f) && f.getName().ends_with(suffix);
+    });
+    if (std::optional<CodedError> missing =
+            addKernelTable(*ir, options.kernels, variantTable(cpu), cpu))
+      return *missing;
+  }
   optimize(*ir, *machine, options.optLevel);
 
   // 2. The object.

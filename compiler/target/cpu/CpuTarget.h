@@ -31,6 +31,9 @@ struct KernelSignature {
 
 struct CpuOptions {
   std::string cpu = "x86-64-v3"; // an LLVM x86 CPU name, or "native"
+  /// CPUs the library also carries every kernel for (x86-64-v4 on top of x86-64-v3), each in
+  /// a kernel table of its own (variantTable); the runtime picks the last one its machine runs.
+  std::vector<std::string> variants;
   int optLevel = 3;              // 0-3
   std::map<std::string, KernelSignature> kernels; // by symbol, for the library's kernel table
 };
@@ -42,8 +45,13 @@ struct CpuOptions {
 constexpr const char *kKernelTable = "sotc_kernels";
 constexpr const char *kKernelCount = "sotc_kernel_count";
 
-/// The shared library's bytes, with the kernel table of `options.kernels`. E9004 for a CPU
-/// LLVM does not know; E9005 when LLVM or lld fails (a compiler bug).
+/// The kernel table of a variant CPU: "sotc_kernels_x86_64_v4" for x86-64-v4, the same kernels
+/// in the same order as sotc_kernels (and as many), compiled for that CPU.
+std::string variantTable(const std::string &cpu);
+
+/// The shared library's bytes, with the kernel table of `options.kernels` and one per variant.
+/// E9004 for a CPU LLVM does not know, or a variant that lacks an extension of `options.cpu`;
+/// E9005 when LLVM or lld fails (a compiler bug).
 Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions &options);
 
 /// The instruction-set extensions code for `cpu` may use, of those a runtime must find on its

@@ -25,8 +25,8 @@ constexpr Isa kIsas[] = {{'b', 128, nullptr}, {'d', 256, "avx2"}, {'e', 512, "av
 
 } // namespace
 
-void addLibmvecVariants(llvm::Module &module, const llvm::TargetMachine &machine) {
-  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+void addLibmvecVariants(llvm::Module &module, const llvm::MCSubtargetInfo &subtarget,
+                        llvm::function_ref<bool(const llvm::Function &)> in) {
   // Each scalar function (the libm call, or the LLVM intrinsic math.tanh becomes) and the
   // libm name its vector variants are named after.
   llvm::SmallVector<std::pair<llvm::Function *, std::string>> scalars;
@@ -44,7 +44,7 @@ void addLibmvecVariants(llvm::Module &module, const llvm::TargetMachine &machine
     std::vector<std::string> variants;
     llvm::SmallVector<llvm::GlobalValue *> declared;
     for (const Isa &isa : kIsas) {
-      if (isa.feature && !subtarget->checkFeatures(std::string("+") + isa.feature))
+      if (isa.feature && !subtarget.checkFeatures(std::string("+") + isa.feature))
         continue;
       unsigned lanes = isa.bits / element->getPrimitiveSizeInBits();
       std::string vectorName =
@@ -67,7 +67,7 @@ void addLibmvecVariants(llvm::Module &module, const llvm::TargetMachine &machine
       scalar->setWillReturn();
     }
     for (llvm::User *user : scalar->users())
-      if (auto *call = llvm::dyn_cast<llvm::CallInst>(user))
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(user); call && in(*call->getFunction()))
         llvm::VFABI::setVectorVariantNames(call, variants);
   }
 }

@@ -10,15 +10,17 @@
 #ifndef SOTC_TARGET_CPU_VECTORMATH_H
 #define SOTC_TARGET_CPU_VECTORMATH_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Target/TargetMachine.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 
 namespace sotc::cpu {
 
-/// Declares the libmvec variants the target can run and names them on every call of their
-/// scalar function. The calls are also marked as not touching memory: MLIR's math ops have no
-/// errno, so neither do the kernels' libm calls.
-void addLibmvecVariants(llvm::Module &module, const llvm::TargetMachine &machine);
+/// Declares the libmvec variants `subtarget` can run and names them on every call of their
+/// scalar function in the functions `in` accepts. The calls are also marked as not touching
+/// memory: MLIR's math ops have no errno, so neither do the kernels' libm calls.
+void addLibmvecVariants(llvm::Module &module, const llvm::MCSubtargetInfo &subtarget,
+                        llvm::function_ref<bool(const llvm::Function &)> in);
 
 } // namespace sotc::cpu
 

@@ -344,11 +344,16 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   m["format"] = "sotc-manifest";
   m["version"] = kFormatVersion;
   m["sotc"] = kSotcVersion;
-  if (target.kind == "cpu")
-    m["target"] =
-        Json{{"kind", target.kind},         {"triple", target.triple}, {"cpu", target.cpu},
-             {"features", target.features}, {"abi", target.abi},       {"gemm", target.gemm}};
-  else
+  if (target.kind == "cpu") {
+    Json variants = Json::array();
+    for (const Target::Variant &v : target.variants)
+      variants.push_back(
+          Json{{"cpu", v.cpu}, {"features", v.features}, {"kernel_table", v.table}});
+    m["target"] = Json{{"kind", target.kind},         {"triple", target.triple},
+                       {"cpu", target.cpu},           {"features", target.features},
+                       {"variants", variants},        {"abi", target.abi},
+                       {"gemm", target.gemm}};
+  } else
     m["target"] = Json{{"kind", target.kind}, {"triple", target.triple}, {"archs", target.archs},
                        {"ptx", target.ptx},   {"abi", target.abi},       {"gemm", target.gemm}};
   m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};

@@ -27,6 +27,12 @@ struct Target {
   std::string triple;
   std::string cpu;                   // CPU: the LLVM CPU name
   std::vector<std::string> features; // CPU: instruction-set extensions the code uses
+  /// CPU: the kernels also compiled for another CPU, in a table of their own.
+  struct Variant {
+    std::string cpu, table;
+    std::vector<std::string> features;
+  };
+  std::vector<Variant> variants;
   std::vector<std::string> archs;    // CUDA: the architectures with SASS in the fatbin
   std::string ptx;                   // CUDA: the architecture whose PTX the fatbin holds
   std::string abi;                   // the kernels' calling convention, in C

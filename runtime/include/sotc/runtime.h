@@ -112,6 +112,11 @@ const char *sotc_target(const sotc_artifact *artifact);
  * "cuBLASLt" on CUDA. */
 const char *sotc_gemm_implementation(const sotc_artifact *artifact);
 
+/* CPU: the CPU the kernels that run here were compiled for: the last of the artifact's variant
+ * CPUs (`sotc compile --cpu x86-64-v3,x86-64-v4`) whose extensions this machine has, else its
+ * base CPU, or the one SOTC_KERNEL_CPU names; "" on CUDA. */
+const char *sotc_kernel_cpu(const sotc_artifact *artifact);
+
 /* CUDA: the stream (a CUstream) the calling thread's later runs on this artifact are issued
  * on (each thread its own, as TensorRT gives each stream an execution context); NULL, the
  * default, is the legacy default stream. Changing it first waits for the thread's work on the

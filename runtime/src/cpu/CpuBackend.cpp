@@ -70,10 +70,14 @@ public:
       throw Error("E8001", binary + ": cannot load (" + dlerror() + ")");
     // The kernels as the library's own table lists them (never a symbol looked up by name:
     // that could be any function of its dependencies).
-    auto *table = static_cast<const KernelEntry *>(dlsym(library_.get(), "sotc_kernels"));
+    // The table of the CPU whose kernels run here (Artifact::kernelCpu).
+    auto *table = static_cast<const KernelEntry *>(
+        dlsym(library_.get(), artifact.kernelTable.c_str()));
     auto *count = static_cast<const int64_t *>(dlsym(library_.get(), "sotc_kernel_count"));
     if (!table || !count || *count < 0)
-      throw Error("E8001", binary + ": has no kernel table (written by an older sotc: recompile)");
+      throw Error("E8001", binary + ": has no kernel table " + artifact.kernelTable +
+                               " (written by an older sotc: recompile)");
+    kernelCpu_ = artifact.kernelCpu;
     std::map<std::string, const KernelEntry *> kernels;
     for (int64_t i = 0; i < *count; ++i)
       kernels[table[i].name] = &table[i];
@@ -142,11 +146,13 @@ public:
   }
   void copy(void *to, const void *from, size_t bytes) override { std::memcpy(to, from, bytes); }
   std::string gemmImplementation() const override { return cpu::gemmImplementation(); }
+  std::string kernelCpu() const override { return kernelCpu_; }
   void synchronize() override {}
 
 private:
   std::unique_ptr<void, int (*)(void *)> library_{nullptr, dlclose};
   std::unique_ptr<cpu::ThreadPool> pool_;
+  std::string kernelCpu_;
 };
 
 } // namespace

@@ -136,6 +136,8 @@ def _runtime():
         lib.sotc_target.restype = ctypes.c_char_p
         lib.sotc_gemm_implementation.argtypes = [ctypes.c_void_p]
         lib.sotc_gemm_implementation.restype = ctypes.c_char_p
+        lib.sotc_kernel_cpu.argtypes = [ctypes.c_void_p]
+        lib.sotc_kernel_cpu.restype = ctypes.c_char_p
         lib.sotc_run_into.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
                                       ctypes.POINTER(_Value), ctypes.c_size_t,
                                       ctypes.POINTER(_Error)]
@@ -239,10 +241,12 @@ class Compiled:
             self.set_weights(params, strict=strict)
 
     def info(self):
-        """What the artifact runs on: its target, and what its GEMM steps call ("" without any;
-        the CBLAS library and OpenBLAS's kernel family, with a warning when it is generic)."""
+        """What the artifact runs on: its target, the CPU its kernels that run here were
+        compiled for ("" on CUDA), and what its GEMM steps call ("" without any; the libraries
+        and their kernels, with a warning when they are slow ones)."""
         with self._in_call() as handle:
             return {"target": self.target,
+                    "kernels": self._lib.sotc_kernel_cpu(handle).decode(),
                     "gemm": self._lib.sotc_gemm_implementation(handle).decode()}
 
     def set_weights(self, state_dict, strict=True):
