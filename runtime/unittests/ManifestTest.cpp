@@ -213,8 +213,9 @@ TEST_CASE("a CPU manifest's kernel variants are read; a table name that is no sy
           "[runtime][manifest]") {
   Json m = modelManifest("cpu");
   m["target"]["cpu"] = "x86-64-v3";
-  m["target"]["variants"] = Json::array(
-      {{{"cpu", "x86-64-v4"}, {"features", {"avx512f"}}, {"kernel_table", "sotc_kernels_x86_64_v4"}}});
+  m["target"]["variants"] = Json::array({{{"cpu", "x86-64-v4"},
+                                          {"features", {"avx512f"}},
+                                          {"kernel_table", "sotc_kernels_x86_64_v4"}}});
   Artifact a = readManifest(m.dump(), "k.manifest.json");
   REQUIRE(a.variants.size() == 1);
   CHECK(a.cpu == "x86-64-v3");
