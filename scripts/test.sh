@@ -103,6 +103,8 @@ if [ "${1:-}" = "--full" ]; then
   }
   echo "== bazel test --config=asan (the runtime under AddressSanitizer and UBSan)"
   sanitized asan $(bazel query 'tests(//runtime/... + //tests/runtime/...)' 2>>"$log" | sort)
+  echo "== bazel test --config=asan_openmp (the GEMM tests on oneDNN's OpenMP threads, no leak check)"
+  sanitized asan_openmp //runtime:gemm_test //tests/runtime:concurrency_test //tests/runtime:runtime_test
   echo "== bazel test --config=tsan (one artifact called from many threads, under ThreadSanitizer)"
   sanitized tsan //tests/runtime:concurrency_test //runtime:thread_pool_test
   # The sanitizer builds share bazel-bin with the plain one: put the plain one back.
