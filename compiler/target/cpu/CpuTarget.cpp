@@ -175,7 +175,7 @@ void addVariantKernels(llvm::Module &ir, const std::map<std::string, KernelSigna
     copy->setLinkage(llvm::GlobalValue::InternalLinkage); // reached through its table only
     copy->removeFnAttr("target-features");
     copy->removeFnAttr("tune-cpu");
-    copy->addFnAttr("target-cpu", cpu);
+    copy->addFnAttr("target-cpu", cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu);
   }
 }
 
@@ -220,7 +220,10 @@ Expected<std::string> buildSharedLibrary(mlir::ModuleOp module, const CpuOptions
     base.insert(&function);
   addLibmvecVariants(*ir, *machine->getMCSubtargetInfo(),
                      [&](const llvm::Function &f) { return base.count(&f) > 0; });
+  std::set<std::string> seen = {options.cpu};
   for (const std::string &cpu : options.variants) {
+    if (!seen.insert(cpu).second)
+      return CodedError(DiagCode::CodegenUnknownCpu, "the CPU '" + cpu + "' is named twice");
     if (std::optional<CodedError> bad = checkVariant(options.cpu, cpu))
       return *bad;
     Expected<std::unique_ptr<llvm::TargetMachine>> variant = targetMachine(cpu, options.optLevel);
