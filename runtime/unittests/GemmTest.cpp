@@ -234,8 +234,9 @@ TEST_CASE("oneDNN's kernels use the CPU's AVX2 and AVX-512", "[runtime][gemm][on
 
 namespace {
 /// Runs a batch of 9 float32 GEMMs m x k x n (one A for the batch, as a convolution's weights;
-/// a bias) through a two-thread ParallelFor; checks the results and returns the chunks it ran.
-int batchOnTwoThreads(int64_t m, int64_t k, int64_t n) {
+/// a bias) through a ParallelFor that says it has `threads` threads and runs two; checks the
+/// results and returns the chunks it ran.
+int batchOnTwoThreads(int64_t m, int64_t k, int64_t n, unsigned threads = 2) {
   GemmPlan s;
   s.m = m, s.n = n, s.k = k, s.lda = k, s.ldb = n, s.ldc = n, s.beta = 1;
   s.batch = {9};
@@ -248,7 +249,7 @@ int batchOnTwoThreads(int64_t m, int64_t k, int64_t n) {
                      bias = random<float>(n, rng), c(9 * m * n, 0.5f);
   std::vector<float> want = naive(s, a, b, c, bias.data());
   std::atomic<int> chunks{0};
-  ParallelFor parallel{2, [&](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
+  ParallelFor parallel{threads, [&](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
                          std::thread other([&] { body(count / 2, count); });
                          body(0, count / 2);
                          other.join();
@@ -271,4 +272,6 @@ TEST_CASE("a float32 batch runs its GEMMs side by side, one thread each",
   CHECK(batchOnTwoThreads(64, 128, 64) == (onednn ? 2 : 0));
   // 9 x 6 x 7 x 5: a few microseconds, on the calling thread alone
   CHECK(batchOnTwoThreads(6, 7, 5) == 0);
+  // fewer GEMMs than threads, each small: one after another on the calling thread
+  CHECK(batchOnTwoThreads(64, 128, 64, 16) == 0);
 }
