@@ -17,7 +17,6 @@ of the widest vectors the CPU has, on as many threads).
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -120,12 +119,6 @@ def sotc_gemm(name, tmp):
     return float(steps[0].group(2)) / 1e3, implementation
 
 
-def machine():
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
-    return f"{cpu} ({len(os.sched_getaffinity(0))} cores)"
-
-
 def table(report):
     lines = ["| GEMM | model | shape (batch x m x k x n) | GFLOP | sotc | torch | sotc / torch | "
              "sotc, % of peak | torch, % of peak |", "|---|---|---|---|---|---|---|---|---|"]
@@ -160,7 +153,8 @@ def main():
     peaks = [json.loads(line) for line in subprocess.run(
         [FMA_PEAK, str(cores)], check=True, capture_output=True, text=True).stdout.splitlines()]
     peak = peaks[-1]
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
+    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "machine": measure.machine(),
               "torch": torch.__version__, "peak_gflops": peak["gflops"], "peak_isa": peak["isa"],
               "peaks": peaks, "shapes": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,7 +174,8 @@ def main():
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "gemm.json"), "w") as f:
         json.dump(report, f, indent=1)
-    head_line = (f"Run of {report['date']} on {report['machine']}; sotc's GEMMs on "
+    head_line = (f"Run of {report['date']} on {report['machine']['cpu']} "
+                 f"({report['machine']['cores']} cores); sotc's GEMMs on "
                  f"{report['gemm']}; torch {report['torch']}; float32 FMA peak "
                  f"{peak['gflops']:.0f} GFLOP/s ({peak['isa']}, {peak['threads']} threads, "
                  "measured).")

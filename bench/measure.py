@@ -14,6 +14,7 @@ reused buffer (`out=`), which no peer here offers for a whole fused function.
 import atexit
 import json
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -31,6 +32,20 @@ RUNS = 20
 def inputs(shapes):
     rng = np.random.default_rng(0)
     return {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+
+
+def machine():
+    """The CPU, cores, memory, kernel and Python of this machine, for a report."""
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        memory = int(f.readline().split()[1]) // (1 << 20)
+    return {"cpu": model, "cores": os.cpu_count(), "memory_gib": memory,
+            "kernel": platform.release(), "python": platform.python_version()}
 
 
 def write_section(doc, name, text):

@@ -12,7 +12,6 @@ latest.json.
 import json
 import math
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -37,19 +36,6 @@ import measure  # noqa: E402  (its section writer; the timing runs in its own pr
 
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
-
-
-def machine():
-    model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        memory = int(f.readline().split()[1]) // (1 << 20)
-    return {"cpu": model, "cores": os.cpu_count(), "memory_gib": memory,
-            "kernel": platform.release(), "python": platform.python_version()}
 
 
 def pinned(threads):
@@ -107,7 +93,8 @@ def main():
                                        check=True).stdout)
     limit = {str(t): max(r["copy_gbs"] for r in stream["results"] if r["threads"] == t)
              for t in THREADS}  # str keys: the same after a round trip through JSON
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
+    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "machine": measure.machine(),
               "stream": stream, "limit_gbs": limit, "workloads": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (fn, shapes) in workloads.WORKLOADS.items():

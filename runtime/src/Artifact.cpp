@@ -201,35 +201,29 @@ bool cpuHasAll(const std::vector<std::string> &features) {
 /// Which of the library's kernel tables runs here (Artifact::kernelCpu): E8003 where
 /// SOTC_KERNEL_CPU names a CPU the artifact has no kernels for, or one this machine is not.
 void chooseKernels(Artifact &a) {
-  a.kernelCpu = a.cpu;
-  a.kernelTable = "sotc_kernels";
-  for (const Artifact::Variant &v : a.variants)
-    if (cpuHasAll(v.features)) {
-      a.kernelCpu = v.cpu;
-      a.kernelTable = v.table;
-    }
-  const char *pinned = std::getenv("SOTC_KERNEL_CPU");
-  if (!pinned || !*pinned || pinned == a.kernelCpu)
-    return;
-  std::string has = a.cpu;
-  for (const Artifact::Variant &v : a.variants)
-    has += ", " + v.cpu;
-  if (pinned == a.cpu) {
-    a.kernelCpu = a.cpu;
-    a.kernelTable = "sotc_kernels";
-    return;
+  // The base kernels (whose extensions readArtifact found on this machine), then the variants.
+  std::vector<Artifact::Variant> tables = {{a.cpu, "sotc_kernels", a.features}};
+  tables.insert(tables.end(), a.variants.begin(), a.variants.end());
+  const Artifact::Variant *chosen = &tables.front();
+  for (const Artifact::Variant &v : tables)
+    if (cpuHasAll(v.features))
+      chosen = &v;
+  if (const char *pinned = std::getenv("SOTC_KERNEL_CPU"); pinned && *pinned) {
+    auto named = std::find_if(tables.begin(), tables.end(),
+                              [&](const Artifact::Variant &v) { return v.cpu == pinned; });
+    std::string has = a.cpu;
+    for (const Artifact::Variant &v : a.variants)
+      has += ", " + v.cpu;
+    if (named == tables.end())
+      throw Error("E8003", std::string("SOTC_KERNEL_CPU=") + pinned + ": " + a.binaryPath +
+                               " has kernels for " + has + " only");
+    if (!cpuHasAll(named->features))
+      throw Error("E8003", "SOTC_KERNEL_CPU=" + named->cpu + ": this machine lacks an "
+                           "extension of that CPU");
+    chosen = &*named;
   }
-  for (const Artifact::Variant &v : a.variants)
-    if (pinned == v.cpu) {
-      if (!cpuHasAll(v.features))
-        throw Error("E8003", "SOTC_KERNEL_CPU=" + v.cpu + ": this machine lacks an extension "
-                             "of that CPU");
-      a.kernelCpu = v.cpu;
-      a.kernelTable = v.table;
-      return;
-    }
-  throw Error("E8003", std::string("SOTC_KERNEL_CPU=") + pinned + ": " + a.binaryPath +
-                           " has kernels for " + has + " only");
+  a.kernelCpu = chosen->cpu;
+  a.kernelTable = chosen->table;
 }
 
 /// Why the dynamic loader would not survive `bytes` as a shared library ("" when it would):

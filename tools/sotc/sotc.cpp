@@ -158,7 +158,7 @@ struct CompileOptions {
   std::string output;
   std::string target = "cuda";
   std::string compileTo;
-  std::string cpu = "x86-64-v3,x86-64-v4";
+  std::string cpu; // "": the pipeline's default CPU and variants
   std::string gpuArch = "sm_80,sm_90";
   int optLevel = 3;
   bool timing = false;
@@ -175,14 +175,16 @@ void runCompile(const CompileOptions &opts) {
     throw CLI::ValidationError("sotc compile: --target must be cuda or cpu");
   options.target = *target;
   // --cpu BASE[,VARIANT...]: the kernels for BASE, and a copy of each for every VARIANT.
-  llvm::SmallVector<llvm::StringRef> cpus;
-  llvm::StringRef(opts.cpu).split(cpus, ',');
-  if (cpus.empty() || llvm::any_of(cpus, [](llvm::StringRef c) { return c.trim().empty(); }))
-    throw CLI::ValidationError("sotc compile: --cpu takes CPU names separated by commas");
-  options.cpu = cpus.front().trim().str();
-  options.cpuVariants.clear();
-  for (llvm::StringRef variant : llvm::ArrayRef(cpus).drop_front())
-    options.cpuVariants.push_back(variant.trim().str());
+  if (!opts.cpu.empty()) {
+    llvm::SmallVector<llvm::StringRef> cpus;
+    llvm::StringRef(opts.cpu).split(cpus, ',');
+    if (llvm::any_of(cpus, [](llvm::StringRef c) { return c.trim().empty(); }))
+      throw CLI::ValidationError("sotc compile: --cpu takes CPU names separated by commas");
+    options.cpu = cpus.front().trim().str();
+    options.cpuVariants.clear();
+    for (llvm::StringRef variant : llvm::ArrayRef(cpus).drop_front())
+      options.cpuVariants.push_back(variant.trim().str());
+  }
   sotc::Expected<std::vector<std::string>> archs = sotc::cuda::parseArchs(opts.gpuArch);
   if (!archs)
     throw archs.error();

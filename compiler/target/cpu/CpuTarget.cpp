@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -108,18 +107,26 @@ Expected<std::vector<std::string>> cpuFeatures(const std::string &cpu) {
   return features;
 }
 
-std::string variantTable(const std::string &cpu) {
-  std::string table = std::string(kKernelTable) + "_";
+namespace {
+/// A CPU's name as part of a symbol: "x86_64_v4".
+std::string symbolPart(const std::string &cpu) {
+  std::string part;
   for (char c : cpu)
-    table += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return table;
+    part += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return part;
+}
+
+/// The name of a kernel's copy for a variant CPU.
+std::string variantName(const std::string &kernel, const std::string &cpu) {
+  return kernel + "." + symbolPart(cpu);
+}
+} // namespace
+
+std::string variantTable(const std::string &cpu) {
+  return std::string(kKernelTable) + "_" + symbolPart(cpu);
 }
 
 namespace {
-/// The name of a kernel's copy for a variant CPU.
-std::string variantName(const std::string &kernel, const std::string &cpu) {
-  return kernel + "." + variantTable(cpu).substr(std::strlen(kKernelTable) + 1);
-}
 
 /// Adds the kernel table (CpuTarget.h) `table` of `kernels` (their copies for `cpu` in a
 /// variant's table), all of which `ir` must define; the error when one is missing or has
@@ -150,6 +157,9 @@ std::optional<CodedError> addKernelTable(llvm::Module &ir,
                                                       signature.bufferBytes.data()),
                                                   signature.bufferBytes.size())),
         "sotc.kernel_buffer_bytes");
+    // A variant's table lists the same names and sizes: LLVM merges the copies.
+    text->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    bytes->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     entries.push_back(llvm::ConstantStruct::get(
         entry, {text, llvm::ConstantInt::get(i64, signature.grid),
                 llvm::ConstantInt::get(i64, signature.bufferBytes.size()), bytes, kernel}));

@@ -79,9 +79,8 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
       runOnednnItem(onednn, s, i, c, a, b, bias);
   };
   double flops = 2.0 * s.m * s.n * s.k; // of one GEMM of the batch
-  if (teams && flops * count < kOneThreadFlops)
-    return onOneThread(all);
-  if (teams && parallel.run && parallel.threads > 1 && count >= parallel.threads) {
+  if (teams && flops * count >= kOneThreadFlops && parallel.run && parallel.threads > 1 &&
+      count >= parallel.threads) {
     // Each thread takes the next GEMM until none is left: a worker that wakes late (tens of
     // microseconds on these VMs) leaves its share to the others instead of delaying the step.
     std::atomic<int64_t> next{0};
@@ -104,8 +103,9 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
       std::rethrow_exception(failure);
     return;
   }
-  // Small GEMMs one after another on one thread: waking OpenMP's threads for each costs more
-  // (64 attention heads of 0.5 MFLOP with the pool at one thread: 3.9 ms so, 0.43 ms on one).
+  // Small GEMMs (the whole step, or each of a batch not run side by side) on the calling
+  // thread, one after another: waking OpenMP's threads for each costs more (64 attention heads
+  // of 0.5 MFLOP with the pool at one thread: 3.9 ms so, 0.43 ms on one thread).
   if (teams && flops < kOneThreadFlops)
     return onOneThread(all);
   all();

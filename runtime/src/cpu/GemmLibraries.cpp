@@ -44,14 +44,30 @@ struct Library {
   }
 };
 
-/// Opens `name` (a path, or a file name for the dynamic loader's search), or explains why not.
-bool openLibrary(const std::string &name, Library &library, std::string &why) {
-  library = {};
-  library.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library.handle) {
-    why = dlerror();
-    return false;
+/// The first of `candidates` (paths, or file names for the dynamic loader's search) that
+/// loads, and its name; why each one before it did not, in `tried`.
+void *openFirst(const std::vector<std::string> &candidates, std::string &name,
+                std::string &tried) {
+  for (const std::string &candidate : candidates) {
+    if (void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      name = candidate;
+      return handle;
+    }
+    tried += (tried.empty() ? "" : "; ") + std::string(dlerror());
   }
+  return nullptr;
+}
+
+/// The file the loader found `symbol`'s library in, else `name`.
+std::string fileOf(void *symbol, const std::string &name) {
+  Dl_info info{};
+  return symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : name;
+}
+
+/// What the CBLAS library `handle`, opened as `name`, says of itself.
+Library describe(void *handle, const std::string &name) {
+  Library library;
+  library.handle = handle;
   for (const char *prefix : kPrefixes)
     if (dlsym(library.handle, (std::string(prefix) + "cblas_sgemm").c_str())) {
       library.prefix = prefix;
@@ -64,10 +80,8 @@ bool openLibrary(const std::string &name, Library &library, std::string &why) {
     library.config = config();
     library.family = core();
   }
-  Dl_info info{};
-  auto sgemm = library.symbol<void *>("cblas_sgemm");
-  library.file = sgemm && dladdr(sgemm, &info) && info.dli_fname ? info.dli_fname : name;
-  return true;
+  library.file = fileOf(library.symbol<void *>("cblas_sgemm"), name);
+  return library;
 }
 
 /// Reopens an OpenBLAS that picked a generic kernel family on a CPU with AVX2, told the family
@@ -79,15 +93,14 @@ std::string correctFamily(const std::string &name, Library &library) {
   if (library.family.empty() || !genericFamily(library.family) || wanted.empty() ||
       std::getenv("OPENBLAS_CORETYPE"))
     return "";
-  std::string from = library.family, why;
+  std::string from = library.family;
   dlclose(library.handle);
-  bool reopened;
+  void *reopened;
   {
     LoadTimeVariable coretype("OPENBLAS_CORETYPE", wanted);
-    reopened = openLibrary(name, library, why);
+    reopened = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  if (!reopened)
-    library = {};
+  library = reopened ? describe(reopened, name) : Library{};
   // Still generic where another part of the process holds the library (dlclose kept it).
   return reopened && !genericFamily(library.family) ? from : "";
 }
@@ -117,21 +130,14 @@ std::string familyForThisCpu() {
 
 Cblas openCblas(const std::vector<std::string> &candidates) {
   Cblas blas;
-  Library library;
   std::string name, tried;
-  for (const std::string &candidate : candidates) {
-    std::string why;
-    if (openLibrary(candidate, library, why)) {
-      name = candidate;
-      break;
-    }
-    tried += (tried.empty() ? "" : "; ") + why;
-  }
-  if (!library.handle) {
+  void *handle = openFirst(candidates, name, tried);
+  if (!handle) {
     blas.failure = "a GEMM step needs CBLAS and none loads (" + tried +
                    "; scripts/setup.sh installs OpenBLAS, or name a CBLAS library in SOTC_CBLAS)";
     return blas;
   }
+  Library library = describe(handle, name);
   std::string correctedFrom = correctFamily(name, library);
   if (!library.handle) {
     blas.failure = name + " does not load again with OPENBLAS_CORETYPE=" + familyForThisCpu();
@@ -194,8 +200,8 @@ constexpr IsaName kIsas[] = {{0x3e7, "avx512_core_amx"}, {0xe7, "avx512_core_bf1
 
 Onednn openOnednn(const std::vector<std::string> &candidates) {
   Onednn onednn;
-  void *handle = nullptr;
-  std::string tried;
+  void *handle;
+  std::string name, tried;
   {
     // OpenMP threads that wait for the next parallel region by spinning (libgomp's default,
     // for up to about a millisecond) take the cores from the kernels and batched GEMMs that
@@ -203,11 +209,7 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
     std::optional<LoadTimeVariable> passive;
     if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
       passive.emplace("OMP_WAIT_POLICY", "PASSIVE");
-    for (const std::string &candidate : candidates) {
-      if ((handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)))
-        break;
-      tried += (tried.empty() ? "" : "; ") + std::string(dlerror());
-    }
+    handle = openFirst(candidates, name, tried);
   }
   if (!handle) {
     onednn.failure = "no oneDNN loads (" + tried + ")";
@@ -228,7 +230,6 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
         "the oneDNN loaded has no dnnl_sgemm, dnnl_version or dnnl_get_effective_cpu_isa";
     return onednn;
   }
-  onednn.handle = handle;
   // dlsym on the handle searches oneDNN's dependencies too: its OpenMP runtime.
   onednn.setThreads = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
   onednn.maxThreads = reinterpret_cast<int (*)()>(dlsym(handle, "omp_get_max_threads"));
@@ -244,10 +245,7 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
       onednn.isa = known.name;
       break;
     }
-  Dl_info info{};
-  std::string file = dladdr(reinterpret_cast<void *>(onednn.sgemm), &info) && info.dli_fname
-                         ? info.dli_fname
-                         : candidates.front();
+  std::string file = fileOf(reinterpret_cast<void *>(onednn.sgemm), name);
   onednn.implementation = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
                           "." + std::to_string(v->patch) + " dnnl_sgemm (" + file + "), " +
                           onednn.isa + " kernels";

@@ -49,7 +49,6 @@ Cblas openCblas(const std::vector<std::string> &candidates);
 
 /// oneDNN's row-major sgemm and what it reports of itself.
 struct Onednn {
-  void *handle = nullptr; // dlopen's, never closed by the runtime
   int (*sgemm)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc) = nullptr; // dnnl_status_t: 0 on success
