@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test layer: Catch2, lit/FileCheck and the layering test (all through bazel test),
 # then pytest, then every testdata program against paddle/torch eager in the reference
-# environment (scripts/reference-env.sh); with --full also the runtime's tests under
+# environment (scripts/reference-env.sh: paddle, torch, torchvision); with --full also every
+# library model (not only those under 12M parameters) and the runtime's tests under
 # AddressSanitizer and UBSan (--config=asan) and its concurrency tests under ThreadSanitizer
 # (--config=tsan). Installs what is missing first. Ends with one line "N passed, N failed"
 # over all layers; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# --full also runs the slow layers of the Python suites (every library model, not only the
+# small ones): tests/framework/test_library_models.py reads SOTC_TEST_FULL.
+if [ "${1:-}" = "--full" ]; then export SOTC_TEST_FULL=1; fi
 bash scripts/setup.sh || exit 1
 mkdir -p build
 log=build/test-bazel.log

@@ -91,8 +91,21 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   stmt.kind = kind;
   stmt.callee = callee;
   stmt.opName = lowered.entry->name;
-  stmt.args = args;
-  stmt.kwargs = kwargs;
+  // The statement keeps the arguments as they are now: a list the program appends to later
+  // (DenseNet's features) must not change what an earlier call read.
+  std::function<VarPtr(const VarPtr &)> frozen = [&](const VarPtr &v) {
+    if (v->items.empty() || v->isTensor())
+      return v;
+    VarPtr copy = Variable::make(v->kind, v->tracker);
+    *copy = *v;
+    for (VarPtr &item : copy->items)
+      item = frozen(item);
+    return copy;
+  };
+  for (const VarPtr &a : args)
+    stmt.args.push_back(frozen(a));
+  for (const auto &[k, v] : kwargs)
+    stmt.kwargs.push_back({k, frozen(v)});
   stmt.loc = loc;
   for (const ops::TensorMeta &meta : lowered.outputs())
     stmt.outputs.push_back(newTensor(meta, computedFrom(inputs)));
@@ -104,8 +117,11 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
       "view_as",     "reshape_as", "expand_as", "diagonal",  "swapaxes",     "movedim", "t"};
   std::string base = lowered.entry->name.substr(lowered.entry->name.rfind('.') + 1);
   if (views.count(base) && !args.empty() && args[0]->isTensor())
-    for (const VarPtr &out : stmt.outputs)
+    for (const VarPtr &out : stmt.outputs) {
       out->viewOf = args[0];
+      if (base == "__getitem__" && stmt.args.size() > 1)
+        out->viewKey = stmt.args[1];
+    }
   // An output that is an input unchanged (dropout in inference, x[...] with full slices)
   // still gets its own name: statements always define new values.
   stmt.listResult =

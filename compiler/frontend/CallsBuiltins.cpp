@@ -60,12 +60,25 @@ bool isinstance(CallContext &c) {
   std::vector<VarPtr> types =
       c.args[1]->kind == K::Tuple ? c.args[1]->items : std::vector<VarPtr>{c.args[1]};
   std::string t = value->typeName();
+  // An object's classes: its class's MRO, by index and, for a library's, by public name.
+  std::vector<uint32_t> mro;
+  if (value->kind == K::Object)
+    for (uint32_t i : c.ex.trace().classes(value->classIndex).mro())
+      mro.push_back(i);
+  auto inMro = [&](const VarPtr &ty) {
+    return std::any_of(mro.begin(), mro.end(), [&](uint32_t i) {
+      const trace::ClassDef &cls = c.ex.trace().classes(i);
+      return ty->kind == K::Class ? static_cast<int>(i) == ty->classIndex
+                                  : !cls.library_name().empty() && cls.library_name() == ty->name;
+    });
+  };
   bool r = false;
   for (const VarPtr &ty : types)
     r |= (ty->kind == K::Builtin &&
           (ty->name == t || (ty->name == "int" && t == "bool") || (ty->name == "object"))) ||
          (ty->kind == K::External && value->isTensor() &&
-          (ty->name == "paddle.Tensor" || ty->name == "torch.Tensor"));
+          (ty->name == "paddle.Tensor" || ty->name == "torch.Tensor")) ||
+         ((ty->kind == K::Class || ty->kind == K::External) && inMro(ty));
   c.consume(value);
   c.push(makeConst(PyConst::ofBool(r), {value}));
   return true;

@@ -6,6 +6,7 @@
 // and iterate over their names.
 #include "compiler/frontend/Calls.h"
 #include "compiler/ops/LayerTable.h"
+#include "compiler/ops/OpTable.h"
 
 #include <algorithm>
 #include <cmath>
@@ -63,12 +64,20 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
                          std::vector<VarPtr> args, Kwargs kwargs) {
   Frame &f = state.frames.back();
   SourceLoc loc = locOf(f);
-  // Layer.__call__ runs the hooks (a traced model has none) and then forward.
-  if (VarPtr forward = classMember(layer, "forward", loc)) {
-    call(state, sir, forward, std::move(args), std::move(kwargs));
-    return;
+  // Layer.__call__ runs the hooks (a traced model has none) and then forward: the first
+  // class of the MRO with a forward of its own or a layer-table entry says which (a leaf's
+  // library bases have forwards too: torch.nn.BatchNorm2d's _BatchNorm).
+  const ops::LayerEntry *entry = nullptr;
+  for (uint32_t c : trace_.classes(layer->classIndex).mro()) {
+    const trace::ClassDef &cls = trace_.classes(c);
+    if (std::any_of(cls.members().begin(), cls.members().end(),
+                    [](const trace::ClassMember &m) { return m.name() == "forward"; })) {
+      call(state, sir, classMember(layer, "forward", loc), std::move(args), std::move(kwargs));
+      return;
+    }
+    if ((entry = ops::lookupLayer(cls.library_name())))
+      break;
   }
-  const ops::LayerEntry *entry = layerEntry(layer);
   const std::string &className = trace_.classes(layer->classIndex).library_name().empty()
                                      ? layer->name
                                      : trace_.classes(layer->classIndex).library_name();
@@ -82,8 +91,10 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
     fail(DiagCode::FrontendPythonError,
          "TypeError: a " + className + " is not callable (call the layers it holds)", f);
   if (entry->kind == ops::LayerEntry::Kind::Composite) {
-    VarPtr result = multiHeadAttention(state, sir, layer, entry->className, std::move(args),
-                                       std::move(kwargs));
+    VarPtr result = entry->className == "paddle.nn.BatchNorm"
+                        ? activatedBatchNorm(state, sir, layer, std::move(args), std::move(kwargs))
+                        : multiHeadAttention(state, sir, layer, entry->className, std::move(args),
+                                             std::move(kwargs));
     state.frames.back().stack.push_back(result);
     return;
   }
@@ -131,6 +142,33 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
   VarPtr callee = Variable::make(K::External, constTracker());
   callee->name = entry->callee;
   call(state, sir, callee, std::move(callArgs), std::move(callKwargs));
+}
+
+VarPtr Executor::activatedBatchNorm(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                                    std::vector<VarPtr> args, Kwargs kwargs) {
+  // paddle.nn.BatchNorm (the fluid-era layer): batch_norm, then the activation `act` names.
+  Frame &f = state.frames.back();
+  if (args.size() != 1 || !kwargs.empty())
+    fail(DiagCode::FrontendPythonError, "TypeError: paddle.nn.BatchNorm.forward takes one input",
+         f);
+  auto attr = [&](const std::string &name) { return getAttr(f, sir, layer, name); };
+  VarPtr y = tensorCall(f, sir, "api", "paddle.nn.functional.batch_norm",
+                        "paddle.nn.functional.batch_norm",
+                        {args[0], attr("_mean"), attr("_variance"), attr("weight"), attr("bias")},
+                        {{"training", attr("training")},
+                         {"epsilon", attr("_epsilon")},
+                         {"data_format", attr("_data_layout")},
+                         {"use_global_stats", attr("_use_global_stats")}});
+  VarPtr act = attr("_act");
+  consume(act, locOf(f));
+  if (act->isConstant() && act->constant.kind == PyConst::Kind::None)
+    return y;
+  std::string activation = "paddle.nn.functional." + (act->isConstant() ? act->constant.text : "");
+  if (!act->isConstant() || act->constant.kind != PyConst::Kind::Str ||
+      !ops::OpTable::get().lookup(activation))
+    fail(DiagCode::FrontendUnsupportedCall,
+         "paddle.nn.BatchNorm with act=" + act->repr() + " is not supported", f);
+  return tensorCall(f, sir, "api", activation, activation, {y}, {});
 }
 
 VarPtr Executor::multiHeadAttention(ExecState &state, StatementIR &sir, const VarPtr &layer,

@@ -139,9 +139,54 @@ bool contextManager(CallContext &c) {
   return true;
 }
 
-bool callModuleFunction(CallContext &c) {
-  if (callCreation(c) || contextManager(c))
+/// What a framework says about how it runs a program: as eager code, never scripted,
+/// traced or compiled (`if torch.jit.is_scripting():` takes the eager path); `torch._assert`
+/// is an assert on what the compiler knows.
+bool frameworkQuery(CallContext &c) {
+  static const std::map<std::string, bool> answers = {
+      {"torch.jit.is_scripting", false},     {"torch.jit.is_tracing", false},
+      {"torch.compiler.is_compiling", false}, {"torch.compiler.is_dynamo_compiling", false},
+      {"torch._C._get_tracing_state", false}, {"paddle.in_dynamic_mode", true},
+      {"paddle.framework.in_dynamic_mode", true}, {"paddle.base.in_dygraph_mode", true},
+      {"paddle.framework.in_dygraph_mode", true}, {"paddle.in_dygraph_mode", true}};
+  if (auto it = answers.find(c.name); it != answers.end()) {
+    if (!c.args.empty() || !c.kwargs.empty())
+      c.fail(DiagCode::FrontendPythonError, "TypeError: " + c.name + "() takes no arguments");
+    c.push(it->second ? makeConst(PyConst::ofBool(true), {})
+                      : c.name == "torch._C._get_tracing_state" ? none()
+                                                                  : makeConst(PyConst::ofBool(false), {}));
     return true;
+  }
+  if (c.name == "torch._C._log_api_usage_once") { // usage logging: nothing to compile
+    c.push(none());
+    return true;
+  }
+  if (c.name == "torch.jit.annotate" && c.args.size() == 2 && c.kwargs.empty()) {
+    c.push(c.args[1]); // annotate(type, value) is value
+    return true;
+  }
+  if (c.name != "torch._assert" || c.args.size() != 2 || !c.kwargs.empty())
+    return false;
+  if (c.args[0]->isTensor())
+    c.fail(DiagCode::FrontendUnsupportedCall,
+           "torch._assert on a tensor's value is not supported (it would need the value at "
+           "run time)");
+  if (!c.truthy(c.args[0]))
+    c.fail(DiagCode::FrontendPythonError,
+           "AssertionError: " + (c.args[1]->isConstant() ? c.args[1]->constant.text : std::string()) +
+               " (torch._assert fails for these inputs)");
+  c.push(none());
+  return true;
+}
+
+bool callModuleFunction(CallContext &c) {
+  if (callCreation(c) || contextManager(c) || frameworkQuery(c))
+    return true;
+  // einsum(equation, a, b): the operands as separate arguments are the operator's one list.
+  if ((c.name == "torch.einsum" || c.name == "paddle.einsum") && c.args.size() >= 2 &&
+      c.args[1]->isTensor())
+    c.args = {c.args[0], makeSequence(Variable::Kind::List,
+                                      std::vector<VarPtr>(c.args.begin() + 1, c.args.end()), {})};
   if (ops::OpTable::get().lookup(c.name)) {
     if (!c.breakOn(c.name, c.name, c.args))
       c.push(c.tensorCall("api", c.name, c.name, std::move(c.args), std::move(c.kwargs)));

@@ -1,7 +1,8 @@
 //===- CallsTensor.cpp - Tensor methods that are not operators ----------------------------===//
 //
-// Methods that read tensor values on the host, answer from metadata alone, or become other
-// operators (chunk); every other tensor method is an entry of the operator table.
+// Methods that read tensor values on the host or answer from metadata alone, and torch's
+// sizes passed as separate arguments; every other tensor method is an entry of the operator
+// table.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
@@ -36,35 +37,54 @@ bool size(CallContext &c) {
   return true;
 }
 
-/// x.chunk(chunks, axis): torch's split sizes (ceil(n / chunks), the last smaller), which are
-/// paddle's when n divides.
-bool chunk(CallContext &c) {
-  VarPtr chunks = c.args.empty() ? nullptr : c.args[0];
-  VarPtr axis = c.args.size() > 1 ? c.args[1] : nullptr;
-  for (const auto &[k, v] : c.kwargs)
-    (k == "chunks" ? chunks : axis) = v;
-  if (!chunks || !isInt(chunks) || (axis && !isInt(axis)) || chunks->constant.intValue <= 0)
+/// torch's x.numel(): the element count, known ahead of time (paddle's is a tensor: an op).
+bool numel(CallContext &c) {
+  int64_t n = c.self->meta.numElements();
+  if (c.framework() != "torch" || !c.args.empty() || n == ops::kDynamic)
     return false;
-  c.consume(chunks);
-  int64_t rank = c.self->meta.rank(), d = axis ? axis->constant.intValue : 0;
-  if (axis)
-    c.consume(axis);
-  if (d < 0)
-    d += rank;
-  if (d < 0 || d >= rank || c.self->meta.shape[d] == ops::kDynamic)
+  c.consume(c.self);
+  c.push(makeConst(PyConst::ofInt(n), {c.self}));
+  return true;
+}
+
+/// x.zero_(), x.fill_(value): written in place (through an indexing: qkv_bias[a:b].zero_()).
+bool fillInPlace(CallContext &c) {
+  VarPtr value = c.name == "zero_" ? makeConst(PyConst::ofInt(0), {}) : nullptr;
+  if (c.name == "fill_" && c.args.size() == 1 && c.kwargs.empty())
+    value = c.args[0];
+  if (!value || (c.name == "zero_" && !c.args.empty()))
     return false;
-  int64_t n = c.self->meta.shape[d], k = chunks->constant.intValue;
-  int64_t step = (n + k - 1) / k;
-  std::vector<VarPtr> sizes;
-  for (int64_t start = 0; start < n; start += step)
-    sizes.push_back(makeConst(PyConst::ofInt(std::min(step, n - start)), {}));
-  std::string split = c.framework() == "torch" ? "torch.split" : "paddle.split";
-  VarPtr parts = c.tensorCall(
-      "api", split, split,
-      {c.self, makeSequence(Variable::Kind::List, sizes, {}), makeConst(PyConst::ofInt(d), {})},
-      {});
-  c.push(c.framework() == "torch" ? makeSequence(Variable::Kind::Tuple, parts->items, {parts})
-                                  : parts);
+  c.push(c.fillInPlace(c.self, value));
+  return true;
+}
+
+/// torch's x.new_zeros(size), new_ones(size), new_full(size, value): a filled tensor of x's
+/// dtype (or the dtype= given).
+bool newFilled(CallContext &c) {
+  if (c.framework() != "torch" || c.args.empty())
+    return false;
+  std::vector<VarPtr> args = c.args;
+  VarPtr value = makeConst(PyConst::ofFloat(c.name == "new_ones" ? 1 : 0), {});
+  if (c.name == "new_full") {
+    if (args.size() != 2)
+      return false;
+    value = args.back();
+    args.pop_back();
+  }
+  std::vector<VarPtr> sizes = args;
+  if (sizes.size() == 1 && sizes[0]->isSequence())
+    sizes = sizes[0]->items;
+  if (!std::all_of(sizes.begin(), sizes.end(), isInt))
+    return false;
+  Kwargs kwargs = {{"dtype", c.getAttr(c.self, "dtype")}};
+  for (const auto &[k, v] : c.kwargs) {
+    if (k != "dtype" && k != "device")
+      return false;
+    if (k == "dtype")
+      kwargs[0].second = v;
+  }
+  c.push(c.tensorCall("api", "torch.full", "torch.full",
+                      {makeSequence(Variable::Kind::List, sizes, {}), value}, kwargs));
   return true;
 }
 
@@ -96,10 +116,13 @@ const CallTable &tensorMethods() {
       {"numpy", hostRead},     {"item", hostRead},
       {"tolist", hostRead},    {"cpu", hostRead},
       {"__bool__", hostRead},  {"dim", dim},
-      {"size", size},          {"chunk", chunk},
+      {"size", size},          {"numel", numel},
       {"is_tensor", isTensor}, {"clear_gradient", clearGradient},
       {"reshape", sizesAsArguments}, {"view", sizesAsArguments},
-      {"permute", sizesAsArguments},
+      {"permute", sizesAsArguments}, {"expand", sizesAsArguments},
+      {"zero_", fillInPlace},        {"fill_", fillInPlace},
+      {"new_zeros", newFilled},      {"new_ones", newFilled},
+      {"new_full", newFilled},
   };
   return table;
 }

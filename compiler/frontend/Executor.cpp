@@ -23,6 +23,11 @@ std::vector<std::string> localsplusNames(const trace::CodeObject &code) {
   names.insert(names.end(), code.freevars().begin(), code.freevars().end());
   return names;
 }
+
+/// `name` is the package `root` or inside it ("torch.nn", not "torchvision").
+bool inPackage(const std::string &name, const std::string &root) {
+  return name.rfind(root, 0) == 0 && (name.size() == root.size() || name[root.size()] == '.');
+}
 } // namespace
 
 size_t instructionAt(const trace::Trace &trace, int codeIndex, uint32_t offset) {
@@ -47,12 +52,12 @@ Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
   for (const trace::Namespace &ns : trace.namespaces())
     for (const trace::NamedValue &g : ns.globals()) {
       const std::string &name = g.value().has_module() ? g.value().module() : g.value().external();
-      paddle |= name.rfind("paddle", 0) == 0;
-      torch |= name.rfind("torch", 0) == 0;
+      paddle |= inPackage(name, "paddle");
+      torch |= inPackage(name, "torch");
     }
   for (const trace::ClassDef &c : trace.classes()) { // a model's layers
-    paddle |= c.library_name().rfind("paddle", 0) == 0;
-    torch |= c.library_name().rfind("torch", 0) == 0;
+    paddle |= inPackage(c.library_name(), "paddle");
+    torch |= inPackage(c.library_name(), "torch"); // not torchvision's alone
   }
   framework_ = torch && !paddle ? "torch" : "paddle";
   offsetIndex_.resize(trace.code_objects_size());
@@ -478,13 +483,13 @@ void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const Var
     visit(value);
 }
 
-bool Executor::viewed(const ExecState &state, const VarPtr &base) {
+bool Executor::viewed(const ExecState &state, const VarPtr &base, const VarPtr &except) {
   bool found = false;
   std::set<const Variable *> seen;
   std::function<void(const VarPtr &)> visit = [&](const VarPtr &v) {
     if (!v || found || !seen.insert(v.get()).second)
       return;
-    found = v->viewOf == base;
+    found = v->viewOf == base && v != except;
     forEachChild(*v, visit);
   };
   walkState(state, visit);

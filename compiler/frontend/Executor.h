@@ -85,6 +85,7 @@ public:
   /// The entry function's parameters as start() bound them, in the trace's order, then the
   /// tensors it reads from module globals (Tracker::Kind::Global).
   const std::vector<VarPtr> &parameters() const { return parameters_; }
+  const trace::Trace &trace() const { return trace_; }
   /// What the returning state changed besides its result: globals written, arguments mutated.
   /// Guards what a mutated argument held as passed.
   std::vector<SideEffect> sideEffects(const ExecState &state);
@@ -135,6 +136,10 @@ private:
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// The layer table's entry of the first built-in class in the layer's MRO, or null.
   const ops::LayerEntry *layerEntry(const VarPtr &layer) const;
+  /// paddle.nn.BatchNorm's forward: batch_norm, then its `act`.
+  VarPtr activatedBatchNorm(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                            std::vector<VarPtr> args,
+                            std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// torch.nn.MultiheadAttention / paddle.nn.MultiHeadAttention's forward, as operator calls.
   VarPtr multiHeadAttention(ExecState &state, StatementIR &sir, const VarPtr &layer,
                             const std::string &className, std::vector<VarPtr> args,
@@ -158,16 +163,21 @@ private:
   VarPtr classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,
                      bool *isProperty = nullptr);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
+  /// x[index] for an integer tensor index: the rows it names.
+  VarPtr indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &index);
   /// obj[key] = value and del obj[key] on Python lists and dicts; on a tensor, the new tensor
   /// replaces the old one throughout `state` (TensorUpdate.cpp).
   void setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
                const VarPtr &value);
   VarPtr tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key,
                        const VarPtr &value);
+  /// x.fill_(value), x.zero_(): every element of x becomes `value`; x may be one indexing of
+  /// a tensor (qkv_bias[a:b].zero_()), which is written through it. Returns the new x.
+  VarPtr fillInPlace(ExecState &state, StatementIR &sir, const VarPtr &x, const VarPtr &value);
   /// Every reference to `from` in the state (frames, containers, cells, globals) becomes `to`.
   static void replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to);
-  /// Whether a tensor the state holds is a view of `base`.
-  static bool viewed(const ExecState &state, const VarPtr &base);
+  /// Whether a tensor the state holds (other than `except`) is a view of `base`.
+  static bool viewed(const ExecState &state, const VarPtr &base, const VarPtr &except = nullptr);
   void deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key);
   /// `a is b` (`is not` when negated): identity of variables, or of None and bools.
   VarPtr identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate);

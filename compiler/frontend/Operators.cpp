@@ -474,6 +474,18 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   attr.kind = Tracker::Kind::GetAttr;
   attr.parent = obj;
   attr.name = name;
+  if (name == "__class__" && obj->kind != K::Module && obj->kind != K::Class) {
+    consume(obj, loc); // its type depends on which value it is
+    if (obj->kind == K::Object) {
+      VarPtr cls = Variable::make(K::Class, computedFrom({obj}));
+      cls->classIndex = obj->classIndex;
+      cls->name = trace_.classes(obj->classIndex).qualname();
+      return cls;
+    }
+    VarPtr type = Variable::make(obj->isTensor() ? K::External : K::Builtin, computedFrom({obj}));
+    type->name = obj->isTensor() ? framework_ + ".Tensor" : obj->typeName();
+    return type;
+  }
   switch (obj->kind) {
   case K::Module:
   case K::External: {
@@ -544,6 +556,10 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   case K::Function:
     if (name == "__name__")
       return makeConst(PyConst::ofStr(trace_.code_objects(obj->codeIndex).name()), {obj});
+    if (name == "__qualname__")
+      return makeConst(PyConst::ofStr(obj->name), {obj});
+    if (name == "__module__" && obj->namespaceIndex >= 0)
+      return makeConst(PyConst::ofStr(trace_.namespaces(obj->namespaceIndex).module()), {obj});
     break;
   case K::Object:
     for (size_t i = 0; i < obj->keys.size(); ++i)
@@ -566,9 +582,23 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
            "the property ." + name + " is read only as `obj." + name + "` here", f);
     if (member)
       return member;
+    // ModuleDict.items() and the like: a dict of the layer's names and sublayers answers.
+    if (obj->kind == K::Object && obj->layer && isLayerDict(obj) &&
+        (name == "items" || name == "keys" || name == "values")) {
+      VarPtr dict = Variable::make(K::Dict, computedFrom({obj}));
+      for (const std::string &child : obj->children)
+        dict->keys.push_back(makeConst(PyConst::ofStr(child), {obj}));
+      dict->items = sublayers(f, obj);
+      VarPtr m = Variable::make(K::Method, computedFrom({dict}));
+      m->self = dict;
+      m->name = name;
+      return m;
+    }
     break;
   }
   case K::Builtin:
+    if (name == "__name__" || name == "__qualname__")
+      return makeConst(PyConst::ofStr(obj->name), {obj});
     if (obj->name == "dict" && name == "fromkeys") { // a builtin of its own (CallsBuiltins.cpp)
       VarPtr v = Variable::make(K::Builtin, constTracker());
       v->name = "dict.fromkeys";
@@ -688,14 +718,44 @@ VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool nega
   return Variable::constant_(PyConst::ofBool(negate ? !same : same), computedFrom({a, b}));
 }
 
+VarPtr Executor::indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &index) {
+  // x[index]: the rows the integer tensor names, of shape index.shape + x.shape[1:]; an
+  // index_select of the flattened index, reshaped.
+  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  auto shapeOf = [&](std::vector<int64_t> dims) {
+    std::vector<VarPtr> items;
+    for (int64_t d : dims)
+      items.push_back(num(d));
+    return makeSequence(K::List, items, {});
+  };
+  bool torch = framework_ == "torch";
+  std::string reshape = torch ? "torch.reshape" : "paddle.reshape";
+  VarPtr flat = index->meta.rank() == 1
+                    ? index
+                    : tensorCall(f, sir, "api", reshape, reshape, {index, shapeOf({-1})}, {});
+  VarPtr rows = torch ? tensorCall(f, sir, "api", "torch.index_select", "torch.index_select",
+                                   {x, num(0), flat}, {})
+                      : tensorCall(f, sir, "api", "paddle.index_select", "paddle.index_select",
+                                   {x, flat, num(0)}, {});
+  if (index->meta.rank() == 1)
+    return rows;
+  std::vector<int64_t> shape = index->meta.shape;
+  shape.insert(shape.end(), x->meta.shape.begin() + 1, x->meta.shape.end());
+  return tensorCall(f, sir, "api", reshape, reshape, {rows, shapeOf(shape)}, {});
+}
+
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
   SourceLoc loc = locOf(f);
   if (obj->isTensor()) {
+    if (key->isTensor() && ops::isIntegral(key->meta.dtype) && obj->meta.rank() >= 1)
+      return indexRows(f, sir, obj, key);
     if (key->isTensor() ||
         (key->isSequence() && std::any_of(key->items.begin(), key->items.end(),
                                           [](const VarPtr &v) { return v->isTensor(); })))
       fail(DiagCode::FrontendUnsupportedConstruct,
-           "indexing a tensor with a tensor is not supported yet", f);
+           "indexing a tensor with a boolean tensor, or with tensors among other indices, is "
+           "not supported yet",
+           f);
     return tensorCall(f, sir, "operator", "__getitem__", "__getitem__", {obj, key}, {});
   }
   consume(key, loc);

@@ -193,4 +193,32 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   return result;
 }
 
+VarPtr Executor::fillInPlace(ExecState &state, StatementIR &sir, const VarPtr &x,
+                             const VarPtr &value) {
+  Frame &f = state.frames.back();
+  VarPtr all = Variable::make(K::Slice, constTracker());
+  all->items = {Variable::constant_(PyConst::none()), Variable::constant_(PyConst::none()),
+                Variable::constant_(PyConst::none())};
+  bool throughIndex = x->viewOf && x->viewKey && !x->viewOf->viewOf;
+  if ((x->viewOf && !throughIndex) || viewed(state, throughIndex ? x->viewOf : x, x))
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "filling a tensor in place that another view shares memory with is not supported "
+         "(only x.fill_(v) or x[...].fill_(v) with no other views of x)",
+         f);
+  if (x->meta.rank() == 0 && !throughIndex)
+    fail(DiagCode::FrontendUnsupportedConstruct, "filling a 0-d tensor in place is not supported",
+         f);
+  if (!throughIndex) {
+    VarPtr filled = tensorSetItem(f, sir, x, all, value);
+    replaceEverywhere(state, x, filled);
+    return filled;
+  }
+  VarPtr base = x->viewOf, key = x->viewKey;
+  VarPtr written = tensorSetItem(f, sir, base, key, value);
+  replaceEverywhere(state, base, written);
+  VarPtr view = getItem(f, sir, written, key);
+  replaceEverywhere(state, x, view);
+  return view;
+}
+
 } // namespace sotc::frontend

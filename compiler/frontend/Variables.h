@@ -111,6 +111,7 @@ struct Variable {
   int64_t tracedLength = -1; // a container from the trace: its length as passed (guards)
   std::string passedRepr;    // a parameter: its value as passed, before the program mutated it
   VarPtr viewOf; // a tensor indexed or reshaped from this one (the frameworks share memory)
+  VarPtr viewKey; // a view made by viewOf[viewKey]: the key, as it was then
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
   int64_t start = 0, stop = 0, step = 1; // Range

@@ -29,6 +29,37 @@ void registerActivations(OpTable &t) {
   };
   t.bind(pf + "relu6", relu6("x"));
   t.bind(tf + "relu6", relu6("input"));
+  // The hard activations: clamps of x, and of x * slope + offset.
+  auto clamp = [](Lowering &L, int x, double lo, double hi) {
+    return L.b.binaryScalar(Prim::Min, L.b.binaryScalar(Prim::Max, x, lo), hi);
+  };
+  auto hardtanh = [clamp](std::string xn, std::string lo, std::string hi) {
+    return [=](Lowering &L) {
+      L.out(clamp(L, L.in(xn), L.args.scalar(lo), L.args.scalar(hi)));
+    };
+  };
+  t.bind(pf + "hardtanh", hardtanh("x", "min", "max"));
+  t.bind(tf + "hardtanh", hardtanh("input", "min_val", "max_val"));
+  auto hardSigmoid = [clamp](Lowering &L, int x, double slope, double offset) {
+    return clamp(L, L.b.binaryScalar(Prim::Add, L.b.binaryScalar(Prim::Mul, x, slope), offset),
+                 0, 1);
+  };
+  t.bind(pf + "hardsigmoid", [hardSigmoid](Lowering &L) {
+    L.out(hardSigmoid(L, floatInput(L, "x"), L.args.scalar("slope"), L.args.scalar("offset")));
+  });
+  t.bind(tf + "hardsigmoid", [clamp](Lowering &L) {
+    int x = floatInput(L, "input");
+    L.out(L.b.binaryScalar(Prim::Div, clamp(L, L.b.binaryScalar(Prim::Add, x, 3), 0, 6), 6));
+  });
+  auto hardswish = [clamp](std::string xn) {
+    return [=](Lowering &L) {
+      int x = floatInput(L, xn);
+      int gate = L.b.binaryScalar(Prim::Div, clamp(L, L.b.binaryScalar(Prim::Add, x, 3), 0, 6), 6);
+      L.out(L.b.binary(Prim::Mul, x, gate));
+    };
+  };
+  t.bind(pf + "hardswish", hardswish("x"));
+  t.bind(tf + "hardswish", hardswish("input"));
   auto leaky = [](std::string xn, std::string slope) {
     return [=](Lowering &L) {
       int x = L.in(xn);
@@ -78,16 +109,45 @@ void registerActivations(OpTable &t) {
     double eps = L.args.isNone("eps") ? 1.1920928955078125e-07 : L.args.scalar("eps");
     L.out(affine(L, rmsNorm(L, x, axes, eps), "weight", ""));
   });
-  auto dropout = [](std::string xn, std::string training) {
+  // x divided by its p-norm along the axis (at least eps).
+  auto normalize = [](std::string xn, std::string axisName, std::string epsName) {
     return [=](Lowering &L) {
-      if (L.args.boolValue(training))
+      PrimBuilder &b = L.b;
+      if (xn == "input" && !L.args.isNone("out"))
+        badValue(L, "out= is not supported");
+      int x = floatInput(L, xn);
+      int64_t axis = normalizeAxis(b.opName(), L.args.intValue(axisName), b.meta(x).rank());
+      double p = L.args.scalar("p");
+      if (p <= 0)
+        badValue(L, "p must be positive");
+      int norm = p == 2 ? b.unary(Prim::Sqrt, b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, x, x),
+                                                      {axis}, true))
+                        : b.binaryScalar(Prim::Pow,
+                                         b.reduce(Prim::ReduceSum,
+                                                  b.binaryScalar(Prim::Pow, b.unary(Prim::Abs, x), p),
+                                                  {axis}, true),
+                                         1 / p);
+      L.out(b.binary(Prim::Div, x, b.binaryScalar(Prim::Max, norm, L.args.scalar(epsName))));
+    };
+  };
+  t.bind(pf + "normalize", normalize("x", "axis", "epsilon"));
+  t.bind(tf + "normalize", normalize("input", "dim", "eps"));
+  // Inference keeps every element; paddle's mode='downscale_in_infer' scales them by 1 - p.
+  auto dropout = [](std::string xn, bool paddle) {
+    return [=](Lowering &L) {
+      if (L.args.boolValue("training"))
         badValue(L, "training=True is not supported: sotc compiles inference (pass "
                     "training=False)");
+      const std::string mode = paddle ? L.args.get("mode").stringValue : "upscale_in_train";
+      if (mode == "downscale_in_infer")
+        return L.out(L.b.binaryScalar(Prim::Mul, floatInput(L, xn), 1 - L.args.scalar("p")));
+      if (mode != "upscale_in_train")
+        badValue(L, "mode must be 'upscale_in_train' or 'downscale_in_infer', not '" + mode + "'");
       L.out(L.in(xn));
     };
   };
-  t.bind(pf + "dropout", dropout("x", "training"));
-  t.bind(tf + "dropout", dropout("input", "training"));
+  t.bind(pf + "dropout", dropout("x", true));
+  t.bind(tf + "dropout", dropout("input", false));
 }
 
 /// Python operators on tensors; in-place forms compute the same value (the frontend rebinds).

@@ -3,8 +3,8 @@
 // 2-d windows over NCHW tensors: the `window` primitive gathers every tap of every output
 // position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution
 // reshapes the windows into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the
-// weight reshaped to [OC, C*KH*KW], one GEMM (per group; a depthwise one multiplies the taps
-// by each channel's filter and sums them); pooling reduces over the taps.
+// weight reshaped to [OC, C*KH*KW], one GEMM (batched over the groups; a depthwise one
+// multiplies the taps by each channel's filter and sums them); pooling reduces over the taps.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
@@ -12,6 +12,7 @@
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -53,7 +54,8 @@ std::array<int64_t, 4> paddingOf(Lowering &L, const std::string &name) {
 /// The op's 2-d window: kernel, stride, dilation, padding, and the output's size.
 struct Window {
   std::array<int64_t, 2> kernel, stride, dilation;
-  std::array<int64_t, 4> pad;
+  std::array<int64_t, 4> pad; // with ceil_mode's extra rows and columns at the bottom, right
+  std::array<int64_t, 2> ceilExtra = {0, 0};
   int64_t oh = 0, ow = 0;
 };
 
@@ -70,13 +72,21 @@ Window windowOf(Lowering &L, int x, std::array<int64_t, 2> kernel, std::array<in
     if (kernel[i] <= 0 || stride[i] <= 0 || dilation[i] <= 0 || pad[2 * i] < 0 ||
         pad[2 * i + 1] < 0)
       badValue(L, "kernel, stride and dilation must be positive and padding not negative");
-  if (ceilMode)
-    badValue(L, "ceil_mode=True is not supported yet");
   auto out = [&](int i) {
     int64_t span = m.shape[2 + i] + pad[2 * i] + pad[2 * i + 1] - dilation[i] * (kernel[i] - 1);
     if (span < 1)
       badValue(L, "the window is larger than the padded input");
-    return (span - 1) / stride[i] + 1;
+    if (!ceilMode)
+      return (span - 1) / stride[i] + 1;
+    // ceil_mode: one more window where the last one would be cut short, but never one that
+    // starts past the input and the leading padding (PyTorch's and paddle's rule); the cut
+    // is read as padding beyond the bottom and right.
+    int64_t n = (span - 1 + stride[i] - 1) / stride[i] + 1;
+    if ((n - 1) * stride[i] >= m.shape[2 + i] + pad[2 * i])
+      --n;
+    w.ceilExtra[i] = std::max<int64_t>(0, (n - 1) * stride[i] + 1 - span);
+    w.pad[2 * i + 1] += w.ceilExtra[i];
+    return n;
   };
   w.oh = out(0), w.ow = out(1);
   return w;
@@ -89,7 +99,7 @@ int windows(PrimBuilder &b, int x, const Window &w, double padValue) {
                   padValue);
 }
 
-/// conv2d on NCHW: im2col columns per group times the group's weight, then the bias.
+/// conv2d on NCHW: im2col columns times the weight, per group, then the bias.
 LowerFn conv2dOp(std::string xn, bool paddle) {
   return [=](Lowering &L) {
     if (paddle)
@@ -119,14 +129,14 @@ LowerFn conv2dOp(std::string xn, bool paddle) {
         y = b.binary(Prim::Add, y, b.reshape(L.in("bias"), {groups, 1, 1}));
       return L.out(y);
     }
-    std::vector<int> outputs;
-    for (int64_t g = 0; g < groups; ++g) {
-      int xg = groups == 1 ? x : b.slice(x, {1}, {g * cg}, {(g + 1) * cg}, {1});
-      int wg = groups == 1 ? weight : b.slice(weight, {0}, {g * ocg}, {(g + 1) * ocg}, {1});
-      int columns = b.reshape(pointwise ? xg : windows(b, xg, w, 0), {n, cg * taps, cols});
-      outputs.push_back(b.matmul(b.reshape(wg, {ocg, cg * taps}), columns, false, false));
+    // Grouped: the groups are one batched GEMM, [G, OC/G, C/G*taps] x [N, G, C/G*taps, cols].
+    std::vector<int64_t> columnShape = {n, cg * taps, cols}, weightShape = {ocg, cg * taps};
+    if (groups > 1) {
+      columnShape.insert(columnShape.begin() + 1, groups);
+      weightShape.insert(weightShape.begin(), groups);
     }
-    int y = b.reshape(groups == 1 ? outputs[0] : b.concat(outputs, 1),
+    int columns = b.reshape(pointwise ? x : windows(b, x, w, 0), columnShape);
+    int y = b.reshape(b.matmul(b.reshape(weight, weightShape), columns, false, false),
                       {n, ocg * groups, w.oh, w.ow});
     if (L.in("bias") >= 0)
       y = b.binary(Prim::Add, y, b.reshape(L.in("bias"), {ocg * groups, 1, 1}));
@@ -164,11 +174,24 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle)
     if (!L.args.isNone("divisor_override"))
       return L.out(b.binaryScalar(Prim::Div, y, L.args.scalar("divisor_override")));
     bool padding = w.pad[0] || w.pad[1] || w.pad[2] || w.pad[3];
-    if (!exclusive || !padding)
+    if (!padding)
       return L.out(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
+    // The divisor counts the taps on the input (exclusive) or on the input and its padding,
+    // never those ceil_mode adds: the same windows over ones, zeros where not counted.
     const TensorMeta &m = b.meta(x);
-    int ones = b.fill(1, {1, 1, m.shape[2], m.shape[3]}, m.dtype);
-    L.out(b.binary(Prim::Div, y, b.reduce(Prim::ReduceSum, windows(b, ones, w, 0), {2, 3}, false)));
+    Window counted = w;
+    std::array<int64_t, 2> size = {m.shape[2], m.shape[3]};
+    if (!exclusive) {
+      if (!w.ceilExtra[0] && !w.ceilExtra[1])
+        return L.out(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
+      for (int i = 0; i < 2; ++i) {
+        size[i] += w.pad[2 * i] + w.pad[2 * i + 1] - w.ceilExtra[i];
+        counted.pad[2 * i] = 0, counted.pad[2 * i + 1] = w.ceilExtra[i];
+      }
+    }
+    int ones = b.fill(1, {1, 1, size[0], size[1]}, m.dtype);
+    L.out(b.binary(Prim::Div, y,
+                   b.reduce(Prim::ReduceSum, windows(b, ones, counted, 0), {2, 3}, false)));
   };
 }
 

@@ -1,9 +1,11 @@
-//===- LowerLinearAlgebra.cpp - Lowerings: matmul and linear ----------------------------------===//
+//===- LowerLinearAlgebra.cpp - Lowerings: matmul, linear, einsum, attention ------------------===//
 #include "compiler/ops/Lowerings.h"
 
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace sotc::ops::lowering {
@@ -54,9 +56,125 @@ LowerFn attentionOp(bool paddleLayout) {
     L.out(paddleLayout ? b.transpose(out, swap) : out);
   };
 }
+/// One operand of einsum: its value and the label of each dimension.
+struct Labeled {
+  int value;
+  std::string labels;
+};
+
+/// Sums the dimensions whose labels `keep` does not have.
+Labeled sumOut(PrimBuilder &b, Labeled x, const std::string &keep) {
+  std::vector<int64_t> axes;
+  std::string left;
+  for (size_t i = 0; i < x.labels.size(); ++i)
+    if (keep.find(x.labels[i]) == std::string::npos)
+      axes.push_back(static_cast<int64_t>(i));
+    else
+      left += x.labels[i];
+  return axes.empty() ? x : Labeled{b.reduce(Prim::ReduceSum, x.value, axes, false), left};
+}
+
+/// x's dimensions in the order `order` names them.
+int permuted(PrimBuilder &b, const Labeled &x, const std::string &order) {
+  std::vector<int64_t> perm;
+  for (char c : order)
+    perm.push_back(static_cast<int64_t>(x.labels.find(c)));
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity &= perm[i] == static_cast<int64_t>(i);
+  return identity ? x.value : b.transpose(x.value, perm);
+}
+
+/// einsum of one or two operands without ellipses or repeated labels: labels in the output
+/// and both operands are batch dimensions, in both but not the output contracted, in one
+/// operand and the output its rows or columns; one batched GEMM [B, M, K] x [B, K, N].
+void einsum(Lowering &L) {
+  PrimBuilder &b = L.b;
+  std::string equation;
+  for (char c : L.args.get("equation").stringValue)
+    if (c != ' ')
+      equation += c;
+  std::vector<int> operands = L.inList("operands");
+  if (operands.empty() || operands.size() > 2)
+    badValue(L, "takes one or two operands here, not " + std::to_string(operands.size()));
+  if (equation.find("...") != std::string::npos)
+    badValue(L, "ellipses ('...') are not supported yet");
+  size_t arrow = equation.find("->");
+  std::string inputs = equation.substr(0, arrow), output;
+  std::vector<Labeled> xs;
+  for (size_t start = 0, i = 0; i < operands.size(); ++i) {
+    size_t comma = inputs.find(',', start);
+    std::string labels = inputs.substr(start, comma == std::string::npos ? comma : comma - start);
+    start = comma == std::string::npos ? inputs.size() : comma + 1;
+    if (static_cast<int64_t>(labels.size()) != b.meta(operands[i]).rank())
+      badValue(L, "'" + labels + "' labels " + std::to_string(labels.size()) +
+                      " dimensions of an operand of rank " +
+                      std::to_string(b.meta(operands[i]).rank()));
+    for (char c : labels)
+      if (!std::isalpha(static_cast<unsigned char>(c)) ||
+          std::count(labels.begin(), labels.end(), c) > 1)
+        badValue(L, "'" + labels + "': labels must be letters, each once per operand");
+    xs.push_back({operands[i], labels});
+  }
+  if (std::count(inputs.begin(), inputs.end(), ',') + 1 != static_cast<long>(operands.size()))
+    badValue(L, "'" + inputs + "' does not label " + std::to_string(operands.size()) +
+                    " operands");
+  std::string all = xs[0].labels + (xs.size() > 1 ? xs[1].labels : "");
+  if (arrow != std::string::npos) {
+    output = equation.substr(arrow + 2);
+  } else { // implicit: the labels seen once, in alphabetical order
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (std::count(all.begin(), all.end(), c) == 1)
+        output += c;
+  }
+  for (char c : output)
+    if (all.find(c) == std::string::npos || std::count(output.begin(), output.end(), c) > 1)
+      badValue(L, "output label '" + std::string(1, c) + "' is repeated or labels no input");
+  if (xs.size() == 1) {
+    Labeled x = sumOut(b, xs[0], output);
+    return L.out(permuted(b, x, output));
+  }
+  // A label only one operand has and the output does not is summed there first.
+  Labeled x = sumOut(b, xs[0], output + xs[1].labels);
+  Labeled y = sumOut(b, xs[1], output + x.labels);
+  std::string batch, rows, cols, inner;
+  for (char c : output)
+    (x.labels.find(c) == std::string::npos   ? cols
+     : y.labels.find(c) == std::string::npos ? rows
+                                             : batch) += c;
+  for (char c : x.labels)
+    if (output.find(c) == std::string::npos)
+      inner += c;
+  auto size = [&](const Labeled &t, char c) {
+    return b.meta(t.value).shape[t.labels.find(c)];
+  };
+  auto product = [&](const Labeled &t, const std::string &labels) {
+    int64_t n = 1;
+    for (char c : labels)
+      n *= size(t, c);
+    return n;
+  };
+  for (char c : batch + inner)
+    if (size(x, c) != size(y, c))
+      badValue(L, "label '" + std::string(1, c) + "' has sizes " + std::to_string(size(x, c)) +
+                      " and " + std::to_string(size(y, c)));
+  int64_t nb = product(x, batch), m = product(x, rows), k = product(x, inner),
+          n = product(y, cols);
+  int lhs = b.reshape(permuted(b, x, batch + rows + inner), {nb, m, k});
+  int rhs = b.reshape(permuted(b, y, batch + inner + cols), {nb, k, n});
+  std::vector<int64_t> shape;
+  for (char c : batch + rows)
+    shape.push_back(size(x, c));
+  for (char c : cols)
+    shape.push_back(size(y, c));
+  Labeled product3{b.reshape(b.matmul(lhs, rhs, false, false), shape), batch + rows + cols};
+  L.out(permuted(b, product3, output));
+}
 } // namespace
 
 void registerLinearAlgebra(OpTable &t) {
+  t.bind("torch.einsum", einsum);
+  t.bind("paddle.einsum", einsum);
   paddleLower(t, "matmul", [](Lowering &L) {
     L.out(L.b.matmul(L.in("x"), L.in("y"), L.args.boolValue("transpose_x"),
                      L.args.boolValue("transpose_y")));

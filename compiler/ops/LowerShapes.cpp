@@ -4,6 +4,7 @@
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sotc::ops::lowering {
@@ -30,9 +31,128 @@ LowerFn embeddingOp(std::string indices, bool paddle) {
     L.out(rows);
   };
 }
+/// The slices of x along `axis` that a 1-d index names, in its order: rows gathered with the
+/// axis moved to the front and back.
+LowerFn indexSelectOp(std::string xn, std::string axisName) {
+  return [=](Lowering &L) {
+    int x = L.in(xn), index = L.in("index");
+    int64_t rank = L.b.meta(x).rank();
+    if (L.b.meta(index).rank() != 1)
+      badValue(L, "index must be 1-d, not of shape " + formatShape(L.b.meta(index).shape));
+    int64_t axis = normalizeAxis(L.b.opName(), L.args.intValue(axisName), rank);
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i)
+      perm[i] = i == 0 ? axis : i <= axis ? i - 1 : i; // axis first, the others in order
+    std::vector<int64_t> back(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+      back[perm[i]] = static_cast<int64_t>(i);
+    int rows = L.b.gather(axis ? L.b.transpose(x, perm) : x, index);
+    L.out(axis ? L.b.transpose(rows, back) : rows);
+  };
+}
+/// chunk: `chunks` pieces of ceil(n / chunks) along the axis (torch: fewer where they run
+/// out, the last smaller; paddle: n must divide evenly).
+LowerFn chunkOp(std::string xn, std::string axisName, bool paddle) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    int64_t axis = normalizeAxis(L.b.opName(), L.args.intValue(axisName), L.b.meta(x).rank());
+    int64_t chunks = L.args.intValue("chunks"), n = L.b.meta(x).shape[axis];
+    if (chunks <= 0)
+      badValue(L, "chunks must be positive");
+    if (n == kDynamic)
+      badValue(L, "chunking a dynamic dimension is not supported yet");
+    if (paddle && n % chunks)
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       L.b.opName() + "(): axis " + std::to_string(axis) + " of size " +
+                           std::to_string(n) + " cannot be split into " + std::to_string(chunks) +
+                           " equal chunks");
+    int64_t size = std::max<int64_t>(1, (n + chunks - 1) / chunks);
+    std::vector<int64_t> sizes;
+    for (int64_t at = 0; at < n; at += size)
+      sizes.push_back(std::min(size, n - at));
+    splitSizes(L, x, sizes, axis);
+  };
+}
+
+/// roll: along each axis, the last `shift` entries moved to the front.
+LowerFn rollOp(std::string xn, std::string axesName) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    std::vector<int64_t> shifts = L.args.intList("shifts"), shape = L.b.meta(x).shape;
+    bool flat = L.args.isNone(axesName);
+    std::vector<int64_t> axes = flat ? std::vector<int64_t>{0} : L.args.intList(axesName);
+    if (shifts.size() != axes.size())
+      badValue(L, "shifts and " + axesName + " must have the same length, not " +
+                      std::to_string(shifts.size()) + " and " + std::to_string(axes.size()));
+    int y = x;
+    if (flat)
+      y = L.b.reshape(x, {-1});
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t axis = normalizeAxis(L.b.opName(), axes[i], L.b.meta(y).rank());
+      int64_t n = L.b.meta(y).shape[axis];
+      if (n == kDynamic)
+        badValue(L, "rolling a dynamic dimension is not supported yet");
+      int64_t s = n ? ((shifts[i] % n) + n) % n : 0;
+      if (!s)
+        continue;
+      y = L.b.concat({L.b.slice(y, {axis}, {n - s}, {n}, {1}), L.b.slice(y, {axis}, {0}, {n - s}, {1})},
+                     axis);
+    }
+    L.out(flat ? L.b.reshape(y, shape) : y);
+  };
+}
+
+/// F.pad, constant mode: the pads pair up from the last dimension backward; a negative pad
+/// crops instead.
+void constantPad(Lowering &L) {
+  const std::string &mode = L.args.get("mode").stringValue;
+  if (mode != "constant")
+    badValue(L, "mode='" + mode + "' is not supported yet (only 'constant')");
+  int y = L.in("input");
+  std::vector<int64_t> pad = L.args.intList("pad");
+  int64_t rank = L.b.meta(y).rank();
+  if (pad.size() % 2 || static_cast<int64_t>(pad.size()) > 2 * rank)
+    badValue(L, "pad must have an even length of at most 2 * rank, not " +
+                    std::to_string(pad.size()));
+  double value = L.args.isNone("value") ? 0.0 : L.args.scalar("value");
+  for (size_t i = 0; i < pad.size(); i += 2) {
+    int64_t axis = rank - 1 - static_cast<int64_t>(i / 2);
+    int64_t before = pad[i], after = pad[i + 1], n = L.b.meta(y).shape[axis];
+    if (n == kDynamic)
+      badValue(L, "padding a dynamic dimension is not supported yet");
+    if (n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < 0)
+      badValue(L, "the pads crop more than dimension " + std::to_string(axis) + " has");
+    if (before < 0 || after < 0)
+      y = L.b.slice(y, {axis}, {std::max<int64_t>(-before, 0)},
+                    {n - std::max<int64_t>(-after, 0)}, {1});
+    std::vector<int> parts;
+    auto fillOf = [&](int64_t width) {
+      std::vector<int64_t> s = L.b.meta(y).shape;
+      s[axis] = width;
+      return L.b.fill(value, s, L.b.meta(y).dtype);
+    };
+    if (before > 0)
+      parts.push_back(fillOf(before));
+    parts.push_back(y);
+    if (after > 0)
+      parts.push_back(fillOf(after));
+    y = L.b.concat(parts, axis);
+  }
+  L.out(y);
+}
 } // namespace
 
 void registerShapes(OpTable &t) {
+  paddleLower(t, "chunk", chunkOp("x", "axis", true));
+  torchLower(t, "chunk", chunkOp("input", "dim", false));
+  paddleLower(t, "roll", rollOp("x", "axis"));
+  torchLower(t, "roll", rollOp("input", "dims"));
+  t.bind("torch.nn.functional.pad", constantPad);
+  t.bind("torch.Tensor.expand", expandOp("input", "size"));
+  t.bind("paddle.index_select", indexSelectOp("x", "axis"));
+  t.bind("Tensor.index_select", indexSelectOp("x", "axis"));
+  t.bind("torch.index_select", indexSelectOp("input", "dim"));
+  t.bind("torch.Tensor.index_select", indexSelectOp("input", "dim"));
   t.bind("paddle.nn.functional.embedding", embeddingOp("x", true));
   t.bind("torch.nn.functional.embedding", embeddingOp("input", false));
   auto reshapeLower = [](std::string xn, std::string shape) {
@@ -47,16 +167,20 @@ void registerShapes(OpTable &t) {
   };
   paddleLower(t, "transpose", transposeLower("x", "perm"));
   torchLower(t, "permute", transposeLower("input", "dims"));
-  torchLower(t, "transpose", [](Lowering &L) {
-    int x = L.in("input");
-    int64_t rank = L.b.meta(x).rank();
-    std::vector<int64_t> perm;
-    for (int64_t i = 0; i < rank; ++i)
-      perm.push_back(i);
-    std::swap(perm[normalizeAxis("transpose", L.args.intValue("dim0"), rank)],
-              perm[normalizeAxis("transpose", L.args.intValue("dim1"), rank)]);
-    L.out(L.b.transpose(x, perm));
-  });
+  auto swapLower = [](std::string a, std::string b) {
+    return [=](Lowering &L) {
+      int x = L.in("input");
+      int64_t rank = L.b.meta(x).rank();
+      std::vector<int64_t> perm;
+      for (int64_t i = 0; i < rank; ++i)
+        perm.push_back(i);
+      std::swap(perm[normalizeAxis(L.b.opName(), L.args.intValue(a), rank)],
+                perm[normalizeAxis(L.b.opName(), L.args.intValue(b), rank)]);
+      L.out(L.b.transpose(x, perm));
+    };
+  };
+  torchLower(t, "transpose", swapLower("dim0", "dim1"));
+  torchLower(t, "swapaxes", swapLower("axis0", "axis1"));
 
   auto unsqueezeLower = [](std::string xn, std::string axis) {
     return [=](Lowering &L) {

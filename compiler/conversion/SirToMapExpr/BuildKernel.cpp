@@ -320,9 +320,10 @@ private:
   mlir::LogicalResult anchored(const std::vector<sir::PrimOp> &stage) {
     AnchoredMapStmt a;
     // Anchor candidates: tensors that cover the stage's iteration space, largest first,
-    // then earliest: computed results, a reduction's input (a reduction iterates over more
-    // than it writes), then constants. The first from which every tensor can be indexed
-    // wins (indices flow backwards through broadcasts and slices only).
+    // then: a reduction's input (a reduction iterates over more than it writes, and in its
+    // input's layout its rows are the ones the reduction's consumers index), computed
+    // results, earliest first, then constants. The first from which every tensor can be
+    // indexed wins (indices flow backwards through broadcasts and slices only).
     std::vector<int> candidates;
     auto add = [&](mlir::Value v) {
       int t = id(v);
@@ -330,11 +331,11 @@ private:
         candidates.push_back(t);
     };
     for (sir::PrimOp p : stage)
-      if (ops::primKind(primOf(p)) != PrimKind::Source) {
-        if (ops::primKind(primOf(p)) == PrimKind::Reduce)
-          add(p->getOperand(0));
+      if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+        add(p->getOperand(0));
+    for (sir::PrimOp p : stage)
+      if (ops::primKind(primOf(p)) != PrimKind::Source)
         add(p.getResult());
-      }
     for (sir::PrimOp p : stage)
       if (ops::primKind(primOf(p)) == PrimKind::Source)
         add(p.getResult());

@@ -118,27 +118,38 @@ Buffer conv2dRef(const Buffer &x, const Buffer &w, const Buffer *bias, Window2d 
   return y;
 }
 
-/// max (`average` false) or average pooling; `exclusive` divides by the taps inside.
-Buffer pool2dRef(const Buffer &x, Window2d win, bool average, bool exclusive) {
+/// Windows along one axis of `size`: floor, or with `ceil` one more where the last is cut
+/// short unless it would start past the input and the leading padding.
+int64_t windowCount(int64_t size, int64_t k, int64_t stride, int64_t pad, bool ceil) {
+  int64_t span = size + 2 * pad - k;
+  int64_t n = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+  return ceil && (n - 1) * stride >= size + pad ? n - 1 : n;
+}
+
+/// max (`average` false) or average pooling; `exclusive` divides by the taps inside the
+/// input, otherwise by those inside the padded input.
+Buffer pool2dRef(const Buffer &x, Window2d win, bool average, bool exclusive,
+                 bool ceil = false) {
   int64_t n = x.meta.shape[0], c = x.meta.shape[1], h = x.meta.shape[2], wd = x.meta.shape[3];
-  int64_t oh = (h + 2 * win.pad - (win.kh - 1) - 1) / win.stride + 1;
-  int64_t ow = (wd + 2 * win.pad - (win.kw - 1) - 1) / win.stride + 1;
+  int64_t oh = windowCount(h, win.kh, win.stride, win.pad, ceil);
+  int64_t ow = windowCount(wd, win.kw, win.stride, win.pad, ceil);
   Buffer y{{{n, c, oh, ow}, DType::Float32}, {}};
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
-          double acc = average ? 0 : -INFINITY, inside = 0;
+          double acc = average ? 0 : -INFINITY, inside = 0, padded = 0;
           for (int64_t ky = 0; ky < win.kh; ++ky)
             for (int64_t kx = 0; kx < win.kw; ++kx) {
               int64_t yy = i * win.stride - win.pad + ky, xx = j * win.stride - win.pad + kx;
+              padded += yy < h + win.pad && xx < wd + win.pad;
               if (yy < 0 || yy >= h || xx < 0 || xx >= wd)
                 continue;
               double v = x.at({b, ch, yy, xx});
               acc = average ? acc + v : std::max(acc, v);
               inside += 1;
             }
-          y.data.push_back(average ? acc / (exclusive ? inside : double(win.kh * win.kw)) : acc);
+          y.data.push_back(average ? acc / (exclusive ? inside : padded) : acc);
         }
   return y;
 }
@@ -721,6 +732,11 @@ std::vector<Case> cases() {
                {T(0)},
                {{"training", Arg::ofBool(false)}},
                [](const Refs &in) { return Refs{in[0]}; }});
+  c.push_back({{pf + "dropout"},
+               {kX},
+               {T(0), Arg::ofFloat(0.4)},
+               {{"training", Arg::ofBool(false)}, {"mode", Arg::ofString("downscale_in_infer")}},
+               elementwise([](double v) { return v * 0.6; })});
 
   // Python operators.
   struct PyOp {
@@ -926,6 +942,137 @@ std::vector<Case> cases() {
   c.push_back({{tf + "embedding"}, {kIdx, kTable}, {T(0), T(1)}, {}, rows(std::nullopt), 0, 6.4});
   c.push_back({{pf + "embedding"}, {kIdx, kTable}, {T(0), T(1)}, {{"padding_idx", Arg::ofInt(2)}},
                rows(2), 0, 6.4});
+  // Added for library models: hard activations, gathers, chunks, rolls, pads, einsum.
+  c.push_back({{pf + "hardtanh", tf + "hardtanh"}, {kX}, {T(0), Arg::ofFloat(-0.5),
+               Arg::ofFloat(1.5)}, {}, elementwise([](double v) {
+                 return std::min(std::max(v, -0.5), 1.5);
+               }), -4, 4});
+  c.push_back({{pf + "hardsigmoid"}, {kX}, {T(0)}, {}, elementwise([](double v) {
+                 return std::min(std::max(v * 0.1666667 + 0.5, 0.0), 1.0);
+               }), -5, 5});
+  c.push_back({{tf + "hardsigmoid"}, {kX}, {T(0)}, {}, elementwise([](double v) {
+                 return std::min(std::max(v + 3, 0.0), 6.0) / 6;
+               }), -5, 5});
+  c.push_back({{pf + "hardswish", tf + "hardswish"}, {kX}, {T(0)}, {}, elementwise([](double v) {
+                 return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+               }), -5, 5});
+  c.push_back({{pf + "normalize", tf + "normalize"}, {kX}, {T(0)}, {{"p", Arg::ofFloat(3)}},
+               [](const Refs &in) {
+                 Buffer cubes = map(in[0], [](double v) { return std::pow(std::abs(v), 3); });
+                 Buffer norm = map(reduce(cubes, {1}, 0, std::plus<double>()),
+                                   [](double v) { return std::max(std::cbrt(v), 1e-12); });
+                 return Refs{zip(in[0], reshape(norm, {3, 1}), std::divides<double>())};
+               }});
+  c.push_back({{tf + "normalize"}, {kX}, {T(0), Arg::ofFloat(2), Arg::ofInt(0)}, {},
+               [](const Refs &in) {
+                 Buffer squares = map(in[0], [](double v) { return v * v; });
+                 Buffer norm = map(reduce(squares, {0}, 0, std::plus<double>()),
+                                   [](double v) { return std::max(std::sqrt(v), 1e-12); });
+                 return Refs{zip(in[0], reshape(norm, {1, 4}), std::divides<double>())};
+               }});
+  // Rows 2, 0, 2 of x; columns 3, 1 (torch's dim before the index, paddle's axis after).
+  const TensorMeta kPick{{3}, DType::Int64};
+  auto pickRows = [](const Refs &in) {
+    Buffer out{{{3, 4}, DType::Float32}, {}};
+    for (double r : in[1].data)
+      for (int64_t j = 0; j < 4; ++j)
+        out.data.push_back(in[0].at({int64_t(r), j}));
+    return Refs{out};
+  };
+  c.push_back({{"torch.index_select", "torch.Tensor.index_select"}, {kX, kPick},
+               {T(0), Arg::ofInt(0), T(1)}, {}, pickRows, 0, 2.4});
+  c.push_back({{"paddle.index_select", "Tensor.index_select"}, {kX, kPick}, {T(0), T(1)}, {},
+               pickRows, 0, 2.4});
+  c.push_back({{"paddle.index_select"}, {kX, kPick}, {T(0), T(1), Arg::ofInt(-1)}, {},
+               [](const Refs &in) {
+                 Buffer out{{{3, 3}, DType::Float32}, {}};
+                 for (int64_t i = 0; i < 3; ++i)
+                   for (double col : in[1].data)
+                     out.data.push_back(in[0].at({i, int64_t(col)}));
+                 return Refs{out};
+               }, 0, 3.4});
+  const TensorMeta kSeven{{7, 4}, DType::Float32};
+  c.push_back({{"torch.chunk", "torch.Tensor.chunk"}, {kSeven}, {T(0), Arg::ofInt(3)}, {},
+               [=](const Refs &in) {
+                 return Refs{rowsOf(in[0], 0, 3), rowsOf(in[0], 3, 3), rowsOf(in[0], 6, 1)};
+               }});
+  c.push_back({{"paddle.chunk", "Tensor.chunk"}, {six}, {T(0), Arg::ofInt(3)}, {},
+               [=](const Refs &in) {
+                 return Refs{rowsOf(in[0], 0, 2), rowsOf(in[0], 2, 2), rowsOf(in[0], 4, 2)};
+               }});
+  auto rolled = [](std::vector<int64_t> shift) { // x[(i - s0) mod 3, (j - s1) mod 4]
+    return [shift](const Refs &in) {
+      Buffer out{{{3, 4}, DType::Float32}, {}};
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 4; ++j)
+          out.data.push_back(in[0].at({((i - shift[0]) % 3 + 3) % 3, ((j - shift[1]) % 4 + 4) % 4}));
+      return Refs{out};
+    };
+  };
+  c.push_back({{"torch.roll", "torch.Tensor.roll"}, {kX}, {T(0), ints({1, -5})},
+               {{"dims", ints({0, 1})}}, rolled({1, -5})});
+  c.push_back({{"paddle.roll", "Tensor.roll"}, {kX}, {T(0), ints({-1})}, {{"axis", ints({1})}},
+               rolled({0, -1})});
+  c.push_back({{"torch.roll", "paddle.roll"}, {kX}, {T(0), ints({5})}, {}, [](const Refs &in) {
+                 Buffer out = in[0]; // over the flattened tensor
+                 for (size_t i = 0; i < 12; ++i)
+                   out.data[i] = in[0].data[(i + 12 - 5) % 12];
+                 return Refs{out};
+               }});
+  // Two columns of 9 on the left, one cropped on the right; one row of 9 on top.
+  c.push_back({{tf + "pad"}, {kX}, {T(0), ints({2, -1, 1, 0})}, {{"value", Arg::ofFloat(9)}},
+               [](const Refs &in) {
+                 Buffer out{{{4, 5}, DType::Float32}, {}};
+                 for (int64_t i = -1; i < 3; ++i)
+                   for (int64_t j = -2; j < 3; ++j)
+                     out.data.push_back(i < 0 || j < 0 ? 9.0 : in[0].at({i, j}));
+                 return Refs{out};
+               }});
+  c.push_back({{"torch.swapaxes", "torch.Tensor.swapaxes"}, {kX},
+               {T(0), Arg::ofInt(-1), Arg::ofInt(0)}, {},
+               [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }});
+  c.push_back({{"torch.Tensor.expand"}, {TensorMeta{{3, 1}, DType::Float32}},
+               {T(0), ints({2, -1, 4})}, {}, [](const Refs &in) {
+                 Buffer out{{{2, 3, 4}, DType::Float32}, {}};
+                 for (int64_t b = 0; b < 2; ++b)
+                   for (int64_t i = 0; i < 3; ++i)
+                     for (int64_t j = 0; j < 4; ++j)
+                       out.data.push_back(in[0].data[i]);
+                 return Refs{out};
+               }});
+  // einsum: a batched product with a label summed out of one operand, and one operand.
+  c.push_back({{"torch.einsum", "paddle.einsum"},
+               {TensorMeta{{2, 3, 5}, DType::Float32}, TensorMeta{{2, 4, 5, 6}, DType::Float32}},
+               {Arg::ofString("b i k, b x k j -> j b i"), Arg::list({T(0), T(1)})}, {},
+               [](const Refs &in) {
+                 Buffer out{{{6, 2, 3}, DType::Float32}, {}};
+                 for (int64_t j = 0; j < 6; ++j)
+                   for (int64_t b = 0; b < 2; ++b)
+                     for (int64_t i = 0; i < 3; ++i) {
+                       double sum = 0;
+                       for (int64_t k = 0; k < 5; ++k)
+                         for (int64_t x = 0; x < 4; ++x)
+                           sum += in[0].at({b, i, k}) * in[1].at({b, x, k, j});
+                       out.data.push_back(sum);
+                     }
+                 return Refs{out};
+               }});
+  c.push_back({{"torch.einsum"}, {kX}, {Arg::ofString("ji"), Arg::list({T(0)})}, {},
+               [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }}); // implicit: "ij"
+  c.push_back({{"torch.einsum"}, {kX}, {Arg::ofString("ij->j"), Arg::list({T(0)})}, {},
+               [](const Refs &in) {
+                 return Refs{reshape(reduce(in[0], {0}, 0, std::plus<double>()), {4})};
+               }});
+  // ceil_mode: 7 rows give 4 windows of 2 with stride 2 (the last cut short).
+  c.push_back({{tf + "max_pool2d"}, {kImage}, {T(0), Arg::ofInt(2), Arg::ofInt(2)},
+               {{"ceil_mode", Arg::ofBool(true)}},
+               [](const Refs &in) { return Refs{pool2dRef(in[0], {2, 2, 2, 0, 1}, false, false, true)}; }});
+  c.push_back({{tf + "avg_pool2d"}, {kImage}, {T(0), Arg::ofInt(3), Arg::ofInt(2), Arg::ofInt(1)},
+               {{"ceil_mode", Arg::ofBool(true)}},
+               [](const Refs &in) { return Refs{pool2dRef(in[0], {3, 3, 2, 1, 1}, true, false, true)}; }});
+  c.push_back({{pf + "avg_pool2d"}, {kImage}, {T(0), Arg::ofInt(2), Arg::ofInt(2)},
+               {{"ceil_mode", Arg::ofBool(true)}},
+               [](const Refs &in) { return Refs{pool2dRef(in[0], {2, 2, 2, 0, 1}, true, true, true)}; }});
   return c;
 }
 

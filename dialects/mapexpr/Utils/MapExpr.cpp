@@ -220,8 +220,8 @@ std::optional<KernelRows> kernelRows(const Kernel &k) {
   }
   int64_t rowCount =
       std::accumulate(rowSizes.begin(), rowSizes.end(), int64_t{1}, std::multiplies<int64_t>());
-  // Statements that cannot run on those rows (reductions over different axes fused into one
-  // kernel) leave one grid that is always correct: a single row, the kernel in one block.
+  // Statements that cannot run on those rows leave one grid: a single row, the kernel in one
+  // block (correct where each reduction has one row: scheduleKernel refuses the others).
   if (!fits || !rowAligned(k, rows)) {
     rowCount = 1;
     for (std::vector<int> &r : rows)
@@ -247,6 +247,12 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
     if (hasReduction(a.dims))
       threads = std::max(threads, sched::gpuRowThreads(sched::rowSplit(a.dims).reduce));
   Expected<std::vector<sched::Schedule>> schedules = catchCodedError([&] {
+    // On one row, a reduction of several rows would sum them all into one accumulator.
+    for (const AnchoredMapStmt &a : k.stmts)
+      if (rowCount == 1 && hasReduction(a.dims) && sched::rowSplit(a.dims).rows > 1)
+        throw CodedError(DiagCode::KernelUnsupported,
+                         "the statements fused into kernel " + k.name +
+                             " do not run on the same rows as its reduction; not supported yet");
     std::vector<sched::Schedule> out;
     for (size_t s = 0; s < k.stmts.size(); ++s) {
       const std::vector<sched::ScheduleDim> &dims = k.stmts[s].dims;

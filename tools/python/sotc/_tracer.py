@@ -15,6 +15,7 @@ import types
 from google.protobuf import text_format
 
 from . import trace_pb2 as pb
+from ._layer_table import LEAF_LAYERS
 from ._specs import is_tensor_like, parse_tensor_spec, spec_of_tensor
 from ._stubs import is_stub
 from ._version import PRODUCER, TRACE_FORMAT_VERSION
@@ -23,9 +24,12 @@ _CO_GENERATOR = inspect.CO_GENERATOR
 _CO_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
-# Modules whose functions are library APIs, recorded by qualified name, never traced.
+# Modules whose functions are library APIs, recorded by qualified name, never traced: the
+# frameworks (the operator table speaks their API) and the standard library.
 _LIBRARY_ROOTS = {"paddle", "torch", "jax", "numpy", "tensorflow", "triton", "math", "operator",
                   "functools", "itertools", "builtins", "collections", "typing"}
+# Packages inside a framework that hold model code, compiled from bytecode like a user's.
+_MODEL_PACKAGES = ("paddle.vision.models",)
 _JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
 
@@ -90,15 +94,28 @@ def _safetensors_bytes(weights):
     return save(dict(sorted(weights.items())))
 
 
-def _is_user_function(obj):
+def _is_model_code(module):
+    return any(module == p or module.startswith(p + ".") for p in _MODEL_PACKAGES)
+
+
+def _in_installed_package(filename):
+    return "site-packages" in filename or "dist-packages" in filename
+
+
+def _is_traced_function(obj):
+    """A Python function the trace records and the compiler inlines: the program's own, or
+    an installed package's (torchvision's helpers), but not a framework's or the standard
+    library's, which are called by name."""
     if not isinstance(obj, types.FunctionType):
         return False
-    module = (getattr(obj, "__module__", None) or "").split(".")[0]
-    if module in _LIBRARY_ROOTS:
+    module = getattr(obj, "__module__", None) or ""
+    if _is_model_code(module):
+        return True
+    if module.split(".")[0] in _LIBRARY_ROOTS:
         return False
     filename = obj.__code__.co_filename
-    return not ("site-packages" in filename or "dist-packages" in filename
-                or filename.startswith(sys.base_prefix + os.sep + "lib"))
+    return (_in_installed_package(filename)
+            or not filename.startswith(sys.base_prefix + os.sep + "lib"))
 
 
 def _is_library_class(cls):
@@ -106,7 +123,21 @@ def _is_library_class(cls):
     module = (cls.__module__ or "").split(".")[0]
     filename = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
     return (module in _LIBRARY_ROOTS or cls.__module__ == "builtins"
-            or "site-packages" in filename or "dist-packages" in filename)
+            or _in_installed_package(filename))
+
+
+def _is_compiled_layer_class(cls):
+    """A library's layer class whose forward the compiler runs from its bytecode: any layer
+    class but the layer table's leaves (Conv2d, Linear, Sequential, ...) and the frameworks'
+    base classes (torch.nn.Module, paddle.nn.Layer)."""
+    for name, base in (("torch", "Module"), ("paddle", "Layer")):
+        module = sys.modules.get(name)
+        if module is None or is_stub(module):
+            continue
+        root = getattr(getattr(module, "nn", None), base, None)
+        if isinstance(root, type) and issubclass(cls, root) and cls is not root:
+            return _public_name(cls) not in LEAF_LAYERS
+    return False
 
 
 def _is_user_class(cls):
@@ -160,7 +191,7 @@ def _model_entry(model):
     """The function a model's trace starts in: its class's forward, or, for a built-in layer
     (Sequential), `def forward(self, ...): return self(...)` with forward's signature."""
     forward = type(model).forward
-    if _is_user_function(forward):
+    if _is_traced_function(forward):
         return forward
     params, call, star = [], [], False
     for i, p in enumerate(inspect.signature(forward).parameters.values()):
@@ -230,6 +261,7 @@ class _Builder:
         self.weights = {}      # a model's parameters and buffers by state-dict name: arrays
         self._weight_names = {}  # id(tensor) -> its state-dict name (tied weights share one)
         self._weight_tensors = {}  # state-dict name -> id(tensor)
+        self._layer_paths = {}  # id(layer) -> its state-dict prefix ("layer1.0.") in the model
 
     # -- paths -------------------------------------------------------------------------
     def path(self, filename):
@@ -309,12 +341,12 @@ class _Builder:
             target.SetInParent()
             for item in items:
                 self.value(item, target.items.add(), allow_tensor, _seen)
-        elif _is_user_function(obj):
+        elif _is_traced_function(obj):
             out.function = self.add_function(obj)
-        elif _is_user_class(obj):
+        elif _is_user_class(obj) or (isinstance(obj, type) and _is_compiled_layer_class(obj)):
             out.class_ref = self.add_class(obj)
-        elif _layer_framework(obj):
-            self.add_layer(obj, out, "", _seen)
+        elif _layer_framework(obj):  # a model's sublayer held outside its layer tree too
+            self.add_layer(obj, out, self._layer_paths.get(id(obj), ""), _seen)
         elif _is_user_class(type(obj)) and hasattr(obj, "__dict__"):
             _seen = (_seen or set()) | {id(obj)}
             out.object_value.class_index = self.add_class(type(obj))
@@ -338,6 +370,21 @@ class _Builder:
             out.opaque.repr = _ADDRESS_RE.sub("", repr(obj))[:200]
 
     # -- models ------------------------------------------------------------------------
+    def add_model(self, model):
+        """Records the model's layer tree; every sublayer's weights are named by its path
+        from the model, as its state dict names them, wherever else a layer refers to it
+        (paddle's ShuffleNetV2 also keeps its blocks in a plain list)."""
+        pending = [(model, "")]
+        while pending:
+            layer, prefix = pending.pop()
+            if id(layer) in self._layer_paths:
+                continue
+            self._layer_paths[id(layer)] = prefix
+            children = layer._modules if _layer_framework(layer) == "torch" else layer._sub_layers
+            pending.extend((child, f"{prefix}{name}.") for name, child in
+                           reversed(list(children.items())) if child is not None)
+        self.add_layer(model, self.trace.model, "")
+
     def add_layer(self, layer, out, prefix, _seen=None):
         """Encodes a layer: its class, its own attributes, its parameters and buffers (as
         WeightRefs named by their state-dict path) and its sublayers, recursively."""
@@ -439,15 +486,19 @@ class _Builder:
 
     # -- classes -----------------------------------------------------------------------
     def add_class(self, cls):
-        """Records a user class: its own members and its MRO (bases recorded first)."""
+        """Records a class and its MRO (bases recorded first): a user class, or a library's
+        layer class the compiler runs from bytecode, with its own members; a layer-table leaf
+        or a framework's base class by its public name alone."""
         if id(cls) in self._classes:
             return self._classes[id(cls)]
         index = len(self.trace.classes)
         self._classes[id(cls)] = index
         self._keep.append(cls)
         msg = self.trace.classes.add(qualname=cls.__qualname__, module=cls.__module__ or "")
-        if _is_library_class(cls):  # a built-in layer or its base: the layer table knows it
+        library = _is_library_class(cls)
+        if library:
             msg.library_name = _public_name(cls)
+        if library and not _is_compiled_layer_class(cls):
             msg.mro.extend(self.add_class(c) if c is not cls else index
                            for c in cls.__mro__[:-1])
             return index
@@ -463,16 +514,22 @@ class _Builder:
             elif isinstance(member, property):
                 kind, value = kinds.PROPERTY, member.fget
             entry = msg.members.add(name=name, kind=kind)
-            self.value(value, entry.value)
+            if library and isinstance(value, types.FunctionType):
+                # A library's method, whichever package it lives in (torch.nn.Hardswish's
+                # forward); a generator among them is refused only if it is called.
+                entry.value.function = self.add_function(value, refuse=False)
+            else:
+                self.value(value, entry.value)
         msg.mro.extend(self.add_class(c) if c is not cls else index
                        for c in cls.__mro__[:-1])
         return index
 
     # -- functions and globals ---------------------------------------------------------
-    def add_function(self, fn):
+    def add_function(self, fn, refuse=True):
         if id(fn) in self._functions:
             return self._functions[id(fn)]
-        _refuse_unsupported(fn, "function")
+        if refuse:
+            _refuse_unsupported(fn, "function")
         index = len(self.trace.functions)
         self._functions[id(fn)] = index
         self._keep.append(fn)
@@ -583,7 +640,7 @@ def _trace_model(model, example_inputs, named_inputs, sotc_root):
                          f"{inspect.signature(entry)}: {exc}") from exc
     builder = _Builder(os.getcwd() if sotc_root is None else sotc_root)
     builder.trace.entry_function = builder.add_function(entry)
-    builder.add_layer(model, builder.trace.model, "")
+    builder.add_model(model)
     builder.record_globals()
     for name, value in list(bound.arguments.items())[1:]:  # the model itself is not an input
         entry_input = builder.trace.inputs.add(name=name)

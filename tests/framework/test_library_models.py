@@ -1,0 +1,143 @@
+"""Every image classifier of torchvision and every model builder of paddle.vision, as a user
+gets them from the library: built with random weights, traced from the model object, compiled
+for the CPU, run through sotc.load and compared with the framework's eval-mode output, and
+compiled for CUDA (the fatbin checked by `sotc inspect`).
+
+Nothing here knows a model by name. The builders come from the libraries' own lists; the input
+is the first of a few shapes the framework's own forward accepts; weights that the library
+initializes to one constant (zero heads, unit norms, zero running means) are replaced by
+random values so the comparison sees every layer. Models over CI_PARAMETERS parameters run
+with `scripts/test.sh --full` (SOTC_TEST_FULL=1); the skip says so for each.
+
+Tolerance: |sotc - framework| <= 1e-4 * max|framework| (the issue's 1e-4 of the output's scale).
+"""
+
+import inspect
+import os
+import subprocess
+
+import numpy as np
+import paddle
+import paddle.vision.models as paddle_models
+import pytest
+import torch
+import torchvision
+
+from test_programs_vs_framework import sotc_bin  # noqa: F401
+
+import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
+
+TOLERANCE = 1e-4
+CI_PARAMETERS = 12_000_000
+FULL = os.environ.get("SOTC_TEST_FULL") == "1"
+BATCH = 2
+# (channels, size) tried in order: the first the model's own forward accepts is its input.
+INPUTS = [(3, 128), (3, 160), (3, 224), (3, 299), (1, 28), (1, 32)]
+
+
+def torchvision_builders():
+    return sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def paddle_builders():
+    """paddle.vision.models' builder functions, and the model classes that have none (LeNet)."""
+    exported = {name: getattr(paddle_models, name) for name in paddle_models.__all__}
+    functions = {name for name, obj in exported.items() if inspect.isfunction(obj)}
+    built = {exported[name].__module__ for name in functions}
+    classes = {name for name, obj in exported.items()
+               if inspect.isclass(obj) and obj.__module__ not in built}
+    return sorted(functions | classes)
+
+
+MODELS = [("torch", n) for n in torchvision_builders()] + [("paddle", n) for n in paddle_builders()]
+
+
+def build(framework, name):
+    if framework == "torch":
+        torch.manual_seed(0)
+        return torchvision.models.get_model(name, weights=None).eval()
+    paddle.seed(0)
+    model = getattr(paddle_models, name)()  # a builder, or a class that needs no arguments
+    model.eval()
+    return model
+
+
+def parameter_count(model):
+    return sum(int(np.prod(p.shape)) for p in model.parameters())
+
+
+def randomize_constant_weights(framework, model, seed=1):
+    """Weights of one value everywhere (zero-initialized heads and biases, unit scales, batch
+    norms' running statistics) become random ones of the same sign, so that every layer moves
+    the output."""
+    rng = np.random.default_rng(seed)
+    for tensor in model.state_dict().values():
+        values = tensor.detach().cpu().numpy() if framework == "torch" else tensor.numpy()
+        if values.dtype.kind != "f" or values.size == 0 or not np.all(values == values.flat[0]):
+            continue
+        c = float(values.flat[0])
+        new = rng.normal(0, 0.1, values.shape) if c == 0 else c * rng.uniform(0.5, 1.5, values.shape)
+        new = new.astype(values.dtype)
+        if framework == "torch":
+            with torch.no_grad():
+                tensor.copy_(torch.from_numpy(new))
+        else:
+            tensor.set_value(new)
+
+
+def outputs(value):
+    """A model's output (a tensor, or a tuple of them) as a list of numpy arrays."""
+    if isinstance(value, (tuple, list)):
+        return [a for item in value for a in outputs(item)]
+    return [value.numpy() if hasattr(value, "numpy") else np.asarray(value)]
+
+
+def run_framework(framework, model, x):
+    if framework == "torch":
+        with torch.no_grad():
+            return outputs(model(torch.from_numpy(x)))
+    with paddle.no_grad():
+        return outputs(model(paddle.to_tensor(x)))
+
+
+def example_input(framework, model):
+    """The first input of INPUTS the model's own forward runs to finite outputs, and those."""
+    rng = np.random.default_rng(0)
+    for channels, size in INPUTS:
+        x = rng.standard_normal((BATCH, channels, size, size)).astype(np.float32)
+        try:
+            want = run_framework(framework, model, x)
+        except Exception:  # noqa: BLE001  (the framework refuses this shape: try the next)
+            continue
+        if all(w.size and np.isfinite(w).all() for w in want):
+            return x, want
+    raise AssertionError(f"none of the inputs {INPUTS} runs the model in its framework")
+
+
+def compile_model(sotc_bin, trace_path, output, target):  # noqa: F811
+    result = subprocess.run([sotc_bin, "compile", trace_path, "--target", target, "-o", output],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr.strip().splitlines()[-1:]
+
+
+@pytest.mark.parametrize("framework,name", MODELS, ids=[f"{f}-{n}" for f, n in MODELS])
+def test_library_model_compiles_and_matches(framework, name, sotc_bin, tmp_path):  # noqa: F811
+    model = build(framework, name)
+    parameters = parameter_count(model)
+    if parameters > CI_PARAMETERS and not FULL:
+        pytest.skip(f"{parameters / 1e6:.1f}M parameters, over the {CI_PARAMETERS / 1e6:.0f}M "
+                    "of CI: runs with scripts/test.sh --full")
+    randomize_constant_weights(framework, model)
+    x, want = example_input(framework, model)
+    spec = f"float32[{','.join(map(str, x.shape))}]"
+    trace_path = sotc.trace(model, spec).save(str(tmp_path / "model.pb"))
+    library = str(tmp_path / "model.so")
+    compile_model(sotc_bin, trace_path, library, "cpu")
+    got = outputs(sotc.load(library)(x))
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        scale, error = float(np.abs(w).max()), float(np.abs(g - w).max())
+        assert error <= TOLERANCE * scale, f"max error {error:.3g} against output scale {scale:.3g}"
+    fatbin = str(tmp_path / "model.fatbin")
+    compile_model(sotc_bin, trace_path, fatbin, "cuda")
+    subprocess.run([sotc_bin, "inspect", fatbin], check=True, capture_output=True)
