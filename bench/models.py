@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Whole models (scripts/bench.sh runs it after run.py): sotc against torch eager,
 torch.compile and paddle eager on the CPU, for the pre-norm transformer block, ResNet-18 and
-the GPT-style decoder of testdata/models at benchmark sizes.
+the GPT-style decoder of testdata/models, and for library models as users get them
+(torchvision's ResNet-50 and MobileNetV3-Large, paddle.vision's ResNet-50), at benchmark
+sizes. A testdata model runs in both frameworks (sotc compiles the torch one); a library's
+model in its own framework, from which sotc traces it.
 
     models.py [--paddle-python PY]     all tools; paddle eager runs under PY (a python that
                                        has paddle: the reference environment), else is skipped
-    models.py --worker TOOL MODEL [ARTIFACT]   one tool's times, in a fresh process (JSON)
+    models.py --worker TOOL MODEL [ARTIFACT]   one tool's times, in a fresh process (JSON);
+                                       TOOL `trace` traces MODEL into the folder ARTIFACT
 
 Each tool runs in a process of its own on every core of the machine, 10 warm-up calls and
 RUNS timed ones (median and minimum). sotc's figure includes its compile time (cold, the
@@ -35,15 +39,22 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 
 import measure  # noqa: E402  (its timing, fewer runs)
 
-# name -> (model file stem without the framework, constructor keywords (the GPT's: its
-# module's sizes), input shape); the GPT's input is token ids
+# name -> (where it comes from, the testdata model file stem without the framework or the
+# library's builder, constructor keywords (the GPT's: its module's sizes), input shape); the
+# GPT's input is token ids
 MODELS = {
-    "transformer_block": ("transformer", {"dim": 256, "heads": 8}, (8, 128, 256)),
-    "resnet18": ("resnet18", {}, (8, 3, 224, 224)),
-    "gpt": ("gpt", {"VOCAB": 1024, "CONTEXT": 128, "WIDTH": 256, "HEADS": 8, "LAYERS": 4},
-            (8, 128)),
+    "transformer_block": ("testdata", "transformer", {"dim": 256, "heads": 8}, (8, 128, 256)),
+    "resnet18": ("testdata", "resnet18", {}, (8, 3, 224, 224)),
+    "gpt": ("testdata", "gpt",
+            {"VOCAB": 1024, "CONTEXT": 128, "WIDTH": 256, "HEADS": 8, "LAYERS": 4}, (8, 128)),
+    "torchvision resnet50": ("torchvision", "resnet50", {}, (8, 3, 224, 224)),
+    "torchvision mobilenet_v3_large": ("torchvision", "mobilenet_v3_large", {}, (8, 3, 224, 224)),
+    "paddle.vision resnet50": ("paddle.vision", "resnet50", {}, (8, 3, 224, 224)),
 }
 TOOLS = ["sotc", "torch", "torch_compile", "paddle"]
+# The frameworks each source's models run in; sotc traces the first.
+FRAMEWORKS = {"testdata": ("torch", "paddle"), "torchvision": ("torch",),
+              "paddle.vision": ("paddle",)}
 
 
 def log(*args):
@@ -52,13 +63,21 @@ def log(*args):
 
 def build(name, framework):
     """The model `name` of `framework` (torch or paddle) in eval mode, seeded."""
-    stem, kwargs, _ = MODELS[name]
+    source, stem, kwargs, _ = MODELS[name]
+    fw = __import__(framework)
+    fw.manual_seed(0) if framework == "torch" else fw.seed(0)
+    if source != "testdata":  # random weights: the library's initialization
+        if source == "torchvision":
+            import torchvision
+            return torchvision.models.get_model(stem, weights=None, **kwargs).eval()
+        import paddle.vision.models
+        model = getattr(paddle.vision.models, stem)(**kwargs)
+        model.eval()
+        return model
     path = os.path.join(ROOT, "testdata", "models", f"{stem}_{framework}.py")
     spec = importlib.util.spec_from_file_location(f"{stem}_{framework}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    fw = __import__(framework)
-    fw.manual_seed(0) if framework == "torch" else fw.seed(0)
     if stem == "gpt":  # sized by its module's constants, which its layers read
         vars(module).update(kwargs)
         model = module.GPT()
@@ -71,9 +90,9 @@ def build(name, framework):
 def example(name):
     """The model's input: normal floats, or token ids for the GPT."""
     import numpy as np
-    rng, shape = np.random.default_rng(0), MODELS[name][2]
-    if MODELS[name][0] == "gpt":
-        return rng.integers(0, MODELS[name][1]["VOCAB"], shape).astype(np.int64)
+    rng, shape = np.random.default_rng(0), MODELS[name][3]
+    if MODELS[name][1] == "gpt":
+        return rng.integers(0, MODELS[name][2]["VOCAB"], shape).astype(np.int64)
     return rng.standard_normal(shape).astype(np.float32)
 
 
@@ -83,6 +102,8 @@ def timed(call):
 
 
 def worker(tool, name, artifact=None):
+    if tool == "trace":
+        return trace_model(name, artifact)
     x = example(name)
     if tool == "sotc":
         import sotc
@@ -112,18 +133,28 @@ def worker(tool, name, artifact=None):
         return result
 
 
-def sotc_artifact(name, tmp):
-    """Traces the torch model and compiles it for the CPU: (library, trace s, compile s)."""
+def trace_model(name, tmp):
+    """Traces the model (the torch one of a testdata model) into TMP: {path, trace_s}."""
     import sotc
-    model = build(name, "torch")  # the framework's import and the model's construction: not timed
+    # the framework's import and the model's construction: not timed
+    model = build(name, FRAMEWORKS[MODELS[name][0]][0])
     start = time.perf_counter()
-    trace = sotc.trace(model, example(name))
-    path = trace.save(os.path.join(tmp, name + ".pb"))
-    traced = time.perf_counter() - start
-    library = os.path.join(tmp, name + ".so")
+    path = sotc.trace(model, example(name)).save(
+        os.path.join(tmp, name.replace(" ", "_").replace(".", "_") + ".pb"))
+    return {"path": path, "trace_s": time.perf_counter() - start}
+
+
+def sotc_artifact(name, tmp, paddle_python):
+    """Traces the model (in paddle's python for a paddle model) and compiles it for the CPU:
+    (library, trace s, compile s)."""
+    python = paddle_python if FRAMEWORKS[MODELS[name][0]][0] == "paddle" else sys.executable
+    traced = in_fresh_process(python, "trace", name, tmp)
+    if "error" in traced:
+        raise RuntimeError(f"tracing {name}: {traced['error']}")
+    library = traced["path"][:-len(".pb")] + ".so"
     start = time.perf_counter()
-    subprocess.run([SOTC, "compile", path, "--target", "cpu", "-o", library], check=True)
-    return library, traced, time.perf_counter() - start
+    subprocess.run([SOTC, "compile", traced["path"], "--target", "cpu", "-o", library], check=True)
+    return library, traced["trace_s"], time.perf_counter() - start
 
 
 def in_fresh_process(python, tool, name, *extra):
@@ -165,15 +196,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in MODELS:
             log("model", name)
-            library, traced, compiled = sotc_artifact(name, tmp)
-            runs = {"sotc": in_fresh_process(sys.executable, "sotc", name, library),
-                    "torch": in_fresh_process(sys.executable, "torch", name),
-                    "torch_compile": in_fresh_process(sys.executable, "torch_compile", name)}
-            runs["paddle"] = (in_fresh_process(args.paddle_python, "paddle", name) if args.paddle_python
-                              else {"error": "no --paddle-python"})
+            if FRAMEWORKS[MODELS[name][0]] == ("paddle",) and not args.paddle_python:
+                log("   skipped: a paddle model needs --paddle-python")
+                continue
+            library, traced, compiled = sotc_artifact(name, tmp, args.paddle_python)
+            frameworks = FRAMEWORKS[MODELS[name][0]]
+            runs = {"sotc": in_fresh_process(sys.executable, "sotc", name, library)}
+            for tool in ("torch", "torch_compile"):
+                runs[tool] = (in_fresh_process(sys.executable, tool, name) if "torch" in frameworks
+                              else {"error": "-"})
+            runs["paddle"] = ({"error": "-"} if "paddle" not in frameworks
+                              else in_fresh_process(args.paddle_python, "paddle", name)
+                              if args.paddle_python else {"error": "no --paddle-python"})
             log("  ", {t: round(r["median_s"] * 1e3) if "median_s" in r else r["error"]
                        for t, r in runs.items()})
-            report["models"][name] = {"input": list(MODELS[name][2]), "sotc_trace_s": traced,
+            report["models"][name] = {"input": list(MODELS[name][3]), "sotc_trace_s": traced,
                                       "sotc_compile_s": compiled, "runs": runs}
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "models.json"), "w") as f:

@@ -6,6 +6,8 @@
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
+
+#include "compiler/ops/LayerTable.h"
 #include "compiler/ops/OpTable.h"
 
 #include <algorithm>
@@ -392,6 +394,12 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       c.args.insert(c.args.begin(), self);
       if (!c.breakOn(c.name, opName, c.args))
         c.push(c.tensorCall("method", c.name, opName, std::move(c.args), std::move(c.kwargs)));
+      return;
+    }
+    if (self->kind == K::Object && self->layer && callable->classIndex >= 0) { // super().forward
+      callLayerEntry(state, sir, self,
+                     ops::lookupLayer(trace_.classes(callable->classIndex).library_name()),
+                     std::move(c.args), std::move(c.kwargs));
       return;
     }
     bool str = self->isConstant() && self->constant.kind == PyConst::Kind::Str;

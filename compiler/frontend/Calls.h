@@ -86,6 +86,7 @@ struct CallContext {
   void setItem(VarPtr obj, VarPtr key, VarPtr value) { ex.setItem(state, sir, obj, key, value); }
   void deleteItem(VarPtr obj, VarPtr key) { ex.deleteItem(f(), obj, key); }
   VarPtr fillInPlace(VarPtr x, VarPtr value) { return ex.fillInPlace(state, sir, x, value); }
+  VarPtr makeSuper(VarPtr cls, VarPtr obj) { return ex.makeSuper(f(), cls, obj); }
   VarPtr identical(VarPtr a, VarPtr b, bool negate) { return ex.identical(f(), a, b, negate); }
   VarPtr add(VarPtr a, VarPtr b) { return binary("add", a, b); }
   VarPtr compare(const std::string &op, VarPtr a, VarPtr b) {

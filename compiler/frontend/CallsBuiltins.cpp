@@ -55,6 +55,24 @@ bool range(CallContext &c) {
   return true;
 }
 
+/// super(cls, obj), and super() in a method: its class cell and its first argument.
+bool super(CallContext &c) {
+  if (c.args.size() == 2)
+    return c.push(c.makeSuper(c.args[0], c.args[1])), true;
+  if (!c.args.empty())
+    return false;
+  const Frame &f = c.f();
+  const trace::CodeObject &code = c.ex.trace().code_objects(f.codeIndex);
+  auto cellValue = [](const VarPtr &v) { return v && v->kind == K::Cell ? v->self : v; };
+  const auto &free = code.freevars();
+  auto it = std::find(free.begin(), free.end(), "__class__");
+  if (it == free.end() || code.argcount() == 0 || f.localsplus.empty())
+    c.fail(DiagCode::FrontendPythonError, "RuntimeError: super(): no arguments");
+  VarPtr cls = cellValue(f.localsplus[f.localsplus.size() - free.size() + (it - free.begin())]);
+  c.push(c.makeSuper(cls, cellValue(f.localsplus[0])));
+  return true;
+}
+
 bool isinstance(CallContext &c) {
   const VarPtr &value = c.args[0];
   std::vector<VarPtr> types =
@@ -581,6 +599,7 @@ const CallTable &builtinFunctions() {
       {"len", len},
       {"range", range},
       {"isinstance", isinstance},
+      {"super", super},
       {"set", set},
       {"frozenset", set},
       {"tuple", sequence},

@@ -78,6 +78,14 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
     if ((entry = ops::lookupLayer(cls.library_name())))
       break;
   }
+  callLayerEntry(state, sir, layer, entry, std::move(args), std::move(kwargs));
+}
+
+void Executor::callLayerEntry(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                              const ops::LayerEntry *entry, std::vector<VarPtr> args,
+                              Kwargs kwargs) {
+  Frame &f = state.frames.back();
+  SourceLoc loc = locOf(f);
   const std::string &className = trace_.classes(layer->classIndex).library_name().empty()
                                      ? layer->name
                                      : trace_.classes(layer->classIndex).library_name();

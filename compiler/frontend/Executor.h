@@ -136,6 +136,10 @@ private:
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// The layer table's entry of the first built-in class in the layer's MRO, or null.
   const ops::LayerEntry *layerEntry(const VarPtr &layer) const;
+  /// Calls `layer` as the layer-table entry says (its class or a base of it is the leaf).
+  void callLayerEntry(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                      const ops::LayerEntry *entry, std::vector<VarPtr> args,
+                      std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// paddle.nn.BatchNorm's forward: batch_norm, then its `act`.
   VarPtr activatedBatchNorm(ExecState &state, StatementIR &sir, const VarPtr &layer,
                             std::vector<VarPtr> args,
@@ -161,7 +165,12 @@ private:
   /// A user class's member through `receiver` (an object: methods bound to it; a class), or
   /// null; *isProperty says whether it is a property's getter (bound, to be called).
   VarPtr classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,
-                     bool *isProperty = nullptr);
+                     bool *isProperty = nullptr, int after = -1);
+  /// super(cls, obj): what attribute lookups on it see (the MRO of obj's class after cls).
+  VarPtr makeSuper(Frame &f, const VarPtr &cls, const VarPtr &obj);
+  /// super().name: a member of a class after the super object's one, or, for `forward` of a
+  /// layer-table leaf, the leaf's operator call on the object.
+  VarPtr superAttr(Frame &f, const VarPtr &super, const std::string &name);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
   /// x[index] for an integer tensor index: the rows it names.
   VarPtr indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &index);

@@ -290,8 +290,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     pushForCall(value, opcodes_->pushesNull(*info, arg));
     break;
   }
-  case Opcode::LOAD_SUPER_ATTR: { // 3.12
-    fail(DiagCode::FrontendUnsupportedConstruct, "super() is not supported", f);
+  case Opcode::LOAD_SUPER_ATTR: { // 3.12 on: super().name, from the global super, cls, self
+    VarPtr self = pop(f), cls = pop(f);
+    pop(f); // the builtin super
+    VarPtr value = superAttr(f, makeSuper(f, cls, self), co.names(opcodes_->nameIndex(*info, arg)));
+    pushForCall(value, arg & 1);
     break;
   }
   case Opcode::LOAD_METHOD: {

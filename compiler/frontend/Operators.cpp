@@ -5,6 +5,7 @@
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
+#include "compiler/ops/LayerTable.h"
 #include "compiler/ops/OpTable.h"
 
 #include <algorithm>
@@ -437,11 +438,14 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
 }
 
 VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,
-                             bool *isProperty) {
+                             bool *isProperty, int after) {
   using Member = trace::ClassMember;
   consume(receiver, loc); // what its class has depends on which class it is
-  for (uint32_t c : trace_.classes(receiver->classIndex).mro())
-    for (const Member &m : trace_.classes(c).members()) {
+  const auto &mro = trace_.classes(receiver->classIndex).mro();
+  auto from = std::find(mro.begin(), mro.end(), static_cast<uint32_t>(after));
+  for (auto it = from == mro.end() ? mro.begin() : from + 1; it != mro.end(); ++it)
+    for (const Member &m : trace_.classes(*it).members()) {
+      uint32_t c = *it;
       if (m.name() != name)
         continue;
       if (isProperty)
@@ -468,6 +472,41 @@ VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, co
   return nullptr;
 }
 
+VarPtr Executor::makeSuper(Frame &f, const VarPtr &cls, const VarPtr &obj) {
+  if (cls->kind != K::Class || obj->kind != K::Object)
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "super() of a " + obj->typeName() + " (only of an object of a traced class)", f);
+  VarPtr super = Variable::make(K::Opaque, computedFrom({obj}));
+  super->name = "super";
+  super->self = obj;
+  super->classIndex = cls->classIndex;
+  return super;
+}
+
+VarPtr Executor::superAttr(Frame &f, const VarPtr &super, const std::string &name) {
+  const VarPtr &obj = super->self;
+  const auto &mro = trace_.classes(obj->classIndex).mro();
+  auto start = std::find(mro.begin(), mro.end(), static_cast<uint32_t>(super->classIndex));
+  if (start == mro.end())
+    fail(DiagCode::FrontendPythonError, "TypeError: super(type, obj): obj is not an instance "
+                                        "of type",
+         f);
+  for (auto c = start + 1; c != mro.end(); ++c) {
+    const trace::ClassDef &cls = trace_.classes(*c);
+    if (std::any_of(cls.members().begin(), cls.members().end(),
+                    [&](const trace::ClassMember &m) { return m.name() == name; }))
+      return classMember(obj, name, locOf(f), nullptr, super->classIndex);
+    if (name == "forward" && ops::lookupLayer(cls.library_name())) {
+      VarPtr m = Variable::make(K::Method, computedFrom({obj}));
+      m->self = obj;
+      m->name = name;
+      m->classIndex = static_cast<int>(*c); // the leaf whose table entry runs
+      return m;
+    }
+  }
+  fail(DiagCode::FrontendAttributeError, "'super' object has no attribute '" + name + "'", f);
+}
+
 VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name) {
   SourceLoc loc = locOf(f);
   Tracker attr;
@@ -486,6 +525,8 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     type->name = obj->isTensor() ? framework_ + ".Tensor" : obj->typeName();
     return type;
   }
+  if (obj->kind == K::Opaque && obj->name == "super" && obj->self)
+    return superAttr(f, obj, name);
   switch (obj->kind) {
   case K::Module:
   case K::External: {

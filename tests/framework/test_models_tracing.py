@@ -12,6 +12,7 @@ import numpy as np
 import paddle
 import pytest
 import torch
+import torchvision
 
 from test_programs_vs_framework import sotc_bin  # noqa: F401
 
@@ -336,12 +337,87 @@ def test_paddle_multihead_attention(sotc_bin, tmp_path):  # noqa: F811
 def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
     with pytest.raises(sotc.TraceError, match="training mode: call .eval"):
         sotc.trace(torch.nn.Linear(2, 2), "float32[1,2]")
+    # A library layer runs its forward; what it calls that has no bytecode is named.
     net = torch.nn.Sequential(torch.nn.PixelShuffle(2)).eval()
     error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,4,2,2]"), tmp_path, "shuffle")
-    assert "E3004" in error and "torch.nn.PixelShuffle" in error and "layer table" in error
+    assert "E3004" in error and "torch.nn.functional.pixel_shuffle" in error
+    assert "torch/nn/modules/pixelshuffle.py:" in error
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")).eval()
     error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,3,8,8]"), tmp_path, "reflect")
     assert "E3004" in error and "padding_mode='reflect' is not supported" in error
     hint = HintWithoutMask().eval()
     error = compile_trace(sotc_bin, sotc.trace(hint, "float32[1,3,8]"), tmp_path, "hint")
     assert "Need attn_mask if specifying the is_causal hint" in error
+
+
+def classes_by_name(trace):
+    return {c.library_name or c.qualname: c for c in trace.proto.classes}
+
+
+def test_library_classes_run_their_forwards(sotc_bin, tmp_path):  # noqa: F811
+    """torchvision's ResNet and BasicBlock are recorded with their methods and compiled from
+    their bytecode; the layer table's leaves (Conv2d, BatchNorm2d) by name alone, whatever
+    their library bases (_BatchNorm) define; weights keep their state-dict names."""
+    torch.manual_seed(3)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    trace = sotc.trace(model, "float32[1,3,32,32]")
+    classes = classes_by_name(trace)
+    resnet = classes["torchvision.models.ResNet"]
+    assert {"forward", "_forward_impl"} <= {m.name for m in resnet.members}
+    assert "forward" in {m.name for m in classes["torchvision.models.resnet.BasicBlock"].members}
+    for leaf in ("torch.nn.Conv2d", "torch.nn.BatchNorm2d", "torch.nn.Linear"):
+        assert not classes[leaf].members, leaf
+    assert trace.proto.functions[trace.proto.entry_function].qualname == "ResNet.forward"
+    compiled = compile_trace(sotc_bin, trace, tmp_path)
+    assert sorted(compiled.weights) == sorted(model.state_dict())
+    x = np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_allclose(compiled(x), run_torch(model, x), rtol=1e-4, atol=1e-4)
+
+
+class BlocksInAList(paddle.nn.Layer):
+    """Sublayers added by name and also kept in a plain list (paddle.vision's ShuffleNetV2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = []
+        for i in range(2):
+            block = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.ReLU())
+            self.blocks.append(self.add_sublayer(f"stage_{i}", block))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def test_weights_are_named_by_their_path_from_the_model(sotc_bin, tmp_path):  # noqa: F811
+    paddle.seed(4)
+    model = BlocksInAList()
+    model.eval()
+    trace = sotc.trace(model, "float32[3,8]")
+    assert sorted(trace.weights) == sorted(model.state_dict())
+    compiled = compile_trace(sotc_bin, trace, tmp_path)
+    want = model(paddle.to_tensor(X)).numpy()
+    np.testing.assert_allclose(compiled(X), want, rtol=1e-5, atol=1e-6)
+
+
+class OwnLinear(torch.nn.Linear):
+    """A subclass of a layer-table leaf with a forward of its own: the forward runs."""
+
+    def forward(self, x):
+        return super().forward(x) * 2 + 1
+
+
+@pytest.mark.parametrize("make", [lambda: torch.nn.Hardswish(), lambda: torch.nn.Softplus(),
+                                  lambda: torch.nn.Sequential(OwnLinear(8, 8), torch.nn.Hardsigmoid())],
+                         ids=["Hardswish", "Softplus", "own-linear"])
+def test_framework_layers_outside_the_table(sotc_bin, tmp_path, make):  # noqa: F811
+    """torch.nn classes the layer table does not list compile from their forwards too; what
+    they call must be an operator (Softplus's F.softplus is not one yet: refused by name)."""
+    torch.manual_seed(5)
+    model = make().eval()
+    result = compile_trace(sotc_bin, sotc.trace(model, X), tmp_path)
+    if isinstance(model, torch.nn.Softplus):
+        assert "E3004" in result and "torch.nn.functional.softplus" in result
+        return
+    np.testing.assert_allclose(result(X), run_torch(model, X), rtol=1e-5, atol=1e-6)
