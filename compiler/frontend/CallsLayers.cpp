@@ -1,7 +1,9 @@
-// Calling a model's layers: a user layer runs its forward; a built-in one (paddle.nn.Linear,
-// torch.nn.GELU, Sequential) is the operator call the layer table (compiler/ops/LayerTable.h)
-// gives for its class, with the layer's attributes as arguments, or, for multi-head attention
-// (a composite entry), the calls its forward makes. Layer containers (ModuleList, LayerList,
+// Calling a model's layers: a layer whose class (or a base before any layer-table leaf) has
+// a forward runs it, the user's and a library's alike (torchvision's ResNet); a leaf
+// (paddle.nn.Linear, torch.nn.GELU, Sequential) is the operator call the layer table
+// (compiler/ops/LayerTable.h) gives for its class, with the layer's attributes as arguments,
+// or, for a composite entry (multi-head attention, paddle's BatchNorm), the calls its forward
+// makes. Layer containers (ModuleList, LayerList,
 // Sequential) index and iterate over their sublayers; ModuleDict and LayerDict index by name
 // and iterate over their names.
 #include "compiler/frontend/Calls.h"

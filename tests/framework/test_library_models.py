@@ -1,7 +1,8 @@
 """Every image classifier of torchvision and every model builder of paddle.vision, as a user
 gets them from the library: built with random weights, traced from the model object, compiled
 for the CPU, run through sotc.load and compared with the framework's eval-mode output, and
-compiled for CUDA (the fatbin checked by `sotc inspect`).
+compiled for CUDA (the fatbin checked by `sotc inspect`); and the attention models' classes
+at small sizes, in CI.
 
 Nothing here knows a model by name. The builders come from the libraries' own lists; the input
 is the first of a few shapes the framework's own forward accepts; weights that the library
@@ -129,6 +130,12 @@ def test_library_model_compiles_and_matches(framework, name, sotc_bin, tmp_path)
                     "of CI: runs with scripts/test.sh --full")
     randomize_constant_weights(framework, model)
     x, want = example_input(framework, model)
+    check_compiled(sotc_bin, tmp_path, model, x, want)
+
+
+def check_compiled(sotc_bin, tmp_path, model, x, want):  # noqa: F811
+    """Traces `model` for `x`, compiles it for the CPU (compared with the framework's `want`)
+    and for CUDA (the fatbin read by `sotc inspect`)."""
     spec = f"float32[{','.join(map(str, x.shape))}]"
     trace_path = sotc.trace(model, spec).save(str(tmp_path / "model.pb"))
     library = str(tmp_path / "model.so")
@@ -141,3 +148,37 @@ def test_library_model_compiles_and_matches(framework, name, sotc_bin, tmp_path)
     fatbin = str(tmp_path / "model.fatbin")
     compile_model(sotc_bin, trace_path, fatbin, "cuda")
     subprocess.run([sotc_bin, "inspect", fatbin], check=True, capture_output=True)
+
+
+def small_transformers():
+    """The attention models' library classes at small sizes, so that CI compiles their code
+    (ViT's class token, Swin's shifted windows, MaxViT's partitions, ConvNeXt's layer scale)
+    although their builders are over CI_PARAMETERS."""
+    from torchvision.models import convnext, maxvit, swin_transformer, vision_transformer
+    return {
+        "VisionTransformer": lambda: vision_transformer.VisionTransformer(
+            image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+            num_classes=10),
+        "SwinTransformer": lambda: swin_transformer.SwinTransformer(
+            patch_size=[2, 2], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+            num_classes=10),
+        "SwinTransformerV2": lambda: swin_transformer.SwinTransformer(
+            patch_size=[2, 2], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+            num_classes=10, block=swin_transformer.SwinTransformerBlockV2,
+            downsample_layer=swin_transformer.PatchMergingV2),
+        "MaxVit": lambda: maxvit.MaxVit(
+            input_size=(32, 32), stem_channels=8, partition_size=2, block_channels=[16, 32],
+            block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.0, num_classes=10),
+        "ConvNeXt": lambda: convnext.ConvNeXt(
+            [convnext.CNBlockConfig(16, 32, 1), convnext.CNBlockConfig(32, None, 1)],
+            num_classes=10),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(small_transformers()))
+def test_library_transformers_at_small_sizes(name, sotc_bin, tmp_path):  # noqa: F811
+    torch.manual_seed(0)
+    model = small_transformers()[name]().eval()
+    randomize_constant_weights("torch", model)
+    x = np.random.default_rng(0).standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
+    check_compiled(sotc_bin, tmp_path, model, x, run_framework("torch", model, x))

@@ -6,7 +6,7 @@
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
 
-#include "llvm/Support/SHA256.h"
+#include <openssl/evp.h>
 
 #include <nlohmann/json.hpp>
 
@@ -305,13 +305,16 @@ Json weightsJson(const frontend::Translation &translation, const Json &segments,
 
 } // namespace
 
+// OpenSSL's, as the runtime's: LLVM's SHA256 counts bytes in 32 bits and hashes inputs of
+// 512 MiB and more wrongly (a VGG-16's weights).
 std::string sha256(std::string_view bytes) {
-  std::array<uint8_t, 32> digest = llvm::SHA256::hash(
-      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
   static const char *hex = "0123456789abcdef";
   std::string out;
-  for (uint8_t b : digest)
-    out += {hex[b >> 4], hex[b & 15]};
+  for (unsigned i = 0; i < size; ++i)
+    out += {hex[digest[i] >> 4], hex[digest[i] & 15]};
   return out;
 }
 
