@@ -6,8 +6,10 @@ the GPT-style decoder of testdata/models, and for library models as users get th
 sizes. A testdata model runs in both frameworks (sotc compiles the torch one); a library's
 model in its own framework, from which sotc traces it.
 
-    models.py [--paddle-python PY]     all tools; paddle eager runs under PY (a python that
-                                       has paddle: the reference environment), else is skipped
+    models.py [--paddle-python PY] [--models MODEL...]
+                                       all tools; paddle eager runs under PY (a python that
+                                       has paddle: the reference environment), else is skipped;
+                                       --models measures only those, keeping the others' figures
     models.py --worker TOOL MODEL [ARTIFACT]   one tool's times, in a fresh process (JSON);
                                        TOOL `trace` traces MODEL into the folder ARTIFACT
 
@@ -187,14 +189,22 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--worker", nargs="+", metavar="TOOL MODEL [ARTIFACT]")
     parser.add_argument("--paddle-python", default=None)
+    parser.add_argument("--models", nargs="+", choices=sorted(MODELS), metavar="MODEL",
+                        help="measure only these; the others keep their figures in "
+                             "bench/results/models.json")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(*args.worker)))
         return 0
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "cores": os.cpu_count(), "models": {}}
+    previous = os.path.join(RESULTS, "models.json")
+    if args.models and os.path.exists(previous):
+        with open(previous) as f:
+            kept = json.load(f)["models"]
+        report["models"] = {name: kept[name] for name in MODELS if name in kept}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in MODELS:
+        for name in args.models or MODELS:
             log("model", name)
             if FRAMEWORKS[MODELS[name][0]] == ("paddle",) and not args.paddle_python:
                 log("   skipped: a paddle model needs --paddle-python")
