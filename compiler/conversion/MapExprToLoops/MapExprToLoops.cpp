@@ -164,8 +164,9 @@ private:
       if (op == "round") // halves to even, as numpy and torch
         return mlir::math::RoundEvenOp::create(b_, loc_, x);
     } else {
-      if (op == "abs")
-        return mlir::math::AbsIOp::create(b_, loc_, x);
+      if (op == "abs") // max(x, -x): arith, which both targets lower (math.absi has no NVVM path)
+        return mlir::arith::MaxSIOp::create(
+            b_, loc_, x, mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x));
       if (op == "neg")
         return mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x);
       if (op == "floor" || op == "ceil" || op == "round")

@@ -1,6 +1,6 @@
 // sotc-convert-mapexpr-to-loops: scheduled kernels (CPU) become loop nests on memrefs. The
 // input is what `--sotc-pipeline="target=cpu compile-to=scheduled"` makes of softmax, relu on
-// 10 elements (a padded vector loop), concat, matmul and an integer remainder.
+// 10 elements (a padded vector loop), concat, matmul, an integer remainder and abs.
 // RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops --canonicalize --cse | FileCheck %s
 
 // Launches now name the lowered functions.
@@ -59,6 +59,13 @@
 // CHECK:           arith.floordivsi
 // CHECK-NEXT:      arith.muli
 // CHECK-NEXT:      arith.subi
+
+// Integer abs: max(x, 0 - x) in arith, which the NVVM lowering takes too (math.absi it does not).
+// CHECK-LABEL: func.func @abs_0(
+// CHECK:           %[[A:.*]] = memref.load %arg1
+// CHECK-NEXT:      %[[NEG:.*]] = arith.subi %{{.*}}, %[[A]] : i64
+// CHECK-NEXT:      arith.maxsi %[[A]], %[[NEG]] : i64
+// CHECK-NOT:       math.absi
 module {
   sir.subgraph @softmax(%arg0: tensor<4x8xf32> {sir.name = "x"}) -> tensor<4x8xf32> {
     %0 = mapexpr.launch @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6(%arg0) {names = ["divide_6"]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -79,6 +86,10 @@ module {
   sir.subgraph @ints(%arg0: tensor<6xi32> {sir.name = "a"}, %arg1: tensor<6xi32> {sir.name = "b"}) -> tensor<6xi32> {
     %0 = mapexpr.launch @remainder_0(%arg0, %arg1) {names = ["remainder_0"]} : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
     sir.output %0 : tensor<6xi32>
+  }
+  sir.subgraph @abs(%arg0: tensor<6xi64> {sir.name = "a"}) -> tensor<6xi64> {
+    %0 = mapexpr.launch @abs_0(%arg0) {names = ["abs_0"]} : (tensor<6xi64>) -> tensor<6xi64>
+    sir.output %0 : tensor<6xi64>
   }
   mapexpr.kernel @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6(%arg0: tensor<4x8xf32> {mapexpr.name = "x"}) -> tensor<4x8xf32> {
     %0 = mapexpr.tensor "divide_6" : tensor<4x8xf32>
@@ -136,5 +147,11 @@ module {
     }
     mapexpr.return %0 : tensor<6xi32>
   }
+  mapexpr.kernel @abs_0(%arg0: tensor<6xi64> {mapexpr.name = "a"}) -> tensor<6xi64> {
+    %0 = mapexpr.tensor "abs_0" : tensor<6xi64>
+    mapexpr.anchored %0 : tensor<6xi64> attributes {dims = [#sched.injective<6>], loops = [#sched.loop<S0x, 1>, #sched.loop<Vectorize, 8>], mesh = #sched.mesh<[#sched.injective<6>], [#sched.reshape<[6]>, #sched.padding<[8]>, #sched.reshape<[1, 8]>]>} {
+      mapexpr.op "abs" outs(%0 : tensor<6xi64>) ins(%arg0 : tensor<6xi64>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+    }
+    mapexpr.return %0 : tensor<6xi64>
+  }
 }
-
