@@ -229,6 +229,13 @@ def _refuse_unsupported(fn, role):
         f"{fn.__code__.co_firstlineno}): it is {kind}; sotc compiles plain functions only")
 
 
+def _sorted_repr(items):
+    """A frozenset constant as dis prints it, its items in a stable order (dis's order
+    follows the string hash seed: traces would differ from run to run)."""
+    inner = ", ".join(repr(x) for x in sorted(items, key=lambda x: (type(x).__name__, repr(x))))
+    return f"frozenset({{{inner}}})" if items else "frozenset()"
+
+
 def _public_name(obj):
     """The shortest name a parent package gives `obj` (paddle.nn.functional.relu for the
     function defined in paddle.nn.functional.activation; paddle.add for paddle.tensor.math.add),
@@ -468,6 +475,8 @@ class _Builder:
                 self.value(ins.argval, out.argval)
             if isinstance(ins.argval, types.CodeType):
                 out.argrepr = self.code_repr(ins.argval)
+            elif isinstance(ins.argval, frozenset):  # dis prints it in hash order
+                out.argrepr = _sorted_repr(ins.argval)
             else:
                 out.argrepr = ins.argrepr
             starts = ins.starts_line
