@@ -57,8 +57,10 @@ bool range(CallContext &c) {
 
 /// super(cls, obj), and super() in a method: its class cell and its first argument.
 bool super(CallContext &c) {
-  if (c.args.size() == 2)
-    return c.push(c.makeSuper(c.args[0], c.args[1])), true;
+  if (c.args.size() == 2) {
+    c.push(c.makeSuper(c.args[0], c.args[1]));
+    return true;
+  }
   if (!c.args.empty())
     return false;
   const Frame &f = c.f();
