@@ -52,6 +52,10 @@ std::unique_ptr<Backend> cpuBackend(Artifact &artifact, unsigned threads);
 /// The CUDA backend on device `ordinal`: E8003 without a usable driver or device.
 std::unique_ptr<Backend> cudaBackend(Artifact &artifact, int ordinal);
 
+/// The CUDA backend on the CUDA emulator (docs/emulator.md): the same backend code against an
+/// emulated driver and cuBLASLt, on any machine.
+std::unique_ptr<Backend> emulatorBackend(Artifact &artifact);
+
 } // namespace sotc::runtime
 
 #endif // SOTC_RUNTIME_BACKEND_H

@@ -104,21 +104,25 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
   return guarded(error, "E8001", [&] {
     if (!artifact)
       throw Error("E8005", "sotc_open needs somewhere to put the artifact");
-    // "cpu", "cuda" or "cuda:N".
+    // "cpu", "cuda", "cuda:N" or "emulator" (a CUDA artifact on the CUDA emulator).
     std::string kind = device && *device ? device : "", ordinal = "0";
     if (size_t colon = kind.find(':'); colon != std::string::npos)
       ordinal = kind.substr(colon + 1), kind.resize(colon);
-    if ((kind != "" && kind != "cpu" && kind != "cuda") || ordinal.empty() || ordinal.size() > 4 ||
+    if ((kind != "" && kind != "cpu" && kind != "cuda" && kind != "emulator") ||
+        ordinal.empty() || ordinal.size() > 4 ||
         ordinal.find_first_not_of("0123456789") != std::string::npos ||
-        (kind == "cpu" && ordinal != "0"))
-      throw Error("E8005", std::string("unknown device '") + device + "' (cpu, cuda or cuda:N)");
+        (kind != "cuda" && ordinal != "0"))
+      throw Error("E8005",
+                  std::string("unknown device '") + device + "' (cpu, cuda, cuda:N or emulator)");
     Artifact a = loadArtifact(path ? path : "");
     std::string target = a.target;
-    if (!kind.empty() && kind != target)
+    if (!kind.empty() && kind != target && !(kind == "emulator" && target == "cuda"))
       throw Error("E8003",
                   a.binaryPath + " is a " + target + " artifact; it cannot run on " + device);
     std::unique_ptr<Backend> backend;
-    if (target == "cuda") {
+    if (kind == "emulator") {
+      backend = emulatorBackend(a);
+    } else if (target == "cuda") {
       backend = cudaBackend(a, std::stoi(ordinal));
     } else {
       const char *threads = std::getenv("SOTC_NUM_THREADS");

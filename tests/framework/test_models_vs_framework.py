@@ -22,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "testdata"))
 
 import make_model_traces  # noqa: E402
-from test_programs_vs_framework import assert_same, sotc_bin  # noqa: E402,F401
+from test_programs_vs_framework import DEVICES, assert_same, sotc_bin  # noqa: E402,F401
 
 import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
 from sotc._specs import dtype_name  # noqa: E402
@@ -61,29 +61,33 @@ def example(spec, rng, variant):
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory, sotc_bin):  # noqa: F811
-    """name -> (the model, its input's (shape, dtype), the compiled artifact)."""
+    """(name, device) -> (the model, its input's (shape, dtype), the compiled artifact): for
+    the CPU (device "cpu") or for CUDA, run on the CUDA emulator (device "emulator")."""
     out, cache = tmp_path_factory.mktemp("models"), {}
 
-    def get(name):
-        if name not in cache:
+    def get(name, device="cpu"):
+        if (name, device) not in cache:
             trace_path = make_model_traces.trace_model(name, str(out))
-            library = out / (name + ".so")
-            subprocess.run([sotc_bin, "compile", trace_path, "--target", "cpu", "-o",
-                            str(library)], check=True, capture_output=True, text=True)
+            target = "cpu" if device == "cpu" else "cuda"
+            artifact = out / (name + (".so" if target == "cpu" else ".fatbin"))
+            subprocess.run([sotc_bin, "compile", trace_path, "--target", target, "-o",
+                            str(artifact)], check=True, capture_output=True, text=True)
             spec = sotc.parse_tensor_spec(make_model_traces.header(name)[1][0].partition("=")[2])
-            cache[name] = (make_model_traces.make_model(name),
-                           (tuple(d.size for d in spec.dims), np.dtype(dtype_name(spec.dtype))),
-                           library)
-        return cache[name]
+            cache[name, device] = (make_model_traces.make_model(name),
+                                   (tuple(d.size for d in spec.dims),
+                                    np.dtype(dtype_name(spec.dtype))),
+                                   artifact)
+        return cache[name, device]
     return get
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", make_model_traces.models())
-def test_model_matches_framework(name, variant, compiled):
-    model, shape, library = compiled(name)
+def test_model_matches_framework(name, variant, device, compiled):
+    model, shape, artifact = compiled(name, device)
     x = example(shape, np.random.default_rng(sum(map(ord, name + variant))), variant)
-    assert_same(sotc.load(library)(x), run_model(model, x), RTOL)
+    assert_same(sotc.load(artifact, device=device)(x), run_model(model, x), RTOL)
 
 
 @pytest.mark.parametrize("name", make_model_traces.models())

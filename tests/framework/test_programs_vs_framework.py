@@ -45,6 +45,9 @@ FLAGS = {"36_host_callback": ["--allow-host-callbacks"]}
 REFUSED = {"32_big_constants": "E3002"}  # Python integers beyond 64 bits
 
 VARIANTS = ("normal", "positive", "negative")
+# Where the artifacts run: the CPU library, and the CUDA fatbin on the CUDA emulator
+# (docs/emulator.md), which runs the PTX the fatbin carries with CUDA's semantics.
+DEVICES = ("cpu", "emulator")
 RTOL = 1e-6
 
 
@@ -145,17 +148,19 @@ def sotc_bin():
 
 @pytest.fixture(scope="session")
 def artifacts(tmp_path_factory, sotc_bin):
-    """(name, module globals) -> loaded artifact, compiled once per session."""
+    """(name, module globals, device) -> loaded artifact, compiled once per session: for the
+    CPU (device "cpu") or for CUDA, run on the CUDA emulator (device "emulator")."""
     out, compiled = tmp_path_factory.mktemp("compiled"), set()
 
-    def get(name, module_globals=None):
-        library = out / (name + ".so")
-        if name not in compiled:
+    def get(name, module_globals=None, device="cpu"):
+        target = "cpu" if device == "cpu" else "cuda"
+        artifact = out / (name + (".so" if target == "cpu" else ".fatbin"))
+        if artifact not in compiled:
             subprocess.run([sotc_bin, "compile", os.path.join(TRACES, name + ".pb"), "--target",
-                            "cpu", "-o", str(library)] + FLAGS.get(name, []), check=True,
+                            target, "-o", str(artifact)] + FLAGS.get(name, []), check=True,
                            cwd=ROOT, capture_output=True, text=True)
-            compiled.add(name)
-        return sotc.load(library, globals=module_globals)
+            compiled.add(artifact)
+        return sotc.load(artifact, globals=module_globals, device=device)
     return get
 
 
@@ -165,12 +170,13 @@ def module_state(module):
             if not k.startswith("__") and not callable(v) and not isinstance(v, type(os))}
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", programs())
-def test_program_matches_framework(name, variant, artifacts):
+def test_program_matches_framework(name, variant, device, artifacts):
     if name in REFUSED:
         with pytest.raises(subprocess.CalledProcessError) as e:
-            artifacts(name)
+            artifacts(name, device=device)
         assert f"error {REFUSED[name]}:" in e.value.stderr
         return
     func, inputs = header(name)
@@ -178,7 +184,7 @@ def test_program_matches_framework(name, variant, artifacts):
     values = {k: example(parse_input(spec), rng, variant) for k, spec in inputs}
     # Each side runs on its own module and its own copies: side effects are compared too.
     ours = import_program(name)
-    compiled = artifacts(name, vars(ours))
+    compiled = artifacts(name, vars(ours), device)
     our_args = copy.deepcopy(values)
     got = compiled(**our_args)
     module = import_program(name)

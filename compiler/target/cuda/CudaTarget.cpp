@@ -204,7 +204,9 @@ Expected<Fatbin> buildFatbin(mlir::ModuleOp module, const std::vector<std::strin
   TempDir dir("sotc-cuda");
   if (!dir.ok())
     return CodedError(DiagCode::CodegenFailed, "CUDA code generation: no temporary folder");
-  std::vector<std::string> fatbinArgs = {fatbinary, "-64", "--create=" + dir.file("k.fatbin")};
+  // PTX uncompressed: the CUDA emulator reads it (SASS is never compressed by default).
+  std::vector<std::string> fatbinArgs = {fatbinary, "-64", "--compress=false",
+                                         "--create=" + dir.file("k.fatbin")};
   static const std::regex function(
       "Function properties for (\\S+)|Compiling entry function '([^']+)'"),
       used("Used (\\d+) registers"), smem("(\\d+) bytes smem");

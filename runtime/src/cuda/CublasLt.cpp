@@ -1,4 +1,5 @@
 #include "runtime/src/cuda/CublasLt.h"
+#include "runtime/src/cuda/CublasLtApi.h"
 
 #include "runtime/src/Artifact.h"
 
@@ -6,55 +7,15 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 
 namespace sotc::runtime::cuda {
 namespace {
 
-// cuBLASLt's ABI (cublasLt.h, cublas_api.h, library_types.h), declared here so that building
-// the runtime needs no CUDA headers.
-using Status = int;
-using Handle = struct LtContext *;
-using Desc = struct LtDesc *;
-using Layout = struct LtLayout *;
-using Preference = struct LtPreference *;
-struct Algo {
-  uint64_t data[8];
-};
-struct Heuristic {
-  Algo algo;
-  size_t workspaceSize;
-  Status state;
-  float wavesCount;
-  int reserved[4];
-};
-enum : int { R32F = 0, R64F = 1, R16F = 2, R16BF = 14 }; // cudaDataType_t
-enum : int { Compute32F = 68, Compute64F = 70 };         // cublasComputeType_t
-enum : int { DescTransA = 3, DescTransB = 4, DescEpilogue = 7, DescBiasPointer = 8 };
-enum : int { LayoutBatchCount = 5, LayoutBatchOffset = 6 }; // cublasLtMatrixLayoutAttribute_t
-enum : int { PreferenceMaxWorkspace = 1 };                  // cublasLtMatmulPreferenceAttributes_t
-enum : uint32_t { EpilogueDefault = 1, EpilogueRelu = 2, EpilogueBias = 4, EpilogueGelu = 32 };
+using namespace lt;
 constexpr size_t kWorkspaceBytes = 32 << 20;
 
-struct Api {
-  Status (*create)(Handle *);
-  Status (*destroy)(Handle);
-  Status (*descCreate)(Desc *, int, int);
-  Status (*descDestroy)(Desc);
-  Status (*descSet)(Desc, int, const void *, size_t);
-  Status (*layoutCreate)(Layout *, int, uint64_t, uint64_t, int64_t);
-  Status (*layoutDestroy)(Layout);
-  Status (*layoutSet)(Layout, int, const void *, size_t);
-  Status (*preferenceCreate)(Preference *);
-  Status (*preferenceDestroy)(Preference);
-  Status (*preferenceSet)(Preference, int, const void *, size_t);
-  Status (*heuristic)(Handle, Desc, Layout, Layout, Layout, Layout, Preference, int, Heuristic *,
-                      int *);
-  Status (*matmul)(Handle, Desc, const void *, const void *, Layout, const void *, Layout,
-                   const void *, const void *, Layout, void *, Layout, const Algo *, void *, size_t,
-                   CUstream);
-};
-
-Api loadApi() {
+Api load() {
   void *library = nullptr;
   std::string tried;
   const char *path = std::getenv("SOTC_CUBLASLT");
@@ -113,6 +74,23 @@ size_t elementBytes(GemmPlan::Type t) {
 
 } // namespace
 
+const Api &lt::cublasLt() {
+  // Loaded once; a failure is remembered and reported again to every later caller.
+  static std::once_flag once;
+  static Api loaded{};
+  static std::string failure;
+  std::call_once(once, [] {
+    try {
+      loaded = load();
+    } catch (const Error &e) {
+      failure = e.what();
+    }
+  });
+  if (!failure.empty())
+    throw Error("E8003", failure);
+  return loaded;
+}
+
 /// One planned matmul: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m), column-major.
 struct Planned {
   const GemmPlan *plan = nullptr;
@@ -124,7 +102,8 @@ struct Planned {
 
 /// What the plans hold; freed by its destructor, also when planning fails half way.
 struct Matmuls::Impl {
-  Api api{};
+  const Driver &driver;
+  const Api &api;
   Handle handle = nullptr;
   CUdeviceptr workspace = 0;
   Preference preference = nullptr;
@@ -141,17 +120,16 @@ struct Matmuls::Impl {
     if (preference)
       api.preferenceDestroy(preference);
     if (workspace)
-      driver().cuMemFree(workspace);
+      driver.cuMemFree(workspace);
     if (handle)
       api.destroy(handle);
   }
 };
 
-Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans) : impl_(std::make_unique<Impl>()) {
-  Api &api = impl_->api;
-  api = loadApi();
+Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans, const Driver &driver, const Api &api)
+    : impl_(new Impl{driver, api}) {
   check(api.create(&impl_->handle), "create");
-  driver().check(driver().cuMemAlloc(&impl_->workspace, kWorkspaceBytes), "cuMemAlloc");
+  driver.check(driver.cuMemAlloc(&impl_->workspace, kWorkspaceBytes), "cuMemAlloc");
   Preference &preference = impl_->preference;
   check(api.preferenceCreate(&preference), "preference");
   uint64_t workspace = kWorkspaceBytes;
@@ -203,7 +181,7 @@ Matmuls::~Matmuls() = default;
 
 void Matmuls::run(size_t index, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias,
                   CUstream stream) {
-  Api &api = impl_->api;
+  const Api &api = impl_->api;
   Planned &m = impl_->planned.at(index);
   const GemmPlan &p = *m.plan;
   if (p.bias) {

@@ -10,6 +10,7 @@
 #define SOTC_RUNTIME_CUDA_CUBLASLT_H
 
 #include "runtime/src/GemmPlan.h"
+#include "runtime/src/cuda/CublasLtApi.h"
 #include "runtime/src/cuda/Driver.h"
 
 #include <memory>
@@ -19,9 +20,9 @@ namespace sotc::runtime::cuda {
 
 class Matmuls {
 public:
-  /// Loads cuBLASLt (SOTC_CUBLASLT, else libcublasLt.so.13, .12, .11: E8003 without it) and
-  /// plans `plans` (E8002 when cuBLASLt has no algorithm for one).
-  explicit Matmuls(const std::vector<const GemmPlan *> &plans);
+  /// Plans `plans` with `api` (E8002 when cuBLASLt has no algorithm for one); the workspace
+  /// comes from `driver`.
+  Matmuls(const std::vector<const GemmPlan *> &plans, const Driver &driver, const lt::Api &api);
   ~Matmuls();
   /// Runs plan `index` (its position in the constructor's list).
   void run(size_t index, CUdeviceptr c, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias,

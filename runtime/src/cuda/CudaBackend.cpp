@@ -1,10 +1,12 @@
 // The CUDA backend: the fatbin loaded into device `ordinal`'s primary context (the one
 // frameworks such as torch use, so their tensors are addressable as they are), each kernel
 // launched with the grid and block the manifest gives on the caller's stream, GEMM steps
-// through cuBLASLt.
+// through cuBLASLt. The same code drives the CUDA emulator: only the driver and cuBLASLt
+// tables differ (runtime/src/emulator).
 #include "runtime/src/Backend.h"
 #include "runtime/src/cuda/CublasLt.h"
 #include "runtime/src/cuda/Driver.h"
+#include "runtime/src/emulator/EmulatedCuda.h"
 
 #include <map>
 
@@ -21,7 +23,9 @@ thread_local CUstream threadStream = nullptr;
 
 class CudaBackend : public Backend {
 public:
-  CudaBackend(Artifact &artifact, int ordinal) : d_(driver()) {
+  /// `emulated`: the driver and cuBLASLt are the emulator's.
+  CudaBackend(Artifact &artifact, int ordinal, bool emulated)
+      : d_(emulated ? emulator::emulatedDriver() : driver()), emulated_(emulated) {
     int count = 0;
     d_.check(d_.cuDeviceGetCount(&count), "cuDeviceGetCount");
     if (ordinal < 0 || ordinal >= count)
@@ -51,6 +55,9 @@ private:
     image.resize(image.size() - kDigestTrailerBytes); // the fatbin without the manifest's digest
     if (CUresult r = d_.cuModuleLoadData(&module_, image.data())) {
       module_ = nullptr;
+      if (emulated_)
+        throw Error("E8003", artifact.binaryPath + ": the CUDA emulator cannot load the fatbin: " +
+                                 errorName(d_, r));
       throw Error("E8003", artifact.binaryPath + ": the fatbin does not load on device " +
                                std::to_string(ordinal) + " (" + arch_ + "): " + errorName(d_, r) +
                                " (recompile with --gpu-arch " + arch_ + ")");
@@ -71,7 +78,8 @@ private:
         step.function = fn;
       }
     if (!plans.empty())
-      matmuls_ = std::make_unique<Matmuls>(plans);
+      matmuls_ = std::make_unique<Matmuls>(
+          plans, d_, emulated_ ? emulator::emulatedCublasLt() : lt::cublasLt());
   }
 
   /// Everything load() made, and the context; never throws (destructors call it).
@@ -140,7 +148,9 @@ public:
     Current current(*this);
     d_.check(d_.cuStreamSynchronize(threadStream), "cuStreamSynchronize");
   }
-  std::string gemmImplementation() const override { return "cuBLASLt"; }
+  std::string gemmImplementation() const override {
+    return emulated_ ? "cuBLASLt (the CUDA emulator's)" : "cuBLASLt";
+  }
   void setStream(void *stream) override { threadStream = static_cast<CUstream>(stream); }
 
 private:
@@ -157,6 +167,7 @@ private:
   };
 
   const Driver &d_;
+  bool emulated_ = false;
   CUdevice device_ = 0;
   std::string arch_;
   CUcontext context_ = nullptr;
@@ -168,7 +179,11 @@ private:
 } // namespace
 
 std::unique_ptr<Backend> cudaBackend(Artifact &artifact, int ordinal) {
-  return std::make_unique<CudaBackend>(artifact, ordinal);
+  return std::make_unique<CudaBackend>(artifact, ordinal, false);
+}
+
+std::unique_ptr<Backend> emulatorBackend(Artifact &artifact) {
+  return std::make_unique<CudaBackend>(artifact, 0, true);
 }
 
 } // namespace sotc::runtime
