@@ -103,6 +103,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::Loops)) {
     ConvertMapExprToLoopsOptions loops;
     loops.target = cuda ? "gpu" : "cpu";
+    loops.testingBreak = options.testingBreak;
     pm.addPass(createConvertMapExprToLoops(loops));
     // The index arithmetic of the mesh replay folds to what the loops need.
     pm.addPass(mlir::createCanonicalizerPass());

@@ -61,6 +61,8 @@ struct PipelineOptions {
   bool timing = false;
   std::string dumpIrAfter;
   std::string dumpDir = "dumps";
+  /// Testing only: a GPU lowering broken on purpose (ConvertMapExprToLoops' testing-break).
+  std::string testingBreak;
 };
 
 /// Adds the passes that take a module at phase `from` (the frontend's sir by default) to

@@ -225,3 +225,37 @@ def test_tracing_with_the_framework_records_what_the_stubs_do(name, sotc_bin, tm
         return result.returncode, result.stdout, result.stderr.replace(str(path), "TRACE")
 
     assert sir(fresh) == sir(os.path.join(TRACES, name + ".pb"))
+
+
+# Testdata programs with kernels a broken GPU lowering changes: several statements in one
+# kernel (softmax and the norms: barriers between them) and reductions split over threads.
+BROKEN_LOWERINGS = [(name, fault) for fault in ("barrier", "index", "reduction")
+                    for name in ("23_softmax", "24_layer_norm", "25_rms_norm",
+                                 "37_column_and_row_sums")
+                    if not (fault == "barrier" and name == "37_column_and_row_sums")]
+
+
+@pytest.mark.parametrize("name, fault", BROKEN_LOWERINGS)
+def test_a_broken_gpu_lowering_fails_on_the_emulator(name, fault, sotc_bin, tmp_path):
+    """`sotc compile --testing-break=FAULT` lowers GPU kernels wrongly on purpose: without the
+    barriers between a kernel's statements, each thread on its neighbour's element, or the
+    threads' partial sums left uncombined. Run on the emulator, each program either faults
+    (E8007: a race, an access out of bounds) or differs from the framework; the same program
+    lowered correctly matches (test_program_matches_framework)."""
+    fatbin = tmp_path / (name + ".fatbin")
+    subprocess.run([sotc_bin, "compile", os.path.join(TRACES, name + ".pb"), "--gpu-arch",
+                    "sm_90", "--testing-break=" + fault, "-o", str(fatbin)], check=True, cwd=ROOT)
+    func, inputs = header(name)
+    rng = np.random.default_rng(sum(map(ord, name)))
+    values = {k: example(parse_input(spec), rng, "normal") for k, spec in inputs}
+    module = import_program(name)
+    expected = to_numpy(getattr(module, func)(**{k: to_framework(module, v)
+                                                 for k, v in copy.deepcopy(values).items()}))
+    compiled = sotc.load(fatbin, device="emulator")
+    try:
+        got = compiled(**copy.deepcopy(values))
+    except sotc.SotcError as e:
+        assert e.code == "E8007", str(e)
+        return
+    with pytest.raises(AssertionError):
+        assert_same(got, expected, RTOL)

@@ -163,6 +163,7 @@ struct CompileOptions {
   int optLevel = 3;
   bool timing = false;
   std::string dumpIrAfter, dumpDir = "dumps";
+  std::string testingBreak;
   FrontendFlags frontend;
 };
 
@@ -193,6 +194,7 @@ void runCompile(const CompileOptions &opts) {
   options.timing = opts.timing;
   options.dumpIrAfter = opts.dumpIrAfter;
   options.dumpDir = opts.dumpDir;
+  options.testingBreak = opts.testingBreak;
   if (opts.compileTo.empty()) {
     // A binary named for the other target would be opened as that target's (k.fatbin as a
     // fatbin) and share its manifest.
@@ -292,6 +294,12 @@ int main(int argc, char **argv) {
                        " (CUDA: gpu = loops, nvvm = llvm; ptx: the fatbin's PTX)")
       ->type_name("PHASE");
   compileOpts.frontend.add(compile);
+  // Hidden: for the tests that show the CUDA emulator catching a broken GPU lowering.
+  compile
+      ->add_option("--testing-break", compileOpts.testingBreak,
+                   "testing only: lower GPU kernels wrongly (barrier, index or reduction)")
+      ->check(CLI::IsMember({"barrier", "index", "reduction"}))
+      ->group("");
 
   DumpOptions dump;
   CLI::App *dumpCmd = app.add_subcommand("dump", "print one stage of the pipeline as text");
@@ -328,7 +336,7 @@ int main(int argc, char **argv) {
                     "k.so or k.fatbin (its manifest beside it), or the manifest")
         ->required();
     cmd->add_option("--device", opts.device,
-                    "cpu, cuda or cuda:N (default: the artifact's target, device 0)");
+                    "cpu, cuda, cuda:N or emulator (a CUDA artifact on the CUDA emulator; default: the artifact's target, device 0)");
     cmd->add_option("--input", opts.inputs,
                     "NAME=@file.npy, NAME=random (seeded: normal floats, integers in 0..15), or "
                     "NAME=VALUE for a value traced as a constant (default: the traced value)")

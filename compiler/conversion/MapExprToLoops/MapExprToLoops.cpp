@@ -380,9 +380,10 @@ struct Indices {
 /// One kernel's lowering.
 class KernelLowering {
 public:
-  /// `kernels`: where GPU kernels go (null for the CPU).
-  KernelLowering(KernelOp op, mlir::gpu::GPUModuleOp kernels)
-      : op_(op), gpuModule_(kernels), b_(op), idx_{b_, op.getLoc()} {}
+  /// `kernels`: where GPU kernels go (null for the CPU); `testingBreak`: the pass option.
+  KernelLowering(KernelOp op, mlir::gpu::GPUModuleOp kernels, llvm::StringRef testingBreak)
+      : op_(op), gpuModule_(kernels), b_(op), idx_{b_, op.getLoc()},
+        testingBreak_(testingBreak) {}
 
   mlir::LogicalResult run() {
     kernel_ = kernelFromIR(op_, &values_);
@@ -571,8 +572,10 @@ private:
       buffers_[shared[i]] = func.getWorkgroupAttributions()[i];
     mlir::Value block = mlir::gpu::BlockIdOp::create(b_, loc(), mlir::gpu::Dimension::x);
     mlir::Value thread = mlir::gpu::ThreadIdOp::create(b_, loc(), mlir::gpu::Dimension::x);
+    if (testingBreak_ == "index")
+      thread = mlir::arith::AddIOp::create(b_, loc(), thread, idx_.c(1));
     for (size_t s = 0; s < kernel_.stmts.size(); ++s) {
-      if (s > 0)
+      if (s > 0 && testingBreak_ != "barrier")
         mlir::gpu::BarrierOp::create(b_, loc());
       emitStatement(s, block, thread);
     }
@@ -731,7 +734,7 @@ private:
     llvm::SmallVector<mlir::Value> results(loop.getResults().begin(), loop.getResults().end());
     if (thread && reducesAcrossThreads(a)) {
       // Every thread of the block takes part (uniform), and every one gets the row's result.
-      for (size_t r = 0; r < reduced.size(); ++r)
+      for (size_t r = 0; r < reduced.size() && testingBreak_ != "reduction"; ++r)
         results[r] = mlir::gpu::AllReduceOp::create(
             b_, loc(), results[r],
             mlir::gpu::AllReduceOperationAttr::get(
@@ -866,6 +869,7 @@ private:
   std::optional<KernelRows> rows_;
   std::map<int, mlir::Value> buffers_;
   std::map<int, std::vector<bool>> sharedRowDims_; // shared tensors: which dims are the row
+  llvm::StringRef testingBreak_;
   bool failed_ = false;
 };
 
@@ -879,6 +883,13 @@ struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExp
           << target << "'";
       return signalPassFailure();
     }
+    if (!testingBreak.empty() && testingBreak != "barrier" && testingBreak != "index" &&
+        testingBreak != "reduction") {
+      module.emitError("sotc-convert-mapexpr-to-loops: testing-break is barrier, index or "
+                       "reduction, not '")
+          << testingBreak << "'";
+      return signalPassFailure();
+    }
     llvm::SmallVector<KernelOp> kernels;
     module.walk([&](KernelOp k) { kernels.push_back(k); });
     // GPU kernels go into one gpu.module, which becomes the fatbin (an empty one when every
@@ -890,7 +901,7 @@ struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExp
       module->setAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
     }
     for (KernelOp k : kernels) {
-      if (mlir::failed(KernelLowering(k, gpuModule).run()))
+      if (mlir::failed(KernelLowering(k, gpuModule, testingBreak).run()))
         return signalPassFailure();
       k.erase();
     }

@@ -26,6 +26,10 @@ def ConvertMapExprToLoops : Pass<"sotc-convert-mapexpr-to-loops", "::mlir::Modul
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or gpu">,
+    Option<"testingBreak", "testing-break", "std::string", /*default=*/"\"\"",
+           "testing only: lower GPU kernels wrongly on purpose, to see the CUDA emulator catch "
+           "it: barrier (no barriers between statements), index (each thread takes the "
+           "element of the next one), reduction (the threads' partial results not combined)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

@@ -5,6 +5,7 @@
 // emulated device's allocations.
 #include "runtime/src/Error.h"
 #include "runtime/src/emulator/EmulatedCuda.h"
+#include "runtime/src/emulator/Half.h"
 
 #include <cmath>
 #include <cstring>
@@ -62,19 +63,12 @@ double load(const uint8_t *base, int type, uint64_t index) {
   case R16BF: {
     uint16_t h;
     std::memcpy(&h, p, 2);
-    uint32_t bits = static_cast<uint32_t>(h) << 16;
-    float v;
-    std::memcpy(&v, &bits, 4);
-    return v;
+    return bfloatToFloat(h);
   }
   default: { // R16F
     uint16_t h;
     std::memcpy(&h, p, 2);
-    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    double v = exp == 0    ? std::ldexp(mant, -24)
-               : exp == 31 ? (mant ? NAN : INFINITY)
-                           : std::ldexp(mant + 1024, exp - 25);
-    return (h & 0x8000) ? -v : v;
+    return halfToFloat(h);
   }
   }
 }
@@ -90,28 +84,7 @@ void store(uint8_t *base, int type, uint64_t index, double value) {
     std::memcpy(p, &f, 4);
     return;
   }
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint16_t h;
-  if (type == R16BF) {
-    h = (x & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((x >> 16) | 0x40)
-                                        : static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-  } else { // R16F, rounded to nearest even
-    uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-    uint32_t a = x & 0x7fffffffu;
-    if (a >= 0x7f800000u)
-      h = sign | (a > 0x7f800000u ? 0x7e00 : 0x7c00);
-    else if (a >= 0x477ff000u)
-      h = sign | 0x7c00;
-    else if (a < 0x38800000u)
-      h = sign | static_cast<uint16_t>(std::nearbyint(std::fabs(f) * 16777216.0f));
-    else {
-      uint32_t r = a - 0x38000000u, m = r >> 13, rest = r & 0x1fff;
-      if (rest > 0x1000 || (rest == 0x1000 && (m & 1)))
-        ++m;
-      h = static_cast<uint16_t>(sign | m);
-    }
-  }
+  uint16_t h = type == R16BF ? floatToBfloat(f) : floatToHalf(f);
   std::memcpy(p, &h, 2);
 }
 

@@ -56,22 +56,18 @@ struct Loaded {
 struct Device {
   std::mutex mutex;
   std::map<uint64_t, Region> regions;
-  uint64_t used = 0, limit = 0; // limit 0: as much as the host gives
-  unsigned threads = 0;
-
-  Device() {
-    if (const char *m = std::getenv("SOTC_EMULATOR_MEMORY"))
-      limit = std::strtoull(m, nullptr, 10);
-    if (const char *t = std::getenv("SOTC_EMULATOR_THREADS"))
-      threads = static_cast<unsigned>(std::strtoul(t, nullptr, 10));
-  }
+  uint64_t used = 0;
 
   CUresult allocate(CUdeviceptr *p, size_t bytes, const std::string &what) {
     if (!p || bytes == 0)
       return failWith(InvalidValue, "cuMemAlloc of 0 bytes");
+    // Read at every allocation, so that a test can shrink the device (0: the host's memory).
+    const char *cap = std::getenv("SOTC_EMULATOR_MEMORY");
+    uint64_t limit = cap ? std::strtoull(cap, nullptr, 10) : 0;
     std::lock_guard<std::mutex> lock(mutex);
     if (limit && used + bytes > limit)
-      return failWith(OutOfMemory, "the emulated device has " + std::to_string(limit - used) +
+      return failWith(OutOfMemory, "the emulated device has " +
+                                       std::to_string(limit > used ? limit - used : 0) +
                                        " of its " + std::to_string(limit) +
                                        " bytes (SOTC_EMULATOR_MEMORY) left; " +
                                        std::to_string(bytes) + " asked");
@@ -370,7 +366,9 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   config.dynamicSharedBytes = sharedBytes;
   config.params = params;
   try {
-    runKernel(k, config, device().snapshot(), device().threads);
+    const char *threads = std::getenv("SOTC_EMULATOR_THREADS");
+    runKernel(k, config, device().snapshot(),
+              threads ? static_cast<unsigned>(std::strtoul(threads, nullptr, 10)) : 0);
   } catch (const Fault &fault) {
     throw Error("E8007", std::string("CUDA emulator: ") + fault.what());
   }

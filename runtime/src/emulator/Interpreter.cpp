@@ -1,4 +1,5 @@
 #include "runtime/src/emulator/Interpreter.h"
+#include "runtime/src/emulator/Half.h"
 
 #include <algorithm>
 #include <atomic>
@@ -45,17 +46,8 @@ inline uint64_t widen(uint64_t v, Type t) {
   return isSigned(t) ? static_cast<uint64_t>(signExtend(v, b)) : truncate(v, b);
 }
 
-inline float asFloat(uint64_t v) {
-  uint32_t b = static_cast<uint32_t>(v);
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-inline uint64_t floatBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
+inline float asFloat(uint64_t v) { return bitsToFloat(static_cast<uint32_t>(v)); }
+inline uint64_t floatBits(float f) { return floatToBits(f); }
 inline double asDouble(uint64_t v) {
   double d;
   std::memcpy(&d, &v, 8);
@@ -67,47 +59,11 @@ inline uint64_t doubleBits(double d) {
   return b;
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
-           mant = h & 0x3ff;
-  if (exp == 0) {
-    float f = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -f : f;
-  }
-  if (exp == 31)
-    return asFloat(sign | 0x7f800000u | (mant << 13));
-  return asFloat(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-/// float to IEEE half, rounding to nearest even.
-uint16_t floatToHalf(float f) {
-  uint32_t x = static_cast<uint32_t>(floatBits(f));
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  x &= 0x7fffffffu;
-  if (x >= 0x7f800000u)
-    return sign | (x > 0x7f800000u ? 0x7e00 : 0x7c00);
-  if (x >= 0x477ff000u) // 65520 and above round to infinity
-    return sign | 0x7c00;
-  if (x < 0x38800000u) // below 2^-14: a subnormal half, in units of 2^-24
-    return sign | static_cast<uint16_t>(std::nearbyint(asFloat(x) * 16777216.0f));
-  uint32_t r = x - 0x38000000u, h = r >> 13, rest = r & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-    ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-uint16_t floatToBfloat(float f) {
-  uint32_t x = static_cast<uint32_t>(floatBits(f));
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 inline float toFloat(uint64_t v, Type t) {
   if (t == Type::F16)
     return halfToFloat(static_cast<uint16_t>(v));
   if (t == Type::BF16)
-    return asFloat(static_cast<uint32_t>(v & 0xffff) << 16);
+    return bfloatToFloat(static_cast<uint16_t>(v));
   return asFloat(v);
 }
 inline uint64_t fromFloat(float f, Type t) {
@@ -513,15 +469,16 @@ private:
     }
     if (!nearest)
       return "no buffer is allocated";
-    std::string what = nearest->what + " of " + std::to_string(nearest->bytes) + " bytes at " +
-                       hex(nearest->base);
-    if (a >= nearest->base && a < nearest->base + nearest->bytes)
-      return std::to_string(a + n - (nearest->base + nearest->bytes)) +
-             " bytes past the end of the " + what;
+    std::string what = "the " + std::to_string(nearest->bytes) + "-byte " + nearest->what +
+                       " at " + hex(nearest->base);
+    uint64_t end = nearest->base + nearest->bytes;
     if (a < nearest->base)
-      return std::to_string(nearest->base - a) + " bytes before the " + what;
-    return std::to_string(a - (nearest->base + nearest->bytes)) + " bytes after the end of the " +
-           what;
+      return std::to_string(nearest->base - a) + " bytes before " + what;
+    if (a < end)
+      return "reaching " + std::to_string(a + n - end) + " bytes past the end of " + what;
+    if (a == end)
+      return "just past the end of " + what;
+    return std::to_string(a - end) + " bytes past the end of " + what;
   }
 
   std::string sharedName(uint64_t offset) const {
@@ -648,7 +605,7 @@ private:
     const std::vector<Instr> &code = k_.code;
     for (;;) {
       uint32_t runnable = w.live & ~w.atBarrier & ~w.parked;
-      if (!runnable)
+      if (!runnable && !(runnable = unpark(w)))
         return;
       uint32_t pc = std::numeric_limits<uint32_t>::max();
       forLanes(runnable, [&](int l) { pc = std::min(pc, w.pc[l]); });
@@ -716,6 +673,27 @@ private:
       forLanes(group, [&](int l) { w.pc[l] = pc; });
     reselect:;
     }
+  }
+
+  /// Lanes parked at a warp-synchronous instruction whose other members have all exited
+  /// since (it waits only for live ones): they may run it now. Returns them.
+  uint32_t unpark(Warp &w) {
+    uint32_t released = 0;
+    forLanes(w.parked, [&](int l) {
+      if (released >> l & 1)
+        return;
+      uint32_t pc = w.pc[l], here = 0;
+      forLanes(w.parked, [&](int o) {
+        if (w.pc[o] == pc)
+          here |= uint32_t(1) << o;
+      });
+      const Instr &in = k_.code[pc];
+      uint32_t members = static_cast<uint32_t>(row(w, in.src[in.numSrc - 1])[l]);
+      if (!(members & w.live & ~here))
+        released |= here;
+    });
+    w.parked &= ~released;
+    return released;
   }
 
   /// A shfl/vote/bar.warp: runs it when every live member of its mask is here (parked lanes

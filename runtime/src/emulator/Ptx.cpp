@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -452,6 +453,16 @@ private:
         space == std::string::npos ? std::vector<std::string>{} : operands(text.substr(space));
     std::vector<std::string> parts = split(opcode, '.');
     const std::string base = parts[0];
+    static const std::set<std::string> known = {
+        "mov",  "add",   "sub",   "addc",  "subc",  "mul",   "mul24", "mad",    "madc",
+        "fma",  "div",   "rem",   "min",   "max",   "neg",   "abs",   "not",    "sqrt",
+        "rsqrt", "rcp",  "ex2",   "lg2",   "sin",   "cos",   "tanh",  "brev",   "popc",
+        "clz",  "and",   "or",    "xor",   "shl",   "shr",   "copysign", "bfe", "bfi",
+        "shf",  "setp",  "selp",  "testp", "cvt",   "cvta",  "ld",    "ldu",    "st",
+        "bra",  "brx",   "bar",   "barrier", "shfl", "vote", "ret",   "exit",   "membar",
+        "fence", "prefetch", "prefetchu"};
+    if (!known.count(base))
+      fail(line, "unsupported instruction " + opcode);
     // Modifiers, whatever the order: types (first is the instruction's, second cvt's source).
     std::vector<Type> types;
     bool cc = false, lo = false, wide = false, hasCompare = false;

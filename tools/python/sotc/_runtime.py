@@ -188,7 +188,8 @@ class Compiled:
         path = os.fspath(path)
         manifest = path if path.endswith(".json") else _manifest_of(path)
         if device is not None and not isinstance(device, str):
-            raise SotcError("E8005", f"device={device!r}: a device is 'cpu', 'cuda' or 'cuda:N'")
+            raise SotcError("E8005", f"device={device!r}: a device is 'cpu', 'cuda', 'cuda:N' or "
+                             "'emulator'")
         handle, error = ctypes.c_void_p(), _Error()
         if self._lib.sotc_open_device(path.encode(), device.encode() if device else None,
                                       ctypes.byref(handle), ctypes.byref(error)):

@@ -321,7 +321,8 @@ def test_threads_share_one_artifact(root, sotc_bin, tmp_path):
 
 def test_bad_devices_are_coded_errors(root, sotc_bin, tmp_path):
     library = compile_cpu(root, sotc_bin, tmp_path, "22_relu_sin")
-    for device, code in [(7, "E8005"), ("gpu", "E8005"), ("cuda:0", "E8003"), ("cpu:3", "E8005")]:
+    for device, code in [(7, "E8005"), ("gpu", "E8005"), ("cuda:0", "E8003"), ("cpu:3", "E8005"),
+                         ("emulator", "E8003"), ("emulator:1", "E8005")]:
         with pytest.raises(sotc.SotcError) as e:
             sotc.load(library, device=device)
         assert e.value.code == code, (device, str(e.value))
@@ -338,3 +339,56 @@ def test_info_names_what_gemm_steps_run_on(root, sotc_bin, tmp_path):
     assert mlp["kernels"] in ("x86-64-v3", "x86-64-v4")  # the library carries both
     assert sotc.load(compile_cpu(root, sotc_bin, tmp_path, "22_relu_sin")).info() == \
         {"target": "cpu", "kernels": mlp["kernels"], "gemm": ""}
+
+
+def test_cuda_artifacts_run_on_the_emulator(root, sotc_bin, tmp_path):
+    """device="emulator": the fatbin's own kernels and GEMM steps through the CUDA backend on
+    the CUDA emulator (docs/emulator.md), on a machine without a GPU: both sides of a tensor
+    branch, a layer norm's block reductions, GEMM steps, calls from several threads, and a
+    kernel fault as a coded error."""
+    import threading
+
+    def fatbin(program, *flags):
+        path = tmp_path / (program + "".join(flags).replace("-", "") + ".fatbin")
+        subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces",
+                                                          program + ".pb"),
+                        "--gpu-arch", "sm_90", "-o", str(path), *flags], check=True, cwd=root)
+        return path
+
+    branch = sotc.load(fatbin("14_tensor_branch"), device="emulator")
+    assert branch.target == "cuda"
+    x = np.array([1, 2, 3, 4, -1, -2, 0.5, 0.25], np.float32)
+    np.testing.assert_array_equal(branch(x), x * 2 + 1)
+    np.testing.assert_array_equal(branch(-x), x + 1)
+
+    norm = sotc.load(fatbin("24_layer_norm"), device="emulator")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 256)).astype(np.float32)
+    w, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    mean = x.mean(-1, keepdims=True)
+    expected = (x - mean) / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(norm(x, w, b), expected, rtol=1e-5, atol=1e-5)
+
+    mlp = sotc.load(fatbin("26_gelu_mlp"), device="emulator")
+    assert mlp.info()["gemm"] == "cuBLASLt (the CUDA emulator's)"
+    inputs = [rng.standard_normal(s).astype(np.float32) * 0.1
+              for s in [(32, 256), (256, 1024), (1024,), (1024, 256), (256,)]]
+    want = mlp(*inputs)
+    wrong = []
+
+    def work():
+        for _ in range(3):
+            if not np.array_equal(mlp(*inputs), want):
+                wrong.append(1)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+    racy = sotc.load(fatbin("23_softmax", "--testing-break=barrier"), device="emulator")
+    with pytest.raises(sotc.SotcError, match=r"E8007: CUDA emulator: reduce_max_0\S*: block "
+                                             r"\(0,0,0\) thread \(\d+,0,0\): shared-memory race"):
+        racy(rng.standard_normal((32, 128)).astype(np.float32))

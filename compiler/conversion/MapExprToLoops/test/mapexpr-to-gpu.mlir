@@ -3,6 +3,25 @@
 // `--sotc-pipeline="target=cuda compile-to=scheduled"` makes of softmax over [32, 128], a
 // row sum of exp over [4, 1000] (rows padded to 1024) and relu(sin(x)) over 100 elements.
 // RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops=target=gpu --canonicalize --cse | FileCheck %s
+//
+// testing-break lowers wrongly on purpose (the CUDA emulator's tests show it caught): no
+// barriers between statements, each thread on the next one's element, partial results left
+// uncombined. Anything else is refused.
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=barrier" | FileCheck %s --check-prefix=BARRIER
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=index" | FileCheck %s --check-prefix=INDEX
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=reduction" | FileCheck %s --check-prefix=REDUCTION
+// RUN: not sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=other" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// BARRIER-LABEL: gpu.func @reduce_max_0_
+// BARRIER-NOT:     gpu.barrier
+// BARRIER:         gpu.return
+// INDEX-LABEL:   gpu.func @reduce_max_0_
+// INDEX:           %[[T:.*]] = gpu.thread_id x
+// INDEX-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// INDEX-NEXT:      arith.addi %[[T]], %[[ONE]] : index
+// REDUCTION-LABEL: gpu.func @reduce_max_0_
+// REDUCTION-NOT:   gpu.all_reduce
+// REDUCTION:       gpu.return
+// UNKNOWN: error: sotc-convert-mapexpr-to-loops: testing-break is barrier, index or reduction, not 'other'
 
 // Softmax: a block per row, a thread per element. Each reduction combines the threads'
 // values with a uniform all-reduce; thread 0 keeps the row's result in shared memory, and
