@@ -143,20 +143,26 @@ def test_library_model_compiles_and_matches(framework, name, sotc_bin, workdir):
 
 
 def check_compiled(sotc_bin, tmp_path, model, x, want):  # noqa: F811
-    """Traces `model` for `x`, compiles it for the CPU (compared with the framework's `want`)
-    and for CUDA (the fatbin read by `sotc inspect`)."""
+    """Traces `model` for `x`, compiles it for the CPU and for CUDA (the fatbin read by `sotc
+    inspect`), and compares both with the framework's `want`: the library, and the fatbin run
+    on the CUDA emulator."""
     spec = f"float32[{','.join(map(str, x.shape))}]"
     trace_path = sotc.trace(model, spec).save(str(tmp_path / "model.pb"))
     library = str(tmp_path / "model.so")
     compile_model(sotc_bin, trace_path, library, "cpu")
-    got = outputs(sotc.load(library)(x))
-    assert [g.shape for g in got] == [w.shape for w in want]
-    for g, w in zip(got, want):
-        scale, error = float(np.abs(w).max()), float(np.abs(g - w).max())
-        assert error <= TOLERANCE * scale, f"max error {error:.3g} against output scale {scale:.3g}"
+    assert_matches(outputs(sotc.load(library)(x)), want, "CPU")
     fatbin = str(tmp_path / "model.fatbin")
     compile_model(sotc_bin, trace_path, fatbin, "cuda")
     subprocess.run([sotc_bin, "inspect", fatbin], check=True, capture_output=True)
+    assert_matches(outputs(sotc.load(fatbin, device="emulator")(x)), want, "CUDA emulator")
+
+
+def assert_matches(got, want, where):
+    assert [g.shape for g in got] == [w.shape for w in want], where
+    for g, w in zip(got, want):
+        scale, error = float(np.abs(w).max()), float(np.abs(g - w).max())
+        assert error <= TOLERANCE * scale, \
+            f"{where}: max error {error:.3g} against output scale {scale:.3g}"
 
 
 def small_transformers():

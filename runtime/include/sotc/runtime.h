@@ -92,7 +92,9 @@ typedef struct sotc_artifact sotc_artifact;
  * k.cuda.manifest.json). A CPU artifact runs on a pool of SOTC_NUM_THREADS threads
  * (default: every core); a CUDA one on device 0, or
  * on `device` ("cpu", "cuda", "cuda:N"; NULL: the artifact's own) with sotc_open_device,
- * which fails with E8003 when the artifact is not for that kind of device. */
+ * which fails with E8003 when the artifact is not for that kind of device. "emulator" runs
+ * a CUDA artifact on the CUDA emulator (docs/emulator.md): the CUDA backend on an emulated
+ * driver and cuBLASLt, on any machine; its tensors are then that emulated device's. */
 int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error);
 int sotc_open_device(const char *path, const char *device, sotc_artifact **artifact,
                      sotc_error *error);
