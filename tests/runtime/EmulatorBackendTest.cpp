@@ -21,25 +21,13 @@
 
 namespace {
 
+using sotc::testing::random;
 using sotc::testing::slurp;
 using sotc::testing::tensor;
 
-std::vector<float> random(size_t n, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = d(rng);
-  return v;
-}
-
-struct Opened {
-  sotc_artifact *artifact = nullptr;
-  sotc_error error{};
-  explicit Opened(const std::string &path) {
-    if (sotc_open_device(path.c_str(), "emulator", &artifact, &error))
-      artifact = nullptr;
-  }
-  ~Opened() { sotc_close(artifact); }
+/// An artifact opened on the emulator.
+struct Emulated : sotc::testing::Opened {
+  explicit Emulated(const std::string &path) : Opened(path, "emulator") {}
 };
 
 /// Result 0 of a run, copied from the (emulated) device.
@@ -79,7 +67,7 @@ std::string runEdited(const std::string &what, const std::string &with) {
 } // namespace
 
 TEST_CASE("a CUDA softmax runs on the emulator and matches", "[emulator]") {
-  Opened a("testdata/softmax_cuda.fatbin");
+  Emulated a("testdata/softmax_cuda.fatbin");
   INFO(a.error.code << ": " << a.error.message);
   REQUIRE(a.artifact);
   CHECK(std::string(sotc_target(a.artifact)) == "cuda");
@@ -106,7 +94,7 @@ TEST_CASE("a CUDA softmax runs on the emulator and matches", "[emulator]") {
 
 TEST_CASE("a CUDA MLP: GEMM steps through the emulated cuBLASLt, the GELU kernel",
           "[emulator]") {
-  Opened a("testdata/gelu_mlp_cuda.fatbin");
+  Emulated a("testdata/gelu_mlp_cuda.fatbin");
   INFO(a.error.code << ": " << a.error.message);
   REQUIRE(a.artifact);
   std::mt19937 rng(2);
@@ -143,7 +131,7 @@ TEST_CASE("a CUDA MLP: GEMM steps through the emulated cuBLASLt, the GELU kernel
 TEST_CASE("the CUDA backend's failures through the emulated driver", "[emulator]") {
   SECTION("device memory runs out: the allocation the run needs fails") {
     setenv("SOTC_EMULATOR_MEMORY", "4096", 1);
-    Opened a("testdata/softmax_cuda.fatbin");
+    Emulated a("testdata/softmax_cuda.fatbin");
     std::string opened = a.artifact ? "" : a.error.message;
     std::vector<float> x(32 * 128);
     sotc_value in[] = {tensor(x, {32, 128})}, out[1];
@@ -159,7 +147,7 @@ TEST_CASE("the CUDA backend's failures through the emulated driver", "[emulator]
   }
   SECTION("GEMM steps whose cuBLASLt workspace does not fit") {
     setenv("SOTC_EMULATOR_MEMORY", "1048576", 1);
-    Opened a("testdata/gelu_mlp_cuda.fatbin");
+    Emulated a("testdata/gelu_mlp_cuda.fatbin");
     unsetenv("SOTC_EMULATOR_MEMORY");
     CHECK(!a.artifact);
     CHECK(std::string(a.error.code) == "E8005");

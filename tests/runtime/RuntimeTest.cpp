@@ -18,28 +18,11 @@
 
 namespace {
 
+using sotc::testing::Opened;
+using sotc::testing::random;
 using sotc::testing::slurp;
 using sotc::testing::spit;
 using sotc::testing::tensor;
-
-std::vector<float> random(size_t n, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = d(rng);
-  return v;
-}
-
-
-struct Opened {
-  sotc_artifact *artifact = nullptr;
-  sotc_error error{};
-  explicit Opened(const std::string &path) {
-    if (sotc_open(path.c_str(), &artifact, &error))
-      artifact = nullptr;
-  }
-  ~Opened() { sotc_close(artifact); }
-};
 
 /// Each element within `tolerance` of its reference, relative to max(1, |want|) or, where
 /// given, to `scale` (a dot product's sum of |terms|: what f32 rounding grows with).

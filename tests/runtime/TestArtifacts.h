@@ -1,6 +1,7 @@
 //===- TestArtifacts.h - What the runtime's tests share -----------------------------------===//
 //
-// Files read and written whole, and float32 tensors as sotc_values over the caller's data.
+// Files read and written whole, float32 tensors as sotc_values over the caller's data, random
+// inputs, and artifacts opened for the length of a test.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_TESTS_RUNTIME_TESTARTIFACTS_H
@@ -9,6 +10,7 @@
 #include "sotc/runtime.h"
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,6 +39,29 @@ inline sotc_value tensor(std::vector<float> &data, const std::vector<int64_t> &s
     v.shape[d] = shape[d];
   return v;
 }
+
+/// `n` floats drawn uniformly from [-1, 1).
+inline std::vector<float> random(size_t n, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+/// An artifact opened on `device` (nullptr: its own), closed at the end of the scope; on
+/// failure `artifact` is null and `error` says why.
+struct Opened {
+  sotc_artifact *artifact = nullptr;
+  sotc_error error{};
+  explicit Opened(const std::string &path, const char *device = nullptr) {
+    if (sotc_open_device(path.c_str(), device, &artifact, &error))
+      artifact = nullptr;
+  }
+  ~Opened() { sotc_close(artifact); }
+  Opened(const Opened &) = delete;
+  Opened &operator=(const Opened &) = delete;
+};
 
 } // namespace sotc::testing
 

@@ -1,5 +1,6 @@
 #include "runtime/src/cuda/CublasLt.h"
 #include "runtime/src/cuda/CublasLtApi.h"
+#include "runtime/src/cuda/LoadOnce.h"
 
 #include "runtime/src/Artifact.h"
 
@@ -7,7 +8,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <mutex>
 
 namespace sotc::runtime::cuda {
 namespace {
@@ -74,22 +74,7 @@ size_t elementBytes(GemmPlan::Type t) {
 
 } // namespace
 
-const Api &lt::cublasLt() {
-  // Loaded once; a failure is remembered and reported again to every later caller.
-  static std::once_flag once;
-  static Api loaded{};
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      loaded = load();
-    } catch (const Error &e) {
-      failure = e.what();
-    }
-  });
-  if (!failure.empty())
-    throw Error("E8003", failure);
-  return loaded;
-}
+const Api &lt::cublasLt() { return loadOnce<Api, load>(); }
 
 /// One planned matmul: C^T (n x m) = op(B^T) (n x k) * op(A^T) (k x m), column-major.
 struct Planned {

@@ -1,11 +1,11 @@
 #include "runtime/src/cuda/Driver.h"
 
 #include "runtime/src/Artifact.h"
+#include "runtime/src/cuda/LoadOnce.h"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <mutex>
 
 namespace sotc::runtime::cuda {
 
@@ -71,21 +71,6 @@ void Driver::check(CUresult result, const char *what) const {
   throw Error("E8005", std::string(what) + " failed: " + errorName(*this, result));
 }
 
-const Driver &driver() {
-  // Loaded once; a failure is remembered and reported again to every later caller.
-  static std::once_flag once;
-  static Driver loaded{};
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      loaded = load();
-    } catch (const Error &e) {
-      failure = e.what();
-    }
-  });
-  if (!failure.empty())
-    throw Error("E8003", failure);
-  return loaded;
-}
+const Driver &driver() { return loadOnce<Driver, load>(); }
 
 } // namespace sotc::runtime::cuda
