@@ -40,11 +40,11 @@ inline int64_t signExtend(uint64_t v, int bits) {
   return bits >= 64 ? static_cast<int64_t>(v)
                     : static_cast<int64_t>(v << (64 - bits)) >> (64 - bits);
 }
-/// A register's value as its type reads it: sign- or zero-extended from the type's width.
-inline uint64_t widen(uint64_t v, Type t) {
-  int b = bitsOf(t);
-  return isSigned(t) ? static_cast<uint64_t>(signExtend(v, b)) : truncate(v, b);
+/// A register's value as a type of `bits` reads it: sign- or zero-extended from its width.
+inline uint64_t widen(uint64_t v, int bits, bool isSignedType) {
+  return isSignedType ? static_cast<uint64_t>(signExtend(v, bits)) : truncate(v, bits);
 }
+inline uint64_t widen(uint64_t v, Type t) { return widen(v, bitsOf(t), isSigned(t)); }
 
 inline float asFloat(uint64_t v) { return bitsToFloat(static_cast<uint32_t>(v)); }
 inline uint64_t floatBits(float f) { return floatToBits(f); }
@@ -607,14 +607,19 @@ private:
       uint32_t runnable = w.live & ~w.atBarrier & ~w.parked;
       if (!runnable && !(runnable = unpark(w)))
         return;
-      uint32_t pc = std::numeric_limits<uint32_t>::max();
-      forLanes(runnable, [&](int l) { pc = std::min(pc, w.pc[l]); });
-      uint32_t group = 0, othersMin = std::numeric_limits<uint32_t>::max();
+      // The lanes at the lowest program counter, and the next lowest one's.
+      uint32_t pc = std::numeric_limits<uint32_t>::max(), othersMin = pc, group = 0;
       forLanes(runnable, [&](int l) {
-        if (w.pc[l] == pc)
+        uint32_t at = w.pc[l];
+        if (at < pc) {
+          othersMin = pc;
+          pc = at;
+          group = uint32_t(1) << l;
+        } else if (at == pc) {
           group |= uint32_t(1) << l;
-        else
-          othersMin = std::min(othersMin, w.pc[l]);
+        } else if (at < othersMin) {
+          othersMin = at;
+        }
       });
       // The group runs until it splits, waits, or meets lanes that were behind it.
       for (;;) {
@@ -863,9 +868,9 @@ private:
     Type t = in.type;
     int bits = bitsOf(t);
     bool fp = isFloat(t), sgn = isSigned(t);
-    auto A = [&](int l) { return widen(a[l], t); };
-    auto B = [&](int l) { return widen(b[l], t); };
-    auto C = [&](int l) { return widen(c[l], t); };
+    auto A = [&](int l) { return widen(a[l], bits, sgn); };
+    auto B = [&](int l) { return widen(b[l], bits, sgn); };
+    auto C = [&](int l) { return widen(c[l], bits, sgn); };
     switch (in.op) {
     case Op::Mov:
     case Op::Cvta:

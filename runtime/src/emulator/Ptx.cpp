@@ -9,42 +9,6 @@
 
 namespace sotc::runtime::emulator {
 
-int bitsOf(Type t) {
-  switch (t) {
-  case Type::Pred:
-    return 1;
-  case Type::B8:
-  case Type::U8:
-  case Type::S8:
-    return 8;
-  case Type::B16:
-  case Type::U16:
-  case Type::S16:
-  case Type::F16:
-  case Type::BF16:
-    return 16;
-  case Type::B32:
-  case Type::U32:
-  case Type::S32:
-  case Type::F32:
-    return 32;
-  case Type::B64:
-  case Type::U64:
-  case Type::S64:
-  case Type::F64:
-    return 64;
-  case Type::None:
-    break;
-  }
-  return 0;
-}
-
-bool isSigned(Type t) { return t == Type::S8 || t == Type::S16 || t == Type::S32 || t == Type::S64; }
-
-bool isFloat(Type t) {
-  return t == Type::F16 || t == Type::BF16 || t == Type::F32 || t == Type::F64;
-}
-
 namespace {
 
 [[noreturn]] void fail(uint32_t line, const std::string &why) {

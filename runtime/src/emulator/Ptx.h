@@ -26,9 +26,42 @@ namespace sotc::runtime::emulator {
 enum class Type : uint8_t {
   None, Pred, B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F16, BF16, F32, F64
 };
-int bitsOf(Type t);
-bool isSigned(Type t);
-bool isFloat(Type t);
+/// The width of a type's values (predicates: 1); inline, as the interpreter asks per lane.
+constexpr int bitsOf(Type t) {
+  switch (t) {
+  case Type::Pred:
+    return 1;
+  case Type::B8:
+  case Type::U8:
+  case Type::S8:
+    return 8;
+  case Type::B16:
+  case Type::U16:
+  case Type::S16:
+  case Type::F16:
+  case Type::BF16:
+    return 16;
+  case Type::B32:
+  case Type::U32:
+  case Type::S32:
+  case Type::F32:
+    return 32;
+  case Type::B64:
+  case Type::U64:
+  case Type::S64:
+  case Type::F64:
+    return 64;
+  case Type::None:
+    break;
+  }
+  return 0;
+}
+constexpr bool isSigned(Type t) {
+  return t == Type::S8 || t == Type::S16 || t == Type::S32 || t == Type::S64;
+}
+constexpr bool isFloat(Type t) {
+  return t == Type::F16 || t == Type::BF16 || t == Type::F32 || t == Type::F64;
+}
 
 enum class Space : uint8_t { Generic, Global, Shared, Local, Param, Const };
 
