@@ -98,12 +98,25 @@ int64_t normalizeAxis(const std::string &op, int64_t axis, int64_t rank) {
   return axis < 0 ? axis + bound : axis;
 }
 
+int64_t normalizeDim(const std::string &op, int64_t axis, int64_t rank) {
+  if (rank == 0)
+    throw CodedError(DiagCode::OpBadAttribute, op + "(): dimension " + std::to_string(axis) +
+                                                   " of a 0-d tensor (it needs at least one)");
+  return normalizeAxis(op, axis, rank);
+}
+
 std::vector<int64_t> normalizeAxes(const std::string &op, const std::vector<int64_t> &axes,
                                    int64_t rank) {
   std::set<int64_t> out;
   if (axes.empty())
     for (int64_t i = 0; i < rank; ++i)
       out.insert(i);
+  // A 0-d tensor takes axis 0 or -1, as paddle and torch allow, and has no axis to reduce.
+  if (rank == 0) {
+    for (int64_t axis : axes)
+      normalizeAxis(op, axis, rank);
+    return {};
+  }
   for (int64_t axis : axes)
     if (!out.insert(normalizeAxis(op, axis, rank)).second)
       throw CodedError(DiagCode::OpBadAttribute,

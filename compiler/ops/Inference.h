@@ -25,9 +25,13 @@ DType promoteWithScalar(DType tensor, const Arg &scalar);
 /// Floating dtype for operations that produce floats from integer inputs (exp, divide, mean).
 DType floatingResult(DType dtype);
 
-/// A possibly negative axis, checked against `rank`; E2010 when out of range.
+/// A possibly negative axis, checked against `rank`; E2010 when out of range. A 0-d tensor
+/// takes 0 and -1 (as paddle and torch do), which stand for no dimension of it.
 int64_t normalizeAxis(const std::string &op, int64_t axis, int64_t rank);
-/// Sorted, unique, normalized axes; an empty list means every axis.
+/// normalizeAxis for an operation that needs the dimension itself (a size, an index along
+/// it): E2010 for a 0-d tensor too.
+int64_t normalizeDim(const std::string &op, int64_t axis, int64_t rank);
+/// Sorted, unique, normalized axes; an empty list means every axis. A 0-d tensor has none.
 std::vector<int64_t> normalizeAxes(const std::string &op, const std::vector<int64_t> &axes,
                                    int64_t rank);
 std::vector<int64_t> reducedShape(const std::vector<int64_t> &shape,

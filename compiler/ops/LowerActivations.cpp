@@ -116,16 +116,17 @@ void registerActivations(OpTable &t) {
       if (xn == "input" && !L.args.isNone("out"))
         badValue(L, "out= is not supported");
       int x = floatInput(L, xn);
-      int64_t axis = normalizeAxis(b.opName(), L.args.intValue(axisName), b.meta(x).rank());
+      std::vector<int64_t> axes =
+          normalizeAxes(b.opName(), {L.args.intValue(axisName)}, b.meta(x).rank());
       double p = L.args.scalar("p");
       if (p <= 0)
         badValue(L, "p must be positive");
-      int norm = p == 2 ? b.unary(Prim::Sqrt, b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, x, x),
-                                                      {axis}, true))
+      int norm = p == 2 ? b.unary(Prim::Sqrt, reduceTo(L, Prim::ReduceSum,
+                                                      b.binary(Prim::Mul, x, x), axes, true))
                         : b.binaryScalar(Prim::Pow,
-                                         b.reduce(Prim::ReduceSum,
+                                         reduceTo(L, Prim::ReduceSum,
                                                   b.binaryScalar(Prim::Pow, b.unary(Prim::Abs, x), p),
-                                                  {axis}, true),
+                                                  axes, true),
                                          1 / p);
       L.out(b.binary(Prim::Div, x, b.binaryScalar(Prim::Max, norm, L.args.scalar(epsName))));
     };

@@ -39,7 +39,7 @@ LowerFn indexSelectOp(std::string xn, std::string axisName) {
     int64_t rank = L.b.meta(x).rank();
     if (L.b.meta(index).rank() != 1)
       badValue(L, "index must be 1-d, not of shape " + formatShape(L.b.meta(index).shape));
-    int64_t axis = normalizeAxis(L.b.opName(), L.args.intValue(axisName), rank);
+    int64_t axis = normalizeDim(L.b.opName(), L.args.intValue(axisName), rank);
     std::vector<int64_t> perm(static_cast<size_t>(rank));
     for (int64_t i = 0; i < rank; ++i)
       perm[i] = i == 0 ? axis : i <= axis ? i - 1 : i; // axis first, the others in order
@@ -55,7 +55,7 @@ LowerFn indexSelectOp(std::string xn, std::string axisName) {
 LowerFn chunkOp(std::string xn, std::string axisName, bool paddle) {
   return [=](Lowering &L) {
     int x = L.in(xn);
-    int64_t axis = normalizeAxis(L.b.opName(), L.args.intValue(axisName), L.b.meta(x).rank());
+    int64_t axis = normalizeDim(L.b.opName(), L.args.intValue(axisName), L.b.meta(x).rank());
     int64_t chunks = L.args.intValue("chunks"), n = L.b.meta(x).shape[axis];
     if (chunks <= 0)
       badValue(L, "chunks must be positive");
@@ -88,7 +88,7 @@ LowerFn rollOp(std::string xn, std::string axesName) {
     if (flat)
       y = L.b.reshape(x, {-1});
     for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t axis = normalizeAxis(L.b.opName(), axes[i], L.b.meta(y).rank());
+      int64_t axis = normalizeDim(L.b.opName(), axes[i], L.b.meta(y).rank());
       int64_t n = L.b.meta(y).shape[axis];
       if (n == kDynamic)
         badValue(L, "rolling a dynamic dimension is not supported yet");
@@ -174,8 +174,11 @@ void registerShapes(OpTable &t) {
       std::vector<int64_t> perm;
       for (int64_t i = 0; i < rank; ++i)
         perm.push_back(i);
-      std::swap(perm[normalizeAxis(L.b.opName(), L.args.intValue(a), rank)],
-                perm[normalizeAxis(L.b.opName(), L.args.intValue(b), rank)]);
+      int64_t first = normalizeAxis(L.b.opName(), L.args.intValue(a), rank),
+              second = normalizeAxis(L.b.opName(), L.args.intValue(b), rank);
+      if (rank == 0) // a 0-d tensor's dims 0 and -1: itself
+        return L.out(x);
+      std::swap(perm[first], perm[second]);
       L.out(L.b.transpose(x, perm));
     };
   };
@@ -218,7 +221,7 @@ void registerShapes(OpTable &t) {
       if (ins.empty())
         badValue(L, "needs at least one tensor");
       L.out(L.b.concat(
-          ins, normalizeAxis(L.b.opName(), L.args.intValue(axis), L.b.meta(ins[0]).rank())));
+          ins, normalizeDim(L.b.opName(), L.args.intValue(axis), L.b.meta(ins[0]).rank())));
     };
   };
   paddleLower(t, "concat", concatLower("x", "axis"), false);
@@ -226,7 +229,7 @@ void registerShapes(OpTable &t) {
 
   paddleLower(t, "split", [](Lowering &L) {
     int x = L.in("x");
-    int64_t axis = normalizeAxis("split", L.args.intValue("axis"), L.b.meta(x).rank());
+    int64_t axis = normalizeDim("split", L.args.intValue("axis"), L.b.meta(x).rank());
     const Arg &n = L.args.get("num_or_sections");
     if (n.kind != Arg::Kind::Int)
       return splitSizes(L, x, L.args.intList("num_or_sections"), axis);
@@ -240,7 +243,7 @@ void registerShapes(OpTable &t) {
   });
   torchLower(t, "split", [](Lowering &L) {
     int x = L.in("tensor");
-    int64_t axis = normalizeAxis("split", L.args.intValue("dim"), L.b.meta(x).rank());
+    int64_t axis = normalizeDim("split", L.args.intValue("dim"), L.b.meta(x).rank());
     const Arg &n = L.args.get("split_size_or_sections");
     if (n.kind != Arg::Kind::Int)
       return splitSizes(L, x, L.args.intList("split_size_or_sections"), axis);

@@ -124,7 +124,7 @@ LowerFn logsumexpOp(std::string xn, std::string axis, std::string keepdim) {
 }
 
 int softmax(Lowering &L, int x, int64_t axis, bool log) {
-  std::vector<int64_t> axes = {axis};
+  std::vector<int64_t> axes = normalizeAxes(L.b.opName(), {axis}, L.b.meta(x).rank());
   int m = reduceTo(L, Prim::ReduceMax, x, axes, true);
   int shifted = L.b.binary(Prim::Sub, x, m);
   int e = L.b.unary(Prim::Exp, shifted);

@@ -1156,3 +1156,51 @@ TEST_CASE("constants are broadcast and cast when made; dead ops are dropped", "[
   CHECK(one.graph.ops[0].prim == Prim::Reshape);
   CHECK(one.graph.ops[0].result.shape == std::vector<int64_t>{3, 4});
 }
+
+TEST_CASE("0-d tensors: dimension 0 and -1 reduce nothing; operations that need a dimension "
+          "refuse them", "[decompositions]") {
+  const OpTable &table = OpTable::get();
+  const TensorMeta scalar{{}, DType::Float32};
+  std::mt19937 rng(7);
+  Buffer x = random(scalar, rng);
+  double v = x.data[0];
+  auto dim = [](int64_t d) { return std::pair<std::string, Arg>{"dim", Arg::ofInt(d)}; };
+  struct Reduces {
+    std::string name;
+    std::vector<std::pair<std::string, Arg>> keywords;
+    double want;
+  };
+  for (const Reduces &c : std::vector<Reduces>{
+           {"torch.mean", {dim(0), {"keepdim", Arg::ofBool(true)}}, v},
+           {"torch.Tensor.mean", {dim(-1)}, v},
+           {"torch.sum", {dim(0)}, v},
+           {"torch.amax", {dim(-1)}, v},
+           {"torch.logsumexp", {dim(0)}, v},
+           {"torch.softmax", {dim(0)}, 1},
+           {"torch.nn.functional.normalize", {dim(0)}, v / std::max(std::fabs(v), 1e-12)},
+           {"torch.transpose", {{"dim0", Arg::ofInt(0)}, {"dim1", Arg::ofInt(-1)}}, v},
+           {"paddle.mean", {{"axis", Arg::ofInt(0)}}, v}}) {
+    INFO(c.name);
+    LoweredCall call = table.lower(c.name, {{Arg::ofTensor(scalar)}, c.keywords});
+    Refs got = evaluate(call.graph, {x});
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].meta.shape.empty());
+    CHECK(std::fabs(got[0].data[0] - c.want) <= 1e-6 * std::max(1.0, std::fabs(c.want)));
+  }
+  const TensorMeta index{{1}, DType::Int64};
+  for (const auto &[name, call] : std::vector<std::pair<std::string, CallArgs>>{
+           {"torch.cat", {{Arg::list({Arg::ofTensor(scalar), Arg::ofTensor(scalar)})}, {dim(0)}}},
+           {"torch.chunk", {{Arg::ofTensor(scalar), Arg::ofInt(1)}, {dim(0)}}},
+           {"torch.split", {{Arg::ofTensor(scalar), Arg::ofInt(1)}, {dim(0)}}},
+           {"torch.index_select", {{Arg::ofTensor(scalar), Arg::ofInt(0), Arg::ofTensor(index)}, {}}},
+           {"torch.roll", {{Arg::ofTensor(scalar), Arg::list({Arg::ofInt(1)}),
+                            Arg::list({Arg::ofInt(0)})}, {}}}}) {
+    INFO(name);
+    try {
+      table.lower(name, call);
+      FAIL("lowered");
+    } catch (const sotc::CodedError &e) {
+      CHECK(std::string(e.what()).find("of a 0-d tensor") != std::string::npos);
+    }
+  }
+}
