@@ -130,8 +130,11 @@ def workdir(tmp_path):
 
 
 def compile_model(sotc_bin, trace_path, output, target):  # noqa: F811
-    result = subprocess.run([sotc_bin, "compile", trace_path, "--target", target, "-o", output],
-                            capture_output=True, text=True)
+    # CUDA: SASS for one architecture (the emulator runs the PTX, inspect checks the SASS);
+    # the default pair is the testdata programs' to check.
+    arch = ["--gpu-arch", "sm_90"] if target == "cuda" else []
+    result = subprocess.run([sotc_bin, "compile", trace_path, "--target", target, "-o", output]
+                            + arch, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr.strip().splitlines()[-1:]
 
 

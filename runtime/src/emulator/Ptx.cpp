@@ -363,10 +363,8 @@ private:
       fail(line, "negated predicate operands are not supported: " + s);
     if (isNumber(s))
       return constant(immediate(s, t, line));
-    if (size_t plus = s.find('+'); plus != std::string::npos && s[0] != '%') {
-      // symbol + offset: its address, plus a constant (a mov of an address expression)
+    if (s.find('+') != std::string::npos) // `mov.u64 %rd, sym+8`: not emitted by NVPTX
       fail(line, "address arithmetic in an operand is not supported: " + s);
-    }
     return reg(s, line);
   }
 
@@ -429,7 +427,7 @@ private:
       fail(line, "unsupported instruction " + opcode);
     // Modifiers, whatever the order: types (first is the instruction's, second cvt's source).
     std::vector<Type> types;
-    bool cc = false, lo = false, wide = false, hasCompare = false;
+    bool cc = false, wide = false, hasCompare = false;
     for (size_t i = 1; i < parts.size(); ++i) {
       const std::string &m = parts[i];
       if (auto t = typeNames().find(m); t != typeNames().end())
@@ -462,8 +460,8 @@ private:
         in.vec = m == "v2" ? 2 : 4;
       else if (m == "cc")
         cc = true;
-      else if (m == "lo" && base != "setp")
-        lo = true;
+      else if (m == "lo" && base != "setp") // mul.lo / mad.lo: the default
+        continue;
       else if (m == "hi" && base != "setp")
         in.hi = true;
       else if (m == "wide")
@@ -568,7 +566,6 @@ private:
       } else {
         simple(in.hi ? Op::MadHi : Op::Mad, 4);
       }
-      (void)lo;
     } else if (base == "fma") {
       simple(Op::Fma, 4);
     } else if (base == "div") {
