@@ -109,8 +109,8 @@ if [ "${1:-}" = "--full" ]; then
   sanitized asan $(bazel query 'tests(//runtime/... + //tests/runtime/...)' 2>>"$log" | sort)
   echo "== bazel test --config=asan_openmp (the GEMM tests on oneDNN's OpenMP threads, no leak check)"
   sanitized asan_openmp //runtime:gemm_test //tests/runtime:concurrency_test //tests/runtime:runtime_test
-  echo "== bazel test --config=tsan (one artifact called from many threads, under ThreadSanitizer)"
-  sanitized tsan //tests/runtime:concurrency_test //runtime:thread_pool_test
+  echo "== bazel test --config=tsan (one artifact called from many threads, the emulator's blocks on host threads, under ThreadSanitizer)"
+  sanitized tsan //tests/runtime:concurrency_test //runtime:thread_pool_test //runtime:emulator_test
   # The sanitizer builds share bazel-bin with the plain one: put the plain one back.
   bazel build //... >>"$log" 2>&1
 fi
