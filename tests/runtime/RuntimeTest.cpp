@@ -80,23 +80,8 @@ TEST_CASE("an MLP: GEMM steps through OpenBLAS and the GELU kernel", "[runtime]"
   size_t n = 1;
   sotc_error error{};
   REQUIRE(sotc_run(a.artifact, in, 5, out, &n, &error) == 0);
-  std::vector<double> h(32 * 1024), want(32 * 256), magnitude(32 * 256);
-  for (int i = 0; i < 32; ++i)
-    for (int j = 0; j < 1024; ++j) {
-      double s = b1[j];
-      for (int k = 0; k < 256; ++k)
-        s += static_cast<double>(x[i * 256 + k]) * w1[k * 1024 + j];
-      h[i * 1024 + j] = 0.5 * s * (1 + std::tanh(std::sqrt(2 / M_PI) * (s + 0.044715 * s * s * s)));
-    }
-  for (int i = 0; i < 32; ++i)
-    for (int j = 0; j < 256; ++j) {
-      double s = b2[j], m = std::fabs(b2[j]);
-      for (int k = 0; k < 1024; ++k) {
-        s += h[i * 1024 + k] * w2[k * 256 + j];
-        m += std::fabs(h[i * 1024 + k] * w2[k * 256 + j]);
-      }
-      want[i * 256 + j] = s, magnitude[i * 256 + j] = m;
-    }
+  std::vector<double> want, magnitude;
+  sotc::testing::geluMlpReference(x, w1, b1, w2, b2, want, magnitude);
   // Two f32 dot products of 256 and 1024 terms of either sign, summed in whatever order the
   // BLAS's kernel for this CPU takes: 2e-6 of the second's sum of |terms| (about 32 roundings).
   checkClose(static_cast<const float *>(out[0].data), want, 2e-6, magnitude);

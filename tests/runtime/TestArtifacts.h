@@ -9,6 +9,7 @@
 
 #include "sotc/runtime.h"
 
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -47,6 +48,34 @@ inline std::vector<float> random(size_t n, std::mt19937 &rng) {
   for (float &x : v)
     x = d(rng);
   return v;
+}
+
+/// What testdata's gelu_mlp computes, in double precision: gelu_tanh(x w1 + b1) w2 + b2 for
+/// x [32, 256], w1 [256, 1024], w2 [1024, 256]; and each output's sum of |terms| (what its
+/// float32 rounding grows with).
+inline void geluMlpReference(const std::vector<float> &x, const std::vector<float> &w1,
+                             const std::vector<float> &b1, const std::vector<float> &w2,
+                             const std::vector<float> &b2, std::vector<double> &want,
+                             std::vector<double> &magnitude) {
+  std::vector<double> h(32 * 1024);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 1024; ++j) {
+      double s = b1[j];
+      for (int k = 0; k < 256; ++k)
+        s += static_cast<double>(x[i * 256 + k]) * w1[k * 1024 + j];
+      h[i * 1024 + j] = 0.5 * s * (1 + std::tanh(std::sqrt(2 / M_PI) * (s + 0.044715 * s * s * s)));
+    }
+  want.assign(32 * 256, 0);
+  magnitude.assign(32 * 256, 0);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 256; ++j) {
+      double s = b2[j], m = std::fabs(b2[j]);
+      for (int k = 0; k < 1024; ++k) {
+        s += h[i * 1024 + k] * w2[k * 256 + j];
+        m += std::fabs(h[i * 1024 + k] * w2[k * 256 + j]);
+      }
+      want[i * 256 + j] = s, magnitude[i * 256 + j] = m;
+    }
 }
 
 /// An artifact opened on `device` (nullptr: its own), closed at the end of the scope; on
