@@ -4,8 +4,8 @@
 # it (explain, the fused kernel as MapExpr), compile it for CUDA (one fatbin with SASS for
 # sm_80 and sm_90 and PTX) and inspect that, compile it for the CPU (a shared library and its
 # manifest), and end by running the compiled artifact: `sotc run` on the command line, then
-# `sotc.load` from Python as a drop-in for the traced function, checked against numpy. Then a
-# model: the shipped trace of testdata/models/transformer_torch.py (a pre-norm transformer
+# `sotc.load` from Python as a drop-in for the traced function, checked against numpy, and the
+# CUDA fatbin run on the CUDA emulator (no GPU needed: docs/emulator.md). Then a model: the shipped trace of testdata/models/transformer_torch.py (a pre-norm transformer
 # block with its seeded weights beside it), compiled for the CPU with its weights and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +36,8 @@ print("sotc.load:", f.parameters, "->", y.dtype, list(y.shape))
 print("max |sotc - numpy| =", float(np.abs(y - np.maximum(np.sin(x), 0)).max()))
 (saved,) = np.load("build/example/y.npz").values()    # what `sotc run -o` wrote
 assert (y == saved).all(), "sotc run and sotc.load differ"
+g = sotc.load("build/example/relu_sin.fatbin", device="emulator")  # the fatbin's own kernels
+print("CUDA emulator: max |fatbin - numpy| =", float(np.abs(g(x) - np.maximum(np.sin(x), 0)).max()))
 PY
 # A model: explain (its weights, graphs, guards), compile (k.weights.safetensors beside k.so),
 # run through the runtime, which loads the weights itself.
