@@ -98,17 +98,15 @@ TEST_CASE("a CUDA MLP: GEMM steps through the emulated cuBLASLt, the GELU kernel
   INFO(a.error.code << ": " << a.error.message);
   REQUIRE(a.artifact);
   std::mt19937 rng(2);
-  std::vector<float> x = random(32 * 256, rng), w1 = random(256 * 1024, rng),
-                     b1 = random(1024, rng), w2 = random(1024 * 256, rng), b2 = random(256, rng);
-  sotc_value in[] = {tensor(x, {32, 256}), tensor(w1, {256, 1024}), tensor(b1, {1024}),
-                     tensor(w2, {1024, 256}), tensor(b2, {256})};
+  sotc::testing::GeluMlp mlp(rng);
+  std::vector<sotc_value> in = mlp.values();
   sotc_value out[1];
   size_t n = 1;
   sotc_error error{};
-  REQUIRE(sotc_run(a.artifact, in, 5, out, &n, &error) == 0);
+  REQUIRE(sotc_run(a.artifact, in.data(), in.size(), out, &n, &error) == 0);
   std::vector<float> y = result(a.artifact, out[0]);
   std::vector<double> want, magnitude;
-  sotc::testing::geluMlpReference(x, w1, b1, w2, b2, want, magnitude);
+  mlp.reference(want, magnitude);
   for (size_t i = 0; i < want.size(); ++i) {
     INFO("element " << i);
     // The emulated cuBLASLt rounds each product once; the hidden layer is float32.

@@ -72,16 +72,14 @@ TEST_CASE("an MLP: GEMM steps through OpenBLAS and the GELU kernel", "[runtime]"
   INFO(a.error.code << ": " << a.error.message);
   REQUIRE(a.artifact);
   std::mt19937 rng(2);
-  std::vector<float> x = random(32 * 256, rng), w1 = random(256 * 1024, rng),
-                     b1 = random(1024, rng), w2 = random(1024 * 256, rng), b2 = random(256, rng);
-  sotc_value in[] = {tensor(x, {32, 256}), tensor(w1, {256, 1024}), tensor(b1, {1024}),
-                     tensor(w2, {1024, 256}), tensor(b2, {256})};
+  sotc::testing::GeluMlp mlp(rng);
+  std::vector<sotc_value> in = mlp.values();
   sotc_value out[1];
   size_t n = 1;
   sotc_error error{};
-  REQUIRE(sotc_run(a.artifact, in, 5, out, &n, &error) == 0);
+  REQUIRE(sotc_run(a.artifact, in.data(), in.size(), out, &n, &error) == 0);
   std::vector<double> want, magnitude;
-  sotc::testing::geluMlpReference(x, w1, b1, w2, b2, want, magnitude);
+  mlp.reference(want, magnitude);
   // Two f32 dot products of 256 and 1024 terms of either sign, summed in whatever order the
   // BLAS's kernel for this CPU takes: 2e-6 of the second's sum of |terms| (about 32 roundings).
   checkClose(static_cast<const float *>(out[0].data), want, 2e-6, magnitude);

@@ -50,33 +50,45 @@ inline std::vector<float> random(size_t n, std::mt19937 &rng) {
   return v;
 }
 
-/// What testdata's gelu_mlp computes, in double precision: gelu_tanh(x w1 + b1) w2 + b2 for
-/// x [32, 256], w1 [256, 1024], w2 [1024, 256]; and each output's sum of |terms| (what its
-/// float32 rounding grows with).
-inline void geluMlpReference(const std::vector<float> &x, const std::vector<float> &w1,
-                             const std::vector<float> &b1, const std::vector<float> &w2,
-                             const std::vector<float> &b2, std::vector<double> &want,
-                             std::vector<double> &magnitude) {
-  std::vector<double> h(32 * 1024);
-  for (int i = 0; i < 32; ++i)
-    for (int j = 0; j < 1024; ++j) {
-      double s = b1[j];
-      for (int k = 0; k < 256; ++k)
-        s += static_cast<double>(x[i * 256 + k]) * w1[k * 1024 + j];
-      h[i * 1024 + j] = 0.5 * s * (1 + std::tanh(std::sqrt(2 / M_PI) * (s + 0.044715 * s * s * s)));
-    }
-  want.assign(32 * 256, 0);
-  magnitude.assign(32 * 256, 0);
-  for (int i = 0; i < 32; ++i)
-    for (int j = 0; j < 256; ++j) {
-      double s = b2[j], m = std::fabs(b2[j]);
-      for (int k = 0; k < 1024; ++k) {
-        s += h[i * 1024 + k] * w2[k * 256 + j];
-        m += std::fabs(h[i * 1024 + k] * w2[k * 256 + j]);
+/// testdata's gelu_mlp on random inputs: gelu_tanh(x w1 + b1) w2 + b2 for x [32, 256],
+/// w1 [256, 1024], w2 [1024, 256]; and what it computes, in double precision.
+struct GeluMlp {
+  std::vector<float> x, w1, b1, w2, b2;
+  explicit GeluMlp(std::mt19937 &rng)
+      : x(random(32 * 256, rng)), w1(random(256 * 1024, rng)), b1(random(1024, rng)),
+        w2(random(1024 * 256, rng)), b2(random(256, rng)) {}
+
+  /// The artifact's five parameters, over this object's data.
+  std::vector<sotc_value> values() {
+    return {tensor(x, {32, 256}), tensor(w1, {256, 1024}), tensor(b1, {1024}),
+            tensor(w2, {1024, 256}), tensor(b2, {256})};
+  }
+
+  /// The exact result, and each output's sum of |terms| (what its float32 rounding grows
+  /// with).
+  void reference(std::vector<double> &want, std::vector<double> &magnitude) const {
+    std::vector<double> h(32 * 1024);
+    for (int i = 0; i < 32; ++i)
+      for (int j = 0; j < 1024; ++j) {
+        double s = b1[j];
+        for (int k = 0; k < 256; ++k)
+          s += static_cast<double>(x[i * 256 + k]) * w1[k * 1024 + j];
+        h[i * 1024 + j] =
+            0.5 * s * (1 + std::tanh(std::sqrt(2 / M_PI) * (s + 0.044715 * s * s * s)));
       }
-      want[i * 256 + j] = s, magnitude[i * 256 + j] = m;
-    }
-}
+    want.assign(32 * 256, 0);
+    magnitude.assign(32 * 256, 0);
+    for (int i = 0; i < 32; ++i)
+      for (int j = 0; j < 256; ++j) {
+        double s = b2[j], m = std::fabs(b2[j]);
+        for (int k = 0; k < 1024; ++k) {
+          s += h[i * 1024 + k] * w2[k * 256 + j];
+          m += std::fabs(h[i * 1024 + k] * w2[k * 256 + j]);
+        }
+        want[i * 256 + j] = s, magnitude[i * 256 + j] = m;
+      }
+  }
+};
 
 /// An artifact opened on `device` (nullptr: its own), closed at the end of the scope; on
 /// failure `artifact` is null and `error` says why.

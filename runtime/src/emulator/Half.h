@@ -1,4 +1,4 @@
-//===- Half.h - IEEE half and bfloat16 bits to and from float -------------------------------===//
+//===- Half.h - IEEE bits: float, double, and half and bfloat16 to and from float ----------===//
 #ifndef SOTC_RUNTIME_EMULATOR_HALF_H
 #define SOTC_RUNTIME_EMULATOR_HALF_H
 
@@ -17,6 +17,18 @@ inline float bitsToFloat(uint32_t b) {
 inline uint32_t floatToBits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);
+  return b;
+}
+
+inline double bitsToDouble(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+}
+
+inline uint64_t doubleToBits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
   return b;
 }
 

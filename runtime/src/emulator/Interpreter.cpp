@@ -47,17 +47,6 @@ inline uint64_t widen(uint64_t v, int bits, bool isSignedType) {
 inline uint64_t widen(uint64_t v, Type t) { return widen(v, bitsOf(t), isSigned(t)); }
 
 inline float asFloat(uint64_t v) { return bitsToFloat(static_cast<uint32_t>(v)); }
-inline uint64_t floatBits(float f) { return floatToBits(f); }
-inline double asDouble(uint64_t v) {
-  double d;
-  std::memcpy(&d, &v, 8);
-  return d;
-}
-inline uint64_t doubleBits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
-}
 
 inline float toFloat(uint64_t v, Type t) {
   if (t == Type::F16)
@@ -71,7 +60,7 @@ inline uint64_t fromFloat(float f, Type t) {
     return floatToHalf(f);
   if (t == Type::BF16)
     return floatToBfloat(f);
-  return floatBits(f);
+  return floatToBits(f);
 }
 
 template <class T> T flushSubnormal(T x) {
@@ -251,6 +240,9 @@ public:
         local_(localStride_ * threads_), shadow_(sharedTotal_), warps_(warpCount_) {
     sharedBase_ = reinterpret_cast<uint64_t>(shared_.data);
     localBase_ = reinterpret_cast<uint64_t>(local_.data);
+    for (const SpecialRegister &s : k.specials)
+      if (s.kind == Special::CtaidX || s.kind == Special::CtaidY || s.kind == Special::CtaidZ)
+        blockSpecials_.push_back(&s);
     for (uint32_t w = 0; w < warpCount_; ++w) {
       Warp &warp = warps_[w];
       warp.regs = files_.data() + static_cast<size_t>(w) * k.registers * 32;
@@ -268,9 +260,9 @@ public:
     ctaid_ = {linear % c_.grid[0], (linear / c_.grid[0]) % c_.grid[1],
               linear / (c_.grid[0] * c_.grid[1])};
     for (Warp &w : warps_) {
-      for (const SpecialRegister &s : k_.specials)
-        if (s.kind == Special::CtaidX || s.kind == Special::CtaidY || s.kind == Special::CtaidZ)
-          std::fill_n(row(w, s.reg), 32, ctaid_[static_cast<int>(s.kind) - static_cast<int>(Special::CtaidX)]);
+      for (const SpecialRegister *s : blockSpecials_)
+        std::fill_n(row(w, s->reg), 32,
+                    ctaid_[static_cast<int>(s->kind) - static_cast<int>(Special::CtaidX)]);
       w.live = w.exists;
       w.atBarrier = w.parked = 0;
       w.serial = 0;
@@ -813,8 +805,8 @@ private:
     RoundingScope r(in.round);
     if (in.type == Type::F64) {
       forLanes(m, [&](int l) {
-        double x = fn(asDouble(a[l]));
-        d[l] = doubleBits(in.sat ? saturate(x) : x);
+        double x = fn(bitsToDouble(a[l]));
+        d[l] = doubleToBits(in.sat ? saturate(x) : x);
       });
       return;
     }
@@ -837,8 +829,8 @@ private:
     RoundingScope r(in.round);
     if (in.type == Type::F64) {
       forLanes(m, [&](int l) {
-        double x = fn(asDouble(a[l]), asDouble(b[l]));
-        d[l] = doubleBits(in.sat ? saturate(x) : x);
+        double x = fn(bitsToDouble(a[l]), bitsToDouble(b[l]));
+        d[l] = doubleToBits(in.sat ? saturate(x) : x);
       });
       return;
     }
@@ -924,7 +916,7 @@ private:
       RoundingScope r(in.round);
       if (t == Type::F64) {
         forLanes(m, [&](int l) {
-          d[l] = doubleBits(std::fma(asDouble(a[l]), asDouble(b[l]), asDouble(c[l])));
+          d[l] = doubleToBits(std::fma(bitsToDouble(a[l]), bitsToDouble(b[l]), bitsToDouble(c[l])));
         });
       } else {
         forLanes(m, [&](int l) {
@@ -1031,7 +1023,7 @@ private:
       Compare cmp = static_cast<Compare>(in.mode);
       uint64_t *q = in.numDst > 1 ? row(w, in.dst[1]) : nullptr;
       forLanes(m, [&](int l) {
-        bool r = fp ? (t == Type::F64 ? compareFloat(cmp, asDouble(a[l]), asDouble(b[l]))
+        bool r = fp ? (t == Type::F64 ? compareFloat(cmp, bitsToDouble(a[l]), bitsToDouble(b[l]))
                                       : compareFloat(cmp, toFloat(a[l], t), toFloat(b[l], t)))
                     : compareInt(cmp, A(l), B(l), sgn);
         bool nr = !r;
@@ -1088,7 +1080,7 @@ private:
     case Op::Testp: {
       TestpMode mode = static_cast<TestpMode>(in.mode);
       forLanes(m, [&](int l) {
-        double x = t == Type::F64 ? asDouble(a[l]) : toFloat(a[l], t);
+        double x = t == Type::F64 ? bitsToDouble(a[l]) : toFloat(a[l], t);
         int cls = t == Type::F64 ? std::fpclassify(x) : std::fpclassify(static_cast<float>(x));
         bool r = mode == TestpMode::Finite       ? std::isfinite(x)
                  : mode == TestpMode::Infinite   ? std::isinf(x)
@@ -1196,12 +1188,12 @@ private:
       RoundingScope r(integral ? Round::Default : in.round);
       forLanes(m, [&](int l) {
         if (dt == Type::F64) {
-          double x = st == Type::F64 ? asDouble(a[l]) : static_cast<double>(toFloat(a[l], st));
+          double x = st == Type::F64 ? bitsToDouble(a[l]) : static_cast<double>(toFloat(a[l], st));
           x = roundIntegral(x, in.round);
-          d[l] = doubleBits(in.sat ? saturate(x) : x);
+          d[l] = doubleToBits(in.sat ? saturate(x) : x);
           return;
         }
-        float x = st == Type::F64 ? static_cast<float>(asDouble(a[l])) : toFloat(a[l], st);
+        float x = st == Type::F64 ? static_cast<float>(bitsToDouble(a[l])) : toFloat(a[l], st);
         if (in.ftz)
           x = flushSubnormal(x);
         x = roundIntegral(x, in.round);
@@ -1215,7 +1207,7 @@ private:
       double hi = dsigned ? std::ldexp(1.0, dbits - 1) : std::ldexp(1.0, dbits);
       Round r = in.round == Round::Default ? Round::Rzi : in.round;
       forLanes(m, [&](int l) {
-        double x = st == Type::F64 ? asDouble(a[l]) : static_cast<double>(toFloat(a[l], st));
+        double x = st == Type::F64 ? bitsToDouble(a[l]) : static_cast<double>(toFloat(a[l], st));
         if (in.ftz)
           x = static_cast<double>(flushSubnormal(static_cast<float>(x)));
         x = roundIntegral(x, r == Round::Rn ? Round::Rni : r == Round::Rz ? Round::Rzi
@@ -1238,7 +1230,7 @@ private:
       forLanes(m, [&](int l) {
         uint64_t v = widen(a[l], st);
         if (dt == Type::F64)
-          d[l] = doubleBits(ssigned ? static_cast<double>(static_cast<int64_t>(v))
+          d[l] = doubleToBits(ssigned ? static_cast<double>(static_cast<int64_t>(v))
                                     : static_cast<double>(v));
         else
           d[l] = fromFloat(ssigned ? static_cast<float>(static_cast<int64_t>(v))
@@ -1311,6 +1303,7 @@ private:
   std::vector<Warp> warps_;
   uint64_t sharedBase_ = 0, localBase_ = 0;
   std::array<uint32_t, 3> ctaid_{};
+  std::vector<const SpecialRegister *> blockSpecials_; // the block ids: set per block
   uint32_t tag_ = 0, epoch_ = 0;
   uint64_t steps_ = 0;
 };

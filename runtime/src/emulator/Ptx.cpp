@@ -1,4 +1,5 @@
 #include "runtime/src/emulator/Ptx.h"
+#include "runtime/src/emulator/Half.h"
 
 #include <algorithm>
 #include <cctype>
@@ -114,10 +115,17 @@ Declaration declaration(const std::string &text, uint32_t line) {
         w += c;
       }
   }
+  bool pointer = false; // a kernel parameter's `.ptr [.space] [.align N]`: the pointee's
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string &w = words[i];
     if (w == ".align" && i + 1 < words.size()) {
-      d.align = std::stoull(words[++i]);
+      uint64_t align = std::stoull(words[++i]);
+      if (!pointer)
+        d.align = align;
+    } else if (w == ".ptr") {
+      pointer = true;
+    } else if (pointer && (w == ".global" || w == ".const" || w == ".shared" || w == ".local")) {
+      continue;
     } else if (w[0] == '.') {
       auto t = typeNames().find(w.substr(1));
       if (t == typeNames().end())
@@ -163,18 +171,6 @@ bool isNumber(const std::string &s) {
                          std::isdigit(static_cast<unsigned char>(s[1]))));
 }
 
-uint64_t floatBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-uint64_t doubleBits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
-}
-
 /// An immediate as the register bits an operand of type `t` holds.
 uint64_t immediate(const std::string &s, Type t, uint32_t line) {
   bool neg = s[0] == '-';
@@ -185,7 +181,7 @@ uint64_t immediate(const std::string &s, Type t, uint32_t line) {
     std::memcpy(&f, &bits, 4);
     if (neg)
       f = -f;
-    return t == Type::F64 ? doubleBits(f) : floatBits(f);
+    return t == Type::F64 ? doubleToBits(f) : floatToBits(f);
   }
   if (body.size() == 18 && body[0] == '0' && (body[1] == 'd' || body[1] == 'D')) {
     uint64_t bits = std::stoull(body.substr(2), nullptr, 16);
@@ -193,16 +189,16 @@ uint64_t immediate(const std::string &s, Type t, uint32_t line) {
     std::memcpy(&d, &bits, 8);
     if (neg)
       d = -d;
-    return t == Type::F32 ? floatBits(static_cast<float>(d)) : doubleBits(d);
+    return t == Type::F32 ? floatToBits(static_cast<float>(d)) : doubleToBits(d);
   }
   if (body.find_first_of(".eE") != std::string::npos && body.find('x') == std::string::npos) {
     double d = std::stod(s);
-    return t == Type::F64 ? doubleBits(d) : floatBits(static_cast<float>(d));
+    return t == Type::F64 ? doubleToBits(d) : floatToBits(static_cast<float>(d));
   }
   uint64_t v = parseInteger(s, line);
   if (isFloat(t))
-    return t == Type::F64 ? doubleBits(static_cast<double>(static_cast<int64_t>(v)))
-                          : floatBits(static_cast<float>(static_cast<int64_t>(v)));
+    return t == Type::F64 ? doubleToBits(static_cast<double>(static_cast<int64_t>(v)))
+                          : floatToBits(static_cast<float>(static_cast<int64_t>(v)));
   return v;
 }
 
@@ -225,15 +221,7 @@ public:
 
   void param(const std::string &text, uint32_t line) {
     // ".param .u64 .ptr .align 16 name" or ".param .align 8 .b8 name[16]"
-    std::string t = text;
-    for (const char *q : {".ptr", ".global", ".const", ".shared", ".local"})
-      for (size_t p; (p = t.find(q)) != std::string::npos;)
-        if (p + std::strlen(q) == t.size() || t[p + std::strlen(q)] == ' ' ||
-            t[p + std::strlen(q)] == '\t')
-          t.erase(p, std::strlen(q));
-        else
-          break;
-    Declaration d = declaration(t.substr(t.find(".param") + 6), line);
+    Declaration d = declaration(text.substr(text.find(".param") + 6), line);
     uint64_t bytes = d.elementBytes * d.count;
     uint64_t align = std::max<uint64_t>(d.align, d.elementBytes);
     k_.paramBytes = (k_.paramBytes + align - 1) / align * align;
