@@ -47,19 +47,23 @@ Executor::Executor(const trace::Trace &trace, const TranslateOptions &options)
                      "traces from CPython " + std::to_string(trace.python().major()) + "." +
                          std::to_string(trace.python().minor()) + " are not supported (only " +
                          OpcodeTable::supportedVersions() + ")");
-  // Methods resolve against the framework the program imports (paddle unless only torch).
-  bool paddle = false, torch = false;
-  for (const trace::Namespace &ns : trace.namespaces())
-    for (const trace::NamedValue &g : ns.globals()) {
-      const std::string &name = g.value().has_module() ? g.value().module() : g.value().external();
-      paddle |= inPackage(name, "paddle");
-      torch |= inPackage(name, "torch");
+  framework_ = trace.framework(); // the tracer's choice (TraceValidator checks the name)
+  if (framework_.empty()) {
+    // No tensor inputs to decide: the framework the program imports (paddle unless only torch).
+    bool paddle = false, torch = false;
+    for (const trace::Namespace &ns : trace.namespaces())
+      for (const trace::NamedValue &g : ns.globals()) {
+        const std::string &name =
+            g.value().has_module() ? g.value().module() : g.value().external();
+        paddle |= inPackage(name, "paddle");
+        torch |= inPackage(name, "torch");
+      }
+    for (const trace::ClassDef &c : trace.classes()) { // a model's layers
+      paddle |= inPackage(c.library_name(), "paddle");
+      torch |= inPackage(c.library_name(), "torch"); // not torchvision's alone
     }
-  for (const trace::ClassDef &c : trace.classes()) { // a model's layers
-    paddle |= inPackage(c.library_name(), "paddle");
-    torch |= inPackage(c.library_name(), "torch"); // not torchvision's alone
+    framework_ = torch && !paddle ? "torch" : "paddle";
   }
-  framework_ = torch && !paddle ? "torch" : "paddle";
   offsetIndex_.resize(trace.code_objects_size());
   for (int c = 0; c < trace.code_objects_size(); ++c)
     for (int i = 0; i < trace.code_objects(c).instructions_size(); ++i)

@@ -40,6 +40,10 @@ public:
 
   void run() {
     checkVersions();
+    const std::string &framework = trace_.framework();
+    if (!framework.empty() && framework != "torch" && framework != "paddle")
+      fail(DiagCode::TraceFramework,
+           "unknown framework '" + framework + "' (the trace's methods are torch's or paddle's)");
     if (trace_.code_objects().empty())
       fail(DiagCode::TraceBadReference, "the trace has no code objects");
     if (trace_.entry_function() >= static_cast<uint32_t>(trace_.functions_size()))

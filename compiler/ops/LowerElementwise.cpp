@@ -93,6 +93,8 @@ void registerElementwise(OpTable &t) {
   };
   paddleLower(t, "clip", clipLower("x", "min", "max"));
   torchLower(t, "clamp", clipLower("input", "min", "max"));
+  torchLower(t, "clamp_min", clipLower("input", "min", ""));
+  torchLower(t, "clamp_max", clipLower("input", "", "max"));
 
   auto whereLower = [](std::string c, std::string xn, std::string yn) {
     return [=](Lowering &L) {

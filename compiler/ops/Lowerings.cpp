@@ -197,10 +197,14 @@ int gelu(PrimBuilder &b, int x, bool tanhForm) {
 
 int clip(Lowering &L, int x, const std::string &lo, const std::string &hi) {
   DType d = L.b.meta(x).dtype;
-  if (!L.args.isNone(lo))
-    x = L.b.binary(Prim::Max, x, L.b.fill(L.args.scalar(lo), {}, d));
-  if (!L.args.isNone(hi))
-    x = L.b.binary(Prim::Min, x, L.b.fill(L.args.scalar(hi), {}, d));
+  auto bound = [&](const std::string &name) { // a scalar, or a tensor (torch.clamp) cast to d
+    return L.args.get(name).isTensor() ? L.b.cast(L.in(name), d)
+                                       : L.b.fill(L.args.scalar(name), {}, d);
+  };
+  if (!lo.empty() && !L.args.isNone(lo)) // "": no such bound (clamp_max)
+    x = L.b.binary(Prim::Max, x, bound(lo));
+  if (!hi.empty() && !L.args.isNone(hi))
+    x = L.b.binary(Prim::Min, x, bound(hi));
   return x;
 }
 
@@ -470,6 +474,7 @@ namespace sotc::ops {
 
 void registerLowerings(OpTable &table) {
   lowering::registerElementwise(table);
+  lowering::registerMath(table);
   lowering::registerCreation(table);
   lowering::registerReductions(table);
   lowering::registerShapes(table);

@@ -116,6 +116,9 @@ void torchLower(OpTable &t, const std::string &name, LowerFn lower, bool method 
 
 /// Elementwise math, comparisons, logic, casts.
 void registerElementwise(OpTable &t);
+/// The rest of the elementwise family: inverse and hyperbolic trigonometry, special
+/// functions, float classification, NaN-aware and stable binaries (LowerMath.cpp).
+void registerMath(OpTable &t);
 /// Full, zeros, ones and their *_like forms.
 void registerCreation(OpTable &t);
 /// Sum, mean, max, min, prod, logsumexp.

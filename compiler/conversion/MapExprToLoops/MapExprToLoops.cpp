@@ -163,13 +163,43 @@ private:
         return mlir::math::CeilOp::create(b_, loc_, x);
       if (op == "round") // halves to even, as numpy and torch
         return mlir::math::RoundEvenOp::create(b_, loc_, x);
+      if (op == "trunc")
+        return mlir::math::TruncOp::create(b_, loc_, x);
+      if (op == "tan")
+        return mlir::math::TanOp::create(b_, loc_, x);
+      if (op == "asin")
+        return mlir::math::AsinOp::create(b_, loc_, x);
+      if (op == "acos")
+        return mlir::math::AcosOp::create(b_, loc_, x);
+      if (op == "atan")
+        return mlir::math::AtanOp::create(b_, loc_, x);
+      if (op == "sinh")
+        return mlir::math::SinhOp::create(b_, loc_, x);
+      if (op == "cosh")
+        return mlir::math::CoshOp::create(b_, loc_, x);
+      if (op == "asinh")
+        return mlir::math::AsinhOp::create(b_, loc_, x);
+      if (op == "acosh")
+        return mlir::math::AcoshOp::create(b_, loc_, x);
+      if (op == "atanh")
+        return mlir::math::AtanhOp::create(b_, loc_, x);
+      if (op == "expm1")
+        return mlir::math::ExpM1Op::create(b_, loc_, x);
+      if (op == "exp2")
+        return mlir::math::Exp2Op::create(b_, loc_, x);
+      if (op == "log2")
+        return mlir::math::Log2Op::create(b_, loc_, x);
+      if (op == "log10")
+        return mlir::math::Log10Op::create(b_, loc_, x);
+      if (op == "erfc")
+        return mlir::math::ErfcOp::create(b_, loc_, x);
     } else {
       if (op == "abs") // max(x, -x): arith, which both targets lower (math.absi has no NVVM path)
         return mlir::arith::MaxSIOp::create(
             b_, loc_, x, mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x));
       if (op == "neg")
         return mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x);
-      if (op == "floor" || op == "ceil" || op == "round")
+      if (op == "floor" || op == "ceil" || op == "round" || op == "trunc")
         return x;
       if (op == "logical_not" || op == "bitwise_not") // xor with all ones (true for i1)
         return mlir::arith::XOrIOp::create(b_, loc_, x, constant(t, -1));
@@ -219,6 +249,12 @@ private:
         return mlir::arith::MaximumFOp::create(b_, loc_, a, c);
       if (op == "min")
         return mlir::arith::MinimumFOp::create(b_, loc_, a, c);
+      if (op == "atan2")
+        return mlir::math::Atan2Op::create(b_, loc_, a, c);
+      if (op == "copysign")
+        return mlir::math::CopySignOp::create(b_, loc_, a, c);
+      if (op == "fmod") // C's fmod: the sign of the dividend
+        return mlir::arith::RemFOp::create(b_, loc_, a, c);
       return {};
     }
     if (op == "add")
@@ -229,6 +265,8 @@ private:
       return mlir::arith::MulIOp::create(b_, loc_, a, c);
     if (op == "divide" || op == "floor_divide")
       return mlir::arith::FloorDivSIOp::create(b_, loc_, a, c);
+    if (op == "fmod") // C's %: truncating, the sign of the dividend
+      return mlir::arith::RemSIOp::create(b_, loc_, a, c);
     if (op == "remainder") { // a - floordiv(a, c) * c
       mlir::Value q = mlir::arith::FloorDivSIOp::create(b_, loc_, a, c);
       return binary("subtract", a, binary("multiply", q, c));

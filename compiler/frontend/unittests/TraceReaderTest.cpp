@@ -96,6 +96,18 @@ TEST_CASE("versions are checked first", "[reader]") {
   CHECK(failure(t).first == DiagCode::TracePythonVersion);
 }
 
+TEST_CASE("a trace's framework is torch, paddle or unnamed", "[reader]") {
+  trace::Trace t = minimalTrace();
+  for (const char *framework : {"", "torch", "paddle"}) {
+    t.set_framework(framework);
+    CHECK_NOTHROW(validateTrace(t, "t.pb"));
+  }
+  t.set_framework("jax");
+  auto [code, msg] = failure(t);
+  CHECK(code == DiagCode::TraceFramework);
+  CHECK(msg == "t.pb: unknown framework 'jax' (the trace's methods are torch's or paddle's)");
+}
+
 TEST_CASE("references must resolve", "[reader]") {
   trace::Trace t = minimalTrace();
   t.set_entry_function(3);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 using namespace sotc::ops;
@@ -186,6 +187,158 @@ Buffer attentionRef(const Buffer &q, const Buffer &k, const Buffer &v, const Buf
         }
       }
   return out;
+}
+
+/// Names of an op in each framework that has it: paddle.X / Tensor.X, torch.Y / torch.Tensor.Y
+/// (an empty name: the framework has none).
+std::vector<std::string> both(const std::string &paddle, const std::string &torch) {
+  std::vector<std::string> names;
+  if (!paddle.empty())
+    names = {"paddle." + paddle, "Tensor." + paddle};
+  if (!torch.empty()) {
+    names.push_back("torch." + torch);
+    names.push_back("torch.Tensor." + torch);
+  }
+  return names;
+}
+
+double digammaRef(double x) { // the derivative of lgamma, by central differences
+  const double h = 1e-5;
+  return (std::lgamma(x + h) - std::lgamma(x - h)) / (2 * h);
+}
+
+double erfinvRef(double y) { // erf is increasing: bisection
+  double lo = -6, hi = 6;
+  for (int i = 0; i < 200; ++i) {
+    double mid = (lo + hi) / 2;
+    (std::erf(mid) < y ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/// The rest of the elementwise family (LowerMath.cpp).
+void addMathCases(std::vector<Case> &c) {
+  struct U {
+    std::string paddle, torch;
+    double (*f)(double);
+    double lo, hi;
+  };
+  const U unaries[] = {
+      {"tan", "tan", [](double v) { return std::tan(v); }, -1.2, 1.2},
+      {"asin", "asin", [](double v) { return std::asin(v); }, -0.99, 0.99},
+      {"acos", "acos", [](double v) { return std::acos(v); }, -0.99, 0.99},
+      {"atan", "atan", [](double v) { return std::atan(v); }, -4, 4},
+      {"sinh", "sinh", [](double v) { return std::sinh(v); }, -3, 3},
+      {"cosh", "cosh", [](double v) { return std::cosh(v); }, -3, 3},
+      {"asinh", "asinh", [](double v) { return std::asinh(v); }, -4, 4},
+      {"acosh", "acosh", [](double v) { return std::acosh(v); }, 1, 5},
+      {"atanh", "atanh", [](double v) { return std::atanh(v); }, -0.95, 0.95},
+      {"expm1", "expm1", [](double v) { return std::expm1(v); }, -2, 2},
+      {"", "exp2", [](double v) { return std::exp2(v); }, -3, 3},
+      {"log2", "log2", [](double v) { return std::log2(v); }, 0.1, 5},
+      {"log10", "log10", [](double v) { return std::log10(v); }, 0.1, 5},
+      {"", "erfc", [](double v) { return std::erfc(v); }, -2, 2},
+      {"trunc", "trunc", [](double v) { return std::trunc(v); }, -3, 3},
+      {"frac", "frac", [](double v) { return v - std::trunc(v); }, -3, 3},
+      {"sinc", "sinc",
+       [](double v) { return v == 0 ? 1 : std::sin(M_PI * v) / (M_PI * v); }, -3, 3},
+      {"deg2rad", "deg2rad", [](double v) { return v * M_PI / 180; }, -200, 200},
+      {"rad2deg", "rad2deg", [](double v) { return v * 180 / M_PI; }, -4, 4},
+      {"", "positive", [](double v) { return v; }, -2, 2},
+      {"erfinv", "erfinv", erfinvRef, -0.98, 0.98},
+      {"lgamma", "lgamma", [](double v) { return std::lgamma(v); }, -3.7, 6},
+      {"digamma", "digamma", digammaRef, 0.1, 8},
+      {"i0", "i0", [](double v) { return std::cyl_bessel_i(0.0, std::fabs(v)); }, -26, 26},
+      {"logit", "logit", [](double v) { return std::log(v / (1 - v)); }, 0.02, 0.98},
+      {"nan_to_num", "nan_to_num", [](double v) { return v; }, -2, 2},
+  };
+  for (const U &u : unaries)
+    c.push_back({both(u.paddle, u.torch), {kX}, {T(0)}, {}, elementwise(u.f), u.lo, u.hi});
+  c.push_back({{"torch.digamma"}, {kX}, {T(0)}, {}, elementwise(digammaRef), -2.8, -2.2});
+  c.push_back({{"torch.logit"}, {kX}, {T(0), Arg::ofFloat(0.25)}, {}, elementwise([](double v) {
+                 v = std::min(std::max(v, 0.25), 0.75);
+                 return std::log(v / (1 - v));
+               }), 0, 1});
+  auto predicate = [](std::function<bool(double)> f) {
+    return elementwise([f](double v) { return double(f(v)); }, DType::Bool);
+  };
+  // Classification of floats (random values are finite; test "NaN, infinities and -0.0"
+  // gives the special values).
+  c.push_back({both("isnan", "isnan"), {kX}, {T(0)}, {}, predicate([](double) { return false; })});
+  c.push_back({both("isinf", "isinf"), {kX}, {T(0)}, {}, predicate([](double) { return false; })});
+  c.push_back({both("isposinf", "isposinf"), {kX}, {T(0)}, {}, predicate([](double) { return false; })});
+  c.push_back({both("isneginf", "isneginf"), {kX}, {T(0)}, {}, predicate([](double) { return false; })});
+  c.push_back({both("isfinite", "isfinite"), {kI}, {T(0)}, {}, predicate([](double) { return true; })});
+  c.push_back({both("isreal", "isreal"), {kX}, {T(0)}, {}, predicate([](double) { return true; })});
+  c.push_back({both("signbit", "signbit"), {kX}, {T(0)}, {}, predicate([](double v) { return v < 0; })});
+  c.push_back({{"torch.signbit"}, {kI}, {T(0)}, {}, predicate([](double v) { return v < 0; })});
+  c.push_back({{"torch.isfinite"}, {kX}, {T(0)}, {}, predicate([](double) { return true; })});
+
+  struct B {
+    std::string paddle, torch;
+    double (*f)(double, double);
+    double lo, hi;
+  };
+  const B binaries[] = {
+      {"atan2", "atan2", [](double a, double b) { return std::atan2(a, b); }, -2, 2},
+      {"copysign", "copysign", [](double a, double b) { return std::copysign(a, b); }, -2, 2},
+      {"hypot", "hypot", [](double a, double b) { return std::hypot(a, b); }, -2, 2},
+      {"logaddexp", "logaddexp",
+       [](double a, double b) { return std::log(std::exp(a) + std::exp(b)); }, -3, 3},
+      {"", "logaddexp2",
+       [](double a, double b) { return std::log2(std::exp2(a) + std::exp2(b)); }, -3, 3},
+      {"", "xlogy", [](double a, double b) { return a * std::log(b); }, 0.1, 3},
+      {"ldexp", "ldexp", [](double a, double b) { return a * std::exp2(b); }, -2, 2},
+      {"", "fmod", [](double a, double b) { return std::fmod(a, b); }, 0.3, 3},
+      {"fmax", "fmax", [](double a, double b) { return std::max(a, b); }, -2, 2},
+      {"fmin", "fmin", [](double a, double b) { return std::min(a, b); }, -2, 2},
+      {"heaviside", "heaviside", [](double a, double b) { return a == 0 ? b : double(a > 0); },
+       -2, 2},
+  };
+  for (const B &op : binaries)
+    c.push_back({both(op.paddle, op.torch), {kX, kRow}, {T(0), T(1)}, {}, pairwise(op.f), op.lo,
+                 op.hi});
+  c.push_back({{"torch.fmod"}, {kI, kI}, {T(0), T(1)}, {}, [](const Refs &in) {
+                 Buffer b = in[1];
+                 for (double &v : b.data)
+                   v = v == 0 ? 1 : v;
+                 return Refs{zip(in[0], b, [](double a, double d) { return std::fmod(a, d); })};
+               }, -9, 9});
+  c.push_back({{"torch.xlogy"}, {kX}, {Arg::ofFloat(0.0), T(0)}, {}, elementwise([](double) {
+                 return 0.0;
+               }), 0.1, 3});
+  c.push_back({{"torch.float_power", "torch.Tensor.float_power"}, {kX}, {T(0), Arg::ofInt(3)}, {},
+               elementwise([](double v) { return v * v * v; }, DType::Float64)});
+  c.push_back({{"torch.rsub"}, {kX, kRow}, {T(0), T(1)}, {{"alpha", Arg::ofFloat(2)}},
+               pairwise([](double a, double b) { return b - 2 * a; })});
+  c.push_back({{"torch.clamp_min", "torch.Tensor.clamp_min"}, {kX}, {T(0), Arg::ofFloat(0.5)}, {},
+               elementwise([](double v) { return std::max(v, 0.5); })});
+  c.push_back({{"torch.clamp_max", "torch.Tensor.clamp_max"}, {kX, kRow}, {T(0), T(1)}, {},
+               pairwise([](double v, double m) { return std::min(v, m); })});
+  c.push_back({{"torch.clamp", "torch.Tensor.clamp"}, {kX, kRow}, {T(0), T(1)}, {},
+               pairwise([](double v, double m) { return std::max(v, m); })});
+  c.push_back({both("lerp", "lerp"), {kX, kRow}, {T(0), T(1), Arg::ofFloat(0.3)}, {},
+               pairwise([](double a, double b) { return a + 0.3 * (b - a); })});
+  c.push_back({{"torch.lerp"}, {kX, kRow, kX}, {T(0), T(1), T(2)}, {}, [](const Refs &in) {
+                 Buffer out = in[0];
+                 for (size_t i = 0; i < out.data.size(); ++i)
+                   out.data[i] += in[2].data[i] * (in[1].data[i % 4] - in[0].data[i]);
+                 return Refs{out};
+               }});
+  for (bool mul : {true, false})
+    c.push_back({both("", mul ? "addcmul" : "addcdiv"), {kX, kRow, kX},
+                 {T(0), T(1), T(2)}, {{"value", Arg::ofFloat(0.5)}}, [mul](const Refs &in) {
+                   Buffer out = in[0];
+                   for (size_t i = 0; i < out.data.size(); ++i) {
+                     double a = in[1].data[i % 4], b = in[2].data[i];
+                     out.data[i] += 0.5 * (mul ? a * b : a / b);
+                   }
+                   return Refs{out};
+                 }, 0.5, 2});
+  c.push_back({both("isclose", "isclose"), {kX, kRow}, {T(0), T(1)}, {{"atol", Arg::ofFloat(0.5)}},
+               pairwise([](double a, double b) {
+                 return double(std::fabs(a - b) <= 0.5 + 1e-5 * std::fabs(b));
+               }, DType::Bool)});
 }
 
 std::vector<Case> cases() {
@@ -1073,6 +1226,7 @@ std::vector<Case> cases() {
   c.push_back({{pf + "avg_pool2d"}, {kImage}, {T(0), Arg::ofInt(2), Arg::ofInt(2)},
                {{"ceil_mode", Arg::ofBool(true)}},
                [](const Refs &in) { return Refs{pool2dRef(in[0], {2, 2, 2, 0, 1}, true, true, true)}; }});
+  addMathCases(c);
   return c;
 }
 
@@ -1203,4 +1357,58 @@ TEST_CASE("0-d tensors: dimension 0 and -1 reduce nothing; operations that need 
       CHECK(std::string(e.what()).find("of a 0-d tensor") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("NaN, infinities and -0.0: classification, NaN-aware and stable forms",
+          "[decompositions]") {
+  const OpTable &table = OpTable::get();
+  const double nan = NAN, inf = INFINITY;
+  const std::vector<double> x = {nan, inf, -inf, -0.0, 0.0, 1.5, -2.0, 3.0};
+  const std::vector<double> y = {1.0, nan, 2.0, nan, -inf, inf, -inf, 3.0};
+  const TensorMeta meta{{8}, DType::Float32};
+  auto run = [&](const std::string &name, std::vector<std::vector<double>> inputs,
+                 std::vector<std::pair<std::string, Arg>> keywords = {}) {
+    CallArgs args;
+    std::vector<Buffer> buffers;
+    for (auto &data : inputs) {
+      args.positional.push_back(Arg::ofTensor(meta));
+      buffers.push_back(Buffer{meta, data});
+    }
+    args.keywords = keywords;
+    Refs got = evaluate(table.lower(name, args).graph, buffers);
+    REQUIRE(got.size() == 1);
+    return got[0].data;
+  };
+  using V = std::vector<double>;
+  CHECK(run("torch.isnan", {x}) == V{1, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(run("paddle.isinf", {x}) == V{0, 1, 1, 0, 0, 0, 0, 0});
+  CHECK(run("torch.isposinf", {x}) == V{0, 1, 0, 0, 0, 0, 0, 0});
+  CHECK(run("torch.isneginf", {x}) == V{0, 0, 1, 0, 0, 0, 0, 0});
+  CHECK(run("torch.isfinite", {x}) == V{0, 0, 0, 1, 1, 1, 1, 1});
+  CHECK(run("torch.signbit", {x}) == V{0, 0, 1, 1, 0, 0, 1, 0});
+  const double top = std::numeric_limits<float>::max();
+  CHECK(run("torch.nan_to_num", {x}) == V{0, top, -top, -0.0, 0, 1.5, -2, 3});
+  CHECK(run("torch.nan_to_num", {x}, {{"nan", Arg::ofFloat(7)}, {"posinf", Arg::ofFloat(8)},
+                                      {"neginf", Arg::ofFloat(-8)}}) ==
+        V{7, 8, -8, -0.0, 0, 1.5, -2, 3});
+  V fmax = run("torch.fmax", {x, y});
+  CHECK(fmax == V{1, inf, 2, -0.0, 0, inf, -2, 3}); // NaN only where both are
+  V lae = run("torch.logaddexp", {y, y}); // equal arguments: y + log(2), infinities kept
+  CHECK(std::isnan(lae[1]));
+  CHECK(lae[4] == -inf);
+  CHECK(lae[5] == inf);
+  CHECK(std::fabs(lae[7] - (3 + std::log(2.0))) < 1e-6);
+  V xl = run("torch.xlogy", {V{0, 0, 2, 0, 1, 1, 1, 1}, y}); // 0 * log(y) is 0 unless y is NaN
+  CHECK(xl[0] == 0);
+  CHECK(std::isnan(xl[1]));
+  CHECK(std::isnan(xl[3]));
+  V inv = run("torch.erfinv", {V{1, -1, 0, 0.5, 2, -0.0, 0.999, -0.999}});
+  CHECK(inv[0] == inf);
+  CHECK(inv[1] == -inf);
+  CHECK(inv[2] == 0);
+  CHECK(std::isnan(inv[4]));
+  CHECK(std::fabs(inv[6] - 2.326753765513524) < 1e-5);
+  V close = run("torch.isclose", {x, x}, {{"equal_nan", Arg::ofBool(true)}});
+  CHECK(close == V{1, 1, 1, 1, 1, 1, 1, 1});
+  CHECK(run("torch.isclose", {x, x})[0] == 0);
 }

@@ -83,6 +83,36 @@ double unaryPrim(Prim p, double v) {
     return roundHalfEven(v);
   case Prim::Erf:
     return std::erf(v);
+  case Prim::Tan:
+    return std::tan(v);
+  case Prim::Asin:
+    return std::asin(v);
+  case Prim::Acos:
+    return std::acos(v);
+  case Prim::Atan:
+    return std::atan(v);
+  case Prim::Sinh:
+    return std::sinh(v);
+  case Prim::Cosh:
+    return std::cosh(v);
+  case Prim::Asinh:
+    return std::asinh(v);
+  case Prim::Acosh:
+    return std::acosh(v);
+  case Prim::Atanh:
+    return std::atanh(v);
+  case Prim::Expm1:
+    return std::expm1(v);
+  case Prim::Exp2:
+    return std::exp2(v);
+  case Prim::Log2:
+    return std::log2(v);
+  case Prim::Log10:
+    return std::log10(v);
+  case Prim::Erfc:
+    return std::erfc(v);
+  case Prim::Trunc:
+    return std::trunc(v);
   case Prim::LogicalNot:
     return v == 0;
   case Prim::BitwiseNot:
@@ -113,6 +143,12 @@ double binaryPrim(Prim p, double a, double b) {
     return std::max(a, b);
   case Prim::Min:
     return std::min(a, b);
+  case Prim::Atan2:
+    return std::atan2(a, b);
+  case Prim::Copysign:
+    return std::copysign(a, b);
+  case Prim::Fmod:
+    return std::fmod(a, b);
   case Prim::LogicalAnd:
     return (a != 0) && (b != 0);
   case Prim::LogicalOr:

@@ -80,10 +80,14 @@ def main(argv=None):
     t.add_argument("-o", "--output", required=True, metavar="OUT.pb")
     t.add_argument("--root", default=None,
                    help="record file paths relative to this directory (default: cwd)")
+    t.add_argument("--framework", choices=("torch", "paddle"), default=None,
+                   help="whose semantics tensor methods have (default: that of the framework "
+                        "the code names; needed when it names neither or both)")
     args = parser.parse_args(argv)
     try:
         fn = model_or_function(load_function(args.target))
-        result = trace(fn, sotc_root=args.root, **_parse_inputs(args.input))
+        result = trace(fn, sotc_root=args.root, sotc_framework=args.framework,
+                       **_parse_inputs(args.input))
         result.save(args.output)
     except (TraceError, SpecError) as exc:
         print(f"sotc trace: error: {exc}", file=sys.stderr)

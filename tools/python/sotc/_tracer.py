@@ -23,6 +23,8 @@ from ._version import PRODUCER, TRACE_FORMAT_VERSION
 _CO_GENERATOR = inspect.CO_GENERATOR
 _CO_ASYNC = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# The frameworks whose semantics a trace can have (Trace.framework).
+FRAMEWORKS = ("torch", "paddle")
 _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 # Modules whose functions are library APIs, recorded by qualified name, never traced: the
 # frameworks (the operator table speaks their API) and the standard library.
@@ -269,6 +271,8 @@ class _Builder:
         self._weight_names = {}  # id(tensor) -> its state-dict name (tied weights share one)
         self._weight_tensors = {}  # state-dict name -> id(tensor)
         self._layer_paths = {}  # id(layer) -> its state-dict prefix ("layer1.0.") in the model
+        self.tensor_frameworks = set()  # of the tensors recorded: "torch", "paddle" or None
+        self.imported_frameworks = set()  # that the traced functions' modules import
 
     # -- paths -------------------------------------------------------------------------
     def path(self, filename):
@@ -325,6 +329,8 @@ class _Builder:
             out.module = obj.__name__
         elif isinstance(obj, pb.TensorSpec) or (allow_tensor and is_tensor_like(obj)):
             out.tensor.CopyFrom(spec_of_tensor(obj))
+            package = type(obj).__module__.split(".")[0]
+            self.tensor_frameworks.add(package if package in FRAMEWORKS else None)
         elif isinstance(obj, (tuple, list, set, frozenset, dict)):
             _seen = _seen or set()
             if id(obj) in _seen:
@@ -567,6 +573,10 @@ class _Builder:
         if key not in self._namespaces:
             self._namespaces[key] = len(self.trace.namespaces)
             self.trace.namespaces.add(module=globals_dict.get("__name__", ""))
+            self._keep.append(globals_dict)
+            self.imported_frameworks |= {
+                f for v in list(globals_dict.values()) if isinstance(v, types.ModuleType)
+                for f in FRAMEWORKS if v.__name__ == f or v.__name__.startswith(f + ".")}
         return self._namespaces[key]
 
     def _add_source(self, fn):
@@ -602,16 +612,42 @@ class _Builder:
                     pass  # a NameError at run time; the compiler reports it with its line
 
 
-def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
+def _choose_framework(builder, requested, model_framework=None):
+    """Sets the trace's framework, whose semantics tensor methods get: `requested`, else the
+    model's, else that of the tensors recorded, else the one framework the traced functions'
+    modules import. Tensors
+    of no framework (numpy arrays, specs) with nothing else to decide are an error."""
+    if requested is not None and requested not in FRAMEWORKS:
+        raise TraceError(f"E1016: unknown framework '{requested}' (torch or paddle)")
+    found = builder.tensor_frameworks - {None}
+    if requested is None and model_framework is None and len(found) > 1:
+        raise TraceError("E1016: the inputs mix torch and paddle tensors; pass "
+                         "sotc_framework='torch' or 'paddle' (sotc trace --framework) to say "
+                         "whose semantics the program has")
+    named = builder.imported_frameworks
+    framework = requested or model_framework or next(iter(found), None)
+    if framework is None and len(named) == 1:
+        framework = next(iter(named))
+    if framework is None and None in builder.tensor_frameworks:
+        names = " and ".join(sorted(named)) if named else "neither torch nor paddle"
+        raise TraceError(f"E1016: cannot tell whether the program is torch or paddle: its "
+                         f"tensor inputs are numpy arrays or specs and its modules import "
+                         f"{names}; pass sotc_framework='torch' or 'paddle' (sotc trace "
+                         f"--framework)")
+    builder.trace.framework = framework or ""
+
+
+def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, **named_inputs):
     """Traces `fn` for the given example inputs (tensor specs, tensor-like objects or Python
     values) and returns a Trace. File paths under `sotc_root` (default: the current
-    directory) are recorded relative to it; the prefixed name keeps it apart from `fn`'s own
-    keyword arguments.
+    directory) are recorded relative to it; the prefixed names keep them apart from `fn`'s
+    own keyword arguments. Tensor methods get the semantics of `sotc_framework` ("torch" or
+    "paddle"); by default that of the inputs' tensors, else of the framework the code names.
 
     `fn` may be a model (a paddle.nn.Layer or torch.nn.Module): the trace then records its
     forward, its layer tree and its weights (written beside the trace by Trace.save)."""
     if _layer_framework(fn):
-        return _trace_model(fn, example_inputs, named_inputs, sotc_root)
+        return _trace_model(fn, example_inputs, named_inputs, sotc_root, sotc_framework)
     if isinstance(fn, types.MethodType) or not isinstance(fn, types.FunctionType):
         raise TraceError(f"sotc.trace expects a Python function, not {type(fn).__name__}")
     _refuse_unsupported(fn, "entry function")
@@ -626,6 +662,7 @@ def trace(fn, *example_inputs, sotc_root=None, **named_inputs):
     for name, value in bound.arguments.items():
         entry = builder.trace.inputs.add(name=name)
         builder.value(_example(value), entry.value, allow_tensor=True)
+    _choose_framework(builder, sotc_framework)
     return Trace(builder.trace, builder.code_objects, builder.weights)
 
 
@@ -635,7 +672,7 @@ def _example(value):
     return (parse_tensor_spec(value) or value) if isinstance(value, str) else value
 
 
-def _trace_model(model, example_inputs, named_inputs, sotc_root):
+def _trace_model(model, example_inputs, named_inputs, sotc_root, framework):
     if model.training:
         raise TraceError(f"the model ({type(model).__qualname__}) is in training mode: call "
                          ".eval() first (sotc compiles inference: dropout off, batch norm "
@@ -654,6 +691,7 @@ def _trace_model(model, example_inputs, named_inputs, sotc_root):
     for name, value in list(bound.arguments.items())[1:]:  # the model itself is not an input
         entry_input = builder.trace.inputs.add(name=name)
         builder.value(_example(value), entry_input.value, allow_tensor=True)
+    _choose_framework(builder, framework, _layer_framework(model))
     return Trace(builder.trace, builder.code_objects, builder.weights)
 
 

@@ -37,7 +37,9 @@ def test_dimension_arguments_of_a_0d_tensor(call, want, sotc_bin, tmp_path, monk
     sys.modules.pop("zero_d", None)
     with sotc.stub_missing_frameworks():
         import zero_d
-    trace = sotc.trace(zero_d.fn, x="float32[]").save(str(tmp_path / "t.pb"))
+    framework = "paddle" if call.startswith("paddle") else "torch"
+    trace = sotc.trace(zero_d.fn, x="float32[]", sotc_framework=framework).save(
+        str(tmp_path / "t.pb"))
     library = tmp_path / "t.so"
     result = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", str(library)],
                             capture_output=True, text=True)
