@@ -126,9 +126,14 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
     }
   // An output that is an input unchanged (dropout in inference, x[...] with full slices)
   // still gets its own name: statements always define new values.
-  stmt.listResult =
-      lowered.entry->signatures[lowered.signatureIndex].returnType == ops::ParamType::TensorList;
+  const ops::Signature &signature = lowered.entry->signatures[lowered.signatureIndex];
+  stmt.listResult = signature.returnType == ops::ParamType::TensorList;
   sir.statements.push_back(stmt);
+  if (!signature.returnNames.empty()) { // a tuple, named as the framework names its fields
+    VarPtr tuple = makeSequence(K::Tuple, stmt.outputs, inputs);
+    tuple->fields = signature.returnNames;
+    return tuple;
+  }
   if (stmt.listResult)
     return makeSequence(K::List, stmt.outputs, inputs);
   return stmt.outputs.front();

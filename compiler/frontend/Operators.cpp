@@ -589,6 +589,10 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   case K::List:
   case K::Dict:
   case K::Tuple: {
+    // A named tuple's field (torch.max(x, 1).values).
+    auto field = std::find(obj->fields.begin(), obj->fields.end(), name);
+    if (field != obj->fields.end())
+      return obj->items[field - obj->fields.begin()];
     VarPtr m = Variable::make(K::Method, computedFrom({obj}));
     m->self = obj;
     m->name = name;

@@ -114,6 +114,7 @@ struct Variable {
   VarPtr viewKey; // a view made by viewOf[viewKey]: the key, as it was then
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
+  std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)
   int64_t start = 0, stop = 0, step = 1; // Range
   std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
   VarPtr self;                           // Method; Cell contents

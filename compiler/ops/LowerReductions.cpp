@@ -1,4 +1,10 @@
-//===- LowerReductions.cpp - Lowerings: sum, mean, max, min, prod, logsumexp ------------------===//
+//===- LowerReductions.cpp - Lowerings: reductions and cumulative scans ----------------------===//
+//
+// Sums, extremes and their positions, moments, norms, NaN-ignoring forms; and the scans
+// (cumsum, cumprod, cummax, logcumsumexp) as a reduction over each position's window of the
+// elements up to it: n^2 work along the scanned axis, fused into one kernel.
+//
+//===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
 
 #include "compiler/ops/Inference.h"
@@ -7,6 +13,166 @@
 #include <cmath>
 
 namespace sotc::ops::lowering {
+
+namespace {
+
+int scalarOf(PrimBuilder &b, double v, int like) { return b.fill(v, {}, b.meta(like).dtype); }
+
+int isNan(PrimBuilder &b, int x) { return b.binary(Prim::NotEqual, x, x); }
+
+/// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank` (size 1 elsewhere), as int64.
+int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = n;
+  return b.reshape(b.iota(n, DType::Int64), shape);
+}
+
+/// The tensor with every axis reduced to size 1 (keepdim over all axes) or to a 0-d tensor.
+int allReduced(PrimBuilder &b, int v, int64_t rank, bool keepdim) {
+  return b.reshape(v, keepdim ? std::vector<int64_t>(rank, 1) : std::vector<int64_t>{});
+}
+
+/// The first position of the maximum (minimum) along `axis`; NaN counts as the extreme, as in
+/// torch and paddle. `dim` None: of the flattened tensor.
+int argExtreme(Lowering &L, int x, const std::string &dimName, bool keepdim, bool isMax) {
+  PrimBuilder &b = L.b;
+  int64_t rank = b.meta(x).rank();
+  if (rank == 0) // the one element is the extreme
+    return b.fill(0, {}, DType::Int64);
+  bool flat = L.args.isNone(dimName);
+  if (flat)
+    x = b.reshape(x, {b.meta(x).numElements()});
+  int64_t axis = flat ? 0 : normalizeDim(b.opName(), L.args.intValue(dimName), rank);
+  int64_t n = b.meta(x).shape[axis];
+  int extreme = b.reduce(isMax ? Prim::ReduceMax : Prim::ReduceMin, x, {axis}, true);
+  int hit = b.binary(Prim::Equal, x, extreme);
+  if (isFloating(b.meta(x).dtype))
+    hit = b.select(isNan(b, extreme), isNan(b, x), hit);
+  int pos = positions(b, n, axis, b.meta(x).rank());
+  int first = b.reduce(Prim::ReduceMin,
+                       b.select(hit, pos, b.fill(double(n), {}, DType::Int64)), {axis}, keepdim);
+  return flat ? allReduced(b, first, rank, keepdim) : first;
+}
+
+/// Sum of squared deviations / (count - correction) over `axes`.
+int variance(Lowering &L, int x, const std::vector<int64_t> &axes, double correction,
+             bool keepdim, int *meanOut = nullptr) {
+  int m = mean(L, x, axes, true);
+  int d = L.b.binary(Prim::Sub, x, m);
+  int ss = reduceTo(L, Prim::ReduceSum, L.b.binary(Prim::Mul, d, d), axes, keepdim);
+  if (meanOut)
+    *meanOut = keepdim ? m : L.b.reshape(m, reducedShape(L.b.meta(x).shape, axes, false));
+  return L.b.binaryScalar(Prim::Div, ss, std::max(0.0, countOver(L, x, axes) - correction));
+}
+
+double correctionOf(Lowering &L) {
+  const Signature &sig = L.args.signature();
+  if (sig.find("unbiased"))
+    return L.args.boolValue("unbiased") ? 1 : 0;
+  return L.args.isNone("correction") ? 1 : L.args.scalar("correction");
+}
+
+/// The vector p-norm of x over `axes`: max |x| (inf), min |x| (-inf), the count of nonzeros
+/// (0), or (sum |x|^p)^(1/p).
+int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool keepdim) {
+  PrimBuilder &b = L.b;
+  int a = b.unary(Prim::Abs, x);
+  if (std::isinf(p))
+    return reduceTo(L, p > 0 ? Prim::ReduceMax : Prim::ReduceMin, a, axes, keepdim);
+  if (p == 0)
+    return reduceTo(L, Prim::ReduceSum,
+                    b.cast(b.binary(Prim::NotEqual, x, scalarOf(b, 0, x)), b.meta(x).dtype), axes,
+                    keepdim);
+  if (p == 1)
+    return reduceTo(L, Prim::ReduceSum, a, axes, keepdim);
+  if (p == 2)
+    return b.unary(Prim::Sqrt, reduceTo(L, Prim::ReduceSum, b.binary(Prim::Mul, x, x), axes, keepdim));
+  int s = reduceTo(L, Prim::ReduceSum, b.binaryScalar(Prim::Pow, a, p), axes, keepdim);
+  return b.binaryScalar(Prim::Pow, s, 1 / p);
+}
+
+LowerFn normOp(std::string xn, std::string pn, std::string axis, std::string keepdim) {
+  return [=](Lowering &L) {
+    int x = floatInput(L, xn);
+    double p = 2;
+    const Arg &pa = L.args.get(pn);
+    if (pa.kind == Arg::Kind::String) {
+      if (pa.stringValue != "fro")
+        badValue(L, "the '" + pa.stringValue + "' norm needs a singular value decomposition, "
+                    "which sotc does not compile (use p='fro' or a number)");
+    } else if (!pa.isNone()) {
+      p = pa.scalar();
+    }
+    L.out(pNorm(L, x, p, axesOf(L, axis, x), L.args.boolValue(keepdim)));
+  };
+}
+
+/// The windows of a scan: x with `axis` moved last and viewed as [R, 1, 1, n], windowed to
+/// [R, 1, 1, n (j), 1, n (q)] where element (j, q) is x[q + j - (n - 1)] (padValue before 0).
+struct Scan {
+  std::vector<int64_t> perm, movedShape;
+  int64_t n;
+};
+
+Scan scanLayout(PrimBuilder &b, int x, int64_t axis) {
+  Scan s;
+  const std::vector<int64_t> &shape = b.meta(x).shape;
+  for (int64_t a = 0; a < int64_t(shape.size()); ++a)
+    if (a != axis)
+      s.perm.push_back(a);
+  s.perm.push_back(axis);
+  for (int64_t a : s.perm)
+    s.movedShape.push_back(shape[a]);
+  s.n = shape[axis];
+  return s;
+}
+
+int scanWindows(PrimBuilder &b, int x, const Scan &s, double padValue) {
+  int moved = b.transpose(x, s.perm);
+  int64_t rows = b.meta(moved).numElements() / std::max<int64_t>(1, s.n);
+  int grid = b.reshape(moved, {rows, 1, 1, s.n});
+  return b.window(grid, {1, s.n}, {1, 1}, {1, 1}, {0, 0, s.n - 1, 0}, padValue);
+}
+
+/// A reduction over the windows, back in x's layout.
+int scanResult(PrimBuilder &b, int reducedWindows, const Scan &s) {
+  int moved = b.reshape(reducedWindows, s.movedShape);
+  std::vector<int64_t> inverse(s.perm.size());
+  for (size_t i = 0; i < s.perm.size(); ++i)
+    inverse[s.perm[i]] = int64_t(i);
+  return b.transpose(moved, inverse);
+}
+
+/// The scanned axis (dim None: the flattened tensor, paddle's default) and x in its layout.
+int64_t scanAxis(Lowering &L, int &x, const std::string &dimName) {
+  if (L.args.isNone(dimName) || L.b.meta(x).rank() == 0) {
+    x = L.b.reshape(x, {L.b.meta(x).numElements()});
+    return 0;
+  }
+  return normalizeDim(L.b.opName(), L.args.intValue(dimName), L.b.meta(x).rank());
+}
+
+LowerFn scanOp(std::string xn, std::string dimName, Prim prim, std::string dtype) {
+  return [=](Lowering &L) {
+    int x = L.in(xn);
+    DType d = L.b.meta(x).dtype;
+    if (!dtype.empty() && !L.args.isNone(dtype))
+      d = L.args.get(dtype).dtypeValue;
+    else if (isIntegral(d) || d == DType::Bool)
+      d = DType::Int64;
+    x = L.b.cast(x, d);
+    bool keepShape = !L.args.isNone(dimName) && L.b.meta(x).rank() == 0;
+    std::vector<int64_t> shape0 = L.b.meta(x).shape;
+    int64_t axis = scanAxis(L, x, dimName);
+    Scan s = scanLayout(L.b, x, axis);
+    double pad = prim == Prim::ReduceProd ? 1 : 0;
+    int w = scanWindows(L.b, x, s, pad);
+    int r = scanResult(L.b, L.b.reduce(prim, w, {3}, false), s);
+    L.out(keepShape ? L.b.reshape(r, shape0) : r);
+  };
+}
+
+} // namespace
 
 void registerReductions(OpTable &t) {
   struct Reduce {
@@ -27,6 +193,170 @@ void registerReductions(OpTable &t) {
   torchLower(t, "mean", meanOp("input", "dim", "keepdim"));
   paddleLower(t, "logsumexp", logsumexpOp("x", "axis", "keepdim"));
   torchLower(t, "logsumexp", logsumexpOp("input", "dim", "keepdim"));
+
+  for (bool isMax : {true, false}) {
+    auto arg = [isMax](std::string xn, std::string dim) {
+      return [=](Lowering &L) {
+        L.out(argExtreme(L, L.in(xn), dim, L.args.boolValue("keepdim"), isMax));
+      };
+    };
+    paddleLower(t, isMax ? "argmax" : "argmin", arg("x", "axis"));
+    torchLower(t, isMax ? "argmax" : "argmin", arg("input", "dim"));
+    // torch.max(x) (all), torch.max(x, dim) (values, indices), torch.max(x, other) (maximum).
+    Prim reduce = isMax ? Prim::ReduceMax : Prim::ReduceMin;
+    torchLower(t, isMax ? "max" : "min", [=](Lowering &L) {
+      int x = L.in("input");
+      const Signature &sig = L.args.signature();
+      if (sig.find("other")) {
+        Operands o = promoteOperands(L, "input", "other");
+        L.out(L.b.binary(isMax ? Prim::Max : Prim::Min, o.x, o.y, o.dtype));
+      } else if (!sig.find("dim")) {
+        L.out(reduceTo(L, reduce, x, normalizeAxes(L.b.opName(), {}, L.b.meta(x).rank()), false));
+      } else {
+        bool keep = L.args.boolValue("keepdim");
+        int64_t axis = normalizeDim(L.b.opName(), L.args.intValue("dim"), L.b.meta(x).rank());
+        L.out(reduceTo(L, reduce, x, {axis}, keep));
+        L.out(argExtreme(L, x, "dim", keep, isMax));
+      }
+    });
+  }
+  torchLower(t, "aminmax", [](Lowering &L) {
+    int x = L.in("input");
+    std::vector<int64_t> axes = axesOf(L, "dim", x);
+    bool keep = L.args.boolValue("keepdim");
+    L.out(reduceTo(L, Prim::ReduceMin, x, axes, keep));
+    L.out(reduceTo(L, Prim::ReduceMax, x, axes, keep));
+  });
+  for (bool isAll : {true, false}) {
+    auto lower = [isAll](std::string xn, std::string axis) {
+      return [=](Lowering &L) {
+        int x = L.in(xn);
+        int truth = L.b.cast(x, DType::Bool);
+        L.out(reduceTo(L, isAll ? Prim::ReduceMin : Prim::ReduceMax, truth, axesOf(L, axis, x),
+                       L.args.boolValue("keepdim")));
+      };
+    };
+    paddleLower(t, isAll ? "all" : "any", lower("x", "axis"));
+    torchLower(t, isAll ? "all" : "any", lower("input", "dim"));
+  }
+  auto countNonzero = [](std::string xn, std::string axis, bool keepdim) {
+    return [=](Lowering &L) {
+      int x = L.in(xn);
+      int nz = L.b.cast(L.b.binary(Prim::NotEqual, x, scalarOf(L.b, 0, x)), DType::Int64);
+      L.out(reduceTo(L, Prim::ReduceSum, nz, axesOf(L, axis, x),
+                     keepdim && L.args.boolValue("keepdim")));
+    };
+  };
+  paddleLower(t, "count_nonzero", countNonzero("x", "axis", true));
+  torchLower(t, "count_nonzero", countNonzero("input", "dim", false));
+
+  for (bool isStd : {true, false}) {
+    auto moment = [isStd](std::string xn, std::string axis, bool withMean) {
+      return [=](Lowering &L) {
+        int x = floatInput(L, xn);
+        int m = -1;
+        int v = variance(L, x, axesOf(L, axis, x), correctionOf(L), L.args.boolValue("keepdim"),
+                         withMean ? &m : nullptr);
+        L.out(isStd ? L.b.unary(Prim::Sqrt, v) : v);
+        if (withMean)
+          L.out(m);
+      };
+    };
+    const char *name = isStd ? "std" : "var";
+    paddleLower(t, name, moment("x", "axis", false));
+    torchLower(t, name, moment("input", "dim", false));
+    torchLower(t, std::string(name) + "_mean", moment("input", "dim", true), false);
+  }
+  paddleLower(t, "norm", normOp("x", "p", "axis", "keepdim"));
+  torchLower(t, "norm", normOp("input", "p", "dim", "keepdim"));
+  t.bind("torch.linalg.vector_norm", normOp("x", "ord", "dim", "keepdim"));
+  torchLower(t, "dist", [](Lowering &L) {
+    Operands o = promoteOperands(L, "input", "other");
+    int d = L.b.cast(L.b.binary(Prim::Sub, o.x, o.y), floatingResult(o.dtype));
+    L.out(pNorm(L, d, L.args.scalar("p"), normalizeAxes("dist", {}, L.b.meta(d).rank()), false));
+  });
+  for (bool isMean : {false, true}) {
+    auto lower = [isMean](std::string xn, std::string axis) {
+      return [=](Lowering &L) { // NaNs left out: summed as 0, not counted
+        int x = L.in(xn);
+        if (isMean)
+          x = floatInput(L, xn);
+        std::vector<int64_t> axes = axesOf(L, axis, x);
+        bool keep = L.args.boolValue("keepdim");
+        if (!isFloating(L.b.meta(x).dtype)) {
+          L.out(isMean ? mean(L, x, axes, keep)
+                       : reduceTo(L, Prim::ReduceSum, L.b.cast(x, DType::Int64), axes, keep));
+          return;
+        }
+        int nan = isNan(L.b, x);
+        int s = reduceTo(L, Prim::ReduceSum, L.b.select(nan, scalarOf(L.b, 0, x), x), axes, keep);
+        if (isMean) {
+          int kept = L.b.cast(L.b.unary(Prim::LogicalNot, nan), L.b.meta(x).dtype);
+          s = L.b.binary(Prim::Div, s, reduceTo(L, Prim::ReduceSum, kept, axes, keep));
+        }
+        L.out(s);
+      };
+    };
+    paddleLower(t, isMean ? "nanmean" : "nansum", lower("x", "axis"));
+    torchLower(t, isMean ? "nanmean" : "nansum", lower("input", "dim"));
+  }
+
+  paddleLower(t, "cumsum", scanOp("x", "axis", Prim::ReduceSum, "dtype"));
+  torchLower(t, "cumsum", scanOp("input", "dim", Prim::ReduceSum, "dtype"));
+  paddleLower(t, "cumprod", scanOp("x", "dim", Prim::ReduceProd, "dtype"));
+  torchLower(t, "cumprod", scanOp("input", "dim", Prim::ReduceProd, "dtype"));
+  auto logcumsumexp = [](std::string xn, std::string dim) {
+    return [=](Lowering &L) { // m + log(sum exp(w - m)) over each window, m its maximum
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      std::vector<int64_t> shape0 = b.meta(x).shape;
+      bool keepShape = !L.args.isNone(dim) && b.meta(x).rank() == 0;
+      int64_t axis = scanAxis(L, x, dim);
+      Scan s = scanLayout(b, x, axis);
+      int w = scanWindows(b, x, s, -INFINITY);
+      int m = b.reduce(Prim::ReduceMax, w, {3}, true);
+      int finite = b.select(b.binary(Prim::Equal, b.unary(Prim::Abs, m), scalarOf(b, INFINITY, m)),
+                            scalarOf(b, 0, m), m);
+      int sum = b.reduce(Prim::ReduceSum, b.unary(Prim::Exp, b.binary(Prim::Sub, w, finite)), {3},
+                         true);
+      int r = b.binary(Prim::Add, b.unary(Prim::Log, sum), finite);
+      r = scanResult(b, r, s);
+      L.out(keepShape ? b.reshape(r, shape0) : r);
+    };
+  };
+  paddleLower(t, "logcumsumexp", logcumsumexp("x", "axis"));
+  torchLower(t, "logcumsumexp", logcumsumexp("input", "dim"));
+  for (bool isMax : {true, false}) {
+    auto cumulative = [isMax](std::string xn, std::string dim) {
+      return [=](Lowering &L) { // values, and the last position where each was reached
+        PrimBuilder &b = L.b;
+        int x = L.in(xn);
+        std::vector<int64_t> shape0 = b.meta(x).shape;
+        bool keepShape = b.meta(x).rank() == 0;
+        int64_t axis = scanAxis(L, x, dim);
+        Scan s = scanLayout(b, x, axis);
+        double pad = isFloating(b.meta(x).dtype) ? (isMax ? -INFINITY : INFINITY)
+                     : isMax                      ? -9.2233720368547758e18
+                                                  : 9.2233720368547758e18;
+        int values = scanResult(
+            b, b.reduce(isMax ? Prim::ReduceMax : Prim::ReduceMin, scanWindows(b, x, s, pad), {3}, false),
+            s);
+        // The running extreme changes only where an element reaches it (or is NaN): the last
+        // such position so far, itself a running maximum.
+        int pos = b.broadcastTo(positions(b, s.n, axis, b.meta(x).rank()), b.meta(x).shape);
+        int hit = b.binary(Prim::Equal, x, values);
+        if (isFloating(b.meta(x).dtype))
+          hit = b.binary(Prim::LogicalOr, hit, isNan(b, x), DType::Bool);
+        int reached = b.select(hit, pos, b.fill(-1, {}, DType::Int64));
+        int indices = scanResult(
+            b, b.reduce(Prim::ReduceMax, scanWindows(b, reached, s, -1), {3}, false), s);
+        L.out(keepShape ? b.reshape(values, shape0) : values);
+        L.out(keepShape ? b.reshape(indices, shape0) : indices);
+      };
+    };
+    paddleLower(t, isMax ? "cummax" : "cummin", cumulative("x", "axis"));
+    torchLower(t, isMax ? "cummax" : "cummin", cumulative("input", "dim"));
+  }
 }
 
 } // namespace sotc::ops::lowering

@@ -27,9 +27,28 @@ public:
 
   Signature parse() {
     Signature sig;
-    sig.returnType = parseType();
-    if (sig.returnType != ParamType::Tensor && sig.returnType != ParamType::TensorList)
-      fail("the return type must be Tensor or TensorList");
+    skipSpaces();
+    if (peek() == '(') { // a tuple of tensors, named like torch's: (Tensor values, Tensor indices)
+      ++pos_;
+      sig.returnType = ParamType::TensorList;
+      while (true) {
+        skipSpaces();
+        if (parseType() != ParamType::Tensor)
+          fail("a returned tuple holds tensors only");
+        skipSpaces();
+        sig.returnNames.push_back(identifier());
+        skipSpaces();
+        if (peek() != ',')
+          break;
+        ++pos_;
+      }
+      expect(')');
+      skipSpaces();
+    } else {
+      sig.returnType = parseType();
+      if (sig.returnType != ParamType::Tensor && sig.returnType != ParamType::TensorList)
+        fail("the return type must be Tensor, TensorList or a tuple of tensors");
+    }
     expect('(');
     bool keywordOnly = false;
     bool seenDefault = false;
@@ -218,7 +237,10 @@ const Param *Signature::find(const std::string &name) const {
 }
 
 std::string Signature::str() const {
-  std::string s = std::string(paramTypeName(returnType)) + " (";
+  std::string s;
+  for (const std::string &name : returnNames)
+    s += (s.empty() ? "(Tensor " : ", Tensor ") + name;
+  s = s.empty() ? std::string(paramTypeName(returnType)) + " (" : s + ") (";
   bool first = true, starred = false;
   for (const Param &p : params) {
     if (!first)

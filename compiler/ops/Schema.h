@@ -3,6 +3,7 @@
 //   Tensor (Tensor x, Tensor y, *, Scalar alpha=1)
 //   Tensor (Tensor x, IntList[1]? axis=None, Bool keepdim=False)
 //   TensorList (Tensor x, IntList num_or_sections, Int axis=0)
+//   (Tensor values, Tensor indices) (Tensor input, Int dim, Bool keepdim=False)
 //
 // Types: Tensor, TensorList, Scalar (bool/int/float), Int, Float (int or float), Bool,
 // IntList (a list/tuple of ints; IntList[1] also takes a single int), DataType, String,
@@ -50,6 +51,9 @@ struct Param {
 
 struct Signature {
   ParamType returnType = ParamType::Tensor; // Tensor or TensorList
+  /// A tuple's field names (returnType TensorList): "(Tensor values, Tensor indices) (...)",
+  /// torch's named tuples (torch.return_types.max), a plain tuple where paddle returns one.
+  std::vector<std::string> returnNames;
   std::vector<Param> params;
 
   /// The canonical text: "Tensor (Tensor x, Tensor y, *, Scalar alpha=1)".

@@ -341,6 +341,174 @@ void addMathCases(std::vector<Case> &c) {
                }, DType::Bool)});
 }
 
+/// f applied to each row (the last axis) of a [rows, cols] buffer: [rows, k], or [rows] when
+/// f gives one value.
+Buffer perRow(const Buffer &x, std::function<std::vector<double>(const std::vector<double> &)> f,
+              DType dtype = DType::Float32) {
+  int64_t rows = x.meta.shape[0], cols = x.meta.shape[1];
+  Buffer out{{{rows}, dtype}, {}};
+  int64_t k = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<double> row(x.data.begin() + r * cols, x.data.begin() + (r + 1) * cols);
+    std::vector<double> got = f(row);
+    k = int64_t(got.size());
+    out.data.insert(out.data.end(), got.begin(), got.end());
+  }
+  if (k != 1)
+    out.meta.shape.push_back(k);
+  return out;
+}
+
+/// Reductions and scans (LowerReductions.cpp), along the rows of kX.
+void addReductionCases(std::vector<Case> &c) {
+  auto rows = [](std::function<std::vector<double>(const std::vector<double> &)> f,
+                 DType dtype = DType::Float32) {
+    return [=](const Refs &in) { return Refs{perRow(in[0], f, dtype)}; };
+  };
+  auto argOf = [](bool isMax) {
+    return [isMax](const std::vector<double> &r) {
+      auto it = isMax ? std::max_element(r.begin(), r.end()) : std::min_element(r.begin(), r.end());
+      return std::vector<double>{double(it - r.begin())};
+    };
+  };
+  const Arg last = Arg::ofInt(-1);
+  c.push_back({both("argmax", "argmax"), {kX}, {T(0), last}, {}, rows(argOf(true), DType::Int64)});
+  c.push_back({both("argmin", "argmin"), {kX}, {T(0), last}, {}, rows(argOf(false), DType::Int64)});
+  c.push_back({{"torch.argmax"}, {kX}, {T(0)}, {}, [=](const Refs &in) {
+                 return Refs{reshape(perRow(reshape(in[0], {1, 12}), argOf(true), DType::Int64), {})};
+               }});
+  for (bool isMax : {true, false}) {
+    std::string n = isMax ? "max" : "min";
+    c.push_back({both("", n), {kX}, {T(0), Arg::ofInt(1)}, {}, [=](const Refs &in) {
+                   Buffer idx = perRow(in[0], argOf(isMax), DType::Int64);
+                   Buffer v = perRow(in[0], [&](const std::vector<double> &r) {
+                     return std::vector<double>{isMax ? *std::max_element(r.begin(), r.end())
+                                                      : *std::min_element(r.begin(), r.end())};
+                   });
+                   return Refs{v, idx};
+                 }});
+    c.push_back({{"torch." + n}, {kX}, {T(0)}, {}, [=](const Refs &in) {
+                   double v = isMax ? *std::max_element(in[0].data.begin(), in[0].data.end())
+                                    : *std::min_element(in[0].data.begin(), in[0].data.end());
+                   return Refs{scalar(v)};
+                 }});
+    c.push_back({{"torch." + n}, {kX, kRow}, {T(0), T(1)}, {}, pairwise([isMax](double a, double b) {
+                   return isMax ? std::max(a, b) : std::min(a, b);
+                 })});
+  }
+  c.push_back({both("", "aminmax"), {kX}, {T(0)}, {{"dim", last}}, [=](const Refs &in) {
+                 auto ext = [](bool mx) {
+                   return [mx](const std::vector<double> &r) {
+                     return std::vector<double>{mx ? *std::max_element(r.begin(), r.end())
+                                                   : *std::min_element(r.begin(), r.end())};
+                   };
+                 };
+                 return Refs{perRow(in[0], ext(false)), perRow(in[0], ext(true))};
+               }});
+  c.push_back({both("all", "all"), {kB}, {T(0), last}, {}, rows([](const std::vector<double> &r) {
+                 return std::vector<double>{double(std::all_of(r.begin(), r.end(),
+                                                               [](double v) { return v != 0; }))};
+               }, DType::Bool)});
+  c.push_back({both("any", "any"), {kI}, {T(0), last}, {}, rows([](const std::vector<double> &r) {
+                 return std::vector<double>{double(std::any_of(r.begin(), r.end(),
+                                                               [](double v) { return v != 0; }))};
+               }, DType::Bool)});
+  c.push_back({both("count_nonzero", "count_nonzero"), {kI}, {T(0), last}, {},
+               rows([](const std::vector<double> &r) {
+                 return std::vector<double>{double(std::count_if(r.begin(), r.end(),
+                                                                 [](double v) { return v != 0; }))};
+               }, DType::Int64)});
+  auto moment = [](double correction, bool root) {
+    return [=](const std::vector<double> &r) {
+      double m = 0, ss = 0;
+      for (double v : r)
+        m += v / r.size();
+      for (double v : r)
+        ss += (v - m) * (v - m);
+      double var = ss / (r.size() - correction);
+      return std::vector<double>{root ? std::sqrt(var) : var};
+    };
+  };
+  c.push_back({both("var", "var"), {kX}, {T(0), last}, {}, rows(moment(1, false))});
+  c.push_back({both("std", "std"), {kX}, {T(0), last}, {}, rows(moment(1, true))});
+  c.push_back({{"torch.var"}, {kX}, {T(0), last}, {{"correction", Arg::ofInt(0)}},
+               rows(moment(0, false))});
+  c.push_back({{"torch.std"}, {kX}, {T(0), last, Arg::ofBool(false)}, {}, rows(moment(0, true))});
+  for (bool root : {false, true})
+    c.push_back({{root ? "torch.std_mean" : "torch.var_mean"}, {kX}, {T(0), last}, {},
+                 [=](const Refs &in) {
+                   return Refs{perRow(in[0], moment(1, root)), reshape(meanRows(in[0]), {3})};
+                 }});
+  auto pnorm = [](double p) {
+    return [p](const std::vector<double> &r) {
+      double s = 0;
+      for (double v : r)
+        s += std::pow(std::fabs(v), p);
+      return std::vector<double>{std::pow(s, 1 / p)};
+    };
+  };
+  c.push_back({both("norm", "norm"), {kX}, {T(0)}, {{"p", Arg::ofInt(3)}},
+               [=](const Refs &in) { return Refs{reshape(perRow(reshape(in[0], {1, 12}), pnorm(3)), {})}; }});
+  c.push_back({{"torch.norm"}, {kX}, {T(0)}, {{"dim", last}}, rows(pnorm(2))});
+  c.push_back({{"paddle.norm"}, {kX}, {T(0), Arg::ofFloat(INFINITY), last}, {},
+               rows([](const std::vector<double> &r) {
+                 double m = 0;
+                 for (double v : r)
+                   m = std::max(m, std::fabs(v));
+                 return std::vector<double>{m};
+               })});
+  c.push_back({{"torch.linalg.vector_norm"}, {kX}, {T(0), Arg::ofInt(1), last}, {}, rows(pnorm(1))});
+  c.push_back({both("", "dist"), {kX, kX}, {T(0), T(1)}, {}, [=](const Refs &in) {
+                 Buffer d = zip(in[0], in[1], std::minus<double>());
+                 return Refs{reshape(perRow(reshape(d, {1, 12}), pnorm(2)), {})};
+               }});
+  c.push_back({both("nansum", "nansum"), {kX}, {T(0), last}, {}, rows([](const std::vector<double> &r) {
+                 double s = 0;
+                 for (double v : r)
+                   s += v;
+                 return std::vector<double>{s};
+               })});
+  c.push_back({both("nanmean", "nanmean"), {kX}, {T(0), last}, {}, [](const Refs &in) {
+                 return Refs{reshape(meanRows(in[0]), {3})};
+               }});
+  auto scan = [](double init, std::function<double(double, double)> f) {
+    return [=](const std::vector<double> &r) {
+      std::vector<double> out;
+      double acc = init;
+      for (double v : r)
+        out.push_back(acc = f(acc, v));
+      return out;
+    };
+  };
+  c.push_back({both("cumsum", "cumsum"), {kX}, {T(0), last}, {}, rows(scan(0, std::plus<double>()))});
+  c.push_back({both("cumprod", "cumprod"), {kX}, {T(0), last}, {},
+               rows(scan(1, std::multiplies<double>()))});
+  c.push_back({{"paddle.cumsum"}, {kI}, {T(0)}, {}, [=](const Refs &in) {
+                 return Refs{reshape(perRow(reshape(in[0], {1, 12}), scan(0, std::plus<double>()),
+                                            DType::Int64), {12})};
+               }});
+  c.push_back({both("logcumsumexp", "logcumsumexp"), {kX}, {T(0), last}, {},
+               rows(scan(-INFINITY, [](double a, double v) { return std::log(std::exp(a) + std::exp(v)); }))});
+  for (bool isMax : {true, false})
+    c.push_back({both(isMax ? "cummax" : "cummin", isMax ? "cummax" : "cummin"), {kX}, {T(0), last}, {},
+                 [=](const Refs &in) {
+                   Buffer v = perRow(in[0], scan(isMax ? -INFINITY : INFINITY, [=](double a, double x) {
+                                       return isMax ? std::max(a, x) : std::min(a, x);
+                                     }));
+                   Buffer idx = perRow(in[0], [=](const std::vector<double> &r) {
+                     std::vector<double> out;
+                     size_t best = 0;
+                     for (size_t i = 0; i < r.size(); ++i) {
+                       if (isMax ? r[i] >= r[best] : r[i] <= r[best])
+                         best = i;
+                       out.push_back(double(best));
+                     }
+                     return out;
+                   }, DType::Int64);
+                   return Refs{v, idx};
+                 }});
+}
+
 std::vector<Case> cases() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
@@ -1227,6 +1395,7 @@ std::vector<Case> cases() {
                {{"ceil_mode", Arg::ofBool(true)}},
                [](const Refs &in) { return Refs{pool2dRef(in[0], {2, 2, 2, 0, 1}, true, true, true)}; }});
   addMathCases(c);
+  addReductionCases(c);
   return c;
 }
 

@@ -24,6 +24,11 @@ TEST_CASE("signatures parse and print canonically", "[schema]") {
                    "DataType? dtype=float16, String mode=\"up\", Float eps=1e-05, "
                    "IntList shape=[2, -1])");
   CHECK(parseSignature("Tensor ()").params.empty());
+
+  s = parseSignature("(Tensor values,Tensor  indices)(Tensor input, Int dim)");
+  CHECK(s.returnType == ParamType::TensorList);
+  CHECK(s.returnNames == std::vector<std::string>{"values", "indices"});
+  CHECK(s.str() == "(Tensor values, Tensor indices) (Tensor input, Int dim)");
 }
 
 TEST_CASE("malformed signatures say where and why", "[schema]") {
@@ -37,7 +42,10 @@ TEST_CASE("malformed signatures say where and why", "[schema]") {
   };
   CHECK(error("Tensor (Tensr x)") == "column 9: unknown type 'Tensr'");
   CHECK(error("Tensor (Tensor)") == "column 15: expected a name");
-  CHECK(error("Scalar (Tensor x)") == "column 7: the return type must be Tensor or TensorList");
+  CHECK(error("Scalar (Tensor x)") == "column 7: the return type must be Tensor, TensorList or "
+                                      "a tuple of tensors");
+  CHECK(error("(Int a) (Tensor x)") == "column 5: a returned tuple holds tensors only");
+  CHECK(error("(Tensor a (Tensor x)") == "column 11: expected ')'");
   CHECK(error("Tensor (Tensor x, Int y=None)") == "column 25: default None needs an optional "
                                                   "type ('Int?')");
   CHECK(error("Tensor (Tensor x, Bool y=3)") == "column 26: default 3 is not a Bool");
