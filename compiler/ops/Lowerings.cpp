@@ -478,6 +478,7 @@ void registerLowerings(OpTable &table) {
   lowering::registerCreation(table);
   lowering::registerReductions(table);
   lowering::registerShapes(table);
+  lowering::registerIndexing(table);
   lowering::registerLinearAlgebra(table);
   lowering::registerActivations(table);
   lowering::registerConvolution(table);

@@ -125,6 +125,8 @@ void registerCreation(OpTable &t);
 void registerReductions(OpTable &t);
 /// Reshape, transpose, squeeze, expand, concat, split, x[...].
 void registerShapes(OpTable &t);
+/// Flips, stacking, tiling, diagonals, gathers and scatters by index tensors (LowerIndexing.cpp).
+void registerIndexing(OpTable &t);
 /// Matmul and linear.
 void registerLinearAlgebra(OpTable &t);
 /// Activations, softmax, normalizations, dropout.

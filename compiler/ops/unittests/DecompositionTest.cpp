@@ -509,6 +509,273 @@ void addReductionCases(std::vector<Case> &c) {
                  }});
 }
 
+/// A buffer of `shape` whose element at each multi-index is f(index).
+Buffer build(std::vector<int64_t> shape, std::function<double(const std::vector<int64_t> &)> f,
+             DType dtype = DType::Float32) {
+  Buffer out{{shape, dtype}, {}};
+  std::vector<int64_t> i(shape.size(), 0);
+  for (int64_t n = out.meta.numElements(), k = 0; k < n; ++k) {
+    out.data.push_back(f(i));
+    for (size_t a = shape.size(); a-- > 0;)
+      if (++i[a] < shape[a])
+        break;
+      else
+        i[a] = 0;
+  }
+  return out;
+}
+
+/// Movement, gathers and scatters (LowerIndexing.cpp), on kX [3, 4] unless said.
+void addIndexingCases(std::vector<Case> &c) {
+  using I = std::vector<int64_t>;
+  auto one = [](std::function<Buffer(const Refs &)> f) {
+    return [f](const Refs &in) { return Refs{f(in)}; };
+  };
+  const TensorMeta k3d{{2, 3, 5}, DType::Float32};
+  c.push_back({both("flip", "flip"), {kX}, {T(0), Arg::list({Arg::ofInt(0), Arg::ofInt(-1)})}, {},
+               one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) { return in[0].at({2 - i[0], 3 - i[1]}); });
+               })});
+  c.push_back({both("", "fliplr"), {kX}, {T(0)}, {}, one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) { return in[0].at({i[0], 3 - i[1]}); });
+               })});
+  c.push_back({both("", "flipud"), {kX}, {T(0)}, {}, one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) { return in[0].at({2 - i[0], i[1]}); });
+               })});
+  c.push_back({both("rot90", "rot90"), {kX}, {T(0)}, {}, one([](const Refs &in) { // numpy's
+                 return build({4, 3}, [&](const I &i) { return in[0].at({i[1], 3 - i[0]}); });
+               })});
+  c.push_back({{"torch.rot90"}, {kX}, {T(0), Arg::ofInt(-1)}, {}, one([](const Refs &in) {
+                 return build({4, 3}, [&](const I &i) { return in[0].at({2 - i[1], i[0]}); });
+               })});
+  c.push_back({{"torch.rot90"}, {kX}, {T(0), Arg::ofInt(2)}, {}, one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) { return in[0].at({2 - i[0], 3 - i[1]}); });
+               })});
+  c.push_back({both("", "narrow"), {kX}, {T(0), Arg::ofInt(1), Arg::ofInt(1), Arg::ofInt(2)}, {},
+               one([](const Refs &in) {
+                 return build({3, 2}, [&](const I &i) { return in[0].at({i[0], i[1] + 1}); });
+               })});
+  c.push_back({both("", "select"), {kX}, {T(0), Arg::ofInt(1), Arg::ofInt(-1)}, {},
+               one([](const Refs &in) {
+                 return build({3}, [&](const I &i) { return in[0].at({i[0], 3}); });
+               })});
+  auto columns = [](std::vector<std::pair<int64_t, int64_t>> ranges) { // slices of kX's columns
+    return [=](const Refs &in) {
+      Refs out;
+      for (auto [a, e] : ranges)
+        out.push_back(build({3, e - a}, [&](const I &i) { return in[0].at({i[0], a + i[1]}); }));
+      return out;
+    };
+  };
+  c.push_back({both("unbind", "unbind"), {kX}, {T(0), Arg::ofInt(1)}, {}, [](const Refs &in) {
+                 Refs out;
+                 for (int64_t j = 0; j < 4; ++j)
+                   out.push_back(build({3}, [&](const I &i) { return in[0].at({i[0], j}); }));
+                 return out;
+               }});
+  c.push_back({both("", "tensor_split"), {kX}, {T(0), Arg::ofInt(3), Arg::ofInt(1)}, {},
+               columns({{0, 2}, {2, 3}, {3, 4}})});
+  c.push_back({{"torch.tensor_split"}, {kX}, {T(0), Arg::list({Arg::ofInt(1), Arg::ofInt(3)}),
+                                             Arg::ofInt(1)}, {},
+               columns({{0, 1}, {1, 3}, {3, 4}})});
+  c.push_back({both("", "hsplit"), {kX}, {T(0), Arg::ofInt(2)}, {}, columns({{0, 2}, {2, 4}})});
+  c.push_back({both("", "vsplit"), {kX}, {T(0), Arg::list({Arg::ofInt(1)})}, {},
+               [](const Refs &in) {
+                 return Refs{build({1, 4}, [&](const I &i) { return in[0].at(i); }),
+                             build({2, 4}, [&](const I &i) { return in[0].at({i[0] + 1, i[1]}); })};
+               }});
+  c.push_back({both("", "dsplit"), {k3d}, {T(0), Arg::list({Arg::ofInt(2)})}, {},
+               [](const Refs &in) {
+                 return Refs{build({2, 3, 2}, [&](const I &i) { return in[0].at(i); }),
+                             build({2, 3, 3}, [&](const I &i) {
+                               return in[0].at({i[0], i[1], i[2] + 2});
+                             })};
+               }});
+  c.push_back({both("", "split_with_sizes"), {kX},
+               {T(0), Arg::list({Arg::ofInt(1), Arg::ofInt(3)}), Arg::ofInt(1)}, {},
+               columns({{0, 1}, {1, 4}})});
+  const Arg two = Arg::list({T(0), T(1)});
+  c.push_back({{"paddle.stack", "torch.stack"}, {kX, kX}, {two, Arg::ofInt(1)}, {},
+               one([](const Refs &in) {
+                 return build({3, 2, 4}, [&](const I &i) { return in[i[1]].at({i[0], i[2]}); });
+               })});
+  c.push_back({{"torch.hstack"}, {kX, kX}, {two}, {}, one([](const Refs &in) {
+                 return build({3, 8}, [&](const I &i) { return in[i[1] / 4].at({i[0], i[1] % 4}); });
+               })});
+  c.push_back({{"torch.hstack"}, {kRow, kRow}, {two}, {}, one([](const Refs &in) {
+                 return build({8}, [&](const I &i) { return in[i[0] / 4].at({i[0] % 4}); });
+               })});
+  c.push_back({{"torch.vstack", "torch.row_stack"}, {kRow, kRow}, {two}, {}, one([](const Refs &in) {
+                 return build({2, 4}, [&](const I &i) { return in[i[0]].at({i[1]}); });
+               })});
+  c.push_back({{"torch.dstack"}, {kX, kX}, {two}, {}, one([](const Refs &in) {
+                 return build({3, 4, 2}, [&](const I &i) { return in[i[2]].at({i[0], i[1]}); });
+               })});
+  c.push_back({{"torch.column_stack"}, {kRow, kRow}, {two}, {}, one([](const Refs &in) {
+                 return build({4, 2}, [&](const I &i) { return in[i[1]].at({i[0]}); });
+               })});
+  c.push_back({{"torch.atleast_1d"}, {kX}, {T(0)}, {}, one([](const Refs &in) { return in[0]; })});
+  c.push_back({{"torch.atleast_2d"}, {kRow}, {T(0)}, {}, one([](const Refs &in) {
+                 return reshape(in[0], {1, 4});
+               })});
+  c.push_back({{"torch.atleast_3d"}, {kX, kRow}, {two}, {}, [](const Refs &in) {
+                 return Refs{reshape(in[0], {3, 4, 1}), reshape(in[1], {1, 4, 1})};
+               }});
+  c.push_back({both("tile", "tile"), {kRow}, {T(0), Arg::list({Arg::ofInt(2), Arg::ofInt(2)})}, {},
+               one([](const Refs &in) {
+                 return build({2, 8}, [&](const I &i) { return in[0].at({i[1] % 4}); });
+               })});
+  c.push_back({{"torch.Tensor.repeat"}, {kX}, {T(0), Arg::list({Arg::ofInt(1), Arg::ofInt(2)})}, {},
+               one([](const Refs &in) {
+                 return build({3, 8}, [&](const I &i) { return in[0].at({i[0], i[1] % 4}); });
+               })});
+  c.push_back({both("repeat_interleave", "repeat_interleave"), {kX}, {T(0), Arg::ofInt(2), Arg::ofInt(0)},
+               {}, one([](const Refs &in) {
+                 return build({6, 4}, [&](const I &i) { return in[0].at({i[0] / 2, i[1]}); });
+               })});
+  c.push_back({{"torch.repeat_interleave"}, {kRow}, {T(0), Arg::ofInt(3)}, {}, one([](const Refs &in) {
+                 return build({12}, [&](const I &i) { return in[0].at({i[0] / 3}); });
+               })});
+  c.push_back({{"torch.movedim", "torch.Tensor.movedim", "paddle.moveaxis"}, {k3d},
+               {T(0), Arg::ofInt(0), Arg::ofInt(-1)}, {},
+               one([](const Refs &in) { return permute(in[0], {1, 2, 0}); })});
+  c.push_back({both("", "unflatten"), {kX}, {T(0), Arg::ofInt(1), Arg::list({Arg::ofInt(2), Arg::ofInt(-1)})},
+               {}, one([](const Refs &in) { return reshape(in[0], {3, 2, 2}); })});
+  c.push_back({both("", "ravel"), {kX}, {T(0)}, {}, one([](const Refs &in) { return reshape(in[0], {12}); })});
+  c.push_back({both("", "t"), {kX}, {T(0)}, {}, one([](const Refs &in) { return permute(in[0], {1, 0}); })});
+  c.push_back({both("diagonal", "diagonal"), {kX}, {T(0), Arg::ofInt(1)}, {}, one([](const Refs &in) {
+                 return build({3}, [&](const I &i) { return in[0].at({i[0], i[0] + 1}); });
+               })});
+  c.push_back({{"torch.diagonal"}, {k3d}, {T(0), Arg::ofInt(-1), Arg::ofInt(2), Arg::ofInt(1)}, {},
+               one([](const Refs &in) { // rows of dim 2, columns of dim 1, offset -1: (i+1, i)
+                 return build({2, 3}, [&](const I &i) { return in[0].at({i[0], i[1], i[1] + 1}); });
+               })});
+  c.push_back({{"paddle.diag", "torch.diag", "torch.Tensor.diag"}, {kRow}, {T(0), Arg::ofInt(1)}, {},
+               one([](const Refs &in) {
+                 return build({5, 5}, [&](const I &i) {
+                   return i[1] - i[0] == 1 ? in[0].at({i[0]}) : 0.0;
+                 });
+               })});
+  c.push_back({{"torch.diag"}, {kRow}, {T(0), Arg::ofInt(-2)}, {}, one([](const Refs &in) {
+                 return build({6, 6}, [&](const I &i) {
+                   return i[1] - i[0] == -2 ? in[0].at({i[1]}) : 0.0;
+                 });
+               })});
+  c.push_back({{"paddle.diag", "torch.diag"}, {kX}, {T(0), Arg::ofInt(-1)}, {}, one([](const Refs &in) {
+                 return build({2}, [&](const I &i) { return in[0].at({i[0] + 1, i[0]}); });
+               })});
+  c.push_back({{"paddle.diagflat", "torch.diagflat", "torch.Tensor.diagflat"}, {kX}, {T(0)}, {},
+               one([](const Refs &in) {
+                 return build({12, 12}, [&](const I &i) {
+                   return i[0] == i[1] ? in[0].data[i[0]] : 0.0;
+                 });
+               })});
+  c.push_back({{"paddle.diag_embed", "torch.diag_embed", "torch.Tensor.diag_embed"}, {kX}, {T(0)}, {},
+               one([](const Refs &in) {
+                 return build({3, 4, 4}, [&](const I &i) {
+                   return i[1] == i[2] ? in[0].at({i[0], i[1]}) : 0.0;
+                 });
+               })});
+  c.push_back({{"torch.diag_embed"}, {kX}, {T(0), Arg::ofInt(1), Arg::ofInt(0), Arg::ofInt(2)}, {},
+               one([](const Refs &in) { // the diagonal's rows along dim 0, columns along dim 2
+                 return build({5, 3, 5}, [&](const I &i) {
+                   return i[2] - i[0] == 1 ? in[0].at({i[1], i[0]}) : 0.0;
+                 });
+               })});
+  c.push_back({both("trace", "trace"), {kX}, {T(0)}, {}, one([](const Refs &in) {
+                 return scalar(in[0].at({0, 0}) + in[0].at({1, 1}) + in[0].at({2, 2}));
+               })});
+  // Index tensors hold 0..2 (inputs drawn from [0, 2.49) and rounded).
+  const TensorMeta kIdx32{{3, 2}, DType::Int64}, kCol{{3, 1}, DType::Int64},
+      kFlat{{5}, DType::Int64}, kPair{{2}, DType::Int64}, kSrc{{2, 4}, DType::Float32};
+  c.push_back({both("", "gather"), {kX, kIdx32}, {T(0), Arg::ofInt(1), T(1)}, {},
+               one([](const Refs &in) {
+                 return build({3, 2}, [&](const I &i) {
+                   return in[0].at({i[0], int64_t(in[1].at(i))});
+                 });
+               }), 0, 2.49});
+  c.push_back({{"torch.take_along_dim", "torch.Tensor.take_along_dim", "paddle.take_along_axis",
+                "Tensor.take_along_axis"},
+               {kX, kCol}, {T(0), T(1), Arg::ofInt(1)}, {}, one([](const Refs &in) {
+                 return build({3, 1}, [&](const I &i) {
+                   return in[0].at({i[0], int64_t(in[1].at(i))});
+                 });
+               }), 0, 2.49});
+  c.push_back({{"torch.take_along_dim"}, {kX, kFlat}, {T(0), T(1)}, {}, one([](const Refs &in) {
+                 return build({5}, [&](const I &i) { return in[0].data[int64_t(in[1].at(i))]; });
+               }), 0, 2.49});
+  c.push_back({both("take", "take"), {kX, kFlat}, {T(0), T(1)}, {}, one([](const Refs &in) {
+                 return build({5}, [&](const I &i) { return in[0].data[int64_t(in[1].at(i))]; });
+               }), 0, 2.49});
+  auto scattered = [](bool add, bool scalarSrc) {
+    return [=](const Refs &in) {
+      Buffer out = in[0];
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t j = 0; j < 2; ++j) {
+          double &dst = out.data[r * 4 + int64_t(in[1].at({r, j}))];
+          double v = scalarSrc ? 1.25 : in[2].at({r, j});
+          dst = add ? dst + v : v;
+        }
+      return Refs{out};
+    };
+  };
+  c.push_back({both("", "scatter"), {kX, kIdx32, kX}, {T(0), Arg::ofInt(1), T(1), T(2)}, {},
+               scattered(false, false), 0, 2.49});
+  c.push_back({{"torch.scatter"}, {kX, kIdx32}, {T(0), Arg::ofInt(1), T(1), Arg::ofFloat(1.25)}, {},
+               scattered(false, true), 0, 2.49});
+  c.push_back({both("", "scatter_add"), {kX, kIdx32, kX}, {T(0), Arg::ofInt(1), T(1), T(2)}, {},
+               scattered(true, false), 0, 2.49});
+  c.push_back({both("put_along_axis", ""), {kX, kIdx32},
+               {T(0), T(1), Arg::ofFloat(1.25), Arg::ofInt(1)}, {}, [=](const Refs &in) {
+                 return scattered(false, true)(in);
+               }, 0, 2.49});
+  c.push_back({{"paddle.put_along_axis"}, {kX, kIdx32, TensorMeta{{3, 2}, DType::Float32}},
+               {T(0), T(1), T(2), Arg::ofInt(1), Arg::ofString("add")}, {},
+               scattered(true, false), 0, 2.49});
+  auto rowsUpdated = [](std::function<void(Buffer &, int64_t row, int64_t src)> f) {
+    return [=](const Refs &in) {
+      Buffer out = in[0];
+      for (int64_t m = 0; m < 2; ++m)
+        f(out, int64_t(in[1].data[m]), m);
+      return Refs{out};
+    };
+  };
+  c.push_back({{"torch.index_add", "torch.Tensor.index_add"}, {kX, kPair, kSrc},
+               {T(0), Arg::ofInt(0), T(1), T(2)}, {{"alpha", Arg::ofFloat(2)}},
+               [=](const Refs &in) {
+                 return rowsUpdated([&](Buffer &o, int64_t r, int64_t m) {
+                   for (int64_t j = 0; j < 4; ++j)
+                     o.data[r * 4 + j] += 2 * in[2].at({m, j});
+                 })(in);
+               }, 0, 2.49});
+  c.push_back({{"paddle.index_add", "Tensor.index_add"}, {kX, kPair, kSrc},
+               {T(0), T(1), Arg::ofInt(0), T(2)}, {}, [=](const Refs &in) {
+                 return rowsUpdated([&](Buffer &o, int64_t r, int64_t m) {
+                   for (int64_t j = 0; j < 4; ++j)
+                     o.data[r * 4 + j] += in[2].at({m, j});
+                 })(in);
+               }, 0, 2.49});
+  c.push_back({both("", "index_copy"), {kX, kPair, kSrc}, {T(0), Arg::ofInt(0), T(1), T(2)}, {},
+               [=](const Refs &in) {
+                 return rowsUpdated([&](Buffer &o, int64_t r, int64_t m) {
+                   for (int64_t j = 0; j < 4; ++j)
+                     o.data[r * 4 + j] = in[2].at({m, j});
+                 })(in);
+               }, 0, 2.49});
+  auto filled = [](const Refs &in) { // columns named by the index set to -1.5
+    Buffer out = in[0];
+    for (double col : in[1].data)
+      for (int64_t r = 0; r < 3; ++r)
+        out.data[r * 4 + int64_t(col)] = -1.5;
+    return Refs{out};
+  };
+  c.push_back({both("", "index_fill"), {kX, kPair}, {T(0), Arg::ofInt(1), T(1), Arg::ofFloat(-1.5)},
+               {}, filled, 0, 2.49});
+  c.push_back({both("index_fill", ""), {kX, kPair}, {T(0), T(1), Arg::ofInt(1), Arg::ofFloat(-1.5)},
+               {}, filled, 0, 2.49});
+  // torch's *_copy forms are aliases of their view forms, checked through them above.
+}
+
 std::vector<Case> cases() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
@@ -1396,6 +1663,7 @@ std::vector<Case> cases() {
                [](const Refs &in) { return Refs{pool2dRef(in[0], {2, 2, 2, 0, 1}, true, true, true)}; }});
   addMathCases(c);
   addReductionCases(c);
+  addIndexingCases(c);
   return c;
 }
 
