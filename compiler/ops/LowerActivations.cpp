@@ -91,6 +91,7 @@ void registerActivations(OpTable &t) {
   t.bind(pf + "log_softmax", softmaxOp("x", "axis", "dtype", true));
   t.bind(tf + "softmax", softmaxOp("input", "dim", "dtype", false));
   t.bind(tf + "log_softmax", softmaxOp("input", "dim", "dtype", true));
+  torchLower(t, "log_softmax", softmaxOp("input", "dim", "dtype", true));
   t.bind(pf + "layer_norm", layerNormOp("x", "normalized_shape", "weight", "bias", "epsilon"));
   t.bind(tf + "layer_norm", layerNormOp("input", "normalized_shape", "weight", "bias", "eps"));
   // paddle.incubate's fused_rms_norm normalizes the axes from begin_norm_axis on.

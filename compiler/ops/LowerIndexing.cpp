@@ -73,13 +73,6 @@ int swap(PrimBuilder &b, int x, int64_t d0, int64_t d1) {
   return b.transpose(x, perm);
 }
 
-/// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank`, as int64.
-int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
-  std::vector<int64_t> shape(rank, 1);
-  shape[axis] = n;
-  return b.reshape(b.iota(n, DType::Int64), shape);
-}
-
 /// Elements of x at flat (row-major) positions `flat` (an int64 tensor): its shape.
 int gatherFlat(PrimBuilder &b, int x, int flat) {
   return b.gather(b.reshape(x, {b.meta(x).numElements()}), flat);

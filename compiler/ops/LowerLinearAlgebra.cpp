@@ -170,9 +170,345 @@ void einsum(Lowering &L) {
   Labeled product3{b.reshape(b.matmul(lhs, rhs, false, false), shape), batch + rows + cols};
   L.out(permuted(b, product3, output));
 }
+/// beta * input + alpha * product (beta 0: input ignored, NaNs in it too, as torch does).
+int scaledSum(Lowering &L, int product) {
+  double alpha = L.args.scalar("alpha"), beta = L.args.scalar("beta");
+  PrimBuilder &b = L.b;
+  if (alpha != 1)
+    product = b.binaryScalar(Prim::Mul, product, alpha);
+  if (beta == 0)
+    return b.broadcastTo(product, b.meta(product).shape);
+  int input = b.cast(L.in("input"), b.meta(product).dtype);
+  if (beta != 1)
+    input = b.binaryScalar(Prim::Mul, input, beta);
+  return b.binary(Prim::Add, input, product);
+}
+
+/// The axes of x listed in `axes` (normalized) moved last (`last`) or first, the others
+/// keeping their order.
+std::vector<int64_t> movedPerm(const std::vector<int64_t> &axes, int64_t rank, bool last) {
+  std::vector<int64_t> rest;
+  for (int64_t a = 0; a < rank; ++a)
+    if (std::find(axes.begin(), axes.end(), a) == axes.end())
+      rest.push_back(a);
+  std::vector<int64_t> perm = last ? rest : axes;
+  perm.insert(perm.end(), (last ? axes : rest).begin(), (last ? axes : rest).end());
+  return perm;
+}
+
+/// tensordot: x's `xa` axes contracted with y's `ya` axes, as one matmul of the free axes.
+int tensordot(Lowering &L, int x, int y, std::vector<int64_t> xa, std::vector<int64_t> ya) {
+  PrimBuilder &b = L.b;
+  std::vector<int64_t> xs = b.meta(x).shape, ys = b.meta(y).shape;
+  std::vector<int64_t> xaOrdered, yaOrdered; // paired in the order given
+  for (int64_t a : xa)
+    xaOrdered.push_back(normalizeDim(b.opName(), a, int64_t(xs.size())));
+  for (int64_t a : ya)
+    yaOrdered.push_back(normalizeDim(b.opName(), a, int64_t(ys.size())));
+  if (xaOrdered.size() != yaOrdered.size())
+    badValue(L, "both tensors need as many contracted dimensions");
+  int64_t k = 1;
+  for (size_t i = 0; i < xaOrdered.size(); ++i) {
+    if (xs[xaOrdered[i]] != ys[yaOrdered[i]])
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       b.opName() + "(): contracted sizes differ: " + formatShape(xs) + " and " +
+                           formatShape(ys));
+    k *= xs[xaOrdered[i]];
+  }
+  std::vector<int64_t> px = movedPerm(xaOrdered, int64_t(xs.size()), true),
+                       py = movedPerm(yaOrdered, int64_t(ys.size()), false);
+  std::vector<int64_t> out;
+  int64_t m = 1, n = 1;
+  for (size_t i = 0; i + xaOrdered.size() < px.size(); ++i) {
+    out.push_back(xs[px[i]]);
+    m *= xs[px[i]];
+  }
+  for (size_t i = yaOrdered.size(); i < py.size(); ++i) {
+    out.push_back(ys[py[i]]);
+    n *= ys[py[i]];
+  }
+  int x2 = b.reshape(b.transpose(x, px), {m, k});
+  int y2 = b.reshape(b.transpose(y, py), {k, n});
+  return b.reshape(b.matmul(x2, y2, false, false), out);
+}
+
+/// The covariance of the rows of x (variables) over its columns (observations).
+int covariance(Lowering &L, int x, double correction) {
+  PrimBuilder &b = L.b;
+  if (b.meta(x).rank() == 1)
+    x = b.reshape(x, {1, b.meta(x).shape[0]});
+  if (b.meta(x).rank() != 2)
+    badValue(L, "expects a 1-d or 2-d tensor");
+  int64_t n = b.meta(x).shape[1];
+  int centered = b.binary(Prim::Sub, x, mean(L, x, {1}, true));
+  int c = b.matmul(centered, centered, false, true);
+  return b.binaryScalar(Prim::Div, c, std::max(0.0, double(n) - correction));
+}
+
 } // namespace
 
 void registerLinearAlgebra(OpTable &t) {
+  torchLower(t, "dot", [](Lowering &L) {
+    int x = L.in("input"), y = L.in("tensor");
+    if (L.b.meta(x).rank() != 1 || L.b.meta(y).rank() != 1)
+      badValue(L, "expects 1-d tensors");
+    L.out(L.b.matmul(x, y, false, false));
+  });
+  torchLower(t, "vdot", [](Lowering &L) { // real tensors: no conjugate
+    L.out(L.b.matmul(L.in("input"), L.in("other"), false, false));
+  });
+  paddleLower(t, "dot", [](Lowering &L) { // 2-d: row by row
+    int x = L.in("x"), y = L.in("y");
+    L.out(L.b.reduce(Prim::ReduceSum, L.b.binary(Prim::Mul, x, y), {L.b.meta(x).rank() - 1}, false));
+  });
+  auto outer = [](std::string xn, std::string yn) {
+    return [=](Lowering &L) {
+      int x = L.in(xn), y = L.in(yn);
+      int64_t n = L.b.meta(x).numElements(), m = L.b.meta(y).numElements();
+      L.out(L.b.binary(Prim::Mul, L.b.reshape(x, {n, 1}), L.b.reshape(y, {1, m})));
+    };
+  };
+  torchLower(t, "outer", outer("input", "vec2"));
+  paddleLower(t, "outer", outer("x", "y"));
+  auto inner = [](std::string xn, std::string yn) {
+    return [=](Lowering &L) { // the last dims contracted; a 0-d operand scales
+      int x = L.in(xn), y = L.in(yn);
+      if (L.b.meta(x).rank() == 0 || L.b.meta(y).rank() == 0) {
+        L.out(L.b.binary(Prim::Mul, x, y));
+        return;
+      }
+      L.out(tensordot(L, x, y, {-1}, {-1}));
+    };
+  };
+  torchLower(t, "inner", inner("input", "other"));
+  paddleLower(t, "inner", inner("x", "y"));
+  torchLower(t, "mv", [](Lowering &L) { L.out(L.b.matmul(L.in("input"), L.in("vec"), false, false)); });
+  paddleLower(t, "mv", [](Lowering &L) { L.out(L.b.matmul(L.in("x"), L.in("vec"), false, false)); });
+  torchLower(t, "addmm", [](Lowering &L) {
+    L.out(scaledSum(L, L.b.matmul(L.in("mat1"), L.in("mat2"), false, false)));
+  });
+  torchLower(t, "addmv", [](Lowering &L) {
+    L.out(scaledSum(L, L.b.matmul(L.in("mat"), L.in("vec"), false, false)));
+  });
+  torchLower(t, "addr", [](Lowering &L) {
+    int x = L.in("vec1"), y = L.in("vec2");
+    L.out(scaledSum(L, L.b.binary(Prim::Mul, L.b.reshape(x, {L.b.meta(x).numElements(), 1}),
+                                  L.b.reshape(y, {1, L.b.meta(y).numElements()}))));
+  });
+  torchLower(t, "baddbmm", [](Lowering &L) {
+    L.out(scaledSum(L, L.b.matmul(L.in("batch1"), L.in("batch2"), false, false)));
+  });
+  torchLower(t, "addbmm", [](Lowering &L) {
+    int p = L.b.matmul(L.in("batch1"), L.in("batch2"), false, false);
+    L.out(scaledSum(L, L.b.reduce(Prim::ReduceSum, p, {0}, false)));
+  });
+  auto tensordotLower = [](std::string xn, std::string yn, std::string dimsName) {
+    return [=](Lowering &L) {
+      int x = L.in(xn), y = L.in(yn);
+      const Arg &dims = L.args.get(dimsName);
+      std::vector<int64_t> xa, ya;
+      if (dims.kind == Arg::Kind::Int) { // the last n of x with the first n of y
+        int64_t n = dims.intValue, rx = L.b.meta(x).rank();
+        for (int64_t i = 0; i < n; ++i) {
+          xa.push_back(rx - n + i);
+          ya.push_back(i);
+        }
+      } else {
+        if (dims.items.size() != 2)
+          badValue(L, "dims must be an int or two lists of dimensions");
+        auto ints = [&](const Arg &a) {
+          std::vector<int64_t> v;
+          if (a.kind == Arg::Kind::Int)
+            v.push_back(a.intValue);
+          for (const Arg &i : a.items)
+            v.push_back(i.intValue);
+          return v;
+        };
+        xa = ints(dims.items[0]);
+        ya = ints(dims.items[1]);
+      }
+      L.out(tensordot(L, x, y, xa, ya));
+    };
+  };
+  torchLower(t, "tensordot", tensordotLower("a", "b", "dims"), false);
+  auto kron = [](std::string xn, std::string yn) {
+    return [=](Lowering &L) { // [a0, 1, a1, 1, ...] * [1, b0, 1, b1, ...], merged pairwise
+      PrimBuilder &b = L.b;
+      std::vector<int64_t> xs = b.meta(L.in(xn)).shape, ys = b.meta(L.in(yn)).shape;
+      size_t rank = std::max(xs.size(), ys.size());
+      xs.insert(xs.begin(), rank - xs.size(), 1);
+      ys.insert(ys.begin(), rank - ys.size(), 1);
+      std::vector<int64_t> sx, sy, out;
+      for (size_t i = 0; i < rank; ++i) {
+        sx.insert(sx.end(), {xs[i], 1});
+        sy.insert(sy.end(), {1, ys[i]});
+        out.push_back(xs[i] * ys[i]);
+      }
+      L.out(b.reshape(b.binary(Prim::Mul, b.reshape(L.in(xn), sx), b.reshape(L.in(yn), sy)), out));
+    };
+  };
+  torchLower(t, "kron", kron("input", "other"));
+  paddleLower(t, "kron", kron("x", "y"));
+  auto cross = [](std::string xn, std::string yn, std::string dimName, bool firstOfThree) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      Operands o = promoteOperands(L, xn, yn);
+      std::vector<int64_t> shape = b.meta(b.binary(Prim::Add, o.x, o.y)).shape;
+      int x = b.broadcastTo(o.x, shape), y = b.broadcastTo(o.y, shape);
+      int64_t rank = int64_t(shape.size()), axis = -1;
+      if (!L.args.isNone(dimName))
+        axis = normalizeDim(b.opName(), L.args.intValue(dimName), rank);
+      else if (firstOfThree) // torch.cross without dim: the first dimension of size 3
+        for (int64_t a = 0; a < rank && axis < 0; ++a)
+          axis = shape[a] == 3 ? a : -1;
+      else
+        axis = rank - 1;
+      if (axis < 0 || shape[axis] != 3)
+        badValue(L, "needs a dimension of size 3, not shape " + formatShape(shape));
+      auto part = [&](int v, int64_t i) { return b.slice(v, {axis}, {i}, {i + 1}, {1}); };
+      auto term = [&](int64_t i, int64_t j) {
+        return b.binary(Prim::Sub, b.binary(Prim::Mul, part(x, i), part(y, j)),
+                        b.binary(Prim::Mul, part(x, j), part(y, i)));
+      };
+      L.out(b.concat({term(1, 2), term(2, 0), term(0, 1)}, axis));
+    };
+  };
+  torchLower(t, "cross", cross("input", "other", "dim", true));
+  t.bind("torch.linalg.cross", cross("input", "other", "dim", false));
+  paddleLower(t, "cross", cross("x", "y", "axis", true));
+  torchLower(t, "cdist", [](Lowering &L) { // (sum |x1_i - x2_j|^p)^(1/p) over the last dim
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, "x1"), y = floatInput(L, "x2");
+    int64_t rx = b.meta(x).rank(), ry = b.meta(y).rank();
+    if (rx < 2 || ry < 2)
+      badValue(L, "expects tensors of at least 2 dimensions");
+    std::vector<int64_t> sx = b.meta(x).shape, sy = b.meta(y).shape;
+    sx.insert(sx.end() - 1, 1); // [..., P, 1, M]
+    sy.insert(sy.end() - 2, 1); // [..., 1, R, M]
+    int d = b.unary(Prim::Abs, b.binary(Prim::Sub, b.reshape(x, sx), b.reshape(y, sy)));
+    double p = L.args.scalar("p");
+    int64_t last = b.meta(d).rank() - 1;
+    if (std::isinf(p))
+      L.out(b.reduce(Prim::ReduceMax, d, {last}, false));
+    else if (p == 0)
+      L.out(b.reduce(Prim::ReduceSum, b.cast(b.binary(Prim::NotEqual, d, b.fill(0, {}, b.meta(d).dtype)),
+                                             b.meta(d).dtype), {last}, false));
+    else if (p == 1)
+      L.out(b.reduce(Prim::ReduceSum, d, {last}, false));
+    else if (p == 2)
+      L.out(b.unary(Prim::Sqrt, b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, d, d), {last}, false)));
+    else
+      L.out(b.binaryScalar(Prim::Pow, b.reduce(Prim::ReduceSum, b.binaryScalar(Prim::Pow, d, p), {last}, false),
+                           1 / p));
+  }, false);
+  auto diff = [](std::string xn, std::string dimName) {
+    return [=](Lowering &L) { // x[1:] - x[:-1] along dim, n times, after prepend/append
+      PrimBuilder &b = L.b;
+      int x = L.in(xn);
+      int64_t axis = normalizeDim(b.opName(), L.args.intValue(dimName), b.meta(x).rank());
+      std::vector<int> parts;
+      for (const char *side : {"prepend", "append"}) {
+        if (std::string(side) == "append")
+          parts.push_back(x);
+        if (!L.args.isNone(side)) {
+          int v = b.cast(L.in(side), b.meta(x).dtype);
+          if (b.meta(v).rank() == 0) {
+            std::vector<int64_t> s = b.meta(x).shape;
+            s[axis] = 1;
+            v = b.broadcastTo(v, s);
+          }
+          parts.push_back(v);
+        }
+      }
+      if (parts.size() > 1)
+        x = b.concat(parts, axis);
+      int64_t n = L.args.intValue("n");
+      if (n < 0)
+        badValue(L, "n must not be negative");
+      bool logical = b.meta(x).dtype == DType::Bool;
+      for (int64_t i = 0; i < n && b.meta(x).shape[axis] > 0; ++i) {
+        int64_t len = b.meta(x).shape[axis];
+        int hi = b.slice(x, {axis}, {1}, {len}, {1}), lo = b.slice(x, {axis}, {0}, {len - 1}, {1});
+        x = logical ? b.binary(Prim::NotEqual, hi, lo) : b.binary(Prim::Sub, hi, lo);
+      }
+      L.out(x);
+    };
+  };
+  torchLower(t, "diff", diff("input", "dim"));
+  paddleLower(t, "diff", diff("x", "axis"));
+  torchLower(t, "cov", [](Lowering &L) {
+    if (!L.args.isNone("fweights") || !L.args.isNone("aweights"))
+      badValue(L, "fweights and aweights are not supported yet");
+    int c = covariance(L, floatInput(L, "input"), L.args.scalar("correction"));
+    L.out(L.b.meta(L.in("input")).rank() == 1 ? L.b.reshape(c, {}) : c);
+  });
+  torchLower(t, "corrcoef", [](Lowering &L) { // cov / sqrt(var_i var_j), clamped to [-1, 1]
+    PrimBuilder &b = L.b;
+    int c = covariance(L, floatInput(L, "input"), 1);
+    int64_t n = b.meta(c).shape[0];
+    int d = b.unary(Prim::Sqrt, b.gather(b.reshape(c, {n * n}), b.binaryScalar(Prim::Mul, b.iota(n, DType::Int64), double(n + 1))));
+    int r = b.binary(Prim::Div, b.binary(Prim::Div, c, b.reshape(d, {n, 1})), b.reshape(d, {1, n}));
+    r = b.binary(Prim::Max, b.binary(Prim::Min, r, b.fill(1, {}, b.meta(r).dtype)),
+                 b.fill(-1, {}, b.meta(r).dtype));
+    L.out(b.meta(L.in("input")).rank() == 1 ? b.reshape(r, {}) : r);
+  });
+  auto trapezoid = [](bool cumulative) {
+    return [=](Lowering &L) { // sum of (y[i+1] + y[i]) / 2 * (x[i+1] - x[i]), or dx
+      PrimBuilder &b = L.b;
+      int y = floatInput(L, "y");
+      int64_t axis = normalizeDim(b.opName(), L.args.intValue("dim"), b.meta(y).rank());
+      int64_t n = b.meta(y).shape[axis];
+      auto pairs = [&](int v, Prim p) {
+        return b.binary(p, b.slice(v, {axis}, {1}, {n}, {1}), b.slice(v, {axis}, {0}, {n - 1}, {1}));
+      };
+      int area = b.binaryScalar(Prim::Mul, pairs(y, Prim::Add), 0.5);
+      if (L.args.signature().find("x") && !L.args.isNone("x")) {
+        int x = b.cast(L.in("x"), b.meta(y).dtype);
+        if (b.meta(x).rank() == 1 && b.meta(y).rank() > 1) {
+          std::vector<int64_t> s(b.meta(y).rank(), 1);
+          s[axis] = b.meta(x).shape[0];
+          x = b.reshape(x, s);
+        }
+        int64_t xa = b.meta(x).rank() == b.meta(y).rank() ? axis : b.meta(x).rank() - 1;
+        int64_t m = b.meta(x).shape[xa];
+        int dx = b.binary(Prim::Sub, b.slice(x, {xa}, {1}, {m}, {1}), b.slice(x, {xa}, {0}, {m - 1}, {1}));
+        area = b.binary(Prim::Mul, area, dx);
+      } else {
+        double dx = L.args.signature().find("dx") && !L.args.isNone("dx") ? L.args.scalar("dx") : 1;
+        if (dx != 1)
+          area = b.binaryScalar(Prim::Mul, area, dx);
+      }
+      if (!cumulative) {
+        L.out(b.reduce(Prim::ReduceSum, area, {axis}, false));
+        return;
+      }
+      // Prefix sums of the areas: a window reduction like cumsum's (LowerReductions.cpp).
+      L.out(scan(b, Prim::ReduceSum, area, axis, 0));
+    };
+  };
+  torchLower(t, "trapezoid", trapezoid(false), false);
+  torchLower(t, "trapz", trapezoid(false), false);
+  torchLower(t, "cumulative_trapezoid", trapezoid(true), false);
+  torchLower(t, "renorm", [](Lowering &L) { // slices along dim rescaled to norm <= maxnorm
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, "input");
+    int64_t rank = b.meta(x).rank(), axis = normalizeDim(b.opName(), L.args.intValue("dim"), rank);
+    std::vector<int64_t> others;
+    for (int64_t a = 0; a < rank; ++a)
+      if (a != axis)
+        others.push_back(a);
+    double p = L.args.scalar("p"), maxnorm = L.args.scalar("maxnorm");
+    int norm = b.binaryScalar(
+        Prim::Pow,
+        b.reduce(Prim::ReduceSum, b.binaryScalar(Prim::Pow, b.unary(Prim::Abs, x), p), others, true),
+        1 / p);
+    int scale = b.select(b.binary(Prim::Greater, norm, b.fill(maxnorm, {}, b.meta(x).dtype)),
+                         b.binary(Prim::Div, b.fill(maxnorm, {}, b.meta(x).dtype),
+                                  b.binaryScalar(Prim::Add, norm, 1e-7)),
+                         b.fill(1, {}, b.meta(x).dtype));
+    L.out(b.binary(Prim::Mul, x, scale));
+  });
+
   t.bind("torch.einsum", einsum);
   t.bind("paddle.einsum", einsum);
   paddleLower(t, "matmul", [](Lowering &L) {

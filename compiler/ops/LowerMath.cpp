@@ -19,12 +19,8 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-int scalarOf(PrimBuilder &b, double v, int like) { return b.fill(v, {}, b.meta(like).dtype); }
-
-int isNan(PrimBuilder &b, int x) { return b.binary(Prim::NotEqual, x, x); }
-
 int isInf(PrimBuilder &b, int x) {
-  return b.binary(Prim::Equal, b.unary(Prim::Abs, x), scalarOf(b, INFINITY, x));
+  return b.binary(Prim::Equal, b.unary(Prim::Abs, x), scalarLike(b, INFINITY, x));
 }
 
 /// a*x + c, the Horner step.
@@ -44,14 +40,14 @@ int lgamma64(PrimBuilder &b, int x) {
   static const double p[] = {0.99999999999980993,  676.5203681218851,     -1259.1392167224028,
                              771.32342877765313,   -176.61502916214059,   12.507343278686905,
                              -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7};
-  int reflect = b.binary(Prim::Less, x, scalarOf(b, 0.5, x));
-  int one = scalarOf(b, 1, x);
+  int reflect = b.binary(Prim::Less, x, scalarLike(b, 0.5, x));
+  int one = scalarLike(b, 1, x);
   int y = b.select(reflect, b.binary(Prim::Sub, one, x), x);
   int z = b.binaryScalar(Prim::Sub, y, 1);
-  int a = scalarOf(b, p[0], x);
+  int a = scalarLike(b, p[0], x);
   for (int i = 1; i < 9; ++i)
     a = b.binary(Prim::Add, a,
-                 b.binary(Prim::Div, scalarOf(b, p[i], x), b.binaryScalar(Prim::Add, z, i)));
+                 b.binary(Prim::Div, scalarLike(b, p[i], x), b.binaryScalar(Prim::Add, z, i)));
   int t = b.binaryScalar(Prim::Add, z, 7.5);
   int lg = b.binaryScalar(
       Prim::Add,
@@ -63,7 +59,7 @@ int lgamma64(PrimBuilder &b, int x) {
       0.5 * std::log(2 * kPi));
   int sinPiX = b.unary(Prim::Abs, b.unary(Prim::Sin, b.binaryScalar(Prim::Mul, x, kPi)));
   int reflected =
-      b.binary(Prim::Sub, b.unary(Prim::Log, b.binary(Prim::Div, scalarOf(b, kPi, x), sinPiX)),
+      b.binary(Prim::Sub, b.unary(Prim::Log, b.binary(Prim::Div, scalarLike(b, kPi, x), sinPiX)),
                lg);
   return b.select(reflect, reflected, lg);
 }
@@ -71,17 +67,17 @@ int lgamma64(PrimBuilder &b, int x) {
 /// digamma: the reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0.5, the recurrence to
 /// shift the argument past 6, and the asymptotic series there (error ~1e-11).
 int digamma64(PrimBuilder &b, int x) {
-  int reflect = b.binary(Prim::Less, x, scalarOf(b, 0.5, x));
-  int y = b.select(reflect, b.binary(Prim::Sub, scalarOf(b, 1, x), x), x);
-  int shift = scalarOf(b, 0, x);
+  int reflect = b.binary(Prim::Less, x, scalarLike(b, 0.5, x));
+  int y = b.select(reflect, b.binary(Prim::Sub, scalarLike(b, 1, x), x), x);
+  int shift = scalarLike(b, 0, x);
   for (int k = 0; k < 6; ++k)
     shift = b.binary(Prim::Add, shift,
-                     b.binary(Prim::Div, scalarOf(b, 1, x), b.binaryScalar(Prim::Add, y, k)));
+                     b.binary(Prim::Div, scalarLike(b, 1, x), b.binaryScalar(Prim::Add, y, k)));
   int z = b.binaryScalar(Prim::Add, y, 6);
-  int inv = b.binary(Prim::Div, scalarOf(b, 1, x), z);
+  int inv = b.binary(Prim::Div, scalarLike(b, 1, x), z);
   int inv2 = b.binary(Prim::Mul, inv, inv);
   // 1/(12z^2) - 1/(120z^4) + 1/(252z^6) - 1/(240z^8) + 1/(132z^10), by Horner in 1/z^2.
-  int s = scalarOf(b, 1.0 / 132, x);
+  int s = scalarLike(b, 1.0 / 132, x);
   for (double c : {-1.0 / 240, 1.0 / 252, -1.0 / 120, 1.0 / 12})
     s = fma(b, s, inv2, c);
   s = b.binary(Prim::Mul, s, inv2);
@@ -91,27 +87,27 @@ int digamma64(PrimBuilder &b, int x) {
   psi = b.binary(Prim::Sub, psi, shift);
   int piX = b.binaryScalar(Prim::Mul, x, kPi);
   int reflected =
-      b.binary(Prim::Sub, psi, b.binary(Prim::Div, scalarOf(b, kPi, x), b.unary(Prim::Tan, piX)));
+      b.binary(Prim::Sub, psi, b.binary(Prim::Div, scalarLike(b, kPi, x), b.unary(Prim::Tan, piX)));
   return b.select(reflect, reflected, psi);
 }
 
 /// erfinv: Giles' single-precision approximation refined by two Newton steps on erf (both
 /// in float64); +-1 give +-inf, |x| > 1 NaN.
 int erfinv64(PrimBuilder &b, int x) {
-  int one = scalarOf(b, 1, x);
+  int one = scalarLike(b, 1, x);
   int w = b.unary(Prim::Neg, b.unary(Prim::Log, b.binary(Prim::Mul, b.binary(Prim::Sub, one, x),
                                                           b.binary(Prim::Add, one, x))));
   int central = b.binaryScalar(Prim::Sub, w, 2.5);
-  int p1 = scalarOf(b, 2.81022636e-08, x);
+  int p1 = scalarLike(b, 2.81022636e-08, x);
   for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
                    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941})
     p1 = fma(b, p1, central, c);
   int tail = b.binaryScalar(Prim::Sub, b.unary(Prim::Sqrt, w), 3);
-  int p2 = scalarOf(b, -0.000200214257, x);
+  int p2 = scalarLike(b, -0.000200214257, x);
   for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
                    0.00943887047, 1.00167406, 2.83297682})
     p2 = fma(b, p2, tail, c);
-  int y = b.binary(Prim::Mul, b.select(b.binary(Prim::Less, w, scalarOf(b, 5, x)), p1, p2), x);
+  int y = b.binary(Prim::Mul, b.select(b.binary(Prim::Less, w, scalarLike(b, 5, x)), p1, p2), x);
   for (int step = 0; step < 2; ++step) {
     int slope = b.binaryScalar(
         Prim::Mul, b.unary(Prim::Exp, b.unary(Prim::Neg, b.binary(Prim::Mul, y, y))),
@@ -120,23 +116,23 @@ int erfinv64(PrimBuilder &b, int x) {
                  b.binary(Prim::Div, b.binary(Prim::Sub, b.unary(Prim::Erf, y), x), slope));
   }
   int edge = b.binary(Prim::Equal, b.unary(Prim::Abs, x), one);
-  return b.select(edge, b.binary(Prim::Copysign, scalarOf(b, INFINITY, x), x), y);
+  return b.select(edge, b.binary(Prim::Copysign, scalarLike(b, INFINITY, x), x), y);
 }
 
 /// The modified Bessel function I0: its power series sum ((x/2)^k / k!)^2 up to |x| = 20,
 /// the asymptotic series e^|x| / sqrt(2 pi |x|) (1 + 1/(8|x|) + 9/(128|x|^2) + ...) beyond.
 int i064(PrimBuilder &b, int x) {
   int ax = b.unary(Prim::Abs, x);
-  int small = b.binary(Prim::Min, ax, scalarOf(b, 20, x));
+  int small = b.binary(Prim::Min, ax, scalarLike(b, 20, x));
   int q = b.binaryScalar(Prim::Mul, b.binary(Prim::Mul, small, small), 0.25);
-  int term = scalarOf(b, 1, x), sum = term;
+  int term = scalarLike(b, 1, x), sum = term;
   for (int k = 1; k <= 64; ++k) {
     term = b.binaryScalar(Prim::Mul, b.binary(Prim::Mul, term, q), 1.0 / (double(k) * k));
     sum = b.binary(Prim::Add, sum, term);
   }
-  int big = b.binary(Prim::Max, ax, scalarOf(b, 20, x));
-  int inv = b.binary(Prim::Div, scalarOf(b, 1, x), big);
-  int series = scalarOf(b, 0, x);
+  int big = b.binary(Prim::Max, ax, scalarLike(b, 20, x));
+  int inv = b.binary(Prim::Div, scalarLike(b, 1, x), big);
+  int series = scalarLike(b, 0, x);
   double c = 1;
   std::vector<double> coefficients{1};
   for (int k = 1; k <= 8; ++k) { // ((2k-1)!!)^2 / (k! 8^k)
@@ -149,7 +145,7 @@ int i064(PrimBuilder &b, int x) {
       Prim::Mul, series,
       b.binary(Prim::Div, b.unary(Prim::Exp, big),
                b.unary(Prim::Sqrt, b.binaryScalar(Prim::Mul, big, 2 * kPi))));
-  return b.select(b.binary(Prim::LessEqual, ax, scalarOf(b, 20, x)), sum, asymptotic);
+  return b.select(b.binary(Prim::LessEqual, ax, scalarLike(b, 20, x)), sum, asymptotic);
 }
 
 LowerFn special(std::string xn, int (*f)(PrimBuilder &, int)) {
@@ -231,7 +227,7 @@ void registerMath(OpTable &t) {
   torchLower(t, "frac", frac("input"));
   auto sinc = [](PrimBuilder &b, int x) { // sin(pi x) / (pi x), 1 at 0
     int px = b.binaryScalar(Prim::Mul, x, kPi);
-    return b.select(b.binary(Prim::Equal, x, scalarOf(b, 0, x)), scalarOf(b, 1, x),
+    return b.select(b.binary(Prim::Equal, x, scalarLike(b, 0, x)), scalarLike(b, 1, x),
                     b.binary(Prim::Div, b.unary(Prim::Sin, px), px));
   };
   paddleLower(t, "sinc", floatMap("x", sinc));
@@ -266,7 +262,7 @@ void registerMath(OpTable &t) {
         L.out(classify(
             L, x,
             [positive](PrimBuilder &b, int v) {
-              return b.binary(Prim::Equal, v, scalarOf(b, positive ? INFINITY : -INFINITY, v));
+              return b.binary(Prim::Equal, v, scalarLike(b, positive ? INFINITY : -INFINITY, v));
             },
             false));
       });
@@ -276,11 +272,11 @@ void registerMath(OpTable &t) {
     bind("signbit", [x](Lowering &L) { // -0.0 and -NaN too: the sign bit, through copysign
       int v = L.in(x);
       if (!isFloating(L.b.meta(v).dtype)) {
-        L.out(L.b.binary(Prim::Less, v, scalarOf(L.b, 0, v)));
+        L.out(L.b.binary(Prim::Less, v, scalarLike(L.b, 0, v)));
         return;
       }
-      int s = L.b.binary(Prim::Copysign, scalarOf(L.b, 1, v), v);
-      L.out(L.b.binary(Prim::Less, s, scalarOf(L.b, 0, v)));
+      int s = L.b.binary(Prim::Copysign, scalarLike(L.b, 1, v), v);
+      L.out(L.b.binary(Prim::Less, s, scalarLike(L.b, 0, v)));
     });
     bind("nan_to_num", [x](Lowering &L) {
       int v = L.in(x);
@@ -296,22 +292,22 @@ void registerMath(OpTable &t) {
       auto bound = [&](const char *name, double fallback) {
         return L.args.isNone(name) ? fallback : L.args.scalar(name);
       };
-      v = L.b.select(isNan(L.b, v), scalarOf(L.b, bound("nan", 0), v), v);
-      v = L.b.select(L.b.binary(Prim::Equal, v, scalarOf(L.b, INFINITY, v)),
-                     scalarOf(L.b, bound("posinf", top), v), v);
-      v = L.b.select(L.b.binary(Prim::Equal, v, scalarOf(L.b, -INFINITY, v)),
-                     scalarOf(L.b, bound("neginf", -top), v), v);
+      v = L.b.select(isNan(L.b, v), scalarLike(L.b, bound("nan", 0), v), v);
+      v = L.b.select(L.b.binary(Prim::Equal, v, scalarLike(L.b, INFINITY, v)),
+                     scalarLike(L.b, bound("posinf", top), v), v);
+      v = L.b.select(L.b.binary(Prim::Equal, v, scalarLike(L.b, -INFINITY, v)),
+                     scalarLike(L.b, bound("neginf", -top), v), v);
       L.out(v);
     });
     bind("logit", [x](Lowering &L) { // log(p / (1 - p)), p clamped to [eps, 1 - eps] if given
       int p = floatInput(L, x);
       if (!L.args.isNone("eps")) {
         double eps = L.args.scalar("eps");
-        p = L.b.binary(Prim::Min, L.b.binary(Prim::Max, p, scalarOf(L.b, eps, p)),
-                       scalarOf(L.b, 1 - eps, p));
+        p = L.b.binary(Prim::Min, L.b.binary(Prim::Max, p, scalarLike(L.b, eps, p)),
+                       scalarLike(L.b, 1 - eps, p));
       }
       L.out(L.b.unary(Prim::Log, L.b.binary(Prim::Div, p,
-                                            L.b.binary(Prim::Sub, scalarOf(L.b, 1, p), p))));
+                                            L.b.binary(Prim::Sub, scalarLike(L.b, 1, p), p))));
     });
     bind("erfinv", special(x, erfinv64));
     bind("lgamma", special(x, lgamma64));
@@ -339,7 +335,7 @@ void registerMath(OpTable &t) {
       {nullptr, "logaddexp2", [](PrimBuilder &b, int x, int y) { return logAddExp(b, x, y, true); }},
       {nullptr, "xlogy",
        [](PrimBuilder &b, int x, int y) { // 0 where x is 0, NaN where y is
-         int v = b.select(b.binary(Prim::Equal, x, scalarOf(b, 0, x)), scalarOf(b, 0, x),
+         int v = b.select(b.binary(Prim::Equal, x, scalarLike(b, 0, x)), scalarLike(b, 0, x),
                           b.binary(Prim::Mul, x, b.unary(Prim::Log, y)));
          return b.select(isNan(b, y), y, v);
        }},

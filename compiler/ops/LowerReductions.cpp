@@ -16,17 +16,6 @@ namespace sotc::ops::lowering {
 
 namespace {
 
-int scalarOf(PrimBuilder &b, double v, int like) { return b.fill(v, {}, b.meta(like).dtype); }
-
-int isNan(PrimBuilder &b, int x) { return b.binary(Prim::NotEqual, x, x); }
-
-/// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank` (size 1 elsewhere), as int64.
-int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
-  std::vector<int64_t> shape(rank, 1);
-  shape[axis] = n;
-  return b.reshape(b.iota(n, DType::Int64), shape);
-}
-
 /// The tensor with every axis reduced to size 1 (keepdim over all axes) or to a 0-d tensor.
 int allReduced(PrimBuilder &b, int v, int64_t rank, bool keepdim) {
   return b.reshape(v, keepdim ? std::vector<int64_t>(rank, 1) : std::vector<int64_t>{});
@@ -81,7 +70,7 @@ int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool k
     return reduceTo(L, p > 0 ? Prim::ReduceMax : Prim::ReduceMin, a, axes, keepdim);
   if (p == 0)
     return reduceTo(L, Prim::ReduceSum,
-                    b.cast(b.binary(Prim::NotEqual, x, scalarOf(b, 0, x)), b.meta(x).dtype), axes,
+                    b.cast(b.binary(Prim::NotEqual, x, scalarLike(b, 0, x)), b.meta(x).dtype), axes,
                     keepdim);
   if (p == 1)
     return reduceTo(L, Prim::ReduceSum, a, axes, keepdim);
@@ -174,6 +163,11 @@ LowerFn scanOp(std::string xn, std::string dimName, Prim prim, std::string dtype
 
 } // namespace
 
+int scan(PrimBuilder &b, Prim reduction, int x, int64_t axis, double padValue) {
+  Scan s = scanLayout(b, x, axis);
+  return scanResult(b, b.reduce(reduction, scanWindows(b, x, s, padValue), {3}, false), s);
+}
+
 void registerReductions(OpTable &t) {
   struct Reduce {
     const char *paddle;
@@ -242,7 +236,7 @@ void registerReductions(OpTable &t) {
   auto countNonzero = [](std::string xn, std::string axis, bool keepdim) {
     return [=](Lowering &L) {
       int x = L.in(xn);
-      int nz = L.b.cast(L.b.binary(Prim::NotEqual, x, scalarOf(L.b, 0, x)), DType::Int64);
+      int nz = L.b.cast(L.b.binary(Prim::NotEqual, x, scalarLike(L.b, 0, x)), DType::Int64);
       L.out(reduceTo(L, Prim::ReduceSum, nz, axesOf(L, axis, x),
                      keepdim && L.args.boolValue("keepdim")));
     };
@@ -289,7 +283,7 @@ void registerReductions(OpTable &t) {
           return;
         }
         int nan = isNan(L.b, x);
-        int s = reduceTo(L, Prim::ReduceSum, L.b.select(nan, scalarOf(L.b, 0, x), x), axes, keep);
+        int s = reduceTo(L, Prim::ReduceSum, L.b.select(nan, scalarLike(L.b, 0, x), x), axes, keep);
         if (isMean) {
           int kept = L.b.cast(L.b.unary(Prim::LogicalNot, nan), L.b.meta(x).dtype);
           s = L.b.binary(Prim::Div, s, reduceTo(L, Prim::ReduceSum, kept, axes, keep));
@@ -315,8 +309,8 @@ void registerReductions(OpTable &t) {
       Scan s = scanLayout(b, x, axis);
       int w = scanWindows(b, x, s, -INFINITY);
       int m = b.reduce(Prim::ReduceMax, w, {3}, true);
-      int finite = b.select(b.binary(Prim::Equal, b.unary(Prim::Abs, m), scalarOf(b, INFINITY, m)),
-                            scalarOf(b, 0, m), m);
+      int finite = b.select(b.binary(Prim::Equal, b.unary(Prim::Abs, m), scalarLike(b, INFINITY, m)),
+                            scalarLike(b, 0, m), m);
       int sum = b.reduce(Prim::ReduceSum, b.unary(Prim::Exp, b.binary(Prim::Sub, w, finite)), {3},
                          true);
       int r = b.binary(Prim::Add, b.unary(Prim::Log, sum), finite);

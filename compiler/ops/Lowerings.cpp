@@ -456,6 +456,18 @@ void getitem(Lowering &L, int x, const Arg &index) {
   L.out(out);
 }
 
+int scalarLike(PrimBuilder &b, double value, int like) {
+  return b.fill(value, {}, b.meta(like).dtype);
+}
+
+int isNan(PrimBuilder &b, int x) { return b.binary(Prim::NotEqual, x, x); }
+
+int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = n;
+  return b.reshape(b.iota(n, DType::Int64), shape);
+}
+
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {
   t.bind("paddle." + name, lower);
   if (method)
@@ -479,6 +491,7 @@ void registerLowerings(OpTable &table) {
   lowering::registerReductions(table);
   lowering::registerShapes(table);
   lowering::registerIndexing(table);
+  lowering::registerSorting(table);
   lowering::registerLinearAlgebra(table);
   lowering::registerActivations(table);
   lowering::registerConvolution(table);

@@ -108,6 +108,19 @@ void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis);
 /// x[index]: ints, slices (positive steps), None, one Ellipsis and one list of ints.
 void getitem(Lowering &L, int x, const Arg &index);
 
+/// A 0-d constant of `like`'s dtype.
+int scalarLike(PrimBuilder &b, double value, int like);
+
+/// x != x: true where x is NaN.
+int isNan(PrimBuilder &b, int x);
+
+/// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank` (size 1 elsewhere), as int64.
+int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank);
+
+/// The inclusive scan of x along `axis` by a reduction (cumsum: ReduceSum, pad 0): each
+/// position reduces the window of the elements up to it (padValue before the first).
+int scan(PrimBuilder &b, Prim reduction, int x, int64_t axis, double padValue);
+
 /// Binds `paddle.name` and, with `method`, its `Tensor.name` form (same signatures).
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method = true);
 
@@ -127,6 +140,8 @@ void registerReductions(OpTable &t);
 void registerShapes(OpTable &t);
 /// Flips, stacking, tiling, diagonals, gathers and scatters by index tensors (LowerIndexing.cpp).
 void registerIndexing(OpTable &t);
+/// Sort, argsort, topk, kthvalue, median, quantile, mode by ranks (LowerSorting.cpp).
+void registerSorting(OpTable &t);
 /// Matmul and linear.
 void registerLinearAlgebra(OpTable &t);
 /// Activations, softmax, normalizations, dropout.

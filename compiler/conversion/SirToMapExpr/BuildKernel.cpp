@@ -5,7 +5,9 @@
 //    the same stage. Constants join the stage of their first reader.
 // 2. Per stage: the anchor is the largest tensor; its index is (i0, ..., iN). Propagate
 //    indices through the primitives (dot/undot for reshapes, permutations, broadcasts to 0,
-//    affine maps for slices) until every tensor has one; disagreements are errors.
+//    affine maps for slices) until every tensor has one. A tensor that two readers need at
+//    different indices (x[i] against x[j]: a sort's pairwise comparisons) is recomputed for
+//    the second reader (an input is passed twice) and the kernel built again.
 // 3. Anchor dims a reduction reduces are R(size), the others I(size); the GPU policies turn
 //    them into a schedule mesh and loops.
 //
@@ -16,6 +18,7 @@
 #include "compiler/support/MlirDiagnostics.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
+#include <map>
 #include <set>
 
 namespace sotc::mapexpr {
@@ -81,6 +84,7 @@ private:
       return it->second;
     int i = static_cast<int>(kernel_.tensors.size());
     kernel_.tensors.push_back({tensorName(v), shapeOf(v)});
+    tensorValues_.push_back(v);
     ids_[v.getAsOpaquePointer()] = i;
     if (values_)
       values_->push_back(v);
@@ -104,6 +108,38 @@ private:
       if (ops::primKind(primOf(p)) == PrimKind::Reduce)
         reductions.insert(p);
     }
+    // An op only later stages read (a sort's positions, built before the ranks they are
+    // compared with) moves to its first reader's stage, where the anchor can index it.
+    std::map<mlir::Operation *, size_t> stageOf;
+    for (size_t k = 0; k < out.size(); ++k)
+      for (sir::PrimOp p : out[k])
+        stageOf[p] = k;
+    bool moved = false;
+    for (auto it = prims.rbegin(); it != prims.rend(); ++it) {
+      sir::PrimOp p = *it;
+      PrimKind kind = ops::primKind(primOf(p));
+      if (kind == PrimKind::Source || kind == PrimKind::Reduce || !stageOf.count(p))
+        continue;
+      size_t first = out.size();
+      bool yielded = false;
+      for (mlir::Operation *user : p.getResult().getUsers()) {
+        if (mlir::isa<sir::YieldOp>(user))
+          yielded = true;
+        else if (stageOf.count(user))
+          first = std::min(first, stageOf[user]);
+      }
+      if (!yielded && first < out.size() && first > stageOf[p]) {
+        stageOf[p] = first;
+        moved = true;
+      }
+    }
+    if (moved) {
+      std::vector<std::vector<sir::PrimOp>> restaged(out.size());
+      for (sir::PrimOp p : prims)
+        if (stageOf.count(p))
+          restaged[stageOf[p]].push_back(p);
+      out = std::move(restaged);
+    }
     // Constants go to the front of the stage of their first reader; one nothing here reads
     // is the kernel's output and goes to the last stage (alone, when it is the whole group).
     for (sir::PrimOp p : prims)
@@ -121,6 +157,19 @@ private:
     return out;
   }
 
+public:
+  /// Why indexing failed: a tensor one op needs at another index than it has (the op reads
+  /// it, or computes it), when that was the reason.
+  struct Conflict {
+    mlir::Value value;
+    mlir::Operation *op = nullptr;
+  };
+  const Conflict &conflict() const { return conflict_; }
+  bool indexingFailed() const { return indexingFailed_; }
+  const std::string &error() const { return error_; }
+
+private:
+
   /// Sets `t`'s index, or checks it against the one it has. Returns whether it changed.
   mlir::FailureOr<bool> assign(AnchoredMapStmt &a, int t, std::vector<Expr> index) {
     auto it = a.index.find(t);
@@ -132,6 +181,7 @@ private:
     std::string got = flatIndexStr(index, kernel_.tensors[t].shape);
     if (have != got) {
       error_ = "conflicting indices for t_" + kernel_.tensors[t].name + ": " + have + " and " + got;
+      conflict_ = {tensorValues_[t], current_};
       return mlir::failure();
     }
     return false;
@@ -139,6 +189,7 @@ private:
 
   /// One propagation step through `p`; returns whether anything changed.
   mlir::FailureOr<bool> propagate(AnchoredMapStmt &a, sir::PrimOp p) {
+    current_ = p;
     int r = id(p.getResult());
     std::vector<int> in;
     for (mlir::Value v : p->getOperands())
@@ -302,6 +353,10 @@ private:
         if (!a.index.count(id(v))) {
           error_ = "cannot index t_" + kernel_.tensors[id(v)].name + " from the anchor t_" +
                    kernel_.tensors[anchor].name;
+          // A constant another stage reads (and indexes) too: this reader gets its own.
+          auto source = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+          if (source && ops::primKind(primOf(source)) == PrimKind::Source && v != p.getResult())
+            conflict_ = {v, p};
           return false;
         }
       // A reduction must run over anchor iterators themselves.
@@ -344,16 +399,24 @@ private:
     });
     bool found = false;
     std::string firstError;
+    Conflict firstConflict;
     for (int anchor : candidates) {
+      conflict_ = {};
       if (indexFrom(a, stage, anchor)) {
         found = true;
         break;
       }
-      if (firstError.empty())
+      if (firstError.empty()) {
         firstError = error_;
+        firstConflict = conflict_;
+      }
     }
-    if (!found)
-      return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported) << firstError;
+    if (!found) { // buildKernel() recomputes the conflicting tensor, or reports the error
+      error_ = firstError;
+      conflict_ = firstConflict;
+      indexingFailed_ = true;
+      return mlir::failure();
+    }
     // Schedule dims: an anchor iterator a reduction runs over is reduced.
     for (int64_t size : a.space)
       a.dims.push_back(sched::ScheduleDim::injective(size));
@@ -468,14 +531,68 @@ private:
   std::map<const void *, int> ids_;
   std::string error_; // why the last indexing attempt failed
   std::vector<mlir::Value> *values_;
+  std::vector<mlir::Value> tensorValues_; // by tensor id
+  sir::PrimOp current_;                   // the op being propagated through
+  Conflict conflict_;
+  bool indexingFailed_ = false;
 };
+
+/// Gives `op` its own copy of `value`, which it needs at another index than the group's
+/// other readers: a second group input for a block argument, a clone of the computing
+/// primitive otherwise (not of a reduction or matmul: those are not recomputed). When the
+/// conflict is over op's own result, each of its readers but the first gets its own clone
+/// of op. Returns whether the group changed.
+bool recompute(sir::GroupOp group, mlir::Value value, mlir::Operation *op) {
+  if (!op || !value)
+    return false;
+  mlir::Block &body = group.getBody().front();
+  if (llvm::is_contained(op->getResults(), value)) {
+    llvm::SmallVector<mlir::OpOperand *> uses;
+    for (mlir::OpOperand &use : value.getUses())
+      if (!mlir::isa<sir::YieldOp>(use.getOwner()))
+        uses.push_back(&use);
+    if (uses.size() < 2)
+      return false;
+    for (size_t i = 1; i < uses.size(); ++i) {
+      mlir::OpBuilder b(uses[i]->getOwner());
+      uses[i]->set(b.clone(*op)->getResult(0));
+    }
+    return true;
+  }
+  if (!llvm::is_contained(op->getOperands(), value))
+    return false;
+  mlir::Value copy;
+  if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(value)) {
+    group->insertOperands(group->getNumOperands(), group.getInputs()[arg.getArgNumber()]);
+    copy = body.addArgument(arg.getType(), arg.getLoc());
+  } else {
+    auto producer = mlir::dyn_cast_or_null<sir::PrimOp>(value.getDefiningOp());
+    if (!producer || ops::primKind(primOf(producer)) == PrimKind::Reduce ||
+        ops::primKind(primOf(producer)) == PrimKind::Matmul)
+      return false;
+    mlir::OpBuilder b(op);
+    copy = b.clone(*producer)->getResult(0);
+  }
+  op->replaceUsesOfWith(value, copy);
+  return true;
+}
 
 } // namespace
 
 mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value> *values) {
-  if (values)
-    values->clear();
-  return Builder(group, values).run();
+  constexpr int kMaxRecomputations = 64;
+  for (int attempt = 0;; ++attempt) {
+    if (values)
+      values->clear();
+    Builder builder(group, values);
+    mlir::FailureOr<Kernel> kernel = builder.run();
+    if (mlir::succeeded(kernel) || !builder.indexingFailed())
+      return kernel; // failures other than indexing were reported where they happened
+    const auto &c = builder.conflict();
+    if (attempt < kMaxRecomputations && recompute(group, c.value, c.op))
+      continue;
+    return emitCodedError(group.getLoc(), DiagCode::KernelUnsupported) << builder.error();
+  }
 }
 
 std::string tensorName(mlir::Value v) {

@@ -193,6 +193,35 @@ private:
         return false;
       rows = std::make_pair(shape, axes);
     }
+    // A reduction's result is broadcast back over its own rows only: its kept dims where
+    // the reduction's input has them and size 1 at the reduced axes (softmax's max). A sort's
+    // ranks, computed per element and then compared along the reduced axis, are another
+    // kernel's input.
+    for (size_t i : ops) {
+      if (primOf(prims_[i]) != ops::Prim::BroadcastTo)
+        continue;
+      mlir::Value v = prims_[i]->getOperand(0);
+      auto def = v.getDefiningOp<PrimOp>();
+      while (def && inUnion.count(index_.at(def)) && primOf(def) == ops::Prim::Reshape)
+        def = def->getOperand(0).getDefiningOp<PrimOp>();
+      if (!def || !inUnion.count(index_.at(def)) ||
+          ops::primKind(primOf(def)) != ops::PrimKind::Reduce)
+        continue;
+      auto in = mlir::cast<mlir::RankedTensorType>(def->getOperand(0).getType());
+      std::vector<int64_t> axes = primAttrsOf(def).axes;
+      if (axes.empty())
+        continue; // a reduction to one value broadcasts anywhere
+      llvm::ArrayRef<int64_t> s = in.getShape(),
+                              t = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+      if (t.size() > s.size())
+        return false;
+      for (size_t k = 1; k <= t.size(); ++k) {
+        int64_t axis = static_cast<int64_t>(s.size() - k), size = t[t.size() - k];
+        bool reduced = llvm::is_contained(axes, axis);
+        if (reduced ? size != 1 : size != s[axis] && size != 1)
+          return false;
+      }
+    }
     // No cycle: nothing outside the union may sit on a path between two of its members.
     std::vector<bool> reachesUnion(prims_.size(), false), fromUnion(prims_.size(), false);
     for (size_t i = 0; i < prims_.size(); ++i) { // forward, in program order
