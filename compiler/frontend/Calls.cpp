@@ -383,19 +383,34 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     if (callModuleFunction(c) || c.breakOn(c.name, c.name, c.args))
       return;
     c.fail(DiagCode::FrontendUnsupportedCall,
-           "cannot compile a call to " + c.name +
-               ": it is not in the operator table (`sotc ops` lists what is)");
+           "cannot compile a call to " + c.name + ": it is not in the operator table" +
+               ops::refusalSuffix(c.name) + " (`sotc ops` lists what is)");
     return;
   case K::Method: {
     const VarPtr &self = c.self;
     if (self->isTensor()) {
       if (dispatch(tensorMethods(), c))
         return;
-      std::string opName = (framework_ == "torch" ? "torch.Tensor." : "Tensor.") + c.name;
-      if (!ops::OpTable::get().lookup(opName))
-        c.fail(DiagCode::FrontendUnsupportedCall, "tensor method '" + c.name +
-                                                      "' is not in the operator table (`sotc "
-                                                      "ops` lists what is)");
+      std::string prefix = framework_ == "torch" ? "torch.Tensor." : "Tensor.";
+      std::string opName = prefix + c.name;
+      const ops::OpTable &table = ops::OpTable::get();
+      std::string plain = c.name.substr(0, c.name.size() - 1);
+      if (!table.lookup(opName) && c.name.size() > 1 && c.name.back() == '_' &&
+          table.lookup(prefix + plain)) {
+        // x.add_(y): the functional x.add(y), written back into x (its dtype and shape).
+        c.args.insert(c.args.begin(), self);
+        VarPtr result = c.tensorCall("method", plain, prefix + plain, std::move(c.args),
+                                     std::move(c.kwargs));
+        if (!result->isTensor())
+          c.fail(DiagCode::FrontendUnsupportedCall,
+                 "tensor method '" + c.name + "' updates in place what returns several tensors");
+        c.push(c.fillInPlace(self, result));
+        return;
+      }
+      if (!table.lookup(opName))
+        c.fail(DiagCode::FrontendUnsupportedCall,
+               "tensor method '" + c.name + "' is not in the operator table" +
+                   ops::refusalSuffix(opName) + " (`sotc ops` lists what is)");
       c.args.insert(c.args.begin(), self);
       if (!c.breakOn(c.name, opName, c.args))
         c.push(c.tensorCall("method", c.name, opName, std::move(c.args), std::move(c.kwargs)));

@@ -120,6 +120,7 @@ const CallTable &tensorMethods() {
       {"is_tensor", isTensor}, {"clear_gradient", clearGradient},
       {"reshape", sizesAsArguments}, {"view", sizesAsArguments},
       {"permute", sizesAsArguments}, {"expand", sizesAsArguments},
+      {"repeat", sizesAsArguments},  {"flip", sizesAsArguments},
       {"zero_", fillInPlace},        {"fill_", fillInPlace},
       {"new_zeros", newFilled},      {"new_ones", newFilled},
       {"new_full", newFilled},

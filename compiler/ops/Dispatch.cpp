@@ -77,7 +77,21 @@ std::string describeType(const Param &p) {
   return p.optional ? s + " or None" : s;
 }
 
-std::optional<BindFailure> bind(const Signature &sig, const CallArgs &args, BoundArgs &out) {
+std::optional<BindFailure> bind(const Signature &sig, const CallArgs &argsIn, BoundArgs &out) {
+  CallArgs gathered;
+  const CallArgs *argsPtr = &argsIn;
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    if (sig.params[i].variadic && argsIn.positional.size() > i) {
+      // The remaining positionals as one list, unless they are one list already.
+      gathered = argsIn;
+      std::vector<Arg> rest(argsIn.positional.begin() + static_cast<long>(i),
+                            argsIn.positional.end());
+      gathered.positional.resize(i);
+      gathered.positional.push_back(rest.size() == 1 && rest[0].isSequence() ? rest[0]
+                                                                             : Arg::list(rest));
+      argsPtr = &gathered;
+    }
+  const CallArgs &args = *argsPtr;
   size_t positionalParams = 0;
   for (const Param &p : sig.params)
     positionalParams += !p.keywordOnly;

@@ -76,6 +76,19 @@ void registerCreation(OpTable &t) {
   }
   paddleLower(t, "full_like", fullLikeOp("x", 0, "fill_value", "dtype"), false);
   torchLower(t, "full_like", fullLikeOp("input", 0, "fill_value", "dtype"), false);
+  // torch.fill / torch.zero_ as functions: a new tensor like the input (x.fill_() and
+  // x.zero_() update x in place, CallsTensor.cpp).
+  torchLower(t, "fill", [](Lowering &L) {
+    int x = L.in("input");
+    const Arg &v = L.args.get("value");
+    int value = v.isTensor() ? L.b.cast(L.in("value"), L.b.meta(x).dtype)
+                             : L.b.fill(v.scalar(), {}, L.b.meta(x).dtype);
+    L.out(L.b.broadcastTo(value, L.b.meta(x).shape));
+  }, false);
+  torchLower(t, "zero_", [](Lowering &L) {
+    const TensorMeta &m = L.b.meta(L.in("input"));
+    L.out(L.b.fill(0, m.shape, m.dtype));
+  }, false);
 }
 
 } // namespace sotc::ops::lowering

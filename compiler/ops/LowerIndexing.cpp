@@ -13,6 +13,7 @@
 #include "compiler/support/Diagnostics.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace sotc::ops::lowering {
@@ -394,6 +395,52 @@ std::vector<int64_t> sectionPoints(Lowering &L, const std::string &name, int64_t
   return points;
 }
 
+/// The slices of x along `axis` at the 1-d int64 `index` (index_select).
+int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index) {
+  std::vector<int64_t> perm = frontPerm(axis, b.meta(x).rank());
+  int rows = b.gather(axis ? b.transpose(x, perm) : x, index);
+  return axis ? b.transpose(rows, inversePerm(perm)) : rows;
+}
+
+/// x with the positions `mask` (broadcast to x) marks replaced by `values` (x's shape).
+int replaced(PrimBuilder &b, int x, int mask, int values) {
+  return b.select(b.broadcastTo(mask, b.meta(x).shape), b.cast(values, b.meta(x).dtype), x);
+}
+
+/// A 1-d int64 tensor of the given values: fills concatenated (small, static lists only).
+int constantIndex(Lowering &L, const std::vector<int64_t> &values) {
+  if (values.empty() || values.size() > 4096)
+    badValue(L, "makes " + std::to_string(values.size()) +
+                    " index tuples; at most 4096 are supported");
+  std::vector<int> parts;
+  for (int64_t v : values)
+    parts.push_back(L.b.fill(double(v), {1}, DType::Int64));
+  return parts.size() == 1 ? parts[0] : L.b.concat(parts, 0);
+}
+
+/// put / index_put: x's elements at flat positions `flat` ([M]) set to (or increased by)
+/// `values` ([M]); the last of duplicate positions wins.
+int putFlat(PrimBuilder &b, int x, int flat, int values, bool accumulate) {
+  std::vector<int64_t> shape = b.meta(x).shape;
+  int64_t n = b.meta(x).numElements(), m = b.meta(flat).numElements();
+  DType d = b.meta(x).dtype;
+  int mask = hits(b, n, flat);
+  int v = b.cast(b.reshape(values, {m}), d);
+  int xf = b.reshape(x, {n, 1});
+  int out;
+  if (accumulate) {
+    int sum = b.reduce(Prim::ReduceSum,
+                       b.select(mask, b.broadcastTo(b.reshape(v, {1, m}), {n, m}), b.fill(0, {}, d)),
+                       {1}, true);
+    out = b.binary(Prim::Add, xf, sum, d);
+  } else {
+    int last = lastHit(b, mask), zero = b.fill(0, {}, DType::Int64);
+    out = b.select(b.binary(Prim::GreaterEqual, last, zero), b.gather(v, b.binary(Prim::Max, last, zero)),
+                   xf);
+  }
+  return b.reshape(out, shape);
+}
+
 } // namespace
 
 void registerIndexing(OpTable &t) {
@@ -752,6 +799,307 @@ void registerIndexing(OpTable &t) {
                      b.gather(b.reshape(src, {m}), b.binary(Prim::Max, last, zero)), xf);
     }
     L.out(b.reshape(out, shape));
+  });
+  torchLower(t, "as_strided", [](Lowering &L) { // of the contiguous input's elements
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    std::vector<int64_t> size = L.args.intList("size"), stride = L.args.intList("stride");
+    if (size.size() != stride.size())
+      badValue(L, "size and stride must have the same length");
+    int64_t offset = L.args.isNone("storage_offset") ? 0 : L.args.intValue("storage_offset");
+    int64_t rank = int64_t(size.size()), last = offset;
+    for (int64_t k = 0; k < rank; ++k)
+      last += (size[k] - 1) * stride[k];
+    if (offset < 0 || last >= b.meta(x).numElements())
+      badValue(L, "reaches element " + std::to_string(last) + " of " +
+                      std::to_string(b.meta(x).numElements()));
+    int flat = b.fill(double(offset), size, DType::Int64);
+    for (int64_t k = 0; k < rank; ++k)
+      flat = b.binary(Prim::Add, flat, b.binaryScalar(Prim::Mul, positions(b, size[k], k, rank), double(stride[k])));
+    L.out(gatherFlat(b, x, flat));
+  });
+  torchLower(t, "broadcast_tensors", [](Lowering &L) {
+    std::vector<int> xs = L.inList("tensors");
+    std::vector<int64_t> shape;
+    for (int x : xs)
+      shape = broadcastShapes(L.b.opName(), shape, L.b.meta(x).shape);
+    for (int x : xs)
+      L.out(L.b.broadcastTo(x, shape));
+  }, false);
+  torchLower(t, "block_diag", [](Lowering &L) { // each tensor as a block of a zero matrix
+    PrimBuilder &b = L.b;
+    std::vector<int> xs = L.inList("tensors");
+    DType d = DType::Bool;
+    int64_t cols = 0;
+    std::vector<int> blocks;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      d = i ? promoteTypes(d, b.meta(xs[i]).dtype) : b.meta(xs[i]).dtype;
+      int x = xs[i];
+      if (b.meta(x).rank() > 2)
+        badValue(L, "takes tensors of at most 2 dimensions");
+      std::vector<int64_t> s = b.meta(x).shape;
+      blocks.push_back(b.reshape(x, s.size() == 2 ? s : s.size() == 1 ? std::vector<int64_t>{1, s[0]}
+                                                                      : std::vector<int64_t>{1, 1}));
+      cols += b.meta(blocks.back()).shape[1];
+    }
+    std::vector<int> rows;
+    int64_t at = 0;
+    for (int x : blocks) {
+      int64_t r = b.meta(x).shape[0], c = b.meta(x).shape[1];
+      std::vector<int> parts;
+      if (at)
+        parts.push_back(b.fill(0, {r, at}, d));
+      parts.push_back(b.cast(x, d));
+      if (cols - at - c)
+        parts.push_back(b.fill(0, {r, cols - at - c}, d));
+      rows.push_back(parts.size() == 1 ? parts[0] : b.concat(parts, 1));
+      at += c;
+    }
+    L.out(rows.size() == 1 ? rows[0] : b.concat(rows, 0));
+  }, false);
+  torchLower(t, "cartesian_prod", [](Lowering &L) { // every combination, the last varying fastest
+    PrimBuilder &b = L.b;
+    std::vector<int> xs = L.inList("tensors");
+    if (xs.size() == 1) {
+      L.out(xs[0]);
+      return;
+    }
+    std::vector<int64_t> grid;
+    for (int x : xs)
+      grid.push_back(b.meta(x).numElements());
+    int64_t n = 1, k = int64_t(xs.size());
+    for (int64_t g : grid)
+      n *= g;
+    std::vector<int> columns;
+    for (int64_t i = 0; i < k; ++i) {
+      std::vector<int64_t> s(k, 1);
+      s[i] = grid[i];
+      columns.push_back(b.reshape(b.broadcastTo(b.reshape(xs[i], s), grid), {n, 1}));
+    }
+    L.out(b.concat(columns, 1));
+  }, false);
+  torchLower(t, "combinations", [](Lowering &L) { // itertools.combinations' order
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    if (b.meta(x).rank() != 1)
+      badValue(L, "expects a 1-d tensor");
+    int64_t n = b.meta(x).shape[0], r = L.args.intValue("r");
+    bool repeat = L.args.boolValue("with_replacement");
+    if (r < 0)
+      badValue(L, "r must not be negative");
+    std::vector<std::vector<int64_t>> columns(r);
+    std::vector<int64_t> c(r, 0);
+    std::function<void(int64_t, int64_t)> walk = [&](int64_t k, int64_t from) {
+      if (k == r) {
+        for (int64_t i = 0; i < r; ++i)
+          columns[i].push_back(c[i]);
+        return;
+      }
+      for (int64_t v = from; v < n; ++v) {
+        c[k] = v;
+        walk(k + 1, repeat ? v : v + 1);
+      }
+    };
+    walk(0, 0);
+    if (r == 0 || columns[0].empty()) {
+      L.out(b.fill(0, {0}, b.meta(x).dtype));
+      return;
+    }
+    std::vector<int> parts;
+    for (const auto &col : columns)
+      parts.push_back(b.reshape(b.gather(x, constantIndex(L, col)), {int64_t(col.size()), 1}));
+    L.out(parts.size() == 1 ? parts[0] : b.concat(parts, 1));
+  });
+  torchLower(t, "select_scatter", [](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    int64_t rank = b.meta(x).rank(), axis = normalizeDim(b.opName(), L.args.intValue("dim"), rank);
+    int64_t n = staticDim(L, x, axis), i = L.args.intValue("index");
+    if (i < -n || i >= n)
+      badValue(L, "index " + std::to_string(i) + " is out of range for size " + std::to_string(n));
+    std::vector<int64_t> s = b.meta(x).shape;
+    s[axis] = 1;
+    int mask = b.binary(Prim::Equal, positions(b, n, axis, rank), b.fill(double((i + n) % n), {}, DType::Int64));
+    L.out(replaced(b, x, mask, b.broadcastTo(b.reshape(L.in("src"), s), b.meta(x).shape)));
+  });
+  torchLower(t, "slice_scatter", [](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in("input"), src = L.in("src");
+    int64_t rank = b.meta(x).rank(), axis = normalizeDim(b.opName(), L.args.intValue("dim"), rank);
+    int64_t n = staticDim(L, x, axis), step = L.args.intValue("step");
+    auto bound = [&](const char *name, int64_t fallback) {
+      int64_t v = L.args.isNone(name) ? fallback : L.args.intValue(name);
+      return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n);
+    };
+    int64_t start = bound("start", 0), end = bound("end", n);
+    if (step <= 0)
+      badValue(L, "step must be positive");
+    int64_t m = b.meta(src).shape[axis];
+    // Position p takes src[(p - start) / step] where p is in the slice.
+    int p = b.iota(n, DType::Int64);
+    int from = b.binaryScalar(Prim::Sub, p, double(start));
+    int in = b.binary(Prim::LogicalAnd,
+                      b.binary(Prim::LogicalAnd, b.binary(Prim::GreaterEqual, p, b.fill(double(start), {}, DType::Int64)),
+                               b.binary(Prim::Less, p, b.fill(double(end), {}, DType::Int64)), DType::Bool),
+                      b.binary(Prim::Equal, b.binary(Prim::Mod, from, b.fill(double(step), {}, DType::Int64)),
+                               b.fill(0, {}, DType::Int64)), DType::Bool);
+    int k = b.binary(Prim::Min, b.binary(Prim::Max, b.binary(Prim::FloorDiv, from, b.fill(double(step), {}, DType::Int64)),
+                                         b.fill(0, {}, DType::Int64)),
+                     b.fill(double(std::max<int64_t>(m - 1, 0)), {}, DType::Int64));
+    std::vector<int64_t> s(rank, 1);
+    s[axis] = n;
+    L.out(replaced(b, x, b.reshape(in, s), gatherAlong(b, src, axis, k)));
+  });
+  torchLower(t, "diagonal_scatter", [](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in("input"), src = L.in("src");
+    int64_t rank = b.meta(x).rank(), offset = L.args.intValue("offset");
+    int64_t d1 = normalizeDim(b.opName(), L.args.intValue("dim1"), rank),
+            d2 = normalizeDim(b.opName(), L.args.intValue("dim2"), rank);
+    int64_t n1 = staticDim(L, x, d1), n2 = staticDim(L, x, d2);
+    int64_t row0 = offset < 0 ? -offset : 0;
+    int64_t len = b.meta(src).shape.back();
+    // (i, j) on the diagonal takes src[..., i - row0]; src's diagonal axis goes to d1.
+    int i = positions(b, n1, d1, rank), j = positions(b, n2, d2, rank);
+    int mask = b.binary(Prim::Equal, b.binary(Prim::Sub, j, i), b.fill(double(offset), {}, DType::Int64));
+    int k = b.binary(Prim::Min, b.binary(Prim::Max, b.binaryScalar(Prim::Sub, b.iota(n1, DType::Int64), double(row0)),
+                                         b.fill(0, {}, DType::Int64)),
+                     b.fill(double(std::max<int64_t>(len - 1, 0)), {}, DType::Int64));
+    int picked = gatherAlong(b, src, b.meta(src).rank() - 1, k); // [rest..., n1]
+    // [rest..., n1] -> x's rank with n1 at d1 and 1 at d2
+    std::vector<int64_t> perm, shape;
+    std::vector<int64_t> rest = b.meta(picked).shape;
+    rest.pop_back();
+    int64_t r = 0;
+    for (int64_t a = 0; a < rank; ++a) {
+      if (a == d1)
+        shape.push_back(n1);
+      else if (a == d2)
+        shape.push_back(1);
+      else
+        shape.push_back(rest[r++]);
+    }
+    // Moving the diagonal axis to d1 first (the others keep their order), then a 1 at d2.
+    std::vector<int64_t> order;
+    int64_t restRank = int64_t(rest.size()), diag = restRank, ri = 0;
+    for (int64_t a = 0; a < rank; ++a) {
+      if (a == d2)
+        continue;
+      order.push_back(a == d1 ? diag : ri++);
+    }
+    int placed = b.reshape(b.transpose(picked, order), shape);
+    L.out(replaced(b, x, mask, b.broadcastTo(placed, b.meta(x).shape)));
+  });
+  torchLower(t, "masked_scatter", [](Lowering &L) { // source's elements, in order, where mask is
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    std::vector<int64_t> shape = b.meta(x).shape;
+    int64_t n = b.meta(x).numElements();
+    int mask = b.reshape(b.broadcastTo(L.in("mask"), shape), {n});
+    int before = scan(b, Prim::ReduceSum, b.cast(mask, DType::Int64), 0, 0); // inclusive count
+    int64_t m = b.meta(L.in("source")).numElements();
+    int k = b.binary(Prim::Min, b.binary(Prim::Max, b.binaryScalar(Prim::Sub, before, 1), b.fill(0, {}, DType::Int64)),
+                     b.fill(double(std::max<int64_t>(m - 1, 0)), {}, DType::Int64));
+    int values = b.gather(b.reshape(L.in("source"), {m}), k);
+    L.out(b.reshape(replaced(b, b.reshape(x, {n}), mask, values), shape));
+  });
+  torchLower(t, "put", [](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    int flat = wrapped(b, b.reshape(L.in("index"), {-1}), b.meta(x).numElements());
+    L.out(putFlat(b, x, flat, L.in("source"), L.args.boolValue("accumulate")));
+  });
+  torchLower(t, "index_put", [](Lowering &L) { // index tensors for the leading dimensions
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    std::vector<int> idx = L.inList("indices");
+    std::vector<int64_t> shape = b.meta(x).shape;
+    if (idx.empty() || idx.size() > shape.size())
+      badValue(L, "needs 1 to " + std::to_string(shape.size()) + " index tensors, not " +
+                      std::to_string(idx.size()));
+    std::vector<int64_t> common, trailing(shape.begin() + long(idx.size()), shape.end());
+    for (int i : idx)
+      common = broadcastShapes(b.opName(), common, b.meta(i).shape);
+    int64_t inner = 1;
+    for (int64_t d : trailing)
+      inner *= d;
+    int flat = b.fill(0, common, DType::Int64);
+    int64_t stride = inner;
+    for (size_t k = idx.size(); k-- > 0;) {
+      int i = b.broadcastTo(wrapped(b, idx[k], shape[k]), common);
+      flat = b.binary(Prim::Add, flat, b.binaryScalar(Prim::Mul, i, double(stride)));
+      stride *= shape[k];
+    }
+    // Each indexed position covers its trailing elements: [common..., inner].
+    std::vector<int64_t> full = common, col = common;
+    full.push_back(inner);
+    col.push_back(1);
+    std::vector<int64_t> row(common.size(), 1);
+    row.push_back(inner);
+    int positions2 = b.binary(Prim::Add, b.binaryScalar(Prim::Mul, b.reshape(flat, col), 1),
+                              b.reshape(b.iota(inner, DType::Int64), row));
+    std::vector<int64_t> valueShape = common;
+    valueShape.insert(valueShape.end(), trailing.begin(), trailing.end());
+    int values = b.reshape(b.broadcastTo(L.in("values"), valueShape), full);
+    L.out(putFlat(b, x, b.reshape(positions2, {-1}), values, L.args.boolValue("accumulate")));
+  });
+  auto unfold = [](Lowering &L) { // windows of `size` every `step` along dimension, last
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    bool scalar = b.meta(x).rank() == 0;
+    if (scalar)
+      x = b.reshape(x, {1});
+    int64_t rank = b.meta(x).rank(), axis = normalizeDim(b.opName(), L.args.intValue("dimension"), rank);
+    int64_t n = staticDim(L, x, axis), size = L.args.intValue("size"), step = L.args.intValue("step");
+    if (size < 0 || size > n || step <= 0)
+      badValue(L, "size " + std::to_string(size) + " and step " + std::to_string(step) +
+                      " do not fit dimension " + std::to_string(axis) + " of size " + std::to_string(n));
+    int64_t windows = (n - size) / step + 1;
+    int w = b.binaryScalar(Prim::Mul, b.reshape(b.iota(windows, DType::Int64), {windows, 1}), double(step));
+    int index = b.reshape(b.binary(Prim::Add, w, b.reshape(b.iota(size, DType::Int64), {1, size})),
+                          {windows * size});
+    int g = gatherAlong(b, x, axis, index);
+    std::vector<int64_t> s = b.meta(x).shape;
+    s[axis] = windows;
+    s.insert(s.begin() + axis + 1, size);
+    std::vector<int64_t> perm;
+    for (int64_t a = 0; a <= rank; ++a)
+      if (a != axis + 1)
+        perm.push_back(a);
+    perm.push_back(axis + 1);
+    int out = b.transpose(b.reshape(g, s), perm);
+    L.out(scalar ? b.reshape(out, {size}) : out); // a 0-d tensor's windows: 1-d
+  };
+  t.bind("torch.Tensor.unfold", unfold);
+  t.bind("torch.unfold_copy", unfold);
+  torchLower(t, "nonzero_static", [](Lowering &L) { // the first `size` nonzeros' coordinates
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    std::vector<int64_t> shape = b.meta(x).shape;
+    int64_t n = b.meta(x).numElements(), size = L.args.intValue("size"), rank = int64_t(shape.size());
+    if (size < 0)
+      badValue(L, "size must not be negative");
+    int nz = b.cast(b.binary(Prim::NotEqual, b.reshape(x, {n}), b.fill(0, {}, b.meta(x).dtype)), DType::Int64);
+    int count = scan(b, Prim::ReduceSum, nz, 0, 0);
+    // Row k: the position whose inclusive count is k + 1 and that is nonzero.
+    int want = b.reshape(b.binaryScalar(Prim::Add, b.iota(std::max<int64_t>(size, 1), DType::Int64), 1),
+                         {std::max<int64_t>(size, 1), 1});
+    int hit = b.binary(Prim::LogicalAnd, b.binary(Prim::Equal, b.reshape(count, {1, n}), want),
+                       b.binary(Prim::NotEqual, b.reshape(nz, {1, n}), b.fill(0, {}, DType::Int64)), DType::Bool);
+    int pos = b.reduce(Prim::ReduceSum, b.select(hit, b.reshape(b.iota(n, DType::Int64), {1, n}), b.fill(0, {}, DType::Int64)),
+                       {1}, true);
+    int found = b.reduce(Prim::ReduceMax, hit, {1}, true);
+    std::vector<int> coords;
+    int64_t stride = n;
+    for (int64_t k = 0; k < rank; ++k) {
+      stride /= std::max<int64_t>(shape[k], 1);
+      int c = b.binary(Prim::Mod, b.binary(Prim::FloorDiv, pos, b.fill(double(stride), {}, DType::Int64)),
+                       b.fill(double(shape[k]), {}, DType::Int64));
+      coords.push_back(b.select(found, c, b.fill(double(L.args.intValue("fill_value")), {}, DType::Int64)));
+    }
+    int out = rank == 0 ? b.fill(0, {std::max<int64_t>(size, 1), 0}, DType::Int64)
+                        : coords.size() == 1 ? coords[0] : b.concat(coords, 1);
+    L.out(size == 0 ? b.fill(0, {0, rank}, DType::Int64) : out);
   });
   torchLower(t, "index_add", indexUpdateOp("input", "dim", "source", IndexUpdate::Add));
   paddleLower(t, "index_add", indexUpdateOp("x", "axis", "value", IndexUpdate::Add));

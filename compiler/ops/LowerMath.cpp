@@ -315,6 +315,39 @@ void registerMath(OpTable &t) {
     bind("i0", special(x, i064));
   }
 
+  auto angle = [](std::string xn) {
+    return [=](Lowering &L) { // of a real number: 0, or pi below 0 (NaN stays NaN)
+      int x = floatInput(L, xn);
+      int v = L.b.select(L.b.binary(Prim::Less, x, scalarLike(L.b, 0, x)), scalarLike(L.b, kPi, x),
+                         scalarLike(L.b, 0, x));
+      L.out(L.b.select(isNan(L.b, x), x, v));
+    };
+  };
+  torchLower(t, "angle", angle("input"));
+  paddleLower(t, "angle", angle("x"));
+  torchLower(t, "frexp", [](Lowering &L) { // x = mantissa * 2^exponent, |mantissa| in [0.5, 1)
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, "input");
+    DType d = b.meta(x).dtype;
+    int x64 = b.cast(x, DType::Float64);
+    int ax = b.unary(Prim::Abs, x64);
+    int e = b.binaryScalar(Prim::Add, b.unary(Prim::Floor, b.unary(Prim::Log2, ax)), 1);
+    int m = b.binary(Prim::Div, x64, b.unary(Prim::Exp2, e));
+    // log2 rounds near powers of two: one step either way puts |m| in [0.5, 1).
+    int low = b.binary(Prim::Less, b.unary(Prim::Abs, m), scalarLike(b, 0.5, m));
+    m = b.select(low, b.binaryScalar(Prim::Mul, m, 2), m);
+    e = b.select(low, b.binaryScalar(Prim::Sub, e, 1), e);
+    int high = b.binary(Prim::GreaterEqual, b.unary(Prim::Abs, m), scalarLike(b, 1, m));
+    m = b.select(high, b.binaryScalar(Prim::Mul, m, 0.5), m);
+    e = b.select(high, b.binaryScalar(Prim::Add, e, 1), e);
+    // 0, infinities and NaN: the mantissa is x, the exponent 0.
+    int special = b.binary(Prim::LogicalOr, b.binary(Prim::Equal, x64, scalarLike(b, 0, x64)),
+                           b.binary(Prim::LogicalOr, isInf(b, x64), isNan(b, x64), DType::Bool),
+                           DType::Bool);
+    L.out(b.cast(b.select(special, x64, m), d));
+    L.out(b.cast(b.select(special, scalarLike(b, 0, e), e), DType::Int32));
+  });
+
   struct Binary {
     const char *paddle; // nullptr: torch only
     const char *torch;

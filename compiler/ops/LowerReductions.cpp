@@ -318,6 +318,120 @@ void registerReductions(OpTable &t) {
       L.out(keepShape ? b.reshape(r, shape0) : r);
     };
   };
+  // Searches by counting: the position of x among sorted boundaries is how many of them lie
+  // below it (or at most at it, right=True): every element against every boundary.
+  auto counted = [](Lowering &L, int values, int boundaries, bool right) {
+    PrimBuilder &b = L.b;
+    Operands o{values, boundaries, promoteTypes(b.meta(values).dtype, b.meta(boundaries).dtype)};
+    int v = b.cast(o.x, o.dtype), s = b.cast(o.y, o.dtype);
+    std::vector<int64_t> vs = b.meta(v).shape, ss = b.meta(s).shape;
+    std::vector<int64_t> col = vs, row = ss;
+    col.push_back(1);                          // [..., K, 1]
+    if (ss.size() == 1)
+      row.insert(row.begin(), vs.size(), 1);   // [1..., M]
+    else
+      row.insert(row.end() - 1, 1);            // [..., 1, M]
+    int below = b.binary(right ? Prim::LessEqual : Prim::Less, b.reshape(s, row), b.reshape(v, col));
+    int64_t last = int64_t(col.size()) - 1;
+    int n = b.reduce(Prim::ReduceSum, b.cast(below, DType::Int64), {last}, false);
+    return L.args.boolValue("out_int32") ? b.cast(n, DType::Int32) : n;
+  };
+  torchLower(t, "bucketize", [counted](Lowering &L) {
+    int x = L.args.get("input").isTensor() ? L.in("input")
+                                           : L.b.fill(L.args.scalar("input"), {}, DType::Float32);
+    L.out(counted(L, x, L.in("boundaries"), L.args.boolValue("right")));
+  }, false);
+  torchLower(t, "searchsorted", [counted](Lowering &L) {
+    if (!L.args.isNone("sorter"))
+      badValue(L, "sorter= is not supported yet (sort the sequence first)");
+    bool right = L.args.boolValue("right") ||
+                 (!L.args.isNone("side") && L.args.get("side").stringValue == "right");
+    int x = L.args.get("input").isTensor() ? L.in("input")
+                                           : L.b.fill(L.args.scalar("input"), {}, DType::Float32);
+    int seq = L.in("sorted_sequence");
+    if (L.b.meta(seq).rank() > 1 && L.b.meta(x).rank() != L.b.meta(seq).rank())
+      badValue(L, "an N-d sorted_sequence needs values of the same number of dimensions");
+    L.out(counted(L, x, seq, right));
+  }, false);
+  auto isin = [](std::string en, std::string tn) {
+    return [=](Lowering &L) { // any(element == test) over every test element
+      PrimBuilder &b = L.b;
+      auto tensorOf = [&](const std::string &name) {
+        return L.args.get(name).isTensor() ? L.in(name)
+                                           : b.fill(L.args.scalar(name), {}, DType::Float32);
+      };
+      int e = tensorOf(en), te = tensorOf(tn);
+      DType d = promoteTypes(b.meta(e).dtype, b.meta(te).dtype);
+      std::vector<int64_t> col = b.meta(e).shape;
+      col.push_back(1);
+      int64_t m = b.meta(te).numElements();
+      std::vector<int64_t> row(col.size() - 1, 1);
+      row.push_back(m);
+      int eq = b.binary(Prim::Equal, b.reshape(b.cast(e, d), col), b.reshape(b.cast(te, d), row));
+      int any = b.reduce(Prim::ReduceMax, eq, {int64_t(col.size()) - 1}, false);
+      L.out(L.args.boolValue("invert") ? b.unary(Prim::LogicalNot, any) : any);
+    };
+  };
+  torchLower(t, "isin", isin("elements", "test_elements"), false);
+  paddleLower(t, "isin", isin("x", "test_x"));
+  torchLower(t, "histc", [](Lowering &L) { // counts of bins equal in [min, max] (data's if equal)
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, "input");
+    DType d = b.meta(x).dtype;
+    int64_t bins = L.args.intValue("bins");
+    if (bins <= 0)
+      badValue(L, "bins must be positive");
+    int flat = b.reshape(x, {b.meta(x).numElements()});
+    double mn = L.args.scalar("min"), mx = L.args.scalar("max");
+    int lo = b.fill(mn, {}, d), hi = b.fill(mx, {}, d);
+    if (mn == mx) {
+      lo = b.reduce(Prim::ReduceMin, flat, {0}, false);
+      hi = b.reduce(Prim::ReduceMax, flat, {0}, false);
+      int same = b.binary(Prim::Equal, lo, hi);
+      lo = b.select(same, b.binaryScalar(Prim::Sub, lo, 1), lo);
+      hi = b.select(same, b.binaryScalar(Prim::Add, hi, 1), hi);
+    }
+    int bin = b.unary(Prim::Floor, b.binary(Prim::Div, b.binaryScalar(Prim::Mul, b.binary(Prim::Sub, flat, lo), double(bins)),
+                                            b.binary(Prim::Sub, hi, lo)));
+    bin = b.select(b.binary(Prim::Equal, flat, hi), b.fill(double(bins - 1), {}, d), bin);
+    int inside = b.binary(Prim::LogicalAnd, b.binary(Prim::GreaterEqual, flat, lo),
+                          b.binary(Prim::LessEqual, flat, hi), DType::Bool);
+    int64_t n = b.meta(flat).numElements();
+    int hit = b.binary(Prim::LogicalAnd,
+                       b.binary(Prim::Equal, b.reshape(bin, {1, n}),
+                                b.reshape(b.cast(b.iota(bins, DType::Int64), d), {bins, 1})),
+                       b.reshape(inside, {1, n}), DType::Bool);
+    L.out(b.reduce(Prim::ReduceSum, b.cast(hit, d), {1}, false));
+  });
+  auto allClose = [](std::string xn, std::string yn) {
+    return [=](Lowering &L) { // all(isclose(x, y)) as a 0-d bool tensor
+      Operands o = promoteOperands(L, xn, yn);
+      DType d = floatingResult(o.dtype);
+      PrimBuilder &b = L.b;
+      int x = b.cast(o.x, d), y = b.cast(o.y, d);
+      int tol = b.binaryScalar(Prim::Add, b.binaryScalar(Prim::Mul, b.unary(Prim::Abs, y), L.args.scalar("rtol")),
+                               L.args.scalar("atol"));
+      int close = b.binary(Prim::LogicalOr,
+                           b.binary(Prim::LessEqual, b.unary(Prim::Abs, b.binary(Prim::Sub, x, y)), tol),
+                           b.binary(Prim::Equal, x, y), DType::Bool);
+      if (L.args.boolValue("equal_nan"))
+        close = b.binary(Prim::LogicalOr, close,
+                         b.binary(Prim::LogicalAnd, isNan(b, x), isNan(b, y), DType::Bool), DType::Bool);
+      L.out(reduceTo(L, Prim::ReduceMin, close, normalizeAxes("allclose", {}, b.meta(close).rank()), false));
+    };
+  };
+  torchLower(t, "allclose", allClose("input", "other"));
+  paddleLower(t, "allclose", allClose("x", "y"));
+  torchLower(t, "equal", [](Lowering &L) { // same shape and every element equal: a 0-d bool
+    PrimBuilder &b = L.b;
+    int x = L.in("input"), y = L.in("other");
+    if (b.meta(x).shape != b.meta(y).shape) {
+      L.out(b.fill(0, {}, DType::Bool));
+      return;
+    }
+    int eq = b.binary(Prim::Equal, x, y);
+    L.out(reduceTo(L, Prim::ReduceMin, eq, normalizeAxes("equal", {}, b.meta(eq).rank()), false));
+  });
   paddleLower(t, "logcumsumexp", logcumsumexp("x", "axis"));
   torchLower(t, "logcumsumexp", logcumsumexp("input", "dim"));
   for (bool isMax : {true, false}) {

@@ -37,6 +37,10 @@ LowerFn indexSelectOp(std::string xn, std::string axisName) {
   return [=](Lowering &L) {
     int x = L.in(xn), index = L.in("index");
     int64_t rank = L.b.meta(x).rank();
+    if (rank == 0 && L.b.meta(index).numElements() == 1) { // torch: a 0-d tensor's one element
+      L.out(L.b.reshape(L.b.gather(L.b.reshape(x, {1}), L.b.reshape(index, {1})), {}));
+      return;
+    }
     if (L.b.meta(index).rank() != 1)
       badValue(L, "index must be 1-d, not of shape " + formatShape(L.b.meta(index).shape));
     int64_t axis = normalizeDim(L.b.opName(), L.args.intValue(axisName), rank);
@@ -105,7 +109,8 @@ LowerFn rollOp(std::string xn, std::string axesName) {
 /// F.pad, constant mode: the pads pair up from the last dimension backward; a negative pad
 /// crops instead.
 void constantPad(Lowering &L) {
-  const std::string &mode = L.args.get("mode").stringValue;
+  const std::string mode = L.args.signature().find("mode") ? L.args.get("mode").stringValue
+                                                           : "constant"; // constant_pad_nd
   if (mode != "constant")
     badValue(L, "mode='" + mode + "' is not supported yet (only 'constant')");
   int y = L.in("input");
@@ -148,6 +153,7 @@ void registerShapes(OpTable &t) {
   paddleLower(t, "roll", rollOp("x", "axis"));
   torchLower(t, "roll", rollOp("input", "dims"));
   t.bind("torch.nn.functional.pad", constantPad);
+  t.bind("torch.constant_pad_nd", constantPad);
   t.bind("torch.Tensor.expand", expandOp("input", "size"));
   t.bind("paddle.index_select", indexSelectOp("x", "axis"));
   t.bind("Tensor.index_select", indexSelectOp("x", "axis"));

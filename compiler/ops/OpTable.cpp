@@ -140,6 +140,22 @@ const std::vector<OpAliasRow> &opAliasRows() {
   return rows;
 }
 
+const std::vector<OpRefusalRow> &opRefusalRows() {
+  static const std::vector<OpRefusalRow> rows = {
+#define REFUSED(name, reason) {name, reason},
+#include "compiler/ops/Refusals.def"
+#undef REFUSED
+  };
+  return rows;
+}
+
+std::string refusalSuffix(const std::string &name) {
+  for (const OpRefusalRow &row : opRefusalRows())
+    if (name == row.name)
+      return std::string(": ") + row.reason;
+  return "";
+}
+
 const OpEntry *OpTable::lookup(const std::string &name) const {
   auto it = byName_.find(name);
   return it == byName_.end() ? nullptr : it->second;

@@ -118,6 +118,15 @@ struct OpAliasRow {
 const std::vector<OpEntryRow> &opEntryRows();
 const std::vector<OpAliasRow> &opAliasRows();
 
+/// A framework API refused by name (Refusals.def): data-dependent shapes, random numbers,
+/// matrix factorizations, complex results.
+struct OpRefusalRow {
+  const char *name, *reason;
+};
+const std::vector<OpRefusalRow> &opRefusalRows();
+/// ": <reason>" for a refused API (to follow "not in the operator table"), else "".
+std::string refusalSuffix(const std::string &name);
+
 /// `sotc ops`: one block per entry, sorted by kind then name, and a count.
 void printOpTable(const OpTable &table, std::ostream &os);
 /// `sotc ops NAME`: the entry's kind, aliases, signatures and decomposition.

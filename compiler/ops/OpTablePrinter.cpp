@@ -34,6 +34,10 @@ void printOpTable(const OpTable &table, std::ostream &os) {
   os << "\n"
      << sorted.size() << " callables: " << counts[0] << " api functions, " << counts[1]
      << " tensor methods, " << counts[2] << " Python operators; " << aliases << " aliases\n";
+  os << "refused by name:";
+  for (const OpRefusalRow &row : opRefusalRows())
+    os << " " << row.name;
+  os << "\n";
   os << "primitives:";
   for (Prim p : allPrims())
     os << " " << primName(p);

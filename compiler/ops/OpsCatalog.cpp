@@ -67,6 +67,15 @@ int main(int argc, char **argv) {
           " callables: " + std::to_string(counts[0]) + " API functions, " +
           std::to_string(counts[1]) + " tensor methods, " + std::to_string(counts[2]) +
           " Python operators; " + std::to_string(opAliasRows().size()) + " aliases.\n";
+  text += "\n## Refused by name\n\nCalls of these are E3004 with the reason.\n\n"
+          "| callable | why |\n|---|---|\n";
+  for (const OpRefusalRow &row : opRefusalRows()) {
+    if (OpTable::get().lookup(row.name)) {
+      std::fprintf(stderr, "Refusals.def: %s is also in the operator table\n", row.name);
+      return 1;
+    }
+    text += std::string("| `") + row.name + "` | " + cell(row.reason) + " |\n";
+  }
   std::ofstream(argv[1]) << text;
   return 0;
 }

@@ -138,6 +138,13 @@ private:
       expect(']');
       p.acceptsSingle = true;
     }
+    if (text_.compare(pos_, 3, "...") == 0) { // Tensor... tensors: the remaining positionals
+      if (p.type != ParamType::Tensor)
+        fail("only Tensor... gathers the remaining positional arguments");
+      pos_ += 3;
+      p.type = ParamType::TensorList;
+      p.variadic = true;
+    }
     if (peek() == '?') {
       ++pos_;
       p.optional = true;
@@ -250,7 +257,7 @@ std::string Signature::str() const {
       s += "*, ";
       starred = true;
     }
-    s += paramTypeName(p.type);
+    s += p.variadic ? "Tensor..." : paramTypeName(p.type);
     if (p.acceptsSingle)
       s += "[1]";
     if (p.optional)

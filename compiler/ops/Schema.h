@@ -8,7 +8,9 @@
 // Types: Tensor, TensorList, Scalar (bool/int/float), Int, Float (int or float), Bool,
 // IntList (a list/tuple of ints; IntList[1] also takes a single int), DataType, String,
 // Index (what `x[...]` accepts).
-// `?` makes a parameter optional (it accepts None); `*` starts the keyword-only parameters.
+// `?` makes a parameter optional (it accepts None); `*` starts the keyword-only parameters;
+// `Tensor... tensors` (the last positional) takes the remaining positional arguments as a
+// list (torch.broadcast_tensors(a, b, c)), or one list of tensors given as it is.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_OPS_SCHEMA_H
@@ -44,6 +46,7 @@ struct Param {
   bool optional = false;      // `?`: None is accepted
   bool acceptsSingle = false; // IntList[1]: a single int is a one-element list
   bool keywordOnly = false;   // after `*`
+  bool variadic = false;      // `Tensor... xs`: a TensorList of the remaining positionals
   std::optional<Arg> defaultValue;
 
   bool required() const { return !defaultValue.has_value(); }

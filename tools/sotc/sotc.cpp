@@ -241,7 +241,8 @@ void runOps(const std::string &name) {
   const sotc::ops::OpEntry *entry = table.lookup(name);
   if (!entry)
     throw sotc::CodedError(sotc::DiagCode::OpUnknown,
-                           name + " is not a supported operator (`sotc ops` lists them)");
+                           name + " is not a supported operator" +
+                               sotc::ops::refusalSuffix(name) + " (`sotc ops` lists them)");
   if (entry->name != name)
     std::cout << name << " is an alias of " << entry->name << "\n";
   sotc::ops::printOpEntry(*entry, std::cout);

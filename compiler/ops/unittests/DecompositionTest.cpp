@@ -1097,6 +1097,184 @@ void addLinearAlgebraAndSortingCases(std::vector<Case> &c) {
                }, -2, 2});
 }
 
+/// More movement, scatters and searches.
+void addScatterAndSearchCases(std::vector<Case> &c) {
+  using I = std::vector<int64_t>;
+  auto one = [](std::function<Buffer(const Refs &)> f) {
+    return [f](const Refs &in) { return Refs{f(in)}; };
+  };
+  auto ints = [](std::vector<int64_t> v) {
+    std::vector<Arg> a;
+    for (int64_t i : v)
+      a.push_back(Arg::ofInt(i));
+    return Arg::list(a);
+  };
+  const TensorMeta kV3{{3}, DType::Float32}, kI2{{2}, DType::Int64};
+  c.push_back({both("", "as_strided"), {kX}, {T(0), ints({2, 2}), ints({1, 4})}, {{"storage_offset", Arg::ofInt(1)}},
+               one([](const Refs &in) {
+                 return build({2, 2}, [&](const I &i) { return in[0].data[1 + i[0] + 4 * i[1]]; });
+               })});
+  c.push_back({{"torch.broadcast_tensors"}, {kX, kRow}, {T(0), T(1)}, {}, [](const Refs &in) {
+                 return Refs{in[0], build({3, 4}, [&](const I &i) { return in[1].at({i[1]}); })};
+               }});
+  c.push_back({{"torch.block_diag"}, {kX, kV3}, {T(0), T(1)}, {}, one([](const Refs &in) {
+                 return build({4, 7}, [&](const I &i) {
+                   if (i[0] < 3 && i[1] < 4)
+                     return in[0].at(i);
+                   return i[0] == 3 && i[1] >= 4 ? in[1].at({i[1] - 4}) : 0.0;
+                 });
+               })});
+  c.push_back({{"torch.cartesian_prod"}, {kV3, kRow}, {T(0), T(1)}, {}, one([](const Refs &in) {
+                 return build({12, 2}, [&](const I &i) {
+                   return i[1] == 0 ? in[0].at({i[0] / 4}) : in[1].at({i[0] % 4});
+                 });
+               })});
+  c.push_back({both("", "combinations"), {kRow}, {T(0)}, {}, one([](const Refs &in) {
+                 std::vector<std::pair<int64_t, int64_t>> pairs;
+                 for (int64_t a = 0; a < 4; ++a)
+                   for (int64_t b = a + 1; b < 4; ++b)
+                     pairs.push_back({a, b});
+                 return build({6, 2}, [&](const I &i) {
+                   return in[0].at({i[1] ? pairs[i[0]].second : pairs[i[0]].first});
+                 });
+               })});
+  c.push_back({both("", "select_scatter"), {kX, kV3}, {T(0), T(1), Arg::ofInt(1), Arg::ofInt(-1)}, {},
+               one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) { return i[1] == 3 ? in[1].at({i[0]}) : in[0].at(i); });
+               })});
+  c.push_back({both("", "slice_scatter"), {kX, TensorMeta{{3, 2}, DType::Float32}},
+               {T(0), T(1), Arg::ofInt(1), Arg::ofInt(0), Arg::none(), Arg::ofInt(2)}, {},
+               one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) {
+                   return i[1] % 2 == 0 ? in[1].at({i[0], i[1] / 2}) : in[0].at(i);
+                 });
+               })});
+  c.push_back({both("", "diagonal_scatter"), {kX, kV3}, {T(0), T(1), Arg::ofInt(1)}, {},
+               one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) {
+                   return i[1] - i[0] == 1 ? in[1].at({i[0]}) : in[0].at(i);
+                 });
+               })});
+  c.push_back({{"torch.diagonal_scatter"}, {kX, TensorMeta{{2}, DType::Float32}}, {T(0), T(1), Arg::ofInt(-1)}, {},
+               one([](const Refs &in) {
+                 return build({3, 4}, [&](const I &i) {
+                   return i[1] - i[0] == -1 ? in[1].at({i[1]}) : in[0].at(i);
+                 });
+               })});
+  c.push_back({both("", "masked_scatter"), {kX, kB, kX}, {T(0), T(1), T(2)}, {}, one([](const Refs &in) {
+                 Buffer out = in[0];
+                 size_t k = 0;
+                 for (size_t i = 0; i < out.data.size(); ++i)
+                   if (in[1].data[i] != 0)
+                     out.data[i] = in[2].data[k++];
+                 return out;
+               })});
+  c.push_back({both("", "put"), {kX, kI2, TensorMeta{{2}, DType::Float32}}, {T(0), T(1), T(2)}, {},
+               one([](const Refs &in) {
+                 Buffer out = in[0];
+                 for (int m = 0; m < 2; ++m)
+                   out.data[int64_t(in[1].data[m])] = in[2].data[m];
+                 return out;
+               }), 0, 2.49});
+  c.push_back({{"torch.put"}, {kX, kI2, TensorMeta{{2}, DType::Float32}}, {T(0), T(1), T(2), Arg::ofBool(true)}, {},
+               one([](const Refs &in) {
+                 Buffer out = in[0];
+                 for (int m = 0; m < 2; ++m)
+                   out.data[int64_t(in[1].data[m])] += in[2].data[m];
+                 return out;
+               }), 0, 2.49});
+  c.push_back({both("", "index_put"), {kX, kI2, kI2, TensorMeta{{2}, DType::Float32}},
+               {T(0), Arg::list({T(1), T(2)}), T(3)}, {}, one([](const Refs &in) {
+                 Buffer out = in[0];
+                 for (int m = 0; m < 2; ++m)
+                   out.data[int64_t(in[1].data[m]) * 4 + int64_t(in[2].data[m])] = in[3].data[m];
+                 return out;
+               }), 0, 2.49});
+  c.push_back({{"torch.index_put"}, {kX, kI2, kRow}, {T(0), Arg::list({T(1)}), T(2), Arg::ofBool(true)}, {},
+               one([](const Refs &in) { // whole rows: the values broadcast over them
+                 Buffer out = in[0];
+                 for (int m = 0; m < 2; ++m)
+                   for (int64_t j = 0; j < 4; ++j)
+                     out.data[int64_t(in[1].data[m]) * 4 + j] += in[2].data[j];
+                 return out;
+               }), 0, 2.49});
+  for (const char *name : {"torch.Tensor.unfold", "torch.unfold_copy"})
+    c.push_back({{name}, {kX}, {T(0), Arg::ofInt(1), Arg::ofInt(2), Arg::ofInt(1)}, {}, one([](const Refs &in) {
+                   return build({3, 3, 2}, [&](const I &i) { return in[0].at({i[0], i[1] + i[2]}); });
+                 })});
+  c.push_back({both("", "nonzero_static"), {kI}, {T(0)}, {{"size", Arg::ofInt(14)}}, one([](const Refs &in) {
+                 std::vector<double> coords;
+                 for (int64_t r = 0; r < 3; ++r)
+                   for (int64_t j = 0; j < 4; ++j)
+                     if (in[0].at({r, j}) != 0)
+                       coords.insert(coords.end(), {double(r), double(j)});
+                 while (coords.size() < 28)
+                   coords.push_back(-1);
+                 return Buffer{{{14, 2}, DType::Int64}, coords};
+               })});
+  c.push_back({{"torch.constant_pad_nd"}, {kX}, {T(0), ints({1, 0}), Arg::ofFloat(2.5)}, {},
+               one([](const Refs &in) {
+                 return build({3, 5}, [&](const I &i) { return i[1] == 0 ? 2.5 : in[0].at({i[0], i[1] - 1}); });
+               })});
+  auto counts = [](bool right) {
+    return [=](const Refs &in) { // how many of the (sorted) boundaries lie below each x
+      std::vector<double> bs = in[1].data;
+      std::sort(bs.begin(), bs.end());
+      return map(in[0], [=](double v) {
+        double n = 0;
+        for (double bd : bs)
+          n += right ? bd <= v : bd < v;
+        return n;
+      });
+    };
+  };
+  c.push_back({{"torch.bucketize"}, {kX, kRow}, {T(0), T(1)}, {}, [=](const Refs &in) {
+                 Refs sorted = in;
+                 std::sort(sorted[1].data.begin(), sorted[1].data.end());
+                 return Refs{withDType(counts(false)(sorted), DType::Int64)};
+               }});
+  c.push_back({{"torch.searchsorted"}, {kRow, kX}, {T(0), T(1)}, {{"right", Arg::ofBool(true)}},
+               [=](const Refs &in) { return Refs{withDType(counts(true)({in[1], in[0]}), DType::Int64)}; }});
+  c.push_back({{"torch.isin", "paddle.isin", "Tensor.isin"}, {kI, TensorMeta{{3}, DType::Int32}}, {T(0), T(1)}, {},
+               one([](const Refs &in) {
+                 return withDType(map(in[0], [&](double v) {
+                   return double(std::count(in[1].data.begin(), in[1].data.end(), v) > 0);
+                 }), DType::Bool);
+               })});
+  c.push_back({both("", "histc"), {kX}, {T(0), Arg::ofInt(4), Arg::ofInt(-1), Arg::ofInt(1)}, {},
+               one([](const Refs &in) {
+                 Buffer h{{{4}, DType::Float32}, {0, 0, 0, 0}};
+                 for (double v : in[0].data)
+                   if (v >= -1 && v <= 1)
+                     h.data[std::min<int64_t>(3, int64_t(std::floor((v + 1) * 2)))] += 1;
+                 return h;
+               })});
+  c.push_back({both("allclose", "allclose"), {kX, kX}, {T(0), T(1)}, {}, [](const Refs &in) {
+                 bool all = true;
+                 for (size_t i = 0; i < in[0].data.size(); ++i)
+                   all &= std::fabs(in[0].data[i] - in[1].data[i]) <= 1e-8 + 1e-5 * std::fabs(in[1].data[i]);
+                 return Refs{Buffer{{{}, DType::Bool}, {double(all)}}};
+               }});
+  c.push_back({both("", "equal"), {kX, kX}, {T(0), T(1)}, {}, [](const Refs &in) {
+                 return Refs{Buffer{{{}, DType::Bool}, {double(in[0].data == in[1].data)}}};
+               }});
+  c.push_back({{"torch.equal"}, {kX, kRow}, {T(0), T(1)}, {}, [](const Refs &) {
+                 return Refs{Buffer{{{}, DType::Bool}, {0}}};
+               }});
+  c.push_back({both("angle", "angle"), {kX}, {T(0)}, {}, elementwise([](double v) { return v < 0 ? M_PI : 0; })});
+  c.push_back({both("", "frexp"), {kX}, {T(0)}, {}, [](const Refs &in) {
+                 Buffer m = in[0], e{{{3, 4}, DType::Int32}, {}};
+                 for (double &v : m.data) {
+                   int exp = 0;
+                   v = std::frexp(v, &exp);
+                   e.data.push_back(exp);
+                 }
+                 return Refs{m, e};
+               }, -40, 40});
+  c.push_back({{"torch.fill"}, {kX}, {T(0), Arg::ofFloat(1.5)}, {}, elementwise([](double) { return 1.5; })});
+  c.push_back({{"torch.zero_"}, {kX}, {T(0)}, {}, elementwise([](double) { return 0.0; })});
+}
+
 std::vector<Case> cases() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
@@ -1986,6 +2164,7 @@ std::vector<Case> cases() {
   addReductionCases(c);
   addIndexingCases(c);
   addLinearAlgebraAndSortingCases(c);
+  addScatterAndSearchCases(c);
   return c;
 }
 
@@ -2105,7 +2284,6 @@ TEST_CASE("0-d tensors: dimension 0 and -1 reduce nothing; operations that need 
            {"torch.cat", {{Arg::list({Arg::ofTensor(scalar), Arg::ofTensor(scalar)})}, {dim(0)}}},
            {"torch.chunk", {{Arg::ofTensor(scalar), Arg::ofInt(1)}, {dim(0)}}},
            {"torch.split", {{Arg::ofTensor(scalar), Arg::ofInt(1)}, {dim(0)}}},
-           {"torch.index_select", {{Arg::ofTensor(scalar), Arg::ofInt(0), Arg::ofTensor(index)}, {}}},
            {"torch.roll", {{Arg::ofTensor(scalar), Arg::list({Arg::ofInt(1)}),
                             Arg::list({Arg::ofInt(0)})}, {}}}}) {
     INFO(name);

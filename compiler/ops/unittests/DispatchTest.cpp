@@ -34,6 +34,16 @@ TEST_CASE("positional and keyword arguments bind with Python's rules", "[dispatc
   CHECK(bound.intValue("b") == 7);
 }
 
+TEST_CASE("Tensor... takes the remaining positionals, or one list of them", "[dispatch]") {
+  Signature s = parseSignature("TensorList (Tensor... tensors, *, Int k=0)");
+  CHECK(s.str() == "TensorList (Tensor... tensors, *, Int k=0)");
+  BoundArgs bound = resolveCall("f", {s}, {{tensor({2}), tensor({3}), tensor({4})}, {}});
+  CHECK(bound.get("tensors").items.size() == 3);
+  bound = resolveCall("f", {s}, {{Arg::list({tensor({2}), tensor({3})})}, {}});
+  CHECK(bound.get("tensors").items.size() == 2);
+  CHECK(bound.get("tensors").items[1].tensor.shape == std::vector<int64_t>{3});
+}
+
 TEST_CASE("IntList[1] takes a single int; DataType takes dtype names", "[dispatch]") {
   LoweredCall call =
       OpTable::get().lower("paddle.sum", {{tensor({2, 3})}, {{"axis", Arg::ofInt(1)}}});
