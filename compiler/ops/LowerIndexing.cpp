@@ -1018,8 +1018,13 @@ void registerIndexing(OpTable &t) {
       badValue(L, "needs 1 to " + std::to_string(shape.size()) + " index tensors, not " +
                       std::to_string(idx.size()));
     std::vector<int64_t> common, trailing(shape.begin() + long(idx.size()), shape.end());
-    for (int i : idx)
+    for (int i : idx) {
+      if (b.meta(i).dtype == DType::Bool)
+        badValue(L, "a bool index (a mask) selects a number of positions that depends on its "
+                    "values (data-dependent shapes are not supported yet); use masked_scatter "
+                    "or where");
       common = broadcastShapes(b.opName(), common, b.meta(i).shape);
+    }
     int64_t inner = 1;
     for (int64_t d : trailing)
       inner *= d;

@@ -450,7 +450,8 @@ void registerLinearAlgebra(OpTable &t) {
     int r = b.binary(Prim::Div, b.binary(Prim::Div, c, b.reshape(d, {n, 1})), b.reshape(d, {1, n}));
     r = b.binary(Prim::Max, b.binary(Prim::Min, r, b.fill(1, {}, b.meta(r).dtype)),
                  b.fill(-1, {}, b.meta(r).dtype));
-    L.out(b.meta(L.in("input")).rank() == 1 ? b.reshape(r, {}) : r);
+    // One variable (1-d input, or one row): a 0-d coefficient, as torch gives.
+    L.out(n == 1 ? b.reshape(r, {}) : r);
   });
   auto trapezoid = [](bool cumulative) {
     return [=](Lowering &L) { // sum of (y[i+1] + y[i]) / 2 * (x[i+1] - x[i]), or dx
@@ -498,10 +499,11 @@ void registerLinearAlgebra(OpTable &t) {
       if (a != axis)
         others.push_back(a);
     double p = L.args.scalar("p"), maxnorm = L.args.scalar("maxnorm");
-    int norm = b.binaryScalar(
-        Prim::Pow,
-        b.reduce(Prim::ReduceSum, b.binaryScalar(Prim::Pow, b.unary(Prim::Abs, x), p), others, true),
-        1 / p);
+    int norm = std::isinf(p) ? b.reduce(Prim::ReduceMax, b.unary(Prim::Abs, x), others, true)
+               : b.binaryScalar(Prim::Pow,
+                                b.reduce(Prim::ReduceSum, b.binaryScalar(Prim::Pow, b.unary(Prim::Abs, x), p),
+                                         others, true),
+                                1 / p);
     int scale = b.select(b.binary(Prim::Greater, norm, b.fill(maxnorm, {}, b.meta(x).dtype)),
                          b.binary(Prim::Div, b.fill(maxnorm, {}, b.meta(x).dtype),
                                   b.binaryScalar(Prim::Add, norm, 1e-7)),

@@ -18,26 +18,26 @@ namespace sotc::ops::lowering {
 
 namespace {
 
-/// x with the sorted axis last ([R..., n]) and every element's rank along it.
+/// x and every element's rank along `axis` (x's shape). The comparisons put element i at
+/// `axis` and element j next to it: no transposes, which would leave the ranks out of line
+/// with the reductions that read them.
 struct Ranked {
   int x = -1, rank = -1;
-  std::vector<int64_t> perm; // x's axes -> [R..., axis]
-  int64_t n = 0;
+  int64_t axis = 0, n = 0;
 };
 
+/// x's shape with a 1 inserted at `at`.
+std::vector<int64_t> withUnit(const std::vector<int64_t> &shape, int64_t at) {
+  std::vector<int64_t> s = shape;
+  s.insert(s.begin() + at, 1);
+  return s;
+}
+
 Ranked rankAlong(PrimBuilder &b, int x, int64_t axis, bool descending) {
-  Ranked r;
-  int64_t rank = b.meta(x).rank();
-  for (int64_t a = 0; a < rank; ++a)
-    if (a != axis)
-      r.perm.push_back(a);
-  r.perm.push_back(axis);
-  r.x = b.transpose(x, r.perm);
-  r.n = b.meta(x).shape[axis];
-  std::vector<int64_t> col = b.meta(r.x).shape, row = col;
-  col.push_back(1);                    // element i: [R..., n, 1]
-  row.insert(row.end() - 1, 1);        // element j: [R..., 1, n]
-  int a = b.reshape(r.x, col), c = b.reshape(r.x, row);
+  Ranked r{x, -1, axis, b.meta(x).shape[axis]};
+  std::vector<int64_t> shape = b.meta(x).shape;
+  int a = b.reshape(x, withUnit(shape, axis + 1)); // element i: [..., n, 1, ...]
+  int c = b.reshape(x, withUnit(shape, axis));     // element j: [..., 1, n, ...]
   int before; // whether element j sorts before element i
   if (descending)
     before = b.binary(Prim::Greater, c, a);
@@ -52,47 +52,43 @@ Ranked rankAlong(PrimBuilder &b, int x, int64_t axis, bool descending) {
     tie = b.binary(Prim::LogicalOr, tie, b.binary(Prim::LogicalAnd, nanA, nanC, DType::Bool),
                    DType::Bool);
   }
-  int64_t r1 = b.meta(a).rank();
-  int earlier = b.binary(Prim::Less, positions(b, r.n, r1 - 1, r1), positions(b, r.n, r1 - 2, r1));
+  int64_t r1 = int64_t(shape.size()) + 1;
+  int earlier = b.binary(Prim::Less, positions(b, r.n, axis + 1, r1), positions(b, r.n, axis, r1));
   before = b.binary(Prim::LogicalOr, before, b.binary(Prim::LogicalAnd, tie, earlier, DType::Bool),
                     DType::Bool);
-  r.rank = b.reduce(Prim::ReduceSum, b.cast(before, DType::Int64), {r1 - 1}, false);
+  r.rank = b.reduce(Prim::ReduceSum, b.cast(before, DType::Int64), {axis + 1}, false);
   return r;
 }
 
-/// The elements of ranks `wanted` ([Q] or [R..., Q] int64) and their positions: [R..., Q]
-/// each, still with the sorted axis last.
+/// The elements of ranks `wanted` and their positions, with Q at the axis: `wanted` is [Q],
+/// or of x's rank with Q at the axis (a rank per row).
 std::pair<int, int> pick(PrimBuilder &b, const Ranked &r, int wanted) {
-  std::vector<int64_t> shape = b.meta(r.x).shape; // [R..., n]
-  int64_t rank = int64_t(shape.size());
-  std::vector<int64_t> ranks = shape, values = shape;
-  ranks.insert(ranks.end() - 1, 1); // [R..., 1, n]
-  int64_t q = b.meta(wanted).shape.back();
-  std::vector<int64_t> want = b.meta(wanted).rank() == 1 ? std::vector<int64_t>(rank - 1, 1)
-                                                         : b.meta(wanted).shape;
-  if (b.meta(wanted).rank() == 1)
-    want.push_back(q);
-  want.push_back(1); // [R..., Q, 1]
-  int hit = b.binary(Prim::Equal, b.reshape(r.rank, ranks), b.reshape(wanted, want));
+  std::vector<int64_t> shape = b.meta(r.x).shape;
+  int64_t rank = int64_t(shape.size()), axis = r.axis;
+  std::vector<int64_t> want;
+  if (b.meta(wanted).rank() == 1 && rank != 1) {
+    want.assign(rank + 1, 1);
+    want[axis] = b.meta(wanted).shape[0];
+  } else {
+    want = withUnit(b.meta(wanted).shape, axis + 1); // [..., Q, 1, ...]
+  }
+  // Element i at axis + 1, the wanted rank at axis: [..., Q, n, ...].
+  int hit = b.binary(Prim::Equal, b.reshape(r.rank, withUnit(shape, axis)), b.reshape(wanted, want));
   DType d = b.meta(r.x).dtype;
-  int v = b.reduce(Prim::ReduceSum,
-                   b.select(hit, b.reshape(r.x, ranks), b.fill(0, {}, d)), {rank}, false);
-  int pos = positions(b, r.n, rank, rank + 1);
-  int i = b.reduce(Prim::ReduceSum, b.select(hit, pos, b.fill(0, {}, DType::Int64)), {rank}, false);
+  int v = b.reduce(Prim::ReduceSum, b.select(hit, b.reshape(r.x, withUnit(shape, axis)), b.fill(0, {}, d)),
+                   {axis + 1}, false);
+  int pos = positions(b, r.n, axis + 1, rank + 1);
+  int i = b.reduce(Prim::ReduceSum, b.select(hit, pos, b.fill(0, {}, DType::Int64)), {axis + 1}, false);
   return {v, i};
 }
 
-/// [R..., Q] with the sorted axis last -> x's layout, Q at the axis (or dropped: keep false
-/// and Q == 1).
+/// A picked result ([..., Q, ...]) as returned: Q kept at the axis, or dropped (keep false,
+/// Q == 1).
 int restore(PrimBuilder &b, int v, const Ranked &r, bool keep) {
-  std::vector<int64_t> inverse(r.perm.size());
-  for (size_t i = 0; i < r.perm.size(); ++i)
-    inverse[r.perm[i]] = int64_t(i);
-  int out = b.transpose(v, inverse);
   if (keep)
-    return out;
+    return v;
   std::vector<int64_t> shape = b.meta(v).shape;
-  shape.pop_back();
+  shape.erase(shape.begin() + r.axis);
   return b.reshape(v, shape);
 }
 
@@ -165,12 +161,12 @@ LowerFn medianOp(std::string xn, std::string dim, bool skipNan, bool paddle) {
     int64_t n = b.meta(x).shape[axis];
     if (n == 0)
       badValue(L, "needs a non-empty dimension");
-    bool withIndex = !flat && !average;
+    bool withIndex = L.args.signature().returnNames.size() == 2; // torch's median(x, dim)
     Ranked r = rankAlong(b, x, axis, false);
     int lower, upper = -1;
     if (skipNan && isFloating(b.meta(x).dtype)) { // the middle of the c non-NaN elements
       int count = b.reduce(Prim::ReduceSum, b.cast(b.unary(Prim::LogicalNot, isNan(b, r.x)), DType::Int64),
-                           {b.meta(r.x).rank() - 1}, true);
+                           {r.axis}, true);
       int zero = b.fill(0, {}, DType::Int64);
       int last = b.binary(Prim::Max, b.binaryScalar(Prim::Sub, count, 1), zero);
       lower = b.binary(Prim::FloorDiv, last, b.fill(2, {}, DType::Int64));
@@ -187,9 +183,8 @@ LowerFn medianOp(std::string xn, std::string dim, bool skipNan, bool paddle) {
     }
     int value = restore(b, v, r, keep && !flat);
     if (!skipNan) {
-      std::vector<int64_t> axes{int64_t(b.meta(r.x).rank()) - 1};
       int nanRow = isFloating(b.meta(x).dtype)
-                       ? b.reduce(Prim::ReduceMax, isNan(b, r.x), axes, true)
+                       ? b.reduce(Prim::ReduceMax, isNan(b, r.x), {r.axis}, true)
                        : -1;
       if (nanRow >= 0)
         value = b.select(restore(b, nanRow, r, keep && !flat), b.fill(NAN, {}, b.meta(value).dtype), value);
@@ -197,8 +192,8 @@ LowerFn medianOp(std::string xn, std::string dim, bool skipNan, bool paddle) {
     if (flat)
       value = flatResult(b, value, rank0, keep);
     L.out(value);
-    if (withIndex && L.args.signature().returnNames.size() == 2)
-      L.out(restore(b, i, r, keep));
+    if (withIndex)
+      L.out(flat ? flatResult(b, i, rank0, keep) : restore(b, i, r, keep));
   };
 }
 
@@ -224,15 +219,17 @@ LowerFn quantileOp(std::string xn, std::string dim, bool skipNan) {
     } else
       q = b.fill(qa.scalar(), {1}, d);
     scalarQ = scalarQ || (qa.isTensor() && b.meta(q).rank() == 0);
-    q = b.reshape(q, {b.meta(q).numElements()});
+    int64_t nq = b.meta(q).numElements(), xr = b.meta(x).rank();
+    std::vector<int64_t> qShape(xr, 1); // Q at the axis
+    qShape[axis] = nq;
+    q = b.reshape(q, qShape);
     Ranked r = rankAlong(b, x, axis, false);
-    int64_t last = b.meta(r.x).rank() - 1;
-    int count; // elements taking part, per row: [R..., 1]
+    int count; // elements taking part, per row: [..., 1, ...]
     if (skipNan)
-      count = b.reduce(Prim::ReduceSum, b.cast(b.unary(Prim::LogicalNot, isNan(b, r.x)), d), {last}, true);
+      count = b.reduce(Prim::ReduceSum, b.cast(b.unary(Prim::LogicalNot, isNan(b, r.x)), d), {axis}, true);
     else
       count = b.fill(double(r.n), {}, d);
-    int pos = b.binary(Prim::Mul, q, b.binaryScalar(Prim::Sub, count, 1)); // [R..., Q]
+    int pos = b.binary(Prim::Mul, q, b.binaryScalar(Prim::Sub, count, 1)); // [..., Q, ...]
     pos = b.binary(Prim::Max, pos, b.fill(0, {}, d));
     int lo = b.unary(Prim::Floor, pos), hi = b.unary(Prim::Ceil, pos);
     auto at = [&](int p) { return pick(b, r, b.cast(p, DType::Int64)).first; };
@@ -254,17 +251,17 @@ LowerFn quantileOp(std::string xn, std::string dim, bool skipNan) {
       badValue(L, "interpolation must be linear, lower, higher, midpoint or nearest, not '" +
                       mode + "'");
     if (!skipNan) {
-      int nanRow = b.reduce(Prim::ReduceMax, isNan(b, r.x), {last}, true);
+      int nanRow = b.reduce(Prim::ReduceMax, isNan(b, r.x), {axis}, true);
       v = b.select(nanRow, b.fill(NAN, {}, d), v);
     } else {
       v = b.select(b.binary(Prim::Equal, count, b.fill(0, {}, d)), b.fill(NAN, {}, d), v);
     }
-    // [R..., Q] -> [Q, x's shape with the axis reduced (kept as 1 with keepdim)]
-    int64_t nq = b.meta(q).shape[0];
-    std::vector<int64_t> toFront{last};
-    for (int64_t a = 0; a < last; ++a)
-      toFront.push_back(a);
-    int front = b.transpose(v, toFront); // [Q, R...]
+    // [..., Q, ...] -> [Q, x's shape with the axis reduced (kept as 1 with keepdim)]
+    std::vector<int64_t> toFront{axis};
+    for (int64_t a = 0; a < xr; ++a)
+      if (a != axis)
+        toFront.push_back(a);
+    int front = b.transpose(v, toFront);
     std::vector<int64_t> reduced;
     if (flat) {
       if (keep)
@@ -276,13 +273,6 @@ LowerFn quantileOp(std::string xn, std::string dim, bool skipNan) {
           reduced.push_back(shape[a]);
         else if (keep)
           reduced.push_back(1);
-      if (keep) { // the axis back in place: R... were in x's order without it
-        std::vector<int64_t> rShape{nq};
-        for (int64_t a = 0; a < int64_t(shape.size()); ++a)
-          if (a != axis)
-            rShape.push_back(shape[a]);
-        front = b.reshape(front, rShape);
-      }
     }
     std::vector<int64_t> outShape = reduced;
     if (!scalarQ)
@@ -304,24 +294,22 @@ LowerFn modeOp(std::string xn, std::string dim) {
       return;
     }
     int64_t axis = normalizeDim(b.opName(), L.args.intValue(dim), b.meta(x).rank());
-    Ranked r = rankAlong(b, x, axis, false); // for the layout; ranks unused
-    std::vector<int64_t> col = b.meta(r.x).shape, row = col;
-    col.push_back(1);
-    row.insert(row.end() - 1, 1);
-    int64_t rank1 = int64_t(col.size());
-    int a = b.reshape(r.x, col), c = b.reshape(r.x, row);
+    std::vector<int64_t> shape = b.meta(x).shape;
+    int64_t n = shape[axis];
+    // How often each element occurs: element i at axis, j next to it.
+    int a = b.reshape(x, withUnit(shape, axis + 1)), c = b.reshape(x, withUnit(shape, axis));
     int count = b.reduce(Prim::ReduceSum, b.cast(b.binary(Prim::Equal, a, c), DType::Int64),
-                         {rank1 - 1}, false); // [R..., n]
-    int64_t last = rank1 - 2;
-    int best = b.reduce(Prim::ReduceMax, count, {last}, true);
-    DType d = b.meta(r.x).dtype;
+                         {axis + 1}, false);
+    int best = b.reduce(Prim::ReduceMax, count, {axis}, true);
+    DType d = b.meta(x).dtype;
     double top = isFloating(d) ? INFINITY : 9.2233720368547758e18;
     int candidate = b.binary(Prim::Equal, count, best);
-    int value = b.reduce(Prim::ReduceMin, b.select(candidate, r.x, b.fill(top, {}, d)), {last}, true);
-    int pos = positions(b, r.n, last, last + 1);
+    int value = b.reduce(Prim::ReduceMin, b.select(candidate, x, b.fill(top, {}, d)), {axis}, true);
+    int pos = positions(b, n, axis, int64_t(shape.size()));
     int index = b.reduce(Prim::ReduceMax,
-                         b.select(b.binary(Prim::Equal, r.x, value), pos, b.fill(-1, {}, DType::Int64)),
-                         {last}, true);
+                         b.select(b.binary(Prim::Equal, x, value), pos, b.fill(-1, {}, DType::Int64)),
+                         {axis}, true);
+    Ranked r{x, -1, axis, n};
     L.out(restore(b, value, r, keep));
     L.out(restore(b, index, r, keep));
   };

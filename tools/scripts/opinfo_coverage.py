@@ -5,7 +5,8 @@
 
 Run with the reference environment's python (scripts/reference-env.sh: torch, expecttest).
 OpInfo (`torch.testing._internal.common_methods_invocations.op_db`) is read as data: for
-every entry that names a public torch function (`torch.NAME`, no variant) and has float32
+every entry that names a public torch function (`torch.NAME`: no variant, no leading
+underscore) and has float32
 CPU samples, the first N samples that can be written as a Python call
 `torch.NAME(tensors, literals, kw=literals)` become a small function in a temporary file;
 each is traced by sotc, compiled (`sotc compile --target cpu`), loaded and called on the
@@ -19,6 +20,7 @@ import argparse
 import collections
 import concurrent.futures
 import math
+import multiprocessing
 import os
 import re
 import subprocess
@@ -94,7 +96,8 @@ def candidates(max_samples, only=None):
     from torch.testing._internal.common_methods_invocations import op_db
     out = {}
     for op in op_db:
-        if op.variant_test_name or not hasattr(torch, op.name) or "." in op.name:
+        if (op.variant_test_name or op.name.startswith("_") or "." in op.name
+                or not hasattr(torch, op.name)):
             continue
         if only and op.name not in only:
             continue
@@ -200,8 +203,11 @@ def measure(max_samples=1, only=None, jobs=2, sotc_bin=None):
         "SOTC_BIN", os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc"))
     ops = candidates(max_samples, only)
     out = {}
+    # Workers are spawned, not forked: a fork of a process that runs torch's and the
+    # runtime's threads can inherit a held lock.
+    context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp, \
-            concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+            concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
         for name, outcome, _ in pool.map(_run_op, [(n, c, sotc_bin, tmp)
                                                    for n, c in sorted(ops.items())]):
             if outcome is not None:

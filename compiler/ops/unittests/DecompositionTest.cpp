@@ -1004,6 +1004,15 @@ void addLinearAlgebraAndSortingCases(std::vector<Case> &c) {
                  return Refs{sorted(true, 4, true)(in), sorted(true, 4, false)(in)};
                }});
   c.push_back({both("sort", ""), {kX}, {T(0)}, {}, one(sorted(false, 4, true))});
+  c.push_back({{"torch.argsort"}, {kX}, {T(0), Arg::ofInt(0)}, {}, [](const Refs &in) { // columns
+                 return Refs{build({3, 4}, [&](const I &i) {
+                   std::vector<std::pair<double, int64_t>> col;
+                   for (int64_t r = 0; r < 3; ++r)
+                     col.push_back({in[0].at({r, i[1]}), r});
+                   std::stable_sort(col.begin(), col.end());
+                   return double(col[i[0]].second);
+                 }, DType::Int64)};
+               }});
   c.push_back({both("argsort", "argsort"), {kX}, {T(0)}, {}, one(sorted(false, 4, false))});
   c.push_back({both("", "msort"), {kRow}, {T(0)}, {}, one([](const Refs &in) {
                  Buffer out = in[0];

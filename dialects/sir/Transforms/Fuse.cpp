@@ -202,11 +202,17 @@ private:
         continue;
       mlir::Value v = prims_[i]->getOperand(0);
       auto def = v.getDefiningOp<PrimOp>();
-      while (def && inUnion.count(index_.at(def)) && primOf(def) == ops::Prim::Reshape)
+      bool permuted = false; // a transposed reduction result no longer lines up with its rows
+      while (def && inUnion.count(index_.at(def)) &&
+             (primOf(def) == ops::Prim::Reshape || primOf(def) == ops::Prim::Transpose)) {
+        permuted |= primOf(def) == ops::Prim::Transpose;
         def = def->getOperand(0).getDefiningOp<PrimOp>();
+      }
       if (!def || !inUnion.count(index_.at(def)) ||
           ops::primKind(primOf(def)) != ops::PrimKind::Reduce)
         continue;
+      if (permuted)
+        return false;
       auto in = mlir::cast<mlir::RankedTensorType>(def->getOperand(0).getType());
       std::vector<int64_t> axes = primAttrsOf(def).axes;
       if (axes.empty())

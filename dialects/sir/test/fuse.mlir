@@ -205,3 +205,25 @@ sir.subgraph @qkv_head(%qkv: tensor<2x12x96xf32>) -> tensor<2x4x12x8xf32> {
   %2 = sir.prim transpose(%1) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x12x4x8xf32>) -> tensor<2x4x12x8xf32>
   sir.output %2 : tensor<2x4x12x8xf32>
 }
+
+// -----
+
+// A sort's pick: the ranks (a reduction over j of x[i] against x[j]) are read along the
+// second reduction's reduced axis, not broadcast over their own rows: two groups.
+// CHECK-LABEL: sir.subgraph @ranks_then_pick
+// CHECK:      sir.group "{{.*}}reduce_sum_{{[0-9]+}}" "reduction"
+// CHECK:      sir.group "{{.*}}reduce_sum_{{[0-9]+}}" "reduction"
+sir.subgraph @ranks_then_pick(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %a = sir.prim reshape(%x) {shape = array<i64: 3, 5, 1>} : (tensor<3x5xf32>) -> tensor<3x5x1xf32>
+  %c = sir.prim reshape(%x) {shape = array<i64: 3, 1, 5>} : (tensor<3x5xf32>) -> tensor<3x1x5xf32>
+  %ab = sir.prim broadcast_to(%a) {shape = array<i64: 3, 5, 5>} : (tensor<3x5x1xf32>) -> tensor<3x5x5xf32>
+  %cb = sir.prim broadcast_to(%c) {shape = array<i64: 3, 5, 5>} : (tensor<3x1x5xf32>) -> tensor<3x5x5xf32>
+  %lt = sir.prim less_than(%cb, %ab) : (tensor<3x5x5xf32>, tensor<3x5x5xf32>) -> tensor<3x5x5xi1>
+  %f = sir.prim cast(%lt) : (tensor<3x5x5xi1>) -> tensor<3x5x5xf32>
+  %rank = sir.prim reduce_sum(%f) {axes = array<i64: 2>, keepdim = false} : (tensor<3x5x5xf32>) -> tensor<3x5xf32>
+  %r = sir.prim reshape(%rank) {shape = array<i64: 3, 1, 5>} : (tensor<3x5xf32>) -> tensor<3x1x5xf32>
+  %rb = sir.prim broadcast_to(%r) {shape = array<i64: 3, 5, 5>} : (tensor<3x1x5xf32>) -> tensor<3x5x5xf32>
+  %p = sir.prim multiply(%rb, %cb) : (tensor<3x5x5xf32>, tensor<3x5x5xf32>) -> tensor<3x5x5xf32>
+  %s = sir.prim reduce_sum(%p) {axes = array<i64: 2>, keepdim = false} : (tensor<3x5x5xf32>) -> tensor<3x5xf32>
+  sir.output %s : tensor<3x5xf32>
+}
