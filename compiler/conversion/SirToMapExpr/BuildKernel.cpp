@@ -60,6 +60,11 @@ public:
     std::vector<sir::PrimOp> prims;
     for (mlir::Operation &op : body.without_terminator()) {
       auto p = mlir::cast<sir::PrimOp>(op);
+      // A kernel (and a GEMM step) iterates over at least one element.
+      auto type = mlir::cast<mlir::RankedTensorType>(p.getResult().getType());
+      if (type.hasStaticShape() && type.getNumElements() == 0)
+        return emitCodedError(p.getLoc(), DiagCode::KernelUnsupported)
+               << "a tensor with no elements (" << type << ") is not supported yet";
       for (mlir::Value v : p->getOperands())
         if (mlir::ShapedType::isDynamicShape(
                 mlir::cast<mlir::RankedTensorType>(v.getType()).getShape()))

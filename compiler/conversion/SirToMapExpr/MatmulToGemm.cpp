@@ -12,6 +12,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 
+#include "compiler/support/MlirDiagnostics.h"
 #include "dialects/sir/IR/SirDialect.h"
 
 #include <cmath>
@@ -221,6 +222,13 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
         return group
             .getInputs()[mlir::cast<mlir::BlockArgument>(matmul->getOperand(i)).getArgNumber()];
       };
+      for (unsigned i : {0u, 1u})
+        if (auto t = mlir::cast<mlir::RankedTensorType>(operand(i).getType());
+            t.hasStaticShape() && t.getNumElements() == 0) {
+          emitCodedError(matmul.getLoc(), DiagCode::KernelUnsupported)
+              << "a matmul of a tensor with no elements (" << t << ") is not supported yet";
+          return signalPassFailure();
+        }
       bool ta = matmul.getTransposeX().value_or(false), tb = matmul.getTransposeY().value_or(false);
       std::optional<GemmPlan> plan = planGemm(shapeOf(operand(0)), shapeOf(operand(1)), ta, tb);
       if (!plan)

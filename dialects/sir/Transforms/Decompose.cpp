@@ -23,14 +23,6 @@ namespace sotc::sir {
 namespace {
 
 mlir::LogicalResult decompose(CallOp call) {
-  // Kernels and GEMM steps iterate over at least one element: a call on or making an empty
-  // tensor is refused here, with its line, not deep in code generation.
-  for (mlir::Type t : llvm::concat<const mlir::Type>(call->getOperandTypes(), call->getResultTypes()))
-    if (auto shaped = mlir::dyn_cast<mlir::RankedTensorType>(t);
-        shaped && shaped.hasStaticShape() && shaped.getNumElements() == 0)
-      return emitCodedError(call.getLoc(), DiagCode::KernelUnsupported)
-             << call.getOp() << "(): a tensor with no elements (" << shaped
-             << ") is not supported yet";
   mlir::FailureOr<ops::CallArgs> args = callArgs(call);
   if (mlir::failed(args))
     return mlir::failure();

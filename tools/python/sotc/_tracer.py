@@ -330,7 +330,8 @@ class _Builder:
         elif isinstance(obj, pb.TensorSpec) or (allow_tensor and is_tensor_like(obj)):
             out.tensor.CopyFrom(spec_of_tensor(obj))
             package = type(obj).__module__.split(".")[0]
-            self.tensor_frameworks.add(package if package in FRAMEWORKS else None)
+            if not isinstance(obj, pb.TensorSpec):  # a spec names no framework, nor refuses one
+                self.tensor_frameworks.add(package if package in FRAMEWORKS else None)
         elif isinstance(obj, (tuple, list, set, frozenset, dict)):
             _seen = _seen or set()
             if id(obj) in _seen:
@@ -615,8 +616,8 @@ class _Builder:
 def _choose_framework(builder, requested, model_framework=None):
     """Sets the trace's framework, whose semantics tensor methods get: `requested`, else the
     model's, else that of the tensors recorded, else the one framework the traced functions'
-    modules import. Tensors
-    of no framework (numpy arrays, specs) with nothing else to decide are an error."""
+    modules import. numpy arrays (tensors of no framework) with nothing else to decide, or
+    modules that import both frameworks, are an error."""
     if requested is not None and requested not in FRAMEWORKS:
         raise TraceError(f"E1016: unknown framework '{requested}' (torch or paddle)")
     found = builder.tensor_frameworks - {None}
@@ -628,12 +629,14 @@ def _choose_framework(builder, requested, model_framework=None):
     framework = requested or model_framework or next(iter(found), None)
     if framework is None and len(named) == 1:
         framework = next(iter(named))
-    if framework is None and None in builder.tensor_frameworks:
+    # numpy arrays with neither framework imported, or anything with both, need a choice; a
+    # program of specs that imports neither keeps its methods' default (paddle's).
+    if framework is None and (None in builder.tensor_frameworks or len(named) > 1):
         names = " and ".join(sorted(named)) if named else "neither torch nor paddle"
+        inputs = "numpy arrays" if None in builder.tensor_frameworks else "specs"
         raise TraceError(f"E1016: cannot tell whether the program is torch or paddle: its "
-                         f"tensor inputs are numpy arrays or specs and its modules import "
-                         f"{names}; pass sotc_framework='torch' or 'paddle' (sotc trace "
-                         f"--framework)")
+                         f"tensor inputs are {inputs} and its modules import {names}; pass "
+                         f"sotc_framework='torch' or 'paddle' (sotc trace --framework)")
     builder.trace.framework = framework or ""
 
 

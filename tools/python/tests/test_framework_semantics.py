@@ -66,18 +66,24 @@ def test_numpy_inputs_take_the_framework_the_module_imports(tmp_path, monkeypatc
     assert sotc.trace(module.fn, np.zeros((2, 3), np.float32)).proto.framework == "torch"
 
 
-@pytest.mark.parametrize("imports, named", [("import math", "neither torch nor paddle"),
-                                             ("import paddle\nimport torch", "paddle and torch")])
-def test_undecidable_framework_is_e1016(imports, named, sotc_bin, tmp_path, monkeypatch):
+@pytest.mark.parametrize("imports, named, inputs", [
+    ("import math", "neither torch nor paddle", np.zeros((2, 3), np.float32)),
+    ("import paddle\nimport torch", "paddle and torch", "float32[2,3]")])
+def test_undecidable_framework_is_e1016(imports, named, inputs, sotc_bin, tmp_path, monkeypatch):
     module = _module(tmp_path, monkeypatch, "undecided", imports, "x.sum()")
     with pytest.raises(sotc.TraceError, match=r"^E1016: cannot tell whether the program is "
                        r"torch or paddle: .* import " + named + r"; pass sotc_framework="):
-        sotc.trace(module.fn, x="float32[2,3]")
-    traced = sotc.trace(module.fn, x="float32[2,3]", sotc_framework="torch")
+        sotc.trace(module.fn, x=inputs)
+    traced = sotc.trace(module.fn, x=inputs, sotc_framework="torch")
     assert traced.proto.framework == "torch"
     _compile(sotc_bin, tmp_path, traced)
     with pytest.raises(sotc.TraceError, match="^E1016: unknown framework 'jax'"):
-        sotc.trace(module.fn, x="float32[2,3]", sotc_framework="jax")
+        sotc.trace(module.fn, x=inputs, sotc_framework="jax")
+
+
+def test_specs_with_no_framework_imported_keep_the_default(tmp_path, monkeypatch):
+    module = _module(tmp_path, monkeypatch, "specs_only", "import math", "x * 2")
+    assert sotc.trace(module.fn, x="float32[4]").proto.framework == ""
 
 
 def test_programs_without_tensor_inputs_need_no_framework(tmp_path, monkeypatch):

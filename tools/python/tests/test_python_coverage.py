@@ -11,11 +11,14 @@ import pytest
 
 import sotc
 
+# The programs name no framework and take numpy arrays: their tensors are paddle's.
+FRAMEWORK = "paddle"
+
 X = np.ones((2, 3), np.float32)
 
 
 def translate(tmp_path, sotc_bin, fn, *args, extra=(), **kwargs):
-    path = sotc.trace(fn, *args, **kwargs).save(tmp_path / "case.pb")
+    path = sotc.trace(fn, *args, **kwargs, sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
     return subprocess.run([sotc_bin, "dump", "--sir", *extra, str(path)], capture_output=True,
                           text=True)
 
@@ -82,7 +85,7 @@ def index_among_values(x):
     (operators_as_functions, {}),
 ])
 def test_runs_as_python_does(fn, kwargs, tmp_path, sotc_bin):
-    path = sotc.trace(fn, X, **kwargs).save(tmp_path / "case.pb")
+    path = sotc.trace(fn, X, **kwargs, sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
     library = tmp_path / "case.so"
     subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
                    check=True)
@@ -135,7 +138,7 @@ def writes_globals_and_arguments(x, log, table):
 
 def compile_and_load(tmp_path, sotc_bin, fn, **kwargs):
     """No fallback: a call the guards refuse raises instead of running `fn`."""
-    path = sotc.trace(fn, **kwargs).save(tmp_path / "case.pb")
+    path = sotc.trace(fn, **kwargs, sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
     library = tmp_path / "case.so"
     subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
                    check=True)
@@ -165,7 +168,7 @@ def test_global_writes_and_argument_mutations_are_applied_after_the_call(
 
 def test_side_effects_need_the_module_globals(tmp_path, sotc_bin, monkeypatch):
     monkeypatch.setitem(globals(), "counter", 0)
-    path = sotc.trace(writes_globals_and_arguments, x=X[0], log=[], table={}).save(
+    path = sotc.trace(writes_globals_and_arguments, x=X[0], log=[], table={}, sotc_framework=FRAMEWORK).save(
         tmp_path / "case.pb")
     library = tmp_path / "case.so"
     subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
@@ -176,7 +179,7 @@ def test_side_effects_need_the_module_globals(tmp_path, sotc_bin, monkeypatch):
 
 def test_explain_lists_side_effects(tmp_path, sotc_bin, monkeypatch):
     monkeypatch.setitem(globals(), "counter", 0)
-    path = sotc.trace(writes_globals_and_arguments, x=X[0], log=[], table={}).save(
+    path = sotc.trace(writes_globals_and_arguments, x=X[0], log=[], table={}, sotc_framework=FRAMEWORK).save(
         tmp_path / "case.pb")
     out = subprocess.run([sotc_bin, "explain", str(path)], capture_output=True, text=True).stdout
     assert "sets global counter = 1" in out
@@ -193,7 +196,7 @@ JSON_DUMPS = __import__("json").dumps
 def test_break_on_a_function_the_operator_table_does_not_know(tmp_path, sotc_bin):
     """--break-on=json.dumps: the host runs it between two graphs (its result may be
     returned); without the flag the call is E3004."""
-    path = sotc.trace(calls_a_library_function, X).save(tmp_path / "case.pb")
+    path = sotc.trace(calls_a_library_function, X, sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
     refused = subprocess.run([sotc_bin, "explain", str(path)], capture_output=True, text=True)
     assert "E3004" in refused.stderr and "json.dumps" in refused.stderr
     broken = subprocess.run([sotc_bin, "explain", "--allow-host-callbacks",
@@ -398,6 +401,6 @@ def test_a_large_constant_made_in_the_function_names_its_size(tmp_path, sotc_bin
     def big(x):
         return x + STUB_PADDLE.linspace(0.0, 1.0, 1000)
 
-    path = sotc.trace(big, X[0]).save(tmp_path / "case.pb")
+    path = sotc.trace(big, X[0], sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
     result = subprocess.run([sotc_bin, "dump", "--sir", str(path)], capture_output=True, text=True)
     assert "E3002" in result.stderr and "of 1000 elements" in result.stderr, result.stderr

@@ -128,7 +128,8 @@ def test_closure_cells_holding_functions_are_traced():
 
 
 def test_inputs_bind_to_parameters():
-    traced = sotc.trace(rich, np.zeros((2, 3), np.float32), None, 4, 5, 6, flag=False, extra=1)
+    traced = sotc.trace(rich, np.zeros((2, 3), np.float32), None, 4, 5, 6, flag=False, extra=1,
+                        sotc_framework="paddle")
     inputs = {i.name: i.value for i in traced.proto.inputs}
     assert [d.size for d in inputs["x"].tensor.dims] == [2, 3]
     assert inputs["x"].tensor.dtype == pb.FLOAT32
@@ -154,7 +155,7 @@ def test_tensor_like_objects_and_grad():
         dtype = "torch.bfloat16"
         requires_grad = True
 
-    traced = sotc.trace(helper, FakeTorchTensor())
+    traced = sotc.trace(helper, FakeTorchTensor(), sotc_framework="torch")
     spec = traced.proto.inputs[0].value.tensor
     assert spec.dtype == pb.BFLOAT16 and not spec.stop_gradient
 
@@ -261,7 +262,7 @@ def run_cli(*args, cwd):
 def test_cli_traces_files_that_import_missing_frameworks(tmp_path):
     (tmp_path / "model.py").write_text(PROGRAM)
     result = run_cli("trace", "model.py:fn", "--input", "x=f32[4,?]", "-i", "y=float32[4,8]!grad",
-                     "-o", "out.pbtxt", cwd=tmp_path)
+                     "--framework", "paddle", "-o", "out.pbtxt", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     t = sotc.load(tmp_path / "out.pbtxt").proto
     glob = {g.name: g.value for g in t.namespaces[0].globals}
@@ -280,7 +281,8 @@ def test_cli_traces_files_that_import_missing_frameworks(tmp_path):
     (["model.py:fn", "-i", "x=f32[", "-o", "o.pb"], "neither a tensor spec"),
     (["model.py:fn", "-i", "x=1", "-i", "x=2", "-o", "o.pb"], "input 'x' given twice"),
     (["model.py:fn", "-i", "z=1", "-o", "o.pb"], "inputs do not match fn"),
-    (["model.py:fn", "-i", "x=1", "-i", "y=2", "-o", "nodir/o.pb"], "cannot write"),
+    (["model.py:fn", "-i", "x=1", "-i", "y=2", "--framework", "paddle", "-o", "nodir/o.pb"],
+     "cannot write"),
 ])
 def test_cli_errors_are_one_line_with_status_2(tmp_path, args, message):
     (tmp_path / "model.py").write_text(PROGRAM)
@@ -297,7 +299,8 @@ def test_spec_strings_are_tensors_for_functions_too():
     def fn(x, y, mode="sum", n=2):
         return (x + y) * n
 
-    t = sotc.trace(fn, "float32[64,128]", np.zeros((64, 128), np.float32), "max", n=3)
+    t = sotc.trace(fn, "float32[64,128]", np.zeros((64, 128), np.float32), "max", n=3,
+                   sotc_framework="paddle")
     x, y, mode, n = t.proto.inputs
     assert x.value.WhichOneof("kind") == "tensor"
     assert [d.size for d in x.value.tensor.dims] == [64, 128]

@@ -52,3 +52,22 @@ def test_dimension_arguments_of_a_0d_tensor(call, want, sotc_bin, tmp_path, monk
     got = sotc.load(library)(x)
     assert np.ndim(got) == 0  # keepdim keeps no dimension of a 0-d tensor either
     np.testing.assert_allclose(got, want(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", ["torch.exp(x)", "torch.matmul(x, x.T)"])
+def test_a_kernel_over_an_empty_tensor_is_a_coded_error(call, sotc_bin, tmp_path, monkeypatch):
+    """Kernels iterate over at least one element: an empty tensor is E4002 with the line,
+    not a code generation failure (E9005) or a run-time grid of 0."""
+    module = tmp_path / "empty.py"
+    module.write_text(f"import torch\n\n\ndef fn(x):\n    return {call}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("empty", None)
+    with sotc.stub_missing_frameworks():
+        import empty
+    trace = sotc.trace(empty.fn, x="float32[0,3]").save(str(tmp_path / "t.pb"))
+    result = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o",
+                             str(tmp_path / "t.so")], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "error E4002: " in result.stderr and "no elements" in result.stderr
+    assert "empty.py:5" in result.stderr
+    assert not (tmp_path / "t.so").exists()

@@ -5,8 +5,8 @@
 
 // CHECK-LABEL: mapexpr.launch @pairs(%arg0, %arg0)
 // CHECK:       mapexpr.kernel @pairs(%arg0: tensor<3x5xf32> {mapexpr.name = "x"}, %arg1: tensor<3x5xf32> {mapexpr.name = "x"})
-// CHECK:         mapexpr.op "reshape" {{.*}}(%arg0) {indices = [#mapexpr.index<[i0, i1, 0]>, #mapexpr.index<[i0, i1]>]}
-// CHECK:         mapexpr.op "reshape" {{.*}}(%arg1) {indices = [#mapexpr.index<[i0, 0, i2]>, #mapexpr.index<[i0, i2]>]}
+// CHECK:         mapexpr.op "reshape" {{.*}} ins(%arg0 : tensor<3x5xf32>) {indices = [#mapexpr.index<[i0, i1, 0]>, #mapexpr.index<[i0, i1]>]}
+// CHECK:         mapexpr.op "reshape" {{.*}} ins(%arg1 : tensor<3x5xf32>) {indices = [#mapexpr.index<[i0, 0, i2]>, #mapexpr.index<[i0, i2]>]}
 sir.subgraph @SIR_0(%x: tensor<3x5xf32> {sir.name = "x"}) -> tensor<3x5xf32> {
   %0 = sir.group "pairs" "reduction"(%x) : (tensor<3x5xf32>) -> tensor<3x5xf32> {
   ^bb0(%v: tensor<3x5xf32>):
