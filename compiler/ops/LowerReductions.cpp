@@ -153,10 +153,7 @@ LowerFn scanOp(std::string xn, std::string dimName, Prim prim, std::string dtype
     bool keepShape = !L.args.isNone(dimName) && L.b.meta(x).rank() == 0;
     std::vector<int64_t> shape0 = L.b.meta(x).shape;
     int64_t axis = scanAxis(L, x, dimName);
-    Scan s = scanLayout(L.b, x, axis);
-    double pad = prim == Prim::ReduceProd ? 1 : 0;
-    int w = scanWindows(L.b, x, s, pad);
-    int r = scanResult(L.b, L.b.reduce(prim, w, {3}, false), s);
+    int r = scan(L.b, prim, x, axis, prim == Prim::ReduceProd ? 1 : 0);
     L.out(keepShape ? L.b.reshape(r, shape0) : r);
   };
 }
@@ -442,22 +439,19 @@ void registerReductions(OpTable &t) {
         std::vector<int64_t> shape0 = b.meta(x).shape;
         bool keepShape = b.meta(x).rank() == 0;
         int64_t axis = scanAxis(L, x, dim);
-        Scan s = scanLayout(b, x, axis);
         double pad = isFloating(b.meta(x).dtype) ? (isMax ? -INFINITY : INFINITY)
                      : isMax                      ? -9.2233720368547758e18
                                                   : 9.2233720368547758e18;
-        int values = scanResult(
-            b, b.reduce(isMax ? Prim::ReduceMax : Prim::ReduceMin, scanWindows(b, x, s, pad), {3}, false),
-            s);
+        int values = scan(b, isMax ? Prim::ReduceMax : Prim::ReduceMin, x, axis, pad);
         // The running extreme changes only where an element reaches it (or is NaN): the last
         // such position so far, itself a running maximum.
-        int pos = b.broadcastTo(positions(b, s.n, axis, b.meta(x).rank()), b.meta(x).shape);
+        int pos = b.broadcastTo(positions(b, b.meta(x).shape[axis], axis, b.meta(x).rank()),
+                                b.meta(x).shape);
         int hit = b.binary(Prim::Equal, x, values);
         if (isFloating(b.meta(x).dtype))
           hit = b.binary(Prim::LogicalOr, hit, isNan(b, x), DType::Bool);
         int reached = b.select(hit, pos, b.fill(-1, {}, DType::Int64));
-        int indices = scanResult(
-            b, b.reduce(Prim::ReduceMax, scanWindows(b, reached, s, -1), {3}, false), s);
+        int indices = scan(b, Prim::ReduceMax, reached, axis, -1);
         L.out(keepShape ? b.reshape(values, shape0) : values);
         L.out(keepShape ? b.reshape(indices, shape0) : indices);
       };
