@@ -94,6 +94,78 @@ void registerActivations(OpTable &t) {
   torchLower(t, "log_softmax", softmaxOp("input", "dim", "dtype", true));
   t.bind(pf + "layer_norm", layerNormOp("x", "normalized_shape", "weight", "bias", "epsilon"));
   t.bind(tf + "layer_norm", layerNormOp("input", "normalized_shape", "weight", "bias", "eps"));
+  // (normalized, mean, rstd), the statistics kept as size-1 dims (torch's aten form).
+  t.bind("torch.native_layer_norm", [](Lowering &L) {
+    int x = floatInput(L, "input");
+    std::vector<int64_t> axes = trailingAxes(L, x, L.args.intList("normalized_shape"));
+    int m = mean(L, x, axes, true);
+    int centered = L.b.binary(Prim::Sub, x, m);
+    int var = mean(L, L.b.binary(Prim::Mul, centered, centered), axes, true);
+    int rstd = L.b.unary(Prim::Rsqrt, L.b.binaryScalar(Prim::Add, var, L.args.scalar("eps")));
+    L.out(affine(L, L.b.binary(Prim::Mul, centered, rstd), "weight", "bias"));
+    L.out(m);
+    L.out(rstd);
+  });
+  // Group norm: the channels of x [N, C, ...] in `groups` groups, each normalized over its
+  // channels and positions, then scaled and shifted per channel.
+  auto groupNorm = [](Lowering &L, int x, int64_t groups, double eps, const std::string &weight,
+                      const std::string &bias, int *meanOut, int *rstdOut) {
+    PrimBuilder &b = L.b;
+    std::vector<int64_t> shape = b.meta(x).shape;
+    if (shape.size() < 2)
+      badValue(L, "expects an input of at least 2 dimensions [N, C, ...]");
+    int64_t n = shape[0], c = shape[1];
+    if (groups <= 0 || c % groups)
+      badValue(L, std::to_string(c) + " channels do not split into " + std::to_string(groups) +
+                      " groups");
+    int g = b.reshape(x, {n, groups, b.meta(x).numElements() / (n * groups)});
+    int m = mean(L, g, {2}, true);
+    int centered = b.binary(Prim::Sub, g, m);
+    int var = mean(L, b.binary(Prim::Mul, centered, centered), {2}, true);
+    int rstd = b.unary(Prim::Rsqrt, b.binaryScalar(Prim::Add, var, eps));
+    int y = b.reshape(b.binary(Prim::Mul, centered, rstd), shape);
+    std::vector<int64_t> channel(shape.size(), 1);
+    channel[1] = c;
+    if (!L.args.isNone(weight))
+      y = b.binary(Prim::Mul, y, b.reshape(b.cast(L.in(weight), b.meta(y).dtype), channel));
+    if (!L.args.isNone(bias))
+      y = b.binary(Prim::Add, y, b.reshape(b.cast(L.in(bias), b.meta(y).dtype), channel));
+    if (meanOut)
+      *meanOut = b.reshape(m, {n, groups});
+    if (rstdOut)
+      *rstdOut = b.reshape(rstd, {n, groups});
+    return y;
+  };
+  t.bind(tf + "group_norm", [groupNorm](Lowering &L) {
+    L.out(groupNorm(L, floatInput(L, "input"), L.args.intValue("num_groups"), L.args.scalar("eps"),
+                    "weight", "bias", nullptr, nullptr));
+  });
+  t.bind(pf + "group_norm", [groupNorm](Lowering &L) {
+    if (L.args.get("data_format").stringValue != "NCHW" &&
+        L.args.get("data_format").stringValue != "NCL" &&
+        L.args.get("data_format").stringValue != "NCDHW")
+      badValue(L, "data_format must be channels-first (NCHW), not '" +
+                      L.args.get("data_format").stringValue + "'");
+    L.out(groupNorm(L, floatInput(L, "x"), L.args.intValue("num_groups"), L.args.scalar("epsilon"),
+                    "weight", "bias", nullptr, nullptr));
+  });
+  t.bind("torch.native_group_norm", [groupNorm](Lowering &L) {
+    int m = -1, r = -1;
+    L.out(groupNorm(L, floatInput(L, "input"), L.args.intValue("group"), L.args.scalar("eps"),
+                    "weight", "bias", &m, &r));
+    L.out(m);
+    L.out(r);
+  });
+  // Instance norm: group norm with one group per channel (inference: the input's statistics).
+  t.bind(tf + "instance_norm", [groupNorm](Lowering &L) {
+    if (!L.args.boolValue("use_input_stats"))
+      badValue(L, "use_input_stats=False (running statistics) is not supported yet");
+    int x = floatInput(L, "input");
+    if (L.b.meta(x).rank() < 2)
+      badValue(L, "expects an input of at least 2 dimensions [N, C, ...]");
+    L.out(groupNorm(L, x, L.b.meta(x).shape[1], L.args.scalar("eps"), "weight", "bias", nullptr,
+                    nullptr));
+  });
   // paddle.incubate's fused_rms_norm normalizes the axes from begin_norm_axis on.
   t.bind("paddle.incubate.nn.functional.fused_rms_norm", [](Lowering &L) {
     int x = floatInput(L, "x");

@@ -14,8 +14,8 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools", "scripts"))
 
-# Measured when it was raised (first sample: 251 of 296); the target of issue #25 is 0.90.
-FLOOR = 0.84
+# Measured when it was raised (first sample: 253 of 296); the target of issue #25 is 0.90.
+FLOOR = 0.85
 SAMPLES = 4 if os.environ.get("SOTC_TEST_FULL") else 1
 
 

@@ -1284,6 +1284,55 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
   c.push_back({{"torch.zero_"}, {kX}, {T(0)}, {}, elementwise([](double) { return 0.0; })});
 }
 
+/// Group norm of [N, C, ...] in `groups` groups (no affine), and each group's mean and rstd.
+Refs groupNormRef(const Buffer &x, int64_t groups, double eps) {
+  int64_t n = x.meta.shape[0], per = x.meta.numElements() / (n * groups);
+  Buffer y = x, m{{{n, groups}, DType::Float32}, {}}, r = m;
+  for (int64_t g = 0; g < n * groups; ++g) {
+    double mu = 0, var = 0;
+    for (int64_t k = 0; k < per; ++k)
+      mu += x.data[g * per + k] / per;
+    for (int64_t k = 0; k < per; ++k)
+      var += (x.data[g * per + k] - mu) * (x.data[g * per + k] - mu) / per;
+    double rstd = 1 / std::sqrt(var + eps);
+    for (int64_t k = 0; k < per; ++k)
+      y.data[g * per + k] = (x.data[g * per + k] - mu) * rstd;
+    m.data.push_back(mu);
+    r.data.push_back(rstd);
+  }
+  return {y, m, r};
+}
+
+/// Normalizations with groups and torch's aten forms.
+void addNormalizationCases(std::vector<Case> &c) {
+  const TensorMeta kImage{{2, 4, 3, 5}, DType::Float32}, kC{{4}, DType::Float32};
+  c.push_back({{"torch.native_layer_norm"}, {kX}, {T(0), Arg::list({Arg::ofInt(4)}), Arg::none(), Arg::none(),
+                                                  Arg::ofFloat(1e-5)},
+               {}, [](const Refs &in) { // one group per row
+                 Refs r = groupNormRef(reshape(in[0], {3, 1, 4}), 1, 1e-5);
+                 return Refs{reshape(r[0], {3, 4}), reshape(r[1], {3, 1}), reshape(r[2], {3, 1})};
+               }});
+  auto affine = [](Buffer y, const Buffer &w, const Buffer &b) {
+    int64_t c = y.meta.shape[1], inner = y.meta.numElements() / (y.meta.shape[0] * c);
+    for (size_t i = 0; i < y.data.size(); ++i) {
+      int64_t ch = (int64_t(i) / inner) % c;
+      y.data[i] = y.data[i] * w.data[ch] + b.data[ch];
+    }
+    return y;
+  };
+  c.push_back({{"torch.nn.functional.group_norm"}, {kImage, kC, kC}, {T(0), Arg::ofInt(2), T(1), T(2)}, {},
+               [=](const Refs &in) { return Refs{affine(groupNormRef(in[0], 2, 1e-5)[0], in[1], in[2])}; }});
+  c.push_back({{"paddle.nn.functional.group_norm"}, {kImage}, {T(0), Arg::ofInt(4)}, {},
+               [](const Refs &in) { return Refs{groupNormRef(in[0], 4, 1e-5)[0]}; }});
+  c.push_back({{"torch.native_group_norm"}, {kImage},
+               {T(0), Arg::none(), Arg::none(), Arg::ofInt(2), Arg::ofInt(4), Arg::ofInt(15), Arg::ofInt(2),
+                Arg::ofFloat(1e-5)},
+               {}, [](const Refs &in) { return groupNormRef(in[0], 2, 1e-5); }});
+  c.push_back({{"torch.nn.functional.instance_norm"}, {kImage, kC, kC}, {T(0)},
+               {{"weight", T(1)}, {"bias", T(2)}},
+               [=](const Refs &in) { return Refs{affine(groupNormRef(in[0], 4, 1e-5)[0], in[1], in[2])}; }});
+}
+
 std::vector<Case> cases() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
@@ -2174,6 +2223,7 @@ std::vector<Case> cases() {
   addIndexingCases(c);
   addLinearAlgebraAndSortingCases(c);
   addScatterAndSearchCases(c);
+  addNormalizationCases(c);
   return c;
 }
 
