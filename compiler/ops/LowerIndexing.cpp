@@ -33,14 +33,6 @@ std::vector<int64_t> inversePerm(const std::vector<int64_t> &perm) {
   return inv;
 }
 
-/// The permutation that moves `axis` to the front, keeping the others in order.
-std::vector<int64_t> frontPerm(int64_t axis, int64_t rank) {
-  std::vector<int64_t> perm{axis};
-  for (int64_t a = 0; a < rank; ++a)
-    if (a != axis)
-      perm.push_back(a);
-  return perm;
-}
 
 int64_t staticDim(Lowering &L, int x, int64_t axis) {
   int64_t n = L.b.meta(x).shape[axis];
@@ -53,13 +45,11 @@ int64_t staticDim(Lowering &L, int x, int64_t axis) {
 /// x with `axis` reversed: its slices gathered in reverse order.
 int flipAxis(Lowering &L, int x, int64_t axis) {
   PrimBuilder &b = L.b;
-  int64_t rank = b.meta(x).rank(), n = staticDim(L, x, axis);
+  int64_t n = staticDim(L, x, axis);
   if (n <= 1)
     return x;
-  std::vector<int64_t> perm = frontPerm(axis, rank);
   int reversed = b.binary(Prim::Sub, b.fill(double(n - 1), {}, DType::Int64), b.iota(n, DType::Int64));
-  int rows = b.gather(axis ? b.transpose(x, perm) : x, reversed);
-  return axis ? b.transpose(rows, inversePerm(perm)) : rows;
+  return gatherAlong(b, x, axis, reversed);
 }
 
 int flip(Lowering &L, int x, std::vector<int64_t> axes) {
@@ -101,7 +91,9 @@ int wrapped(PrimBuilder &b, int index, int64_t n) {
   return b.select(b.binary(Prim::Less, i, zero), b.binaryScalar(Prim::Add, i, double(n)), i);
 }
 
-LowerFn takeAlongOp(std::string xn, std::string in, std::string dim) {
+/// gather along dim; `broadcast`: the index broadcast over the input's other dims
+/// (take_along_dim, paddle's take_along_axis), else no larger than them (torch.gather).
+LowerFn takeAlongOp(std::string xn, std::string in, std::string dim, bool broadcast) {
   return [=](Lowering &L) {
     PrimBuilder &b = L.b;
     int x = L.in(xn), index = L.in(in);
@@ -119,8 +111,6 @@ LowerFn takeAlongOp(std::string xn, std::string in, std::string dim) {
     }
     int64_t axis = normalizeDim(b.opName(), L.args.intValue(dim), rank);
     std::vector<int64_t> shape = b.meta(x).shape, ishape = b.meta(index).shape;
-    // take_along_dim broadcasts the index against the input's other dimensions.
-    bool broadcast = L.b.opName() == "take_along_dim" || L.b.opName() == "take_along_axis";
     for (int64_t a = 0; a < rank; ++a) {
       if (a == axis)
         continue;
@@ -149,6 +139,29 @@ int lastHit(PrimBuilder &b, int mask) {
   int64_t m = b.meta(mask).shape[1];
   int pos = b.reshape(b.iota(m, DType::Int64), {1, m});
   return b.reduce(Prim::ReduceMax, b.select(mask, pos, b.fill(-1, {}, DType::Int64)), {1}, true);
+}
+
+/// put, index_put, scatter: x's elements at flat positions `flat` ([M]) set to (or increased by)
+/// `values` ([M]); the last of duplicate positions wins.
+int putFlat(PrimBuilder &b, int x, int flat, int values, bool accumulate) {
+  std::vector<int64_t> shape = b.meta(x).shape;
+  int64_t n = b.meta(x).numElements(), m = b.meta(flat).numElements();
+  DType d = b.meta(x).dtype;
+  int mask = hits(b, n, flat);
+  int v = b.cast(b.reshape(values, {m}), d);
+  int xf = b.reshape(x, {n, 1});
+  int out;
+  if (accumulate) {
+    int sum = b.reduce(Prim::ReduceSum,
+                       b.select(mask, b.broadcastTo(b.reshape(v, {1, m}), {n, m}), b.fill(0, {}, d)),
+                       {1}, true);
+    out = b.binary(Prim::Add, xf, sum, d);
+  } else {
+    int last = lastHit(b, mask), zero = b.fill(0, {}, DType::Int64);
+    out = b.select(b.binary(Prim::GreaterEqual, last, zero), b.gather(v, b.binary(Prim::Max, last, zero)),
+                   xf);
+  }
+  return b.reshape(out, shape);
 }
 
 /// scatter / scatter_add: x's elements at the flat positions the index names replaced by (or
@@ -180,26 +193,10 @@ LowerFn scatterOp(std::string xn, std::string dim, bool add) {
     } else {
       src = b.fill(L.args.scalar("value"), b.meta(index).shape, d);
     }
-    int64_t n = b.meta(x).numElements(), m = b.meta(index).numElements();
     int64_t axis = rank ? normalizeDim(b.opName(), L.args.intValue(dim), rank) : 0;
     int flat = rank ? flatPositions(b, shape, wrapped(b, index, shape[axis]), axis)
                     : b.cast(index, DType::Int64);
-    int mask = hits(b, n, flat);
-    int values = b.reshape(src, {1, m});
-    int xf = b.reshape(x, {n, 1});
-    int out;
-    if (add) {
-      int sum = b.reduce(Prim::ReduceSum, b.select(mask, b.broadcastTo(values, {n, m}),
-                                                   b.fill(0, {}, d)),
-                         {1}, true);
-      out = b.binary(Prim::Add, xf, sum, d);
-    } else {
-      int last = lastHit(b, mask);
-      int zero = b.fill(0, {}, DType::Int64);
-      int picked = b.gather(b.reshape(src, {m}), b.binary(Prim::Max, last, zero));
-      out = b.select(b.binary(Prim::GreaterEqual, last, zero), picked, xf);
-    }
-    L.out(b.reshape(out, shape));
+    L.out(putFlat(b, x, b.reshape(flat, {-1}), src, add));
   };
 }
 
@@ -395,12 +392,6 @@ std::vector<int64_t> sectionPoints(Lowering &L, const std::string &name, int64_t
   return points;
 }
 
-/// The slices of x along `axis` at the 1-d int64 `index` (index_select).
-int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index) {
-  std::vector<int64_t> perm = frontPerm(axis, b.meta(x).rank());
-  int rows = b.gather(axis ? b.transpose(x, perm) : x, index);
-  return axis ? b.transpose(rows, inversePerm(perm)) : rows;
-}
 
 /// x with the positions `mask` (broadcast to x) marks replaced by `values` (x's shape).
 int replaced(PrimBuilder &b, int x, int mask, int values) {
@@ -418,28 +409,6 @@ int constantIndex(Lowering &L, const std::vector<int64_t> &values) {
   return parts.size() == 1 ? parts[0] : L.b.concat(parts, 0);
 }
 
-/// put / index_put: x's elements at flat positions `flat` ([M]) set to (or increased by)
-/// `values` ([M]); the last of duplicate positions wins.
-int putFlat(PrimBuilder &b, int x, int flat, int values, bool accumulate) {
-  std::vector<int64_t> shape = b.meta(x).shape;
-  int64_t n = b.meta(x).numElements(), m = b.meta(flat).numElements();
-  DType d = b.meta(x).dtype;
-  int mask = hits(b, n, flat);
-  int v = b.cast(b.reshape(values, {m}), d);
-  int xf = b.reshape(x, {n, 1});
-  int out;
-  if (accumulate) {
-    int sum = b.reduce(Prim::ReduceSum,
-                       b.select(mask, b.broadcastTo(b.reshape(v, {1, m}), {n, m}), b.fill(0, {}, d)),
-                       {1}, true);
-    out = b.binary(Prim::Add, xf, sum, d);
-  } else {
-    int last = lastHit(b, mask), zero = b.fill(0, {}, DType::Int64);
-    out = b.select(b.binary(Prim::GreaterEqual, last, zero), b.gather(v, b.binary(Prim::Max, last, zero)),
-                   xf);
-  }
-  return b.reshape(out, shape);
-}
 
 } // namespace
 
@@ -755,9 +724,9 @@ void registerIndexing(OpTable &t) {
   paddleLower(t, "trace", traceLower("x"));
   torchLower(t, "trace", traceLower("input"));
 
-  torchLower(t, "gather", takeAlongOp("input", "index", "dim"));
-  paddleLower(t, "take_along_axis", takeAlongOp("arr", "indices", "axis"));
-  torchLower(t, "take_along_dim", takeAlongOp("input", "indices", "dim"));
+  torchLower(t, "gather", takeAlongOp("input", "index", "dim", false));
+  paddleLower(t, "take_along_axis", takeAlongOp("arr", "indices", "axis", true));
+  torchLower(t, "take_along_dim", takeAlongOp("input", "indices", "dim", true));
   torchLower(t, "take", [](Lowering &L) {
     int x = L.in("input");
     L.out(gatherFlat(L.b, x, wrapped(L.b, L.in("index"), L.b.meta(x).numElements())));
@@ -782,23 +751,8 @@ void registerIndexing(OpTable &t) {
                            : b.fill(v.scalar(), b.meta(index).shape, d);
     std::vector<int64_t> shape = b.meta(x).shape;
     int64_t axis = normalizeDim(b.opName(), L.args.intValue("axis"), b.meta(x).rank());
-    int64_t n = b.meta(x).numElements(), m = b.meta(index).numElements();
-    int mask = hits(b, n, flatPositions(b, shape, wrapped(b, index, shape[axis]), axis));
-    int xf = b.reshape(x, {n, 1});
-    int out;
-    if (add) {
-      out = b.binary(Prim::Add, xf,
-                     b.reduce(Prim::ReduceSum,
-                              b.select(mask, b.broadcastTo(b.reshape(src, {1, m}), {n, m}),
-                                       b.fill(0, {}, d)),
-                              {1}, true),
-                     d);
-    } else {
-      int last = lastHit(b, mask), zero = b.fill(0, {}, DType::Int64);
-      out = b.select(b.binary(Prim::GreaterEqual, last, zero),
-                     b.gather(b.reshape(src, {m}), b.binary(Prim::Max, last, zero)), xf);
-    }
-    L.out(b.reshape(out, shape));
+    int flat = flatPositions(b, shape, wrapped(b, index, shape[axis]), axis);
+    L.out(putFlat(b, x, b.reshape(flat, {-1}), src, add));
   });
   torchLower(t, "as_strided", [](Lowering &L) { // of the contiguous input's elements
     PrimBuilder &b = L.b;

@@ -385,21 +385,8 @@ void registerLinearAlgebra(OpTable &t) {
     std::vector<int64_t> sx = b.meta(x).shape, sy = b.meta(y).shape;
     sx.insert(sx.end() - 1, 1); // [..., P, 1, M]
     sy.insert(sy.end() - 2, 1); // [..., 1, R, M]
-    int d = b.unary(Prim::Abs, b.binary(Prim::Sub, b.reshape(x, sx), b.reshape(y, sy)));
-    double p = L.args.scalar("p");
-    int64_t last = b.meta(d).rank() - 1;
-    if (std::isinf(p))
-      L.out(b.reduce(Prim::ReduceMax, d, {last}, false));
-    else if (p == 0)
-      L.out(b.reduce(Prim::ReduceSum, b.cast(b.binary(Prim::NotEqual, d, b.fill(0, {}, b.meta(d).dtype)),
-                                             b.meta(d).dtype), {last}, false));
-    else if (p == 1)
-      L.out(b.reduce(Prim::ReduceSum, d, {last}, false));
-    else if (p == 2)
-      L.out(b.unary(Prim::Sqrt, b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, d, d), {last}, false)));
-    else
-      L.out(b.binaryScalar(Prim::Pow, b.reduce(Prim::ReduceSum, b.binaryScalar(Prim::Pow, d, p), {last}, false),
-                           1 / p));
+    int d = b.binary(Prim::Sub, b.reshape(x, sx), b.reshape(y, sy));
+    L.out(pNorm(L, d, L.args.scalar("p"), {b.meta(d).rank() - 1}, false));
   }, false);
   auto diff = [](std::string xn, std::string dimName) {
     return [=](Lowering &L) { // x[1:] - x[:-1] along dim, n times, after prepend/append
@@ -499,11 +486,7 @@ void registerLinearAlgebra(OpTable &t) {
       if (a != axis)
         others.push_back(a);
     double p = L.args.scalar("p"), maxnorm = L.args.scalar("maxnorm");
-    int norm = std::isinf(p) ? b.reduce(Prim::ReduceMax, b.unary(Prim::Abs, x), others, true)
-               : b.binaryScalar(Prim::Pow,
-                                b.reduce(Prim::ReduceSum, b.binaryScalar(Prim::Pow, b.unary(Prim::Abs, x), p),
-                                         others, true),
-                                1 / p);
+    int norm = pNorm(L, x, p, others, true);
     int scale = b.select(b.binary(Prim::Greater, norm, b.fill(maxnorm, {}, b.meta(x).dtype)),
                          b.binary(Prim::Div, b.fill(maxnorm, {}, b.meta(x).dtype),
                                   b.binaryScalar(Prim::Add, norm, 1e-7)),

@@ -196,6 +196,22 @@ int nanAware(PrimBuilder &b, Prim prim, int x, int y) { // fmax, fmin: NaN only 
 
 } // namespace
 
+int isClose(Lowering &L, const std::string &xn, const std::string &yn) {
+  Operands o = promoteOperands(L, xn, yn);
+  DType d = floatingResult(o.dtype);
+  PrimBuilder &b = L.b;
+  int x = b.cast(o.x, d), y = b.cast(o.y, d);
+  int tol = b.binaryScalar(Prim::Add,
+                           b.binaryScalar(Prim::Mul, b.unary(Prim::Abs, y), L.args.scalar("rtol")),
+                           L.args.scalar("atol"));
+  int close = b.binary(Prim::LessEqual, b.unary(Prim::Abs, b.binary(Prim::Sub, x, y)), tol);
+  close = b.binary(Prim::LogicalOr, close, b.binary(Prim::Equal, x, y), DType::Bool);
+  if (L.args.boolValue("equal_nan"))
+    close = b.binary(Prim::LogicalOr, close,
+                     b.binary(Prim::LogicalAnd, isNan(b, x), isNan(b, y), DType::Bool), DType::Bool);
+  return close;
+}
+
 void registerMath(OpTable &t) {
   struct Unary {
     const char *name;
@@ -439,23 +455,7 @@ void registerMath(OpTable &t) {
       L.out(L.b.binary(Prim::Add, L.b.cast(L.in("input"), d), term, d));
     });
   auto isclose = [](std::string xn, std::string yn) {
-    return [=](Lowering &L) { // |x - y| <= atol + rtol * |y|, or equal (infinities)
-      Operands o = promoteOperands(L, xn, yn);
-      DType d = floatingResult(o.dtype);
-      int x = L.b.cast(o.x, d), y = L.b.cast(o.y, d);
-      int tol = L.b.binaryScalar(Prim::Add,
-                                 L.b.binaryScalar(Prim::Mul, L.b.unary(Prim::Abs, y),
-                                                  L.args.scalar("rtol")),
-                                 L.args.scalar("atol"));
-      int close = L.b.binary(Prim::LessEqual, L.b.unary(Prim::Abs, L.b.binary(Prim::Sub, x, y)),
-                             tol);
-      close = L.b.binary(Prim::LogicalOr, close, L.b.binary(Prim::Equal, x, y), DType::Bool);
-      if (L.args.boolValue("equal_nan"))
-        close = L.b.binary(Prim::LogicalOr, close,
-                           L.b.binary(Prim::LogicalAnd, isNan(L.b, x), isNan(L.b, y), DType::Bool),
-                           DType::Bool);
-      L.out(close);
-    };
+    return [=](Lowering &L) { L.out(isClose(L, xn, yn)); };
   };
   torchLower(t, "isclose", isclose("input", "other"));
   paddleLower(t, "isclose", isclose("x", "y"));

@@ -61,25 +61,6 @@ double correctionOf(Lowering &L) {
   return L.args.isNone("correction") ? 1 : L.args.scalar("correction");
 }
 
-/// The vector p-norm of x over `axes`: max |x| (inf), min |x| (-inf), the count of nonzeros
-/// (0), or (sum |x|^p)^(1/p).
-int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool keepdim) {
-  PrimBuilder &b = L.b;
-  int a = b.unary(Prim::Abs, x);
-  if (std::isinf(p))
-    return reduceTo(L, p > 0 ? Prim::ReduceMax : Prim::ReduceMin, a, axes, keepdim);
-  if (p == 0)
-    return reduceTo(L, Prim::ReduceSum,
-                    b.cast(b.binary(Prim::NotEqual, x, scalarLike(b, 0, x)), b.meta(x).dtype), axes,
-                    keepdim);
-  if (p == 1)
-    return reduceTo(L, Prim::ReduceSum, a, axes, keepdim);
-  if (p == 2)
-    return b.unary(Prim::Sqrt, reduceTo(L, Prim::ReduceSum, b.binary(Prim::Mul, x, x), axes, keepdim));
-  int s = reduceTo(L, Prim::ReduceSum, b.binaryScalar(Prim::Pow, a, p), axes, keepdim);
-  return b.binaryScalar(Prim::Pow, s, 1 / p);
-}
-
 LowerFn normOp(std::string xn, std::string pn, std::string axis, std::string keepdim) {
   return [=](Lowering &L) {
     int x = floatInput(L, xn);
@@ -159,6 +140,23 @@ LowerFn scanOp(std::string xn, std::string dimName, Prim prim, std::string dtype
 }
 
 } // namespace
+
+int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool keepdim) {
+  PrimBuilder &b = L.b;
+  int a = b.unary(Prim::Abs, x);
+  if (std::isinf(p))
+    return reduceTo(L, p > 0 ? Prim::ReduceMax : Prim::ReduceMin, a, axes, keepdim);
+  if (p == 0)
+    return reduceTo(L, Prim::ReduceSum,
+                    b.cast(b.binary(Prim::NotEqual, x, scalarLike(b, 0, x)), b.meta(x).dtype), axes,
+                    keepdim);
+  if (p == 1)
+    return reduceTo(L, Prim::ReduceSum, a, axes, keepdim);
+  if (p == 2)
+    return b.unary(Prim::Sqrt, reduceTo(L, Prim::ReduceSum, b.binary(Prim::Mul, x, x), axes, keepdim));
+  int s = reduceTo(L, Prim::ReduceSum, b.binaryScalar(Prim::Pow, a, p), axes, keepdim);
+  return b.binaryScalar(Prim::Pow, s, 1 / p);
+}
 
 int scan(PrimBuilder &b, Prim reduction, int x, int64_t axis, double padValue) {
   Scan s = scanLayout(b, x, axis);
@@ -402,19 +400,9 @@ void registerReductions(OpTable &t) {
   });
   auto allClose = [](std::string xn, std::string yn) {
     return [=](Lowering &L) { // all(isclose(x, y)) as a 0-d bool tensor
-      Operands o = promoteOperands(L, xn, yn);
-      DType d = floatingResult(o.dtype);
-      PrimBuilder &b = L.b;
-      int x = b.cast(o.x, d), y = b.cast(o.y, d);
-      int tol = b.binaryScalar(Prim::Add, b.binaryScalar(Prim::Mul, b.unary(Prim::Abs, y), L.args.scalar("rtol")),
-                               L.args.scalar("atol"));
-      int close = b.binary(Prim::LogicalOr,
-                           b.binary(Prim::LessEqual, b.unary(Prim::Abs, b.binary(Prim::Sub, x, y)), tol),
-                           b.binary(Prim::Equal, x, y), DType::Bool);
-      if (L.args.boolValue("equal_nan"))
-        close = b.binary(Prim::LogicalOr, close,
-                         b.binary(Prim::LogicalAnd, isNan(b, x), isNan(b, y), DType::Bool), DType::Bool);
-      L.out(reduceTo(L, Prim::ReduceMin, close, normalizeAxes("allclose", {}, b.meta(close).rank()), false));
+      int close = isClose(L, xn, yn);
+      L.out(reduceTo(L, Prim::ReduceMin, close, normalizeAxes("allclose", {}, L.b.meta(close).rank()),
+                     false));
     };
   };
   torchLower(t, "allclose", allClose("input", "other"));

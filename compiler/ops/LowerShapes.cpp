@@ -44,14 +44,7 @@ LowerFn indexSelectOp(std::string xn, std::string axisName) {
     if (L.b.meta(index).rank() != 1)
       badValue(L, "index must be 1-d, not of shape " + formatShape(L.b.meta(index).shape));
     int64_t axis = normalizeDim(L.b.opName(), L.args.intValue(axisName), rank);
-    std::vector<int64_t> perm(static_cast<size_t>(rank));
-    for (int64_t i = 0; i < rank; ++i)
-      perm[i] = i == 0 ? axis : i <= axis ? i - 1 : i; // axis first, the others in order
-    std::vector<int64_t> back(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i)
-      back[perm[i]] = static_cast<int64_t>(i);
-    int rows = L.b.gather(axis ? L.b.transpose(x, perm) : x, index);
-    L.out(axis ? L.b.transpose(rows, back) : rows);
+    L.out(gatherAlong(L.b, x, axis, index));
   };
 }
 /// chunk: `chunks` pieces of ceil(n / chunks) along the axis (torch: fewer where they run

@@ -468,6 +468,19 @@ int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
   return b.reshape(b.iota(n, DType::Int64), shape);
 }
 
+int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index) {
+  if (axis == 0)
+    return b.gather(x, index);
+  int64_t rank = b.meta(x).rank();
+  std::vector<int64_t> perm{axis}, back(static_cast<size_t>(rank));
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != axis)
+      perm.push_back(a); // the axis first, the others in order
+  for (int64_t i = 0; i < rank; ++i)
+    back[perm[i]] = i;
+  return b.transpose(b.gather(b.transpose(x, perm), index), back);
+}
+
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {
   t.bind("paddle." + name, lower);
   if (method)

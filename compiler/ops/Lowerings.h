@@ -117,9 +117,21 @@ int isNan(PrimBuilder &b, int x);
 /// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank` (size 1 elsewhere), as int64.
 int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank);
 
+/// The slices of x along `axis` at the 1-d int64 `index` (index_select): rows gathered with
+/// the axis moved to the front and back.
+int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index);
+
 /// The inclusive scan of x along `axis` by a reduction (cumsum: ReduceSum, pad 0): each
 /// position reduces the window of the elements up to it (padValue before the first).
 int scan(PrimBuilder &b, Prim reduction, int x, int64_t axis, double padValue);
+
+/// |x - y| <= atol + rtol * |y|, or equal (infinities), or both NaN with equal_nan: the
+/// call's rtol, atol and equal_nan (LowerMath.cpp; isclose and allclose).
+int isClose(Lowering &L, const std::string &xn, const std::string &yn);
+
+/// The vector p-norm of x over `axes`: max |x| (inf), min |x| (-inf), the count of nonzeros
+/// (0), or (sum |x|^p)^(1/p) (LowerReductions.cpp).
+int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool keepdim);
 
 /// Binds `paddle.name` and, with `method`, its `Tensor.name` form (same signatures).
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method = true);

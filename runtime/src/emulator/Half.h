@@ -8,29 +8,18 @@
 
 namespace sotc::runtime::emulator {
 
-inline float bitsToFloat(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
+/// The same bits as another type of the same size.
+template <typename To, typename From> inline To bitCast(From v) {
+  static_assert(sizeof(To) == sizeof(From), "bit casts keep the size");
+  To out;
+  std::memcpy(&out, &v, sizeof out);
+  return out;
 }
 
-inline uint32_t floatToBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-inline double bitsToDouble(uint64_t b) {
-  double d;
-  std::memcpy(&d, &b, 8);
-  return d;
-}
-
-inline uint64_t doubleToBits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
-}
+inline float bitsToFloat(uint32_t b) { return bitCast<float>(b); }
+inline uint32_t floatToBits(float f) { return bitCast<uint32_t>(f); }
+inline double bitsToDouble(uint64_t b) { return bitCast<double>(b); }
+inline uint64_t doubleToBits(double d) { return bitCast<uint64_t>(d); }
 
 inline float halfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
