@@ -23,6 +23,13 @@ std::vector<int64_t> BoundArgs::intList(const std::string &name) const {
   return out;
 }
 
+std::vector<double> BoundArgs::floatList(const std::string &name) const {
+  std::vector<double> out;
+  for (const Arg &item : get(name).items)
+    out.push_back(item.scalar());
+  return out;
+}
+
 namespace {
 
 struct BindFailure {
@@ -30,9 +37,10 @@ struct BindFailure {
   std::string message; // without the "name(): " prefix
 };
 
-/// IntList[1] singles become lists; DataType strings become dtypes.
+/// IntList[1] and FloatList[1] singles become lists; DataType strings become dtypes.
 Arg normalize(const Param &p, Arg arg) {
-  if (p.type == ParamType::IntList && arg.kind == Arg::Kind::Int)
+  if ((p.type == ParamType::IntList && arg.kind == Arg::Kind::Int) ||
+      (p.type == ParamType::FloatList && (arg.kind == Arg::Kind::Int || arg.kind == Arg::Kind::Float)))
     return Arg::list({arg});
   if (p.type == ParamType::DataType && arg.kind == Arg::Kind::String)
     return Arg::ofDType(*parseDType(arg.stringValue));
@@ -63,6 +71,9 @@ std::string describeType(const Param &p) {
     break;
   case ParamType::IntList:
     s = p.acceptsSingle ? "int or list of ints" : "list of ints";
+    break;
+  case ParamType::FloatList:
+    s = p.acceptsSingle ? "float or list of floats" : "list of floats";
     break;
   case ParamType::DataType:
     s = "dtype";

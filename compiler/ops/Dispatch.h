@@ -39,6 +39,7 @@ public:
   int64_t intValue(const std::string &name) const { return get(name).intValue; }
   bool boolValue(const std::string &name) const { return get(name).boolValue; }
   std::vector<int64_t> intList(const std::string &name) const;
+  std::vector<double> floatList(const std::string &name) const;
 
 private:
   const Signature *signature_;

@@ -8,6 +8,177 @@
 
 namespace sotc::ops::lowering {
 
+namespace {
+/// log(1 + exp(beta x)) / beta, and x itself where beta x passes the threshold (both
+/// frameworks' softplus: the exp would overflow there and the two agree to rounding).
+int softplus(PrimBuilder &b, int x, double beta, double threshold) {
+  int bx = b.binaryScalar(Prim::Mul, x, beta);
+  int soft = b.binaryScalar(Prim::Div, b.unary(Prim::Log1p, b.unary(Prim::Exp, bx)), beta);
+  return b.select(b.binary(Prim::Greater, bx, scalarLike(b, threshold, x)), x, soft);
+}
+
+/// select(x > 0, x, alpha * expm1(x)) * scale: elu, and selu with its constants.
+int elu(PrimBuilder &b, int x, double alpha, double scale) {
+  int negative = b.binaryScalar(Prim::Mul, b.unary(Prim::Expm1, x), alpha);
+  int y = b.select(b.binary(Prim::Greater, x, scalarLike(b, 0, x)), x, negative);
+  return scale == 1 ? y : b.binaryScalar(Prim::Mul, y, scale);
+}
+
+/// The activations beyond ReLU's family: exponential, smooth, shrinking and gated forms.
+void registerMoreActivations(OpTable &t) {
+  const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
+  auto eluLower = [](std::string xn) {
+    return [=](Lowering &L) { L.out(elu(L.b, floatInput(L, xn), L.args.scalar("alpha"), 1)); };
+  };
+  t.bind(pf + "elu", eluLower("x"));
+  t.bind(tf + "elu", eluLower("input"));
+  t.bind(pf + "selu", [](Lowering &L) {
+    L.out(elu(L.b, floatInput(L, "x"), L.args.scalar("alpha"), L.args.scalar("scale")));
+  });
+  t.bind(tf + "selu", [](Lowering &L) {
+    L.out(elu(L.b, floatInput(L, "input"), 1.6732632423543772848170429916717,
+              1.0507009873554804934193349852946));
+  });
+  auto celu = [](std::string xn) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      double alpha = L.args.scalar("alpha");
+      if (alpha == 0)
+        badValue(L, "alpha must not be 0");
+      int negative = b.binaryScalar(
+          Prim::Mul, b.unary(Prim::Expm1, b.binaryScalar(Prim::Div, x, alpha)), alpha);
+      L.out(b.binary(Prim::Add, b.binaryScalar(Prim::Max, x, 0),
+                     b.binaryScalar(Prim::Min, negative, 0)));
+    };
+  };
+  t.bind(pf + "celu", celu("x"));
+  t.bind(tf + "celu", celu("input"));
+  auto softplusLower = [](std::string xn) {
+    return [=](Lowering &L) {
+      if (L.args.scalar("beta") == 0)
+        badValue(L, "beta must not be 0");
+      L.out(softplus(L.b, floatInput(L, xn), L.args.scalar("beta"), L.args.scalar("threshold")));
+    };
+  };
+  t.bind(pf + "softplus", softplusLower("x"));
+  t.bind(tf + "softplus", softplusLower("input"));
+  auto softsign = [](std::string xn) {
+    return [=](Lowering &L) {
+      int x = floatInput(L, xn);
+      L.out(L.b.binary(Prim::Div, x, L.b.binaryScalar(Prim::Add, L.b.unary(Prim::Abs, x), 1)));
+    };
+  };
+  t.bind(pf + "softsign", softsign("x"));
+  t.bind(tf + "softsign", softsign("input"));
+  auto mish = [](std::string xn) {
+    return [=](Lowering &L) {
+      int x = floatInput(L, xn);
+      L.out(L.b.binary(Prim::Mul, x, L.b.unary(Prim::Tanh, softplus(L.b, x, 1, 20))));
+    };
+  };
+  t.bind(pf + "mish", mish("x"));
+  t.bind(tf + "mish", mish("input"));
+  // min(x, 0) - log1p(exp(-|x|)): no exp of a large positive number on either side.
+  auto logSigmoid = [](std::string xn) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      int tail = b.unary(Prim::Log1p, b.unary(Prim::Exp, b.unary(Prim::Neg, b.unary(Prim::Abs, x))));
+      L.out(b.binary(Prim::Sub, b.binaryScalar(Prim::Min, x, 0), tail));
+    };
+  };
+  t.bind(pf + "log_sigmoid", logSigmoid("x"));
+  t.bind(tf + "logsigmoid", logSigmoid("input"));
+  auto tanhshrink = [](std::string xn) {
+    return [=](Lowering &L) {
+      int x = floatInput(L, xn);
+      L.out(L.b.binary(Prim::Sub, x, L.b.unary(Prim::Tanh, x)));
+    };
+  };
+  t.bind(pf + "tanhshrink", tanhshrink("x"));
+  t.bind(tf + "tanhshrink", tanhshrink("input"));
+  auto hardshrink = [](std::string xn, std::string lambd) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      double l = L.args.scalar(lambd);
+      int keep = b.binary(Prim::LogicalOr, b.binaryScalar(Prim::Greater, x, l),
+                          b.binaryScalar(Prim::Less, x, -l));
+      L.out(b.select(keep, x, scalarLike(b, 0, x)));
+    };
+  };
+  t.bind(pf + "hardshrink", hardshrink("x", "threshold"));
+  t.bind(tf + "hardshrink", hardshrink("input", "lambd"));
+  auto softshrink = [](std::string xn, std::string lambd) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      double l = L.args.scalar(lambd);
+      if (l < 0)
+        badValue(L, "the threshold must not be negative");
+      int below = b.select(b.binaryScalar(Prim::Less, x, -l), b.binaryScalar(Prim::Add, x, l),
+                           scalarLike(b, 0, x));
+      L.out(b.select(b.binaryScalar(Prim::Greater, x, l), b.binaryScalar(Prim::Sub, x, l), below));
+    };
+  };
+  t.bind(pf + "softshrink", softshrink("x", "threshold"));
+  t.bind(tf + "softshrink", softshrink("input", "lambd"));
+  auto threshold = [](std::string xn) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = L.in(xn);
+      if (isIntegral(b.meta(x).dtype) || b.meta(x).dtype == DType::Bool)
+        x = b.cast(x, DType::Float32);
+      L.out(b.select(b.binaryScalar(Prim::Greater, x, L.args.scalar("threshold")), x,
+                     scalarLike(b, L.args.scalar("value"), x)));
+    };
+  };
+  t.bind(pf + "thresholded_relu", threshold("x"));
+  t.bind(tf + "threshold", threshold("input"));
+  // The first half of x along the axis, gated by the sigmoid of the second.
+  auto glu = [](std::string xn, std::string axisName) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      int64_t axis = normalizeDim(b.opName(), L.args.intValue(axisName), b.meta(x).rank());
+      int64_t n = b.meta(x).shape[axis];
+      if (n == kDynamic || n % 2)
+        badValue(L, "halves x along axis " + std::to_string(axis) + ", whose size " +
+                        (n == kDynamic ? std::string("is dynamic") : std::to_string(n) + " is odd"));
+      int a = b.slice(x, {axis}, {0}, {n / 2}, {1}), g = b.slice(x, {axis}, {n / 2}, {n}, {1});
+      L.out(b.binary(Prim::Mul, a, sigmoid(b, g)));
+    };
+  };
+  t.bind(pf + "glu", glu("x", "axis"));
+  t.bind(tf + "glu", glu("input", "dim"));
+  // weight has one element, or one per channel (axis 1; paddle's NHWC/NLC/NDHWC: the last).
+  auto prelu = [](std::string xn, bool paddle) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn), w = b.cast(L.in("weight"), b.meta(x).dtype);
+      int64_t rank = b.meta(x).rank(), count = b.meta(w).numElements();
+      bool channelsLast = paddle && L.args.get("data_format").stringValue.back() == 'C';
+      if (count != 1) {
+        int64_t axis = channelsLast ? rank - 1 : 1;
+        if (rank < 2 || b.meta(x).shape[axis] != count)
+          badValue(L, "weight has " + std::to_string(count) + " elements; it needs one or one "
+                      "per channel of an input of shape " + formatShape(b.meta(x).shape));
+        std::vector<int64_t> channel(static_cast<size_t>(rank), 1);
+        channel[axis] = count;
+        w = b.reshape(w, channel);
+      } else {
+        w = b.reshape(w, {});
+      }
+      L.out(b.binary(Prim::Add, b.binaryScalar(Prim::Max, x, 0),
+                     b.binary(Prim::Mul, w, b.binaryScalar(Prim::Min, x, 0))));
+    };
+  };
+  t.bind(pf + "prelu", prelu("x", true));
+  t.bind(tf + "prelu", prelu("input", false));
+}
+} // namespace
+
 void registerActivations(OpTable &t) {
   const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
   auto relu = [](std::string xn) {
@@ -87,6 +258,7 @@ void registerActivations(OpTable &t) {
   };
   t.bind(pf + "silu", silu("x"));
   t.bind(tf + "silu", silu("input"));
+  registerMoreActivations(t);
   t.bind(pf + "softmax", softmaxOp("x", "axis", "dtype", false));
   t.bind(pf + "log_softmax", softmaxOp("x", "axis", "dtype", true));
   t.bind(tf + "softmax", softmaxOp("input", "dim", "dtype", false));

@@ -54,7 +54,32 @@ LowerFn triangleOp(std::string xn, bool lower) {
 
 } // namespace
 
+/// one_hot: [..., num_classes], 1 where the class is the index (torch: int64, paddle:
+/// float32). num_classes=-1 (the largest index + 1) would size the result by the values.
+LowerFn oneHotOp(std::string xn, DType dtype) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in(xn);
+    if (!isIntegral(b.meta(x).dtype))
+      badValue(L, "the indices must be an integer tensor, not " +
+                      std::string(dtypeName(b.meta(x).dtype)));
+    int64_t classes = L.args.intValue("num_classes");
+    if (classes == -1)
+      badValue(L, "num_classes=-1 sizes the result by the largest index, a value known only at "
+                  "run time: pass num_classes");
+    if (classes <= 0)
+      badValue(L, "num_classes must be positive");
+    std::vector<int64_t> shape = b.meta(x).shape;
+    int64_t rank = static_cast<int64_t>(shape.size());
+    shape.push_back(1);
+    int index = b.cast(b.reshape(x, shape), DType::Int64);
+    L.out(b.cast(b.binary(Prim::Equal, index, positions(b, classes, rank, rank + 1)), dtype));
+  };
+}
+
 void registerCreation(OpTable &t) {
+  t.bind("torch.nn.functional.one_hot", oneHotOp("tensor", DType::Int64));
+  t.bind("paddle.nn.functional.one_hot", oneHotOp("x", DType::Float32));
   paddleLower(t, "arange", arangeOp(), false);
   torchLower(t, "arange", arangeOp(), false);
   for (bool lower : {true, false}) {

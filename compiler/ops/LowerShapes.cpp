@@ -99,45 +99,6 @@ LowerFn rollOp(std::string xn, std::string axesName) {
   };
 }
 
-/// F.pad, constant mode: the pads pair up from the last dimension backward; a negative pad
-/// crops instead.
-void constantPad(Lowering &L) {
-  const std::string mode = L.args.signature().find("mode") ? L.args.get("mode").stringValue
-                                                           : "constant"; // constant_pad_nd
-  if (mode != "constant")
-    badValue(L, "mode='" + mode + "' is not supported yet (only 'constant')");
-  int y = L.in("input");
-  std::vector<int64_t> pad = L.args.intList("pad");
-  int64_t rank = L.b.meta(y).rank();
-  if (pad.size() % 2 || static_cast<int64_t>(pad.size()) > 2 * rank)
-    badValue(L, "pad must have an even length of at most 2 * rank, not " +
-                    std::to_string(pad.size()));
-  double value = L.args.isNone("value") ? 0.0 : L.args.scalar("value");
-  for (size_t i = 0; i < pad.size(); i += 2) {
-    int64_t axis = rank - 1 - static_cast<int64_t>(i / 2);
-    int64_t before = pad[i], after = pad[i + 1], n = L.b.meta(y).shape[axis];
-    if (n == kDynamic)
-      badValue(L, "padding a dynamic dimension is not supported yet");
-    if (n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < 0)
-      badValue(L, "the pads crop more than dimension " + std::to_string(axis) + " has");
-    if (before < 0 || after < 0)
-      y = L.b.slice(y, {axis}, {std::max<int64_t>(-before, 0)},
-                    {n - std::max<int64_t>(-after, 0)}, {1});
-    std::vector<int> parts;
-    auto fillOf = [&](int64_t width) {
-      std::vector<int64_t> s = L.b.meta(y).shape;
-      s[axis] = width;
-      return L.b.fill(value, s, L.b.meta(y).dtype);
-    };
-    if (before > 0)
-      parts.push_back(fillOf(before));
-    parts.push_back(y);
-    if (after > 0)
-      parts.push_back(fillOf(after));
-    y = L.b.concat(parts, axis);
-  }
-  L.out(y);
-}
 } // namespace
 
 void registerShapes(OpTable &t) {
@@ -145,8 +106,6 @@ void registerShapes(OpTable &t) {
   torchLower(t, "chunk", chunkOp("input", "dim", false));
   paddleLower(t, "roll", rollOp("x", "axis"));
   torchLower(t, "roll", rollOp("input", "dims"));
-  t.bind("torch.nn.functional.pad", constantPad);
-  t.bind("torch.constant_pad_nd", constantPad);
   t.bind("torch.Tensor.expand", expandOp("input", "size"));
   t.bind("paddle.index_select", indexSelectOp("x", "axis"));
   t.bind("Tensor.index_select", indexSelectOp("x", "axis"));

@@ -507,6 +507,8 @@ void registerLowerings(OpTable &table) {
   lowering::registerSorting(table);
   lowering::registerLinearAlgebra(table);
   lowering::registerActivations(table);
+  lowering::registerResampling(table);
+  lowering::registerLosses(table);
   lowering::registerConvolution(table);
   lowering::registerOperators(table);
 }

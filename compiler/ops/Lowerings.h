@@ -158,6 +158,10 @@ void registerSorting(OpTable &t);
 void registerLinearAlgebra(OpTable &t);
 /// Activations, softmax, normalizations, dropout.
 void registerActivations(OpTable &t);
+/// Losses and distances: cross entropy, nll, regression losses, KL, cosine (LowerLosses.cpp).
+void registerLosses(OpTable &t);
+/// Padding modes, interpolation, pixel shuffles (LowerResampling.cpp).
+void registerResampling(OpTable &t);
 /// conv2d, pooling, batch norm (LowerConvolution.cpp).
 void registerConvolution(OpTable &t);
 /// Python operators (__add__, __lt__, __neg__, ...).

@@ -16,7 +16,8 @@ constexpr TypeName kTypeNames[] = {
     {ParamType::Tensor, "Tensor"},   {ParamType::TensorList, "TensorList"},
     {ParamType::Scalar, "Scalar"},   {ParamType::Int, "Int"},
     {ParamType::Float, "Float"},     {ParamType::Bool, "Bool"},
-    {ParamType::IntList, "IntList"}, {ParamType::DataType, "DataType"},
+    {ParamType::IntList, "IntList"}, {ParamType::FloatList, "FloatList"},
+    {ParamType::DataType, "DataType"},
     {ParamType::String, "String"},   {ParamType::Index, "Index"},
 };
 
@@ -129,11 +130,11 @@ private:
     Param p;
     p.type = parseType();
     if (peek() == '[') {
-      if (p.type != ParamType::IntList)
-        fail("only IntList takes a size");
+      if (p.type != ParamType::IntList && p.type != ParamType::FloatList)
+        fail("only IntList and FloatList take a size");
       ++pos_;
       if (peek() != '1')
-        fail("IntList[N] supports N = 1 (a single int is accepted)");
+        fail("a list's [N] supports N = 1 (a single value is accepted)");
       ++pos_;
       expect(']');
       p.acceptsSingle = true;
@@ -298,6 +299,15 @@ bool argMatches(const Param &param, const Arg &arg) {
       return false;
     for (const Arg &item : arg.items)
       if (item.kind != K::Int)
+        return false;
+    return true;
+  case ParamType::FloatList:
+    if (arg.kind == K::Int || arg.kind == K::Float)
+      return param.acceptsSingle;
+    if (!arg.isSequence())
+      return false;
+    for (const Arg &item : arg.items)
+      if (item.kind != K::Int && item.kind != K::Float)
         return false;
     return true;
   case ParamType::DataType:

@@ -6,7 +6,8 @@
 //   (Tensor values, Tensor indices) (Tensor input, Int dim, Bool keepdim=False)
 //
 // Types: Tensor, TensorList, Scalar (bool/int/float), Int, Float (int or float), Bool,
-// IntList (a list/tuple of ints; IntList[1] also takes a single int), DataType, String,
+// IntList (a list/tuple of ints; IntList[1] also takes a single int), FloatList (of numbers;
+// FloatList[1] takes a single one: scale factors), DataType, String,
 // Index (what `x[...]` accepts).
 // `?` makes a parameter optional (it accepts None); `*` starts the keyword-only parameters;
 // `Tensor... tensors` (the last positional) takes the remaining positional arguments as a
@@ -33,6 +34,7 @@ enum class ParamType {
   Float,
   Bool,
   IntList,
+  FloatList, // floats (ints accepted); FloatList[1] also takes a single number
   DataType,
   String,
   Index, // a subscript: int, slice, None, Ellipsis, or a tuple of those
@@ -44,7 +46,7 @@ struct Param {
   std::string name;
   ParamType type = ParamType::Tensor;
   bool optional = false;      // `?`: None is accepted
-  bool acceptsSingle = false; // IntList[1]: a single int is a one-element list
+  bool acceptsSingle = false; // IntList[1] / FloatList[1]: a single value is a one-element list
   bool keywordOnly = false;   // after `*`
   bool variadic = false;      // `Tensor... xs`: a TensorList of the remaining positionals
   std::optional<Arg> defaultValue;

@@ -2,12 +2,14 @@
 """How much of PyTorch's operator test database (OpInfo) sotc compiles and gets right.
 
     python opinfo_coverage.py [--samples N] [--ops a,b] [--show ok|miss|all] [--jobs J]
+                              [--family torch|functional]
 
 Run with the reference environment's python (scripts/reference-env.sh: torch, expecttest).
 OpInfo (`torch.testing._internal.common_methods_invocations.op_db`) is read as data: for
 every entry that names a public torch function (`torch.NAME`: no variant, no leading
 underscore) and has float32
-CPU samples, the first N samples that can be written as a Python call
+CPU samples (`--family functional`: every `torch.nn.functional.NAME` entry, each variant
+measured on its own as `nn.functional.NAME.VARIANT`, e.g. pad's modes), the first N samples that can be written as a Python call
 `torch.NAME(tensors, literals, kw=literals)` become a small function in a temporary file;
 each is traced by sotc, compiled (`sotc compile --target cpu`), loaded and called on the
 sample's values, and compared with torch eager. An op counts when all its samples match.
@@ -90,16 +92,40 @@ def expressible(op_name, sample):
     return source, call.tensors
 
 
-def candidates(max_samples, only=None):
+FUNCTIONAL = "nn.functional."
+
+
+def _measured_name(op, family):
+    """The name an OpInfo entry is measured under in `family`, or None when it is not one of
+    the family's public functions."""
+    import torch
+    if family == "functional":
+        short = op.name[len(FUNCTIONAL):]
+        if (not op.name.startswith(FUNCTIONAL) or "." in short or short.startswith("_")
+                or not hasattr(torch.nn.functional, short)):
+            return None
+        return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+    if (op.variant_test_name or op.name.startswith("_") or "." in op.name
+            or not hasattr(torch, op.name)):
+        return None
+    return op.name
+
+
+def short_name(measured):
+    """What a coded error names: `pad` for nn.functional.pad.reflect, `add` for add."""
+    return measured[len(FUNCTIONAL):].split(".")[0] if measured.startswith(FUNCTIONAL) else measured
+
+
+def candidates(max_samples, only=None, family="torch"):
     """{op name: [(source, tensors)]} for the public functions OpInfo has float32 samples of."""
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
     out = {}
     for op in op_db:
-        if (op.variant_test_name or op.name.startswith("_") or "." in op.name
-                or not hasattr(torch, op.name)):
+        name = _measured_name(op, family)
+        if name is None:
             continue
-        if only and op.name not in only:
+        if only and name not in only:
             continue
         if torch.float32 not in op.supported_dtypes("cpu"):
             continue
@@ -114,7 +140,7 @@ def candidates(max_samples, only=None):
         except Exception:  # noqa: BLE001 - a sample generator that fails here is not measured
             continue
         if calls:
-            out.setdefault(op.name, calls)
+            out.setdefault(name, calls)
     return out
 
 
@@ -197,11 +223,11 @@ def _run_op(args):
     return name, bad or ("ok", ""), [c[0] for c in calls]
 
 
-def measure(max_samples=1, only=None, jobs=2, sotc_bin=None):
-    """{op: (outcome, message)} over OpInfo's callable public functions."""
+def measure(max_samples=1, only=None, jobs=2, sotc_bin=None, family="torch"):
+    """{op: (outcome, message)} over OpInfo's callable public functions of `family`."""
     sotc_bin = sotc_bin or os.environ.get(
         "SOTC_BIN", os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc"))
-    ops = candidates(max_samples, only)
+    ops = candidates(max_samples, only, family)
     out = {}
     # Workers are spawned, not forked: a fork of a process that runs torch's and the
     # runtime's threads can inherit a held lock.
@@ -222,12 +248,13 @@ def main():
     parser.add_argument("--show", default="miss", choices=("ok", "miss", "all", "none"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--sotc", default=None)
+    parser.add_argument("--family", default="torch", choices=("torch", "functional"))
     a = parser.parse_args()
-    results = measure(a.samples, set(filter(None, a.ops.split(","))), a.jobs, a.sotc)
+    results = measure(a.samples, set(filter(None, a.ops.split(","))), a.jobs, a.sotc, a.family)
     totals = collections.Counter(r[0] for r in results.values())
     for name, (outcome, message) in sorted(results.items()):
         if a.show == "all" or (a.show == "ok") == (outcome == "ok") and a.show != "none":
-            print(f"{name:28} {outcome:9} {message}")
+            print(f"{name:36} {outcome:9} {message}")
     print(", ".join(f"{k}: {v}" for k, v in totals.most_common()))
     ok = totals["ok"]
     print(f"OpInfo: {ok} of {len(results)} callable ops compile and match "

@@ -2,10 +2,12 @@
 //
 // 1. Name every tensor (Python names where the frontend had them) and split the group's
 //    primitives into stages: a stage ends before a primitive that reads a reduction of
-//    the same stage. Constants join the stage of their first reader.
+//    the same stage; a reduction runs in the stage of the rows it reads. Constants join
+//    the stage of their first reader.
 // 2. Per stage: the anchor is the largest tensor; its index is (i0, ..., iN). Propagate
 //    indices through the primitives (dot/undot for reshapes, permutations, broadcasts to 0,
-//    affine maps for slices) until every tensor has one. A tensor that two readers need at
+//    affine maps for slices) until every tensor has one; a tensor of the anchor's shape that
+//    the anchor does not reach starts from (i0, ..., iN) too. A tensor that two readers need at
 //    different indices (x[i] against x[j]: a sort's pairwise comparisons) is recomputed for
 //    the second reader (an input is passed twice) and the kernel built again.
 // 3. Anchor dims a reduction reduces are R(size), the others I(size); the GPU policies turn
@@ -97,28 +99,37 @@ private:
   }
 
   std::vector<std::vector<sir::PrimOp>> stages(const std::vector<sir::PrimOp> &prims) {
+    // A stage ends before a primitive that reads a reduction of the same stage. A reduction
+    // itself runs in the stage of the rows it reads, even where program order put other work
+    // between (a loss's per-row sum beside its log-softmax, not after the loss's own sums).
     std::vector<std::vector<sir::PrimOp>> out(1);
+    std::map<mlir::Operation *, size_t> stageOf;
     std::set<mlir::Operation *> reductions;
     for (sir::PrimOp p : prims) {
       if (ops::primKind(primOf(p)) == PrimKind::Source)
         continue;
       bool readsReduction = false;
-      for (mlir::Value v : p->getOperands())
+      size_t operandStage = 0;
+      for (mlir::Value v : p->getOperands()) {
         readsReduction |= v.getDefiningOp() && reductions.count(v.getDefiningOp());
+        if (auto it = stageOf.find(v.getDefiningOp()); it != stageOf.end()) // after a reduction
+          operandStage = std::max(operandStage, it->second + (ops::primKind(primOf(
+                                                     mlir::cast<sir::PrimOp>(it->first))) ==
+                                                 PrimKind::Reduce));
+      }
       if (readsReduction) {
         out.emplace_back();
         reductions.clear();
       }
-      out.back().push_back(p);
-      if (ops::primKind(primOf(p)) == PrimKind::Reduce)
+      bool reduction = ops::primKind(primOf(p)) == PrimKind::Reduce;
+      size_t stage = reduction && !readsReduction ? operandStage : out.size() - 1;
+      out[stage].push_back(p);
+      stageOf[p] = stage;
+      if (reduction && stage == out.size() - 1)
         reductions.insert(p);
     }
     // An op only later stages read (a sort's positions, built before the ranks they are
     // compared with) moves to its first reader's stage, where the anchor can index it.
-    std::map<mlir::Operation *, size_t> stageOf;
-    for (size_t k = 0; k < out.size(); ++k)
-      for (sir::PrimOp p : out[k])
-        stageOf[p] = k;
     bool moved = false;
     for (auto it = prims.rbegin(); it != prims.rend(); ++it) {
       sir::PrimOp p = *it;
@@ -342,13 +353,28 @@ private:
     for (size_t d = 0; d < a.space.size(); ++d)
       iters.push_back(IndexExpr::iter(static_cast<int>(d)));
     a.index[anchor] = iters;
-    for (bool changed = true; changed;) {
-      changed = false;
+    for (bool seeded = true; seeded;) {
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (sir::PrimOp p : stage) {
+          mlir::FailureOr<bool> c = propagate(a, p);
+          if (mlir::failed(c))
+            return false;
+          changed |= *c;
+        }
+      }
+      // A tensor of the anchor's whole shape that nothing indexed connects to the anchor
+      // (two sums over the same rows of two tensors, two weights broadcast over one image)
+      // is indexed by the iterators themselves, and propagation goes on from it.
+      seeded = false;
       for (sir::PrimOp p : stage) {
-        mlir::FailureOr<bool> c = propagate(a, p);
-        if (mlir::failed(c))
-          return false;
-        changed |= *c;
+        std::vector<mlir::Value> values(p->getOperands().begin(), p->getOperands().end());
+        values.push_back(p.getResult());
+        for (mlir::Value v : values)
+          if (!seeded && !a.index.count(id(v)) && kernel_.tensors[id(v)].shape == a.space) {
+            a.index[id(v)] = iters;
+            seeded = true;
+          }
       }
     }
     for (sir::PrimOp p : stage) {

@@ -1,6 +1,7 @@
 // Every operator entry's decomposition agrees numerically with an independent reference
 // formula of the API on random inputs, and every entry of the table has such a case.
 #include "compiler/ops/OpTable.h"
+#include "compiler/ops/unittests/Cases.h"
 #include "compiler/ops/unittests/Reference.h"
 
 #include <catch2/catch.hpp>
@@ -11,33 +12,9 @@
 
 using namespace sotc::ops;
 using namespace sotc::ops::ref;
+using namespace sotc::ops::cases;
 
 namespace {
-
-using Refs = std::vector<Buffer>;
-using RefFn = std::function<Refs(const Refs &)>;
-
-/// One call form shared by several entries (e.g. paddle.exp, Tensor.exp, torch.exp).
-struct Case {
-  std::vector<std::string> names;
-  std::vector<TensorMeta> tensors; // random inputs, referenced as T(i) in `positional`
-  std::vector<Arg> positional;
-  std::vector<std::pair<std::string, Arg>> keywords;
-  RefFn reference;
-  double lo = -2, hi = 2;
-};
-
-const TensorMeta kX{{3, 4}, DType::Float32};
-const TensorMeta kRow{{4}, DType::Float32};
-const TensorMeta kI{{3, 4}, DType::Int32};
-const TensorMeta kB{{3, 4}, DType::Bool};
-
-/// Placeholder for the i-th random tensor of a case.
-Arg T(int i) {
-  Arg a = Arg::ofTensor({});
-  a.intValue = i; // the slot; replaced by the tensor's metadata when the case runs
-  return a;
-}
 
 Arg resolveSlots(const Arg &a, const std::vector<TensorMeta> &metas) {
   if (a.isTensor())
@@ -50,10 +27,6 @@ Arg resolveSlots(const Arg &a, const std::vector<TensorMeta> &metas) {
 
 std::vector<std::string> four(const std::string &paddle, const std::string &torch) {
   return {"paddle." + paddle, "Tensor." + paddle, "torch." + torch, "torch.Tensor." + torch};
-}
-
-RefFn elementwise(std::function<double(double)> f, DType out = DType::Float32) {
-  return [=](const Refs &in) { return Refs{withDType(map(in[0], f), out)}; };
 }
 
 RefFn pairwise(std::function<double(double, double)> f, DType out = DType::Float32) {
@@ -1333,7 +1306,10 @@ void addNormalizationCases(std::vector<Case> &c) {
                [=](const Refs &in) { return Refs{affine(groupNormRef(in[0], 4, 1e-5)[0], in[1], in[2])}; }});
 }
 
-std::vector<Case> cases() {
+} // namespace
+
+namespace sotc::ops::cases {
+std::vector<Case> all() {
   std::vector<Case> c;
   auto binary = [&](std::string p, std::string t, std::function<double(double, double)> f,
                     double lo = -2, double hi = 2) {
@@ -2224,8 +2200,12 @@ std::vector<Case> cases() {
   addLinearAlgebraAndSortingCases(c);
   addScatterAndSearchCases(c);
   addNormalizationCases(c);
+  addFunctionalCases(c);
   return c;
 }
+} // namespace sotc::ops::cases
+
+namespace {
 
 void checkClose(const Buffer &got, const Buffer &want, const std::string &what) {
   INFO(what);
@@ -2246,7 +2226,7 @@ TEST_CASE("every decomposition agrees with its API's reference", "[decomposition
   const OpTable &table = OpTable::get();
   std::mt19937 rng(20261129);
   std::set<const OpEntry *> covered;
-  for (const Case &c : cases()) {
+  for (const Case &c : all()) {
     for (int round = 0; round < 3; ++round) {
       std::vector<Buffer> inputs;
       for (const TensorMeta &m : c.tensors)

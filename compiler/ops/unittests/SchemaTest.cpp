@@ -57,13 +57,14 @@ TEST_CASE("malformed signatures say where and why", "[schema]") {
   CHECK(error("Tensor (Tensor x, *, *, Int y=1)") == "column 22: '*' appears twice");
   CHECK(error("Tensor (String s=\"abc)") == "column 18: unterminated string");
   CHECK(error("Tensor (Tensor x) extra") == "column 19: unexpected text after the parameter list");
-  CHECK(error("Tensor (Int[1] x)") == "column 12: only IntList takes a size");
+  CHECK(error("Tensor (Int[1] x)") == "column 12: only IntList and FloatList take a size");
   CHECK(error("Tensor (Tensor x") == "column 17: expected ')'");
 }
 
 TEST_CASE("argument types follow the schema", "[schema]") {
   Signature s = parseSignature("Tensor (Tensor t, Scalar s, Int i, Float f, Bool b, IntList l, "
-                               "IntList[1] l1, DataType d, String str, TensorList ts, Index ix)");
+                               "IntList[1] l1, DataType d, String str, TensorList ts, Index ix, "
+                               "FloatList[1] f1, FloatList fl)");
   auto p = [&](size_t i) { return s.params[i]; };
   Arg tensor = Arg::ofTensor({{2}, DType::Float32});
   CHECK(argMatches(p(0), tensor));
@@ -86,6 +87,11 @@ TEST_CASE("argument types follow the schema", "[schema]") {
   CHECK_FALSE(argMatches(p(9), Arg::list({tensor, Arg::ofInt(1)})));
   CHECK(argMatches(p(10), Arg::tuple({Arg::ofInt(0), Arg::ellipsis(), Arg::none()})));
   CHECK_FALSE(argMatches(p(10), tensor));
+  CHECK(argMatches(p(11), Arg::ofFloat(2.5)));
+  CHECK(argMatches(p(11), Arg::tuple({Arg::ofInt(2), Arg::ofFloat(1.5)})));
+  CHECK_FALSE(argMatches(p(11), Arg::list({Arg::ofString("2")})));
+  CHECK_FALSE(argMatches(p(12), Arg::ofFloat(2.5)));
+  CHECK(argMatches(p(12), Arg::list({Arg::ofFloat(2.5)})));
 }
 
 TEST_CASE("the operator table parses, and every signature prints back to itself",

@@ -30,6 +30,7 @@ LEAF_LAYERS = frozenset({
     "paddle.nn.Silu",
     "paddle.nn.Softmax",
     "paddle.nn.Tanh",
+    "paddle.nn.Upsample",
     "torch.nn.AdaptiveAvgPool2d",
     "torch.nn.AvgPool2d",
     "torch.nn.BatchNorm1d",

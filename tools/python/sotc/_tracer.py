@@ -532,8 +532,10 @@ class _Builder:
             entry = msg.members.add(name=name, kind=kind)
             if library and isinstance(value, types.FunctionType):
                 # A library's method, whichever package it lives in (torch.nn.Hardswish's
-                # forward); a generator among them is refused only if it is called.
-                entry.value.function = self.add_function(value, refuse=False)
+                # forward); a generator among them is refused only if it is called. Its
+                # decorators (functools.wraps: paddle's keyword aliases on Pad2D.forward) are
+                # seen through: the method's own code is what computes.
+                entry.value.function = self.add_function(inspect.unwrap(value), refuse=False)
             else:
                 self.value(value, entry.value)
         msg.mro.extend(self.add_class(c) if c is not cls else index

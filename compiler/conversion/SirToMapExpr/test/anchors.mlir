@@ -1,0 +1,64 @@
+// Tensors the anchor does not reach through the group's primitives: a tensor of the anchor's
+// whole shape starts from the anchor's iterators itself, and a reduction runs in the stage
+// of the rows it reads, wherever program order put it.
+// RUN: sotc-opt %s --split-input-file --sotc-convert-sir-to-mapexpr | FileCheck %s
+
+// Two weights broadcast over one image, each a kernel output (a linear resize's weights).
+// CHECK-LABEL: mapexpr.kernel @weights
+// CHECK:         mapexpr.anchored %[[A:.*]] : tensor<2x3x11xf32>
+// CHECK:         mapexpr.op "broadcast_to" outs(%[[A]] : {{.*}}) ins(%arg0 : {{.*}}) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[0, 0, i2]>]}
+// CHECK-NEXT:    mapexpr.op "broadcast_to" outs(%{{.*}} : {{.*}}) ins(%{{.*}} : {{.*}}) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[0, 0, i2]>]}
+sir.subgraph @SIR_0(%w: tensor<1x1x11xf32> {sir.name = "w"}) -> (tensor<2x3x11xf32>, tensor<2x3x11xf32>) {
+  %0:2 = sir.group "weights" "injective"(%w) : (tensor<1x1x11xf32>) -> (tensor<2x3x11xf32>, tensor<2x3x11xf32>) {
+  ^bb0(%v: tensor<1x1x11xf32>):
+    %one = sir.prim fill_constant() {shape = array<i64: 1, 1, 11>, value = 1.0 : f64} : () -> tensor<1x1x11xf32>
+    %keep = sir.prim subtract(%one, %v) : (tensor<1x1x11xf32>, tensor<1x1x11xf32>) -> tensor<1x1x11xf32>
+    %a = sir.prim broadcast_to(%v) {shape = array<i64: 2, 3, 11>} : (tensor<1x1x11xf32>) -> tensor<2x3x11xf32>
+    %b = sir.prim broadcast_to(%keep) {shape = array<i64: 2, 3, 11>} : (tensor<1x1x11xf32>) -> tensor<2x3x11xf32>
+    sir.yield %a, %b : tensor<2x3x11xf32>, tensor<2x3x11xf32>
+  }
+  sir.output %0#0, %0#1 : tensor<2x3x11xf32>, tensor<2x3x11xf32>
+}
+
+// -----
+
+// Two sums over the rows of two tensors nothing connects: one stage, one anchor.
+// CHECK-LABEL: mapexpr.kernel @two_sums
+// CHECK:         mapexpr.anchored {{.*}} : tensor<8xf32> attributes {dims = [#sched.reduced<8>]}
+// CHECK-COUNT-2:   mapexpr.op "reduce_sum_acc" {{.*}} #mapexpr.index<[i0]>]}
+// CHECK:         mapexpr.anchored {{.*}} : tensor<f32>
+// CHECK-NEXT:      mapexpr.op "divide"
+sir.subgraph @SIR_0(%x: tensor<8x1xf32> {sir.name = "x"}, %y: tensor<8x1xf32> {sir.name = "y"}) -> tensor<f32> {
+  %0 = sir.group "two_sums" "reduction"(%x, %y) : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<8x1xf32>, %b: tensor<8x1xf32>):
+    %ra = sir.prim reshape(%a) {shape = array<i64: 8>} : (tensor<8x1xf32>) -> tensor<8xf32>
+    %rb = sir.prim reshape(%b) {shape = array<i64: 8>} : (tensor<8x1xf32>) -> tensor<8xf32>
+    %sa = sir.prim reduce_sum(%ra) {axes = array<i64: 0>, keepdim = false} : (tensor<8xf32>) -> tensor<f32>
+    %sb = sir.prim reduce_sum(%rb) {axes = array<i64: 0>, keepdim = false} : (tensor<8xf32>) -> tensor<f32>
+    %q = sir.prim divide(%sa, %sb) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    sir.yield %q : tensor<f32>
+  }
+  sir.output %0 : tensor<f32>
+}
+
+// -----
+
+// A row sum of x written after work that reads another row sum: it runs with the first sum.
+// CHECK-LABEL: mapexpr.kernel @late_sum
+// CHECK:         mapexpr.anchored {{.*}} : tensor<8x6xf32> attributes {dims = [#sched.injective<8>, #sched.reduced<6>]}
+// CHECK:           mapexpr.op "reduce_sum_acc" {{.*}} ins(%{{.*}} : tensor<8x6xf32>)
+// CHECK:           mapexpr.op "reduce_sum_acc" {{.*}} ins(%arg0 : tensor<8x6xf32>)
+// CHECK:         mapexpr.anchored {{.*}} : tensor<8x1xf32>
+// CHECK-NEXT:      mapexpr.op "neg"
+// CHECK-NEXT:    {{^ +}}}{{$}}
+sir.subgraph @SIR_0(%x: tensor<8x6xf32> {sir.name = "x"}) -> (tensor<8x1xf32>, tensor<8xf32>) {
+  %0:2 = sir.group "late_sum" "reduction"(%x) : (tensor<8x6xf32>) -> (tensor<8x1xf32>, tensor<8xf32>) {
+  ^bb0(%v: tensor<8x6xf32>):
+    %e = sir.prim exp(%v) : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    %s = sir.prim reduce_sum(%e) {axes = array<i64: 1>, keepdim = true} : (tensor<8x6xf32>) -> tensor<8x1xf32>
+    %n = sir.prim neg(%s) : (tensor<8x1xf32>) -> tensor<8x1xf32>
+    %t = sir.prim reduce_sum(%v) {axes = array<i64: 1>, keepdim = false} : (tensor<8x6xf32>) -> tensor<8xf32>
+    sir.yield %n, %t : tensor<8x1xf32>, tensor<8xf32>
+  }
+  sir.output %0#0, %0#1 : tensor<8x1xf32>, tensor<8xf32>
+}

@@ -1,0 +1,425 @@
+//===- LowerResampling.cpp - Lowerings: padding modes, interpolation, pixel shuffles ------===//
+//
+// Each of these reads the input at positions computed from the output's: a pad or a resize
+// along one axis is a gather of the input at an index tensor made from iota, so the whole op
+// fuses into its consumer and no table of positions is stored.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/ops/Lowerings.h"
+
+#include "compiler/ops/Inference.h"
+#include "compiler/support/Diagnostics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sotc::ops::lowering {
+
+namespace {
+
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+
+PadMode padModeOf(Lowering &L, const std::string &mode) {
+  if (mode == "constant")
+    return PadMode::Constant;
+  if (mode == "reflect")
+    return PadMode::Reflect;
+  if (mode == "replicate")
+    return PadMode::Replicate;
+  if (mode == "circular")
+    return PadMode::Circular;
+  badValue(L, "mode must be 'constant', 'reflect', 'replicate' or 'circular', not '" + mode + "'");
+}
+
+/// x padded along `axis` by `before` and `after` elements: `value`s (constant; a negative pad
+/// crops), the mirror image without the edge (reflect), the edge repeated (replicate), or the
+/// other end (circular).
+int padAxis(Lowering &L, int x, int64_t axis, int64_t before, int64_t after, PadMode mode,
+            double value) {
+  PrimBuilder &b = L.b;
+  int64_t n = b.meta(x).shape[axis];
+  if (n == kDynamic)
+    badValue(L, "padding a dynamic dimension is not supported yet");
+  if (mode == PadMode::Constant) {
+    if (n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < 0)
+      badValue(L, "the pads crop more than dimension " + std::to_string(axis) + " has");
+    if (before < 0 || after < 0)
+      x = b.slice(x, {axis}, {std::max<int64_t>(-before, 0)}, {n - std::max<int64_t>(-after, 0)},
+                  {1});
+    std::vector<int> parts;
+    auto fillOf = [&](int64_t width) {
+      std::vector<int64_t> s = b.meta(x).shape;
+      s[axis] = width;
+      return b.fill(value, s, b.meta(x).dtype);
+    };
+    if (before > 0)
+      parts.push_back(fillOf(before));
+    parts.push_back(x);
+    if (after > 0)
+      parts.push_back(fillOf(after));
+    return parts.size() == 1 ? x : b.concat(parts, axis);
+  }
+  if (before < 0 || after < 0)
+    badValue(L, "negative pads crop only in constant mode");
+  if (!before && !after)
+    return x;
+  int64_t limit = mode == PadMode::Reflect ? n - 1 : mode == PadMode::Circular ? n : INT64_MAX;
+  if (n == 0 || before > limit || after > limit)
+    badValue(L, "pads of " + std::to_string(before) + " and " + std::to_string(after) +
+                    (mode == PadMode::Reflect ? " must be smaller than" : " must not exceed") +
+                    " dimension " + std::to_string(axis) + "'s size " + std::to_string(n));
+  // p = the output position - before, an input position or one outside [0, n).
+  int p = b.binaryScalar(Prim::Sub, b.iota(n + before + after, DType::Int64),
+                         static_cast<double>(before));
+  int last = b.fill(static_cast<double>(n - 1), {}, DType::Int64);
+  int index;
+  if (mode == PadMode::Reflect) // n-1 - |n-1 - |p||
+    index = b.binary(Prim::Sub, last,
+                     b.unary(Prim::Abs, b.binary(Prim::Sub, last, b.unary(Prim::Abs, p))));
+  else if (mode == PadMode::Replicate)
+    index = b.binary(Prim::Min, b.binaryScalar(Prim::Max, p, 0), last);
+  else // remainder has the divisor's sign: every p maps into [0, n)
+    index = b.binaryScalar(Prim::Mod, p, static_cast<double>(n));
+  return gatherAlong(b, x, axis, index);
+}
+
+/// torch's F.pad: the pads pair up from the last dimension backward. Non-constant modes pad
+/// at most the last three dimensions of a batch (rank pads + 1) or of a batch of channels
+/// (rank pads + 2), as torch requires.
+void torchPad(Lowering &L) {
+  const std::string mode = L.args.signature().find("mode") ? L.args.get("mode").stringValue
+                                                           : "constant"; // constant_pad_nd
+  PadMode m = padModeOf(L, mode);
+  int y = L.in("input");
+  std::vector<int64_t> pad = L.args.intList("pad");
+  int64_t rank = L.b.meta(y).rank(), dims = static_cast<int64_t>(pad.size() / 2);
+  if (pad.size() % 2 || dims > rank)
+    badValue(L, "pad must have an even length of at most 2 * rank, not " +
+                    std::to_string(pad.size()));
+  if (m != PadMode::Constant && (dims > 3 || (rank != dims + 1 && rank != dims + 2)))
+    badValue(L, "mode='" + mode + "' pads the last 1, 2 or 3 dimensions of a " +
+                    "(batch, channel, ...) or (channel, ...) input: " + std::to_string(dims) +
+                    " padded dimensions of a rank-" + std::to_string(rank) + " input");
+  double value = !L.args.signature().find("value") || L.args.isNone("value")
+                     ? 0.0
+                     : L.args.scalar("value");
+  if (m != PadMode::Constant && value != 0)
+    badValue(L, "value is only used by mode='constant'");
+  for (int64_t i = 0; i < dims; ++i)
+    y = padAxis(L, y, rank - 1 - i, pad[2 * i], pad[2 * i + 1], m, value);
+  L.out(y);
+}
+
+/// The spatial axes of an input by its data format: channels first (NCHW, NCL, NCDHW) the
+/// axes after the channel, channels last (NHWC, NLC, NDHWC) the axes between batch and channel.
+std::vector<int64_t> spatialAxes(Lowering &L, int x, const std::string &dataFormat) {
+  int64_t rank = L.b.meta(x).rank();
+  if (rank < 3)
+    badValue(L, "expects a (batch, channel, spatial...) input, not of shape " +
+                    formatShape(L.b.meta(x).shape));
+  bool channelsLast = !dataFormat.empty() && dataFormat.back() == 'C';
+  if (!dataFormat.empty() && static_cast<int64_t>(dataFormat.size()) != rank)
+    badValue(L, "data_format '" + dataFormat + "' does not fit a rank-" + std::to_string(rank) +
+                    " input");
+  std::vector<int64_t> axes;
+  for (int64_t a = channelsLast ? 1 : 2; a < (channelsLast ? rank - 1 : rank); ++a)
+    axes.push_back(a);
+  return axes;
+}
+
+/// paddle.nn.functional.pad. Constant mode with a pad that is not one pair per spatial axis:
+/// 2 * rank entries pad every axis from the first (pad_from_left_axis), any other even count
+/// pads from the last axis backward. Otherwise the spatial axes of data_format (3-d to 5-d
+/// inputs), the last axis first, as torch.
+void paddlePad(Lowering &L) {
+  const std::string mode = L.args.get("mode").stringValue;
+  PadMode m = padModeOf(L, mode);
+  int y = L.in("x");
+  std::vector<int64_t> pad = L.args.intList("pad");
+  int64_t rank = L.b.meta(y).rank(), count = static_cast<int64_t>(pad.size());
+  double value = L.args.scalar("value");
+  if (m == PadMode::Constant && count != 2 * (rank - 2)) {
+    if (count % 2 || count > 2 * rank)
+      badValue(L, "pad must have an even length of at most 2 * rank, not " +
+                      std::to_string(count));
+    bool fromLeft = count == 2 * rank && L.args.boolValue("pad_from_left_axis");
+    for (int64_t i = 0; i < count / 2; ++i)
+      y = padAxis(L, y, fromLeft ? i : rank - 1 - i, pad[2 * i], pad[2 * i + 1], m, value);
+    return L.out(y);
+  }
+  if (rank < 3 || rank > 5)
+    badValue(L, "mode='" + mode + "' pads 3-d, 4-d and 5-d inputs, not a " +
+                    std::to_string(rank) + "-d one");
+  std::string format = L.args.isNone("data_format") ? "" : L.args.get("data_format").stringValue;
+  std::vector<int64_t> axes = spatialAxes(L, y, format);
+  if (pad.size() != 2 * axes.size())
+    badValue(L, "pad needs " + std::to_string(2 * axes.size()) + " entries for the spatial "
+                "axes of data_format '" + format + "' (or " +
+                std::to_string(2 * rank) + " in constant mode), not " +
+                std::to_string(pad.size()));
+  for (size_t i = 0; i < axes.size(); ++i)
+    y = padAxis(L, y, axes[axes.size() - 1 - i], pad[2 * i], pad[2 * i + 1], m, value);
+  L.out(y);
+}
+
+/// How one axis is resampled: the ratio of input to output positions, and the convention.
+struct Resample {
+  enum class Kind { Nearest, NearestExact, NearestRounded, Linear } kind;
+  bool alignCorners = false; // linear: the corners' centres map onto each other
+  bool halfPixel = true;     // linear without align_corners: (dst + 0.5) * ratio - 0.5
+};
+
+/// x resampled along `axis` to `out` positions with `ratio` input positions per output one,
+/// computed in float32 as both frameworks' CPU kernels do.
+int resampleAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, float ratio,
+                 const Resample &how) {
+  int64_t n = b.meta(x).shape[axis];
+  if (n == out && (how.kind != Resample::Kind::Linear || ratio == 1.0f))
+    return x;
+  int dst = b.iota(out, DType::Float32);
+  int last = b.fill(static_cast<double>(n - 1), {}, DType::Int64);
+  auto indexOf = [&](int position) { // min(int(floor(position)), n - 1)
+    return b.binary(Prim::Min, b.cast(b.unary(Prim::Floor, position), DType::Int64), last);
+  };
+  if (how.kind != Resample::Kind::Linear) {
+    if (how.kind == Resample::Kind::NearestExact)
+      dst = b.binaryScalar(Prim::Add, dst, 0.5);
+    int src = b.binaryScalar(Prim::Mul, dst, ratio);
+    if (how.kind == Resample::Kind::NearestRounded) // paddle's nearest with align_corners
+      src = b.binaryScalar(Prim::Add, src, 0.5);
+    return gatherAlong(b, x, axis, indexOf(src));
+  }
+  int src = how.alignCorners || !how.halfPixel
+                ? b.binaryScalar(Prim::Mul, dst, ratio)
+                : b.binaryScalar(Prim::Max,
+                                 b.binaryScalar(Prim::Sub,
+                                                b.binaryScalar(Prim::Mul,
+                                                               b.binaryScalar(Prim::Add, dst, 0.5),
+                                                               ratio),
+                                                0.5),
+                                 0);
+  int i0 = indexOf(src);
+  int i1 = b.binary(Prim::Min, b.binaryScalar(Prim::Add, i0, 1), last);
+  // The weight of the upper neighbour, clamped to [0, 1], along `axis` of x's rank.
+  int lambda = b.binaryScalar(Prim::Min,
+                              b.binaryScalar(Prim::Max,
+                                             b.binary(Prim::Sub, src, b.cast(i0, DType::Float32)),
+                                             0),
+                              1);
+  std::vector<int64_t> along(static_cast<size_t>(b.meta(x).rank()), 1);
+  along[axis] = out;
+  DType dtype = b.meta(x).dtype;
+  lambda = b.reshape(b.cast(lambda, dtype), along);
+  int lower = gatherAlong(b, x, axis, i0), upper = gatherAlong(b, x, axis, i1);
+  int keep = b.binary(Prim::Sub, scalarLike(b, 1, lambda), lambda);
+  return b.binary(Prim::Add, b.binary(Prim::Mul, lower, keep), b.binary(Prim::Mul, upper, lambda));
+}
+
+/// The output sizes of a resize from `size` (one for every spatial axis, or one for all) or
+/// from `scale_factor` (out = floor(in * scale)); `scales` gets each axis's given scale, or 0
+/// where the ratio is in / out.
+std::vector<int64_t> resizedSizes(Lowering &L, int x, const std::vector<int64_t> &axes,
+                                  std::vector<double> &scales) {
+  size_t k = axes.size();
+  bool hasSize = !L.args.isNone("size"), hasScale = !L.args.isNone("scale_factor");
+  if (hasSize == hasScale)
+    badValue(L, "takes either size or scale_factor, not " +
+                    std::string(hasSize ? "both" : "neither"));
+  auto spread = [&](auto values, const char *what) {
+    if (values.size() == 1)
+      values.assign(k, values[0]);
+    if (values.size() != k)
+      badValue(L, std::string(what) + " needs 1 or " + std::to_string(k) + " values for " +
+                      std::to_string(k) + " spatial dimensions, not " +
+                      std::to_string(values.size()));
+    return values;
+  };
+  std::vector<int64_t> sizes;
+  scales.assign(k, 0);
+  if (hasSize) {
+    sizes = spread(L.args.intList("size"), "size");
+  } else {
+    scales = spread(L.args.floatList("scale_factor"), "scale_factor");
+    for (size_t i = 0; i < k; ++i) {
+      int64_t n = L.b.meta(x).shape[axes[i]];
+      if (n == kDynamic)
+        badValue(L, "resizing a dynamic dimension is not supported yet");
+      if (!(scales[i] > 0))
+        badValue(L, "scale_factor must be positive");
+      sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(n) * scales[i])));
+    }
+  }
+  for (int64_t s : sizes)
+    if (s <= 0)
+      badValue(L, "the output sizes must be positive, not " + formatShape(sizes));
+  return sizes;
+}
+
+/// The input positions per output position: given a scale, 1 / scale; else in / out; with
+/// aligned corners (in - 1) / (out - 1), or 0 for one output.
+float resizeRatio(int64_t in, int64_t out, double scale, bool alignCorners) {
+  if (alignCorners)
+    return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  if (scale > 0)
+    return static_cast<float>(1.0 / scale);
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
+/// torch's F.interpolate (and upsample): nearest, nearest-exact, and linear over the one,
+/// two or three spatial axes (linear, bilinear, trilinear), one axis after the other.
+LowerFn torchInterpolate(std::string fixedMode, bool fixedAlign) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    std::string mode = fixedMode.empty() ? L.args.get("mode").stringValue : fixedMode;
+    std::vector<int64_t> axes = spatialAxes(L, x, "");
+    bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+    if (linear && ((mode == "linear") != (axes.size() == 1) ||
+                   (mode == "bilinear") != (axes.size() == 2) ||
+                   (mode == "trilinear") != (axes.size() == 3)))
+      badValue(L, "mode='" + mode + "' needs a " +
+                      std::to_string(mode == "linear" ? 3 : mode == "bilinear" ? 4 : 5) +
+                      "-d input, not a " + std::to_string(b.meta(x).rank()) + "-d one");
+    if (!linear && mode != "nearest" && mode != "nearest-exact")
+      badValue(L, "mode='" + mode + "' is not supported yet (nearest, nearest-exact, linear, "
+                  "bilinear, trilinear are)");
+    bool align = fixedAlign;
+    if (fixedMode.empty() && !L.args.isNone("align_corners")) {
+      if (!linear)
+        badValue(L, "align_corners applies only to the linear modes");
+      align = L.args.boolValue("align_corners");
+    }
+    if (L.args.signature().find("antialias") && L.args.boolValue("antialias"))
+      badValue(L, "antialias=True is not supported yet");
+    std::vector<double> scales;
+    std::vector<int64_t> sizes = resizedSizes(L, x, axes, scales);
+    bool recompute = L.args.signature().find("recompute_scale_factor") &&
+                     !L.args.isNone("recompute_scale_factor") &&
+                     L.args.boolValue("recompute_scale_factor");
+    Resample how{linear ? Resample::Kind::Linear
+                 : mode == "nearest" ? Resample::Kind::Nearest
+                                     : Resample::Kind::NearestExact,
+                 align, true};
+    x = floatInput(L, "input");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t n = b.meta(x).shape[axes[i]];
+      float ratio = resizeRatio(n, sizes[i], recompute ? 0 : scales[i], align);
+      x = resampleAxis(b, x, axes[i], sizes[i], ratio, how);
+    }
+    L.out(x);
+  };
+}
+
+/// paddle's interpolate (and upsample): nearest (align_corners rounds), and linear with
+/// align_mode 0 (half-pixel centres) or 1 (src = dst * ratio).
+void paddleInterpolate(Lowering &L) {
+  PrimBuilder &b = L.b;
+  int x = L.in("x");
+  std::string mode = L.args.get("mode").stringValue;
+  std::string format = L.args.isNone("data_format") ? "" : L.args.get("data_format").stringValue;
+  std::vector<int64_t> axes = spatialAxes(L, x, format);
+  bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+  if (!linear && mode != "nearest")
+    badValue(L, "mode='" + mode + "' is not supported yet (nearest, linear, bilinear, "
+                "trilinear are)");
+  bool align = L.args.boolValue("align_corners");
+  int64_t alignMode = L.args.intValue("align_mode");
+  if (alignMode != 0 && alignMode != 1)
+    badValue(L, "align_mode must be 0 or 1");
+  std::vector<double> scales;
+  std::vector<int64_t> sizes = resizedSizes(L, x, axes, scales);
+  Resample how{linear  ? Resample::Kind::Linear
+               : align ? Resample::Kind::NearestRounded
+                       : Resample::Kind::Nearest,
+               align, alignMode == 0};
+  x = floatInput(L, "x");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    float ratio = resizeRatio(b.meta(x).shape[axes[i]], sizes[i], scales[i], align);
+    x = resampleAxis(b, x, axes[i], sizes[i], ratio, how);
+  }
+  L.out(x);
+}
+
+/// pixel_shuffle: [N..., C*r*r, H, W] -> [N..., C, H*r, W*r]; pixel_unshuffle the inverse.
+/// Channels last (paddle's NHWC): [N, H, W, C*r*r] -> [N, H*r, W*r, C].
+LowerFn pixelShuffle(std::string xn, std::string factorName, bool unshuffle, bool paddle) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in(xn);
+    std::vector<int64_t> s = b.meta(x).shape;
+    int64_t r = L.args.intValue(factorName), rank = b.meta(x).rank();
+    bool channelsLast = paddle && L.args.get("data_format").stringValue == "NHWC";
+    if (paddle && !channelsLast && L.args.get("data_format").stringValue != "NCHW")
+      badValue(L, "data_format must be 'NCHW' or 'NHWC'");
+    if (r <= 0)
+      badValue(L, "the factor must be positive");
+    if (rank < 3 || (paddle && rank != 4))
+      badValue(L, "expects a " + std::string(paddle ? "4-d" : "(..., C, H, W)") +
+                      " input, not of shape " + formatShape(s));
+    for (int64_t d : s)
+      if (d == kDynamic)
+        badValue(L, "a dynamic dimension is not supported yet");
+    int64_t ca = channelsLast ? rank - 1 : rank - 3, ha = channelsLast ? rank - 3 : rank - 2,
+            wa = ha + 1;
+    int64_t c = s[ca], h = s[ha], w = s[wa];
+    std::vector<int64_t> lead(s.begin(), s.begin() + (rank - 3));
+    int64_t base = static_cast<int64_t>(lead.size());
+    auto with = [&](std::vector<int64_t> tail) {
+      std::vector<int64_t> shape = lead;
+      shape.insert(shape.end(), tail.begin(), tail.end());
+      return shape;
+    };
+    auto perm = [&](std::vector<int64_t> tail) {
+      std::vector<int64_t> p;
+      for (int64_t i = 0; i < base; ++i)
+        p.push_back(i);
+      for (int64_t t : tail)
+        p.push_back(base + t);
+      return p;
+    };
+    if (!unshuffle) {
+      if (c % (r * r))
+        badValue(L, std::to_string(c) + " channels are not divisible by the factor squared " +
+                        std::to_string(r * r));
+      int64_t oc = c / (r * r);
+      if (channelsLast) // [H, W, C, r, r] -> [H, r, W, r, C]
+        return L.out(b.reshape(
+            b.transpose(b.reshape(x, with({h, w, oc, r, r})), perm({0, 3, 1, 4, 2})),
+            with({h * r, w * r, oc})));
+      // [C, r, r, H, W] -> [C, H, r, W, r]
+      return L.out(b.reshape(
+          b.transpose(b.reshape(x, with({oc, r, r, h, w})), perm({0, 3, 1, 4, 2})),
+          with({oc, h * r, w * r})));
+    }
+    if (h % r || w % r)
+      badValue(L, "the height " + std::to_string(h) + " and width " + std::to_string(w) +
+                      " must be divisible by the factor " + std::to_string(r));
+    if (channelsLast) // [H, r, W, r, C] -> [H, W, C, r, r]
+      return L.out(b.reshape(
+          b.transpose(b.reshape(x, with({h / r, r, w / r, r, c})), perm({0, 2, 4, 1, 3})),
+          with({h / r, w / r, c * r * r})));
+    // [C, H, r, W, r] -> [C, r, r, H, W]
+    L.out(b.reshape(
+        b.transpose(b.reshape(x, with({c, h / r, r, w / r, r})), perm({0, 2, 4, 1, 3})),
+        with({c * r * r, h / r, w / r})));
+  };
+}
+
+} // namespace
+
+void registerResampling(OpTable &t) {
+  t.bind("torch.nn.functional.pad", torchPad);
+  t.bind("torch.constant_pad_nd", torchPad);
+  t.bind("paddle.nn.functional.pad", paddlePad);
+  t.bind("torch.nn.functional.interpolate", torchInterpolate("", false));
+  t.bind("torch.nn.functional.upsample_nearest", torchInterpolate("nearest", false));
+  t.bind("torch.nn.functional.upsample_bilinear", torchInterpolate("bilinear", true));
+  t.bind("paddle.nn.functional.interpolate", paddleInterpolate);
+  t.bind("torch.nn.functional.pixel_shuffle", pixelShuffle("input", "upscale_factor", false, false));
+  t.bind("torch.nn.functional.pixel_unshuffle",
+         pixelShuffle("input", "downscale_factor", true, false));
+  t.bind("paddle.nn.functional.pixel_shuffle", pixelShuffle("x", "upscale_factor", false, true));
+  t.bind("paddle.nn.functional.pixel_unshuffle", pixelShuffle("x", "downscale_factor", true, true));
+}
+
+} // namespace sotc::ops::lowering

@@ -1,0 +1,304 @@
+"""The framework functionals models use (activations, padding modes, interpolation, pixel
+shuffles, one-hot, losses and distances), called as users write them in torch and paddle and
+through the frameworks' own layer classes: traced, compiled for the CPU and for CUDA (run on
+the CUDA emulator), and compared with each framework's eager result on the same inputs."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import paddle
+import paddle.nn.functional as PF
+import pytest
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+
+from test_programs_vs_framework import DEVICES, assert_same, sotc_bin  # noqa: E402,F401
+
+import sotc  # noqa: E402
+
+RTOL = 2e-6
+
+
+# torch: each function is what a user writes; inputs are (kind, shape) specs.
+def t_elu(x):
+    return F.elu(x, alpha=0.7) + F.selu(x) + F.celu(x, 1.5)
+
+
+def t_smooth(x):
+    return F.softplus(x, beta=2, threshold=3) * F.softsign(x) - F.mish(x) + F.logsigmoid(x)
+
+
+def t_shrink(x):
+    return F.hardshrink(x, 1.2) + F.softshrink(x, lambd=0.5) + F.tanhshrink(x) + F.threshold(x, 0.5, -3.0)
+
+
+def t_glu(x):
+    return F.glu(x), F.glu(x, dim=0)
+
+
+def t_prelu(x, w):
+    return F.prelu(x, w)
+
+
+def t_pad(x):
+    return (F.pad(x, (2, 3, 1, 2), mode="reflect"), F.pad(x, (1, 1, 3, 0), mode="replicate"),
+            F.pad(x, [2, 1, 0, 3], mode="circular"), F.pad(x, (1, -2, 0, 2), value=0.5))
+
+
+def t_interpolate(x):
+    return (F.interpolate(x, size=(7, 3), mode="bilinear"),
+            F.interpolate(x, scale_factor=1.75, mode="bilinear", align_corners=True),
+            F.interpolate(x, scale_factor=2), F.interpolate(x, size=(5, 9), mode="nearest-exact"),
+            F.upsample_bilinear(x, size=(6, 6)))
+
+
+def t_linear_1d(x):
+    return F.interpolate(x, size=11, mode="linear"), F.interpolate(x, scale_factor=0.5)
+
+
+def t_pixel_shuffle(x):
+    y = F.pixel_shuffle(x, 2)
+    return y, F.pixel_unshuffle(y, 2)
+
+
+def t_one_hot(labels):
+    return F.one_hot(labels, num_classes=6)
+
+
+def t_cross_entropy(logits, labels, w):
+    return (F.cross_entropy(logits, labels), F.cross_entropy(logits, labels, w, ignore_index=2),
+            F.cross_entropy(logits, labels, reduction="none", label_smoothing=0.1),
+            F.nll_loss(F.log_softmax(logits, 1), labels, reduction="sum"))
+
+
+def t_cross_entropy_map(logits, labels):
+    return F.cross_entropy(logits, labels, label_smoothing=0.2), F.nll_loss(logits, labels)
+
+
+def t_soft_targets(logits, probs):
+    return F.cross_entropy(logits, probs)
+
+
+def t_regression(x, y):
+    return (F.mse_loss(x, y), F.l1_loss(x, y, reduction="sum"), F.smooth_l1_loss(x, y, beta=0.5),
+            F.huber_loss(x, y, reduction="none", delta=0.5))
+
+
+def t_binary(p, y, logits):
+    return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
+            F.kl_div(logits, y, reduction="batchmean"))
+
+
+def t_distance(a, b):
+    return F.cosine_similarity(a, b, dim=-1), F.pairwise_distance(a, b), torch.cosine_similarity(a, b)
+
+
+class TorchImageHead(torch.nn.Module):
+    """The functionals through torch's own layer classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(
+            torch.nn.ReflectionPad2d(1), torch.nn.Conv2d(4, 8, 3), torch.nn.PReLU(8),
+            torch.nn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.ELU(),
+            torch.nn.PixelShuffle(2), torch.nn.Mish(), torch.nn.ReplicationPad2d((0, 1, 2, 0)),
+            torch.nn.Softplus(beta=2), torch.nn.Hardshrink(0.1), torch.nn.GroupNorm(1, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+# paddle
+def p_activations(x):
+    return (PF.elu(x, alpha=0.7) + PF.selu(x) + PF.celu(x, 1.5) + PF.softplus(x, 2, 3)
+            + PF.softsign(x) - PF.mish(x) + PF.log_sigmoid(x) + PF.tanhshrink(x)
+            + PF.hardshrink(x, 1.2) + PF.softshrink(x, 0.5) + PF.thresholded_relu(x, 0.5))
+
+
+def p_glu_prelu(x, w):
+    return PF.glu(x, axis=1), PF.prelu(x, w)
+
+
+def p_pad(x):
+    return (PF.pad(x, [2, 3, 1, 2], mode="reflect"), PF.pad(x, [1, 1, 3, 0], mode="replicate"),
+            PF.pad(x, [2, 1, 0, 3], mode="circular"), PF.pad(x, [0, 0, 1, 0, 0, 2, 1, 1], value=2.0),
+            PF.pad(x, [1, 2], value=-1.0))
+
+
+def p_interpolate(x):
+    return (PF.interpolate(x, size=[7, 3], mode="bilinear"),
+            PF.interpolate(x, size=[7, 3], mode="bilinear", align_mode=1),
+            PF.interpolate(x, scale_factor=1.75, mode="bilinear", align_corners=True),
+            PF.interpolate(x, scale_factor=2), PF.upsample(x, size=[5, 9], mode="nearest"))
+
+
+def p_pixel_shuffle(x):
+    y = PF.pixel_shuffle(x, 2)
+    return y, PF.pixel_unshuffle(y, 2)
+
+
+def p_one_hot(labels):
+    return PF.one_hot(labels, 6)
+
+
+def p_cross_entropy(logits, labels, w):
+    return (PF.cross_entropy(logits, labels), PF.cross_entropy(logits, labels, w),
+            PF.cross_entropy(logits, labels, ignore_index=2),
+            PF.cross_entropy(logits, labels, reduction="none", label_smoothing=0.1),
+            PF.nll_loss(PF.log_softmax(logits, 1), labels, reduction="sum"))
+
+
+def p_regression(x, y):
+    return (PF.mse_loss(x, y), PF.l1_loss(x, y, reduction="sum"),
+            PF.smooth_l1_loss(x, y, delta=0.5), PF.smooth_l1_loss(x, y, "none", 0.5, False))
+
+
+def p_binary(p, y, logits):
+    return (PF.binary_cross_entropy(p, y), PF.binary_cross_entropy_with_logits(logits, y),
+            PF.kl_div(logits, y, reduction="batchmean"))
+
+
+def p_distance(a, b):
+    return PF.cosine_similarity(a, b, axis=2), PF.pairwise_distance(a, b)
+
+
+class PaddleImageHead(paddle.nn.Layer):
+    """The functionals through paddle's own layer classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = paddle.nn.Sequential(
+            paddle.nn.Pad2D(1, mode="reflect"), paddle.nn.Conv2D(4, 8, 3), paddle.nn.PReLU(8),
+            paddle.nn.Upsample(scale_factor=2, mode="bilinear"), paddle.nn.ELU(),
+            paddle.nn.PixelShuffle(2), paddle.nn.Mish(), paddle.nn.Softplus(beta=2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+F32, I64, PROB = "f32", "i64", "prob"
+
+CASES = {
+    "torch_elu": (t_elu, [(F32, (3, 4))]),
+    "torch_smooth": (t_smooth, [(F32, (3, 4))]),
+    "torch_shrink": (t_shrink, [(F32, (3, 4))]),
+    "torch_glu": (t_glu, [(F32, (6, 4))]),
+    "torch_prelu": (t_prelu, [(F32, (2, 3, 4)), (F32, (3,))]),
+    "torch_pad": (t_pad, [(F32, (2, 3, 4, 5))]),
+    "torch_interpolate": (t_interpolate, [(F32, (2, 3, 4, 5))]),
+    "torch_linear_1d": (t_linear_1d, [(F32, (2, 3, 6))]),
+    "torch_pixel_shuffle": (t_pixel_shuffle, [(F32, (2, 8, 3, 2))]),
+    "torch_one_hot": (t_one_hot, [(I64, (4, 5))]),
+    "torch_cross_entropy": (t_cross_entropy, [(F32, (8, 6)), (I64, (8,)), (PROB, (6,))]),
+    "torch_cross_entropy_map": (t_cross_entropy_map, [(F32, (2, 6, 3, 4)), (I64, (2, 3, 4))]),
+    "torch_soft_targets": (t_soft_targets, [(F32, (8, 6)), (PROB, (8, 6))]),
+    "torch_regression": (t_regression, [(F32, (3, 4)), (F32, (3, 4))]),
+    "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
+    "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
+    "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
+    "paddle_activations": (p_activations, [(F32, (3, 4))]),
+    "paddle_glu_prelu": (p_glu_prelu, [(F32, (2, 4, 3)), (F32, (4,))]),
+    "paddle_pad": (p_pad, [(F32, (2, 3, 4, 5))]),
+    "paddle_interpolate": (p_interpolate, [(F32, (2, 3, 4, 5))]),
+    "paddle_pixel_shuffle": (p_pixel_shuffle, [(F32, (2, 8, 3, 2))]),
+    "paddle_one_hot": (p_one_hot, [(I64, (4, 5))]),
+    "paddle_cross_entropy": (p_cross_entropy, [(F32, (8, 6)), (I64, (8,)), (PROB, (6,))]),
+    "paddle_regression": (p_regression, [(F32, (3, 4)), (F32, (3, 4))]),
+    "paddle_binary": (p_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
+    "paddle_distance": (p_distance, [(F32, (3, 1, 4)), (F32, (1, 5, 4))]),
+    "paddle_layers": (PaddleImageHead, [(F32, (2, 4, 6, 5))]),
+}
+
+
+def values(name, rng):
+    """numpy inputs of a case: floats, labels in [0, 6) (some equal to the ignore_index 2),
+    probabilities in (0.05, 0.95)."""
+    out = []
+    for kind, shape in CASES[name][1]:
+        if kind == F32:
+            out.append(rng.standard_normal(shape).astype(np.float32) * 2)
+        elif kind == I64:
+            out.append(rng.integers(0, 6, shape).astype(np.int64))
+        else:
+            out.append(rng.uniform(0.05, 0.95, shape).astype(np.float32))
+    return out
+
+
+def framework_of(name):
+    return torch if name.startswith("torch") else paddle
+
+
+def as_tensors(name, arrays):
+    if framework_of(name) is torch:
+        return [torch.from_numpy(a.copy()) for a in arrays]
+    return [paddle.to_tensor(a.copy()) for a in arrays]
+
+
+def to_numpy(value):
+    if isinstance(value, (tuple, list)):
+        return tuple(to_numpy(v) for v in value)
+    if isinstance(value, torch.Tensor):
+        return value.detach().numpy()
+    return value.numpy()
+
+
+def callable_of(name):
+    fn = CASES[name][0]
+    if isinstance(fn, type):
+        framework_of(name).manual_seed(0) if framework_of(name) is torch else paddle.seed(0)
+        model = fn()
+        model.eval()
+        return model
+    return fn
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory, sotc_bin):  # noqa: F811
+    out, cache = tmp_path_factory.mktemp("functionals"), {}
+
+    def get(name, device):
+        if (name, device) not in cache:
+            rng = np.random.default_rng(0)
+            fn = callable_of(name)
+            folder = out / name
+            folder.mkdir(exist_ok=True)
+            trace = folder / "t.pb"
+            sotc.trace(fn, *as_tensors(name, values(name, rng)), sotc_root=str(folder)).save(str(trace))
+            target = "cpu" if device == "cpu" else "cuda"
+            artifact = folder / ("k.so" if target == "cpu" else "k.fatbin")
+            r = subprocess.run([sotc_bin, "compile", str(trace), "--target", target, "-o",
+                                str(artifact)], cwd=ROOT, capture_output=True, text=True)
+            if r.returncode != 0:
+                pytest.fail(f"sotc compile failed: {r.stderr.strip()}")
+            cache[name, device] = (fn, sotc.load(artifact, device=device))
+        return cache[name, device]
+    return get
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_functional_matches_framework(name, device, compiled):
+    fn, artifact = compiled(name, device)
+    rng = np.random.default_rng(sum(map(ord, name)) + 1)  # not the trace's example inputs
+    inputs = values(name, rng)
+    with torch.no_grad():
+        expected = to_numpy(fn(*as_tensors(name, inputs)))
+    got = artifact(*inputs)
+    assert_same(got if isinstance(expected, tuple) else got, expected, RTOL, where=name)
+
+
+def test_a_data_dependent_one_hot_is_refused_by_name(tmp_path, sotc_bin):  # noqa: F811
+    def f(labels):
+        return F.one_hot(labels)
+    trace = tmp_path / "t.pb"
+    sotc.trace(f, torch.zeros(4, dtype=torch.int64)).save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "num_classes=-1" in r.stderr, r.stderr
+    assert "test_functionals.py:" in r.stderr, r.stderr  # the user's line
+    assert not (tmp_path / "k.so").exists()
