@@ -176,6 +176,88 @@ void registerMoreActivations(OpTable &t) {
   };
   t.bind(pf + "prelu", prelu("x", true));
   t.bind(tf + "prelu", prelu("input", false));
+  // rrelu in inference: leaky_relu with the mean of its slope range.
+  auto rrelu = [](std::string xn) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      if (L.args.boolValue("training"))
+        badValue(L, "training=True draws random slopes: sotc compiles inference (pass "
+                    "training=False)");
+      int x = floatInput(L, xn);
+      double slope = (L.args.scalar("lower") + L.args.scalar("upper")) / 2;
+      L.out(b.select(b.binaryScalar(Prim::GreaterEqual, x, 0), x, b.binaryScalar(Prim::Mul, x, slope)));
+    };
+  };
+  t.bind(pf + "rrelu", rrelu("x"));
+  t.bind(tf + "rrelu", rrelu("input"));
+  t.bind(tf + "softmin", [](Lowering &L) {
+    int x = floatInput(L, "input");
+    if (!L.args.isNone("dtype"))
+      x = L.b.cast(x, L.args.get("dtype").dtypeValue);
+    int64_t rank = L.b.meta(x).rank();
+    if (L.args.isNone("dim") && rank > 1) // torch's implicit dim: 0 for 0-d, 1-d and 3-d inputs
+      badValue(L, "dim=None picks a dimension implicitly (deprecated in torch): pass dim");
+    int64_t dim = L.args.isNone("dim") ? 0 : normalizeDim(L.b.opName(), L.args.intValue("dim"), rank);
+    if (rank == 0)
+      return L.out(L.b.fill(1, {}, L.b.meta(x).dtype));
+    L.out(softmax(L, L.b.unary(Prim::Neg, x), dim, false));
+  });
+  // channel_shuffle: [N, g*k, ...] -> [N, k*g, ...], the groups' channels interleaved.
+  auto channelShuffle = [](std::string xn, bool paddle) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = L.in(xn);
+      std::vector<int64_t> s = b.meta(x).shape;
+      int64_t g = L.args.intValue("groups"), rank = b.meta(x).rank();
+      bool last = paddle && L.args.get("data_format").stringValue == "NHWC";
+      int64_t axis = last ? rank - 1 : 1;
+      if (rank < 3 || g <= 0 || s[axis] % g)
+        badValue(L, "needs an input of at least 3 dimensions whose " + std::to_string(s[axis]) +
+                        " channels divide into " + std::to_string(g) + " groups");
+      std::vector<int64_t> split = s;
+      split[axis] = s[axis] / g;
+      split.insert(split.begin() + axis, g);
+      std::vector<int64_t> perm;
+      for (int64_t i = 0; i <= rank; ++i)
+        perm.push_back(i);
+      std::swap(perm[axis], perm[axis + 1]);
+      L.out(b.reshape(b.transpose(b.reshape(x, split), perm), s));
+    };
+  };
+  t.bind(tf + "channel_shuffle", channelShuffle("input", false));
+  t.bind(pf + "channel_shuffle", channelShuffle("x", true));
+  // x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta, the window
+  // centred (size/2 before, (size-1)/2 after), zeros beyond the channels.
+  auto localResponseNorm = [](std::string xn, bool paddle) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, xn);
+      int64_t rank = b.meta(x).rank(), size = L.args.intValue("size");
+      bool last = paddle && L.args.get("data_format").stringValue.back() == 'C';
+      int64_t axis = last ? rank - 1 : 1, c = b.meta(x).shape[axis];
+      if (rank < 3 || size <= 0)
+        badValue(L, "needs an input of at least 3 dimensions and a positive size");
+      // The channels' squares as [outer, 1, C, inner]: a (size x 1) window sums the neighbours.
+      std::vector<int64_t> shape = b.meta(x).shape;
+      int64_t outer = 1, inner = 1;
+      for (int64_t a = 0; a < rank; ++a) {
+        if (a < axis)
+          outer *= shape[a];
+        else if (a > axis)
+          inner *= shape[a];
+      }
+      int sq = b.reshape(b.binary(Prim::Mul, x, x), {outer, 1, c, inner});
+      int taps = b.window(sq, {size, 1}, {1, 1}, {1, 1}, {size / 2, (size - 1) / 2, 0, 0}, 0);
+      int sum = b.reshape(b.reduce(Prim::ReduceSum, taps, {2, 3}, false), shape);
+      int scale = b.binaryScalar(Prim::Add,
+                                 b.binaryScalar(Prim::Mul, sum,
+                                                L.args.scalar("alpha") / static_cast<double>(size)),
+                                 L.args.scalar("k"));
+      L.out(b.binary(Prim::Div, x, b.binaryScalar(Prim::Pow, scale, L.args.scalar("beta"))));
+    };
+  };
+  t.bind(tf + "local_response_norm", localResponseNorm("input", false));
+  t.bind(pf + "local_response_norm", localResponseNorm("x", true));
 }
 } // namespace
 
@@ -394,6 +476,20 @@ void registerActivations(OpTable &t) {
   };
   t.bind(pf + "dropout", dropout("x", true));
   t.bind(tf + "dropout", dropout("input", false));
+  // The other dropouts (whole channels, alpha) keep every element in inference too.
+  auto keep = [](std::string xn) {
+    return [=](Lowering &L) {
+      if (L.args.boolValue("training"))
+        badValue(L, "training=True draws random numbers: sotc compiles inference (pass "
+                    "training=False)");
+      L.out(L.in(xn));
+    };
+  };
+  for (const char *name : {"dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                           "feature_alpha_dropout"})
+    t.bind(tf + name, keep("input"));
+  for (const char *name : {"dropout2d", "dropout3d", "alpha_dropout"})
+    t.bind(pf + name, keep("x"));
 }
 
 /// Python operators on tensors; in-place forms compute the same value (the frontend rebinds).

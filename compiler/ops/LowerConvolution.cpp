@@ -261,9 +261,37 @@ LowerFn batchNormOp(std::string xn, std::string eps, bool paddle) {
   };
 }
 
+/// unfold (im2col): the windows of x [N, C, H, W] as columns [N, C*KH*KW, OH*OW]; torch's
+/// unbatched [C, H, W] gives [C*KH*KW, OH*OW]. paddle's four paddings are (top, left,
+/// bottom, right).
+LowerFn unfoldOp(std::string xn, std::string kernel, std::string stride, std::string padding,
+                 std::string dilation, bool paddle) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in(xn);
+    bool unbatched = !paddle && b.meta(x).rank() == 3;
+    if (unbatched)
+      x = b.reshape(x, unsqueezed(L, b.meta(x).shape, {0}));
+    std::array<int64_t, 4> pad = paddingOf(L, padding);
+    if (paddle && L.args.intList(padding).size() == 4)
+      pad = {pad[0], pad[2], pad[1], pad[3]};
+    Window w = windowOf(L, x, pairOf(L, kernel), pairOf(L, stride), pairOf(L, dilation), pad,
+                        false);
+    const std::vector<int64_t> &s = b.meta(x).shape;
+    int columns = b.reshape(windows(b, x, w, 0),
+                            {s[0], s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow});
+    L.out(unbatched ? b.reshape(columns, {s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow})
+                    : columns);
+  };
+}
+
 } // namespace
 
 void registerConvolution(OpTable &t) {
+  t.bind("torch.nn.functional.unfold",
+         unfoldOp("input", "kernel_size", "stride", "padding", "dilation", false));
+  t.bind("paddle.nn.functional.unfold",
+         unfoldOp("x", "kernel_sizes", "strides", "paddings", "dilations", true));
   const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
   t.bind(pf + "conv2d", conv2dOp("x", true));
   t.bind(tf + "conv2d", conv2dOp("input", false));

@@ -245,9 +245,37 @@ int covariance(Lowering &L, int x, double correction) {
   return b.binaryScalar(Prim::Div, c, std::max(0.0, double(n) - correction));
 }
 
+/// bilinear: y[..., o] = sum_ij x1[..., i] weight[o, i, j] x2[..., j] + bias[o]: one GEMM
+/// x1 [B, I] x weight as [I, O*J], then the products with x2 summed over j.
+LowerFn bilinearOp(std::string x1n, std::string x2n) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x1 = floatInput(L, x1n), x2 = floatInput(L, x2n);
+    int w = b.cast(L.in("weight"), b.meta(x1).dtype);
+    const std::vector<int64_t> &s1 = b.meta(x1).shape, &s2 = b.meta(x2).shape,
+                               &ws = b.meta(w).shape;
+    if (ws.size() != 3 || s1.empty() || s1.size() != s2.size() || s1.back() != ws[1] ||
+        s2.back() != ws[2] || !std::equal(s1.begin(), s1.end() - 1, s2.begin()))
+      badValue(L, "inputs " + formatShape(s1) + " and " + formatShape(s2) +
+                      " do not fit a weight of shape " + formatShape(ws));
+    int64_t batch = b.meta(x1).numElements() / s1.back(), o = ws[0], i = ws[1], j = ws[2];
+    int wt = b.reshape(b.transpose(w, {1, 0, 2}), {i, o * j});
+    int t1 = b.reshape(b.matmul(b.reshape(x1, {batch, i}), wt, false, false), {batch, o, j});
+    int y = b.reduce(Prim::ReduceSum,
+                     b.binary(Prim::Mul, t1, b.reshape(x2, {batch, 1, j})), {2}, false);
+    if (L.in("bias") >= 0)
+      y = b.binary(Prim::Add, y, b.reshape(b.cast(L.in("bias"), b.meta(y).dtype), {1, o}));
+    std::vector<int64_t> out(s1.begin(), s1.end() - 1);
+    out.push_back(o);
+    L.out(b.reshape(y, out));
+  };
+}
+
 } // namespace
 
 void registerLinearAlgebra(OpTable &t) {
+  t.bind("torch.nn.functional.bilinear", bilinearOp("input1", "input2"));
+  t.bind("paddle.nn.functional.bilinear", bilinearOp("x1", "x2"));
   torchLower(t, "dot", [](Lowering &L) {
     int x = L.in("input"), y = L.in("tensor");
     if (L.b.meta(x).rank() != 1 || L.b.meta(y).rank() != 1)

@@ -11,6 +11,9 @@
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Diagnostics.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace sotc::ops::lowering {
 
 namespace {
@@ -427,6 +430,192 @@ LowerFn pairwiseDistance(std::string xn, std::string yn, std::string epsName) {
   };
 }
 
+/// The call's reduction (torch's, with its deprecated spellings, or paddle's) applied.
+int reducedBy(Lowering &L, int loss, bool torch) {
+  return reduceLoss(L, loss, reductionOf(L, torch ? torchReductionName(L)
+                                                  : L.args.get("reduction").stringValue));
+}
+
+/// Tensors of one float dtype, broadcast to one shape (the inputs and the ±1 targets).
+std::vector<int> floatsBroadcast(Lowering &L, const std::vector<std::string> &names) {
+  PrimBuilder &b = L.b;
+  std::vector<int> xs;
+  std::vector<int64_t> shape;
+  DType dtype = DType::Float32;
+  for (const std::string &n : names) {
+    xs.push_back(L.in(n));
+    shape = broadcastShapes(b.opName(), shape, b.meta(xs.back()).shape);
+    if (isFloating(b.meta(xs.back()).dtype) && b.meta(xs.back()).dtype != DType::Float32)
+      dtype = b.meta(xs.back()).dtype;
+  }
+  for (int &x : xs)
+    x = b.broadcastTo(b.cast(x, dtype), shape);
+  return xs;
+}
+
+/// margin_ranking_loss: max(0, -y (x1 - x2) + margin).
+LowerFn marginRanking(std::vector<std::string> names, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, names);
+    int d = b.binary(Prim::Mul, b.unary(Prim::Neg, v[2]), b.binary(Prim::Sub, v[0], v[1]));
+    L.out(reducedBy(L, b.binaryScalar(Prim::Max, b.binaryScalar(Prim::Add, d, L.args.scalar("margin")), 0),
+                    torch));
+  };
+}
+
+/// hinge_embedding_loss: x where y is not -1, plus max(0, margin - x) where y is not 1.
+LowerFn hingeEmbedding(std::vector<std::string> names, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, names);
+    int x = v[0], y = v[1], zero = scalarLike(b, 0, x);
+    int hinge = b.binaryScalar(Prim::Max, b.binary(Prim::Sub, scalarLike(b, L.args.scalar("margin"), x), x), 0);
+    int loss = b.binary(Prim::Add, b.select(b.binaryScalar(Prim::NotEqual, y, 1), hinge, zero),
+                        b.select(b.binaryScalar(Prim::NotEqual, y, -1), x, zero));
+    L.out(reducedBy(L, loss, torch));
+  };
+}
+
+/// soft_margin_loss: log(1 + exp(-y x)).
+LowerFn softMargin(std::vector<std::string> names, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, names);
+    int e = b.unary(Prim::Exp, b.unary(Prim::Neg, b.binary(Prim::Mul, v[0], v[1])));
+    L.out(reducedBy(L, b.unary(Prim::Log1p, e), torch));
+  };
+}
+
+/// multilabel_soft_margin_loss: -(y logsigmoid(x) + (1 - y) logsigmoid(-x)) * weight, the
+/// mean over the classes (the last axis), then reduced over the samples.
+LowerFn multilabelSoftMargin(std::vector<std::string> names, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, names);
+    int x = v[0], y = v[1];
+    auto logSigmoid = [&](int z) { // min(z, 0) - log1p(exp(-|z|))
+      return b.binary(Prim::Sub, b.binaryScalar(Prim::Min, z, 0),
+                      b.unary(Prim::Log1p, b.unary(Prim::Exp, b.unary(Prim::Neg, b.unary(Prim::Abs, z)))));
+    };
+    int loss = b.unary(Prim::Neg,
+                       b.binary(Prim::Add, b.binary(Prim::Mul, y, logSigmoid(x)),
+                                b.binary(Prim::Mul, b.binary(Prim::Sub, scalarLike(b, 1, y), y),
+                                         logSigmoid(b.unary(Prim::Neg, x)))));
+    if (L.in("weight") >= 0)
+      loss = b.binary(Prim::Mul, loss, b.cast(L.in("weight"), b.meta(loss).dtype));
+    int64_t rank = b.meta(loss).rank();
+    if (rank == 0)
+      badValue(L, "expects an input with a class dimension");
+    L.out(reducedBy(L, mean(L, loss, {rank - 1}, false), torch));
+  };
+}
+
+/// poisson_nll_loss: exp(x) - y x (log_input), else x - y log(x + eps); full adds Stirling's
+/// y log y - y + log(2 pi y) / 2 where y > 1.
+LowerFn poissonNll(std::vector<std::string> names, std::string epsName, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, names);
+    int x = v[0], y = v[1];
+    int loss = L.args.boolValue("log_input")
+                   ? b.binary(Prim::Sub, b.unary(Prim::Exp, x), b.binary(Prim::Mul, y, x))
+                   : b.binary(Prim::Sub, x,
+                              b.binary(Prim::Mul, y,
+                                       b.unary(Prim::Log, b.binaryScalar(Prim::Add, x, L.args.scalar(epsName)))));
+    if (L.args.boolValue("full")) {
+      int logY = b.unary(Prim::Log, y);
+      int stirling = b.binary(
+          Prim::Add, b.binary(Prim::Sub, b.binary(Prim::Mul, y, logY), y),
+          b.binaryScalar(Prim::Mul, b.unary(Prim::Log, b.binaryScalar(Prim::Mul, y, 2 * M_PI)), 0.5));
+      loss = b.binary(Prim::Add, loss,
+                      b.select(b.binaryScalar(Prim::Greater, y, 1), stirling, scalarLike(b, 0, y)));
+    }
+    L.out(reducedBy(L, loss, torch));
+  };
+}
+
+/// gaussian_nll_loss: (log(max(var, eps)) + (x - y)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2
+/// with full); a var without the last axis, or with it of size 1, is one per sample.
+LowerFn gaussianNll(std::vector<std::string> names, std::string epsName, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int var = L.args.get(names[2]).isTensor()
+                  ? L.in(names[2])
+                  : b.fill(L.args.scalar(names[2]), {}, DType::Float32); // torch's float var
+    if (!L.args.get(names[2]).isTensor())
+      var = b.broadcastTo(var, b.meta(L.in(names[0])).shape);
+    std::vector<int64_t> xs = b.meta(L.in(names[0])).shape, vs = b.meta(var).shape;
+    if (!xs.empty() && vs.size() + 1 == xs.size() && std::equal(vs.begin(), vs.end(), xs.begin()))
+      vs.push_back(1);
+    else if (vs != xs && !(vs.size() == xs.size() && !vs.empty() && vs.back() == 1 &&
+                           std::equal(vs.begin(), vs.end() - 1, xs.begin())))
+      badValue(L, "var of shape " + formatShape(b.meta(var).shape) +
+                      " fits neither the input's shape " + formatShape(xs) +
+                      " nor one value per sample");
+    Operands o = promoteOperands(L, names[0], names[1]);
+    DType dtype = isFloating(o.dtype) ? o.dtype : DType::Float32;
+    int x = b.cast(o.x, dtype), y = b.cast(o.y, dtype);
+    int v = b.binaryScalar(Prim::Max, b.reshape(b.cast(var, dtype), vs), L.args.scalar(epsName));
+    int d = b.binary(Prim::Sub, x, y);
+    int loss = b.binaryScalar(
+        Prim::Mul, b.binary(Prim::Add, b.unary(Prim::Log, v), b.binary(Prim::Div, b.binary(Prim::Mul, d, d), v)),
+        0.5);
+    if (L.args.boolValue("full"))
+      loss = b.binaryScalar(Prim::Add, loss, 0.5 * std::log(2 * M_PI));
+    L.out(reducedBy(L, loss, torch));
+  };
+}
+
+/// cosine_embedding_loss: cos = sum(x1 x2) / sqrt((sum x1^2 + 1e-12) (sum x2^2 + 1e-12)) over
+/// the last axis; 1 - cos where y is 1, max(0, cos - margin) where y is -1.
+LowerFn cosineEmbedding(std::vector<std::string> names, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, {names[0], names[1]});
+    int64_t axis = b.meta(v[0]).rank() - 1;
+    if (axis < 0)
+      badValue(L, "expects inputs with a feature dimension");
+    auto sumOf = [&](int p, int q) {
+      return b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, p, q), {axis}, false);
+    };
+    int norms = b.binary(Prim::Mul, b.binaryScalar(Prim::Add, sumOf(v[0], v[0]), 1e-12),
+                         b.binaryScalar(Prim::Add, sumOf(v[1], v[1]), 1e-12));
+    int cos = b.binary(Prim::Div, sumOf(v[0], v[1]), b.unary(Prim::Sqrt, norms));
+    int y = b.cast(L.in(names[2]), b.meta(cos).dtype), zero = scalarLike(b, 0, cos);
+    int loss = b.binary(
+        Prim::Add,
+        b.select(b.binaryScalar(Prim::Equal, y, 1), b.binary(Prim::Sub, scalarLike(b, 1, cos), cos), zero),
+        b.select(b.binaryScalar(Prim::Equal, y, -1),
+                 b.binaryScalar(Prim::Max, b.binaryScalar(Prim::Sub, cos, L.args.scalar("margin")), 0),
+                 zero));
+    L.out(reducedBy(L, loss, torch));
+  };
+}
+
+/// triplet_margin_loss: max(margin + d(a, p) - d(a, n), 0), d the p-norm of the difference
+/// + eps over the last axis; swap takes min(d(a, n), d(p, n)).
+LowerFn tripletMargin(std::vector<std::string> names, std::string epsName, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    std::vector<int> v = floatsBroadcast(L, names);
+    int64_t axis = b.meta(v[0]).rank() - 1;
+    if (axis < 0)
+      badValue(L, "expects inputs with a feature dimension");
+    double p = L.args.scalar("p"), eps = L.args.scalar(epsName);
+    auto distance = [&](int u, int w) {
+      return pNorm(L, b.binaryScalar(Prim::Add, b.binary(Prim::Sub, u, w), eps), p, {axis}, false);
+    };
+    int positive = distance(v[0], v[1]), negative = distance(v[0], v[2]);
+    if (L.args.boolValue("swap"))
+      negative = b.binary(Prim::Min, negative, distance(v[1], v[2]));
+    int loss = b.binaryScalar(
+        Prim::Max,
+        b.binary(Prim::Sub, b.binaryScalar(Prim::Add, positive, L.args.scalar("margin")), negative), 0);
+    L.out(reducedBy(L, loss, torch));
+  };
+}
+
 } // namespace
 
 void registerLosses(OpTable &t) {
@@ -478,6 +667,22 @@ void registerLosses(OpTable &t) {
   t.bind(tf + "cosine_similarity", torchCosineSimilarity);
   t.bind(pf + "cosine_similarity", paddleCosineSimilarity);
   t.bind(tf + "pairwise_distance", pairwiseDistance("x1", "x2", "eps"));
+  t.bind(tf + "margin_ranking_loss", marginRanking({"input1", "input2", "target"}, true));
+  t.bind(pf + "margin_ranking_loss", marginRanking({"input", "other", "label"}, false));
+  t.bind(tf + "hinge_embedding_loss", hingeEmbedding({"input", "target"}, true));
+  t.bind(pf + "hinge_embedding_loss", hingeEmbedding({"input", "label"}, false));
+  t.bind(tf + "soft_margin_loss", softMargin({"input", "target"}, true));
+  t.bind(pf + "soft_margin_loss", softMargin({"input", "label"}, false));
+  t.bind(tf + "multilabel_soft_margin_loss", multilabelSoftMargin({"input", "target"}, true));
+  t.bind(pf + "multi_label_soft_margin_loss", multilabelSoftMargin({"input", "label"}, false));
+  t.bind(tf + "poisson_nll_loss", poissonNll({"input", "target"}, "eps", true));
+  t.bind(pf + "poisson_nll_loss", poissonNll({"input", "label"}, "epsilon", false));
+  t.bind(tf + "gaussian_nll_loss", gaussianNll({"input", "target", "var"}, "eps", true));
+  t.bind(pf + "gaussian_nll_loss", gaussianNll({"input", "label", "variance"}, "epsilon", false));
+  t.bind(tf + "cosine_embedding_loss", cosineEmbedding({"input1", "input2", "target"}, true));
+  t.bind(pf + "cosine_embedding_loss", cosineEmbedding({"input1", "input2", "label"}, false));
+  t.bind(tf + "triplet_margin_loss", tripletMargin({"anchor", "positive", "negative"}, "eps", true));
+  t.bind(pf + "triplet_margin_loss", tripletMargin({"input", "positive", "negative"}, "epsilon", false));
   t.bind(pf + "pairwise_distance", pairwiseDistance("x", "y", "epsilon"));
 }
 

@@ -164,55 +164,99 @@ void paddlePad(Lowering &L) {
 
 /// How one axis is resampled: the ratio of input to output positions, and the convention.
 struct Resample {
-  enum class Kind { Nearest, NearestExact, NearestRounded, Linear } kind;
-  bool alignCorners = false; // linear: the corners' centres map onto each other
+  enum class Kind { Nearest, NearestExact, NearestRounded, Linear, Cubic } kind;
+  bool alignCorners = false; // linear, cubic: the corners' centres map onto each other
   bool halfPixel = true;     // linear without align_corners: (dst + 0.5) * ratio - 0.5
 };
 
+/// The cubic convolution weight (Keys, A = -0.75, both frameworks) of a tap at distance d.
+int cubicWeight(PrimBuilder &b, int d) {
+  const double A = -0.75;
+  // |d| <= 1: ((A + 2) d - (A + 3)) d^2 + 1; 1 < |d| < 2: ((A d - 5A) d + 8A) d - 4A
+  int near = b.binaryScalar(
+      Prim::Add,
+      b.binary(Prim::Mul,
+               b.binaryScalar(Prim::Sub, b.binaryScalar(Prim::Mul, d, A + 2), A + 3),
+               b.binary(Prim::Mul, d, d)),
+      1);
+  int far = b.binaryScalar(
+      Prim::Sub,
+      b.binary(Prim::Mul,
+               b.binaryScalar(Prim::Add,
+                              b.binary(Prim::Mul, b.binaryScalar(Prim::Sub, b.binaryScalar(Prim::Mul, d, A), 5 * A), d),
+                              8 * A),
+               d),
+      4 * A);
+  return b.select(b.binaryScalar(Prim::LessEqual, d, 1), near, far);
+}
+
 /// x resampled along `axis` to `out` positions with `ratio` input positions per output one,
-/// computed in float32 as both frameworks' CPU kernels do.
+/// computed in float32 as both frameworks' CPU kernels do. The taps are gathered with the
+/// axis in front (one transpose in and one out, whatever the number of taps) and summed with
+/// their weights there.
 int resampleAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, float ratio,
                  const Resample &how) {
-  int64_t n = b.meta(x).shape[axis];
-  if (n == out && (how.kind != Resample::Kind::Linear || ratio == 1.0f))
+  int64_t n = b.meta(x).shape[axis], rank = b.meta(x).rank();
+  bool interpolates = how.kind == Resample::Kind::Linear || how.kind == Resample::Kind::Cubic;
+  if (n == out && (!interpolates || ratio == 1.0f))
     return x;
   int dst = b.iota(out, DType::Float32);
   int last = b.fill(static_cast<double>(n - 1), {}, DType::Int64);
-  auto indexOf = [&](int position) { // min(int(floor(position)), n - 1)
-    return b.binary(Prim::Min, b.cast(b.unary(Prim::Floor, position), DType::Int64), last);
+  auto clamped = [&](int index) { // min(max(index, 0), n - 1)
+    return b.binary(Prim::Min, b.binaryScalar(Prim::Max, index, 0), last);
   };
-  if (how.kind != Resample::Kind::Linear) {
+  auto floorOf = [&](int position) { return b.cast(b.unary(Prim::Floor, position), DType::Int64); };
+  std::vector<int64_t> perm{axis}, back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  for (int64_t i = 0; i < rank; ++i)
+    back[perm[i]] = i;
+  int front = axis == 0 ? x : b.transpose(x, perm);
+  auto behind = [&](int y) { return axis == 0 ? y : b.transpose(y, back); };
+  if (!interpolates) {
     if (how.kind == Resample::Kind::NearestExact)
       dst = b.binaryScalar(Prim::Add, dst, 0.5);
     int src = b.binaryScalar(Prim::Mul, dst, ratio);
     if (how.kind == Resample::Kind::NearestRounded) // paddle's nearest with align_corners
       src = b.binaryScalar(Prim::Add, src, 0.5);
-    return gatherAlong(b, x, axis, indexOf(src));
+    return behind(b.gather(front, b.binary(Prim::Min, floorOf(src), last)));
   }
-  int src = how.alignCorners || !how.halfPixel
-                ? b.binaryScalar(Prim::Mul, dst, ratio)
-                : b.binaryScalar(Prim::Max,
-                                 b.binaryScalar(Prim::Sub,
-                                                b.binaryScalar(Prim::Mul,
-                                                               b.binaryScalar(Prim::Add, dst, 0.5),
-                                                               ratio),
-                                                0.5),
-                                 0);
-  int i0 = indexOf(src);
-  int i1 = b.binary(Prim::Min, b.binaryScalar(Prim::Add, i0, 1), last);
-  // The weight of the upper neighbour, clamped to [0, 1], along `axis` of x's rank.
-  int lambda = b.binaryScalar(Prim::Min,
-                              b.binaryScalar(Prim::Max,
-                                             b.binary(Prim::Sub, src, b.cast(i0, DType::Float32)),
-                                             0),
-                              1);
-  std::vector<int64_t> along(static_cast<size_t>(b.meta(x).rank()), 1);
-  along[axis] = out;
+  // The source position: aligned corners or paddle's align_mode=1 scale dst itself; half-pixel
+  // centres shift by 0.5 (linear clamps the result at 0, cubic does not).
+  int src = b.binaryScalar(Prim::Mul, dst, ratio);
+  if (!how.alignCorners && how.halfPixel) {
+    src = b.binaryScalar(Prim::Sub,
+                         b.binaryScalar(Prim::Mul, b.binaryScalar(Prim::Add, dst, 0.5), ratio), 0.5);
+    if (how.kind == Resample::Kind::Linear)
+      src = b.binaryScalar(Prim::Max, src, 0);
+  }
+  std::vector<int64_t> along(static_cast<size_t>(rank), 1);
+  along[0] = out;
   DType dtype = b.meta(x).dtype;
-  lambda = b.reshape(b.cast(lambda, dtype), along);
-  int lower = gatherAlong(b, x, axis, i0), upper = gatherAlong(b, x, axis, i1);
-  int keep = b.binary(Prim::Sub, scalarLike(b, 1, lambda), lambda);
-  return b.binary(Prim::Add, b.binary(Prim::Mul, lower, keep), b.binary(Prim::Mul, upper, lambda));
+  auto weighted = [&](int index, int weight) {
+    return b.binary(Prim::Mul, b.gather(front, index), b.reshape(b.cast(weight, dtype), along));
+  };
+  if (how.kind == Resample::Kind::Linear) {
+    int i0 = b.binary(Prim::Min, floorOf(src), last);
+    int i1 = b.binary(Prim::Min, b.binaryScalar(Prim::Add, i0, 1), last);
+    // The weight of the upper neighbour, clamped to [0, 1].
+    int lambda = b.binaryScalar(
+        Prim::Min,
+        b.binaryScalar(Prim::Max, b.binary(Prim::Sub, src, b.cast(i0, DType::Float32)), 0), 1);
+    int keep = b.binary(Prim::Sub, scalarLike(b, 1, lambda), lambda);
+    return behind(b.binary(Prim::Add, weighted(i0, keep), weighted(i1, lambda)));
+  }
+  // Cubic: the four taps floor(src) - 1 .. floor(src) + 2, each clamped into the input.
+  int base = floorOf(src);
+  int t = b.binary(Prim::Sub, src, b.cast(base, DType::Float32));
+  int sum = -1;
+  for (int k = 0; k < 4; ++k) {
+    int distance = b.unary(Prim::Abs, b.binaryScalar(Prim::Sub, t, k - 1)); // |t - (k - 1)|
+    int tap = weighted(clamped(b.binaryScalar(Prim::Add, base, k - 1)), cubicWeight(b, distance));
+    sum = sum < 0 ? tap : b.binary(Prim::Add, sum, tap);
+  }
+  return behind(sum);
 }
 
 /// The output sizes of a resize from `size` (one for every spatial axis, or one for all) or
@@ -274,15 +318,17 @@ LowerFn torchInterpolate(std::string fixedMode, bool fixedAlign) {
     std::string mode = fixedMode.empty() ? L.args.get("mode").stringValue : fixedMode;
     std::vector<int64_t> axes = spatialAxes(L, x, "");
     bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
-    if (linear && ((mode == "linear") != (axes.size() == 1) ||
-                   (mode == "bilinear") != (axes.size() == 2) ||
-                   (mode == "trilinear") != (axes.size() == 3)))
+    bool cubic = mode == "bicubic";
+    if ((linear || cubic) && ((mode == "linear") != (axes.size() == 1) ||
+                              (mode == "bilinear" || cubic) != (axes.size() == 2) ||
+                              (mode == "trilinear") != (axes.size() == 3)))
       badValue(L, "mode='" + mode + "' needs a " +
-                      std::to_string(mode == "linear" ? 3 : mode == "bilinear" ? 4 : 5) +
+                      std::to_string(mode == "linear" ? 3 : mode == "trilinear" ? 5 : 4) +
                       "-d input, not a " + std::to_string(b.meta(x).rank()) + "-d one");
-    if (!linear && mode != "nearest" && mode != "nearest-exact")
+    if (!linear && !cubic && mode != "nearest" && mode != "nearest-exact")
       badValue(L, "mode='" + mode + "' is not supported yet (nearest, nearest-exact, linear, "
-                  "bilinear, trilinear are)");
+                  "bilinear, bicubic, trilinear are)");
+    linear = linear || cubic; // align_corners applies
     bool align = fixedAlign;
     if (fixedMode.empty() && !L.args.isNone("align_corners")) {
       if (!linear)
@@ -296,7 +342,8 @@ LowerFn torchInterpolate(std::string fixedMode, bool fixedAlign) {
     bool recompute = L.args.signature().find("recompute_scale_factor") &&
                      !L.args.isNone("recompute_scale_factor") &&
                      L.args.boolValue("recompute_scale_factor");
-    Resample how{linear ? Resample::Kind::Linear
+    Resample how{cubic                ? Resample::Kind::Cubic
+                 : linear            ? Resample::Kind::Linear
                  : mode == "nearest" ? Resample::Kind::Nearest
                                      : Resample::Kind::NearestExact,
                  align, true};
@@ -319,19 +366,21 @@ void paddleInterpolate(Lowering &L) {
   std::string format = L.args.isNone("data_format") ? "" : L.args.get("data_format").stringValue;
   std::vector<int64_t> axes = spatialAxes(L, x, format);
   bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
-  if (!linear && mode != "nearest")
+  bool cubic = mode == "bicubic";
+  if (!linear && !cubic && mode != "nearest")
     badValue(L, "mode='" + mode + "' is not supported yet (nearest, linear, bilinear, "
-                "trilinear are)");
+                "bicubic, trilinear are)");
   bool align = L.args.boolValue("align_corners");
   int64_t alignMode = L.args.intValue("align_mode");
   if (alignMode != 0 && alignMode != 1)
     badValue(L, "align_mode must be 0 or 1");
   std::vector<double> scales;
   std::vector<int64_t> sizes = resizedSizes(L, x, axes, scales);
-  Resample how{linear  ? Resample::Kind::Linear
-               : align ? Resample::Kind::NearestRounded
-                       : Resample::Kind::Nearest,
-               align, alignMode == 0};
+  Resample how{cubic   ? Resample::Kind::Cubic
+               : linear ? Resample::Kind::Linear
+               : align  ? Resample::Kind::NearestRounded
+                        : Resample::Kind::Nearest,
+               align, alignMode == 0 || cubic};
   x = floatInput(L, "x");
   for (size_t i = 0; i < axes.size(); ++i) {
     float ratio = resizeRatio(b.meta(x).shape[axes[i]], sizes[i], scales[i], align);

@@ -54,7 +54,8 @@ def t_interpolate(x):
     return (F.interpolate(x, size=(7, 3), mode="bilinear"),
             F.interpolate(x, scale_factor=1.75, mode="bilinear", align_corners=True),
             F.interpolate(x, scale_factor=2), F.interpolate(x, size=(5, 9), mode="nearest-exact"),
-            F.upsample_bilinear(x, size=(6, 6)))
+            F.upsample_bilinear(x, size=(6, 6)), F.interpolate(x, size=(7, 9), mode="bicubic"),
+            F.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=True))
 
 
 def t_linear_1d(x):
@@ -98,6 +99,22 @@ def t_distance(a, b):
     return F.cosine_similarity(a, b, dim=-1), F.pairwise_distance(a, b), torch.cosine_similarity(a, b)
 
 
+def t_channel_ops(x, w, b):
+    y = F.channel_shuffle(x, 3) + F.local_response_norm(x, 3, alpha=0.3, k=2.0)
+    return (y, F.unfold(x, (2, 3), padding=1, stride=(2, 1)), F.softmin(x, dim=1),
+            F.rrelu(x), F.dropout2d(x, training=False),
+            F.bilinear(x[:, 0, 0, :3], x[:, 1, 1, :2], w, b))
+
+
+def t_margin_losses(x, y, z):
+    return (F.margin_ranking_loss(x, y, torch.sign(z), margin=0.5), F.soft_margin_loss(x, torch.sign(z)),
+            F.hinge_embedding_loss(x, torch.sign(z), margin=1.5, reduction="sum"),
+            F.multilabel_soft_margin_loss(x, torch.sigmoid(y)),
+            F.poisson_nll_loss(x, torch.abs(y), full=True), F.gaussian_nll_loss(x, y, torch.abs(z) + 0.1),
+            F.cosine_embedding_loss(x, y, torch.sign(z[:, 0]), margin=0.2),
+            F.triplet_margin_loss(x, y, z, swap=True))
+
+
 class TorchImageHead(torch.nn.Module):
     """The functionals through torch's own layer classes."""
 
@@ -134,7 +151,9 @@ def p_interpolate(x):
     return (PF.interpolate(x, size=[7, 3], mode="bilinear"),
             PF.interpolate(x, size=[7, 3], mode="bilinear", align_mode=1),
             PF.interpolate(x, scale_factor=1.75, mode="bilinear", align_corners=True),
-            PF.interpolate(x, scale_factor=2), PF.upsample(x, size=[5, 9], mode="nearest"))
+            PF.interpolate(x, scale_factor=2), PF.upsample(x, size=[5, 9], mode="nearest"),
+            PF.interpolate(x, size=[7, 9], mode="bicubic"),
+            PF.interpolate(x, size=[3, 8], mode="bicubic", align_corners=True))
 
 
 def p_pixel_shuffle(x):
@@ -165,6 +184,24 @@ def p_binary(p, y, logits):
 
 def p_distance(a, b):
     return PF.cosine_similarity(a, b, axis=2), PF.pairwise_distance(a, b)
+
+
+def p_channel_ops(x, w, b):
+    y = PF.channel_shuffle(x, 3) + PF.local_response_norm(x, 3, alpha=0.3, k=2.0)
+    return (y, PF.unfold(x, [2, 3], strides=[2, 1], paddings=1),
+            PF.rrelu(x, training=False), PF.dropout2d(x, training=False),
+            PF.bilinear(x[:, 0, 0, :3], x[:, 1, 1, :2], w, b))
+
+
+def p_margin_losses(x, y, z):
+    return (PF.margin_ranking_loss(x, y, paddle.sign(z), margin=0.5),
+            PF.soft_margin_loss(x, paddle.sign(z)),
+            PF.hinge_embedding_loss(x, paddle.sign(z), margin=1.5, reduction="sum"),
+            PF.multi_label_soft_margin_loss(x, PF.sigmoid(y)),
+            PF.poisson_nll_loss(x, paddle.abs(y), full=True),
+            PF.gaussian_nll_loss(x, y, paddle.abs(z) + 0.1),
+            PF.cosine_embedding_loss(x, y, paddle.sign(z[:, 0]), margin=0.2),
+            PF.triplet_margin_loss(x, y, z, swap=True))
 
 
 class PaddleImageHead(paddle.nn.Layer):
@@ -201,6 +238,8 @@ CASES = {
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
+    "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
+    "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
     "paddle_activations": (p_activations, [(F32, (3, 4))]),
     "paddle_glu_prelu": (p_glu_prelu, [(F32, (2, 4, 3)), (F32, (4,))]),
     "paddle_pad": (p_pad, [(F32, (2, 3, 4, 5))]),
@@ -212,6 +251,8 @@ CASES = {
     "paddle_binary": (p_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "paddle_distance": (p_distance, [(F32, (3, 1, 4)), (F32, (1, 5, 4))]),
     "paddle_layers": (PaddleImageHead, [(F32, (2, 4, 6, 5))]),
+    "paddle_channel_ops": (p_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (1, 5))]),
+    "paddle_margin_losses": (p_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
 }
 
 

@@ -437,7 +437,12 @@ private:
         found = true;
         break;
       }
-      if (firstError.empty()) {
+      // The first failure is the one recomputed or reported, unless a later anchor finds the
+      // conflict at a group input read two ways: passing it twice always resolves it, where
+      // recomputing a value computed from it may only move the conflict.
+      bool inputConflict = mlir::isa_and_nonnull<mlir::BlockArgument>(conflict_.value);
+      if (firstError.empty() ||
+          (inputConflict && !mlir::isa_and_nonnull<mlir::BlockArgument>(firstConflict.value))) {
         firstError = error_;
         firstConflict = conflict_;
       }

@@ -173,30 +173,44 @@ Arg ints(std::vector<int64_t> v) {
   return Arg::list(items);
 }
 
-/// torch's resampling of one axis, by its own formulas in float32: the source position and
-/// the two neighbours' weights (nearest: one neighbour).
-struct Taps {
-  int64_t i0, i1;
-  double w1;
-};
+/// The taps of one resampled axis, by the frameworks' own formulas in float32: the input
+/// positions an output position reads and their weights.
+using Taps = std::vector<std::pair<int64_t, double>>;
+
+float ratioOf(int64_t in, int64_t out, bool align, double scale) {
+  return align ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f)
+         : scale > 0 ? static_cast<float>(1.0 / scale)
+                     : static_cast<float>(in) / static_cast<float>(out);
+}
 
 Taps linearTaps(int64_t dst, int64_t in, int64_t out, bool align, bool halfPixel, double scale) {
-  float ratio = align ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f)
-                : scale > 0 ? static_cast<float>(1.0 / scale)
-                            : static_cast<float>(in) / static_cast<float>(out);
+  float ratio = ratioOf(in, out, align, scale);
   float src = align || !halfPixel ? ratio * static_cast<float>(dst)
                                   : std::max(ratio * (static_cast<float>(dst) + 0.5f) - 0.5f, 0.0f);
   int64_t i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
   double w1 = std::min(std::max(static_cast<double>(src) - static_cast<double>(i0), 0.0), 1.0);
-  return {i0, std::min(i0 + 1, in - 1), w1};
+  return {{i0, 1 - w1}, {std::min(i0 + 1, in - 1), w1}};
 }
 
 Taps nearestTaps(int64_t dst, int64_t in, int64_t out, bool exact, bool rounded) {
-  float ratio = rounded ? (out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f)
-                        : static_cast<float>(in) / static_cast<float>(out);
+  float ratio = ratioOf(in, out, rounded, 0);
   float src = (static_cast<float>(dst) + (exact ? 0.5f : 0.0f)) * ratio + (rounded ? 0.5f : 0.0f);
-  int64_t i = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
-  return {i, i, 0};
+  return {{std::min(static_cast<int64_t>(std::floor(src)), in - 1), 1.0}};
+}
+
+/// Keys' cubic convolution (A = -0.75): taps floor(src) - 1 .. + 2, clamped into the input.
+Taps cubicTaps(int64_t dst, int64_t in, int64_t out, bool align) {
+  float ratio = ratioOf(in, out, align, 0);
+  float src = align ? ratio * static_cast<float>(dst) : ratio * (static_cast<float>(dst) + 0.5f) - 0.5f;
+  float base = std::floor(src);
+  double t = static_cast<double>(src) - static_cast<double>(base), A = -0.75;
+  auto near = [&](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+  auto far = [&](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
+  double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+  Taps taps;
+  for (int k = 0; k < 4; ++k)
+    taps.push_back({std::min(std::max(static_cast<int64_t>(base) - 1 + k, int64_t{0}), in - 1), w[k]});
+  return taps;
 }
 
 /// Resamples the spatial axes (from `first`) of in[0] to `sizes` with per-axis taps.
@@ -207,22 +221,24 @@ RefFn resizeRef(int64_t first, std::vector<int64_t> sizes,
     for (size_t k = 0; k < sizes.size(); ++k)
       shape[first + k] = sizes[k];
     return Refs{build(shape, [&](std::vector<int64_t> &i) {
-      // Sum over the 2^k corners of the neighbour weights' products.
+      // Every combination of one tap per axis, weighted by the taps' weights' product.
+      std::vector<Taps> perAxis;
+      for (size_t a = 0; a < sizes.size(); ++a)
+        perAxis.push_back(taps(i[first + a], in[0].meta.shape[first + a], sizes[a]));
       double sum = 0;
-      size_t k = sizes.size();
-      for (size_t corner = 0; corner < (size_t{1} << k); ++corner) {
-        std::vector<int64_t> src = i;
-        double weight = 1;
-        for (size_t a = 0; a < k; ++a) {
-          int64_t axis = first + static_cast<int64_t>(a);
-          Taps t = taps(i[axis], in[0].meta.shape[axis], sizes[a]);
-          bool upper = corner >> a & 1;
-          src[axis] = upper ? t.i1 : t.i0;
-          weight *= upper ? t.w1 : 1 - t.w1;
-        }
-        if (weight != 0)
-          sum += weight * in[0].at(src);
-      }
+      std::function<void(size_t, std::vector<int64_t> &, double)> visit =
+          [&](size_t a, std::vector<int64_t> &src, double weight) {
+            if (a == perAxis.size()) {
+              sum += weight == 0 ? 0 : weight * in[0].at(src);
+              return;
+            }
+            for (const auto &[index, w] : perAxis[a]) {
+              src[first + a] = index;
+              visit(a + 1, src, weight * w);
+            }
+          };
+      std::vector<int64_t> src = i;
+      visit(0, src, 1);
       return sum;
     })};
   };
@@ -290,6 +306,12 @@ void addResamplingCases(std::vector<Case> &c) {
                resizeRef(2, {7, 3}, [](int64_t d, int64_t n, int64_t o) {
                  return nearestTaps(d, n, o, true, false);
                })});
+  for (bool align : {false, true})
+    c.push_back({{tf + "interpolate", pf + "interpolate"}, {kMap}, {T(0), ints({7, 3})},
+                 {{"mode", Arg::ofString("bicubic")}, {"align_corners", Arg::ofBool(align)}},
+                 resizeRef(2, {7, 3}, [align](int64_t d, int64_t n, int64_t o) {
+                   return cubicTaps(d, n, o, align);
+                 })});
   auto paddleLinear = [](bool align, bool halfPixel) {
     return [=](int64_t d, int64_t n, int64_t o) { return linearTaps(d, n, o, align, halfPixel, 0); };
   };
@@ -578,12 +600,207 @@ void addLossCases(std::vector<Case> &c) {
                [=](const Refs &in) { return Refs{alongLast(in, distance(3))}; }});
 }
 
+
+double logSigmoidRef(double x) { return -std::log1p(std::exp(-x)); }
+
+void addMoreCases(std::vector<Case> &c) {
+  const TensorMeta kMap{{2, 6, 2, 3}, DType::Float32};
+  c.push_back({{tf + "softmin"}, {kX}, {T(0), Arg::ofInt(1)}, {}, [](const Refs &in) {
+                 return Refs{build({3, 4}, [&](std::vector<int64_t> &i) {
+                   double s = 0;
+                   for (int64_t k = 0; k < 4; ++k)
+                     s += std::exp(-in[0].at({i[0], k}));
+                   return std::exp(-in[0].at(i)) / s;
+                 })};
+               }});
+  auto rrelu = elementwise([](double x) { return x >= 0 ? x : x * (0.1 + 0.3) / 2; });
+  c.push_back({{tf + "rrelu"}, {kX}, {T(0), Arg::ofFloat(0.1), Arg::ofFloat(0.3)}, {}, rrelu});
+  c.push_back({{pf + "rrelu"}, {kX}, {T(0), Arg::ofFloat(0.1), Arg::ofFloat(0.3)},
+               {{"training", Arg::ofBool(false)}}, rrelu});
+  auto same = elementwise([](double x) { return x; });
+  c.push_back({{tf + "dropout1d", tf + "dropout2d", tf + "dropout3d", tf + "alpha_dropout",
+                tf + "feature_alpha_dropout", pf + "dropout2d", pf + "dropout3d", pf + "alpha_dropout"},
+               {kX}, {T(0)}, {{"training", Arg::ofBool(false)}}, same});
+  // channel_shuffle with 3 groups of 2: out channel k*3 + g is in channel g*2 + k.
+  auto shuffled = [](int64_t axis) {
+    return [axis](const Refs &in) {
+      return Refs{build(in[0].meta.shape, [&](std::vector<int64_t> &i) {
+        std::vector<int64_t> j = i;
+        j[axis] = (i[axis] % 3) * 2 + i[axis] / 3;
+        return in[0].at(j);
+      })};
+    };
+  };
+  c.push_back({{tf + "channel_shuffle", "torch.channel_shuffle", pf + "channel_shuffle"}, {kMap},
+               {T(0), Arg::ofInt(3)}, {}, shuffled(1)});
+  c.push_back({{pf + "channel_shuffle"}, {TensorMeta{{2, 2, 3, 6}, DType::Float32}},
+               {T(0), Arg::ofInt(3), Arg::ofString("NHWC")}, {}, shuffled(3)});
+  // local_response_norm over 3 channels: the window [c - 1, c + 1].
+  auto lrn = [](int64_t axis) {
+    return [axis](const Refs &in) {
+      return Refs{build(in[0].meta.shape, [&](std::vector<int64_t> &i) {
+        double s = 0;
+        std::vector<int64_t> j = i;
+        for (int64_t k = i[axis] - 1; k <= i[axis] + 1; ++k)
+          if (k >= 0 && k < in[0].meta.shape[axis]) {
+            j[axis] = k;
+            s += in[0].at(j) * in[0].at(j);
+          }
+        return in[0].at(i) / std::pow(2.0 + 0.3 / 3 * s, 0.6);
+      })};
+    };
+  };
+  c.push_back({{tf + "local_response_norm", pf + "local_response_norm"}, {kMap}, {T(0), Arg::ofInt(3)},
+               {{"alpha", Arg::ofFloat(0.3)}, {"beta", Arg::ofFloat(0.6)}, {"k", Arg::ofFloat(2)}}, lrn(1)});
+  c.push_back({{pf + "local_response_norm"}, {TensorMeta{{2, 3, 5}, DType::Float32}}, {T(0), Arg::ofInt(3)},
+               {{"alpha", Arg::ofFloat(0.3)}, {"beta", Arg::ofFloat(0.6)}, {"k", Arg::ofFloat(2)},
+                {"data_format", Arg::ofString("NLC")}}, lrn(2)});
+  // unfold: kernel 2x3, stride (2, 1), padding 1, dilation 1 over [2, 6, 2, 3].
+  auto unfoldRef = [](const Refs &in) {
+    int64_t oh = (2 + 2 - 2) / 2 + 1, ow = (3 + 2 - 3) / 1 + 1;
+    return Refs{build({2, 6 * 6, oh * ow}, [&](std::vector<int64_t> &i) {
+      int64_t ch = i[1] / 6, ky = (i[1] % 6) / 3, kx = i[1] % 3, y = i[2] / ow, x = i[2] % ow;
+      int64_t yy = y * 2 - 1 + ky, xx = x - 1 + kx;
+      return yy >= 0 && yy < 2 && xx >= 0 && xx < 3 ? in[0].at({i[0], ch, yy, xx}) : 0.0;
+    })};
+  };
+  c.push_back({{tf + "unfold"}, {kMap}, {T(0), ints({2, 3})},
+               {{"padding", Arg::ofInt(1)}, {"stride", ints({2, 1})}}, unfoldRef});
+  c.push_back({{pf + "unfold"}, {kMap}, {T(0), ints({2, 3}), ints({2, 1}), ints({1, 1, 1, 1})}, {},
+               unfoldRef});
+  // bilinear: [5, 3] x [4, 3, 2] x [5, 2] + [4].
+  c.push_back({{tf + "bilinear", "torch.bilinear", pf + "bilinear"},
+               {TensorMeta{{5, 3}, DType::Float32}, TensorMeta{{5, 2}, DType::Float32},
+                TensorMeta{{4, 3, 2}, DType::Float32}, TensorMeta{{4}, DType::Float32}},
+               {T(0), T(1), T(2), T(3)}, {}, [](const Refs &in) {
+                 return Refs{build({5, 4}, [&](std::vector<int64_t> &i) {
+                   double s = in[3].data[i[1]];
+                   for (int64_t a = 0; a < 3; ++a)
+                     for (int64_t b = 0; b < 2; ++b)
+                       s += in[0].at({i[0], a}) * in[2].at({i[1], a, b}) * in[1].at({i[0], b});
+                   return s;
+                 })};
+               }});
+
+  // Losses of inputs and targets; integer ±1 labels come from [-1.4, 1.4) rounded (-1, 0 or
+  // 1: the formulas say what 0 gives).
+  auto lossCase = [&](std::vector<std::string> names, std::vector<TensorMeta> tensors,
+                      std::vector<Arg> positional, std::vector<std::pair<std::string, Arg>> kw,
+                      std::function<Buffer(const Refs &)> loss, std::string how, double lo = -2,
+                      double hi = 2) {
+    c.push_back({names, tensors, positional, kw,
+                 [=](const Refs &in) { return Refs{reduced(loss(in), how)}; }, lo, hi});
+  };
+  auto ranking = [](const Refs &in) {
+    return build({3, 4}, [&](std::vector<int64_t> &i) {
+      return std::max(0.0, -in[2].at(i) * (in[0].at(i) - in[1].at(i)) + 0.5);
+    });
+  };
+  lossCase({tf + "margin_ranking_loss", pf + "margin_ranking_loss"}, {kX, kX, kX}, {T(0), T(1), T(2)},
+           {{"margin", Arg::ofFloat(0.5)}}, ranking, "mean");
+  auto hinge = [](const Refs &in) {
+    return build({3, 4}, [&](std::vector<int64_t> &i) {
+      double x = in[0].at(i), y = in[1].at(i);
+      return (y != 1 ? std::max(0.0, 1.5 - x) : 0.0) + (y != -1 ? x : 0.0);
+    });
+  };
+  c.push_back({{tf + "hinge_embedding_loss", pf + "hinge_embedding_loss"}, {kX, TensorMeta{{3, 4}, DType::Int64}},
+               {T(0), T(1)}, {{"margin", Arg::ofFloat(1.5)}, {"reduction", Arg::ofString("sum")}},
+               [=](const Refs &in) { return Refs{reduced(hinge(in), "sum")}; }, -1.4, 1.4});
+  lossCase({tf + "soft_margin_loss", pf + "soft_margin_loss"}, {kX, kX}, {T(0), T(1)}, {},
+           [=](const Refs &in) {
+             return zip(in[0], in[1], [](double x, double y) { return std::log1p(std::exp(-y * x)); });
+           }, "mean");
+  auto multilabel = [](const Refs &in) {
+    return build({3}, [&](std::vector<int64_t> &i) {
+      double s = 0;
+      for (int64_t k = 0; k < 4; ++k) {
+        double x = in[0].at({i[0], k}), y = in[1].at({i[0], k});
+        s -= (y * logSigmoidRef(x) + (1 - y) * logSigmoidRef(-x)) * in[2].data[k];
+      }
+      return s / 4;
+    });
+  };
+  lossCase({tf + "multilabel_soft_margin_loss", pf + "multi_label_soft_margin_loss"}, {kX, kX, kRow},
+           {T(0), T(1), T(2)}, {{"reduction", Arg::ofString("none")}}, multilabel, "none", 0, 1);
+  auto poisson = [](bool logInput, bool full) {
+    return [=](const Refs &in) {
+      return zip(in[0], in[1], [=](double x, double y) {
+        double l = logInput ? std::exp(x) - y * x : x - y * std::log(x + 1e-8);
+        if (full && y > 1)
+          l += y * std::log(y) - y + 0.5 * std::log(2 * M_PI * y);
+        return l;
+      });
+    };
+  };
+  lossCase({tf + "poisson_nll_loss", pf + "poisson_nll_loss"}, {kX, kX}, {T(0), T(1)},
+           {{"full", Arg::ofBool(true)}}, poisson(true, true), "mean", 0.1, 3);
+  lossCase({tf + "poisson_nll_loss", pf + "poisson_nll_loss"}, {kX, kX}, {T(0), T(1)},
+           {{"log_input", Arg::ofBool(false)}, {"reduction", Arg::ofString("sum")}}, poisson(false, false),
+           "sum", 0.1, 3);
+  auto gaussian = [](bool perSample) {
+    return [=](const Refs &in) {
+      return build({3, 4}, [&](std::vector<int64_t> &i) {
+        double v = std::max(perSample ? in[2].data[i[0]] : in[2].at(i), 1e-6), d = in[0].at(i) - in[1].at(i);
+        return 0.5 * (std::log(v) + d * d / v) + 0.5 * std::log(2 * M_PI);
+      });
+    };
+  };
+  lossCase({tf + "gaussian_nll_loss", pf + "gaussian_nll_loss"}, {kX, kX, kX}, {T(0), T(1), T(2)},
+           {{"full", Arg::ofBool(true)}}, gaussian(false), "mean", 0.1, 2);
+  lossCase({tf + "gaussian_nll_loss", pf + "gaussian_nll_loss"}, {kX, kX, TensorMeta{{3}, DType::Float32}},
+           {T(0), T(1), T(2)}, {{"full", Arg::ofBool(true)}, {"reduction", Arg::ofString("none")}},
+           gaussian(true), "none", 0.1, 2);
+  lossCase({tf + "gaussian_nll_loss"}, {kX, kX}, {T(0), T(1), Arg::ofFloat(0.5)}, {},
+           [](const Refs &in) {
+             return zip(in[0], in[1], [](double x, double y) {
+               return 0.5 * (std::log(0.5) + (x - y) * (x - y) / 0.5);
+             });
+           }, "mean");
+  auto cosineEmbedding = [](const Refs &in) {
+    return build({3}, [&](std::vector<int64_t> &i) {
+      double ab = 0, aa = 0, bb = 0;
+      for (int64_t k = 0; k < 4; ++k) {
+        double a = in[0].at({i[0], k}), b = in[1].at({i[0], k});
+        ab += a * b, aa += a * a, bb += b * b;
+      }
+      double cos = ab / std::sqrt((aa + 1e-12) * (bb + 1e-12)), y = std::round(in[2].data[i[0]]);
+      return y == 1 ? 1 - cos : y == -1 ? std::max(0.0, cos - 0.2) : 0.0;
+    });
+  };
+  c.push_back({{tf + "cosine_embedding_loss", pf + "cosine_embedding_loss"},
+               {kX, kX, TensorMeta{{3}, DType::Int64}}, {T(0), T(1), T(2)},
+               {{"margin", Arg::ofFloat(0.2)}, {"reduction", Arg::ofString("none")}},
+               [=](const Refs &in) { return Refs{cosineEmbedding(in)}; }, -1.4, 1.4});
+  auto triplet = [](bool swap) {
+    return [=](const Refs &in) {
+      auto d = [&](int u, int w, int64_t row) {
+        double s = 0;
+        for (int64_t k = 0; k < 4; ++k)
+          s += std::pow(in[u].at({row, k}) - in[w].at({row, k}) + 1e-6, 2);
+        return std::sqrt(s);
+      };
+      return build({3}, [&](std::vector<int64_t> &i) {
+        double neg = d(0, 2, i[0]);
+        if (swap)
+          neg = std::min(neg, d(1, 2, i[0]));
+        return std::max(0.0, 1.0 + d(0, 1, i[0]) - neg);
+      });
+    };
+  };
+  lossCase({tf + "triplet_margin_loss", pf + "triplet_margin_loss"}, {kX, kX, kX}, {T(0), T(1), T(2)}, {},
+           triplet(false), "mean");
+  lossCase({tf + "triplet_margin_loss", pf + "triplet_margin_loss"}, {kX, kX, kX}, {T(0), T(1), T(2)},
+           {{"swap", Arg::ofBool(true)}, {"reduction", Arg::ofString("sum")}}, triplet(true), "sum");
+}
+
 } // namespace
 
 void addFunctionalCases(std::vector<Case> &c) {
   addActivationCases(c);
   addResamplingCases(c);
   addLossCases(c);
+  addMoreCases(c);
 }
 
 } // namespace sotc::ops::cases

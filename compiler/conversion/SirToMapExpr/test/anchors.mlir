@@ -62,3 +62,22 @@ sir.subgraph @SIR_0(%x: tensor<8x6xf32> {sir.name = "x"}) -> (tensor<8x1xf32>, t
   }
   sir.output %0#0, %0#1 : tensor<8x1xf32>, tensor<8xf32>
 }
+
+// -----
+
+// x read through a channel shuffle and, directly, by a value computed from it: whichever
+// anchor is tried first, x itself is what is passed twice.
+// CHECK-LABEL: mapexpr.launch @shuffle_and_scale(%arg0, %arg0, %arg0)
+sir.subgraph @SIR_0(%x: tensor<2x6xf32> {sir.name = "x"}) -> tensor<2x6xf32> {
+  %0 = sir.group "shuffle_and_scale" "injective"(%x) : (tensor<2x6xf32>) -> tensor<2x6xf32> {
+  ^bb0(%v: tensor<2x6xf32>):
+    %a = sir.prim reshape(%v) {shape = array<i64: 2, 3, 2>} : (tensor<2x6xf32>) -> tensor<2x3x2xf32>
+    %t = sir.prim transpose(%a) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x2xf32>) -> tensor<2x2x3xf32>
+    %s = sir.prim reshape(%t) {shape = array<i64: 2, 6>} : (tensor<2x2x3xf32>) -> tensor<2x6xf32>
+    %e = sir.prim exp(%v) : (tensor<2x6xf32>) -> tensor<2x6xf32>
+    %d = sir.prim divide(%v, %e) : (tensor<2x6xf32>, tensor<2x6xf32>) -> tensor<2x6xf32>
+    %r = sir.prim add(%s, %d) : (tensor<2x6xf32>, tensor<2x6xf32>) -> tensor<2x6xf32>
+    sir.yield %r : tensor<2x6xf32>
+  }
+  sir.output %0 : tensor<2x6xf32>
+}
