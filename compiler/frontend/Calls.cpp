@@ -339,6 +339,16 @@ VarPtr Executor::callNow(ExecState &state, StatementIR &sir, VarPtr callable,
 void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                     Kwargs kwargs) {
   Frame &f = state.frames.back();
+  // A call of, or on, an unsupported call's result: unsupported too, and already reported.
+  bool unsupported = callable->unsupported || anyUnsupported(callable->self);
+  for (const VarPtr &a : args)
+    unsupported |= a->unsupported;
+  for (const auto &kv : kwargs)
+    unsupported |= kv.second->unsupported;
+  if (unsupported) {
+    f.stack.push_back(unsupportedResult());
+    return;
+  }
   if (callable->kind == K::Function) {
     if (callable->self) // a method of an object (or a classmethod): self comes first
       args.insert(args.begin(), callable->self);
@@ -382,9 +392,10 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   case K::External:
     if (callModuleFunction(c) || c.breakOn(c.name, c.name, c.args))
       return;
-    c.fail(DiagCode::FrontendUnsupportedCall,
-           "cannot compile a call to " + c.name + ": it is not in the operator table" +
-               ops::refusalSuffix(c.name) + " (`sotc ops` lists what is)");
+    c.push(unsupportedCall("cannot compile a call to " + c.name +
+                               ": it is not in the operator table" + ops::refusalSuffix(c.name) +
+                               " (`sotc ops` lists what is)",
+                           c.f()));
     return;
   case K::Method: {
     const VarPtr &self = c.self;
@@ -408,9 +419,10 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
         return;
       }
       if (!table.lookup(opName))
-        c.fail(DiagCode::FrontendUnsupportedCall,
-               "tensor method '" + c.name + "' is not in the operator table" +
-                   ops::refusalSuffix(opName) + " (`sotc ops` lists what is)");
+        return c.push(unsupportedCall("tensor method '" + c.name +
+                                          "' is not in the operator table" +
+                                          ops::refusalSuffix(opName) + " (`sotc ops` lists what is)",
+                                      c.f()));
       c.args.insert(c.args.begin(), self);
       if (!c.breakOn(c.name, opName, c.args))
         c.push(c.tensorCall("method", c.name, opName, std::move(c.args), std::move(c.kwargs)));

@@ -86,6 +86,32 @@ void Executor::fail(DiagCode code, const std::string &message, const Frame &f) c
   throw CodedError(code, message + " (" + locOf(f).str() + ")");
 }
 
+VarPtr Executor::unsupportedCall(const std::string &message, const Frame &f) {
+  unsupportedCalls_.emplace_back(DiagCode::FrontendUnsupportedCall,
+                                 message + " (" + locOf(f).str() + ")");
+  return unsupportedResult();
+}
+
+VarPtr Executor::unsupportedResult() {
+  VarPtr v = Variable::make(Variable::Kind::Opaque);
+  v->name = "unsupported call's result";
+  v->unsupported = true;
+  return v;
+}
+
+bool Executor::anyUnsupported(const VarPtr &a, const VarPtr &b) {
+  return (a && a->unsupported) || (b && b->unsupported);
+}
+
+void Executor::reportUnsupported() const {
+  if (unsupportedCalls_.empty())
+    return;
+  CodedError all = unsupportedCalls_.front();
+  for (size_t i = 1; i < unsupportedCalls_.size(); ++i)
+    all.alsoReport(unsupportedCalls_[i]);
+  throw all;
+}
+
 void Executor::consume(const VarPtr &v, const SourceLoc &loc) {
   if (v && consumedSet_.insert(v.get()).second)
     consumed_.push_back({v, loc});

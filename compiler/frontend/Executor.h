@@ -109,11 +109,20 @@ public:
   const trace::CodeObject &code(const Frame &f) const { return trace_.code_objects(f.codeIndex); }
   SourceLoc locOf(const Frame &f) const;
   [[noreturn]] void fail(DiagCode code, const std::string &message, const Frame &f) const;
+  /// A call sotc cannot compile (E3004): recorded, and its result stands in for what the call
+  /// would return, so one compile reports every such call it can reach.
+  VarPtr unsupportedCall(const std::string &message, const Frame &f);
+  /// A stand-in for what an operation on an unsupported call's result computes.
+  static VarPtr unsupportedResult();
+  static bool anyUnsupported(const VarPtr &a, const VarPtr &b = nullptr);
+  /// Throws the unsupported calls recorded so far as one error (one line each), if any.
+  void reportUnsupported() const;
   VarPtr fromTrace(const trace::Value &value, Tracker tracker);
   VarPtr newTensor(const ops::TensorMeta &meta, Tracker tracker);
 
 private:
   std::vector<VarPtr> parameters_;
+  std::vector<CodedError> unsupportedCalls_;
   friend struct CallContext;
 
   // OpcodeExecutor.cpp

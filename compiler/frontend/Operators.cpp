@@ -189,6 +189,8 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
 }
 
 VarPtr Executor::unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a) {
+  if (anyUnsupported(a))
+    return unsupportedResult();
   if (a->isTensor())
     return tensorCall(f, sir, "operator", dunder, dunder, {a}, {});
   if (!a->isConstant() || !a->constant.isNumber())
@@ -304,6 +306,8 @@ VarPtr Executor::percentFormat(Frame &f, const VarPtr &format, const VarPtr &val
 
 VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                           VarPtr b) {
+  if (anyUnsupported(a, b))
+    return unsupportedResult();
   SourceLoc loc = locOf(f);
   if (a->isTensor() || b->isTensor()) {
     if (a->isTensor()) {
@@ -508,6 +512,8 @@ VarPtr Executor::superAttr(Frame &f, const VarPtr &super, const std::string &nam
 }
 
 VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name) {
+  if (anyUnsupported(obj))
+    return unsupportedResult();
   SourceLoc loc = locOf(f);
   Tracker attr;
   attr.kind = Tracker::Kind::GetAttr;
@@ -790,6 +796,8 @@ VarPtr Executor::indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const Va
 }
 
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
+  if (anyUnsupported(obj, key))
+    return unsupportedResult();
   SourceLoc loc = locOf(f);
   if (obj->isTensor()) {
     if (key->isTensor() && ops::isIntegral(key->meta.dtype) && obj->meta.rank() >= 1)

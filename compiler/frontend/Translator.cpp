@@ -199,7 +199,14 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
   while (!work.empty()) {
     Pending p = std::move(work.front());
     work.pop_front();
-    Break b = ex.run(p.state, t.segments[p.segment].sir);
+    Break b = [&] {
+      try {
+        return ex.run(p.state, t.segments[p.segment].sir);
+      } catch (const CodedError &) {
+        ex.reportUnsupported(); // what failed may have been an unsupported call's result
+        throw;
+      }
+    }();
     if (b.kind == Break::Kind::None) {
       Segment &seg = t.segments[p.segment];
       seg.end = Segment::End::Return;
@@ -281,6 +288,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     t.segments[p.segment].onTrue = trueId;
     t.segments[p.segment].onFalse = falseId;
   }
+  ex.reportUnsupported(); // every call sotc cannot compile, one line each
 
   // Guards: walk from what decided something back to what the frame can provide.
   const std::string &prefix = ex.framework();

@@ -130,6 +130,9 @@ struct Variable {
   int classIndex = -1;
   bool madeHere = false;
   bool layer = false;                // Object: a paddle.nn.Layer or torch.nn.Module
+  // Opaque: the result of a call sotc cannot compile, standing in so that the translation goes
+  // on to find the program's other unsupported calls; whatever uses it is unsupported too.
+  bool unsupported = false;
   std::vector<std::string> children; // a layer's sublayers (attribute names), in order
 
   static VarPtr constant_(PyConst c, Tracker t = {});

@@ -26,7 +26,10 @@ CodedError::CodedError(DiagCode code, std::string message)
     : std::runtime_error(oneLine(std::move(message))), code_(code) {}
 
 std::string CodedError::render() const {
-  return std::string("error ") + diagInfo(code_).id + ": " + what();
+  std::string out = std::string("error ") + diagInfo(code_).id + ": " + what();
+  for (const std::string &line : also_)
+    out += "\n" + line;
+  return out;
 }
 
 } // namespace sotc

@@ -35,11 +35,14 @@ class CodedError : public std::runtime_error {
 public:
   CodedError(DiagCode code, std::string message);
   DiagCode code() const { return code_; }
-  /// "error E1002: <message>"
+  /// "error E1002: <message>", then one line for each error added with alsoReport().
   std::string render() const;
+  /// Another error the same run found (every unsupported call of a program, not the first).
+  void alsoReport(const CodedError &other) { also_.push_back(other.render()); }
 
 private:
   DiagCode code_;
+  std::vector<std::string> also_;
 };
 
 /// Exit status of the sotc tool for a CodedError.

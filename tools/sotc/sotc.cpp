@@ -398,7 +398,9 @@ int main(int argc, char **argv) {
     // Help and --version exit 0; every usage error exits 2, as coded errors do.
     return app.exit(e) == 0 ? 0 : sotc::kExitUserError;
   } catch (const sotc::CodedError &e) {
-    std::cerr << "sotc: " << e.render() << "\n";
+    std::string line; // each error on a line of its own
+    for (std::istringstream lines(e.render()); std::getline(lines, line);)
+      std::cerr << "sotc: " << line << "\n";
     return sotc::kExitUserError;
   } catch (const sotc::run::RuntimeFailure &e) {
     std::cerr << "sotc: error " << e.code << ": " << e.what() << "\n" << e.table;

@@ -1,0 +1,16 @@
+import torch
+import torch.nn.functional as F
+
+
+def three(x, y):
+    a = torch.special.zeta(x, 2.0) + 1
+    b = F.fold(y, (4, 4), 2)
+    c = x.frobnicate().sum()
+    return a, b * 2, c, torch.relu(x)
+
+
+def decided(x):
+    a = torch.special.zeta(x, 2.0)
+    if a.shape[0] > 2:  # a decision on the unsupported result: what was found is reported
+        x = x + 1
+    return torch.special.bessel_j0(x) + a
