@@ -419,10 +419,10 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
         return;
       }
       if (!table.lookup(opName))
-        return c.push(unsupportedCall("tensor method '" + c.name +
-                                          "' is not in the operator table" +
-                                          ops::refusalSuffix(opName) + " (`sotc ops` lists what is)",
-                                      c.f()));
+        return c.push(
+            unsupportedCall("tensor method '" + c.name + "' is not in the operator table" +
+                                ops::refusalSuffix(opName) + " (`sotc ops` lists what is)",
+                            c.f()));
       c.args.insert(c.args.begin(), self);
       if (!c.breakOn(c.name, opName, c.args))
         c.push(c.tensorCall("method", c.name, opName, std::move(c.args), std::move(c.kwargs)));

@@ -75,6 +75,24 @@ bool super(CallContext &c) {
   return true;
 }
 
+/// isinstance(value, collections.abc.X) for the abstract classes library helpers test (torch's
+/// _ntuple: Iterable), decided by the value's kind.
+bool abstractBase(const VarPtr &value, const std::string &abc) {
+  bool text = value->isConstant() && (value->constant.kind == PyConst::Kind::Str ||
+                                      value->constant.kind == PyConst::Kind::Bytes);
+  bool sequence =
+      value->kind == K::Tuple || value->kind == K::List || value->kind == K::Range || text;
+  if (abc == "collections.abc.Sequence")
+    return sequence;
+  if (abc == "collections.abc.Mapping")
+    return value->kind == K::Dict;
+  if (abc == "collections.abc.Iterable" || abc == "collections.abc.Collection" ||
+      abc == "collections.abc.Sized" || abc == "collections.abc.Container")
+    return sequence || value->kind == K::Dict || value->isTensor() ||
+           (abc == "collections.abc.Iterable" && value->kind == K::Iterator);
+  return false;
+}
+
 bool isinstance(CallContext &c) {
   const VarPtr &value = c.args[0];
   std::vector<VarPtr> types =
@@ -98,6 +116,7 @@ bool isinstance(CallContext &c) {
           (ty->name == t || (ty->name == "int" && t == "bool") || (ty->name == "object"))) ||
          (ty->kind == K::External && value->isTensor() &&
           (ty->name == "paddle.Tensor" || ty->name == "torch.Tensor")) ||
+         (ty->kind == K::External && abstractBase(value, ty->name)) ||
          ((ty->kind == K::Class || ty->kind == K::External) && inMro(ty));
   c.consume(value);
   c.push(makeConst(PyConst::ofBool(r), {value}));

@@ -1,4 +1,4 @@
-//===- CallsModules.cpp - Functions of modules: operator table, `operator`, `math` -------===//
+//===- CallsModules.cpp - Functions of modules: operator table, `operator`, `math` ---------===//
 #include "compiler/frontend/Calls.h"
 
 #include "compiler/ops/OpTable.h"
@@ -179,8 +179,20 @@ bool frameworkQuery(CallContext &c) {
   return true;
 }
 
+/// itertools.repeat(x, times) with a known count: the tuple of its items (what `tuple(...)`
+/// or a loop over it reads; torch's _ntuple helpers use it).
+bool itertoolsRepeat(CallContext &c) {
+  if (c.name != "itertools.repeat" || c.args.size() != 2 || !c.kwargs.empty() ||
+      !c.args[1]->isConstant() || c.args[1]->constant.kind != PyConst::Kind::Int)
+    return false;
+  c.consume(c.args[1]);
+  int64_t times = std::max<int64_t>(0, c.args[1]->constant.intValue);
+  c.push(makeSequence(Variable::Kind::Tuple, std::vector<VarPtr>(times, c.args[0]), c.args));
+  return true;
+}
+
 bool callModuleFunction(CallContext &c) {
-  if (callCreation(c) || contextManager(c) || frameworkQuery(c))
+  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c))
     return true;
   // einsum(equation, a, b): the operands as separate arguments are the operator's one list.
   if ((c.name == "torch.einsum" || c.name == "paddle.einsum") && c.args.size() >= 2 &&

@@ -40,7 +40,8 @@ struct BindFailure {
 /// IntList[1] and FloatList[1] singles become lists; DataType strings become dtypes.
 Arg normalize(const Param &p, Arg arg) {
   if ((p.type == ParamType::IntList && arg.kind == Arg::Kind::Int) ||
-      (p.type == ParamType::FloatList && (arg.kind == Arg::Kind::Int || arg.kind == Arg::Kind::Float)))
+      (p.type == ParamType::FloatList &&
+       (arg.kind == Arg::Kind::Int || arg.kind == Arg::Kind::Float)))
     return Arg::list({arg});
   if (p.type == ParamType::DataType && arg.kind == Arg::Kind::String)
     return Arg::ofDType(*parseDType(arg.stringValue));

@@ -84,7 +84,8 @@ void registerMoreActivations(OpTable &t) {
     return [=](Lowering &L) {
       PrimBuilder &b = L.b;
       int x = floatInput(L, xn);
-      int tail = b.unary(Prim::Log1p, b.unary(Prim::Exp, b.unary(Prim::Neg, b.unary(Prim::Abs, x))));
+      int tail =
+          b.unary(Prim::Log1p, b.unary(Prim::Exp, b.unary(Prim::Neg, b.unary(Prim::Abs, x))));
       L.out(b.binary(Prim::Sub, b.binaryScalar(Prim::Min, x, 0), tail));
     };
   };
@@ -144,8 +145,9 @@ void registerMoreActivations(OpTable &t) {
       int64_t axis = normalizeDim(b.opName(), L.args.intValue(axisName), b.meta(x).rank());
       int64_t n = b.meta(x).shape[axis];
       if (n == kDynamic || n % 2)
-        badValue(L, "halves x along axis " + std::to_string(axis) + ", whose size " +
-                        (n == kDynamic ? std::string("is dynamic") : std::to_string(n) + " is odd"));
+        badValue(L,
+                 "halves x along axis " + std::to_string(axis) + ", whose size " +
+                     (n == kDynamic ? std::string("is dynamic") : std::to_string(n) + " is odd"));
       int a = b.slice(x, {axis}, {0}, {n / 2}, {1}), g = b.slice(x, {axis}, {n / 2}, {n}, {1});
       L.out(b.binary(Prim::Mul, a, sigmoid(b, g)));
     };
@@ -162,8 +164,10 @@ void registerMoreActivations(OpTable &t) {
       if (count != 1) {
         int64_t axis = channelsLast ? rank - 1 : 1;
         if (rank < 2 || b.meta(x).shape[axis] != count)
-          badValue(L, "weight has " + std::to_string(count) + " elements; it needs one or one "
-                      "per channel of an input of shape " + formatShape(b.meta(x).shape));
+          badValue(L, "weight has " + std::to_string(count) +
+                          " elements; it needs one or one "
+                          "per channel of an input of shape " +
+                          formatShape(b.meta(x).shape));
         std::vector<int64_t> channel(static_cast<size_t>(rank), 1);
         channel[axis] = count;
         w = b.reshape(w, channel);
@@ -185,7 +189,8 @@ void registerMoreActivations(OpTable &t) {
                     "training=False)");
       int x = floatInput(L, xn);
       double slope = (L.args.scalar("lower") + L.args.scalar("upper")) / 2;
-      L.out(b.select(b.binaryScalar(Prim::GreaterEqual, x, 0), x, b.binaryScalar(Prim::Mul, x, slope)));
+      L.out(b.select(b.binaryScalar(Prim::GreaterEqual, x, 0), x,
+                     b.binaryScalar(Prim::Mul, x, slope)));
     };
   };
   t.bind(pf + "rrelu", rrelu("x"));
@@ -197,7 +202,8 @@ void registerMoreActivations(OpTable &t) {
     int64_t rank = L.b.meta(x).rank();
     if (L.args.isNone("dim") && rank > 1) // torch's implicit dim: 0 for 0-d, 1-d and 3-d inputs
       badValue(L, "dim=None picks a dimension implicitly (deprecated in torch): pass dim");
-    int64_t dim = L.args.isNone("dim") ? 0 : normalizeDim(L.b.opName(), L.args.intValue("dim"), rank);
+    int64_t dim =
+        L.args.isNone("dim") ? 0 : normalizeDim(L.b.opName(), L.args.intValue("dim"), rank);
     if (rank == 0)
       return L.out(L.b.fill(1, {}, L.b.meta(x).dtype));
     L.out(softmax(L, L.b.unary(Prim::Neg, x), dim, false));
@@ -249,10 +255,10 @@ void registerMoreActivations(OpTable &t) {
       int sq = b.reshape(b.binary(Prim::Mul, x, x), {outer, 1, c, inner});
       int taps = b.window(sq, {size, 1}, {1, 1}, {1, 1}, {size / 2, (size - 1) / 2, 0, 0}, 0);
       int sum = b.reshape(b.reduce(Prim::ReduceSum, taps, {2, 3}, false), shape);
-      int scale = b.binaryScalar(Prim::Add,
-                                 b.binaryScalar(Prim::Mul, sum,
-                                                L.args.scalar("alpha") / static_cast<double>(size)),
-                                 L.args.scalar("k"));
+      int scale = b.binaryScalar(
+          Prim::Add,
+          b.binaryScalar(Prim::Mul, sum, L.args.scalar("alpha") / static_cast<double>(size)),
+          L.args.scalar("k"));
       L.out(b.binary(Prim::Div, x, b.binaryScalar(Prim::Pow, scale, L.args.scalar("beta"))));
     };
   };
@@ -460,10 +466,11 @@ void registerActivations(OpTable &t) {
   };
   t.bind(pf + "normalize", normalize("x", "axis", "epsilon"));
   t.bind(tf + "normalize", normalize("input", "dim", "eps"));
-  // Inference keeps every element; paddle's mode='downscale_in_infer' scales them by 1 - p.
+  // Inference (and training with p = 0) keeps every element; paddle's
+  // mode='downscale_in_infer' scales them by 1 - p in inference.
   auto dropout = [](std::string xn, bool paddle) {
     return [=](Lowering &L) {
-      if (L.args.boolValue("training"))
+      if (L.args.boolValue("training") && L.args.scalar("p") != 0) // p = 0 drops nothing
         badValue(L, "training=True is not supported: sotc compiles inference (pass "
                     "training=False)");
       const std::string mode = paddle ? L.args.get("mode").stringValue : "upscale_in_train";
@@ -476,17 +483,18 @@ void registerActivations(OpTable &t) {
   };
   t.bind(pf + "dropout", dropout("x", true));
   t.bind(tf + "dropout", dropout("input", false));
-  // The other dropouts (whole channels, alpha) keep every element in inference too.
+  // The other dropouts (whole channels, alpha) keep every element in inference too, and in
+  // training with p = 0.
   auto keep = [](std::string xn) {
     return [=](Lowering &L) {
-      if (L.args.boolValue("training"))
+      if (L.args.boolValue("training") && L.args.scalar("p") != 0) // p = 0 drops nothing
         badValue(L, "training=True draws random numbers: sotc compiles inference (pass "
                     "training=False)");
       L.out(L.in(xn));
     };
   };
-  for (const char *name : {"dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                           "feature_alpha_dropout"})
+  for (const char *name :
+       {"dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"})
     t.bind(tf + name, keep("input"));
   for (const char *name : {"dropout2d", "dropout3d", "alpha_dropout"})
     t.bind(pf + name, keep("x"));

@@ -51,6 +51,35 @@ std::array<int64_t, 4> paddingOf(Lowering &L, const std::string &name) {
   return {v[0], v[1], v[2], v[3]};
 }
 
+/// A 1-d op's parameter as the (h, w) of a 2-d window over [N, C, 1, L]: h the unit, w the
+/// op's one value (`unit` for h: 1 for sizes, 0 for padding).
+std::array<int64_t, 2> lineOf(Lowering &L, const std::string &name, int64_t unit) {
+  std::vector<int64_t> v = L.args.intList(name);
+  if (v.size() != 1)
+    badValue(L, name + " must have 1 value, not " + std::to_string(v.size()));
+  return {unit, v[0]};
+}
+
+/// A 1-d op's input [N, C, L] (torch: or [C, L]) as the 2-d window ops' [N, C, 1, L].
+int asImage(Lowering &L, int x) {
+  std::vector<int64_t> s = L.b.meta(x).shape;
+  if (s.size() != 2 && s.size() != 3)
+    badValue(L, "expects an [N, C, L] input, not of shape " + formatShape(s));
+  if (s.size() == 2)
+    s.insert(s.begin(), 1);
+  s.insert(s.end() - 1, 1);
+  return L.b.reshape(x, s);
+}
+
+/// The 2-d window ops' [N, C, 1, L'] result as the 1-d op's (unbatched like its `like` input).
+int asLine(PrimBuilder &b, int y, int like) {
+  std::vector<int64_t> s = b.meta(y).shape;
+  s.erase(s.begin() + 2);
+  if (b.meta(like).rank() == 2)
+    s.erase(s.begin());
+  return b.reshape(y, s);
+}
+
 /// The op's 2-d window: kernel, stride, dilation, padding, and the output's size.
 struct Window {
   std::array<int64_t, 2> kernel, stride, dilation;
@@ -99,48 +128,158 @@ int windows(PrimBuilder &b, int x, const Window &w, double padValue) {
                   padValue);
 }
 
-/// conv2d on NCHW: im2col columns times the weight, per group, then the bias.
-LowerFn conv2dOp(std::string xn, bool paddle) {
+/// The convolution of x [N, C, H, W] with weight [OC, C/G, KH, KW] over window `w`, plus the
+/// bias [OC] (-1: none): im2col columns times the weight, one batched GEMM over the groups; a
+/// depthwise one multiplies the taps by each channel's filter and sums them.
+int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64_t groups) {
+  const TensorMeta &xm = b.meta(x), &wm = b.meta(weight);
+  int64_t n = xm.shape[0], cg = wm.shape[1], ocg = wm.shape[0] / groups;
+  int64_t taps = w.kernel[0] * w.kernel[1], cols = w.oh * w.ow;
+  // A 1x1 window with stride 1 and no padding is x itself.
+  bool pointwise = taps == 1 && w.stride[0] == 1 && w.stride[1] == 1 && !w.pad[0] && !w.pad[1] &&
+                   !w.pad[2] && !w.pad[3];
+  if (groups > 1 && cg == 1 && ocg == 1) {
+    // Depthwise: each channel its own filter. The taps times the filter, summed: one
+    // window kernel and one reduction, not a GEMM per channel.
+    int taps4 = b.reshape(weight, {1, groups, w.kernel[0], w.kernel[1], 1, 1});
+    int y =
+        b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, windows(b, x, w, 0), taps4), {2, 3}, false);
+    return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {groups, 1, 1}));
+  }
+  // Grouped: the groups are one batched GEMM, [G, OC/G, C/G*taps] x [N, G, C/G*taps, cols].
+  std::vector<int64_t> columnShape = {n, cg * taps, cols}, weightShape = {ocg, cg * taps};
+  if (groups > 1) {
+    columnShape.insert(columnShape.begin() + 1, groups);
+    weightShape.insert(weightShape.begin(), groups);
+  }
+  int columns = b.reshape(pointwise ? x : windows(b, x, w, 0), columnShape);
+  int y = b.reshape(b.matmul(b.reshape(weight, weightShape), columns, false, false),
+                    {n, ocg * groups, w.oh, w.ow});
+  return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {ocg * groups, 1, 1}));
+}
+
+/// x [N, C, H, W] and weight ([OC, C/G, KH, KW]; transposed: [C, OC/G, KH, KW]) fit each
+/// other and `groups`.
+void checkConvolution(Lowering &L, int x, int weight, int64_t groups, bool transposed) {
+  const TensorMeta &xm = L.b.meta(x), &wm = L.b.meta(weight);
+  bool fits = wm.rank() == 4 && xm.rank() == 4 && groups > 0 && xm.shape[1] % groups == 0 &&
+              wm.shape[0] % groups == 0 &&
+              (transposed ? wm.shape[0] : wm.shape[1] * groups) == xm.shape[1];
+  if (!fits)
+    badValue(L, "weight " + formatShape(wm.shape) + " and groups=" + std::to_string(groups) +
+                    " do not fit input " + formatShape(xm.shape));
+}
+
+/// conv2d on NCHW. conv1d (`line`) is the same over [N, C, 1, L] with a [OC, C/G, 1, K] weight.
+LowerFn conv2dOp(std::string xn, bool paddle, bool line = false) {
   return [=](Lowering &L) {
     if (paddle)
-      requireLayout(L, {"NCHW"});
+      requireLayout(L, {line ? "NCL" : "NCHW"});
     PrimBuilder &b = L.b;
-    int x = floatInput(L, xn), weight = L.in("weight");
-    const TensorMeta &xm = b.meta(x), &wm = b.meta(weight);
+    int input = floatInput(L, xn), x = input, weight = L.in("weight");
+    if (line) {
+      if (b.meta(weight).rank() != 3)
+        badValue(L, "weight must be [OC, C/groups, K], not " + formatShape(b.meta(weight).shape));
+      x = asImage(L, x);
+      std::vector<int64_t> ws = b.meta(weight).shape;
+      weight = b.reshape(weight, {ws[0], ws[1], 1, ws[2]});
+    }
     int64_t groups = L.args.intValue("groups");
-    if (wm.rank() != 4 || groups <= 0 || xm.rank() != 4 || xm.shape[1] % groups ||
-        wm.shape[0] % groups || wm.shape[1] * groups != xm.shape[1])
-      badValue(L, "weight " + formatShape(wm.shape) + " and groups=" + std::to_string(groups) +
-                      " do not fit input " + formatShape(xm.shape));
-    Window w = windowOf(L, x, {wm.shape[2], wm.shape[3]}, pairOf(L, "stride"),
-                        pairOf(L, "dilation"), paddingOf(L, "padding"), false);
-    int64_t n = xm.shape[0], cg = wm.shape[1], ocg = wm.shape[0] / groups;
-    int64_t taps = w.kernel[0] * w.kernel[1], cols = w.oh * w.ow;
-    // A 1x1 window with stride 1 and no padding is x itself.
-    bool pointwise = taps == 1 && w.stride[0] == 1 && w.stride[1] == 1 && !w.pad[0] &&
-                     !w.pad[1] && !w.pad[2] && !w.pad[3];
-    if (groups > 1 && cg == 1 && ocg == 1) {
-      // Depthwise: each channel its own filter. The taps times the filter, summed: one
-      // window kernel and one reduction, not a GEMM per channel.
-      int taps4 = b.reshape(weight, {1, groups, w.kernel[0], w.kernel[1], 1, 1});
-      int y = b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, windows(b, x, w, 0), taps4), {2, 3},
-                       false);
-      if (L.in("bias") >= 0)
-        y = b.binary(Prim::Add, y, b.reshape(L.in("bias"), {groups, 1, 1}));
-      return L.out(y);
+    checkConvolution(L, x, weight, groups, false);
+    std::array<int64_t, 4> pad = paddingOf(L, "padding");
+    if (line) {
+      std::array<int64_t, 2> p = lineOf(L, "padding", 0);
+      pad = {0, 0, p[1], p[1]};
     }
-    // Grouped: the groups are one batched GEMM, [G, OC/G, C/G*taps] x [N, G, C/G*taps, cols].
-    std::vector<int64_t> columnShape = {n, cg * taps, cols}, weightShape = {ocg, cg * taps};
-    if (groups > 1) {
-      columnShape.insert(columnShape.begin() + 1, groups);
-      weightShape.insert(weightShape.begin(), groups);
+    const TensorMeta &wm = b.meta(weight);
+    Window w = windowOf(L, x, {wm.shape[2], wm.shape[3]},
+                        line ? lineOf(L, "stride", 1) : pairOf(L, "stride"),
+                        line ? lineOf(L, "dilation", 1) : pairOf(L, "dilation"), pad, false);
+    int y = convolve(b, x, weight, L.in("bias"), w, groups);
+    L.out(line ? asLine(b, y, input) : y);
+  };
+}
+
+/// conv_transpose2d: x with stride - 1 zeros between its elements, padded by
+/// dilation * (k - 1) - padding (+ output_padding after; a negative pad crops), convolved with
+/// stride 1 by the weight [C, OC/G, KH, KW] flipped and transposed to [OC, C/G, KH, KW].
+/// conv_transpose1d (`line`) over [N, C, 1, L].
+LowerFn convTranspose2dOp(std::string xn, bool paddle, bool line) {
+  return [=](Lowering &L) {
+    if (paddle)
+      requireLayout(L, {line ? "NCL" : "NCHW"});
+    PrimBuilder &b = L.b;
+    int input = floatInput(L, xn), x = input, weight = b.cast(L.in("weight"), b.meta(input).dtype);
+    if (line) {
+      if (b.meta(weight).rank() != 3)
+        badValue(L, "weight must be [C, OC/groups, K], not " + formatShape(b.meta(weight).shape));
+      x = asImage(L, x);
+      std::vector<int64_t> ws = b.meta(weight).shape;
+      weight = b.reshape(weight, {ws[0], ws[1], 1, ws[2]});
     }
-    int columns = b.reshape(pointwise ? x : windows(b, x, w, 0), columnShape);
-    int y = b.reshape(b.matmul(b.reshape(weight, weightShape), columns, false, false),
-                      {n, ocg * groups, w.oh, w.ow});
-    if (L.in("bias") >= 0)
-      y = b.binary(Prim::Add, y, b.reshape(L.in("bias"), {ocg * groups, 1, 1}));
-    L.out(y);
+    int64_t groups = L.args.intValue("groups");
+    checkConvolution(L, x, weight, groups, true);
+    auto param = [&](const std::string &name, int64_t unit) {
+      return line ? lineOf(L, name, unit) : pairOf(L, name);
+    };
+    std::array<int64_t, 2> stride = param("stride", 1), dilation = param("dilation", 1),
+                           padding = param("padding", 0), extra = param("output_padding", 0);
+    if (line)
+      padding[0] = extra[0] = 0;
+    std::vector<int64_t> ws = b.meta(weight).shape, xs = b.meta(x).shape;
+    if (paddle && !L.args.isNone("output_size")) { // paddle: the size picks output_padding
+      std::array<int64_t, 2> size = param("output_size", 1);
+      if (line)
+        size[0] = 1;
+      for (int i = 0; i < 2; ++i)
+        extra[i] = size[i] - ((xs[2 + i] - 1) * stride[i] - 2 * padding[i] +
+                              dilation[i] * (ws[2 + i] - 1) + 1);
+    }
+    for (int i = 0; i < 2; ++i)
+      if (stride[i] <= 0 || dilation[i] <= 0 || padding[i] < 0 || extra[i] < 0 ||
+          (extra[i] >= stride[i] && extra[i] >= dilation[i]))
+        badValue(L, "stride and dilation must be positive, padding not negative, and "
+                    "output_padding smaller than stride or dilation");
+    // Zeros between the elements: [N, C, H, 1, W, 1] widened to [.., s, .., s], flattened.
+    int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3];
+    if (stride[0] > 1 || stride[1] > 1) {
+      int y = b.reshape(x, {n, c, h, 1, wd, 1});
+      if (stride[0] > 1)
+        y = b.concat({y, b.fill(0, {n, c, h, stride[0] - 1, wd, 1}, b.meta(y).dtype)}, 3);
+      if (stride[1] > 1)
+        y = b.concat({y, b.fill(0, {n, c, h, stride[0], wd, stride[1] - 1}, b.meta(y).dtype)}, 5);
+      y = b.reshape(y, {n, c, h * stride[0], wd * stride[1]});
+      x = b.slice(y, {2, 3}, {0, 0}, {(h - 1) * stride[0] + 1, (wd - 1) * stride[1] + 1}, {1, 1});
+    }
+    // The padding each side: negative parts crop first, the rest is the window's padding.
+    std::array<int64_t, 4> pad;
+    for (int i = 0; i < 2; ++i) {
+      int64_t before = dilation[i] * (ws[2 + i] - 1) - padding[i], after = before + extra[i];
+      int64_t size = b.meta(x).shape[2 + i];
+      if (before < 0 || after < 0) {
+        int64_t from = std::max<int64_t>(0, -before), to = size - std::max<int64_t>(0, -after);
+        if (to <= from)
+          badValue(L, "the padding crops the whole input");
+        x = b.slice(x, {2 + i}, {from}, {to}, {1});
+      }
+      pad[2 * i] = std::max<int64_t>(0, before), pad[2 * i + 1] = std::max<int64_t>(0, after);
+    }
+    // The filters flipped in both spatial axes, each group's [C/G, OC/G] swapped.
+    for (int64_t axis : {2, 3}) {
+      int64_t k = ws[axis];
+      if (k > 1) // position k - 1 - i
+        weight =
+            gatherAlong(b, weight, axis,
+                        b.binary(Prim::Sub, b.fill(static_cast<double>(k - 1), {k}, DType::Int64),
+                                 b.iota(k, DType::Int64)));
+    }
+    int64_t cg = ws[0] / groups, ocg = ws[1];
+    weight =
+        b.reshape(b.transpose(b.reshape(weight, {groups, cg, ocg, ws[2], ws[3]}), {0, 2, 1, 3, 4}),
+                  {groups * ocg, cg, ws[2], ws[3]});
+    Window w = windowOf(L, x, {ws[2], ws[3]}, {1, 1}, dilation, pad, false);
+    int y = convolve(b, x, weight, L.in("bias"), w, groups);
+    L.out(line ? asLine(b, y, input) : y);
   };
 }
 
@@ -149,33 +288,42 @@ LowerFn conv2dOp(std::string xn, bool paddle) {
 /// tensor of ones).
 enum class Pool { Max, Avg };
 
-LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle) {
+LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle,
+                 bool line = false) {
   return [=](Lowering &L) {
-    if (paddle)
+    if (paddle && !line)
       requireLayout(L, {"NCHW"});
     if (!paddle && kind == Pool::Max && L.args.boolValue("return_indices"))
       badValue(L, "return_indices=True is not supported");
     if (paddle && kind == Pool::Max && L.args.boolValue("return_mask"))
       badValue(L, "return_mask=True is not supported");
     PrimBuilder &b = L.b;
-    int x = floatInput(L, xn);
-    std::array<int64_t, 2> kernel = pairOf(L, kernelName);
-    std::array<int64_t, 2> stride = L.args.isNone("stride") ? kernel : pairOf(L, "stride");
+    int input = floatInput(L, xn), x = line ? asImage(L, input) : input;
+    auto pairOrLine = [&](const std::string &name) {
+      return line ? lineOf(L, name, 1) : pairOf(L, name);
+    };
+    std::array<int64_t, 2> kernel = pairOrLine(kernelName);
+    std::array<int64_t, 2> stride = L.args.isNone("stride") ? kernel : pairOrLine("stride");
     std::array<int64_t, 2> dilation =
-        kind == Pool::Max && !paddle ? pairOf(L, "dilation") : std::array<int64_t, 2>{1, 1};
-    Window w = windowOf(L, x, kernel, stride, dilation, paddingOf(L, "padding"),
-                        L.args.boolValue("ceil_mode"));
+        kind == Pool::Max && !paddle ? pairOrLine("dilation") : std::array<int64_t, 2>{1, 1};
+    std::array<int64_t, 4> pad = paddingOf(L, "padding");
+    if (line) {
+      std::array<int64_t, 2> p = lineOf(L, "padding", 0);
+      pad = {0, 0, p[1], p[1]};
+    }
+    Window w = windowOf(L, x, kernel, stride, dilation, pad, L.args.boolValue("ceil_mode"));
+    auto done = [&](int y) { L.out(line ? asLine(b, y, input) : y); };
     double fill = kind == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
     int y = b.reduce(kind == Pool::Max ? Prim::ReduceMax : Prim::ReduceSum,
                      windows(b, x, w, fill), {2, 3}, false);
     if (kind == Pool::Max)
-      return L.out(y);
+      return done(y);
     bool exclusive = paddle ? L.args.boolValue("exclusive") : !L.args.boolValue("count_include_pad");
-    if (!L.args.isNone("divisor_override"))
-      return L.out(b.binaryScalar(Prim::Div, y, L.args.scalar("divisor_override")));
+    if (L.args.signature().find("divisor_override") && !L.args.isNone("divisor_override"))
+      return done(b.binaryScalar(Prim::Div, y, L.args.scalar("divisor_override")));
     bool padding = w.pad[0] || w.pad[1] || w.pad[2] || w.pad[3];
     if (!padding)
-      return L.out(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
+      return done(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
     // The divisor counts the taps on the input (exclusive) or on the input and its padding,
     // never those ceil_mode adds: the same windows over ones, zeros where not counted.
     const TensorMeta &m = b.meta(x);
@@ -183,48 +331,46 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle)
     std::array<int64_t, 2> size = {m.shape[2], m.shape[3]};
     if (!exclusive) {
       if (!w.ceilExtra[0] && !w.ceilExtra[1])
-        return L.out(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
+        return done(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
       for (int i = 0; i < 2; ++i) {
         size[i] += w.pad[2 * i] + w.pad[2 * i + 1] - w.ceilExtra[i];
         counted.pad[2 * i] = 0, counted.pad[2 * i + 1] = w.ceilExtra[i];
       }
     }
     int ones = b.fill(1, {1, 1, size[0], size[1]}, m.dtype);
-    L.out(b.binary(Prim::Div, y,
-                   b.reduce(Prim::ReduceSum, windows(b, ones, counted, 0), {2, 3}, false)));
+    done(b.binary(Prim::Div, y,
+                  b.reduce(Prim::ReduceSum, windows(b, ones, counted, 0), {2, 3}, false)));
   };
 }
 
-/// The average over adaptive bins: bin i of n over a size s spans [floor(i s / n),
-/// ceil((i + 1) s / n)); equal bins are one reshape and mean.
-LowerFn adaptiveAvgPool2dOp(std::string xn, bool paddle) {
+/// Adaptive pooling over the last `dims` axes (the spatial ones; paddle's NHWC for 2-d):
+/// output_size gives each axis's bins (one value: all). torch takes an unbatched input too.
+LowerFn adaptivePoolOp(std::string xn, int dims, bool max, bool paddle) {
   return [=](Lowering &L) {
-    if (paddle)
-      requireLayout(L, {"NCHW"});
     PrimBuilder &b = L.b;
     int x = floatInput(L, xn);
-    const TensorMeta &m = b.meta(x);
-    if (m.rank() != 4)
-      badValue(L, "expects an NCHW tensor, got rank " + std::to_string(m.rank()));
-    std::array<int64_t, 2> size = pairOf(L, "output_size");
-    int64_t n = m.shape[0], c = m.shape[1], h = m.shape[2], wd = m.shape[3];
-    if (size[0] <= 0 || size[1] <= 0)
-      badValue(L, "output_size must be positive");
-    if (h % size[0] == 0 && wd % size[1] == 0) {
-      int bins = b.reshape(x, {n, c, size[0], h / size[0], size[1], wd / size[1]});
-      return L.out(mean(L, bins, {3, 5}, false));
+    int64_t rank = b.meta(x).rank();
+    bool channelsLast = paddle && L.args.signature().find("data_format") &&
+                        L.args.get("data_format").stringValue.back() == 'C';
+    if (rank != dims + 2 && (paddle || rank != dims + 1))
+      badValue(L, "expects a " + std::to_string(dims + 2) + "-d input" +
+                      (paddle ? "" : " (or an unbatched " + std::to_string(dims + 1) + "-d one)") +
+                      ", not of shape " + formatShape(b.meta(x).shape));
+    const char *flag = paddle ? "return_mask" : "return_indices";
+    if (max && L.args.boolValue(flag))
+      badValue(L, std::string(flag) + "=True is not supported yet");
+    std::vector<int64_t> sizes = L.args.intList("output_size");
+    if (sizes.size() == 1)
+      sizes.assign(static_cast<size_t>(dims), sizes[0]);
+    if (static_cast<int>(sizes.size()) != dims)
+      badValue(L, "output_size needs 1 or " + std::to_string(dims) + " values");
+    for (int d = 0; d < dims; ++d) {
+      int64_t axis = channelsLast ? rank - 1 - dims + d : rank - dims + d;
+      if (sizes[d] <= 0)
+        badValue(L, "output_size must be positive");
+      x = adaptivePoolAxis(b, x, axis, sizes[d], max);
     }
-    std::vector<int> rows;
-    for (int64_t i = 0; i < size[0]; ++i) {
-      std::vector<int> cells;
-      for (int64_t j = 0; j < size[1]; ++j) {
-        int64_t h0 = i * h / size[0], h1 = ((i + 1) * h + size[0] - 1) / size[0];
-        int64_t w0 = j * wd / size[1], w1 = ((j + 1) * wd + size[1] - 1) / size[1];
-        cells.push_back(mean(L, b.slice(x, {2, 3}, {h0, w0}, {h1, w1}, {1, 1}), {2, 3}, true));
-      }
-      rows.push_back(size[1] == 1 ? cells[0] : b.concat(cells, 3));
-    }
-    L.out(size[0] == 1 ? rows[0] : b.concat(rows, 2));
+    L.out(x);
   };
 }
 
@@ -275,17 +421,66 @@ LowerFn unfoldOp(std::string xn, std::string kernel, std::string stride, std::st
     std::array<int64_t, 4> pad = paddingOf(L, padding);
     if (paddle && L.args.intList(padding).size() == 4)
       pad = {pad[0], pad[2], pad[1], pad[3]};
-    Window w = windowOf(L, x, pairOf(L, kernel), pairOf(L, stride), pairOf(L, dilation), pad,
-                        false);
+    Window w =
+        windowOf(L, x, pairOf(L, kernel), pairOf(L, stride), pairOf(L, dilation), pad, false);
     const std::vector<int64_t> &s = b.meta(x).shape;
-    int columns = b.reshape(windows(b, x, w, 0),
-                            {s[0], s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow});
+    int columns =
+        b.reshape(windows(b, x, w, 0), {s[0], s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow});
     L.out(unbatched ? b.reshape(columns, {s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow})
                     : columns);
   };
 }
 
 } // namespace
+
+int adaptivePoolAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, bool max) {
+  std::vector<int64_t> shape = b.meta(x).shape;
+  int64_t n = shape[axis], rank = b.meta(x).rank();
+  Prim reduction = max ? Prim::ReduceMax : Prim::ReduceSum;
+  if (n == out)
+    return x;
+  if (n % out == 0) { // equal bins: the axis split in two, the inner part reduced
+    std::vector<int64_t> split = shape;
+    split[axis] = n / out;
+    split.insert(split.begin() + axis, out);
+    int r = b.reduce(reduction, b.reshape(x, split), {axis + 1}, false);
+    return max ? r : b.binaryScalar(Prim::Div, r, static_cast<double>(n / out));
+  }
+  // Bin i covers [floor(i n / out), ceil((i + 1) n / out)): the k-th element of every bin is
+  // gathered with the axis in front, masked where the bin is shorter, and combined.
+  std::vector<int64_t> perm{axis}, back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  for (int64_t i = 0; i < rank; ++i)
+    back[perm[i]] = i;
+  int front = axis == 0 ? x : b.transpose(x, perm);
+  int i = b.iota(out, DType::Int64);
+  int start = b.binaryScalar(Prim::FloorDiv, b.binaryScalar(Prim::Mul, i, static_cast<double>(n)),
+                             static_cast<double>(out));
+  int end =
+      b.binaryScalar(Prim::FloorDiv,
+                     b.binaryScalar(Prim::Add, b.binaryScalar(Prim::Mul, i, static_cast<double>(n)),
+                                    static_cast<double>(n + out - 1)),
+                     static_cast<double>(out));
+  std::vector<int64_t> along(static_cast<size_t>(rank), 1);
+  along[0] = out;
+  DType dtype = b.meta(x).dtype;
+  int64_t longest = (n + out - 1) / out + 1;
+  int last = b.fill(static_cast<double>(n - 1), {}, DType::Int64);
+  int acc = -1;
+  for (int64_t k = 0; k < longest; ++k) {
+    int index = b.binaryScalar(Prim::Add, start, static_cast<double>(k));
+    int inside = b.reshape(b.binary(Prim::Less, index, end), along);
+    int tap = b.gather(front, b.binary(Prim::Min, index, last));
+    tap = b.select(inside, tap, b.fill(max ? -INFINITY : 0, {}, dtype));
+    acc = acc < 0 ? tap : b.binary(max ? Prim::Max : Prim::Add, acc, tap);
+  }
+  if (!max)
+    acc =
+        b.binary(Prim::Div, acc, b.reshape(b.cast(b.binary(Prim::Sub, end, start), dtype), along));
+  return axis == 0 ? acc : b.transpose(acc, back);
+}
 
 void registerConvolution(OpTable &t) {
   t.bind("torch.nn.functional.unfold",
@@ -295,12 +490,28 @@ void registerConvolution(OpTable &t) {
   const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
   t.bind(pf + "conv2d", conv2dOp("x", true));
   t.bind(tf + "conv2d", conv2dOp("input", false));
+  t.bind(pf + "conv1d", conv2dOp("x", true, true));
+  t.bind(pf + "conv2d_transpose", convTranspose2dOp("x", true, false));
+  t.bind(tf + "conv_transpose2d", convTranspose2dOp("input", false, false));
+  t.bind(pf + "conv1d_transpose", convTranspose2dOp("x", true, true));
+  t.bind(tf + "conv_transpose1d", convTranspose2dOp("input", false, true));
+  t.bind(tf + "conv1d", conv2dOp("input", false, true));
+  t.bind(pf + "max_pool1d", pool2dOp(Pool::Max, "x", "kernel_size", true, true));
+  t.bind(tf + "max_pool1d", pool2dOp(Pool::Max, "input", "kernel_size", false, true));
+  t.bind(pf + "avg_pool1d", pool2dOp(Pool::Avg, "x", "kernel_size", true, true));
+  t.bind(tf + "avg_pool1d", pool2dOp(Pool::Avg, "input", "kernel_size", false, true));
   t.bind(pf + "max_pool2d", pool2dOp(Pool::Max, "x", "kernel_size", true));
   t.bind(tf + "max_pool2d", pool2dOp(Pool::Max, "input", "kernel_size", false));
   t.bind(pf + "avg_pool2d", pool2dOp(Pool::Avg, "x", "kernel_size", true));
   t.bind(tf + "avg_pool2d", pool2dOp(Pool::Avg, "input", "kernel_size", false));
-  t.bind(pf + "adaptive_avg_pool2d", adaptiveAvgPool2dOp("x", true));
-  t.bind(tf + "adaptive_avg_pool2d", adaptiveAvgPool2dOp("input", false));
+  for (int dims : {1, 2, 3}) {
+    std::string n = std::to_string(dims) + "d";
+    for (bool max : {false, true}) {
+      std::string kind = max ? "adaptive_max_pool" : "adaptive_avg_pool";
+      t.bind(pf + kind + n, adaptivePoolOp("x", dims, max, true));
+      t.bind(tf + kind + n, adaptivePoolOp("input", dims, max, false));
+    }
+  }
   t.bind(pf + "batch_norm", batchNormOp("x", "epsilon", true));
   t.bind(tf + "batch_norm", batchNormOp("input", "eps", false));
 }

@@ -261,8 +261,8 @@ LowerFn bilinearOp(std::string x1n, std::string x2n) {
     int64_t batch = b.meta(x1).numElements() / s1.back(), o = ws[0], i = ws[1], j = ws[2];
     int wt = b.reshape(b.transpose(w, {1, 0, 2}), {i, o * j});
     int t1 = b.reshape(b.matmul(b.reshape(x1, {batch, i}), wt, false, false), {batch, o, j});
-    int y = b.reduce(Prim::ReduceSum,
-                     b.binary(Prim::Mul, t1, b.reshape(x2, {batch, 1, j})), {2}, false);
+    int y = b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, t1, b.reshape(x2, {batch, 1, j})), {2},
+                     false);
     if (L.in("bias") >= 0)
       y = b.binary(Prim::Add, y, b.reshape(b.cast(L.in("bias"), b.meta(y).dtype), {1, o}));
     std::vector<int64_t> out(s1.begin(), s1.end() - 1);

@@ -54,6 +54,12 @@ int reduceLoss(Lowering &L, int loss, Reduction how) {
                                : mean(L, loss, all, false);
 }
 
+/// The call's reduction (torch's, with its deprecated spellings, or paddle's) applied.
+int reducedBy(Lowering &L, int loss, bool torch) {
+  return reduceLoss(
+      L, loss, reductionOf(L, torch ? torchReductionName(L) : L.args.get("reduction").stringValue));
+}
+
 /// x / (d + (d == 0)): the frameworks' guard against an all-ignored batch.
 int divideGuarded(PrimBuilder &b, int x, int d) {
   int zero = b.binary(Prim::Equal, d, scalarLike(b, 0, d));
@@ -81,15 +87,15 @@ Picked pickClass(Lowering &L, int logp, int64_t classAxis, int label, int weight
   DType dtype = b.meta(logp).dtype;
   int64_t rank = b.meta(logp).rank(), classes = b.meta(logp).shape[classAxis];
   if (!isIntegral(b.meta(label).dtype))
-    badValue(L, "class labels must be integers, not " +
-                    std::string(dtypeName(b.meta(label).dtype)));
+    badValue(L,
+             "class labels must be integers, not " + std::string(dtypeName(b.meta(label).dtype)));
   if (weights >= 0 && b.meta(weights).numElements() != classes)
-    badValue(L, "weight has " + std::to_string(b.meta(weights).numElements()) +
-                    " elements for " + std::to_string(classes) + " classes");
+    badValue(L, "weight has " + std::to_string(b.meta(weights).numElements()) + " elements for " +
+                    std::to_string(classes) + " classes");
   label = b.cast(label, DType::Int64);
   int match = b.binary(Prim::Equal, label, positions(b, classes, classAxis, rank));
-  int valid = b.cast(b.binaryScalar(Prim::NotEqual, label, static_cast<double>(ignoreIndex)),
-                     dtype);
+  int valid =
+      b.cast(b.binaryScalar(Prim::NotEqual, label, static_cast<double>(ignoreIndex)), dtype);
   int zero = scalarLike(b, 0, logp);
   int picked = b.reduce(Prim::ReduceSum, b.select(match, logp, zero), {classAxis}, true);
   int weight = valid;
@@ -139,8 +145,9 @@ int torchNll(Lowering &L, int logp, int target, double smoothing) {
                     : logp;
     int valid = b.binaryScalar(Prim::NotEqual, target,
                                static_cast<double>(L.args.intValue("ignore_index")));
-    smooth = b.select(valid, b.unary(Prim::Neg, b.reduce(Prim::ReduceSum, terms, {classAxis}, false)),
-                      scalarLike(b, 0, logp));
+    smooth =
+        b.select(valid, b.unary(Prim::Neg, b.reduce(Prim::ReduceSum, terms, {classAxis}, false)),
+                 scalarLike(b, 0, logp));
   }
   double classes = static_cast<double>(b.meta(logp).shape[classAxis]);
   auto blend = [&](int nll, int smoothTerm) {
@@ -172,8 +179,8 @@ void torchCrossEntropy(Lowering &L) {
   if (!isFloating(b.meta(target).dtype))
     return L.out(torchNll(L, logp, target, smoothing));
   if (b.meta(target).shape != b.meta(x).shape)
-    badValue(L, "class probabilities must have the input's shape " +
-                    formatShape(b.meta(x).shape) + ", not " + formatShape(b.meta(target).shape));
+    badValue(L, "class probabilities must have the input's shape " + formatShape(b.meta(x).shape) +
+                    ", not " + formatShape(b.meta(target).shape));
   int64_t rank = b.meta(x).rank(), classes = b.meta(x).shape[classAxis];
   int probs = b.cast(target, b.meta(logp).dtype);
   if (smoothing > 0)
@@ -218,9 +225,9 @@ void paddleCrossEntropy(Lowering &L) {
       if (labelHasAxis)
         label = b.reshape(label, reducedShape(b.meta(x).shape, {axis}, false));
       label = labelWithClassAxis(L, x, axis, label);
-      probs = b.cast(b.binary(Prim::Equal, b.cast(label, DType::Int64),
-                              positions(b, classes, axis, rank)),
-                     dtype);
+      probs = b.cast(
+          b.binary(Prim::Equal, b.cast(label, DType::Int64), positions(b, classes, axis, rank)),
+          dtype);
     }
     if (smoothing > 0)
       probs = b.binaryScalar(Prim::Add, b.binaryScalar(Prim::Mul, probs, 1 - smoothing),
@@ -238,7 +245,8 @@ void paddleCrossEntropy(Lowering &L) {
   } else {
     if (labelHasAxis && b.meta(label).shape[axis] != 1)
       badValue(L, "class labels have the input's shape without the class axis, or with it of "
-                  "size 1; not " + formatShape(b.meta(label).shape));
+                  "size 1; not " +
+                      formatShape(b.meta(label).shape));
     if (labelHasAxis)
       label = b.reshape(label, reducedShape(b.meta(x).shape, {axis}, false));
     Picked p = pickClass(L, logp, axis, labelWithClassAxis(L, x, axis, label), weights, ignore);
@@ -247,8 +255,9 @@ void paddleCrossEntropy(Lowering &L) {
   }
   Reduction how = reductionOf(L, L.args.get("reduction").stringValue);
   if (how == Reduction::None)
-    return L.out(soft || labelHasAxis ? loss : b.reshape(loss, reducedShape(b.meta(loss).shape,
-                                                                             {axis}, false)));
+    return L.out(soft || labelHasAxis
+                     ? loss
+                     : b.reshape(loss, reducedShape(b.meta(loss).shape, {axis}, false)));
   int total = reduceLoss(L, loss, Reduction::Sum);
   if (how == Reduction::Sum)
     return L.out(total);
@@ -286,10 +295,11 @@ LowerFn pointwiseLoss(std::string xn, std::string yn, bool torch, Pointwise f,
     Operands o = promoteOperands(L, xn, yn);
     DType dtype = isFloating(o.dtype) ? o.dtype : DType::Float32;
     int loss = f(b, b.binary(Prim::Sub, b.cast(o.x, dtype), b.cast(o.y, dtype)));
-    Reduction how = reductionOf(L, torch ? torchReductionName(L) : L.args.get("reduction").stringValue);
     int w = torch && L.args.signature().find("weight") ? L.in("weight") : -1;
     if (w < 0)
-      return L.out(reduceLoss(L, loss, how));
+      return L.out(reducedBy(L, loss, torch));
+    Reduction how =
+        reductionOf(L, torch ? torchReductionName(L) : L.args.get("reduction").stringValue);
     if (b.meta(w).shape != b.meta(L.in(xn)).shape)
       badValue(L, "weight must have the input's shape " + formatShape(b.meta(L.in(xn)).shape));
     w = b.cast(w, dtype);
@@ -317,14 +327,12 @@ LowerFn binaryCrossEntropy(std::string xn, std::string yn, bool torch) {
     int p = floatInput(L, xn), y = b.cast(L.in(yn), b.meta(p).dtype);
     auto clampedLog = [&](int v) { return b.binaryScalar(Prim::Max, b.unary(Prim::Log, v), -100); };
     int one = scalarLike(b, 1, p);
-    int loss = b.unary(Prim::Neg,
-                       b.binary(Prim::Add, b.binary(Prim::Mul, y, clampedLog(p)),
-                                b.binary(Prim::Mul, b.binary(Prim::Sub, one, y),
-                                         clampedLog(b.binary(Prim::Sub, one, p)))));
+    int loss = b.unary(Prim::Neg, b.binary(Prim::Add, b.binary(Prim::Mul, y, clampedLog(p)),
+                                           b.binary(Prim::Mul, b.binary(Prim::Sub, one, y),
+                                                    clampedLog(b.binary(Prim::Sub, one, p)))));
     if (L.in("weight") >= 0)
       loss = b.binary(Prim::Mul, loss, b.cast(L.in("weight"), b.meta(p).dtype));
-    L.out(reduceLoss(L, loss, reductionOf(L, torch ? torchReductionName(L)
-                                                   : L.args.get("reduction").stringValue)));
+    L.out(reducedBy(L, loss, torch));
   };
 }
 
@@ -341,17 +349,15 @@ LowerFn binaryCrossEntropyWithLogits(std::string xn, std::string yn, bool torch)
         b.binaryScalar(Prim::Max, b.unary(Prim::Neg, x), 0));
     int scale = one;
     if (L.in("pos_weight") >= 0)
-      scale = b.binary(Prim::Add, one,
-                       b.binary(Prim::Mul,
-                                b.binaryScalar(Prim::Sub,
-                                               b.cast(L.in("pos_weight"), b.meta(x).dtype), 1),
-                                y));
+      scale = b.binary(
+          Prim::Add, one,
+          b.binary(Prim::Mul,
+                   b.binaryScalar(Prim::Sub, b.cast(L.in("pos_weight"), b.meta(x).dtype), 1), y));
     int loss = b.binary(Prim::Add, b.binary(Prim::Mul, b.binary(Prim::Sub, one, y), x),
                         b.binary(Prim::Mul, scale, softplusNeg));
     if (L.in("weight") >= 0)
       loss = b.binary(Prim::Mul, loss, b.cast(L.in("weight"), b.meta(x).dtype));
-    L.out(reduceLoss(L, loss, reductionOf(L, torch ? torchReductionName(L)
-                                                   : L.args.get("reduction").stringValue)));
+    L.out(reducedBy(L, loss, torch));
   };
 }
 
@@ -397,7 +403,8 @@ void torchCosineSimilarity(Lowering &L) {
   int64_t axis = normalizeDim(b.opName(), L.args.intValue("dim"), b.meta(x).rank());
   double eps = L.args.scalar("eps");
   auto unit = [&](int v) {
-    int norm = b.unary(Prim::Sqrt, b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, v, v), {axis}, true));
+    int norm =
+        b.unary(Prim::Sqrt, b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, v, v), {axis}, true));
     return b.binary(Prim::Div, v, b.binaryScalar(Prim::Max, norm, eps));
   };
   L.out(b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, unit(x), unit(y)), {axis}, false));
@@ -430,12 +437,6 @@ LowerFn pairwiseDistance(std::string xn, std::string yn, std::string epsName) {
   };
 }
 
-/// The call's reduction (torch's, with its deprecated spellings, or paddle's) applied.
-int reducedBy(Lowering &L, int loss, bool torch) {
-  return reduceLoss(L, loss, reductionOf(L, torch ? torchReductionName(L)
-                                                  : L.args.get("reduction").stringValue));
-}
-
 /// Tensors of one float dtype, broadcast to one shape (the inputs and the ±1 targets).
 std::vector<int> floatsBroadcast(Lowering &L, const std::vector<std::string> &names) {
   PrimBuilder &b = L.b;
@@ -459,8 +460,9 @@ LowerFn marginRanking(std::vector<std::string> names, bool torch) {
     PrimBuilder &b = L.b;
     std::vector<int> v = floatsBroadcast(L, names);
     int d = b.binary(Prim::Mul, b.unary(Prim::Neg, v[2]), b.binary(Prim::Sub, v[0], v[1]));
-    L.out(reducedBy(L, b.binaryScalar(Prim::Max, b.binaryScalar(Prim::Add, d, L.args.scalar("margin")), 0),
-                    torch));
+    L.out(reducedBy(
+        L, b.binaryScalar(Prim::Max, b.binaryScalar(Prim::Add, d, L.args.scalar("margin")), 0),
+        torch));
   };
 }
 
@@ -470,7 +472,8 @@ LowerFn hingeEmbedding(std::vector<std::string> names, bool torch) {
     PrimBuilder &b = L.b;
     std::vector<int> v = floatsBroadcast(L, names);
     int x = v[0], y = v[1], zero = scalarLike(b, 0, x);
-    int hinge = b.binaryScalar(Prim::Max, b.binary(Prim::Sub, scalarLike(b, L.args.scalar("margin"), x), x), 0);
+    int hinge = b.binaryScalar(
+        Prim::Max, b.binary(Prim::Sub, scalarLike(b, L.args.scalar("margin"), x), x), 0);
     int loss = b.binary(Prim::Add, b.select(b.binaryScalar(Prim::NotEqual, y, 1), hinge, zero),
                         b.select(b.binaryScalar(Prim::NotEqual, y, -1), x, zero));
     L.out(reducedBy(L, loss, torch));
@@ -495,13 +498,14 @@ LowerFn multilabelSoftMargin(std::vector<std::string> names, bool torch) {
     std::vector<int> v = floatsBroadcast(L, names);
     int x = v[0], y = v[1];
     auto logSigmoid = [&](int z) { // min(z, 0) - log1p(exp(-|z|))
-      return b.binary(Prim::Sub, b.binaryScalar(Prim::Min, z, 0),
-                      b.unary(Prim::Log1p, b.unary(Prim::Exp, b.unary(Prim::Neg, b.unary(Prim::Abs, z)))));
+      return b.binary(
+          Prim::Sub, b.binaryScalar(Prim::Min, z, 0),
+          b.unary(Prim::Log1p, b.unary(Prim::Exp, b.unary(Prim::Neg, b.unary(Prim::Abs, z)))));
     };
-    int loss = b.unary(Prim::Neg,
-                       b.binary(Prim::Add, b.binary(Prim::Mul, y, logSigmoid(x)),
-                                b.binary(Prim::Mul, b.binary(Prim::Sub, scalarLike(b, 1, y), y),
-                                         logSigmoid(b.unary(Prim::Neg, x)))));
+    int loss =
+        b.unary(Prim::Neg, b.binary(Prim::Add, b.binary(Prim::Mul, y, logSigmoid(x)),
+                                    b.binary(Prim::Mul, b.binary(Prim::Sub, scalarLike(b, 1, y), y),
+                                             logSigmoid(b.unary(Prim::Neg, x)))));
     if (L.in("weight") >= 0)
       loss = b.binary(Prim::Mul, loss, b.cast(L.in("weight"), b.meta(loss).dtype));
     int64_t rank = b.meta(loss).rank();
@@ -522,12 +526,14 @@ LowerFn poissonNll(std::vector<std::string> names, std::string epsName, bool tor
                    ? b.binary(Prim::Sub, b.unary(Prim::Exp, x), b.binary(Prim::Mul, y, x))
                    : b.binary(Prim::Sub, x,
                               b.binary(Prim::Mul, y,
-                                       b.unary(Prim::Log, b.binaryScalar(Prim::Add, x, L.args.scalar(epsName)))));
+                                       b.unary(Prim::Log, b.binaryScalar(Prim::Add, x,
+                                                                         L.args.scalar(epsName)))));
     if (L.args.boolValue("full")) {
       int logY = b.unary(Prim::Log, y);
-      int stirling = b.binary(
-          Prim::Add, b.binary(Prim::Sub, b.binary(Prim::Mul, y, logY), y),
-          b.binaryScalar(Prim::Mul, b.unary(Prim::Log, b.binaryScalar(Prim::Mul, y, 2 * M_PI)), 0.5));
+      int stirling =
+          b.binary(Prim::Add, b.binary(Prim::Sub, b.binary(Prim::Mul, y, logY), y),
+                   b.binaryScalar(Prim::Mul,
+                                  b.unary(Prim::Log, b.binaryScalar(Prim::Mul, y, 2 * M_PI)), 0.5));
       loss = b.binary(Prim::Add, loss,
                       b.select(b.binaryScalar(Prim::Greater, y, 1), stirling, scalarLike(b, 0, y)));
     }
@@ -558,9 +564,10 @@ LowerFn gaussianNll(std::vector<std::string> names, std::string epsName, bool to
     int x = b.cast(o.x, dtype), y = b.cast(o.y, dtype);
     int v = b.binaryScalar(Prim::Max, b.reshape(b.cast(var, dtype), vs), L.args.scalar(epsName));
     int d = b.binary(Prim::Sub, x, y);
-    int loss = b.binaryScalar(
-        Prim::Mul, b.binary(Prim::Add, b.unary(Prim::Log, v), b.binary(Prim::Div, b.binary(Prim::Mul, d, d), v)),
-        0.5);
+    int loss = b.binaryScalar(Prim::Mul,
+                              b.binary(Prim::Add, b.unary(Prim::Log, v),
+                                       b.binary(Prim::Div, b.binary(Prim::Mul, d, d), v)),
+                              0.5);
     if (L.args.boolValue("full"))
       loss = b.binaryScalar(Prim::Add, loss, 0.5 * std::log(2 * M_PI));
     L.out(reducedBy(L, loss, torch));
@@ -585,10 +592,12 @@ LowerFn cosineEmbedding(std::vector<std::string> names, bool torch) {
     int y = b.cast(L.in(names[2]), b.meta(cos).dtype), zero = scalarLike(b, 0, cos);
     int loss = b.binary(
         Prim::Add,
-        b.select(b.binaryScalar(Prim::Equal, y, 1), b.binary(Prim::Sub, scalarLike(b, 1, cos), cos), zero),
-        b.select(b.binaryScalar(Prim::Equal, y, -1),
-                 b.binaryScalar(Prim::Max, b.binaryScalar(Prim::Sub, cos, L.args.scalar("margin")), 0),
-                 zero));
+        b.select(b.binaryScalar(Prim::Equal, y, 1), b.binary(Prim::Sub, scalarLike(b, 1, cos), cos),
+                 zero),
+        b.select(
+            b.binaryScalar(Prim::Equal, y, -1),
+            b.binaryScalar(Prim::Max, b.binaryScalar(Prim::Sub, cos, L.args.scalar("margin")), 0),
+            zero));
     L.out(reducedBy(L, loss, torch));
   };
 }
@@ -611,7 +620,8 @@ LowerFn tripletMargin(std::vector<std::string> names, std::string epsName, bool 
       negative = b.binary(Prim::Min, negative, distance(v[1], v[2]));
     int loss = b.binaryScalar(
         Prim::Max,
-        b.binary(Prim::Sub, b.binaryScalar(Prim::Add, positive, L.args.scalar("margin")), negative), 0);
+        b.binary(Prim::Sub, b.binaryScalar(Prim::Add, positive, L.args.scalar("margin")), negative),
+        0);
     L.out(reducedBy(L, loss, torch));
   };
 }
@@ -643,8 +653,9 @@ void registerLosses(OpTable &t) {
     double delta = L.args.scalar("delta");
     if (delta <= 0)
       badValue(L, "delta must be positive");
-    pointwiseLoss("input", "target", true,
-                  [delta](PrimBuilder &b, int d) { return huber(b, d, delta); }, false)(L);
+    pointwiseLoss(
+        "input", "target", true, [delta](PrimBuilder &b, int d) { return huber(b, d, delta); },
+        false)(L);
   });
   t.bind(pf + "smooth_l1_loss", [](Lowering &L) {
     double delta = L.args.scalar("delta");
@@ -681,8 +692,10 @@ void registerLosses(OpTable &t) {
   t.bind(pf + "gaussian_nll_loss", gaussianNll({"input", "label", "variance"}, "epsilon", false));
   t.bind(tf + "cosine_embedding_loss", cosineEmbedding({"input1", "input2", "target"}, true));
   t.bind(pf + "cosine_embedding_loss", cosineEmbedding({"input1", "input2", "label"}, false));
-  t.bind(tf + "triplet_margin_loss", tripletMargin({"anchor", "positive", "negative"}, "eps", true));
-  t.bind(pf + "triplet_margin_loss", tripletMargin({"input", "positive", "negative"}, "epsilon", false));
+  t.bind(tf + "triplet_margin_loss",
+         tripletMargin({"anchor", "positive", "negative"}, "eps", true));
+  t.bind(pf + "triplet_margin_loss",
+         tripletMargin({"input", "positive", "negative"}, "epsilon", false));
   t.bind(pf + "pairwise_distance", pairwiseDistance("x", "y", "epsilon"));
 }
 

@@ -31,9 +31,9 @@ PadMode padModeOf(Lowering &L, const std::string &mode) {
   badValue(L, "mode must be 'constant', 'reflect', 'replicate' or 'circular', not '" + mode + "'");
 }
 
-/// x padded along `axis` by `before` and `after` elements: `value`s (constant; a negative pad
-/// crops), the mirror image without the edge (reflect), the edge repeated (replicate), or the
-/// other end (circular).
+/// x padded along `axis` by `before` and `after` elements: `value`s (constant), the mirror
+/// image without the edge (reflect), the edge repeated (replicate), or the other end
+/// (circular); a negative pad crops.
 int padAxis(Lowering &L, int x, int64_t axis, int64_t before, int64_t after, PadMode mode,
             double value) {
   PrimBuilder &b = L.b;
@@ -59,8 +59,9 @@ int padAxis(Lowering &L, int x, int64_t axis, int64_t before, int64_t after, Pad
       parts.push_back(fillOf(after));
     return parts.size() == 1 ? x : b.concat(parts, axis);
   }
-  if (before < 0 || after < 0)
-    badValue(L, "negative pads crop only in constant mode");
+  // A negative pad crops: the positions below are the same formulas over fewer outputs.
+  if (n + before + after <= 0)
+    badValue(L, "the pads crop more than dimension " + std::to_string(axis) + " has");
   if (!before && !after)
     return x;
   int64_t limit = mode == PadMode::Reflect ? n - 1 : mode == PadMode::Circular ? n : INT64_MAX;
@@ -94,15 +95,14 @@ void torchPad(Lowering &L) {
   std::vector<int64_t> pad = L.args.intList("pad");
   int64_t rank = L.b.meta(y).rank(), dims = static_cast<int64_t>(pad.size() / 2);
   if (pad.size() % 2 || dims > rank)
-    badValue(L, "pad must have an even length of at most 2 * rank, not " +
-                    std::to_string(pad.size()));
+    badValue(L,
+             "pad must have an even length of at most 2 * rank, not " + std::to_string(pad.size()));
   if (m != PadMode::Constant && (dims > 3 || (rank != dims + 1 && rank != dims + 2)))
     badValue(L, "mode='" + mode + "' pads the last 1, 2 or 3 dimensions of a " +
                     "(batch, channel, ...) or (channel, ...) input: " + std::to_string(dims) +
                     " padded dimensions of a rank-" + std::to_string(rank) + " input");
-  double value = !L.args.signature().find("value") || L.args.isNone("value")
-                     ? 0.0
-                     : L.args.scalar("value");
+  double value =
+      !L.args.signature().find("value") || L.args.isNone("value") ? 0.0 : L.args.scalar("value");
   if (m != PadMode::Constant && value != 0)
     badValue(L, "value is only used by mode='constant'");
   for (int64_t i = 0; i < dims; ++i)
@@ -140,23 +140,23 @@ void paddlePad(Lowering &L) {
   double value = L.args.scalar("value");
   if (m == PadMode::Constant && count != 2 * (rank - 2)) {
     if (count % 2 || count > 2 * rank)
-      badValue(L, "pad must have an even length of at most 2 * rank, not " +
-                      std::to_string(count));
+      badValue(L, "pad must have an even length of at most 2 * rank, not " + std::to_string(count));
     bool fromLeft = count == 2 * rank && L.args.boolValue("pad_from_left_axis");
     for (int64_t i = 0; i < count / 2; ++i)
       y = padAxis(L, y, fromLeft ? i : rank - 1 - i, pad[2 * i], pad[2 * i + 1], m, value);
     return L.out(y);
   }
   if (rank < 3 || rank > 5)
-    badValue(L, "mode='" + mode + "' pads 3-d, 4-d and 5-d inputs, not a " +
-                    std::to_string(rank) + "-d one");
+    badValue(L, "mode='" + mode + "' pads 3-d, 4-d and 5-d inputs, not a " + std::to_string(rank) +
+                    "-d one");
   std::string format = L.args.isNone("data_format") ? "" : L.args.get("data_format").stringValue;
   std::vector<int64_t> axes = spatialAxes(L, y, format);
   if (pad.size() != 2 * axes.size())
-    badValue(L, "pad needs " + std::to_string(2 * axes.size()) + " entries for the spatial "
-                "axes of data_format '" + format + "' (or " +
-                std::to_string(2 * rank) + " in constant mode), not " +
-                std::to_string(pad.size()));
+    badValue(L, "pad needs " + std::to_string(2 * axes.size()) +
+                    " entries for the spatial "
+                    "axes of data_format '" +
+                    format + "' (or " + std::to_string(2 * rank) + " in constant mode), not " +
+                    std::to_string(pad.size()));
   for (size_t i = 0; i < axes.size(); ++i)
     y = padAxis(L, y, axes[axes.size() - 1 - i], pad[2 * i], pad[2 * i + 1], m, value);
   L.out(y);
@@ -175,16 +175,17 @@ int cubicWeight(PrimBuilder &b, int d) {
   // |d| <= 1: ((A + 2) d - (A + 3)) d^2 + 1; 1 < |d| < 2: ((A d - 5A) d + 8A) d - 4A
   int near = b.binaryScalar(
       Prim::Add,
-      b.binary(Prim::Mul,
-               b.binaryScalar(Prim::Sub, b.binaryScalar(Prim::Mul, d, A + 2), A + 3),
+      b.binary(Prim::Mul, b.binaryScalar(Prim::Sub, b.binaryScalar(Prim::Mul, d, A + 2), A + 3),
                b.binary(Prim::Mul, d, d)),
       1);
   int far = b.binaryScalar(
       Prim::Sub,
       b.binary(Prim::Mul,
-               b.binaryScalar(Prim::Add,
-                              b.binary(Prim::Mul, b.binaryScalar(Prim::Sub, b.binaryScalar(Prim::Mul, d, A), 5 * A), d),
-                              8 * A),
+               b.binaryScalar(
+                   Prim::Add,
+                   b.binary(Prim::Mul,
+                            b.binaryScalar(Prim::Sub, b.binaryScalar(Prim::Mul, d, A), 5 * A), d),
+                   8 * A),
                d),
       4 * A);
   return b.select(b.binaryScalar(Prim::LessEqual, d, 1), near, far);
@@ -226,8 +227,8 @@ int resampleAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, float ratio,
   // centres shift by 0.5 (linear clamps the result at 0, cubic does not).
   int src = b.binaryScalar(Prim::Mul, dst, ratio);
   if (!how.alignCorners && how.halfPixel) {
-    src = b.binaryScalar(Prim::Sub,
-                         b.binaryScalar(Prim::Mul, b.binaryScalar(Prim::Add, dst, 0.5), ratio), 0.5);
+    src = b.binaryScalar(
+        Prim::Sub, b.binaryScalar(Prim::Mul, b.binaryScalar(Prim::Add, dst, 0.5), ratio), 0.5);
     if (how.kind == Resample::Kind::Linear)
       src = b.binaryScalar(Prim::Max, src, 0);
   }
@@ -267,8 +268,8 @@ std::vector<int64_t> resizedSizes(Lowering &L, int x, const std::vector<int64_t>
   size_t k = axes.size();
   bool hasSize = !L.args.isNone("size"), hasScale = !L.args.isNone("scale_factor");
   if (hasSize == hasScale)
-    badValue(L, "takes either size or scale_factor, not " +
-                    std::string(hasSize ? "both" : "neither"));
+    badValue(L,
+             "takes either size or scale_factor, not " + std::string(hasSize ? "both" : "neither"));
   auto spread = [&](auto values, const char *what) {
     if (values.size() == 1)
       values.assign(k, values[0]);
@@ -323,11 +324,14 @@ LowerFn torchInterpolate(std::string fixedMode, bool fixedAlign) {
                               (mode == "bilinear" || cubic) != (axes.size() == 2) ||
                               (mode == "trilinear") != (axes.size() == 3)))
       badValue(L, "mode='" + mode + "' needs a " +
-                      std::to_string(mode == "linear" ? 3 : mode == "trilinear" ? 5 : 4) +
+                      std::to_string(mode == "linear"      ? 3
+                                     : mode == "trilinear" ? 5
+                                                           : 4) +
                       "-d input, not a " + std::to_string(b.meta(x).rank()) + "-d one");
-    if (!linear && !cubic && mode != "nearest" && mode != "nearest-exact")
-      badValue(L, "mode='" + mode + "' is not supported yet (nearest, nearest-exact, linear, "
-                  "bilinear, bicubic, trilinear are)");
+    if (!linear && !cubic && mode != "nearest" && mode != "nearest-exact" && mode != "area")
+      badValue(L, "mode must be nearest, nearest-exact, linear, bilinear, bicubic, trilinear "
+                  "or area, not '" +
+                      mode + "'");
     linear = linear || cubic; // align_corners applies
     bool align = fixedAlign;
     if (fixedMode.empty() && !L.args.isNone("align_corners")) {
@@ -342,13 +346,15 @@ LowerFn torchInterpolate(std::string fixedMode, bool fixedAlign) {
     bool recompute = L.args.signature().find("recompute_scale_factor") &&
                      !L.args.isNone("recompute_scale_factor") &&
                      L.args.boolValue("recompute_scale_factor");
-    Resample how{cubic                ? Resample::Kind::Cubic
+    Resample how{cubic               ? Resample::Kind::Cubic
                  : linear            ? Resample::Kind::Linear
                  : mode == "nearest" ? Resample::Kind::Nearest
                                      : Resample::Kind::NearestExact,
                  align, true};
     x = floatInput(L, "input");
-    for (size_t i = 0; i < axes.size(); ++i) {
+    for (size_t i = 0; i < axes.size() && mode == "area"; ++i) // adaptive average pooling
+      x = adaptivePoolAxis(b, x, axes[i], sizes[i], false);
+    for (size_t i = 0; i < axes.size() && mode != "area"; ++i) {
       int64_t n = b.meta(x).shape[axes[i]];
       float ratio = resizeRatio(n, sizes[i], recompute ? 0 : scales[i], align);
       x = resampleAxis(b, x, axes[i], sizes[i], ratio, how);
@@ -367,22 +373,24 @@ void paddleInterpolate(Lowering &L) {
   std::vector<int64_t> axes = spatialAxes(L, x, format);
   bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
   bool cubic = mode == "bicubic";
-  if (!linear && !cubic && mode != "nearest")
-    badValue(L, "mode='" + mode + "' is not supported yet (nearest, linear, bilinear, "
-                "bicubic, trilinear are)");
+  if (!linear && !cubic && mode != "nearest" && mode != "area")
+    badValue(L, "mode must be nearest, linear, bilinear, bicubic, trilinear or area, not '" + mode +
+                    "'");
   bool align = L.args.boolValue("align_corners");
   int64_t alignMode = L.args.intValue("align_mode");
   if (alignMode != 0 && alignMode != 1)
     badValue(L, "align_mode must be 0 or 1");
   std::vector<double> scales;
   std::vector<int64_t> sizes = resizedSizes(L, x, axes, scales);
-  Resample how{cubic   ? Resample::Kind::Cubic
+  Resample how{cubic    ? Resample::Kind::Cubic
                : linear ? Resample::Kind::Linear
                : align  ? Resample::Kind::NearestRounded
                         : Resample::Kind::Nearest,
                align, alignMode == 0 || cubic};
   x = floatInput(L, "x");
-  for (size_t i = 0; i < axes.size(); ++i) {
+  for (size_t i = 0; i < axes.size() && mode == "area"; ++i) // adaptive average pooling
+    x = adaptivePoolAxis(b, x, axes[i], sizes[i], false);
+  for (size_t i = 0; i < axes.size() && mode != "area"; ++i) {
     float ratio = resizeRatio(b.meta(x).shape[axes[i]], sizes[i], scales[i], align);
     x = resampleAxis(b, x, axes[i], sizes[i], ratio, how);
   }
@@ -432,25 +440,24 @@ LowerFn pixelShuffle(std::string xn, std::string factorName, bool unshuffle, boo
                         std::to_string(r * r));
       int64_t oc = c / (r * r);
       if (channelsLast) // [H, W, C, r, r] -> [H, r, W, r, C]
-        return L.out(b.reshape(
-            b.transpose(b.reshape(x, with({h, w, oc, r, r})), perm({0, 3, 1, 4, 2})),
-            with({h * r, w * r, oc})));
+        return L.out(
+            b.reshape(b.transpose(b.reshape(x, with({h, w, oc, r, r})), perm({0, 3, 1, 4, 2})),
+                      with({h * r, w * r, oc})));
       // [C, r, r, H, W] -> [C, H, r, W, r]
-      return L.out(b.reshape(
-          b.transpose(b.reshape(x, with({oc, r, r, h, w})), perm({0, 3, 1, 4, 2})),
-          with({oc, h * r, w * r})));
+      return L.out(
+          b.reshape(b.transpose(b.reshape(x, with({oc, r, r, h, w})), perm({0, 3, 1, 4, 2})),
+                    with({oc, h * r, w * r})));
     }
     if (h % r || w % r)
       badValue(L, "the height " + std::to_string(h) + " and width " + std::to_string(w) +
                       " must be divisible by the factor " + std::to_string(r));
     if (channelsLast) // [H, r, W, r, C] -> [H, W, C, r, r]
-      return L.out(b.reshape(
-          b.transpose(b.reshape(x, with({h / r, r, w / r, r, c})), perm({0, 2, 4, 1, 3})),
-          with({h / r, w / r, c * r * r})));
+      return L.out(
+          b.reshape(b.transpose(b.reshape(x, with({h / r, r, w / r, r, c})), perm({0, 2, 4, 1, 3})),
+                    with({h / r, w / r, c * r * r})));
     // [C, H, r, W, r] -> [C, r, r, H, W]
-    L.out(b.reshape(
-        b.transpose(b.reshape(x, with({c, h / r, r, w / r, r})), perm({0, 2, 4, 1, 3})),
-        with({c * r * r, h / r, w / r})));
+    L.out(b.reshape(b.transpose(b.reshape(x, with({c, h / r, r, w / r, r})), perm({0, 2, 4, 1, 3})),
+                    with({c * r * r, h / r, w / r})));
   };
 }
 
@@ -464,7 +471,8 @@ void registerResampling(OpTable &t) {
   t.bind("torch.nn.functional.upsample_nearest", torchInterpolate("nearest", false));
   t.bind("torch.nn.functional.upsample_bilinear", torchInterpolate("bilinear", true));
   t.bind("paddle.nn.functional.interpolate", paddleInterpolate);
-  t.bind("torch.nn.functional.pixel_shuffle", pixelShuffle("input", "upscale_factor", false, false));
+  t.bind("torch.nn.functional.pixel_shuffle",
+         pixelShuffle("input", "upscale_factor", false, false));
   t.bind("torch.nn.functional.pixel_unshuffle",
          pixelShuffle("input", "downscale_factor", true, false));
   t.bind("paddle.nn.functional.pixel_shuffle", pixelShuffle("x", "upscale_factor", false, true));

@@ -160,6 +160,10 @@ void registerLinearAlgebra(OpTable &t);
 void registerActivations(OpTable &t);
 /// Losses and distances: cross entropy, nll, regression losses, KL, cosine (LowerLosses.cpp).
 void registerLosses(OpTable &t);
+/// Adaptive pooling of one axis into `out` bins (avg or max): bin i covers
+/// [floor(i n / out), ceil((i + 1) n / out)), both frameworks' bins (LowerConvolution.cpp).
+int adaptivePoolAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, bool max);
+
 /// Padding modes, interpolation, pixel shuffles (LowerResampling.cpp).
 void registerResampling(OpTable &t);
 /// conv2d, pooling, batch norm (LowerConvolution.cpp).

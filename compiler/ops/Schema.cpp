@@ -13,12 +13,12 @@ struct TypeName {
   const char *name;
 };
 constexpr TypeName kTypeNames[] = {
-    {ParamType::Tensor, "Tensor"},   {ParamType::TensorList, "TensorList"},
-    {ParamType::Scalar, "Scalar"},   {ParamType::Int, "Int"},
-    {ParamType::Float, "Float"},     {ParamType::Bool, "Bool"},
-    {ParamType::IntList, "IntList"}, {ParamType::FloatList, "FloatList"},
-    {ParamType::DataType, "DataType"},
-    {ParamType::String, "String"},   {ParamType::Index, "Index"},
+    {ParamType::Tensor, "Tensor"},     {ParamType::TensorList, "TensorList"},
+    {ParamType::Scalar, "Scalar"},     {ParamType::Int, "Int"},
+    {ParamType::Float, "Float"},       {ParamType::Bool, "Bool"},
+    {ParamType::IntList, "IntList"},   {ParamType::FloatList, "FloatList"},
+    {ParamType::DataType, "DataType"}, {ParamType::String, "String"},
+    {ParamType::Index, "Index"},
 };
 
 /// A hand-written recursive-descent parser; positions in messages are 1-based columns.

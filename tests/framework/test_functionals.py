@@ -115,6 +115,16 @@ def t_margin_losses(x, y, z):
             F.triplet_margin_loss(x, y, z, swap=True))
 
 
+def t_pools(x, line, w, b):
+    return (F.adaptive_avg_pool2d(x, (3, 5)), F.adaptive_max_pool2d(x, 2),
+            F.interpolate(x, size=(3, 2), mode="area"), F.adaptive_avg_pool1d(line, 4),
+            F.adaptive_max_pool1d(line, 3), F.conv1d(line, w, b, stride=2, padding=1, groups=2),
+            F.max_pool1d(line, 3, stride=2, padding=1), F.avg_pool1d(line, 2, ceil_mode=True),
+            F.pad(x, (-1, 2, 1, -2), mode="replicate"), F.dropout(x, p=0.0, training=True),
+            F.conv_transpose1d(line, w.reshape(4, 3, 3), stride=3, padding=1, output_padding=2),
+            F.conv_transpose2d(x, x[:3, :, :2, :3].transpose(0, 1), stride=(2, 1), dilation=2))
+
+
 class TorchImageHead(torch.nn.Module):
     """The functionals through torch's own layer classes."""
 
@@ -124,7 +134,9 @@ class TorchImageHead(torch.nn.Module):
             torch.nn.ReflectionPad2d(1), torch.nn.Conv2d(4, 8, 3), torch.nn.PReLU(8),
             torch.nn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.ELU(),
             torch.nn.PixelShuffle(2), torch.nn.Mish(), torch.nn.ReplicationPad2d((0, 1, 2, 0)),
-            torch.nn.Softplus(beta=2), torch.nn.Hardshrink(0.1), torch.nn.GroupNorm(1, 2))
+            torch.nn.Softplus(beta=2), torch.nn.Hardshrink(0.1), torch.nn.GroupNorm(1, 2),
+            torch.nn.ConvTranspose2d(2, 4, 3, stride=2, padding=1, output_padding=1),
+            torch.nn.AdaptiveAvgPool2d((5, 3)))
 
     def forward(self, x):
         return self.body(x)
@@ -204,6 +216,17 @@ def p_margin_losses(x, y, z):
             PF.triplet_margin_loss(x, y, z, swap=True))
 
 
+def p_pools(x, line, w, b):
+    return (PF.adaptive_avg_pool2d(x, [3, 5]), PF.adaptive_max_pool2d(x, 2),
+            PF.interpolate(x, size=[3, 2], mode="area"), PF.adaptive_avg_pool1d(line, 4),
+            PF.adaptive_max_pool1d(line, 3), PF.conv1d(line, w, b, stride=2, padding=1, groups=2),
+            PF.max_pool1d(line, 3, stride=2, padding=1), PF.avg_pool1d(line, 2, ceil_mode=True),
+            PF.conv1d_transpose(line, w.reshape([4, 3, 3]), stride=3, padding=1,
+                                output_padding=2),
+            PF.conv2d_transpose(x, x[:3, :, :2, :3].transpose([1, 0, 2, 3]), stride=[2, 1],
+                                dilation=2))
+
+
 class PaddleImageHead(paddle.nn.Layer):
     """The functionals through paddle's own layer classes."""
 
@@ -212,7 +235,9 @@ class PaddleImageHead(paddle.nn.Layer):
         self.body = paddle.nn.Sequential(
             paddle.nn.Pad2D(1, mode="reflect"), paddle.nn.Conv2D(4, 8, 3), paddle.nn.PReLU(8),
             paddle.nn.Upsample(scale_factor=2, mode="bilinear"), paddle.nn.ELU(),
-            paddle.nn.PixelShuffle(2), paddle.nn.Mish(), paddle.nn.Softplus(beta=2))
+            paddle.nn.PixelShuffle(2), paddle.nn.Mish(), paddle.nn.Softplus(beta=2),
+            paddle.nn.Conv2DTranspose(2, 4, 3, stride=2, padding=1, groups=2),
+            paddle.nn.AdaptiveMaxPool2D((5, 3)))
 
     def forward(self, x):
         return self.body(x)
@@ -238,6 +263,7 @@ CASES = {
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
+    "torch_pools": (t_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
     "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
     "paddle_activations": (p_activations, [(F32, (3, 4))]),
@@ -251,6 +277,7 @@ CASES = {
     "paddle_binary": (p_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "paddle_distance": (p_distance, [(F32, (3, 1, 4)), (F32, (1, 5, 4))]),
     "paddle_layers": (PaddleImageHead, [(F32, (2, 4, 6, 5))]),
+    "paddle_pools": (p_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
     "paddle_channel_ops": (p_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (1, 5))]),
     "paddle_margin_losses": (p_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
 }

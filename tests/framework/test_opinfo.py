@@ -15,11 +15,13 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools", "scripts"))
 
-# Measured when each was raised (first sample: torch 253 of 296, functional FUNCTIONAL_OK);
-# the target of issue #25 is 0.90. The least each family must list (a smaller count means the
-# harness stopped finding OpInfo's entries).
-FLOORS = {"torch": (0.85, 250), "functional": (0.0, 80)}
 SAMPLES = 4 if os.environ.get("SOTC_TEST_FULL") else 1
+# Each family's floor on 1 and on 4 samples, measured when it was raised (torch: 253 and 209
+# of 296; functional: 80 and 47 of 111, most of the 4-sample misses empty tensors); the target
+# of issue #25 is 0.90. Then the least each family must list (fewer means the harness stopped
+# finding OpInfo's entries).
+FLOORS = {"torch": ({1: 0.85, 4: 0.70}[SAMPLES], 250),
+          "functional": ({1: 0.70, 4: 0.42}[SAMPLES], 100)}
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

@@ -113,9 +113,10 @@ private:
       for (mlir::Value v : p->getOperands()) {
         readsReduction |= v.getDefiningOp() && reductions.count(v.getDefiningOp());
         if (auto it = stageOf.find(v.getDefiningOp()); it != stageOf.end()) // after a reduction
-          operandStage = std::max(operandStage, it->second + (ops::primKind(primOf(
-                                                     mlir::cast<sir::PrimOp>(it->first))) ==
-                                                 PrimKind::Reduce));
+          operandStage =
+              std::max(operandStage,
+                       it->second + (ops::primKind(primOf(mlir::cast<sir::PrimOp>(it->first))) ==
+                                     PrimKind::Reduce));
       }
       if (readsReduction) {
         out.emplace_back();

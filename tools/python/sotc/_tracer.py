@@ -31,7 +31,7 @@ _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 _LIBRARY_ROOTS = {"paddle", "torch", "jax", "numpy", "tensorflow", "triton", "math", "operator",
                   "functools", "itertools", "builtins", "collections", "typing"}
 # Packages inside a framework that hold model code, compiled from bytecode like a user's.
-_MODEL_PACKAGES = ("paddle.vision.models",)
+_MODEL_PACKAGES = ("paddle.vision.models", "torch.nn.modules.utils")
 _JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
 

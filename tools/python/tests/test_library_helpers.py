@@ -1,0 +1,32 @@
+"""What library helpers do in Python around their tensor calls, compiled from their bytecode:
+torch.nn.modules.utils' _pair/_single (itertools.repeat, isinstance against
+collections.abc.Iterable), as ConvTranspose2d's forward calls them."""
+
+import collections.abc
+import itertools
+import subprocess
+
+import numpy as np
+
+import sotc
+
+
+def pairs(x, size):
+    # torch.nn.modules.utils._ntuple's parse, written out
+    def parse(v):
+        if isinstance(v, collections.abc.Iterable):
+            return tuple(v)
+        return tuple(itertools.repeat(v, 2))
+    a, b = parse(size)
+    c, d = parse((3, 4))
+    seq = isinstance([1], collections.abc.Sequence) and not isinstance(x, collections.abc.Mapping)
+    return x * a + b * c - d + (1.0 if seq else 0.0)
+
+
+def test_repeat_and_abstract_classes_fold(sotc_bin, tmp_path):
+    trace = sotc.trace(pairs, "float32[4]", 2, sotc_framework="torch").save(str(tmp_path / "t.pb"))
+    library = tmp_path / "t.so"
+    subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", str(library)],
+                   check=True, capture_output=True, text=True)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(sotc.load(library)(x, 2), x * 2 + 2 * 3 - 4 + 1.0)
