@@ -364,13 +364,33 @@ LowerFn adaptivePoolOp(std::string xn, int dims, bool max, bool paddle) {
       sizes.assign(static_cast<size_t>(dims), sizes[0]);
     if (static_cast<int>(sizes.size()) != dims)
       badValue(L, "output_size needs 1 or " + std::to_string(dims) + " values");
+    std::vector<int64_t> axes, shape = b.meta(x).shape, split, inner;
+    bool equalBins = true;
     for (int d = 0; d < dims; ++d) {
-      int64_t axis = channelsLast ? rank - 1 - dims + d : rank - dims + d;
+      axes.push_back(channelsLast ? rank - 1 - dims + d : rank - dims + d);
       if (sizes[d] <= 0)
         badValue(L, "output_size must be positive");
-      x = adaptivePoolAxis(b, x, axis, sizes[d], max);
+      equalBins &= shape[axes.back()] % sizes[d] == 0;
     }
-    L.out(x);
+    if (!equalBins) { // axis by axis
+      for (int d = 0; d < dims; ++d)
+        x = adaptivePoolAxis(b, x, axes[d], sizes[d], max);
+      return L.out(x);
+    }
+    // Equal bins on every axis: each split into (bins, bin), all bins reduced at once (one
+    // kernel: global pooling is one reduction).
+    for (int64_t a = 0; a < rank; ++a) {
+      auto d = std::find(axes.begin(), axes.end(), a) - axes.begin();
+      if (d == static_cast<long>(axes.size())) {
+        split.push_back(shape[a]);
+        continue;
+      }
+      split.push_back(sizes[d]);
+      split.push_back(shape[a] / sizes[d]);
+      inner.push_back(static_cast<int64_t>(split.size()) - 1);
+    }
+    int bins = b.reshape(x, split);
+    L.out(max ? b.reduce(Prim::ReduceMax, bins, inner, false) : mean(L, bins, inner, false));
   };
 }
 
