@@ -217,7 +217,9 @@ void registerMoreActivations(OpTable &t) {
       int64_t g = L.args.intValue("groups"), rank = b.meta(x).rank();
       bool last = paddle && L.args.get("data_format").stringValue == "NHWC";
       int64_t axis = last ? rank - 1 : 1;
-      if (rank < 3 || g <= 0 || s[axis] % g)
+      if (rank < 3)
+        badValue(L, "needs an input of at least 3 dimensions, not of shape " + formatShape(s));
+      if (g <= 0 || s[axis] % g)
         badValue(L, "needs an input of at least 3 dimensions whose " + std::to_string(s[axis]) +
                         " channels divide into " + std::to_string(g) + " groups");
       std::vector<int64_t> split = s;
@@ -239,10 +241,11 @@ void registerMoreActivations(OpTable &t) {
       PrimBuilder &b = L.b;
       int x = floatInput(L, xn);
       int64_t rank = b.meta(x).rank(), size = L.args.intValue("size");
-      bool last = paddle && L.args.get("data_format").stringValue.back() == 'C';
-      int64_t axis = last ? rank - 1 : 1, c = b.meta(x).shape[axis];
       if (rank < 3 || size <= 0)
         badValue(L, "needs an input of at least 3 dimensions and a positive size");
+      const std::string format = paddle ? L.args.get("data_format").stringValue : "";
+      bool last = !format.empty() && format.back() == 'C';
+      int64_t axis = last ? rank - 1 : 1, c = b.meta(x).shape[axis];
       // The channels' squares as [outer, 1, C, inner]: a (size x 1) window sums the neighbours.
       std::vector<int64_t> shape = b.meta(x).shape;
       int64_t outer = 1, inner = 1;
@@ -375,6 +378,8 @@ void registerActivations(OpTable &t) {
     if (shape.size() < 2)
       badValue(L, "expects an input of at least 2 dimensions [N, C, ...]");
     int64_t n = shape[0], c = shape[1];
+    if (b.meta(x).numElements() == 0)
+      badValue(L, "normalizes an empty tensor of shape " + formatShape(shape));
     if (groups <= 0 || c % groups)
       badValue(L, std::to_string(c) + " channels do not split into " + std::to_string(groups) +
                       " groups");

@@ -443,7 +443,7 @@ LowerFn unfoldOp(std::string xn, std::string kernel, std::string stride, std::st
       pad = {pad[0], pad[2], pad[1], pad[3]};
     Window w =
         windowOf(L, x, pairOf(L, kernel), pairOf(L, stride), pairOf(L, dilation), pad, false);
-    const std::vector<int64_t> &s = b.meta(x).shape;
+    std::vector<int64_t> s = b.meta(x).shape; // a copy: adding ops moves the metadata
     int columns =
         b.reshape(windows(b, x, w, 0), {s[0], s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow});
     L.out(unbatched ? b.reshape(columns, {s[1] * w.kernel[0] * w.kernel[1], w.oh * w.ow})

@@ -176,10 +176,17 @@ LowerFn scatterOp(std::string xn, std::string dim, bool add) {
     int64_t rank = b.meta(x).rank();
     if (b.meta(index).rank() != rank)
       badValue(L, "index must have the input's rank " + std::to_string(rank));
+    if (!isIntegral(b.meta(index).dtype))
+      badValue(L, "index must be an integer tensor, not " +
+                      std::string(dtypeName(b.meta(index).dtype)));
     DType d = b.meta(x).dtype;
     int src;
     if (L.args.signature().find("src")) { // the part of src the index covers
       src = b.cast(L.in("src"), d);
+      for (int64_t a = 0; a < rank; ++a)
+        if (b.meta(src).rank() != rank || b.meta(src).shape[a] < b.meta(index).shape[a])
+          badValue(L, "src " + formatShape(b.meta(src).shape) + " must cover the index " +
+                          formatShape(b.meta(index).shape));
       std::vector<int64_t> axes, starts, ends, steps;
       for (int64_t a = 0; a < rank; ++a)
         if (b.meta(src).shape[a] != b.meta(index).shape[a]) {
@@ -428,8 +435,8 @@ void registerIndexing(OpTable &t) {
   auto rot90 = [](std::string xn, std::string axes) {
     return [=](Lowering &L) {
       int x = L.in(xn);
-      std::vector<int64_t> dims = normalizeAxes(L.b.opName(), L.args.intList(axes), L.b.meta(x).rank());
-      if (dims.size() != 2)
+      std::vector<int64_t> given = L.args.intList(axes); // [] is not "every axis" here
+      if (given.size() != 2 || normalizeAxes(L.b.opName(), given, L.b.meta(x).rank()).size() != 2)
         badValue(L, "needs two distinct dimensions");
       int64_t d0 = L.args.intList(axes)[0], d1 = L.args.intList(axes)[1];
       d0 = normalizeDim(L.b.opName(), d0, L.b.meta(x).rank());
@@ -597,11 +604,11 @@ void registerIndexing(OpTable &t) {
     return [=](Lowering &L) {
       int x = L.in(xn);
       int64_t rank = L.b.meta(x).rank();
-      std::vector<int64_t> from = normalizeAxes(L.b.opName(), L.args.intList(src), rank);
-      std::vector<int64_t> to = L.args.intList(dst);
-      if (from.size() != to.size())
+      std::vector<int64_t> fromOrdered = L.args.intList(src), to = L.args.intList(dst);
+      if (fromOrdered.size() != to.size())
         badValue(L, "source and destination must have the same length");
-      std::vector<int64_t> fromOrdered = L.args.intList(src);
+      if (!fromOrdered.empty()) // repeated source dimensions are refused ([] moves nothing)
+        normalizeAxes(L.b.opName(), fromOrdered, rank);
       for (int64_t &a : fromOrdered)
         a = normalizeDim(L.b.opName(), a, rank);
       for (int64_t &a : to)
@@ -744,6 +751,12 @@ void registerIndexing(OpTable &t) {
       badValue(L, "reduce='" + reduce + "' is not supported (assign or add)");
     PrimBuilder &b = L.b;
     int x = L.in("arr"), index = L.in("indices");
+    if (b.meta(index).rank() != b.meta(x).rank() || b.meta(x).rank() == 0 ||
+        !isIntegral(b.meta(index).dtype))
+      badValue(L, "indices must be an integer tensor of arr's rank " +
+                      std::to_string(b.meta(x).rank()) + ", not " +
+                      std::string(dtypeName(b.meta(index).dtype)) +
+                      formatShape(b.meta(index).shape));
     // paddle broadcasts indices and values to each other; the index's shape rules.
     DType d = b.meta(x).dtype;
     const Arg &v = L.args.get("values");
@@ -879,7 +892,10 @@ void registerIndexing(OpTable &t) {
   torchLower(t, "slice_scatter", [](Lowering &L) {
     PrimBuilder &b = L.b;
     int x = L.in("input"), src = L.in("src");
-    int64_t rank = b.meta(x).rank(), axis = normalizeDim(b.opName(), L.args.intValue("dim"), rank);
+    int64_t rank = b.meta(x).rank();
+    if (rank == 0)
+      badValue(L, "expects an input with at least one dimension");
+    int64_t axis = normalizeDim(b.opName(), L.args.intValue("dim"), rank);
     int64_t n = staticDim(L, x, axis), step = L.args.intValue("step");
     auto bound = [&](const char *name, int64_t fallback) {
       int64_t v = L.args.isNone(name) ? fallback : L.args.intValue(name);
@@ -888,7 +904,12 @@ void registerIndexing(OpTable &t) {
     int64_t start = bound("start", 0), end = bound("end", n);
     if (step <= 0)
       badValue(L, "step must be positive");
-    int64_t m = b.meta(src).shape[axis];
+    std::vector<int64_t> want = b.meta(x).shape;
+    want[axis] = end > start ? (end - start + step - 1) / step : 0;
+    if (b.meta(src).shape != want)
+      badValue(L, "src must have the slice's shape " + formatShape(want) + ", not " +
+                      formatShape(b.meta(src).shape));
+    int64_t m = want[axis];
     // Position p takes src[(p - start) / step] where p is in the slice.
     int p = b.iota(n, DType::Int64);
     int from = b.binaryScalar(Prim::Sub, p, double(start));
@@ -912,7 +933,19 @@ void registerIndexing(OpTable &t) {
             d2 = normalizeDim(b.opName(), L.args.intValue("dim2"), rank);
     int64_t n1 = staticDim(L, x, d1), n2 = staticDim(L, x, d2);
     int64_t row0 = offset < 0 ? -offset : 0;
-    int64_t len = b.meta(src).shape.back();
+    if (d1 == d2)
+      badValue(L, "dim1 and dim2 must differ");
+    // src: x's shape without dim1 and dim2, then the diagonal's length.
+    std::vector<int64_t> want;
+    for (int64_t a = 0; a < rank; ++a)
+      if (a != d1 && a != d2)
+        want.push_back(b.meta(x).shape[a]);
+    want.push_back(
+        std::max<int64_t>(0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2)));
+    if (b.meta(src).shape != want)
+      badValue(L, "src must have the diagonal's shape " + formatShape(want) + ", not " +
+                      formatShape(b.meta(src).shape));
+    int64_t len = want.back();
     // (i, j) on the diagonal takes src[..., i - row0]; src's diagonal axis goes to d1.
     int i = positions(b, n1, d1, rank), j = positions(b, n2, d2, rank);
     int mask = b.binary(Prim::Equal, b.binary(Prim::Sub, j, i), b.fill(double(offset), {}, DType::Int64));

@@ -252,8 +252,7 @@ LowerFn bilinearOp(std::string x1n, std::string x2n) {
     PrimBuilder &b = L.b;
     int x1 = floatInput(L, x1n), x2 = floatInput(L, x2n);
     int w = b.cast(L.in("weight"), b.meta(x1).dtype);
-    const std::vector<int64_t> &s1 = b.meta(x1).shape, &s2 = b.meta(x2).shape,
-                               &ws = b.meta(w).shape;
+    std::vector<int64_t> s1 = b.meta(x1).shape, s2 = b.meta(x2).shape, ws = b.meta(w).shape;
     if (ws.size() != 3 || s1.empty() || s1.size() != s2.size() || s1.back() != ws[1] ||
         s2.back() != ws[2] || !std::equal(s1.begin(), s1.end() - 1, s2.begin()))
       badValue(L, "inputs " + formatShape(s1) + " and " + formatShape(s2) +
@@ -472,14 +471,23 @@ void registerLinearAlgebra(OpTable &t) {
     return [=](Lowering &L) { // sum of (y[i+1] + y[i]) / 2 * (x[i+1] - x[i]), or dx
       PrimBuilder &b = L.b;
       int y = floatInput(L, "y");
+      if (b.meta(y).rank() == 0)
+        badValue(L, "expects y with at least one dimension");
       int64_t axis = normalizeDim(b.opName(), L.args.intValue("dim"), b.meta(y).rank());
       int64_t n = b.meta(y).shape[axis];
+      if (n < 1)
+        badValue(L, "integrates over an empty dimension");
       auto pairs = [&](int v, Prim p) {
         return b.binary(p, b.slice(v, {axis}, {1}, {n}, {1}), b.slice(v, {axis}, {0}, {n - 1}, {1}));
       };
       int area = b.binaryScalar(Prim::Mul, pairs(y, Prim::Add), 0.5);
       if (L.args.signature().find("x") && !L.args.isNone("x")) {
         int x = b.cast(L.in("x"), b.meta(y).dtype);
+        if (b.meta(x).rank() != 1 && b.meta(x).rank() != b.meta(y).rank())
+          badValue(L, "x must be 1-d or have y's rank");
+        if (b.meta(x).rank() == 1 && b.meta(x).shape[0] != n)
+          badValue(L, "x has " + std::to_string(b.meta(x).shape[0]) + " samples, y " +
+                          std::to_string(n));
         if (b.meta(x).rank() == 1 && b.meta(y).rank() > 1) {
           std::vector<int64_t> s(b.meta(y).rank(), 1);
           s[axis] = b.meta(x).shape[0];

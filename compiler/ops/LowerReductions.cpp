@@ -244,7 +244,11 @@ void registerReductions(OpTable &t) {
       return [=](Lowering &L) {
         int x = floatInput(L, xn);
         int m = -1;
-        int v = variance(L, x, axesOf(L, axis, x), correctionOf(L), L.args.boolValue("keepdim"),
+        // torch's var(input, unbiased) form has neither dim nor keepdim: every element.
+        bool dims = L.args.signature().find(axis) != nullptr;
+        std::vector<int64_t> axes =
+            dims ? axesOf(L, axis, x) : normalizeAxes(L.b.opName(), {}, L.b.meta(x).rank());
+        int v = variance(L, x, axes, correctionOf(L), dims && L.args.boolValue("keepdim"),
                          withMean ? &m : nullptr);
         L.out(isStd ? L.b.unary(Prim::Sqrt, v) : v);
         if (withMean)
@@ -320,6 +324,11 @@ void registerReductions(OpTable &t) {
     Operands o{values, boundaries, promoteTypes(b.meta(values).dtype, b.meta(boundaries).dtype)};
     int v = b.cast(o.x, o.dtype), s = b.cast(o.y, o.dtype);
     std::vector<int64_t> vs = b.meta(v).shape, ss = b.meta(s).shape;
+    if (ss.empty())
+      badValue(L, "the boundaries must have at least one dimension");
+    if (ss.size() > 1 && !std::equal(ss.begin(), ss.end() - 1, vs.begin(), vs.end() - 1))
+      badValue(L, "an N-d sorted sequence " + formatShape(ss) +
+                      " needs values with its leading dimensions, not " + formatShape(vs));
     std::vector<int64_t> col = vs, row = ss;
     col.push_back(1);                          // [..., K, 1]
     if (ss.size() == 1)
