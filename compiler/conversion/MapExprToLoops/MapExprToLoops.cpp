@@ -18,6 +18,7 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <functional>
 #include <map>
 
 namespace sotc {
@@ -227,6 +228,24 @@ private:
     return mlir::arith::CmpIOp::create(b_, loc_, it->second.second, a, c);
   }
 
+  /// An integer quotient or remainder that never traps: a zero divisor gives 0 (numpy's
+  /// result; torch raises), and a divisor of -1 (whose INT_MIN quotient overflows a hardware
+  /// division) gives -a and 0 by arithmetic.
+  mlir::Value integerDivision(mlir::Value a, mlir::Value c, bool remainder,
+                              const std::function<mlir::Value(mlir::Value, mlir::Value)> &divide) {
+    mlir::Type t = a.getType();
+    mlir::Value zero = constant(t, 0), one = constant(t, 1);
+    mlir::Value byZero = compare("equal", c, zero);
+    mlir::Value byMinusOne = t.isInteger(1) ? mlir::Value() : compare("equal", c, constant(t, -1));
+    mlir::Value special =
+        byMinusOne ? mlir::arith::OrIOp::create(b_, loc_, byZero, byMinusOne).getResult() : byZero;
+    mlir::Value r = divide(a, mlir::arith::SelectOp::create(b_, loc_, special, one, c));
+    if (byMinusOne)
+      r = mlir::arith::SelectOp::create(b_, loc_, byMinusOne,
+                                        remainder ? zero : binary("subtract", zero, a), r);
+    return mlir::arith::SelectOp::create(b_, loc_, byZero, zero, r);
+  }
+
   mlir::Value binary(const std::string &op, mlir::Value a, mlir::Value c) {
     if (mlir::Value cmp = compare(op, a, c))
       return cmp;
@@ -264,13 +283,18 @@ private:
     if (op == "multiply")
       return mlir::arith::MulIOp::create(b_, loc_, a, c);
     if (op == "divide" || op == "floor_divide")
-      return mlir::arith::FloorDivSIOp::create(b_, loc_, a, c);
+      return integerDivision(a, c, /*remainder=*/false, [&](mlir::Value x, mlir::Value d) {
+        return mlir::arith::FloorDivSIOp::create(b_, loc_, x, d).getResult();
+      });
     if (op == "fmod") // C's %: truncating, the sign of the dividend
-      return mlir::arith::RemSIOp::create(b_, loc_, a, c);
-    if (op == "remainder") { // a - floordiv(a, c) * c
-      mlir::Value q = mlir::arith::FloorDivSIOp::create(b_, loc_, a, c);
-      return binary("subtract", a, binary("multiply", q, c));
-    }
+      return integerDivision(a, c, /*remainder=*/true, [&](mlir::Value x, mlir::Value d) {
+        return mlir::arith::RemSIOp::create(b_, loc_, x, d).getResult();
+      });
+    if (op == "remainder") // a - floordiv(a, c) * c
+      return integerDivision(a, c, /*remainder=*/true, [&](mlir::Value x, mlir::Value d) {
+        mlir::Value q = mlir::arith::FloorDivSIOp::create(b_, loc_, x, d);
+        return binary("subtract", x, binary("multiply", q, d));
+      });
     if (op == "pow")
       return mlir::math::IPowIOp::create(b_, loc_, a, c);
     if (op == "max")
