@@ -1,8 +1,9 @@
 //===- LowerResampling.cpp - Lowerings: padding modes, interpolation, pixel shuffles ------===//
 //
 // Each of these reads the input at positions computed from the output's: a pad or a resize
-// along one axis is a gather of the input at an index tensor made from iota, so the whole op
-// fuses into its consumer and no table of positions is stored.
+// along one axis is a gather of the input at an index tensor made from iota, so no table of
+// positions is stored. (A gather reads its table whole from outside its kernel: the input
+// with the axis moved in front is one kernel of its own.)
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
