@@ -626,9 +626,57 @@ LowerFn tripletMargin(std::vector<std::string> names, std::string epsName, bool 
   };
 }
 
+/// multi_margin_loss: per sample, the classes' max(0, margin - x[y] + x[j])^p summed over
+/// j != y (torch), or over every j less the j = y term margin^p (paddle's formula), times the
+/// label's class weight, / C.
+LowerFn multiMargin(std::string xn, std::string yn, bool torch) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, xn), label = L.in(yn);
+    bool unbatched = torch && b.meta(x).rank() == 1;
+    if (unbatched)
+      x = b.reshape(x, {1, b.meta(x).shape[0]});
+    if (b.meta(x).rank() != 2)
+      badValue(L, "expects an input of shape [N, C]");
+    int64_t n = b.meta(x).shape[0], c = b.meta(x).shape[1];
+    if (b.meta(label).numElements() != n || !isIntegral(b.meta(label).dtype))
+      badValue(L, "expects " + std::to_string(n) + " integer labels, not " +
+                      formatShape(b.meta(label).shape));
+    int64_t p = L.args.intValue("p");
+    if (p != 1 && p != 2)
+      badValue(L, "p must be 1 or 2");
+    double margin = L.args.scalar("margin");
+    DType dtype = b.meta(x).dtype;
+    int match = b.binary(Prim::Equal, b.cast(b.reshape(label, {n, 1}), DType::Int64),
+                         positions(b, c, 1, 2));
+    int zero = scalarLike(b, 0, x);
+    auto picked = [&](int v) {
+      return b.reduce(Prim::ReduceSum, b.select(match, v, zero), {1}, true);
+    };
+    int terms = b.binaryScalar(
+        Prim::Max, b.binaryScalar(Prim::Add, b.binary(Prim::Sub, x, picked(x)), margin), 0);
+    if (p == 2)
+      terms = b.binary(Prim::Mul, terms, terms);
+    if (torch)
+      terms = b.select(match, zero, terms);
+    int loss = b.binaryScalar(Prim::Div, b.reduce(Prim::ReduceSum, terms, {1}, true),
+                              static_cast<double>(c));
+    if (!torch)
+      loss = b.binaryScalar(Prim::Sub, loss, std::pow(margin, static_cast<double>(p)) / c);
+    if (L.in("weight") >= 0)
+      loss =
+          b.binary(Prim::Mul, loss,
+                   picked(b.broadcastTo(b.reshape(b.cast(L.in("weight"), dtype), {1, c}), {n, c})));
+    loss = b.reshape(loss, unbatched ? std::vector<int64_t>{} : std::vector<int64_t>{n});
+    L.out(reducedBy(L, loss, torch));
+  };
+}
+
 } // namespace
 
 void registerLosses(OpTable &t) {
+  t.bind("torch.nn.functional.multi_margin_loss", multiMargin("input", "target", true));
+  t.bind("paddle.nn.functional.multi_margin_loss", multiMargin("input", "label", false));
   const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
   t.bind(tf + "cross_entropy", torchCrossEntropy);
   t.bind(tf + "nll_loss", torchNllLoss);

@@ -74,7 +74,9 @@ def t_one_hot(labels):
 def t_cross_entropy(logits, labels, w):
     return (F.cross_entropy(logits, labels), F.cross_entropy(logits, labels, w, ignore_index=2),
             F.cross_entropy(logits, labels, reduction="none", label_smoothing=0.1),
-            F.nll_loss(F.log_softmax(logits, 1), labels, reduction="sum"))
+            F.nll_loss(F.log_softmax(logits, 1), labels, reduction="sum"),
+            F.multi_margin_loss(logits, labels, p=2, margin=0.6, weight=w),
+            F.multi_margin_loss(logits, labels, reduction="none"))
 
 
 def t_cross_entropy_map(logits, labels):
@@ -181,7 +183,9 @@ def p_cross_entropy(logits, labels, w):
     return (PF.cross_entropy(logits, labels), PF.cross_entropy(logits, labels, w),
             PF.cross_entropy(logits, labels, ignore_index=2),
             PF.cross_entropy(logits, labels, reduction="none", label_smoothing=0.1),
-            PF.nll_loss(PF.log_softmax(logits, 1), labels, reduction="sum"))
+            PF.nll_loss(PF.log_softmax(logits, 1), labels, reduction="sum"),
+            PF.multi_margin_loss(logits, labels, p=2, margin=0.6, weight=w),
+            PF.multi_margin_loss(logits, labels, reduction="none"))
 
 
 def p_regression(x, y):

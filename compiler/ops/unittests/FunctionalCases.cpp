@@ -1238,6 +1238,35 @@ void addTransposedCases(std::vector<Case> &c) {
                }});
 }
 
+void addMultiMarginCases(std::vector<Case> &c) {
+  // Labels in [0, 4) from [0, 3.4) rounded; margin 0.6, p = 2, class weights.
+  auto ref = [](bool torch) {
+    return [=](const Refs &in) {
+      Buffer loss = build({5}, [&](std::vector<int64_t> &i) {
+        auto y = static_cast<int64_t>(in[1].data[i[0]]);
+        double s = 0, xy = in[0].at({i[0], y});
+        for (int64_t j = 0; j < 4; ++j)
+          if (j != y || !torch)
+            s += std::pow(std::max(0.0, 0.6 - xy + in[0].at({i[0], j})), 2);
+        if (!torch)
+          s -= 0.6 * 0.6;
+        return s * in[2].data[y] / 4;
+      });
+      return Refs{reduced(loss, "mean")};
+    };
+  };
+  const TensorMeta kLogits{{5, 4}, DType::Float32}, kLabels{{5}, DType::Int64},
+      kW{{4}, DType::Float32};
+  for (bool torch : {true, false})
+    c.push_back({{(torch ? tf : pf) + "multi_margin_loss"},
+                 {kLogits, kLabels, kW},
+                 {T(0), T(1)},
+                 {{"p", Arg::ofInt(2)}, {"margin", Arg::ofFloat(0.6)}, {"weight", T(2)}},
+                 ref(torch),
+                 0,
+                 3.4});
+}
+
 } // namespace
 
 void addFunctionalCases(std::vector<Case> &c) {
@@ -1248,6 +1277,7 @@ void addFunctionalCases(std::vector<Case> &c) {
   addPoolingCases(c);
   addLineCases(c);
   addTransposedCases(c);
+  addMultiMarginCases(c);
 }
 
 } // namespace sotc::ops::cases
