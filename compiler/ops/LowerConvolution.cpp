@@ -468,13 +468,7 @@ int adaptivePoolAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, bool max)
   }
   // Bin i covers [floor(i n / out), ceil((i + 1) n / out)): the k-th element of every bin is
   // gathered with the axis in front, masked where the bin is shorter, and combined.
-  std::vector<int64_t> perm{axis}, back(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis)
-      perm.push_back(d);
-  for (int64_t i = 0; i < rank; ++i)
-    back[perm[i]] = i;
-  int front = axis == 0 ? x : b.transpose(x, perm);
+  int front = axisToFront(b, x, axis);
   int i = b.iota(out, DType::Int64);
   int start = b.binaryScalar(Prim::FloorDiv, b.binaryScalar(Prim::Mul, i, static_cast<double>(n)),
                              static_cast<double>(out));
@@ -499,7 +493,7 @@ int adaptivePoolAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, bool max)
   if (!max)
     acc =
         b.binary(Prim::Div, acc, b.reshape(b.cast(b.binary(Prim::Sub, end, start), dtype), along));
-  return axis == 0 ? acc : b.transpose(acc, back);
+  return axisFromFront(b, acc, axis);
 }
 
 void registerConvolution(OpTable &t) {

@@ -208,14 +208,8 @@ int resampleAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, float ratio,
     return b.binary(Prim::Min, b.binaryScalar(Prim::Max, index, 0), last);
   };
   auto floorOf = [&](int position) { return b.cast(b.unary(Prim::Floor, position), DType::Int64); };
-  std::vector<int64_t> perm{axis}, back(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis)
-      perm.push_back(d);
-  for (int64_t i = 0; i < rank; ++i)
-    back[perm[i]] = i;
-  int front = axis == 0 ? x : b.transpose(x, perm);
-  auto behind = [&](int y) { return axis == 0 ? y : b.transpose(y, back); };
+  int front = axisToFront(b, x, axis);
+  auto behind = [&](int y) { return axisFromFront(b, y, axis); };
   if (!interpolates) {
     if (how.kind == Resample::Kind::NearestExact)
       dst = b.binaryScalar(Prim::Add, dst, 0.5);

@@ -468,17 +468,33 @@ int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
   return b.reshape(b.iota(n, DType::Int64), shape);
 }
 
-int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index) {
-  if (axis == 0)
-    return b.gather(x, index);
-  int64_t rank = b.meta(x).rank();
-  std::vector<int64_t> perm{axis}, back(static_cast<size_t>(rank));
+namespace {
+/// The permutation that moves `axis` first, the others in order.
+std::vector<int64_t> axisFirst(int64_t axis, int64_t rank) {
+  std::vector<int64_t> perm{axis};
   for (int64_t a = 0; a < rank; ++a)
     if (a != axis)
-      perm.push_back(a); // the axis first, the others in order
+      perm.push_back(a);
+  return perm;
+}
+} // namespace
+
+int axisToFront(PrimBuilder &b, int x, int64_t axis) {
+  return axis == 0 ? x : b.transpose(x, axisFirst(axis, b.meta(x).rank()));
+}
+
+int axisFromFront(PrimBuilder &b, int y, int64_t axis) {
+  if (axis == 0)
+    return y;
+  int64_t rank = b.meta(y).rank();
+  std::vector<int64_t> perm = axisFirst(axis, rank), back(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i)
     back[perm[i]] = i;
-  return b.transpose(b.gather(b.transpose(x, perm), index), back);
+  return b.transpose(y, back);
+}
+
+int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index) {
+  return axisFromFront(b, b.gather(axisToFront(b, x, axis), index), axis);
 }
 
 void paddleLower(OpTable &t, const std::string &name, LowerFn lower, bool method) {

@@ -117,6 +117,11 @@ int isNan(PrimBuilder &b, int x);
 /// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank` (size 1 elsewhere), as int64.
 int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank);
 
+/// x with `axis` moved to the front (the others in order), where a gather picks along it; and
+/// back again. Both are x itself for axis 0.
+int axisToFront(PrimBuilder &b, int x, int64_t axis);
+int axisFromFront(PrimBuilder &b, int y, int64_t axis);
+
 /// The slices of x along `axis` at the 1-d int64 `index` (index_select): rows gathered with
 /// the axis moved to the front and back.
 int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index);
