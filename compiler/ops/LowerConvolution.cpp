@@ -80,6 +80,28 @@ int asLine(PrimBuilder &b, int y, int like) {
   return b.reshape(y, s);
 }
 
+/// A window parameter as (h, w): the 2-d op's pair, or the 1-d op's value with `unit` for h.
+std::array<int64_t, 2> windowParam(Lowering &L, const std::string &name, int64_t unit,
+                                   bool line) {
+  return line ? lineOf(L, name, unit) : pairOf(L, name);
+}
+
+/// Padding as (top, bottom, left, right): the 2-d op's, or the 1-d op's on both line ends.
+std::array<int64_t, 4> windowPadding(Lowering &L, bool line) {
+  if (!line)
+    return paddingOf(L, "padding");
+  int64_t p = lineOf(L, "padding", 0)[1];
+  return {0, 0, p, p};
+}
+
+/// A 1-d convolution's weight [A, B, K] as the 2-d one's [A, B, 1, K].
+int lineWeight(Lowering &L, int weight, const std::string &layout) {
+  std::vector<int64_t> ws = L.b.meta(weight).shape;
+  if (ws.size() != 3)
+    badValue(L, "weight must be " + layout + ", not " + formatShape(ws));
+  return L.b.reshape(weight, {ws[0], ws[1], 1, ws[2]});
+}
+
 /// The op's 2-d window: kernel, stride, dilation, padding, and the output's size.
 struct Window {
   std::array<int64_t, 2> kernel, stride, dilation;
@@ -178,23 +200,14 @@ LowerFn conv2dOp(std::string xn, bool paddle, bool line = false) {
     PrimBuilder &b = L.b;
     int input = floatInput(L, xn), x = input, weight = L.in("weight");
     if (line) {
-      if (b.meta(weight).rank() != 3)
-        badValue(L, "weight must be [OC, C/groups, K], not " + formatShape(b.meta(weight).shape));
       x = asImage(L, x);
-      std::vector<int64_t> ws = b.meta(weight).shape;
-      weight = b.reshape(weight, {ws[0], ws[1], 1, ws[2]});
+      weight = lineWeight(L, weight, "[OC, C/groups, K]");
     }
     int64_t groups = L.args.intValue("groups");
     checkConvolution(L, x, weight, groups, false);
-    std::array<int64_t, 4> pad = paddingOf(L, "padding");
-    if (line) {
-      std::array<int64_t, 2> p = lineOf(L, "padding", 0);
-      pad = {0, 0, p[1], p[1]};
-    }
     const TensorMeta &wm = b.meta(weight);
-    Window w = windowOf(L, x, {wm.shape[2], wm.shape[3]},
-                        line ? lineOf(L, "stride", 1) : pairOf(L, "stride"),
-                        line ? lineOf(L, "dilation", 1) : pairOf(L, "dilation"), pad, false);
+    Window w = windowOf(L, x, {wm.shape[2], wm.shape[3]}, windowParam(L, "stride", 1, line),
+                        windowParam(L, "dilation", 1, line), windowPadding(L, line), false);
     int y = convolve(b, x, weight, L.in("bias"), w, groups);
     L.out(line ? asLine(b, y, input) : y);
   };
@@ -211,16 +224,13 @@ LowerFn convTranspose2dOp(std::string xn, bool paddle, bool line) {
     PrimBuilder &b = L.b;
     int input = floatInput(L, xn), x = input, weight = b.cast(L.in("weight"), b.meta(input).dtype);
     if (line) {
-      if (b.meta(weight).rank() != 3)
-        badValue(L, "weight must be [C, OC/groups, K], not " + formatShape(b.meta(weight).shape));
       x = asImage(L, x);
-      std::vector<int64_t> ws = b.meta(weight).shape;
-      weight = b.reshape(weight, {ws[0], ws[1], 1, ws[2]});
+      weight = lineWeight(L, weight, "[C, OC/groups, K]");
     }
     int64_t groups = L.args.intValue("groups");
     checkConvolution(L, x, weight, groups, true);
     auto param = [&](const std::string &name, int64_t unit) {
-      return line ? lineOf(L, name, unit) : pairOf(L, name);
+      return windowParam(L, name, unit, line);
     };
     std::array<int64_t, 2> stride = param("stride", 1), dilation = param("dilation", 1),
                            padding = param("padding", 0), extra = param("output_padding", 0);
@@ -299,19 +309,13 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle,
       badValue(L, "return_mask=True is not supported");
     PrimBuilder &b = L.b;
     int input = floatInput(L, xn), x = line ? asImage(L, input) : input;
-    auto pairOrLine = [&](const std::string &name) {
-      return line ? lineOf(L, name, 1) : pairOf(L, name);
-    };
+    auto pairOrLine = [&](const std::string &name) { return windowParam(L, name, 1, line); };
     std::array<int64_t, 2> kernel = pairOrLine(kernelName);
     std::array<int64_t, 2> stride = L.args.isNone("stride") ? kernel : pairOrLine("stride");
     std::array<int64_t, 2> dilation =
         kind == Pool::Max && !paddle ? pairOrLine("dilation") : std::array<int64_t, 2>{1, 1};
-    std::array<int64_t, 4> pad = paddingOf(L, "padding");
-    if (line) {
-      std::array<int64_t, 2> p = lineOf(L, "padding", 0);
-      pad = {0, 0, p[1], p[1]};
-    }
-    Window w = windowOf(L, x, kernel, stride, dilation, pad, L.args.boolValue("ceil_mode"));
+    Window w = windowOf(L, x, kernel, stride, dilation, windowPadding(L, line),
+                        L.args.boolValue("ceil_mode"));
     auto done = [&](int y) { L.out(line ? asLine(b, y, input) : y); };
     double fill = kind == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
     int y = b.reduce(kind == Pool::Max ? Prim::ReduceMax : Prim::ReduceSum,
