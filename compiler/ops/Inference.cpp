@@ -138,13 +138,13 @@ std::vector<int64_t> reducedShape(const std::vector<int64_t> &shape,
 }
 
 std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64_t> &in,
-                                  const std::vector<int64_t> &target) {
+                                  const std::vector<int64_t> &target, bool zeroCopies) {
   std::vector<int64_t> out(target);
   int inferred = -1;
   int64_t known = 1;
   bool dynamic = false;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0) {
+    if (out[i] == 0 && zeroCopies) {
       if (i >= in.size())
         throw CodedError(DiagCode::OpBadAttribute,
                          op + "(): shape entry 0 at position " + std::to_string(i) +

@@ -36,10 +36,10 @@ std::vector<int64_t> normalizeAxes(const std::string &op, const std::vector<int6
                                    int64_t rank);
 std::vector<int64_t> reducedShape(const std::vector<int64_t> &shape,
                                   const std::vector<int64_t> &axes, bool keepdim);
-/// paddle.reshape: -1 is inferred (once), 0 copies the input dimension; E2008 when the
-/// element counts differ.
+/// A reshape's result: -1 is inferred (once); with `zeroCopies` (paddle.reshape) 0 copies the
+/// input dimension, else it is a dimension of size 0; E2008 when the element counts differ.
 std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64_t> &in,
-                                  const std::vector<int64_t> &target);
+                                  const std::vector<int64_t> &target, bool zeroCopies = false);
 /// matmul with transpose flags, 1-D operands and batch broadcasting.
 std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
                                  std::vector<int64_t> y, bool transposeX, bool transposeY);

@@ -102,6 +102,12 @@ LowerFn takeAlongOp(std::string xn, std::string in, std::string dim, bool broadc
       return;
     }
     int64_t rank = b.meta(x).rank();
+    if (!broadcast && b.meta(index).numElements() == 0) { // torch.gather reads nothing
+      L.out(b.fill(0, b.meta(index).shape, b.meta(x).dtype));
+      return;
+    }
+    if (rank == 0 && b.meta(index).rank() == 1) // a 0-d input is read as one element
+      x = b.reshape(x, {1}), rank = 1;
     if (b.meta(index).rank() != rank)
       badValue(L, "index must have the input's rank " + std::to_string(rank) + ", not " +
                       std::to_string(b.meta(index).rank()));
@@ -114,15 +120,17 @@ LowerFn takeAlongOp(std::string xn, std::string in, std::string dim, bool broadc
     for (int64_t a = 0; a < rank; ++a) {
       if (a == axis)
         continue;
-      if (broadcast && ishape[a] == 1)
-        ishape[a] = shape[a];
+      if (broadcast && (ishape[a] == 1 || shape[a] == 1)) // both broadcast off the axis
+        ishape[a] = shape[a] = std::max(ishape[a], shape[a]);
       if (ishape[a] > shape[a])
         badValue(L, "index dimension " + std::to_string(a) + " is " + std::to_string(ishape[a]) +
                         ", more than the input's " + std::to_string(shape[a]));
     }
-    if (broadcast)
+    if (broadcast) {
       index = b.broadcastTo(index, ishape);
-    L.out(gatherFlat(b, x, flatPositions(b, shape, wrapped(b, index, shape[axis]), axis)));
+      x = b.broadcastTo(x, shape);
+    }
+    L.out(takeAlong(b, x, index, axis));
   };
 }
 
@@ -1098,6 +1106,11 @@ void registerIndexing(OpTable &t) {
   torchLower(t, "index_copy", indexUpdateOp("input", "dim", "source", IndexUpdate::Copy));
   torchLower(t, "index_fill", indexUpdateOp("input", "dim", "", IndexUpdate::Fill));
   paddleLower(t, "index_fill", indexUpdateOp("x", "axis", "", IndexUpdate::Fill));
+}
+
+int takeAlong(PrimBuilder &b, int x, int index, int64_t axis) {
+  const std::vector<int64_t> shape = b.meta(x).shape;
+  return gatherFlat(b, x, flatPositions(b, shape, wrapped(b, index, shape[axis]), axis));
 }
 
 } // namespace sotc::ops::lowering

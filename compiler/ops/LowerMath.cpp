@@ -10,6 +10,7 @@
 
 #include "compiler/ops/Inference.h"
 
+#include <cfloat>
 #include <cmath>
 #include <limits>
 
@@ -117,6 +118,46 @@ int erfinv64(PrimBuilder &b, int x) {
   }
   int edge = b.binary(Prim::Equal, b.unary(Prim::Abs, x), one);
   return b.select(edge, b.binary(Prim::Copysign, scalarLike(b, INFINITY, x), x), y);
+}
+
+/// The next representable value of x's dtype after x toward y (C's nextafter), computed in
+/// float64 where every step is exact: the spacing at |x| in [2^(e-1), 2^e) is 2^(e - digits)
+/// (never below the smallest subnormal), halved below a power of two going toward zero.
+int nextAfter(PrimBuilder &b, int x, int y) {
+  DType d = b.meta(x).dtype;
+  struct Format {
+    int digits, minExponent;
+    double maxFinite;
+  };
+  Format f = d == DType::Float64    ? Format{53, -1074, DBL_MAX}
+             : d == DType::Float16  ? Format{11, -24, 65504.0}
+             : d == DType::BFloat16 ? Format{8, -133, 0x1.fep127}
+                                    : Format{24, -149, FLT_MAX};
+  int x64 = b.cast(x, DType::Float64), y64 = b.cast(y, DType::Float64);
+  int ax = b.unary(Prim::Abs, x64);
+  // e with 2^(e-1) <= |x| < 2^e: log2 rounds near powers of two, so one step either way.
+  int e = b.binaryScalar(Prim::Add, b.unary(Prim::Floor, b.unary(Prim::Log2, ax)), 1);
+  auto pow2 = [&](int exponent, double offset) {
+    return b.unary(Prim::Exp2, b.binaryScalar(Prim::Add, exponent, offset));
+  };
+  e = b.select(b.binary(Prim::Greater, pow2(e, -1), ax), b.binaryScalar(Prim::Sub, e, 1), e);
+  e = b.select(b.binary(Prim::LessEqual, pow2(e, 0), ax), b.binaryScalar(Prim::Add, e, 1), e);
+  int tiny = scalarLike(b, std::ldexp(1.0, f.minExponent), x64);
+  int up = b.binary(Prim::Max, pow2(e, -f.digits), tiny);
+  int down = b.select(b.binary(Prim::Equal, pow2(e, -1), ax),
+                      b.binary(Prim::Max, pow2(e, -1 - f.digits), tiny), up);
+  int zero = scalarLike(b, 0, x64);
+  int toward = b.binary(Prim::Equal, b.binary(Prim::Greater, x64, zero),
+                        b.binary(Prim::Less, y64, x64), DType::Bool);
+  int r =
+      b.binary(Prim::Copysign,
+               b.select(toward, b.binary(Prim::Sub, ax, down), b.binary(Prim::Add, ax, up)), x64);
+  r = b.select(b.binary(Prim::Equal, x64, zero), b.binary(Prim::Copysign, tiny, y64), r);
+  r = b.select(isInf(b, x64), b.binary(Prim::Copysign, scalarLike(b, f.maxFinite, x64), x64), r);
+  r = b.select(b.binary(Prim::Equal, x64, y64), y64, r);
+  r = b.select(b.binary(Prim::LogicalOr, isNan(b, x64), isNan(b, y64), DType::Bool),
+               b.binary(Prim::Add, x64, y64), r);
+  return b.cast(r, d);
 }
 
 /// The modified Bessel function I0: its power series sum ((x/2)^k / k!)^2 up to |x| = 20,
@@ -370,8 +411,7 @@ void registerMath(OpTable &t) {
     std::function<int(PrimBuilder &, int, int)> f;
   };
   const Binary binaries[] = {
-      {"atan2", "atan2",
-       [](PrimBuilder &b, int x, int y) { return b.binary(Prim::Atan2, x, y); }},
+      {"atan2", "atan2", [](PrimBuilder &b, int x, int y) { return b.binary(Prim::Atan2, x, y); }},
       {"copysign", "copysign",
        [](PrimBuilder &b, int x, int y) { return b.binary(Prim::Copysign, x, y); }},
       {"hypot", "hypot",
@@ -381,13 +421,15 @@ void registerMath(OpTable &t) {
        }},
       {"logaddexp", "logaddexp",
        [](PrimBuilder &b, int x, int y) { return logAddExp(b, x, y, false); }},
-      {nullptr, "logaddexp2", [](PrimBuilder &b, int x, int y) { return logAddExp(b, x, y, true); }},
+      {nullptr, "logaddexp2",
+       [](PrimBuilder &b, int x, int y) { return logAddExp(b, x, y, true); }},
       {nullptr, "xlogy",
        [](PrimBuilder &b, int x, int y) { // 0 where x is 0, NaN where y is
          int v = b.select(b.binary(Prim::Equal, x, scalarLike(b, 0, x)), scalarLike(b, 0, x),
                           b.binary(Prim::Mul, x, b.unary(Prim::Log, y)));
          return b.select(isNan(b, y), y, v);
        }},
+      {"nextafter", "nextafter", nextAfter},
       {"ldexp", "ldexp",
        [](PrimBuilder &b, int x, int y) { return b.binary(Prim::Mul, x, b.unary(Prim::Exp2, y)); }},
   };

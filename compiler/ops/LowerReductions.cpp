@@ -345,18 +345,27 @@ void registerReductions(OpTable &t) {
                                            : L.b.fill(L.args.scalar("input"), {}, DType::Float32);
     L.out(counted(L, x, L.in("boundaries"), L.args.boolValue("right")));
   }, false);
-  torchLower(t, "searchsorted", [counted](Lowering &L) {
-    if (!L.args.isNone("sorter"))
-      badValue(L, "sorter= is not supported yet (sort the sequence first)");
-    bool right = L.args.boolValue("right") ||
-                 (!L.args.isNone("side") && L.args.get("side").stringValue == "right");
-    int x = L.args.get("input").isTensor() ? L.in("input")
-                                           : L.b.fill(L.args.scalar("input"), {}, DType::Float32);
-    int seq = L.in("sorted_sequence");
-    if (L.b.meta(seq).rank() > 1 && L.b.meta(x).rank() != L.b.meta(seq).rank())
-      badValue(L, "an N-d sorted_sequence needs values of the same number of dimensions");
-    L.out(counted(L, x, seq, right));
-  }, false);
+  torchLower(
+      t, "searchsorted",
+      [counted](Lowering &L) {
+        bool right = L.args.boolValue("right") ||
+                     (!L.args.isNone("side") && L.args.get("side").stringValue == "right");
+        int x = L.args.get("input").isTensor()
+                    ? L.in("input")
+                    : L.b.fill(L.args.scalar("input"), {}, DType::Float32);
+        int seq = L.in("sorted_sequence");
+        if (L.b.meta(seq).rank() == 0)
+          badValue(L, "the sorted_sequence needs at least one dimension");
+        if (L.b.meta(seq).rank() > 1 && L.b.meta(x).rank() != L.b.meta(seq).rank())
+          badValue(L, "an N-d sorted_sequence needs values of the same number of dimensions");
+        if (!L.args.isNone("sorter")) { // the sequence in the order the sorter gives
+          if (L.b.meta(L.in("sorter")).shape != L.b.meta(seq).shape)
+            badValue(L, "sorter must have the sorted_sequence's shape");
+          seq = takeAlong(L.b, seq, L.in("sorter"), L.b.meta(seq).rank() - 1);
+        }
+        L.out(counted(L, x, seq, right));
+      },
+      false);
   auto isin = [](std::string en, std::string tn) {
     return [=](Lowering &L) { // any(element == test) over every test element
       PrimBuilder &b = L.b;

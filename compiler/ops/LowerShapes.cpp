@@ -113,12 +113,16 @@ void registerShapes(OpTable &t) {
   t.bind("torch.Tensor.index_select", indexSelectOp("input", "dim"));
   t.bind("paddle.nn.functional.embedding", embeddingOp("x", true));
   t.bind("torch.nn.functional.embedding", embeddingOp("input", false));
-  auto reshapeLower = [](std::string xn, std::string shape) {
-    return [=](Lowering &L) { L.out(L.b.reshape(L.in(xn), L.args.intList(shape))); };
+  auto reshapeLower = [](std::string xn, std::string shape, bool paddle) {
+    return [=](Lowering &L) { // paddle's 0 copies the input's dimension; torch's is a size
+      int x = L.in(xn);
+      L.out(L.b.reshape(
+          x, reshapeShape(L.b.opName(), L.b.meta(x).shape, L.args.intList(shape), paddle)));
+    };
   };
-  paddleLower(t, "reshape", reshapeLower("x", "shape"));
-  torchLower(t, "reshape", reshapeLower("input", "shape"));
-  t.bind("torch.Tensor.view", reshapeLower("input", "shape"));
+  paddleLower(t, "reshape", reshapeLower("x", "shape", true));
+  torchLower(t, "reshape", reshapeLower("input", "shape", false));
+  t.bind("torch.Tensor.view", reshapeLower("input", "shape", false));
 
   auto transposeLower = [](std::string xn, std::string perm) {
     return [=](Lowering &L) { L.out(L.b.transpose(L.in(xn), L.args.intList(perm))); };

@@ -122,6 +122,11 @@ int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank);
 int axisToFront(PrimBuilder &b, int x, int64_t axis);
 int axisFromFront(PrimBuilder &b, int y, int64_t axis);
 
+/// x's elements at `index` along `axis` and at the index's own coordinates elsewhere
+/// (torch.gather, take_along_dim): an index of x's rank, no larger than x off the axis,
+/// negative entries counted from the end.
+int takeAlong(PrimBuilder &b, int x, int index, int64_t axis);
+
 /// The slices of x along `axis` at the 1-d int64 `index` (index_select): rows gathered with
 /// the axis moved to the front and back.
 int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index);

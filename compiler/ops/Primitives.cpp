@@ -291,6 +291,10 @@ int PrimBuilder::window(int x, const std::vector<int64_t> &kernel,
   std::vector<int64_t> shape = {m.shape[0], m.shape[1], kernel[0], kernel[1]};
   for (int i = 0; i < 2; ++i) {
     int64_t span = m.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (kernel[i] - 1);
+    if (span < 1 && m.numElements() == 0) { // no windows of nothing (a scan of an empty axis)
+      shape.push_back(0);
+      continue;
+    }
     if (m.shape[2 + i] == kDynamic || span < 1)
       throw CodedError(DiagCode::OpShapeMismatch,
                        op_ + "(): the window does not fit the input " + formatShape(m.shape));

@@ -258,15 +258,17 @@ void addMathCases(std::vector<Case> &c) {
       {"hypot", "hypot", [](double a, double b) { return std::hypot(a, b); }, -2, 2},
       {"logaddexp", "logaddexp",
        [](double a, double b) { return std::log(std::exp(a) + std::exp(b)); }, -3, 3},
-      {"", "logaddexp2",
-       [](double a, double b) { return std::log2(std::exp2(a) + std::exp2(b)); }, -3, 3},
+      {"", "logaddexp2", [](double a, double b) { return std::log2(std::exp2(a) + std::exp2(b)); },
+       -3, 3},
       {"", "xlogy", [](double a, double b) { return a * std::log(b); }, 0.1, 3},
       {"ldexp", "ldexp", [](double a, double b) { return a * std::exp2(b); }, -2, 2},
       {"", "fmod", [](double a, double b) { return std::fmod(a, b); }, 0.3, 3},
+      {"nextafter", "nextafter",
+       [](double a, double b) { return double(std::nextafterf(float(a), float(b))); }, -2, 2},
       {"fmax", "fmax", [](double a, double b) { return std::max(a, b); }, -2, 2},
       {"fmin", "fmin", [](double a, double b) { return std::min(a, b); }, -2, 2},
-      {"heaviside", "heaviside", [](double a, double b) { return a == 0 ? b : double(a > 0); },
-       -2, 2},
+      {"heaviside", "heaviside", [](double a, double b) { return a == 0 ? b : double(a > 0); }, -2,
+       2},
   };
   for (const B &op : binaries)
     c.push_back({both(op.paddle, op.torch), {kX, kRow}, {T(0), T(1)}, {}, pairwise(op.f), op.lo,
@@ -2384,6 +2386,23 @@ TEST_CASE("NaN, infinities and -0.0: classification, NaN-aware and stable forms"
   CHECK(inv[2] == 0);
   CHECK(std::isnan(inv[4]));
   CHECK(std::fabs(inv[6] - 2.326753765513524) < 1e-5);
+  // nextafter at zero, subnormals, powers of two, the largest float and infinities.
+  const float tiny = std::numeric_limits<float>::denorm_min(),
+              big = std::numeric_limits<float>::max();
+  for (auto [from, to] : {std::pair<V, V>{{0.0, -0.0, tiny, -tiny, 1.0, 1.0, -0.5, 0x1p-126},
+                                          {1.0, -1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0}},
+                          std::pair<V, V>{{big, inf, -inf, 2.0, -big, 0x1p-125, 3.0, -tiny},
+                                          {inf, 0.0, 0.0, 2.0, -inf, 1.0, -3.0, -1.0}}}) {
+    V next = run("torch.nextafter", {from, to});
+    for (size_t i = 0; i < from.size(); ++i) {
+      INFO("nextafter(" << from[i] << ", " << to[i] << ")");
+      CHECK(next[i] == double(std::nextafterf(float(from[i]), float(to[i]))));
+    }
+  }
+  V nanNext = run("torch.nextafter", {x, y});
+  CHECK(std::isnan(nanNext[0]));
+  CHECK(std::isnan(nanNext[1]));
+  CHECK(nanNext[7] == 3.0);
   V close = run("torch.isclose", {x, x}, {{"equal_nan", Arg::ofBool(true)}});
   CHECK(close == V{1, 1, 1, 1, 1, 1, 1, 1});
   CHECK(run("torch.isclose", {x, x})[0] == 0);

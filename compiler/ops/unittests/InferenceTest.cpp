@@ -85,7 +85,8 @@ TEST_CASE("reductions: negative axes, keepdim, integer accumulation", "[inferenc
 
 TEST_CASE("reshape with -1 and 0", "[inference]") {
   CHECK(reshapeShape("reshape", {4, 6}, {-1, 3}) == Shape{8, 3});
-  CHECK(reshapeShape("reshape", {4, 6}, {0, 2, -1}) == Shape{4, 2, 3});
+  CHECK(reshapeShape("reshape", {4, 6}, {0, 2, -1}, /*zeroCopies=*/true) == Shape{4, 2, 3});
+  CHECK(reshapeShape("reshape", {0, 6}, {0, 2, 3}) == Shape{0, 2, 3}); // torch: 0 is a size
   CHECK(reshapeShape("reshape", {kDynamic, 6}, {-1, 3}) == Shape{kDynamic, 3});
   CHECK(infer("Tensor.reshape", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(4), Arg::ofInt(-1)})})
             .shape == Shape{4, 6});

@@ -315,8 +315,14 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
     case PrimKind::Compare:
       // Primitives are strict: equal shapes and dtypes, no implicit broadcasting.
       require(operand(0).meta == operand(1).meta, op, "operands differ in shape or dtype");
-      for (size_t i = 0; i < operand(0).data.size(); ++i)
-        out.data.push_back(binaryPrim(op.prim, operand(0).data[i], operand(1).data[i]));
+      for (size_t i = 0; i < operand(0).data.size(); ++i) {
+        double a = operand(0).data[i], b = operand(1).data[i];
+        // Integer division by zero is 0 in compiled code (MapExprToLoops), never a trap.
+        bool integerDivision = isIntegral(operand(0).meta.dtype) &&
+                               (op.prim == Prim::Div || op.prim == Prim::FloorDiv ||
+                                op.prim == Prim::Mod || op.prim == Prim::Fmod);
+        out.data.push_back(integerDivision && b == 0 ? 0 : binaryPrim(op.prim, a, b));
+      }
       break;
     case PrimKind::Select:
       require(operand(1).meta == operand(2).meta && operand(0).meta.shape == operand(1).meta.shape,

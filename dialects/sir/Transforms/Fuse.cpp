@@ -4,7 +4,8 @@
 // 2. For each primitive in order, try to merge the groups of its operands' producers into
 //    its group (legality: no matmul, one anchor iteration space, no cycle between groups).
 // 3. Order the groups topologically (ties by first primitive) and rebuild the subgraph as
-//    sir.group ops, each holding its primitives, constants first.
+//    sir.group ops, each holding its primitives, constants first. A tensor with no
+//    elements stays an operand-less fill outside every group: no kernel computes it.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/Transforms/Passes.h"
@@ -72,6 +73,15 @@ public:
       if (!prim)
         return op.emitOpError(
             "sotc-sir-fuse expects primitives only: run sotc-sir-decompose first");
+      // A tensor with no elements (sotc-sir-fold-empty-tensors) needs no kernel.
+      if (numel(prim.getType()) == 0) {
+        empties_.push_back(prim);
+        continue;
+      }
+      for (mlir::Value v : prim.getOperands())
+        if (numel(v.getType()) == 0)
+          return op.emitOpError("reads a tensor with no elements: run "
+                                "sotc-sir-fold-empty-tensors first");
       index_[prim] = prims_.size();
       prims_.push_back(prim);
     }
@@ -263,23 +273,25 @@ private:
   /// Every primitive result gets a name for the kernel text: the frontend's (var_N) where the
   /// decomposition kept it, else zero / one for constants, else <primitive>_<index>.
   void nameUnnamed() {
+    std::vector<PrimOp> all = prims_; // the empty tensors too: outputs are found by name
+    all.insert(all.end(), empties_.begin(), empties_.end());
     std::set<std::string> used;
-    for (PrimOp p : prims_)
+    for (PrimOp p : all)
       if (auto n = p.getNameAttr())
         used.insert(n.str());
     mlir::Builder b(subgraph_.getContext());
-    for (size_t i = 0; i < prims_.size(); ++i) {
-      if (prims_[i].getNameAttr())
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].getNameAttr())
         continue;
-      std::string name = stringifyPrimitive(prims_[i].getPrim()).str() + "_" + std::to_string(i);
-      if (prims_[i].getValue() && primOf(prims_[i]) == ops::Prim::FillConstant) {
-        double v = prims_[i].getValue()->convertToDouble();
+      std::string name = stringifyPrimitive(all[i].getPrim()).str() + "_" + std::to_string(i);
+      if (all[i].getValue() && primOf(all[i]) == ops::Prim::FillConstant) {
+        double v = all[i].getValue()->convertToDouble();
         std::string c = v == 0 ? "zero" : v == 1 ? "one" : "";
         if (!c.empty() && !used.count(c))
           name = c;
       }
       used.insert(name);
-      prims_[i].setNameAttr(b.getStringAttr(name));
+      all[i].setNameAttr(b.getStringAttr(name));
     }
   }
 
@@ -389,6 +401,7 @@ private:
 
   SubgraphOp subgraph_;
   std::vector<PrimOp> prims_;
+  std::vector<PrimOp> empties_; // tensors with no elements: left outside every group
   std::map<mlir::Operation *, size_t> index_;
   std::vector<size_t> parent_;
 };

@@ -28,6 +28,18 @@ def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
   }];
 }
 
+def SirFoldEmptyTensors : Pass<"sotc-sir-fold-empty-tensors", "::sotc::sir::SubgraphOp"> {
+  let summary = "Compute tensors with no elements by nothing";
+  let description = [{
+    Runs after sotc-sir-decompose. A primitive whose result has no elements becomes an
+    operand-less `fill_constant` (sotc-sir-fuse leaves it outside every group: no kernel
+    computes it, the runtime only shapes it). A primitive that reads such a tensor and has
+    elements itself folds: a reduction over nothing to its identity (sum 0, prod 1, max
+    -inf, min +inf), a matmul over k = 0 to zeros, a concat to the concat of its other
+    operands. Any other is E4002.
+  }];
+}
+
 def SirHoistWeights : Pass<"sotc-sir-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Move what depends on a model's weights alone into @prepare_weights";
   let description = [{
@@ -53,7 +65,8 @@ def SirFuse : Pass<"sotc-sir-fuse", "::sotc::sir::SubgraphOp"> {
     and layout primitives fuse, producers fuse into reductions, and a reduction's consumers
     that keep its row structure fuse after it (softmax, layer_norm, RMSNorm are one group);
     a matmul is a group of its own. The result is deterministic; groups are named as CINN
-    names them (`fill_constant_1_sin_0_max_2`).
+    names them (`fill_constant_1_sin_0_max_2`). A tensor with no elements (an operand-less
+    fill after sotc-sir-fold-empty-tensors) stays outside every group: no kernel computes it.
   }];
 }
 
