@@ -217,7 +217,8 @@ bool eye(CallContext &c) {
   return true;
 }
 
-/// torch.zeros(2, 3) and torch.ones(2, 3) (sizes as arguments, or one list).
+/// torch.zeros(2, 3), torch.ones(2, 3) and torch.empty(2, 3) (sizes as arguments, or one
+/// list; empty's memory is uninitialized in torch, zeros here).
 bool torchFill(CallContext &c) {
   std::vector<VarPtr> sizes = c.args;
   if (sizes.size() == 1 && (sizes[0]->kind == K::List || sizes[0]->kind == K::Tuple))
@@ -243,9 +244,16 @@ bool torchFill(CallContext &c) {
 
 bool callCreation(CallContext &c) {
   static const CallTable table = {
-      {"paddle.to_tensor", toTensor}, {"torch.tensor", toTensor}, {"torch.as_tensor", toTensor},
-      {"paddle.linspace", linspace},  {"torch.linspace", linspace}, {"paddle.eye", eye},
-      {"torch.eye", eye},             {"torch.zeros", torchFill},   {"torch.ones", torchFill},
+      {"paddle.to_tensor", toTensor},
+      {"torch.tensor", toTensor},
+      {"torch.as_tensor", toTensor},
+      {"paddle.linspace", linspace},
+      {"torch.linspace", linspace},
+      {"paddle.eye", eye},
+      {"torch.eye", eye},
+      {"torch.zeros", torchFill},
+      {"torch.ones", torchFill},
+      {"torch.empty", torchFill},
   };
   auto it = table.find(c.name);
   return it != table.end() && it->second(c);

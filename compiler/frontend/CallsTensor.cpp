@@ -58,8 +58,8 @@ bool fillInPlace(CallContext &c) {
   return true;
 }
 
-/// torch's x.new_zeros(size), new_ones(size), new_full(size, value): a filled tensor of x's
-/// dtype (or the dtype= given).
+/// torch's x.new_zeros(size), new_ones(size), new_full(size, value), new_empty(size) (zeros
+/// here): a filled tensor of x's dtype (or the dtype= given).
 bool newFilled(CallContext &c) {
   if (c.framework() != "torch" || c.args.empty())
     return false;
@@ -113,17 +113,28 @@ bool clearGradient(CallContext &c) {
 
 const CallTable &tensorMethods() {
   static const CallTable table = {
-      {"numpy", hostRead},     {"item", hostRead},
-      {"tolist", hostRead},    {"cpu", hostRead},
-      {"__bool__", hostRead},  {"dim", dim},
-      {"size", size},          {"numel", numel},
-      {"is_tensor", isTensor}, {"clear_gradient", clearGradient},
-      {"reshape", sizesAsArguments}, {"view", sizesAsArguments},
-      {"permute", sizesAsArguments}, {"expand", sizesAsArguments},
-      {"repeat", sizesAsArguments},  {"flip", sizesAsArguments},
-      {"zero_", fillInPlace},        {"fill_", fillInPlace},
-      {"new_zeros", newFilled},      {"new_ones", newFilled},
+      {"numpy", hostRead},
+      {"item", hostRead},
+      {"tolist", hostRead},
+      {"cpu", hostRead},
+      {"__bool__", hostRead},
+      {"dim", dim},
+      {"size", size},
+      {"numel", numel},
+      {"is_tensor", isTensor},
+      {"clear_gradient", clearGradient},
+      {"reshape", sizesAsArguments},
+      {"view", sizesAsArguments},
+      {"permute", sizesAsArguments},
+      {"expand", sizesAsArguments},
+      {"repeat", sizesAsArguments},
+      {"flip", sizesAsArguments},
+      {"zero_", fillInPlace},
+      {"fill_", fillInPlace},
+      {"new_zeros", newFilled},
+      {"new_ones", newFilled},
       {"new_full", newFilled},
+      {"new_empty", newFilled},
   };
   return table;
 }

@@ -88,7 +88,9 @@ void registerCreation(OpTable &t) {
   }
   paddleLower(t, "full", fullOp("shape", "fill_value", "dtype", false), false);
   torchLower(t, "full", fullOp("size", "fill_value", "dtype", true), false);
-  for (auto [name, value] : {std::pair<const char *, double>{"zeros", 0}, {"ones", 1}}) {
+  // empty: uninitialized memory in the frameworks; zeros here (deterministic bytes).
+  for (auto [name, value] :
+       {std::pair<const char *, double>{"zeros", 0}, {"ones", 1}, {"empty", 0}}) {
     paddleLower(
         t, name,
         [value = value](Lowering &L) {

@@ -1507,7 +1507,8 @@ std::vector<Case> all() {
                {Arg::list({Arg::ofInt(2)}), Arg::ofInt(7)},
                {},
                filled({2}, 7, DType::Int64)});
-  c.push_back({{"paddle.zeros"}, {}, {Arg::ofInt(5)}, {}, filled({5}, 0, DType::Float32)});
+  c.push_back(
+      {{"paddle.zeros", "paddle.empty"}, {}, {Arg::ofInt(5)}, {}, filled({5}, 0, DType::Float32)});
   // arange: the iota primitive, scaled and shifted; int64 for int bounds, else float32.
   auto ramp = [](std::vector<double> values, DType d) {
     return [=](const Refs &) {
@@ -1548,7 +1549,7 @@ std::vector<Case> all() {
                {Arg::list({Arg::ofInt(2), Arg::ofInt(2)})},
                {{"dtype", Arg::ofString("int64")}},
                filled({2, 2}, 1, DType::Int64)});
-  c.push_back({{"paddle.zeros_like", "torch.zeros_like"},
+  c.push_back({{"paddle.zeros_like", "torch.zeros_like", "paddle.empty_like", "torch.empty_like"},
                {kX},
                {T(0)},
                {},
