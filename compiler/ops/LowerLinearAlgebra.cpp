@@ -510,6 +510,110 @@ void registerLinearAlgebra(OpTable &t) {
       L.out(scan(b, Prim::ReduceSum, area, axis, 0));
     };
   };
+  torchLower(
+      t, "gradient",
+      [](Lowering &L) { // numpy's: central differences, one-sided edges
+        PrimBuilder &b = L.b;
+        int f = floatInput(L, "input");
+        int64_t rank = b.meta(f).rank();
+        std::vector<int64_t> dims;
+        if (L.args.isNone("dim"))
+          for (int64_t d = 0; d < rank; ++d)
+            dims.push_back(d);
+        else
+          for (int64_t d : L.args.intList("dim"))
+            dims.push_back(normalizeDim(b.opName(), d, rank));
+        int64_t order = L.args.intValue("edge_order");
+        if (order != 1 && order != 2)
+          badValue(L, "edge_order must be 1 or 2, not " + std::to_string(order));
+        bool coordinates = L.args.signatureIndex() == 1; // the TensorList overload
+        std::vector<int> coords = coordinates ? L.inList("spacing") : std::vector<int>();
+        std::vector<double> steps = coordinates || L.args.isNone("spacing")
+                                        ? std::vector<double>{1.0}
+                                        : L.args.floatList("spacing");
+        size_t given = coordinates ? coords.size() : steps.size(); // one for all, or one per dim
+        if (given != 1 && given != dims.size())
+          badValue(L, "spacing has " + std::to_string(given) + " entries for " +
+                          std::to_string(dims.size()) + " dimensions");
+        DType d = b.meta(f).dtype;
+        for (size_t k = 0; k < dims.size(); ++k) {
+          int64_t axis = dims[k], n = b.meta(f).shape[axis];
+          if (n < order + 1)
+            badValue(L, "dimension " + std::to_string(axis) + " has " + std::to_string(n) +
+                            " samples; edge_order " + std::to_string(order) + " needs " +
+                            std::to_string(order + 1));
+          auto at = [&](int v, int64_t start, int64_t count) {
+            int64_t a = b.meta(v).rank() == 1 ? 0 : axis;
+            return b.slice(v, {a}, {start}, {start + count}, {1});
+          };
+          // Per-position spacings along the axis, shaped to broadcast over f's other dims.
+          auto alongAxis = [&](int v) {
+            std::vector<int64_t> shape(rank, 1);
+            shape[axis] = b.meta(v).shape[0];
+            return b.reshape(v, shape);
+          };
+          auto mul = [&](int x, int y) { return b.binary(Prim::Mul, x, y); };
+          auto add = [&](int x, int y) { return b.binary(Prim::Add, x, y); };
+          auto sub = [&](int x, int y) { return b.binary(Prim::Sub, x, y); };
+          auto div = [&](int x, int y) { return b.binary(Prim::Div, x, y); };
+          std::vector<int> pieces;
+          if (!coordinates) {
+            double h = steps[given == 1 ? 0 : k];
+            auto over = [&](int v, double scale) {
+              return b.binaryScalar(Prim::Div, v, scale * h);
+            };
+            auto combo = [&](std::vector<std::pair<double, int64_t>> terms) { // sum c * f[i]
+              int acc = -1;
+              for (auto [c, i] : terms) {
+                int term = b.binaryScalar(Prim::Mul, at(f, i, 1), c);
+                acc = acc < 0 ? term : add(acc, term);
+              }
+              return acc;
+            };
+            int first = order == 1 ? over(sub(at(f, 1, 1), at(f, 0, 1)), 1)
+                                   : over(combo({{-1.5, 0}, {2, 1}, {-0.5, 2}}), 1);
+            int last = order == 1 ? over(sub(at(f, n - 1, 1), at(f, n - 2, 1)), 1)
+                                  : over(combo({{0.5, n - 3}, {-2, n - 2}, {1.5, n - 1}}), 1);
+            pieces = {first};
+            if (n > 2)
+              pieces.push_back(over(sub(at(f, 2, n - 2), at(f, 0, n - 2)), 2));
+            pieces.push_back(last);
+          } else {
+            int x = b.cast(coords[given == 1 ? 0 : k], d);
+            if (b.meta(x).rank() != 1 || b.meta(x).shape[0] != n)
+              badValue(L, "spacing coordinates must be 1-d with " + std::to_string(n) + " entries");
+            int dx = sub(at(x, 1, n - 1), at(x, 0, n - 1)); // dx[i] = x[i+1] - x[i]
+            auto h = [&](int64_t i, int64_t count) { return alongAxis(at(dx, i, count)); };
+            if (order == 1) {
+              pieces.push_back(div(sub(at(f, 1, 1), at(f, 0, 1)), h(0, 1)));
+            } else { // second-order one-sided: weights from the first two spacings
+              int h1 = h(0, 1), h2 = h(1, 1), s = add(h1, h2);
+              int a = b.unary(Prim::Neg, div(add(add(h1, h1), h2), mul(h1, s)));
+              int c = b.unary(Prim::Neg, div(h1, mul(h2, s)));
+              pieces.push_back(add(add(mul(a, at(f, 0, 1)), mul(div(s, mul(h1, h2)), at(f, 1, 1))),
+                                   mul(c, at(f, 2, 1))));
+            }
+            if (n > 2) { // (hl^2 f[i+1] - hr^2 f[i-1] + (hr^2 - hl^2) f[i]) / (hl hr (hl + hr))
+              int hl = h(0, n - 2), hr = h(1, n - 2);
+              int hl2 = mul(hl, hl), hr2 = mul(hr, hr);
+              int num = add(sub(mul(hl2, at(f, 2, n - 2)), mul(hr2, at(f, 0, n - 2))),
+                            mul(sub(hr2, hl2), at(f, 1, n - 2)));
+              pieces.push_back(div(num, mul(mul(hl, hr), add(hl, hr))));
+            }
+            if (order == 1) {
+              pieces.push_back(div(sub(at(f, n - 1, 1), at(f, n - 2, 1)), h(n - 2, 1)));
+            } else {
+              int h1 = h(n - 3, 1), h2 = h(n - 2, 1), s = add(h1, h2);
+              int a = div(h2, mul(h1, s)), c = div(add(add(h2, h2), h1), mul(h2, s));
+              int mid = b.unary(Prim::Neg, div(s, mul(h1, h2)));
+              pieces.push_back(add(add(mul(a, at(f, n - 3, 1)), mul(mid, at(f, n - 2, 1))),
+                                   mul(c, at(f, n - 1, 1))));
+            }
+          }
+          L.out(b.concat(pieces, axis));
+        }
+      },
+      false);
   torchLower(t, "trapezoid", trapezoid(false), false);
   torchLower(t, "trapz", trapezoid(false), false);
   torchLower(t, "cumulative_trapezoid", trapezoid(true), false);

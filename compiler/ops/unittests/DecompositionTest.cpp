@@ -936,6 +936,45 @@ void addLinearAlgebraAndSortingCases(std::vector<Case> &c) {
                    return s;
                  });
                })});
+  // gradient along the rows of kX (4 samples): numpy's formulas at x = j * h, or at the
+  // coordinates of kRow (any distinct values: the formulas do not need them sorted).
+  auto gradient = [](const Refs &in, int order, std::function<double(int64_t)> x) {
+    return build({3, 4}, [&](const I &i) {
+      auto f = [&](int64_t j) { return in[0].at({i[0], j}); };
+      int64_t j = i[1];
+      if (j > 0 && j < 3) {
+        double hl = x(j) - x(j - 1), hr = x(j + 1) - x(j);
+        return (hl * hl * f(j + 1) - hr * hr * f(j - 1) + (hr * hr - hl * hl) * f(j)) /
+               (hl * hr * (hl + hr));
+      }
+      int64_t a = j == 0 ? 0 : 3, s = j == 0 ? 1 : -1; // the edge and the way inside
+      if (order == 1)
+        return (f(a + s) - f(a)) / (x(a + s) - x(a));
+      double h1 = x(a + s) - x(a), h2 = x(a + 2 * s) - x(a + s);
+      return -(2 * h1 + h2) / (h1 * (h1 + h2)) * f(a) + (h1 + h2) / (h1 * h2) * f(a + s) -
+             h1 / (h2 * (h1 + h2)) * f(a + 2 * s);
+    });
+  };
+  for (int order : {1, 2})
+    c.push_back({{"torch.gradient"},
+                 {kX},
+                 {T(0)},
+                 {{"spacing", Arg::ofFloat(0.5)},
+                  {"dim", Arg::ofInt(1)},
+                  {"edge_order", Arg::ofInt(order)}},
+                 [=](const Refs &in) {
+                   return Refs{gradient(in, order, [](int64_t j) { return 0.5 * double(j); })};
+                 }});
+  c.push_back(
+      {{"torch.gradient"},
+       {kX, kRow},
+       {T(0)},
+       {{"spacing", Arg::list({T(1)})}, {"dim", Arg::ofInt(-1)}, {"edge_order", Arg::ofInt(2)}},
+       [=](const Refs &in) {
+         return Refs{gradient(in, 2, [&](int64_t j) { return in[1].at({j}); })};
+       },
+       0.1,
+       2});
   c.push_back({{"torch.cumulative_trapezoid"}, {kX}, {T(0)}, {}, one([=](const Refs &in) {
                  return trap(in, 1, true);
                })});

@@ -238,28 +238,36 @@ private:
           return false;
       }
     }
-    // No cycle: nothing outside the union may sit on a path between two of its members.
-    std::vector<bool> reachesUnion(prims_.size(), false), fromUnion(prims_.size(), false);
-    for (size_t i = 0; i < prims_.size(); ++i) { // forward, in program order
-      for (mlir::Value operand : prims_[i].getOperands())
-        if (auto def = operand.getDefiningOp<PrimOp>()) {
-          size_t d = index_.at(def);
-          if (inUnion.count(d) || fromUnion[d])
-            fromUnion[i] = true;
-        }
-    }
-    for (size_t i = prims_.size(); i-- > 0;) { // backward: who feeds the union
-      bool feeds = false;
-      for (mlir::OpResult r : prims_[i]->getResults())
-        for (mlir::Operation *user : r.getUsers())
-          if (auto u = mlir::dyn_cast<PrimOp>(user)) {
-            size_t ui = index_.at(u);
-            feeds |= inUnion.count(ui) || reachesUnion[ui];
-          }
-      reachesUnion[i] = feeds;
-    }
+    // No cycle between groups: no other group may be both fed by the union and feed it. Paths
+    // run through whole groups (a group may hold a producer of the union and a consumer of it
+    // without either being on a path of primitives between the union's members).
+    const size_t kUnion = prims_.size();
+    auto node = [&](size_t i) { return inUnion.count(i) ? kUnion : find(i); };
+    std::map<size_t, std::vector<size_t>> succ, pred;
     for (size_t i = 0; i < prims_.size(); ++i)
-      if (!inUnion.count(i) && fromUnion[i] && reachesUnion[i])
+      for (mlir::Value operand : prims_[i].getOperands())
+        if (auto def = operand.getDefiningOp<PrimOp>(); def && index_.count(def)) {
+          size_t from = node(index_.at(def)), to = node(i);
+          if (from != to) {
+            succ[from].push_back(to);
+            pred[to].push_back(from);
+          }
+        }
+    auto reached = [&](std::map<size_t, std::vector<size_t>> &edges) {
+      std::set<size_t> seen;
+      std::vector<size_t> work = {kUnion};
+      while (!work.empty()) {
+        size_t n = work.back();
+        work.pop_back();
+        for (size_t m : edges[n])
+          if (seen.insert(m).second)
+            work.push_back(m);
+      }
+      return seen;
+    };
+    std::set<size_t> fed = reached(succ), feeding = reached(pred);
+    for (size_t n : fed)
+      if (n != kUnion && feeding.count(n))
         return false;
     return true;
   }

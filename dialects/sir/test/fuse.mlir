@@ -227,3 +227,22 @@ sir.subgraph @ranks_then_pick(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
   %s = sir.prim reduce_sum(%p) {axes = array<i64: 2>, keepdim = false} : (tensor<3x5x5xf32>) -> tensor<3x5xf32>
   sir.output %s : tensor<3x5xf32>
 }
+
+// -----
+
+// Cycles are checked between groups, not primitives: {gather, cos, add} reads exp's result
+// and gives cos's to the second add, so exp and that add may not merge around it (they
+// once did, and the groups could not be ordered: the pass never ended). The add joins the
+// gather's group instead, which reads exp's result from outside.
+// CHECK-LABEL: sir.subgraph @group_cycle
+// CHECK:      %[[A:.*]] = sir.group "exp_0" "injective"
+// CHECK:      sir.group "gather_1_cos_2_add_3_add_4" "injective"(%[[A]], %arg1, %arg2)
+// CHECK-NOT:  sir.group
+sir.subgraph @group_cycle(%x: tensor<3x4xf32>, %i: tensor<3xi64>, %y: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
+  %a = sir.prim exp(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %b = sir.prim gather(%a, %i) : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  %d = sir.prim cos(%y) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %e = sir.prim add(%b, %d) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %c = sir.prim add(%a, %d) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  sir.output %e, %c : tensor<3x4xf32>, tensor<3x4xf32>
+}
