@@ -149,6 +149,27 @@ int lastHit(PrimBuilder &b, int mask) {
   return b.reduce(Prim::ReduceMax, b.select(mask, pos, b.fill(-1, {}, DType::Int64)), {1}, true);
 }
 
+/// The flat positions in the contiguous input of as_strided's view: offset + sum(i_k * stride_k)
+/// over the view's `size`, each inside the input.
+int stridedPositions(Lowering &L) {
+  PrimBuilder &b = L.b;
+  std::vector<int64_t> size = L.args.intList("size"), stride = L.args.intList("stride");
+  if (size.size() != stride.size())
+    badValue(L, "size and stride must have the same length");
+  int64_t offset = L.args.isNone("storage_offset") ? 0 : L.args.intValue("storage_offset");
+  int64_t rank = int64_t(size.size()), last = offset;
+  for (int64_t k = 0; k < rank; ++k)
+    last += (size[k] - 1) * stride[k];
+  if (offset < 0 || last >= b.meta(L.in("input")).numElements())
+    badValue(L, "reaches element " + std::to_string(last) + " of " +
+                    std::to_string(b.meta(L.in("input")).numElements()));
+  int flat = b.fill(double(offset), size, DType::Int64);
+  for (int64_t k = 0; k < rank; ++k)
+    flat = b.binary(Prim::Add, flat,
+                    b.binaryScalar(Prim::Mul, positions(b, size[k], k, rank), double(stride[k])));
+  return flat;
+}
+
 /// put, index_put, scatter: x's elements at flat positions `flat` ([M]) set to (or increased by)
 /// `values` ([M]); the last of duplicate positions wins.
 int putFlat(PrimBuilder &b, int x, int flat, int values, bool accumulate) {
@@ -776,23 +797,20 @@ void registerIndexing(OpTable &t) {
     L.out(putFlat(b, x, b.reshape(flat, {-1}), src, add));
   });
   torchLower(t, "as_strided", [](Lowering &L) { // of the contiguous input's elements
-    PrimBuilder &b = L.b;
-    int x = L.in("input");
-    std::vector<int64_t> size = L.args.intList("size"), stride = L.args.intList("stride");
-    if (size.size() != stride.size())
-      badValue(L, "size and stride must have the same length");
-    int64_t offset = L.args.isNone("storage_offset") ? 0 : L.args.intValue("storage_offset");
-    int64_t rank = int64_t(size.size()), last = offset;
-    for (int64_t k = 0; k < rank; ++k)
-      last += (size[k] - 1) * stride[k];
-    if (offset < 0 || last >= b.meta(x).numElements())
-      badValue(L, "reaches element " + std::to_string(last) + " of " +
-                      std::to_string(b.meta(x).numElements()));
-    int flat = b.fill(double(offset), size, DType::Int64);
-    for (int64_t k = 0; k < rank; ++k)
-      flat = b.binary(Prim::Add, flat, b.binaryScalar(Prim::Mul, positions(b, size[k], k, rank), double(stride[k])));
-    L.out(gatherFlat(b, x, flat));
+    L.out(gatherFlat(L.b, L.in("input"), stridedPositions(L)));
   });
+  torchLower(
+      t, "as_strided_scatter",
+      [](Lowering &L) { // the strided view's elements replaced
+        PrimBuilder &b = L.b;
+        int x = L.in("input"), flat = stridedPositions(L);
+        if (b.meta(L.in("src")).shape != b.meta(flat).shape)
+          badValue(L, "src has shape " + formatShape(b.meta(L.in("src")).shape) + ", the view " +
+                          formatShape(b.meta(flat).shape));
+        int src = b.reshape(b.cast(L.in("src"), b.meta(x).dtype), {-1});
+        L.out(putFlat(b, x, b.reshape(flat, {-1}), src, false));
+      },
+      false);
   torchLower(t, "broadcast_tensors", [](Lowering &L) {
     std::vector<int> xs = L.inList("tensors");
     std::vector<int64_t> shape;

@@ -1137,6 +1137,17 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
                one([](const Refs &in) {
                  return build({2, 2}, [&](const I &i) { return in[0].data[1 + i[0] + 4 * i[1]]; });
                })});
+  c.push_back({{"torch.as_strided_scatter"},
+               {kX, TensorMeta{{2, 2}, DType::Float32}},
+               {T(0), T(1), ints({2, 2}), ints({1, 4})},
+               {{"storage_offset", Arg::ofInt(1)}},
+               one([](const Refs &in) {
+                 Buffer out = in[0];
+                 for (int64_t i = 0; i < 2; ++i)
+                   for (int64_t j = 0; j < 2; ++j)
+                     out.data[1 + i + 4 * j] = in[1].at({i, j});
+                 return out;
+               })});
   c.push_back({{"torch.broadcast_tensors"}, {kX, kRow}, {T(0), T(1)}, {}, [](const Refs &in) {
                  return Refs{in[0], build({3, 4}, [&](const I &i) { return in[1].at({i[1]}); })};
                }});
