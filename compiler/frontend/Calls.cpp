@@ -134,8 +134,9 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
     tuple->fields = signature.returnNames;
     return tuple;
   }
-  if (stmt.listResult)
-    return makeSequence(K::List, stmt.outputs, inputs);
+  if (stmt.listResult) // torch returns its tensor sequences as tuples, paddle as lists
+    return makeSequence(lowered.entry->name.rfind("torch.", 0) == 0 ? K::Tuple : K::List,
+                        stmt.outputs, inputs);
   return stmt.outputs.front();
 }
 

@@ -86,6 +86,7 @@ struct CallContext {
   void setItem(VarPtr obj, VarPtr key, VarPtr value) { ex.setItem(state, sir, obj, key, value); }
   void deleteItem(VarPtr obj, VarPtr key) { ex.deleteItem(f(), obj, key); }
   VarPtr fillInPlace(VarPtr x, VarPtr value) { return ex.fillInPlace(state, sir, x, value); }
+  VarPtr resizeInPlace(VarPtr x, VarPtr resized) { return ex.resizeInPlace(state, x, resized); }
   VarPtr makeSuper(VarPtr cls, VarPtr obj) { return ex.makeSuper(f(), cls, obj); }
   VarPtr identical(VarPtr a, VarPtr b, bool negate) { return ex.identical(f(), a, b, negate); }
   VarPtr add(VarPtr a, VarPtr b) { return binary("add", a, b); }
@@ -130,6 +131,8 @@ const CallTable &tupleMethods();     // CallsContainers.cpp
 const CallTable &dictMethods();      // CallsContainers.cpp
 const CallTable &strMethods();       // CallsContainers.cpp
 const CallTable &tensorMethods();    // CallsTensor.cpp; the operator table serves the rest
+/// torch.resize_as_(x, t) and x.resize_as_(t): the operator's result replaces x (CallsTensor.cpp).
+bool resizeAsInPlace(CallContext &c);
 /// Functions of modules: the operator table, `operator` (Python's operators as functions),
 /// then `math` on constants (CallsModules.cpp).
 bool callModuleFunction(CallContext &c);

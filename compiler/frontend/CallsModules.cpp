@@ -194,6 +194,8 @@ bool itertoolsRepeat(CallContext &c) {
 bool callModuleFunction(CallContext &c) {
   if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c))
     return true;
+  if (c.name == "torch.resize_as_" && resizeAsInPlace(c))
+    return true;
   // einsum(equation, a, b): the operands as separate arguments are the operator's one list.
   if ((c.name == "torch.einsum" || c.name == "paddle.einsum") && c.args.size() >= 2 &&
       c.args[1]->isTensor())

@@ -111,6 +111,20 @@ bool clearGradient(CallContext &c) {
 
 } // namespace
 
+bool resizeAsInPlace(CallContext &c) {
+  bool method = c.self != nullptr;
+  std::vector<VarPtr> args = c.args;
+  if (method)
+    args.insert(args.begin(), c.self);
+  if (c.framework() != "torch" || args.empty() || !args[0]->isTensor())
+    return false;
+  std::string op = method ? "torch.Tensor.resize_as_" : "torch.resize_as_";
+  VarPtr resized =
+      c.tensorCall(method ? "method" : "api", method ? "resize_as_" : op, op, args, c.kwargs);
+  c.push(c.resizeInPlace(args[0], resized));
+  return true;
+}
+
 const CallTable &tensorMethods() {
   static const CallTable table = {
       {"numpy", hostRead},
@@ -135,6 +149,7 @@ const CallTable &tensorMethods() {
       {"new_ones", newFilled},
       {"new_full", newFilled},
       {"new_empty", newFilled},
+      {"resize_as_", resizeAsInPlace},
   };
   return table;
 }

@@ -192,6 +192,8 @@ private:
   /// x.fill_(value), x.zero_(): every element of x becomes `value`; x may be one indexing of
   /// a tensor (qkv_bias[a:b].zero_()), which is written through it. Returns the new x.
   VarPtr fillInPlace(ExecState &state, StatementIR &sir, const VarPtr &x, const VarPtr &value);
+  /// x.resize_as_(t): `resized` takes x's place everywhere (x may not share memory with a view).
+  VarPtr resizeInPlace(ExecState &state, const VarPtr &x, const VarPtr &resized);
   /// Every reference to `from` in the state (frames, containers, cells, globals) becomes `to`.
   static void replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to);
   /// Whether a tensor the state holds (other than `except`) is a view of `base`.

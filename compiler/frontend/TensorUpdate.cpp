@@ -221,4 +221,13 @@ VarPtr Executor::fillInPlace(ExecState &state, StatementIR &sir, const VarPtr &x
   return view;
 }
 
+VarPtr Executor::resizeInPlace(ExecState &state, const VarPtr &x, const VarPtr &resized) {
+  if (x->viewOf || viewed(state, x))
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "resizing a tensor in place that shares memory with a view is not supported",
+         state.frames.back());
+  replaceEverywhere(state, x, resized);
+  return resized;
+}
+
 } // namespace sotc::frontend

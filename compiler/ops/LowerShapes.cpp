@@ -124,6 +124,17 @@ void registerShapes(OpTable &t) {
   torchLower(t, "reshape", reshapeLower("input", "shape", false));
   t.bind("torch.Tensor.view", reshapeLower("input", "shape", false));
 
+  torchLower(t, "resize_as_", [](Lowering &L) { // the storage's first elements, or zeros after
+    PrimBuilder &b = L.b;
+    int x = L.in("input");
+    int64_t n = b.meta(x).numElements(), m = b.meta(L.in("the_template")).numElements();
+    int flat = b.reshape(x, {n});
+    if (m < n)
+      flat = b.slice(flat, {0}, {0}, {m}, {1});
+    else if (m > n)
+      flat = b.concat({flat, b.fill(0, {m - n}, b.meta(x).dtype)}, 0);
+    L.out(b.reshape(flat, b.meta(L.in("the_template")).shape));
+  });
   auto transposeLower = [](std::string xn, std::string perm) {
     return [=](Lowering &L) { L.out(L.b.transpose(L.in(xn), L.args.intList(perm))); };
   };

@@ -203,6 +203,23 @@ const char *kCorners = R"(
 }
 )";
 
+/// What NVPTX emits to read a double's high word: a scope with its own register, unpacked into.
+const char *kUnpack = R"(
+.visible .entry unpack(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.b64 %rd2, 0x400921FB54442D18;
+  { .reg .b32 tmp; mov.b64 {tmp, %r1}, %rd2; }
+  { .reg .b32 tmp; mov.b64 {%r2, tmp}, %rd2; }
+  mov.b64 %rd3, {%r1, %r2};
+  st.global.v2.b32 [%rd1], {%r1, %r2};
+  st.global.b64 [%rd1+8], %rd3;
+  ret;
+}
+)";
+
 std::string ptx(const std::string &body) { return kHeader + body; }
 
 std::string replaced(std::string text, const std::string &what, const std::string &with) {
@@ -309,6 +326,19 @@ TEST_CASE("conversions saturate and round as PTX says; shifts clamp; bfe sign-ex
   CHECK(y[5] == 15);         // shr.u32 -8 by 28
   CHECK(y[6] == -2);         // bits 2..4 of -8 (0b110), sign-extended
   CHECK(y[7] == 7);          // setp.ltu with a NaN: true
+}
+
+TEST_CASE("a vector mov unpacks a register into scoped registers and packs, low part first",
+          "[emulator]") {
+  Module m(ptx(kUnpack));
+  Buffer out(4 * 4);
+  CUdeviceptr o = out.p;
+  REQUIRE(launch(m.get("unpack"), 1, 1, {&o}) == 0);
+  std::vector<uint32_t> y = out.get<uint32_t>();
+  CHECK(y[0] == 0x400921FBu); // pi's high word
+  CHECK(y[1] == 0x54442D18u); // and its low word
+  CHECK(y[2] == 0x400921FBu); // packed back with the words swapped: the high word low
+  CHECK(y[3] == 0x54442D18u);
 }
 
 TEST_CASE("half and bfloat16 round to nearest even, overflow to infinity, keep subnormals",

@@ -247,6 +247,13 @@ class PaddleImageHead(paddle.nn.Layer):
         return self.body(x)
 
 
+def t_calculus(x, c, y):
+    coords = torch.cumsum(c.abs() + 0.5, 0)  # increasing sample positions along dim 0
+    return (torch.gradient(x, spacing=0.5, dim=1, edge_order=2)
+            + torch.gradient(x, spacing=[coords], dim=0)
+            + (torch.nextafter(x, c[:, None]), torch.as_strided_scatter(x, y, (2, 2), (1, 2), 1)))
+
+
 F32, I64, PROB = "f32", "i64", "prob"
 
 CASES = {
@@ -270,6 +277,7 @@ CASES = {
     "torch_pools": (t_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
     "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
+    "torch_calculus": (t_calculus, [(F32, (5, 4)), (F32, (5,)), (F32, (2, 2))]),
     "paddle_activations": (p_activations, [(F32, (3, 4))]),
     "paddle_glu_prelu": (p_glu_prelu, [(F32, (2, 4, 3)), (F32, (4,))]),
     "paddle_pad": (p_pad, [(F32, (2, 3, 4, 5))]),
@@ -374,3 +382,27 @@ def test_a_data_dependent_one_hot_is_refused_by_name(tmp_path, sotc_bin):  # noq
     assert r.returncode != 0 and "num_classes=-1" in r.stderr, r.stderr
     assert "test_functionals.py:" in r.stderr, r.stderr  # the user's line
     assert not (tmp_path / "k.so").exists()
+
+
+def resize_then_scale(x, t):
+    x.resize_as_(t)
+    return x * 2
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_resize_as_writes_into_the_callers_tensor(kind, tmp_path, sotc_bin):  # noqa: F811
+    """x.resize_as_(t) replaces x for the rest of the function and, x being an argument, the
+    caller's array or tensor takes the new shape and the first elements, as in eager."""
+    x, t = np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((4, 2), np.float32)
+    trace = tmp_path / "t.pb"
+    sotc.trace(resize_then_scale, torch.from_numpy(x.copy()), torch.from_numpy(t)).save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    arg = x.copy() if kind == "numpy" else torch.tensor(x)  # a storage torch may resize
+    got = sotc.load(tmp_path / "k.so")(arg, t if kind == "numpy" else torch.from_numpy(t))
+    eager_arg = torch.tensor(x)
+    expected = resize_then_scale(eager_arg, torch.from_numpy(t))
+    assert tuple(arg.shape) == (4, 2)
+    np.testing.assert_array_equal(np.asarray(got)[:3], expected.numpy()[:3])  # the kept elements
+    np.testing.assert_array_equal(np.asarray(arg).reshape(-1)[:6], x.reshape(-1))

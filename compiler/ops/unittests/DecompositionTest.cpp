@@ -1148,6 +1148,17 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
                      out.data[1 + i + 4 * j] = in[1].at({i, j});
                  return out;
                })});
+  for (int64_t rows : {2, 4}) // fewer elements than x (its first ones), more (zeros after)
+    c.push_back({{"torch.resize_as_", "torch.Tensor.resize_as_"},
+                 {kX, TensorMeta{{rows, 4}, DType::Float32}},
+                 {T(0), T(1)},
+                 {},
+                 one([rows](const Refs &in) {
+                   return build({rows, 4}, [&](const I &i) {
+                     size_t k = size_t(i[0] * 4 + i[1]);
+                     return k < in[0].data.size() ? in[0].data[k] : 0.0;
+                   });
+                 })});
   c.push_back({{"torch.broadcast_tensors"}, {kX, kRow}, {T(0), T(1)}, {}, [](const Refs &in) {
                  return Refs{in[0], build({3, 4}, [&](const I &i) { return in[1].at({i[1]}); })};
                }});

@@ -866,6 +866,24 @@ private:
     switch (in.op) {
     case Op::Mov:
     case Op::Cvta:
+      if (in.numSrc > 1) { // mov.b64 x, {lo, hi}: the parts' bits joined, the low part first
+        int part = bits / in.numSrc;
+        forLanes(m, [&](int l) {
+          uint64_t v = 0;
+          for (int k = 0; k < in.numSrc; ++k)
+            v |= truncate(row(w, in.src[k])[l], part) << (k * part);
+          d[l] = v;
+        });
+        break;
+      }
+      if (in.numDst > 1) { // mov.b64 {lo, hi}, x: x's bits split, the low part first
+        int part = bits / in.numDst;
+        for (int k = 0; k < in.numDst; ++k) {
+          uint64_t *dk = row(w, in.dst[k]);
+          forLanes(m, [&](int l) { dk[l] = truncate(a[l] >> (k * part), part); });
+        }
+        break;
+      }
       forLanes(m, [&](int l) { d[l] = a[l]; });
       break;
     case Op::Add:

@@ -359,6 +359,8 @@ private:
   uint32_t destination(const std::string &s, uint32_t line) {
     if (s == "_")
       return k_.sinkRegister;
+    if (auto n = named_.find(s); n != named_.end()) // `.reg .b32 tmp;` in a scope
+      return n->second;
     if (s.empty() || s[0] != '%')
       fail(line, "a destination that is not a register: " + s);
     return reg(s, line);
@@ -516,9 +518,23 @@ private:
     };
 
     if (base == "mov") {
-      if (!ops.empty() && ops.size() == 2 && ops[1][0] == '{')
-        fail(line, "vector mov (packing) is not supported");
-      simple(Op::Mov, 2);
+      if (ops.size() == 2 && ops[1][0] == '{') { // packing: mov.b64 x, {lo, hi}
+        in.op = Op::Mov;
+        dsts(1);
+        for (const std::string &e : vectorElements(ops[1]))
+          in.src[in.numSrc++] = source(e, Type::B32, line);
+        if (in.numSrc != 2 && in.numSrc != 4)
+          fail(line, "a vector mov packs 2 or 4 registers");
+      } else if (ops.size() == 2 && ops[0][0] == '{') { // unpacking: mov.b64 {lo, hi}, x
+        in.op = Op::Mov;
+        for (const std::string &e : vectorElements(ops[0]))
+          in.dst[in.numDst++] = destination(e, line);
+        if (in.numDst != 2 && in.numDst != 4)
+          fail(line, "a vector mov unpacks into 2 or 4 registers");
+        srcs(1, t);
+      } else {
+        simple(Op::Mov, 2);
+      }
     } else if (base == "add" || base == "sub" || base == "addc" || base == "subc") {
       bool carryIn = base == "addc" || base == "subc";
       if (cc || carryIn) {

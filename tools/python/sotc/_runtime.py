@@ -725,12 +725,24 @@ def _static_results(manifest):
 
 
 def _assign_in_place(target, value):
-    """target[...] = value for a numpy array, a torch tensor or a paddle tensor."""
+    """target[...] = value for a numpy array, a torch tensor or a paddle tensor; a new shape
+    (x.resize_as_(t)) resizes the target as the framework would."""
     if isinstance(target, np.ndarray):
-        np.copyto(target, np.asarray(value))
+        value = np.asarray(value)
+        if target.shape != value.shape:
+            try:  # only an array that owns its memory can change its shape in place
+                target.resize(value.shape, refcheck=False)
+            except ValueError as exc:
+                raise SotcError("E8005", f"the compiled function resizes an argument to "
+                                f"{list(value.shape)}, which this numpy array cannot do in "
+                                f"place ({exc})") from None
+        np.copyto(target, value)
     elif type(target).__module__.startswith("torch"):
         import torch
-        target.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(value))
+        value = value if isinstance(value, torch.Tensor) else torch.from_numpy(value)
+        if tuple(target.shape) != tuple(value.shape):
+            target.resize_(value.shape)
+        target.copy_(value)
     elif hasattr(target, "set_value"):  # paddle
         target.set_value(np.asarray(value))
     else:
