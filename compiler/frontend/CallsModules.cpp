@@ -202,8 +202,16 @@ bool callModuleFunction(CallContext &c) {
     c.args = {c.args[0], makeSequence(Variable::Kind::List,
                                       std::vector<VarPtr>(c.args.begin() + 1, c.args.end()), {})};
   if (ops::OpTable::get().lookup(c.name)) {
-    if (!c.breakOn(c.name, c.name, c.args))
-      c.push(c.tensorCall("api", c.name, c.name, std::move(c.args), std::move(c.kwargs)));
+    if (c.breakOn(c.name, c.name, c.args))
+      return true;
+    VarPtr result = c.tensorCall("api", c.name, c.name, std::move(c.args), std::move(c.kwargs));
+    if (c.name == "torch.histogramdd") { // (hist, bin_edges): the edges one tuple
+      std::vector<VarPtr> edges(result->items.begin() + 1, result->items.end());
+      result = makeSequence(Variable::Kind::Tuple,
+                            {result->items[0], makeSequence(Variable::Kind::Tuple, edges, {})}, {});
+      result->fields = {"hist", "bin_edges"};
+    }
+    c.push(result);
     return true;
   }
   for (const char *module : {"operator.", "_operator."})

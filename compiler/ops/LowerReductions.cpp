@@ -416,6 +416,121 @@ void registerReductions(OpTable &t) {
                        b.reshape(inside, {1, n}), DType::Bool);
     L.out(b.reduce(Prim::ReduceSum, b.cast(hit, d), {1}, false));
   });
+  // histogram (one dimension) and histogramdd (the columns of [N, D] points): per dimension
+  // the bin edges (given, or torch.linspace over `range` or the data's extent, widened by 0.5
+  // each way when empty), each point's bin by how many inner edges lie at or below it (the
+  // last edge belongs to the last bin; points outside the edges, and NaN, count nowhere).
+  auto histogram = [](bool multi) {
+    return [=](Lowering &L) {
+      PrimBuilder &b = L.b;
+      int x = floatInput(L, "input");
+      DType d = b.meta(x).dtype;
+      int points = multi ? x : b.reshape(x, {b.meta(x).numElements(), 1});
+      if (b.meta(points).rank() < 1)
+        badValue(L, "expects points with their coordinates on the last dimension");
+      int64_t dims = b.meta(points).shape.back(), n = b.meta(points).numElements() / dims;
+      points = b.reshape(points, {n, dims});
+      bool given = L.args.signatureIndex() == 1; // the edges as tensors
+      std::vector<int> edgeTensors =
+          given ? (multi ? L.inList("bins") : std::vector<int>{L.in("bins")}) : std::vector<int>();
+      std::vector<int64_t> counts = given   ? std::vector<int64_t>()
+                                    : multi ? L.args.intList("bins")
+                                            : std::vector<int64_t>{L.args.intValue("bins")};
+      if (!given && counts.size() == 1 && dims > 1)
+        counts.assign(dims, counts[0]);
+      if ((given ? edgeTensors.size() : counts.size()) != size_t(dims))
+        badValue(L, "needs bins for each of the " + std::to_string(dims) + " dimensions");
+      std::vector<double> range = !L.args.signature().find("range") || L.args.isNone("range")
+                                      ? std::vector<double>()
+                                      : L.args.floatList("range");
+      if (!range.empty() && range.size() != size_t(2 * dims))
+        badValue(L, "range needs a (min, max) pair per dimension");
+      std::vector<int> edges, bins;
+      int flat = -1, inside = -1;
+      int64_t cells = 1;
+      for (int64_t k = dims - 1; k >= 0; --k) { // row-major: the last dimension varies fastest
+        int col = b.slice(points, {1}, {k}, {k + 1}, {1}); // [n, 1]
+        int e;
+        if (given) {
+          e = b.cast(edgeTensors[k], d);
+          if (b.meta(e).rank() != 1 || b.meta(e).shape[0] < 2)
+            badValue(L, "bin edges must be 1-d with at least two entries");
+        } else {
+          int64_t count = counts[k];
+          if (count < 1)
+            badValue(L, "bins must be positive");
+          int lo, hi;
+          if (!range.empty()) {
+            lo = b.fill(range[2 * k], {}, d), hi = b.fill(range[2 * k + 1], {}, d);
+          } else {
+            lo = b.reshape(b.reduce(Prim::ReduceMin, col, {0, 1}, true), {});
+            hi = b.reshape(b.reduce(Prim::ReduceMax, col, {0, 1}, true), {});
+          }
+          int same = b.binary(Prim::Equal, lo, hi);
+          lo = b.select(same, b.binaryScalar(Prim::Sub, lo, 0.5), lo);
+          hi = b.select(same, b.binaryScalar(Prim::Add, hi, 0.5), hi);
+          // torch.linspace: from the start up to the middle, from the end after it.
+          int step = b.binaryScalar(Prim::Div, b.binary(Prim::Sub, hi, lo), double(count));
+          int i = b.cast(b.iota(count + 1, DType::Int64), d);
+          int fromStart = b.binary(Prim::Add, lo, b.binary(Prim::Mul, step, i));
+          int fromEnd = b.binary(
+              Prim::Sub, hi,
+              b.binary(Prim::Mul, step, b.binary(Prim::Sub, b.fill(double(count), {}, d), i)));
+          e = b.select(b.binary(Prim::Less, i, b.fill(double((count + 1) / 2), {}, d)), fromStart,
+                       fromEnd);
+        }
+        int64_t m = b.meta(e).shape[0] - 1; // bins of this dimension
+        int inner = b.reshape(b.slice(e, {0}, {1}, {m}, {1}), {1, m - 1});
+        int idx = m == 1 ? b.fill(0, {n}, DType::Int64)
+                         : b.reduce(Prim::ReduceSum,
+                                    b.cast(b.binary(Prim::GreaterEqual, col, inner), DType::Int64),
+                                    {1}, false);
+        int in = b.reshape(b.binary(Prim::LogicalAnd,
+                                    b.binary(Prim::GreaterEqual, col,
+                                             b.reshape(b.slice(e, {0}, {0}, {1}, {1}), {1, 1})),
+                                    b.binary(Prim::LessEqual, col,
+                                             b.reshape(b.slice(e, {0}, {m}, {m + 1}, {1}), {1, 1})),
+                                    DType::Bool),
+                           {n});
+        idx = cells == 1 ? idx : b.binaryScalar(Prim::Mul, idx, double(cells));
+        flat = flat < 0 ? idx : b.binary(Prim::Add, flat, idx);
+        inside = inside < 0 ? in : b.binary(Prim::LogicalAnd, inside, in, DType::Bool);
+        cells *= m;
+        edges.insert(edges.begin(), e);
+      }
+      int w = b.cast(inside, d);
+      if (!L.args.isNone("weight")) {
+        int weight = b.cast(L.in("weight"), d);
+        if (b.meta(weight).numElements() != n)
+          badValue(L, "weight needs one value per point");
+        w = b.binary(Prim::Mul, w, b.reshape(weight, {n}));
+      }
+      int cell = b.reshape(b.iota(cells, DType::Int64), {cells, 1});
+      int hit = b.binary(Prim::Equal, cell, b.reshape(flat, {1, n}));
+      int hist = b.reduce(Prim::ReduceSum,
+                          b.binary(Prim::Mul, b.cast(hit, d), b.reshape(w, {1, n})), {1}, false);
+      std::vector<int64_t> shape;
+      for (int e : edges)
+        shape.push_back(b.meta(e).shape[0] - 1);
+      hist = b.reshape(hist, shape);
+      if (L.args.boolValue("density")) { // per unit volume: counts / total / bin volumes
+        hist = b.binary(Prim::Div, hist, b.reduce(Prim::ReduceSum, hist, {}, false));
+        for (size_t k = 0; k < edges.size(); ++k) {
+          int64_t m = shape[k];
+          int width = b.binary(Prim::Sub, b.slice(edges[k], {0}, {1}, {m + 1}, {1}),
+                               b.slice(edges[k], {0}, {0}, {m}, {1}));
+          std::vector<int64_t> along(shape.size(), 1);
+          along[k] = m;
+          hist = b.binary(Prim::Div, hist, b.reshape(width, along));
+        }
+      }
+      L.out(hist);
+      for (int e : edges)
+        L.out(e);
+    };
+  };
+  torchLower(t, "histogram", histogram(false));
+  torchLower(t, "histogramdd", histogram(true), false);
   auto allClose = [](std::string xn, std::string yn) {
     return [=](Lowering &L) { // all(isclose(x, y)) as a 0-d bool tensor
       int close = isClose(L, xn, yn);

@@ -351,13 +351,16 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
   return add(Prim::Concat, operands, a, out);
 }
 
-int PrimBuilder::reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim) {
+int PrimBuilder::reduce(Prim prim, int x, const std::vector<int64_t> &axesIn, bool keepdim) {
+  std::vector<int64_t> axes = axesIn; // none named: every axis
+  if (axes.empty())
+    for (int64_t d = 0; d < meta(x).rank(); ++d)
+      axes.push_back(d);
   std::vector<int64_t> shape = reducedShape(meta(x).shape, axes, keepdim);
   // Over one element (a 1x1 map's pooling) every reduction is that element: a reshape.
   int64_t reduced = 1;
-  for (size_t d = 0; d < meta(x).shape.size(); ++d)
-    if (axes.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end())
-      reduced *= meta(x).shape[d];
+  for (int64_t d : axes)
+    reduced *= meta(x).shape[d];
   if (reduced == 1)
     return reshape(x, shape);
   PrimAttrs a;

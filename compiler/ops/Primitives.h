@@ -104,6 +104,7 @@ public:
   /// Rows of `table` [V, D...] picked by the integer `index` [I...]: [I..., D...], element
   /// (i..., d...) = table[index[i...], d...] (an index outside [0, V) is clamped into it).
   int gather(int table, int index);
+  /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);
 

@@ -1294,6 +1294,53 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
                      h.data[std::min<int64_t>(3, int64_t(std::floor((v + 1) * 2)))] += 1;
                  return h;
                })});
+  // histogram over range (-1, 1) in 4 bins (edges -1, -0.5, 0, 0.5, 1), weighted, as a density;
+  // histogramdd of kX's rows as 3 points in 4-d, each dimension with 3 random edges (the rule,
+  // inner edges at or below the point, needs no order).
+  c.push_back({both("", "histogram"),
+               {kX, kX},
+               {T(0), Arg::ofInt(4)},
+               {{"range", Arg::list({Arg::ofFloat(-1), Arg::ofFloat(1)})},
+                {"weight", T(1)},
+                {"density", Arg::ofBool(true)}},
+               [](const Refs &in) {
+                 Buffer h{{{4}, DType::Float32}, {0, 0, 0, 0}};
+                 double total = 0;
+                 for (size_t i = 0; i < in[0].data.size(); ++i) {
+                   double v = in[0].data[i];
+                   if (v >= -1 && v <= 1) {
+                     h.data[std::min<int64_t>(3, int64_t(std::floor((v + 1) * 2)))] +=
+                         in[1].data[i];
+                     total += in[1].data[i];
+                   }
+                 }
+                 for (double &c : h.data)
+                   c /= total * 0.5;
+                 return Refs{h, Buffer{{{5}, DType::Float32}, {-1, -0.5, 0, 0.5, 1}}};
+               },
+               0.1,
+               2});
+  const TensorMeta kEdges{{3}, DType::Float32};
+  c.push_back({{"torch.histogramdd"},
+               {kX, kEdges, kEdges, kEdges, kEdges},
+               {T(0), Arg::list({T(1), T(2), T(3), T(4)})},
+               {},
+               [](const Refs &in) {
+                 Buffer h{{{2, 2, 2, 2}, DType::Float32}, std::vector<double>(16, 0)};
+                 for (int64_t p = 0; p < 3; ++p) {
+                   int64_t cell = 0;
+                   bool inside = true;
+                   for (int64_t k = 0; k < 4; ++k) {
+                     const std::vector<double> &e = in[1 + k].data;
+                     double v = in[0].at({p, k});
+                     inside &= v >= e[0] && v <= e[2];
+                     cell = cell * 2 + (v >= e[1] ? 1 : 0);
+                   }
+                   if (inside)
+                     h.data[cell] += 1;
+                 }
+                 return Refs{h, in[1], in[2], in[3], in[4]};
+               }});
   c.push_back({both("allclose", "allclose"), {kX, kX}, {T(0), T(1)}, {}, [](const Refs &in) {
                  bool all = true;
                  for (size_t i = 0; i < in[0].data.size(); ++i)

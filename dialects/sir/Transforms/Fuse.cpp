@@ -187,12 +187,15 @@ private:
         afterReduction.insert(i);
     }
     // One row structure: every reduction reduces the same axes of the same shape (softmax's
-    // max and sum do; a column sum and a row sum of one tensor would need two).
+    // max and sum do; a column sum and a row sum of one tensor would need two), and the rows
+    // span the kernel: nothing in the group is larger than what the reductions read.
     std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> rows;
     for (size_t i : ops) {
       if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
         continue;
       auto in = mlir::cast<mlir::RankedTensorType>(prims_[i]->getOperand(0).getType());
+      if (numel(in) < most)
+        return false;
       std::vector<int64_t> shape(in.getShape().begin(), in.getShape().end());
       std::vector<int64_t> axes = primAttrsOf(prims_[i]).axes;
       if (axes.empty()) // every axis
