@@ -426,7 +426,7 @@ void registerReductions(OpTable &t) {
       int x = floatInput(L, "input");
       DType d = b.meta(x).dtype;
       int points = multi ? x : b.reshape(x, {b.meta(x).numElements(), 1});
-      if (b.meta(points).rank() < 1)
+      if (b.meta(points).rank() < 1 || b.meta(points).shape.back() < 1)
         badValue(L, "expects points with their coordinates on the last dimension");
       int64_t dims = b.meta(points).shape.back(), n = b.meta(points).numElements() / dims;
       points = b.reshape(points, {n, dims});

@@ -1,4 +1,4 @@
-//===- LowerResampling.cpp - Lowerings: padding modes, interpolation, pixel shuffles ------===//
+//===- LowerResampling.cpp - Lowerings: padding, interpolation, pixel shuffles, grid samples ===//
 //
 // Each of these reads the input at positions computed from the output's: a pad or a resize
 // along one axis is a gather of the input at an index tensor made from iota, so no table of
@@ -456,6 +456,199 @@ LowerFn pixelShuffle(std::string xn, std::string factorName, bool unshuffle, boo
   };
 }
 
+/// grid_sample: how taps are weighted and where a position outside the input reads.
+struct GridSampling {
+  enum class Mode { Bilinear, Nearest, Bicubic } mode;
+  enum class Padding { Zeros, Border, Reflection } padding;
+  bool alignCorners;
+};
+
+/// torch's grid_sampler_compute_source_index without the unnormalization: border clips into
+/// [0, size - 1], reflection mirrors about the edges (their centres with aligned corners)
+/// and then clips; anything not finite reads nowhere (-100, as torch).
+int gridPadded(PrimBuilder &b, int pos, int64_t size, const GridSampling &how) {
+  auto clip = [&](int v) {
+    return b.binary(Prim::Min, b.binary(Prim::Max, v, scalarLike(b, 0, v)),
+                    scalarLike(b, double(size - 1), v));
+  };
+  if (how.padding == GridSampling::Padding::Reflection) {
+    double low = how.alignCorners ? 0 : -1, high = how.alignCorners ? 2 * (size - 1) : 2 * size - 1;
+    if (low == high) {
+      pos = scalarLike(b, 0, pos);
+    } else { // |pos - min| folded by span: even folds forward, odd ones back
+      double mid = low / 2, span = (high - low) / 2;
+      int in = b.unary(Prim::Abs, b.binaryScalar(Prim::Sub, pos, mid));
+      int extra = b.binary(Prim::Fmod, in, scalarLike(b, span, in));
+      int flips = b.unary(Prim::Floor, b.binaryScalar(Prim::Div, in, span));
+      int even = b.binary(Prim::Equal, b.binary(Prim::Fmod, flips, scalarLike(b, 2, flips)),
+                          scalarLike(b, 0, flips));
+      pos = b.select(
+          even, b.binaryScalar(Prim::Add, extra, mid),
+          b.binaryScalar(Prim::Add, b.binary(Prim::Sub, scalarLike(b, span, extra), extra), mid));
+    }
+  }
+  if (how.padding != GridSampling::Padding::Zeros)
+    pos = clip(pos);
+  int finite = b.binary(Prim::Less, b.unary(Prim::Abs, pos), scalarLike(b, 2147483647.0, pos));
+  return b.select(finite, pos, scalarLike(b, -100, pos));
+}
+
+/// input [N, C, *spatial] sampled at grid [N, *out, S] (x, y[, z]: the last spatial axis
+/// first, each in [-1, 1] over the input): [N, C, *out], as torch's grid_sampler.
+int gridSample(Lowering &L, int x, int grid, const GridSampling &how) {
+  PrimBuilder &b = L.b;
+  const std::vector<int64_t> shape = b.meta(x).shape, gshape = b.meta(grid).shape;
+  int64_t s = int64_t(shape.size()) - 2;
+  if ((s != 2 && s != 3) || int64_t(gshape.size()) != s + 2 || gshape[0] != shape[0] ||
+      gshape.back() != s)
+    badValue(L, "needs input [N, C, H, W] with grid [N, H', W', 2], or input [N, C, D, H, W] "
+                "with grid [N, D', H', W', 3]; got " +
+                    formatShape(shape) + " and " + formatShape(gshape));
+  if (how.mode == GridSampling::Mode::Bicubic && s != 2)
+    badValue(L, "bicubic sampling needs a 4-d input");
+  DType d = b.meta(x).dtype;
+  grid = b.cast(grid, d);
+  int64_t n = shape[0], c = shape[1], points = 1;
+  std::vector<int64_t> out(gshape.begin() + 1, gshape.end() - 1), sizes;
+  for (int64_t k = 0; k < s; ++k) { // x first: the last spatial axis
+    sizes.push_back(shape[shape.size() - 1 - k]);
+    points *= sizes.back();
+  }
+  std::vector<int64_t> perPoint = {n, 1}; // [N, 1, *out]: broadcast over the channels
+  perPoint.insert(perPoint.end(), out.begin(), out.end());
+  std::vector<int64_t> result = perPoint;
+  result[1] = c;
+  std::vector<int> pos; // the input position each output point reads, per axis
+  for (int64_t k = 0; k < s; ++k) {
+    int g = b.reshape(b.slice(grid, {s + 1}, {k}, {k + 1}, {1}), perPoint);
+    double size = double(sizes[k]);
+    int p = how.alignCorners // unnormalized: [-1, 1] onto the corners' centres or edges
+                ? b.binaryScalar(Prim::Mul,
+                                 b.binaryScalar(Prim::Div, b.binaryScalar(Prim::Add, g, 1), 2),
+                                 size - 1)
+                : b.binaryScalar(
+                      Prim::Div,
+                      b.binaryScalar(
+                          Prim::Sub,
+                          b.binaryScalar(Prim::Mul, b.binaryScalar(Prim::Add, g, 1), size), 1),
+                      2);
+    pos.push_back(how.mode == GridSampling::Mode::Bicubic ? p : gridPadded(b, p, sizes[k], how));
+  }
+  // The channels' rows of the flat input: (n * C + c) * points.
+  std::vector<int64_t> rowShape = {n, c};
+  rowShape.resize(result.size(), 1);
+  int rows =
+      b.reshape(b.binaryScalar(Prim::Mul, b.iota(n * c, DType::Int64), double(points)), rowShape);
+  int table = b.reshape(x, {n * c * points});
+  // The input at integer positions `at` (float, per axis), zero outside it.
+  auto tap = [&](const std::vector<int> &at) {
+    int flat = -1, inside = -1;
+    int64_t stride = 1;
+    for (int64_t k = 0; k < s; ++k) {
+      int in =
+          b.binary(Prim::LogicalAnd, b.binary(Prim::GreaterEqual, at[k], scalarLike(b, 0, at[k])),
+                   b.binary(Prim::LessEqual, at[k], scalarLike(b, double(sizes[k] - 1), at[k])),
+                   DType::Bool);
+      inside = inside < 0 ? in : b.binary(Prim::LogicalAnd, inside, in, DType::Bool);
+      int i = b.cast(at[k], DType::Int64);
+      i = stride == 1 ? i : b.binaryScalar(Prim::Mul, i, double(stride));
+      flat = flat < 0 ? i : b.binary(Prim::Add, flat, i);
+      stride *= sizes[k];
+    }
+    int index = b.binary(Prim::Add, b.broadcastTo(rows, result), b.broadcastTo(flat, result));
+    index = b.select(b.broadcastTo(inside, result), index, b.fill(0, {}, DType::Int64));
+    return b.select(b.broadcastTo(inside, result), b.gather(table, index), b.fill(0, {}, d));
+  };
+  if (how.mode == GridSampling::Mode::Nearest) {
+    std::vector<int> at;
+    for (int p : pos)
+      at.push_back(b.unary(Prim::Round, p)); // half to even, as nearbyint
+    return tap(at);
+  }
+  std::vector<int> low, frac;
+  for (int p : pos) {
+    low.push_back(b.unary(Prim::Floor, p));
+    frac.push_back(b.binary(Prim::Sub, p, low.back()));
+  }
+  if (how.mode == GridSampling::Mode::Bilinear) { // corners in torch's order: z, y, x
+    int sum = -1;
+    for (int64_t corner = 0; corner < (int64_t(1) << s); ++corner) {
+      std::vector<int> at;
+      int w = -1;
+      for (int64_t k = 0; k < s; ++k) {
+        bool high = (corner >> k) & 1;
+        at.push_back(high ? b.binaryScalar(Prim::Add, low[k], 1) : low[k]);
+        // The far corner's distance: (low + 1 - p) for the low tap, (p - low) for the high.
+        int wk = high ? b.binary(Prim::Sub, pos[k], low[k])
+                      : b.binary(Prim::Sub, b.binaryScalar(Prim::Add, low[k], 1), pos[k]);
+        w = w < 0 ? wk : b.binary(Prim::Mul, w, wk);
+      }
+      int term = b.binary(Prim::Mul, tap(at), b.broadcastTo(w, result));
+      sum = sum < 0 ? term : b.binary(Prim::Add, sum, term);
+    }
+    return sum;
+  }
+  // Bicubic: 4 x 4 taps around the position, each padded on its own; rows of x taps first.
+  auto coefficients = [&](int t) {
+    return std::vector<int>{cubicWeight(b, b.binaryScalar(Prim::Add, t, 1)), cubicWeight(b, t),
+                            cubicWeight(b, b.binary(Prim::Sub, scalarLike(b, 1, t), t)),
+                            cubicWeight(b, b.binary(Prim::Sub, scalarLike(b, 2, t), t))};
+  };
+  std::vector<int> cx = coefficients(frac[0]), cy = coefficients(frac[1]);
+  int sum = -1;
+  for (int i = 0; i < 4; ++i) {
+    int row = -1;
+    int y = gridPadded(b, b.binaryScalar(Prim::Add, low[1], double(i - 1)), sizes[1], how);
+    for (int j = 0; j < 4; ++j) {
+      int xj = gridPadded(b, b.binaryScalar(Prim::Add, low[0], double(j - 1)), sizes[0], how);
+      int term = b.binary(Prim::Mul, tap({xj, y}), b.broadcastTo(cx[j], result));
+      row = row < 0 ? term : b.binary(Prim::Add, row, term);
+    }
+    int term = b.binary(Prim::Mul, row, b.broadcastTo(cy[i], result));
+    sum = sum < 0 ? term : b.binary(Prim::Add, sum, term);
+  }
+  return sum;
+}
+
+/// torch.grid_sampler(_2d/_3d)'s integer modes, or grid_sample's names; `dims` the spatial
+/// dimensions the op requires (0: 2 or 3).
+LowerFn gridSampler(bool functional, bool paddle, int64_t dims = 0) {
+  return [=](Lowering &L) {
+    GridSampling how;
+    std::string xn = paddle ? "x" : "input";
+    if (functional) {
+      std::string mode = L.args.get("mode").stringValue,
+                  padding = L.args.get("padding_mode").stringValue;
+      if (mode != "bilinear" && mode != "nearest" && (paddle || mode != "bicubic"))
+        badValue(L, "mode must be 'bilinear', 'nearest'" +
+                        std::string(paddle ? "" : " or 'bicubic'") + ", not '" + mode + "'");
+      if (padding != "zeros" && padding != "border" && padding != "reflection")
+        badValue(L,
+                 "padding_mode must be 'zeros', 'border' or 'reflection', not '" + padding + "'");
+      how.mode = mode == "bilinear"  ? GridSampling::Mode::Bilinear
+                 : mode == "nearest" ? GridSampling::Mode::Nearest
+                                     : GridSampling::Mode::Bicubic;
+      how.padding = padding == "zeros"    ? GridSampling::Padding::Zeros
+                    : padding == "border" ? GridSampling::Padding::Border
+                                          : GridSampling::Padding::Reflection;
+      how.alignCorners = !L.args.isNone("align_corners") && L.args.boolValue("align_corners");
+    } else {
+      int64_t mode = L.args.intValue("interpolation_mode"),
+              padding = L.args.intValue("padding_mode");
+      if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
+        badValue(L, "interpolation_mode and padding_mode are 0, 1 or 2");
+      how.mode = static_cast<GridSampling::Mode>(mode);
+      how.padding = static_cast<GridSampling::Padding>(padding);
+      how.alignCorners = L.args.boolValue("align_corners");
+    }
+    int x = floatInput(L, xn);
+    if (dims && L.b.meta(x).rank() != dims + 2)
+      badValue(L, "needs a " + std::to_string(dims + 2) + "-d input, not " +
+                      formatShape(L.b.meta(x).shape));
+    L.out(gridSample(L, x, L.in("grid"), how));
+  };
+}
+
 } // namespace
 
 void registerResampling(OpTable &t) {
@@ -472,6 +665,11 @@ void registerResampling(OpTable &t) {
          pixelShuffle("input", "downscale_factor", true, false));
   t.bind("paddle.nn.functional.pixel_shuffle", pixelShuffle("x", "upscale_factor", false, true));
   t.bind("paddle.nn.functional.pixel_unshuffle", pixelShuffle("x", "downscale_factor", true, true));
+  t.bind("torch.grid_sampler", gridSampler(false, false));
+  t.bind("torch.grid_sampler_2d", gridSampler(false, false, 2));
+  t.bind("torch.grid_sampler_3d", gridSampler(false, false, 3));
+  t.bind("torch.nn.functional.grid_sample", gridSampler(true, false));
+  t.bind("paddle.nn.functional.grid_sample", gridSampler(true, true));
 }
 
 } // namespace sotc::ops::lowering

@@ -356,6 +356,11 @@ int PrimBuilder::reduce(Prim prim, int x, const std::vector<int64_t> &axesIn, bo
   if (axes.empty())
     for (int64_t d = 0; d < meta(x).rank(); ++d)
       axes.push_back(d);
+  for (int64_t d : axes)
+    if (d < 0 || d >= meta(x).rank())
+      throw CodedError(DiagCode::OpBadAttribute, op_ + "(): reduces axis " + std::to_string(d) +
+                                                     " of a " + std::to_string(meta(x).rank()) +
+                                                     "-d tensor");
   std::vector<int64_t> shape = reducedShape(meta(x).shape, axes, keepdim);
   // Over one element (a 1x1 map's pooling) every reduction is that element: a reshape.
   int64_t reduced = 1;

@@ -254,6 +254,19 @@ def t_calculus(x, c, y):
             + (torch.nextafter(x, c[:, None]), torch.as_strided_scatter(x, y, (2, 2), (1, 2), 1)))
 
 
+def t_grid_sample(x, g, x3, g3):
+    return (F.grid_sample(x, g, align_corners=False),
+            F.grid_sample(x, g, mode="nearest", padding_mode="border", align_corners=True),
+            F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=False),
+            F.grid_sample(x3, g3, padding_mode="reflection", align_corners=True))
+
+
+def p_grid_sample(x, g, x3, g3):
+    return (PF.grid_sample(x, g), PF.grid_sample(x, g, mode="nearest", padding_mode="reflection",
+                                                  align_corners=False),
+            PF.grid_sample(x3, g3, padding_mode="border"))
+
+
 F32, I64, PROB = "f32", "i64", "prob"
 
 CASES = {
@@ -278,6 +291,10 @@ CASES = {
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
     "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
     "torch_calculus": (t_calculus, [(F32, (5, 4)), (F32, (5,)), (F32, (2, 2))]),
+    "torch_grid_sample": (t_grid_sample, [(F32, (2, 3, 5, 6)), (F32, (2, 4, 3, 2)),
+                                          (F32, (1, 2, 3, 4, 5)), (F32, (1, 2, 3, 2, 3))]),
+    "paddle_grid_sample": (p_grid_sample, [(F32, (2, 3, 5, 6)), (F32, (2, 4, 3, 2)),
+                                           (F32, (1, 2, 3, 4, 5)), (F32, (1, 2, 3, 2, 3))]),
     "paddle_activations": (p_activations, [(F32, (3, 4))]),
     "paddle_glu_prelu": (p_glu_prelu, [(F32, (2, 4, 3)), (F32, (4,))]),
     "paddle_pad": (p_pad, [(F32, (2, 3, 4, 5))]),

@@ -1341,6 +1341,87 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
                  }
                  return Refs{h, in[1], in[2], in[3], in[4]};
                }});
+  // grid_sample: the input [N, C, *spatial] at the grid's points, written out per point as
+  // torch's CPU kernel reads it (zeros or border padding; bilinear corners or nearest).
+  auto gridSampled = [](const Refs &in, bool nearest, bool border, bool align) {
+    const Buffer &x = in[0], &g = in[1];
+    int64_t s = int64_t(x.meta.shape.size()) - 2, c = x.meta.shape[1];
+    std::vector<int64_t> sizes; // x first: the last spatial axis
+    for (int64_t k = 0; k < s; ++k)
+      sizes.push_back(x.meta.shape[x.meta.shape.size() - 1 - k]);
+    std::vector<int64_t> outShape = g.meta.shape;
+    outShape.pop_back();
+    outShape.insert(outShape.begin() + 1, c);
+    return build(outShape, [&](const I &o) {
+      std::vector<double> pos;
+      for (int64_t k = 0; k < s; ++k) {
+        I gi = {o[0]};
+        gi.insert(gi.end(), o.begin() + 2, o.end());
+        gi.push_back(k);
+        double v = g.at(gi), size = double(sizes[k]);
+        double p = align ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2;
+        pos.push_back(border ? std::min(size - 1, std::max(p, 0.0)) : p);
+      }
+      auto value = [&](const std::vector<int64_t> &at) {
+        I xi = {o[0], o[1]};
+        for (int64_t k = s - 1; k >= 0; --k) {
+          if (at[k] < 0 || at[k] >= sizes[k])
+            return 0.0;
+          xi.push_back(at[k]);
+        }
+        return x.at(xi);
+      };
+      if (nearest) {
+        std::vector<int64_t> at;
+        for (double p : pos)
+          at.push_back(int64_t(std::nearbyint(p)));
+        return value(at);
+      }
+      double sum = 0;
+      for (int64_t corner = 0; corner < (int64_t(1) << s); ++corner) {
+        std::vector<int64_t> at;
+        double w = 1;
+        for (int64_t k = 0; k < s; ++k) {
+          double low = std::floor(pos[k]);
+          bool high = (corner >> k) & 1;
+          at.push_back(int64_t(low) + high);
+          w *= high ? pos[k] - low : low + 1 - pos[k];
+        }
+        sum += value(at) * w;
+      }
+      return sum;
+    });
+  };
+  const TensorMeta kImage{{1, 2, 3, 4}, DType::Float32}, kGrid{{1, 2, 3, 2}, DType::Float32};
+  c.push_back({{"torch.nn.functional.grid_sample"},
+               {kImage, kGrid},
+               {T(0), T(1)},
+               {},
+               one([=](const Refs &in) { return gridSampled(in, false, false, false); }),
+               -1.2,
+               1.2});
+  c.push_back({{"paddle.nn.functional.grid_sample"},
+               {kImage, kGrid},
+               {T(0), T(1)},
+               {{"mode", Arg::ofString("nearest")}, {"padding_mode", Arg::ofString("border")}},
+               one([=](const Refs &in) { return gridSampled(in, true, true, true); }),
+               -1.2,
+               1.2});
+  c.push_back({{"torch.grid_sampler", "torch.grid_sampler_2d"},
+               {kImage, kGrid},
+               {T(0), T(1), Arg::ofInt(0), Arg::ofInt(1), Arg::ofBool(true)},
+               {},
+               one([=](const Refs &in) { return gridSampled(in, false, true, true); }),
+               -1.2,
+               1.2});
+  c.push_back(
+      {{"torch.grid_sampler", "torch.grid_sampler_3d"},
+       {TensorMeta{{1, 1, 2, 3, 4}, DType::Float32}, TensorMeta{{1, 1, 2, 2, 3}, DType::Float32}},
+       {T(0), T(1), Arg::ofInt(0), Arg::ofInt(0), Arg::ofBool(false)},
+       {},
+       one([=](const Refs &in) { return gridSampled(in, false, false, false); }),
+       -1.2,
+       1.2});
   c.push_back({both("allclose", "allclose"), {kX, kX}, {T(0), T(1)}, {}, [](const Refs &in) {
                  bool all = true;
                  for (size_t i = 0; i < in[0].data.size(); ++i)

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <map>
@@ -30,6 +31,9 @@ namespace sotc::sir {
 namespace {
 
 ops::Prim primOf(PrimOp op) { return toOpsPrim(op.getPrim()); }
+
+/// The most buffers (inputs and outputs) one kernel may take.
+constexpr size_t kMaxKernelBuffers = 64;
 
 int64_t numel(mlir::Type t) {
   auto shaped = mlir::cast<mlir::RankedTensorType>(t);
@@ -241,6 +245,23 @@ private:
           return false;
       }
     }
+    // A kernel takes each buffer as an argument: the runtime calls kernels of at most
+    // kMaxKernelBuffers (the CPU ABI, runtime/src/cpu/CpuBackend.cpp).
+    llvm::DenseSet<mlir::Value> boundary;
+    for (size_t i : ops) {
+      for (mlir::Value v : prims_[i]->getOperands())
+        if (auto def = v.getDefiningOp<PrimOp>();
+            !def || !index_.count(def) || !inUnion.count(index_.at(def)))
+          boundary.insert(v);
+      for (mlir::Operation *user : prims_[i]->getUsers())
+        if (auto p = mlir::dyn_cast<PrimOp>(user);
+            !p || !index_.count(p) || !inUnion.count(index_.at(p))) {
+          boundary.insert(prims_[i].getResult());
+          break;
+        }
+    }
+    if (boundary.size() > kMaxKernelBuffers)
+      return false;
     // No cycle between groups: no other group may be both fed by the union and feed it. Paths
     // run through whole groups (a group may hold a producer of the union and a consumer of it
     // without either being on a path of primitives between the union's members).
