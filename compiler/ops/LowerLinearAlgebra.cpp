@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 
 namespace sotc::ops::lowering {
 
@@ -270,9 +271,147 @@ LowerFn bilinearOp(std::string x1n, std::string x2n) {
   };
 }
 
+/// The most rows a solve is unrolled over: each row is a few primitives of its own.
+constexpr int64_t kMaxUnrolledRows = 256;
+
+/// a [..., n, n] and b [..., n, k] with their batch dimensions broadcast to one another.
+std::pair<int, int> broadcastBatches(Lowering &L, int a, int b) {
+  PrimBuilder &pb = L.b;
+  std::vector<int64_t> as = pb.meta(a).shape, bs = pb.meta(b).shape;
+  if (as.size() < 2 || bs.size() < 2 || as[as.size() - 1] != as[as.size() - 2] ||
+      bs[bs.size() - 2] != as.back())
+    badValue(L, "needs square matrices [..., n, n] and right-hand sides [..., n, k]; got " +
+                    formatShape(as) + " and " + formatShape(bs));
+  std::vector<int64_t> batch =
+      broadcastShapes(pb.opName(), std::vector<int64_t>(as.begin(), as.end() - 2),
+                      std::vector<int64_t>(bs.begin(), bs.end() - 2));
+  auto with = [&](std::vector<int64_t> shape, int64_t r, int64_t c) {
+    shape.push_back(r);
+    shape.push_back(c);
+    return shape;
+  };
+  return {pb.broadcastTo(a, with(batch, as.back(), as.back())),
+          pb.broadcastTo(b, with(batch, bs[bs.size() - 2], bs.back()))};
+}
+
+/// X with a X = b for a triangular a [..., n, n] (its other triangle is not read) and b
+/// [..., n, k] of the same batch: substitution row by row from the first (lower) or the last
+/// (upper), x_i = (b_i - sum_j a_ij x_j) / a_ii (no division with a unit diagonal).
+int triangularSolve(Lowering &L, int a, int b, bool upper, bool unit) {
+  PrimBuilder &pb = L.b;
+  int64_t rank = pb.meta(a).rank(), n = pb.meta(a).shape.back();
+  if (n > kMaxUnrolledRows)
+    badValue(L, "solves are unrolled row by row up to " + std::to_string(kMaxUnrolledRows) +
+                    " rows, not " + std::to_string(n) + " (larger ones need LAPACK)");
+  if (n == 0)
+    return b;
+  int64_t rowAxis = rank - 2, colAxis = rank - 1;
+  std::vector<int> x(n, -1);
+  for (int64_t step = 0; step < n; ++step) {
+    int64_t i = upper ? n - 1 - step : step;
+    int rhs = pb.slice(b, {rowAxis}, {i}, {i + 1}, {1});  // [..., 1, k]
+    int64_t from = upper ? i + 1 : 0, to = upper ? n : i; // the rows solved so far
+    if (to > from) {
+      std::vector<int> solved(x.begin() + from, x.begin() + to);
+      int known = solved.size() == 1 ? solved[0] : pb.concat(solved, rowAxis); // [..., m, k]
+      std::vector<int64_t> column = pb.meta(known).shape;
+      column.back() = 1;
+      int coefficients = pb.reshape( // a_i,from:to as a column [..., m, 1]
+          pb.slice(a, {rowAxis, colAxis}, {i, from}, {i + 1, to}, {1, 1}), column);
+      rhs = pb.binary(
+          Prim::Sub, rhs,
+          pb.reduce(Prim::ReduceSum, pb.binary(Prim::Mul, coefficients, known), {rowAxis}, true));
+    }
+    x[i] = unit ? rhs
+                : pb.binary(Prim::Div, rhs,
+                            pb.slice(a, {rowAxis, colAxis}, {i, i}, {i + 1, i + 1}, {1, 1}));
+  }
+  return n == 1 ? x[0] : pb.concat(x, rowAxis);
+}
+
+/// a's last two dimensions swapped.
+int transposed(PrimBuilder &b, int a) {
+  std::vector<int64_t> perm(static_cast<size_t>(b.meta(a).rank()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return b.transpose(a, perm);
+}
+
+/// X with (l l^T) X = b, or (u^T u) X = b: two triangular solves.
+int choleskySolve(Lowering &L, int factor, int b, bool upper) {
+  auto [f, rhs] = broadcastBatches(L, factor, b);
+  int lower = upper ? transposed(L.b, f) : f;
+  int y = triangularSolve(L, lower, rhs, false, false);
+  return triangularSolve(L, transposed(L.b, lower), y, true, false);
+}
+
 } // namespace
 
 void registerLinearAlgebra(OpTable &t) {
+  torchLower(t, "triangular_solve", [](Lowering &L) { // (X, a) with a X = b
+    auto [a, b] = broadcastBatches(L, floatInput(L, "A"), floatInput(L, "input"));
+    if (L.b.meta(a).dtype != L.b.meta(b).dtype)
+      badValue(L, "A and b need one dtype");
+    bool upper = L.args.boolValue("upper"), transpose = L.args.boolValue("transpose");
+    int lhs = transpose ? transposed(L.b, a) : a;
+    L.out(triangularSolve(L, lhs, b, upper != transpose, L.args.boolValue("unitriangular")));
+    L.out(a);
+  });
+  t.bind("torch.linalg.solve_triangular", [](Lowering &L) { // left: a X = b; else X a = b
+    bool left = L.args.boolValue("left"), upper = L.args.boolValue("upper");
+    int a = floatInput(L, "input"), b = floatInput(L, "B");
+    if (left) {
+      auto [ab, bb] = broadcastBatches(L, a, b);
+      L.out(triangularSolve(L, ab, bb, upper, L.args.boolValue("unitriangular")));
+      return;
+    }
+    auto [at, bt] = broadcastBatches(L, transposed(L.b, a), transposed(L.b, b));
+    L.out(transposed(L.b, triangularSolve(L, at, bt, !upper, L.args.boolValue("unitriangular"))));
+  });
+  torchLower(t, "cholesky_solve", [](Lowering &L) {
+    L.out(choleskySolve(L, floatInput(L, "input2"), floatInput(L, "input"),
+                        L.args.boolValue("upper")));
+  });
+  torchLower(t, "cholesky_inverse", [](Lowering &L) { // (l l^T)^-1: the solve of the identity
+    int f = floatInput(L, "input");
+    int64_t n = L.b.meta(f).shape.back();
+    int eye = L.b.cast(L.b.binary(Prim::Equal, L.b.reshape(L.b.iota(n, DType::Int64), {n, 1}),
+                                  L.b.reshape(L.b.iota(n, DType::Int64), {1, n})),
+                       L.b.meta(f).dtype);
+    L.out(choleskySolve(L, f, eye, L.args.boolValue("upper")));
+  });
+  torchLower(t, "lu_solve", [](Lowering &L) { // a = P L U: X = U^-1 L^-1 P^T b
+    PrimBuilder &b = L.b;
+    auto [lu, rhs] = broadcastBatches(L, floatInput(L, "LU_data"), floatInput(L, "input"));
+    int64_t n = b.meta(lu).shape.back(), rank = b.meta(lu).rank();
+    if (n > kMaxUnrolledRows)
+      badValue(L, "solves are unrolled row by row up to " + std::to_string(kMaxUnrolledRows) +
+                      " rows, not " + std::to_string(n) + " (larger ones need LAPACK)");
+    std::vector<int64_t> pivotShape(b.meta(lu).shape.begin(), b.meta(lu).shape.end() - 1);
+    int pivots = b.cast(L.in("LU_pivots"), DType::Int64);
+    if (b.meta(pivots).shape.back() != n)
+      badValue(L, "LU_pivots needs one pivot per row");
+    pivots = b.broadcastTo(pivots, pivotShape);
+    // LAPACK's row interchanges, in order: row i and row pivots[i] - 1 (1-based) swap.
+    int order = b.broadcastTo(b.iota(n, DType::Int64), pivotShape);
+    int rows = b.broadcastTo(b.iota(n, DType::Int64), pivotShape);
+    for (int64_t i = 0; i < n; ++i) {
+      int j = b.binaryScalar(Prim::Sub, b.slice(pivots, {rank - 2}, {i}, {i + 1}, {1}), 1);
+      int atI = b.slice(order, {rank - 2}, {i}, {i + 1}, {1});
+      int atJ = takeAlong(b, order, j, rank - 2);
+      int isI = b.binary(Prim::Equal, rows, b.fill(double(i), {}, DType::Int64));
+      int isJ = b.binary(Prim::Equal, rows, b.broadcastTo(j, pivotShape));
+      order = b.select(isI, b.broadcastTo(atJ, pivotShape),
+                       b.select(isJ, b.broadcastTo(atI, pivotShape), order));
+    }
+    std::vector<int64_t> byRow = b.meta(order).shape; // [..., n, 1]: the rows of b picked
+    byRow.push_back(1);
+    std::vector<int64_t> picked = b.meta(rhs).shape;
+    int permuted =
+        n == 0 ? rhs : takeAlong(b, rhs, b.broadcastTo(b.reshape(order, byRow), picked), rank - 2);
+    int y = triangularSolve(L, lu, permuted, false, true);
+    L.out(triangularSolve(L, lu, y, true, false));
+  });
   t.bind("torch.nn.functional.bilinear", bilinearOp("input1", "input2"));
   t.bind("paddle.nn.functional.bilinear", bilinearOp("x1", "x2"));
   torchLower(t, "dot", [](Lowering &L) {

@@ -429,10 +429,22 @@ private:
     std::stable_sort(candidates.begin(), candidates.end(), [&](int x, int y) {
       return numel(kernel_.tensors[x].shape) > numel(kernel_.tensors[y].shape);
     });
+    // The anchor's points are the points computed: it covers whatever the stage writes (a
+    // reduction's input, every other result), or some of it would never be written.
+    int64_t written = 0;
+    for (sir::PrimOp p : stage)
+      written = std::max(
+          written,
+          numel(kernel_
+                    .tensors[id(ops::primKind(primOf(p)) == PrimKind::Reduce ? p->getOperand(0)
+                                                                             : p.getResult())]
+                    .shape));
     bool found = false;
     std::string firstError;
     Conflict firstConflict;
     for (int anchor : candidates) {
+      if (numel(kernel_.tensors[anchor].shape) < written)
+        break; // candidates are largest first
       conflict_ = {};
       if (indexFrom(a, stage, anchor)) {
         found = true;

@@ -81,3 +81,23 @@ sir.subgraph @SIR_0(%x: tensor<2x6xf32> {sir.name = "x"}) -> tensor<2x6xf32> {
   }
   sir.output %0 : tensor<2x6xf32>
 }
+
+// -----
+
+// The anchor covers what the stage writes. The table a gather reads whole is also read at
+// the points by a select: from the [3] results the input is passed twice, once per reading;
+// a [1] anchor (the gather's row) would write one of the three outputs (it once did).
+// CHECK-LABEL: mapexpr.kernel @table_read_twice
+// CHECK-SAME:    (%{{.*}}: tensor<3xi64> {mapexpr.name = "t"}, %{{.*}}: tensor<1xi64> {mapexpr.name = "i"}, %{{.*}}: tensor<3xi1> {mapexpr.name = "m"}, %{{.*}}: tensor<3xi64> {mapexpr.name = "t"})
+// CHECK:         mapexpr.anchored {{.*}} : tensor<3xi64>
+// CHECK-NOT:     mapexpr.anchored
+sir.subgraph @SIR_0(%t: tensor<3xi64> {sir.name = "t"}, %i: tensor<1xi64> {sir.name = "i"}, %m: tensor<3xi1> {sir.name = "m"}) -> tensor<3xi64> {
+  %0 = sir.group "table_read_twice" "injective"(%t, %i, %m) : (tensor<3xi64>, tensor<1xi64>, tensor<3xi1>) -> tensor<3xi64> {
+  ^bb0(%table: tensor<3xi64>, %index: tensor<1xi64>, %mask: tensor<3xi1>):
+    %row = sir.prim gather(%table, %index) : (tensor<3xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %wide = sir.prim broadcast_to(%row) {shape = array<i64: 3>} : (tensor<1xi64>) -> tensor<3xi64>
+    %out = sir.prim select(%mask, %wide, %table) : (tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+    sir.yield %out : tensor<3xi64>
+  }
+  sir.output %0 : tensor<3xi64>
+}
