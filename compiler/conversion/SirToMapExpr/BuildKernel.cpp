@@ -429,16 +429,16 @@ private:
     std::stable_sort(candidates.begin(), candidates.end(), [&](int x, int y) {
       return numel(kernel_.tensors[x].shape) > numel(kernel_.tensors[y].shape);
     });
-    // The anchor's points are the points computed: it covers whatever the stage writes (a
-    // reduction's input, every other result), or some of it would never be written.
+    // The anchor's points are the points computed: it covers the kernel outputs the stage
+    // writes and what its reductions read, or some of them would never be written (values
+    // only sliced further are computed at the points read).
     int64_t written = 0;
-    for (sir::PrimOp p : stage)
-      written = std::max(
-          written,
-          numel(kernel_
-                    .tensors[id(ops::primKind(primOf(p)) == PrimKind::Reduce ? p->getOperand(0)
-                                                                             : p.getResult())]
-                    .shape));
+    for (sir::PrimOp p : stage) {
+      bool reduce = ops::primKind(primOf(p)) == PrimKind::Reduce;
+      if (reduce || llvm::is_contained(kernel_.outputs, id(p.getResult())))
+        written = std::max(
+            written, numel(kernel_.tensors[id(reduce ? p->getOperand(0) : p.getResult())].shape));
+    }
     bool found = false;
     std::string firstError;
     Conflict firstConflict;
