@@ -329,6 +329,15 @@ int triangularSolve(Lowering &L, int a, int b, bool upper, bool unit) {
   return n == 1 ? x[0] : pb.concat(x, rowAxis);
 }
 
+/// x itself when it is a batch of matrices [..., r, c] (square ones with `square`).
+int matrices(Lowering &L, int x, bool square) {
+  const std::vector<int64_t> &s = L.b.meta(x).shape;
+  if (s.size() < 2 || (square && s[s.size() - 1] != s[s.size() - 2]))
+    badValue(L, std::string("needs ") + (square ? "square " : "") + "matrices [..., n, " +
+                    (square ? "n" : "k") + "], not " + formatShape(s));
+  return x;
+}
+
 /// a's last two dimensions swapped.
 int transposed(PrimBuilder &b, int a) {
   std::vector<int64_t> perm(static_cast<size_t>(b.meta(a).rank()));
@@ -359,7 +368,7 @@ void registerLinearAlgebra(OpTable &t) {
   });
   t.bind("torch.linalg.solve_triangular", [](Lowering &L) { // left: a X = b; else X a = b
     bool left = L.args.boolValue("left"), upper = L.args.boolValue("upper");
-    int a = floatInput(L, "input"), b = floatInput(L, "B");
+    int a = matrices(L, floatInput(L, "input"), true), b = matrices(L, floatInput(L, "B"), false);
     if (left) {
       auto [ab, bb] = broadcastBatches(L, a, b);
       L.out(triangularSolve(L, ab, bb, upper, L.args.boolValue("unitriangular")));
@@ -373,7 +382,7 @@ void registerLinearAlgebra(OpTable &t) {
                         L.args.boolValue("upper")));
   });
   torchLower(t, "cholesky_inverse", [](Lowering &L) { // (l l^T)^-1: the solve of the identity
-    int f = floatInput(L, "input");
+    int f = matrices(L, floatInput(L, "input"), true);
     int64_t n = L.b.meta(f).shape.back();
     int eye = L.b.cast(L.b.binary(Prim::Equal, L.b.reshape(L.b.iota(n, DType::Int64), {n, 1}),
                                   L.b.reshape(L.b.iota(n, DType::Int64), {1, n})),

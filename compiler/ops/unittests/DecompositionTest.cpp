@@ -1422,6 +1422,89 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
        one([=](const Refs &in) { return gridSampled(in, false, false, false); }),
        -1.2,
        1.2});
+  // Triangular solves, checked against substitution in double precision here: a [3, 3] with
+  // entries in [0.5, 1.5) (no tiny diagonal), right-hand sides [3, 2].
+  auto solveRef = [](const Buffer &a, const Buffer &b, bool upper, bool unit) {
+    int64_t n = a.meta.shape[0], k = b.meta.shape[1];
+    Buffer x = b;
+    for (int64_t step = 0; step < n; ++step) {
+      int64_t i = upper ? n - 1 - step : step;
+      for (int64_t c = 0; c < k; ++c) {
+        double v = b.at({i, c});
+        for (int64_t j = upper ? i + 1 : 0; j < (upper ? n : i); ++j)
+          v -= a.at({i, j}) * x.data[size_t(j * k + c)];
+        x.data[size_t(i * k + c)] = unit ? v : v / a.at({i, i});
+      }
+    }
+    return x;
+  };
+  auto transposed = [](const Buffer &a) {
+    return build({a.meta.shape[1], a.meta.shape[0]}, [&](const I &i) {
+      return a.at({i[1], i[0]});
+    });
+  };
+  const TensorMeta kSquare{{3, 3}, DType::Float32}, kRhs{{3, 2}, DType::Float32};
+  c.push_back({{"torch.triangular_solve", "torch.Tensor.triangular_solve"},
+               {kRhs, kSquare},
+               {T(0), T(1)},
+               {{"upper", Arg::ofBool(false)}},
+               [=](const Refs &in) {
+                 return Refs{solveRef(in[1], in[0], false, false), in[1]};
+               },
+               0.5,
+               1.5});
+  c.push_back({{"torch.triangular_solve"},
+               {kRhs, kSquare},
+               {T(0), T(1)},
+               {{"transpose", Arg::ofBool(true)}, {"unitriangular", Arg::ofBool(true)}},
+               [=](const Refs &in) {
+                 return Refs{solveRef(transposed(in[1]), in[0], false, true), in[1]};
+               },
+               0.5,
+               1.5});
+  c.push_back({{"torch.linalg.solve_triangular"},
+               {kSquare, kRhs},
+               {T(0), T(1)},
+               {{"upper", Arg::ofBool(true)}},
+               one([=](const Refs &in) { return solveRef(in[0], in[1], true, false); }),
+               0.5,
+               1.5});
+  auto choleskySolveRef = [=](const Buffer &factor, const Buffer &b, bool upper) {
+    Buffer l = upper ? transposed(factor) : factor;
+    return solveRef(transposed(l), solveRef(l, b, false, false), true, false);
+  };
+  c.push_back({{"torch.cholesky_solve", "torch.Tensor.cholesky_solve"},
+               {kRhs, kSquare},
+               {T(0), T(1)},
+               {},
+               one([=](const Refs &in) { return choleskySolveRef(in[1], in[0], false); }),
+               0.5,
+               1.5});
+  c.push_back({{"torch.cholesky_inverse", "torch.Tensor.cholesky_inverse"},
+               {kSquare},
+               {T(0)},
+               {{"upper", Arg::ofBool(true)}},
+               one([=](const Refs &in) {
+                 Buffer eye = build({3, 3}, [](const I &i) { return double(i[0] == i[1]); });
+                 return choleskySolveRef(in[0], eye, true);
+               }),
+               0.5,
+               1.5});
+  c.push_back({{"torch.lu_solve", "torch.Tensor.lu_solve"},
+               {kRhs, kSquare, TensorMeta{{3}, DType::Int32}},
+               {T(0), T(1), T(2)},
+               {},
+               one([=](const Refs &in) { // b's rows interchanged as the (1-based) pivots say
+                 Buffer b = in[0];
+                 for (int64_t i = 0; i < 3; ++i) {
+                   int64_t j = int64_t(in[2].data[size_t(i)]) - 1;
+                   for (int64_t c = 0; c < 2; ++c)
+                     std::swap(b.data[size_t(i * 2 + c)], b.data[size_t(j * 2 + c)]);
+                 }
+                 return solveRef(in[1], solveRef(in[1], b, false, true), true, false);
+               }),
+               1,
+               3.4});
   c.push_back({both("allclose", "allclose"), {kX, kX}, {T(0), T(1)}, {}, [](const Refs &in) {
                  bool all = true;
                  for (size_t i = 0; i < in[0].data.size(); ++i)
