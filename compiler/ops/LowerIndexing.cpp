@@ -894,8 +894,9 @@ void registerIndexing(OpTable &t) {
       }
     };
     walk(0, 0);
-    if (r == 0 || columns[0].empty()) {
-      L.out(b.fill(0, {0}, b.meta(x).dtype));
+    if (r == 0 || columns[0].empty()) { // none: [0], or [0, r] rows of r elements
+      L.out(b.fill(0, r >= 2 ? std::vector<int64_t>{0, r} : std::vector<int64_t>{0},
+                   b.meta(x).dtype));
       return;
     }
     std::vector<int> parts;
