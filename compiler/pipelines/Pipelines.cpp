@@ -85,6 +85,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirWidenHalf());
     pm.addPass(sir::createSirHoistWeights());
   }
   if (reaches(Phase::Fused))

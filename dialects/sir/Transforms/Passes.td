@@ -40,6 +40,18 @@ def SirFoldEmptyTensors : Pass<"sotc-sir-fold-empty-tensors", "::sotc::sir::Subg
   }];
 }
 
+def SirWidenHalf : Pass<"sotc-sir-widen-half", "::sotc::sir::SubgraphOp"> {
+  let summary = "Compute float16 and bfloat16 in float32";
+  let description = [{
+    Runs after sotc-sir-decompose. Every primitive that produces or reads a float16/bfloat16
+    tensor is rebuilt on float32, as the frameworks compute half precision (float32
+    registers, float32 accumulation): a half input is widened where it is read, a half
+    output is rounded once before it is returned, and a cast to half the program asks for
+    keeps its rounding (a cast to half and back). Layout primitives move the widened
+    values; values between kernels stay in float32.
+  }];
+}
+
 def SirHoistWeights : Pass<"sotc-sir-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Move what depends on a model's weights alone into @prepare_weights";
   let description = [{

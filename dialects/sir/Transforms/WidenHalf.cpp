@@ -1,0 +1,113 @@
+//===- WidenHalf.cpp - float16 and bfloat16 computed in float32 -------------------------===//
+//
+// Half precision is a storage format: the frameworks compute elementwise math in float32
+// registers and accumulate reductions in float32. Here every primitive that produces or reads
+// a float16/bfloat16 tensor is rebuilt on float32 (layout primitives move the widened values);
+// a subgraph input in half is widened where it is read, an output is rounded to half once,
+// before it is returned. A cast to half the program asks for keeps its rounding (a cast to
+// half and back). Values between kernels stay in float32: each rounding the framework would
+// make between two of them is one sotc skips, so results are as accurate or more.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "dialects/sir/IR/SirTypes.h"
+#include "dialects/sir/Transforms/Passes.h"
+
+#include "compiler/ops/Primitives.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace sotc::sir {
+
+#define GEN_PASS_DEF_SIRWIDENHALF
+#include "dialects/sir/Transforms/Passes.h.inc"
+
+namespace {
+
+bool isHalf(mlir::Type t) {
+  mlir::Type e = mlir::cast<mlir::RankedTensorType>(t).getElementType();
+  return e.isF16() || e.isBF16();
+}
+
+mlir::RankedTensorType withElement(mlir::Type t, mlir::Type element) {
+  return mlir::cast<mlir::RankedTensorType>(t).clone(element);
+}
+
+/// A cast primitive of `v` to `type`.
+mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type type) {
+  return PrimOp::create(b, loc, type, fromOpsPrim(ops::Prim::Cast), mlir::ValueRange{v}, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)
+      .getResult();
+}
+
+struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
+  void runOnOperation() override {
+    SubgraphOp subgraph = getOperation();
+    mlir::Block &body = subgraph.getBody().front();
+    mlir::Type f32 = mlir::Float32Type::get(&getContext());
+    mlir::IRMapping widened; // a half value -> its float32 value
+    auto wide = [&](mlir::Value v) -> mlir::Value {
+      if (!isHalf(v.getType()))
+        return v;
+      if (mlir::Value w = widened.lookupOrNull(v))
+        return w;
+      // A half input (an argument): widened once, where the body starts.
+      mlir::OpBuilder top = mlir::OpBuilder::atBlockBegin(&body);
+      mlir::Value w = castTo(top, v.getLoc(), v, withElement(v.getType(), f32));
+      widened.map(v, w);
+      return w;
+    };
+    llvm::SmallVector<PrimOp> prims(body.getOps<PrimOp>());
+    for (PrimOp p : prims) {
+      bool halfResult = isHalf(p.getType());
+      bool halfOperand =
+          llvm::any_of(p.getOperands(), [](mlir::Value v) { return isHalf(v.getType()); });
+      if (!halfResult && !halfOperand)
+        continue;
+      mlir::OpBuilder b(p);
+      llvm::SmallVector<mlir::Value> operands;
+      for (mlir::Value v : p.getOperands())
+        operands.push_back(wide(v));
+      if (toOpsPrim(p.getPrim()) == ops::Prim::Cast) {
+        mlir::Value from = operands.front();
+        if (halfResult) { // the program's rounding to half, kept; computed on in float32
+          mlir::Value rounded = castTo(b, p.getLoc(), from, p.getType());
+          widened.map(p.getResult(), castTo(b, p.getLoc(), rounded, withElement(p.getType(), f32)));
+        } else {
+          p->setOperands(operands);
+        }
+        continue;
+      }
+      if (!halfResult) { // a comparison of halves, or an integer result: its operands widen
+        p->setOperands(operands);
+        continue;
+      }
+      mlir::Operation *clone = b.clone(*p);
+      clone->setOperands(operands);
+      clone->getResult(0).setType(withElement(p.getType(), f32));
+      widened.map(p.getResult(), clone->getResult(0));
+    }
+    // What the subgraph returns in half is rounded once, there.
+    mlir::Operation *terminator = body.getTerminator();
+    mlir::OpBuilder b(terminator);
+    for (mlir::OpOperand &out : terminator->getOpOperands())
+      if (mlir::Value w = widened.lookupOrNull(out.get())) {
+        auto def = out.get().getDefiningOp<PrimOp>();
+        mlir::Value rounded = castTo(b, out.get().getLoc(), w, out.get().getType());
+        if (def && def.getNameAttr()) { // the frontend's name moves to the returned value
+          rounded.getDefiningOp()->setAttr("name", def.getNameAttr());
+          if (auto wideDef = w.getDefiningOp<PrimOp>())
+            wideDef.removeNameAttr();
+        }
+        out.set(rounded);
+      }
+    // The half originals nothing reads any more.
+    for (PrimOp p : llvm::reverse(prims))
+      if (p->use_empty() && widened.contains(p.getResult()))
+        p->erase();
+  }
+};
+
+} // namespace
+} // namespace sotc::sir

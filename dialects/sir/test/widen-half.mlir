@@ -1,0 +1,35 @@
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(sir.subgraph(sotc-sir-widen-half))' --split-input-file | FileCheck %s
+
+// A half softmax-like row sum: the input widened once where the body starts, the reduction
+// accumulated in float32, the output rounded to half once, under the frontend's name.
+// CHECK-LABEL: sir.subgraph @row_sum
+// CHECK:      %[[X:.*]] = sir.prim cast(%arg0) : (tensor<4x8xf16>) -> tensor<4x8xf32>
+// CHECK:      %[[E:.*]] = sir.prim exp(%[[X]]) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK:      %[[S:.*]] = sir.prim reduce_sum(%[[E]]) {{.*}} : (tensor<4x8xf32>) -> tensor<4xf32>
+// CHECK:      %[[T:.*]] = sir.prim broadcast_to(%[[S]]) {shape = array<i64: 8, 4>} : (tensor<4xf32>) -> tensor<8x4xf32>
+// CHECK:      %[[R:.*]] = sir.prim cast(%[[T]]) {name = "var_3"} : (tensor<8x4xf32>) -> tensor<8x4xf16>
+// CHECK-NOT:  f16
+// CHECK:      sir.output %[[R]] : tensor<8x4xf16>
+sir.subgraph @row_sum(%x: tensor<4x8xf16>) -> tensor<8x4xf16> {
+  %0 = sir.prim exp(%x) : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  %1 = sir.prim reduce_sum(%0) {axes = array<i64: 1>, keepdim = false} : (tensor<4x8xf16>) -> tensor<4xf16>
+  %2 = sir.prim broadcast_to(%1) {shape = array<i64: 8, 4>, name = "var_3"} : (tensor<4xf16>) -> tensor<8x4xf16>
+  sir.output %2 : tensor<8x4xf16>
+}
+
+// -----
+
+// A cast to bfloat16 the program asks for keeps its rounding; a comparison of halves reads
+// the widened values; a float32 result of half operands is computed from them directly.
+// CHECK-LABEL: sir.subgraph @casts
+// CHECK:      %[[Y:.*]] = sir.prim cast(%arg0) : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK-NEXT: %[[W:.*]] = sir.prim cast(%[[Y]]) : (tensor<4xbf16>) -> tensor<4xf32>
+// CHECK-NEXT: %[[L:.*]] = sir.prim less_than(%[[W]], %[[W]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+// CHECK-NEXT: %[[B:.*]] = sir.prim cast(%[[W]]) : (tensor<4xf32>) -> tensor<4xf64>
+// CHECK:      sir.output %[[L]], %[[B]]
+sir.subgraph @casts(%x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf64>) {
+  %0 = sir.prim cast(%x) : (tensor<4xf32>) -> tensor<4xbf16>
+  %1 = sir.prim less_than(%0, %0) : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xi1>
+  %2 = sir.prim cast(%0) : (tensor<4xbf16>) -> tensor<4xf64>
+  sir.output %1, %2 : tensor<4xi1>, tensor<4xf64>
+}
