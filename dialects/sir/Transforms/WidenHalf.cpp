@@ -47,6 +47,7 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
     mlir::Block &body = subgraph.getBody().front();
     mlir::Type f32 = mlir::Float32Type::get(&getContext());
     mlir::IRMapping widened; // a half value -> its float32 value
+    mlir::IRMapping exact;   // a float32 value -> the half value it widens exactly
     auto wide = [&](mlir::Value v) -> mlir::Value {
       if (!isHalf(v.getType()))
         return v;
@@ -56,6 +57,7 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
       mlir::OpBuilder top = mlir::OpBuilder::atBlockBegin(&body);
       mlir::Value w = castTo(top, v.getLoc(), v, withElement(v.getType(), f32));
       widened.map(v, w);
+      exact.map(w, v);
       return w;
     };
     llvm::SmallVector<PrimOp> prims(body.getOps<PrimOp>());
@@ -73,7 +75,9 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
         mlir::Value from = operands.front();
         if (halfResult) { // the program's rounding to half, kept; computed on in float32
           mlir::Value rounded = castTo(b, p.getLoc(), from, p.getType());
-          widened.map(p.getResult(), castTo(b, p.getLoc(), rounded, withElement(p.getType(), f32)));
+          mlir::Value w = castTo(b, p.getLoc(), rounded, withElement(p.getType(), f32));
+          widened.map(p.getResult(), w);
+          exact.map(w, rounded);
         } else {
           p->setOperands(operands);
         }
@@ -94,7 +98,13 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
     for (mlir::OpOperand &out : terminator->getOpOperands())
       if (mlir::Value w = widened.lookupOrNull(out.get())) {
         auto def = out.get().getDefiningOp<PrimOp>();
-        mlir::Value rounded = castTo(b, out.get().getLoc(), w, out.get().getType());
+        // Already half (an input, the program's own cast to half): no second rounding.
+        mlir::Value half = exact.lookupOrNull(w);
+        if (half && mlir::isa<mlir::BlockArgument>(half)) {
+          out.set(half);
+          continue;
+        }
+        mlir::Value rounded = half ? half : castTo(b, out.get().getLoc(), w, out.get().getType());
         if (def && def.getNameAttr()) { // the frontend's name moves to the returned value
           rounded.getDefiningOp()->setAttr("name", def.getNameAttr());
           if (auto wideDef = w.getDefiningOp<PrimOp>())

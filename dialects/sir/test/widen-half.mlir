@@ -19,17 +19,18 @@ sir.subgraph @row_sum(%x: tensor<4x8xf16>) -> tensor<8x4xf16> {
 
 // -----
 
-// A cast to bfloat16 the program asks for keeps its rounding; a comparison of halves reads
-// the widened values; a float32 result of half operands is computed from them directly.
+// A cast to bfloat16 the program asks for keeps its rounding, and is returned as it is (no
+// second rounding); a comparison of halves reads the widened values; a float32 result of
+// half operands is computed from them directly.
 // CHECK-LABEL: sir.subgraph @casts
-// CHECK:      %[[Y:.*]] = sir.prim cast(%arg0) : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK:      %[[Y:.*]] = sir.prim cast(%arg0) {name = "var_1"} : (tensor<4xf32>) -> tensor<4xbf16>
 // CHECK-NEXT: %[[W:.*]] = sir.prim cast(%[[Y]]) : (tensor<4xbf16>) -> tensor<4xf32>
 // CHECK-NEXT: %[[L:.*]] = sir.prim less_than(%[[W]], %[[W]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
 // CHECK-NEXT: %[[B:.*]] = sir.prim cast(%[[W]]) : (tensor<4xf32>) -> tensor<4xf64>
-// CHECK:      sir.output %[[L]], %[[B]]
-sir.subgraph @casts(%x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf64>) {
-  %0 = sir.prim cast(%x) : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK-NEXT: sir.output %[[L]], %[[B]], %[[Y]]
+sir.subgraph @casts(%x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf64>, tensor<4xbf16>) {
+  %0 = sir.prim cast(%x) {name = "var_1"} : (tensor<4xf32>) -> tensor<4xbf16>
   %1 = sir.prim less_than(%0, %0) : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xi1>
   %2 = sir.prim cast(%0) : (tensor<4xbf16>) -> tensor<4xf64>
-  sir.output %1, %2 : tensor<4xi1>, tensor<4xf64>
+  sir.output %1, %2, %0 : tensor<4xi1>, tensor<4xf64>, tensor<4xbf16>
 }
