@@ -1,9 +1,10 @@
-"""float16 programs compute in float32 (sotc-sir-widen-half): traced with half inputs, compiled
-for the CPU and for CUDA (run on the CUDA emulator), and compared with torch computing in
-float32 on the same half inputs. The bound: one float16 rounding of the float32 result (a
-relative 2^-10, and 1e-4 near zero), which torch's own float16 kernels do not always meet
-(they round between operations; sotc rounds once, when it stores the result).
-Not yet here: bfloat16 results through `sotc.load` (issue #27)."""
+"""float16 and bfloat16 programs compute in float32 (sotc-sir-widen-half): traced with half
+inputs, compiled for the CPU and for CUDA (run on the CUDA emulator), called with torch's half
+tensors, and compared with torch computing in float32 on the same half inputs. The bound: one
+rounding of the float32 result to the half type (a relative 2^-10 for float16, 2^-7 for
+bfloat16, and 1e-4 near zero), which torch's own half kernels do not always meet (they round
+between operations; sotc rounds once, when it stores the result). bfloat16 results come back
+as ml_dtypes.bfloat16 arrays."""
 
 import os
 import subprocess
@@ -41,12 +42,19 @@ CASES = {
 }
 
 
+# The half type, the numpy dtype of its results, and one rounding to it (relative).
+HALVES = {"float16": (torch.float16, np.float16, 2.0 ** -10),
+          "bfloat16": (torch.bfloat16, "bfloat16", 2.0 ** -7)}
+
+
+@pytest.mark.parametrize("half", sorted(HALVES))
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_float16_computes_in_float32(name, device, tmp_path, sotc_bin):  # noqa: F811
+def test_half_computes_in_float32(name, device, half, tmp_path, sotc_bin):  # noqa: F811
     fn, shapes = CASES[name]
+    dtype, numpy_dtype, rounding = HALVES[half]
     rng = np.random.default_rng(7)
-    inputs = [torch.from_numpy(rng.standard_normal(s).astype(np.float16)) for s in shapes]
+    inputs = [torch.from_numpy(rng.standard_normal(s).astype(np.float32)).to(dtype) for s in shapes]
     trace = tmp_path / "t.pb"
     sotc.trace(fn, *inputs).save(str(trace))
     artifact = tmp_path / ("k.so" if device == "cpu" else "k.fatbin")
@@ -54,8 +62,12 @@ def test_float16_computes_in_float32(name, device, tmp_path, sotc_bin):  # noqa:
                         "cpu" if device == "cpu" else "cuda", "-o", str(artifact)],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    got = np.asarray(sotc.load(artifact, device=device)(*[t.numpy() for t in inputs]))
-    assert got.dtype == np.float16
+    got = np.asarray(sotc.load(artifact, device=device)(*inputs))
+    assert got.dtype == np.dtype(numpy_dtype if half == "float16" else _bfloat16())
     with torch.no_grad():
         reference = fn(*[t.float() for t in inputs]).numpy()
-    np.testing.assert_allclose(got.astype(np.float32), reference, rtol=2.0 ** -10, atol=1e-4)
+    np.testing.assert_allclose(got.astype(np.float32), reference, rtol=rounding, atol=1e-4)
+
+
+def _bfloat16():
+    return pytest.importorskip("ml_dtypes").bfloat16

@@ -421,7 +421,8 @@ class Compiled:
             buffers = list(out) if isinstance(out, (tuple, list)) else [out]
             outputs = (_Value * max(len(buffers), 1))()
             for i, buffer in enumerate(buffers):
-                _describe(buffer, outputs[i], keep, f"out[{i}]", writable=True)
+                _describe(buffer, outputs[i], keep, f"out[{i}]", writable=True,
+                          bits_of=self._fresh[i][0] if fresh else None)
             failed = self._lib.sotc_run_into(handle, values, len(self._inputs), outputs,
                                              len(buffers), ctypes.byref(error))
         else:
@@ -627,8 +628,9 @@ def _cuda_view(value):
     return t.data + t.byte_offset, dtype, shape, dense, capsule
 
 
-def _describe(value, v, keep, name, writable=False):
-    """Fills the sotc_value `v` for a tensor argument; True when it is a CUDA tensor."""
+def _describe(value, v, keep, name, writable=False, bits_of=None):
+    """Fills the sotc_value `v` for a tensor argument; True when it is a CUDA tensor.
+    `bits_of`: the dtype a uint16 array holds the bits of (bfloat16 without ml_dtypes)."""
     cuda = _cuda_view(value)
     if cuda is not None:
         pointer, dtype, shape, dense, owner = cuda
@@ -661,7 +663,7 @@ def _describe(value, v, keep, name, writable=False):
         array = value if writable else np.require(value, requirements=["C", "A"])
         keep.append(array)
         pointer, dtype, shape = array.ctypes.data, str(array.dtype), array.shape
-        if bfloat16 and dtype == "int16":
+        if (bfloat16 and dtype == "int16") or (bits_of == "bfloat16" and dtype == "uint16"):
             dtype = "bfloat16"
     if len(shape) > _MAX_RANK:
         raise ValueError(f"{name}: more than {_MAX_RANK} dimensions")
@@ -769,8 +771,15 @@ def _tensor_names(r):
 
 
 def _numpy_dtype(dtype):
+    """numpy's dtype for sotc's: bfloat16 is ml_dtypes' (its raw bits, uint16, without it)."""
     name = _DTYPES[dtype]
-    return np.dtype(name if name != "bfloat16" else "uint16")
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
+        except ImportError:
+            return np.dtype("uint16")
+    return np.dtype(name)
 
 
 def _view(v):
