@@ -58,12 +58,6 @@ int flip(Lowering &L, int x, std::vector<int64_t> axes) {
   return x;
 }
 
-int swap(PrimBuilder &b, int x, int64_t d0, int64_t d1) {
-  std::vector<int64_t> perm = identityPerm(b.meta(x).rank());
-  std::swap(perm[d0], perm[d1]);
-  return b.transpose(x, perm);
-}
-
 /// Elements of x at flat (row-major) positions `flat` (an int64 tensor): its shape.
 int gatherFlat(PrimBuilder &b, int x, int flat) {
   return b.gather(b.reshape(x, {b.meta(x).numElements()}), flat);
@@ -472,11 +466,11 @@ void registerIndexing(OpTable &t) {
       d1 = normalizeDim(L.b.opName(), d1, L.b.meta(x).rank());
       int64_t k = ((L.args.intValue("k") % 4) + 4) % 4;
       if (k == 1)
-        x = swap(L.b, flipAxis(L, x, d1), d0, d1);
+        x = swapAxes(L.b, flipAxis(L, x, d1), d0, d1);
       else if (k == 2)
         x = flipAxis(L, flipAxis(L, x, d0), d1);
       else if (k == 3)
-        x = flipAxis(L, swap(L.b, x, d0, d1), d1);
+        x = flipAxis(L, swapAxes(L.b, x, d0, d1), d1);
       L.out(x);
     };
   };
@@ -1125,6 +1119,12 @@ void registerIndexing(OpTable &t) {
   torchLower(t, "index_copy", indexUpdateOp("input", "dim", "source", IndexUpdate::Copy));
   torchLower(t, "index_fill", indexUpdateOp("input", "dim", "", IndexUpdate::Fill));
   paddleLower(t, "index_fill", indexUpdateOp("x", "axis", "", IndexUpdate::Fill));
+}
+
+int swapAxes(PrimBuilder &b, int x, int64_t d0, int64_t d1) {
+  std::vector<int64_t> perm = identityPerm(b.meta(x).rank());
+  std::swap(perm[d0], perm[d1]);
+  return b.transpose(x, perm);
 }
 
 int takeAlong(PrimBuilder &b, int x, int index, int64_t axis) {

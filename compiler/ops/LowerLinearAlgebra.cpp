@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <numeric>
 
 namespace sotc::ops::lowering {
 
@@ -274,6 +273,12 @@ LowerFn bilinearOp(std::string x1n, std::string x2n) {
 /// The most rows a solve is unrolled over: each row is a few primitives of its own.
 constexpr int64_t kMaxUnrolledRows = 256;
 
+void requireUnrollable(Lowering &L, int64_t n) {
+  if (n > kMaxUnrolledRows)
+    badValue(L, "solves are unrolled row by row up to " + std::to_string(kMaxUnrolledRows) +
+                    " rows, not " + std::to_string(n) + " (larger ones need LAPACK)");
+}
+
 /// a [..., n, n] and b [..., n, k] with their batch dimensions broadcast to one another.
 std::pair<int, int> broadcastBatches(Lowering &L, int a, int b) {
   PrimBuilder &pb = L.b;
@@ -300,9 +305,7 @@ std::pair<int, int> broadcastBatches(Lowering &L, int a, int b) {
 int triangularSolve(Lowering &L, int a, int b, bool upper, bool unit) {
   PrimBuilder &pb = L.b;
   int64_t rank = pb.meta(a).rank(), n = pb.meta(a).shape.back();
-  if (n > kMaxUnrolledRows)
-    badValue(L, "solves are unrolled row by row up to " + std::to_string(kMaxUnrolledRows) +
-                    " rows, not " + std::to_string(n) + " (larger ones need LAPACK)");
+  requireUnrollable(L, n);
   if (n == 0)
     return b;
   int64_t rowAxis = rank - 2, colAxis = rank - 1;
@@ -340,10 +343,8 @@ int matrices(Lowering &L, int x, bool square) {
 
 /// a's last two dimensions swapped.
 int transposed(PrimBuilder &b, int a) {
-  std::vector<int64_t> perm(static_cast<size_t>(b.meta(a).rank()));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return b.transpose(a, perm);
+  int64_t rank = b.meta(a).rank();
+  return swapAxes(b, a, rank - 1, rank - 2);
 }
 
 /// X with (l l^T) X = b, or (u^T u) X = b: two triangular solves.
@@ -393,9 +394,7 @@ void registerLinearAlgebra(OpTable &t) {
     PrimBuilder &b = L.b;
     auto [lu, rhs] = broadcastBatches(L, floatInput(L, "LU_data"), floatInput(L, "input"));
     int64_t n = b.meta(lu).shape.back(), rank = b.meta(lu).rank();
-    if (n > kMaxUnrolledRows)
-      badValue(L, "solves are unrolled row by row up to " + std::to_string(kMaxUnrolledRows) +
-                      " rows, not " + std::to_string(n) + " (larger ones need LAPACK)");
+    requireUnrollable(L, n);
     std::vector<int64_t> pivotShape(b.meta(lu).shape.begin(), b.meta(lu).shape.end() - 1);
     int pivots = b.cast(L.in("LU_pivots"), DType::Int64);
     if (b.meta(pivots).shape.back() != n)

@@ -122,6 +122,9 @@ int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank);
 int axisToFront(PrimBuilder &b, int x, int64_t axis);
 int axisFromFront(PrimBuilder &b, int y, int64_t axis);
 
+/// x with axes d0 and d1 exchanged.
+int swapAxes(PrimBuilder &b, int x, int64_t d0, int64_t d1);
+
 /// x's elements at `index` along `axis` and at the index's own coordinates elsewhere
 /// (torch.gather, take_along_dim): an index of x's rank, no larger than x off the axis,
 /// negative entries counted from the end.
