@@ -63,6 +63,7 @@ ops::Arg toArg(const VarPtr &v) {
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
+  applyAutocast(f, sir, opName, args, kwargs);
   SourceLoc loc = locOf(f);
   ops::CallArgs callArgs;
   for (const VarPtr &a : args)

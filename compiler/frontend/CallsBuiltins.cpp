@@ -565,6 +565,14 @@ bool contextExit(CallContext &c) {
   return true;
 }
 
+/// The __exit__ of an autocast block: the dtypes of the block around it apply again.
+bool autocastExit(CallContext &c) {
+  if (!c.state.autocast.empty())
+    c.state.autocast.pop_back();
+  c.push(none());
+  return true;
+}
+
 /// dict.fromkeys(keys[, value]): every key maps to the same value.
 bool fromkeys(CallContext &c) {
   if (c.args.empty() || c.args.size() > 2)
@@ -672,6 +680,7 @@ const CallTable &builtinFunctions() {
       {"ValueError", exception},
       {"ZeroDivisionError", exception},
       {"context manager exit", contextExit},
+      {"autocast exit", autocastExit},
   };
   return table;
 }

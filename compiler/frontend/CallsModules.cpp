@@ -118,23 +118,97 @@ bool operatorFunction(CallContext &c, const std::string &op) {
 
 } // namespace
 
+/// An autocast manager's settings, as its items: framework, device, dtype ("off": disabled).
+/// torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None) (and torch.amp's;
+/// torch.cuda.amp's and torch.cpu.amp's without the device), paddle.amp.auto_cast(enable=True,
+/// custom_white_list=None, custom_black_list=None, level='O1', dtype='float16', use_promote=True).
+std::vector<VarPtr> autocastSettings(CallContext &c) {
+  bool paddle = c.name == "paddle.amp.auto_cast";
+  std::vector<std::string> names =
+      paddle ? std::vector<std::string>{"enable", "custom_white_list", "custom_black_list", "level",
+                                        "dtype",  "use_promote"}
+      : c.name == "torch.cuda.amp.autocast" || c.name == "torch.cpu.amp.autocast"
+          ? std::vector<std::string>{"enabled", "dtype", "cache_enabled"}
+          : std::vector<std::string>{"device_type", "dtype", "enabled", "cache_enabled"};
+  std::map<std::string, VarPtr> given;
+  if (c.args.size() > names.size())
+    c.fail(DiagCode::FrontendPythonError, "TypeError: " + c.name + "() takes at most " +
+                                              std::to_string(names.size()) + " arguments");
+  for (size_t i = 0; i < c.args.size(); ++i)
+    given[names[i]] = c.args[i];
+  for (const auto &[k, v] : c.kwargs) {
+    if (std::find(names.begin(), names.end(), k) == names.end())
+      c.fail(DiagCode::FrontendPythonError,
+             "TypeError: " + c.name + "() got an unexpected keyword argument '" + k + "'");
+    given[k] = v;
+  }
+  c.consumeArgs();
+  auto text = [&](const std::string &key) -> std::optional<std::string> {
+    auto it = given.find(key);
+    if (it == given.end() ||
+        (it->second->isConstant() && it->second->constant.kind == PyConst::Kind::None))
+      return std::nullopt;
+    const VarPtr &v = it->second;
+    if (v->isConstant() && v->constant.kind == PyConst::Kind::Str)
+      return v->constant.text;
+    if (v->kind == Variable::Kind::External || v->kind == Variable::Kind::Module)
+      return v->name;
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           c.name + "(): " + key + " must be a constant, not " + v->typeName());
+  };
+  auto flag = [&](const std::string &key) {
+    auto it = given.find(key);
+    return it == given.end() || c.truthy(it->second);
+  };
+  std::string device = paddle                                ? "gpu"
+                       : c.name == "torch.cuda.amp.autocast" ? "cuda"
+                       : c.name == "torch.cpu.amp.autocast"  ? "cpu"
+                                                             : text("device_type").value_or("");
+  if (!paddle && device != "cuda" && device != "cpu")
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           c.name + "(): device_type '" + device + "' (sotc knows autocast for 'cuda' and 'cpu')");
+  if (paddle) {
+    for (const char *custom : {"custom_white_list", "custom_black_list"})
+      if (text(custom) || (given.count(custom) && !given[custom]->isConstant()))
+        c.fail(DiagCode::FrontendUnsupportedConstruct,
+               c.name + "(): " + custom + " is not supported yet (paddle's O1 lists apply)");
+    if (text("level").value_or("O1") != "O1")
+      c.fail(DiagCode::FrontendUnsupportedConstruct,
+             c.name + "(): level '" + *text("level") + "' is not supported yet (O1 is)");
+  }
+  std::string dtype = text("dtype").value_or(paddle             ? "float16"
+                                             : device == "cuda" ? "float16"
+                                                                : "bfloat16");
+  std::optional<ops::DType> half = ops::parseDType(dtype);
+  if (!half || (*half != ops::DType::Float16 && *half != ops::DType::BFloat16))
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           c.name + "(): dtype " + dtype + " (autocast runs in float16 or bfloat16)");
+  bool enabled = flag(paddle ? "enable" : "enabled");
+  return {makeConst(PyConst::ofStr(paddle ? "paddle" : "torch"), {}),
+          makeConst(PyConst::ofStr(device), {}),
+          makeConst(PyConst::ofStr(enabled ? ops::dtypeName(*half) : "off"), {})};
+}
+
 /// `with torch.no_grad():` and the like: compiled programs never record gradients, so these
-/// managers change nothing; a manager that would (autocast's dtypes) is refused.
+/// managers change nothing. Autocast blocks change the dtypes operators run in (Autocast.cpp).
 bool contextManager(CallContext &c) {
   static const std::set<std::string> inert = {
       "torch.no_grad",  "torch.inference_mode", "torch.enable_grad",      "torch.set_grad_enabled",
       "paddle.no_grad", "paddle.enable_grad",   "paddle.set_grad_enabled"};
-  static const std::set<std::string> refused = {"torch.autocast", "torch.amp.autocast",
-                                                "torch.cuda.amp.autocast", "paddle.amp.auto_cast"};
-  if (refused.count(c.name))
-    c.fail(DiagCode::FrontendUnsupportedConstruct,
-           c.name + " changes the dtypes of what runs inside it: not supported yet (cast "
-                    "explicitly)");
-  if (!inert.count(c.name))
+  static const std::set<std::string> autocast = {"torch.autocast", "torch.amp.autocast",
+                                                 "torch.cuda.amp.autocast",
+                                                 "torch.cpu.amp.autocast", "paddle.amp.auto_cast"};
+  bool isAutocast = autocast.count(c.name) > 0;
+  if (!inert.count(c.name) && !isAutocast)
     return false;
-  c.consumeArgs();
+  std::vector<VarPtr> settings;
+  if (isAutocast)
+    settings = autocastSettings(c);
+  else
+    c.consumeArgs();
   VarPtr manager = Variable::make(Variable::Kind::Opaque, computedFrom(c.args));
   manager->name = "context manager " + c.name + "()";
+  manager->items = std::move(settings);
   c.push(manager);
   return true;
 }

@@ -615,6 +615,9 @@ std::string Executor::signature(const ExecState &state) {
     s += "F" + std::to_string(f.codeIndex) + "@" + std::to_string(f.pc) + ";";
   for (const GlobalSlot &g : state.globals)
     s += "G" + std::to_string(g.namespaceIndex) + "." + g.name + (g.written ? "!" : "") + ";";
+  for (const Autocast &a : state.autocast)
+    s += "A" + a.framework + "." + a.device + "." +
+         (a.dtype ? ops::dtypeName(*a.dtype) : std::string("off")) + ";";
   walkState(state, visit);
   return s;
 }

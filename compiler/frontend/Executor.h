@@ -67,6 +67,15 @@ struct GlobalSlot {
   bool written = false; // assigned or deleted by the program: a side effect
 };
 
+/// An autocast block in force (`with torch.autocast(...)`, `paddle.amp.auto_cast()`): whose
+/// operator lists apply, and the half type their GEMM-like operators run in (none: a block
+/// that turns autocast off).
+struct Autocast {
+  std::string framework; // "torch" or "paddle"
+  std::string device;    // torch's lists differ for "cuda" and "cpu"
+  std::optional<ops::DType> dtype;
+};
+
 /// The mutable interpreter state; copyable for graph breaks.
 struct ExecState {
   std::vector<Frame> frames;
@@ -74,6 +83,7 @@ struct ExecState {
   std::vector<GlobalSlot> globals; // tensor globals (inputs) and every global written
   // The entry function's container arguments (lists, dicts), whose mutations are side effects.
   std::vector<std::pair<std::string, VarPtr>> arguments;
+  std::vector<Autocast> autocast; // innermost last
 };
 
 class Executor {
@@ -164,6 +174,13 @@ private:
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
                     const std::string &opName, std::vector<VarPtr> args,
                     std::vector<std::pair<std::string, VarPtr>> kwargs);
+  // Autocast.cpp
+  /// The operator's tensor arguments cast as the innermost autocast block says (its
+  /// framework's lists: half for GEMM-like operators, float32 for precision-sensitive ones).
+  void applyAutocast(Frame &f, StatementIR &sir, const std::string &opName,
+                     std::vector<VarPtr> &args,
+                     std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  const ExecState *running_ = nullptr; // the state run() steps (its autocast blocks)
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
   /// Python's printf-style `format % values`.

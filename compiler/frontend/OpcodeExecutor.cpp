@@ -832,6 +832,12 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
            f);
     VarPtr exit = Variable::make(K::Builtin, computedFrom({manager}));
     exit->name = "context manager exit"; // called with (None, None, None): does nothing
+    if (manager->items.size() == 3) {    // an autocast block: in force until its exit
+      std::string dtype = manager->items[2]->constant.text;
+      state.autocast.push_back({manager->items[0]->constant.text, manager->items[1]->constant.text,
+                                dtype == "off" ? std::nullopt : ops::parseDType(dtype)});
+      exit->name = "autocast exit";
+    }
     f.stack.push_back(exit);
     f.stack.push_back(constant(PyConst::none()));
     break;
@@ -886,6 +892,7 @@ VarPtr Executor::formatValue(Frame &f, const VarPtr &value, unsigned conversion,
 }
 
 Break Executor::run(ExecState &state, StatementIR &sir) {
+  running_ = &state;
   while (!state.frames.empty()) {
     Break b = step(state, sir);
     if (b.kind != Break::Kind::None)

@@ -85,7 +85,9 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
-    pm.nest<sir::SubgraphOp>().addPass(sir::createSirWidenHalf());
+    sir::SirWidenHalfOptions widen;
+    widen.halfMatmuls = options.target == Target::Cuda; // cuBLASLt: f16/bf16, f32 accumulation
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirWidenHalf(widen));
     pm.addPass(sir::createSirHoistWeights());
   }
   if (reaches(Phase::Fused))

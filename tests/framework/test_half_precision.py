@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import numpy as np
+import paddle
 import pytest
 import torch
 import torch.nn.functional as F
@@ -42,9 +43,8 @@ CASES = {
 }
 
 
-# The half type, the numpy dtype of its results, and one rounding to it (relative).
-HALVES = {"float16": (torch.float16, np.float16, 2.0 ** -10),
-          "bfloat16": (torch.bfloat16, "bfloat16", 2.0 ** -7)}
+# The half type and one rounding to it (relative).
+HALVES = {"float16": (torch.float16, 2.0 ** -10), "bfloat16": (torch.bfloat16, 2.0 ** -7)}
 
 
 @pytest.mark.parametrize("half", sorted(HALVES))
@@ -52,22 +52,142 @@ HALVES = {"float16": (torch.float16, np.float16, 2.0 ** -10),
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_half_computes_in_float32(name, device, half, tmp_path, sotc_bin):  # noqa: F811
     fn, shapes = CASES[name]
-    dtype, numpy_dtype, rounding = HALVES[half]
+    dtype, rounding = HALVES[half]
     rng = np.random.default_rng(7)
     inputs = [torch.from_numpy(rng.standard_normal(s).astype(np.float32)).to(dtype) for s in shapes]
-    trace = tmp_path / "t.pb"
-    sotc.trace(fn, *inputs).save(str(trace))
-    artifact = tmp_path / ("k.so" if device == "cpu" else "k.fatbin")
-    r = subprocess.run([sotc_bin, "compile", str(trace), "--target",
-                        "cpu" if device == "cpu" else "cuda", "-o", str(artifact)],
-                       cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    got = np.asarray(sotc.load(artifact, device=device)(*inputs))
-    assert got.dtype == np.dtype(numpy_dtype if half == "float16" else _bfloat16())
+    got = _compiled(fn, inputs, device, tmp_path, sotc_bin)(*inputs)
+    assert isinstance(got, torch.Tensor) and got.dtype == dtype
     with torch.no_grad():
         reference = fn(*[t.float() for t in inputs]).numpy()
-    np.testing.assert_allclose(got.astype(np.float32), reference, rtol=rounding, atol=1e-4)
+    np.testing.assert_allclose(got.float(), reference, rtol=rounding, atol=1e-4)
 
 
 def _bfloat16():
     return pytest.importorskip("ml_dtypes").bfloat16
+
+
+def _compiled(fn, inputs, device, tmp_path, sotc_bin):
+    """`fn` traced on `inputs`, compiled for `device` and loaded (every artifact built is run)."""
+    trace = tmp_path / "t.pb"
+    sotc.trace(fn, *inputs).save(str(trace))
+    artifact = tmp_path / f"k{len(list(tmp_path.iterdir()))}.{'so' if device == 'cpu' else 'fatbin'}"
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target",
+                        "cpu" if device == "cpu" else "cuda", "-o", str(artifact)],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return sotc.load(artifact, device=device)
+
+
+def _randn(*shape, seed=3):
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def _read_back(product, dtype, device):
+    """What the operators after a half matmul read of it: on the CPU its float32 value (the
+    matmul is computed in float32 there), on CUDA the GEMM's rounded half result. The
+    tolerance of a value computed from it: float32 math (on CUDA a tie rounded the other way
+    by the library's summation order moves it by one half ulp more)."""
+    if device == "cpu":
+        return product, 1e-5
+    return product.to(dtype).float(), 1e-5 + (2.0 ** -10 if dtype == torch.float16 else 2.0 ** -7)
+
+
+def autocast_cuda(x, w, b):
+    with torch.autocast("cuda"):
+        h = F.linear(x, w, b)           # torch's lower-precision list: float16
+        p = torch.softmax(h, -1)        # its float32 list
+        with torch.autocast("cuda", enabled=False):
+            plain = x @ w.t()           # autocast off: float32
+        s = h + p                       # no list: type promotion (float32)
+    return h, p, plain, s
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_autocast_cuda_lists(device, tmp_path, sotc_bin):  # noqa: F811
+    """torch.autocast("cuda") as torch defines it, checked by hand (torch without CUDA turns
+    the block off): the linear reads float16 operands and returns float16 (on CUDA a cuBLASLt
+    half GEMM, whose product is rounded before the bias is added: two roundings), softmax
+    runs in float32, a nested disabled block in float32."""
+    x, w, b = _randn(6, 32), _randn(16, 32, seed=4), _randn(16, seed=5)
+    h, p, plain, s = _compiled(autocast_cuda, [x, w, b], device, tmp_path, sotc_bin)(x, w, b)
+    assert [t.dtype for t in (h, p, plain, s)] == [torch.float16] + [torch.float32] * 3
+    xh, wh, bh = (t.half().float() for t in (x, w, b))
+    product, rtol = _read_back(xh @ wh.t(), torch.float16, device)
+    h_ref = product + bh
+    np.testing.assert_allclose(h.float(), h_ref, rtol=2.0 ** -10 + rtol, atol=1e-3)
+    np.testing.assert_allclose(p, torch.softmax(h_ref, -1), rtol=10 * rtol, atol=1e-7)
+    np.testing.assert_allclose(plain, x @ w.t(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(s, h_ref + p, rtol=rtol, atol=1e-5)
+
+
+def autocast_cpu(x, w):
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        y = x @ w                       # bfloat16
+        z = torch.cat([y, x], -1)       # widest type: float32
+        e = torch.exp(y)                # no list on the CPU: bfloat16
+    return y, z, e
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_autocast_cpu(device, tmp_path, sotc_bin):  # noqa: F811
+    """torch.autocast("cpu", bfloat16): the dtypes torch gives; values as sotc defines them
+    (y rounded once when stored; what reads y inside the program reads it in float32)."""
+    x, w = _randn(4, 16), _randn(16, 16, seed=6)
+    got = _compiled(autocast_cpu, [x, w], device, tmp_path, sotc_bin)(x, w)
+    with torch.no_grad():
+        expected = autocast_cpu(x, w)
+    assert [g.dtype for g in got] == [e.dtype for e in expected]
+    y, rtol = _read_back(x.bfloat16().float() @ w.bfloat16().float(), torch.bfloat16, device)
+    y_got, z_got, e_got = (g.float() for g in got)
+    np.testing.assert_allclose(y_got, y, rtol=2.0 ** -7 + rtol, atol=1e-3)
+    np.testing.assert_allclose(z_got, torch.cat([y, x], -1), rtol=rtol, atol=1e-5)
+    np.testing.assert_allclose(e_got, torch.exp(y), rtol=2.0 ** -7 + 10 * rtol)
+
+
+def paddle_auto_cast(x, w):
+    with paddle.amp.auto_cast():
+        y = paddle.matmul(x, w)         # O1 white list: float16
+        z = paddle.exp(y)               # black list: float32
+        s = y + x                       # float16 + float32: promoted to float32
+    return y, z, s
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_paddle_auto_cast_o1(device, tmp_path, sotc_bin):  # noqa: F811
+    rng = np.random.default_rng(8)
+    x, w = (rng.standard_normal((8, 8)).astype(np.float32) for _ in range(2))
+    f = _compiled(paddle_auto_cast, [paddle.to_tensor(x), paddle.to_tensor(w)], device, tmp_path,
+                  sotc_bin)
+    y, z, s = f(paddle.to_tensor(x), paddle.to_tensor(w))
+    assert [str(t.dtype) for t in (y, z, s)] == ["paddle.float16", "paddle.float32",
+                                                "paddle.float32"]
+    product = torch.from_numpy(x).half().float() @ torch.from_numpy(w).half().float()
+    y_ref, rtol = _read_back(product, torch.float16, device)
+    np.testing.assert_allclose(y.numpy().astype(np.float32), y_ref, rtol=2.0 ** -10 + rtol,
+                               atol=1e-3)
+    np.testing.assert_allclose(z.numpy(), torch.exp(y_ref).numpy(), rtol=10 * rtol)
+    np.testing.assert_allclose(s.numpy(), (y_ref + x).numpy(), rtol=rtol, atol=1e-5)
+
+
+def test_results_come_back_as_the_inputs_kinds(tmp_path, sotc_bin):  # noqa: F811
+    """sotc.load returns what it is given: torch's half tensors for torch's, numpy float16
+    and ml_dtypes bfloat16 arrays for numpy's (into out= buffers too)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = _randn(4, 8).to(torch.bfloat16)
+    f = _compiled(softmax_scaled, [x], "cpu", tmp_path, sotc_bin)
+    got = f(x)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.bfloat16
+    expected = softmax_scaled(x.float())
+    np.testing.assert_allclose(got.float(), expected, rtol=2.0 ** -7, atol=1e-4)
+    array = x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    from_numpy = f(array)
+    assert isinstance(from_numpy, np.ndarray) and from_numpy.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(from_numpy.view(np.uint16), got.view(torch.int16).numpy()
+                                  .view(np.uint16))
+    out = np.empty((4, 8), ml_dtypes.bfloat16)
+    f(array, out=(out,))
+    np.testing.assert_array_equal(out.view(np.uint16), from_numpy.view(np.uint16))
+    h = f_half = _compiled(softmax_scaled, [x.half()], "cpu", tmp_path, sotc_bin)
+    half_result = h(x.half().numpy())
+    assert isinstance(half_result, np.ndarray) and half_result.dtype == np.float16
+    assert f_half(x.half()).dtype == torch.float16

@@ -29,9 +29,10 @@
 namespace sotc::run {
 namespace {
 
-/// numpy's type codes, by sotc_dtype (little-endian; no bfloat16).
+/// numpy's type codes, by sotc_dtype (little-endian). numpy has no bfloat16: np.save writes
+/// ml_dtypes' as two raw bytes, '<V2' (np.load gives |V2; `.view(ml_dtypes.bfloat16)`).
 const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8",
-                        "<f2", "",    "<f4", "<f8", "<c8", "<c16"};
+                        "<f2", "<V2", "<f4", "<f8", "<c8", "<c16"};
 
 [[noreturn]] void badInput(const std::string &message) {
   throw CodedError(DiagCode::RunBadInput, message);
@@ -88,10 +89,12 @@ sotc_value readNpy(const std::string &path, std::vector<char> &storage) {
   v.is_tensor = 1;
   int dtype = -1;
   for (int i = 0; i < 12; ++i)
-    if (*kDescr[i] && descr[1].str() == kDescr[i])
+    if (descr[1].str() == kDescr[i])
       dtype = i;
   if (descr[1].str() == "<b1" || descr[1].str() == "?")
     dtype = SOTC_BOOL;
+  if (descr[1].str() == "|V2")
+    dtype = SOTC_BFLOAT16;
   if (dtype < 0)
     badInput(path + ": dtype " + descr[1].str() + " is not read");
   v.dtype = static_cast<sotc_dtype>(dtype);

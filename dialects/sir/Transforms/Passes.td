@@ -48,8 +48,15 @@ def SirWidenHalf : Pass<"sotc-sir-widen-half", "::sotc::sir::SubgraphOp"> {
     registers, float32 accumulation): a half input is widened where it is read, a half
     output is rounded once before it is returned, and a cast to half the program asks for
     keeps its rounding (a cast to half and back). Layout primitives move the widened
-    values; values between kernels stay in float32.
+    values; values between kernels stay in float32. With `half-matmuls` (CUDA), a matmul of
+    half operands stays one: the GEMM library reads half, accumulates in float32 and rounds
+    once when it stores (tensor cores).
   }];
+  let options = [
+    Option<"halfMatmuls", "half-matmuls", "bool", /*default=*/"false",
+           "keep matmuls of half operands in half (a GEMM library with float32 accumulation "
+           "runs them)">,
+  ];
 }
 
 def SirHoistWeights : Pass<"sotc-sir-hoist-weights", "::mlir::ModuleOp"> {

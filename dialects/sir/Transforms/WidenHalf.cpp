@@ -41,7 +41,18 @@ mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::
       .getResult();
 }
 
+/// A matmul a GEMM library can run in half: half result, static shapes (planned ahead).
+bool libraryMatmul(PrimOp p) {
+  return toOpsPrim(p.getPrim()) == ops::Prim::Matmul && isHalf(p.getType()) &&
+         llvm::all_of(
+             p->getOperandTypes(),
+             [](mlir::Type t) { return mlir::cast<mlir::RankedTensorType>(t).hasStaticShape(); }) &&
+         mlir::cast<mlir::RankedTensorType>(p.getType()).hasStaticShape();
+}
+
 struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SubgraphOp subgraph = getOperation();
     mlir::Block &body = subgraph.getBody().front();
@@ -68,6 +79,23 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
       if (!halfResult && !halfOperand)
         continue;
       mlir::OpBuilder b(p);
+      if (halfMatmuls && libraryMatmul(p)) {
+        // Half operands as the framework stores them (a computed one rounded once); the
+        // library accumulates in float32 and rounds its result once.
+        for (mlir::OpOperand &operand : p->getOpOperands()) {
+          mlir::Value v = operand.get();
+          if (!isHalf(v.getType()) || mlir::isa<mlir::BlockArgument>(v))
+            continue;
+          mlir::Value w = wide(v);
+          mlir::Value half = exact.lookupOrNull(w);
+          operand.set(half ? half : castTo(b, p.getLoc(), w, v.getType()));
+        }
+        b.setInsertionPointAfter(p);
+        mlir::Value w = castTo(b, p.getLoc(), p.getResult(), withElement(p.getType(), f32));
+        widened.map(p.getResult(), w);
+        exact.map(w, p.getResult());
+        continue;
+      }
       llvm::SmallVector<mlir::Value> operands;
       for (mlir::Value v : p.getOperands())
         operands.push_back(wide(v));
@@ -112,9 +140,14 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
         }
         out.set(rounded);
       }
-    // The half originals nothing reads any more.
+    // The half originals nothing reads any more, and widened values nothing reads (a half
+    // result returned as it is).
     for (PrimOp p : llvm::reverse(prims))
       if (p->use_empty() && widened.contains(p.getResult()))
+        p->erase();
+    llvm::SmallVector<PrimOp> all(body.getOps<PrimOp>());
+    for (PrimOp p : llvm::reverse(all))
+      if (p->use_empty() && exact.contains(p.getResult()))
         p->erase();
   }
 };

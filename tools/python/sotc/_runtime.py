@@ -8,9 +8,11 @@ Parameters bind as the traced function's did (positionally, then by name); tenso
 arrays, CPU tensors of any framework that speaks DLPack or the array protocol, or (for a
 CUDA artifact) CUDA tensors that speak __cuda_array_interface__ or DLPack (torch, cupy,
 paddle, jax), passed without copies; other values are compared with what was traced.
-Results come back in the function's own return structure (tuples, lists, dicts, constants):
-numpy arrays, or for CUDA inputs tensors of the same framework on the same device (torch and
-cupy; numpy otherwise), owned by the caller. `out=` takes buffers for the result's tensors in
+Results come back in the function's own return structure (tuples, lists, dicts, constants),
+as tensors of the caller's: for torch or paddle CPU inputs, that framework's tensors (torch's
+sharing the result's memory); for CUDA inputs, tensors of the same framework on the same
+device (torch and cupy; numpy otherwise); numpy arrays for numpy arrays; always owned by the
+caller. float16 is numpy's, bfloat16 ml_dtypes' (or torch's, paddle's). `out=` takes buffers for the result's tensors in
 the manifest's order, so that a loop of calls allocates nothing. A call whose inputs do not
 match what was compiled raises GuardError with the runtime's explanation, or, with
 `fallback=fn`, runs `fn` instead and logs why. Guards on the function's globals (a module
@@ -403,11 +405,14 @@ class Compiled:
         values = (_Value * max(len(self._inputs), 1))()
         keep = []  # what the values point into, alive until the run returns
         cuda_input = None  # the first CUDA tensor: results come back in its framework
+        host_input = None  # else the first torch or paddle CPU tensor: the same
         for i, name in enumerate(self._inputs):
             value = bound[name]
             if self._specs[name]["kind"] == "tensor" or _is_tensor(value):
-                if _describe(value, values[i], keep, name) and cuda_input is None:
-                    cuda_input = value
+                if _describe(value, values[i], keep, name):
+                    cuda_input = value if cuda_input is None else cuda_input
+                elif host_input is None and _framework_of_tensor(value) in ("torch", "paddle"):
+                    host_input = value
             else:
                 text = repr(value).encode()
                 keep.append(text)
@@ -441,11 +446,15 @@ class Compiled:
         result = end.get("result")
         if result is None:
             return None
-        if out is not None:
+        if fresh:
+            tensors = {name: _as_tensor_of(array, dtype, host_input)
+                       for name, array, (dtype, _) in zip(_result_names(end), buffers, self._fresh)}
+        elif out is not None:
             tensors = dict(zip(_result_names(end), buffers))
         else:
-            tensors = {outputs[i].name.decode(): self._take(handle, outputs[i], cuda_input)
-                        for i in range(count.value)}
+            tensors = {outputs[i].name.decode(): self._take(handle, outputs[i], cuda_input,
+                                                            host_input)
+                       for i in range(count.value)}
         self._apply_side_effects(end.get("side_effects", []), tensors, bound)
         return _rebuild(result, tensors, self._host_results)
 
@@ -503,11 +512,12 @@ class Compiled:
                 break  # later guards may read through this one
         return stale
 
-    def _take(self, handle, v, like):
-        """A result the caller owns: a numpy copy, or a device copy in the framework of the
-        CUDA tensor `like` (torch, cupy)."""
+    def _take(self, handle, v, like, host_like):
+        """A result the caller owns: a device copy in the framework of the CUDA input `like`
+        (torch, cupy), else a host copy as the host input `host_like` is (numpy, torch,
+        paddle; the emulator's device results too)."""
         if v.device != _CUDA:
-            return _array(v)
+            return _as_tensor_of(_array(v), _DTYPES[v.dtype], host_like)
         shape, dtype = tuple(v.shape[d] for d in range(v.rank)), _numpy_dtype(v.dtype)
         target, where = None, _CPU
         module = type(like).__module__.split(".")[0] if like is not None else ""
@@ -528,7 +538,7 @@ class Compiled:
         if target.size and self._lib.sotc_copy_out(handle, ctypes.byref(v), pointer, where,
                                                    ctypes.byref(error)):
             _raise(error)
-        return target
+        return target if where == _CUDA else _as_tensor_of(target, _DTYPES[v.dtype], host_like)
 
 
 _CPU, _CUDA = 0, 1  # sotc_device
@@ -592,6 +602,28 @@ def _to_numpy(value, framework):
     if isinstance(value, dict):
         return {k: _to_numpy(v, framework) for k, v in value.items()}
     return value
+
+
+def _framework_of_tensor(value):
+    return type(value).__module__.split(".")[0]
+
+
+def _as_tensor_of(array, dtype, like):
+    """The CPU result `array` (of sotc's `dtype`) as a tensor of the framework the caller's
+    input `like` belongs to: torch's shares the array's memory, paddle's is a copy; numpy
+    arrays stay."""
+    framework = _framework_of_tensor(like) if like is not None else ""
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        if dtype == "bfloat16":  # numpy has no bfloat16: torch views its bits
+            return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(array)
+    if framework == "paddle":
+        paddle = sys.modules["paddle"]
+        if dtype == "bfloat16":  # paddle's bfloat16 numpy form is its bits, uint16
+            return paddle.to_tensor(array.view(np.uint16), dtype="bfloat16")
+        return paddle.to_tensor(array)
+    return array
 
 
 def _is_tensor(value):
