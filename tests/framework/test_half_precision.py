@@ -36,8 +36,19 @@ def mlp(x, w, b):
     return F.gelu(x @ w + b).sum(-1)
 
 
+def linear_relu(x, w, b):
+    return torch.relu(F.linear(x, w, b))
+
+
+def linear_gelu_tanh(x, w, b):
+    return F.gelu(x @ w + b, approximate="tanh")
+
+
+# On CUDA the last two are one cuBLASLt call in half (bias and activation its epilogue).
 CASES = {
     "softmax": (softmax_scaled, [(8, 16)]),
+    "linear_relu": (linear_relu, [(8, 32), (16, 32), (16,)]),
+    "linear_gelu_tanh": (linear_gelu_tanh, [(8, 32), (32, 16), (16,)]),
     "layer_norm": (layer_norm, [(4, 32), (32,), (32,)]),
     "mlp": (mlp, [(6, 24), (24, 12), (12,)]),
 }

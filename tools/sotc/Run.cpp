@@ -6,6 +6,7 @@
 #include "compiler/support/OutputFile.h"
 #include "sotc/runtime.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
 
@@ -176,9 +177,26 @@ std::string npzBytes(const std::vector<std::pair<std::string, std::string>> &mem
   return archive;
 }
 
+/// IEEE half and bfloat16 by their bits.
+const llvm::fltSemantics &halfSemantics(int dtype) {
+  return dtype == SOTC_BFLOAT16 ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf();
+}
+
+uint16_t halfBits(float f, int dtype) {
+  llvm::APFloat a(f);
+  bool lost;
+  a.convert(halfSemantics(dtype), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return static_cast<uint16_t>(a.bitcastToAPInt().getZExtValue());
+}
+
 double element(const sotc_value &v, size_t i) {
   const char *p = static_cast<const char *>(v.data) + i * sotc_dtype_size(v.dtype);
   switch (v.dtype) {
+  case SOTC_FLOAT16:
+  case SOTC_BFLOAT16:
+    return llvm::APFloat(halfSemantics(v.dtype),
+                         llvm::APInt(16, *reinterpret_cast<const uint16_t *>(p)))
+        .convertToDouble();
   case SOTC_FLOAT32:
     return *reinterpret_cast<const float *>(p);
   case SOTC_FLOAT64:
@@ -302,8 +320,11 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
           reinterpret_cast<int32_t *>(storage[i].data())[e] = small(rng);
         else if (spec.dtype == SOTC_BOOL)
           reinterpret_cast<uint8_t *>(storage[i].data())[e] = small(rng) % 2;
+        else if (spec.dtype == SOTC_FLOAT16 || spec.dtype == SOTC_BFLOAT16)
+          reinterpret_cast<uint16_t *>(storage[i].data())[e] = halfBits(normal(rng), spec.dtype);
         else
-          badInput(name + "=random: float32, float64, int64, int32 and bool tensors are drawn");
+          badInput(name + "=random: float32, float64, float16, bfloat16, int64, int32 and bool "
+                          "tensors are drawn");
       }
       values[i].data = storage[i].data();
     } else {

@@ -129,27 +129,59 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
   mlir::Value result = body.getTerminator()->getOperand(0);
   if (result.getType() != arg.getType())
     return std::nullopt;
-  // The bias: a row of n elements, broadcast over the result's rows.
   EpilogueMatcher m;
+  // A half GEMM's epilogue computes in float32 (sotc-sir-widen-half): the product widened,
+  // the result rounded back, which the library's float32 epilogue does as well.
+  auto cast = [](mlir::Value v) {
+    auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+    return op && primOf(op) == ops::Prim::Cast ? op : sir::PrimOp();
+  };
+  mlir::Type element = mlir::cast<mlir::RankedTensorType>(arg.getType()).getElementType();
+  bool half = element.isF16() || element.isBF16();
+  sir::PrimOp rounding = half ? cast(result) : sir::PrimOp();
+  if (rounding)
+    result = rounding->getOperand(0);
+  auto product = [&](mlir::Value v) {
+    if (!half)
+      return v == mlir::Value(arg);
+    sir::PrimOp widening = cast(v);
+    if (!widening || widening->getOperand(0) != arg)
+      return false;
+    m.use(widening);
+    return true;
+  };
+  // The bias: a row of n elements, broadcast over the result's rows (in half, widened before
+  // or after the broadcast).
   mlir::BlockArgument row;
   auto biasRow = [&](mlir::Value v) {
+    sir::PrimOp widening = half ? cast(v) : sir::PrimOp();
+    if (widening)
+      v = widening->getOperand(0);
     auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
-    auto arg = op && primOf(op) == ops::Prim::BroadcastTo
-                   ? mlir::dyn_cast<mlir::BlockArgument>(op->getOperand(0))
-                   : mlir::BlockArgument();
-    if (!arg)
+    mlir::Value source = op && primOf(op) == ops::Prim::BroadcastTo ? op->getOperand(0) : nullptr;
+    if (sir::PrimOp inner = half && !widening && source ? cast(source) : sir::PrimOp()) {
+      widening = inner;
+      source = inner->getOperand(0);
+    }
+    // In half, the library reads the bias in the product's type.
+    auto bias = mlir::dyn_cast_or_null<mlir::BlockArgument>(source);
+    if (!bias ||
+        (half && (!widening ||
+                  mlir::cast<mlir::RankedTensorType>(bias.getType()).getElementType() != element)))
       return false;
-    std::vector<int64_t> r = shapeOf(arg), out = shapeOf(v);
+    std::vector<int64_t> r = shapeOf(bias), out = shapeOf(v);
     bool isRow = !r.empty() && r.size() <= out.size() && r.back() == n && out.back() == n;
     for (size_t d = 0; d + 1 < r.size(); ++d)
       isRow &= r[d] == 1;
     if (!isRow)
       return false;
-    row = arg;
+    row = bias;
     m.use(op);
+    if (widening)
+      m.use(widening);
     return true;
   };
-  auto withBias = m.add(EpilogueMatcher::is(arg), biasRow);
+  auto withBias = m.add(product, biasRow);
   size_t prims = std::distance(body.without_terminator().begin(), body.without_terminator().end());
   auto name = [&](mlir::Value v) {
     auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
@@ -177,20 +209,22 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
       if (activation == "none" && !bias)
         continue; // nothing to fold
       m.reset();
+      if (rounding)
+        m.use(rounding);
       row = mlir::BlockArgument();
       // A shared h: the same value wherever the activation reads it.
       mlir::Value h;
       EpilogueMatcher::Pattern hp = [&](mlir::Value v) {
         if (h)
           return v == h;
-        if (!(bias ? withBias(v) : v == mlir::Value(arg)))
+        if (!(bias ? withBias(v) : product(v)))
           return false;
         h = v;
         return true;
       };
       if (form(hp)(result) && m.usedCount() == prims)
         return Epilogue{bias ? consumer.getInputs()[row.getArgNumber()] : mlir::Value(), activation,
-                        name(result)};
+                        name(body.getTerminator()->getOperand(0))};
     }
   return std::nullopt;
 }

@@ -296,7 +296,12 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
       if (auto n = op.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "mapexpr.name"))
         name = n.str();
     auto type = cast<RankedTensorType>(v.getType());
-    k.tensors.push_back({name, {type.getShape().begin(), type.getShape().end()}});
+    Type element = type.getElementType();
+    auto complex = dyn_cast<ComplexType>(element);
+    int64_t bits = complex ? 2 * complex.getElementType().getIntOrFloatBitWidth()
+                           : element.getIntOrFloatBitWidth();
+    k.tensors.push_back(
+        {name, {type.getShape().begin(), type.getShape().end()}, std::max<int64_t>(bits / 8, 1)});
     if (values)
       values->push_back(v);
     return ids[v.getAsOpaquePointer()] = static_cast<int>(k.tensors.size()) - 1;

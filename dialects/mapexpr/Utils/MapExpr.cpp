@@ -70,13 +70,15 @@ std::string Kernel::str(bool indexDetail) const {
   return s.str();
 }
 
-Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target) {
+Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
+                                      int64_t vector) {
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const sched::ScheduleDim &d) { return d.reduced; });
   return catchCodedError([&] {
     if (target == Target::Cpu)
       return sched::cpuSchedule(dims);
-    return reduction ? sched::gpuReductionSchedule(dims) : sched::gpuInjectiveSchedule(dims);
+    return reduction ? sched::gpuReductionSchedule(dims)
+                     : sched::gpuInjectiveSchedule(dims, vector);
   });
 }
 
@@ -233,8 +235,12 @@ std::optional<KernelRows> kernelRows(const Kernel &k) {
 Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
   std::optional<KernelRows> kr = kernelRows(k);
   if (!kr) { // injective: one statement on its own policy
+    int64_t widest = 1; // the widest element the kernel loads or stores
+    for (const std::vector<int> *buffers : {&k.inputs, &k.outputs})
+      for (int t : *buffers)
+        widest = std::max(widest, k.tensors[t].elementBytes);
     for (AnchoredMapStmt &a : k.stmts) {
-      Expected<sched::Schedule> s = scheduleFor(a.dims, target);
+      Expected<sched::Schedule> s = scheduleFor(a.dims, target, sched::gpuVectorElements(widest));
       if (!s)
         return s.error();
       a.schedule = *s;

@@ -26,6 +26,7 @@ namespace sotc::mapexpr {
 struct Tensor {
   std::string name; // printed as t_<name>
   std::vector<int64_t> shape;
+  int64_t elementBytes = 4; // the width of one element in memory (vector widths follow it)
 };
 
 /// One primitive (or half of a reduction) writing `outs` from `ins` (tensor ids).
@@ -85,7 +86,9 @@ enum class Target { Gpu, Cpu };
 
 /// The mesh and loops the target's policy chooses for `dims`: GPU injective or reduction,
 /// or the CPU parallel + vector loops (E4001 when the dims do not fit the policy).
-Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target);
+/// `vector`: the elements a GPU thread moves at once (sched::gpuVectorElements).
+Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
+                                      int64_t vector = 4);
 
 /// The rows a kernel with a reduction runs on: per AnchoredMapStmt, the anchor iterators that
 /// count rows (in row order), and how many rows; no iterators and one row when its statements

@@ -234,7 +234,11 @@ std::vector<LoopDescriptor> loopDescriptors(const ScheduleMesh &mesh,
   return loops;
 }
 
-Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims) {
+int64_t gpuVectorElements(int64_t widestBytes) {
+  return std::clamp<int64_t>(16 / std::max<int64_t>(widestBytes, 1), 4, 8);
+}
+
+Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims, int64_t vector) {
   ScheduleMesh base(dims);
   for (const ScheduleDim &d : dims)
     if (d.reduced)
@@ -243,9 +247,9 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims) {
   int64_t threads = n <= 1024 ? std::max<int64_t>(roundUp(n, 32), 32) : 256;
   ScheduleMesh flat = base.reshape({n}).roundUpPadding({threads});
   int64_t padded = flat.outputNumElements();
-  // Vectorize by 4 when every block's share splits evenly into 4-wide vectors.
-  if (n > 1024 && padded % (threads * 4) == 0) {
-    ScheduleMesh m = flat.reshape({-1, threads, 4});
+  // Vectorize when every block's share splits evenly into `vector`-wide vectors.
+  if (n > 1024 && padded % (threads * vector) == 0) {
+    ScheduleMesh m = flat.reshape({-1, threads, vector});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Vectorize})};
   }
   ScheduleMesh m = flat.reshape({-1, threads});

@@ -108,10 +108,13 @@ struct Schedule {
 };
 
 /// GPU policy for an all-injective space: flatten, pad to a multiple of the block size,
-/// reshape to [-1, T] -> blockIdx.x x threadIdx.x (+ Vectorize 4 when every thread's share
-/// divides evenly). T follows the problem: up to 1024 elements take one block of the
+/// reshape to [-1, T] -> blockIdx.x x threadIdx.x (+ Vectorize `vector` when every thread's
+/// share divides evenly). T follows the problem: up to 1024 elements take one block of the
 /// element count rounded up to a warp; larger problems use 256 threads per block.
-Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims);
+Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims, int64_t vector = 4);
+/// The elements one GPU thread moves at once when the widest element a kernel loads or stores
+/// is `widestBytes`: 128 bits of it (8 halves), at least 4 (two 128-bit accesses of float64).
+int64_t gpuVectorElements(int64_t widestBytes);
 /// A space split into rows: `perm` lists the injective dims (in order), then the reduced
 /// ones; `rows` and `reduce` are their element counts.
 struct RowSplit {

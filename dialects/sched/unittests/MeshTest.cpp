@@ -108,6 +108,19 @@ TEST_CASE("the injective GPU policy sizes blocks by the problem", "[sched][polic
   CHECK_THROWS_AS(gpuInjectiveSchedule({ScheduleDim::reducedDim(4)}), MeshError);
 }
 
+TEST_CASE("GPU threads move 128 bits of the widest element at once", "[sched][policy]") {
+  CHECK(gpuVectorElements(2) == 8); // float16, bfloat16: 8 halves, one 128-bit access
+  CHECK(gpuVectorElements(1) == 8);
+  CHECK(gpuVectorElements(4) == 4);
+  CHECK(gpuVectorElements(8) == 4); // float64: two accesses
+  // 64 x 128 halves: 256 threads per block, 8 halves each.
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)}, 8)) ==
+        "blockIdx.x=0..4, threadIdx.x=0..256, v0=0..8");
+  // 3072 splits into 256 x 4 but not 256 x 8: no vectors.
+  CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(3000)}, 8)) ==
+        "blockIdx.x=0..12, threadIdx.x=0..256");
+}
+
 TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threads",
           "[sched][policy]") {
   // softmax over [32, 128], reducing the last axis.
