@@ -220,6 +220,27 @@ const char *kUnpack = R"(
 }
 )";
 
+// Packed conversions (NVPTX rounds two floats to halves at once): the first source in the
+// upper half, the second in the lower; the destination may be a source.
+const char *kPackedCvt = R"(
+.visible .entry packed(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .f32 %f<3>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.f32 %f1, 0f3F800000;
+  mov.f32 %f2, 0fC0000000;
+  cvt.rn.f16x2.f32 %r1, %f1, %f2;
+  cvt.rn.bf16x2.f32 %r2, %f1, %f2;
+  mov.b32 %r3, %f2;
+  cvt.rn.f16x2.f32 %r3, %f1, %r3;
+  st.global.v2.b32 [%rd1], {%r1, %r2};
+  st.global.b32 [%rd1+8], %r3;
+  ret;
+}
+)";
+
 std::string ptx(const std::string &body) { return kHeader + body; }
 
 std::string replaced(std::string text, const std::string &what, const std::string &with) {
@@ -339,6 +360,17 @@ TEST_CASE("a vector mov unpacks a register into scoped registers and packs, low 
   CHECK(y[1] == 0x54442D18u); // and its low word
   CHECK(y[2] == 0x400921FBu); // packed back with the words swapped: the high word low
   CHECK(y[3] == 0x54442D18u);
+}
+
+TEST_CASE("packed conversions to f16x2 and bf16x2 put the first source high", "[emulator]") {
+  Module m(ptx(kPackedCvt));
+  Buffer out(3 * 4);
+  CUdeviceptr o = out.p;
+  REQUIRE(launch(m.get("packed"), 1, 1, {&o}) == 0);
+  std::vector<uint32_t> y = out.get<uint32_t>();
+  CHECK(y[0] == 0x3c00c000u); // 1.0 and -2.0 in half
+  CHECK(y[1] == 0x3f80c000u); // in bfloat16
+  CHECK(y[2] == 0x3c00c000u); // the destination was the second source
 }
 
 TEST_CASE("half and bfloat16 round to nearest even, overflow to infinity, keep subnormals",

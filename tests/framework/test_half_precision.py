@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
 
 from test_programs_vs_framework import DEVICES, sotc_bin  # noqa: E402,F401
 
@@ -202,3 +203,50 @@ def test_results_come_back_as_the_inputs_kinds(tmp_path, sotc_bin):  # noqa: F81
     half_result = h(x.half().numpy())
     assert isinstance(half_result, np.ndarray) and half_result.dtype == np.float16
     assert f_half(x.half()).dtype == torch.float16
+
+
+# The testdata programs that make sense in half precision, traced with float16 and bfloat16
+# inputs instead of their float32 ones (paddle programs: called with numpy float16 and
+# ml_dtypes bfloat16 arrays).
+HALF_PROGRAMS = ["21_exp_minus_x", "22_relu_sin", "23_softmax", "24_layer_norm", "25_rms_norm",
+                 "26_gelu_mlp", "27_swiglu", "37_column_and_row_sums"]
+
+
+@pytest.mark.parametrize("half", sorted(HALVES))
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", HALF_PROGRAMS)
+def test_testdata_program_in_half(name, device, half, tmp_path, sotc_bin):  # noqa: F811
+    """Against the framework in float32 on the same rounded inputs. The bound: one rounding
+    of each result (rtol), plus four roundings of the result's largest magnitude (atol) for
+    what a reduction or a GEMM cancels; on CUDA a GEMM stores its product in half, as the
+    frameworks' half GEMMs do."""
+    from make_traces import header  # noqa: E402
+    from sotc.__main__ import _parse_inputs  # noqa: E402
+    from test_programs_vs_framework import PROGRAMS, import_program, to_framework, to_numpy
+
+    dtype, rounding = HALVES[half]
+    func, specs = header(os.path.join(PROGRAMS, name + ".py"))
+    specs = [s.replace("float32", half) for s in specs]
+    module = import_program(name)
+    trace = tmp_path / "t.pb"
+    sotc.trace(getattr(module, func), sotc_root=ROOT, **_parse_inputs(specs)).save(str(trace))
+    artifact = tmp_path / ("k.so" if device == "cpu" else "k.fatbin")
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target",
+                        "cpu" if device == "cpu" else "cuda", "-o", str(artifact)],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rng = np.random.default_rng(11)
+    shapes = [tuple(int(d) for d in s.split("[")[1].rstrip("]").split(",")) for s in specs]
+    arrays = [torch.from_numpy(rng.standard_normal(shape).astype(np.float32) * 0.5).to(dtype)
+              for shape in shapes]
+    given = [a.numpy() if half == "float16" else
+             a.view(torch.int16).numpy().view(_bfloat16()) for a in arrays]
+    got = sotc.load(artifact, device=device)(*given)
+    expected = to_numpy(getattr(module, func)(*[to_framework(module, a.float().numpy())
+                                                 for a in arrays]))
+    for g, e in zip(got if isinstance(got, tuple) else [got],
+                    expected if isinstance(expected, tuple) else [expected]):
+        assert g.dtype == given[0].dtype
+        scale = float(np.abs(e).max())
+        np.testing.assert_allclose(g.astype(np.float32), e, rtol=rounding,
+                                   atol=4 * rounding * scale)

@@ -1060,7 +1060,15 @@ private:
       forLanes(m, [&](int l) { d[l] = c[l] ? a[l] : b[l]; });
       break;
     case Op::Cvt:
-      convert(in, m, d, a);
+      if (in.packed) { // a's half in the upper 16 bits, b's in the lower (b read before d is
+                       // written)
+        uint64_t low[32];
+        convert(in, m, low, b);
+        convert(in, m, d, a);
+        forLanes(m, [&](int l) { d[l] = (d[l] & 0xffff) << 16 | (low[l] & 0xffff); });
+      } else {
+        convert(in, m, d, a);
+      }
       break;
     case Op::Ld:
       load(in, m, w, wi, pc);

@@ -422,6 +422,8 @@ private:
       const std::string &m = parts[i];
       if (auto t = typeNames().find(m); t != typeNames().end())
         types.push_back(t->second);
+      else if ((m == "f16x2" || m == "bf16x2") && base == "cvt" && types.empty())
+        types.push_back(m == "f16x2" ? Type::F16 : Type::BF16), in.packed = true;
       else if (m == "f16x2" || m == "bf16x2")
         fail(line, "packed half-precision instructions are not supported: " + opcode);
       else if (m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rni" || m == "rzi" ||
@@ -632,10 +634,12 @@ private:
     } else if (base == "testp") {
       simple(Op::Testp, 2);
     } else if (base == "cvt") {
-      need(2);
+      need(in.packed ? 3 : 2);
       in.op = Op::Cvt;
       dsts(1);
       in.src[in.numSrc++] = source(ops[1], in.srcType, line);
+      if (in.packed) // cvt.rn.f16x2.f32 d, a, b: a's half in the upper 16 bits, b's in the lower
+        in.src[in.numSrc++] = source(ops[2], in.srcType, line);
     } else if (base == "cvta") {
       if (bitsOf(t) != 64)
         fail(line, "32-bit state-space addresses are not supported: " + opcode);

@@ -95,6 +95,7 @@ struct Instr {
   uint8_t vec = 1;      // ld/st: elements per access
   bool ftz = false, sat = false, nanPropagating = false, hi = false, wrapShift = false;
   bool negateGuard = false;
+  bool packed = false;  // cvt to .f16x2/.bf16x2: two sources, packed into one 32-bit register
   int32_t guard = -1;   // the predicate register that guards it, or -1
   uint8_t numDst = 0, numSrc = 0;
   std::array<uint32_t, 4> dst{};
