@@ -250,3 +250,32 @@ def test_testdata_program_in_half(name, device, half, tmp_path, sotc_bin):  # no
         scale = float(np.abs(e).max())
         np.testing.assert_allclose(g.astype(np.float32), e, rtol=rounding,
                                    atol=4 * rounding * scale)
+
+
+# The testdata torch models converted with model.half() / model.to(torch.bfloat16): their
+# weights go into the safetensors file in half.
+HALF_MODELS = ["mlp_torch", "cnn_torch", "transformer_torch"]
+
+
+@pytest.mark.parametrize("half", sorted(HALVES))
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", HALF_MODELS)
+def test_half_model(name, device, half, tmp_path, sotc_bin, monkeypatch):  # noqa: F811
+    """Against the same model in float32 with the same (rounded) weights, on the same
+    rounded input; bound as for the programs (four roundings of the largest magnitude)."""
+    import make_model_traces
+
+    monkeypatch.chdir(ROOT)  # model files are found (and recorded) relative to the root
+    from sotc._specs import parse_input
+
+    dtype, rounding = HALVES[half]
+    _, specs = make_model_traces.header(name)
+    model = make_model_traces.make_model(name).to(dtype)
+    shape = tuple(d.size for d in parse_input(specs[0].split("=", 1)[1]).dims)
+    x = _randn(*shape, seed=12).to(dtype)
+    got = _compiled(model, [x], device, tmp_path, sotc_bin)(x)
+    assert got.dtype == dtype
+    with torch.no_grad():
+        expected = model.float()(x.float())
+    scale = float(expected.abs().max())
+    np.testing.assert_allclose(got.float(), expected, rtol=rounding, atol=4 * rounding * scale)

@@ -7,6 +7,7 @@ function reachable from it, the globals those functions read, and the example in
 import builtins
 import dis
 import inspect
+import json
 import os
 import re
 import sys
@@ -87,13 +88,33 @@ def _write_atomically(path, data):
         raise TraceError(f"cannot write '{path}': {exc.strerror or exc}") from exc
 
 
+class _BFloat16Bits:
+    """A bfloat16 weight as its bits (numpy has no bfloat16; safetensors.numpy neither)."""
+
+    def __init__(self, bits):
+        self.bits = bits
+        self.shape, self.dtype = bits.shape, "bfloat16"
+
+
 def _safetensors_bytes(weights):
     try:
         from safetensors.numpy import save
     except ImportError as exc:
         raise TraceError("saving a model's weights needs the safetensors package "
                          "(pip install safetensors)") from exc
-    return save(dict(sorted(weights.items())))
+    bfloat16 = [k for k, v in weights.items() if isinstance(v, _BFloat16Bits)]
+    data = save({k: v.bits if isinstance(v, _BFloat16Bits) else v
+                 for k, v in sorted(weights.items())})
+    if not bfloat16:
+        return data
+    # Saved as their bits (U16): the header says BF16, padded to 8 bytes as safetensors pads.
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + size])
+    for k in bfloat16:
+        header[k]["dtype"] = "BF16"
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + data[8 + size:]
 
 
 def _is_model_code(module):
@@ -181,6 +202,11 @@ def _weight_array(tensor, name):
     for step in ("detach", "cpu"):
         if hasattr(t, step):
             t = getattr(t, step)()
+    if str(getattr(t, "dtype", "")).endswith("bfloat16"):  # torch, paddle, ml_dtypes: the bits
+        if type(t).__module__.split(".")[0] == "torch":
+            t = t.view(sys.modules["torch"].int16)
+        bits = t.numpy() if hasattr(t, "numpy") else np.asarray(t)
+        return _BFloat16Bits(np.require(bits.view(np.uint16), requirements="C"))
     try:
         array = t.numpy() if hasattr(t, "numpy") else np.asarray(t)
     except (TypeError, RuntimeError) as exc:
