@@ -239,6 +239,34 @@ def test_a_models_weights_are_saved_with_its_trace_or_not_at_all(tmp_path):
     assert (load_file(tmp_path / "ok.safetensors")["fc.weight"] == traced.weights["fc.weight"]).all()
 
 
+def test_bfloat16_weights_are_saved_as_bf16(tmp_path):
+    """numpy (and safetensors.numpy) have no bfloat16: the bits are written under a BF16
+    header, which the runtime checks against the manifest's dtype."""
+    pytest.importorskip("safetensors")
+    import json
+
+    from sotc._tracer import _weight_array
+    bits = np.array([0x3F80, 0xC040, 0x0000], np.uint16)  # 1.0, -3.0, 0.0
+
+    class Bf16:  # what a framework's bfloat16 tensor looks like to the tracer
+        dtype = "paddle.bfloat16"
+
+        def numpy(self):
+            return bits
+
+    traced = sotc.trace(helper, "f32[2]")
+    traced.weights = {"a": np.ones(2, np.float32), "b": _weight_array(Bf16(), "b")}
+    traced.save(tmp_path / "m.pb")
+    data = (tmp_path / "m.safetensors").read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    assert size % 8 == 0
+    header = json.loads(data[8:8 + size])
+    assert header["b"]["dtype"] == "BF16" and header["b"]["shape"] == [3]
+    assert header["a"]["dtype"] == "F32"
+    start, end = header["b"]["data_offsets"]
+    assert np.frombuffer(data[8 + size + start:8 + size + end], np.uint16).tolist() == bits.tolist()
+
+
 PROGRAM = textwrap.dedent("""\
     import paddle
     import paddle.nn.functional as F
