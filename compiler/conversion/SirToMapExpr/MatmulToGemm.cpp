@@ -95,10 +95,6 @@ public:
       return true;
     };
   }
-  /// Exactly the value `x`.
-  static Pattern is(mlir::Value x) {
-    return [=](mlir::Value v) { return v == x; };
-  }
 
   void use(mlir::Operation *op) { used_.push_back(op); }
   /// How many different primitives the match used.

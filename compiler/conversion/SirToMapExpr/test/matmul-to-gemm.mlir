@@ -151,3 +151,53 @@ sir.subgraph @matvec(%x: tensor<4x3xf32>, %v: tensor<3xf32>, %b: tensor<1xf32>) 
   }
   sir.output %1 : tensor<4xf32>
 }
+
+// -----
+
+// A half GEMM's consumer computes in float32 (sotc-sir-widen-half): it widens the product and
+// the bias row and rounds the result. cuBLASLt's epilogue does the same in one call: bias and
+// relu fold, the bias read in half. A bias in float32 stays in the consumer.
+// CUDA-LABEL:  sir.subgraph @half_linear_relu
+// CUDA-NEXT:     %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) {activation = "relu", names = ["y"]} : (tensor<8x16xf16>, tensor<16x32xf16>, tensor<32xf16>) -> tensor<8x32xf16>
+// CUDA-NEXT:     sir.output %[[G]]
+sir.subgraph @half_linear_relu(%x: tensor<8x16xf16>, %w: tensor<16x32xf16>, %b: tensor<32xf16>) -> tensor<8x32xf16> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<8x16xf16>, tensor<16x32xf16>) -> tensor<8x32xf16> {
+  ^bb0(%a: tensor<8x16xf16>, %c: tensor<16x32xf16>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = false} : (tensor<8x16xf16>, tensor<16x32xf16>) -> tensor<8x32xf16>
+    sir.yield %m : tensor<8x32xf16>
+  }
+  %1 = sir.group "cast_1_broadcast_to_2_add_3_max_4_cast_5" "injective"(%b, %0) : (tensor<32xf16>, tensor<8x32xf16>) -> tensor<8x32xf16> {
+  ^bb0(%r: tensor<32xf16>, %m: tensor<8x32xf16>):
+    %rw = sir.prim cast(%r) : (tensor<32xf16>) -> tensor<32xf32>
+    %mw = sir.prim cast(%m) : (tensor<8x32xf16>) -> tensor<8x32xf32>
+    %z = sir.prim fill_constant() {shape = array<i64: 8, 32>, value = 0.0 : f64} : () -> tensor<8x32xf32>
+    %e = sir.prim broadcast_to(%rw) {shape = array<i64: 8, 32>} : (tensor<32xf32>) -> tensor<8x32xf32>
+    %s = sir.prim add(%mw, %e) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    %y = sir.prim max(%s, %z) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    %h = sir.prim cast(%y) {name = "y"} : (tensor<8x32xf32>) -> tensor<8x32xf16>
+    sir.yield %h : tensor<8x32xf16>
+  }
+  sir.output %1 : tensor<8x32xf16>
+}
+
+// -----
+
+// CUDA-LABEL:  sir.subgraph @half_float_bias
+// CUDA:          mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mm"]}
+// CUDA:          sir.group "cast_1_broadcast_to_2_add_3_cast_4"
+sir.subgraph @half_float_bias(%x: tensor<8x16xf16>, %w: tensor<16x32xf16>, %b: tensor<32xf32>) -> tensor<8x32xf16> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<8x16xf16>, tensor<16x32xf16>) -> tensor<8x32xf16> {
+  ^bb0(%a: tensor<8x16xf16>, %c: tensor<16x32xf16>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = false} : (tensor<8x16xf16>, tensor<16x32xf16>) -> tensor<8x32xf16>
+    sir.yield %m : tensor<8x32xf16>
+  }
+  %1 = sir.group "cast_1_broadcast_to_2_add_3_cast_4" "injective"(%b, %0) : (tensor<32xf32>, tensor<8x32xf16>) -> tensor<8x32xf16> {
+  ^bb0(%r: tensor<32xf32>, %m: tensor<8x32xf16>):
+    %mw = sir.prim cast(%m) : (tensor<8x32xf16>) -> tensor<8x32xf32>
+    %e = sir.prim broadcast_to(%r) {shape = array<i64: 8, 32>} : (tensor<32xf32>) -> tensor<8x32xf32>
+    %s = sir.prim add(%mw, %e) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    %h = sir.prim cast(%s) {name = "y"} : (tensor<8x32xf32>) -> tensor<8x32xf16>
+    sir.yield %h : tensor<8x32xf16>
+  }
+  sir.output %1 : tensor<8x32xf16>
+}
