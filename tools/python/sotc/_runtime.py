@@ -11,9 +11,9 @@ paddle, jax), passed without copies; other values are compared with what was tra
 Results come back in the function's own return structure (tuples, lists, dicts, constants),
 as tensors of the caller's: for torch or paddle CPU inputs, that framework's tensors (torch's
 sharing the result's memory); for CUDA inputs, tensors of the same framework on the same
-device (torch and cupy; numpy otherwise); numpy arrays for numpy arrays; always owned by the
-caller. float16 is numpy's, bfloat16 ml_dtypes' (or torch's, paddle's). `out=` takes buffers for the result's tensors in
-the manifest's order, so that a loop of calls allocates nothing. A call whose inputs do not
+device (torch and cupy; numpy otherwise); numpy arrays for numpy arrays (float16 numpy's,
+bfloat16 ml_dtypes'); always owned by the caller. `out=` takes buffers for the result's
+tensors in the manifest's order, so that a loop of calls allocates nothing. A call whose inputs do not
 match what was compiled raises GuardError with the runtime's explanation, or, with
 `fallback=fn`, runs `fn` instead and logs why. Guards on the function's globals (a module
 constant it read) are checked here in Python against `globals=` (default: the fallback's
@@ -520,7 +520,7 @@ class Compiled:
             return _as_tensor_of(_array(v), _DTYPES[v.dtype], host_like)
         shape, dtype = tuple(v.shape[d] for d in range(v.rank)), _numpy_dtype(v.dtype)
         target, where = None, _CPU
-        module = type(like).__module__.split(".")[0] if like is not None else ""
+        module = _framework_of_tensor(like) if like is not None else ""
         if module == "torch":
             import torch
             target = torch.empty(shape, dtype=getattr(torch, _DTYPES[v.dtype]),
