@@ -82,7 +82,8 @@ def _compiled(fn, inputs, device, tmp_path, sotc_bin):
     """`fn` traced on `inputs`, compiled for `device` and loaded (every artifact built is run)."""
     trace = tmp_path / "t.pb"
     sotc.trace(fn, *inputs).save(str(trace))
-    artifact = tmp_path / f"k{len(list(tmp_path.iterdir()))}.{'so' if device == 'cpu' else 'fatbin'}"
+    stem = f"k{len(list(tmp_path.iterdir()))}"  # one test may build several
+    artifact = tmp_path / (stem + (".so" if device == "cpu" else ".fatbin"))
     r = subprocess.run([sotc_bin, "compile", str(trace), "--target",
                         "cpu" if device == "cpu" else "cuda", "-o", str(artifact)],
                        cwd=ROOT, capture_output=True, text=True)

@@ -13,9 +13,9 @@ as tensors of the caller's: for torch or paddle CPU inputs, that framework's ten
 sharing the result's memory); for CUDA inputs, tensors of the same framework on the same
 device (torch and cupy; numpy otherwise); numpy arrays for numpy arrays (float16 numpy's,
 bfloat16 ml_dtypes'); always owned by the caller. `out=` takes buffers for the result's
-tensors in the manifest's order, so that a loop of calls allocates nothing. A call whose inputs do not
-match what was compiled raises GuardError with the runtime's explanation, or, with
-`fallback=fn`, runs `fn` instead and logs why. Guards on the function's globals (a module
+tensors in the manifest's order, so that a loop of calls allocates nothing. A call whose
+inputs do not match what was compiled raises GuardError with the runtime's explanation, or,
+with `fallback=fn`, runs `fn` instead and logs why. Guards on the function's globals (a module
 constant it read) are checked here in Python against `globals=` (default: the fallback's
 `__globals__`); without either they cannot be checked, and the call trusts them.
 
