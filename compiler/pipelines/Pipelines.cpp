@@ -90,8 +90,10 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirWidenHalf(widen));
     pm.addPass(sir::createSirHoistWeights());
   }
-  if (reaches(Phase::Fused))
+  if (reaches(Phase::Fused)) {
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFuse());
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirStoreHalf());
+  }
   if (reaches(Phase::MapExpr)) {
     ConvertMatmulToGemmOptions gemm;
     gemm.target = options.target == Target::Cpu ? "cpu" : "cuda";

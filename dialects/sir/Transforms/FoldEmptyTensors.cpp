@@ -11,6 +11,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirTypes.h"
 #include "dialects/sir/Transforms/Passes.h"
+#include "dialects/sir/Transforms/PrimGraphs.h"
 
 #include "compiler/ops/Primitives.h"
 #include "compiler/support/MlirDiagnostics.h"
@@ -61,11 +62,11 @@ double reductionIdentity(ops::Prim prim, ops::DType dtype) {
 void replaceWithFill(PrimOp like, double value) {
   mlir::OpBuilder b(like);
   auto type = mlir::cast<mlir::RankedTensorType>(like.getType());
-  auto fill = PrimOp::create(b, like.getLoc(), type, fromOpsPrim(ops::Prim::FillConstant),
-                             mlir::ValueRange(), b.getF64FloatAttr(value),
-                             b.getDenseI64ArrayAttr(type.getShape()), nullptr, nullptr, nullptr,
-                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr, like.getNameAttr());
+  PrimOp fill = createPrim(b, like.getLoc(), type, ops::Prim::FillConstant, {});
+  fill.setValueAttr(b.getF64FloatAttr(value));
+  fill.setShapeAttr(b.getDenseI64ArrayAttr(type.getShape()));
+  if (like.getNameAttr())
+    fill.setNameAttr(like.getNameAttr());
   like.replaceAllUsesWith(fill.getResult());
   like.erase();
 }

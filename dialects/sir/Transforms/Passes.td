@@ -59,6 +59,17 @@ def SirWidenHalf : Pass<"sotc-sir-widen-half", "::sotc::sir::SubgraphOp"> {
   ];
 }
 
+def SirStoreHalf : Pass<"sotc-sir-store-half", "::sotc::sir::SubgraphOp"> {
+  let summary = "Store half values in half between kernels";
+  let description = [{
+    Runs after sotc-sir-fuse. A group result that sotc-sir-widen-half computed in float32
+    for a half value (its `stored_as` attribute) and that only other, non-matmul groups
+    read is rounded to the half type where its group yields it and widened back where each
+    reader's body starts: kernels store and load half, compute in float32 (one rounding per
+    kernel, as the frameworks round every stored result). Matmul groups keep float32.
+  }];
+}
+
 def SirHoistWeights : Pass<"sotc-sir-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Move what depends on a model's weights alone into @prepare_weights";
   let description = [{

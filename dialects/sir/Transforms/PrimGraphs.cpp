@@ -67,10 +67,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
                      mlir::ValueRange operands) {
   using ops::Prim;
   using ops::PrimKind;
-  auto prim = PrimOp::create(b, loc, tensorType(b.getContext(), op.result), fromOpsPrim(op.prim),
-                             operands, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr, nullptr);
+  PrimOp prim = createPrim(b, loc, tensorType(b.getContext(), op.result), op.prim, operands);
   const ops::PrimAttrs &a = op.attrs;
   switch (ops::primKind(op.prim)) {
   case PrimKind::Source:
@@ -144,6 +141,17 @@ std::vector<mlir::Value> emitPrimGraph(mlir::OpBuilder &b, mlir::Location loc,
     values.push_back(emitPrim(b, loc, op, operands));
   }
   return values;
+}
+
+PrimOp createPrim(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, ops::Prim prim,
+                  mlir::ValueRange operands) {
+  return PrimOp::create(b, loc, type, fromOpsPrim(prim), operands, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr);
+}
+
+mlir::Value castPrim(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type type) {
+  return createPrim(b, loc, type, ops::Prim::Cast, v).getResult();
 }
 
 } // namespace sotc::sir

@@ -25,6 +25,17 @@ std::vector<mlir::Value> emitPrimGraph(mlir::OpBuilder &b, mlir::Location loc,
                                        const ops::PrimGraph &graph,
                                        llvm::ArrayRef<mlir::Value> inputs);
 
+/// A primitive with no attributes set (the caller sets those it reads).
+PrimOp createPrim(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, ops::Prim prim,
+                  mlir::ValueRange operands);
+
+/// A cast primitive of `v` to the tensor type `type`.
+mlir::Value castPrim(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type type);
+
+/// The attribute sotc-sir-widen-half puts on a float32 value computed for a half one: the half
+/// type it stands for (sotc-sir-store-half stores it in that type between kernels).
+inline constexpr llvm::StringLiteral kStoredAs = "stored_as";
+
 } // namespace sotc::sir
 
 #endif // SOTC_DIALECT_SIR_TRANSFORMS_PRIMGRAPHS_H

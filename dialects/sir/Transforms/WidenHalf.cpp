@@ -11,6 +11,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirTypes.h"
 #include "dialects/sir/Transforms/Passes.h"
+#include "dialects/sir/Transforms/PrimGraphs.h"
 
 #include "compiler/ops/Primitives.h"
 
@@ -31,14 +32,6 @@ bool isHalf(mlir::Type t) {
 
 mlir::RankedTensorType withElement(mlir::Type t, mlir::Type element) {
   return mlir::cast<mlir::RankedTensorType>(t).clone(element);
-}
-
-/// A cast primitive of `v` to `type`.
-mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type type) {
-  return PrimOp::create(b, loc, type, fromOpsPrim(ops::Prim::Cast), mlir::ValueRange{v}, nullptr,
-                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)
-      .getResult();
 }
 
 /// A matmul a GEMM library can run in half: half result, static shapes (planned ahead).
@@ -66,7 +59,7 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
         return w;
       // A half input (an argument): widened once, where the body starts.
       mlir::OpBuilder top = mlir::OpBuilder::atBlockBegin(&body);
-      mlir::Value w = castTo(top, v.getLoc(), v, withElement(v.getType(), f32));
+      mlir::Value w = castPrim(top, v.getLoc(), v, withElement(v.getType(), f32));
       widened.map(v, w);
       exact.map(w, v);
       return w;
@@ -88,10 +81,10 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
             continue;
           mlir::Value w = wide(v);
           mlir::Value half = exact.lookupOrNull(w);
-          operand.set(half ? half : castTo(b, p.getLoc(), w, v.getType()));
+          operand.set(half ? half : castPrim(b, p.getLoc(), w, v.getType()));
         }
         b.setInsertionPointAfter(p);
-        mlir::Value w = castTo(b, p.getLoc(), p.getResult(), withElement(p.getType(), f32));
+        mlir::Value w = castPrim(b, p.getLoc(), p.getResult(), withElement(p.getType(), f32));
         widened.map(p.getResult(), w);
         exact.map(w, p.getResult());
         continue;
@@ -102,8 +95,8 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
       if (toOpsPrim(p.getPrim()) == ops::Prim::Cast) {
         mlir::Value from = operands.front();
         if (halfResult) { // the program's rounding to half, kept; computed on in float32
-          mlir::Value rounded = castTo(b, p.getLoc(), from, p.getType());
-          mlir::Value w = castTo(b, p.getLoc(), rounded, withElement(p.getType(), f32));
+          mlir::Value rounded = castPrim(b, p.getLoc(), from, p.getType());
+          mlir::Value w = castPrim(b, p.getLoc(), rounded, withElement(p.getType(), f32));
           widened.map(p.getResult(), w);
           exact.map(w, rounded);
         } else {
@@ -132,7 +125,7 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
           out.set(half);
           continue;
         }
-        mlir::Value rounded = half ? half : castTo(b, out.get().getLoc(), w, out.get().getType());
+        mlir::Value rounded = half ? half : castPrim(b, out.get().getLoc(), w, out.get().getType());
         if (def && def.getNameAttr()) { // the frontend's name moves to the returned value
           rounded.getDefiningOp()->setAttr("name", def.getNameAttr());
           if (auto wideDef = w.getDefiningOp<PrimOp>())
@@ -140,6 +133,17 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
         }
         out.set(rounded);
       }
+    // The float32 values of what the framework stores in half, for sotc-sir-store-half: an
+    // operator's result (named by the frontend), an input, a rounding the program or a GEMM
+    // made. Not the steps inside one operator (a mean's sum may not fit in half).
+    for (auto [half, wide] : widened.getValueMap()) {
+      auto def = wide.getDefiningOp<PrimOp>();
+      auto original = half.getDefiningOp<PrimOp>();
+      if (def && (!original || original.getNameAttr() || exact.contains(wide)))
+        def->setAttr(kStoredAs,
+                     mlir::TypeAttr::get(
+                         mlir::cast<mlir::RankedTensorType>(half.getType()).getElementType()));
+    }
     // The half originals nothing reads any more, and widened values nothing reads (a half
     // result returned as it is).
     for (PrimOp p : llvm::reverse(prims))

@@ -6,12 +6,12 @@
 // is read as it is, and the product is widened for the float32 math after it. Without the
 // option the matmul is computed in float32 like everything else.
 // CHECK-LABEL: sir.subgraph @linear
-// CHECK:      %[[X:.*]] = sir.prim cast(%arg0) : (tensor<4x8xf16>) -> tensor<4x8xf32>
+// CHECK:      %[[X:.*]] = sir.prim cast(%arg0) {stored_as = f16} : (tensor<4x8xf16>) -> tensor<4x8xf32>
 // CHECK:      %[[E:.*]] = sir.prim exp(%[[X]]) : (tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: %[[H:.*]] = sir.prim cast(%[[E]]) : (tensor<4x8xf32>) -> tensor<4x8xf16>
 // CHECK-NEXT: %[[M:.*]] = sir.prim matmul(%[[H]], %arg1) : (tensor<4x8xf16>, tensor<8x16xf16>) -> tensor<4x16xf16>
-// CHECK-NEXT: %[[MW:.*]] = sir.prim cast(%[[M]]) : (tensor<4x16xf16>) -> tensor<4x16xf32>
-// CHECK:      %[[A:.*]] = sir.prim add(%[[MW]], %{{.*}}) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT: %[[MW:.*]] = sir.prim cast(%[[M]]) {stored_as = f16} : (tensor<4x16xf16>) -> tensor<4x16xf32>
+// CHECK:      %[[A:.*]] = sir.prim add(%[[MW]], %{{.*}}) {stored_as = f16} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT: %[[R:.*]] = sir.prim cast(%[[A]]) {name = "var_3"} : (tensor<4x16xf32>) -> tensor<4x16xf16>
 // CHECK-NEXT: sir.output %[[R]]
 // WIDE-LABEL: sir.subgraph @linear
