@@ -280,3 +280,20 @@ def test_half_model(name, device, half, tmp_path, sotc_bin, monkeypatch):  # noq
         expected = model.float()(x.float())
     scale = float(expected.abs().max())
     np.testing.assert_allclose(got.float(), expected, rtol=rounding, atol=4 * rounding * scale)
+
+
+def paddle_softmax(x):
+    return paddle.nn.functional.softmax(x * 2, -1)
+
+
+@pytest.mark.parametrize("half", sorted(HALVES))
+def test_paddle_half_tensors_in_and_out(half, tmp_path, sotc_bin):  # noqa: F811
+    """paddle's float16 and bfloat16 tensors go in (bfloat16 through its uint16 numpy form)
+    and paddle tensors of the same dtype come back."""
+    _, rounding = HALVES[half]
+    x = paddle.to_tensor(np.random.default_rng(13).standard_normal((4, 8)).astype(np.float32))
+    x = x.astype(half)
+    got = _compiled(paddle_softmax, [x], "cpu", tmp_path, sotc_bin)(x)
+    assert isinstance(got, paddle.Tensor) and str(got.dtype) == f"paddle.{half}"
+    expected = paddle_softmax(x.astype("float32")).numpy()
+    np.testing.assert_allclose(got.astype("float32").numpy(), expected, rtol=rounding, atol=1e-4)

@@ -679,9 +679,12 @@ def _describe(value, v, keep, name, writable=False, bits_of=None):
             if getattr(value, "requires_grad", False) and hasattr(value, "detach"):
                 value = value.detach()
             bfloat16 = str(getattr(value, "dtype", "")).endswith("bfloat16")
-            if bfloat16 and hasattr(value, "view") and type(value).__module__ == "torch":
+            framework = _framework_of_tensor(value)
+            if bfloat16 and framework == "torch":
                 value = value.view(sys.modules["torch"].int16)  # numpy has no bfloat16: its bits
             try:
+                if bfloat16 and framework == "paddle":  # its numpy form: the bits, as uint16
+                    value = value.numpy()
                 value = (np.from_dlpack(value) if hasattr(value, "__dlpack__")
                          else np.asarray(value))
             except (BufferError, RuntimeError, TypeError, ValueError) as e:
@@ -695,7 +698,8 @@ def _describe(value, v, keep, name, writable=False, bits_of=None):
         array = value if writable else np.require(value, requirements=["C", "A"])
         keep.append(array)
         pointer, dtype, shape = array.ctypes.data, str(array.dtype), array.shape
-        if (bfloat16 and dtype == "int16") or (bits_of == "bfloat16" and dtype == "uint16"):
+        if (bfloat16 and dtype in ("int16", "uint16")) or (bits_of == "bfloat16" and
+                                                          dtype == "uint16"):
             dtype = "bfloat16"
     if len(shape) > _MAX_RANK:
         raise ValueError(f"{name}: more than {_MAX_RANK} dimensions")
