@@ -382,7 +382,10 @@ class _Builder:
             for item in items:
                 self.value(item, target.items.add(), allow_tensor, _seen)
         elif _is_traced_function(obj):
-            out.function = self.add_function(obj)
+            # A library's generator (huggingface_hub's path filters) is refused only if the
+            # program calls it; the program's own is refused now.
+            out.function = self.add_function(
+                obj, refuse=not _in_installed_package(obj.__code__.co_filename))
         elif _is_user_class(obj) or (isinstance(obj, type) and _is_compiled_layer_class(obj)):
             out.class_ref = self.add_class(obj)
         elif _layer_framework(obj):  # a model's sublayer held outside its layer tree too

@@ -210,6 +210,32 @@ def test_generators_and_coroutines_are_refused(fn, kind):
         sotc.trace(fn, 1)
 
 
+def test_an_installed_packages_generators_are_recorded_not_refused(tmp_path, monkeypatch):
+    """Library code reached from a model (huggingface_hub's path filters behind a config)
+    may hold generator functions the program never calls: recorded, refused only when called
+    (by the compiler, E3004); the program's own generators are refused when traced."""
+    package = tmp_path / "site-packages" / "genlib"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent("""\
+        def items(n):
+            yield from range(n)
+
+
+        def helper(x, pick=items):
+            return x * 2
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    import genlib
+    helper = genlib.helper  # a library function the program holds (its default: a generator)
+
+    def uses(x):
+        return helper(x)
+
+    traced = sotc.trace(uses, "f32[4]")
+    names = {f.qualname for f in traced.proto.functions}
+    assert {"helper", "items"} <= names
+
+
 def test_tracing_is_deterministic():
     assert sotc.trace(rich, "f32[4]", None).to_bytes() == sotc.trace(rich, "f32[4]", None).to_bytes()
 
