@@ -214,15 +214,25 @@ bool contextManager(CallContext &c) {
 }
 
 /// What a framework says about how it runs a program: as eager code, never scripted,
-/// traced or compiled (`if torch.jit.is_scripting():` takes the eager path); `torch._assert`
-/// is an assert on what the compiler knows.
+/// traced, compiled or captured into a device graph (`if torch.jit.is_scripting():` takes the
+/// eager path); `torch._assert` is an assert on what the compiler knows.
 bool frameworkQuery(CallContext &c) {
   static const std::map<std::string, bool> answers = {
-      {"torch.jit.is_scripting", false},     {"torch.jit.is_tracing", false},
-      {"torch.compiler.is_compiling", false}, {"torch.compiler.is_dynamo_compiling", false},
-      {"torch._C._get_tracing_state", false}, {"paddle.in_dynamic_mode", true},
-      {"paddle.framework.in_dynamic_mode", true}, {"paddle.base.in_dygraph_mode", true},
-      {"paddle.framework.in_dygraph_mode", true}, {"paddle.in_dygraph_mode", true}};
+      {"torch.jit.is_scripting", false},
+      {"torch.jit.is_tracing", false},
+      {"torch.compiler.is_compiling", false},
+      {"torch.compiler.is_dynamo_compiling", false},
+      {"torch.compiler.is_exporting", false},
+      {"torch._dynamo.is_compiling", false},
+      {"torch.fx._symbolic_trace.is_fx_tracing", false},
+      {"torch.cuda.is_current_stream_capturing", false},
+      {"torch.xpu.is_current_stream_capturing", false},
+      {"torch._C._get_tracing_state", false},
+      {"paddle.in_dynamic_mode", true},
+      {"paddle.framework.in_dynamic_mode", true},
+      {"paddle.base.in_dygraph_mode", true},
+      {"paddle.framework.in_dygraph_mode", true},
+      {"paddle.in_dygraph_mode", true}};
   if (auto it = answers.find(c.name); it != answers.end()) {
     if (!c.args.empty() || !c.kwargs.empty())
       c.fail(DiagCode::FrontendPythonError, "TypeError: " + c.name + "() takes no arguments");

@@ -173,12 +173,14 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     return index;
   };
   // A value CALL will call, with the NULL that says it has no self where the version puts it.
+  // Onto the current frame: a property's getter run in between may have moved `f`.
   auto pushForCall = [&](VarPtr value, bool withNull) {
+    std::vector<VarPtr> &stack = state.frames.back().stack;
     if (withNull && opcodes_->nullBelowCallable())
-      f.stack.push_back(Variable::make(K::Null));
-    f.stack.push_back(std::move(value));
+      stack.push_back(Variable::make(K::Null));
+    stack.push_back(std::move(value));
     if (withNull && !opcodes_->nullBelowCallable())
-      f.stack.push_back(Variable::make(K::Null));
+      stack.push_back(Variable::make(K::Null));
   };
 
   switch (op) {
@@ -286,8 +288,12 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
                                          [&](const VarPtr &k) { return k->constant.text == name; })
                         ? classMember(obj, name, loc, &property)
                         : nullptr;
-    VarPtr value = property ? callNow(state, sir, getter, {}, {}) : getAttr(f, sir, obj, name);
-    pushForCall(value, opcodes_->pushesNull(*info, arg));
+    if (property) { // the getter runs as a call: the frames may grow, and `f` move with them
+      f.pc = next;
+      pushForCall(callNow(state, sir, getter, {}, {}), opcodes_->pushesNull(*info, arg));
+      return {};
+    }
+    pushForCall(getAttr(f, sir, obj, name), opcodes_->pushesNull(*info, arg));
     break;
   }
   case Opcode::LOAD_SUPER_ATTR: { // 3.12 on: super().name, from the global super, cls, self
@@ -776,10 +782,26 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
          f);
     break;
   }
-  case Opcode::IMPORT_NAME:
-  case Opcode::IMPORT_FROM: {
-    fail(DiagCode::FrontendUnsupportedConstruct,
-         "import inside the traced function is not supported: import at module level", f);
+  case Opcode::IMPORT_NAME: { // [level, fromlist] -> [the module]
+    // An absolute import names a module as a global would (library code imports torch in
+    // its functions); what the program calls from it resolves by name. The module is
+    // assumed to import at run time as it did when traced.
+    VarPtr fromlist = pop(f), level = pop(f);
+    if (!level->isConstant() || level->constant.kind != PyConst::Kind::Int ||
+        level->constant.intValue != 0)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "a relative import inside the traced function is not supported: import at module "
+           "level",
+           f);
+    const std::string &name = co.names(arg);
+    bool from = !(fromlist->isConstant() && fromlist->constant.kind == PyConst::Kind::None);
+    VarPtr module = Variable::make(K::Module, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+    module->name = from ? name : name.substr(0, name.find('.')); // `import a.b` binds a
+    f.stack.push_back(module);
+    break;
+  }
+  case Opcode::IMPORT_FROM: { // [module] -> [module, module.name]
+    f.stack.push_back(getAttr(f, sir, f.stack.back(), co.names(arg)));
     break;
   }
   case Opcode::STORE_GLOBAL:

@@ -595,6 +595,9 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   case K::List:
   case K::Dict:
   case K::Tuple: {
+    // None has no attributes a program reads (hasattr(cache, "is_sliding") with no cache).
+    if (obj->isConstant() && obj->constant.kind == PyConst::Kind::None)
+      break;
     // A named tuple's field (torch.max(x, 1).values).
     auto field = std::find(obj->fields.begin(), obj->fields.end(), name);
     if (field != obj->fields.end())

@@ -163,6 +163,20 @@ def _is_compiled_layer_class(cls):
     return False
 
 
+def _is_package_class(cls):
+    """A class of an installed package (not a framework's nor the standard library's), all
+    of whose bases are too: its objects (a model's config) are data the compiler reads, its
+    methods compiled from their bytecode."""
+    if not isinstance(cls, type) or cls is object:
+        return False
+    for c in cls.__mro__[:-1]:
+        module = (c.__module__ or "").split(".")[0]
+        filename = getattr(sys.modules.get(c.__module__), "__file__", None) or ""
+        if module in _LIBRARY_ROOTS or not _in_installed_package(filename):
+            return False
+    return True
+
+
 def _is_user_class(cls):
     """A class of the program's own (not a library's), all of whose bases are too."""
     if not isinstance(cls, type) or cls is object:
@@ -390,7 +404,8 @@ class _Builder:
             out.class_ref = self.add_class(obj)
         elif _layer_framework(obj):  # a model's sublayer held outside its layer tree too
             self.add_layer(obj, out, self._layer_paths.get(id(obj), ""), _seen)
-        elif _is_user_class(type(obj)) and hasattr(obj, "__dict__"):
+        elif (_is_user_class(type(obj)) or _is_package_class(type(obj))) and hasattr(obj,
+                                                                                  "__dict__"):
             _seen = (_seen or set()) | {id(obj)}
             out.object_value.class_index = self.add_class(type(obj))
             out.object_value.SetInParent()
@@ -531,9 +546,10 @@ class _Builder:
 
     # -- classes -----------------------------------------------------------------------
     def add_class(self, cls):
-        """Records a class and its MRO (bases recorded first): a user class, or a library's
-        layer class the compiler runs from bytecode, with its own members; a layer-table leaf
-        or a framework's base class by its public name alone."""
+        """Records a class and its MRO (bases recorded first): a user class, a library's
+        layer class the compiler runs from bytecode, or an installed package's (a model's
+        config), with its own members; a layer-table leaf or a framework's base class by its
+        public name alone."""
         if id(cls) in self._classes:
             return self._classes[id(cls)]
         index = len(self.trace.classes)
@@ -543,7 +559,7 @@ class _Builder:
         library = _is_library_class(cls)
         if library:
             msg.library_name = _public_name(cls)
-        if library and not _is_compiled_layer_class(cls):
+        if library and not _is_compiled_layer_class(cls) and not _is_package_class(cls):
             msg.mro.extend(self.add_class(c) if c is not cls else index
                            for c in cls.__mro__[:-1])
             return index

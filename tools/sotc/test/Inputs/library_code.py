@@ -1,0 +1,24 @@
+import torch
+
+import packaged
+from packaged import scale
+
+
+def imports_inside(x):
+    import math
+    import torch.nn.functional as F
+    from torch import nn  # noqa: F401
+
+    if torch.cuda.is_current_stream_capturing() or torch.compiler.is_exporting():
+        return x
+    cache = None
+    if hasattr(cache, "is_sliding"):  # None has no attributes
+        return x * 0
+    return F.relu(x) * math.pi
+
+
+CONFIG = packaged.Config(3)
+
+
+def reads_config(x):
+    return scale(x, CONFIG)
