@@ -459,6 +459,13 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::BINARY_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f);
+    // An object whose class defines __getitem__ (a library's registry): a call of it.
+    if (VarPtr method =
+            obj->kind == K::Object ? classMember(obj, "__getitem__", locOf(f)) : nullptr) {
+      f.pc = next;
+      call(state, sir, method, {key}, {});
+      return takePendingBreak();
+    }
     f.stack.push_back(getItem(f, sir, obj, key));
     break;
   }

@@ -33,6 +33,8 @@ _LIBRARY_ROOTS = {"paddle", "torch", "jax", "numpy", "tensorflow", "triton", "ma
                   "functools", "itertools", "builtins", "collections", "typing"}
 # Packages inside a framework that hold model code, compiled from bytecode like a user's.
 _MODEL_PACKAGES = ("paddle.vision.models", "torch.nn.modules.utils")
+# The standard library's abstract bases a package's class may have (no state of their own).
+_INTERFACE_MODULES = {"abc", "_collections_abc", "collections.abc", "typing"}
 _JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
 
@@ -165,11 +167,14 @@ def _is_compiled_layer_class(cls):
 
 def _is_package_class(cls):
     """A class of an installed package (not a framework's nor the standard library's), all
-    of whose bases are too: its objects (a model's config) are data the compiler reads, its
-    methods compiled from their bytecode."""
+    of whose bases are too but for abstract interfaces (transformers' attention registries are
+    MutableMappings): its objects (a model's config) are data the compiler reads, its methods
+    compiled from their bytecode."""
     if not isinstance(cls, type) or cls is object:
         return False
     for c in cls.__mro__[:-1]:
+        if c is not cls and c.__module__ in _INTERFACE_MODULES:
+            continue
         module = (c.__module__ or "").split(".")[0]
         filename = getattr(sys.modules.get(c.__module__), "__file__", None) or ""
         if module in _LIBRARY_ROOTS or not _in_installed_package(filename):
@@ -565,7 +570,7 @@ class _Builder:
             return index
         kinds = pb.ClassMember
         for name, member in sorted(vars(cls).items()):
-            if name.startswith("__") and name not in ("__init__", "__call__"):
+            if name.startswith("__") and name not in ("__init__", "__call__", "__getitem__"):
                 continue
             kind, value = kinds.PLAIN, member
             if isinstance(member, staticmethod):

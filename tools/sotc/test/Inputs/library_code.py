@@ -1,7 +1,7 @@
 import torch
 
 import packaged
-from packaged import scale
+from packaged import dispatch, scale
 
 
 def imports_inside(x):
@@ -22,3 +22,7 @@ CONFIG = packaged.Config(3)
 
 def reads_config(x):
     return scale(x, CONFIG)
+
+
+def registry_call(x):
+    return dispatch(x, "double")

@@ -2,6 +2,8 @@
 config object with a property, a method and class attributes, read by the package's
 function."""
 
+from collections.abc import Mapping
+
 
 class Config:
     activation = "tanh"
@@ -21,3 +23,31 @@ class Config:
 def scale(x, config):
     y = x * config.scale * config.doubled()
     return y.tanh() if config.activation == "tanh" else y
+
+
+class Registry(Mapping):
+    """A registry of functions by name, a Mapping subscripted like a dict (transformers'
+    attention interfaces)."""
+
+    _global_mapping = {"double": lambda x: x * 2}
+
+    def __init__(self):
+        self._local_mapping = {}
+
+    def __getitem__(self, key):
+        if key in self._local_mapping:
+            return self._local_mapping[key]
+        return self._global_mapping[key]
+
+    def __iter__(self):
+        return iter({**self._global_mapping, **self._local_mapping})
+
+    def __len__(self):
+        return len(self._global_mapping.keys() | self._local_mapping.keys())
+
+
+REGISTRY = Registry()
+
+
+def dispatch(x, name):
+    return REGISTRY[name](x)
