@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -275,8 +277,69 @@ bool itertoolsRepeat(CallContext &c) {
   return true;
 }
 
+/// torch.finfo(dtype) / torch.iinfo(dtype) (and paddle's): the type's limits as constants, a
+/// named tuple of the fields the frameworks' objects have (masks fill with finfo(dtype).min).
+bool typeInfo(CallContext &c) {
+  bool floating = c.name == "torch.finfo" || c.name == "paddle.finfo";
+  if (!floating && c.name != "torch.iinfo" && c.name != "paddle.iinfo")
+    return false;
+  if (c.args.size() + c.kwargs.size() > 1 || (!c.kwargs.empty() && c.kwargs[0].first != "dtype") ||
+      (!floating && c.args.empty() && c.kwargs.empty()))
+    c.fail(DiagCode::FrontendPythonError, "TypeError: " + c.name + "() takes one dtype");
+  VarPtr given = !c.args.empty() ? c.args[0] : !c.kwargs.empty() ? c.kwargs[0].second : nullptr;
+  std::optional<ops::DType> dtype = ops::DType::Float32; // finfo(): the default dtype's
+  if (given)
+    dtype = ops::parseDType(given->isConstant() ? given->constant.text : given->name);
+  using ops::DType;
+  struct Limits {
+    int64_t bits;
+    double eps, max, tiny, resolution; // floating types
+    int64_t imin, imax;                // integer types
+  };
+  static const std::map<DType, Limits> limits = {
+      {DType::Float16, {16, 0x1p-10, 65504.0, 0x1p-14, 1e-3, 0, 0}},
+      {DType::BFloat16, {16, 0x1p-7, 0x1.fep127, 0x1p-126, 1e-2, 0, 0}},
+      {DType::Float32,
+       {32, std::numeric_limits<float>::epsilon(), std::numeric_limits<float>::max(),
+        std::numeric_limits<float>::min(), 1e-6, 0, 0}},
+      {DType::Float64,
+       {64, std::numeric_limits<double>::epsilon(), std::numeric_limits<double>::max(),
+        std::numeric_limits<double>::min(), 1e-15, 0, 0}},
+      {DType::Int8, {8, 0, 0, 0, 0, INT8_MIN, INT8_MAX}},
+      {DType::UInt8, {8, 0, 0, 0, 0, 0, UINT8_MAX}},
+      {DType::Int16, {16, 0, 0, 0, 0, INT16_MIN, INT16_MAX}},
+      {DType::Int32, {32, 0, 0, 0, 0, INT32_MIN, INT32_MAX}},
+      {DType::Int64, {64, 0, 0, 0, 0, INT64_MIN, INT64_MAX}}};
+  auto it = dtype ? limits.find(*dtype) : limits.end();
+  if (it == limits.end() || (floating != ops::isFloating(*dtype)))
+    c.fail(DiagCode::FrontendPythonError,
+           "TypeError: " + c.name + "() of " + (given ? given->repr() : std::string("?")) +
+               ": not a " + (floating ? "floating" : "integer") + " dtype");
+  c.consumeArgs();
+  const Limits &l = it->second;
+  auto f = [](double v) { return makeConst(PyConst::ofFloat(v), {}); };
+  auto i = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  VarPtr info =
+      floating
+          ? makeSequence(Variable::Kind::Tuple,
+                         {i(l.bits), f(l.eps), f(l.max), f(-l.max), f(l.tiny), f(l.tiny),
+                          f(l.resolution), makeConst(PyConst::ofStr(ops::dtypeName(*dtype)), {})},
+                         {})
+          : makeSequence(Variable::Kind::Tuple,
+                         {i(l.bits), i(l.imax), i(l.imin),
+                          makeConst(PyConst::ofStr(ops::dtypeName(*dtype)), {})},
+                         {});
+  info->fields = floating ? std::vector<std::string>{"bits",       "eps",  "max",
+                                                     "min",        "tiny", "smallest_normal",
+                                                     "resolution", "dtype"}
+                          : std::vector<std::string>{"bits", "max", "min", "dtype"};
+  c.push(info);
+  return true;
+}
+
 bool callModuleFunction(CallContext &c) {
-  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c))
+  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c) ||
+      typeInfo(c))
     return true;
   if (c.name == "torch.resize_as_" && resizeAsInPlace(c))
     return true;

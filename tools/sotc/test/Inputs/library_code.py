@@ -26,3 +26,14 @@ def reads_config(x):
 
 def registry_call(x):
     return dispatch(x, "double")
+
+
+def masked_fill_min(x):
+    # torch.finfo/iinfo: the type's limits as constants (attention masks fill with .min).
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    filled = torch.where(mask, x, torch.full_like(x, torch.finfo(x.dtype).min))
+    return filled, torch.iinfo(torch.int32).max, torch.finfo(torch.float16).eps
+
+
+def bad_finfo(x):
+    return x * torch.finfo(torch.int64).max
