@@ -12,6 +12,7 @@
 
 #include "compiler/ops/OpTable.h"
 
+#include <functional>
 #include <set>
 
 namespace sotc::frontend {
@@ -147,7 +148,8 @@ const Lists &listsFor(const Autocast &a) {
 
 bool isFloatingTensor(const VarPtr &v) { return v->isTensor() && ops::isFloating(v->meta.dtype); }
 
-/// Every floating tensor among the arguments (in lists too), by reference.
+/// Every floating tensor among the arguments (in lists too), by reference; a list whose
+/// items `visit` replaces is replaced by a copy (the caller's list keeps its tensors).
 void forEachFloatingTensor(std::vector<VarPtr> &args,
                            std::vector<std::pair<std::string, VarPtr>> &kwargs,
                            const std::function<void(VarPtr &)> &visit) {
@@ -155,10 +157,11 @@ void forEachFloatingTensor(std::vector<VarPtr> &args,
     if (isFloatingTensor(v)) {
       visit(v);
     } else if (v->kind == Variable::Kind::List || v->kind == Variable::Kind::Tuple) {
-      VarPtr copy = makeSequence(v->kind, v->items, {v});
-      for (VarPtr &item : copy->items)
+      std::vector<VarPtr> items = v->items;
+      for (VarPtr &item : items)
         walk(item);
-      v = copy; // the caller's list keeps its tensors
+      if (items != v->items)
+        v = makeSequence(v->kind, std::move(items), {v});
     }
   };
   for (VarPtr &a : args)
