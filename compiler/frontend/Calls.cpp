@@ -320,6 +320,12 @@ void checkArity(CallContext &c) {
 VarPtr Executor::callNow(ExecState &state, StatementIR &sir, VarPtr callable,
                          std::vector<VarPtr> args, Kwargs kwargs) {
   size_t depth = state.frames.size();
+  // Handlers of the frames below run only once the exception reaches their instruction.
+  struct Floor {
+    size_t &floor, saved;
+    ~Floor() { floor = saved; }
+  } floor{handlerFloor_, handlerFloor_};
+  handlerFloor_ = depth;
   call(state, sir, std::move(callable), std::move(args), std::move(kwargs));
   while (state.frames.size() > depth && !pendingBreak_) {
     Break b = step(state, sir);
@@ -367,6 +373,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       fail(DiagCode::FrontendPythonError,
            "TypeError: '" + callable->typeName() + "' object is not callable", f);
     call(state, sir, method, std::move(args), std::move(kwargs));
+    return;
+  }
+  if (callable->kind == K::Class && trace_.classes(callable->classIndex).record_fields_size()) {
+    VarPtr record = makeRecord(f, callable, args, kwargs);
+    f.stack.push_back(record);
     return;
   }
   if (callable->kind == K::Class) { // a new object, then its __init__
@@ -436,6 +447,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                      std::move(c.args), std::move(c.kwargs));
       return;
     }
+    if (isRecord(self) && c.name == "to_tuple" && c.args.empty() && c.kwargs.empty())
+      return c.push(makeSequence(K::Tuple, recordItems(self)->items, {self}));
     bool str = self->isConstant() && self->constant.kind == PyConst::Kind::Str;
     const CallTable *methods = self->kind == K::List ? &listMethods()
                                : self->kind == K::Tuple && self->name.empty() // not a set

@@ -397,12 +397,13 @@ bool next(CallContext &c) {
 }
 
 bool slice(CallContext &c) {
+  if (c.args.empty() || c.args.size() > 3)
+    return false;
   std::vector<VarPtr> args = c.args;
+  if (args.size() == 1) // slice(stop)
+    args.insert(args.begin(), none());
   while (args.size() < 3)
     args.push_back(none());
-  if (args.size() == 3 && args[1]->isConstant() && args[1]->constant.kind == PyConst::Kind::None &&
-      !(args[0]->isConstant() && args[0]->constant.kind == PyConst::Kind::None))
-    std::swap(args[0], args[1]); // slice(stop)
   c.push(makeSequence(K::Slice, args, args));
   return true;
 }
@@ -551,10 +552,11 @@ bool callable(CallContext &c) {
   return true;
 }
 
-/// ValueError("...") and the other exceptions: an object only `raise` uses.
+/// ValueError("...") and the other builtin exceptions: an object `raise` raises.
 bool exception(CallContext &c) {
   VarPtr e = Variable::make(K::Opaque, computedFrom(c.args));
   e->name = c.name + "(" + (c.args.empty() ? "" : c.args[0]->repr()) + ")";
+  e->exceptionType = c.name;
   c.push(e);
   return true;
 }
@@ -668,15 +670,18 @@ const CallTable &builtinFunctions() {
       {"ArithmeticError", exception},
       {"AssertionError", exception},
       {"AttributeError", exception},
+      {"ImportError", exception},
       {"IndexError", exception},
       {"KeyError", exception},
       {"LookupError", exception},
+      {"ModuleNotFoundError", exception},
       {"NameError", exception},
       {"NotImplementedError", exception},
       {"OverflowError", exception},
       {"RuntimeError", exception},
       {"StopIteration", exception},
       {"TypeError", exception},
+      {"UnboundLocalError", exception},
       {"ValueError", exception},
       {"ZeroDivisionError", exception},
       {"context manager exit", contextExit},

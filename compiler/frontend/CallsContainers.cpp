@@ -196,6 +196,8 @@ bool dictLookup(CallContext &c) {
   const VarPtr &dict = c.self;
   c.consume(c.args[0]);
   int i = dictFind(dict, c.args[0]);
+  if (i < 0) // the keys decided
+    c.consume(dict);
   VarPtr dflt = c.args.size() > 1 ? c.args[1] : none();
   if (i < 0 && c.name == "pop" && c.args.size() == 1)
     c.fail(DiagCode::FrontendPythonError, "KeyError: " + c.args[0]->repr());

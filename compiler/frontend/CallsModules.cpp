@@ -222,10 +222,10 @@ bool frameworkQuery(CallContext &c) {
   static const std::map<std::string, bool> answers = {
       {"torch.jit.is_scripting", false},
       {"torch.jit.is_tracing", false},
-      {"torch.compiler.is_compiling", false},
-      {"torch.compiler.is_dynamo_compiling", false},
+      {"torch.compiler.is_compiling", true},
+      {"torch.compiler.is_dynamo_compiling", true},
       {"torch.compiler.is_exporting", false},
-      {"torch._dynamo.is_compiling", false},
+      {"torch._dynamo.is_compiling", true},
       {"torch.fx._symbolic_trace.is_fx_tracing", false},
       {"torch.cuda.is_current_stream_capturing", false},
       {"torch.xpu.is_current_stream_capturing", false},
@@ -337,9 +337,49 @@ bool typeInfo(CallContext &c) {
   return true;
 }
 
+/// inspect.signature(fn) of a traced function or bound method: its `parameters`, a dict of
+/// each parameter's name to an object with its `name`, in the signature's order.
+bool signature(CallContext &c) {
+  if (c.name != "inspect.signature" || c.args.size() != 1 || !c.kwargs.empty() ||
+      c.args[0]->kind != Variable::Kind::Function)
+    return false;
+  const VarPtr &fn = c.args[0];
+  const trace::CodeObject &code = c.ex.trace().code_objects(fn->codeIndex);
+  constexpr uint32_t kVarArgs = 0x4, kVarKeywords = 0x8; // CO_VARARGS, CO_VARKEYWORDS
+  // co_varnames: positional, keyword-only, *args, **kwargs; a signature lists *args before
+  // the keyword-only ones.
+  int positional = static_cast<int>(code.argcount()), kwonly = static_cast<int>(code.kwonlyargcount());
+  std::vector<int> order;
+  for (int i = fn->self ? 1 : 0; i < positional; ++i) // a bound method's self is bound
+    order.push_back(i);
+  int next = positional + kwonly;
+  if (code.flags() & kVarArgs)
+    order.push_back(next++);
+  for (int i = positional; i < positional + kwonly; ++i)
+    order.push_back(i);
+  if (code.flags() & kVarKeywords)
+    order.push_back(next);
+  VarPtr parameters = Variable::make(Variable::Kind::Dict, computedFrom({fn}));
+  for (int i : order) {
+    if (i >= code.varnames_size())
+      return false;
+    VarPtr name = makeConst(PyConst::ofStr(code.varnames(i)), {fn});
+    VarPtr parameter = makeSequence(Variable::Kind::Tuple, {name}, {fn});
+    parameter->name = "Parameter";
+    parameter->fields = {"name"};
+    parameters->keys.push_back(name);
+    parameters->items.push_back(parameter);
+  }
+  VarPtr result = makeSequence(Variable::Kind::Tuple, {parameters}, {fn});
+  result->name = "Signature";
+  result->fields = {"parameters"};
+  c.push(result);
+  return true;
+}
+
 bool callModuleFunction(CallContext &c) {
   if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c) ||
-      typeInfo(c))
+      typeInfo(c) || signature(c))
     return true;
   if (c.name == "torch.resize_as_" && resizeAsInPlace(c))
     return true;

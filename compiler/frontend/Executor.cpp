@@ -82,9 +82,71 @@ SourceLoc Executor::locOf(const Frame &f) const {
   return {c.filename(), static_cast<int>(c.firstlineno())};
 }
 
-void Executor::fail(DiagCode code, const std::string &message, const Frame &f) const {
-  throw CodedError(code, message + " (" + locOf(f).str() + ")");
+namespace {
+/// Whether two values are the same: branches clone containers, so equal ones are the same
+/// variable or print the same.
+bool sameValue(const VarPtr &x, const VarPtr &y) {
+  return x.get() == y.get() || (x->kind == y->kind && !x->isTensor() && x->repr() == y->repr());
 }
+
+/// The builtin exception classes a program's handlers may name, each with its base.
+const std::map<std::string, std::string> &exceptionBases() {
+  static const std::map<std::string, std::string> bases = {
+      {"BaseException", ""},
+      {"Exception", "BaseException"},
+      {"ArithmeticError", "Exception"},
+      {"OverflowError", "ArithmeticError"},
+      {"ZeroDivisionError", "ArithmeticError"},
+      {"AssertionError", "Exception"},
+      {"AttributeError", "Exception"},
+      {"ImportError", "Exception"},
+      {"ModuleNotFoundError", "ImportError"},
+      {"LookupError", "Exception"},
+      {"IndexError", "LookupError"},
+      {"KeyError", "LookupError"},
+      {"NameError", "Exception"},
+      {"UnboundLocalError", "NameError"},
+      {"RuntimeError", "Exception"},
+      {"NotImplementedError", "RuntimeError"},
+      {"StopIteration", "Exception"},
+      {"TypeError", "Exception"},
+      {"ValueError", "Exception"},
+  };
+  return bases;
+}
+} // namespace
+
+bool isBuiltinException(const std::string &name) { return exceptionBases().count(name) != 0; }
+
+bool exceptionIsA(const std::string &type, const std::string &base) {
+  for (std::string t = type; !t.empty();) {
+    if (t == base)
+      return true;
+    auto it = exceptionBases().find(t);
+    t = it == exceptionBases().end() ? "" : it->second;
+  }
+  return false;
+}
+
+void Executor::fail(DiagCode code, const std::string &message, const Frame &f) const {
+  // Python's own errors ("KeyError: 'x'", a missing attribute) are exceptions the program's
+  // handlers may catch; sotc's limits are not.
+  std::string type = code == DiagCode::FrontendAttributeError ? "AttributeError"
+                     : code == DiagCode::FrontendPythonError  ? message.substr(0, message.find(':'))
+                                                              : "";
+  if (!isBuiltinException(type))
+    throw CodedError(code, message + " (" + locOf(f).str() + ")");
+  VarPtr exception = Variable::make(Variable::Kind::Opaque);
+  exception->name = type + "()";
+  exception->exceptionType = type;
+  raise(exception, message, f);
+}
+
+void Executor::raise(const VarPtr &exception, const std::string &message, const Frame &f) const {
+  exception->exceptionMessage = message + " (" + locOf(f).str() + ")";
+  throw PythonException(exception);
+}
+
 
 VarPtr Executor::unsupportedCall(const std::string &message, const Frame &f) {
   unsupportedCalls_.emplace_back(DiagCode::FrontendUnsupportedCall,
@@ -474,6 +536,8 @@ ExecState Executor::clone(const ExecState &state) {
     g.value = copy(g.value);
   for (auto &[name, value] : out.arguments)
     value = copy(value);
+  for (ExecState::AssignedAttribute &a : out.assignedAttributes)
+    a.object = copy(a.object), a.before = copy(a.before);
   return out;
 }
 
@@ -534,6 +598,17 @@ GlobalSlot *Executor::slotOf(ExecState &state, int namespaceIndex, const std::st
 }
 
 std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
+  for (const ExecState::AssignedAttribute &a : state.assignedAttributes) {
+    auto it = std::find_if(a.object->keys.begin(), a.object->keys.end(),
+                           [&](const VarPtr &k) { return k->constant.text == a.name; });
+    VarPtr now = it != a.object->keys.end() ? a.object->items[it - a.object->keys.begin()] : nullptr;
+    if (now != a.before && !(now && a.before && sameValue(now, a.before)))
+      throw CodedError(DiagCode::FrontendUnsupportedConstruct,
+                       "attribute assignment on a " + a.object->typeName() +
+                           " passed in, which keeps the new value when the function returns (a "
+                           "side effect sotc does not apply yet) (" +
+                           a.loc.str() + ")");
+  }
   std::vector<SideEffect> out;
   for (const GlobalSlot &g : state.globals)
     if (g.written)
@@ -546,13 +621,8 @@ std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
         out.push_back({SideEffect::Kind::Argument, name, value});
       continue;
     }
-    // Branches clone containers, so equal items are the same variable or print the same.
     auto same = [](const std::vector<VarPtr> &a, const std::vector<VarPtr> &b) {
-      return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                        [](const VarPtr &x, const VarPtr &y) {
-                          return x.get() == y.get() ||
-                                 (x->kind == y->kind && !x->isTensor() && x->repr() == y->repr());
-                        });
+      return std::equal(a.begin(), a.end(), b.begin(), b.end(), sameValue);
     };
     if (same(value->items, items) && same(value->keys, keys))
       continue;
@@ -618,6 +688,8 @@ std::string Executor::signature(const ExecState &state) {
   for (const Autocast &a : state.autocast)
     s += "A" + a.framework + "." + a.device + "." +
          (a.dtype ? ops::dtypeName(*a.dtype) : std::string("off")) + ";";
+  if (state.handling)
+    s += "X" + state.handling->exceptionType + ";";
   walkState(state, visit);
   return s;
 }

@@ -32,7 +32,8 @@ struct Frame {
   int namespaceIndex = -1;
   std::vector<VarPtr> localsplus; // co_varnames, then cell-only names, then co_freevars
   std::vector<VarPtr> stack;
-  size_t pc = 0; // instruction index
+  size_t pc = 0;      // instruction index
+  size_t current = 0; // the instruction executing (a caller's: its call), for handlers
   VarPtr kwNames;
   bool genexpr = false; // a generator expression run eagerly; yields collect in `yields`
   VarPtr yields;
@@ -84,7 +85,34 @@ struct ExecState {
   // The entry function's container arguments (lists, dicts), whose mutations are side effects.
   std::vector<std::pair<std::string, VarPtr>> arguments;
   std::vector<Autocast> autocast; // innermost last
+  VarPtr handling;                 // the exception an `except` block handles (sys.exc_info)
+  // Attributes the program assigned on objects passed in (a library's context variable set
+  // and reset): what each held before, which it must hold again when the function returns.
+  struct AssignedAttribute {
+    VarPtr object;
+    std::string name;
+    VarPtr before; // null: the object had no such attribute
+    SourceLoc loc;
+  };
+  std::vector<AssignedAttribute> assignedAttributes;
 };
+
+/// A Python exception the program raises (`raise`, a missing dict key, a bad argument):
+/// handlers of the bytecode's exception tables may catch it; uncaught, it is reported as
+/// the error it carries.
+struct PythonException : CodedError {
+  explicit PythonException(VarPtr exception)
+      : CodedError(exception->exceptionType == "AttributeError" ? DiagCode::FrontendAttributeError
+                                                                : DiagCode::FrontendPythonError,
+                   exception->exceptionMessage),
+        exception(std::move(exception)) {}
+  VarPtr exception; // Opaque, with its exceptionType and exceptionMessage
+};
+
+/// Whether `name` is a builtin exception class sotc knows (KeyError, ValueError).
+bool isBuiltinException(const std::string &name);
+/// Whether an exception of builtin type `type` is an instance of builtin class `base`.
+bool exceptionIsA(const std::string &type, const std::string &base);
 
 class Executor {
 public:
@@ -139,6 +167,13 @@ private:
   Break step(ExecState &state, StatementIR &sir);
   Break stepUnchecked(ExecState &state, StatementIR &sir);
   Break takePendingBreak();
+  /// Unwinds `state` to the innermost handler, above the frames callNow runs from, that covers
+  /// where `e` was raised: true if one does (execution goes on there), else false with the
+  /// frames above that floor popped.
+  bool unwindToHandler(ExecState &state, const PythonException &e);
+  /// Raises `exception` (an exception object); `message` is what it reports uncaught.
+  [[noreturn]] void raise(const VarPtr &exception, const std::string &message,
+                          const Frame &f) const;
   /// A branch on the truth of a one-element tensor whose sides both continue at `next` with
   /// the bool (negated for `not`) on the stack: PaddleSOT's graph break at bool(tensor).
   Break truthBranch(Frame &f, const VarPtr &tensor, bool negate, size_t next);
@@ -198,8 +233,23 @@ private:
   /// layer-table leaf, the leaf's operator call on the object.
   VarPtr superAttr(Frame &f, const VarPtr &super, const std::string &name);
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
+  // Records.cpp: dataclasses that are dicts (transformers' ModelOutput).
+  /// Whether `v` is an object of a record class (ClassDef.record_fields).
+  bool isRecord(const VarPtr &v) const;
+  /// Record(...): its fields from the arguments, None where not given.
+  VarPtr makeRecord(Frame &f, const VarPtr &cls, const std::vector<VarPtr> &args,
+                    const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// The record's items: its fields that are not None, in order.
+  static VarPtr recordItems(const VarPtr &record);
+  /// record["name"] (an item), record[i] and record[a:b] (of the tuple of the items' values).
+  VarPtr recordGetItem(Frame &f, StatementIR &sir, const VarPtr &record, const VarPtr &key);
+  /// keys, values, items, get, to_tuple of a record, or null.
+  static VarPtr recordMethod(const VarPtr &record, const std::string &name);
   /// x[index] for an integer tensor index: the rows it names.
   VarPtr indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &index);
+  /// x[i, j, ...] for integer tensors or ints naming x's leading dimensions' elements.
+  VarPtr indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
+                     const std::vector<VarPtr> &indices);
   /// obj[key] = value and del obj[key] on Python lists and dicts; on a tensor, the new tensor
   /// replaces the old one throughout `state` (TensorUpdate.cpp).
   void setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
@@ -238,6 +288,7 @@ private:
   const OpcodeTable *opcodes_; // the trace's CPython version
   TranslateOptions options_;
   std::optional<Break> pendingBreak_; // set by a call that ends the segment
+  size_t handlerFloor_ = 0;           // frames below it belong to a callNow's caller
   std::string framework_;             // "paddle" or "torch": which tensor methods apply
   int tensorCounter_ = 0;
   std::map<std::pair<int, std::string>, VarPtr> globals_;

@@ -123,7 +123,35 @@ Break Executor::step(ExecState &state, StatementIR &sir) {
     return stepUnchecked(state, sir);
   } catch (const MalformedBytecode &e) {
     fail(DiagCode::FrontendUnsupportedOpcode, "malformed bytecode: " + e.what, state.frames.back());
+  } catch (const PythonException &e) {
+    if (!unwindToHandler(state, e))
+      throw;
+    return {};
   }
+}
+
+bool Executor::unwindToHandler(ExecState &state, const PythonException &e) {
+  while (state.frames.size() > handlerFloor_) {
+    Frame &f = state.frames.back();
+    const trace::CodeObject &co = code(f);
+    uint32_t offset = co.instructions(f.current).offset();
+    for (const trace::ExceptionEntry &entry : co.exception_entries()) {
+      if (offset < entry.start() || offset > entry.end()) // dis gives `end` inclusive
+        continue;
+      auto target = offsetIndex_[f.codeIndex].find(entry.target());
+      if (entry.depth() > f.stack.size() || target == offsetIndex_[f.codeIndex].end())
+        fail(DiagCode::FrontendUnsupportedOpcode,
+             "malformed bytecode: an exception handler outside the code or the stack", f);
+      f.stack.resize(entry.depth());
+      if (entry.lasti())
+        f.stack.push_back(Variable::constant_(PyConst::ofInt(offset)));
+      f.stack.push_back(e.exception);
+      f.pc = target->second;
+      return true;
+    }
+    state.frames.pop_back();
+  }
+  return false;
 }
 
 Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
@@ -132,6 +160,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   if (f.pc >= static_cast<size_t>(co.instructions_size()))
     fail(DiagCode::FrontendUnsupportedConstruct, "execution ran past the end of the code", f);
   const trace::Instruction &ins = co.instructions(f.pc);
+  f.current = f.pc;
   const OpcodeInfo *info = opcodes_->lookup(ins.opcode());
   if (!info || ins.opname() != info->name)
     fail(DiagCode::FrontendUnsupportedOpcode,
@@ -451,6 +480,22 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::CONTAINS_OP: {
     VarPtr container = pop(f), item = pop(f);
+    // An object whose class defines __contains__ (a Mapping's: a lookup that may fail).
+    if (VarPtr method = container->kind == K::Object && !isRecord(container)
+                            ? classMember(container, "__contains__", locOf(f))
+                            : nullptr) {
+      f.pc = next;
+      VarPtr found = callNow(state, sir, method, {item}, {});
+      Frame &caller = state.frames.back(); // `f` moved if the call grew the frame stack
+      if (!found->isConstant())
+        fail(DiagCode::FrontendUnsupportedConstruct,
+             "'in' on a " + container->typeName() + " that does not answer with a bool", caller);
+      caller.stack.push_back(
+          constant(PyConst::ofBool(found->constant.truthy() != static_cast<bool>(arg))));
+      return {};
+    }
+    if (isRecord(container))
+      container = recordItems(container);
     VarPtr r = compare(f, sir, "in", item, container);
     if (arg)
       r = Variable::constant_(PyConst::ofBool(!r->constant.boolValue), computedFrom({r}));
@@ -460,8 +505,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::BINARY_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f);
     // An object whose class defines __getitem__ (a library's registry): a call of it.
-    if (VarPtr method =
-            obj->kind == K::Object ? classMember(obj, "__getitem__", locOf(f)) : nullptr) {
+    if (VarPtr method = obj->kind == K::Object && !isRecord(obj)
+                            ? classMember(obj, "__getitem__", locOf(f))
+                            : nullptr) {
       f.pc = next;
       call(state, sir, method, {key}, {});
       return takePendingBreak();
@@ -777,16 +823,56 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     return {};
     break;
   }
-  case Opcode::RAISE_VARARGS:
-  case Opcode::RERAISE: {
-    // What it raises, when the bytecode says (raise X, raise X from Y); handlers do not run.
-    std::string what = op == Opcode::RAISE_VARARGS && arg >= 1 && f.stack.size() >= arg
-                           ? " " + peek(f, arg)->repr()
-                           : "";
-    fail(DiagCode::FrontendPythonError,
-         "the program raises" + what +
-             " here (sotc compiles the path without exceptions; handlers do not run)",
-         f);
+  case Opcode::RAISE_VARARGS: { // [exception, cause]; arg 0 re-raises the handled one
+    if (arg == 0) {
+      if (!state.handling)
+        fail(DiagCode::FrontendPythonError, "RuntimeError: No active exception to reraise", f);
+      throw PythonException(state.handling);
+    }
+    need(f, arg);
+    VarPtr exception = peek(f, arg);
+    if (exception->kind == K::Builtin && isBuiltinException(exception->name)) { // raise KeyError
+      VarPtr made = Variable::make(K::Opaque, computedFrom({exception}));
+      made->name = exception->name + "()";
+      made->exceptionType = exception->name;
+      exception = made;
+    }
+    if (exception->exceptionType.empty())
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "the program raises " + exception->repr() +
+               " here: sotc handles the builtin exceptions (ValueError, KeyError, ...) only",
+           f);
+    raise(exception, "the program raises " + exception->repr() + " here", f);
+  }
+  case Opcode::RERAISE: { // [..., exception]: on from a handler that did not match
+    throw PythonException(pop(f));
+  }
+  case Opcode::PUSH_EXC_INFO: { // [exception] -> [the one handled before, exception]
+    VarPtr exception = pop(f);
+    f.stack.push_back(state.handling ? state.handling : constant(PyConst::none()));
+    f.stack.push_back(exception);
+    state.handling = exception;
+    break;
+  }
+  case Opcode::POP_EXCEPT: { // [the one handled before] -> []
+    VarPtr before = pop(f);
+    state.handling = before->exceptionType.empty() ? nullptr : before;
+    break;
+  }
+  case Opcode::CHECK_EXC_MATCH: { // [exception, class] -> [exception, isinstance(...)]
+    VarPtr cls = pop(f);
+    const std::string &type = peek(f, 1)->exceptionType;
+    std::vector<VarPtr> classes = cls->kind == K::Tuple ? cls->items : std::vector<VarPtr>{cls};
+    bool matches = false;
+    for (const VarPtr &c : classes) {
+      if (c->kind != K::Builtin || !isBuiltinException(c->name))
+        fail(DiagCode::FrontendUnsupportedConstruct,
+             "'except " + c->repr() +
+                 "': sotc handles the builtin exceptions (ValueError, KeyError, ...) only",
+             f);
+      matches |= exceptionIsA(type, c->name);
+    }
+    f.stack.push_back(constant(PyConst::ofBool(matches)));
     break;
   }
   case Opcode::IMPORT_NAME: { // [level, fromlist] -> [the module]
@@ -828,17 +914,21 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::STORE_ATTR: {
-    // An object the function made may change; one passed in would be a side effect.
+    // An object the function made may change; one passed in only until it returns (sideEffects
+    // checks that the attribute holds what it did).
     VarPtr obj = pop(f), value = pop(f);
-    if (obj->kind != K::Object || !obj->madeHere)
+    if (obj->kind != K::Object)
       fail(DiagCode::FrontendUnsupportedConstruct,
-           "attribute assignment on a " + obj->typeName() +
-               (obj->kind == K::Object ? " passed in (a side effect sotc does not apply yet)"
-                                       : " is not supported"),
-           f);
+           "attribute assignment on a " + obj->typeName() + " is not supported", f);
     const std::string &name = co.names(arg);
     auto it = std::find_if(obj->keys.begin(), obj->keys.end(),
                            [&](const VarPtr &k) { return k->constant.text == name; });
+    if (!obj->madeHere && std::none_of(state.assignedAttributes.begin(),
+                                       state.assignedAttributes.end(), [&](const auto &a) {
+                                         return a.object == obj && a.name == name;
+                                       }))
+      state.assignedAttributes.push_back(
+          {obj, name, it != obj->keys.end() ? obj->items[it - obj->keys.begin()] : nullptr, loc});
     if (it != obj->keys.end()) {
       obj->items[it - obj->keys.begin()] = value;
     } else {

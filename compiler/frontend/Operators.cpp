@@ -134,6 +134,8 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
   case K::Dict:
     return v->keys;
   case K::Object:
+    if (isRecord(v))
+      return recordItems(v)->keys;
     if (v->layer && isLayerDict(v)) { // ModuleDict, LayerDict: their names
       std::vector<VarPtr> names;
       for (const std::string &child : v->children)
@@ -614,6 +616,25 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       return makeConst(PyConst::ofStr(obj->name), {obj});
     if (name == "__module__" && obj->namespaceIndex >= 0)
       return makeConst(PyConst::ofStr(trace_.namespaces(obj->namespaceIndex).module()), {obj});
+    if (name == "__code__") { // what decorators read of the signature (co_varnames)
+      const trace::CodeObject &code = trace_.code_objects(obj->codeIndex);
+      auto num = [&](int64_t v) { return makeConst(PyConst::ofInt(v), {obj}); };
+      auto str = [&](const std::string &v) { return makeConst(PyConst::ofStr(v), {obj}); };
+      std::vector<VarPtr> varnames;
+      for (const std::string &v : code.varnames())
+        varnames.push_back(str(v));
+      VarPtr c = makeSequence(K::Tuple,
+                              {str(code.name()), str(code.qualname()), str(code.filename()),
+                               num(code.firstlineno()), num(code.argcount()),
+                               num(code.posonlyargcount()), num(code.kwonlyargcount()),
+                               num(code.flags()), makeSequence(K::Tuple, varnames, {obj})},
+                              {obj});
+      c->name = "code";
+      c->fields = {"co_name",           "co_qualname",       "co_filename",
+                   "co_firstlineno",    "co_argcount",       "co_posonlyargcount",
+                   "co_kwonlyargcount", "co_flags",          "co_varnames"};
+      return c;
+    }
     break;
   case K::Object:
     for (size_t i = 0; i < obj->keys.size(); ++i)
@@ -636,6 +657,8 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
            "the property ." + name + " is read only as `obj." + name + "` here", f);
     if (member)
       return member;
+    if (VarPtr method = isRecord(obj) ? recordMethod(obj, name) : nullptr)
+      return method;
     // ModuleDict.items() and the like: a dict of the layer's names and sublayers answers.
     if (obj->kind == K::Object && obj->layer && isLayerDict(obj) &&
         (name == "items" || name == "keys" || name == "values")) {
@@ -725,6 +748,15 @@ void Executor::setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, co
     } else {
       obj->items[i] = value;
     }
+  } else if (isRecord(obj) && key->isConstant() && key->constant.kind == PyConst::Kind::Str) {
+    consume(key, loc); // record["name"] = v sets the field
+    auto field = std::find_if(obj->keys.begin(), obj->keys.end(), [&](const VarPtr &k) {
+      return k->constant.text == key->constant.text;
+    });
+    if (field == obj->keys.end())
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "setting '" + key->constant.text + "', not a field of " + obj->typeName(), f);
+    obj->items[field - obj->keys.begin()] = value;
   } else if (obj->isTensor()) {
     if (viewed(state, obj))
       fail(DiagCode::FrontendUnsupportedConstruct,
@@ -798,6 +830,40 @@ VarPtr Executor::indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const Va
   return tensorCall(f, sir, "api", reshape, reshape, {rows, shapeOf(shape)}, {});
 }
 
+VarPtr Executor::indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
+                             const std::vector<VarPtr> &indices) {
+  // x[i, j, ...] with integer tensors (or ints) for x's leading dimensions: they broadcast to
+  // one shape S, and name elements of those dimensions by their linear index (each wrapped
+  // as Python wraps a negative one), whose rows the flattened x gives: S + x.shape[k:].
+  std::vector<int64_t> lead(x->meta.shape.begin(), x->meta.shape.begin() + indices.size());
+  std::vector<int64_t> rest(x->meta.shape.begin() + indices.size(), x->meta.shape.end());
+  if (std::count(lead.begin(), lead.end(), ops::kDynamic))
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "indexing a dynamic dimension with a tensor is not supported yet", f);
+  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  VarPtr linear;
+  int64_t stride = 1;
+  for (size_t m = indices.size(); m-- > 0;) {
+    consume(indices[m], locOf(f));
+    VarPtr wrapped = indices[m]->isTensor()
+                         ? tensorCall(f, sir, "api", framework_ + ".remainder",
+                                      framework_ + ".remainder", {indices[m], num(lead[m])}, {})
+                         : num((indices[m]->constant.intValue % lead[m] + lead[m]) % lead[m]);
+    VarPtr term = stride == 1 ? wrapped : binaryOp(f, sir, "mul", false, wrapped, num(stride));
+    linear = linear ? binaryOp(f, sir, "add", false, term, linear) : term;
+    stride *= lead[m];
+  }
+  std::vector<int64_t> flatShape = {stride};
+  flatShape.insert(flatShape.end(), rest.begin(), rest.end());
+  std::string reshape = framework_ + ".reshape";
+  std::vector<VarPtr> dims;
+  for (int64_t d : flatShape)
+    dims.push_back(num(d));
+  VarPtr flat =
+      tensorCall(f, sir, "api", reshape, reshape, {x, makeSequence(K::List, dims, {})}, {});
+  return indexRows(f, sir, flat, linear);
+}
+
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
   if (anyUnsupported(obj, key))
     return unsupportedResult();
@@ -805,6 +871,15 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
   if (obj->isTensor()) {
     if (key->isTensor() && ops::isIntegral(key->meta.dtype) && obj->meta.rank() >= 1)
       return indexRows(f, sir, obj, key);
+    // x[i, j]: integer tensors and ints for the leading dimensions, at least one a tensor.
+    auto pointIndex = [](const VarPtr &k) {
+      return (k->isTensor() && ops::isIntegral(k->meta.dtype)) || isInt(k);
+    };
+    if (key->kind == K::Tuple && !key->items.empty() &&
+        key->items.size() <= obj->meta.rank() &&
+        std::all_of(key->items.begin(), key->items.end(), pointIndex) &&
+        std::any_of(key->items.begin(), key->items.end(), [](auto &k) { return k->isTensor(); }))
+      return indexPoints(f, sir, obj, key->items);
     if (key->isTensor() ||
         (key->isSequence() && std::any_of(key->items.begin(), key->items.end(),
                                           [](const VarPtr &v) { return v->isTensor(); })))
@@ -815,6 +890,8 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     return tensorCall(f, sir, "operator", "__getitem__", "__getitem__", {obj, key}, {});
   }
   consume(key, loc);
+  if (isRecord(obj))
+    return recordGetItem(f, sir, obj, key);
   if (obj->kind == K::Object && obj->layer && isLayerDict(obj)) { // layers["name"]
     std::vector<VarPtr> layers = sublayers(f, obj);
     if (key->isConstant() && key->constant.kind == PyConst::Kind::Str)
@@ -847,9 +924,11 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     int64_t i = key->constant.intValue;
     if (i < 0)
       i += n;
-    if (i < 0 || i >= n)
+    if (i < 0 || i >= n) {
+      consume(obj, loc); // its length decided (a handler may catch the error)
       fail(DiagCode::FrontendPythonError, "IndexError: " + obj->typeName() + " index out of range",
            f);
+    }
     return items[i];
   }
   if (obj->kind == K::Dict) {
@@ -857,6 +936,7 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
       if (obj->keys[i]->isConstant() && key->isConstant() &&
           obj->keys[i]->constant == key->constant)
         return obj->items[i];
+    consume(obj, loc); // its keys decided (a handler may catch the error)
     fail(DiagCode::FrontendPythonError, "KeyError: " + key->repr(), f);
   }
   if (obj->kind == K::Range) { // arithmetic, not a list: ranges may be long

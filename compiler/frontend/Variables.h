@@ -130,9 +130,13 @@ struct Variable {
   int classIndex = -1;
   bool madeHere = false;
   bool layer = false;                // Object: a paddle.nn.Layer or torch.nn.Module
+  std::string recordClass;           // Object of a record class: "module:qualname"
   // Opaque: the result of a call sotc cannot compile, standing in so that the translation goes
   // on to find the program's other unsupported calls; whatever uses it is unsupported too.
   bool unsupported = false;
+  // Opaque: an exception object of this builtin class (KeyError), and the error it reports
+  // if no handler catches it.
+  std::string exceptionType, exceptionMessage;
   std::vector<std::string> children; // a layer's sublayers (attribute names), in order
 
   static VarPtr constant_(PyConst c, Tracker t = {});

@@ -156,6 +156,7 @@ void registerElementwise(OpTable &t) {
   };
   paddleLower(t, "cast", castLower("x", "dtype"));
   t.bind("Tensor.astype", castLower("x", "dtype"));
+  t.bind("torch.Tensor.type", castLower("input", "dtype"));
   // x.to(dtype), x.to(device[, dtype]): where the tensor lives is the artifact's business.
   t.bind("torch.Tensor.to", [](Lowering &L) {
     int x = L.in("input");

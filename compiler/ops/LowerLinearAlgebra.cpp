@@ -32,9 +32,24 @@ LowerFn attentionOp(bool paddleLayout) {
       swap = {0, 2, 1, 3};
       q = b.transpose(q, swap), k = b.transpose(k, swap), v = b.transpose(v, swap);
     }
-    if (rank >= 3 && b.meta(q).shape[rank - 3] != b.meta(k).shape[rank - 3])
-      badValue(L, "query and key have different numbers of heads (grouped-query attention is "
-                  "not supported yet)");
+    int64_t heads = rank >= 3 ? b.meta(q).shape[rank - 3] : 1;
+    int64_t kvHeads = rank >= 3 ? b.meta(k).shape[rank - 3] : 1;
+    if (heads != kvHeads || (rank >= 3 && b.meta(v).shape[rank - 3] != kvHeads)) {
+      // Grouped-query attention: query head h reads key and value head h / (heads / kvHeads)
+      // (repeat_interleave over the head dim).
+      if (!L.args.boolValue("enable_gqa"))
+        badValue(L, "query and key have different numbers of heads: pass enable_gqa=True");
+      if (kvHeads == 0 || heads % kvHeads != 0 || b.meta(v).shape[rank - 3] != kvHeads)
+        badValue(L, "enable_gqa: the query's heads must be a multiple of the key's and value's");
+      auto repeatHeads = [&](int x) {
+        std::vector<int64_t> shape = b.meta(x).shape, grouped = shape, wide = shape;
+        grouped.insert(grouped.begin() + (rank - 2), 1);             // [..., Hk, 1, S, E]
+        wide.insert(wide.begin() + (rank - 2), heads / kvHeads);     // [..., Hk, r, S, E]
+        shape[rank - 3] = heads;                                     // [..., Hq, S, E]
+        return b.reshape(b.broadcastTo(b.reshape(x, grouped), wide), shape);
+      };
+      k = repeatHeads(k), v = repeatHeads(v);
+    }
     int64_t e = b.meta(q).shape[rank - 1];
     double scale = L.args.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(e))
                                           : L.args.scalar("scale");

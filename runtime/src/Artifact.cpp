@@ -47,7 +47,7 @@ Buffer bufferOf(const Json &j) {
   return b;
 }
 
-/// The tensors a value rebuilds, in order ({"tensor"}, nested tuples, lists and dicts).
+/// The tensors a value rebuilds, in order ({"tensor"}, nested tuples, lists, dicts, records).
 void valueTensors(const Json &r, std::vector<std::string> &out) {
   if (r.contains("tensor"))
     out.push_back(r.at("tensor").get<std::string>());
@@ -58,6 +58,9 @@ void valueTensors(const Json &r, std::vector<std::string> &out) {
   if (r.contains("dict"))
     for (const Json &pair : r.at("dict"))
       valueTensors(pair.at(1), out);
+  if (r.contains("record"))
+    for (const Json &field : r.at("record").at("fields"))
+      valueTensors(field.at(1), out);
 }
 
 Step stepOf(const Json &j) {

@@ -562,9 +562,12 @@ private:
       int t = id(v);
       std::vector<Expr> index = it;
       index[axis] = IndexExpr::affine(it[axis], 1, -offset);
-      if (a.index.count(t))
-        return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
-               << "concat of one tensor with itself is not supported yet";
+      if (a.index.count(t)) { // cat((x, x)): buildKernel() gives the second its own copy
+        error_ = "concat of one tensor with itself";
+        conflict_ = {v, p};
+        indexingFailed_ = true;
+        return mlir::failure();
+      }
       a.index[t] = index;
       offset += kernel_.tensors[t].shape[axis];
       s.ins.push_back(t);
@@ -587,8 +590,9 @@ private:
 };
 
 /// Gives `op` its own copy of `value`, which it needs at another index than the group's
-/// other readers: a second group input for a block argument, a clone of the computing
-/// primitive otherwise (not of a reduction or matmul: those are not recomputed). When the
+/// other readers (or at a second place: a concat of it with itself): a second group input for
+/// a block argument, a clone of the computing primitive otherwise (not of a reduction or
+/// matmul: those are not recomputed). When the
 /// conflict is over op's own result, each of its readers but the first gets its own clone
 /// of op. Returns whether the group changed.
 bool recompute(sir::GroupOp group, mlir::Value value, mlir::Operation *op) {
@@ -622,7 +626,12 @@ bool recompute(sir::GroupOp group, mlir::Value value, mlir::Operation *op) {
     mlir::OpBuilder b(op);
     copy = b.clone(*producer)->getResult(0);
   }
-  op->replaceUsesOfWith(value, copy);
+  // An op that reads the value twice (a concat of it with itself) keeps the first.
+  auto reads = llvm::make_filter_range(op->getOpOperands(),
+                                       [&](mlir::OpOperand &o) { return o.get() == value; });
+  bool several = std::distance(reads.begin(), reads.end()) > 1;
+  for (mlir::OpOperand &o : llvm::drop_begin(reads, several ? 1 : 0))
+    o.set(copy);
   return true;
 }
 

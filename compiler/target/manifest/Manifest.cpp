@@ -216,6 +216,14 @@ Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Js
       pairs.push_back(Json::array({recurse(v->keys[i]), recurse(v->items[i])}));
     return Json{{"dict", pairs}};
   }
+  case K::Object:
+    if (!v->recordClass.empty()) { // a ModelOutput: its class and fields
+      Json fields = Json::array();
+      for (size_t i = 0; i < v->keys.size(); ++i)
+        fields.push_back(Json::array({v->keys[i]->constant.text, recurse(v->items[i])}));
+      return Json{{"record", Json{{"class", v->recordClass}, {"fields", fields}}}};
+    }
+    [[fallthrough]];
   default: {
     // A value only the host has: a host callback's result (else the host cannot rebuild it).
     Json host{{"host", v->repr()}};

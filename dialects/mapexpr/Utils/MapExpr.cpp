@@ -134,15 +134,23 @@ std::vector<Storage> tensorStorage(const Kernel &k) {
           l.type == sched::LoopType::S0z)
         blocks *= l.size;
   const std::map<int, size_t> writtenIn = writers(k);
+  const std::optional<KernelRows> rows = kernelRows(k);
   for (size_t s = 0; s < k.stmts.size(); ++s)
     for (const OpStmt &op : k.stmts[s].stmts)
       for (int t : op.ins) {
         auto w = writtenIn.find(t);
         if (w == writtenIn.end() || w->second == s || storage[t].kind != StorageKind::Register)
           continue;
-        int64_t n = std::accumulate(k.tensors[t].shape.begin(), k.tensors[t].shape.end(),
-                                    int64_t{1}, std::multiplies<int64_t>());
+        const std::vector<int64_t> &shape = k.tensors[t].shape;
+        int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                                    std::multiplies<int64_t>());
         int64_t perBlock = (n + blocks - 1) / blocks;
+        if (rows) { // one row's part: the dims no row coordinate indexes (a broadcast's too)
+          std::vector<bool> rowDim = rowDims(k, *rows, t);
+          perBlock = 1;
+          for (size_t d = 0; d < shape.size(); ++d)
+            perBlock *= rowDim[d] ? 1 : shape[d];
+        }
         storage[t] = {perBlock <= kSharedElementsPerBlock ? StorageKind::Shared
                                                           : StorageKind::Scratch,
                       perBlock};
@@ -176,11 +184,17 @@ std::vector<int64_t> sizesOf(const std::vector<sched::ScheduleDim> &dims,
 
 bool isIter(const Expr &e, int id) { return e->kind() == IndexExpr::Kind::Iter && e->id() == id; }
 
+/// Whether iterator `id` appears anywhere in `e`.
+bool mentions(const Expr &e, int id) {
+  return isIter(e, id) || std::any_of(e->items().begin(), e->items().end(),
+                                      [&](const Expr &item) { return mentions(item, id); });
+}
+
 /// Whether every statement of `k` runs on its reduction's rows with `rows[s]` the row
 /// iterators of statement s: every tensor a statement reads from an earlier statement was
 /// written, element by element, by the same row (the same block), because each row
 /// coordinate of the writer indexes one tensor dimension that the reader indexes with its
-/// own row coordinate of the same rank.
+/// own row coordinate of the same rank, or indexes none of them.
 bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
   const std::map<int, size_t> writtenIn = writers(k);
   for (size_t b = 0; b < k.stmts.size(); ++b)
@@ -192,8 +206,14 @@ bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
         const std::vector<Expr> &written = k.stmts[w->second].index.at(t);
         const std::vector<Expr> &read = k.stmts[b].index.at(t);
         for (size_t r = 0; r < rows[w->second].size(); ++r) {
+          int row = rows[w->second][r];
           auto d = std::find_if(written.begin(), written.end(),
-                                [&](const Expr &e) { return isIter(e, rows[w->second][r]); });
+                                [&](const Expr &e) { return isIter(e, row); });
+          // A tensor this row coordinate does not index (a mask broadcast over heads): every
+          // row writes the same elements of it.
+          if (d == written.end() && std::none_of(written.begin(), written.end(),
+                                                 [&](const Expr &e) { return mentions(e, row); }))
+            continue;
           if (d == written.end() || !isIter(read[d - written.begin()], rows[b][r]))
             return false;
         }

@@ -8,7 +8,8 @@ Parameters bind as the traced function's did (positionally, then by name); tenso
 arrays, CPU tensors of any framework that speaks DLPack or the array protocol, or (for a
 CUDA artifact) CUDA tensors that speak __cuda_array_interface__ or DLPack (torch, cupy,
 paddle, jax), passed without copies; other values are compared with what was traced.
-Results come back in the function's own return structure (tuples, lists, dicts, constants),
+Results come back in the function's own return structure (tuples, lists, dicts, constants,
+a model's output record: its own class where its module is imported, else a sotc Record),
 as tensors of the caller's: for torch or paddle CPU inputs, that framework's tensors (torch's
 sharing the result's memory); for CUDA inputs, tensors of the same framework on the same
 device (torch and cupy; numpy otherwise); numpy arrays for numpy arrays (float16 numpy's,
@@ -26,6 +27,7 @@ paddle or torch gets that framework's tensors and hands its tensors back to the 
 
 import ast
 import builtins
+import collections
 import contextlib
 import ctypes
 import importlib
@@ -802,7 +804,8 @@ def _tensor_names(r):
     """The tensors of a manifest value, in the order the runtime returns them."""
     if "tensor" in r:
         return [r["tensor"]]
-    items = r.get("tuple") or r.get("list") or [pair[1] for pair in r.get("dict", [])]
+    pairs = r.get("dict") or r.get("record", {}).get("fields", [])
+    items = r.get("tuple") or r.get("list") or [pair[1] for pair in pairs]
     return [name for item in items for name in _tensor_names(item)]
 
 
@@ -847,9 +850,43 @@ def _rebuild(r, tensors, host_results):
     if "dict" in r:
         return {_rebuild(k, tensors, host_results): _rebuild(v, tensors, host_results)
                 for k, v in r["dict"]}
+    if "record" in r:
+        fields = {name: _rebuild(v, tensors, host_results) for name, v in r["record"]["fields"]}
+        return _record_class(r["record"]["class"])(**fields)
     if r.get("callback") in host_results:
         return host_results[r["callback"]]
     raise SotcError("E8005", f"no host callback computed {r.get('host')}")
+
+
+class Record(collections.OrderedDict):
+    """A traced model's output record (transformers' ModelOutput) when its class is not
+    imported here: the fields are attributes (None where unset), the fields set are its items
+    (`out["logits"]`), and it indexes like the tuple of their values (`out[0]`)."""
+
+    def __init__(self, **fields):
+        super().__init__((k, v) for k, v in fields.items() if v is not None)
+        self.__dict__.update(fields)
+
+    def __getitem__(self, key):
+        return super().__getitem__(key) if isinstance(key, str) else self.to_tuple()[key]
+
+    def to_tuple(self):
+        return tuple(self.values())
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{k}=...' for k in self)})"
+
+
+def _record_class(qualified):
+    """The record's own class where its module is imported in this process (the drop-in
+    answer for the traced model's caller), else a Record named after it."""
+    module, _, qualname = qualified.partition(":")
+    cls = sys.modules.get(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    if isinstance(cls, type):
+        return cls
+    return type(qualname.rpartition(".")[2], (Record,), {"__module__": "sotc.records"})
 
 
 # Tensor methods that read values on the host, on numpy arrays.

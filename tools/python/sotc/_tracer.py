@@ -5,6 +5,8 @@ function reachable from it, the globals those functions read, and the example in
 """
 
 import builtins
+import collections
+import dataclasses
 import dis
 import inspect
 import json
@@ -35,6 +37,13 @@ _LIBRARY_ROOTS = {"paddle", "torch", "jax", "numpy", "tensorflow", "triton", "ma
 _MODEL_PACKAGES = ("paddle.vision.models", "torch.nn.modules.utils")
 # The standard library's abstract bases a package's class may have (no state of their own).
 _INTERFACE_MODULES = {"abc", "_collections_abc", "collections.abc", "typing"}
+# Those whose classes' methods are Python a subclass inherits (Mapping.get, __contains__):
+# recorded, and compiled from their bytecode.
+_MIXIN_MODULES = {"_collections_abc", "collections.abc"}
+# Where the frameworks export what their private extension modules define (torch._C._nn).
+_PUBLIC_NAMESPACES = ("torch.nn.functional", "torch", "paddle.nn.functional", "paddle")
+# The special methods the compiler calls on a class's objects (obj(...), obj[key], key in obj).
+_RECORDED_DUNDERS = ("__init__", "__call__", "__getitem__", "__contains__")
 _JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
 
@@ -182,6 +191,17 @@ def _is_package_class(cls):
     return True
 
 
+def _is_record_class(cls):
+    """A dataclass that is also a dict (transformers' ModelOutput), of the program or of an
+    installed package: the compiler builds and reads its objects itself."""
+    if not (isinstance(cls, type) and issubclass(cls, dict) and dataclasses.is_dataclass(cls)):
+        return False
+    return all(c in (dict, collections.OrderedDict) or c.__module__ in _INTERFACE_MODULES
+               or _is_user_class(c) or _in_installed_package(
+                   getattr(sys.modules.get(c.__module__), "__file__", None) or "")
+               for c in cls.__mro__[:-1])
+
+
 def _is_user_class(cls):
     """A class of the program's own (not a library's), all of whose bases are too."""
     if not isinstance(cls, type) or cls is object:
@@ -295,6 +315,11 @@ def _public_name(obj):
             parent = sys.modules.get(prefix)
             if parent is not None and getattr(parent, name, None) is obj:
                 return f"{prefix}.{name}"
+        if any(part.startswith("_") for part in parts):  # torch._C._nn.gelu is F.gelu
+            for public in _PUBLIC_NAMESPACES:
+                namespace = sys.modules.get(public)
+                if namespace is not None and getattr(namespace, name, None) is obj:
+                    return f"{public}.{name}"
     return f"{module}.{name}"
 
 
@@ -405,7 +430,8 @@ class _Builder:
             # program calls it; the program's own is refused now.
             out.function = self.add_function(
                 obj, refuse=not _in_installed_package(obj.__code__.co_filename))
-        elif _is_user_class(obj) or (isinstance(obj, type) and _is_compiled_layer_class(obj)):
+        elif (_is_user_class(obj) or _is_package_class(obj) or _is_record_class(obj)
+              or (isinstance(obj, type) and _is_compiled_layer_class(obj))):
             out.class_ref = self.add_class(obj)
         elif _layer_framework(obj):  # a model's sublayer held outside its layer tree too
             self.add_layer(obj, out, self._layer_paths.get(id(obj), ""), _seen)
@@ -564,13 +590,17 @@ class _Builder:
         library = _is_library_class(cls)
         if library:
             msg.library_name = _public_name(cls)
-        if library and not _is_compiled_layer_class(cls) and not _is_package_class(cls):
+        record = _is_record_class(cls)
+        if record:
+            msg.record_fields.extend(f.name for f in dataclasses.fields(cls))
+        if (library and not _is_compiled_layer_class(cls) and not _is_package_class(cls)
+                and not record and cls.__module__ not in _MIXIN_MODULES):
             msg.mro.extend(self.add_class(c) if c is not cls else index
                            for c in cls.__mro__[:-1])
             return index
         kinds = pb.ClassMember
         for name, member in sorted(vars(cls).items()):
-            if name.startswith("__") and name not in ("__init__", "__call__", "__getitem__"):
+            if name.startswith("__") and name not in _RECORDED_DUNDERS:
                 continue
             kind, value = kinds.PLAIN, member
             if isinstance(member, staticmethod):
