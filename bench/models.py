@@ -2,7 +2,8 @@
 """Whole models (scripts/bench.sh runs it after run.py): sotc against torch eager,
 torch.compile and paddle eager on the CPU, for the pre-norm transformer block, ResNet-18 and
 the GPT-style decoder of testdata/models, and for library models as users get them
-(torchvision's ResNet-50 and MobileNetV3-Large, paddle.vision's ResNet-50), at benchmark
+(torchvision's ResNet-50 and MobileNetV3-Large, paddle.vision's ResNet-50, a transformers BERT
+and LLaMA-style decoder, 4 layers x 256, from their configs), at benchmark
 sizes. A testdata model runs in both frameworks (sotc compiles the torch one); a library's
 model in its own framework, from which sotc traces it.
 
@@ -52,11 +53,18 @@ MODELS = {
     "torchvision resnet50": ("torchvision", "resnet50", {}, (8, 3, 224, 224)),
     "torchvision mobilenet_v3_large": ("torchvision", "mobilenet_v3_large", {}, (8, 3, 224, 224)),
     "paddle.vision resnet50": ("paddle.vision", "resnet50", {}, (8, 3, 224, 224)),
+    "transformers bert": ("transformers", "BertConfig",
+                          {"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4,
+                           "intermediate_size": 1024, "vocab_size": 1024}, (8, 128)),
+    "transformers llama": ("transformers", "LlamaConfig",
+                           {"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 8,
+                            "num_key_value_heads": 4, "intermediate_size": 688,
+                            "vocab_size": 1024, "use_cache": False}, (8, 128)),
 }
 TOOLS = ["sotc", "torch", "torch_compile", "paddle"]
 # The frameworks each source's models run in; sotc traces the first.
 FRAMEWORKS = {"testdata": ("torch", "paddle"), "torchvision": ("torch",),
-              "paddle.vision": ("paddle",)}
+              "paddle.vision": ("paddle",), "transformers": ("torch",)}
 
 
 def log(*args):
@@ -69,6 +77,10 @@ def build(name, framework):
     fw = __import__(framework)
     fw.manual_seed(0) if framework == "torch" else fw.seed(0)
     if source != "testdata":  # random weights: the library's initialization
+        if source == "transformers":  # from its config, the model class the Auto map picks
+            import transformers
+            config = getattr(transformers, stem)(**kwargs)
+            return transformers.AutoModel.from_config(config).eval()
         if source == "torchvision":
             import torchvision
             return torchvision.models.get_model(stem, weights=None, **kwargs).eval()
@@ -95,6 +107,8 @@ def example(name):
     rng, shape = np.random.default_rng(0), MODELS[name][3]
     if MODELS[name][1] == "gpt":
         return rng.integers(0, MODELS[name][2]["VOCAB"], shape).astype(np.int64)
+    if MODELS[name][0] == "transformers":
+        return rng.integers(0, MODELS[name][2]["vocab_size"], shape).astype(np.int64)
     return rng.standard_normal(shape).astype(np.float32)
 
 

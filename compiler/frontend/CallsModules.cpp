@@ -348,7 +348,8 @@ bool signature(CallContext &c) {
   constexpr uint32_t kVarArgs = 0x4, kVarKeywords = 0x8; // CO_VARARGS, CO_VARKEYWORDS
   // co_varnames: positional, keyword-only, *args, **kwargs; a signature lists *args before
   // the keyword-only ones.
-  int positional = static_cast<int>(code.argcount()), kwonly = static_cast<int>(code.kwonlyargcount());
+  int positional = static_cast<int>(code.argcount()),
+      kwonly = static_cast<int>(code.kwonlyargcount());
   std::vector<int> order;
   for (int i = fn->self ? 1 : 0; i < positional; ++i) // a bound method's self is bound
     order.push_back(i);

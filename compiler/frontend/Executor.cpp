@@ -147,7 +147,6 @@ void Executor::raise(const VarPtr &exception, const std::string &message, const 
   throw PythonException(exception);
 }
 
-
 VarPtr Executor::unsupportedCall(const std::string &message, const Frame &f) {
   unsupportedCalls_.emplace_back(DiagCode::FrontendUnsupportedCall,
                                  message + " (" + locOf(f).str() + ")");
@@ -375,10 +374,14 @@ VarPtr Executor::global(int namespaceIndex, const std::string &name, Frame &f) {
   auto it = globals_.find(key);
   if (it != globals_.end())
     return it->second;
-  for (const trace::NamedValue &g : trace_.namespaces(namespaceIndex).globals())
+  const trace::Namespace &ns = trace_.namespaces(namespaceIndex);
+  for (const trace::NamedValue &g : ns.globals())
     if (g.name() == name) {
+      // A library module's state is the library's, like its code: not guarded.
       Tracker t;
-      t.kind = Tracker::Kind::Global;
+      t.kind = ns.library() && g.value().kind_case() != trace::Value::kTensor
+                   ? Tracker::Kind::Const
+                   : Tracker::Kind::Global;
       t.name = name;
       return globals_[key] = fromTrace(g.value(), t);
     }
@@ -395,7 +398,8 @@ VarPtr Executor::global(int namespaceIndex, const std::string &name, Frame &f) {
       // The exceptions a program raises or catches.
       "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError",
       "IndexError", "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
-      "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError"};
+      "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError",
+      "ImportError", "ModuleNotFoundError", "UnboundLocalError"};
   if (builtins.count(name)) {
     VarPtr v =
         Variable::make(Variable::Kind::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
@@ -601,7 +605,8 @@ std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
   for (const ExecState::AssignedAttribute &a : state.assignedAttributes) {
     auto it = std::find_if(a.object->keys.begin(), a.object->keys.end(),
                            [&](const VarPtr &k) { return k->constant.text == a.name; });
-    VarPtr now = it != a.object->keys.end() ? a.object->items[it - a.object->keys.begin()] : nullptr;
+    VarPtr now =
+        it != a.object->keys.end() ? a.object->items[it - a.object->keys.begin()] : nullptr;
     if (now != a.before && !(now && a.before && sameValue(now, a.before)))
       throw CodedError(DiagCode::FrontendUnsupportedConstruct,
                        "attribute assignment on a " + a.object->typeName() +

@@ -85,7 +85,7 @@ struct ExecState {
   // The entry function's container arguments (lists, dicts), whose mutations are side effects.
   std::vector<std::pair<std::string, VarPtr>> arguments;
   std::vector<Autocast> autocast; // innermost last
-  VarPtr handling;                 // the exception an `except` block handles (sys.exc_info)
+  VarPtr handling;                // the exception an `except` block handles (sys.exc_info)
   // Attributes the program assigned on objects passed in (a library's context variable set
   // and reset): what each held before, which it must hold again when the function returns.
   struct AssignedAttribute {

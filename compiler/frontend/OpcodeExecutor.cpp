@@ -923,10 +923,9 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     const std::string &name = co.names(arg);
     auto it = std::find_if(obj->keys.begin(), obj->keys.end(),
                            [&](const VarPtr &k) { return k->constant.text == name; });
-    if (!obj->madeHere && std::none_of(state.assignedAttributes.begin(),
-                                       state.assignedAttributes.end(), [&](const auto &a) {
-                                         return a.object == obj && a.name == name;
-                                       }))
+    if (!obj->madeHere &&
+        std::none_of(state.assignedAttributes.begin(), state.assignedAttributes.end(),
+                     [&](const auto &a) { return a.object == obj && a.name == name; }))
       state.assignedAttributes.push_back(
           {obj, name, it != obj->keys.end() ? obj->items[it - obj->keys.begin()] : nullptr, loc});
     if (it != obj->keys.end()) {

@@ -449,7 +449,7 @@ VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, co
   consume(receiver, loc); // what its class has depends on which class it is
   const auto &mro = trace_.classes(receiver->classIndex).mro();
   auto from = std::find(mro.begin(), mro.end(), static_cast<uint32_t>(after));
-  for (auto it = from == mro.end() ? mro.begin() : from + 1; it != mro.end(); ++it)
+  for (auto it = from == mro.end() ? mro.begin() : from + 1; it != mro.end(); ++it) {
     for (const Member &m : trace_.classes(*it).members()) {
       uint32_t c = *it;
       if (m.name() != name)
@@ -475,6 +475,14 @@ VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, co
       }
       return value;
     }
+    const auto &unrecorded = trace_.classes(*it).unrecorded_members();
+    if (std::find(unrecorded.begin(), unrecorded.end(), name) != unrecorded.end())
+      throw CodedError(DiagCode::FrontendUnsupportedConstruct,
+                       trace_.classes(*it).qualname() + "." + name +
+                           " was not recorded: no traced code names it, and sotc does not read "
+                           "a library's members by names computed at run time (" +
+                           loc.str() + ")");
+  }
   return nullptr;
 }
 
@@ -537,6 +545,13 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     return superAttr(f, obj, name);
   switch (obj->kind) {
   case K::Module:
+    // An installed package's module: what the trace recorded of it (pkg.function).
+    for (int ns = 0; ns < trace_.namespaces_size(); ++ns)
+      if (trace_.namespaces(ns).library() && trace_.namespaces(ns).module() == obj->name)
+        for (const trace::NamedValue &g : trace_.namespaces(ns).globals())
+          if (g.name() == name)
+            return global(ns, name, f);
+    [[fallthrough]];
   case K::External: {
     std::string full = obj->name + "." + name;
     auto c = kMathConstants.find(full);
@@ -630,9 +645,9 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
                                num(code.flags()), makeSequence(K::Tuple, varnames, {obj})},
                               {obj});
       c->name = "code";
-      c->fields = {"co_name",           "co_qualname",       "co_filename",
-                   "co_firstlineno",    "co_argcount",       "co_posonlyargcount",
-                   "co_kwonlyargcount", "co_flags",          "co_varnames"};
+      c->fields = {"co_name",           "co_qualname", "co_filename",
+                   "co_firstlineno",    "co_argcount", "co_posonlyargcount",
+                   "co_kwonlyargcount", "co_flags",    "co_varnames"};
       return c;
     }
     break;
@@ -875,8 +890,7 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     auto pointIndex = [](const VarPtr &k) {
       return (k->isTensor() && ops::isIntegral(k->meta.dtype)) || isInt(k);
     };
-    if (key->kind == K::Tuple && !key->items.empty() &&
-        key->items.size() <= obj->meta.rank() &&
+    if (key->kind == K::Tuple && !key->items.empty() && key->items.size() <= obj->meta.rank() &&
         std::all_of(key->items.begin(), key->items.end(), pointIndex) &&
         std::any_of(key->items.begin(), key->items.end(), [](auto &k) { return k->isTensor(); }))
       return indexPoints(f, sir, obj, key->items);

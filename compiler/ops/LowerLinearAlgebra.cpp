@@ -43,9 +43,9 @@ LowerFn attentionOp(bool paddleLayout) {
         badValue(L, "enable_gqa: the query's heads must be a multiple of the key's and value's");
       auto repeatHeads = [&](int x) {
         std::vector<int64_t> shape = b.meta(x).shape, grouped = shape, wide = shape;
-        grouped.insert(grouped.begin() + (rank - 2), 1);             // [..., Hk, 1, S, E]
-        wide.insert(wide.begin() + (rank - 2), heads / kvHeads);     // [..., Hk, r, S, E]
-        shape[rank - 3] = heads;                                     // [..., Hq, S, E]
+        grouped.insert(grouped.begin() + (rank - 2), 1);         // [..., Hk, 1, S, E]
+        wide.insert(wide.begin() + (rank - 2), heads / kvHeads); // [..., Hk, r, S, E]
+        shape[rank - 3] = heads;                                 // [..., Hq, S, E]
         return b.reshape(b.broadcastTo(b.reshape(x, grouped), wide), shape);
       };
       k = repeatHeads(k), v = repeatHeads(v);

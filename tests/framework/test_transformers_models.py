@@ -26,14 +26,15 @@ import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the 
 BATCH, LENGTH, VOCAB = 2, 16, 100
 CI_EMULATED_THREADS = 16_000_000
 
-# (Auto class, config): two layers, 64 wide, 4 heads; LLaMA with 2 key/value heads (GQA).
+# (what builds the model from its config, config): two layers, 64 wide, 4 heads; LLaMA with 2
+# key/value heads (grouped-query attention); T5's encoder stack alone.
 CONFIGS = {
-    "gpt2": (transformers.AutoModelForCausalLM, lambda: transformers.GPT2Config(
+    "gpt2": (transformers.AutoModelForCausalLM.from_config, lambda: transformers.GPT2Config(
         n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=32, use_cache=False)),
-    "bert": (transformers.AutoModel, lambda: transformers.BertConfig(
+    "bert": (transformers.AutoModel.from_config, lambda: transformers.BertConfig(
         num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
         vocab_size=VOCAB, max_position_embeddings=32)),
-    "llama": (transformers.AutoModelForCausalLM, lambda: transformers.LlamaConfig(
+    "llama": (transformers.AutoModelForCausalLM.from_config, lambda: transformers.LlamaConfig(
         num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
         intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=32, use_cache=False)),
     "t5-encoder": (transformers.T5EncoderModel, lambda: transformers.T5Config(
@@ -44,11 +45,11 @@ CASES = [(name, attention, mask) for name in CONFIGS for attention in ("sdpa", "
 
 
 def build(name, attention):
-    auto, config = CONFIGS[name]
+    make, config = CONFIGS[name]
     torch.manual_seed(0)
     config = config()
     config._attn_implementation = attention
-    model = auto.from_config(config).eval()
+    model = make(config).eval()
     randomize_constant_weights("torch", model)
     return model
 

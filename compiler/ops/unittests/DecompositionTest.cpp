@@ -1741,13 +1741,14 @@ std::vector<Case> all() {
                elementwise([](double v) { return double(v == 0); }, DType::Bool),
                -1,
                1});
-  c.push_back({{"paddle.cast", "Tensor.cast", "Tensor.astype", "torch.Tensor.to"},
-               {kX},
-               {T(0), Arg::ofString("int32")},
-               {},
-               elementwise([](double v) { return std::trunc(v); }, DType::Int32),
-               -5,
-               5});
+  c.push_back(
+      {{"paddle.cast", "Tensor.cast", "Tensor.astype", "torch.Tensor.to", "torch.Tensor.type"},
+       {kX},
+       {T(0), Arg::ofString("int32")},
+       {},
+       elementwise([](double v) { return std::trunc(v); }, DType::Int32),
+       -5,
+       5});
   c.push_back({{"torch.Tensor.int"}, {kX}, {T(0)}, {},
                elementwise([](double v) { return std::trunc(v); }, DType::Int32), -5, 5});
   c.push_back({{"torch.Tensor.long"}, {kX}, {T(0)}, {},

@@ -142,8 +142,8 @@ std::vector<Storage> tensorStorage(const Kernel &k) {
         if (w == writtenIn.end() || w->second == s || storage[t].kind != StorageKind::Register)
           continue;
         const std::vector<int64_t> &shape = k.tensors[t].shape;
-        int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1},
-                                    std::multiplies<int64_t>());
+        int64_t n =
+            std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
         int64_t perBlock = (n + blocks - 1) / blocks;
         if (rows) { // one row's part: the dims no row coordinate indexes (a broadcast's too)
           std::vector<bool> rowDim = rowDims(k, *rows, t);

@@ -44,6 +44,8 @@ _MIXIN_MODULES = {"_collections_abc", "collections.abc"}
 _PUBLIC_NAMESPACES = ("torch.nn.functional", "torch", "paddle.nn.functional", "paddle")
 # The special methods the compiler calls on a class's objects (obj(...), obj[key], key in obj).
 _RECORDED_DUNDERS = ("__init__", "__call__", "__getitem__", "__contains__")
+# What the compiler calls without code naming it: a layer's forward, the special methods.
+_IMPLICIT_MEMBERS = _RECORDED_DUNDERS + ("forward",)
 _JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
 
@@ -156,8 +158,8 @@ def _is_library_class(cls):
     """A class of a library (a framework, the standard library, an installed package)."""
     module = (cls.__module__ or "").split(".")[0]
     filename = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
-    return (module in _LIBRARY_ROOTS or cls.__module__ == "builtins"
-            or _in_installed_package(filename))
+    return (module in _LIBRARY_ROOTS or module in sys.stdlib_module_names
+            or cls.__module__ == "builtins" or _in_installed_package(filename))
 
 
 def _is_compiled_layer_class(cls):
@@ -337,6 +339,12 @@ class _Builder:
         self._namespaces = {}  # id(globals dict) -> index
         self._keep = []        # keeps traced functions alive so their ids stay unique
         self._pending = []     # functions whose globals still need recording
+        # A library class's members are recorded once traced code names one of them (a class
+        # like PreTrainedModel has hundreds, reaching much of its library): the names traced
+        # code uses, and the members waiting for theirs.
+        self._names = set()
+        self._deferred = []    # (class message, name, member)
+        self._modules = {}     # id -> an installed package's module code reads attributes of
         self.weights = {}      # a model's parameters and buffers by state-dict name: arrays
         self._weight_names = {}  # id(tensor) -> its state-dict name (tied weights share one)
         self._weight_tensors = {}  # state-dict name -> id(tensor)
@@ -397,6 +405,9 @@ class _Builder:
                 out.external = obj.__name__
         elif isinstance(obj, types.ModuleType):
             out.module = obj.__name__
+            if (obj.__name__.split(".")[0] not in _LIBRARY_ROOTS
+                    and _in_installed_package(getattr(obj, "__file__", None) or "")):
+                self._modules.setdefault(id(obj), obj)  # pkg.name: what code names, recorded
         elif isinstance(obj, pb.TensorSpec) or (allow_tensor and is_tensor_like(obj)):
             out.tensor.CopyFrom(spec_of_tensor(obj))
             package = type(obj).__module__.split(".")[0]
@@ -539,6 +550,8 @@ class _Builder:
         for const in code.co_consts:
             self.value(const, msg.consts.add())
         msg.code = code.co_code
+        self._names.update(code.co_names)  # and getattr(obj, "name"):
+        self._names.update(c for c in code.co_consts if isinstance(c, str))
         msg.exceptiontable = getattr(code, "co_exceptiontable", b"")
         msg.linetable = getattr(code, "co_linetable", b"")
         parse = getattr(dis, "_parse_exception_table", None)
@@ -598,29 +611,35 @@ class _Builder:
             msg.mro.extend(self.add_class(c) if c is not cls else index
                            for c in cls.__mro__[:-1])
             return index
-        kinds = pb.ClassMember
         for name, member in sorted(vars(cls).items()):
             if name.startswith("__") and name not in _RECORDED_DUNDERS:
                 continue
-            kind, value = kinds.PLAIN, member
-            if isinstance(member, staticmethod):
-                kind, value = kinds.STATIC, member.__func__
-            elif isinstance(member, classmethod):
-                kind, value = kinds.CLASS, member.__func__
-            elif isinstance(member, property):
-                kind, value = kinds.PROPERTY, member.fget
-            entry = msg.members.add(name=name, kind=kind)
-            if library and isinstance(value, types.FunctionType):
-                # A library's method, whichever package it lives in (torch.nn.Hardswish's
-                # forward); a generator among them is refused only if it is called. Its
-                # decorators (functools.wraps: paddle's keyword aliases on Pad2D.forward) are
-                # seen through: the method's own code is what computes.
-                entry.value.function = self.add_function(inspect.unwrap(value), refuse=False)
+            if library and name not in self._names and name not in _IMPLICIT_MEMBERS:
+                self._deferred.append((msg, name, member))
             else:
-                self.value(value, entry.value)
+                self._add_member(msg, name, member, library)
         msg.mro.extend(self.add_class(c) if c is not cls else index
                        for c in cls.__mro__[:-1])
         return index
+
+    def _add_member(self, msg, name, member, library):
+        kinds = pb.ClassMember
+        kind, value = kinds.PLAIN, member
+        if isinstance(member, staticmethod):
+            kind, value = kinds.STATIC, member.__func__
+        elif isinstance(member, classmethod):
+            kind, value = kinds.CLASS, member.__func__
+        elif isinstance(member, property):
+            kind, value = kinds.PROPERTY, member.fget
+        entry = msg.members.add(name=name, kind=kind)
+        if library and isinstance(value, types.FunctionType):
+            # A library's method, whichever package it lives in (torch.nn.Hardswish's
+            # forward); a generator among them is refused only if it is called. Its
+            # decorators (functools.wraps: paddle's keyword aliases on Pad2D.forward) are
+            # seen through: the method's own code is what computes.
+            entry.value.function = self.add_function(inspect.unwrap(value), refuse=False)
+        else:
+            self.value(value, entry.value)
 
     # -- functions and globals ---------------------------------------------------------
     def add_function(self, fn, refuse=True):
@@ -655,7 +674,9 @@ class _Builder:
         key = id(globals_dict)
         if key not in self._namespaces:
             self._namespaces[key] = len(self.trace.namespaces)
-            self.trace.namespaces.add(module=globals_dict.get("__name__", ""))
+            self.trace.namespaces.add(
+                module=globals_dict.get("__name__", ""),
+                library=_in_installed_package(globals_dict.get("__file__") or ""))
             self._keep.append(globals_dict)
             self.imported_frameworks |= {
                 f for v in list(globals_dict.values()) if isinstance(v, types.ModuleType)
@@ -680,7 +701,37 @@ class _Builder:
                 self._global_names(const, names)
 
     def record_globals(self):
-        """Records every global each traced function reads; may discover more functions."""
+        """Records every global each traced function reads and every library class member
+        traced code names; may discover more functions. Members no traced code names are
+        listed as not recorded."""
+        self._record_globals()
+        while self._record_named():
+            self._record_globals()
+
+    def _record_named(self):
+        """Records the deferred class members and the package modules' attributes that traced
+        code names; whether there were any."""
+        named = [d for d in self._deferred if d[1] in self._names]
+        self._deferred = [d for d in self._deferred if d[1] not in self._names]
+        for msg, name, member in named:
+            self._add_member(msg, name, member, library=True)
+        found = bool(named)
+        for module in list(self._modules.values()):
+            ns = self.trace.namespaces[self._namespace(vars(module))]
+            known = {g.name for g in ns.globals}
+            for name in sorted(self._names & vars(module).keys() - known):
+                self.value(vars(module)[name], ns.globals.add(name=name).value)
+                found = True
+        return found
+
+    def finish(self):
+        """Ends the recording: what is still deferred is listed as not recorded."""
+        self.record_globals()
+        for msg, name, _ in self._deferred:
+            msg.unrecorded_members.append(name)
+        self._deferred = []
+
+    def _record_globals(self):
         while self._pending:
             fn = self._pending.pop(0)
             names = set()
@@ -747,6 +798,7 @@ def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, **named_inpu
     for name, value in bound.arguments.items():
         entry = builder.trace.inputs.add(name=name)
         builder.value(_example(value), entry.value, allow_tensor=True)
+    builder.finish()
     _choose_framework(builder, sotc_framework)
     return Trace(builder.trace, builder.code_objects, builder.weights)
 
@@ -776,6 +828,7 @@ def _trace_model(model, example_inputs, named_inputs, sotc_root, framework):
     for name, value in list(bound.arguments.items())[1:]:  # the model itself is not an input
         entry_input = builder.trace.inputs.add(name=name)
         builder.value(_example(value), entry_input.value, allow_tensor=True)
+    builder.finish()
     _choose_framework(builder, framework, _layer_framework(model))
     return Trace(builder.trace, builder.code_objects, builder.weights)
 

@@ -37,3 +37,15 @@ def masked_fill_min(x):
 
 def bad_finfo(x):
     return x * torch.finfo(torch.int64).max
+
+
+def registry_membership(x):
+    # "double" in REGISTRY and "triple" not: Mapping's __contains__ catches the KeyError
+    return x * 2 if packaged.has("double") and not packaged.has("triple") else x
+
+
+def returns_record(x):
+    out = packaged.Output(logits=x * 2, hidden=x)
+    # The items are the fields that are set: indexed by name, by position, as attributes.
+    assert list(out.keys()) == ["logits", "hidden"] and out.attentions is None
+    return packaged.Output(out[0] + out["hidden"], out.logits)

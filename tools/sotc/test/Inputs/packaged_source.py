@@ -1,8 +1,10 @@
 """An installed package's code (library-code.test copies it to site-packages/packaged.py): a
 config object with a property, a method and class attributes, read by the package's
-function."""
+function; a registry that is a Mapping; an output record."""
 
+from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 
 class Config:
@@ -51,3 +53,16 @@ REGISTRY = Registry()
 
 def dispatch(x, name):
     return REGISTRY[name](x)
+
+
+def has(name):
+    return name in REGISTRY  # Mapping.__contains__: REGISTRY[name], KeyError -> False
+
+
+@dataclass
+class Output(OrderedDict):
+    """transformers' ModelOutput: its fields set to something other than None are its items."""
+
+    logits: object = None
+    hidden: object = None
+    attentions: object = None
