@@ -344,8 +344,25 @@ VarPtr Executor::callNow(ExecState &state, StatementIR &sir, VarPtr callable,
   return result;
 }
 
+VarPtr makePartial(VarPtr func, std::vector<VarPtr> args, Kwargs keywords, Tracker tracker) {
+  VarPtr p = Variable::make(K::Opaque, std::move(tracker));
+  p->name = "functools.partial";
+  p->self = std::move(func);
+  p->items = std::move(args);
+  p->kwdefaults = std::move(keywords);
+  return p;
+}
+
 void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                     Kwargs kwargs) {
+  if (callable->kind == K::Opaque && callable->name == "functools.partial" && callable->self) {
+    // partial(f, *a, **k)(*b, **j) is f(*a, *b, **{**k, **j}).
+    args.insert(args.begin(), callable->items.begin(), callable->items.end());
+    for (const auto &[name, value] : callable->kwdefaults)
+      if (std::none_of(kwargs.begin(), kwargs.end(), [&](auto &kw) { return kw.first == name; }))
+        kwargs.push_back({name, value});
+    return call(state, sir, callable->self, std::move(args), std::move(kwargs));
+  }
   Frame &f = state.frames.back();
   // A call of, or on, an unsupported call's result: unsupported too, and already reported.
   bool unsupported = callable->unsupported || anyUnsupported(callable->self);

@@ -36,6 +36,8 @@ inline VarPtr makeSequence(Variable::Kind kind, std::vector<VarPtr> items,
 }
 
 inline VarPtr none() { return makeConst(PyConst::none(), {}); }
+/// functools.partial(func, *args, **keywords): calling it calls func (Executor::call).
+VarPtr makePartial(VarPtr func, std::vector<VarPtr> args, Kwargs keywords, Tracker tracker);
 
 inline bool isInt(const VarPtr &v) {
   return v->isConstant() &&

@@ -382,6 +382,11 @@ bool callModuleFunction(CallContext &c) {
   if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c) ||
       typeInfo(c) || signature(c))
     return true;
+  if (c.name == "functools.partial" && !c.args.empty()) {
+    std::vector<VarPtr> bound(c.args.begin() + 1, c.args.end());
+    c.push(makePartial(c.args[0], bound, c.kwargs, computedFrom(c.args)));
+    return true;
+  }
   if (c.name == "torch.resize_as_" && resizeAsInPlace(c))
     return true;
   // einsum(equation, a, b): the operands as separate arguments are the operator's one list.

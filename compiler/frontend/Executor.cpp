@@ -1,6 +1,8 @@
 //===- Executor.cpp - Interpreter state: frames, values from the trace, snapshots --------===//
 #include "compiler/frontend/Executor.h"
 
+#include "compiler/frontend/Calls.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -337,6 +339,16 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     t->parameter = t->weight = w.name();
     weightOrder_.push_back(t);
     return weights_[w.name()] = t;
+  }
+  case trace::Value::kPartial: {
+    std::vector<VarPtr> args;
+    for (const trace::Value &a : value.partial().args())
+      args.push_back(fromTrace(a, computedFrom({})));
+    Kwargs keywords;
+    for (const trace::NamedValue &kw : value.partial().keywords())
+      keywords.push_back({kw.name(), fromTrace(kw.value(), computedFrom({}))});
+    return makePartial(fromTrace(value.partial().func(), computedFrom({})), std::move(args),
+                       std::move(keywords), tracker);
   }
   case trace::Value::kRangeValue: {
     VarPtr v = Variable::make(K::Range, tracker);

@@ -178,6 +178,13 @@ private:
     case Value::kClassRef:
       checkIndex(v.class_ref(), trace_.classes_size(), "class", where);
       break;
+    case Value::kPartial:
+      checkValue(v.partial().func(), where + " partial's function");
+      for (const Value &arg : v.partial().args())
+        checkValue(arg, where + " partial's argument");
+      for (const trace::NamedValue &kw : v.partial().keywords())
+        checkValue(kw.value(), where + " partial's argument '" + kw.name() + "'");
+      break;
     case Value::kRangeValue:
       if (v.range_value().step() == 0)
         fail(DiagCode::TraceBadInput, where + ": a range with step 0");

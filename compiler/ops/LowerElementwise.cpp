@@ -157,6 +157,8 @@ void registerElementwise(OpTable &t) {
   paddleLower(t, "cast", castLower("x", "dtype"));
   t.bind("Tensor.astype", castLower("x", "dtype"));
   t.bind("torch.Tensor.type", castLower("input", "dtype"));
+  t.bind("torch.Tensor.type_as",
+         [](Lowering &L) { L.out(L.b.cast(L.in("input"), L.b.meta(L.in("other")).dtype)); });
   // x.to(dtype), x.to(device[, dtype]): where the tensor lives is the artifact's business.
   t.bind("torch.Tensor.to", [](Lowering &L) {
     int x = L.in("input");

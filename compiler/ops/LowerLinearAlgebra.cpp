@@ -36,8 +36,8 @@ LowerFn attentionOp(bool paddleLayout) {
     int64_t kvHeads = rank >= 3 ? b.meta(k).shape[rank - 3] : 1;
     if (heads != kvHeads || (rank >= 3 && b.meta(v).shape[rank - 3] != kvHeads)) {
       // Grouped-query attention: query head h reads key and value head h / (heads / kvHeads)
-      // (repeat_interleave over the head dim).
-      if (!L.args.boolValue("enable_gqa"))
+      // (repeat_interleave over the head dim); one key/value head broadcasts without it.
+      if (!L.args.boolValue("enable_gqa") && kvHeads != 1)
         badValue(L, "query and key have different numbers of heads: pass enable_gqa=True");
       if (kvHeads == 0 || heads % kvHeads != 0 || b.meta(v).shape[rank - 3] != kvHeads)
         badValue(L, "enable_gqa: the query's heads must be a multiple of the key's and value's");

@@ -10,11 +10,7 @@ SCALES = {"q": 0.5}
 
 
 class Settings:
-    def __init__(self):
-        self.heads = 4
-
-
-SETTINGS = Settings()
+    heads = 4
 
 
 def check_heads(n):
@@ -33,7 +29,7 @@ def lookup(name, default):
 def fn(q, kv, segments):
     scale = lookup("q", 1.0) * lookup("k", 2.0)  # 0.5 * 2.0
     try:
-        window = SETTINGS.window
+        window = Settings.window
     except AttributeError:
         window = None
     try:
@@ -44,7 +40,7 @@ def fn(q, kv, segments):
         check_heads(3)
         heads = 3
     except ValueError:
-        heads = check_heads(SETTINGS.heads)
+        heads = check_heads(Settings.heads)
     finally:
         scale = scale * 2 if window is None else scale
     b = torch.arange(2)[:, None, None, None]

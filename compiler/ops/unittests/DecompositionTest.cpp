@@ -1749,6 +1749,13 @@ std::vector<Case> all() {
        elementwise([](double v) { return std::trunc(v); }, DType::Int32),
        -5,
        5});
+  c.push_back({{"torch.Tensor.type_as"},
+               {kX, kI},
+               {T(0), T(1)},
+               {},
+               elementwise([](double v) { return std::trunc(v); }, DType::Int32),
+               -5,
+               5});
   c.push_back({{"torch.Tensor.int"}, {kX}, {T(0)}, {},
                elementwise([](double v) { return std::trunc(v); }, DType::Int32), -5, 5});
   c.push_back({{"torch.Tensor.long"}, {kX}, {T(0)}, {},

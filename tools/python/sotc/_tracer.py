@@ -8,6 +8,7 @@ import builtins
 import collections
 import dataclasses
 import dis
+import functools
 import inspect
 import json
 import os
@@ -394,6 +395,12 @@ class _Builder:
             out.bytes_value = obj
         elif isinstance(obj, types.CodeType):
             out.code = self.add_code(obj)
+        elif type(obj) is functools.partial:
+            self.value(obj.func, out.partial.func, allow_tensor, _seen)
+            for arg in obj.args:
+                self.value(arg, out.partial.args.add(), allow_tensor, _seen)
+            for name, arg in sorted(obj.keywords.items()):
+                self.value(arg, out.partial.keywords.add(name=name).value, allow_tensor, _seen)
         elif isinstance(obj, range) and all(_INT64_MIN <= v <= _INT64_MAX
                                             for v in (obj.start, obj.stop, obj.step)):
             out.range_value.start, out.range_value.stop = obj.start, obj.stop

@@ -1,3 +1,5 @@
+import functools
+
 import torch
 
 import packaged
@@ -49,3 +51,12 @@ def returns_record(x):
     # The items are the fields that are set: indexed by name, by position, as attributes.
     assert list(out.keys()) == ["logits", "hidden"] and out.attentions is None
     return packaged.Output(out[0] + out["hidden"], out.logits)
+
+
+GELU_TANH = functools.partial(torch.nn.functional.gelu, approximate="tanh")
+
+
+def partial_calls(x):
+    # a partial held in a global, and one made here: bound arguments first, keywords merged
+    scaled = functools.partial(torch.mul, x)
+    return GELU_TANH(x) + scaled(2.0)
