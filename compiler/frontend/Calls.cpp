@@ -397,6 +397,18 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     f.stack.push_back(record);
     return;
   }
+  if (callable->kind == K::Class) {
+    // An exception class of the program's (class NotFound(KeyError)): an exception object.
+    if (std::string base = builtinExceptionBase(callable->classIndex); !base.empty()) {
+      if (classMember(callable, "__init__", locOf(f)) || !kwargs.empty())
+        fail(DiagCode::FrontendUnsupportedConstruct,
+             "an exception class with an __init__ of its own (" + callable->name +
+                 ") is not supported",
+             f);
+      f.stack.push_back(makeException(base, callable->classIndex, callable->name, args));
+      return;
+    }
+  }
   if (callable->kind == K::Class) { // a new object, then its __init__
     VarPtr object = Variable::make(K::Object, computedFrom(args));
     object->classIndex = callable->classIndex;

@@ -554,10 +554,7 @@ bool callable(CallContext &c) {
 
 /// ValueError("...") and the other builtin exceptions: an object `raise` raises.
 bool exception(CallContext &c) {
-  VarPtr e = Variable::make(K::Opaque, computedFrom(c.args));
-  e->name = c.name + "(" + (c.args.empty() ? "" : c.args[0]->repr()) + ")";
-  e->exceptionType = c.name;
-  c.push(e);
+  c.push(makeException(c.name, -1, c.name, c.args));
   return true;
 }
 

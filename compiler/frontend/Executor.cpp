@@ -130,6 +130,25 @@ bool exceptionIsA(const std::string &type, const std::string &base) {
   return false;
 }
 
+std::string Executor::builtinExceptionBase(int classIndex) const {
+  for (uint32_t c : trace_.classes(classIndex).mro()) {
+    const std::string &name = trace_.classes(c).library_name();
+    if (name.rfind("builtins.", 0) == 0 && isBuiltinException(name.substr(9)))
+      return name.substr(9);
+  }
+  return "";
+}
+
+VarPtr makeException(const std::string &type, int classIndex, const std::string &name,
+                     std::vector<VarPtr> args) {
+  VarPtr e = Variable::make(Variable::Kind::Opaque, computedFrom(args));
+  e->name = name + "(" + (args.empty() ? "" : args[0]->repr()) + ")";
+  e->exceptionType = type;
+  e->classIndex = classIndex;
+  e->items = std::move(args);
+  return e;
+}
+
 void Executor::fail(DiagCode code, const std::string &message, const Frame &f) const {
   // Python's own errors ("KeyError: 'x'", a missing attribute) are exceptions the program's
   // handlers may catch; sotc's limits are not.
@@ -138,10 +157,7 @@ void Executor::fail(DiagCode code, const std::string &message, const Frame &f) c
                                                               : "";
   if (!isBuiltinException(type))
     throw CodedError(code, message + " (" + locOf(f).str() + ")");
-  VarPtr exception = Variable::make(Variable::Kind::Opaque);
-  exception->name = type + "()";
-  exception->exceptionType = type;
-  raise(exception, message, f);
+  raise(makeException(type, -1, type, {}), message, f);
 }
 
 void Executor::raise(const VarPtr &exception, const std::string &message, const Frame &f) const {

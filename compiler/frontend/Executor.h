@@ -111,6 +111,10 @@ struct PythonException : CodedError {
 
 /// Whether `name` is a builtin exception class sotc knows (KeyError, ValueError).
 bool isBuiltinException(const std::string &name);
+/// An exception object of builtin class `type`, or of traced class `classIndex` (>= 0) that
+/// derives from it, made by `name(*args)`.
+VarPtr makeException(const std::string &type, int classIndex, const std::string &name,
+                     std::vector<VarPtr> args);
 /// Whether an exception of builtin type `type` is an instance of builtin class `base`.
 bool exceptionIsA(const std::string &type, const std::string &base);
 
@@ -171,6 +175,9 @@ private:
   /// where `e` was raised: true if one does (execution goes on there), else false with the
   /// frames above that floor popped.
   bool unwindToHandler(ExecState &state, const PythonException &e);
+  /// The builtin exception class a traced class derives from ("KeyError" for class
+  /// NotFound(KeyError)), or "" for a class that is not an exception.
+  std::string builtinExceptionBase(int classIndex) const;
   /// Raises `exception` (an exception object); `message` is what it reports uncaught.
   [[noreturn]] void raise(const VarPtr &exception, const std::string &message,
                           const Frame &f) const;

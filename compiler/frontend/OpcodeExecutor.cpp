@@ -831,17 +831,14 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     }
     need(f, arg);
     VarPtr exception = peek(f, arg);
-    if (exception->kind == K::Builtin && isBuiltinException(exception->name)) { // raise KeyError
-      VarPtr made = Variable::make(K::Opaque, computedFrom({exception}));
-      made->name = exception->name + "()";
-      made->exceptionType = exception->name;
-      exception = made;
-    }
+    if (exception->kind == K::Builtin && isBuiltinException(exception->name)) // raise KeyError
+      exception = makeException(exception->name, -1, exception->name, {});
+    else if (exception->kind == K::Class && !builtinExceptionBase(exception->classIndex).empty())
+      exception = makeException(builtinExceptionBase(exception->classIndex), exception->classIndex,
+                                exception->name, {});
     if (exception->exceptionType.empty())
       fail(DiagCode::FrontendUnsupportedConstruct,
-           "the program raises " + exception->repr() +
-               " here: sotc handles the builtin exceptions (ValueError, KeyError, ...) only",
-           f);
+           "the program raises " + exception->repr() + " here, which is not an exception", f);
     raise(exception, "the program raises " + exception->repr() + " here", f);
   }
   case Opcode::RERAISE: { // [..., exception]: on from a handler that did not match
@@ -861,16 +858,23 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::CHECK_EXC_MATCH: { // [exception, class] -> [exception, isinstance(...)]
     VarPtr cls = pop(f);
-    const std::string &type = peek(f, 1)->exceptionType;
+    const VarPtr &exception = peek(f, 1);
     std::vector<VarPtr> classes = cls->kind == K::Tuple ? cls->items : std::vector<VarPtr>{cls};
     bool matches = false;
     for (const VarPtr &c : classes) {
+      if (c->kind == K::Class && !builtinExceptionBase(c->classIndex).empty()) {
+        // A class of the program's: the exception's class or one of its bases.
+        if (exception->classIndex >= 0) {
+          const auto &mro = trace_.classes(exception->classIndex).mro();
+          matches |=
+              std::find(mro.begin(), mro.end(), static_cast<uint32_t>(c->classIndex)) != mro.end();
+        }
+        continue;
+      }
       if (c->kind != K::Builtin || !isBuiltinException(c->name))
         fail(DiagCode::FrontendUnsupportedConstruct,
-             "'except " + c->repr() +
-                 "': sotc handles the builtin exceptions (ValueError, KeyError, ...) only",
-             f);
-      matches |= exceptionIsA(type, c->name);
+             "'except " + c->repr() + "': not an exception class sotc knows", f);
+      matches |= exceptionIsA(exception->exceptionType, c->name);
     }
     f.stack.push_back(constant(PyConst::ofBool(matches)));
     break;

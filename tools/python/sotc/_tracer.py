@@ -212,6 +212,16 @@ def _is_user_class(cls):
     return not any(_is_library_class(c) for c in cls.__mro__[:-1])  # without object
 
 
+def _is_exception_class(cls):
+    """An exception class of the program or of an installed package, whose bases are too but
+    for builtin exceptions (class NotFound(KeyError))."""
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)
+            and cls.__module__ != "builtins"):
+        return False
+    return all(c.__module__ == "builtins" or not _is_library_class(c) or _in_installed_package(
+        getattr(sys.modules.get(c.__module__), "__file__", None) or "") for c in cls.__mro__[:-1])
+
+
 def _layer_framework(obj):
     """"torch" for a torch.nn.Module, "paddle" for a paddle.nn.Layer, else None."""
     for name, base in (("torch", "Module"), ("paddle", "Layer")):
@@ -449,6 +459,7 @@ class _Builder:
             out.function = self.add_function(
                 obj, refuse=not _in_installed_package(obj.__code__.co_filename))
         elif (_is_user_class(obj) or _is_package_class(obj) or _is_record_class(obj)
+              or _is_exception_class(obj)
               or (isinstance(obj, type) and _is_compiled_layer_class(obj))):
             out.class_ref = self.add_class(obj)
         elif _layer_framework(obj):  # a model's sublayer held outside its layer tree too

@@ -96,11 +96,23 @@ class OwnError(Exception):
     pass
 
 
+class NotFound(KeyError):
+    pass
+
+
 def raises_own_class(x):
     try:
-        raise OwnError()
+        raise OwnError("own")
     except OwnError:
-        return x
+        x = x + 1
+    try:
+        try:
+            raise NotFound("key")
+        except OwnError:  # not a KeyError's base
+            x = x * 100
+    except KeyError:  # NotFound is a KeyError
+        x = x * 2
+    return x
 
 
 def uncaught(x):
