@@ -392,12 +392,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     call(state, sir, method, std::move(args), std::move(kwargs));
     return;
   }
-  if (callable->kind == K::Class && trace_.classes(callable->classIndex).record_fields_size()) {
-    VarPtr record = makeRecord(f, callable, args, kwargs);
-    f.stack.push_back(record);
-    return;
-  }
-  if (callable->kind == K::Class) {
+  if (callable->kind == K::Class) { // a new object, then its __init__
+    if (trace_.classes(callable->classIndex).record_fields_size()) { // a ModelOutput
+      f.stack.push_back(makeRecord(f, callable, args, kwargs));
+      return;
+    }
     // An exception class of the program's (class NotFound(KeyError)): an exception object.
     if (std::string base = builtinExceptionBase(callable->classIndex); !base.empty()) {
       if (classMember(callable, "__init__", locOf(f)) || !kwargs.empty())
@@ -408,8 +407,6 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       f.stack.push_back(makeException(base, callable->classIndex, callable->name, args));
       return;
     }
-  }
-  if (callable->kind == K::Class) { // a new object, then its __init__
     VarPtr object = Variable::make(K::Object, computedFrom(args));
     object->classIndex = callable->classIndex;
     object->name = callable->name;
@@ -492,6 +489,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   }
   case K::Builtin:
     checkArity(c);
+    if (isBuiltinException(c.name)) // ValueError("..."): an exception object `raise` raises
+      return c.push(makeException(c.name, -1, c.name, c.args));
     if (!dispatch(builtinFunctions(), c))
       c.fail(DiagCode::FrontendUnsupportedCall,
              "builtin " + c.name + "() with these arguments is not supported");

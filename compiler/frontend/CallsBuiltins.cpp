@@ -552,12 +552,6 @@ bool callable(CallContext &c) {
   return true;
 }
 
-/// ValueError("...") and the other builtin exceptions: an object `raise` raises.
-bool exception(CallContext &c) {
-  c.push(makeException(c.name, -1, c.name, c.args));
-  return true;
-}
-
 /// The __exit__ of an inert context manager (BEFORE_WITH): nothing to undo.
 bool contextExit(CallContext &c) {
   c.push(none());
@@ -662,25 +656,6 @@ const CallTable &builtinFunctions() {
       {"map", mapFilter},
       {"filter", mapFilter},
       {"dict.fromkeys", fromkeys},
-      {"BaseException", exception},
-      {"Exception", exception},
-      {"ArithmeticError", exception},
-      {"AssertionError", exception},
-      {"AttributeError", exception},
-      {"ImportError", exception},
-      {"IndexError", exception},
-      {"KeyError", exception},
-      {"LookupError", exception},
-      {"ModuleNotFoundError", exception},
-      {"NameError", exception},
-      {"NotImplementedError", exception},
-      {"OverflowError", exception},
-      {"RuntimeError", exception},
-      {"StopIteration", exception},
-      {"TypeError", exception},
-      {"UnboundLocalError", exception},
-      {"ValueError", exception},
-      {"ZeroDivisionError", exception},
       {"context manager exit", contextExit},
       {"autocast exit", autocastExit},
   };

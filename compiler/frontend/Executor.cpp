@@ -416,19 +416,18 @@ VarPtr Executor::global(int namespaceIndex, const std::string &name, Frame &f) {
   // Every name of Python's builtins module a program may call or pass; what a name does is
   // CallsBuiltins.cpp's (an unsupported one is E3004 there, not a NameError here).
   static const std::set<std::string> builtins = {
-      "abs", "aiter", "all", "anext", "any", "ascii", "bin", "bool", "bytearray", "bytes",
-      "callable", "chr", "classmethod", "complex", "delattr", "dict", "dir", "divmod", "enumerate",
-      "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr", "hash", "hex",
-      "id", "int", "isinstance", "issubclass", "iter", "len", "list", "locals", "map", "max",
-      "memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property",
-      "range", "repr", "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod",
-      "str", "sum", "super", "tuple", "type", "vars", "zip",
-      // The exceptions a program raises or catches.
-      "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError",
-      "IndexError", "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
-      "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError",
-      "ImportError", "ModuleNotFoundError", "UnboundLocalError"};
-  if (builtins.count(name)) {
+      "abs",         "aiter",      "all",          "anext",  "any",       "ascii",
+      "bin",         "bool",       "bytearray",    "bytes",  "callable",  "chr",
+      "classmethod", "complex",    "delattr",      "dict",   "dir",       "divmod",
+      "enumerate",   "filter",     "float",        "format", "frozenset", "getattr",
+      "globals",     "hasattr",    "hash",         "hex",    "id",        "int",
+      "isinstance",  "issubclass", "iter",         "len",    "list",      "locals",
+      "map",         "max",        "memoryview",   "min",    "next",      "object",
+      "oct",         "open",       "ord",          "pow",    "print",     "property",
+      "range",       "repr",       "reversed",     "round",  "set",       "setattr",
+      "slice",       "sorted",     "staticmethod", "str",    "sum",       "super",
+      "tuple",       "type",       "vars",         "zip"};
+  if (builtins.count(name) || isBuiltinException(name)) { // and the exceptions (exceptionBases)
     VarPtr v =
         Variable::make(Variable::Kind::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
     v->name = name;
