@@ -179,9 +179,75 @@ mlir::OwningOpRef<mlir::ModuleOp> kernelsOnly(mlir::ModuleOp module) {
     subgraph.erase();
   return kernels;
 }
+
+/// A definition as text without locations: two entries' kernels of one name are one kernel
+/// when these agree.
+std::string definitionText(mlir::Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
+  return text;
+}
+
+/// Moves the definitions of `from` (a block of a later entry's module `fromModule`, at the
+/// loops phase) into `into` (the kernels of the entries before it): a definition both have
+/// alike is kept once, one whose name a different definition holds is renamed, and so are
+/// the launches that call it. The CUDA kernels' gpu.module is merged with its namesake.
+void mergeDefinitions(mlir::Operation *into, mlir::Block &from, mlir::ModuleOp fromModule,
+                      size_t entry) {
+  mlir::SymbolTable table(into);
+  mlir::Block &intoBlock = into->getRegion(0).front();
+  for (mlir::Operation &op : llvm::make_early_inc_range(from)) {
+    if (mlir::isa<sir::SubgraphOp>(op))
+      continue; // the host plan: the manifest's
+    auto name = op.getAttrOfType<mlir::StringAttr>(mlir::SymbolTable::getSymbolAttrName());
+    mlir::Operation *existing = name ? table.lookup(name) : nullptr;
+    if (existing && mlir::isa<mlir::gpu::GPUModuleOp>(op) &&
+        mlir::isa<mlir::gpu::GPUModuleOp>(existing)) {
+      mergeDefinitions(existing, op.getRegion(0).front(), fromModule, entry);
+      continue;
+    }
+    if (existing && definitionText(existing) == definitionText(&op))
+      continue; // shared by the entries: emitted once
+    if (existing) {
+      std::string renamed = name.str() + "_" + std::to_string(entry);
+      for (int k = 2; table.lookup(renamed); ++k)
+        renamed = name.str() + "_" + std::to_string(entry) + "_" + std::to_string(k);
+      auto attr = mlir::StringAttr::get(op.getContext(), renamed);
+      if (mlir::failed(mlir::SymbolTable::replaceAllSymbolUses(&op, attr, fromModule)))
+        throw CodedError(DiagCode::CliPassFailed, "cannot rename " + name.str());
+      fromModule.walk([&](mapexpr::LaunchOp launch) { // the CUDA kernels' nested symbols
+        if (launch.getKernel() == name.getValue())
+          launch.setKernelAttr(mlir::FlatSymbolRefAttr::get(attr));
+      });
+      mlir::SymbolTable::setSymbolName(&op, attr);
+    }
+    mlir::OpBuilder builder = mlir::OpBuilder::atBlockEnd(&intoBlock);
+    table.insert(builder.clone(op));
+  }
+}
+
+/// What the artifact of several traces reads and calls alike: one function with the same
+/// parameters (E9011 otherwise).
+void checkBundle(const std::vector<std::string> &paths,
+                 const std::vector<FrontendResult> &frontends) {
+  auto signature = [](const frontend::Translation &t) {
+    std::string text = t.entry + "(";
+    for (const frontend::VarPtr &p : t.parameters)
+      if (p->weight.empty())
+        text += (text.back() == '(' ? "" : ", ") + p->parameter;
+    return text + ")";
+  };
+  std::string first = signature(frontends[0].translation);
+  for (size_t i = 1; i < frontends.size(); ++i)
+    if (std::string other = signature(frontends[i].translation); other != first)
+      throw CodedError(DiagCode::CliBundleMismatch,
+                       paths[i] + " traces " + other + ", " + paths[0] + " traces " + first +
+                           ": the traces of one artifact are of one function");
+}
 } // namespace
 
-void writeBinary(const std::string &path, const pipelines::PipelineOptions &options,
+void writeBinary(const std::vector<std::string> &paths, const pipelines::PipelineOptions &options,
                  const std::string &output) {
   bool cuda = options.target == pipelines::Target::Cuda;
   if (output.empty() || output == "-")
@@ -191,18 +257,39 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
                          ", not stdout");
   auto context = createContext();
   Instrumentation instrumentation(options);
-  FrontendResult frontend;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileTrace(*context, path, options, pipelines::Phase::Loops, &frontend, &instrumentation);
-  // A model's weights: checked before code generation, written beside the binary.
+  // Every trace to loops, its kernels merged into one module (alike kernels once).
+  std::vector<FrontendResult> frontends(paths.size());
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  mlir::OwningOpRef<mlir::ModuleOp> kernels;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    modules.push_back(compileTrace(*context, paths[i], options, pipelines::Phase::Loops,
+                                   &frontends[i], &instrumentation));
+    if (i == 0)
+      kernels = kernelsOnly(*modules[0]);
+    else
+      mergeDefinitions(*kernels, modules[i]->getBodyRegion().front(), *modules[i], i);
+  }
+  checkBundle(paths, frontends);
+  const std::string &path = paths[0];
+  // A model's weights: checked before code generation, written beside the binary; every
+  // entry reads the same file.
   std::optional<std::string> weights;
-  const auto &params = frontend.translation.parameters;
-  if (std::any_of(params.begin(), params.end(), [](auto &p) { return !p->weight.empty(); }))
-    weights = artifactWeights(path, frontend.trace, frontend.translation);
-  std::map<std::string, manifest::KernelLaunch> launches = kernelLaunches(*module);
-  runPipeline(*module, path, withGpuIndexBits(*module, options), pipelines::Phase::Loops,
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const auto &params = frontends[i].translation.parameters;
+    std::optional<std::string> own;
+    if (std::any_of(params.begin(), params.end(), [](auto &p) { return !p->weight.empty(); }))
+      own = artifactWeights(paths[i], frontends[i].trace, frontends[i].translation);
+    if (i == 0)
+      weights = std::move(own);
+    else if (own != weights)
+      throw CodedError(DiagCode::CliBundleMismatch,
+                       paths[i] + " and " + paths[0] +
+                           " read different weights: the entries of one artifact read one "
+                           "weights file");
+  }
+  std::map<std::string, manifest::KernelLaunch> launches = kernelLaunches(*kernels);
+  runPipeline(*kernels, path, withGpuIndexBits(*kernels, options), pipelines::Phase::Loops,
               pipelines::Phase::Llvm, instrumentation);
-  mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOnly(*module);
   auto fail = [&](const CodedError &e) { throw CodedError(e.code(), path + ": " + e.what()); };
   std::string binary;
   manifest::Target target;
@@ -264,18 +351,22 @@ void writeBinary(const std::string &path, const pipelines::PipelineOptions &opti
               "cblas"};
   }
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
-  auto traceBytes = llvm::MemoryBuffer::getFile(path);
   std::optional<manifest::Artifact> weightsFile;
   if (weights)
     weightsFile = manifest::Artifact{llvm::sys::path::filename(weightsPath(output)).str(),
                                      manifest::sha256(*weights)};
-  std::string manifest =
-      manifest::writeManifest(frontend.trace,
-                              {llvm::sys::path::filename(path).str(),
-                               manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
-                              frontend.translation, *module, launches, target,
-                              {llvm::sys::path::filename(output).str(), ""},
-                              weightsFile ? &*weightsFile : nullptr);
+  std::vector<manifest::Entry> entries;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto traceBytes = llvm::MemoryBuffer::getFile(paths[i]);
+    entries.push_back({&frontends[i].trace,
+                       {llvm::sys::path::filename(paths[i]).str(),
+                        manifest::sha256(traceBytes ? (*traceBytes)->getBuffer() : "")},
+                       &frontends[i].translation,
+                       *modules[i]});
+  }
+  std::string manifest = manifest::writeManifest(entries, launches, target,
+                                                 {llvm::sys::path::filename(output).str(), ""},
+                                                 weightsFile ? &*weightsFile : nullptr);
   manifest::seal(manifest, binary);
   writeOutputFile(output, binary);
   try { // all or none

@@ -65,11 +65,12 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
                                                FrontendResult *frontend = nullptr,
                                                Instrumentation *instrumentation = nullptr);
 
-/// Compiles the trace for `options.target` and writes its binary to `output` (the CPU's
-/// shared library for `options.cpu`; the CUDA fatbin for `options.gpuArchs`) and its
+/// Compiles the traces (one, or several of one function: a bundle, one manifest entry each,
+/// kernels alike emitted once) for `options.target` and writes the binary to `output` (the
+/// CPU's shared library for `options.cpu`; the CUDA fatbin for `options.gpuArchs`) and its
 /// manifest beside it (k.so -> k.manifest.json) and, for a model, its weights
 /// (k.weights.safetensors), each atomically; nothing is left behind when one fails.
-void writeBinary(const std::string &path, const pipelines::PipelineOptions &options,
+void writeBinary(const std::vector<std::string> &paths, const pipelines::PipelineOptions &options,
                  const std::string &output);
 
 /// The PTX of the newest of `options.gpuArchs`, as the fatbin would hold it.

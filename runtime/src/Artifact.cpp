@@ -276,6 +276,55 @@ std::string fatbinProblem(const std::string &bytes) {
   return "";
 }
 
+/// One entry: its trace, its parameters (each with the guard that made the program depend on
+/// it, for the mismatch message), its first segment, and how it binds and prepares the weights.
+Entry entryOf(const Json &e, const std::string &manifestPath) {
+  Entry entry;
+  entry.trace = e.at("trace").at("file").get<std::string>();
+  std::map<std::string, std::string> guardOf;
+  for (const Json &g : e.at("guards")) {
+    std::string x = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
+    if (x.rfind(prefix, 0) == 0 && x.size() > prefix.size() + 2 &&
+        x.compare(x.size() - 2, 2, "']") == 0)
+      guardOf[x.substr(prefix.size(), x.size() - prefix.size() - 2)] =
+          g.at("id").get<std::string>() + " (" + g.at("source").get<std::string>() + ")";
+  }
+  for (const Json &p : e.at("inputs")) {
+    Parameter param;
+    param.name = p.at("name").get<std::string>();
+    param.tensor = p.at("kind") == "tensor";
+    if (param.tensor) {
+      param.spec.name = param.name;
+      param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
+      param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
+      param.spec.bytes = tensorBytes(param.spec.dtype, param.spec.shape);
+      param.stopGradient = p.at("stop_gradient").get<bool>();
+      if (!p.at("buffer").is_null())
+        param.buffer = p.at("buffer").get<std::string>();
+    } else {
+      param.value = p.at("value").get<std::string>();
+    }
+    // An object's guards read its attributes; the caller that has the object checks them.
+    if (guardOf.count(param.name) && p.at("kind") != "object")
+      param.guard = guardOf[param.name];
+    entry.parameters.push_back(std::move(param));
+  }
+  int64_t first = e.at("segment").get<int64_t>();
+  if (first < 0)
+    throw Error("E8001", manifestPath + ": an entry starts at segment " + std::to_string(first));
+  entry.first = static_cast<size_t>(first);
+  entry.prepare.name = "prepare_weights";
+  if (e.contains("weights")) {
+    const Json &w = e.at("weights");
+    for (const Json &t : w.at("tensors"))
+      if (!t.at("buffer").is_null())
+        entry.weightBuffers[t.at("name").get<std::string>()] = t.at("buffer").get<std::string>();
+    if (w.contains("prepare"))
+      readPlan(w.at("prepare"), entry.prepare);
+  }
+  return entry;
+}
+
 } // namespace
 
 int dtypeIndex(const std::string &name) {
@@ -300,8 +349,14 @@ std::vector<Segment *> Artifact::plans() {
   std::vector<Segment *> out;
   for (Segment &s : segments)
     out.push_back(&s);
-  out.push_back(&prepare);
+  for (Entry &e : entries)
+    out.push_back(&e.prepare);
   return out;
+}
+
+std::vector<const Segment *> Artifact::plans() const {
+  std::vector<Segment *> mutablePlans = const_cast<Artifact *>(this)->plans();
+  return {mutablePlans.begin(), mutablePlans.end()};
 }
 
 Artifact readManifest(const std::string &text, const std::string &manifestPath) {
@@ -312,10 +367,10 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     if (m.is_discarded() || !m.is_object() || !m.contains("format") ||
         m.at("format") != "sotc-manifest")
       throw Error("E8001", manifestPath + ": not a sotc manifest");
-    if (!m.contains("version") || m.at("version") != 1)
+    if (!m.contains("version") || m.at("version") != 2)
       throw Error("E8002", manifestPath + ": manifest version " +
                                (m.contains("version") ? m.at("version").dump() : "missing") +
-                               "; this runtime reads version 1");
+                               "; this runtime reads version 2 (recompile the trace)");
     a.target = m.at("target").at("kind").get<std::string>();
     a.binaryPath = directoryOf(manifestPath) + m.at("binary").at("file").get<std::string>();
     a.binarySha256 = m.at("binary").at("sha256").get<std::string>();
@@ -341,35 +396,6 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       }
     } else if (a.target != "cuda")
       throw Error("E8002", manifestPath + ": unknown target " + a.target);
-    // Which guard made the program depend on each parameter, for the mismatch message.
-    std::map<std::string, std::string> guardOf;
-    for (const Json &g : m.at("guards")) {
-      std::string e = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
-      if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size() + 2 &&
-          e.compare(e.size() - 2, 2, "']") == 0)
-        guardOf[e.substr(prefix.size(), e.size() - prefix.size() - 2)] =
-            g.at("id").get<std::string>() + " (" + g.at("source").get<std::string>() + ")";
-    }
-    for (const Json &p : m.at("entry").at("inputs")) {
-      Parameter param;
-      param.name = p.at("name").get<std::string>();
-      param.tensor = p.at("kind") == "tensor";
-      if (param.tensor) {
-        param.spec.name = param.name;
-        param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
-        param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
-        param.spec.bytes = tensorBytes(param.spec.dtype, param.spec.shape);
-        param.stopGradient = p.at("stop_gradient").get<bool>();
-        if (!p.at("buffer").is_null())
-          param.buffer = p.at("buffer").get<std::string>();
-      } else {
-        param.value = p.at("value").get<std::string>();
-      }
-      // An object's guards read its attributes; the caller that has the object checks them.
-      if (guardOf.count(param.name) && p.at("kind") != "object")
-        param.guard = guardOf[param.name];
-      a.parameters.push_back(std::move(param));
-    }
     for (const Json &s : m.at("segments"))
       a.segments.push_back(segmentOf(s));
     if (m.contains("weights")) {
@@ -382,46 +408,61 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         weight.spec.dtype = dtypeIndex(t.at("dtype").get<std::string>());
         weight.spec.shape = t.at("shape").get<std::vector<int64_t>>();
         weight.spec.bytes = tensorBytes(weight.spec.dtype, weight.spec.shape);
-        if (!t.at("buffer").is_null())
-          weight.buffer = t.at("buffer").get<std::string>();
         a.weights.push_back(std::move(weight));
       }
-      a.prepare.name = "prepare_weights";
-      if (w.contains("prepare"))
-        readPlan(w.at("prepare"), a.prepare);
     }
+    const Json &entries = m.at("entries");
+    if (!entries.is_array() || entries.empty())
+      throw Error("E8001", manifestPath + ": no entries");
+    for (const Json &e : entries)
+      a.entries.push_back(entryOf(e, manifestPath));
+    // Each entry's segments run from its first to the next entry's, and the last entry's to
+    // the end.
+    for (size_t i = 0; i < a.entries.size(); ++i) {
+      Entry &e = a.entries[i];
+      e.end = i + 1 < a.entries.size() ? a.entries[i + 1].first : a.segments.size();
+      if (e.first >= e.end || (i == 0 && e.first != 0))
+        throw Error("E8001",
+                    manifestPath + ": entry " + std::to_string(i) + " has no segments of its own");
+    }
+    for (const Json &e : entries)
+      if (e.contains("weights") != m.contains("weights"))
+        throw Error("E8001", manifestPath + ": weights without an entry's bindings, or bindings "
+                                            "without weights");
   } catch (const Json::exception &e) {
     throw Error("E8001", manifestPath + ": malformed manifest (" + e.what() + ")");
   }
-  // The plan must hold together: segments exist, branches lead to segments, names resolve.
-  if (a.segments.empty())
-    throw Error("E8001", manifestPath + ": no segments");
-  // The preparation reads weights and writes what segment 0 reads.
-  for (const Buffer &in : a.prepare.inputs)
-    if (std::none_of(a.weights.begin(), a.weights.end(),
-                     [&](const Weight &w) { return w.name == in.name; }))
-      throw Error("E8001", manifestPath + ": the weights' preparation reads " + in.name +
-                               ", which is no weight");
-  for (const Buffer &out : a.prepare.outputs)
-    if (a.segments.empty() ||
-        std::none_of(a.segments[0].inputs.begin(), a.segments[0].inputs.end(),
-                     [&](const Buffer &b) { return b.name == out.name; }))
-      throw Error("E8001", manifestPath + ": the weights' preparation writes " + out.name +
-                               ", which the first segment does not read");
-  for (const Segment *plan : a.plans()) {
-    const Segment &s = *plan;
-    if (s.end == Segment::End::Branch &&
-        (s.onTrue < 0 || s.onFalse < 0 || static_cast<size_t>(s.onTrue) >= a.segments.size() ||
-         static_cast<size_t>(s.onFalse) >= a.segments.size()))
-      throw Error("E8001", manifestPath + ": " + s.name + " branches to no segment");
-    if (s.end == Segment::End::HostCallback &&
-        (s.next < 0 || static_cast<size_t>(s.next) >= a.segments.size()))
-      throw Error("E8001", manifestPath + ": " + s.name + " continues in no segment");
-    for (const Step &step : s.steps)
+  // The plan must hold together: branches lead to segments of their entry, names resolve.
+  for (const Entry &e : a.entries) {
+    // The preparation reads weights and writes what the first segment reads.
+    const Segment &first = a.segments[e.first];
+    for (const Buffer &in : e.prepare.inputs)
+      if (std::none_of(a.weights.begin(), a.weights.end(),
+                       [&](const Weight &w) { return w.name == in.name; }))
+        throw Error("E8001", manifestPath + ": the weights' preparation reads " + in.name +
+                                 ", which is no weight");
+    for (const Buffer &out : e.prepare.outputs)
+      if (std::none_of(first.inputs.begin(), first.inputs.end(),
+                       [&](const Buffer &b) { return b.name == out.name; }))
+        throw Error("E8001", manifestPath + ": the weights' preparation writes " + out.name +
+                                 ", which " + first.name + " does not read");
+    auto outside = [&](int to) {
+      return to < 0 || static_cast<size_t>(to) < e.first || static_cast<size_t>(to) >= e.end;
+    };
+    for (size_t i = e.first; i < e.end; ++i) {
+      const Segment &s = a.segments[i];
+      if (s.end == Segment::End::Branch && (outside(s.onTrue) || outside(s.onFalse)))
+        throw Error("E8001", manifestPath + ": " + s.name + " branches to no segment of its entry");
+      if (s.end == Segment::End::HostCallback && outside(s.next))
+        throw Error("E8001",
+                    manifestPath + ": " + s.name + " continues in no segment of its entry");
+    }
+  }
+  for (const Segment *plan : a.plans())
+    for (const Step &step : plan->steps)
       if (step.gemm &&
           (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u)))
         throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
-  }
   checkPlan(a);
   return a;
 }

@@ -48,7 +48,6 @@ struct Parameter {
 struct Weight {
   std::string name; // its state-dict name, the key in the weights file
   Buffer spec;
-  std::string buffer; // the segment-0 input it is bound to ("" when unused)
 };
 
 struct Step {
@@ -81,6 +80,19 @@ struct Segment {
   std::vector<std::string> nextArgs;     // HostCallback: passed to `next`'s inputs
 };
 
+/// One trace of the function (a bundle has several; a run takes the first whose parameters
+/// match): its parameters, its segments (a range of the artifact's), where the weights bind to
+/// its first segment and what it prepares of them.
+struct Entry {
+  std::string trace; // the trace's file name
+  std::vector<Parameter> parameters;
+  size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
+  std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
+  // What the kernels read of the weights, computed from them (inputs: weights by name;
+  // outputs: the first segment's inputs of the same names); no steps when there is nothing.
+  Segment prepare;
+};
+
 struct Artifact {
   std::string manifestPath, binaryPath, binarySha256;
   std::string digest; // the manifest's (docs/manifest.md#digest), which the binary must carry
@@ -97,16 +109,14 @@ struct Artifact {
   std::string cpu;
   std::vector<Variant> variants;
   std::string kernelCpu, kernelTable;
-  std::vector<Parameter> parameters;
-  std::vector<Segment> segments;
+  std::vector<Entry> entries;             // at least one
+  std::vector<Segment> segments;          // every entry's, in entry order
   std::string weightsPath, weightsSha256; // a model's weights file ("" for a function)
   std::vector<Weight> weights;
-  // What the kernels read of the weights, computed from them (inputs: weights by name;
-  // outputs: segment 0's inputs of the same names); no steps when there is nothing to do.
-  Segment prepare;
 
-  /// Every plan of steps: the segments, then the weights' preparation.
+  /// Every plan of steps: the segments, then each entry's preparation of the weights.
   std::vector<Segment *> plans();
+  std::vector<const Segment *> plans() const;
 };
 
 /// The manifest `text` as a plan, checked for consistency (every field present and typed,

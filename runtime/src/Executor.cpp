@@ -152,8 +152,10 @@ void ContextPool::giveBack(RunContext *context) {
 
 Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
     : artifact_(std::move(artifact)), backend_(std::move(backend)),
-      contexts_(std::make_shared<ContextPool>(artifact_.parameters.size())),
-      weights_(artifact_.weights.size()) {
+      contexts_(std::make_shared<ContextPool>(artifact_.entries.front().parameters.size())),
+      weights_(artifact_.weights.size()), prepareArenas_(artifact_.entries.size()),
+      prepared_(artifact_.entries.size()),
+      preparedVersion_(std::make_unique<std::atomic<uint64_t>[]>(artifact_.entries.size())) {
   if (artifact_.weights.empty())
     return;
   std::string file = readFile(artifact_.weightsPath);
@@ -204,6 +206,15 @@ int32_t Executor::lastSegment() const {
   return context ? context->lastSegment : -1;
 }
 
+int32_t Executor::lastEntry() const {
+  const RunContext *context = contexts_->current();
+  return context ? context->lastEntry : -1;
+}
+
+void Executor::allowEntries(std::vector<bool> allowed) {
+  threadContext().allowed = std::move(allowed);
+}
+
 void Executor::setWeight(const std::string &name, const sotc_value &value) {
   std::unique_lock<std::shared_mutex> exclusive(weightsMutex_);
   for (size_t i = 0; i < artifact_.weights.size(); ++i) {
@@ -221,7 +232,7 @@ void Executor::setWeight(const std::string &name, const sotc_value &value) {
       backend_->copy(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
     else
       backend_->fromHost(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
-    prepareDue_ = true;
+    ++weightsVersion_; // every entry prepares them again
     return;
   }
   throw Error("E8005", "the model has no weight " + name);
@@ -239,50 +250,72 @@ std::vector<std::pair<const Step *, std::vector<double>>> Executor::profile() co
   return profile_;
 }
 
-void Executor::checkParameters(RunContext &context, const sotc_value *in, size_t n) {
-  std::vector<Mismatch> &found = context.mismatches;
-  found.clear();
-  if (n != artifact_.parameters.size())
-    throw Error("E8004", "expected " + std::to_string(artifact_.parameters.size()) +
-                             " parameters, got " + std::to_string(n));
+std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in, size_t n) const {
+  std::vector<Mismatch> found;
   // The kernels' ABI: elements aligned, and on CUDA 16-byte aligned buffers (vector accesses).
   for (size_t i = 0; i < n; ++i) {
-    const Parameter &p = artifact_.parameters[i];
+    const Parameter &p = artifact_.entries[entry].parameters[i];
+    Mismatch m{p.name, "", "", p.guard, static_cast<int32_t>(entry)};
     if (p.tensor) {
       const Buffer &s = p.spec;
-      std::string expected =
-          formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
+      m.expected = formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
       if (!in[i].is_tensor) {
-        found.push_back({p.name, expected, in[i].repr ? in[i].repr : "a non-tensor", p.guard});
+        m.got = in[i].repr ? in[i].repr : "a non-tensor";
+        found.push_back(m);
         continue;
       }
       bool same = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
-      std::string got = formatTensor(in[i]);
+      m.got = formatTensor(in[i]);
       bool cuda = in[i].device == SOTC_DEVICE_CUDA;
       size_t alignment = cuda ? 16 : std::max<size_t>(1, sotc_dtype_size(in[i].dtype));
       if (!in[i].data)
-        got += " without data";
+        m.got += " without data";
       else if (reinterpret_cast<uintptr_t>(in[i].data) % alignment)
-        same = false, got += " at an address not " + std::to_string(alignment) + "-byte aligned";
+        same = false, m.got += " at an address not " + std::to_string(alignment) + "-byte aligned";
       else if (cuda && !backend_->onDevice())
-        same = false, got += " on a CUDA device (this artifact runs on the CPU)";
+        same = false, m.got += " on a CUDA device (this artifact runs on the CPU)";
       if (!same)
-        found.push_back({p.name, expected, got, p.guard});
+        found.push_back(m);
     } else if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr)) {
-      found.push_back({p.name, p.value,
-                       in[i].is_tensor ? "a tensor"
-                       : in[i].repr    ? in[i].repr
-                                       : "nothing",
-                       p.guard});
+      m.expected = p.value;
+      m.got = in[i].is_tensor ? "a tensor" : in[i].repr ? in[i].repr : "nothing";
+      found.push_back(m);
     }
   }
-  if (!found.empty()) {
-    std::string text = "the inputs do not match what was compiled: ";
-    for (size_t i = 0; i < found.size(); ++i)
-      text += (i ? "; " : "") + found[i].parameter + ": expected " + found[i].expected + ", got " +
-              found[i].got + (found[i].guard.empty() ? "" : " (guard " + found[i].guard + ")");
-    throw Error("E8004", text);
+  return found;
+}
+
+size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n) {
+  std::vector<Mismatch> &found = context.mismatches;
+  found.clear();
+  const std::vector<Entry> &entries = artifact_.entries;
+  if (n != entries.front().parameters.size())
+    throw Error("E8004", "expected " + std::to_string(entries.front().parameters.size()) +
+                             " parameters, got " + std::to_string(n));
+  bool bundle = entries.size() > 1;
+  std::string text = bundle ? "the inputs match no entry of the artifact: "
+                            : "the inputs do not match what was compiled: ";
+  for (size_t e = 0; e < entries.size(); ++e) {
+    if (e < context.allowed.size() && !context.allowed[e])
+      continue; // the caller's own guards do not hold for it
+    std::vector<Mismatch> mismatches = mismatchesOf(e, in, n);
+    if (mismatches.empty()) {
+      found.clear();
+      return e;
+    }
+    if (bundle)
+      text += std::string(found.empty() ? "" : "; ") + "entry " + std::to_string(e) + " (" +
+              entries[e].trace + "): ";
+    for (size_t i = 0; i < mismatches.size(); ++i) {
+      const Mismatch &m = mismatches[i];
+      text += std::string(i ? ", " : "") + m.parameter + ": expected " + m.expected + ", got " +
+              m.got + (m.guard.empty() ? "" : " (guard " + m.guard + ")");
+    }
+    found.insert(found.end(), mismatches.begin(), mismatches.end());
   }
+  if (found.empty())
+    throw Error("E8004", "the caller's guards hold for no entry of the artifact");
+  throw Error("E8004", text);
 }
 
 void Executor::callHost(RunContext &context, size_t index,
@@ -303,7 +336,7 @@ void Executor::callHost(RunContext &context, size_t index,
   auto hostSide = [&](const std::string &name, void *data, size_t bytes) {
     if (!device)
       return data;
-    void *copy = context.hostCopies[seg.name + "/" + name].reserve(nullptr, bytes);
+    void *copy = context.hostCopies[std::to_string(index) + "/" + name].reserve(nullptr, bytes);
     return copy;
   };
   std::vector<sotc_value> args, results;
@@ -316,7 +349,8 @@ void Executor::callHost(RunContext &context, size_t index,
     args.push_back(v);
   }
   for (const Buffer &b : seg.callbackResults) {
-    void *data = context.outputs[seg.name + "/" + b.name].reserve(backend_.get(), b.bytes);
+    void *data =
+        context.outputs[std::to_string(index) + "/" + b.name].reserve(backend_.get(), b.bytes);
     buffers[b.name] = data;
     results.push_back(tensorValue(seg, b.name, hostSide(b.name, data, b.bytes), false));
   }
@@ -369,13 +403,14 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
                    const sotc_value *into, size_t numInto) {
   RunContext &context = threadContext();
   backend_->setStream(context.stream);
-  context.lastSegment = -1;
-  checkParameters(context, in, n);
+  context.lastSegment = context.lastEntry = -1;
+  size_t chosen = chooseEntry(context, in, n);
+  const Entry &entry = artifact_.entries[chosen];
   std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
   Backend &backend = *backend_;
   std::map<std::string, void *> buffers; // the current segment's, by name
-  for (size_t i = 0; i < artifact_.parameters.size(); ++i) {
-    const Parameter &p = artifact_.parameters[i];
+  for (size_t i = 0; i < entry.parameters.size(); ++i) {
+    const Parameter &p = entry.parameters[i];
     if (!p.tensor || p.buffer.empty())
       continue;
     void *data = in[i].data;
@@ -386,13 +421,13 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     }
     buffers[p.buffer] = data;
   }
-  prepareWeights();
-  for (size_t index = 0, hops = 0;; ++hops) {
+  prepareWeights(chosen);
+  for (size_t index = entry.first, hops = 0;; ++hops) {
     if (hops > 100000)
       throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
     const Segment &seg = artifact_.segments.at(index);
-    if (index == 0)
-      bindWeights(buffers);
+    if (index == entry.first)
+      bindWeights(chosen, buffers);
     char *arena = static_cast<char *>(context.arena.reserve(&backend, seg.arenaBytes));
     for (const Buffer &b : seg.arena)
       buffers[b.name] = arena + b.offset;
@@ -400,7 +435,8 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       if (!buffers.count(b.name) ||
           std::find_if(seg.arena.begin(), seg.arena.end(),
                        [&](const Buffer &x) { return x.name == b.name; }) != seg.arena.end())
-        buffers[b.name] = context.outputs[seg.name + "/" + b.name].reserve(&backend, b.bytes);
+        buffers[b.name] =
+            context.outputs[std::to_string(index) + "/" + b.name].reserve(&backend, b.bytes);
     if (seg.end == Segment::End::Return)
       for (size_t r = 0; r < seg.results.size() && r < numInto; ++r)
         if (fitsDirectly(seg, r, into[r], in, n))
@@ -435,6 +471,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
                            backend.onDevice());
     *numOut = seg.results.size();
     context.lastSegment = static_cast<int32_t>(index);
+    context.lastEntry = static_cast<int32_t>(chosen);
     return;
   }
 }
@@ -466,30 +503,32 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
   }
 }
 
-void Executor::prepareWeights() {
-  if (!prepareDue_) // the common case, without taking the lock every run would queue on
+void Executor::prepareWeights(size_t entry) {
+  uint64_t version = weightsVersion_;
+  if (preparedVersion_[entry] == version) // the common case, without the lock runs queue on
     return;
   std::lock_guard<std::mutex> lock(prepareMutex_);
-  if (!prepareDue_)
+  if (preparedVersion_[entry] == version)
     return;
-  const Segment &plan = artifact_.prepare;
+  const Segment &plan = artifact_.entries[entry].prepare;
   std::map<std::string, void *> buffers;
   for (size_t i = 0; i < artifact_.weights.size(); ++i)
     buffers[artifact_.weights[i].name] = weights_[i].data();
-  char *arena = static_cast<char *>(prepareArena_.reserve(backend_.get(), plan.arenaBytes));
+  char *arena = static_cast<char *>(prepareArenas_[entry].reserve(backend_.get(), plan.arenaBytes));
   for (const Buffer &b : plan.arena)
     buffers[b.name] = arena + b.offset;
   for (const Buffer &b : plan.outputs)
-    buffers[b.name] = prepared_[b.name].reserve(backend_.get(), b.bytes);
+    buffers[b.name] = prepared_[entry][b.name].reserve(backend_.get(), b.bytes);
   runSteps(plan, buffers);
-  prepareDue_ = false;
+  preparedVersion_[entry] = version;
 }
 
-void Executor::bindWeights(std::map<std::string, void *> &buffers) {
+void Executor::bindWeights(size_t entry, std::map<std::string, void *> &buffers) {
+  const std::map<std::string, std::string> &bindings = artifact_.entries[entry].weightBuffers;
   for (size_t i = 0; i < artifact_.weights.size(); ++i)
-    if (!artifact_.weights[i].buffer.empty())
-      buffers[artifact_.weights[i].buffer] = weights_[i].data();
-  for (auto &[name, memory] : prepared_)
+    if (auto it = bindings.find(artifact_.weights[i].name); it != bindings.end())
+      buffers[it->second] = weights_[i].data();
+  for (auto &[name, memory] : prepared_[entry])
     buffers[name] = memory.data();
 }
 

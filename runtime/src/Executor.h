@@ -45,9 +45,10 @@ private:
   size_t bytes_ = 0;
 };
 
-/// One parameter that does not match what was compiled.
+/// One parameter that does not match what an entry was compiled for.
 struct Mismatch {
   std::string parameter, expected, got, guard;
+  int32_t entry = 0;
 };
 
 /// What one run works in and leaves behind: the arena, the segments' outputs, staging copies,
@@ -59,7 +60,8 @@ struct RunContext {
   std::map<std::string, Memory> outputs, hostCopies; // by segment and buffer name
   std::vector<Memory> staged; // per parameter: a host tensor copied to the device
   std::vector<Mismatch> mismatches;
-  int32_t lastSegment = -1;
+  int32_t lastSegment = -1, lastEntry = -1;
+  std::vector<bool> allowed; // the entries this thread's runs may take (empty: all)
   void *stream = nullptr; // CUDA: what this context's runs are issued on
 };
 
@@ -123,13 +125,22 @@ public:
   /// The calling thread's run context, remembered for it (given back when it ends).
   RunContext &threadContext();
   int32_t lastSegment() const;
+  /// The entry the calling thread's last run took (-1: none).
+  int32_t lastEntry() const;
+  /// The entries the calling thread's later runs may take, by index (empty: every entry): what
+  /// a caller that checks guards of its own (on globals, on objects) leaves to the runtime.
+  void allowEntries(std::vector<bool> allowed);
 
   /// Step profiling: each step that ran while on, in first-run order, with its times.
   void setProfiling(bool on);
   std::vector<std::pair<const Step *, std::vector<double>>> profile() const;
 
 private:
-  void checkParameters(RunContext &context, const sotc_value *in, size_t n);
+  /// The parameters that do not match what `entry` was compiled for.
+  std::vector<Mismatch> mismatchesOf(size_t entry, const sotc_value *in, size_t n) const;
+  /// The first entry the calling thread may take whose parameters match; E8004 with every
+  /// entry's mismatches (the context's) when none does.
+  size_t chooseEntry(RunContext &context, const sotc_value *in, size_t n);
   /// Whether result `r` of `seg` can be computed directly in the caller's `buffer`.
   bool fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer, const sotc_value *in,
                     size_t n) const;
@@ -137,11 +148,11 @@ private:
   /// Runs the steps of `plan` on `buffers` (each step's buffers by name), timing them when
   /// profiling.
   void runSteps(const Segment &plan, const std::map<std::string, void *> &buffers);
-  /// Computes what the kernels read of the weights (the artifact's `prepare`) into prepared_,
+  /// Computes what an entry's kernels read of the weights (its `prepare`) into its prepared_,
   /// once after the weights change.
-  void prepareWeights();
-  /// Binds the weights and what was prepared of them to segment 0's inputs.
-  void bindWeights(std::map<std::string, void *> &buffers);
+  void prepareWeights(size_t entry);
+  /// Binds the weights and what was prepared of them to the entry's first segment's inputs.
+  void bindWeights(size_t entry, std::map<std::string, void *> &buffers);
 
   Artifact artifact_;
   std::unique_ptr<Backend> backend_; // before every Memory: released after them
@@ -149,9 +160,10 @@ private:
   std::shared_mutex weightsMutex_; // runs share it; replacing a weight takes it alone
   std::vector<Memory> weights_; // a model's weights, in the backend's memory
   std::mutex prepareMutex_;
-  Memory prepareArena_;
-  std::map<std::string, Memory> prepared_; // computed from them, by name
-  std::atomic<bool> prepareDue_{true}; // the weights changed since they were last prepared
+  std::vector<Memory> prepareArenas_;                   // per entry
+  std::vector<std::map<std::string, Memory>> prepared_; // per entry: computed from them, by name
+  std::atomic<uint64_t> weightsVersion_{1};             // counts the changes of the weights
+  std::unique_ptr<std::atomic<uint64_t>[]> preparedVersion_; // per entry: what it prepared
   std::mutex handlerMutex_;
   sotc_host_handler hostHandler_ = nullptr;
   void *hostUser_ = nullptr;

@@ -228,20 +228,17 @@ void checkPlan(const Artifact &a) {
   auto fail = [&](const std::string &what) {
     throw Error("E8001", a.manifestPath + ": " + what);
   };
-  for (const Parameter &p : a.parameters)
-    if (p.tensor && tensorBytes(p.spec.dtype, p.spec.shape) < 0)
-      fail("the entry's input " + p.name + " is " + shapeText(p.spec) +
-           ", no dtype and shape this runtime holds");
+  for (const Entry &e : a.entries)
+    for (const Parameter &p : e.parameters)
+      if (p.tensor && tensorBytes(p.spec.dtype, p.spec.shape) < 0)
+        fail("the entry's input " + p.name + " is " + shapeText(p.spec) +
+             ", no dtype and shape this runtime holds");
   for (const Weight &w : a.weights)
     if (tensorBytes(w.spec.dtype, w.spec.shape) < 0)
       fail("weight " + w.name + " is " + shapeText(w.spec) +
            ", no dtype and shape this runtime holds");
 
-  std::vector<const Segment *> plans;
-  for (const Segment &s : a.segments)
-    plans.push_back(&s);
-  plans.push_back(&a.prepare);
-  for (const Segment *plan : plans) {
+  for (const Segment *plan : a.plans()) {
     const Segment &s = *plan;
     PlanChecker checker(a, s);
     checker.check();
@@ -281,37 +278,50 @@ void checkPlan(const Artifact &a) {
     checker.checkArenaOverlaps(); // with what the end reads
   }
 
-  // Segment 0's inputs: each bound by a parameter, a weight or what was prepared of them, of
-  // its dtype and shape.
-  const Segment &first = a.segments.front();
-  std::map<std::string, const Buffer *> bound;
-  for (const Parameter &p : a.parameters)
-    if (p.tensor && !p.buffer.empty())
-      bound[p.buffer] = &p.spec;
-  for (const Weight &w : a.weights)
-    if (!w.buffer.empty())
-      bound[w.buffer] = &w.spec;
-  for (const Buffer &b : a.prepare.outputs)
-    bound[b.name] = &b;
-  for (const Buffer &in : first.inputs) {
-    auto it = bound.find(in.name);
-    if (it == bound.end())
-      fail(first.name + "'s input " + in.name + " is bound by no parameter or weight");
-    if (!sameTensor(*it->second, in))
-      fail(first.name + "'s input " + in.name + " is " + shapeText(in) + "; what binds it is " +
-           shapeText(*it->second));
-  }
-  for (const auto &[name, spec] : bound)
-    if (std::none_of(first.inputs.begin(), first.inputs.end(),
-                     [&](const Buffer &b) { return b.name == name; }))
-      fail(name + " is bound to " + first.name + ", which has no such input");
-  // The preparation reads each weight as it is.
-  for (const Buffer &in : a.prepare.inputs) {
-    auto w = std::find_if(a.weights.begin(), a.weights.end(),
-                          [&](const Weight &x) { return x.name == in.name; });
-    if (w != a.weights.end() && !sameTensor(w->spec, in))
-      fail("the weights' preparation reads " + in.name + " as " + shapeText(in) + "; it is " +
-           shapeText(w->spec));
+  for (const Entry &e : a.entries) {
+    // The entry's first segment's inputs: each bound by a parameter, a weight or what was
+    // prepared of them, of its dtype and shape.
+    const Segment &first = a.segments[e.first];
+    std::map<std::string, const Buffer *> bound;
+    for (const Parameter &p : e.parameters)
+      if (p.tensor && !p.buffer.empty())
+        bound[p.buffer] = &p.spec;
+    for (const auto &[name, buffer] : e.weightBuffers) {
+      auto w = std::find_if(a.weights.begin(), a.weights.end(),
+                            [&](const Weight &x) { return x.name == name; });
+      if (w == a.weights.end())
+        fail(first.name + "'s input " + buffer + " is bound to " + name + ", which is no weight");
+      bound[buffer] = &w->spec;
+    }
+    for (const Buffer &b : e.prepare.outputs)
+      bound[b.name] = &b;
+    for (const Buffer &in : first.inputs) {
+      auto it = bound.find(in.name);
+      if (it == bound.end())
+        fail(first.name + "'s input " + in.name + " is bound by no parameter or weight");
+      if (!sameTensor(*it->second, in))
+        fail(first.name + "'s input " + in.name + " is " + shapeText(in) + "; what binds it is " +
+             shapeText(*it->second));
+    }
+    for (const auto &[name, spec] : bound)
+      if (std::none_of(first.inputs.begin(), first.inputs.end(),
+                       [&](const Buffer &b) { return b.name == name; }))
+        fail(name + " is bound to " + first.name + ", which has no such input");
+    // The preparation reads each weight as it is.
+    for (const Buffer &in : e.prepare.inputs) {
+      auto w = std::find_if(a.weights.begin(), a.weights.end(),
+                            [&](const Weight &x) { return x.name == in.name; });
+      if (w != a.weights.end() && !sameTensor(w->spec, in))
+        fail("the weights' preparation reads " + in.name + " as " + shapeText(in) + "; it is " +
+             shapeText(w->spec));
+    }
+    // Every entry is called the same way: the same parameters, in order.
+    const Entry &e0 = a.entries.front();
+    bool same = e.parameters.size() == e0.parameters.size();
+    for (size_t i = 0; same && i < e.parameters.size(); ++i)
+      same = e.parameters[i].name == e0.parameters[i].name;
+    if (!same)
+      fail("the entry of " + e.trace + " takes other parameters than the entry of " + e0.trace);
   }
 }
 

@@ -136,8 +136,8 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     auto hasGemm = [](const Segment &plan) {
       return std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step &x) { return x.gemm; });
     };
-    if (hasGemm(opened.prepare) ||
-        std::any_of(opened.segments.begin(), opened.segments.end(), hasGemm))
+    std::vector<const Segment *> plans = opened.plans();
+    if (std::any_of(plans.begin(), plans.end(), [&](const Segment *p) { return hasGemm(*p); }))
       s->gemm = s->executor->gemmImplementation();
     std::lock_guard<std::mutex> open(openMutex);
     openArtifacts.insert(s.get());
@@ -185,23 +185,52 @@ void sotc_set_host_handler(sotc_artifact *artifact, sotc_host_handler handler, v
 }
 
 size_t sotc_num_parameters(const sotc_artifact *artifact) {
-  return artifact ? artifact->executor->artifact().parameters.size() : 0;
+  return artifact ? artifact->executor->artifact().entries.front().parameters.size() : 0;
 }
 
 const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i) {
   if (!artifact || i >= sotc_num_parameters(artifact))
     return nullptr;
-  return artifact->executor->artifact().parameters[i].name.c_str();
+  return artifact->executor->artifact().entries.front().parameters[i].name.c_str();
 }
 
 int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec) {
-  if (!artifact || !spec || i >= sotc_num_parameters(artifact))
+  return sotc_entry_parameter_spec(artifact, 0, i, spec);
+}
+
+size_t sotc_num_entries(const sotc_artifact *artifact) {
+  return artifact ? artifact->executor->artifact().entries.size() : 0;
+}
+
+const char *sotc_entry_trace(const sotc_artifact *artifact, size_t entry) {
+  if (!artifact || entry >= sotc_num_entries(artifact))
+    return nullptr;
+  return artifact->executor->artifact().entries[entry].trace.c_str();
+}
+
+int sotc_entry_parameter_spec(const sotc_artifact *artifact, size_t entry, size_t i,
+                              sotc_value *spec) {
+  if (!artifact || !spec || entry >= sotc_num_entries(artifact) ||
+      i >= sotc_num_parameters(artifact))
     return 1;
-  const Parameter &p = artifact->executor->artifact().parameters[i];
+  const Parameter &p = artifact->executor->artifact().entries[entry].parameters[i];
   describe(p.name, p.tensor ? &p.spec : nullptr, spec);
   if (!p.tensor)
     spec->repr = p.value.c_str();
   return 0;
+}
+
+void sotc_allow_entries(sotc_artifact *artifact, const int *allowed, size_t num_allowed) {
+  if (!artifact)
+    return;
+  std::vector<bool> mask;
+  for (size_t e = 0; allowed && e < num_allowed; ++e)
+    mask.push_back(allowed[e] != 0);
+  artifact->executor->allowEntries(std::move(mask));
+}
+
+int32_t sotc_last_entry(const sotc_artifact *artifact) {
+  return artifact ? artifact->executor->lastEntry() : -1;
 }
 
 size_t sotc_num_weights(const sotc_artifact *artifact) {
@@ -314,7 +343,7 @@ int sotc_mismatch(const sotc_artifact *artifact, size_t i, sotc_parameter_mismat
   if (!artifact || !mismatch || i >= sotc_num_mismatches(artifact))
     return 1;
   const Mismatch &m = artifact->executor->mismatches()[i];
-  *mismatch = {m.parameter.c_str(), m.expected.c_str(), m.got.c_str(), m.guard.c_str()};
+  *mismatch = {m.parameter.c_str(), m.expected.c_str(), m.got.c_str(), m.guard.c_str(), m.entry};
   return 0;
 }
 

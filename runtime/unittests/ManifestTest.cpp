@@ -1,5 +1,6 @@
 // readManifest on small hand-made manifests: what a model's weight preparation must hold
-// (weights in, segment-0 inputs out), and a CUDA manifest's plan read like a CPU one's.
+// (weights in, segment-0 inputs out), a CUDA manifest's plan read like a CPU one's, and the
+// entries of an artifact of several traces (each its own segments, the same parameters).
 #include "runtime/src/Artifact.h"
 
 #include <catch2/catch.hpp>
@@ -7,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <vector>
 
 using Json = nlohmann::ordered_json;
@@ -25,21 +27,31 @@ Json kernel(const std::string &symbol, const std::string &out, const std::string
               {"inputs", {in}}};
 }
 
+/// An entry of `inputs` whose segments start at `first`.
+Json entry(Json inputs, int64_t first = 0) {
+  return Json{
+      {"trace",
+       {{"file", "t" + std::to_string(first) + ".pb"}, {"sha256", "0"}, {"python", "3.11.7"}}},
+      {"function", "f"},
+      {"inputs", std::move(inputs)},
+      {"guards", Json::array()},
+      {"guard_lambda", ""},
+      {"segment", first}};
+}
+
 /// y = f(x, prepared.w) where prepared.w is prepared from the weight w.
 Json modelManifest(const std::string &target) {
   Json m{{"format", "sotc-manifest"},
-         {"version", 1},
+         {"version", 2},
          {"target", {{"kind", target}, {"features", Json::array()}}},
          {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
-         {"guards", Json::array()},
-         {"entry",
-          {{"inputs",
-            {{{"name", "x"},
-              {"kind", "tensor"},
-              {"dtype", "float32"},
-              {"shape", {4}},
-              {"stop_gradient", true},
-              {"buffer", "x"}}}}}}};
+         {"entries",
+          {entry({{{"name", "x"},
+                   {"kind", "tensor"},
+                   {"dtype", "float32"},
+                   {"shape", {4}},
+                   {"stop_gradient", true},
+                   {"buffer", "x"}}})}}};
   m["segments"] = Json::array(
       {{{"name", "SIR_0"},
         {"inputs", {buffer("x", 4), buffer("w", 4), buffer("prepared.w", 4)}},
@@ -49,14 +61,16 @@ Json modelManifest(const std::string &target) {
         {"end", {{"kind", "return"}, {"value", "y"}, {"result", {{"tensor", "y"}}}}}}});
   m["weights"] = {{"file", "k.weights.safetensors"},
                   {"sha256", "0"},
-                  {"tensors", {{{"name", "w"}, {"dtype", "float32"}, {"shape", {4}}, {"buffer", "w"}}}},
-                  {"prepare",
-                   {{"inputs", {buffer("w", 4)}},
-                    {"outputs", {buffer("prepared.w", 4)}},
-                    {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
-                    {"steps", {kernel("prep", "prepared.w", "w")}}}}};
+                  {"tensors", {{{"name", "w"}, {"dtype", "float32"}, {"shape", {4}}}}}};
+  m["entries"][0]["weights"] = {{"tensors", {{{"name", "w"}, {"buffer", "w"}}}},
+                                {"prepare",
+                                 {{"inputs", {buffer("w", 4)}},
+                                  {"outputs", {buffer("prepared.w", 4)}},
+                                  {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
+                                  {"steps", {kernel("prep", "prepared.w", "w")}}}}};
   if (target == "cuda")
-    for (Json *step : {&m["segments"][0]["steps"][0], &m["weights"]["prepare"]["steps"][0]})
+    for (Json *step :
+         {&m["segments"][0]["steps"][0], &m["entries"][0]["weights"]["prepare"]["steps"][0]})
       (*step)["block"] = 128, (*step)["shared_bytes"] = 0;
   return m;
 }
@@ -74,28 +88,31 @@ std::string refusal(const Json &m) {
 
 TEST_CASE("a model's weight preparation is read beside its segments", "[runtime][manifest]") {
   Artifact a = readManifest(modelManifest("cpu").dump(), "k.manifest.json");
-  REQUIRE(a.prepare.steps.size() == 1);
-  CHECK(a.prepare.steps[0].symbol == "prep");
-  CHECK(a.prepare.outputs[0].name == "prepared.w");
+  const sotc::runtime::Segment &prepare = a.entries.at(0).prepare;
+  REQUIRE(prepare.steps.size() == 1);
+  CHECK(prepare.steps[0].symbol == "prep");
+  CHECK(prepare.outputs[0].name == "prepared.w");
+  CHECK(a.entries[0].weightBuffers == std::map<std::string, std::string>{{"w", "w"}});
   // Every plan the backends resolve kernels for: the segments, then the preparation.
   std::vector<sotc::runtime::Segment *> plans = a.plans();
   REQUIRE(plans.size() == 2);
-  CHECK(plans[1] == &a.prepare);
+  CHECK(plans[1] == &a.entries[0].prepare);
 }
 
 TEST_CASE("a preparation that reads no weight or writes what nothing reads is refused",
           "[runtime][manifest]") {
   Json readsInput = modelManifest("cpu");
-  readsInput["weights"]["prepare"]["inputs"][0]["name"] = "x";
+  readsInput["entries"][0]["weights"]["prepare"]["inputs"][0]["name"] = "x";
   CHECK(refusal(readsInput).rfind("E8001", 0) == 0);
   CHECK(refusal(readsInput).find("reads x, which is no weight") != std::string::npos);
   Json writesElsewhere = modelManifest("cpu");
-  writesElsewhere["weights"]["prepare"]["outputs"][0]["name"] = "prepared.v";
-  CHECK(refusal(writesElsewhere).find("writes prepared.v, which the first segment does not "
-                                      "read") != std::string::npos);
+  writesElsewhere["entries"][0]["weights"]["prepare"]["outputs"][0]["name"] = "prepared.v";
+  CHECK(refusal(writesElsewhere).find("writes prepared.v, which SIR_0 does not read") !=
+        std::string::npos);
   Json outsideArena = modelManifest("cpu");
-  outsideArena["weights"]["prepare"]["arena"]["buffers"] = {buffer("t", 4)};
-  outsideArena["weights"]["prepare"]["arena"]["buffers"][0]["offset"] = 0;
+  Json &arena = outsideArena["entries"][0]["weights"]["prepare"]["arena"];
+  arena["buffers"] = {buffer("t", 4)};
+  arena["buffers"][0]["offset"] = 0;
   CHECK(refusal(outsideArena).find("has its arena buffer t outside its arena") !=
         std::string::npos);
 }
@@ -107,7 +124,7 @@ TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runti
   CHECK(a.segments[0].steps[0].block == 128);
   Json none = modelManifest("cuda");
   none["segments"] = Json::array();
-  CHECK(refusal(none).find("no segments") != std::string::npos);
+  CHECK(refusal(none).find("entry 0 has no segments of its own") != std::string::npos);
 }
 
 namespace {
@@ -137,11 +154,10 @@ Json functionManifest() {
   Json k1 = kernel("k1", "u", "t");
   k1["grid"] = 4;
   return Json{{"format", "sotc-manifest"},
-              {"version", 1},
+              {"version", 2},
               {"target", {{"kind", "cpu"}, {"features", Json::array()}}},
               {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
-              {"guards", Json::array()},
-              {"entry", {{"inputs", {tensorInput("a", {4, 8}), tensorInput("b", {8, 16})}}}},
+              {"entries", {entry({tensorInput("a", {4, 8}), tensorInput("b", {8, 16})})}},
               {"segments",
                {{{"name", "SIR_0"},
                  {"inputs", {matrix("a", 4, 8), matrix("b", 8, 16)}},
@@ -163,9 +179,7 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
       {"overlapping live buffers", "places t and u, which are live at the same time",
        [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["offset"] = 0; }},
       {"an arena offset that overflows", "has its arena buffer t outside its arena",
-       [](Json &m) {
-         m["segments"][0]["arena"]["buffers"][0]["offset"] = INT64_MAX - 4096;
-       }},
+       [](Json &m) { m["segments"][0]["arena"]["buffers"][0]["offset"] = INT64_MAX - 4096; }},
       {"understated bytes", "says its arena buffer u (float32[4, 16]) has 200 bytes",
        [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["bytes"] = 200; }},
       {"a GEMM's m raised", "step 0 (matmul_0) reaches past its C t",
@@ -177,7 +191,9 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
          g["batch_strides"] = {{"a", {0}}, {"b", {0}}, {"c", {64}}};
        }},
       {"swapped GEMM inputs", "step 0 (matmul_0) reaches past its B a",
-       [](Json &m) { m["segments"][0]["steps"][0]["inputs"] = {"b", "a"}; }},
+       [](Json &m) {
+         m["segments"][0]["steps"][0]["inputs"] = {"b", "a"};
+       }},
       {"a GEMM operand of another dtype", "step 0 (matmul_0)'s B b is int32[8, 16]",
        [](Json &m) { m["segments"][0]["inputs"][1]["dtype"] = "int32"; }},
       {"a step writing a caller's input", "step 1 (k1) writes its input a",
@@ -191,13 +207,19 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
       {"a segment shape larger than the entry's", "SIR_0's input a is float32[4, 9]",
        [](Json &m) { m["segments"][0]["inputs"][0] = matrix("a", 4, 9); }},
       {"an entry shape of -2", "the entry's input a is float32[-2, 8]",
-       [](Json &m) { m["entry"]["inputs"][0]["shape"] = {-2, 8}; }},
+       [](Json &m) {
+         m["entries"][0]["inputs"][0]["shape"] = {-2, 8};
+       }},
       {"an entry shape of 2^62", "the entry's input b is float32[4611686018427387904, 16]",
-       [](Json &m) { m["entry"]["inputs"][1]["shape"] = {int64_t(1) << 62, 16}; }},
+       [](Json &m) {
+         m["entries"][0]["inputs"][1]["shape"] = {int64_t(1) << 62, 16};
+       }},
       {"an unknown dtype", "the entry's input a is ?[4, 8]",
-       [](Json &m) { m["entry"]["inputs"][0]["dtype"] = "float99"; }},
+       [](Json &m) { m["entries"][0]["inputs"][0]["dtype"] = "float99"; }},
       {"a result from the arena", "returns t, which is none of its inputs or outputs",
-       [](Json &m) { m["segments"][0]["end"]["result"] = {{"tensor", "t"}}; }},
+       [](Json &m) {
+         m["segments"][0]["end"]["result"] = {{"tensor", "t"}};
+       }},
   };
   for (const Probe &p : probes) {
     INFO(p.what);
@@ -226,5 +248,49 @@ TEST_CASE("a CPU manifest's kernel variants are read; a table name that is no sy
     m["target"]["variants"][0]["kernel_table"] = table;
     INFO(table);
     CHECK(refusal(m).rfind("E8001: k.manifest.json: ", 0) == 0);
+  }
+}
+
+TEST_CASE("the entries of a bundle: each its own segments, the same parameters",
+          "[runtime][manifest]") {
+  // Two entries: the second a copy of the first's plan, at segment 1.
+  auto bundle = [] {
+    Json m = functionManifest();
+    m["segments"].push_back(m["segments"][0]);
+    m["entries"].push_back(entry(m["entries"][0]["inputs"], 1));
+    return m;
+  };
+  Artifact a = readManifest(bundle().dump(), "k.manifest.json");
+  REQUIRE(a.entries.size() == 2);
+  CHECK((a.entries[0].first == 0 && a.entries[0].end == 1));
+  CHECK((a.entries[1].first == 1 && a.entries[1].end == 2));
+  CHECK(a.entries[1].trace == "t1.pb");
+  struct Probe {
+    const char *what, *refusal;
+    std::function<void(Json &)> edit;
+  };
+  const std::vector<Probe> probes = {
+      {"an entry without segments", "entry 1 has no segments of its own",
+       [](Json &m) { m["entries"][1]["segment"] = 2; }},
+      {"entries out of order", "entry 0 has no segments of its own",
+       [](Json &m) { m["entries"][1]["segment"] = 0; }},
+      {"other parameters", "the entry of t1.pb takes other parameters than the entry of t0.pb",
+       [](Json &m) { m["entries"][1]["inputs"][1]["name"] = "c"; }},
+      {"a branch into another entry", "SIR_0 branches to no segment of its entry",
+       [](Json &m) {
+         m["segments"][1]["end"] = {{"kind", "branch"}, {"condition", "y"},
+                                    {"on_true", 0},     {"true_args", Json::array()},
+                                    {"on_false", 1},    {"false_args", Json::array()},
+                                    {"reason", ""},     {"source", ""}};
+       }},
+      {"no entries", "no entries", [](Json &m) { m["entries"] = Json::array(); }},
+  };
+  for (const Probe &p : probes) {
+    INFO(p.what);
+    Json m = bundle();
+    p.edit(m);
+    std::string why = refusal(m);
+    CHECK(why.rfind("E8001: k.manifest.json: ", 0) == 0);
+    CHECK(why.find(p.refusal) != std::string::npos);
   }
 }

@@ -170,8 +170,8 @@ def launched_threads(fatbin):
     """The threads a fatbin's kernels launch in one call and its weights' preparation."""
     with open(fatbin[:-len(".fatbin")] + ".cuda.manifest.json") as f:
         manifest = json.load(f)
-    prepare = manifest.get("weights", {}).get("prepare")
-    plans = manifest["segments"] + ([prepare] if prepare else [])
+    plans = manifest["segments"] + [e["weights"]["prepare"] for e in manifest["entries"]
+                                    if "prepare" in e.get("weights", {})]
     return sum(s["grid"] * s["block"] for plan in plans for s in plan["steps"]
                if s["kind"] == "kernel")
 

@@ -90,7 +90,7 @@ struct Inputs {
   std::vector<sotc_value> values;
   explicit Inputs(const Json &manifest) {
     std::mt19937 rng(7);
-    for (const Json &p : manifest.at("entry").at("inputs")) {
+    for (const Json &p : manifest.at("entries").at(0).at("inputs")) {
       sotc_value v{};
       v.is_tensor = 1;
       v.dtype = static_cast<sotc_dtype>(sotc::runtime::dtypeIndex(p.at("dtype")));

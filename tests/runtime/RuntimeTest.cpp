@@ -173,7 +173,7 @@ TEST_CASE("a binary that is not its manifest's, a newer manifest, nothing at all
   CHECK(std::string(tampered.error.message).find("its sha256 differs") != std::string::npos);
 
   std::string newer = manifest;
-  newer.replace(newer.find("\"version\": 1"), 12, "\"version\": 2");
+  newer.replace(newer.find("\"version\": 2"), 12, "\"version\": 3");
   spit(dir + "/newer.manifest.json", newer);
   Opened future(dir + "/newer.manifest.json");
   CHECK(std::string(future.error.code) == "E8002");

@@ -127,6 +127,38 @@ std::string fatbinText(const std::vector<cuda::FatbinEntry> &entries) {
   return s;
 }
 
+/// One segment: its inputs, steps, arena and end; `index` is its place in the manifest.
+std::string segmentText(const Json &seg, size_t index) {
+  std::ostringstream s;
+  s << "  [" << index << "] " << seg.at("name").get<std::string>() << "(";
+  bool first = true;
+  for (const Json &in : seg.at("inputs")) {
+    s << (first ? "" : ", ") << in.at("name").get<std::string>() << ": " << shape(in);
+    first = false;
+  }
+  s << ")\n";
+  for (const Json &step : seg.at("steps"))
+    s << "    " << stepLine(step) << "\n";
+  for (const Json &b : seg.at("arena").at("buffers"))
+    s << "    arena +" << b.at("offset").get<int64_t>() << "  " << b.at("name").get<std::string>()
+      << ": " << shape(b) << ", " << b.at("bytes").get<int64_t>() << " bytes, steps "
+      << b.at("live").at(0).get<int64_t>() << ".." << b.at("live").at(1).get<int64_t>() << "\n";
+  const Json &end = seg.at("end");
+  std::string kind = end.at("kind").get<std::string>();
+  if (kind == "return")
+    s << "    return " << end.at("value").get<std::string>() << "\n";
+  else if (kind == "branch")
+    s << "    branch on " << end.at("condition").get<std::string>() << ": true -> ["
+      << end.at("on_true").get<int>() << "](" << join(end.at("true_args")) << "), false -> ["
+      << end.at("on_false").get<int>() << "](" << join(end.at("false_args")) << ")    # "
+      << end.at("source").get<std::string>() << "\n";
+  else
+    s << "    host callback " << end.at("callee").get<std::string>() << "(" << join(end.at("args"))
+      << ") -> [" << end.at("next").get<int>() << "]    # " << end.at("source").get<std::string>()
+      << "\n";
+  return s.str();
+}
+
 std::string text(const Json &m) {
   std::ostringstream s;
   const Json &t = m.at("target");
@@ -144,64 +176,46 @@ std::string text(const Json &m) {
   s << "abi: " << t.at("abi").get<std::string>() << "\n";
   s << "binary: " << m.at("binary").at("file").get<std::string>() << " (sha256 "
     << m.at("binary").at("sha256").get<std::string>().substr(0, 16) << "...)\n";
-  s << "trace: " << m.at("trace").at("file").get<std::string>() << ", CPython "
-    << m.at("trace").at("python").get<std::string>() << "\n";
-  s << "entry: " << m.at("entry").at("function").get<std::string>() << "(";
-  bool first = true;
-  for (const Json &in : m.at("entry").at("inputs")) {
-    s << (first ? "" : ", ") << in.at("name").get<std::string>()
-      << (in.at("kind") == "tensor" ? ": " + shape(in) : "=" + in.at("value").get<std::string>());
-    first = false;
-  }
-  s << ")\n";
-  if (m.contains("weights")) {
-    const Json &w = m.at("weights");
-    s << "weights: " << w.at("file").get<std::string>() << ", " << w.at("tensors").size()
-      << " tensors (sha256 " << w.at("sha256").get<std::string>().substr(0, 16) << "...)\n";
-    for (const Json &t : w.at("tensors"))
-      s << "  " << t.at("name").get<std::string>() << ": " << shape(t) << "\n";
-    if (w.contains("prepare")) { // run when the weights are loaded or rebound
-      const Json &p = w.at("prepare");
+  const Json &entries = m.at("entries"), &segments = m.at("segments");
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const Json &entry = entries[e];
+    if (entries.size() > 1) // a bundle: the runtime takes the first entry that matches
+      s << "entry " << e << " of " << entries.size() << ":\n";
+    s << "trace: " << entry.at("trace").at("file").get<std::string>() << ", CPython "
+      << entry.at("trace").at("python").get<std::string>() << "\n";
+    s << "entry: " << entry.at("function").get<std::string>() << "(";
+    bool first = true;
+    for (const Json &in : entry.at("inputs")) {
+      s << (first ? "" : ", ") << in.at("name").get<std::string>()
+        << (in.at("kind") == "tensor" ? ": " + shape(in) : "=" + in.at("value").get<std::string>());
+      first = false;
+    }
+    s << ")\n";
+    if (e == 0 && m.contains("weights")) {
+      const Json &w = m.at("weights");
+      s << "weights: " << w.at("file").get<std::string>() << ", " << w.at("tensors").size()
+        << " tensors (sha256 " << w.at("sha256").get<std::string>().substr(0, 16) << "...)\n";
+      for (const Json &t : w.at("tensors"))
+        s << "  " << t.at("name").get<std::string>() << ": " << shape(t) << "\n";
+    }
+    if (entry.contains("weights") && entry.at("weights").contains("prepare")) {
+      const Json &p = entry.at("weights").at("prepare"); // run at load and after rebinding
       s << "prepared from them: " << p.at("outputs").size() << " tensors, "
         << p.at("steps").size() << " steps at load and after rebinding\n";
       for (const Json &step : p.at("steps"))
         s << "    " << stepLine(step) << "\n";
     }
-  }
-  s << "guards: " << m.at("guards").size() << "\n";
-  for (const Json &g : m.at("guards"))
-    s << "  " << g.at("id").get<std::string>() << "  " << g.at("kind").get<std::string>() << "  "
-      << g.at("condition").get<std::string>() << "    # " << g.at("source").get<std::string>()
-      << "\n";
-  s << "segments: " << m.at("segments").size() << "\n";
-  for (size_t i = 0; i < m.at("segments").size(); ++i) {
-    const Json &seg = m.at("segments")[i];
-    s << "  [" << i << "] " << seg.at("name").get<std::string>() << "(";
-    first = true;
-    for (const Json &in : seg.at("inputs")) {
-      s << (first ? "" : ", ") << in.at("name").get<std::string>() << ": " << shape(in);
-      first = false;
-    }
-    s << ")\n";
-    for (const Json &step : seg.at("steps"))
-      s << "    " << stepLine(step) << "\n";
-    for (const Json &b : seg.at("arena").at("buffers"))
-      s << "    arena +" << b.at("offset").get<int64_t>() << "  " << b.at("name").get<std::string>()
-        << ": " << shape(b) << ", " << b.at("bytes").get<int64_t>() << " bytes, steps "
-        << b.at("live").at(0).get<int64_t>() << ".." << b.at("live").at(1).get<int64_t>() << "\n";
-    const Json &end = seg.at("end");
-    std::string kind = end.at("kind").get<std::string>();
-    if (kind == "return")
-      s << "    return " << end.at("value").get<std::string>() << "\n";
-    else if (kind == "branch")
-      s << "    branch on " << end.at("condition").get<std::string>() << ": true -> ["
-        << end.at("on_true").get<int>() << "](" << join(end.at("true_args")) << "), false -> ["
-        << end.at("on_false").get<int>() << "](" << join(end.at("false_args")) << ")    # "
-        << end.at("source").get<std::string>() << "\n";
-    else
-      s << "    host callback " << end.at("callee").get<std::string>() << "("
-        << join(end.at("args")) << ") -> [" << end.at("next").get<int>() << "]    # "
-        << end.at("source").get<std::string>() << "\n";
+    s << "guards: " << entry.at("guards").size() << "\n";
+    for (const Json &g : entry.at("guards"))
+      s << "  " << g.at("id").get<std::string>() << "  " << g.at("kind").get<std::string>() << "  "
+        << g.at("condition").get<std::string>() << "    # " << g.at("source").get<std::string>()
+        << "\n";
+    size_t begin = entry.at("segment").get<size_t>(),
+           end = e + 1 < entries.size() ? entries[e + 1].at("segment").get<size_t>()
+                                        : segments.size();
+    s << "segments: " << end - begin << "\n";
+    for (size_t i = begin; i < end; ++i)
+      s << segmentText(segments[i], i);
   }
   s << "arena: " << m.at("arena").at("bytes").get<int64_t>() << " bytes, "
     << m.at("arena").at("alignment").get<int64_t>() << "-byte aligned buffers\n";
@@ -307,10 +321,16 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
   }
   auto kernels = [&] {
     std::vector<std::string> names;
-    for (const Json &seg : m.at("segments"))
-      for (const Json &step : seg.at("steps"))
+    auto add = [&](const Json &plan) {
+      for (const Json &step : plan.at("steps"))
         if (step.at("kind") == "kernel")
           names.push_back(step.at("symbol").get<std::string>());
+    };
+    for (const Json &seg : m.at("segments"))
+      add(seg);
+    for (const Json &entry : m.at("entries")) // what each prepares of the weights
+      if (entry.contains("weights") && entry.at("weights").contains("prepare"))
+        add(entry.at("weights").at("prepare"));
     return names;
   };
   if (m.at("target").at("kind") == "cpu") {

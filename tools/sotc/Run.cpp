@@ -284,12 +284,15 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
     given[input.substr(0, eq)] = input.substr(eq + 1);
   }
   size_t n = sotc_num_parameters(artifact);
+  if (options.entry >= sotc_num_entries(artifact))
+    badInput("--entry " + std::to_string(options.entry) + ": the artifact has " +
+             std::to_string(sotc_num_entries(artifact)) + " entries");
   std::vector<sotc_value> values(n);
   storage.assign(n, {});
   std::mt19937 rng(options.seed);
   for (size_t i = 0; i < n; ++i) {
     sotc_value spec{};
-    sotc_parameter_spec(artifact, i, &spec);
+    sotc_entry_parameter_spec(artifact, options.entry, i, &spec);
     std::string name = spec.name;
     auto it = given.find(name);
     if (it == given.end()) {
@@ -341,23 +344,30 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
 
 /// The parameters that did not match, as a table (JAX's "called with / compiled for").
 std::string mismatchTable(const sotc_artifact *artifact) {
-  std::vector<std::array<std::string, 4>> rows = {{"input", "compiled for", "got", "guard"}};
+  // An artifact of several traces: which entry each row was checked for.
+  bool entries = sotc_num_entries(artifact) > 1;
+  std::vector<std::vector<std::string>> rows = {{"input", "compiled for", "got", "guard"}};
+  if (entries)
+    rows[0].insert(rows[0].begin(), "entry");
   for (size_t i = 0; i < sotc_num_mismatches(artifact); ++i) {
     sotc_parameter_mismatch m{};
     sotc_mismatch(artifact, i, &m);
     rows.push_back({m.parameter, m.expected, m.got, m.guard});
+    if (entries)
+      rows.back().insert(rows.back().begin(), std::to_string(m.entry));
   }
   if (rows.size() == 1)
     return "";
-  std::array<size_t, 4> width{};
+  std::vector<size_t> width(rows[0].size());
   for (const auto &row : rows)
-    for (size_t c = 0; c < 4; ++c)
+    for (size_t c = 0; c < row.size(); ++c)
       width[c] = std::max(width[c], row[c].size());
   std::string table;
   for (const auto &row : rows) {
     std::string line = " ";
-    for (size_t c = 0; c < 4; ++c)
-      line += " " + row[c] + std::string(c < 3 ? width[c] - row[c].size() + 2 : 0, ' ');
+    for (size_t c = 0; c < row.size(); ++c)
+      line +=
+          " " + row[c] + std::string(c + 1 < row.size() ? width[c] - row[c].size() + 2 : 0, ' ');
     table += line + "\n";
   }
   return table;

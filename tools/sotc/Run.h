@@ -25,6 +25,7 @@ struct RunOptions {
   std::string output;  // write the results as one .npz (numpy.load gives them by name)
   std::string device;  // cpu, cuda or cuda:N ("": the artifact's target, device 0)
   unsigned seed = 0;
+  size_t entry = 0; // the entry whose specs NAME=random and constants not given take
   /// sotc bench: timed runs after untimed warm-up runs.
   unsigned repeat = 100, warmup = 3;
 };

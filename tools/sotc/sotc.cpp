@@ -2,6 +2,7 @@
 //
 //   sotc compile TRACE -o k.fatbin           a CUDA fatbin + k.cuda.manifest.json
 //   sotc compile TRACE --target cpu -o k.so  a shared library + k.manifest.json
+//   sotc compile A.pb B.pb --target cpu -o k.so  one artifact of several traces (a bundle)
 //   sotc compile TRACE --compile-to PHASE    the IR at a pipeline phase (or ptx)
 //   sotc dump --bytecode TRACE               the trace's code, as CPython's dis prints it
 //   sotc dump --sir / --guards TRACE         statement IR, guards
@@ -154,7 +155,7 @@ void runDump(const DumpOptions &opts) {
 }
 
 struct CompileOptions {
-  std::string trace;
+  std::vector<std::string> traces; // several: one artifact with an entry per trace
   std::string output;
   std::string target = "cuda";
   std::string compileTo;
@@ -209,25 +210,29 @@ void runCompile(const CompileOptions &opts) {
                                  " artifact is a " + (cpu ? ".so" : ".fatbin") +
                                  " (--target " + opts.target + ")");
     std::string displaced = binaryDescribedBy(sotc::driver::manifestPath(opts.output));
-    sotc::driver::writeBinary(opts.trace, options, opts.output);
+    sotc::driver::writeBinary(opts.traces, options, opts.output);
     if (!displaced.empty() && displaced != opts.output)
       spdlog::warn("{} now describes {}; {} (of the same name) can no longer be opened: give "
                    "artifacts for different targets different names",
                    sotc::driver::manifestPath(opts.output), opts.output, displaced);
     return;
   }
+  if (opts.traces.size() > 1)
+    throw CLI::ValidationError("sotc compile: --compile-to takes one trace (several make one "
+                               "artifact: -o k.so or -o k.fatbin)");
+  const std::string &trace = opts.traces.front();
   if (opts.compileTo == "ptx") {
     if (*target != sotc::pipelines::Target::Cuda)
       throw CLI::ValidationError("sotc compile: --compile-to ptx needs --target cuda");
     sotc::writeOutputFile(opts.output.empty() ? "-" : opts.output,
-                          sotc::driver::ptxText(opts.trace, options));
+                          sotc::driver::ptxText(trace, options));
     return;
   }
   std::optional<Phase> phase = sotc::pipelines::phaseByName(opts.compileTo);
   if (!phase)
     throw CLI::ValidationError("sotc compile: --compile-to must be one of " + phaseList());
   auto context = sotc::driver::createContext();
-  auto module = sotc::driver::compileTrace(*context, opts.trace, options, *phase);
+  auto module = sotc::driver::compileTrace(*context, trace, options, *phase);
   sotc::writeOutputFile(opts.output.empty() ? "-" : opts.output,
                         sotc::driver::printModule(*module));
 }
@@ -265,7 +270,11 @@ int main(int argc, char **argv) {
 
   CompileOptions compileOpts;
   CLI::App *compile = app.add_subcommand("compile", "compile a trace into a fatbin + manifest");
-  compile->add_option("trace", compileOpts.trace, "trace file (.pb or .pbtxt)")->required();
+  compile
+      ->add_option("traces", compileOpts.traces,
+                   "trace file (.pb or .pbtxt); several traces of one function make one "
+                   "artifact whose runs take the first entry whose guards hold")
+      ->required();
   compile->add_option("-o,--output", compileOpts.output, "output file ('-': stdout)");
   compile->add_option("--target", compileOpts.target, "cuda (default) or cpu");
   compile
@@ -343,6 +352,9 @@ int main(int argc, char **argv) {
                     "NAME=VALUE for a value traced as a constant (default: the traced value)")
         ->type_name("NAME=...");
     cmd->add_option("--seed", opts.seed, "seed of --input NAME=random (default 0)");
+    cmd->add_option("--entry", opts.entry,
+                    "an artifact of several traces: the entry whose shapes NAME=random and "
+                    "unnamed constants take (default 0; the run takes the first that matches)");
   };
   sotc::run::RunOptions runOpts;
   CLI::App *runCmd =

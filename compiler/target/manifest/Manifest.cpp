@@ -188,12 +188,13 @@ Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &s
 
 /// A Python value as the runtime rebuilds it (a return value, a host call's arguments):
 /// tensors by buffer name, constants by their Python repr, tuples, lists and dicts nested, and
-/// the result of an earlier host callback by the index of the segment whose end called it.
+/// the result of an earlier host callback by the index of the segment whose end called it (the
+/// entry's segments start at `first` in the manifest's list).
 Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Json &plan,
-               const frontend::Translation &translation) {
+               const frontend::Translation &translation, int64_t first) {
   using K = frontend::Variable::Kind;
   auto recurse = [&](const frontend::VarPtr &item) {
-    return valueJson(item, seg, plan, translation);
+    return valueJson(item, seg, plan, translation, first);
   };
   auto items = [&](const std::vector<frontend::VarPtr> &vars) {
     Json out = Json::array();
@@ -229,7 +230,7 @@ Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Js
     Json host{{"host", v->repr()}};
     for (auto [i, s] : llvm::enumerate(translation.segments))
       if (s.end == frontend::Segment::End::HostCallback && s.callbackResult == v)
-        host["callback"] = i;
+        host["callback"] = first + static_cast<int64_t>(i);
     return host;
   }
   }
@@ -290,19 +291,27 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
   return out;
 }
 
-/// A model's weights: the file beside the artifact that holds them, each one's meta and
-/// segment-0 buffer in the order the model holds them, and the plan of @prepare_weights (its
-/// inputs the weights by name, its outputs segment 0's inputs of the same names).
-Json weightsJson(const frontend::Translation &translation, const Json &segments,
-                 const Artifact &file, const std::optional<SegmentPlan> &prepare) {
+/// A model's weights: the file beside the artifact that holds them and each one's meta, in
+/// the order the model holds them (every entry of a bundle reads the same weights).
+Json weightsJson(const frontend::Translation &translation, const Artifact &file) {
   Json tensors = Json::array();
   for (const frontend::VarPtr &p : translation.parameters)
     if (!p->weight.empty())
-      tensors.push_back(Json{{"name", p->weight},
-                             {"dtype", ops::dtypeName(p->meta.dtype)},
-                             {"shape", p->meta.shape},
-                             {"buffer", bufferOf(translation, segments, p)}});
-  Json out{{"file", file.file}, {"sha256", file.sha256}, {"tensors", tensors}};
+      tensors.push_back(Json{
+          {"name", p->weight}, {"dtype", ops::dtypeName(p->meta.dtype)}, {"shape", p->meta.shape}});
+  return Json{{"file", file.file}, {"sha256", file.sha256}, {"tensors", tensors}};
+}
+
+/// Where one entry reads the weights: each weight's segment-0 buffer, and the plan of its
+/// @prepare_weights (its inputs the weights by name, its outputs segment 0's inputs of the
+/// same names).
+Json weightBindingsJson(const frontend::Translation &translation, const Json &segments,
+                        const std::optional<SegmentPlan> &prepare) {
+  Json buffers = Json::array();
+  for (const frontend::VarPtr &p : translation.parameters)
+    if (!p->weight.empty())
+      buffers.push_back(Json{{"name", p->weight}, {"buffer", bufferOf(translation, segments, p)}});
+  Json out{{"tensors", buffers}};
   if (prepare) {
     Json plan = prepare->json(sir::kPrepareWeights.str());
     plan.erase("name");
@@ -347,32 +356,21 @@ void seal(std::string &manifestText, std::string &binary) {
   manifestText = m.dump(2) + "\n";
 }
 
-std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
-                          const frontend::Translation &translation, mlir::ModuleOp plan,
-                          const std::map<std::string, KernelLaunch> &launches, const Target &target,
-                          const Artifact &binary, const Artifact *weights) {
-  Json m;
-  m["format"] = "sotc-manifest";
-  m["version"] = kFormatVersion;
-  m["sotc"] = kSotcVersion;
-  if (target.kind == "cpu") {
-    Json variants = Json::array();
-    for (const Target::Variant &v : target.variants)
-      variants.push_back(
-          Json{{"cpu", v.cpu}, {"features", v.features}, {"kernel_table", v.table}});
-    m["target"] = Json{{"kind", target.kind},         {"triple", target.triple},
-                       {"cpu", target.cpu},           {"features", target.features},
-                       {"variants", variants},        {"abi", target.abi},
-                       {"gemm", target.gemm}};
-  } else
-    m["target"] = Json{{"kind", target.kind}, {"triple", target.triple}, {"archs", target.archs},
-                       {"ptx", target.ptx},   {"abi", target.abi},       {"gemm", target.gemm}};
-  m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
-  const trace::PythonVersion &py = trace.python();
-  m["trace"] = Json{{"file", traceFile.file},
-                    {"sha256", traceFile.sha256},
-                    {"python", std::to_string(py.major()) + "." + std::to_string(py.minor()) + "." +
-                                   std::to_string(py.micro())}};
+namespace {
+/// One entry's part of the manifest: its trace, parameters, guards and weights' bindings, and
+/// its segments, numbered from `first` (the segments of the entries before it) in the
+/// manifest's one list.
+Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &launches,
+               const Target &target, bool model, Json &allSegments, int64_t &arena) {
+  const frontend::Translation &translation = *entry.translation;
+  mlir::ModuleOp plan = entry.plan;
+  int64_t first = static_cast<int64_t>(allSegments.size());
+  const trace::PythonVersion &py = entry.trace->python();
+  Json out;
+  out["trace"] = Json{{"file", entry.traceFile.file},
+                      {"sha256", entry.traceFile.sha256},
+                      {"python", std::to_string(py.major()) + "." + std::to_string(py.minor()) +
+                                     "." + std::to_string(py.micro())}};
   Json guards = Json::array();
   for (auto [i, g] : llvm::enumerate(translation.guards))
     guards.push_back(Json{{"id", "g" + std::to_string(i)},
@@ -391,7 +389,6 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
       subgraphs.push_back(subgraph);
   }
   Json segments = Json::array();
-  int64_t arena = 0;
   for (auto [i, seg] : llvm::enumerate(translation.segments)) {
     SegmentPlan segmentPlan(subgraphs[i], launches, target.gemm);
     Json s = segmentPlan.json(seg.sir.name);
@@ -401,14 +398,14 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     case frontend::Segment::End::Return:
       end = Json{{"kind", "return"}, {"value", seg.returnValue}};
       if (seg.result)
-        end["result"] = valueJson(seg.result, seg, s, translation);
+        end["result"] = valueJson(seg.result, seg, s, translation, first);
       if (!seg.sideEffects.empty()) {
         Json effects = Json::array();
         for (const frontend::SideEffect &e : seg.sideEffects) {
           using Kind = frontend::SideEffect::Kind;
           Json effect{{e.kind == Kind::Argument ? "argument" : "global", e.name}};
           if (e.value)
-            effect["value"] = valueJson(e.value, seg, s, translation);
+            effect["value"] = valueJson(e.value, seg, s, translation, first);
           else
             effect["deleted"] = true;
           effects.push_back(effect);
@@ -419,9 +416,9 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
     case frontend::Segment::End::Branch:
       end = Json{{"kind", "branch"},
                  {"condition", s["outputs"].empty() ? Json() : s["outputs"][0]["name"]},
-                 {"on_true", seg.onTrue},
+                 {"on_true", first + seg.onTrue},
                  {"true_args", names(seg.trueArgs, seg, s)},
-                 {"on_false", seg.onFalse},
+                 {"on_false", first + seg.onFalse},
                  {"false_args", names(seg.falseArgs, seg, s)},
                  {"reason", seg.reason},
                  {"source", seg.endLoc.str()}};
@@ -430,7 +427,7 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
       size_t positional = seg.callbackArgs.size() - seg.callbackKwargs.size();
       Json args = Json::array(), kwargs = Json::array();
       for (auto [k, arg] : llvm::enumerate(seg.callbackArgs)) {
-        Json value = valueJson(arg, seg, s, translation);
+        Json value = valueJson(arg, seg, s, translation, first);
         if (k < positional)
           args.push_back(value);
         else
@@ -440,9 +437,9 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
                  {"callee", seg.callee},
                  {"args", args},
                  {"kwargs", kwargs},
-                 {"result", valueJson(seg.callbackResult, seg, s, translation)},
+                 {"result", valueJson(seg.callbackResult, seg, s, translation, first)},
                  {"result_tensors", callbackTensorsJson(seg.callbackResult, plan.getContext())},
-                 {"next", seg.next},
+                 {"next", first + seg.next},
                  {"next_args", names(seg.nextArgs, seg, s)},
                  {"source", seg.endLoc.str()}};
       break;
@@ -453,12 +450,45 @@ std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
   }
   if (prepare)
     arena = std::max(arena, prepare->arenaBytes());
-  m["entry"] =
-      Json{{"function", translation.entry}, {"inputs", parametersJson(translation, segments)}};
+  out["function"] = translation.entry;
+  out["inputs"] = parametersJson(translation, segments);
+  if (model)
+    out["weights"] = weightBindingsJson(translation, segments, prepare);
+  out["guards"] = guards;
+  out["guard_lambda"] = translation.guardLambda();
+  out["segment"] = first;
+  for (Json &s : segments)
+    allSegments.push_back(std::move(s));
+  return out;
+}
+} // namespace
+
+std::string writeManifest(const std::vector<Entry> &entries,
+                          const std::map<std::string, KernelLaunch> &launches, const Target &target,
+                          const Artifact &binary, const Artifact *weights) {
+  Json m;
+  m["format"] = "sotc-manifest";
+  m["version"] = kFormatVersion;
+  m["sotc"] = kSotcVersion;
+  if (target.kind == "cpu") {
+    Json variants = Json::array();
+    for (const Target::Variant &v : target.variants)
+      variants.push_back(Json{{"cpu", v.cpu}, {"features", v.features}, {"kernel_table", v.table}});
+    m["target"] =
+        Json{{"kind", target.kind},         {"triple", target.triple}, {"cpu", target.cpu},
+             {"features", target.features}, {"variants", variants},    {"abi", target.abi},
+             {"gemm", target.gemm}};
+  } else
+    m["target"] = Json{{"kind", target.kind}, {"triple", target.triple}, {"archs", target.archs},
+                       {"ptx", target.ptx},   {"abi", target.abi},       {"gemm", target.gemm}};
+  m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
   if (weights)
-    m["weights"] = weightsJson(translation, segments, *weights, prepare);
-  m["guards"] = guards;
-  m["guard_lambda"] = translation.guardLambda();
+    m["weights"] = weightsJson(*entries.front().translation, *weights);
+  Json list = Json::array(), segments = Json::array();
+  int64_t arena = 0;
+  for (const Entry &entry : entries)
+    list.push_back(entryJson(entry, launches, target, weights != nullptr, segments, arena));
+  m["entries"] = list;
   m["segments"] = segments;
   m["arena"] = Json{{"bytes", arena}, {"alignment", kBufferAlignment}};
   return m.dump(2) + "\n";

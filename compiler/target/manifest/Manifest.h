@@ -3,8 +3,8 @@
 // NAME.manifest.json (docs/manifest.md, schema in manifest.schema.json) says when the kernels
 // of a binary may run and how: the trace and binary it belongs to, the entry function's
 // inputs, the guards with their Python lines, every segment's steps (kernel calls with their
-// grid and buffers), the control flow between segments, and the memory plan. The same
-// inputs give the same bytes.
+// grid and buffers), the control flow between segments, and the memory plan; for a bundle of
+// several traces, one entry each, tried in order. The same inputs give the same bytes.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_TARGET_MANIFEST_MANIFEST_H
@@ -16,10 +16,11 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace sotc::manifest {
 
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 constexpr int64_t kBufferAlignment = 64;
 
 struct Target {
@@ -54,14 +55,21 @@ struct Artifact {
   std::string sha256;
 };
 
-/// The manifest of a compiled trace. `plan` is the pipeline's module with its sir.subgraph ops
-/// (one per segment, in segment order) whose mapexpr.launch ops call the kernels; `launches`
-/// says how to launch each; `weights` names a model's weights file.
-std::string writeManifest(const trace::Trace &trace, const Artifact &traceFile,
-                          const frontend::Translation &translation, mlir::ModuleOp plan,
-                          const std::map<std::string, KernelLaunch> &launches,
-                          const Target &target, const Artifact &binary,
-                          const Artifact *weights = nullptr);
+/// One trace of a compiled artifact: `plan` is the pipeline's module with its sir.subgraph ops
+/// (one per segment, in segment order) whose mapexpr.launch ops call the kernels.
+struct Entry {
+  const trace::Trace *trace;
+  Artifact traceFile;
+  const frontend::Translation *translation;
+  mlir::ModuleOp plan;
+};
+
+/// The manifest of an artifact of one or more traces of a function (a bundle: the runtime runs
+/// the first entry whose guards hold). `launches` says how to launch each kernel; `weights`
+/// names a model's weights file, which every entry reads.
+std::string writeManifest(const std::vector<Entry> &entries,
+                          const std::map<std::string, KernelLaunch> &launches, const Target &target,
+                          const Artifact &binary, const Artifact *weights = nullptr);
 
 /// The bytes of one element as the kernels store it (bool: one; complex: its two parts); 0 for
 /// a type that is no tensor element.

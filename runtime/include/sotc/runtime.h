@@ -126,10 +126,26 @@ const char *sotc_kernel_cpu(const sotc_artifact *artifact);
 void sotc_set_stream(sotc_artifact *artifact, void *stream);
 
 /* The traced function's parameters, in order: their names, and what each was compiled for
- * (a tensor's dtype and shape, without data; another value's traced repr). */
+ * (a tensor's dtype and shape, without data; another value's traced repr); of an artifact of
+ * several traces (a bundle), what its first entry was compiled for. */
 size_t sotc_num_parameters(const sotc_artifact *artifact);
 const char *sotc_parameter_name(const sotc_artifact *artifact, size_t i);
 int sotc_parameter_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec);
+
+/* Entries: an artifact compiled from several traces of one function (`sotc compile a.pb b.pb`)
+ * holds one entry per trace, in order, each with the same parameters compiled for other
+ * shapes, dtypes or constants. A run takes the first entry its parameters match (the others'
+ * mismatches are reported only when none does). sotc_entry_trace is an entry's trace file;
+ * sotc_entry_parameter_spec what entry `entry` was compiled for. A caller that checks guards of
+ * its own (on module globals, on objects' attributes: the Python binding) tells which entries
+ * they hold for with sotc_allow_entries (the calling thread's later runs; NULL: every entry);
+ * sotc_last_entry is the entry the calling thread's last run took, -1 when it failed. */
+size_t sotc_num_entries(const sotc_artifact *artifact);
+const char *sotc_entry_trace(const sotc_artifact *artifact, size_t entry);
+int sotc_entry_parameter_spec(const sotc_artifact *artifact, size_t entry, size_t i,
+                              sotc_value *spec);
+void sotc_allow_entries(sotc_artifact *artifact, const int *allowed, size_t num_allowed);
+int32_t sotc_last_entry(const sotc_artifact *artifact);
 
 /* A compiled model's weights (parameters and buffers, by state-dict name): loaded from the
  * weights file the manifest names when the artifact opens (E8003 when that file is not the
@@ -202,16 +218,19 @@ size_t sotc_num_profiled_steps(const sotc_artifact *artifact);
 int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profile *profile);
 
 /* After the calling thread's last run, when it failed with E8004: each parameter that does
- * not match, with what was compiled for it, what it got, and the guard that made the program
- * depend on it ("g0 (prog.py:6)", or "" when none did). */
+ * not match, with what was compiled for it, what it got, the guard that made the program
+ * depend on it ("g0 (prog.py:6)", or "" when none did), and the entry it was checked for
+ * (entry by entry for a bundle). */
 typedef struct sotc_parameter_mismatch {
   const char *parameter, *expected, *got, *guard;
+  int32_t entry;
 } sotc_parameter_mismatch;
 size_t sotc_num_mismatches(const sotc_artifact *artifact);
 int sotc_mismatch(const sotc_artifact *artifact, size_t i, sotc_parameter_mismatch *mismatch);
 
 /* The segment whose return ended the calling thread's last run, when it succeeded (its
- * manifest entry says how the results rebuild the Python return value), or -1. */
+ * place in the manifest's segments, whose end says how the results rebuild the Python return
+ * value), or -1. */
 int32_t sotc_last_segment(const sotc_artifact *artifact);
 
 #ifdef __cplusplus

@@ -56,15 +56,19 @@ class SotcError(RuntimeError):
 
 class GuardError(SotcError):
     """The inputs do not match what the artifact was compiled for (E8004); `mismatches` lists
-    each parameter that does not (parameter, compiled_for, got, guard), and the message ends
-    with them as a table."""
+    each parameter that does not (parameter, compiled_for, got, guard, and the entry it was
+    checked for: an artifact of several traces lists every entry's), and the message ends with
+    them as a table."""
 
     def __init__(self, code, message, mismatches=()):
         self.mismatches = list(mismatches)
         rows = [("input", "compiled for", "got", "guard")] + [
             (m["parameter"], m["compiled_for"], m["got"], m["guard"]) for m in self.mismatches]
-        widths = [max(len(r[c]) for r in rows) for c in range(4)]
-        table = "\n".join("  " + "  ".join(r[c].ljust(widths[c]) for c in range(4)).rstrip()
+        if len({m.get("entry", 0) for m in self.mismatches}) > 1:  # an artifact of several traces
+            rows = [("entry",) + rows[0]] + [(str(m["entry"]),) + r
+                                            for m, r in zip(self.mismatches, rows[1:])]
+        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+        table = "\n".join("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()
                           for r in rows) if self.mismatches else ""
         super().__init__(code, message + ("\n" + table if table else ""))
 
@@ -75,7 +79,7 @@ class _Error(ctypes.Structure):
 
 class _Mismatch(ctypes.Structure):
     _fields_ = [("parameter", ctypes.c_char_p), ("expected", ctypes.c_char_p),
-                ("got", ctypes.c_char_p), ("guard", ctypes.c_char_p)]
+                ("got", ctypes.c_char_p), ("guard", ctypes.c_char_p), ("entry", ctypes.c_int32)]
 
 
 class _Value(ctypes.Structure):
@@ -133,6 +137,8 @@ def _runtime():
         lib.sotc_dtype_name.restype = ctypes.c_char_p
         lib.sotc_last_segment.argtypes = [ctypes.c_void_p]
         lib.sotc_last_segment.restype = ctypes.c_int32
+        lib.sotc_allow_entries.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int),
+                                           ctypes.c_size_t]
         lib.sotc_set_host_handler.argtypes = [ctypes.c_void_p, _HostHandler, ctypes.c_void_p]
         lib.sotc_open_device.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
                                          ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Error)]
@@ -166,7 +172,7 @@ def _raise(error, lib=None, handle=None):
         m = _Mismatch()
         lib.sotc_mismatch(handle, i, ctypes.byref(m))
         mismatches.append({"parameter": m.parameter.decode(), "compiled_for": m.expected.decode(),
-                           "got": m.got.decode(), "guard": m.guard.decode()})
+                           "got": m.got.decode(), "guard": m.guard.decode(), "entry": m.entry})
     raise GuardError(code, message, mismatches)
 
 
@@ -206,35 +212,38 @@ class Compiled:
                 self._manifest = json.load(f)
         except (OSError, ValueError) as e:
             raise SotcError("E8001", f"{manifest}: cannot read ({e})") from None
-        # The function's parameters; the runtime's inputs add the tensors of module globals.
-        self._inputs = [p["name"] for p in self._manifest["entry"]["inputs"]]
-        self.parameters = [p["name"] for p in self._manifest["entry"]["inputs"]
-                           if "global" not in p]
-        self._specs = {p["name"]: p for p in self._manifest["entry"]["inputs"]}
+        # The function's parameters (every entry has the same); the runtime's inputs add the
+        # tensors of module globals.
+        entries = self._manifest["entries"]
+        inputs = entries[0]["inputs"]
+        self._inputs = [p["name"] for p in inputs]
+        self.parameters = [p["name"] for p in inputs if "global" not in p]
+        self._specs = {p["name"]: p for p in inputs}
         self._fresh = _static_results(self._manifest) if self.target == "cpu" else None
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
-        # (guard, reader of its value, the value it expects), parsed once.
-        self._global_guards = [
+        # Per entry: (guard, reader of its value, the value it expects), parsed once.
+        self._global_guards = [[
             (g, _reader(g["expression"]),
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
-            for g in self._manifest["guards"] if g["expression"].startswith("frame.f_globals")
+            for g in e["guards"] if g["expression"].startswith("frame.f_globals")
             and g["kind"] != "tensor_meta"]  # global tensors are inputs: the runtime checks them
-        if self._global_guards and self._globals is None:
+            for e in entries]
+        if any(self._global_guards) and self._globals is None:
             names = sorted({re.sub(r"^frame\.f_globals\['([^']*)'\].*", r"\1", g["expression"])
-                            for g, _, _ in self._global_guards})
+                            for guards in self._global_guards for g, _, _ in guards})
             warnings.warn(f"sotc: {path} was compiled for the values its globals "
                           f"{', '.join(names)} had when it was traced; without globals= (the "
                           "function's module's globals) or fallback= nothing checks that they "
                           "still do", stacklevel=3)
         # Guards on the attributes of objects passed in, read from the call's arguments.
-        objects = [p["name"] for p in self._manifest["entry"]["inputs"] if p["kind"] == "object"]
+        objects = [p["name"] for p in inputs if p["kind"] == "object"]
         self._objects = objects
-        self._object_guards = [
+        self._object_guards = [[
             (g, _reader(g["expression"]),
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
-            for g in self._manifest["guards"] for name in objects
-            if g["expression"].startswith(f"frame.f_locals[{name!r}]")]
+            for g in e["guards"] for name in objects
+            if g["expression"].startswith(f"frame.f_locals[{name!r}]")] for e in entries]
         # this call's host callback results, by segment, and what a host callback raised
         # (re-raised by the call): per thread, in self._local
         if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
@@ -391,8 +400,13 @@ class Compiled:
     def _call(self, handle, args, kwargs):
         out = kwargs.pop("out") if "out" in kwargs and "out" not in self._specs else None
         bound = self._bind(args, kwargs)
-        stale = self._check_globals() or self._check(self._object_guards, bound)
-        if stale:
+        # The guards only the caller can check (globals, objects' attributes), entry by entry:
+        # the runtime takes the first entry they hold for whose parameters match.
+        stale = [[dict(m, entry=e) for m in
+                  self._check_globals(e) or self._check(self._object_guards[e], bound)]
+                 for e in range(len(self._global_guards))]
+        if all(stale):
+            stale = [m for entry in stale for m in entry]
             message = "the inputs do not match what was compiled: " + "; ".join(
                 f"{m['parameter']}: expected {m['compiled_for']}, got {m['got']} "
                 f"(guard {m['guard']})" for m in stale)
@@ -400,6 +414,9 @@ class Compiled:
                 _log.warning("sotc: running the original function: %s", message)
                 return self._run_fallback(args, kwargs)
             raise GuardError("E8004", message, stale)
+        if len(stale) > 1:
+            allowed = (ctypes.c_int * len(stale))(*[not entry for entry in stale])
+            self._lib.sotc_allow_entries(handle, allowed, len(stale))
         for name in self._objects:  # a layer passed in: its weights as they are now
             if hasattr(bound[name], "state_dict") and self.weights:
                 self.set_weights({k: v for k, v in bound[name].state_dict().items()
@@ -489,9 +506,11 @@ class Compiled:
             self._returned = self._returned[-(_POOL_SIZE - 1):] + [group]
             return list(group)
 
-    def _check_globals(self):
-        """The guards on the function's globals that no longer hold, as mismatches."""
-        return [] if self._globals is None else self._check(self._global_guards, self._globals)
+    def _check_globals(self, entry):
+        """The guards of an entry on the function's globals that no longer hold, as
+        mismatches."""
+        return ([] if self._globals is None
+                else self._check(self._global_guards[entry], self._globals))
 
     @staticmethod
     def _check(guards, namespace):

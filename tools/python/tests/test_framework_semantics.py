@@ -47,7 +47,7 @@ def test_a_torch_module_gets_torch_methods(body, want, sotc_bin, tmp_path, monke
     library = _compile(sotc_bin, tmp_path, traced)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_allclose(sotc.load(library)(x), want(x), rtol=1e-6)
-    guards = json.loads((tmp_path / "t.manifest.json").read_text())["guards"]
+    guards = json.loads((tmp_path / "t.manifest.json").read_text())["entries"][0]["guards"]
     assert "torch.float32" in guards[0]["expected"]
 
 

@@ -44,7 +44,7 @@ def test_compile_and_manifest(program, target, binary, manifest_name, root, sotc
     assert manifest["binary"] == {"file": binary,
                                   "sha256": hashlib.sha256(library.read_bytes()).hexdigest()}
     with open(trace, "rb") as f:
-        assert manifest["trace"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
+        assert manifest["entries"][0]["trace"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
     for segment in manifest["segments"]:
         for step in segment["steps"]:
             if target == "cuda" and step["kind"] == "kernel":
