@@ -28,7 +28,7 @@ if [ ! -x /usr/local/cuda/bin/ptxas ]; then
 fi
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
-if ! python3 -c "import google.protobuf, numpy, pytest, jsonschema" 2>/dev/null; then
+if ! python3 -c "import google.protobuf, numpy, pytest, jsonschema, auditwheel" 2>/dev/null; then
   echo "setup: installing Python packages"
   python3 -m pip install -q --disable-pip-version-check -r "$here/tools/python/requirements-dev.txt"
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test layer: Catch2, lit/FileCheck and the layering test (all through bazel test),
-# then pytest, then every testdata program against paddle/torch eager in the reference
+# then pytest, then the wheels (scripts/build-wheels.sh) installed into a fresh environment,
+# then every testdata program against paddle/torch eager in the reference
 # environment (scripts/reference-env.sh: paddle, torch, torchvision); with --full also every
 # library model (not only those under 12M parameters) and the runtime's tests under
 # AddressSanitizer and UBSan (--config=asan) and its concurrency tests under ThreadSanitizer
@@ -53,10 +54,10 @@ echo "lit and layering: $other_pass passed, $other_fail failed"
 count $catch_pass $catch_fail
 count $other_pass $other_fail
 
-# pytest LABEL PYTHON DIR: runs one pytest suite and counts its summary line.
+# pytest LABEL PYTHON DIR [ARGS...]: runs one pytest suite and counts its summary line.
 run_pytest() {
   local out status pass fail
-  out=$("$2" -m pytest -q -p no:cacheprovider -W ignore::UserWarning "$3" 2>&1)
+  out=$("$2" -m pytest -q -p no:cacheprovider -W ignore::UserWarning "$3" "${@:4}" 2>&1)
   status=$?
   echo "$out" | tail -15
   pass=$(echo "$out" | tail -1 | sed -nE 's/.* ([0-9]+) passed.*/\1/p; s/^([0-9]+) passed.*/\1/p' | head -1)
@@ -78,6 +79,9 @@ for version in 3.12 3.13; do
     echo "pytest (CPython $version): no interpreter found (pyenv install $version)"; count 0 1
   fi
 done
+
+echo "== the wheels, installed with pip into a fresh environment (tests/wheels)"
+run_pytest wheels python3 tests/wheels -s
 
 echo "== every testdata program vs paddle/torch eager (tests/framework)"
 if reference_python=$(bash scripts/reference-env.sh); then

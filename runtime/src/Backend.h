@@ -48,6 +48,9 @@ public:
 /// The CPU backend over the artifact's shared library: E8001 if it does not load or lacks a
 /// kernel, E8002 for a step it cannot run. `threads` 0: every core.
 std::unique_ptr<Backend> cpuBackend(Artifact &artifact, unsigned threads);
+/// What the CPU backend's GEMM steps run on in this process (Backend::gemmImplementation's
+/// text), loading the libraries if no artifact has yet.
+std::string cpuGemmImplementation();
 
 /// The CUDA backend on device `ordinal`: E8003 without a usable driver or device.
 std::unique_ptr<Backend> cudaBackend(Artifact &artifact, int ordinal);

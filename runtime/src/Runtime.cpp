@@ -170,6 +170,17 @@ const char *sotc_gemm_implementation(const sotc_artifact *artifact) {
   return artifact ? artifact->gemm.c_str() : nullptr;
 }
 
+const char *sotc_cpu_gemm_implementation(void) {
+  static const std::string described = [] {
+    try {
+      return cpuGemmImplementation();
+    } catch (const std::exception &e) { // nothing throws across the C API
+      return std::string("none: ") + e.what();
+    }
+  }();
+  return described.c_str();
+}
+
 const char *sotc_kernel_cpu(const sotc_artifact *artifact) {
   return artifact ? artifact->kernelCpu.c_str() : nullptr;
 }

@@ -16,14 +16,15 @@
 using sotc::runtime::GemmPlan;
 using sotc::runtime::validate;
 using sotc::runtime::cpu::Cblas;
+using sotc::runtime::cpu::cblasCandidates;
+using sotc::runtime::cpu::familyForThisCpu;
+using sotc::runtime::cpu::gemmImplementation;
+using sotc::runtime::cpu::genericFamily;
 using sotc::runtime::cpu::kOnednnCandidates;
 using sotc::runtime::cpu::Onednn;
+using sotc::runtime::cpu::openCblas;
 using sotc::runtime::cpu::openOnednn;
 using sotc::runtime::cpu::ParallelFor;
-using sotc::runtime::cpu::familyForThisCpu;
-using sotc::runtime::cpu::genericFamily;
-using sotc::runtime::cpu::gemmImplementation;
-using sotc::runtime::cpu::openCblas;
 using sotc::runtime::cpu::runGemm;
 
 namespace {
@@ -188,6 +189,25 @@ TEST_CASE("scipy-openblas32's prefixed names are found", "[runtime][gemm][cblas]
   CHECK(blas.sgemm != nullptr);
   CHECK(blas.dgemm != nullptr);
   CHECK(contains(blas.implementation, "libfake_openblas_scipy.so"));
+}
+
+TEST_CASE("CBLAS is looked for beside the runtime, then where pip puts scipy-openblas32",
+          "[runtime][gemm][cblas]") {
+  REQUIRE(std::getenv("SOTC_CBLAS") == nullptr);
+  Dl_info self{};
+  REQUIRE(dladdr(reinterpret_cast<void *>(&cblasCandidates), &self));
+  std::string here = self.dli_fname; // this test: the runtime is linked into it
+  std::string dir = here.substr(0, here.rfind('/') + 1);
+  std::string one = dir.substr(0, dir.rfind('/', dir.size() - 2) + 1);
+  std::string two = one.substr(0, one.rfind('/', one.size() - 2) + 1);
+  CHECK(cblasCandidates() ==
+        std::vector<std::string>{dir + "libscipy_openblas.so",
+                                 one + "scipy_openblas32/lib/libscipy_openblas.so",
+                                 two + "scipy_openblas32/lib/libscipy_openblas.so",
+                                 "libscipy_openblas.so", "libopenblas.so.0"});
+  setenv("SOTC_CBLAS", "/opt/my/libcblas.so", 1);
+  CHECK(cblasCandidates() == std::vector<std::string>{"/opt/my/libcblas.so"});
+  unsetenv("SOTC_CBLAS");
 }
 
 TEST_CASE("the first candidate that loads is taken; none loading says why",

@@ -83,6 +83,10 @@ TEST_CASE("an MLP: GEMM steps through OpenBLAS and the GELU kernel", "[runtime]"
   // Two f32 dot products of 256 and 1024 terms of either sign, summed in whatever order the
   // BLAS's kernel for this CPU takes: 2e-6 of the second's sum of |terms| (about 32 roundings).
   checkClose(static_cast<const float *>(out[0].data), want, 2e-6, magnitude);
+  // What an artifact's GEMM steps run on is what the process reports before any is opened
+  // (sotc doctor's line).
+  CHECK(std::string(sotc_gemm_implementation(a.artifact)) == sotc_cpu_gemm_implementation());
+  CHECK(std::string(sotc_cpu_gemm_implementation()).rfind("none", 0) != 0);
 }
 
 TEST_CASE("a branch on a tensor value takes the side the data says", "[runtime]") {

@@ -66,7 +66,8 @@ std::string versionText() {
   std::ostringstream s;
   s << "sotc " << kSotcVersion << "\n"
     << "LLVM/MLIR " << LLVM_VERSION_STRING << "\n"
-    << "CUDA " << CUDA_VERSION / 1000 << "." << (CUDA_VERSION % 1000) / 10 << "\n"
+    << "CUDA " << CUDA_VERSION / 1000 << "." << (CUDA_VERSION % 1000) / 10
+    << " (headers built with; a CUDA compilation calls the toolkit it finds)\n"
     << "trace format " << sotc::frontend::kTraceFormatVersion << "\n";
   return s.str();
 }

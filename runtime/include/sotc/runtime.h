@@ -114,6 +114,11 @@ const char *sotc_target(const sotc_artifact *artifact);
  * "cuBLASLt" on CUDA. */
 const char *sotc_gemm_implementation(const sotc_artifact *artifact);
 
+/* What CPU artifacts' GEMM steps run on in this process, as sotc_gemm_implementation says it
+ * (the libraries are loaded on the first call if no artifact has loaded them): what
+ * `sotc doctor` reports before anything is compiled. */
+const char *sotc_cpu_gemm_implementation(void);
+
 /* CPU: the CPU the kernels that run here were compiled for: the last of the artifact's variant
  * CPUs (`sotc compile --cpu x86-64-v3,x86-64-v4`) whose extensions this machine has, else its
  * base CPU, or the one SOTC_KERNEL_CPU names; "" on CUDA. */

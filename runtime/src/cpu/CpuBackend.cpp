@@ -157,6 +157,8 @@ private:
 
 } // namespace
 
+std::string cpuGemmImplementation() { return cpu::gemmImplementation(); }
+
 std::unique_ptr<Backend> cpuBackend(Artifact &artifact, unsigned threads) {
   return std::make_unique<CpuBackend>(artifact, threads);
 }

@@ -175,8 +175,19 @@ std::vector<std::string> cblasCandidates() {
   Dl_info self{};
   if (dladdr(reinterpret_cast<void *>(&cblasCandidates), &self) && self.dli_fname &&
       std::strchr(self.dli_fname, '/')) {
-    std::string here = self.dli_fname;
-    candidates.push_back(here.substr(0, here.rfind('/') + 1) + kBundledOpenblas);
+    // The folder of a path ending in '/' or a file name, with its '/'.
+    auto folder = [](const std::string &path) {
+      size_t slash = path.find_last_of('/', path.size() >= 2 ? path.size() - 2 : 0);
+      return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+    };
+    std::string dir = folder(self.dli_fname);
+    candidates.push_back(dir + kBundledOpenblas);
+    // Installed by pip: the sotc wheels require scipy-openblas32, whose package sits in the
+    // site-packages above sotc/libsotc_runtime.so and sotc_compiler/bin/sotc.
+    std::string one = folder(dir), two = folder(one);
+    for (const std::string &up : {one, two})
+      if (!up.empty())
+        candidates.push_back(up + "scipy_openblas32/lib/" + kBundledOpenblas);
   }
   candidates.push_back(kBundledOpenblas);
   candidates.push_back("libopenblas.so.0");

@@ -38,8 +38,9 @@ bool genericFamily(const std::string &family);
 std::string familyForThisCpu();
 
 /// Where the runtime looks for CBLAS, in order: SOTC_CBLAS alone where it is set; else the
-/// bundled OpenBLAS beside the runtime's own library, then on the loader's path, then the
-/// distribution's libopenblas.so.0.
+/// bundled OpenBLAS beside the runtime's own library, then in a scipy_openblas32 package one or
+/// two folders above it (pip's install beside the sotc wheels), then on the loader's path, then
+/// the distribution's libopenblas.so.0.
 std::vector<std::string> cblasCandidates();
 
 /// The first of `candidates` that loads. An OpenBLAS that picked a generic kernel family on a

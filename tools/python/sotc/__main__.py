@@ -1,4 +1,6 @@
-"""Command line: python3 -m sotc trace FILE.py:FUNC --input NAME=SPEC ... -o OUT.pb"""
+"""Command line: python3 -m sotc trace FILE.py:FUNC --input NAME=SPEC ... -o OUT.pb;
+python3 -m sotc doctor; and the compiler's commands (compile, dump, explain, inspect, run,
+bench, ops), which run the sotc compiler (the sotc-compiler package's, or a checkout's build)."""
 
 import argparse
 import importlib.util
@@ -66,7 +68,26 @@ def _parse_inputs(items):
     return named
 
 
+# What the sotc binary does (tools/sotc/sotc.cpp).
+COMPILER_COMMANDS = ("compile", "dump", "explain", "inspect", "run", "bench", "ops")
+
+
+def run_compiler(argv):
+    """Runs the sotc compiler on argv; its exit status."""
+    from ._doctor import compiler_binary
+    binary = compiler_binary()
+    if binary is None:
+        print(f"sotc {argv[0]}: error: the compiler is not installed (pip install sotc-compiler; "
+              "from a checkout: bazel build //tools/sotc)", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    os.execv(binary, [binary] + list(argv))
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in COMPILER_COMMANDS:
+        return run_compiler(argv)
     parser = argparse.ArgumentParser(prog="python3 -m sotc", description=__doc__)
     parser.add_argument("--version", action="version", version=f"sotc-tracer {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -83,7 +104,14 @@ def main(argv=None):
     t.add_argument("--framework", choices=("torch", "paddle"), default=None,
                    help="whose semantics tensor methods have (default: that of the framework "
                         "the code names; needed when it names neither or both)")
+    sub.add_parser("doctor", help="what this machine has for sotc: CPU and kernels, GEMM "
+                                  "library, CUDA driver and toolkit, versions")
+    for command in COMPILER_COMMANDS:
+        sub.add_parser(command, help=f"sotc {command} (the compiler's; its --help says more)")
     args = parser.parse_args(argv)
+    if args.command == "doctor":
+        from ._doctor import main as doctor
+        return doctor()
     try:
         fn = model_or_function(load_function(args.target))
         result = trace(fn, sotc_root=args.root, sotc_framework=args.framework,

@@ -1,0 +1,4 @@
+"""python -m sotc_compiler ARGS: the same as the `sotc` command."""
+from sotc_compiler import main
+
+main()
