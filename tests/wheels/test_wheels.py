@@ -1,15 +1,15 @@
 """sotc's wheels (scripts/build-wheels.sh) as a user gets them: installed with pip into a fresh
 virtual environment, then used with nothing of the checkout on PATH, PYTHONPATH or
 LD_LIBRARY_PATH: a testdata program traced, compiled for the CPU and for CUDA, inspected, run
-through sotc.load, `sotc run` and the CUDA emulator; a model's trace compiled and run; every
-result equal to the checkout's own build's. The wheels are manylinux (auditwheel's check),
+through sotc.load, `sotc run` and the CUDA emulator; a torch model traced by the wheel's
+tracer (torch from the reference environment, as a user has their framework), compiled for
+both and run, against torch; every result equal to the checkout's own build's. The wheels are manylinux (auditwheel's check),
 refer to nothing of the build machine, and the same commit gives the same bytes. Prints the
 wheels' sizes and the install time (docs/wheels.md records them).
 """
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -21,7 +21,6 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHECKOUT_SOTC = os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc")
 PROGRAM = os.path.join(ROOT, "testdata", "programs", "23_softmax.py")
-MODEL = os.path.join(ROOT, "testdata", "traces", "models", "mlp_torch.pb")
 
 
 def build(out):
@@ -123,14 +122,50 @@ def test_a_program_traced_compiled_and_run_from_the_wheels(venv, tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "cpu.npy"), ours[ours.files[0]])
 
 
-def test_a_model_compiled_and_run_from_the_wheels(venv, tmp_path):
+# Traces testdata's torch MLP with the wheel's tracer (its package directory first on the
+# path) under the reference environment's torch (a user's framework; nothing of the checkout's
+# tools), and saves the input and torch's output.
+TRACE_MODEL = """
+import sys
+sys.path.insert(0, sys.argv[1])  # the venv's site-packages: sotc from the wheel
+sys.path.append(sys.argv[2])     # testdata/models: the model's own code, as a user has it
+import numpy as np, torch, sotc, mlp_torch
+assert sotc.__file__.startswith(sys.argv[1]), sotc.__file__
+model = mlp_torch.make_model()
+x = torch.from_numpy(np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32))
+sotc.trace(model, x).save("mlp.pb")
+np.save("x.npy", x.numpy())
+with torch.no_grad():
+    np.save("want.npy", model(x).numpy())
+"""
+
+
+def test_a_model_traced_compiled_and_run_from_the_wheels(venv, tmp_path):
     run = venv
-    for suffix in (".pb", ".safetensors"):  # the trace names its weights file beside it
-        shutil.copy(MODEL[:-3] + suffix, tmp_path)
-    run("sotc", "compile", "mlp_torch.pb", "--target", "cpu", "-o", "mlp.so", cwd=tmp_path)
-    run("sotc", "run", "mlp.so", "--input", "x=random", "-o", "out.npz", cwd=tmp_path)
-    checkout("compile", "mlp_torch.pb", "--target", "cpu", "-o", "ref.so", cwd=tmp_path)
-    checkout("run", "ref.so", "--input", "x=random", "-o", "ref.npz", cwd=tmp_path)
+    reference = subprocess.run(["bash", os.path.join(ROOT, "scripts", "reference-env.sh")],
+                               capture_output=True, text=True)
+    assert reference.returncode == 0, reference.stderr[-2000:]
+    site = run("python", "-c", "import sotc, os; print(os.path.dirname(os.path.dirname("
+               "sotc.__file__)))", cwd=tmp_path).strip()
+    traced = subprocess.run([reference.stdout.strip(), "-c", TRACE_MODEL, site,
+                             os.path.join(ROOT, "testdata", "models")], cwd=tmp_path,
+                            env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")},
+                            capture_output=True, text=True)
+    assert traced.returncode == 0, traced.stderr[-3000:]
+    run("sotc", "compile", "mlp.pb", "--target", "cpu", "-o", "mlp.so", cwd=tmp_path)
+    run("sotc", "compile", "mlp.pb", "--gpu-arch", "sm_90", "-o", "mlp.fatbin", cwd=tmp_path)
+    script = ("import numpy as np, sotc\n"
+              "x = np.load('x.npy')\n"
+              "np.save('cpu.npy', sotc.load('mlp.so')(x))\n"
+              "np.save('emulated.npy', sotc.load('mlp.fatbin', device='emulator')(x))\n")
+    run("python", "-c", script, cwd=tmp_path)
+    want = np.load(tmp_path / "want.npy")
+    for got in ("cpu.npy", "emulated.npy"):
+        np.testing.assert_allclose(np.load(tmp_path / got), want, rtol=1e-5,
+                                   atol=1e-5 * np.abs(want).max(), err_msg=got)
+    run("sotc", "run", "mlp.so", "--input", "x=@x.npy", "-o", "out.npz", cwd=tmp_path)
+    checkout("compile", "mlp.pb", "--target", "cpu", "-o", "ref.so", cwd=tmp_path)
+    checkout("run", "ref.so", "--input", "x=@x.npy", "-o", "ref.npz", cwd=tmp_path)
     ours, theirs = np.load(tmp_path / "out.npz"), np.load(tmp_path / "ref.npz")
     for name in theirs.files:
         np.testing.assert_array_equal(ours[name], theirs[name])
