@@ -6,6 +6,7 @@
 # the table in docs/benchmarks.md; then whole models (bench/models.py: bench/results/models.json
 # and the model table); then the models' GEMMs (bench/gemm.py: bench/results/gemm.json and the
 # GEMM table); then half precision (bench/half.py: bench/results/half.json and the half table);
+# then small calls (bench/latency.py: bench/results/latency.json and the latency table);
 # then calls per second of one artifact shared by 1-8 threads
 # (bench/concurrent_calls.cpp, docs/runtime.md). Takes about 15 minutes on a 2-core machine.
 set -euo pipefail
@@ -36,6 +37,8 @@ SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/pytho
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/gemm.py
 # float16 and bfloat16 workloads against torch eager in half and in float32.
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/half.py
+# Small calls: the time around microsecond kernels, against torch eager and torch.compile.
+SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/latency.py
 # One artifact, many callers: the transformer block of the testdata models.
 mkdir -p build/bench
 bazel-bin/tools/sotc/sotc compile testdata/traces/models/transformer_torch.pb --target cpu \

@@ -84,6 +84,24 @@ std::string refusal(const Json &m) {
   return "read";
 }
 
+/// One edit of a manifest that readManifest must refuse, and the words it must refuse it with.
+struct Probe {
+  const char *what, *refusal;
+  std::function<void(Json &)> edit;
+};
+
+/// Each probe's edit of `base` is refused with E8001 and its words.
+void checkRefusals(const Json &base, const std::vector<Probe> &probes) {
+  for (const Probe &p : probes) {
+    INFO(p.what);
+    Json m = base;
+    p.edit(m);
+    std::string why = refusal(m);
+    CHECK(why.rfind("E8001: k.manifest.json: ", 0) == 0);
+    CHECK(why.find(p.refusal) != std::string::npos);
+  }
+}
+
 } // namespace
 
 TEST_CASE("a model's weight preparation is read beside its segments", "[runtime][manifest]") {
@@ -171,10 +189,6 @@ Json functionManifest() {
 
 TEST_CASE("a plan that does not hold together is refused, check by check", "[runtime][manifest]") {
   REQUIRE(refusal(functionManifest()) == "read");
-  struct Probe {
-    const char *what, *refusal;
-    std::function<void(Json &)> edit;
-  };
   const std::vector<Probe> probes = {
       {"overlapping live buffers", "places t and u, which are live at the same time",
        [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["offset"] = 0; }},
@@ -221,14 +235,7 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
          m["segments"][0]["end"]["result"] = {{"tensor", "t"}};
        }},
   };
-  for (const Probe &p : probes) {
-    INFO(p.what);
-    Json m = functionManifest();
-    p.edit(m);
-    std::string why = refusal(m);
-    CHECK(why.rfind("E8001: k.manifest.json: ", 0) == 0);
-    CHECK(why.find(p.refusal) != std::string::npos);
-  }
+  checkRefusals(functionManifest(), probes);
 }
 
 TEST_CASE("a CPU manifest's kernel variants are read; a table name that is no symbol is refused",
@@ -265,10 +272,6 @@ TEST_CASE("the entries of a bundle: each its own segments, the same parameters",
   CHECK((a.entries[0].first == 0 && a.entries[0].end == 1));
   CHECK((a.entries[1].first == 1 && a.entries[1].end == 2));
   CHECK(a.entries[1].trace == "t1.pb");
-  struct Probe {
-    const char *what, *refusal;
-    std::function<void(Json &)> edit;
-  };
   const std::vector<Probe> probes = {
       {"an entry without segments", "entry 1 has no segments of its own",
        [](Json &m) { m["entries"][1]["segment"] = 2; }},
@@ -285,12 +288,5 @@ TEST_CASE("the entries of a bundle: each its own segments, the same parameters",
        }},
       {"no entries", "no entries", [](Json &m) { m["entries"] = Json::array(); }},
   };
-  for (const Probe &p : probes) {
-    INFO(p.what);
-    Json m = bundle();
-    p.edit(m);
-    std::string why = refusal(m);
-    CHECK(why.rfind("E8001: k.manifest.json: ", 0) == 0);
-    CHECK(why.find(p.refusal) != std::string::npos);
-  }
+  checkRefusals(bundle(), probes);
 }

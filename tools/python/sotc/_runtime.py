@@ -28,7 +28,6 @@ paddle or torch gets that framework's tensors and hands its tensors back to the 
 import ast
 import builtins
 import collections
-import contextlib
 import ctypes
 import importlib
 import json
@@ -176,6 +175,34 @@ def _raise(error, lib=None, handle=None):
     raise GuardError(code, message, mismatches)
 
 
+class _InCall:
+    """A call of a Compiled artifact in progress (a plain context manager: this is on every
+    call's path): the open handle, counted as in use so that close waits."""
+
+    __slots__ = ("compiled", "handle")
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+
+    def __enter__(self):
+        c = self.compiled
+        with c._idle:
+            self.handle = c._handle
+            if not self.handle:
+                raise SotcError("E8005", "the compiled artifact is closed")
+            c._calls += 1
+        c._local.in_call = getattr(c._local, "in_call", 0) + 1
+        return self.handle
+
+    def __exit__(self, *_):
+        c = self.compiled
+        c._local.in_call -= 1
+        with c._idle:
+            c._calls -= 1
+            if not c._calls:
+                c._idle.notify_all()
+
+
 class Compiled:
     """A compiled artifact, callable like the traced function, from any number of threads at
     once; close() waits for the calls in flight, and a call after it raises E8005."""
@@ -244,9 +271,15 @@ class Compiled:
              ast.literal_eval(g["expected"]) if g["kind"] == "equal" else g["expected"])
             for g in e["guards"] for name in objects
             if g["expression"].startswith(f"frame.f_locals[{name!r}]")] for e in entries]
+        # Whether a call checks guards of its own before the runtime's (most artifacts have none).
+        self._host_guarded = any(self._global_guards) or any(self._object_guards)
+        # Per segment that returns: the names of the tensors its run returns, in order.
+        self._returned_names = {}
         # this call's host callback results, by segment, and what a host callback raised
         # (re-raised by the call): per thread, in self._local
-        if any(s["end"]["kind"] == "host_callback" for s in self._manifest["segments"]):
+        self._host_calls = any(s["end"]["kind"] == "host_callback"
+                               for s in self._manifest["segments"])
+        if self._host_calls:
             self._handler = _HostHandler(self._host_call)  # kept alive with the artifact
             self._lib.sotc_set_host_handler(self._handle, self._handler, None)
         # A model's weights, by state-dict name (the runtime loaded them from the weights file).
@@ -321,23 +354,9 @@ class Compiled:
         if handle:
             self._lib.sotc_close(handle)
 
-    @contextlib.contextmanager
     def _in_call(self):
         """The open handle, counted as in use (close waits) while the block runs."""
-        with self._idle:
-            handle = self._handle
-            if not handle:
-                raise SotcError("E8005", "the compiled artifact is closed")
-            self._calls += 1
-        self._local.in_call = getattr(self._local, "in_call", 0) + 1
-        try:
-            yield handle
-        finally:
-            self._local.in_call -= 1
-            with self._idle:
-                self._calls -= 1
-                if not self._calls:
-                    self._idle.notify_all()
+        return _InCall(self)
 
     def __del__(self):
         try:
@@ -404,7 +423,7 @@ class Compiled:
         # the runtime takes the first entry they hold for whose parameters match.
         stale = [[dict(m, entry=e) for m in
                   self._check_globals(e) or self._check(self._object_guards[e], bound)]
-                 for e in range(len(self._global_guards))]
+                 for e in range(len(self._global_guards))] if self._host_guarded else [[]]
         if all(stale):
             stale = [m for entry in stale for m in entry]
             message = "the inputs do not match what was compiled: " + "; ".join(
@@ -436,7 +455,8 @@ class Compiled:
                 text = repr(value).encode()
                 keep.append(text)
                 values[i].repr = text
-        self._host_results, self._host_error = {}, None
+        if self._host_calls:
+            self._host_results, self._host_error = {}, None
         error = _Error()
         fresh = out is None and self._fresh is not None
         if fresh:  # the caller's arrays from the start: the kernels write them, nothing is copied
@@ -458,24 +478,31 @@ class Compiled:
             if self._fallback is not None and error.code.decode() == "E8004":
                 _log.warning("sotc: running the original function: %s", error.message.decode())
                 return self._run_fallback(args, kwargs)
-            if self._host_error is not None:
+            if self._host_calls and self._host_error is not None:
                 raise self._host_error
             _raise(error, self._lib, handle)
-        end = self._manifest["segments"][self._lib.sotc_last_segment(handle)]["end"]
+        segment = self._lib.sotc_last_segment(handle)
+        end = self._manifest["segments"][segment]["end"]
         result = end.get("result")
         if result is None:
             return None
+        names = self._returned_names.get(segment)
+        if names is None:
+            names = self._returned_names[segment] = _result_names(end)
         if fresh:
             tensors = {name: _as_tensor_of(array, dtype, host_input)
-                       for name, array, (dtype, _) in zip(_result_names(end), buffers, self._fresh)}
+                       for name, array, (dtype, _) in zip(names, buffers, self._fresh)}
         elif out is not None:
-            tensors = dict(zip(_result_names(end), buffers))
+            tensors = dict(zip(names, buffers))
         else:
             tensors = {outputs[i].name.decode(): self._take(handle, outputs[i], cuda_input,
                                                             host_input)
                        for i in range(count.value)}
-        self._apply_side_effects(end.get("side_effects", []), tensors, bound)
-        return _rebuild(result, tensors, self._host_results)
+        if "side_effects" in end:
+            self._apply_side_effects(end["side_effects"], tensors, bound)
+        if "tensor" in result:  # the common case, without the general rebuild
+            return tensors[result["tensor"]]
+        return _rebuild(result, tensors, self._host_results if self._host_calls else {})
 
     def _run_fallback(self, args, kwargs):
         """The original function, on the framework's tensors where the caller gave numpy
@@ -681,9 +708,45 @@ def _cuda_view(value):
     return t.data + t.byte_offset, dtype, shape, dense, capsule
 
 
+# numpy and torch dtypes -> sotc_dtype, filled as they are met (the fast path of _describe).
+_DTYPE_INDEX = {}
+
+
+def _dense_host_view(value, writable):
+    """(pointer, sotc_dtype, shape) of a numpy array or torch CPU tensor that the kernels can
+    read (or, `writable`, write) in place, without conversion; None for anything else (then
+    the general path of _describe decides). This is on every call's path."""
+    if type(value) is np.ndarray:
+        flags = value.flags
+        if not (flags.c_contiguous and flags.aligned and (flags.writeable or not writable)):
+            return None
+        pointer = value.ctypes.data
+    else:
+        tensor = getattr(sys.modules.get("torch"), "Tensor", None)  # (a stub's is no type)
+        if not isinstance(tensor, type) or not isinstance(value, tensor) or \
+                value.device.type != "cpu" or not value.is_contiguous():
+            return None
+        pointer = value.data_ptr()
+        if pointer % value.element_size():
+            return None
+    index = _DTYPE_INDEX.get(value.dtype)
+    if index is None:
+        name = str(value.dtype).replace("torch.", "")
+        if name not in _DTYPES:
+            return None
+        index = _DTYPE_INDEX[value.dtype] = _DTYPES.index(name)
+    return pointer, index, value.shape
+
+
 def _describe(value, v, keep, name, writable=False, bits_of=None):
     """Fills the sotc_value `v` for a tensor argument; True when it is a CUDA tensor.
     `bits_of`: the dtype a uint16 array holds the bits of (bfloat16 without ml_dtypes)."""
+    view = _dense_host_view(value, writable) if bits_of != "bfloat16" else None
+    if view is not None and len(view[2]) <= _MAX_RANK:
+        keep.append(value)
+        v.is_tensor, v.data, v.dtype, v.rank = 1, view[0], view[1], len(view[2])
+        v.shape[:len(view[2])] = tuple(view[2])
+        return False
     cuda = _cuda_view(value)
     if cuda is not None:
         pointer, dtype, shape, dense, owner = cuda
