@@ -227,23 +227,14 @@ void mergeDefinitions(mlir::Operation *into, mlir::Block &from, mlir::ModuleOp f
   }
 }
 
-/// What the artifact of several traces reads and calls alike: one function with the same
-/// parameters (E9011 otherwise).
-void checkBundle(const std::vector<std::string> &paths,
-                 const std::vector<FrontendResult> &frontends) {
-  auto signature = [](const frontend::Translation &t) {
-    std::string text = t.entry + "(";
-    for (const frontend::VarPtr &p : t.parameters)
-      if (p->weight.empty())
-        text += (text.back() == '(' ? "" : ", ") + p->parameter;
-    return text + ")";
-  };
-  std::string first = signature(frontends[0].translation);
-  for (size_t i = 1; i < frontends.size(); ++i)
-    if (std::string other = signature(frontends[i].translation); other != first)
-      throw CodedError(DiagCode::CliBundleMismatch,
-                       paths[i] + " traces " + other + ", " + paths[0] + " traces " + first +
-                           ": the traces of one artifact are of one function");
+/// "f(x, w)": the function a trace translates and its parameters, which every entry of an
+/// artifact shares (it is called one way).
+std::string signatureOf(const frontend::Translation &t) {
+  std::string text = t.entry + "(";
+  for (const frontend::VarPtr &p : t.parameters)
+    if (p->weight.empty())
+      text += (text.back() == '(' ? "" : ", ") + p->parameter;
+  return text + ")";
 }
 } // namespace
 
@@ -264,12 +255,17 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   for (size_t i = 0; i < paths.size(); ++i) {
     modules.push_back(compileTrace(*context, paths[i], options, pipelines::Phase::Loops,
                                    &frontends[i], &instrumentation));
+    std::string first = signatureOf(frontends[0].translation),
+                other = signatureOf(frontends[i].translation);
+    if (other != first)
+      throw CodedError(DiagCode::CliBundleMismatch,
+                       paths[i] + " traces " + other + ", " + paths[0] + " traces " + first +
+                           ": the traces of one artifact are of one function");
     if (i == 0)
       kernels = kernelsOnly(*modules[0]);
     else
       mergeDefinitions(*kernels, modules[i]->getBodyRegion().front(), *modules[i], i);
   }
-  checkBundle(paths, frontends);
   const std::string &path = paths[0];
   // A model's weights: checked before code generation, written beside the binary; every
   // entry reads the same file.

@@ -251,36 +251,42 @@ std::vector<std::pair<const Step *, std::vector<double>>> Executor::profile() co
 }
 
 std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in, size_t n) const {
+  // Every run checks every parameter: the texts are made only for what does not match.
   std::vector<Mismatch> found;
-  // The kernels' ABI: elements aligned, and on CUDA 16-byte aligned buffers (vector accesses).
   for (size_t i = 0; i < n; ++i) {
     const Parameter &p = artifact_.entries[entry].parameters[i];
-    Mismatch m{p.name, "", "", p.guard, static_cast<int32_t>(entry)};
-    if (p.tensor) {
-      const Buffer &s = p.spec;
-      m.expected = formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
-      if (!in[i].is_tensor) {
-        m.got = in[i].repr ? in[i].repr : "a non-tensor";
-        found.push_back(m);
-        continue;
-      }
-      bool same = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
-      m.got = formatTensor(in[i]);
-      bool cuda = in[i].device == SOTC_DEVICE_CUDA;
-      size_t alignment = cuda ? 16 : std::max<size_t>(1, sotc_dtype_size(in[i].dtype));
-      if (!in[i].data)
-        m.got += " without data";
-      else if (reinterpret_cast<uintptr_t>(in[i].data) % alignment)
-        same = false, m.got += " at an address not " + std::to_string(alignment) + "-byte aligned";
-      else if (cuda && !backend_->onDevice())
-        same = false, m.got += " on a CUDA device (this artifact runs on the CPU)";
-      if (!same)
-        found.push_back(m);
-    } else if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr)) {
-      m.expected = p.value;
-      m.got = in[i].is_tensor ? "a tensor" : in[i].repr ? in[i].repr : "nothing";
-      found.push_back(m);
+    auto mismatch = [&](std::string expected, std::string got) {
+      found.push_back(
+          {p.name, std::move(expected), std::move(got), p.guard, static_cast<int32_t>(entry)});
+    };
+    if (!p.tensor) {
+      if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr))
+        mismatch(p.value, in[i].is_tensor ? "a tensor" : in[i].repr ? in[i].repr : "nothing");
+      continue;
     }
+    const Buffer &s = p.spec;
+    auto expected = [&] {
+      return formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size()));
+    };
+    if (!in[i].is_tensor) {
+      mismatch(expected(), in[i].repr ? in[i].repr : "a non-tensor");
+      continue;
+    }
+    // The kernels' ABI: elements aligned, and on CUDA 16-byte aligned buffers (vector accesses).
+    bool cuda = in[i].device == SOTC_DEVICE_CUDA;
+    size_t alignment = cuda ? 16 : std::max<size_t>(1, sotc_dtype_size(in[i].dtype));
+    bool misaligned = in[i].data && reinterpret_cast<uintptr_t>(in[i].data) % alignment;
+    bool elsewhere = in[i].data && !misaligned && cuda && !backend_->onDevice();
+    if (sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size()) && !misaligned && !elsewhere)
+      continue;
+    std::string got = formatTensor(in[i]);
+    if (!in[i].data)
+      got += " without data";
+    else if (misaligned)
+      got += " at an address not " + std::to_string(alignment) + "-byte aligned";
+    else if (elsewhere)
+      got += " on a CUDA device (this artifact runs on the CPU)";
+    mismatch(expected(), got);
   }
   return found;
 }
@@ -308,8 +314,8 @@ size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n
               entries[e].trace + "): ";
     for (size_t i = 0; i < mismatches.size(); ++i) {
       const Mismatch &m = mismatches[i];
-      text += std::string(i ? ", " : "") + m.parameter + ": expected " + m.expected + ", got " +
-              m.got + (m.guard.empty() ? "" : " (guard " + m.guard + ")");
+      text += std::string(i ? (bundle ? ", " : "; ") : "") + m.parameter + ": expected " +
+              m.expected + ", got " + m.got + (m.guard.empty() ? "" : " (guard " + m.guard + ")");
     }
     found.insert(found.end(), mismatches.begin(), mismatches.end());
   }
