@@ -345,19 +345,20 @@ std::string sha256Hex(const std::string &bytes) {
   return out;
 }
 
-std::vector<Segment *> Artifact::plans() {
-  std::vector<Segment *> out;
-  for (Segment &s : segments)
+namespace {
+/// The plans of `a` (an Artifact, const or not): the segments, then each entry's preparation.
+template <class A> auto plansOf(A &a) {
+  std::vector<decltype(&a.segments.front())> out;
+  for (auto &s : a.segments)
     out.push_back(&s);
-  for (Entry &e : entries)
+  for (auto &e : a.entries)
     out.push_back(&e.prepare);
   return out;
 }
+} // namespace
 
-std::vector<const Segment *> Artifact::plans() const {
-  std::vector<Segment *> mutablePlans = const_cast<Artifact *>(this)->plans();
-  return {mutablePlans.begin(), mutablePlans.end()};
-}
+std::vector<Segment *> Artifact::plans() { return plansOf(*this); }
+std::vector<const Segment *> Artifact::plans() const { return plansOf(*this); }
 
 Artifact readManifest(const std::string &text, const std::string &manifestPath) {
   Artifact a;

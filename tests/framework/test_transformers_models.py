@@ -27,7 +27,8 @@ BATCH, LENGTH, VOCAB = 2, 16, 100
 CI_EMULATED_THREADS = 16_000_000
 
 # (what builds the model from its config, config): two layers, 64 wide, 4 heads; LLaMA with 2
-# key/value heads (grouped-query attention); T5's encoder stack alone.
+# key/value heads (grouped-query attention); Falcon with one (multi-query attention, rotary
+# tables broadcast to one key head); T5's encoder stack alone.
 CONFIGS = {
     "gpt2": (transformers.AutoModelForCausalLM.from_config, lambda: transformers.GPT2Config(
         n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=32, use_cache=False)),
@@ -37,6 +38,9 @@ CONFIGS = {
     "llama": (transformers.AutoModelForCausalLM.from_config, lambda: transformers.LlamaConfig(
         num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
         intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=32, use_cache=False)),
+    "falcon": (transformers.AutoModel.from_config, lambda: transformers.FalconConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, vocab_size=VOCAB,
+        multi_query=True, new_decoder_architecture=False, use_cache=False)),
     "t5-encoder": (transformers.T5EncoderModel, lambda: transformers.T5Config(
         num_layers=2, d_model=64, num_heads=4, d_kv=16, d_ff=128, vocab_size=VOCAB)),
 }

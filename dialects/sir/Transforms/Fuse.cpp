@@ -190,6 +190,21 @@ private:
       if (after)
         afterReduction.insert(i);
     }
+    // What the group hands on is stored at the anchor's points. A broadcast to a shape
+    // smaller than the anchor that no reduction's rows carry may have no one point per
+    // element there (Falcon's rotary tables: [1, 1, 16, 16] broadcast to [2, 1, 16, 16] for
+    // its one key head, in a group anchored at the query heads' [2, 4, 16, 16] transposed from
+    // [2, 16, 4, 16]): a broadcast handed on is made by a group of its own size.
+    for (size_t i : ops) {
+      if (primOf(prims_[i]) != ops::Prim::BroadcastTo || afterReduction.count(i) ||
+          numel(prims_[i].getType()) == most)
+        continue;
+      for (mlir::Operation *user : prims_[i]->getUsers()) {
+        auto p = mlir::dyn_cast<PrimOp>(user);
+        if (!p || !index_.count(p) || !inUnion.count(index_.at(p)))
+          return false;
+      }
+    }
     // One row structure: every reduction reduces the same axes of the same shape (softmax's
     // max and sum do; a column sum and a row sum of one tensor would need two), and the rows
     // span the kernel: nothing in the group is larger than what the reductions read.

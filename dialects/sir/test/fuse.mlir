@@ -246,3 +246,23 @@ sir.subgraph @group_cycle(%x: tensor<3x4xf32>, %i: tensor<3xi64>, %y: tensor<3x4
   %c = sir.prim add(%a, %d) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   sir.output %e, %c : tensor<3x4xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// A broadcast to a shape smaller than the group's anchor that leaves the group (Falcon's
+// rotary table for its one key head beside the query heads' [2, 2, 4, 4]) is made by a
+// group of its own size: the query heads' group does not store it.
+// CHECK-LABEL: sir.subgraph @partial_broadcast_handed_on
+// CHECK:      sir.group "reshape_0_transpose_1_broadcast_to_2_multiply_3" "injective"
+// CHECK-NOT:  broadcast_to_4
+// CHECK:      sir.yield {{.*}} : tensor<1x1x4x4xf32>, tensor<2x2x4x4xf32>
+// CHECK:      sir.group "broadcast_to_4" "injective"
+// CHECK-SAME: -> tensor<2x1x4x4xf32>
+sir.subgraph @partial_broadcast_handed_on(%t: tensor<1x4x4xf32>, %x: tensor<2x4x2x4xf32>) -> (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) {
+  %0 = sir.prim reshape(%t) {shape = array<i64: 1, 1, 4, 4>} : (tensor<1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %1 = sir.prim transpose(%x) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x2x4xf32>) -> tensor<2x2x4x4xf32>
+  %2 = sir.prim broadcast_to(%0) {shape = array<i64: 2, 2, 4, 4>} : (tensor<1x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %3 = sir.prim multiply(%1, %2) : (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %4 = sir.prim broadcast_to(%0) {shape = array<i64: 2, 1, 4, 4>} : (tensor<1x1x4x4xf32>) -> tensor<2x1x4x4xf32>
+  sir.output %3, %4 : tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>
+}
