@@ -45,10 +45,11 @@ struct StatementIR {
 };
 
 struct Guard {
-  enum class Kind { TensorMeta, Equal, Type, Length };
+  // Keys: a dict's keys in order (a lookup that missed, or `in`, depends on all of them).
+  enum class Kind { TensorMeta, Equal, Type, Length, Keys };
   Kind kind;
   std::string expression; // where the value is read: frame.f_locals['x']
-  std::string expected;   // '([2, 3], paddle.float32, True)', 1, list, 3
+  std::string expected;   // '([2, 3], paddle.float32, True)', 1, list, 3, ['a', 'b']
   SourceLoc loc;          // the line that made the program depend on it
 
   /// One clause of the guard lambda.

@@ -74,6 +74,8 @@ const char *Guard::kindName() const {
     return "type";
   case Kind::Length:
     return "length";
+  case Kind::Keys:
+    return "keys";
   }
   return "?";
 }
@@ -88,6 +90,8 @@ std::string Guard::condition() const {
     return "isinstance(" + expression + ", " + expected + ")";
   case Kind::Length:
     return "len(" + expression + ") == " + expected;
+  case Kind::Keys:
+    return "list(" + expression + ".keys()) == " + expected;
   }
   return "True";
 }
@@ -352,6 +356,16 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     case Variable::Kind::Dict:
       add(Guard::Kind::Type, v->typeName());
       add(Guard::Kind::Length, length(v));
+      // A dict the program read as a whole (a lookup that missed, `in`, iteration) depends
+      // on its keys, not only on their number: those it holds now, unless the program
+      // changed how many (then only the number as passed is known).
+      if (v->kind == Variable::Kind::Dict &&
+          v->tracedLength == static_cast<int64_t>(v->keys.size())) {
+        std::string keys = "[";
+        for (size_t i = 0; i < v->keys.size(); ++i)
+          keys += (i ? ", " : "") + v->keys[i]->repr();
+        add(Guard::Kind::Keys, keys + "]");
+      }
       break;
     default:
       break; // functions and modules: identity is not checked

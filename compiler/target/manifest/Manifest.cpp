@@ -27,6 +27,8 @@ const char *guardKind(frontend::Guard::Kind kind) {
     return "type";
   case frontend::Guard::Kind::Length:
     return "length";
+  case frontend::Guard::Kind::Keys:
+    return "keys";
   }
   return "?";
 }

@@ -548,7 +548,9 @@ class Compiled:
             try:
                 value = read(namespace)
                 got = {"type": lambda: type(value).__name__,
-                       "length": lambda: str(len(value))}.get(g["kind"], lambda: repr(value))()
+                       "length": lambda: str(len(value)),
+                       "keys": lambda: repr(list(value.keys()))}.get(g["kind"],
+                                                                   lambda: repr(value))()
                 holds = (value if g["kind"] == "equal" else got) == expected
             except Exception as e:  # noqa: BLE001 - a missing or changed global
                 got, holds = f"{type(e).__name__}: {e}", False

@@ -392,3 +392,26 @@ def test_cuda_artifacts_run_on_the_emulator(root, sotc_bin, tmp_path):
     with pytest.raises(sotc.SotcError, match=r"E8007: CUDA emulator: reduce_max_0\S*: block "
                                              r"\(0,0,0\) thread \(\d+,0,0\): shared-memory race"):
         racy(rng.standard_normal((32, 128)).astype(np.float32))
+
+
+def test_a_missed_dict_lookup_guards_the_keys(sotc_bin, tmp_path, monkeypatch):
+    """A lookup that missed a global dict's key decided the path: the dict's keys are guarded,
+    not only its length, so a dict of as many other keys is a mismatch, not the wrong path."""
+    (tmp_path / "missed_key.py").write_text(
+        "import torch\n\nSCALES = {'a': 2.0}\n\n\ndef fn(x):\n    try:\n"
+        "        scale = SCALES['b']\n    except KeyError:\n        scale = 10.0\n"
+        "    return x * scale\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("missed_key", None)
+    with sotc.stub_missing_frameworks():
+        import missed_key
+    path = sotc.trace(missed_key.fn, "float32[4]").save(str(tmp_path / "t.pb"))
+    library = tmp_path / "t.so"
+    subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(library)],
+                   check=True)
+    f = sotc.load(library, globals=vars(missed_key))
+    x = np.ones(4, np.float32)
+    np.testing.assert_allclose(f(x), x * 10)
+    missed_key.SCALES = {"b": 3.0}  # as many keys, and now the lookup would find one
+    with pytest.raises(sotc.GuardError, match=r"global SCALES: expected \['a'\], got \['b'\]"):
+        f(x)
