@@ -1,6 +1,7 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelWeights.h"
 
+#include "compiler/conversion/MapExprToLoops/Passes.h"
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 #include "compiler/frontend/SirEmitter.h"
 #include "compiler/frontend/TraceReader.h"
@@ -12,6 +13,7 @@
 #include "compiler/target/manifest/Manifest.h"
 
 #include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/sched/Utils/Mesh.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -158,8 +160,16 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
     if (auto func = grid->getParentOfType<mlir::func::FuncOp>()) {
       manifest::KernelLaunch &launch = launches[func.getSymName().str()];
       launch.grid = grid.getStaticUpperBound()[0];
-      for (mlir::Type buffer : func.getArgumentTypes())
-        launch.bufferBytes.push_back(bytesOf(mlir::cast<mlir::MemRefType>(buffer)));
+      auto perRow = func->getAttrOfType<mlir::IntegerAttr>(kBlocksPerBatchRowAttr);
+      if (perRow) { // a dynamic batch: its grid and buffers per row of it
+        launch.perBatchRow = true;
+        launch.grid = perRow.getInt();
+      }
+      for (mlir::Type buffer : func.getArgumentTypes()) {
+        auto memref = mlir::cast<mlir::MemRefType>(buffer);
+        bool batch = perRow && memref.getRank() > 0 && sched::holdsBatch(memref.getDimSize(0));
+        launch.bufferBytes.push_back(bytesOf(memref) / (batch ? sched::kBatchRows : 1));
+      }
     }
   });
   module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory

@@ -84,6 +84,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::Prim)) {
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
     sir::SirWidenHalfOptions widen;
     widen.halfMatmuls = options.target == Target::Cuda; // cuBLASLt: f16/bf16, f32 accumulation

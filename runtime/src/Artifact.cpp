@@ -70,6 +70,7 @@ Step stepOf(const Json &j) {
   if (j.at("kind") == "kernel") {
     s.symbol = s.name = j.at("symbol").get<std::string>();
     s.grid = j.at("grid").get<int64_t>();
+    s.perBatchRow = j.value("per_batch_row", false);
     if (j.contains("block"))
       s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
     return s;
@@ -96,6 +97,13 @@ Step stepOf(const Json &j) {
   p.strideB = j.at("batch_strides").at("b").get<std::vector<int64_t>>();
   p.strideC = j.at("batch_strides").at("c").get<std::vector<int64_t>>();
   p.bias = !j.at("epilogue").at("bias").is_null();
+  if (const Json perRow = j.value("per_batch_row", Json()); !perRow.is_null()) {
+    if (perRow != "m" && perRow != "batch")
+      throw Error("E8001", "GEMM step " + s.name + ": per_batch_row must be m or batch");
+    p.perBatch = perRow == "m" ? GemmPlan::PerBatch::M : GemmPlan::PerBatch::Batch;
+    if (p.perBatch == GemmPlan::PerBatch::Batch && p.batch.empty())
+      throw Error("E8001", "GEMM step " + s.name + ": a batch per row without a batch");
+  }
   static const std::map<std::string, GemmPlan::Activation> activations = {
       {"none", GemmPlan::Activation::None},
       {"relu", GemmPlan::Activation::Relu},
@@ -110,6 +118,22 @@ Step stepOf(const Json &j) {
   return s;
 }
 
+/// Each step's bytes: what it reads and writes, each buffer once.
+void countStepBytes(Segment &s) {
+  std::map<std::string, int64_t> bytes;
+  for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
+    for (const Buffer &b : *list)
+      bytes[b.name] = b.bytes;
+  for (Step &step : s.steps) {
+    step.bytes = 0;
+    std::set<std::string> touched(step.outputs.begin(), step.outputs.end());
+    touched.insert(step.inputs.begin(), step.inputs.end());
+    for (const std::string &name : touched) // sizes beyond kMaxBytes are refused later
+      if (bytes.count(name) && bytes[name] > 0 && bytes[name] <= kMaxBytes)
+        step.bytes += bytes[name];
+  }
+}
+
 /// A plan's buffers and steps, each step with the bytes it touches.
 void readPlan(const Json &j, Segment &s) {
   for (const Json &b : j.at("inputs"))
@@ -119,18 +143,63 @@ void readPlan(const Json &j, Segment &s) {
   for (const Json &b : j.at("arena").at("buffers"))
     s.arena.push_back(bufferOf(b));
   s.arenaBytes = j.at("arena").at("bytes").get<int64_t>();
-  std::map<std::string, int64_t> bytes;
-  for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
-    for (const Buffer &b : *list)
-      bytes[b.name] = b.bytes;
-  for (const Json &step : j.at("steps")) {
+  s.arenaBytesPerBatchRow = j.at("arena").value("bytes_per_batch_row", int64_t{0});
+  for (const Json &step : j.at("steps"))
     s.steps.push_back(stepOf(step));
-    std::set<std::string> touched(s.steps.back().outputs.begin(), s.steps.back().outputs.end());
-    touched.insert(s.steps.back().inputs.begin(), s.steps.back().inputs.end());
-    for (const std::string &name : touched) // sizes beyond kMaxBytes are refused later
-      if (bytes.count(name) && bytes[name] > 0 && bytes[name] <= kMaxBytes)
-        s.steps.back().bytes += bytes[name];
+  countStepBytes(s);
+}
+
+/// `perRow` times `rows`; E8004 beyond kMaxBytes (a batch too large for any machine).
+int64_t timesRows(int64_t perRow, int64_t rows) {
+  int64_t out = 0;
+  if (perRow < 0 || __builtin_mul_overflow(perRow, rows, &out) || out > kMaxBytes)
+    throw Error("E8004", "a batch of " + std::to_string(rows) +
+                             " rows is beyond what a plan "
+                             "can hold (2^48 bytes a buffer)");
+  return out;
+}
+
+void resolveBuffer(Buffer &b, int64_t rows) {
+  if (!b.perBatchRow())
+    return;
+  b.shape[0] = rows;
+  b.bytes = timesRows(b.bytes, rows);
+}
+
+/// Entry `entry`'s plans with its dynamic batch as `rows` (unchecked: see atBatch).
+void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
+  Entry &e = a.entries.at(entry);
+  for (Parameter &p : e.parameters)
+    resolveBuffer(p.spec, rows);
+  for (size_t i = e.first; i < e.end; ++i) {
+    Segment &s = a.segments[i];
+    for (std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
+      for (Buffer &b : *list)
+        resolveBuffer(b, rows);
+    // The batch's part of the arena follows the rest: offsets and bytes per row, scaled.
+    for (Buffer &b : s.arena)
+      if (b.perBatchRow()) {
+        b.offset = s.arenaBytes + timesRows(b.offset, rows);
+        resolveBuffer(b, rows);
+      }
+    s.arenaBytes += timesRows(s.arenaBytesPerBatchRow, rows);
+    s.arenaBytesPerBatchRow = 0;
+    for (Step &step : s.steps) {
+      if (step.perBatchRow)
+        step.grid = timesRows(step.grid, rows);
+      step.perBatchRow = false;
+      GemmPlan &p = step.plan;
+      if (p.perBatch == GemmPlan::PerBatch::M)
+        p.m = timesRows(p.m, rows);
+      else if (p.perBatch == GemmPlan::PerBatch::Batch)
+        p.batch[0] = timesRows(p.batch[0], rows);
+      p.perBatch = GemmPlan::PerBatch::None;
+      if (std::string why = validate(p); step.gemm && !why.empty())
+        throw Error("E8001", "GEMM step " + step.name + ": " + why);
+    }
+    countStepBytes(s);
   }
+  e.batched = false;
 }
 
 Segment segmentOf(const Json &j) {
@@ -297,7 +366,12 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       param.spec.name = param.name;
       param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
       param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
-      param.spec.bytes = tensorBytes(param.spec.dtype, param.spec.shape);
+      // A dynamic batch: the bytes of one row of it.
+      std::vector<int64_t> row = param.spec.shape;
+      if (param.spec.perBatchRow())
+        row[0] = 1;
+      param.spec.bytes = tensorBytes(param.spec.dtype, row);
+      entry.batched |= param.spec.perBatchRow();
       param.stopGradient = p.at("stop_gradient").get<bool>();
       if (!p.at("buffer").is_null())
         param.buffer = p.at("buffer").get<std::string>();
@@ -464,6 +538,22 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       if (step.gemm &&
           (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u)))
         throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
+  // A dynamic batch is checked as a plan of one row (every call's plan is checked again).
+  Artifact oneRow = a;
+  for (size_t e = 0; e < a.entries.size(); ++e)
+    if (a.entries[e].batched) {
+      if (a.target != "cpu")
+        throw Error("E8002", manifestPath + ": a dynamic batch on " + a.target +
+                                 " (this runtime runs them on the CPU only)");
+      resolveBatch(oneRow, e, 1);
+    }
+  checkPlan(oneRow);
+  return a;
+}
+
+Artifact atBatch(const Artifact &artifact, size_t entry, int64_t rows) {
+  Artifact a = artifact;
+  resolveBatch(a, entry, rows);
   checkPlan(a);
   return a;
 }

@@ -27,11 +27,15 @@ constexpr size_t kDigestTrailerBytes = kDigestMark.size() + 64 + 1;
 /// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
 int dtypeIndex(const std::string &name);
 
+/// A tensor of a plan. One of a dynamic batch (a manifest shape of -1 first) has the bytes of
+/// one row of it, and in an arena its offset in the batch's part, per row too (atBatch).
 struct Buffer {
   std::string name;
   int dtype = 0;
   std::vector<int64_t> shape;
   int64_t bytes = 0, offset = -1; // offset: in the segment's arena, for intermediates
+
+  bool perBatchRow() const { return !shape.empty() && shape[0] == -1; }
 };
 
 struct Parameter {
@@ -56,6 +60,7 @@ struct Step {
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
+  bool perBatchRow = false;           // kernels: the grid is per row of a dynamic batch
   int64_t block = 0, sharedBytes = 0; // CUDA kernels: threads per block, static shared memory
   GemmPlan plan;                      // GEMM steps
   std::vector<std::string> outputs, inputs;
@@ -65,7 +70,7 @@ struct Step {
 struct Segment {
   std::string name;
   std::vector<Buffer> inputs, outputs, arena;
-  int64_t arenaBytes = 0;
+  int64_t arenaBytes = 0, arenaBytesPerBatchRow = 0; // the batch's part follows the rest
   std::vector<Step> steps;
   enum class End { Return, Branch, HostCallback } end = End::Return;
   std::vector<std::string> results; // Return: the result's tensors, in order
@@ -86,6 +91,7 @@ struct Segment {
 struct Entry {
   std::string trace; // the trace's file name
   std::vector<Parameter> parameters;
+  bool batched = false;      // a dynamic batch: its tensors' first dimension of -1, one size a call
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;
@@ -123,6 +129,12 @@ struct Artifact {
 /// branches to segments, buffers inside their arena), without touching the binary; E8001 or
 /// E8002 otherwise. The fuzzed entry point.
 Artifact readManifest(const std::string &text, const std::string &manifestPath);
+
+/// The artifact with entry `entry`'s dynamic batch (Entry::batched) resolved to `rows`: its
+/// parameters' and segments' shapes, bytes and arena offsets, its kernels' grids and its GEMM
+/// steps' counts as a static plan of those rows, checked as readManifest checks a plan. E8004
+/// when a plan of so many rows would exceed kMaxBytes; E8001 when it does not hold together.
+Artifact atBatch(const Artifact &artifact, size_t entry, int64_t rows);
 
 /// Reads and checks the artifact at `path` (the binary or its manifest). E8001 unreadable or
 /// malformed, E8002 a format or version this runtime does not read, E8003 a binary that is

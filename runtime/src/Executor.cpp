@@ -52,8 +52,8 @@ std::string formatTensor(int dtype, const int64_t *shape, int rank) {
   const char *name = sotc_dtype_name(dtype);
   std::string s = name ? name : "?";
   s += "[";
-  for (int i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (int i = 0; i < rank; ++i) // -1: a dynamic batch
+    s += (i ? ", " : "") + (shape[i] == -1 ? std::string("?") : std::to_string(shape[i]));
   return s + "]";
 }
 
@@ -250,9 +250,12 @@ std::vector<std::pair<const Step *, std::vector<double>>> Executor::profile() co
   return profile_;
 }
 
-std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in, size_t n) const {
+std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in, size_t n,
+                                             int64_t &rows) const {
   // Every run checks every parameter: the texts are made only for what does not match.
   std::vector<Mismatch> found;
+  rows = 0; // a dynamic batch: the first tensor of it binds the size, the others must agree
+  std::string bound;
   for (size_t i = 0; i < n; ++i) {
     const Parameter &p = artifact_.entries[entry].parameters[i];
     auto mismatch = [&](std::string expected, std::string got) {
@@ -277,7 +280,21 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     size_t alignment = cuda ? 16 : std::max<size_t>(1, sotc_dtype_size(in[i].dtype));
     bool misaligned = in[i].data && reinterpret_cast<uintptr_t>(in[i].data) % alignment;
     bool elsewhere = in[i].data && !misaligned && cuda && !backend_->onDevice();
-    if (sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size()) && !misaligned && !elsewhere)
+    bool matches = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
+    std::string batchNote;
+    if (s.perBatchRow() && in[i].rank >= 1 && in[i].rank <= SOTC_MAX_RANK) {
+      std::vector<int64_t> shape = s.shape;
+      shape[0] = in[i].shape[0];
+      matches = sameMeta(in[i], s.dtype, shape.data(), shape.size()) && shape[0] >= 1 &&
+                (rows == 0 || shape[0] == rows);
+      if (matches && rows == 0)
+        rows = shape[0], bound = p.name;
+      else if (shape[0] < 1)
+        batchNote = " with ? >= 1";
+      else if (rows && shape[0] != rows)
+        batchNote = " with ? = " + std::to_string(rows) + ", the batch of " + bound;
+    }
+    if (matches && !misaligned && !elsewhere)
       continue;
     std::string got = formatTensor(in[i]);
     if (!in[i].data)
@@ -286,12 +303,12 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
       got += " at an address not " + std::to_string(alignment) + "-byte aligned";
     else if (elsewhere)
       got += " on a CUDA device (this artifact runs on the CPU)";
-    mismatch(expected(), got);
+    mismatch(expected() + batchNote, got);
   }
   return found;
 }
 
-size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n) {
+size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n, int64_t &rows) {
   std::vector<Mismatch> &found = context.mismatches;
   found.clear();
   const std::vector<Entry> &entries = artifact_.entries;
@@ -304,7 +321,7 @@ size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n
   for (size_t e = 0; e < entries.size(); ++e) {
     if (e < context.allowed.size() && !context.allowed[e])
       continue; // the caller's own guards do not hold for it
-    std::vector<Mismatch> mismatches = mismatchesOf(e, in, n);
+    std::vector<Mismatch> mismatches = mismatchesOf(e, in, n, rows);
     if (mismatches.empty()) {
       found.clear();
       return e;
@@ -324,9 +341,8 @@ size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n
   throw Error("E8004", text);
 }
 
-void Executor::callHost(RunContext &context, size_t index,
+void Executor::callHost(RunContext &context, const Segment &seg, size_t index,
                         std::map<std::string, void *> &buffers) {
-  const Segment &seg = artifact_.segments[index];
   std::string what = seg.callee + " (" + seg.source + ")";
   sotc_host_handler handler;
   void *user;
@@ -410,8 +426,14 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   RunContext &context = threadContext();
   backend_->setStream(context.stream);
   context.lastSegment = context.lastEntry = -1;
-  size_t chosen = chooseEntry(context, in, n);
-  const Entry &entry = artifact_.entries[chosen];
+  int64_t rows = 0;
+  size_t chosen = chooseEntry(context, in, n, rows);
+  // A dynamic batch runs the entry's plan of the call's rows.
+  std::shared_ptr<const Artifact> batchPlan;
+  if (artifact_.entries[chosen].batched)
+    batchPlan = planOfRows(chosen, rows);
+  const Artifact &plan = batchPlan ? *batchPlan : artifact_;
+  const Entry &entry = plan.entries[chosen];
   std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
   Backend &backend = *backend_;
   std::map<std::string, void *> buffers; // the current segment's, by name
@@ -431,7 +453,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   for (size_t index = entry.first, hops = 0;; ++hops) {
     if (hops > 100000)
       throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
-    const Segment &seg = artifact_.segments.at(index);
+    const Segment &seg = plan.segments.at(index);
     if (index == entry.first)
       bindWeights(chosen, buffers);
     char *arena = static_cast<char *>(context.arena.reserve(&backend, seg.arenaBytes));
@@ -450,7 +472,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     runSteps(seg, buffers);
     // Continues in segment `next`, its inputs bound to `args` by position.
     auto jump = [&](int next, const std::vector<std::string> &args) {
-      const Segment &target = artifact_.segments.at(static_cast<size_t>(next));
+      const Segment &target = plan.segments.at(static_cast<size_t>(next));
       std::map<std::string, void *> passed;
       for (size_t i = 0; i < args.size() && i < target.inputs.size(); ++i)
         passed[target.inputs[i].name] = lookup(buffers, seg, args[i]);
@@ -458,7 +480,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       index = static_cast<size_t>(next);
     };
     if (seg.end == Segment::End::HostCallback) {
-      callHost(context, index, buffers);
+      callHost(context, seg, index, buffers);
       jump(seg.next, seg.nextArgs);
       continue;
     }
@@ -480,6 +502,19 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     context.lastEntry = static_cast<int32_t>(chosen);
     return;
   }
+}
+
+std::shared_ptr<const Artifact> Executor::planOfRows(size_t entry, int64_t rows) {
+  std::lock_guard<std::mutex> lock(batchMutex_);
+  auto key = std::make_pair(entry, rows);
+  if (auto it = batchPlans_.find(key); it != batchPlans_.end())
+    return it->second;
+  auto plan = std::make_shared<const Artifact>(atBatch(artifact_, entry, rows));
+  // Kept for later calls of the size, up to a bound; while profiling, always (the profile
+  // points at their steps).
+  if (batchPlans_.size() < kMaxBatchPlans || profiling_)
+    batchPlans_.emplace(key, plan);
+  return plan;
 }
 
 void Executor::runSteps(const Segment &plan, const std::map<std::string, void *> &buffers) {

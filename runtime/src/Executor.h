@@ -137,14 +137,19 @@ public:
 
 private:
   /// The parameters that do not match what `entry` was compiled for.
-  std::vector<Mismatch> mismatchesOf(size_t entry, const sotc_value *in, size_t n) const;
-  /// The first entry the calling thread may take whose parameters match; E8004 with every
-  /// entry's mismatches (the context's) when none does.
-  size_t chooseEntry(RunContext &context, const sotc_value *in, size_t n);
+  /// `rows`: the size of the entry's dynamic batch the parameters bind (0: none).
+  std::vector<Mismatch> mismatchesOf(size_t entry, const sotc_value *in, size_t n,
+                                     int64_t &rows) const;
+  /// The first entry the calling thread may take whose parameters match, with its batch's
+  /// `rows`; E8004 with every entry's mismatches (the context's) when none does.
+  size_t chooseEntry(RunContext &context, const sotc_value *in, size_t n, int64_t &rows);
+  /// The artifact with `entry`'s dynamic batch as `rows` (atBatch), made once per size.
+  std::shared_ptr<const Artifact> planOfRows(size_t entry, int64_t rows);
   /// Whether result `r` of `seg` can be computed directly in the caller's `buffer`.
   bool fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer, const sotc_value *in,
                     size_t n) const;
-  void callHost(RunContext &context, size_t index, std::map<std::string, void *> &buffers);
+  void callHost(RunContext &context, const Segment &seg, size_t index,
+                std::map<std::string, void *> &buffers);
   /// Runs the steps of `plan` on `buffers` (each step's buffers by name), timing them when
   /// profiling.
   void runSteps(const Segment &plan, const std::map<std::string, void *> &buffers);
@@ -164,6 +169,9 @@ private:
   std::vector<std::map<std::string, Memory>> prepared_; // per entry: computed from them, by name
   std::atomic<uint64_t> weightsVersion_{1};             // counts the changes of the weights
   std::unique_ptr<std::atomic<uint64_t>[]> preparedVersion_; // per entry: what it prepared
+  static constexpr size_t kMaxBatchPlans = 256;
+  std::mutex batchMutex_;
+  std::map<std::pair<size_t, int64_t>, std::shared_ptr<const Artifact>> batchPlans_;
   std::mutex handlerMutex_;
   sotc_host_handler hostHandler_ = nullptr;
   void *hostUser_ = nullptr;

@@ -24,6 +24,9 @@ struct GemmPlan {
   bool bias = false; // a third input: n elements added to every row of C
   /// Batch sizes and, per operand, the element stride of each batch dimension (0: broadcast).
   std::vector<int64_t> batch, strideA, strideB, strideC;
+  /// A dynamic batch: the count given per row of it, m or batch[0] (the manifest's
+  /// per_batch_row); Artifact::atBatch multiplies it by the call's rows.
+  enum class PerBatch { None, M, Batch } perBatch = PerBatch::None;
 
   /// The number of (m x n) products, all batch dimensions together.
   int64_t batchCount() const;

@@ -343,11 +343,14 @@ struct Indices {
     return f;
   }
 
-  /// Component `k` of flat index `f` over `dims`.
+  /// Component `k` of flat index `f` over `dims`. The batch (the first dim, holding
+  /// sched::kBatchRows) is the quotient alone: f is in range, and its size is the call's.
   mlir::Value unflat(mlir::Value f, llvm::ArrayRef<int64_t> dims, size_t k) {
     int64_t inner = 1;
     for (size_t d = k + 1; d < dims.size(); ++d)
       inner *= dims[d];
+    if (k == 0 && sched::holdsBatch(dims[0]))
+      return div(f, inner);
     return rem(div(f, inner), dims[k]);
   }
 
@@ -493,6 +496,8 @@ public:
     }
     storage_ = tensorStorage(kernel_);
     rows_ = kernelRows(kernel_);
+    if (mlir::failed(checkBatch()))
+      return mlir::failure();
     if (gpuModule_ && mlir::failed(placeInSharedMemory()))
       return mlir::failure();
     emitFunction();
@@ -501,12 +506,43 @@ public:
 
 private:
   mlir::Location loc() { return op_.getLoc(); }
+
+  /// A kernel over a dynamic batch runs blocksPerBatchRow_ blocks per row of it: every
+  /// statement's mesh keeps the batch the outermost factor of the grid, unpadded, and no
+  /// buffer of the whole batch is the kernel's own.
+  mlir::LogicalResult checkBatch() {
+    bool dynamic = llvm::any_of(values_, [](mlir::Value v) {
+      return !mlir::cast<mlir::RankedTensorType>(v.getType()).hasStaticShape();
+    });
+    if (!dynamic)
+      return mlir::success();
+    auto refuse = [&](const std::string &why) {
+      return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+             << "kernel " << op_.getSymName() << " over a dynamic batch: " << why;
+    };
+    if (gpuModule_)
+      return refuse("dynamic dimensions compile for the CPU (--target cpu) only yet");
+    for (size_t t = 0; t < values_.size(); ++t)
+      if (storage_[t].kind == StorageKind::Scratch &&
+          !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
+        return refuse("a scratch buffer of the whole batch is not supported yet");
+    for (const AnchoredMapStmt &a : kernel_.stmts) {
+      std::optional<int64_t> blocks = sched::blocksPerBatchRow(a.schedule->mesh);
+      if (!blocks || (blocksPerBatchRow_ && *blocks != *blocksPerBatchRow_))
+        return refuse("its schedule (" + a.schedule->mesh.str() +
+                      ") does not keep the batch the outermost factor of its grid");
+      blocksPerBatchRow_ = blocks;
+    }
+    return mlir::success();
+  }
   mlir::Type elementType(int t) {
     return mlir::cast<mlir::RankedTensorType>(values_[t].getType()).getElementType();
   }
+  /// The buffer's type: a batch as sched::kBatchRows rows (the kernel never reads the size;
+  /// the runtime passes the call's rows).
   mlir::MemRefType memrefType(int t) {
     auto type = mlir::cast<mlir::RankedTensorType>(values_[t].getType());
-    return mlir::MemRefType::get(type.getShape(), type.getElementType());
+    return mlir::MemRefType::get(kernel_.tensors[t].shape, type.getElementType());
   }
 
   void emitFunction() {
@@ -520,6 +556,8 @@ private:
     b_.setInsertionPoint(op_);
     auto func =
         mlir::func::FuncOp::create(b_, loc(), op_.getSymName(), b_.getFunctionType(args, {}));
+    if (blocksPerBatchRow_) // the launch's grid is this many blocks per row of the batch
+      func->setAttr(kBlocksPerBatchRowAttr, b_.getI64IntegerAttr(*blocksPerBatchRow_));
     mlir::Block *entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     size_t arg = 0;
@@ -929,6 +967,7 @@ private:
   std::vector<mlir::Value> values_;
   std::vector<Storage> storage_;
   std::optional<KernelRows> rows_;
+  std::optional<int64_t> blocksPerBatchRow_; // a kernel over a dynamic batch
   std::map<int, mlir::Value> buffers_;
   std::map<int, std::vector<bool>> sharedRowDims_; // shared tensors: which dims are the row
   llvm::StringRef testingBreak_;

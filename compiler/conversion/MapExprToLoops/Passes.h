@@ -16,6 +16,10 @@ namespace sotc {
 /// The gpu.module that holds every GPU kernel (target=gpu).
 constexpr const char *kGpuModuleName = "sotc_kernels";
 
+/// A CPU kernel over a dynamic batch: the blocks of its grid per row of the batch (its loops
+/// are written for sched::kBatchRows rows and never read the count; a launch runs the call's).
+constexpr const char *kBlocksPerBatchRowAttr = "sotc.blocks_per_batch_row";
+
 #define GEN_PASS_DECL_CONVERTMAPEXPRTOLOOPS
 #define GEN_PASS_REGISTRATION
 #include "compiler/conversion/MapExprToLoops/Passes.h.inc"

@@ -29,9 +29,10 @@ namespace {
 using ops::Prim;
 using ops::PrimKind;
 
+/// The model's shape: a dynamic batch as sched::kBatchRows rows.
 std::vector<int64_t> shapeOf(mlir::Value v) {
   auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
-  return {t.getShape().begin(), t.getShape().end()};
+  return modelShape({t.getShape().begin(), t.getShape().end()});
 }
 
 int64_t numel(const std::vector<int64_t> &shape) {
@@ -67,13 +68,10 @@ public:
       if (type.hasStaticShape() && type.getNumElements() == 0)
         return emitCodedError(p.getLoc(), DiagCode::KernelUnsupported)
                << "a tensor with no elements (" << type << ") is not supported yet";
-      for (mlir::Value v : p->getOperands())
-        if (mlir::ShapedType::isDynamicShape(
-                mlir::cast<mlir::RankedTensorType>(v.getType()).getShape()))
-          return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
-                 << "MapExpr needs static shapes; dynamic dimensions are not supported yet";
       prims.push_back(p);
     }
+    if (mlir::failed(checkBatchRows(prims)))
+      return mlir::failure();
     if (group_.getKind() == "matmul")
       return matmul(prims.front());
     if (prims.size() == 1 && primOf(prims.front()) == Prim::Concat)
@@ -85,6 +83,24 @@ public:
   }
 
 private:
+  /// A group with a dynamic batch writes it as sched::kBatchRows rows: no static size of
+  /// its tensors may be a multiple of that, or the two could not be told apart.
+  mlir::LogicalResult checkBatchRows(const std::vector<sir::PrimOp> &prims) {
+    std::vector<mlir::RankedTensorType> types;
+    for (sir::PrimOp p : prims)
+      for (mlir::Type t : llvm::concat<const mlir::Type>(p->getOperandTypes(), p->getResultTypes()))
+        types.push_back(mlir::cast<mlir::RankedTensorType>(t));
+    if (llvm::all_of(types, [](mlir::RankedTensorType t) { return t.hasStaticShape(); }))
+      return mlir::success();
+    for (mlir::RankedTensorType t : types)
+      for (int64_t d : t.getShape())
+        if (!mlir::ShapedType::isDynamic(d) && sched::holdsBatch(d))
+          return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
+                 << "a kernel with a dynamic batch cannot hold a static size of " << d
+                 << " (a multiple of " << sched::kBatchRows << ")";
+    return mlir::success();
+  }
+
   int id(mlir::Value v) {
     auto it = ids_.find(v.getAsOpaquePointer());
     if (it != ids_.end())

@@ -33,15 +33,27 @@ const char *guardKind(frontend::Guard::Kind kind) {
   return "?";
 }
 
+/// A tensor's name, dtype, shape and bytes. A dynamic batch (sotc-sir-check-batch-dims: only
+/// ever the first dimension) is -1 in the shape, and the bytes are those of one row of it.
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
-  int64_t bytes =
-      tensor.hasStaticShape() ? tensor.getNumElements() * elementBytes(tensor.getElementType()) : 0;
+  std::vector<int64_t> shape;
+  int64_t bytes = elementBytes(tensor.getElementType());
+  for (int64_t d : tensor.getShape()) {
+    shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+    bytes *= mlir::ShapedType::isDynamic(d) ? 1 : d;
+  }
   return Json{{"name", name},
               {"dtype", meta ? ops::dtypeName(meta->dtype) : "unknown"},
-              {"shape", std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())},
+              {"shape", shape},
               {"bytes", bytes}};
+}
+
+/// Whether a tensor's json (tensorJson) is of the dynamic batch.
+bool perBatchRow(const Json &tensor) {
+  const Json &shape = tensor["shape"];
+  return !shape.empty() && shape[0].get<int64_t>() < 0;
 }
 
 /// A GEMM step: the library call's shape (mapexpr/Utils/Gemm.h), row-major, and its epilogue.
@@ -69,6 +81,10 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
               // With a bias the library accumulates onto C, which starts as the bias rows.
               {"beta", gemm.getBias() ? 1.0 : 0.0},
               {"batch", p.batch},
+              // A dynamic batch: which count is per row of it.
+              {"per_batch_row", p.perBatch == mapexpr::GemmPlan::PerBatch::M       ? Json("m")
+                                : p.perBatch == mapexpr::GemmPlan::PerBatch::Batch ? Json("batch")
+                                                                                   : Json()},
               {"batch_strides", Json{{"a", p.strideA}, {"b", p.strideB}, {"c", p.strideC}}},
               {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
               {"outputs", {mapexpr::tensorName(gemm.getResult())}},
@@ -103,6 +119,8 @@ public:
           ins.push_back(mapexpr::tensorName(v));
         KernelLaunch how = launches.count(symbol) ? launches.at(symbol) : KernelLaunch();
         json = Json{{"kind", "kernel"}, {"symbol", symbol}, {"grid", how.grid}};
+        if (how.perBatchRow)
+          json["per_batch_row"] = true; // the grid is per row of the dynamic batch
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;
@@ -131,42 +149,53 @@ public:
       intermediates.erase(name); // segment outputs belong to the caller
     }
     // First fit: each intermediate takes the lowest aligned offset no live buffer overlaps.
-    std::vector<std::tuple<int64_t, int64_t, std::pair<size_t, size_t>>> placed;
-    for (auto &[name, buffer] : intermediates) {
-      int64_t bytes = (buffer["bytes"].get<int64_t>() + kBufferAlignment - 1) / kBufferAlignment *
-                      kBufferAlignment;
-      auto range = live.at(name);
-      int64_t offset = 0;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (auto &[start, size, other] : placed)
-          if (other.first <= range.second && range.first <= other.second &&
-              start < offset + bytes && offset < start + size) {
-            offset = start + size;
-            moved = true;
-          }
+    // Those of a dynamic batch are placed apart, after the others, in bytes per row of it:
+    // scaled by the call's rows, they still never overlap (and stay aligned).
+    for (bool batch : {false, true}) {
+      std::vector<std::tuple<int64_t, int64_t, std::pair<size_t, size_t>>> placed;
+      int64_t &arenaBytes = batch ? arenaBytesPerBatchRow_ : arenaBytes_;
+      for (auto &[name, buffer] : intermediates) {
+        if (perBatchRow(buffer) != batch)
+          continue;
+        int64_t bytes = (buffer["bytes"].get<int64_t>() + kBufferAlignment - 1) / kBufferAlignment *
+                        kBufferAlignment;
+        auto range = live.at(name);
+        int64_t offset = 0;
+        for (bool moved = true; moved;) {
+          moved = false;
+          for (auto &[start, size, other] : placed)
+            if (other.first <= range.second && range.first <= other.second &&
+                start < offset + bytes && offset < start + size) {
+              offset = start + size;
+              moved = true;
+            }
+        }
+        placed.push_back({offset, bytes, range});
+        arenaBytes = std::max(arenaBytes, offset + bytes);
+        buffer["offset"] = offset;
+        buffer["live"] = {range.first, range.second};
+        arena_.push_back(buffer);
       }
-      placed.push_back({offset, bytes, range});
-      arenaBytes_ = std::max(arenaBytes_, offset + bytes);
-      buffer["offset"] = offset;
-      buffer["live"] = {range.first, range.second};
-      arena_.push_back(buffer);
     }
   }
 
   Json json(const std::string &segmentName) const {
+    Json arena{{"bytes", arenaBytes_}, {"buffers", arena_}};
+    if (arenaBytesPerBatchRow_)
+      arena["bytes_per_batch_row"] = arenaBytesPerBatchRow_;
     return Json{{"name", segmentName},
                 {"inputs", inputs_},
                 {"steps", steps_},
                 {"outputs", outputs_},
-                {"arena", Json{{"bytes", arenaBytes_}, {"buffers", arena_}}}};
+                {"arena", arena}};
   }
   int64_t arenaBytes() const { return arenaBytes_; }
+  int64_t arenaBytesPerBatchRow() const { return arenaBytesPerBatchRow_; }
 
 private:
   Json inputs_ = Json::array(), steps_ = Json::array(), outputs_ = Json::array(),
        arena_ = Json::array();
-  int64_t arenaBytes_ = 0;
+  int64_t arenaBytes_ = 0, arenaBytesPerBatchRow_ = 0;
 };
 
 /// The names of tensors the frontend passes between segments, as segment `seg`'s plan

@@ -44,8 +44,11 @@ struct Target {
 /// block's threads, its static shared memory (no dynamic shared memory is needed) and the
 /// registers per thread ptxas allotted on each architecture (with the shared memory, they
 /// bound how many blocks share a multiprocessor).
+/// A kernel over a dynamic batch (`perBatchRow`) has its grid and the bytes of its buffers
+/// of the batch per row of it.
 struct KernelLaunch {
   int64_t grid = 0, block = 0, sharedBytes = 0;
+  bool perBatchRow = false;
   std::vector<int64_t> bufferBytes; // CPU: each buffer's, outputs then inputs
   std::map<std::string, int> registers;
 };

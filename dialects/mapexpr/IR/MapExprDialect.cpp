@@ -129,7 +129,7 @@ LogicalResult AnchoredOp::verify() {
   std::vector<sotc::sched::ScheduleDim> dims = sotc::sched::dimsOf(getDims());
   if (dims.size() != getDims().size())
     return emitOpError("dims must be #sched.injective or #sched.reduced");
-  llvm::SmallVector<int64_t> space(anchor.getShape().begin(), anchor.getShape().end());
+  std::vector<int64_t> space = modelShape({anchor.getShape().begin(), anchor.getShape().end()});
   if (getSpace()) {
     ArrayRef<int64_t> s = *getSpace();
     if (s.size() < space.size() || !std::equal(space.begin(), space.end(), s.begin()))
@@ -203,12 +203,15 @@ LogicalResult OpStmtOp::verify() {
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   // After sotc-convert-mapexpr-to-loops the kernel is a func.func taking its outputs, then
-  // its inputs, as memrefs of the same shapes (after sotc-cpu-kernel-abi, a grid range first).
+  // its inputs, as memrefs of the same shapes (after sotc-cpu-kernel-abi, a grid range first);
+  // a dynamic batch as the model's rows of it.
   if (auto func = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr())) {
     llvm::SmallVector<Type> expected;
     for (Type t : llvm::concat<const Type>(getResultTypes(), getInputs().getTypes())) {
       auto tensor = cast<RankedTensorType>(t);
-      expected.push_back(MemRefType::get(tensor.getShape(), tensor.getElementType()));
+      expected.push_back(
+          MemRefType::get(modelShape({tensor.getShape().begin(), tensor.getShape().end()}),
+                          tensor.getElementType()));
     }
     // The CPU kernel ABI puts the grid range [begin, end) first.
     ArrayRef<Type> args = func.getArgumentTypes();
@@ -240,9 +243,12 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
 //===-- GemmOp ----------------------------------------------------------------------------===//
 
 namespace {
+/// The shape with -1 for a dynamic dimension, as the operator library writes it.
 std::vector<int64_t> shapeOf(Value v) {
-  ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
-  return std::vector<int64_t>(s.begin(), s.end());
+  std::vector<int64_t> out;
+  for (int64_t d : cast<RankedTensorType>(v.getType()).getShape())
+    out.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return out;
 }
 } // namespace
 
@@ -300,8 +306,8 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
     auto complex = dyn_cast<ComplexType>(element);
     int64_t bits = complex ? 2 * complex.getElementType().getIntOrFloatBitWidth()
                            : element.getIntOrFloatBitWidth();
-    k.tensors.push_back(
-        {name, {type.getShape().begin(), type.getShape().end()}, std::max<int64_t>(bits / 8, 1)});
+    k.tensors.push_back({name, modelShape({type.getShape().begin(), type.getShape().end()}),
+                         std::max<int64_t>(bits / 8, 1)});
     if (values)
       values->push_back(v);
     return ids[v.getAsOpaquePointer()] = static_cast<int>(k.tensors.size()) - 1;

@@ -8,6 +8,9 @@
 namespace sotc::mapexpr {
 namespace {
 
+/// The rows of a dynamic batch a plan is made for (see planGemm).
+constexpr int64_t kBatchRows = 4099;
+
 int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
   return std::accumulate(v.begin() + from, v.begin() + to, int64_t{1}, std::multiplies<>());
 }
@@ -25,12 +28,27 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
       catchCodedError([&] { return ops::matmulShape("matmul", a, b, transposeA, transposeB); });
   if (!shape)
     return fail(shape.error().what());
+  // A dynamic batch: A's first dimension, and B's when B has as many dimensions (a batch of
+  // both). The plan is made for kBatchRows rows of it, a prime no static count has as a
+  // factor, then the count that holds them is divided back to one row.
+  bool dynamic = !a.empty() && a[0] < 0;
   for (const std::vector<int64_t> *s : {&a, &b})
-    for (int64_t d : *s)
-      if (d < 0)
-        return fail("a GEMM step needs static shapes");
+    for (size_t d = 0; d < s->size(); ++d)
+      if ((*s)[d] < 0 && (d > 0 || !dynamic || (s == &b && (b.size() != a.size() || b.size() < 3))))
+        return fail("a GEMM step needs static shapes, or a dynamic first dimension of A "
+                    "(and of B, batched as A)");
+      else if ((*s)[d] % kBatchRows == 0 && (*s)[d] > 0 && dynamic)
+        return fail("a GEMM step of a dynamic batch cannot have a dimension of " +
+                    std::to_string((*s)[d]));
+  if (dynamic && a.size() == 2 && transposeA)
+    return fail("a GEMM step cannot contract the dynamic dimension");
   // Matrices as stored: a 1-D operand is a row (A) or a column (B), never transposed.
   std::vector<int64_t> as = a, bs = b;
+  if (dynamic) {
+    as[0] = kBatchRows;
+    if (bs.size() == as.size() && bs[0] < 0)
+      bs[0] = kBatchRows;
+  }
   if (as.size() == 1) {
     as.insert(as.begin(), 1);
     transposeA = false;
@@ -85,6 +103,13 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
     p.strideA.clear();
     p.strideB.clear();
     p.strideC.clear();
+  }
+  if (dynamic && p.m % kBatchRows == 0) {
+    p.m /= kBatchRows;
+    p.perBatch = GemmPlan::PerBatch::M;
+  } else if (dynamic) {
+    p.batch[0] /= kBatchRows;
+    p.perBatch = GemmPlan::PerBatch::Batch;
   }
   return p;
 }

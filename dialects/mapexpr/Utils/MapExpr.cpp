@@ -82,6 +82,14 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
   });
 }
 
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> out = shape;
+  for (int64_t &d : out)
+    if (d < 0)
+      d = sched::kBatchRows;
+  return out;
+}
+
 std::map<int, size_t> writers(const Kernel &k) {
   std::map<int, size_t> writtenIn;
   for (size_t s = 0; s < k.stmts.size(); ++s)

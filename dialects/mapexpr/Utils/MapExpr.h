@@ -23,6 +23,10 @@
 
 namespace sotc::mapexpr {
 
+/// A tensor type's shape as the model holds it: a dynamic dimension (only ever the first: the
+/// batch) as sched::kBatchRows rows.
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape);
+
 struct Tensor {
   std::string name; // printed as t_<name>
   std::vector<int64_t> shape;

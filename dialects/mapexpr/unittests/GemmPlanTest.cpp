@@ -56,6 +56,30 @@ TEST_CASE("shapes that are no matmul, or not static, have no plan", "[gemm]") {
   std::string why;
   CHECK(!planGemm({2, 4}, {5, 3}, false, false, &why));
   CHECK(why == "matmul(): contraction dimensions differ: [2, 4] and [5, 3] (4 vs 5)");
-  CHECK(!planGemm({-1, 4}, {4, 3}, false, false, &why));
-  CHECK(why == "a GEMM step needs static shapes");
+  CHECK(!planGemm({4, -1}, {-1, 3}, false, false, &why));
+  CHECK(why == "a GEMM step needs static shapes, or a dynamic first dimension of A (and of B, "
+               "batched as A)");
+  CHECK(!planGemm({-1, 4}, {4, 3}, true, false, &why));
+  CHECK(why == "a GEMM step cannot contract the dynamic dimension");
+  CHECK(!planGemm({-1, 4099}, {4099, 3}, false, false, &why));
+  CHECK(why == "a GEMM step of a dynamic batch cannot have a dimension of 4099");
+}
+
+TEST_CASE("a dynamic batch makes m or the outer batch count per row of it", "[gemm]") {
+  // Rows of A: m per row.
+  GemmPlan rows = *planGemm({-1, 4}, {4, 3}, false, false);
+  CHECK((rows.m == 1 && rows.n == 3 && rows.k == 4 && rows.batch.empty()));
+  CHECK(rows.perBatch == GemmPlan::PerBatch::M);
+  CHECK(rows.shape == Shape{-1, 3});
+  // A batch only A has folds into m: 8 rows per batch row.
+  GemmPlan folded = *planGemm({-1, 8, 4}, {4, 3}, false, false);
+  CHECK((folded.m == 8 && folded.batch.empty() && folded.perBatch == GemmPlan::PerBatch::M));
+  // A batch of both: the outer batch dim is one per batch row, the strides static.
+  GemmPlan both = *planGemm({-1, 2, 16, 8}, {-1, 2, 8, 16}, false, false);
+  CHECK((both.m == 16 && both.batch == Shape{1, 2}));
+  CHECK((both.strideA == Shape{256, 128} && both.strideB == Shape{256, 128}));
+  CHECK(both.strideC == Shape{512, 256});
+  CHECK(both.perBatch == GemmPlan::PerBatch::Batch);
+  // Static shapes have no count per row.
+  CHECK(planGemm({2, 4}, {4, 3}, false, false)->perBatch == GemmPlan::PerBatch::None);
 }

@@ -321,12 +321,45 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
   int64_t inner = dims.empty() ? 1 : dims.back().size;
-  if (dims.size() > 1 && inner >= kVector) {
+  // A batch is not padded: its rows keep their own blocks, however short.
+  bool batch = !dims.empty() && holdsBatch(dims[0].size);
+  if (dims.size() > 1 && (inner >= kVector || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }
+  if (batch) // one element per batch row
+    return {base.reshape({n, 1}),
+            loopDescriptors(base.reshape({n, 1}), {LoopType::S0x, LoopType::Vectorize})};
   ScheduleMesh m = base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
+}
+
+std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh) {
+  if (mesh.inputRank() == 0 || !holdsBatch(mesh.inputDims()[0].size))
+    return std::nullopt;
+  // The batch sits in the first dim of every step's shape, as its outermost factor: a
+  // transpose keeps it first, a reshape keeps it whole in the first dim (no static size has
+  // the factor kBatchRows), and no padding grows the first dim.
+  for (const ScheduleMesh::Step &step : mesh.steps()) {
+    switch (step.kind) {
+    case ScheduleMesh::Step::Kind::Transpose:
+      if (step.perm.empty() || step.perm[0] != 0)
+        return std::nullopt;
+      break;
+    case ScheduleMesh::Step::Kind::Reshape:
+      if (step.after.empty() || !holdsBatch(step.after[0]))
+        return std::nullopt;
+      break;
+    case ScheduleMesh::Step::Kind::Padding:
+      if (step.after[0] != step.before[0])
+        return std::nullopt;
+      break;
+    }
+  }
+  const std::vector<int64_t> &shape = mesh.outputShape();
+  if (shape.empty() || !holdsBatch(shape[0]))
+    return std::nullopt;
+  return shape[0] / kBatchRows;
 }
 
 } // namespace sotc::sched

@@ -19,6 +19,16 @@
 
 namespace sotc::sched {
 
+/// A dynamic batch dimension (sotc-sir-check-batch-dims) in a kernel's model, mesh and loops:
+/// they are built for this many rows of it, a prime that no static dimension may be a
+/// multiple of, so a size is a multiple of it exactly where it holds the batch. The code
+/// never reads it: the batch stays the outermost factor of the grid, which the runtime
+/// scales to the call's batch.
+constexpr int64_t kBatchRows = 4099;
+
+/// Whether a size of a model or mesh holds the batch.
+inline bool holdsBatch(int64_t size) { return size > 0 && size % kBatchRows == 0; }
+
 /// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element
 /// count, ...). The message says which rule was broken.
 class MeshError : public CodedError {
@@ -137,9 +147,14 @@ Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
                         int64_t rows);
 /// CPU policy: an injective space runs its innermost dimension as the inner vector loop
 /// (contiguous elements) and the rest on the outer parallel loop (S0x), or, when the innermost
-/// dimension is shorter than a vector, flat chunks of 8; with reduced dims, rows run in
-/// parallel and each row's reduction is a serial Temporal loop.
+/// dimension is shorter than a vector and the space holds no batch, flat chunks of 8; with
+/// reduced dims, rows run in parallel and each row's reduction is a serial Temporal loop.
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
+
+/// The blocks per batch row of a mesh whose first input dim holds the batch, when the batch
+/// stays the outermost factor of its first output dim and no step pads it (so the code
+/// never reads the batch size); nullopt otherwise.
+std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh);
 
 } // namespace sotc::sched
 

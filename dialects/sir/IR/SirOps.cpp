@@ -81,6 +81,17 @@ LogicalResult CallOp::verify() {
 
 //===-- PrimOp ----------------------------------------------------------------------------===//
 
+/// Whether a primitive's `shape` attribute names its result's shape: -1 in the attribute is
+/// a dynamic dimension (`?` in the type).
+static bool isShapeOf(std::optional<ArrayRef<int64_t>> attr, RankedTensorType type) {
+  if (!attr || attr->size() != static_cast<size_t>(type.getRank()))
+    return false;
+  for (auto [a, t] : llvm::zip(*attr, type.getShape()))
+    if (a != (ShapedType::isDynamic(t) ? -1 : t))
+      return false;
+  return true;
+}
+
 LogicalResult PrimOp::verify() {
   sotc::ops::Prim prim = toOpsPrim(getPrim());
   using sotc::ops::PrimKind;
@@ -101,11 +112,10 @@ LogicalResult PrimOp::verify() {
     if (failed(expectOperands(0)))
       return failure();
     if (prim == sotc::ops::Prim::Iota)
-      return getShape() && getShape() == resultType.getShape() && resultType.getRank() == 1 &&
-                     !getValue()
+      return isShapeOf(getShape(), resultType) && resultType.getRank() == 1 && !getValue()
                  ? success()
                  : emitOpError("iota needs a 1-d shape equal to its result's, and no value");
-    if (!getValue() || !getShape() || getShape() != resultType.getShape())
+    if (!getValue() || !isShapeOf(getShape(), resultType))
       return emitOpError("fill_constant needs a value and a shape equal to its result's");
     return success();
   case PrimKind::Unary:
@@ -168,16 +178,17 @@ LogicalResult PrimOp::verify() {
     if (failed(expectOperands(1)))
       return failure();
     if ((prim == sotc::ops::Prim::BroadcastTo || prim == sotc::ops::Prim::Reshape) &&
-        (!getShape() || getShape() != resultType.getShape()))
+        !isShapeOf(getShape(), resultType))
       return emitOpError("needs a shape equal to its result's");
     if (prim == sotc::ops::Prim::BroadcastTo) {
-      // numpy rules, right-aligned: each operand dim is 1 or the result's.
+      // numpy rules, right-aligned: each operand dim is 1 or the result's (a dynamic one
+      // may be either: the broadcast holds for the sizes a guard allows).
       auto in = cast<RankedTensorType>(operands[0].getType()).getShape();
       auto out = resultType.getShape();
       bool ok = in.size() <= out.size();
       for (size_t i = 0; ok && i < in.size(); ++i) {
         int64_t d = in[in.size() - 1 - i], r = out[out.size() - 1 - i];
-        ok = d == 1 || d == r;
+        ok = d == 1 || d == r || ShapedType::isDynamic(d);
       }
       if (!ok)
         return emitOpError("cannot broadcast ") << operands[0].getType() << " to " << resultType;

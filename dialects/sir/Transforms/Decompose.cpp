@@ -23,16 +23,6 @@ namespace sotc::sir {
 namespace {
 
 mlir::LogicalResult decompose(CallOp call) {
-  // The primitives, kernels and plans are built for static shapes: a dynamic dimension stops
-  // here, at the first statement that reads or makes one, with its Python line.
-  for (mlir::Type type :
-       llvm::concat<const mlir::Type>(call->getOperandTypes(), call->getResultTypes()))
-    if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
-        tensor && !tensor.hasStaticShape())
-      return emitCodedError(call.getLoc(), DiagCode::KernelUnsupported)
-             << "a dynamic dimension (" << tensor
-             << ") is not compiled yet: trace each shape the function is called with and "
-                "compile the traces into one artifact (sotc compile a.pb b.pb -o k.so)";
   mlir::FailureOr<ops::CallArgs> args = callArgs(call);
   if (mlir::failed(args))
     return mlir::failure();

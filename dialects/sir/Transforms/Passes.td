@@ -28,6 +28,21 @@ def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
   }];
 }
 
+def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::SubgraphOp"> {
+  let summary = "Check that every dynamic dimension is the batch dimension";
+  let description = [{
+    Runs after sotc-sir-decompose. sotc compiles one dynamic size per function, `s0`: every
+    `?` of a tensor type is `s0`, and it must be the tensor's first dimension and stay so
+    through every primitive, so that the work over it is a batch of independent rows (the
+    kernels run `s0` times their rows, the GEMM steps take `s0` times their rows or batch).
+    Elementwise primitives, broadcasts of static tensors to it, reductions and slices over
+    the other dimensions, reshapes and transposes that keep it first, matmuls with it in the
+    rows or the batch, gathers with it in the index and the window of a convolution pass; a
+    primitive that reduces over it, moves it, merges it with another dimension, meets a
+    static size in it (which would pin `s0`) or makes it (iota) is E4002 with its line.
+  }];
+}
+
 def SirFoldEmptyTensors : Pass<"sotc-sir-fold-empty-tensors", "::sotc::sir::SubgraphOp"> {
   let summary = "Compute tensors with no elements by nothing";
   let description = [{

@@ -22,12 +22,3 @@ sir.subgraph @wrong_type(%x: tensor<2xf32>) -> tensor<3xf32> {
   %0 = sir.call "api" "paddle.exp"(%x) {op = "paddle.exp", args = [#sir.arg<0>], kwargs = []} : (tensor<2xf32>) -> tensor<3xf32>
   sir.output %0 : tensor<3xf32>
 }
-
-// -----
-
-// A dynamic dimension stops at the first call that reads or makes one, at its line.
-sir.subgraph @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{E4002: a dynamic dimension ('tensor<?x4xf32>') is not compiled yet: trace each shape the function is called with and compile the traces into one artifact (sotc compile a.pb b.pb -o k.so)}}
-  %0 = sir.call "api" "paddle.sin"(%x) {op = "paddle.sin", args = [#sir.arg<0>], kwargs = []} : (tensor<?x4xf32>) -> tensor<?x4xf32>
-  sir.output %0 : tensor<?x4xf32>
-}

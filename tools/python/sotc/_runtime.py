@@ -834,7 +834,8 @@ def _address(tensor):
 
 def _static_results(manifest):
     """[(dtype, shape)] of the result's tensors when every segment that returns returns the
-    same ones (then the caller's arrays can be allocated before the run), else None."""
+    same ones of static shapes (then the caller's arrays can be allocated before the run),
+    else None (a dynamic batch: the run's buffers are returned)."""
     specs = None
     for segment in manifest["segments"]:
         end = segment["end"]
@@ -842,7 +843,7 @@ def _static_results(manifest):
             continue
         buffers = {b["name"]: b for b in segment["inputs"] + segment["outputs"]}
         these = [(buffers[n]["dtype"], tuple(buffers[n]["shape"])) for n in _result_names(end)]
-        if specs is not None and these != specs:
+        if (specs is not None and these != specs) or any(-1 in shape for _, shape in these):
             return None
         specs = these
     return specs

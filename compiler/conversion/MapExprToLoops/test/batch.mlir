@@ -1,0 +1,35 @@
+// A kernel over a dynamic batch (sotc-sir-check-batch-dims): its model, mesh and loops are
+// built for 4099 rows of the batch (sched::kBatchRows), which the code never reads: the
+// batch coordinate is the grid index's quotient (no remainder by 4099), and the function says
+// how many blocks a row of the batch takes. A short inner dim keeps its rows (no padding).
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cpu}), sotc-convert-mapexpr-to-loops{target=cpu})' --split-input-file --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @rows
+// CHECK-SAME: (%[[Y:.*]]: memref<4099x2x3xf32>, %[[X:.*]]: memref<4099x2x3xf32>)
+// CHECK-SAME: attributes {sotc.blocks_per_batch_row = 2 : i64}
+// CHECK: scf.forall (%[[B:.*]]) in (8198)
+// CHECK-NOT: remui %{{.*}}, %c4099
+// CHECK: %[[ROW:.*]] = arith.divui %[[B]], %c2
+// CHECK: memref.load %[[X]][%[[ROW]],
+mapexpr.kernel @rows(%x: tensor<?x2x3xf32> {mapexpr.name = "x"}) -> tensor<?x2x3xf32> {
+  %y = mapexpr.tensor "y" : tensor<?x2x3xf32>
+  mapexpr.anchored %y : tensor<?x2x3xf32> attributes {dims = [#sched.injective<4099>, #sched.injective<2>, #sched.injective<3>]} {
+    mapexpr.op "exp" outs(%y : tensor<?x2x3xf32>) ins(%x : tensor<?x2x3xf32>) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[i0, i1, i2]>]}
+  }
+  mapexpr.return %y : tensor<?x2x3xf32>
+}
+
+// -----
+
+// A row reduction: one block per row of the batch.
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK-SAME: attributes {sotc.blocks_per_batch_row = 1 : i64}
+// CHECK: scf.forall (%{{.*}}) in (4099)
+mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor<?x1xf32> {
+  %s = mapexpr.tensor "s" : tensor<?x1xf32>
+  mapexpr.anchored %x : tensor<?x8xf32> attributes {dims = [#sched.injective<4099>, #sched.reduced<8>]} {
+    mapexpr.op "reduce_sum_init" outs(%s : tensor<?x1xf32>) {indices = [#mapexpr.index<[i0, 0]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<?x1xf32>) ins(%x : tensor<?x8xf32>) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
+  }
+  mapexpr.return %s : tensor<?x1xf32>
+}
