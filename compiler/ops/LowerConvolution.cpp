@@ -115,9 +115,9 @@ Window windowOf(Lowering &L, int x, std::array<int64_t, 2> kernel, std::array<in
   const TensorMeta &m = L.b.meta(x);
   if (m.rank() != 4)
     badValue(L, "expects an NCHW tensor, got rank " + std::to_string(m.rank()));
-  for (int64_t d : m.shape)
-    if (d == kDynamic)
-      badValue(L, "needs static shapes");
+  for (size_t d = 1; d < m.shape.size(); ++d) // a dynamic batch (N) is fine
+    if (m.shape[d] == kDynamic)
+      badValue(L, "needs static channels, height and width");
   Window w{kernel, stride, dilation, pad};
   for (int i = 0; i < 2; ++i)
     if (kernel[i] <= 0 || stride[i] <= 0 || dilation[i] <= 0 || pad[2 * i] < 0 ||

@@ -65,30 +65,29 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
     bias = mapexpr::tensorName(gemm.getBias());
     inputs.push_back(bias);
   }
-  return Json{{"kind", "gemm"},
-              {"name", gemm.getName()},
-              {"library", library},
-              {"dtype", tensorJson("", gemm.getResult().getType())["dtype"]},
-              {"m", p.m},
-              {"n", p.n},
-              {"k", p.k},
-              {"transpose_a", p.transposeA},
-              {"transpose_b", p.transposeB},
-              {"lda", p.lda},
-              {"ldb", p.ldb},
-              {"ldc", p.ldc},
-              {"alpha", 1.0},
-              // With a bias the library accumulates onto C, which starts as the bias rows.
-              {"beta", gemm.getBias() ? 1.0 : 0.0},
-              {"batch", p.batch},
-              // A dynamic batch: which count is per row of it.
-              {"per_batch_row", p.perBatch == mapexpr::GemmPlan::PerBatch::M       ? Json("m")
-                                : p.perBatch == mapexpr::GemmPlan::PerBatch::Batch ? Json("batch")
-                                                                                   : Json()},
-              {"batch_strides", Json{{"a", p.strideA}, {"b", p.strideB}, {"c", p.strideC}}},
-              {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
-              {"outputs", {mapexpr::tensorName(gemm.getResult())}},
-              {"inputs", inputs}};
+  Json json{{"kind", "gemm"},
+            {"name", gemm.getName()},
+            {"library", library},
+            {"dtype", tensorJson("", gemm.getResult().getType())["dtype"]},
+            {"m", p.m},
+            {"n", p.n},
+            {"k", p.k},
+            {"transpose_a", p.transposeA},
+            {"transpose_b", p.transposeB},
+            {"lda", p.lda},
+            {"ldb", p.ldb},
+            {"ldc", p.ldc},
+            {"alpha", 1.0},
+            // With a bias the library accumulates onto C, which starts as the bias rows.
+            {"beta", gemm.getBias() ? 1.0 : 0.0},
+            {"batch", p.batch},
+            {"batch_strides", Json{{"a", p.strideA}, {"b", p.strideB}, {"c", p.strideC}}},
+            {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
+            {"outputs", {mapexpr::tensorName(gemm.getResult())}},
+            {"inputs", inputs}};
+  if (p.perBatch != mapexpr::GemmPlan::PerBatch::None) // which count is per row of the batch
+    json["per_batch_row"] = p.perBatch == mapexpr::GemmPlan::PerBatch::M ? "m" : "batch";
+  return json;
 }
 
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and

@@ -28,27 +28,25 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
       catchCodedError([&] { return ops::matmulShape("matmul", a, b, transposeA, transposeB); });
   if (!shape)
     return fail(shape.error().what());
-  // A dynamic batch: A's first dimension, and B's when B has as many dimensions (a batch of
-  // both). The plan is made for kBatchRows rows of it, a prime no static count has as a
-  // factor, then the count that holds them is divided back to one row.
-  bool dynamic = !a.empty() && a[0] < 0;
+  // A dynamic batch: A's first dimension, or B's as a batch dimension. The plan is made for
+  // kBatchRows rows of it, a prime no static count has as a factor, then the count that holds
+  // them (m, or the outermost batch dimension) is divided back to one row.
+  bool dynamicA = !a.empty() && a[0] < 0, dynamicB = b.size() >= 3 && b[0] < 0;
+  bool dynamic = dynamicA || dynamicB;
   for (const std::vector<int64_t> *s : {&a, &b})
     for (size_t d = 0; d < s->size(); ++d)
-      if ((*s)[d] < 0 && (d > 0 || !dynamic || (s == &b && (b.size() != a.size() || b.size() < 3))))
-        return fail("a GEMM step needs static shapes, or a dynamic first dimension of A "
-                    "(and of B, batched as A)");
-      else if ((*s)[d] % kBatchRows == 0 && (*s)[d] > 0 && dynamic)
+      if ((*s)[d] < 0 && (d > 0 || !(s == &a ? dynamicA : dynamicB)))
+        return fail("a GEMM step needs static shapes, or a dynamic first dimension of A (or of B "
+                    "as a batch)");
+      else if (dynamic && (*s)[d] > 0 && (*s)[d] % kBatchRows == 0)
         return fail("a GEMM step of a dynamic batch cannot have a dimension of " +
                     std::to_string((*s)[d]));
-  if (dynamic && a.size() == 2 && transposeA)
-    return fail("a GEMM step cannot contract the dynamic dimension");
   // Matrices as stored: a 1-D operand is a row (A) or a column (B), never transposed.
   std::vector<int64_t> as = a, bs = b;
-  if (dynamic) {
+  if (dynamicA)
     as[0] = kBatchRows;
-    if (bs.size() == as.size() && bs[0] < 0)
-      bs[0] = kBatchRows;
-  }
+  if (dynamicB)
+    bs[0] = kBatchRows;
   if (as.size() == 1) {
     as.insert(as.begin(), 1);
     transposeA = false;
@@ -104,12 +102,18 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
     p.strideB.clear();
     p.strideC.clear();
   }
-  if (dynamic && p.m % kBatchRows == 0) {
+  if (!dynamic)
+    return p;
+  if (p.k % kBatchRows == 0 || p.n % kBatchRows == 0)
+    return fail("a GEMM step cannot contract the dynamic dimension");
+  if (p.m % kBatchRows == 0) {
     p.m /= kBatchRows;
     p.perBatch = GemmPlan::PerBatch::M;
-  } else if (dynamic) {
-    p.batch[0] /= kBatchRows;
+  } else if (!p.batch.empty() && p.batch[0] == kBatchRows) {
+    p.batch[0] = 1;
     p.perBatch = GemmPlan::PerBatch::Batch;
+  } else {
+    return fail("a GEMM step's dynamic dimension must be its rows or its outermost batch");
   }
   return p;
 }

@@ -57,8 +57,11 @@ TEST_CASE("shapes that are no matmul, or not static, have no plan", "[gemm]") {
   CHECK(!planGemm({2, 4}, {5, 3}, false, false, &why));
   CHECK(why == "matmul(): contraction dimensions differ: [2, 4] and [5, 3] (4 vs 5)");
   CHECK(!planGemm({4, -1}, {-1, 3}, false, false, &why));
-  CHECK(why == "a GEMM step needs static shapes, or a dynamic first dimension of A (and of B, "
-               "batched as A)");
+  CHECK(why == "a GEMM step needs static shapes, or a dynamic first dimension of A (or of B as "
+               "a batch)");
+  CHECK(!planGemm({6, 4}, {-1, 3}, false, false, &why)); // B's rows are contracted
+  CHECK(why == "a GEMM step needs static shapes, or a dynamic first dimension of A (or of B as "
+               "a batch)");
   CHECK(!planGemm({-1, 4}, {4, 3}, true, false, &why));
   CHECK(why == "a GEMM step cannot contract the dynamic dimension");
   CHECK(!planGemm({-1, 4099}, {4099, 3}, false, false, &why));
@@ -80,6 +83,11 @@ TEST_CASE("a dynamic batch makes m or the outer batch count per row of it", "[ge
   CHECK((both.strideA == Shape{256, 128} && both.strideB == Shape{256, 128}));
   CHECK(both.strideC == Shape{512, 256});
   CHECK(both.perBatch == GemmPlan::PerBatch::Batch);
+  // A batch only B has (a convolution's columns against its filters): A is shared.
+  GemmPlan shared = *planGemm({4, 6}, {-1, 6, 5}, false, false);
+  CHECK((shared.m == 4 && shared.batch == Shape{1} && shared.strideA == Shape{0}));
+  CHECK((shared.strideB == Shape{30} && shared.strideC == Shape{20}));
+  CHECK(shared.perBatch == GemmPlan::PerBatch::Batch);
   // Static shapes have no count per row.
   CHECK(planGemm({2, 4}, {4, 3}, false, false)->perBatch == GemmPlan::PerBatch::None);
 }

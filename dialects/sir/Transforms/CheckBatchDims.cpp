@@ -59,14 +59,12 @@ std::string violation(PrimOp op) {
   case PrimKind::Reduce:
     return axesHold0() ? "a reduction over the dynamic dimension" : "";
   case PrimKind::Matmul: {
+    // The batch is A's rows, or the outermost batch dimension of A, B or both.
     mlir::RankedTensorType x = typeOf(op->getOperand(0)), y = typeOf(op->getOperand(1));
-    if (batched(y) && y.getRank() <= 2)
+    if ((batched(y) && y.getRank() <= 2) || (batched(x) && x.getRank() == 1) ||
+        (batched(x) && x.getRank() == 2 && op.getTransposeX().value_or(false)))
       return "the dynamic dimension is contracted";
-    if (batched(x) && x.getRank() == 2 && op.getTransposeX().value_or(false))
-      return "the dynamic dimension is contracted";
-    if (batched(y) && (!batched(x) || x.getRank() != y.getRank()))
-      return "the dynamic dimension is a batch of one operand only";
-    return batched(out) ? "" : "the dynamic dimension is contracted";
+    return batched(out) ? "" : "the dynamic size meets a static one";
   }
   case PrimKind::Layout:
     break;

@@ -22,6 +22,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 namespace sotc::sir {
 
@@ -40,13 +41,32 @@ int64_t numel(mlir::Type t) {
   return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
 }
 
+/// A tensor's size as fusion compares them: one with a dynamic batch (its first dimension,
+/// sotc-sir-check-batch-dims) outweighs any static one, then the elements of a row count.
+struct Extent {
+  bool batch = false;
+  int64_t elements = 0; // of one row of the batch
+
+  explicit Extent(mlir::Type type) {
+    auto t = mlir::cast<mlir::RankedTensorType>(type);
+    batch = t.getRank() > 0 && t.isDynamicDim(0);
+    elements = 1;
+    for (int64_t d = batch ? 1 : 0; d < t.getRank(); ++d)
+      elements *= t.getDimSize(d);
+  }
+  Extent() = default;
+  bool operator==(const Extent &o) const { return batch == o.batch && elements == o.elements; }
+  bool operator<(const Extent &o) const {
+    return std::tie(batch, elements) < std::tie(o.batch, o.elements);
+  }
+};
+
 /// Whether tensor `t` can be indexed from the anchor's iteration space.
 bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
   if (t.getShape() == anchor.getShape())
     return true;
-  if (t.hasStaticShape() && anchor.hasStaticShape() &&
-      t.getNumElements() == anchor.getNumElements())
-    return true; // a reshape or transpose of the same elements
+  if (Extent(t) == Extent(anchor))
+    return true; // a reshape or transpose of the same elements (the batch kept first)
   // A reduced (keepdim) or broadcast source: numpy broadcasting of t to the anchor's shape.
   llvm::ArrayRef<int64_t> a = t.getShape(), b = anchor.getShape();
   if (a.size() > b.size())
@@ -147,12 +167,12 @@ private:
     // Any of the largest tensors may be the anchor (sotc-convert-sir-to-mapexpr tries them
     // all): a bias read as [C, 1, 1] indexes from a conv's [N, C, H, W] result, not from the
     // GEMM's [N, C, H*W] it reshapes.
-    int64_t most = -1;
+    Extent most;
     for (mlir::RankedTensorType t : tensors)
-      most = std::max(most, numel(t));
+      most = std::max(most, Extent(t));
     bool anchored = false;
     for (mlir::RankedTensorType anchor : tensors)
-      if (numel(anchor) == most &&
+      if (Extent(anchor) == most &&
           llvm::all_of(tensors, [&](mlir::RankedTensorType t) { return derivable(t, anchor); })) {
         anchored = true;
         break;
@@ -197,7 +217,7 @@ private:
     // [2, 16, 4, 16]): a broadcast handed on is made by a group of its own size.
     for (size_t i : ops) {
       if (primOf(prims_[i]) != ops::Prim::BroadcastTo || afterReduction.count(i) ||
-          numel(prims_[i].getType()) == most)
+          Extent(prims_[i].getType()) == most)
         continue;
       for (mlir::Operation *user : prims_[i]->getUsers()) {
         auto p = mlir::dyn_cast<PrimOp>(user);
@@ -213,7 +233,7 @@ private:
       if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
         continue;
       auto in = mlir::cast<mlir::RankedTensorType>(prims_[i]->getOperand(0).getType());
-      if (numel(in) < most)
+      if (Extent(in) < most)
         return false;
       std::vector<int64_t> shape(in.getShape().begin(), in.getShape().end());
       std::vector<int64_t> axes = primAttrsOf(prims_[i]).axes;

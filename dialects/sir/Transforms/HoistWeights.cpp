@@ -22,6 +22,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
 #include <map>
 
 namespace sotc::sir {
@@ -31,8 +32,10 @@ namespace sotc::sir {
 
 namespace {
 
+/// The elements of `v`; a tensor of the dynamic batch counts as larger than any weight.
 int64_t elements(mlir::Value v) {
-  return mlir::cast<mlir::RankedTensorType>(v.getType()).getNumElements();
+  auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
+  return t.hasStaticShape() ? t.getNumElements() : std::numeric_limits<int64_t>::max();
 }
 
 std::string nameOf(SubgraphOp subgraph, mlir::BlockArgument arg) {
