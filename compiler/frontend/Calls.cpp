@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <set>
 
 namespace sotc::frontend {
 namespace {
@@ -60,9 +61,102 @@ ops::Arg toArg(const VarPtr &v) {
 }
 } // namespace
 
+namespace {
+bool holdsDynamicSize(const VarPtr &v) {
+  return isDynamicSize(v) || ((v->kind == K::Tuple || v->kind == K::List) &&
+                              std::any_of(v->items.begin(), v->items.end(), holdsDynamicSize));
+}
+} // namespace
+
+void Executor::failOnDynamicSize(const VarPtr &v, Frame &f) {
+  if (isDynamicSize(v))
+    fail(DiagCode::FrontendHostInteraction,
+         "computing with a dynamic dimension's size (the batch's) is not compiled yet: its "
+         "value is known at run time only (a reshape keeps it as -1: x.view(-1, 128))",
+         f);
+}
+
+void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
+                              const Kwargs &kwargs) {
+  if (std::none_of(args.begin(), args.end(), holdsDynamicSize) &&
+      std::none_of(kwargs.begin(), kwargs.end(),
+                   [](const auto &kw) { return holdsDynamicSize(kw.second); }))
+    return;
+  static const std::set<std::string> reshapes = {"paddle.reshape", "Tensor.reshape",
+                                                 "torch.reshape", "torch.Tensor.reshape",
+                                                 "torch.Tensor.view"};
+  static const std::set<std::string> expands = {"paddle.expand", "Tensor.expand",
+                                                "paddle.broadcast_to", "torch.broadcast_to",
+                                                "torch.Tensor.expand"};
+  auto refuse = [&] {
+    fail(DiagCode::FrontendHostInteraction,
+         "passing a dynamic dimension's size (the batch's) to " + opName +
+             " is not compiled yet: only a reshape that keeps the batch first, an expand to it "
+             "and arange(B) take it",
+         f);
+  };
+  // arange(B): the batch's row indices.
+  if ((opName == "torch.arange" || opName == "paddle.arange") && args.size() == 1 &&
+      isDynamicSize(args[0]) && std::none_of(kwargs.begin(), kwargs.end(), [](const auto &kw) {
+        return holdsDynamicSize(kw.second);
+      })) {
+    args[0] = makeConst(PyConst::ofInt(ops::kBatchSize), {args[0]});
+    return;
+  }
+  bool expand = expands.count(opName);
+  if ((!reshapes.count(opName) && !expand) || !kwargs.empty() || args.size() < 2 ||
+      args[0]->kind != K::Tensor || args[0]->meta.shape.empty() ||
+      (!expand && args[0]->meta.shape[0] != ops::kDynamic))
+    refuse();
+  // The target shape: one sequence, or the sizes themselves (x.view(B, -1)).
+  bool sequence = args.size() == 2 && (args[1]->kind == K::Tuple || args[1]->kind == K::List);
+  std::vector<VarPtr> target =
+      sequence ? args[1]->items : std::vector<VarPtr>(args.begin() + 1, args.end());
+  // The batch first and nowhere else. An expand makes it the result's first dimension; a
+  // reshape keeps it there as -1, the rest of the elements filling the other sizes.
+  if (expand) {
+    for (size_t i = 1; i < target.size(); ++i)
+      if (isDynamicSize(target[i]))
+        refuse();
+    if (!isDynamicSize(target[0]))
+      refuse();
+    target[0] = makeConst(PyConst::ofInt(ops::kBatchSize), {args[0]});
+  }
+  int64_t rest = 1, known = 1;
+  for (size_t d = 1; d < args[0]->meta.shape.size(); ++d)
+    rest *= args[0]->meta.shape[d];
+  int inferred = -1;
+  for (size_t i = 0; i < target.size() && !expand; ++i) {
+    bool batch = isDynamicSize(target[i]);
+    if (batch != (i == 0))
+      refuse();
+    if (batch)
+      continue;
+    if (target[i]->kind != K::Constant || target[i]->constant.kind != PyConst::Kind::Int)
+      return; // the operator library says what is wrong with it
+    int64_t size = target[i]->constant.intValue;
+    if (size == -1 && inferred < 0)
+      inferred = static_cast<int>(i);
+    else
+      known *= size;
+  }
+  if (inferred >= 0) {
+    if (known <= 0 || rest % known)
+      refuse();
+    target[inferred] = makeConst(PyConst::ofInt(rest / known), {target[inferred]});
+  }
+  if (!expand)
+    target[0] = makeConst(PyConst::ofInt(-1), {args[0]});
+  if (sequence)
+    args[1] = makeSequence(args[1]->kind, target, {args[1]});
+  else
+    std::copy(target.begin(), target.end(), args.begin() + 1);
+}
+
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
+  passBatchSizes(f, opName, args, kwargs);
   applyAutocast(f, sir, opName, args, kwargs);
   SourceLoc loc = locOf(f);
   ops::CallArgs callArgs;

@@ -91,8 +91,11 @@ bool newFilled(CallContext &c) {
 /// torch's x.reshape(2, -1), x.permute(2, 0, 1): the sizes as separate arguments are the
 /// operator's one list (x.reshape((2, -1))). Rewrites the call; the operator table runs it.
 bool sizesAsArguments(CallContext &c) {
-  if (c.framework() == "torch" && (c.args.size() > 1 || (c.args.size() == 1 && isInt(c.args[0]))) &&
-      std::all_of(c.args.begin(), c.args.end(), isInt))
+  // A dynamic batch's size is a size too (Executor::passBatchSizes).
+  auto isSize = [](const VarPtr &v) { return isInt(v) || isDynamicSize(v); };
+  if (c.framework() == "torch" &&
+      (c.args.size() > 1 || (c.args.size() == 1 && isSize(c.args[0]))) &&
+      std::all_of(c.args.begin(), c.args.end(), isSize))
     c.args = {makeSequence(Variable::Kind::Tuple, c.args, {})};
   return false;
 }

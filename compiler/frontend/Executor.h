@@ -118,6 +118,14 @@ VarPtr makeException(const std::string &type, int classIndex, const std::string 
 /// Whether an exception of builtin type `type` is an instance of builtin class `base`.
 bool exceptionIsA(const std::string &type, const std::string &base);
 
+/// The name of the opaque value a dynamic dimension's size is (Tensor.shape of a `?`).
+constexpr const char *kDynamicSize = "dynamic size of";
+
+/// Whether `v` is a dynamic dimension's size (known at run time only).
+inline bool isDynamicSize(const VarPtr &v) {
+  return v->kind == Variable::Kind::Opaque && v->name.rfind(kDynamicSize, 0) == 0;
+}
+
 class Executor {
 public:
   Executor(const trace::Trace &trace, const TranslateOptions &options);
@@ -216,6 +224,13 @@ private:
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
                     const std::string &opName, std::vector<VarPtr> args,
                     std::vector<std::pair<std::string, VarPtr>> kwargs);
+  /// The dynamic batch's size (x.shape[0] of a `?` dimension) passed to a call: a reshape that
+  /// keeps the batch first takes it as -1 (x.view(B, -1), x.reshape(B, T, H, D)); anywhere
+  /// else it is E3005.
+  void passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
+                      const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
+  void failOnDynamicSize(const VarPtr &v, Frame &f);
   // Autocast.cpp
   /// The operator's tensor arguments cast as the innermost autocast block says (its
   /// framework's lists: half for GEMM-like operators, float32 for precision-sensitive ones).

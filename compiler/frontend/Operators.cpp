@@ -365,13 +365,15 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
       items.insert(items.end(), a->items.begin(), a->items.end());
     return makeSequence(a->kind, items, {a, b});
   }
-  for (const VarPtr &v : {a, b})
+  for (const VarPtr &v : {a, b}) {
     if (v->kind == K::Opaque && v->name.rfind("host value of ", 0) == 0)
       fail(DiagCode::FrontendHostInteraction,
            "computing with the " + v->name +
                " needs it on the host: a host callback's result can be returned, not computed "
                "with ahead of time",
            f);
+    failOnDynamicSize(v, f);
+  }
   fail(DiagCode::FrontendPythonError,
        "TypeError: unsupported operand type(s) for " + op + ": '" + a->typeName() + "' and '" +
            b->typeName() + "'",
@@ -565,12 +567,17 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     // Tensor attributes are constants covered by the tensor's guard.
     consume(obj, loc);
     if (name == "shape") {
+      // A dynamic dimension's size is known at run time only: a value that may be carried
+      // (x.shape[-1] and unpacking read the others) but not computed with (kDynamicSize).
       std::vector<VarPtr> dims;
       for (int64_t d : obj->meta.shape) {
-        if (d == ops::kDynamic)
-          fail(DiagCode::FrontendHostInteraction,
-               "a dynamic dimension's size is only known at run time", f);
-        dims.push_back(makeConst(PyConst::ofInt(d), {obj}));
+        if (d != ops::kDynamic) {
+          dims.push_back(makeConst(PyConst::ofInt(d), {obj}));
+          continue;
+        }
+        VarPtr size = Variable::make(K::Opaque, computedFrom({obj}));
+        size->name = std::string(kDynamicSize) + " a tensor";
+        dims.push_back(size);
       }
       return makeSequence(framework_ == "torch" ? K::Tuple : K::List, dims, {obj});
     }

@@ -298,6 +298,13 @@ LowerFn expandOp(std::string xn, std::string shapeName) {
                       formatShape(in));
     for (size_t i = 0; i < target.size(); ++i) {
       size_t offset = target.size() - in.size();
+      if (target[i] == kBatchSize) { // a static size 1 (or the batch) broadcast to the batch
+        if (i > 0 || (i >= offset && in[i - offset] != 1 && in[i - offset] != kDynamic))
+          badValue(L, "the dynamic batch's size is only the first of " + formatInts(target) +
+                          ", for a dimension of size 1");
+        target[i] = kDynamic;
+        continue;
+      }
       if (target[i] == -1) {
         if (i < offset)
           badValue(L, "-1 in a new leading dimension of " + formatInts(target));
@@ -363,6 +370,11 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
       continue;
     }
     int64_t size = in[dim];
+    if (size == kDynamic && a.kind == Arg::Kind::Slice && a.items[0].isNone() &&
+        a.items[1].isNone() && (a.items[2].isNone() || a.items[2].intValue == 1)) {
+      keep(1); // x[:, 0] of a dynamic batch: all of it
+      continue;
+    }
     if (size == kDynamic)
       badValue(L, "indexing dynamic dimension " + std::to_string(dim) + " is not supported yet");
     if (a.kind == Arg::Kind::Int) {

@@ -290,3 +290,81 @@ TEST_CASE("the entries of a bundle: each its own segments, the same parameters",
   };
   checkRefusals(bundle(), probes);
 }
+
+namespace {
+
+/// functionManifest with a dynamic batch: a [?, 8] @ b, its rows per batch row (one), the
+/// kernels' grids and the arena's buffers per row.
+Json batchManifest() {
+  Json m = functionManifest();
+  m["entries"][0]["inputs"][0]["shape"] = {-1, 8};
+  Json &seg = m["segments"][0];
+  for (Json *t : {&seg["inputs"][0], &seg["outputs"][0], &seg["arena"]["buffers"][0],
+                  &seg["arena"]["buffers"][1]}) {
+    (*t)["shape"][0] = -1;
+    (*t)["bytes"] = (*t)["bytes"].get<int64_t>() / 4;
+  }
+  seg["arena"] = {{"bytes", 0}, {"bytes_per_batch_row", 128}, {"buffers", seg["arena"]["buffers"]}};
+  seg["arena"]["buffers"][1]["offset"] = 64;
+  seg["steps"][0]["m"] = 1, seg["steps"][0]["per_batch_row"] = "m";
+  for (int s : {1, 2})
+    seg["steps"][s]["grid"] = 1, seg["steps"][s]["per_batch_row"] = true;
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("a dynamic batch's plan is resolved for a call's rows", "[runtime][manifest]") {
+  Artifact a = readManifest(batchManifest().dump(), "k.manifest.json");
+  REQUIRE(a.entries[0].batched);
+  const sotc::runtime::Segment &perRow = a.segments[0];
+  CHECK((perRow.arenaBytes == 0 && perRow.arenaBytesPerBatchRow == 128));
+  CHECK((perRow.steps[1].perBatchRow && perRow.steps[0].plan.m == 1));
+
+  Artifact three = sotc::runtime::atBatch(a, 0, 3);
+  CHECK(!three.entries[0].batched);
+  CHECK(three.entries[0].parameters[0].spec.shape == std::vector<int64_t>{3, 8});
+  CHECK(three.entries[0].parameters[0].spec.bytes == 96);
+  const sotc::runtime::Segment &seg = three.segments[0];
+  CHECK((seg.inputs[0].shape == std::vector<int64_t>{3, 8} && seg.inputs[0].bytes == 96));
+  CHECK(seg.inputs[1].shape == std::vector<int64_t>{8, 16}); // static: as it was
+  CHECK((seg.outputs[0].shape == std::vector<int64_t>{3, 16} && seg.outputs[0].bytes == 192));
+  CHECK(seg.arenaBytes == 384);
+  CHECK((seg.arena[0].offset == 0 && seg.arena[1].offset == 192 && seg.arena[1].bytes == 192));
+  CHECK((seg.steps[0].plan.m == 3 && seg.steps[1].grid == 3 && seg.steps[2].grid == 3));
+  CHECK(seg.steps[1].bytes == 2 * 192); // what it touches, at these rows
+
+  // A batch beyond what any buffer can hold is refused before anything is allocated.
+  CHECK_THROWS_WITH(sotc::runtime::atBatch(a, 0, int64_t(1) << 46),
+                    Catch::Contains("is beyond what a plan can hold"));
+}
+
+TEST_CASE("a dynamic batch's manifest that does not hold together is refused",
+          "[runtime][manifest]") {
+  REQUIRE(refusal(batchManifest()) == "read");
+  Json m = batchManifest();
+  m["segments"][0]["steps"][0]["per_batch_row"] = "n";
+  CHECK(refusal(m) == "E8001: GEMM step matmul_0: per_batch_row must be m or batch");
+  m["segments"][0]["steps"][0]["per_batch_row"] = "batch";
+  CHECK(refusal(m) == "E8001: GEMM step matmul_0: a batch per row without a batch");
+  checkRefusals(
+      batchManifest(),
+      {
+          {"a dynamic dimension after the first", "the entry's input b is float32[8, -1]",
+           [](Json &m) {
+             m["entries"][0]["inputs"][1]["shape"] = {8, -1};
+           }},
+          {"a batch buffer in an entry without a batch",
+           "SIR_0 has the input a of float32[-1, 8], no dtype and shape this runtime holds",
+           [](Json &m) {
+             m["entries"][0]["inputs"][0]["shape"] = {4, 8};
+           }},
+          {"arena rows that overlap", "places t and u, which are live at the same time",
+           [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["offset"] = 0; }},
+          {"a GEMM whose rows outgrow C", "step 0 (matmul_0) reaches past its C t",
+           [](Json &m) { m["segments"][0]["steps"][0]["m"] = 2; }},
+      });
+  Json cuda = batchManifest();
+  cuda["target"]["kind"] = "cuda";
+  CHECK(refusal(cuda).find("E8002: k.manifest.json: a dynamic batch on cuda") == 0);
+}

@@ -35,11 +35,23 @@ std::string readFile(const std::string &path) {
   return std::string((*buffer)->getBuffer());
 }
 
+/// A count, or one per row of the dynamic batch ("?", "64*?").
+std::string perRow(int64_t count, bool perBatchRow) {
+  return !perBatchRow ? std::to_string(count) : count == 1 ? "?" : std::to_string(count) + "*?";
+}
+
+/// "float32[?, 128]": -1 is the dynamic batch.
 std::string shape(const Json &tensor) {
   std::string s = tensor.at("dtype").get<std::string>() + "[";
-  for (size_t i = 0; i < tensor.at("shape").size(); ++i)
-    s += (i ? ", " : "") + std::to_string(tensor.at("shape")[i].get<int64_t>());
+  for (size_t i = 0; i < tensor.at("shape").size(); ++i) {
+    int64_t d = tensor.at("shape")[i].get<int64_t>();
+    s += (i ? ", " : "") + (d == -1 ? std::string("?") : std::to_string(d));
+  }
   return s + "]";
+}
+
+bool perBatchRow(const Json &tensor) {
+  return !tensor.at("shape").empty() && tensor.at("shape")[0].get<int64_t>() == -1;
 }
 
 std::string join(const Json &names) {
@@ -63,21 +75,26 @@ std::string registersText(const Json &registers) {
 std::string stepText(const Json &step) {
   if (step.at("kind") == "kernel")
     return "kernel " + step.at("symbol").get<std::string>() + "  grid " +
-           std::to_string(step.at("grid").get<int64_t>()) +
+           perRow(step.at("grid").get<int64_t>(), step.value("per_batch_row", false)) +
            (step.contains("block")
                 ? " x block " + std::to_string(step.at("block").get<int64_t>()) + ", " +
                       std::to_string(step.at("shared_bytes").get<int64_t>()) + " B shared" +
                       registersText(step.at("registers"))
                 : "");
+  std::string rows = step.value("per_batch_row", "");
   std::string s = "gemm " + step.at("name").get<std::string>() +
-                  "  m=" + std::to_string(step.at("m").get<int64_t>()) +
+                  "  m=" + perRow(step.at("m").get<int64_t>(), rows == "m") +
                   " n=" + std::to_string(step.at("n").get<int64_t>()) +
                   " k=" + std::to_string(step.at("k").get<int64_t>());
   for (const char *flag : {"transpose_a", "transpose_b"})
     if (step[flag].get<bool>())
       s += std::string(", ") + flag;
-  if (!step.at("batch").empty())
-    s += ", batch " + step.at("batch").dump();
+  if (!step.at("batch").empty()) {
+    s += ", batch [";
+    for (size_t d = 0; d < step.at("batch").size(); ++d)
+      s += (d ? ", " : "") + perRow(step.at("batch")[d].get<int64_t>(), d == 0 && rows == "batch");
+    s += "]";
+  }
   if (!step.at("epilogue").at("bias").is_null())
     s += ", bias " + step.at("epilogue").at("bias").get<std::string>();
   if (step.at("epilogue").at("activation") != "none")
@@ -139,9 +156,15 @@ std::string segmentText(const Json &seg, size_t index) {
   s << ")\n";
   for (const Json &step : seg.at("steps"))
     s << "    " << stepLine(step) << "\n";
+  // A buffer of the dynamic batch lies after the arena's static bytes, at an offset per row.
+  int64_t staticBytes = seg.at("arena").at("bytes").get<int64_t>();
   for (const Json &b : seg.at("arena").at("buffers"))
-    s << "    arena +" << b.at("offset").get<int64_t>() << "  " << b.at("name").get<std::string>()
-      << ": " << shape(b) << ", " << b.at("bytes").get<int64_t>() << " bytes, steps "
+    s << "    arena +"
+      << (perBatchRow(b) ? (staticBytes ? std::to_string(staticBytes) + "+" : "") +
+                               perRow(b.at("offset").get<int64_t>(), true)
+                         : std::to_string(b.at("offset").get<int64_t>()))
+      << "  " << b.at("name").get<std::string>() << ": " << shape(b) << ", "
+      << perRow(b.at("bytes").get<int64_t>(), perBatchRow(b)) << " bytes, steps "
       << b.at("live").at(0).get<int64_t>() << ".." << b.at("live").at(1).get<int64_t>() << "\n";
   const Json &end = seg.at("end");
   std::string kind = end.at("kind").get<std::string>();

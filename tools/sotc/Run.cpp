@@ -41,8 +41,8 @@ const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8",
 
 std::string shapeText(const sotc_value &v) {
   std::string s = std::string(sotc_dtype_name(v.dtype)) + "[";
-  for (int32_t d = 0; d < v.rank; ++d)
-    s += (d ? ", " : "") + std::to_string(v.shape[d]);
+  for (int32_t d = 0; d < v.rank; ++d) // -1: a dynamic batch
+    s += (d ? ", " : "") + (v.shape[d] == -1 ? std::string("?") : std::to_string(v.shape[d]));
   return s + "]";
 }
 
@@ -307,6 +307,12 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
     if (!text.empty() && text[0] == '@') {
       values[i] = readNpy(text.substr(1), storage[i]);
     } else if (text == "random" && spec.is_tensor) {
+      if (spec.rank > 0 && spec.shape[0] == -1) { // a dynamic batch: the rows --batch gives
+        if (options.batch < 1)
+          badInput(name + "=random: its first dimension is a dynamic batch (" + shapeText(spec) +
+                   "): give its size with --batch N");
+        spec.shape[0] = options.batch;
+      }
       values[i] = spec;
       storage[i].resize(elements(spec) * sotc_dtype_size(spec.dtype));
       // Floats normal; integers in 0..15 (token ids and indices of small tables); bools even.

@@ -50,7 +50,8 @@ std::string violation(PrimOp op) {
   };
   switch (ops::primKind(prim)) {
   case PrimKind::Source:
-    return prim == Prim::Iota ? "a range of the dynamic size" : "";
+    // A range of the batch's size holds its rows' indices: arange(B).
+    return prim == Prim::Iota && out.getRank() != 1 ? "a range of the dynamic size" : "";
   case PrimKind::Unary:
   case PrimKind::Binary:
   case PrimKind::Compare:

@@ -1,0 +1,200 @@
+"""A dynamic first dimension (`float32[?,128]`) compiles as a batch (docs/dynamic-shapes.md):
+one artifact runs any number of rows and matches numpy at each, sizes that are not multiples
+of a vector or of the rows a kernel is built for included; the manifest writes the batch as
+-1 and its counts per row; calls whose batches disagree, or that have none, get the usual
+mismatch table; what would tie the batch to another size is a coded error at compile time."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import sotc
+
+PROGRAMS = """
+def softmax(x):
+    e = torch.exp(x - x.max(-1, keepdim=True)[0])
+    return e / e.sum(-1, keepdim=True)
+
+def layer_norm(x, w, b):
+    m = x.mean(-1, keepdim=True)
+    v = ((x - m) ** 2).mean(-1, keepdim=True)
+    return (x - m) / torch.sqrt(v + 1e-5) * w + b
+
+def mlp(x, w1, b1, w2):
+    return torch.relu(x @ w1 + b1) @ w2
+
+def heads(q, k):
+    s = q @ k.transpose(-1, -2)
+    return torch.softmax(s, -1)
+
+def short_rows(x, y):
+    return torch.sin(x) * y
+
+def flatten(x):
+    B, C, L = x.shape
+    return x.view(B, -1) * 2.0
+
+def rows_sum(x):
+    return x.sum(0)
+
+def pinned(x, y):
+    return x + y
+
+def doubled(x):
+    return x.reshape(x.shape[0] * 2, -1)
+"""
+
+BATCHES = [1, 7, 64, 1000, 4099, 4100]
+
+
+@pytest.fixture()
+def programs(tmp_path, monkeypatch):
+    (tmp_path / "dyn_programs.py").write_text("import torch\n" + PROGRAMS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("dyn_programs", None)
+    with sotc.stub_missing_frameworks():
+        return __import__("dyn_programs")
+
+
+def _compile(sotc_bin, tmp_path, trace, name):
+    path = trace.save(str(tmp_path / f"{name}.pb"))
+    library = tmp_path / f"{name}.so"
+    result = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(library)],
+                            capture_output=True, text=True)
+    return library, result
+
+
+def _compiled(sotc_bin, tmp_path, trace, name):
+    library, result = _compile(sotc_bin, tmp_path, trace, name)
+    assert result.returncode == 0, result.stderr
+    return sotc.load(library)
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _layer_norm(x, w, b):
+    m = x.mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
+
+
+def test_one_artifact_runs_every_batch(sotc_bin, tmp_path, programs):
+    rng = np.random.default_rng(0)
+    softmax = _compiled(sotc_bin, tmp_path, sotc.trace(programs.softmax, "float32[?,96]"), "sm")
+    norm = _compiled(sotc_bin, tmp_path, sotc.trace(programs.layer_norm, "float32[?,96]",
+                                                    "float32[96]", "float32[96]"), "ln")
+    w, b = rng.standard_normal(96, np.float32), rng.standard_normal(96, np.float32)
+    for n in BATCHES + [7, 1]:  # sizes again after larger ones: each call its own rows
+        x = rng.standard_normal((n, 96), np.float32)
+        np.testing.assert_allclose(softmax(x), _softmax(x), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(norm(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
+
+
+def test_gemms_take_the_batch_as_rows_or_batch(sotc_bin, tmp_path, programs):
+    rng = np.random.default_rng(1)
+    mlp = _compiled(sotc_bin, tmp_path, sotc.trace(programs.mlp, "float32[?,5,32]",
+                                                   "float32[32,48]", "float32[48]",
+                                                   "float32[48,16]"), "mlp")
+    heads = _compiled(sotc_bin, tmp_path, sotc.trace(programs.heads, "float32[?,4,16,8]",
+                                                     "float32[?,4,16,8]"), "heads")
+    manifest = json.loads((tmp_path / "mlp.manifest.json").read_text())
+    gemms = [s for s in manifest["segments"][0]["steps"] if s["kind"] == "gemm"]
+    assert [(g["m"], g["per_batch_row"]) for g in gemms] == [(5, "m"), (5, "m")]
+    manifest = json.loads((tmp_path / "heads.manifest.json").read_text())
+    gemm = next(s for s in manifest["segments"][0]["steps"] if s["kind"] == "gemm")
+    assert (gemm["batch"], gemm["per_batch_row"]) == ([1, 4], "batch")
+    w1 = rng.standard_normal((32, 48), np.float32) * 0.2
+    b1 = rng.standard_normal(48, np.float32)
+    w2 = rng.standard_normal((48, 16), np.float32) * 0.2
+    for n in (1, 3, 130):
+        x = rng.standard_normal((n, 5, 32), np.float32)
+        np.testing.assert_allclose(mlp(x, w1, b1, w2), np.maximum(x @ w1 + b1, 0) @ w2,
+                                   rtol=1e-4, atol=1e-4)
+        q, k = (rng.standard_normal((n, 4, 16, 8), np.float32) for _ in range(2))
+        np.testing.assert_allclose(heads(q, k), _softmax(q @ k.transpose(0, 1, 3, 2)),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_rows_shorter_than_a_vector_and_reshapes(sotc_bin, tmp_path, programs):
+    rng = np.random.default_rng(2)
+    short = _compiled(sotc_bin, tmp_path, sotc.trace(programs.short_rows, "float32[?,3]",
+                                                     "float32[3]"), "short")
+    flat = _compiled(sotc_bin, tmp_path, sotc.trace(programs.flatten, "float32[?,3,5]"), "flat")
+    y = rng.standard_normal(3, np.float32)
+    for n in (1, 2, 9, 17):
+        x = rng.standard_normal((n, 3), np.float32)
+        np.testing.assert_allclose(short(x, y), np.sin(x) * y, rtol=1e-6, atol=1e-6)
+        x3 = rng.standard_normal((n, 3, 5), np.float32)
+        out = flat(x3)
+        assert out.shape == (n, 15)
+        np.testing.assert_array_equal(out, x3.reshape(n, 15) * 2)
+
+
+def test_manifest_writes_the_batch_per_row(sotc_bin, tmp_path, programs):
+    _compiled(sotc_bin, tmp_path, sotc.trace(programs.layer_norm, "float32[?,96]",
+                                             "float32[96]", "float32[96]"), "ln")
+    manifest = json.loads((tmp_path / "ln.manifest.json").read_text())
+    assert manifest["entries"][0]["inputs"][0]["shape"] == [-1, 96]
+    segment = manifest["segments"][0]
+    assert segment["inputs"][0] == {"name": "x", "dtype": "float32", "shape": [-1, 96],
+                                    "bytes": 384, "stop_gradient": True}
+    assert segment["outputs"][0]["shape"] == [-1, 96]
+    (kernel,) = segment["steps"]  # the norm is one kernel, its weights read in place
+    assert (kernel["grid"], kernel["per_batch_row"]) == (1, True)
+    inspect = subprocess.run([sotc_bin, "inspect", str(tmp_path / "ln.so")], capture_output=True,
+                             text=True, check=True).stdout
+    assert "x: float32[?, 96]" in inspect and "grid ?" in inspect
+
+
+def test_calls_without_one_batch_are_refused(sotc_bin, tmp_path, programs):
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.short_rows, "float32[?,3]",
+                                                 "float32[?,3]"), "two")
+    x = np.ones((4, 3), np.float32)
+    np.testing.assert_allclose(f(x, x), np.sin(x))
+    with pytest.raises(sotc.GuardError) as e:
+        f(x, np.ones((5, 3), np.float32))
+    assert [(m["parameter"], m["compiled_for"], m["got"]) for m in e.value.mismatches] == [
+        ("y", "float32[?, 3] with ? = 4, the batch of x", "float32[5, 3]")]
+    with pytest.raises(sotc.GuardError) as e:
+        f(np.ones((0, 3), np.float32), np.ones((0, 3), np.float32))
+    assert e.value.mismatches[0]["compiled_for"] == "float32[?, 3] with ? >= 1"
+    with pytest.raises(sotc.GuardError) as e:
+        f(np.ones((4, 4), np.float32), x)
+    assert e.value.mismatches[0]["compiled_for"] == "float32[?, 3]"
+
+
+@pytest.mark.parametrize("name, specs, why", [
+    ("rows_sum", ["float32[?,4]"], "a reduction over the dynamic dimension"),
+    ("pinned", ["float32[?,4]", "float32[3,4]"], "the dynamic size meets a static one (3)"),
+])
+def test_what_ties_the_batch_is_refused(sotc_bin, tmp_path, programs, name, specs, why):
+    library, result = _compile(sotc_bin, tmp_path, sotc.trace(getattr(programs, name), *specs),
+                               name)
+    assert result.returncode != 0
+    assert "error E4002" in result.stderr and why in result.stderr
+    assert f"dyn_programs.py:" in result.stderr
+    assert not library.exists()
+
+
+def test_computing_with_the_batch_size_is_refused(sotc_bin, tmp_path, programs):
+    library, result = _compile(sotc_bin, tmp_path,
+                               sotc.trace(programs.doubled, "float32[?,4]"), "doubled")
+    assert result.returncode != 0
+    assert "error E3005: computing with a dynamic dimension's size" in result.stderr
+    assert not library.exists()
+
+
+def test_sotc_run_draws_the_batch_it_is_given(sotc_bin, tmp_path, programs):
+    library, _ = _compile(sotc_bin, tmp_path, sotc.trace(programs.softmax, "float32[?,8]"), "sm")
+    run = [sotc_bin, "run", str(library), "--input", "x=random"]
+    missing = subprocess.run(run, capture_output=True, text=True)
+    assert missing.returncode != 0
+    assert "E9009: x=random: its first dimension is a dynamic batch (float32[?, 8]): give its " \
+           "size with --batch N" in missing.stderr
+    given = subprocess.run(run + ["--batch", "3"], capture_output=True, text=True, check=True)
+    assert "float32[3, 8]" in given.stdout
