@@ -34,6 +34,9 @@ bool batched(mlir::RankedTensorType t) {
 std::string violation(PrimOp op) {
   Prim prim = toOpsPrim(op.getPrim());
   mlir::RankedTensorType out = typeOf(op.getResult());
+  if (prim == Prim::Transpose && batched(typeOf(op->getOperand(0))) &&
+      (!op.getPerm() || op.getPerm()->empty() || (*op.getPerm())[0] != 0))
+    return "a transpose moves the dynamic dimension";
   bool anyBatched = batched(out);
   for (mlir::Type t : llvm::concat<const mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensor = mlir::cast<mlir::RankedTensorType>(t);
@@ -89,11 +92,8 @@ std::string violation(PrimOp op) {
     };
     return rest(in) == rest(out) ? "" : "a reshape merges or splits the dynamic dimension";
   }
-  case Prim::Transpose: {
-    std::optional<llvm::ArrayRef<int64_t>> perm = op.getPerm();
-    return perm && !perm->empty() && (*perm)[0] == 0 ? ""
-                                                     : "a transpose moves the dynamic dimension";
-  }
+  case Prim::Transpose: // keeps the batch first (checked above)
+    return "";
   case Prim::Slice:
     return axesHold0() ? "a slice of the dynamic dimension" : "";
   case Prim::Concat:

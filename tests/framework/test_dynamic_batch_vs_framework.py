@@ -1,0 +1,110 @@
+"""Models traced once with a dynamic batch (`sotc.trace(model, "float32[?,3,16,16]")`) and
+compiled once for the CPU: the testdata CNNs in torch and paddle, torchvision's ResNet-18 and
+transformers' BERT run at every batch size asked of them and match the framework each time;
+new weights reach the one artifact. A model whose code moves the batch from the first
+dimension (an attention that permutes it behind the heads) is refused with the line that does.
+
+Tolerance: as the models' tests (test_library_models.assert_matches).
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import paddle
+import torch
+import torchvision
+import transformers
+
+from test_library_models import assert_matches, sotc_bin, workdir  # noqa: F401
+
+import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "testdata", "models"))
+
+import cnn_paddle  # noqa: E402
+import cnn_torch  # noqa: E402
+import transformer_torch  # noqa: E402
+
+
+def compile_cpu(sotc_bin, trace, output):  # noqa: F811
+    result = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", output],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr.strip().splitlines()[-1:]
+    subprocess.run([sotc_bin, "inspect", output], check=True, capture_output=True)
+    return sotc.load(output)
+
+
+def test_torch_cnn_at_every_batch(sotc_bin, workdir):  # noqa: F811
+    model = cnn_torch.make_model()
+    trace = sotc.trace(model, "float32[?,3,16,16]").save(str(workdir / "cnn.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "cnn.so"))
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 64, 1000, 3):
+        x = torch.from_numpy(rng.standard_normal((n, 3, 16, 16), np.float32))
+        with torch.no_grad():
+            assert_matches([np.asarray(f(x))], [model(x).numpy()], f"batch {n}")
+    # New weights: the batch norms are folded again, once for every batch size.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1.5)
+    f.set_weights(model.state_dict())
+    for n in (2, 64):
+        x = torch.from_numpy(rng.standard_normal((n, 3, 16, 16), np.float32))
+        with torch.no_grad():
+            assert_matches([np.asarray(f(x))], [model(x).numpy()], f"rebound, batch {n}")
+
+
+def test_paddle_cnn_at_every_batch(sotc_bin, workdir):  # noqa: F811
+    model = cnn_paddle.make_model()
+    trace = sotc.trace(model, "float32[?,3,16,16]").save(str(workdir / "cnn_paddle.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "cnn_paddle.so"))
+    rng = np.random.default_rng(1)
+    for n in (1, 7, 64):
+        x = rng.standard_normal((n, 3, 16, 16), np.float32)
+        with paddle.no_grad():
+            want = model(paddle.to_tensor(x)).numpy()
+        assert_matches([np.asarray(f(x))], [want], f"batch {n}")
+
+
+def test_torchvision_resnet18_at_every_batch(sotc_bin, workdir):  # noqa: F811
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    trace = sotc.trace(model, "float32[?,3,32,32]").save(str(workdir / "resnet18.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "resnet18.so"))
+    rng = np.random.default_rng(2)
+    for n in (1, 7, 64):
+        x = torch.from_numpy(rng.standard_normal((n, 3, 32, 32), np.float32))
+        with torch.no_grad():
+            assert_matches([np.asarray(f(x))], [model(x).numpy()], f"batch {n}")
+
+
+def test_transformers_bert_at_every_batch(sotc_bin, workdir):  # noqa: F811
+    torch.manual_seed(0)
+    model = transformers.BertModel(transformers.BertConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+        vocab_size=100, max_position_embeddings=64)).eval()
+    trace = sotc.trace(model, "int64[?,16]").save(str(workdir / "bert.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "bert.so"))
+    rng = np.random.default_rng(3)
+    for n in (1, 3, 17):
+        ids = torch.from_numpy(rng.integers(0, 100, (n, 16)))
+        with torch.no_grad():
+            want = model(ids)
+        got = f(ids)
+        assert_matches([got.last_hidden_state.numpy(), got.pooler_output.numpy()],
+                       [want.last_hidden_state.numpy(), want.pooler_output.numpy()],
+                       f"batch {n}")
+
+
+def test_attention_that_moves_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811
+    trace = sotc.trace(transformer_torch.make_model(), "float32[?,16,64]").save(
+        str(workdir / "block.pb"))
+    result = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o",
+                             str(workdir / "block.so")], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "error E4002" in result.stderr and "moves the dynamic dimension" in result.stderr
+    assert "transformer_torch.py:19" in result.stderr
+    assert not (workdir / "block.so").exists()
