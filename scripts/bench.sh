@@ -7,6 +7,8 @@
 # and the model table); then the models' GEMMs (bench/gemm.py: bench/results/gemm.json and the
 # GEMM table); then half precision (bench/half.py: bench/results/half.json and the half table);
 # then small calls (bench/latency.py: bench/results/latency.json and the latency table);
+# then a dynamic batch against static shapes (bench/dynamic.py: bench/results/dynamic.json and
+# its table);
 # then calls per second of one artifact shared by 1-8 threads
 # (bench/concurrent_calls.cpp, docs/runtime.md). Takes about 15 minutes on a 2-core machine.
 set -euo pipefail
@@ -39,6 +41,8 @@ SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/pytho
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/half.py
 # Small calls: the time around microsecond kernels, against torch eager and torch.compile.
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/latency.py
+# A dynamic batch: one artifact for every batch against one per batch.
+SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/dynamic.py
 # One artifact, many callers: the transformer block of the testdata models.
 mkdir -p build/bench
 bazel-bin/tools/sotc/sotc compile testdata/traces/models/transformer_torch.pb --target cpu \

@@ -553,7 +553,10 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
 
 Artifact atBatch(const Artifact &artifact, size_t entry, int64_t rows) {
   Artifact a = artifact;
-  resolveBatch(a, entry, rows);
+  // The other entries of a bundle with a batch of their own are checked as at load.
+  for (size_t e = 0; e < a.entries.size(); ++e)
+    if (a.entries[e].batched)
+      resolveBatch(a, e, e == entry ? rows : 1);
   checkPlan(a);
   return a;
 }

@@ -247,6 +247,10 @@ class Compiled:
         self.parameters = [p["name"] for p in inputs if "global" not in p]
         self._specs = {p["name"]: p for p in inputs}
         self._fresh = _static_results(self._manifest) if self.target == "cpu" else None
+        # A dynamic batch: the input whose first dimension gives a call's rows (its results'
+        # -1), the first of the entry's tensors that has one.
+        self._batch_input = next((p["name"] for p in inputs if p["kind"] == "tensor"
+                                  and p["shape"][:1] == [-1]), None)
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
         # Per entry: (guard, reader of its value, the value it expects), parsed once.
@@ -459,8 +463,13 @@ class Compiled:
             self._host_results, self._host_error = {}, None
         error = _Error()
         fresh = out is None and self._fresh is not None
+        rows = None
+        if fresh and self._batch_input is not None:
+            shape = getattr(bound[self._batch_input], "shape", ())
+            rows = shape[0] if len(shape) and shape[0] > 0 else None
+            fresh = rows is not None  # else the runtime says what is wrong
         if fresh:  # the caller's arrays from the start: the kernels write them, nothing is copied
-            out = self._result_arrays()
+            out = self._result_arrays(rows)
         if out is not None:
             buffers = list(out) if isinstance(out, (tuple, list)) else [out]
             outputs = (_Value * max(len(buffers), 1))()
@@ -519,17 +528,20 @@ class Compiled:
                                 **{k: convert(v) for k, v in kwargs.items()})
         return _to_numpy(result, framework)
 
-    def _result_arrays(self):
-        """Arrays for a call's results: ones an earlier call returned and nobody references
-        any more (no page faults on memory that is already mapped), else new ones."""
+    def _result_arrays(self, rows=None):
+        """Arrays for a call's results (`rows` of a dynamic batch): ones an earlier call
+        returned and nobody references any more (no page faults on memory that is already
+        mapped), else new ones."""
+        shapes = [tuple(rows if d == -1 else d for d in shape) for _, shape in self._fresh]
         with self._pool_lock:
             free = [i for i, group in enumerate(self._returned)
-                    if all([sys.getrefcount(a) == _POOL_REFS for a in group])]
+                    if all([sys.getrefcount(a) == _POOL_REFS for a in group])
+                    and [a.shape for a in group] == shapes]
             if free:
                 group = self._returned.pop(free[0])
             else:
                 group = [np.empty(shape, _numpy_dtype(_DTYPES.index(dtype)))
-                         for dtype, shape in self._fresh]
+                         for (dtype, _), shape in zip(self._fresh, shapes)]
             self._returned = self._returned[-(_POOL_SIZE - 1):] + [group]
             return list(group)
 
@@ -834,8 +846,8 @@ def _address(tensor):
 
 def _static_results(manifest):
     """[(dtype, shape)] of the result's tensors when every segment that returns returns the
-    same ones of static shapes (then the caller's arrays can be allocated before the run),
-    else None (a dynamic batch: the run's buffers are returned)."""
+    same ones (then the caller's arrays can be allocated before the run: a -1 first is the
+    call's rows of its dynamic batch), else None."""
     specs = None
     for segment in manifest["segments"]:
         end = segment["end"]
@@ -843,7 +855,7 @@ def _static_results(manifest):
             continue
         buffers = {b["name"]: b for b in segment["inputs"] + segment["outputs"]}
         these = [(buffers[n]["dtype"], tuple(buffers[n]["shape"])) for n in _result_names(end)]
-        if (specs is not None and these != specs) or any(-1 in shape for _, shape in these):
+        if (specs is not None and these != specs) or any(-1 in shape[1:] for _, shape in these):
             return None
         specs = these
     return specs

@@ -198,3 +198,44 @@ def test_sotc_run_draws_the_batch_it_is_given(sotc_bin, tmp_path, programs):
            "size with --batch N" in missing.stderr
     given = subprocess.run(run + ["--batch", "3"], capture_output=True, text=True, check=True)
     assert "float32[3, 8]" in given.stdout
+
+
+def test_threads_calling_with_other_batches(sotc_bin, tmp_path, programs):
+    import threading
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.softmax, "float32[?,32]"), "sm")
+    failures = []
+
+    def calls(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(50):
+            x = rng.standard_normal((int(rng.integers(1, 300)), 32), np.float32)
+            if not np.allclose(f(x), _softmax(x), rtol=1e-5, atol=1e-6):
+                failures.append(x.shape)
+
+    threads = [threading.Thread(target=calls, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_a_bundle_of_batched_entries(sotc_bin, tmp_path, programs):
+    """One trace per width, each with a dynamic batch: a call takes the entry of its width,
+    at any rows; the same traces give the same bytes."""
+    paths = [sotc.trace(programs.layer_norm, f"float32[?,{c}]", f"float32[{c}]",
+                        f"float32[{c}]").save(str(tmp_path / f"ln{c}.pb")) for c in (64, 96)]
+    outputs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        library = tmp_path / name / "k.so"
+        subprocess.run([sotc_bin, "compile", *paths, "--target", "cpu", "-o", str(library)],
+                       check=True, capture_output=True)
+        outputs.append((library.read_bytes(), (tmp_path / name / "k.manifest.json").read_text()))
+    assert outputs[0] == outputs[1]
+    f = sotc.load(tmp_path / "a" / "k.so")
+    rng = np.random.default_rng(5)
+    for n, c in ((3, 64), (5, 96), (1, 64), (700, 96)):
+        x = rng.standard_normal((n, c), np.float32)
+        w, b = rng.standard_normal(c, np.float32), rng.standard_normal(c, np.float32)
+        np.testing.assert_allclose(f(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
