@@ -265,6 +265,14 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   for (size_t i = 0; i < paths.size(); ++i) {
     modules.push_back(compileTrace(*context, paths[i], options, pipelines::Phase::Loops,
                                    &frontends[i], &instrumentation));
+    // A dynamic batch runs on the CPU only (a program of GEMM steps alone reaches here).
+    if (cuda)
+      for (sir::SubgraphOp subgraph : modules.back()->getOps<sir::SubgraphOp>())
+        for (mlir::Type t : subgraph.getArgumentTypes())
+          if (!mlir::cast<mlir::ShapedType>(t).hasStaticShape())
+            throw CodedError(DiagCode::KernelUnsupported,
+                             paths[i] + ": a dynamic batch compiles for the CPU (--target cpu) "
+                                        "only yet");
     std::string first = signatureOf(frontends[0].translation),
                 other = signatureOf(frontends[i].translation);
     if (other != first)

@@ -320,6 +320,7 @@ private:
 struct Indices {
   mlir::OpBuilder &b;
   mlir::Location loc;
+  bool batch = false; // the kernel runs over a dynamic batch (sched::kBatchRows rows of it)
 
   mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
   mlir::Value add(mlir::Value x, mlir::Value y) {
@@ -349,7 +350,7 @@ struct Indices {
     int64_t inner = 1;
     for (size_t d = k + 1; d < dims.size(); ++d)
       inner *= dims[d];
-    if (k == 0 && sched::holdsBatch(dims[0]))
+    if (batch && k == 0 && sched::holdsBatch(dims[0]))
       return div(f, inner);
     return rem(div(f, inner), dims[k]);
   }
@@ -533,6 +534,7 @@ private:
                       ") does not keep the batch the outermost factor of its grid");
       blocksPerBatchRow_ = blocks;
     }
+    idx_.batch = true;
     return mlir::success();
   }
   mlir::Type elementType(int t) {
