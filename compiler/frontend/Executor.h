@@ -151,6 +151,9 @@ public:
   /// Python values that decided something (jumps, constant arguments, subscripts), with the
   /// line that consumed them first.
   const std::vector<std::pair<VarPtr, SourceLoc>> &consumed() const { return consumed_; }
+  /// The decisions taken on the dynamic batch's size, as what it keeps (`>= 2`, `!= 4`) and
+  /// the line that decided.
+  const std::vector<std::pair<std::string, SourceLoc>> &batchGuards() const { return batchGuards_; }
   void consume(const VarPtr &v, const SourceLoc &loc);
   /// "paddle" or "torch": the framework whose tensor methods and dtype names apply.
   const std::string &framework() const { return framework_; }
@@ -231,6 +234,9 @@ private:
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
   void failOnDynamicSize(const VarPtr &v, Frame &f);
+  /// `a op b` where one is the dynamic batch's size: decided the way that keeps the most
+  /// sizes, and guarded (batchGuards).
+  VarPtr compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b);
   // Autocast.cpp
   /// The operator's tensor arguments cast as the innermost autocast block says (its
   /// framework's lists: half for GEMM-like operators, float32 for precision-sensitive ones).
@@ -318,6 +324,7 @@ private:
   std::map<std::string, VarPtr> weights_; // a model's parameters and buffers by name
   std::vector<VarPtr> weightOrder_;        // the same, in the order they were read
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
+  std::vector<std::pair<std::string, SourceLoc>> batchGuards_;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
   // Each argument the program may change (tensor, list, dict) and its items and keys as

@@ -380,6 +380,32 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
        f);
 }
 
+VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b) {
+  // Every dynamic size is the one batch (the runtime checks that the inputs agree).
+  if (isDynamicSize(a) && isDynamicSize(b))
+    return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
+  static const std::map<std::string, std::string> mirrored = {
+      {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
+  if (!isDynamicSize(a)) // k < B  ->  B > k
+    return compareBatchSize(f, mirrored.at(op), b, a);
+  if (!b->isConstant() || b->constant.kind != PyConst::Kind::Int)
+    fail(DiagCode::FrontendHostInteraction,
+         "comparing a dynamic dimension's size (the batch's) with a " + b->typeName() +
+             " is not compiled yet",
+         f);
+  // The outcome that keeps every size but a few, guarded: B == k and B < k are false
+  // (B != k, B >= k), B != k and B > k true. Sizes below 1 never run.
+  int64_t k = b->constant.intValue;
+  bool holds = op == "!=" || op == ">" || op == ">=";
+  std::string kept = (op == "==" || op == "!=") ? "!= " + std::to_string(k)
+                     : op == "<" || op == ">="  ? ">= " + std::to_string(k)
+                                                : ">= " + std::to_string(k + 1);
+  bool restricts = (op == "==" || op == "!=") ? k >= 1 : op == "<" || op == ">=" ? k > 1 : k >= 1;
+  if (restricts)
+    batchGuards_.push_back({kept, locOf(f)});
+  return makeConst(PyConst::ofBool(holds), {a, b});
+}
+
 VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b) {
   static const std::map<std::string, std::string> dunders = {{"<", "__lt__"},  {"<=", "__le__"},
                                                              {"==", "__eq__"}, {"!=", "__ne__"},
@@ -406,6 +432,8 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
       found = b->constant.text.find(a->constant.text) != std::string::npos;
     return makeConst(PyConst::ofBool(found), {a, b});
   }
+  if (isDynamicSize(a) || isDynamicSize(b))
+    return compareBatchSize(f, op, a, b);
   consume(a, loc);
   consume(b, loc);
   if (a->isConstant() && b->isConstant()) {

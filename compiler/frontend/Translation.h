@@ -46,7 +46,8 @@ struct StatementIR {
 
 struct Guard {
   // Keys: a dict's keys in order (a lookup that missed, or `in`, depends on all of them).
-  enum class Kind { TensorMeta, Equal, Type, Length, Keys };
+  /// Batch: a decision on the dynamic batch's size, which it keeps: `>= 2` or `!= 4`.
+  enum class Kind { TensorMeta, Equal, Type, Length, Keys, Batch };
   Kind kind;
   std::string expression; // where the value is read: frame.f_locals['x']
   std::string expected;   // '([2, 3], paddle.float32, True)', 1, list, 3, ['a', 'b']

@@ -76,6 +76,8 @@ const char *Guard::kindName() const {
     return "length";
   case Kind::Keys:
     return "keys";
+  case Kind::Batch:
+    return "batch";
   }
   return "?";
 }
@@ -92,6 +94,8 @@ std::string Guard::condition() const {
     return "len(" + expression + ") == " + expected;
   case Kind::Keys:
     return "list(" + expression + ".keys()) == " + expected;
+  case Kind::Batch:
+    return expression + " " + expected;
   }
   return "True";
 }
@@ -373,6 +377,14 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
   };
   for (const auto &[v, loc] : ex.consumed())
     guard(v, loc);
+  // Decisions on the dynamic batch's size: read from the first parameter that has one.
+  for (const auto &[expected, loc] : ex.batchGuards())
+    for (const VarPtr &p : ex.parameters())
+      if (p->isTensor() && !p->meta.shape.empty() && p->meta.shape[0] == ops::kDynamic) {
+        t.guards.push_back(
+            {Guard::Kind::Batch, p->tracker.expression() + ".shape[0]", expected, loc});
+        break;
+      }
   return t;
 }
 

@@ -99,7 +99,13 @@ Scan scanLayout(PrimBuilder &b, int x, int64_t axis) {
 
 int scanWindows(PrimBuilder &b, int x, const Scan &s, double padValue) {
   int moved = b.transpose(x, s.perm);
-  int64_t rows = b.meta(moved).numElements() / std::max<int64_t>(1, s.n);
+  int64_t elements = b.meta(moved).numElements();
+  // A dynamic batch stays the rows when it is the only other dimension ([B, n]).
+  if (elements == kDynamic && s.movedShape.size() != 2)
+    throw CodedError(DiagCode::OpBadAttribute,
+                     b.opName() + "(): a scan of a dynamic batch with more than one other "
+                                  "dimension is not supported yet");
+  int64_t rows = elements == kDynamic ? kDynamic : elements / std::max<int64_t>(1, s.n);
   int grid = b.reshape(moved, {rows, 1, 1, s.n});
   return b.window(grid, {1, s.n}, {1, 1}, {1, 1}, {0, 0, s.n - 1, 0}, padValue);
 }

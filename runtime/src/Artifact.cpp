@@ -352,6 +352,26 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
   entry.trace = e.at("trace").at("file").get<std::string>();
   std::map<std::string, std::string> guardOf;
   for (const Json &g : e.at("guards")) {
+    if (g.at("kind") == "batch") { // ">= 2", "!= 4": what a decision on the size kept
+      std::string expected = g.at("expected").get<std::string>();
+      size_t used = 0;
+      int64_t k = 0;
+      try {
+        k = std::stoll(expected.substr(3), &used);
+      } catch (const std::exception &) {
+      }
+      if (expected.size() < 4 || used != expected.size() - 3 ||
+          (expected.rfind(">= ", 0) != 0 && expected.rfind("!= ", 0) != 0))
+        throw Error("E8001", manifestPath + ": a batch guard expects '>= N' or '!= N', not '" +
+                                 expected + "'");
+      if (expected[0] == '>')
+        entry.minRows = std::max(entry.minRows, k);
+      else
+        entry.excludedRows.push_back(k);
+      entry.batchGuard += (entry.batchGuard.empty() ? "" : ", ") + g.at("id").get<std::string>() +
+                          " (" + g.at("source").get<std::string>() + ")";
+      continue;
+    }
     std::string x = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
     if (x.rfind(prefix, 0) == 0 && x.size() > prefix.size() + 2 &&
         x.compare(x.size() - 2, 2, "']") == 0)

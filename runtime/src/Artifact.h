@@ -92,6 +92,11 @@ struct Entry {
   std::string trace; // the trace's file name
   std::vector<Parameter> parameters;
   bool batched = false;      // a dynamic batch: its tensors' first dimension of -1, one size a call
+  /// What the program decided on the batch's size and so needs of it (guards of kind batch):
+  /// at least `minRows` rows, none of `excludedRows`; `batchGuard` names the guards.
+  int64_t minRows = 1;
+  std::vector<int64_t> excludedRows;
+  std::string batchGuard;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;

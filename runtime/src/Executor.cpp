@@ -256,6 +256,7 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
   std::vector<Mismatch> found;
   rows = 0; // a dynamic batch: the first tensor of it binds the size, the others must agree
   std::string bound;
+  size_t boundIndex = 0;
   for (size_t i = 0; i < n; ++i) {
     const Parameter &p = artifact_.entries[entry].parameters[i];
     auto mismatch = [&](std::string expected, std::string got) {
@@ -288,7 +289,7 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
       matches = sameMeta(in[i], s.dtype, shape.data(), shape.size()) && shape[0] >= 1 &&
                 (rows == 0 || shape[0] == rows);
       if (matches && rows == 0)
-        rows = shape[0], bound = p.name;
+        rows = shape[0], bound = p.name, boundIndex = i;
       else if (shape[0] < 1)
         batchNote = " with ? >= 1";
       else if (rows && shape[0] != rows)
@@ -304,6 +305,18 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     else if (elsewhere)
       got += " on a CUDA device (this artifact runs on the CPU)";
     mismatch(expected() + batchNote, got);
+  }
+  // What the program decided on the batch's size (its batch guards) holds for these rows.
+  const Entry &e = artifact_.entries[entry];
+  bool excluded =
+      std::find(e.excludedRows.begin(), e.excludedRows.end(), rows) != e.excludedRows.end();
+  if (rows > 0 && (rows < e.minRows || excluded)) {
+    const Buffer &s = e.parameters[boundIndex].spec;
+    found.push_back({bound,
+                     formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size())) +
+                         (excluded ? " with ? != " + std::to_string(rows)
+                                   : " with ? >= " + std::to_string(e.minRows)),
+                     formatTensor(in[boundIndex]), e.batchGuard, static_cast<int32_t>(entry)});
   }
   return found;
 }

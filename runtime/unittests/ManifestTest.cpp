@@ -368,3 +368,25 @@ TEST_CASE("a dynamic batch's manifest that does not hold together is refused",
   cuda["target"]["kind"] = "cuda";
   CHECK(refusal(cuda).find("E8002: k.manifest.json: a dynamic batch on cuda") == 0);
 }
+
+TEST_CASE("a dynamic batch's guards are what decisions on its size kept", "[runtime][manifest]") {
+  Json m = batchManifest();
+  auto guard = [](const std::string &id, const std::string &expected) {
+    return Json{{"id", id},
+                {"kind", "batch"},
+                {"expression", "frame.f_locals['a'].shape[0]"},
+                {"expected", expected},
+                {"condition", ""},
+                {"source", "p.py:3"}};
+  };
+  m["entries"][0]["guards"] = {guard("g0", ">= 4"), guard("g1", "!= 6"), guard("g2", ">= 2")};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  CHECK(a.entries[0].minRows == 4);
+  CHECK(a.entries[0].excludedRows == std::vector<int64_t>{6});
+  CHECK(a.entries[0].batchGuard == "g0 (p.py:3), g1 (p.py:3), g2 (p.py:3)");
+  for (const char *bad : {"> 4", ">= four", "!= 3 rows", ""}) {
+    INFO(bad);
+    m["entries"][0]["guards"] = {guard("g0", bad)};
+    CHECK(refusal(m).find("a batch guard expects '>= N' or '!= N'") != std::string::npos);
+  }
+}

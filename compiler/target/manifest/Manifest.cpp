@@ -29,6 +29,8 @@ const char *guardKind(frontend::Guard::Kind kind) {
     return "length";
   case frontend::Guard::Kind::Keys:
     return "keys";
+  case frontend::Guard::Kind::Batch:
+    return "batch";
   }
   return "?";
 }

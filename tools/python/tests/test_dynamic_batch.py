@@ -45,6 +45,19 @@ def pinned(x, y):
 
 def doubled(x):
     return x.reshape(x.shape[0] * 2, -1)
+
+def single_row_first(x):
+    B = x.shape[0]
+    if B == 1:
+        return x * 2.0
+    return x * 3.0
+
+def at_least_four(x, y):
+    if x.shape[0] < 4:
+        return x
+    if y.shape[0] == x.shape[0]:  # one batch: always true
+        return x + 1.0
+    return x
 """
 
 BATCHES = [1, 7, 64, 1000, 4099, 4100]
@@ -239,3 +252,29 @@ def test_a_bundle_of_batched_entries(sotc_bin, tmp_path, programs):
         x = rng.standard_normal((n, c), np.float32)
         w, b = rng.standard_normal(c, np.float32), rng.standard_normal(c, np.float32)
         np.testing.assert_allclose(f(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
+
+
+def test_decisions_on_the_batch_size_are_guarded(sotc_bin, tmp_path, programs):
+    """`if B == 1` is decided the way that keeps every other size (B != 1), and guarded: a call
+    of one row is refused with the line that decided, as any mismatch is."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.single_row_first, "float32[?,4]"),
+                  "single")
+    manifest = json.loads((tmp_path / "single.manifest.json").read_text())
+    (guard,) = [g for g in manifest["entries"][0]["guards"] if g["kind"] == "batch"]
+    assert (guard["expression"], guard["expected"]) == ("frame.f_locals['x'].shape[0]", "!= 1")
+    assert "dyn_programs.py:" in guard["source"]
+    x = np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(f(x), x * 3)
+    with pytest.raises(sotc.GuardError) as e:
+        f(np.ones((1, 4), np.float32))
+    ((parameter, expected, got, source),) = [
+        (m["parameter"], m["compiled_for"], m["got"], m["guard"]) for m in e.value.mismatches]
+    assert (parameter, expected, got) == ("x", "float32[?, 4] with ? != 1", "float32[1, 4]")
+    assert "dyn_programs.py:" in source
+
+    g = _compiled(sotc_bin, tmp_path, sotc.trace(programs.at_least_four, "float32[?,4]",
+                                                 "float32[?,4]"), "four")
+    np.testing.assert_array_equal(g(x[:1].repeat(5, 0), x[:1].repeat(5, 0)), np.full((5, 4), 2))
+    with pytest.raises(sotc.GuardError) as e:
+        g(x, x)
+    assert e.value.mismatches[0]["compiled_for"] == "float32[?, 4] with ? >= 4"
