@@ -37,9 +37,10 @@ def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::Subgraph
     kernels run `s0` times their rows, the GEMM steps take `s0` times their rows or batch).
     Elementwise primitives, broadcasts of static tensors to it, reductions and slices over
     the other dimensions, reshapes and transposes that keep it first, matmuls with it in the
-    rows or the batch, gathers with it in the index and the window of a convolution pass; a
-    primitive that reduces over it, moves it, merges it with another dimension, meets a
-    static size in it (which would pin `s0`) or makes it (iota) is E4002 with its line.
+    rows or the batch, gathers with it in the index, the window of a convolution and a 1-d
+    iota of it (`arange(B)`) pass; a primitive that reduces over it, moves it, merges it with
+    another dimension, meets a static size in it (which would pin `s0`) or slices it is E4002
+    with its line.
   }];
 }
 
