@@ -791,7 +791,8 @@ def _choose_framework(builder, requested, model_framework=None):
     builder.trace.framework = framework or ""
 
 
-def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, **named_inputs):
+def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, sotc_dynamic=None,
+          **named_inputs):
     """Traces `fn` for the given example inputs (tensor specs, tensor-like objects or Python
     values) and returns a Trace. File paths under `sotc_root` (default: the current
     directory) are recorded relative to it; the prefixed names keep them apart from `fn`'s
@@ -799,9 +800,14 @@ def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, **named_inpu
     "paddle"); by default that of the inputs' tensors, else of the framework the code names.
 
     `fn` may be a model (a paddle.nn.Layer or torch.nn.Module): the trace then records its
-    forward, its layer tree and its weights (written beside the trace by Trace.save)."""
+    forward, its layer tree and its weights (written beside the trace by Trace.save).
+
+    `sotc_dynamic` marks dimensions of example tensors dynamic, by input name:
+    `sotc_dynamic={"x": [0]}` traces x's first dimension as `?` (a dynamic batch, as the spec
+    "float32[?,128]" does)."""
     if _layer_framework(fn):
-        return _trace_model(fn, example_inputs, named_inputs, sotc_root, sotc_framework)
+        return _trace_model(fn, example_inputs, named_inputs, sotc_root, sotc_framework,
+                            sotc_dynamic)
     if isinstance(fn, types.MethodType) or not isinstance(fn, types.FunctionType):
         raise TraceError(f"sotc.trace expects a Python function, not {type(fn).__name__}")
     _refuse_unsupported(fn, "entry function")
@@ -816,9 +822,26 @@ def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, **named_inpu
     for name, value in bound.arguments.items():
         entry = builder.trace.inputs.add(name=name)
         builder.value(_example(value), entry.value, allow_tensor=True)
+    _mark_dynamic(builder.trace, sotc_dynamic)
     builder.finish()
     _choose_framework(builder, sotc_framework)
     return Trace(builder.trace, builder.code_objects, builder.weights)
+
+
+def _mark_dynamic(trace_msg, dynamic):
+    """Marks the dimensions `dynamic` names ({input: [dims]}) of the traced inputs dynamic."""
+    inputs = {i.name: i for i in trace_msg.inputs}
+    for name, dims in (dynamic or {}).items():
+        value = inputs.get(name)
+        if value is None or not value.value.HasField("tensor"):
+            raise TraceError(f"sotc_dynamic names {name!r}, which is no tensor input "
+                             f"(inputs: {', '.join(inputs)})")
+        spec = value.value.tensor
+        for d in dims:
+            if not isinstance(d, int) or not -len(spec.dims) <= d < len(spec.dims):
+                raise TraceError(f"sotc_dynamic: {name} has no dimension {d!r} (its rank is "
+                                 f"{len(spec.dims)})")
+            spec.dims[d].size, spec.dims[d].dynamic = -1, True
 
 
 def _example(value):
@@ -827,7 +850,7 @@ def _example(value):
     return (parse_tensor_spec(value) or value) if isinstance(value, str) else value
 
 
-def _trace_model(model, example_inputs, named_inputs, sotc_root, framework):
+def _trace_model(model, example_inputs, named_inputs, sotc_root, framework, dynamic):
     if model.training:
         raise TraceError(f"the model ({type(model).__qualname__}) is in training mode: call "
                          ".eval() first (sotc compiles inference: dropout off, batch norm "
@@ -846,6 +869,7 @@ def _trace_model(model, example_inputs, named_inputs, sotc_root, framework):
     for name, value in list(bound.arguments.items())[1:]:  # the model itself is not an input
         entry_input = builder.trace.inputs.add(name=name)
         builder.value(_example(value), entry_input.value, allow_tensor=True)
+    _mark_dynamic(builder.trace, dynamic)
     builder.finish()
     _choose_framework(builder, framework, _layer_framework(model))
     return Trace(builder.trace, builder.code_objects, builder.weights)

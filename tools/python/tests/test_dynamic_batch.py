@@ -278,3 +278,19 @@ def test_decisions_on_the_batch_size_are_guarded(sotc_bin, tmp_path, programs):
     with pytest.raises(sotc.GuardError) as e:
         g(x, x)
     assert e.value.mismatches[0]["compiled_for"] == "float32[?, 4] with ? >= 4"
+
+
+def test_example_arrays_with_a_dynamic_batch(sotc_bin, tmp_path, programs):
+    """sotc.trace(fn, array, sotc_dynamic={"x": [0]}): the example's first dimension as `?`."""
+    rng = np.random.default_rng(7)
+    trace = sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"x": [0]})
+    dims = [(d.size, d.dynamic) for d in trace.proto.inputs[0].value.tensor.dims]
+    assert dims == [(-1, True), (24, False)]
+    f = _compiled(sotc_bin, tmp_path, trace, "sm")
+    for n in (1, 9):
+        x = rng.standard_normal((n, 24), np.float32)
+        np.testing.assert_allclose(f(x), _softmax(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(sotc.TraceError, match="sotc_dynamic names 'y', which is no tensor input"):
+        sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"y": [0]})
+    with pytest.raises(sotc.TraceError, match="x has no dimension 2"):
+        sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"x": [2]})
