@@ -450,14 +450,24 @@ std::string gemmText(mapexpr::GemmOp gemm) {
                                                    name(gemm.getA()) + ", " + name(gemm.getB());
   if (gemm.getBias())
     text += ", " + name(gemm.getBias());
-  text += ") {\n  LibraryCall(gemm, m=" + std::to_string(p.m) + ", n=" + std::to_string(p.n) +
-          ", k=" + std::to_string(p.k);
+  // A dynamic batch: the count per row of it, times s0.
+  auto perRow = [](int64_t n, bool scaled) {
+    return !scaled ? std::to_string(n) : n == 1 ? "s0" : std::to_string(n) + "*s0";
+  };
+  text +=
+      ") {\n  LibraryCall(gemm, m=" + perRow(p.m, p.perBatch == mapexpr::GemmPlan::PerBatch::M) +
+      ", n=" + std::to_string(p.n) + ", k=" + std::to_string(p.k);
   if (p.transposeA)
     text += ", transpose_a";
   if (p.transposeB)
     text += ", transpose_b";
-  if (!p.batch.empty())
-    text += ", batch=" + formatInts(p.batch);
+  if (!p.batch.empty()) {
+    text += ", batch=[";
+    for (size_t d = 0; d < p.batch.size(); ++d)
+      text += (d ? ", " : "") +
+              perRow(p.batch[d], d == 0 && p.perBatch == mapexpr::GemmPlan::PerBatch::Batch);
+    text += "]";
+  }
   text += ") {\n    matmul(&" + out + ", " + name(gemm.getA()) + ", " + name(gemm.getB()) + ");\n";
   if (gemm.getBias())
     text += "    add_bias(&" + out + ", " + name(gemm.getBias()) + ");\n";

@@ -308,6 +308,7 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
                            : element.getIntOrFloatBitWidth();
     k.tensors.push_back({name, modelShape({type.getShape().begin(), type.getShape().end()}),
                          std::max<int64_t>(bits / 8, 1)});
+    k.batch |= !type.hasStaticShape();
     if (values)
       values->push_back(v);
     return ids[v.getAsOpaquePointer()] = static_cast<int>(k.tensors.size()) - 1;

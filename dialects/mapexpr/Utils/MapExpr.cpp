@@ -39,7 +39,7 @@ std::string Kernel::str(bool indexDetail) const {
     s << "    MapStmt(";
     if (a.schedule) { // the loop descriptors, as the readme-era CINN prints them
       for (size_t i = 0; i < a.schedule->loops.size(); ++i)
-        s << (i ? ", " : "") << a.schedule->loops[i].str();
+        s << (i ? ", " : "") << a.schedule->loops[i].str(batch);
     } else { // not scheduled yet: the anchor iterators
       s << "[";
       for (size_t i = 0; i < a.space.size(); ++i)
@@ -77,6 +77,15 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
   return catchCodedError([&] {
     if (target == Target::Cpu)
       return sched::cpuSchedule(dims);
+    if (!reduction && !dims.empty() && sched::holdsBatch(dims[0].size)) {
+      // A batch keeps its rows unpadded: a block per row of the innermost dim (the flat,
+      // padded mesh would read the batch's size in its mask).
+      std::vector<int64_t> perm(dims.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      int64_t inner = dims.size() > 1 ? dims.back().size : 1;
+      int64_t rows = sched::ScheduleMesh(dims).inputNumElements() / inner;
+      return sched::gpuRowSchedule(dims, perm, rows, sched::gpuRowThreads(inner));
+    }
     return reduction ? sched::gpuReductionSchedule(dims)
                      : sched::gpuInjectiveSchedule(dims, vector);
   });

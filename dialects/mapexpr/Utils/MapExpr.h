@@ -58,6 +58,7 @@ struct Kernel {
   std::vector<Tensor> tensors;
   std::vector<int> outputs, inputs;
   std::vector<AnchoredMapStmt> stmts;
+  bool batch = false; // over a dynamic batch: sizes holding sched::kBatchRows print as s0
 
   /// CINN's text form; `indexDetail` puts each argument on its own line with its index.
   std::string str(bool indexDetail = false) const;

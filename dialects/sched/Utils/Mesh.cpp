@@ -200,11 +200,17 @@ std::optional<LoopType> loopTypeByName(const std::string &name) {
   return std::nullopt;
 }
 
-std::string LoopDescriptor::str() const {
+std::string sizeText(int64_t size, bool batch) {
+  if (!batch || !holdsBatch(size))
+    return std::to_string(size);
+  return size == kBatchRows ? "s0" : std::to_string(size / kBatchRows) + "*s0";
+}
+
+std::string LoopDescriptor::str(bool batch) const {
   static const char *names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                 "threadIdx.x", "threadIdx.y", "threadIdx.z"};
   std::string var = spatial() ? names[static_cast<int>(type)] : iterator;
-  return var + "=0.." + std::to_string(size);
+  return var + "=0.." + sizeText(size, batch);
 }
 
 std::vector<LoopDescriptor> loopDescriptors(const ScheduleMesh &mesh,

@@ -29,6 +29,10 @@ constexpr int64_t kBatchRows = 4099;
 /// Whether a size of a model or mesh holds the batch.
 inline bool holdsBatch(int64_t size) { return size > 0 && size % kBatchRows == 0; }
 
+/// A size as the dumps print it: in a kernel over a dynamic batch (`batch`), one that holds it
+/// as the batch symbol times the rest ("s0", "64*s0").
+std::string sizeText(int64_t size, bool batch);
+
 /// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element
 /// count, ...). The message says which rule was broken.
 class MeshError : public CodedError {
@@ -102,8 +106,8 @@ struct LoopDescriptor {
   std::string iterator; // Temporal/Vectorize/Unroll: the loop variable's name
 
   bool spatial() const { return type <= LoopType::S1z; }
-  /// "blockIdx.x=0..4", "threadIdx.x=0..256", "t0=0..2"
-  std::string str() const;
+  /// "blockIdx.x=0..4", "threadIdx.x=0..256", "t0=0..2"; "blockIdx.x=0..64*s0" over a batch
+  std::string str(bool batch = false) const;
 };
 
 /// Pairs each output dimension with a loop type; the counts must match, a spatial type may
