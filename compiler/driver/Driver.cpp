@@ -113,6 +113,8 @@ pipelines::PipelineOptions withGpuIndexBits(mlir::ModuleOp module,
                                             pipelines::PipelineOptions options) {
   bool fits = true;
   module.walk([&](mlir::gpu::GPUFuncOp func) {
+    // A dynamic batch may make any buffer larger than 2^31 elements.
+    fits &= !func->hasAttr(kBlocksPerBatchRowAttr);
     for (mlir::BlockArgument arg : func.getBody().getArguments()) // parameters, workgroup
       if (auto memref = mlir::dyn_cast<mlir::MemRefType>(arg.getType()))
         fits &= memref.hasStaticShape() && memref.getNumElements() < (int64_t{1} << 31);
@@ -174,7 +176,10 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
   });
   module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory
     manifest::KernelLaunch &launch = launches[func.getName().str()];
-    launch.grid = (*func.getKnownGridSize())[0];
+    if (auto perRow = func->getAttrOfType<mlir::IntegerAttr>(kBlocksPerBatchRowAttr))
+      launch.grid = perRow.getInt(), launch.perBatchRow = true;
+    else
+      launch.grid = (*func.getKnownGridSize())[0];
     launch.block = (*func.getKnownBlockSize())[0];
     for (mlir::BlockArgument buffer : func.getWorkgroupAttributions())
       launch.sharedBytes += bytesOf(mlir::cast<mlir::MemRefType>(buffer.getType()));
@@ -265,14 +270,6 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   for (size_t i = 0; i < paths.size(); ++i) {
     modules.push_back(compileTrace(*context, paths[i], options, pipelines::Phase::Loops,
                                    &frontends[i], &instrumentation));
-    // A dynamic batch runs on the CPU only (a program of GEMM steps alone reaches here).
-    if (cuda)
-      for (sir::SubgraphOp subgraph : modules.back()->getOps<sir::SubgraphOp>())
-        for (mlir::Type t : subgraph.getArgumentTypes())
-          if (!mlir::cast<mlir::ShapedType>(t).hasStaticShape())
-            throw CodedError(DiagCode::KernelUnsupported,
-                             paths[i] + ": a dynamic batch compiles for the CPU (--target cpu) "
-                                        "only yet");
     std::string first = signatureOf(frontends[0].translation),
                 other = signatureOf(frontends[i].translation);
     if (other != first)

@@ -561,12 +561,8 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
   // A dynamic batch is checked as a plan of one row (every call's plan is checked again).
   Artifact oneRow = a;
   for (size_t e = 0; e < a.entries.size(); ++e)
-    if (a.entries[e].batched) {
-      if (a.target != "cpu")
-        throw Error("E8002", manifestPath + ": a dynamic batch on " + a.target +
-                                 " (this runtime runs them on the CPU only)");
+    if (a.entries[e].batched)
       resolveBatch(oneRow, e, 1);
-    }
   checkPlan(oneRow);
   return a;
 }

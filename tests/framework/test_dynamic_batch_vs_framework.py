@@ -30,22 +30,27 @@ import transformer_torch  # noqa: E402
 
 
 def compile_cpu(sotc_bin, trace, output):  # noqa: F811
-    result = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o", output],
+    target = ["--gpu-arch", "sm_90"] if output.endswith(".fatbin") else ["--target", "cpu"]
+    result = subprocess.run([sotc_bin, "compile", trace, "-o", output] + target,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr.strip().splitlines()[-1:]
     subprocess.run([sotc_bin, "inspect", output], check=True, capture_output=True)
-    return sotc.load(output)
+    return sotc.load(output, device="emulator" if output.endswith(".fatbin") else None)
 
 
 def test_torch_cnn_at_every_batch(sotc_bin, workdir):  # noqa: F811
     model = cnn_torch.make_model()
     trace = sotc.trace(model, "float32[?,3,16,16]").save(str(workdir / "cnn.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / "cnn.so"))
+    emulated = compile_cpu(sotc_bin, trace, str(workdir / "cnn.fatbin"))
     rng = np.random.default_rng(0)
     for n in (1, 7, 64, 1000, 3):
         x = torch.from_numpy(rng.standard_normal((n, 3, 16, 16), np.float32))
         with torch.no_grad():
-            assert_matches([np.asarray(f(x))], [model(x).numpy()], f"batch {n}")
+            want = model(x).numpy()
+        assert_matches([np.asarray(f(x))], [want], f"batch {n}")
+        if n < 64:
+            assert_matches([np.asarray(emulated(x.numpy()))], [want], f"CUDA emulator, batch {n}")
     # New weights: the batch norms are folded again, once for every batch size.
     with torch.no_grad():
         for p in model.parameters():
@@ -88,15 +93,20 @@ def test_transformers_bert_at_every_batch(sotc_bin, workdir):  # noqa: F811
         vocab_size=100, max_position_embeddings=64)).eval()
     trace = sotc.trace(model, "int64[?,16]").save(str(workdir / "bert.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / "bert.so"))
+    emulated = compile_cpu(sotc_bin, trace, str(workdir / "bert.fatbin"))
     rng = np.random.default_rng(3)
     for n in (1, 3, 17):
         ids = torch.from_numpy(rng.integers(0, 100, (n, 16)))
         with torch.no_grad():
             want = model(ids)
+        wanted = [want.last_hidden_state.numpy(), want.pooler_output.numpy()]
         got = f(ids)
-        assert_matches([got.last_hidden_state.numpy(), got.pooler_output.numpy()],
-                       [want.last_hidden_state.numpy(), want.pooler_output.numpy()],
+        assert_matches([got.last_hidden_state.numpy(), got.pooler_output.numpy()], wanted,
                        f"batch {n}")
+        if n < 17:
+            got = emulated(ids.numpy())
+            assert_matches([np.asarray(got.last_hidden_state), np.asarray(got.pooler_output)],
+                           wanted, f"CUDA emulator, batch {n}")
 
 
 def test_attention_that_moves_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811

@@ -521,8 +521,6 @@ private:
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " over a dynamic batch: " << why;
     };
-    if (gpuModule_)
-      return refuse("dynamic dimensions compile for the CPU (--target cpu) only yet");
     for (size_t t = 0; t < values_.size(); ++t)
       if (storage_[t].kind == StorageKind::Scratch &&
           !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
@@ -662,7 +660,10 @@ private:
       func.setArgAttr(i, "llvm.align", b_.getI64IntegerAttr(16));
     }
     func.setKnownBlockSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(threads), 1, 1});
-    func.setKnownGridSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(blocks), 1, 1});
+    if (blocksPerBatchRow_) // the grid is the call's: this many blocks per row of its batch
+      func->setAttr(kBlocksPerBatchRowAttr, b_.getI64IntegerAttr(*blocksPerBatchRow_));
+    else
+      func.setKnownGridSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(blocks), 1, 1});
     mlir::Block &entry = func.getBody().front();
     b_.setInsertionPointToStart(&entry);
     size_t arg = 0;

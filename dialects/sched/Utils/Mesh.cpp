@@ -286,7 +286,14 @@ RowSplit rowSplit(const std::vector<ScheduleDim> &dims) {
   return split;
 }
 
-int64_t gpuRowThreads(int64_t reduce) { return std::clamp<int64_t>(roundUp(reduce, 32), 32, 256); }
+int64_t gpuRowThreads(int64_t reduce) {
+  // A power of two: gpu.all_reduce's lowering over 3, 5, 6 or 7 warps races on its shared
+  // buffer between two reductions of one kernel (the CUDA emulator reports it).
+  int64_t threads = 32;
+  while (threads < reduce && threads < 256)
+    threads *= 2;
+  return threads;
+}
 
 Schedule gpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows, int64_t threads) {

@@ -137,7 +137,7 @@ struct RowSplit {
 };
 RowSplit rowSplit(const std::vector<ScheduleDim> &dims);
 
-/// GPU block size for rows of `reduce` elements: a warp multiple, 32 to 256.
+/// GPU block size for rows of `reduce` elements: a power of two, 32 to 256.
 int64_t gpuRowThreads(int64_t reduce);
 /// The space, permuted by `perm`, as `rows` rows: each row on one block (blockIdx.x), its
 /// elements across `threads` threads with a per-thread Temporal loop. Every AnchoredMapStmt of

@@ -191,6 +191,7 @@ TEST_CASE("row schedules put a kernel's rows on blocks or the parallel loop", "[
   CHECK(split.rows == 32);
   CHECK(split.reduce == 128);
   CHECK(gpuRowThreads(128) == 128);
+  CHECK(gpuRowThreads(96) == 128); // 3 warps: all_reduce's lowering races
   CHECK(gpuRowThreads(5) == 32);
   CHECK(gpuRowThreads(10000) == 256);
   Schedule gpu = gpuRowSchedule(consumer, split.perm, 32, 128);

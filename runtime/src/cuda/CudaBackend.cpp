@@ -9,6 +9,8 @@
 #include "runtime/src/emulator/EmulatedCuda.h"
 
 #include <map>
+#include <mutex>
+#include <sstream>
 
 namespace sotc::runtime {
 namespace {
@@ -78,14 +80,14 @@ private:
         step.function = fn;
       }
     if (!plans.empty())
-      matmuls_ = std::make_unique<Matmuls>(
-          plans, d_, emulated_ ? emulator::emulatedCublasLt() : lt::cublasLt());
+      matmuls_ = std::make_unique<Matmuls>(plans, d_, cublasLt());
   }
 
   /// Everything load() made, and the context; never throws (destructors call it).
   void unload() noexcept {
     if (d_.cuCtxPushCurrent(context_) == 0) {
       matmuls_.reset();
+      batchMatmuls_.clear();
       if (module_)
         d_.cuModuleUnload(module_);
       CUcontext popped;
@@ -126,8 +128,31 @@ public:
   }
   void gemm(const Step &step, const std::vector<void *> &b) override {
     Current current(*this);
-    matmuls_->run(gemmIndex_.at(&step), device(b[0]), device(b[1]), device(b[2]),
+    auto run = [&](Matmuls &matmuls, size_t index) {
+      matmuls.run(index, device(b[0]), device(b[1]), device(b[2]),
                   step.plan.bias ? device(b[3]) : 0, threadStream);
+    };
+    if (auto it = gemmIndex_.find(&step); it != gemmIndex_.end())
+      return run(*matmuls_, it->second);
+    // A step of a dynamic batch's plan at a call's rows (Artifact::atBatch): planned once per
+    // shape, up to a bound (then per call).
+    std::unique_lock<std::mutex> lock(batchMutex_);
+    std::string key = gemmKey(step.plan);
+    auto it = batchMatmuls_.find(key);
+    if (it == batchMatmuls_.end()) {
+      auto planned = std::make_unique<BatchGemm>();
+      planned->plan = step.plan;
+      planned->matmuls =
+          std::make_unique<Matmuls>(std::vector<const GemmPlan *>{&planned->plan}, d_, cublasLt());
+      if (batchMatmuls_.size() >= kMaxBatchGemms) {
+        lock.unlock();
+        return run(*planned->matmuls, 0);
+      }
+      it = batchMatmuls_.emplace(key, std::move(planned)).first;
+    }
+    Matmuls &matmuls = *it->second->matmuls;
+    lock.unlock();
+    run(matmuls, 0);
   }
   void toHost(void *host, const void *data, size_t bytes) override {
     Current current(*this);
@@ -174,6 +199,33 @@ private:
   CUmodule module_ = nullptr;
   std::unique_ptr<Matmuls> matmuls_;
   std::map<const Step *, size_t> gemmIndex_;
+  /// GEMMs of a dynamic batch's plans, by their shape (gemmKey).
+  struct BatchGemm {
+    GemmPlan plan;
+    std::unique_ptr<Matmuls> matmuls;
+  };
+  static constexpr size_t kMaxBatchGemms = 1024;
+  std::mutex batchMutex_;
+  std::map<std::string, std::unique_ptr<BatchGemm>> batchMatmuls_;
+
+  const lt::Api &cublasLt() const {
+    return emulated_ ? emulator::emulatedCublasLt() : lt::cublasLt();
+  }
+
+  /// Every field of a plan, as text: equal for plans cuBLASLt runs alike.
+  static std::string gemmKey(const GemmPlan &p) {
+    std::ostringstream s;
+    s << static_cast<int>(p.type) << ' ' << static_cast<int>(p.activation) << ' ' << p.m << ' '
+      << p.n << ' ' << p.k << ' ' << p.transposeA << p.transposeB << ' ' << p.lda << ' ' << p.ldb
+      << ' ' << p.ldc << ' ' << p.alpha << ' ' << p.beta << ' ' << p.bias;
+    for (const std::vector<int64_t> *v : {&p.batch, &p.strideA, &p.strideB, &p.strideC}) {
+      s << " [";
+      for (int64_t x : *v)
+        s << x << ',';
+      s << ']';
+    }
+    return s.str();
+  }
 };
 
 } // namespace

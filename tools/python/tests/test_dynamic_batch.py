@@ -294,3 +294,42 @@ def test_example_arrays_with_a_dynamic_batch(sotc_bin, tmp_path, programs):
         sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"y": [0]})
     with pytest.raises(sotc.TraceError, match="x has no dimension 2"):
         sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"x": [2]})
+
+
+def test_cuda_artifacts_of_a_batch_run_on_the_emulator(sotc_bin, tmp_path, programs):
+    """The same programs for CUDA, on the emulator: kernels launched over the call's rows
+    (their block fixed, their grid per call), GEMMs planned for each batch's shape."""
+    def fatbin(trace, name):
+        path = tmp_path / f"{name}.fatbin"
+        subprocess.run([sotc_bin, "compile", trace.save(str(tmp_path / f"{name}.pb")),
+                        "--gpu-arch", "sm_90", "-o", str(path)], check=True)
+        return sotc.load(path, device="emulator")
+    softmax = fatbin(sotc.trace(programs.softmax, "float32[?,96]"), "sm")
+    mlp = fatbin(sotc.trace(programs.mlp, "float32[?,5,32]", "float32[32,48]", "float32[48]",
+                            "float32[48,16]"), "mlp")
+    manifest = json.loads((tmp_path / "sm.cuda.manifest.json").read_text())
+    (kernel,) = manifest["segments"][0]["steps"]
+    assert (kernel["grid"], kernel["per_batch_row"], kernel["block"]) == (1, True, 128)
+    rng = np.random.default_rng(8)
+    w1 = rng.standard_normal((32, 48), np.float32) * 0.2
+    b1 = rng.standard_normal(48, np.float32)
+    w2 = rng.standard_normal((48, 16), np.float32) * 0.2
+    for n in (1, 7, 130, 7):
+        x = rng.standard_normal((n, 96), np.float32)
+        np.testing.assert_allclose(softmax(x), _softmax(x), rtol=1e-5, atol=1e-6)
+        x3 = rng.standard_normal((n, 5, 32), np.float32)
+        np.testing.assert_allclose(mlp(x3, w1, b1, w2), np.maximum(x3 @ w1 + b1, 0) @ w2,
+                                   rtol=1e-4, atol=1e-4)
+
+
+def test_rows_of_three_warps_on_the_emulator(sotc_bin, tmp_path, programs):
+    """A softmax over 96 columns reduces twice per row: with a block of 3 warps the second
+    all_reduce raced the first on their shared buffer (the emulator's E8007); blocks are a
+    power of two now. Static and dynamic alike."""
+    for spec in ("float32[5,96]", "float32[?,96]"):
+        path = tmp_path / "sm96.fatbin"
+        subprocess.run([sotc_bin, "compile", sotc.trace(programs.softmax, spec).save(
+            str(tmp_path / "sm96.pb")), "--gpu-arch", "sm_90", "-o", str(path)], check=True)
+        x = np.random.default_rng(9).standard_normal((5, 96), np.float32)
+        np.testing.assert_allclose(sotc.load(path, device="emulator")(x), _softmax(x),
+                                   rtol=1e-5, atol=1e-6)
