@@ -60,8 +60,10 @@ std::string violation(PrimOp op) {
   case PrimKind::Compare:
   case PrimKind::Select: // operands of one type (the decompositions broadcast explicitly)
     return "";
-  case PrimKind::Reduce:
-    return axesHold0() ? "a reduction over the dynamic dimension" : "";
+  case PrimKind::Reduce: // no axes: every axis
+    return axesHold0() || !op.getAxes() || op.getAxes()->empty()
+               ? "a reduction over the dynamic dimension"
+               : "";
   case PrimKind::Matmul: {
     // The batch is A's rows, or the outermost batch dimension of A, B or both.
     mlir::RankedTensorType x = typeOf(op->getOperand(0)), y = typeOf(op->getOperand(1));
@@ -97,7 +99,9 @@ std::string violation(PrimOp op) {
   case Prim::Slice:
     return axesHold0() ? "a slice of the dynamic dimension" : "";
   case Prim::Concat:
-    return op.getAxis() && *op.getAxis() != 0 ? "" : "a concatenation along the dynamic dimension";
+    if (!op.getAxis() || *op.getAxis() == 0)
+      return "a concatenation along the dynamic dimension";
+    return batched(out) ? "" : "the dynamic size meets a static one";
   case Prim::Gather:
     return batched(in) ? "a lookup in a table of dynamic size" : "";
   case Prim::Window:

@@ -73,3 +73,11 @@ sir.subgraph @pinned(%x: tensor<?x4xf32>) -> tensor<3x4xf32> {
   %0 = sir.prim broadcast_to(%x) {shape = array<i64: 3, 4>} : (tensor<?x4xf32>) -> tensor<3x4xf32>
   sir.output %0 : tensor<3x4xf32>
 }
+
+// -----
+
+sir.subgraph @sum_all(%x: tensor<?x4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{here a reduction over the dynamic dimension (reduce_sum to 'tensor<f32>')}}
+  %0 = sir.prim reduce_sum(%x) {axes = array<i64>, keepdim = false} : (tensor<?x4xf32>) -> tensor<f32>
+  sir.output %0 : tensor<f32>
+}
