@@ -333,3 +333,17 @@ def test_rows_of_three_warps_on_the_emulator(sotc_bin, tmp_path, programs):
         x = np.random.default_rng(9).standard_normal((5, 96), np.float32)
         np.testing.assert_allclose(sotc.load(path, device="emulator")(x), _softmax(x),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_a_bundle_serves_the_size_a_guard_left_out(sotc_bin, tmp_path, programs):
+    """`if B == 1` leaves one row out of the dynamic entry (`!= 1`); a bundle with a trace of
+    one row first serves it, the dynamic entry every other size."""
+    paths = [sotc.trace(programs.single_row_first, spec).save(str(tmp_path / f"{name}.pb"))
+             for name, spec in (("one", "float32[1,4]"), ("many", "float32[?,4]"))]
+    library = tmp_path / "k.so"
+    subprocess.run([sotc_bin, "compile", *paths, "--target", "cpu", "-o", str(library)],
+                   check=True, capture_output=True)
+    f = sotc.load(library)
+    for n, scale in ((1, 2), (2, 3), (9, 3), (1, 2)):
+        x = np.full((n, 4), 1.5, np.float32)
+        np.testing.assert_array_equal(f(x), x * scale)
