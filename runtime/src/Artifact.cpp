@@ -194,7 +194,7 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
       else if (p.perBatch == GemmPlan::PerBatch::Batch)
         p.batch[0] = timesRows(p.batch[0], rows);
       p.perBatch = GemmPlan::PerBatch::None;
-      if (std::string why = validate(p); step.gemm && !why.empty())
+      if (std::string why = step.gemm ? validate(p) : ""; !why.empty())
         throw Error("E8001", "GEMM step " + step.name + ": " + why);
     }
     countStepBytes(s);
@@ -559,6 +559,10 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
           (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u)))
         throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
   // A dynamic batch is checked as a plan of one row (every call's plan is checked again).
+  if (std::none_of(a.entries.begin(), a.entries.end(), [](const Entry &e) { return e.batched; })) {
+    checkPlan(a);
+    return a;
+  }
   Artifact oneRow = a;
   for (size_t e = 0; e < a.entries.size(); ++e)
     if (a.entries[e].batched)

@@ -340,10 +340,9 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }
-  if (batch) // one element per batch row
-    return {base.reshape({n, 1}),
-            loopDescriptors(base.reshape({n, 1}), {LoopType::S0x, LoopType::Vectorize})};
-  ScheduleMesh m = base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
+  // One element per row of a batch (never padded); else flat chunks of one vector.
+  ScheduleMesh m = batch ? base.reshape({n, 1})
+                         : base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
 }
 
