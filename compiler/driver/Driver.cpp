@@ -168,8 +168,10 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
         launch.grid = perRow.getInt();
       }
       for (mlir::Type buffer : func.getArgumentTypes()) {
-        auto memref = mlir::cast<mlir::MemRefType>(buffer);
-        bool batch = perRow && memref.getRank() > 0 && sched::holdsBatch(memref.getDimSize(0));
+        auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer);
+        if (!memref) // the call's rows of the batch
+          continue;
+        bool batch = perRow && sched::holdsBatch(memref.getNumElements());
         launch.bufferBytes.push_back(bytesOf(memref) / (batch ? sched::kBatchRows : 1));
       }
     }
@@ -302,6 +304,11 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   runPipeline(*kernels, path, withGpuIndexBits(*kernels, options), pipelines::Phase::Loops,
               pipelines::Phase::Llvm, instrumentation);
   auto fail = [&](const CodedError &e) { throw CodedError(e.code(), path + ": " + e.what()); };
+  // Kernels over a dynamic batch take the call's rows of it as well.
+  bool rows = llvm::any_of(launches, [](const auto &l) { return l.second.perBatchRow; });
+  std::string rowsAbi = rows ? "; a per_batch_row kernel takes int64_t rows (the call's batch) "
+                               "before its buffers"
+                             : "";
   std::string binary;
   manifest::Target target;
   if (cuda) {
@@ -327,14 +334,15 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
               options.gpuArchs,
               options.gpuArchs.back(),
               "__global__ void kernel(T *outputs..., const T *inputs...) <<<grid, block>>>; "
-              "buffers 16-byte aligned, never overlapping",
+              "buffers 16-byte aligned, never overlapping" +
+                  rowsAbi,
               "cublaslt"};
   } else {
     Expected<std::string> library = [&] {
       mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
       std::map<std::string, cpu::KernelSignature> signatures;
       for (const auto &[kernel, launch] : launches)
-        signatures[kernel] = {launch.grid, launch.bufferBytes};
+        signatures[kernel] = {launch.grid, launch.bufferBytes, launch.perBatchRow};
       return cpu::buildSharedLibrary(
           *kernels, {options.cpu, options.cpuVariants, options.optLevel, signatures});
     }();
@@ -358,7 +366,8 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
               {},
               "",
               "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...); "
-              "buffers never overlapping",
+              "buffers never overlapping" +
+                  rowsAbi,
               "cblas"};
   }
   mlir::TimingScope writing = instrumentation.step("manifest and output files");

@@ -162,7 +162,7 @@ int64_t timesRows(int64_t perRow, int64_t rows) {
 void resolveBuffer(Buffer &b, int64_t rows) {
   if (!b.perBatchRow())
     return;
-  b.shape[0] = rows;
+  b.shape[b.batchDim()] = rows;
   b.bytes = timesRows(b.bytes, rows);
 }
 
@@ -185,8 +185,10 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
     s.arenaBytes += timesRows(s.arenaBytesPerBatchRow, rows);
     s.arenaBytesPerBatchRow = 0;
     for (Step &step : s.steps) {
-      if (step.perBatchRow)
+      if (step.perBatchRow) {
         step.grid = timesRows(step.grid, rows);
+        step.batchRows = rows;
+      }
       step.perBatchRow = false;
       GemmPlan &p = step.plan;
       if (p.perBatch == GemmPlan::PerBatch::M)
@@ -386,10 +388,13 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       param.spec.name = param.name;
       param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
       param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
+      if (std::count(param.spec.shape.begin(), param.spec.shape.end(), -1) > 1)
+        throw Error("E8001", manifestPath + ": the entry's input " + param.name +
+                                 " has two dynamic dimensions (one batch at most)");
       // A dynamic batch: the bytes of one row of it.
       std::vector<int64_t> row = param.spec.shape;
       if (param.spec.perBatchRow())
-        row[0] = 1;
+        row[param.spec.batchDim()] = 1;
       param.spec.bytes = tensorBytes(param.spec.dtype, row);
       entry.batched |= param.spec.perBatchRow();
       param.stopGradient = p.at("stop_gradient").get<bool>();

@@ -27,7 +27,7 @@ constexpr size_t kDigestTrailerBytes = kDigestMark.size() + 64 + 1;
 /// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
 int dtypeIndex(const std::string &name);
 
-/// A tensor of a plan. One of a dynamic batch (a manifest shape of -1 first) has the bytes of
+/// A tensor of a plan. One of a dynamic batch (a -1 in its manifest shape) has the bytes of
 /// one row of it, and in an arena its offset in the batch's part, per row too (atBatch).
 struct Buffer {
   std::string name;
@@ -35,7 +35,14 @@ struct Buffer {
   std::vector<int64_t> shape;
   int64_t bytes = 0, offset = -1; // offset: in the segment's arena, for intermediates
 
-  bool perBatchRow() const { return !shape.empty() && shape[0] == -1; }
+  /// The position of the dynamic batch in the shape, or -1.
+  int batchDim() const {
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] == -1)
+        return static_cast<int>(d);
+    return -1;
+  }
+  bool perBatchRow() const { return batchDim() >= 0; }
 };
 
 struct Parameter {
@@ -61,6 +68,7 @@ struct Step {
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
   bool perBatchRow = false;           // kernels: the grid is per row of a dynamic batch
+  int64_t batchRows = 0;              // such kernels, resolved: the call's rows, an argument
   int64_t block = 0, sharedBytes = 0; // CUDA kernels: threads per block, static shared memory
   GemmPlan plan;                      // GEMM steps
   std::vector<std::string> outputs, inputs;

@@ -283,16 +283,16 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     bool elsewhere = in[i].data && !misaligned && cuda && !backend_->onDevice();
     bool matches = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
     std::string batchNote;
-    if (s.perBatchRow() && in[i].rank >= 1 && in[i].rank <= SOTC_MAX_RANK) {
+    if (int d = s.batchDim(); d >= 0 && in[i].rank > d && in[i].rank <= SOTC_MAX_RANK) {
       std::vector<int64_t> shape = s.shape;
-      shape[0] = in[i].shape[0];
-      matches = sameMeta(in[i], s.dtype, shape.data(), shape.size()) && shape[0] >= 1 &&
-                (rows == 0 || shape[0] == rows);
+      int64_t given = shape[d] = in[i].shape[d];
+      matches = sameMeta(in[i], s.dtype, shape.data(), shape.size()) && given >= 1 &&
+                (rows == 0 || given == rows);
       if (matches && rows == 0)
-        rows = shape[0], bound = p.name, boundIndex = i;
-      else if (shape[0] < 1)
+        rows = given, bound = p.name, boundIndex = i;
+      else if (given < 1)
         batchNote = " with ? >= 1";
-      else if (rows && shape[0] != rows)
+      else if (rows && given != rows)
         batchNote = " with ? = " + std::to_string(rows) + ", the batch of " + bound;
     }
     if (matches && !misaligned && !elsewhere)

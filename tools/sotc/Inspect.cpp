@@ -51,7 +51,8 @@ std::string shape(const Json &tensor) {
 }
 
 bool perBatchRow(const Json &tensor) {
-  return !tensor.at("shape").empty() && tensor.at("shape")[0].get<int64_t>() == -1;
+  const Json &shape = tensor.at("shape");
+  return std::any_of(shape.begin(), shape.end(), [](const Json &d) { return d == -1; });
 }
 
 std::string join(const Json &names) {

@@ -307,12 +307,13 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
     if (!text.empty() && text[0] == '@') {
       values[i] = readNpy(text.substr(1), storage[i]);
     } else if (text == "random" && spec.is_tensor) {
-      if (spec.rank > 0 && spec.shape[0] == -1) { // a dynamic batch: the rows --batch gives
-        if (options.batch < 1)
-          badInput(name + "=random: its first dimension is a dynamic batch (" + shapeText(spec) +
-                   "): give its size with --batch N");
-        spec.shape[0] = options.batch;
-      }
+      for (int d = 0; d < spec.rank; ++d)
+        if (spec.shape[d] == -1) { // a dynamic batch: the rows --batch gives
+          if (options.batch < 1)
+            badInput(name + "=random: it has a dynamic batch (" + shapeText(spec) +
+                     "): give its size with --batch N");
+          spec.shape[d] = options.batch;
+        }
       values[i] = spec;
       storage[i].resize(elements(spec) * sotc_dtype_size(spec.dtype));
       // Floats normal; integers in 0..15 (token ids and indices of small tables); bools even.

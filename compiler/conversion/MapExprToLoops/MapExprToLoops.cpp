@@ -320,20 +320,30 @@ private:
 struct Indices {
   mlir::OpBuilder &b;
   mlir::Location loc;
-  bool batch = false; // the kernel runs over a dynamic batch (sched::kBatchRows rows of it)
+  /// A kernel over a dynamic batch: the call's rows of it (the kernel's argument), which a
+  /// size that holds sched::kBatchRows stands for; null otherwise.
+  mlir::Value rows;
 
   mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
+  /// A size of the model: one that holds the batch computed from the call's rows.
+  mlir::Value size(int64_t k) {
+    if (!rows || !sched::holdsBatch(k))
+      return c(k);
+    return k == sched::kBatchRows
+               ? rows
+               : mlir::arith::MulIOp::create(b, loc, rows, c(k / sched::kBatchRows)).getResult();
+  }
   mlir::Value add(mlir::Value x, mlir::Value y) {
     return mlir::arith::AddIOp::create(b, loc, x, y);
   }
   mlir::Value mul(mlir::Value x, int64_t k) {
-    return k == 1 ? x : mlir::arith::MulIOp::create(b, loc, x, c(k)).getResult();
+    return k == 1 ? x : mlir::arith::MulIOp::create(b, loc, x, size(k)).getResult();
   }
   mlir::Value div(mlir::Value x, int64_t k) {
-    return k == 1 ? x : mlir::arith::DivUIOp::create(b, loc, x, c(k)).getResult();
+    return k == 1 ? x : mlir::arith::DivUIOp::create(b, loc, x, size(k)).getResult();
   }
   mlir::Value rem(mlir::Value x, int64_t k) {
-    return mlir::arith::RemUIOp::create(b, loc, x, c(k));
+    return mlir::arith::RemUIOp::create(b, loc, x, size(k));
   }
 
   /// Row-major flat index of `coords` over `dims`.
@@ -344,13 +354,13 @@ struct Indices {
     return f;
   }
 
-  /// Component `k` of flat index `f` over `dims`. The batch (the first dim, holding
-  /// sched::kBatchRows) is the quotient alone: f is in range, and its size is the call's.
+  /// Component `k` of flat index `f` over `dims`. A first dim that holds the batch is the
+  /// quotient alone: f is in range (which spares a division by the call's rows).
   mlir::Value unflat(mlir::Value f, llvm::ArrayRef<int64_t> dims, size_t k) {
     int64_t inner = 1;
     for (size_t d = k + 1; d < dims.size(); ++d)
       inner *= dims[d];
-    if (batch && k == 0 && sched::holdsBatch(dims[0]))
+    if (rows && k == 0 && sched::holdsBatch(dims[0]))
       return div(f, inner);
     return rem(div(f, inner), dims[k]);
   }
@@ -509,8 +519,8 @@ private:
   mlir::Location loc() { return op_.getLoc(); }
 
   /// A kernel over a dynamic batch runs blocksPerBatchRow_ blocks per row of it: every
-  /// statement's mesh keeps the batch the outermost factor of the grid, unpadded, and no
-  /// buffer of the whole batch is the kernel's own.
+  /// statement's grid holds the batch and its other loops do not, and no buffer of the
+  /// whole batch (nor a block's share that holds it) is the kernel's own.
   mlir::LogicalResult checkBatch() {
     bool dynamic = llvm::any_of(values_, [](mlir::Value v) {
       return !mlir::cast<mlir::RankedTensorType>(v.getType()).hasStaticShape();
@@ -521,34 +531,49 @@ private:
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " over a dynamic batch: " << why;
     };
-    for (size_t t = 0; t < values_.size(); ++t)
+    for (size_t t = 0; t < values_.size(); ++t) {
       if (storage_[t].kind == StorageKind::Scratch &&
           !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
         return refuse("a scratch buffer of the whole batch is not supported yet");
+      if (sched::holdsBatch(storage_[t].elementsPerBlock))
+        return refuse("a block would keep a share of " + kernel_.tensors[t].name +
+                      " that holds the batch");
+    }
     for (const AnchoredMapStmt &a : kernel_.stmts) {
       std::optional<int64_t> blocks = sched::blocksPerBatchRow(a.schedule->mesh);
       if (!blocks || (blocksPerBatchRow_ && *blocks != *blocksPerBatchRow_))
         return refuse("its schedule (" + a.schedule->mesh.str() +
-                      ") does not keep the batch the outermost factor of its grid");
+                      ") pads the batch or loops over it outside its grid");
       blocksPerBatchRow_ = blocks;
     }
-    idx_.batch = true;
     return mlir::success();
   }
   mlir::Type elementType(int t) {
     return mlir::cast<mlir::RankedTensorType>(values_[t].getType()).getElementType();
   }
-  /// The buffer's type: a batch as sched::kBatchRows rows (the kernel never reads the size;
-  /// the runtime passes the call's rows).
+  /// A tensor whose batch is not its first dimension: its strides hold the batch, so the
+  /// kernel addresses it by the flat index it computes from the call's rows.
+  bool flatBuffer(int t) {
+    return memrefType(t).getRank() != static_cast<int64_t>(kernel_.tensors[t].shape.size());
+  }
+  /// The buffer's type (bufferShape): a batch as sched::kBatchRows rows.
   mlir::MemRefType memrefType(int t) {
     auto type = mlir::cast<mlir::RankedTensorType>(values_[t].getType());
-    return mlir::MemRefType::get(kernel_.tensors[t].shape, type.getElementType());
+    return mlir::MemRefType::get(bufferShape(type.getShape().vec()), type.getElementType());
+  }
+  /// The index of an element of tensor `t` in its buffer (Input, Output, Scratch).
+  llvm::SmallVector<mlir::Value> bufferIndex(int t, llvm::ArrayRef<mlir::Value> index) {
+    if (flatBuffer(t))
+      return {idx_.flat(index, kernel_.tensors[t].shape)};
+    return llvm::SmallVector<mlir::Value>(index.begin(), index.end());
   }
 
   void emitFunction() {
     if (gpuModule_)
       return emitGpuFunction();
     llvm::SmallVector<mlir::Type> args;
+    if (blocksPerBatchRow_) // the call's rows of its batch come first
+      args.push_back(b_.getIndexType());
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
     for (int t : kernel_.inputs)
@@ -561,6 +586,8 @@ private:
     mlir::Block *entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     size_t arg = 0;
+    if (blocksPerBatchRow_)
+      idx_.rows = entry->getArgument(arg++);
     for (int t : kernel_.outputs)
       buffers_[t] = entry->getArgument(arg++);
     for (int t : kernel_.inputs)
@@ -618,12 +645,15 @@ private:
   }
 
   /// The GPU kernel: a gpu.func of the kernel's name in the module's gpu.module, taking its
-  /// outputs, then its inputs; one block per S0x index, one thread per S1x index (the block
-  /// size is known to the function); shared tensors are workgroup buffers; statements are
-  /// separated by barriers, since a later one reads what other threads wrote.
+  /// outputs, then its inputs (over a dynamic batch, the call's rows of it first); one block per
+  /// S0x index, one thread per S1x index (the block size is known to the function); shared tensors
+  /// are workgroup buffers; statements are separated by barriers, since a later one reads what
+  /// other threads wrote.
   void emitGpuFunction() {
     mlir::MLIRContext *ctx = b_.getContext();
     llvm::SmallVector<mlir::Type> args;
+    if (blocksPerBatchRow_) // the call's rows of its batch come first
+      args.push_back(b_.getIndexType());
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
     for (int t : kernel_.inputs)
@@ -655,7 +685,7 @@ private:
     func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b_.getUnitAttr());
     // The launch contract (the manifest's ABI): buffers are 16-byte aligned and never
     // overlap, so NVPTX may merge a thread's consecutive accesses into 128-bit ones.
-    for (unsigned i = 0; i < args.size(); ++i) {
+    for (unsigned i = blocksPerBatchRow_ ? 1 : 0; i < args.size(); ++i) {
       func.setArgAttr(i, "llvm.noalias", b_.getUnitAttr());
       func.setArgAttr(i, "llvm.align", b_.getI64IntegerAttr(16));
     }
@@ -667,6 +697,8 @@ private:
     mlir::Block &entry = func.getBody().front();
     b_.setInsertionPointToStart(&entry);
     size_t arg = 0;
+    if (blocksPerBatchRow_)
+      idx_.rows = entry.getArgument(arg++);
     for (int t : kernel_.outputs)
       buffers_[t] = entry.getArgument(arg++);
     for (int t : kernel_.inputs)
@@ -707,7 +739,7 @@ private:
     if (storage_[t].kind == StorageKind::Shared)
       return mlir::memref::LoadOp::create(b_, loc(), buffers_[t],
                                           mlir::ValueRange{sharedOffset(t, index)});
-    return mlir::memref::LoadOp::create(b_, loc(), buffers_[t], index);
+    return mlir::memref::LoadOp::create(b_, loc(), buffers_[t], bufferIndex(t, index));
   }
 
   void store(int t, const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Value> iters, mlir::Value v) {
@@ -720,7 +752,7 @@ private:
       mlir::memref::StoreOp::create(b_, loc(), v, buffers_[t],
                                     mlir::ValueRange{sharedOffset(t, index)});
     else
-      mlir::memref::StoreOp::create(b_, loc(), v, buffers_[t], index);
+      mlir::memref::StoreOp::create(b_, loc(), v, buffers_[t], bufferIndex(t, index));
   }
 
   /// Loop coordinates of statement `a` in mesh output order: the block for its S0x dim, the

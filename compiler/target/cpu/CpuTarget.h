@@ -27,6 +27,7 @@ constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
 struct KernelSignature {
   int64_t grid = 0;
   std::vector<int64_t> bufferBytes;
+  bool perBatchRow = false; // takes the call's rows of a dynamic batch before its buffers
 };
 
 struct CpuOptions {

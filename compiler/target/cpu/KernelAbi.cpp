@@ -1,7 +1,8 @@
 //===- KernelAbi.cpp - The CPU kernel ABI: a grid range, then the buffers ----------------===//
 //
 // 1. Find the kernel's grid: the scf.forall mapped to #gpu.block<x> at the top of its body.
-// 2. Prepend `begin` and `end` index arguments.
+// 2. Prepend `begin` and `end` index arguments (before a dynamic batch's rows, if the
+//    kernel takes them, and its buffers).
 // 3. Replace the forall by an scf.for from begin to end whose body is the forall's, and hoist
 //    the per-block scratch (memref.alloca) out of it: a block's scratch is reused by the next
 //    row of the same call instead of growing the stack by one buffer per row.
@@ -59,7 +60,8 @@ struct CpuKernelAbiPass : impl::CpuKernelAbiBase<CpuKernelAbiPass> {
       // The launch contract (the manifest's ABI): buffers never overlap, so LLVM needs no
       // run-time overlap checks (and no scalar copy of each loop for when they would).
       for (unsigned i = 2; i < func.getNumArguments(); ++i)
-        func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
+        if (mlir::isa<mlir::MemRefType>(func.getArgument(i).getType()))
+          func.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
     }
   }
 };

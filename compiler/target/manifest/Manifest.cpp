@@ -35,8 +35,8 @@ const char *guardKind(frontend::Guard::Kind kind) {
   return "?";
 }
 
-/// A tensor's name, dtype, shape and bytes. A dynamic batch (sotc-sir-check-batch-dims: only
-/// ever the first dimension) is -1 in the shape, and the bytes are those of one row of it.
+/// A tensor's name, dtype, shape and bytes. A dynamic batch (sotc-sir-check-batch-dims: one
+/// dimension at most) is -1 in the shape, and the bytes are those of one row of it.
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
@@ -55,7 +55,8 @@ Json tensorJson(const std::string &name, mlir::Type type) {
 /// Whether a tensor's json (tensorJson) is of the dynamic batch.
 bool perBatchRow(const Json &tensor) {
   const Json &shape = tensor["shape"];
-  return !shape.empty() && shape[0].get<int64_t>() < 0;
+  return std::any_of(shape.begin(), shape.end(),
+                     [](const Json &d) { return d.get<int64_t>() < 0; });
 }
 
 /// A GEMM step: the library call's shape (mapexpr/Utils/Gemm.h), row-major, and its epilogue.

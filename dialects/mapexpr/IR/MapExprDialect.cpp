@@ -203,20 +203,19 @@ LogicalResult OpStmtOp::verify() {
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   // After sotc-convert-mapexpr-to-loops the kernel is a func.func taking its outputs, then
-  // its inputs, as memrefs of the same shapes (after sotc-cpu-kernel-abi, a grid range first);
-  // a dynamic batch as the model's rows of it.
+  // its inputs, as memrefs of their buffer shapes (bufferShape), after the call's rows of a
+  // dynamic batch and (after sotc-cpu-kernel-abi) a grid range.
   if (auto func = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr())) {
     llvm::SmallVector<Type> expected;
     for (Type t : llvm::concat<const Type>(getResultTypes(), getInputs().getTypes())) {
       auto tensor = cast<RankedTensorType>(t);
       expected.push_back(
-          MemRefType::get(modelShape({tensor.getShape().begin(), tensor.getShape().end()}),
+          MemRefType::get(bufferShape({tensor.getShape().begin(), tensor.getShape().end()}),
                           tensor.getElementType()));
     }
-    // The CPU kernel ABI puts the grid range [begin, end) first.
     ArrayRef<Type> args = func.getArgumentTypes();
-    if (args.size() == expected.size() + 2 && args[0].isIndex() && args[1].isIndex())
-      args = args.drop_front(2);
+    while (args.size() > expected.size() && args.size() <= expected.size() + 3 && args[0].isIndex())
+      args = args.drop_front();
     if (TypeRange(args) != TypeRange(expected) || func.getNumResults())
       return emitOpError("types do not match lowered kernel ") << getKernelAttr();
     return success();

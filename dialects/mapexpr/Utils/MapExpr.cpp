@@ -77,12 +77,16 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
   return catchCodedError([&] {
     if (target == Target::Cpu)
       return sched::cpuSchedule(dims);
-    if (!reduction && !dims.empty() && sched::holdsBatch(dims[0].size)) {
+    bool batch = std::any_of(dims.begin(), dims.end(),
+                             [](const sched::ScheduleDim &d) { return sched::holdsBatch(d.size); });
+    if (!reduction && batch) {
       // A batch keeps its rows unpadded: a block per row of the innermost dim (the flat,
-      // padded mesh would read the batch's size in its mask).
+      // padded mesh would read the batch's size in its mask), a block per element when the
+      // batch is the innermost dim.
       std::vector<int64_t> perm(dims.size());
       std::iota(perm.begin(), perm.end(), 0);
-      int64_t inner = dims.size() > 1 ? dims.back().size : 1;
+      int64_t inner =
+          dims.size() > 1 && !sched::holdsBatch(dims.back().size) ? dims.back().size : 1;
       int64_t rows = sched::ScheduleMesh(dims).inputNumElements() / inner;
       return sched::gpuRowSchedule(dims, perm, rows, sched::gpuRowThreads(inner));
     }
@@ -97,6 +101,17 @@ std::vector<int64_t> modelShape(const std::vector<int64_t> &shape) {
     if (d < 0)
       d = sched::kBatchRows;
   return out;
+}
+
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> model = modelShape(shape);
+  if (shape.size() < 2 || shape[0] < 0 ||
+      std::none_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
+    return model;
+  int64_t n = 1;
+  for (int64_t d : model)
+    n *= d;
+  return {n};
 }
 
 std::map<int, size_t> writers(const Kernel &k) {

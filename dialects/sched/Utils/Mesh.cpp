@@ -334,42 +334,33 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
   int64_t inner = dims.empty() ? 1 : dims.back().size;
-  // A batch is not padded: its rows keep their own blocks, however short.
-  bool batch = !dims.empty() && holdsBatch(dims[0].size);
-  if (dims.size() > 1 && (inner >= kVector || batch)) {
+  // A batch is not padded: its rows keep their own blocks, however short, and a batch
+  // innermost is a block per element (a loop over it would read its size).
+  bool batch = std::any_of(dims.begin(), dims.end(),
+                           [](const ScheduleDim &d) { return holdsBatch(d.size); });
+  if (dims.size() > 1 && !holdsBatch(inner) && (inner >= kVector || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }
-  // One element per row of a batch (never padded); else flat chunks of one vector.
   ScheduleMesh m = batch ? base.reshape({n, 1})
                          : base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
 }
 
 std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh) {
-  if (mesh.inputRank() == 0 || !holdsBatch(mesh.inputDims()[0].size))
+  const std::vector<ScheduleDim> &in = mesh.inputDims();
+  if (std::none_of(in.begin(), in.end(), [](const ScheduleDim &d) { return holdsBatch(d.size); }))
     return std::nullopt;
-  // The batch sits in the first dim of every step's shape, as its outermost factor: a
-  // transpose keeps it first, a reshape keeps it whole in the first dim (no static size has
-  // the factor kBatchRows), and no padding grows the first dim.
-  for (const ScheduleMesh::Step &step : mesh.steps()) {
-    switch (step.kind) {
-    case ScheduleMesh::Step::Kind::Transpose:
-      if (step.perm.empty() || step.perm[0] != 0)
-        return std::nullopt;
-      break;
-    case ScheduleMesh::Step::Kind::Reshape:
-      if (step.after.empty() || !holdsBatch(step.after[0]))
-        return std::nullopt;
-      break;
-    case ScheduleMesh::Step::Kind::Padding:
-      if (step.after[0] != step.before[0])
-        return std::nullopt;
-      break;
-    }
-  }
+  // No padding grows a dim that holds the batch (its mask would compare with the stand-in),
+  // and the grid's dim (the first) is the only loop over it: the others' bounds are static.
+  for (const ScheduleMesh::Step &step : mesh.steps())
+    if (step.kind == ScheduleMesh::Step::Kind::Padding)
+      for (size_t d = 0; d < step.before.size(); ++d)
+        if (holdsBatch(step.before[d]) && step.after[d] != step.before[d])
+          return std::nullopt;
   const std::vector<int64_t> &shape = mesh.outputShape();
-  if (shape.empty() || !holdsBatch(shape[0]))
+  if (shape.empty() || !holdsBatch(shape[0]) ||
+      std::any_of(shape.begin() + 1, shape.end(), holdsBatch))
     return std::nullopt;
   return shape[0] / kBatchRows;
 }

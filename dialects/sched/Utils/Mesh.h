@@ -22,8 +22,9 @@ namespace sotc::sched {
 /// A dynamic batch dimension (sotc-sir-check-batch-dims) in a kernel's model, mesh and loops:
 /// they are built for this many rows of it, a prime that no static dimension may be a
 /// multiple of, so a size is a multiple of it exactly where it holds the batch. The code
-/// never reads it: the batch stays the outermost factor of the grid, which the runtime
-/// scales to the call's batch.
+/// never uses it: where a size holding the batch is needed (a stride, a division), the kernel
+/// computes it from the call's rows, which it takes as an argument; the grid, which holds
+/// the batch, is the runtime's to scale.
 constexpr int64_t kBatchRows = 4099;
 
 /// Whether a size of a model or mesh holds the batch.
@@ -155,9 +156,9 @@ Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
 /// reduced dims, rows run in parallel and each row's reduction is a serial Temporal loop.
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
 
-/// The blocks per batch row of a mesh whose first input dim holds the batch, when the batch
-/// stays the outermost factor of its first output dim and no step pads it (so the code
-/// never reads the batch size); nullopt otherwise.
+/// The blocks per batch row of a mesh over a batch, when its first output dim (the grid) is
+/// the only one that holds the batch and no step pads a dim that does (so that every loop
+/// bound but the grid's is static); nullopt otherwise.
 std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh);
 
 } // namespace sotc::sched

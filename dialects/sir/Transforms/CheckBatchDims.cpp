@@ -1,9 +1,10 @@
 //===- CheckBatchDims.cpp - Every dynamic dimension is the batch dimension ----------------===//
 //
-// sotc compiles one dynamic size per function, s0, as a batch: every `?` is s0, the first
-// dimension of its tensor, and each primitive keeps it there and keeps rows apart. Then a
-// kernel's rows of one batch index never meet another's, its code never reads s0 (only its
-// grid does), and a GEMM's rows or batch count are s0 times a static number.
+// sotc compiles one dynamic size per function, s0, as a batch: every `?` is s0, one dimension
+// of its tensor of its own (never merged with another), and each primitive keeps rows of the
+// batch apart: transposes may move it, GEMMs, windows and lookups take it first. Then a
+// kernel's rows of one batch index never meet another's, its code reads s0 only where a
+// stride or a grid holds it, and a GEMM's rows or batch count are s0 times a static number.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/Transforms/Passes.h"
@@ -25,31 +26,45 @@ mlir::RankedTensorType typeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
-/// Whether `t`'s first dimension is the batch (dynamic).
-bool batched(mlir::RankedTensorType t) {
-  return t.getRank() > 0 && mlir::ShapedType::isDynamic(t.getDimSize(0));
+/// The position of `t`'s batch (its dynamic dimension), or -1.
+int64_t batchDim(mlir::RankedTensorType t) {
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (t.isDynamicDim(d))
+      return d;
+  return -1;
+}
+bool batched(mlir::RankedTensorType t) { return batchDim(t) >= 0; }
+/// Whether the batch is `t`'s first dimension (what GEMMs, windows and lookups take).
+bool batchFirst(mlir::RankedTensorType t) { return batchDim(t) == 0; }
+
+/// The static elements before and after the batch of `t` (a reshape keeps both).
+std::pair<int64_t, int64_t> aroundBatch(mlir::RankedTensorType t) {
+  int64_t before = 1, after = 1, d = batchDim(t);
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (i != d)
+      (i < d ? before : after) *= t.getDimSize(i);
+  return {before, after};
 }
 
 /// Why `op` breaks the batch rule, or an empty string.
 std::string violation(PrimOp op) {
   Prim prim = toOpsPrim(op.getPrim());
   mlir::RankedTensorType out = typeOf(op.getResult());
-  if (prim == Prim::Transpose && batched(typeOf(op->getOperand(0))) &&
-      (!op.getPerm() || op.getPerm()->empty() || (*op.getPerm())[0] != 0))
-    return "a transpose moves the dynamic dimension";
-  bool anyBatched = batched(out);
+  bool anyBatched = false, anyMoved = false;
   for (mlir::Type t : llvm::concat<const mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensor = mlir::cast<mlir::RankedTensorType>(t);
-    for (int64_t d = 1; d < tensor.getRank(); ++d)
-      if (tensor.isDynamicDim(d))
-        return "a dynamic dimension after the first";
+    if (llvm::count_if(tensor.getShape(), mlir::ShapedType::isDynamic) > 1)
+      return "two dynamic dimensions in one tensor";
     anyBatched |= batched(tensor);
+    anyMoved |= batched(tensor) && !batchFirst(tensor);
   }
   if (!anyBatched)
     return "";
-  auto axesHold0 = [&] {
+  // The (first) operand; a source's result.
+  mlir::RankedTensorType in = op->getNumOperands() ? typeOf(op->getOperand(0)) : out;
+  auto axesHoldBatch = [&] {
     std::optional<llvm::ArrayRef<int64_t>> axes = op.getAxes();
-    return axes && llvm::is_contained(*axes, 0);
+    return axes && llvm::is_contained(*axes, batchDim(in));
   };
   switch (ops::primKind(prim)) {
   case PrimKind::Source:
@@ -61,12 +76,14 @@ std::string violation(PrimOp op) {
   case PrimKind::Select: // operands of one type (the decompositions broadcast explicitly)
     return "";
   case PrimKind::Reduce: // no axes: every axis
-    return axesHold0() || !op.getAxes() || op.getAxes()->empty()
+    return axesHoldBatch() || !op.getAxes() || op.getAxes()->empty()
                ? "a reduction over the dynamic dimension"
                : "";
   case PrimKind::Matmul: {
     // The batch is A's rows, or the outermost batch dimension of A, B or both.
     mlir::RankedTensorType x = typeOf(op->getOperand(0)), y = typeOf(op->getOperand(1));
+    if (anyMoved)
+      return "a matmul of a tensor whose dynamic dimension is not its first";
     if ((batched(y) && y.getRank() <= 2) || (batched(x) && x.getRank() == 1) ||
         (batched(x) && x.getRank() == 2 && op.getTransposeX().value_or(false)))
       return "the dynamic dimension is contracted";
@@ -75,37 +92,32 @@ std::string violation(PrimOp op) {
   case PrimKind::Layout:
     break;
   }
-  mlir::RankedTensorType in = typeOf(op->getOperand(0));
   switch (prim) {
-  case Prim::BroadcastTo:
-    if (!batched(out))
-      return "the dynamic size meets a static one (" + std::to_string(out.getDimSize(0)) + ")";
-    if (batched(in) && in.getRank() != out.getRank())
-      return "the dynamic dimension is broadcast to a later position";
+  case Prim::BroadcastTo: // right-aligned: the batch keeps its place from the end
+    if (!batched(out))    // the batch's position counts from the end
+      return "the dynamic size meets a static one (" +
+             std::to_string(out.getDimSize(batchDim(in) + out.getRank() - in.getRank())) + ")";
+    if (batched(in) && in.getRank() - batchDim(in) != out.getRank() - batchDim(out))
+      return "the dynamic dimension is broadcast to another position";
     return "";
-  case Prim::Reshape: {
-    if (!batched(in) || !batched(out))
+  case Prim::Reshape:
+    // The batch stays one dimension of its own: the static elements before it and after it
+    // are the same (dims of 1 and static dims on either side may regroup).
+    if (!batched(in) || !batched(out) || aroundBatch(in) != aroundBatch(out))
       return "a reshape merges or splits the dynamic dimension";
-    auto rest = [](mlir::RankedTensorType t) {
-      int64_t n = 1;
-      for (int64_t d = 1; d < t.getRank(); ++d)
-        n *= t.getDimSize(d);
-      return n;
-    };
-    return rest(in) == rest(out) ? "" : "a reshape merges or splits the dynamic dimension";
-  }
-  case Prim::Transpose: // keeps the batch first (checked above)
+    return "";
+  case Prim::Transpose: // the batch goes wherever the permutation puts it
     return "";
   case Prim::Slice:
-    return axesHold0() ? "a slice of the dynamic dimension" : "";
+    return axesHoldBatch() ? "a slice of the dynamic dimension" : "";
   case Prim::Concat:
-    if (!op.getAxis() || *op.getAxis() == 0)
+    if (!op.getAxis() || static_cast<int64_t>(*op.getAxis()) == batchDim(out))
       return "a concatenation along the dynamic dimension";
     return batched(out) ? "" : "the dynamic size meets a static one";
   case Prim::Gather:
     return batched(in) ? "a lookup in a table of dynamic size" : "";
   case Prim::Window:
-    return batched(out) ? "" : "a window over the dynamic dimension";
+    return batchFirst(out) && batchFirst(in) ? "" : "a window over the dynamic dimension";
   default:
     return "a " + std::string(ops::primName(prim)) + " of a dynamic size";
   }
@@ -118,7 +130,7 @@ struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass
       if (why.empty())
         return mlir::WalkResult::advance();
       (void)(emitCodedError(op.getLoc(), DiagCode::KernelUnsupported)
-             << "a dynamic dimension is compiled as a batch (the first dimension of every "
+             << "a dynamic dimension is compiled as a batch (a dimension of its own in every "
                 "tensor, rows that never meet); here "
              << why << " (" << ops::primName(toOpsPrim(op.getPrim())) << " to "
              << op.getResult().getType() << "): trace each shape and compile the traces into "

@@ -41,7 +41,7 @@ int64_t numel(mlir::Type t) {
   return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
 }
 
-/// A tensor's size as fusion compares them: one with a dynamic batch (its first dimension,
+/// A tensor's size as fusion compares them: one with a dynamic batch (a dimension of its own,
 /// sotc-sir-check-batch-dims) outweighs any static one, then the elements of a row count.
 struct Extent {
   bool batch = false;
@@ -49,10 +49,10 @@ struct Extent {
 
   explicit Extent(mlir::Type type) {
     auto t = mlir::cast<mlir::RankedTensorType>(type);
-    batch = t.getRank() > 0 && t.isDynamicDim(0);
+    batch = !t.hasStaticShape();
     elements = 1;
-    for (int64_t d = batch ? 1 : 0; d < t.getRank(); ++d)
-      elements *= t.getDimSize(d);
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      elements *= t.isDynamicDim(d) ? 1 : t.getDimSize(d);
   }
   Extent() = default;
   bool operator==(const Extent &o) const { return batch == o.batch && elements == o.elements; }
@@ -66,7 +66,7 @@ bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
   if (t.getShape() == anchor.getShape())
     return true;
   if (Extent(t) == Extent(anchor))
-    return true; // a reshape or transpose of the same elements (the batch kept first)
+    return true; // a reshape or transpose of the same elements
   // A reduced (keepdim) or broadcast source: numpy broadcasting of t to the anchor's shape.
   llvm::ArrayRef<int64_t> a = t.getShape(), b = anchor.getShape();
   if (a.size() > b.size())

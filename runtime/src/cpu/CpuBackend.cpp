@@ -16,19 +16,25 @@
 namespace sotc::runtime {
 namespace {
 
-/// The C ABI of a kernel of N buffers: void(int64_t begin, int64_t end, void *...).
-template <size_t... I>
-void callWith(void *fn, int64_t begin, int64_t end, void *const *buffers,
+/// The C ABI of a kernel of N buffers: void(int64_t begin, int64_t end, void *...), with the
+/// call's rows after `end` for a kernel over a dynamic batch (`Rows`).
+template <bool Rows, size_t... I>
+void callWith(void *fn, int64_t begin, int64_t end, int64_t rows, void *const *buffers,
               std::index_sequence<I...>) {
-  using Kernel = void (*)(int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
-  reinterpret_cast<Kernel>(fn)(begin, end, buffers[I]...);
+  if constexpr (Rows) {
+    using Kernel = void (*)(int64_t, int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
+    reinterpret_cast<Kernel>(fn)(begin, end, rows, buffers[I]...);
+  } else {
+    using Kernel = void (*)(int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
+    reinterpret_cast<Kernel>(fn)(begin, end, buffers[I]...);
+  }
 }
 
-template <size_t... N> constexpr auto callers(std::index_sequence<N...>) {
-  using Caller = void (*)(void *, int64_t, int64_t, void *const *);
+template <bool Rows, size_t... N> constexpr auto callers(std::index_sequence<N...>) {
+  using Caller = void (*)(void *, int64_t, int64_t, int64_t, void *const *);
   return std::array<Caller, sizeof...(N)>{
-      [](void *fn, int64_t begin, int64_t end, void *const *buffers) {
-        callWith(fn, begin, end, buffers, std::make_index_sequence<N>());
+      [](void *fn, int64_t begin, int64_t end, int64_t rows, void *const *buffers) {
+        callWith<Rows>(fn, begin, end, rows, buffers, std::make_index_sequence<N>());
       }...};
 }
 
@@ -51,9 +57,11 @@ int64_t bytesOf(const Segment &plan, const std::string &name) {
 
 /// Calls a kernel with exactly its buffers (outputs, then inputs).
 constexpr size_t kMaxKernelBuffers = 64;
-void call(void *fn, int64_t begin, int64_t end, const std::vector<void *> &buffers) {
-  static constexpr auto table = callers(std::make_index_sequence<kMaxKernelBuffers + 1>());
-  table[buffers.size()](fn, begin, end, buffers.data());
+/// `rows`: the call's rows of a dynamic batch, 0 for a kernel that does not take them.
+void call(void *fn, int64_t begin, int64_t end, int64_t rows, const std::vector<void *> &buffers) {
+  static constexpr auto plain = callers<false>(std::make_index_sequence<kMaxKernelBuffers + 1>());
+  static constexpr auto batched = callers<true>(std::make_index_sequence<kMaxKernelBuffers + 1>());
+  (rows ? batched : plain)[buffers.size()](fn, begin, end, rows, buffers.data());
 }
 
 /// The bytes a kernel must touch to be split over the pool (about 20 us of memory traffic).
@@ -125,7 +133,9 @@ public:
   }
   void release(void *data) override { std::free(data); }
   void kernel(const Step &step, const std::vector<void *> &buffers) override {
-    auto body = [&](int64_t begin, int64_t end) { call(step.function, begin, end, buffers); };
+    auto body = [&](int64_t begin, int64_t end) {
+      call(step.function, begin, end, step.batchRows, buffers);
+    };
     // Waking a worker costs more than a small kernel takes (tens of microseconds; more on a
     // virtual machine whose idle vCPU halts): those run on the calling thread.
     if (step.bytes < kParallelBytes)

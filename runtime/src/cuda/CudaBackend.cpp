@@ -118,6 +118,9 @@ public:
     for (void *b : buffers)
       pointers.push_back(device(b));
     std::vector<void *> params;
+    int64_t rows = step.batchRows; // a kernel over a dynamic batch takes the call's rows first
+    if (rows)
+      params.push_back(&rows);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
     // Shared memory is static (in the cubin): no dynamic bytes at launch.

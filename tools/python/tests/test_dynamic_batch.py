@@ -1,7 +1,7 @@
-"""A dynamic first dimension (`float32[?,128]`) compiles as a batch (docs/dynamic-shapes.md):
+"""A dynamic dimension (`float32[?,128]`) compiles as a batch (docs/dynamic-shapes.md):
 one artifact runs any number of rows and matches numpy at each, sizes that are not multiples
-of a vector or of the rows a kernel is built for included; the manifest writes the batch as
--1 and its counts per row; calls whose batches disagree, or that have none, get the usual
+of a vector or of the rows a kernel is built for included, the batch first or moved behind
+static dims; the manifest writes the batch as -1 and its counts per row; calls whose batches disagree, or that have none, get the usual
 mismatch table; what would tie the batch to another size is a coded error at compile time."""
 
 import json
@@ -39,6 +39,19 @@ def flatten(x):
 
 def rows_sum(x):
     return x.sum(0)
+
+def split_heads(x, w):  # nanoGPT's and timm's attention: the batch behind the q/k/v split
+    B, T, C = x.shape
+    qkv = (x @ w).reshape(B, T, 3, 2, C // 2).permute(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    att = torch.softmax(q @ k.transpose(-2, -1), -1)
+    return (att @ v).transpose(1, 2).reshape(B, T, C)
+
+def columns(x, y):  # the batch second, in and out
+    return torch.exp(x - x.max(0, keepdim=True)[0]) * y.t()
+
+def merged_after_move(x):
+    return x.transpose(0, 1).reshape(-1)
 
 def pinned(x, y):
     return x + y
@@ -181,8 +194,48 @@ def test_calls_without_one_batch_are_refused(sotc_bin, tmp_path, programs):
     assert e.value.mismatches[0]["compiled_for"] == "float32[?, 3]"
 
 
+def test_the_batch_behind_static_dims(sotc_bin, tmp_path, programs):
+    """Kernels whose tensors hold the batch after a static dim take the call's rows and index
+    with them; inputs and results may have it there too."""
+    rng = np.random.default_rng(10)
+    heads = _compiled(sotc_bin, tmp_path, sotc.trace(programs.split_heads, "float32[?,6,8]",
+                                                     "float32[8,24]"), "split")
+    cols = _compiled(sotc_bin, tmp_path, sotc.trace(programs.columns, "float32[5,?]",
+                                                    "float32[?,5]"), "cols")
+    manifest = json.loads((tmp_path / "split.manifest.json").read_text())
+    shapes = [b["shape"] for b in manifest["segments"][0]["arena"]["buffers"]]
+    assert [3, -1, 2, 6, 4] in shapes
+    assert "int64_t rows" in manifest["target"]["abi"]
+    w = rng.standard_normal((8, 24), np.float32) * 0.3
+
+    def want_heads(x):
+        B, T, C = x.shape
+        qkv = (x @ w).reshape(B, T, 3, 2, C // 2).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        return (_softmax(q @ k.transpose(0, 1, 3, 2)) @ v).transpose(0, 2, 1, 3).reshape(B, T, C)
+    for n in (1, 7, 64, 1000, 4100, 3):
+        x = rng.standard_normal((n, 6, 8), np.float32)
+        np.testing.assert_allclose(heads(x, w), want_heads(x), rtol=1e-4, atol=1e-5)
+        c, r = rng.standard_normal((5, n), np.float32), rng.standard_normal((n, 5), np.float32)
+        out = cols(c, r)
+        assert out.shape == (5, n)
+        np.testing.assert_allclose(out, np.exp(c - c.max(0, keepdims=True)) * r.T, rtol=1e-5,
+                                   atol=1e-6)
+    with pytest.raises(sotc.GuardError) as e:
+        cols(np.ones((5, 4), np.float32), np.ones((3, 5), np.float32))
+    assert e.value.mismatches[0]["compiled_for"] == "float32[?, 5] with ? = 4, the batch of x"
+    path = tmp_path / "split.fatbin"
+    subprocess.run([sotc_bin, "compile", str(tmp_path / "split.pb"), "--gpu-arch", "sm_90", "-o",
+                    str(path)], check=True)
+    emulated = sotc.load(path, device="emulator")
+    for n in (1, 5):
+        x = rng.standard_normal((n, 6, 8), np.float32)
+        np.testing.assert_allclose(emulated(x, w), want_heads(x), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name, specs, why", [
     ("rows_sum", ["float32[?,4]"], "a reduction over the dynamic dimension"),
+    ("merged_after_move", ["float32[?,4]"], "a reshape merges or splits the dynamic dimension"),
     ("pinned", ["float32[?,4]", "float32[3,4]"], "the dynamic size meets a static one (3)"),
 ])
 def test_what_ties_the_batch_is_refused(sotc_bin, tmp_path, programs, name, specs, why):
@@ -207,7 +260,7 @@ def test_sotc_run_draws_the_batch_it_is_given(sotc_bin, tmp_path, programs):
     run = [sotc_bin, "run", str(library), "--input", "x=random"]
     missing = subprocess.run(run, capture_output=True, text=True)
     assert missing.returncode != 0
-    assert "E9009: x=random: its first dimension is a dynamic batch (float32[?, 8]): give its " \
+    assert "E9009: x=random: it has a dynamic batch (float32[?, 8]): give its " \
            "size with --batch N" in missing.stderr
     given = subprocess.run(run + ["--batch", "3"], capture_output=True, text=True, check=True)
     assert "float32[3, 8]" in given.stdout

@@ -2,7 +2,7 @@
 // RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops --split-input-file --verify-diagnostics
 
 // A mesh that pads the batch would read its size (its mask).
-// expected-error @+1 {{E4002: kernel padded over a dynamic batch: its schedule ([I(4099), I(3)].reshape([12297]).padding([12304]).reshape([1538, 8])) does not keep the batch the outermost factor of its grid}}
+// expected-error @+1 {{E4002: kernel padded over a dynamic batch: its schedule ([I(4099), I(3)].reshape([12297]).padding([12304]).reshape([1538, 8])) pads the batch or loops over it outside its grid}}
 mapexpr.kernel @padded(%x: tensor<?x3xf32> {mapexpr.name = "x"}) -> tensor<?x3xf32> {
   %y = mapexpr.tensor "y" : tensor<?x3xf32>
   mapexpr.anchored %y : tensor<?x3xf32> attributes {dims = [#sched.injective<4099>, #sched.injective<3>], loops = [#sched.loop<S0x, 1538>, #sched.loop<Vectorize, 8>], mesh = #sched.mesh<[#sched.injective<4099>, #sched.injective<3>], [#sched.reshape<[12297]>, #sched.padding<[12304]>, #sched.reshape<[1538, 8]>]>} {

@@ -1,11 +1,12 @@
 // A kernel over a dynamic batch (sotc-sir-check-batch-dims): its model, mesh and loops are
-// built for 4099 rows of the batch (sched::kBatchRows), which the code never reads: the
-// batch coordinate is the grid index's quotient (no remainder by 4099), and the function says
-// how many blocks a row of the batch takes. A short inner dim keeps its rows (no padding).
+// built for 4099 rows of the batch (sched::kBatchRows), which the code never reads: it takes
+// the call's rows first, a batch first in a tensor is the grid index's quotient (no remainder),
+// and the function says how many blocks a row of the batch takes. A short inner dim keeps its
+// rows (no padding).
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cpu}), sotc-convert-mapexpr-to-loops{target=cpu})' --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @rows
-// CHECK-SAME: (%[[Y:.*]]: memref<4099x2x3xf32>, %[[X:.*]]: memref<4099x2x3xf32>)
+// CHECK-SAME: (%{{.*}}: index, %[[Y:[^:]*]]: memref<4099x2x3xf32>, %[[X:[^:]*]]: memref<4099x2x3xf32>)
 // CHECK-SAME: attributes {sotc.blocks_per_batch_row = 2 : i64}
 // CHECK: scf.forall (%[[B:.*]]) in (8198)
 // CHECK-NOT: remui %{{.*}}, %c4099
@@ -32,4 +33,24 @@ mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor
     mapexpr.op "reduce_sum_acc" outs(%s : tensor<?x1xf32>) ins(%x : tensor<?x8xf32>) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
   }
   mapexpr.return %s : tensor<?x1xf32>
+}
+
+// -----
+
+// A batch behind a static dim (an attention's q/k/v split): that tensor is a flat buffer whose
+// index the kernel computes from the call's rows; the grid still holds the batch once.
+// CHECK-LABEL: func.func @moved
+// CHECK-SAME: (%[[ROWS:[^:]*]]: index, %[[Y:[^:]*]]: memref<32792xf32>, %[[X:[^:]*]]: memref<4099x4x2xf32>)
+// CHECK-SAME: attributes {sotc.blocks_per_batch_row = 4 : i64}
+// CHECK: scf.forall (%[[B:.*]]) in (16396)
+// CHECK: arith.remui %{{.*}}, %[[ROWS]]
+// CHECK: memref.load %[[X]]
+// CHECK: arith.muli %{{.*}}, %[[ROWS]]
+// CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}] : memref<32792xf32>
+mapexpr.kernel @moved(%x: tensor<?x4x2xf32> {mapexpr.name = "x"}) -> tensor<4x?x2xf32> {
+  %y = mapexpr.tensor "y" : tensor<4x?x2xf32>
+  mapexpr.anchored %y : tensor<4x?x2xf32> attributes {dims = [#sched.injective<4>, #sched.injective<4099>, #sched.injective<2>]} {
+    mapexpr.op "exp" outs(%y : tensor<4x?x2xf32>) ins(%x : tensor<?x4x2xf32>) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[i1, i0, i2]>]}
+  }
+  mapexpr.return %y : tensor<4x?x2xf32>
 }
