@@ -1,8 +1,9 @@
 """Models traced once with a dynamic batch (`sotc.trace(model, "float32[?,3,16,16]")`) and
 compiled once for the CPU: the testdata CNNs in torch and paddle, torchvision's ResNet-18 and
 transformers' BERT run at every batch size asked of them and match the framework each time;
-new weights reach the one artifact. A model whose code moves the batch from the first
-dimension (an attention that permutes it behind the heads) is refused with the line that does.
+new weights reach the one artifact; the testdata transformer blocks and GPTs, whose attention
+moves the batch behind the q/k/v split or the heads, too. A model whose code merges the batch
+with another dimension is refused with the line that does.
 
 Tolerance: as the models' tests (test_library_models.assert_matches).
 """
@@ -26,6 +27,9 @@ sys.path.insert(0, os.path.join(ROOT, "testdata", "models"))
 
 import cnn_paddle  # noqa: E402
 import cnn_torch  # noqa: E402
+import gpt_paddle  # noqa: E402
+import gpt_torch  # noqa: E402
+import transformer_paddle  # noqa: E402
 import transformer_torch  # noqa: E402
 
 
@@ -109,12 +113,53 @@ def test_transformers_bert_at_every_batch(sotc_bin, workdir):  # noqa: F811
                            wanted, f"CUDA emulator, batch {n}")
 
 
-def test_attention_that_moves_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811
-    trace = sotc.trace(transformer_torch.make_model(), "float32[?,16,64]").save(
-        str(workdir / "block.pb"))
+def test_attention_that_moves_the_batch(sotc_bin, workdir):  # noqa: F811
+    """The testdata transformer blocks permute q/k/v as [3, B, heads, T, d] (the batch behind
+    the split, as nanoGPT and timm do) and the GPTs as [B, heads, T, d]: all four at every
+    batch, the torch block on the CUDA emulator too."""
+    rng = np.random.default_rng(4)
+    block = transformer_torch.make_model().eval()
+    trace = sotc.trace(block, "float32[?,16,64]").save(str(workdir / "block.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "block.so"))
+    emulated = compile_cpu(sotc_bin, trace, str(workdir / "block.fatbin"))
+    for n in (1, 7, 64, 3):
+        x = torch.from_numpy(rng.standard_normal((n, 16, 64), np.float32))
+        with torch.no_grad():
+            want = block(x).numpy()
+        assert_matches([np.asarray(f(x))], [want], f"torch block, batch {n}")
+        if n < 64:
+            assert_matches([np.asarray(emulated(x.numpy()))], [want],
+                           f"torch block on the CUDA emulator, batch {n}")
+    block = transformer_paddle.make_model()
+    f = compile_cpu(sotc_bin, sotc.trace(block, "float32[?,16,64]").save(
+        str(workdir / "block_paddle.pb")), str(workdir / "block_paddle.so"))
+    for n in (1, 7, 64):
+        x = rng.standard_normal((n, 16, 64), np.float32)
+        assert_matches([np.asarray(f(x))], [block(paddle.to_tensor(x)).numpy()],
+                       f"paddle block, batch {n}")
+    for name, module, run in (("gpt", gpt_torch, lambda m, ids: m(torch.from_numpy(ids))),
+                              ("gpt_paddle", gpt_paddle,
+                               lambda m, ids: m(paddle.to_tensor(ids)))):
+        model = module.make_model()
+        f = compile_cpu(sotc_bin, sotc.trace(model, "int64[?,12]").save(
+            str(workdir / f"{name}.pb")), str(workdir / f"{name}.so"))
+        for n in (1, 5, 33):
+            ids = rng.integers(0, module.VOCAB, (n, 12))
+            with torch.no_grad():
+                want = run(model, ids).numpy()
+            assert_matches([np.asarray(f(ids))], [want], f"{name}, batch {n}")
+
+
+def test_a_reshape_that_merges_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811
+    """Rows of tokens flattened with their batch (`x.view(-1, C)`) would tie the batch to
+    the sequence: refused with the line that does it, nothing written."""
+    class Flattened(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x.view(-1, 64)).sum(-1)
+    trace = sotc.trace(Flattened().eval(), "float32[?,16,64]").save(str(workdir / "flat.pb"))
     result = subprocess.run([sotc_bin, "compile", trace, "--target", "cpu", "-o",
-                             str(workdir / "block.so")], capture_output=True, text=True)
+                             str(workdir / "flat.so")], capture_output=True, text=True)
     assert result.returncode != 0
-    assert "error E4002" in result.stderr and "moves the dynamic dimension" in result.stderr
-    assert "transformer_torch.py:19" in result.stderr
-    assert not (workdir / "block.so").exists()
+    assert "error E4002" in result.stderr and "a reshape merges or splits" in result.stderr
+    assert "test_dynamic_batch_vs_framework.py:" in result.stderr
+    assert not (workdir / "flat.so").exists()
