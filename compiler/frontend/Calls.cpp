@@ -153,6 +153,43 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     std::copy(target.begin(), target.end(), args.begin() + 1);
 }
 
+namespace {
+/// A key of `x[key]` that changes no values: full slices, None and Ellipsis.
+bool keepsValues(const VarPtr &key) {
+  auto keeps = [](const VarPtr &k) {
+    if (k->kind == K::Slice)
+      return std::all_of(k->items.begin(), k->items.end(), [](const VarPtr &v) {
+        return v->isConstant() && v->constant.kind == PyConst::Kind::None;
+      });
+    return k->isConstant() &&
+           (k->constant.kind == PyConst::Kind::None || k->constant.kind == PyConst::Kind::Ellipsis);
+  };
+  return key->kind == K::Tuple ? std::all_of(key->items.begin(), key->items.end(), keeps)
+                               : keeps(key);
+}
+} // namespace
+
+void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr> &args,
+                             const std::vector<VarPtr> &outputs) {
+  if (outputs.size() != 1 || !outputs[0]->isTensor() || !ops::isIntegral(outputs[0]->meta.dtype))
+    return;
+  bool arange = (opName == "torch.arange" || opName == "paddle.arange") && args.size() == 1 &&
+                isInt(args[0]) && args[0]->constant.intValue == ops::kBatchSize;
+  // What keeps the values and only adds or drops dims of one: the batch's coordinate still.
+  static const std::set<std::string> keeping = {
+      "torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape",          "paddle.reshape",
+      "Tensor.reshape",    "torch.unsqueeze",      "torch.Tensor.unsqueeze", "paddle.unsqueeze",
+      "Tensor.unsqueeze",  "torch.Tensor.to",      "torch.Tensor.contiguous"};
+  bool kept = !args.empty() && args[0]->isTensor() && args[0]->batchIota &&
+              (keeping.count(opName) ||
+               (opName == "__getitem__" && args.size() == 2 && keepsValues(args[1])));
+  const std::vector<int64_t> &shape = outputs[0]->meta.shape;
+  bool rowsOnly = std::count(shape.begin(), shape.end(), ops::kDynamic) == 1 &&
+                  std::all_of(shape.begin(), shape.end(),
+                              [](int64_t d) { return d == 1 || d == ops::kDynamic; });
+  outputs[0]->batchIota = (arange || kept) && rowsOnly;
+}
+
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
@@ -206,6 +243,7 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   stmt.loc = loc;
   for (const ops::TensorMeta &meta : lowered.outputs())
     stmt.outputs.push_back(newTensor(meta, computedFrom(inputs)));
+  markBatchIota(opName, args, stmt.outputs);
   // Indexing and reshaping give views in the frameworks: an assignment into one would write
   // its base, which a functional update cannot (TensorUpdate.cpp refuses it).
   static const std::set<std::string> views = {

@@ -234,6 +234,9 @@ private:
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
   void failOnDynamicSize(const VarPtr &v, Frame &f);
+  /// Marks a call's result that holds its batch coordinates (Variable::batchIota).
+  void markBatchIota(const std::string &opName, const std::vector<VarPtr> &args,
+                     const std::vector<VarPtr> &outputs);
   /// `a op b` where one is the dynamic batch's size: decided the way that keeps the most
   /// sizes, and guarded (batchGuards).
   VarPtr compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b);
@@ -276,6 +279,10 @@ private:
   /// x[index] for an integer tensor index: the rows it names.
   VarPtr indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &index);
   /// x[i, j, ...] for integer tensors or ints naming x's leading dimensions' elements.
+  /// x[b, ...] where b indexes x's dynamic batch with its own coordinates (batchIota): the
+  /// rows picked per batch row, or null when the indices are not of that form.
+  VarPtr indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
+                        const std::vector<VarPtr> &indices);
   VarPtr indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
                      const std::vector<VarPtr> &indices);
   /// obj[key] = value and del obj[key] on Python lists and dicts; on a tensor, the new tensor

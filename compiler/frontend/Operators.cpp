@@ -887,6 +887,8 @@ VarPtr Executor::indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
   // as Python wraps a negative one), whose rows the flattened x gives: S + x.shape[k:].
   std::vector<int64_t> lead(x->meta.shape.begin(), x->meta.shape.begin() + indices.size());
   std::vector<int64_t> rest(x->meta.shape.begin() + indices.size(), x->meta.shape.end());
+  if (VarPtr rows = indexBatchRows(f, sir, x, indices))
+    return rows;
   if (std::count(lead.begin(), lead.end(), ops::kDynamic))
     fail(DiagCode::FrontendUnsupportedConstruct,
          "indexing a dynamic dimension with a tensor is not supported yet", f);
@@ -912,6 +914,76 @@ VarPtr Executor::indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
   VarPtr flat =
       tensorCall(f, sir, "api", reshape, reshape, {x, makeSequence(K::List, dims, {})}, {});
   return indexRows(f, sir, flat, linear);
+}
+
+VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
+                                const std::vector<VarPtr> &indices) {
+  // x[b, i, ...] where x's dynamic batch is indexed by its own coordinates (b an arange(B)
+  // with dims of one, transformers' mask functions): each batch row reads only itself. With
+  // the batch moved last, the other indices pick from every row at once; the batch then goes
+  // where b has it in the broadcast result.
+  size_t d = 0;
+  while (d < indices.size() &&
+         !(x->meta.shape[d] == ops::kDynamic && indices[d]->isTensor() && indices[d]->batchIota))
+    ++d;
+  if (d == indices.size())
+    return nullptr;
+  const std::vector<int64_t> &iota = indices[d]->meta.shape;
+  std::vector<VarPtr> others;
+  size_t rank = iota.size();
+  bool tensors = false;
+  for (size_t m = 0; m < indices.size(); ++m)
+    if (m != d) {
+      if (indices[m]->isTensor() && indices[m]->meta.numElements() == ops::kDynamic)
+        return nullptr;
+      others.push_back(indices[m]);
+      tensors |= indices[m]->isTensor();
+      if (indices[m]->isTensor())
+        rank = std::max(rank, indices[m]->meta.shape.size());
+    }
+  if (!others.empty() && !tensors) // x[b, 0]: not of this form
+    return nullptr;
+  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  auto ints = [&](const std::vector<int64_t> &v) {
+    std::vector<VarPtr> items;
+    for (int64_t i : v)
+      items.push_back(num(i));
+    return makeSequence(K::List, items, {});
+  };
+  std::string transpose = framework_ == "torch" ? "torch.permute" : "paddle.transpose";
+  std::vector<int64_t> perm;
+  for (size_t k = 0; k < x->meta.shape.size(); ++k)
+    if (k != d)
+      perm.push_back(static_cast<int64_t>(k));
+  perm.push_back(static_cast<int64_t>(d));
+  VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {x, ints(perm)}, {});
+  VarPtr picked = others.empty() ? moved : indexPoints(f, sir, moved, others);
+  // picked: the others' broadcast shape + x's dims after the indexed ones + [B]. The result:
+  // the indices' broadcast shape, whose batch dim is b's (the others have 1 there), + the rest.
+  std::vector<int64_t> shape = picked->meta.shape;
+  size_t restRank = x->meta.shape.size() - indices.size();
+  size_t broadcastRank = shape.size() - 1 - restRank;
+  shape.pop_back();
+  shape.insert(shape.begin(), rank - broadcastRank, 1);
+  size_t p =
+      rank - iota.size() + (std::find(iota.begin(), iota.end(), ops::kDynamic) - iota.begin());
+  if (shape[p] != 1)
+    return nullptr;
+  shape[p] = ops::kDynamic;
+  std::string reshape = framework_ + ".reshape";
+  // [others..., rest..., B] -> [others with 1 at p..., rest..., B] -> batch moved to p.
+  std::vector<int64_t> padded = shape;
+  padded[p] = 1;
+  padded.push_back(ops::kDynamic);
+  VarPtr aligned = tensorCall(f, sir, "api", reshape, reshape, {picked, ints(padded)}, {});
+  std::vector<int64_t> toP;
+  for (size_t k = 0; k < padded.size() - 1; ++k) {
+    if (k == p)
+      toP.push_back(static_cast<int64_t>(padded.size() - 1));
+    toP.push_back(static_cast<int64_t>(k));
+  }
+  VarPtr placed = tensorCall(f, sir, "api", transpose, transpose, {aligned, ints(toP)}, {});
+  return tensorCall(f, sir, "api", reshape, reshape, {placed, ints(shape)}, {});
 }
 
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {

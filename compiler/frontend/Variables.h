@@ -112,6 +112,9 @@ struct Variable {
   std::string passedRepr;    // a parameter: its value as passed, before the program mutated it
   VarPtr viewOf; // a tensor indexed or reshaped from this one (the frameworks share memory)
   VarPtr viewKey; // a view made by viewOf[viewKey]: the key, as it was then
+  /// Tensor: arange(B) of a dynamic batch, reshaped or indexed with None only: its value at
+  /// every point is the point's batch coordinate (as an index it names the batch's own rows).
+  bool batchIota = false;
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
   std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)

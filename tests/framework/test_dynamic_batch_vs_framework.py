@@ -8,6 +8,7 @@ with another dimension is refused with the line that does.
 Tolerance: as the models' tests (test_library_models.assert_matches).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -148,6 +149,33 @@ def test_attention_that_moves_the_batch(sotc_bin, workdir):  # noqa: F811
             with torch.no_grad():
                 want = run(model, ids).numpy()
             assert_matches([np.asarray(f(ids))], [want], f"{name}, batch {n}")
+
+
+def test_transformers_llama_at_every_batch(sotc_bin, workdir):  # noqa: F811
+    """LLaMA's mask indexes its packed-sequence ids per batch row (`m[batch_arange, q_idx]`,
+    the batch's own coordinates), and decides `batch_size != position_ids.shape[0]` (a guard
+    `!= 1`): a bundle with a one-row trace first serves every batch from 1 up."""
+    torch.manual_seed(0)
+    model = transformers.LlamaModel(transformers.LlamaConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=100, max_position_embeddings=64,
+        use_cache=False)).eval()
+    one = sotc.trace(model, "int64[1,16]").save(str(workdir / "llama1.pb"))
+    rows = sotc.trace(model, "int64[?,16]").save(str(workdir / "llama.pb"))
+    result = subprocess.run([sotc_bin, "compile", one, rows, "--target", "cpu", "-o",
+                             str(workdir / "llama.so")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    f = sotc.load(str(workdir / "llama.so"))
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 33):
+        ids = torch.from_numpy(rng.integers(0, 100, (n, 16)))
+        with torch.no_grad():
+            want = model(ids).last_hidden_state.numpy()
+        assert_matches([np.asarray(f(ids).last_hidden_state)], [want], f"batch {n}")
+    manifest = json.loads((workdir / "llama.manifest.json").read_text())
+    guards = [g for g in manifest["entries"][1]["guards"] if g["kind"] == "batch"]
+    assert [g["expected"] for g in guards] == ["!= 1"]
+    assert "masking_utils.py" in guards[0]["source"]
 
 
 def test_a_reshape_that_merges_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811

@@ -991,7 +991,7 @@ private:
     const std::vector<Expr> &exprs = a.index.at(table);
     for (size_t d = 1; d < exprs.size(); ++d)
       index.push_back(idx_.expr(exprs[d], iters));
-    return mlir::memref::LoadOp::create(b_, loc(), buffers_[table], index);
+    return mlir::memref::LoadOp::create(b_, loc(), buffers_[table], bufferIndex(table, index));
   }
 
   KernelOp op_;

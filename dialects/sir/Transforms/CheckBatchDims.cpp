@@ -114,8 +114,8 @@ std::string violation(PrimOp op) {
     if (!op.getAxis() || static_cast<int64_t>(*op.getAxis()) == batchDim(out))
       return "a concatenation along the dynamic dimension";
     return batched(out) ? "" : "the dynamic size meets a static one";
-  case Prim::Gather:
-    return batched(in) ? "a lookup in a table of dynamic size" : "";
+  case Prim::Gather: // rows of a table: its first dim
+    return batchFirst(in) ? "a lookup in a table of dynamic size" : "";
   case Prim::Window:
     return batchFirst(out) && batchFirst(in) ? "" : "a window over the dynamic dimension";
   default:

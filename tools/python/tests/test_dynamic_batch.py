@@ -53,6 +53,13 @@ def columns(x, y):  # the batch second, in and out
 def merged_after_move(x):
     return x.transpose(0, 1).reshape(-1)
 
+def same_segment(m):  # transformers' packed-sequence mask: m[b, q] == m[b, k] per batch row
+    B = m.shape[0]
+    b = torch.arange(B)[:, None, None]
+    q = torch.arange(6)[None, :, None]
+    k = torch.arange(6)[None, None, :]
+    return (m[b, q] == m[b, k]) & (k <= q)
+
 def pinned(x, y):
     return x + y
 
@@ -231,6 +238,24 @@ def test_the_batch_behind_static_dims(sotc_bin, tmp_path, programs):
     for n in (1, 5):
         x = rng.standard_normal((n, 6, 8), np.float32)
         np.testing.assert_allclose(emulated(x, w), want_heads(x), rtol=1e-4, atol=1e-5)
+
+
+def test_rows_indexed_by_their_own_batch_index(sotc_bin, tmp_path, programs):
+    """`m[arange(B)[:, None, None], q]` names each batch row's own elements: it compiles as a
+    lookup per row (the batch moved behind the looked-up dim), on the CPU and CUDA."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.same_segment, "int64[?,6]"), "seg")
+    path = tmp_path / "seg.fatbin"
+    subprocess.run([sotc_bin, "compile", str(tmp_path / "seg.pb"), "--gpu-arch", "sm_90", "-o",
+                    str(path)], check=True)
+    emulated = sotc.load(path, device="emulator")
+    rng = np.random.default_rng(11)
+    q, k = np.arange(6)[:, None], np.arange(6)[None, :]
+    for n in (1, 7, 64, 1000):
+        m = rng.integers(0, 3, (n, 6))
+        want = (m[:, :, None] == m[:, None, :]) & (k <= q)
+        np.testing.assert_array_equal(f(m), want)
+        if n < 64:
+            np.testing.assert_array_equal(emulated(m), want)
 
 
 @pytest.mark.parametrize("name, specs, why", [
