@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import paddle
+import pytest
 import torch
 import torchvision
 import transformers
@@ -176,6 +177,43 @@ def test_transformers_llama_at_every_batch(sotc_bin, workdir):  # noqa: F811
     guards = [g for g in manifest["entries"][1]["guards"] if g["kind"] == "batch"]
     assert [g["expected"] for g in guards] == ["!= 1"]
     assert "masking_utils.py" in guards[0]["source"]
+
+
+SMALL = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+             vocab_size=100, max_position_embeddings=64)
+LIBRARY_MODELS = {
+    "distilbert": lambda: transformers.DistilBertModel(transformers.DistilBertConfig(
+        n_layers=2, dim=64, n_heads=4, hidden_dim=128, vocab_size=100,
+        max_position_embeddings=64)),
+    "qwen2": lambda: transformers.Qwen2Model(transformers.Qwen2Config(
+        **SMALL, num_key_value_heads=2, use_cache=False)),
+    "mistral": lambda: transformers.MistralModel(transformers.MistralConfig(
+        **SMALL, num_key_value_heads=2, use_cache=False)),
+    "phi": lambda: transformers.PhiModel(transformers.PhiConfig(**SMALL, use_cache=False)),
+    "gpt_neox": lambda: transformers.GPTNeoXModel(transformers.GPTNeoXConfig(
+        **SMALL, use_cache=False)),
+    "vit": lambda: transformers.ViTModel(transformers.ViTConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+        image_size=32, patch_size=8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_MODELS))
+def test_transformers_models_at_every_batch(sotc_bin, workdir, name):  # noqa: F811
+    """More of transformers' models, from their configs, traced once with a dynamic batch:
+    their attention splits heads with the batch first or moves it behind them."""
+    torch.manual_seed(0)
+    model = LIBRARY_MODELS[name]().eval()
+    spec = "float32[?,3,32,32]" if name == "vit" else "int64[?,16]"
+    f = compile_cpu(sotc_bin, sotc.trace(model, spec).save(str(workdir / f"{name}.pb")),
+                    str(workdir / f"{name}.so"))
+    rng = np.random.default_rng(6)
+    for n in (2, 5, 17):
+        x = torch.from_numpy(rng.standard_normal((n, 3, 32, 32), np.float32) if name == "vit"
+                             else rng.integers(0, 100, (n, 16)))
+        with torch.no_grad():
+            want = model(x).last_hidden_state.numpy()
+        assert_matches([np.asarray(f(x).last_hidden_state)], [want], f"{name}, batch {n}")
 
 
 def test_a_reshape_that_merges_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811
