@@ -84,6 +84,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::Prim)) {
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirUnmergeBatch());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
     sir::SirWidenHalfOptions widen;

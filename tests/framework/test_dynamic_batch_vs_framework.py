@@ -190,6 +190,8 @@ LIBRARY_MODELS = {
     "mistral": lambda: transformers.MistralModel(transformers.MistralConfig(
         **SMALL, num_key_value_heads=2, use_cache=False)),
     "phi": lambda: transformers.PhiModel(transformers.PhiConfig(**SMALL, use_cache=False)),
+    "gpt2": lambda: transformers.GPT2Model(transformers.GPT2Config(
+        n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=64, use_cache=False)),
     "gpt_neox": lambda: transformers.GPTNeoXModel(transformers.GPTNeoXConfig(
         **SMALL, use_cache=False)),
     "vit": lambda: transformers.ViTModel(transformers.ViTConfig(
@@ -201,7 +203,8 @@ LIBRARY_MODELS = {
 @pytest.mark.parametrize("name", sorted(LIBRARY_MODELS))
 def test_transformers_models_at_every_batch(sotc_bin, workdir, name):  # noqa: F811
     """More of transformers' models, from their configs, traced once with a dynamic batch:
-    their attention splits heads with the batch first or moves it behind them."""
+    their attention splits heads with the batch first or moves it behind them; GPT-2's Conv1D
+    flattens the tokens with their batch around its GEMMs."""
     torch.manual_seed(0)
     model = LIBRARY_MODELS[name]().eval()
     spec = "float32[?,3,32,32]" if name == "vit" else "int64[?,16]"

@@ -28,6 +28,20 @@ def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
   }];
 }
 
+def SirUnmergeBatch : Pass<"sotc-sir-unmerge-batch", "::sotc::sir::SubgraphOp"> {
+  let summary = "Compute rows flattened with their batch on the unflattened tensors";
+  let description = [{
+    Runs after sotc-sir-decompose, before sotc-sir-check-batch-dims. A reshape that merges the
+    dynamic batch with the static dims after it (`[?, 16, 64] -> [?, 64]`, transformers'
+    Conv1D flattening tokens with their batch around a GEMM) makes a `?` that is the batch
+    times 16. Its row-wise users -- elementwise primitives (with broadcasts and constants of
+    static values made again at the wider shape), a matmul with it as A's rows, reductions
+    over the other dims, broadcasts within its rows, and a reshape that unmerges it again --
+    are rewritten onto the unmerged tensor, so the merge disappears. Other users keep the
+    merging reshape, which sotc-sir-check-batch-dims then refuses with its line.
+  }];
+}
+
 def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::SubgraphOp"> {
   let summary = "Check that every dynamic dimension is the batch dimension";
   let description = [{

@@ -53,6 +53,11 @@ def columns(x, y):  # the batch second, in and out
 def merged_after_move(x):
     return x.transpose(0, 1).reshape(-1)
 
+def conv1d(x, w, b):  # transformers' Conv1D: the tokens flattened with their batch
+    size_out = x.size()[:-1] + (w.shape[1],)
+    y = torch.addmm(b, x.view(-1, x.size(-1)), w)
+    return torch.softmax(y, -1).view(size_out)
+
 def same_segment(m):  # transformers' packed-sequence mask: m[b, q] == m[b, k] per batch row
     B = m.shape[0]
     b = torch.arange(B)[:, None, None]
@@ -238,6 +243,29 @@ def test_the_batch_behind_static_dims(sotc_bin, tmp_path, programs):
     for n in (1, 5):
         x = rng.standard_normal((n, 6, 8), np.float32)
         np.testing.assert_allclose(emulated(x, w), want_heads(x), rtol=1e-4, atol=1e-5)
+
+
+def test_rows_flattened_with_their_batch(sotc_bin, tmp_path, programs):
+    """`x.view(-1, C)` merges the batch with the tokens; the GEMM, the bias and the softmax
+    after it run on the unmerged rows (sotc-sir-unmerge-batch), and `view(size_out)` reads
+    them back: one GEMM of 4 rows per batch row."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.conv1d, "float32[?,4,8]",
+                                                 "float32[8,6]", "float32[6]"), "conv1d")
+    manifest = json.loads((tmp_path / "conv1d.manifest.json").read_text())
+    gemm = next(s for s in manifest["segments"][0]["steps"] if s["kind"] == "gemm")
+    assert (gemm["m"], gemm["per_batch_row"]) == (4, "m")
+    path = tmp_path / "conv1d.fatbin"
+    subprocess.run([sotc_bin, "compile", str(tmp_path / "conv1d.pb"), "--gpu-arch", "sm_90",
+                    "-o", str(path)], check=True)
+    emulated = sotc.load(path, device="emulator")
+    rng = np.random.default_rng(12)
+    w, b = rng.standard_normal((8, 6), np.float32), rng.standard_normal(6, np.float32)
+    for n in (1, 7, 64, 1000):
+        x = rng.standard_normal((n, 4, 8), np.float32)
+        want = _softmax(x @ w + b)
+        np.testing.assert_allclose(f(x, w, b), want, rtol=1e-5, atol=1e-6)
+        if n < 64:
+            np.testing.assert_allclose(emulated(x, w, b), want, rtol=1e-5, atol=1e-6)
 
 
 def test_rows_indexed_by_their_own_batch_index(sotc_bin, tmp_path, programs):

@@ -14,3 +14,10 @@ def segments(m):
     q = torch.arange(6)[None, :, None]
     k = torch.arange(6)[None, None, :]
     return m[b, q] == m[b, k]
+
+
+def conv1d(x, w, b):
+    # transformers' Conv1D (GPT-2): the batch flattened with the tokens around a GEMM.
+    size_out = x.size()[:-1] + (w.shape[1],)
+    x = torch.addmm(b, x.view(-1, x.size(-1)), w)
+    return torch.nn.functional.gelu(x.view(size_out))
