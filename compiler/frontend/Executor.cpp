@@ -455,6 +455,15 @@ ExecState Executor::start() {
     t.kind = Tracker::Kind::Local;
     t.name = input.name();
     VarPtr value = fromTrace(input.value(), t);
+    // A dynamic dimension given a bound (f32[?<=4096, 128]): calls of more rows are refused,
+    // and decisions on the size that the bound settles need no guard.
+    if (input.value().has_tensor())
+      for (const trace::Dim &d : input.value().tensor().dims())
+        if (d.dynamic() && d.max() > 0 && (batchMax_ == 0 || d.max() < batchMax_)) {
+          batchMax_ = d.max();
+          batchGuards_.push_back({"<= " + std::to_string(d.max()),
+                                  {code.filename(), static_cast<int>(code.firstlineno())}});
+        }
     value->parameter = input.name();
     value->passedRepr = value->repr();
     parameters_.push_back(value);

@@ -332,6 +332,7 @@ private:
   std::vector<VarPtr> weightOrder_;        // the same, in the order they were read
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::vector<std::pair<std::string, SourceLoc>> batchGuards_;
+  int64_t batchMax_ = 0; // the bound an input spec gave the batch (?<=N), 0 for none
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
   // Each argument the program may change (tensor, list, dict) and its items and keys as

@@ -393,9 +393,23 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
          "comparing a dynamic dimension's size (the batch's) with a " + b->typeName() +
              " is not compiled yet",
          f);
+  int64_t k = b->constant.intValue;
+  // A comparison every size from 1 to the bound an input gave (?<=N) decides alike.
+  if (batchMax_ > 0) {
+    auto at = [&](int64_t v) {
+      return op == "<"    ? v < k
+             : op == "<=" ? v <= k
+             : op == ">"  ? v > k
+             : op == ">=" ? v >= k
+             : op == "==" ? v == k
+                          : v != k;
+    };
+    bool settled = (op == "==" || op == "!=") ? (k < 1 || k > batchMax_) : at(1) == at(batchMax_);
+    if (settled)
+      return makeConst(PyConst::ofBool(at(1)), {a, b});
+  }
   // The outcome that keeps every size but a few, guarded: B == k and B < k are false
   // (B != k, B >= k), B != k and B > k true. Sizes below 1 never run.
-  int64_t k = b->constant.intValue;
   bool holds = op == "!=" || op == ">" || op == ">=";
   std::string kept = (op == "==" || op == "!=") ? "!= " + std::to_string(k)
                      : op == "<" || op == ">="  ? ">= " + std::to_string(k)

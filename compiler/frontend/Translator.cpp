@@ -379,12 +379,17 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
     guard(v, loc);
   // Decisions on the dynamic batch's size: read from the first parameter that has one.
   for (const auto &[expected, loc] : ex.batchGuards())
-    for (const VarPtr &p : ex.parameters())
-      if (p->isTensor() && !p->meta.shape.empty() && p->meta.shape[0] == ops::kDynamic) {
+    for (const VarPtr &p : ex.parameters()) {
+      const std::vector<int64_t> &shape = p->isTensor() ? p->meta.shape : std::vector<int64_t>{};
+      auto d = std::find(shape.begin(), shape.end(), ops::kDynamic);
+      if (d != shape.end()) {
         t.guards.push_back(
-            {Guard::Kind::Batch, p->tracker.expression() + ".shape[0]", expected, loc});
+            {Guard::Kind::Batch,
+             p->tracker.expression() + ".shape[" + std::to_string(d - shape.begin()) + "]",
+             expected, loc});
         break;
       }
+    }
   return t;
 }
 

@@ -363,11 +363,15 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       } catch (const std::exception &) {
       }
       if (expected.size() < 4 || used != expected.size() - 3 ||
-          (expected.rfind(">= ", 0) != 0 && expected.rfind("!= ", 0) != 0))
-        throw Error("E8001", manifestPath + ": a batch guard expects '>= N' or '!= N', not '" +
+          (expected.rfind(">= ", 0) != 0 && expected.rfind("!= ", 0) != 0 &&
+           expected.rfind("<= ", 0) != 0))
+        throw Error("E8001", manifestPath +
+                                 ": a batch guard expects '>= N', '<= N' or '!= N', not '" +
                                  expected + "'");
       if (expected[0] == '>')
         entry.minRows = std::max(entry.minRows, k);
+      else if (expected[0] == '<')
+        entry.maxRows = entry.maxRows ? std::min(entry.maxRows, k) : k;
       else
         entry.excludedRows.push_back(k);
       entry.batchGuard += (entry.batchGuard.empty() ? "" : ", ") + g.at("id").get<std::string>() +

@@ -101,8 +101,10 @@ struct Entry {
   std::vector<Parameter> parameters;
   bool batched = false;      // a dynamic batch: its tensors' first dimension of -1, one size a call
   /// What the program decided on the batch's size and so needs of it (guards of kind batch):
-  /// at least `minRows` rows, none of `excludedRows`; `batchGuard` names the guards.
+  /// at least `minRows` rows, at most `maxRows` (a bound the input spec gave), none of
+  /// `excludedRows`; `batchGuard` names the guards.
   int64_t minRows = 1;
+  int64_t maxRows = 0; // 0: no bound
   std::vector<int64_t> excludedRows;
   std::string batchGuard;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments

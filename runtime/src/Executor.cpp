@@ -310,11 +310,13 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
   const Entry &e = artifact_.entries[entry];
   bool excluded =
       std::find(e.excludedRows.begin(), e.excludedRows.end(), rows) != e.excludedRows.end();
-  if (rows > 0 && (rows < e.minRows || excluded)) {
+  bool beyond = e.maxRows && rows > e.maxRows;
+  if (rows > 0 && (rows < e.minRows || excluded || beyond)) {
     const Buffer &s = e.parameters[boundIndex].spec;
     found.push_back({bound,
                      formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size())) +
                          (excluded ? " with ? != " + std::to_string(rows)
+                          : beyond ? " with ? <= " + std::to_string(e.maxRows)
                                    : " with ? >= " + std::to_string(e.minRows)),
                      formatTensor(in[boundIndex]), e.batchGuard, static_cast<int32_t>(entry)});
   }

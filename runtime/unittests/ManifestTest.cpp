@@ -382,14 +382,17 @@ TEST_CASE("a dynamic batch's guards are what decisions on its size kept", "[runt
                 {"condition", ""},
                 {"source", "p.py:3"}};
   };
-  m["entries"][0]["guards"] = {guard("g0", ">= 4"), guard("g1", "!= 6"), guard("g2", ">= 2")};
+  m["entries"][0]["guards"] = {guard("g0", ">= 4"), guard("g1", "!= 6"), guard("g2", ">= 2"),
+                               guard("g3", "<= 64"), guard("g4", "<= 4096")};
   Artifact a = readManifest(m.dump(), "k.manifest.json");
   CHECK(a.entries[0].minRows == 4);
+  CHECK(a.entries[0].maxRows == 64);
   CHECK(a.entries[0].excludedRows == std::vector<int64_t>{6});
-  CHECK(a.entries[0].batchGuard == "g0 (p.py:3), g1 (p.py:3), g2 (p.py:3)");
-  for (const char *bad : {"> 4", ">= four", "!= 3 rows", ""}) {
+  CHECK(a.entries[0].batchGuard ==
+        "g0 (p.py:3), g1 (p.py:3), g2 (p.py:3), g3 (p.py:3), g4 (p.py:3)");
+  for (const char *bad : {"> 4", ">= four", "!= 3 rows", "< 5", ""}) {
     INFO(bad);
     m["entries"][0]["guards"] = {guard("g0", bad)};
-    CHECK(refusal(m).find("a batch guard expects '>= N' or '!= N'") != std::string::npos);
+    CHECK(refusal(m).find("a batch guard expects '>= N', '<= N' or '!= N'") != std::string::npos);
   }
 }

@@ -220,8 +220,8 @@ def test_transformers_models_at_every_batch(sotc_bin, workdir, name):  # noqa: F
 
 
 def test_a_reshape_that_merges_the_batch_is_refused(sotc_bin, workdir):  # noqa: F811
-    """Rows of tokens flattened with their batch (`x.view(-1, C)`) would tie the batch to
-    the sequence: refused with the line that does it, nothing written."""
+    """Rows of tokens flattened with their batch (`x.view(-1, C)`) and returned so would tie
+    the batch to the sequence: refused with the line that does it, nothing written."""
     class Flattened(torch.nn.Module):
         def forward(self, x):
             return torch.relu(x.view(-1, 64)).sum(-1)

@@ -28,6 +28,7 @@ _SHORT = {
 }
 
 _SPEC_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)\s*\[([^\]]*)\]\s*(!grad)?\s*$")
+_BOUNDED_RE = re.compile(r"^\s*\?\s*<=\s*(\d+)\s*$")
 
 
 class SpecError(ValueError):
@@ -56,8 +57,14 @@ def dtype_name(enum_value):
 def tensor_spec(shape, dtype, stop_gradient=True):
     spec = pb.TensorSpec(dtype=dtype_from_name(dtype), stop_gradient=stop_gradient)
     for size in shape:
+        bounded = isinstance(size, str) and _BOUNDED_RE.match(size)
         if size is None or (isinstance(size, str) and size.strip() == "?"):
             spec.dims.add(size=-1, dynamic=True)
+        elif bounded:  # ?<=4096: dynamic, at most that many
+            most = int(bounded.group(1))
+            if most < 1:
+                raise SpecError(f"a dynamic dimension's bound must be at least 1, not {most}")
+            spec.dims.add(size=-1, dynamic=True, max=most)
         else:
             size = int(size)
             if size < 0:
@@ -67,15 +74,16 @@ def tensor_spec(shape, dtype, stop_gradient=True):
 
 
 def parse_tensor_spec(text):
-    """Parses `float32[64,128]`, `f32[?,128]`, `bf16[]`, `f32[8]!grad`; None if not a spec."""
+    """Parses `float32[64,128]`, `f32[?,128]`, `f32[?<=4096,128]`, `bf16[]`, `f32[8]!grad`;
+    None if not a spec."""
     match = _SPEC_RE.match(text)
     if not match:
         return None
     dtype, dims, grad = match.groups()
     dims = [d.strip() for d in dims.split(",")] if dims.strip() else []
     for d in dims:
-        if d != "?" and not d.isdigit():
-            raise SpecError(f"bad dimension '{d}' in '{text}' (use a size or '?')")
+        if d != "?" and not d.isdigit() and not _BOUNDED_RE.match(d):
+            raise SpecError(f"bad dimension '{d}' in '{text}' (use a size, '?' or '?<=N')")
     return tensor_spec(dims, dtype, stop_gradient=grad is None)
 
 

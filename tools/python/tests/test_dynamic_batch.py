@@ -53,6 +53,11 @@ def columns(x, y):  # the batch second, in and out
 def merged_after_move(x):
     return x.transpose(0, 1).reshape(-1)
 
+def chunked(x):  # a decision the bound settles: no guard
+    if x.shape[0] > 100:
+        return x.reshape(x.shape[0], 2, -1).sum(1)
+    return x * 2.0
+
 def conv1d(x, w, b):  # transformers' Conv1D: the tokens flattened with their batch
     size_out = x.size()[:-1] + (w.shape[1],)
     y = torch.addmm(b, x.view(-1, x.size(-1)), w)
@@ -243,6 +248,24 @@ def test_the_batch_behind_static_dims(sotc_bin, tmp_path, programs):
     for n in (1, 5):
         x = rng.standard_normal((n, 6, 8), np.float32)
         np.testing.assert_allclose(emulated(x, w), want_heads(x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_bound_on_the_batch(sotc_bin, tmp_path, programs):
+    """`?<=64`: calls of more rows are refused with the usual table, and a decision on the
+    size that the bound settles (`B > 100`) needs no guard."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.chunked, "float32[?<=64,4]"), "bound")
+    manifest = json.loads((tmp_path / "bound.manifest.json").read_text())
+    guards = [g for g in manifest["entries"][0]["guards"] if g["kind"] == "batch"]
+    assert [(g["expression"], g["expected"]) for g in guards] == [
+        ("frame.f_locals['x'].shape[0]", "<= 64")]
+    for n in (1, 64):
+        x = np.full((n, 4), 1.5, np.float32)
+        np.testing.assert_array_equal(f(x), x * 2)
+    with pytest.raises(sotc.GuardError) as e:
+        f(np.ones((65, 4), np.float32))
+    assert e.value.mismatches[0]["compiled_for"] == "float32[?, 4] with ? <= 64"
+    with pytest.raises(sotc.SpecError, match="at least 1"):
+        sotc.trace(programs.chunked, "float32[?<=0,4]")
 
 
 def test_rows_flattened_with_their_batch(sotc_bin, tmp_path, programs):
