@@ -225,10 +225,14 @@ private:
   void checkTensor(const trace::TensorSpec &t, const std::string &where) const {
     if (t.dtype() == trace::DTYPE_UNSPECIFIED || !trace::DType_IsValid(t.dtype()))
       fail(DiagCode::TraceBadInput, where + ": tensor has no valid dtype");
-    for (const trace::Dim &d : t.dims())
+    for (const trace::Dim &d : t.dims()) {
       if (!d.dynamic() && d.size() < 0)
         fail(DiagCode::TraceBadInput,
              where + ": static dimension of size " + std::to_string(d.size()));
+      if (d.max() < 0 || (d.max() && !d.dynamic()))
+        fail(DiagCode::TraceBadInput, where + ": a bound of " + std::to_string(d.max()) +
+                                          " on a dimension that is not dynamic or below 0");
+    }
   }
 
   void checkInputs() const {
