@@ -83,10 +83,10 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
       // A batch keeps its rows unpadded: a block per row of the innermost dim (the flat,
       // padded mesh would read the batch's size in its mask), a block per element when the
       // batch is the innermost dim.
-      std::vector<int64_t> perm(dims.size());
-      std::iota(perm.begin(), perm.end(), 0);
-      int64_t inner =
-          dims.size() > 1 && !sched::holdsBatch(dims.back().size) ? dims.back().size : 1;
+      std::vector<int64_t> perm = sched::batchFirst(dims);
+      int64_t inner = dims.size() > 1 && !sched::holdsBatch(dims[perm.back()].size)
+                          ? dims[perm.back()].size
+                          : 1;
       int64_t rows = sched::ScheduleMesh(dims).inputNumElements() / inner;
       return sched::gpuRowSchedule(dims, perm, rows, sched::gpuRowThreads(inner));
     }
@@ -197,10 +197,10 @@ bool hasReduction(const std::vector<sched::ScheduleDim> &dims) {
 }
 
 /// The anchor iterators of `dims` that count rows, in row order: the injective ones of size
-/// above 1 (size-1 dims are always 0 and count nothing).
+/// above 1 (size-1 dims are always 0 and count nothing), a dynamic batch first.
 std::vector<int> rowIterators(const std::vector<sched::ScheduleDim> &dims) {
   std::vector<int> iters;
-  for (size_t i = 0; i < dims.size(); ++i)
+  for (int64_t i : sched::batchFirst(dims))
     if (!dims[i].reduced && dims[i].size != 1)
       iters.push_back(static_cast<int>(i));
   return iters;

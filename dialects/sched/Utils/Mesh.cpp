@@ -278,7 +278,7 @@ ScheduleMesh asRows(const std::vector<ScheduleDim> &dims, const std::vector<int6
 RowSplit rowSplit(const std::vector<ScheduleDim> &dims) {
   RowSplit split;
   for (bool reduced : {false, true})
-    for (size_t i = 0; i < dims.size(); ++i)
+    for (int64_t i : batchFirst(dims))
       if (dims[i].reduced == reduced) {
         split.perm.push_back(static_cast<int64_t>(i));
         (reduced ? split.reduce : split.rows) *= dims[i].size;
@@ -321,6 +321,15 @@ Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
       m, loopDescriptors(m, {LoopType::S0x, reduction ? LoopType::Temporal : LoopType::Vectorize})};
 }
 
+std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims) {
+  std::vector<int64_t> perm;
+  for (bool batch : {true, false})
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (holdsBatch(dims[i].size) == batch)
+        perm.push_back(static_cast<int64_t>(i));
+  return perm;
+}
+
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   ScheduleMesh base(dims);
   constexpr int64_t kVector = 8;
@@ -331,13 +340,17 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
     return cpuRowSchedule(dims, split.perm, split.rows);
   }
   int64_t n = base.inputNumElements();
-  // Rows of the innermost dimension when it fills a vector: the inner loop then walks
-  // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
-  int64_t inner = dims.empty() ? 1 : dims.back().size;
-  // A batch is not padded: its rows keep their own blocks, however short, and a batch
-  // innermost is a block per element (a loop over it would read its size).
+  // A batch is not padded: its rows keep their own blocks, however short. It leads the grid
+  // (a block's batch coordinate is then a quotient by static sizes, never one by the call's
+  // rows), so the innermost of the other dims is the vector loop.
   bool batch = std::any_of(dims.begin(), dims.end(),
                            [](const ScheduleDim &d) { return holdsBatch(d.size); });
+  std::vector<int64_t> order = batchFirst(dims);
+  if (batch && !std::is_sorted(order.begin(), order.end()))
+    base = base.transpose(order);
+  // Rows of the innermost dimension when it fills a vector: the inner loop then walks
+  // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
+  int64_t inner = dims.empty() ? 1 : dims[order.back()].size;
   if (dims.size() > 1 && !holdsBatch(inner) && (inner >= kVector || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};

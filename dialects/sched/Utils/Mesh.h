@@ -130,8 +130,11 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims, int64_t vect
 /// The elements one GPU thread moves at once when the widest element a kernel loads or stores
 /// is `widestBytes`: 128 bits of it (8 halves), at least 4 (two 128-bit accesses of float64).
 int64_t gpuVectorElements(int64_t widestBytes);
-/// A space split into rows: `perm` lists the injective dims (in order), then the reduced
-/// ones; `rows` and `reduce` are their element counts.
+/// The dims in order, one that holds a dynamic batch first: a grid over it then finds a block's
+/// batch coordinate as a quotient by static sizes.
+std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims);
+/// A space split into rows: `perm` lists the injective dims (in order, a batch first), then
+/// the reduced ones; `rows` and `reduce` are their element counts.
 struct RowSplit {
   std::vector<int64_t> perm;
   int64_t rows = 1, reduce = 1;

@@ -214,17 +214,22 @@ TEST_CASE("row schedules put a kernel's rows on blocks or the parallel loop", "[
 
 TEST_CASE("a dynamic batch stays in the grid alone, unpadded", "[sched][batch]") {
   auto I = ScheduleDim::injective;
-  // First, or behind static dims (a transpose moved it): the grid holds it once.
+  // First, or behind static dims (a transpose moved it): the grid holds it once, first (a
+  // block's batch coordinate is a quotient by static sizes).
   Schedule first = cpuSchedule({I(kBatchRows), I(3)});
   CHECK(first.mesh.str() == "[I(4099), I(3)].reshape([4099, 3])");
   CHECK(blocksPerBatchRow(first.mesh) == 1);
   Schedule moved = cpuSchedule({I(3), I(kBatchRows), I(4), I(16)});
-  CHECK(loops(moved) == "blockIdx.x=0..49188, v0=0..16");
+  CHECK(moved.mesh.str() ==
+        "[I(3), I(4099), I(4), I(16)].transpose([1, 0, 2, 3]).reshape([49188, 16])");
   CHECK(blocksPerBatchRow(moved.mesh) == 12);
-  // Innermost: a block per element (a vector loop over it would read its size).
+  // Innermost: the vector loop runs over the dim before it (a loop over the batch would read
+  // its size).
   Schedule inner = cpuSchedule({I(4), I(kBatchRows)});
-  CHECK(loops(inner) == "blockIdx.x=0..16396, v0=0..1");
-  CHECK(blocksPerBatchRow(inner.mesh) == 4);
+  CHECK(loops(inner) == "blockIdx.x=0..4099, v0=0..4");
+  CHECK(blocksPerBatchRow(inner.mesh) == 1);
+  CHECK(rowSplit({I(4), I(kBatchRows), ScheduleDim::reducedDim(8)}).perm ==
+        std::vector<int64_t>{1, 0, 2});
   // A padded batch or a loop over it besides the grid is refused.
   ScheduleMesh padded = mesh({I(kBatchRows), I(3)}).reshape({-1}).roundUpPadding({8});
   CHECK_FALSE(blocksPerBatchRow(padded.reshape({-1, 8})));

@@ -38,12 +38,14 @@ mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor
 // -----
 
 // A batch behind a static dim (an attention's q/k/v split): that tensor is a flat buffer whose
-// index the kernel computes from the call's rows; the grid still holds the batch once.
+// index the kernel computes from the call's rows; the grid holds the batch once, first, so a
+// block's coordinates are quotients by static sizes (no division by the rows).
 // CHECK-LABEL: func.func @moved
 // CHECK-SAME: (%[[ROWS:[^:]*]]: index, %[[Y:[^:]*]]: memref<32792xf32>, %[[X:[^:]*]]: memref<4099x4x2xf32>)
 // CHECK-SAME: attributes {sotc.blocks_per_batch_row = 4 : i64}
 // CHECK: scf.forall (%[[B:.*]]) in (16396)
-// CHECK: arith.remui %{{.*}}, %[[ROWS]]
+// CHECK-NOT: divui %{{.*}}, %[[ROWS]]
+// CHECK-NOT: remui %{{.*}}, %[[ROWS]]
 // CHECK: memref.load %[[X]]
 // CHECK: arith.muli %{{.*}}, %[[ROWS]]
 // CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}] : memref<32792xf32>
