@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A dynamic batch against static shapes (scripts/bench.sh runs this after bench/latency.py):
-softmax, layer norm and the MLP of bench/workloads.py traced once with a `?` batch and once
-per batch size, both compiled for the CPU, each called at the same rows, in one run on one
+softmax, layer norm and the MLP of bench/workloads.py, and testdata's transformer block (whose
+attention moves the batch behind the q/k/v split), traced once with a `?` batch and once per
+batch size, both compiled for the CPU, each called at the same rows, in one run on one
 machine.
 
     dynamic.py          writes bench/results/dynamic.json and the table of docs/benchmarks.md
@@ -40,7 +41,9 @@ SHAPES = {
     "softmax": {"x": (WIDTH,)},
     "layer_norm": {"x": (WIDTH,), "weight": None, "bias": None},
     "mlp": {"x": (WIDTH,), "w1": None, "b1": None, "w2": None, "b2": None},
+    "transformer_block": {"x": (128, 64)},  # testdata/models/transformer_torch.py
 }
+BLOCK_BATCHES = (1, 8, 64)
 STATIC = {  # the inputs without a batch
     "layer_norm": {"weight": (WIDTH,), "bias": (WIDTH,)},
     "mlp": {"w1": (4 * WIDTH, WIDTH), "b1": (4 * WIDTH,), "w2": (WIDTH, 4 * WIDTH),
@@ -51,14 +54,18 @@ STATIC = {  # the inputs without a batch
 def compiled(name, batch, tmp):
     """The workload traced with `batch` rows ("?" for a dynamic batch), compiled for the CPU."""
     import sotc
-    fn = workloads.WORKLOADS[name][0]
     specs = {}
     for arg, rest in SHAPES[name].items():
         shape = [batch, *rest] if rest is not None else list(STATIC[name][arg])
         specs[arg] = sotc.parse_tensor_spec(f"float32[{','.join(map(str, shape))}]")
     trace = os.path.join(tmp, f"{name}_{'dyn' if batch == '?' else batch}.pb")
-    with sotc.stub_missing_frameworks():
-        sotc.trace(fn, **specs).save(trace)
+    if name == "transformer_block":
+        sys.path.insert(0, os.path.join(ROOT, "testdata", "models"))
+        import transformer_torch
+        sotc.trace(transformer_torch.make_model().eval(), specs["x"]).save(trace)
+    else:
+        with sotc.stub_missing_frameworks():
+            sotc.trace(workloads.WORKLOADS[name][0], **specs).save(trace)
     library = trace[:-3] + ".so"
     subprocess.run([SOTC, "compile", trace, "--target", "cpu", "-o", library], check=True)
     return sotc.load(library)
@@ -71,7 +78,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in SHAPES:
             dynamic = compiled(name, "?", tmp)
-            for n in BATCHES:
+            for n in BLOCK_BATCHES if name == "transformer_block" else BATCHES:
                 static = compiled(name, n, tmp)
                 args = {arg: (rng.standard_normal((n, *rest)) if rest is not None
                               else rng.standard_normal(STATIC[name][arg]) * 0.05)
@@ -89,7 +96,8 @@ def main():
         json.dump(report, f, indent=1)
     lines = [f"Run of {report['date']} on {report['machine']['cpu']} "
              f"({report['machine']['cores']} cores), median of {RUNS} calls each "
-             f"(sotc.load on numpy arrays), rows of {WIDTH} float32.", "",
+             f"(sotc.load on numpy arrays), rows of {WIDTH} float32 (the transformer block: "
+             f"128 tokens of 64).", "",
              "| workload | batch | static | dynamic | dynamic / static |", "|---|---|---|---|---|"]
     for key, row in report["rows"].items():
         name, n = key.split()
