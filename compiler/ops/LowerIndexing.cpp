@@ -1127,8 +1127,52 @@ int swapAxes(PrimBuilder &b, int x, int64_t d0, int64_t d1) {
   return b.transpose(x, perm);
 }
 
+namespace {
+/// takeAlong of an input with a dynamic batch in another dim, whose flat positions would merge
+/// the batch with the other dims: per row, each index compared with every position of the
+/// axis (O(index x axis) work), the input kept where they agree and summed over the axis.
+/// -1 where the index does not cover the input's other dims exactly.
+int takeAlongRows(PrimBuilder &b, int x, int index, int64_t axis) {
+  const std::vector<int64_t> shape = b.meta(x).shape, ishape = b.meta(index).shape;
+  int64_t rank = int64_t(shape.size()), n = shape[axis];
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != axis && ishape[a] != shape[a])
+      return -1;
+  DType dtype = b.meta(x).dtype;
+  // The axis last: x [..., 1, n] against the indices [..., m, 1].
+  std::vector<int64_t> perm;
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != axis)
+      perm.push_back(a);
+  perm.push_back(axis);
+  auto expanded = [&](int v, int64_t at) {    // a dim of one before or after the last
+    std::vector<int64_t> s = b.meta(v).shape; // the batch as -1, as a reshape takes it
+    s.insert(s.end() - at, 1);
+    return b.reshape(v, s);
+  };
+  int rows = expanded(b.transpose(x, perm), 1);
+  int at = expanded(b.transpose(wrapped(b, index, n), perm), 0);
+  std::vector<int64_t> positions(rank + 1, 1);
+  positions.back() = n;
+  int hit = b.binary(Prim::Equal, at, b.reshape(b.iota(n, DType::Int64), positions));
+  bool flag = dtype == DType::Bool;
+  int kept = b.select(hit, flag ? b.cast(rows, DType::Int64) : rows,
+                      b.fill(0, {}, flag ? DType::Int64 : dtype));
+  int picked = b.reduce(Prim::ReduceSum, kept, {rank}, false);
+  if (flag)
+    picked = b.cast(picked, DType::Bool);
+  std::vector<int64_t> back(rank);
+  for (int64_t a = 0; a < rank; ++a)
+    back[perm[a]] = a;
+  return b.transpose(picked, back);
+}
+} // namespace
+
 int takeAlong(PrimBuilder &b, int x, int index, int64_t axis) {
   const std::vector<int64_t> shape = b.meta(x).shape;
+  if (shape[axis] != kDynamic && std::count(shape.begin(), shape.end(), kDynamic))
+    if (int rows = takeAlongRows(b, x, index, axis); rows >= 0)
+      return rows;
   return gatherFlat(b, x, flatPositions(b, shape, wrapped(b, index, shape[axis]), axis));
 }
 

@@ -189,6 +189,7 @@ LIBRARY_MODELS = {
         **SMALL, num_key_value_heads=2, use_cache=False)),
     "mistral": lambda: transformers.MistralModel(transformers.MistralConfig(
         **SMALL, num_key_value_heads=2, use_cache=False)),
+    "roberta": lambda: transformers.RobertaModel(transformers.RobertaConfig(**SMALL)),
     "phi": lambda: transformers.PhiModel(transformers.PhiConfig(**SMALL, use_cache=False)),
     "gpt2": lambda: transformers.GPT2Model(transformers.GPT2Config(
         n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=64, use_cache=False)),

@@ -58,6 +58,9 @@ def chunked(x):  # a decision the bound settles: no guard
         return x.reshape(x.shape[0], 2, -1).sum(1)
     return x * 2.0
 
+def row_lookup(x, i):  # torch.gather along the tokens of a batch-first table
+    return torch.gather(x, 1, i)
+
 def conv1d(x, w, b):  # transformers' Conv1D: the tokens flattened with their batch
     size_out = x.size()[:-1] + (w.shape[1],)
     y = torch.addmm(b, x.view(-1, x.size(-1)), w)
@@ -266,6 +269,25 @@ def test_a_bound_on_the_batch(sotc_bin, tmp_path, programs):
     assert e.value.mismatches[0]["compiled_for"] == "float32[?, 4] with ? <= 64"
     with pytest.raises(sotc.SpecError, match="at least 1"):
         sotc.trace(programs.chunked, "float32[?<=0,4]")
+
+
+def test_a_gather_along_each_row(sotc_bin, tmp_path, programs):
+    """`torch.gather(x, 1, i)` with the batch first in both: each index compared with its
+    row's positions, on the CPU and CUDA."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.row_lookup, "float32[?,8]",
+                                                 "int64[?,3]"), "lookup")
+    path = tmp_path / "lookup.fatbin"
+    subprocess.run([sotc_bin, "compile", str(tmp_path / "lookup.pb"), "--gpu-arch", "sm_90",
+                    "-o", str(path)], check=True)
+    emulated = sotc.load(path, device="emulator")
+    rng = np.random.default_rng(13)
+    for n in (1, 7, 64, 1000):
+        x = rng.standard_normal((n, 8), np.float32)
+        i = rng.integers(0, 8, (n, 3))
+        want = np.take_along_axis(x, i, 1)
+        np.testing.assert_array_equal(f(x, i), want)
+        if n < 64:
+            np.testing.assert_array_equal(emulated(x, i), want)
 
 
 def test_rows_flattened_with_their_batch(sotc_bin, tmp_path, programs):

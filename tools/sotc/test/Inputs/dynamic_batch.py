@@ -21,3 +21,8 @@ def conv1d(x, w, b):
     size_out = x.size()[:-1] + (w.shape[1],)
     x = torch.addmm(b, x.view(-1, x.size(-1)), w)
     return torch.nn.functional.gelu(x.view(size_out))
+
+
+def gathered(x, i):
+    # torch.gather along the tokens of a batch-first table (RoBERTa's token types).
+    return torch.gather(x, 1, i)
