@@ -247,10 +247,10 @@ class Compiled:
         self.parameters = [p["name"] for p in inputs if "global" not in p]
         self._specs = {p["name"]: p for p in inputs}
         self._fresh = _static_results(self._manifest) if self.target == "cpu" else None
-        # A dynamic batch: the input whose first dimension gives a call's rows (its results'
-        # -1), the first of the entry's tensors that has one.
-        self._batch_input = next((p["name"] for p in inputs if p["kind"] == "tensor"
-                                  and p["shape"][:1] == [-1]), None)
+        # A dynamic batch: the input and the dimension of it that give a call's rows (its
+        # results' -1), the first of the entry's tensors that has one.
+        self._batch_input = next(((p["name"], p["shape"].index(-1)) for p in inputs
+                                  if p["kind"] == "tensor" and -1 in p["shape"]), None)
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
         # Per entry: (guard, reader of its value, the value it expects), parsed once.
@@ -465,8 +465,9 @@ class Compiled:
         fresh = out is None and self._fresh is not None
         rows = None
         if fresh and self._batch_input is not None:
-            shape = getattr(bound[self._batch_input], "shape", ())
-            rows = shape[0] if len(shape) and shape[0] > 0 else None
+            name, dim = self._batch_input
+            shape = getattr(bound[name], "shape", ())
+            rows = shape[dim] if len(shape) > dim and shape[dim] > 0 else None
             fresh = rows is not None  # else the runtime says what is wrong
         if fresh:  # the caller's arrays from the start: the kernels write them, nothing is copied
             out = self._result_arrays(rows)
@@ -846,8 +847,8 @@ def _address(tensor):
 
 def _static_results(manifest):
     """[(dtype, shape)] of the result's tensors when every segment that returns returns the
-    same ones (then the caller's arrays can be allocated before the run: a -1 first is the
-    call's rows of its dynamic batch), else None."""
+    same ones (then the caller's arrays can be allocated before the run: a -1 is the call's
+    rows of its dynamic batch), else None."""
     specs = None
     for segment in manifest["segments"]:
         end = segment["end"]
@@ -855,7 +856,7 @@ def _static_results(manifest):
             continue
         buffers = {b["name"]: b for b in segment["inputs"] + segment["outputs"]}
         these = [(buffers[n]["dtype"], tuple(buffers[n]["shape"])) for n in _result_names(end)]
-        if (specs is not None and these != specs) or any(-1 in shape[1:] for _, shape in these):
+        if specs is not None and these != specs:
             return None
         specs = these
     return specs

@@ -50,6 +50,9 @@ def split_heads(x, w):  # nanoGPT's and timm's attention: the batch behind the q
 def columns(x, y):  # the batch second, in and out
     return torch.exp(x - x.max(0, keepdim=True)[0]) * y.t()
 
+def turned(x):  # the batch second in the only input, first in the result
+    return torch.exp(x.t())
+
 def merged_after_move(x):
     return x.transpose(0, 1).reshape(-1)
 
@@ -241,6 +244,10 @@ def test_the_batch_behind_static_dims(sotc_bin, tmp_path, programs):
         assert out.shape == (5, n)
         np.testing.assert_allclose(out, np.exp(c - c.max(0, keepdims=True)) * r.T, rtol=1e-5,
                                    atol=1e-6)
+    turned = _compiled(sotc_bin, tmp_path, sotc.trace(programs.turned, "float32[5,?]"), "turned")
+    for n in (1, 9, 3):  # sotc.load sizes the result by the input's second dimension
+        c = rng.standard_normal((5, n), np.float32)
+        np.testing.assert_allclose(turned(c), np.exp(c.T), rtol=1e-6)
     with pytest.raises(sotc.GuardError) as e:
         cols(np.ones((5, 4), np.float32), np.ones((3, 5), np.float32))
     assert e.value.mismatches[0]["compiled_for"] == "float32[?, 5] with ? = 4, the batch of x"
