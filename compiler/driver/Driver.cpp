@@ -458,7 +458,7 @@ std::string gemmText(mapexpr::GemmOp gemm) {
     text += ", " + name(gemm.getBias());
   // A dynamic batch: the count per row of it, times s0.
   auto perRow = [](int64_t n, bool scaled) {
-    return !scaled ? std::to_string(n) : n == 1 ? "s0" : std::to_string(n) + "*s0";
+    return scaled ? sched::perRowText(n) : std::to_string(n);
   };
   text +=
       ") {\n  LibraryCall(gemm, m=" + perRow(p.m, p.perBatch == mapexpr::GemmPlan::PerBatch::M) +

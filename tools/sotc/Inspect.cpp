@@ -5,6 +5,7 @@
 #include "compiler/support/Safetensors.h"
 #include "compiler/target/cuda/Fatbin.h"
 #include "compiler/target/manifest/Manifest.h"
+#include "dialects/sched/Utils/Mesh.h"
 
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
@@ -37,7 +38,7 @@ std::string readFile(const std::string &path) {
 
 /// A count, or one per row of the dynamic batch ("?", "64*?").
 std::string perRow(int64_t count, bool perBatchRow) {
-  return !perBatchRow ? std::to_string(count) : count == 1 ? "?" : std::to_string(count) + "*?";
+  return perBatchRow ? sched::perRowText(count, "?") : std::to_string(count);
 }
 
 /// "float32[?, 128]": -1 is the dynamic batch.

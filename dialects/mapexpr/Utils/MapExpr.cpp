@@ -77,9 +77,7 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
   return catchCodedError([&] {
     if (target == Target::Cpu)
       return sched::cpuSchedule(dims);
-    bool batch = std::any_of(dims.begin(), dims.end(),
-                             [](const sched::ScheduleDim &d) { return sched::holdsBatch(d.size); });
-    if (!reduction && batch) {
+    if (!reduction && sched::anyHoldsBatch(dims)) {
       // A batch keeps its rows unpadded: a block per row of the innermost dim (the flat,
       // padded mesh would read the batch's size in its mask), a block per element when the
       // batch is the innermost dim.

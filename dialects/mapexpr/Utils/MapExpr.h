@@ -23,8 +23,8 @@
 
 namespace sotc::mapexpr {
 
-/// A tensor type's shape as the model holds it: a dynamic dimension (only ever the first: the
-/// batch) as sched::kBatchRows rows.
+/// A tensor type's shape as the model holds it: a dynamic dimension (the batch, one at most) as
+/// sched::kBatchRows rows.
 std::vector<int64_t> modelShape(const std::vector<int64_t> &shape);
 /// The shape of a lowered kernel's buffer of a tensor: its modelShape, or, when a dynamic batch
 /// is not its first dimension (its strides hold the batch), one flat dimension that the

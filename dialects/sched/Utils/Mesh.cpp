@@ -200,10 +200,17 @@ std::optional<LoopType> loopTypeByName(const std::string &name) {
   return std::nullopt;
 }
 
+bool anyHoldsBatch(const std::vector<ScheduleDim> &dims) {
+  return std::any_of(dims.begin(), dims.end(),
+                     [](const ScheduleDim &d) { return holdsBatch(d.size); });
+}
+
+std::string perRowText(int64_t count, const std::string &symbol) {
+  return count == 1 ? symbol : std::to_string(count) + "*" + symbol;
+}
+
 std::string sizeText(int64_t size, bool batch) {
-  if (!batch || !holdsBatch(size))
-    return std::to_string(size);
-  return size == kBatchRows ? "s0" : std::to_string(size / kBatchRows) + "*s0";
+  return batch && holdsBatch(size) ? perRowText(size / kBatchRows) : std::to_string(size);
 }
 
 std::string LoopDescriptor::str(bool batch) const {
@@ -343,10 +350,9 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   // A batch is not padded: its rows keep their own blocks, however short. It leads the grid
   // (a block's batch coordinate is then a quotient by static sizes, never one by the call's
   // rows), so the innermost of the other dims is the vector loop.
-  bool batch = std::any_of(dims.begin(), dims.end(),
-                           [](const ScheduleDim &d) { return holdsBatch(d.size); });
+  bool batch = anyHoldsBatch(dims);
   std::vector<int64_t> order = batchFirst(dims);
-  if (batch && !std::is_sorted(order.begin(), order.end()))
+  if (!std::is_sorted(order.begin(), order.end()))
     base = base.transpose(order);
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
@@ -361,8 +367,7 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
 }
 
 std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh) {
-  const std::vector<ScheduleDim> &in = mesh.inputDims();
-  if (std::none_of(in.begin(), in.end(), [](const ScheduleDim &d) { return holdsBatch(d.size); }))
+  if (!anyHoldsBatch(mesh.inputDims()))
     return std::nullopt;
   // No padding grows a dim that holds the batch (its mask would compare with the stand-in),
   // and the grid's dim (the first) is the only loop over it: the others' bounds are static.

@@ -30,6 +30,9 @@ constexpr int64_t kBatchRows = 4099;
 /// Whether a size of a model or mesh holds the batch.
 inline bool holdsBatch(int64_t size) { return size > 0 && size % kBatchRows == 0; }
 
+/// `count` per row of the batch, as `symbol` times it: "s0", "64*s0" (the dumps), "64*?"
+/// (sotc inspect).
+std::string perRowText(int64_t count, const std::string &symbol = "s0");
 /// A size as the dumps print it: in a kernel over a dynamic batch (`batch`), one that holds it
 /// as the batch symbol times the rest ("s0", "64*s0").
 std::string sizeText(int64_t size, bool batch);
@@ -50,6 +53,9 @@ struct ScheduleDim {
   bool operator==(const ScheduleDim &o) const { return reduced == o.reduced && size == o.size; }
   std::string str() const; // I(64), R(128)
 };
+
+/// Whether any of `dims` holds the batch.
+bool anyHoldsBatch(const std::vector<ScheduleDim> &dims);
 
 class ScheduleMesh {
 public:

@@ -235,4 +235,9 @@ TEST_CASE("a dynamic batch stays in the grid alone, unpadded", "[sched][batch]")
   CHECK_FALSE(blocksPerBatchRow(padded.reshape({-1, 8})));
   CHECK_FALSE(blocksPerBatchRow(mesh({I(4), I(kBatchRows)}).reshape({4, kBatchRows})));
   CHECK_FALSE(blocksPerBatchRow(mesh({I(4), I(3)})));
+  // Counts per row print as the batch symbol times them.
+  CHECK(perRowText(1) == "s0");
+  CHECK(perRowText(64, "?") == "64*?");
+  CHECK(sizeText(64 * kBatchRows, true) == "64*s0");
+  CHECK(sizeText(64 * kBatchRows, false) == std::to_string(64 * kBatchRows));
 }
