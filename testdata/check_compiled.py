@@ -58,7 +58,7 @@ def main(paths):
             data = f.read()
         with open(manifest_path) as f:
             manifest = json.load(f)
-        assert manifest["format"] == "sotc-manifest" and manifest["version"] == 2
+        assert manifest["format"] == "sotc-manifest" and manifest["version"] == 3
         assert manifest["binary"]["file"] == binary.rsplit("/", 1)[-1]
         assert manifest["binary"]["sha256"] == hashlib.sha256(data).hexdigest()
         if "weights" in manifest:

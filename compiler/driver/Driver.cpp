@@ -113,8 +113,8 @@ pipelines::PipelineOptions withGpuIndexBits(mlir::ModuleOp module,
                                             pipelines::PipelineOptions options) {
   bool fits = true;
   module.walk([&](mlir::gpu::GPUFuncOp func) {
-    // A dynamic batch may make any buffer larger than 2^31 elements.
-    fits &= !func->hasAttr(kBlocksPerBatchRowAttr);
+    // A dynamic size may make any buffer larger than 2^31 elements.
+    fits &= !func->hasAttr(kBatchGridAttr);
     for (mlir::BlockArgument arg : func.getBody().getArguments()) // parameters, workgroup
       if (auto memref = mlir::dyn_cast<mlir::MemRefType>(arg.getType()))
         fits &= memref.hasStaticShape() && memref.getNumElements() < (int64_t{1} << 31);
@@ -161,25 +161,17 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
   module.walk([&](mlir::scf::ForallOp grid) { // CPU: the grid loop, over the kernel's buffers
     if (auto func = grid->getParentOfType<mlir::func::FuncOp>()) {
       manifest::KernelLaunch &launch = launches[func.getSymName().str()];
-      launch.grid = grid.getStaticUpperBound()[0];
-      auto perRow = func->getAttrOfType<mlir::IntegerAttr>(kBlocksPerBatchRowAttr);
-      if (perRow) { // a dynamic batch: its grid and buffers per row of it
-        launch.perBatchRow = true;
-        launch.grid = perRow.getInt();
-      }
-      for (mlir::Type buffer : func.getArgumentTypes()) {
-        auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer);
-        if (!memref) // the call's rows of the batch
-          continue;
-        bool batch = perRow && sched::holdsBatch(memref.getNumElements());
-        launch.bufferBytes.push_back(bytesOf(memref) / (batch ? sched::kBatchRows : 1));
-      }
+      launch.grid = grid.getStaticUpperBound()[0]; // s0 as sched::kBatchRows
+      launch.takesRows = func->hasAttr(kBatchGridAttr);
+      for (mlir::Type buffer : func.getArgumentTypes())
+        if (auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer)) // not the call's s0
+          launch.bufferBytes.push_back(bytesOf(memref));
     }
   });
   module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory
     manifest::KernelLaunch &launch = launches[func.getName().str()];
-    if (auto perRow = func->getAttrOfType<mlir::IntegerAttr>(kBlocksPerBatchRowAttr))
-      launch.grid = perRow.getInt(), launch.perBatchRow = true;
+    if (auto grid = func->getAttrOfType<mlir::StringAttr>(kBatchGridAttr))
+      launch.grid = sched::sizeOfText(grid.str()).value(), launch.takesRows = true;
     else
       launch.grid = (*func.getKnownGridSize())[0];
     launch.block = (*func.getKnownBlockSize())[0];
@@ -304,10 +296,10 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   runPipeline(*kernels, path, withGpuIndexBits(*kernels, options), pipelines::Phase::Loops,
               pipelines::Phase::Llvm, instrumentation);
   auto fail = [&](const CodedError &e) { throw CodedError(e.code(), path + ": " + e.what()); };
-  // Kernels over a dynamic batch take the call's rows of it as well.
-  bool rows = llvm::any_of(launches, [](const auto &l) { return l.second.perBatchRow; });
-  std::string rowsAbi = rows ? "; a per_batch_row kernel takes int64_t rows (the call's batch) "
-                               "before its buffers"
+  // Kernels over a dynamic size take the call's s0 as well.
+  bool rows = llvm::any_of(launches, [](const auto &l) { return l.second.takesRows; });
+  std::string rowsAbi = rows ? "; a kernel of a tensor with a dynamic dimension takes int64_t s0 "
+                               "(the call's size of it) before its buffers"
                              : "";
   std::string binary;
   manifest::Target target;
@@ -341,8 +333,13 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
     Expected<std::string> library = [&] {
       mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
       std::map<std::string, cpu::KernelSignature> signatures;
-      for (const auto &[kernel, launch] : launches)
-        signatures[kernel] = {launch.grid, launch.bufferBytes, launch.perBatchRow};
+      // The kernel table's sizes are those at s0 = 1, as the runtime checks a plan at load.
+      for (const auto &[kernel, launch] : launches) {
+        cpu::KernelSignature &signature = signatures[kernel];
+        signature = {sched::staticFactor(launch.grid), {}, launch.takesRows};
+        for (int64_t bytes : launch.bufferBytes)
+          signature.bufferBytes.push_back(sched::staticFactor(bytes));
+      }
       return cpu::buildSharedLibrary(
           *kernels, {options.cpu, options.cpuVariants, options.optLevel, signatures});
     }();
@@ -456,13 +453,9 @@ std::string gemmText(mapexpr::GemmOp gemm) {
                                                    name(gemm.getA()) + ", " + name(gemm.getB());
   if (gemm.getBias())
     text += ", " + name(gemm.getBias());
-  // A dynamic batch: the count per row of it, times s0.
-  auto perRow = [](int64_t n, bool scaled) {
-    return scaled ? sched::perRowText(n) : std::to_string(n);
-  };
-  text +=
-      ") {\n  LibraryCall(gemm, m=" + perRow(p.m, p.perBatch == mapexpr::GemmPlan::PerBatch::M) +
-      ", n=" + std::to_string(p.n) + ", k=" + std::to_string(p.k);
+  // A dynamic size: a count as the power of s0 it holds times the rest.
+  auto size = [](int64_t n) { return sched::sizeText(n, true); };
+  text += ") {\n  LibraryCall(gemm, m=" + size(p.m) + ", n=" + size(p.n) + ", k=" + size(p.k);
   if (p.transposeA)
     text += ", transpose_a";
   if (p.transposeB)
@@ -470,8 +463,7 @@ std::string gemmText(mapexpr::GemmOp gemm) {
   if (!p.batch.empty()) {
     text += ", batch=[";
     for (size_t d = 0; d < p.batch.size(); ++d)
-      text += (d ? ", " : "") +
-              perRow(p.batch[d], d == 0 && p.perBatch == mapexpr::GemmPlan::PerBatch::Batch);
+      text += (d ? ", " : "") + size(p.batch[d]);
     text += "]";
   }
   text += ") {\n    matmul(&" + out + ", " + name(gemm.getA()) + ", " + name(gemm.getB()) + ");\n";

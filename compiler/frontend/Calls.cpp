@@ -90,63 +90,78 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
                                                 "torch.Tensor.expand"};
   auto refuse = [&] {
     fail(DiagCode::FrontendHostInteraction,
-         "passing a dynamic dimension's size (the batch's) to " + opName +
-             " is not compiled yet: only a reshape that keeps the batch first, an expand to it "
-             "and arange(B) take it",
+         "passing a dynamic dimension's size to " + opName +
+             " is not compiled yet: only a reshape that keeps it a dimension of its own, an "
+             "expand to it and arange(n) take it",
          f);
   };
-  // arange(B): the batch's row indices.
-  if ((opName == "torch.arange" || opName == "paddle.arange") && args.size() == 1 &&
-      isDynamicSize(args[0]) && std::none_of(kwargs.begin(), kwargs.end(), [](const auto &kw) {
-        return holdsDynamicSize(kw.second);
-      })) {
-    args[0] = makeConst(PyConst::ofInt(ops::kBatchSize), {args[0]});
+  auto noDynamicKwargs = [&] {
+    return std::none_of(kwargs.begin(), kwargs.end(),
+                        [](const auto &kw) { return holdsDynamicSize(kw.second); });
+  };
+  // arange(n), arange(0, n): the indices along the dynamic dimension.
+  if ((opName == "torch.arange" || opName == "paddle.arange") && noDynamicKwargs() &&
+      !args.empty() && isDynamicSize(args.back()) &&
+      (args.size() == 1 ||
+       (args.size() == 2 && isInt(args[0]) && args[0]->constant.intValue == 0))) {
+    args = {makeConst(PyConst::ofInt(ops::kBatchSize), {args.back()})};
     return;
   }
   bool expand = expands.count(opName);
   if ((!reshapes.count(opName) && !expand) || !kwargs.empty() || args.size() < 2 ||
-      args[0]->kind != K::Tensor || args[0]->meta.shape.empty() ||
-      (!expand && args[0]->meta.shape[0] != ops::kDynamic))
+      args[0]->kind != K::Tensor)
     refuse();
   // The target shape: one sequence, or the sizes themselves (x.view(B, -1)).
   bool sequence = args.size() == 2 && (args[1]->kind == K::Tuple || args[1]->kind == K::List);
   std::vector<VarPtr> target =
       sequence ? args[1]->items : std::vector<VarPtr>(args.begin() + 1, args.end());
-  // The batch first and nowhere else. An expand makes it the result's first dimension; a
-  // reshape keeps it there as -1, the rest of the elements filling the other sizes.
+  const std::vector<int64_t> &in = args[0]->meta.shape;
   if (expand) {
-    for (size_t i = 1; i < target.size(); ++i)
-      if (isDynamicSize(target[i]))
+    // The dynamic size where the input has a dimension of 1 or of it (Lowerings' expandOp).
+    for (VarPtr &t : target)
+      if (isDynamicSize(t))
+        t = makeConst(PyConst::ofInt(ops::kBatchSize), {t});
+  } else {
+    // A reshape keeps the input's one dynamic dimension a dimension of its own: the static
+    // elements before it and after it stay the same (a -1 among them is inferred here), and
+    // it becomes the reshape's -1.
+    auto dynamicDim = std::find(in.begin(), in.end(), ops::kDynamic);
+    if (std::count(in.begin(), in.end(), ops::kDynamic) != 1 ||
+        std::count_if(target.begin(), target.end(), isDynamicSize) != 1)
+      refuse();
+    size_t at = std::find_if(target.begin(), target.end(), isDynamicSize) - target.begin();
+    int64_t before = 1, after = 1;
+    for (auto d = in.begin(); d != in.end(); ++d)
+      if (d != dynamicDim)
+        (d < dynamicDim ? before : after) *= *d;
+    int64_t known[2] = {1, 1};
+    int inferred = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (i == at)
+        continue;
+      if (target[i]->kind != K::Constant || target[i]->constant.kind != PyConst::Kind::Int)
+        return; // the operator library says what is wrong with it
+      int64_t size = target[i]->constant.intValue;
+      if (size == -1 && inferred < 0)
+        inferred = static_cast<int>(i);
+      else
+        known[i > at] *= size;
+    }
+    if (inferred >= 0) {
+      int64_t run = static_cast<size_t>(inferred) > at ? after : before,
+              other = known[static_cast<size_t>(inferred) > at];
+      if (other <= 0 || run % other)
         refuse();
-    if (!isDynamicSize(target[0]))
+      target[inferred] = makeConst(PyConst::ofInt(run / other), {target[inferred]});
+      known[static_cast<size_t>(inferred) > at] = run;
+    }
+    // The dynamic size first in both may also merge into (or split from) the dims after it:
+    // [?, 64] viewed as (B, 16, 4) after x.view(-1, 4) (sotc-sir-unmerge-batch judges it).
+    bool bothFirst = at == 0 && dynamicDim == in.begin();
+    if (known[0] != before || (known[1] != after && !bothFirst))
       refuse();
-    target[0] = makeConst(PyConst::ofInt(ops::kBatchSize), {args[0]});
+    target[at] = makeConst(PyConst::ofInt(-1), {args[0]});
   }
-  int64_t rest = 1, known = 1;
-  for (size_t d = 1; d < args[0]->meta.shape.size(); ++d)
-    rest *= args[0]->meta.shape[d];
-  int inferred = -1;
-  for (size_t i = 0; i < target.size() && !expand; ++i) {
-    bool batch = isDynamicSize(target[i]);
-    if (batch != (i == 0))
-      refuse();
-    if (batch)
-      continue;
-    if (target[i]->kind != K::Constant || target[i]->constant.kind != PyConst::Kind::Int)
-      return; // the operator library says what is wrong with it
-    int64_t size = target[i]->constant.intValue;
-    if (size == -1 && inferred < 0)
-      inferred = static_cast<int>(i);
-    else
-      known *= size;
-  }
-  if (inferred >= 0) {
-    if (known <= 0 || rest % known)
-      refuse();
-    target[inferred] = makeConst(PyConst::ofInt(rest / known), {target[inferred]});
-  }
-  if (!expand)
-    target[0] = makeConst(PyConst::ofInt(-1), {args[0]});
   if (sequence)
     args[1] = makeSequence(args[1]->kind, target, {args[1]});
   else

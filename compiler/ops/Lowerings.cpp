@@ -298,10 +298,10 @@ LowerFn expandOp(std::string xn, std::string shapeName) {
                       formatShape(in));
     for (size_t i = 0; i < target.size(); ++i) {
       size_t offset = target.size() - in.size();
-      if (target[i] == kBatchSize) { // a static size 1 (or the batch) broadcast to the batch
-        if (i > 0 || (i >= offset && in[i - offset] != 1 && in[i - offset] != kDynamic))
-          badValue(L, "the dynamic batch's size is only the first of " + formatInts(target) +
-                          ", for a dimension of size 1");
+      if (target[i] == kBatchSize) { // a static size 1 (or the dynamic one) broadcast to it
+        if (i >= offset && in[i - offset] != 1 && in[i - offset] != kDynamic)
+          badValue(L, "the dynamic size in " + formatInts(target) +
+                          " is for a dimension of size 1 or of the dynamic size");
         target[i] = kDynamic;
         continue;
       }

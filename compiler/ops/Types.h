@@ -41,9 +41,9 @@ bool isComplex(DType dtype);
 
 /// A dimension of -1 is dynamic.
 constexpr int64_t kDynamic = -1;
-/// In a list of sizes the frontend passes: the dynamic batch's size (x.shape[0] of a `?`
-/// batch, known at run time only), which expand and broadcast_to make the result's first
-/// dimension.
+/// In a list of sizes the frontend passes: the dynamic size (x.shape[d] of a `?` dimension,
+/// known at run time only), which expand and broadcast_to make a dimension of the result and
+/// arange(n) the length of its range.
 constexpr int64_t kBatchSize = -2;
 
 struct TensorMeta {

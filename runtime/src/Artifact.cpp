@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -44,6 +45,8 @@ Buffer bufferOf(const Json &j) {
   b.bytes = j.at("bytes").get<int64_t>();
   if (j.contains("offset"))
     b.offset = j.at("offset").get<int64_t>();
+  if (j.contains("live"))
+    b.live = {j.at("live").at(0).get<int64_t>(), j.at("live").at(1).get<int64_t>()};
   return b;
 }
 
@@ -63,14 +66,57 @@ void valueTensors(const Json &r, std::vector<std::string> &out) {
       valueTensors(field.at(1), out);
 }
 
+/// A count of a plan: a number, or a power of the dynamic size s0 times one ("64*s0",
+/// "4*s0^2", "s0"): the number at s0 = 1, and the power.
+std::pair<int64_t, int> countOf(const Json &j) {
+  if (j.is_number_integer())
+    return {j.get<int64_t>(), 0};
+  std::string text = j.get<std::string>();
+  size_t s0 = text.find("s0");
+  int64_t factor = 1;
+  int power = 1;
+  const char *p = text.c_str();
+  char *end = nullptr;
+  if (s0 != 0) { // "64*s0..."
+    errno = 0;
+    factor = std::strtoll(p, &end, 10);
+    if (errno || end == p || s0 == std::string::npos || end != p + s0 - 1 || *end != '*')
+      throw Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P)");
+  }
+  std::string rest = text.substr(s0 + 2);
+  if (!rest.empty()) {
+    if (rest.size() != 2 || rest[0] != '^' || rest[1] < '1' || rest[1] > '9')
+      throw Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P)");
+    power = rest[1] - '0';
+  }
+  return {factor, power};
+}
+
+/// A count of a kernel's or GEMM's that no power of s0 may hold: `what` names it.
+int64_t staticCount(const Json &j, const std::string &what) {
+  auto [factor, power] = countOf(j);
+  if (power)
+    throw Error("E8001", what + " cannot hold the dynamic size (" + j.dump() + ")");
+  return factor;
+}
+
+/// `factor` times `rows`^`power`; E8004 beyond kMaxBytes (a size too large for any machine).
+int64_t timesPower(int64_t factor, int64_t rows, int power) {
+  int64_t out = factor;
+  for (int i = 0; i < power; ++i)
+    if (out < 0 || __builtin_mul_overflow(out, rows, &out) || out > kMaxBytes)
+      throw Error("E8004", "a dynamic size of " + std::to_string(rows) +
+                               " is beyond what a plan can hold (2^48 bytes a buffer)");
+  return out;
+}
+
 Step stepOf(const Json &j) {
   Step s;
   s.outputs = j.at("outputs").get<std::vector<std::string>>();
   s.inputs = j.at("inputs").get<std::vector<std::string>>();
   if (j.at("kind") == "kernel") {
     s.symbol = s.name = j.at("symbol").get<std::string>();
-    s.grid = j.at("grid").get<int64_t>();
-    s.perBatchRow = j.value("per_batch_row", false);
+    std::tie(s.grid, s.gridPower) = countOf(j.at("grid"));
     if (j.contains("block"))
       s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
     return s;
@@ -88,22 +134,30 @@ Step stepOf(const Json &j) {
   if (!types.count(dtype))
     throw Error("E8002", "a GEMM step of " + dtype);
   p.type = types.at(dtype);
-  p.m = j.at("m"), p.n = j.at("n"), p.k = j.at("k");
   p.transposeA = j.at("transpose_a"), p.transposeB = j.at("transpose_b");
-  p.lda = j.at("lda"), p.ldb = j.at("ldb"), p.ldc = j.at("ldc");
   p.alpha = j.at("alpha"), p.beta = j.at("beta");
-  p.batch = j.at("batch").get<std::vector<int64_t>>();
-  p.strideA = j.at("batch_strides").at("a").get<std::vector<int64_t>>();
-  p.strideB = j.at("batch_strides").at("b").get<std::vector<int64_t>>();
-  p.strideC = j.at("batch_strides").at("c").get<std::vector<int64_t>>();
+  const Json &strides = j.at("batch_strides");
+  p.batch.resize(j.at("batch").size());
+  p.strideA.resize(strides.at("a").size());
+  p.strideB.resize(strides.at("b").size());
+  p.strideC.resize(strides.at("c").size());
+  // The counts in forEachCount's order, each with the power of s0 it holds.
+  std::vector<const Json *> counts = {&j.at("m"),   &j.at("n"),   &j.at("k"),
+                                      &j.at("lda"), &j.at("ldb"), &j.at("ldc")};
+  for (const Json *list : {&j.at("batch"), &strides.at("a"), &strides.at("b"), &strides.at("c")})
+    for (const Json &c : *list)
+      counts.push_back(&c);
+  size_t next = 0;
+  bool dynamic = false;
+  p.forEachCount([&](int64_t &count) {
+    auto [factor, power] = countOf(*counts[next++]);
+    count = factor;
+    p.powers.push_back(power);
+    dynamic |= power > 0;
+  });
+  if (!dynamic)
+    p.powers.clear();
   p.bias = !j.at("epilogue").at("bias").is_null();
-  if (const Json perRow = j.value("per_batch_row", Json()); !perRow.is_null()) {
-    if (perRow != "m" && perRow != "batch")
-      throw Error("E8001", "GEMM step " + s.name + ": per_batch_row must be m or batch");
-    p.perBatch = perRow == "m" ? GemmPlan::PerBatch::M : GemmPlan::PerBatch::Batch;
-    if (p.perBatch == GemmPlan::PerBatch::Batch && p.batch.empty())
-      throw Error("E8001", "GEMM step " + s.name + ": a batch per row without a batch");
-  }
   static const std::map<std::string, GemmPlan::Activation> activations = {
       {"none", GemmPlan::Activation::None},
       {"relu", GemmPlan::Activation::Relu},
@@ -112,7 +166,8 @@ Step stepOf(const Json &j) {
   if (!activations.count(activation))
     throw Error("E8002", "a GEMM step with activation " + activation);
   p.activation = activations.at(activation);
-  std::string why = validate(p);
+  // Counts of s0 are checked once the call's s0 is known (atBatch).
+  std::string why = p.powers.empty() ? validate(p) : "";
   if (!why.empty())
     throw Error("E8001", "GEMM step " + j.at("name").get<std::string>() + ": " + why);
   return s;
@@ -143,30 +198,30 @@ void readPlan(const Json &j, Segment &s) {
   for (const Json &b : j.at("arena").at("buffers"))
     s.arena.push_back(bufferOf(b));
   s.arenaBytes = j.at("arena").at("bytes").get<int64_t>();
-  s.arenaBytesPerBatchRow = j.at("arena").value("bytes_per_batch_row", int64_t{0});
   for (const Json &step : j.at("steps"))
     s.steps.push_back(stepOf(step));
+  // A kernel of a tensor of the dynamic size takes the call's s0.
+  std::set<std::string> dynamic;
+  for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
+    for (const Buffer &b : *list)
+      if (b.perBatchRow())
+        dynamic.insert(b.name);
+  for (Step &step : s.steps)
+    for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
+      for (const std::string &name : *names)
+        step.takesRows |= !step.gemm && dynamic.count(name);
   countStepBytes(s);
 }
 
-/// `perRow` times `rows`; E8004 beyond kMaxBytes (a batch too large for any machine).
-int64_t timesRows(int64_t perRow, int64_t rows) {
-  int64_t out = 0;
-  if (perRow < 0 || __builtin_mul_overflow(perRow, rows, &out) || out > kMaxBytes)
-    throw Error("E8004", "a batch of " + std::to_string(rows) +
-                             " rows is beyond what a plan "
-                             "can hold (2^48 bytes a buffer)");
-  return out;
-}
-
 void resolveBuffer(Buffer &b, int64_t rows) {
-  if (!b.perBatchRow())
-    return;
-  b.shape[b.batchDim()] = rows;
-  b.bytes = timesRows(b.bytes, rows);
+  int power = b.dynamicDims();
+  for (int64_t &d : b.shape)
+    if (d == -1)
+      d = rows;
+  b.bytes = timesPower(b.bytes, rows, power);
 }
 
-/// Entry `entry`'s plans with its dynamic batch as `rows` (unchecked: see atBatch).
+/// Entry `entry`'s plans with its dynamic size s0 as `rows` (unchecked: see atBatch).
 void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
   Entry &e = a.entries.at(entry);
   for (Parameter &p : e.parameters)
@@ -176,26 +231,47 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
     for (std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
       for (Buffer &b : *list)
         resolveBuffer(b, rows);
-    // The batch's part of the arena follows the rest: offsets and bytes per row, scaled.
-    for (Buffer &b : s.arena)
-      if (b.perBatchRow()) {
-        b.offset = s.arenaBytes + timesRows(b.offset, rows);
-        resolveBuffer(b, rows);
+    // The buffers of s0 follow the static ones, first fit over their live ranges at the
+    // call's sizes (as the compiler placed the static ones), each 64-byte aligned.
+    constexpr int64_t kAlignment = 64;
+    auto aligned = [&](int64_t bytes) {
+      if (bytes > kMaxBytes)
+        throw Error("E8004", "a dynamic size of " + std::to_string(rows) +
+                                 " is beyond what a plan can hold (2^48 bytes a buffer)");
+      return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    };
+    int64_t base = aligned(s.arenaBytes), end = base;
+    std::vector<const Buffer *> placed;
+    for (Buffer &b : s.arena) {
+      if (!b.perBatchRow())
+        continue;
+      resolveBuffer(b, rows);
+      int64_t bytes = aligned(b.bytes);
+      b.offset = base;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const Buffer *o : placed)
+          if (o->live.first <= b.live.second && b.live.first <= o->live.second &&
+              o->offset < b.offset + bytes && b.offset < o->offset + aligned(o->bytes)) {
+            b.offset = o->offset + aligned(o->bytes);
+            moved = true;
+          }
       }
-    s.arenaBytes += timesRows(s.arenaBytesPerBatchRow, rows);
-    s.arenaBytesPerBatchRow = 0;
+      placed.push_back(&b);
+      end = std::max(end, aligned(b.offset + bytes));
+    }
+    if (!placed.empty())
+      s.arenaBytes = end;
     for (Step &step : s.steps) {
-      if (step.perBatchRow) {
-        step.grid = timesRows(step.grid, rows);
+      step.grid = timesPower(step.grid, rows, step.gridPower);
+      step.gridPower = 0;
+      if (step.takesRows)
         step.batchRows = rows;
-      }
-      step.perBatchRow = false;
       GemmPlan &p = step.plan;
-      if (p.perBatch == GemmPlan::PerBatch::M)
-        p.m = timesRows(p.m, rows);
-      else if (p.perBatch == GemmPlan::PerBatch::Batch)
-        p.batch[0] = timesRows(p.batch[0], rows);
-      p.perBatch = GemmPlan::PerBatch::None;
+      size_t next = 0;
+      if (!p.powers.empty())
+        p.forEachCount([&](int64_t &count) { count = timesPower(count, rows, p.powers[next++]); });
+      p.powers.clear();
       if (std::string why = step.gemm ? validate(p) : ""; !why.empty())
         throw Error("E8001", "GEMM step " + step.name + ": " + why);
     }
@@ -392,14 +468,10 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       param.spec.name = param.name;
       param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
       param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
-      if (std::count(param.spec.shape.begin(), param.spec.shape.end(), -1) > 1)
-        throw Error("E8001", manifestPath + ": the entry's input " + param.name +
-                                 " has two dynamic dimensions (one batch at most)");
-      // A dynamic batch: the bytes of one row of it.
-      std::vector<int64_t> row = param.spec.shape;
-      if (param.spec.perBatchRow())
-        row[param.spec.batchDim()] = 1;
-      param.spec.bytes = tensorBytes(param.spec.dtype, row);
+      // A dynamic size: the bytes at s0 = 1.
+      std::vector<int64_t> one = param.spec.shape;
+      std::replace(one.begin(), one.end(), int64_t{-1}, int64_t{1});
+      param.spec.bytes = tensorBytes(param.spec.dtype, one);
       entry.batched |= param.spec.perBatchRow();
       param.stopGradient = p.at("stop_gradient").get<bool>();
       if (!p.at("buffer").is_null())
@@ -471,10 +543,10 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     if (m.is_discarded() || !m.is_object() || !m.contains("format") ||
         m.at("format") != "sotc-manifest")
       throw Error("E8001", manifestPath + ": not a sotc manifest");
-    if (!m.contains("version") || m.at("version") != 2)
+    if (!m.contains("version") || m.at("version") != 3)
       throw Error("E8002", manifestPath + ": manifest version " +
                                (m.contains("version") ? m.at("version").dump() : "missing") +
-                               "; this runtime reads version 2 (recompile the trace)");
+                               "; this runtime reads version 3 (recompile the trace)");
     a.target = m.at("target").at("kind").get<std::string>();
     a.binaryPath = directoryOf(manifestPath) + m.at("binary").at("file").get<std::string>();
     a.binarySha256 = m.at("binary").at("sha256").get<std::string>();

@@ -11,6 +11,7 @@
 #include "runtime/src/Error.h"
 #include "runtime/src/GemmPlan.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,13 +28,15 @@ constexpr size_t kDigestTrailerBytes = kDigestMark.size() + 64 + 1;
 /// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
 int dtypeIndex(const std::string &name);
 
-/// A tensor of a plan. One of a dynamic batch (a -1 in its manifest shape) has the bytes of
-/// one row of it, and in an arena its offset in the batch's part, per row too (atBatch).
+/// A tensor of a plan. One of the dynamic size s0 (a -1 in its manifest shape for each
+/// dimension of it: `dynamicDims` of them) has its bytes at s0 = 1, and in an arena no offset
+/// until atBatch places it for a call's s0.
 struct Buffer {
   std::string name;
   int dtype = 0;
   std::vector<int64_t> shape;
   int64_t bytes = 0, offset = -1; // offset: in the segment's arena, for intermediates
+  std::pair<int64_t, int64_t> live{0, 0}; // arena buffers: the first and last step using it
 
   /// The position of the dynamic batch in the shape, or -1.
   int batchDim() const {
@@ -43,6 +46,7 @@ struct Buffer {
     return -1;
   }
   bool perBatchRow() const { return batchDim() >= 0; }
+  int dynamicDims() const { return static_cast<int>(std::count(shape.begin(), shape.end(), -1)); }
 };
 
 struct Parameter {
@@ -67,8 +71,9 @@ struct Step {
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
-  bool perBatchRow = false;           // kernels: the grid is per row of a dynamic batch
-  int64_t batchRows = 0;              // such kernels, resolved: the call's rows, an argument
+  int gridPower = 0;                  // kernels: the grid is `grid` times s0^gridPower
+  bool takesRows = false;             // kernels of a tensor of s0: they take the call's s0
+  int64_t batchRows = 0;              // such kernels, resolved: the call's s0, an argument
   int64_t block = 0, sharedBytes = 0; // CUDA kernels: threads per block, static shared memory
   GemmPlan plan;                      // GEMM steps
   std::vector<std::string> outputs, inputs;
@@ -78,7 +83,7 @@ struct Step {
 struct Segment {
   std::string name;
   std::vector<Buffer> inputs, outputs, arena;
-  int64_t arenaBytes = 0, arenaBytesPerBatchRow = 0; // the batch's part follows the rest
+  int64_t arenaBytes = 0; // the static buffers'; atBatch places those of s0 after them
   std::vector<Step> steps;
   enum class End { Return, Branch, HostCallback } end = End::Return;
   std::vector<std::string> results; // Return: the result's tensors, in order

@@ -284,8 +284,10 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     bool matches = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
     std::string batchNote;
     if (int d = s.batchDim(); d >= 0 && in[i].rank > d && in[i].rank <= SOTC_MAX_RANK) {
+      // Every dynamic dimension is s0: the first binds it, the others must agree.
       std::vector<int64_t> shape = s.shape;
-      int64_t given = shape[d] = in[i].shape[d];
+      int64_t given = in[i].shape[d];
+      std::replace(shape.begin(), shape.end(), int64_t{-1}, given);
       matches = sameMeta(in[i], s.dtype, shape.data(), shape.size()) && given >= 1 &&
                 (rows == 0 || given == rows);
       if (matches && rows == 0)

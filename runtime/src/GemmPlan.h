@@ -24,9 +24,19 @@ struct GemmPlan {
   bool bias = false; // a third input: n elements added to every row of C
   /// Batch sizes and, per operand, the element stride of each batch dimension (0: broadcast).
   std::vector<int64_t> batch, strideA, strideB, strideC;
-  /// A dynamic batch: the count given per row of it, m or batch[0] (the manifest's
-  /// per_batch_row); Artifact::atBatch multiplies it by the call's rows.
-  enum class PerBatch { None, M, Batch } perBatch = PerBatch::None;
+  /// Over the dynamic size s0: the power of s0 each count holds (the manifest's "64*s0"), in
+  /// forEachCount's order, the counts themselves at s0 = 1; Artifact::atBatch computes them
+  /// for the call's s0. Empty when no count holds s0.
+  std::vector<int> powers;
+
+  /// Calls `f` on m, n, k, lda, ldb, ldc, then the batch sizes and strides of A, B and C.
+  template <class F> void forEachCount(F f) {
+    for (int64_t *c : {&m, &n, &k, &lda, &ldb, &ldc})
+      f(*c);
+    for (std::vector<int64_t> *list : {&batch, &strideA, &strideB, &strideC})
+      for (int64_t &c : *list)
+        f(c);
+  }
 
   /// The number of (m x n) products, all batch dimensions together.
   int64_t batchCount() const;

@@ -42,7 +42,7 @@ Json entry(Json inputs, int64_t first = 0) {
 /// y = f(x, prepared.w) where prepared.w is prepared from the weight w.
 Json modelManifest(const std::string &target) {
   Json m{{"format", "sotc-manifest"},
-         {"version", 2},
+         {"version", 3},
          {"target", {{"kind", target}, {"features", Json::array()}}},
          {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
          {"entries",
@@ -172,7 +172,7 @@ Json functionManifest() {
   Json k1 = kernel("k1", "u", "t");
   k1["grid"] = 4;
   return Json{{"format", "sotc-manifest"},
-              {"version", 2},
+              {"version", 3},
               {"target", {{"kind", "cpu"}, {"features", Json::array()}}},
               {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
               {"entries", {entry({tensorInput("a", {4, 8}), tensorInput("b", {8, 16})})}},
@@ -293,8 +293,8 @@ TEST_CASE("the entries of a bundle: each its own segments, the same parameters",
 
 namespace {
 
-/// functionManifest with a dynamic batch: a [?, 8] @ b, its rows per batch row (one), the
-/// kernels' grids and the arena's buffers per row.
+/// functionManifest with a dynamic size s0: a [?, 8] @ b, its rows s0, the kernels' grids s0,
+/// the arena's buffers of s0 without offsets (the runtime places them per call).
 Json batchManifest() {
   Json m = functionManifest();
   m["entries"][0]["inputs"][0]["shape"] = {-1, 8};
@@ -304,22 +304,24 @@ Json batchManifest() {
     (*t)["shape"][0] = -1;
     (*t)["bytes"] = (*t)["bytes"].get<int64_t>() / 4;
   }
-  seg["arena"] = {{"bytes", 0}, {"bytes_per_batch_row", 128}, {"buffers", seg["arena"]["buffers"]}};
-  seg["arena"]["buffers"][1]["offset"] = 64;
-  seg["steps"][0]["m"] = 1, seg["steps"][0]["per_batch_row"] = "m";
+  seg["arena"]["bytes"] = 0;
+  for (Json &b : seg["arena"]["buffers"])
+    b.erase("offset");
+  seg["steps"][0]["m"] = "s0";
   for (int s : {1, 2})
-    seg["steps"][s]["grid"] = 1, seg["steps"][s]["per_batch_row"] = true;
+    seg["steps"][s]["grid"] = "s0";
   return m;
 }
 
 } // namespace
 
-TEST_CASE("a dynamic batch's plan is resolved for a call's rows", "[runtime][manifest]") {
+TEST_CASE("a dynamic size's plan is resolved for a call's s0", "[runtime][manifest]") {
   Artifact a = readManifest(batchManifest().dump(), "k.manifest.json");
   REQUIRE(a.entries[0].batched);
   const sotc::runtime::Segment &perRow = a.segments[0];
-  CHECK((perRow.arenaBytes == 0 && perRow.arenaBytesPerBatchRow == 128));
-  CHECK((perRow.steps[1].perBatchRow && perRow.steps[0].plan.m == 1));
+  CHECK(perRow.arenaBytes == 0);
+  CHECK((perRow.steps[1].gridPower == 1 && perRow.steps[1].takesRows));
+  CHECK((perRow.steps[0].plan.m == 1 && perRow.steps[0].plan.powers.at(0) == 1));
 
   Artifact three = sotc::runtime::atBatch(a, 0, 3);
   CHECK(!three.entries[0].batched);
@@ -329,9 +331,11 @@ TEST_CASE("a dynamic batch's plan is resolved for a call's rows", "[runtime][man
   CHECK((seg.inputs[0].shape == std::vector<int64_t>{3, 8} && seg.inputs[0].bytes == 96));
   CHECK(seg.inputs[1].shape == std::vector<int64_t>{8, 16}); // static: as it was
   CHECK((seg.outputs[0].shape == std::vector<int64_t>{3, 16} && seg.outputs[0].bytes == 192));
+  // Placed first fit at these sizes, 64-byte aligned: t (steps 0..1), then u (1..2) beside it.
   CHECK(seg.arenaBytes == 384);
   CHECK((seg.arena[0].offset == 0 && seg.arena[1].offset == 192 && seg.arena[1].bytes == 192));
   CHECK((seg.steps[0].plan.m == 3 && seg.steps[1].grid == 3 && seg.steps[2].grid == 3));
+  CHECK((seg.steps[1].batchRows == 3 && seg.steps[0].plan.powers.empty()));
   CHECK(seg.steps[1].bytes == 2 * 192); // what it touches, at these rows
 
   // A batch beyond what any buffer can hold is refused before anything is allocated.
@@ -342,27 +346,21 @@ TEST_CASE("a dynamic batch's plan is resolved for a call's rows", "[runtime][man
 TEST_CASE("a dynamic batch's manifest that does not hold together is refused",
           "[runtime][manifest]") {
   REQUIRE(refusal(batchManifest()) == "read");
-  Json m = batchManifest();
-  m["segments"][0]["steps"][0]["per_batch_row"] = "n";
-  CHECK(refusal(m) == "E8001: GEMM step matmul_0: per_batch_row must be m or batch");
-  m["segments"][0]["steps"][0]["per_batch_row"] = "batch";
-  CHECK(refusal(m) == "E8001: GEMM step matmul_0: a batch per row without a batch");
+  for (const char *bad : {"n", "2*s1", "2*s0^", "s0*2", "2*s0^x", "*s0"}) {
+    Json m = batchManifest();
+    m["segments"][0]["steps"][0]["m"] = bad;
+    CHECK(refusal(m) == std::string("E8001: a count of \"") + bad + "\" (a number or N*s0^P)");
+  }
   checkRefusals(
       batchManifest(),
       {
-          {"two dynamic dimensions", "the entry's input b has two dynamic dimensions",
-           [](Json &m) {
-             m["entries"][0]["inputs"][1]["shape"] = {-1, -1};
-           }},
           {"a batch buffer in an entry without a batch",
            "SIR_0 has the input a of float32[-1, 8], no dtype and shape this runtime holds",
            [](Json &m) {
              m["entries"][0]["inputs"][0]["shape"] = {4, 8};
            }},
-          {"arena rows that overlap", "places t and u, which are live at the same time",
-           [](Json &m) { m["segments"][0]["arena"]["buffers"][1]["offset"] = 0; }},
           {"a GEMM whose rows outgrow C", "step 0 (matmul_0) reaches past its C t",
-           [](Json &m) { m["segments"][0]["steps"][0]["m"] = 2; }},
+           [](Json &m) { m["segments"][0]["steps"][0]["m"] = "2*s0"; }},
       });
   Json cuda = batchManifest(); // the same plan on CUDA: the kernels' blocks as given
   cuda["target"]["kind"] = "cuda";

@@ -177,7 +177,7 @@ TEST_CASE("a binary that is not its manifest's, a newer manifest, nothing at all
   CHECK(std::string(tampered.error.message).find("its sha256 differs") != std::string::npos);
 
   std::string newer = manifest;
-  newer.replace(newer.find("\"version\": 2"), 12, "\"version\": 3");
+  newer.replace(newer.find("\"version\": 3"), 12, "\"version\": 4");
   spit(dir + "/newer.manifest.json", newer);
   Opened future(dir + "/newer.manifest.json");
   CHECK(std::string(future.error.code) == "E8002");

@@ -36,9 +36,9 @@ std::string readFile(const std::string &path) {
   return std::string((*buffer)->getBuffer());
 }
 
-/// A count, or one per row of the dynamic batch ("?", "64*?").
-std::string perRow(int64_t count, bool perBatchRow) {
-  return perBatchRow ? sched::perRowText(count, "?") : std::to_string(count);
+/// A count of the manifest: a number, or a power of the dynamic size times one ("64*s0").
+std::string count(const Json &c) {
+  return c.is_string() ? c.get<std::string>() : std::to_string(c.get<int64_t>());
 }
 
 /// "float32[?, 128]": -1 is the dynamic batch.
@@ -51,9 +51,11 @@ std::string shape(const Json &tensor) {
   return s + "]";
 }
 
-bool perBatchRow(const Json &tensor) {
+/// The power of s0 a tensor's bytes hold: its dynamic dimensions.
+int dynamicDims(const Json &tensor) {
   const Json &shape = tensor.at("shape");
-  return std::any_of(shape.begin(), shape.end(), [](const Json &d) { return d == -1; });
+  return static_cast<int>(
+      std::count_if(shape.begin(), shape.end(), [](const Json &d) { return d == -1; }));
 }
 
 std::string join(const Json &names) {
@@ -76,25 +78,21 @@ std::string registersText(const Json &registers) {
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
 std::string stepText(const Json &step) {
   if (step.at("kind") == "kernel")
-    return "kernel " + step.at("symbol").get<std::string>() + "  grid " +
-           perRow(step.at("grid").get<int64_t>(), step.value("per_batch_row", false)) +
+    return "kernel " + step.at("symbol").get<std::string>() + "  grid " + count(step.at("grid")) +
            (step.contains("block")
                 ? " x block " + std::to_string(step.at("block").get<int64_t>()) + ", " +
                       std::to_string(step.at("shared_bytes").get<int64_t>()) + " B shared" +
                       registersText(step.at("registers"))
                 : "");
-  std::string rows = step.value("per_batch_row", "");
-  std::string s = "gemm " + step.at("name").get<std::string>() +
-                  "  m=" + perRow(step.at("m").get<int64_t>(), rows == "m") +
-                  " n=" + std::to_string(step.at("n").get<int64_t>()) +
-                  " k=" + std::to_string(step.at("k").get<int64_t>());
+  std::string s = "gemm " + step.at("name").get<std::string>() + "  m=" + count(step.at("m")) +
+                  " n=" + count(step.at("n")) + " k=" + count(step.at("k"));
   for (const char *flag : {"transpose_a", "transpose_b"})
     if (step[flag].get<bool>())
       s += std::string(", ") + flag;
   if (!step.at("batch").empty()) {
     s += ", batch [";
     for (size_t d = 0; d < step.at("batch").size(); ++d)
-      s += (d ? ", " : "") + perRow(step.at("batch")[d].get<int64_t>(), d == 0 && rows == "batch");
+      s += (d ? ", " : "") + count(step.at("batch")[d]);
     s += "]";
   }
   if (!step.at("epilogue").at("bias").is_null())
@@ -158,16 +156,14 @@ std::string segmentText(const Json &seg, size_t index) {
   s << ")\n";
   for (const Json &step : seg.at("steps"))
     s << "    " << stepLine(step) << "\n";
-  // A buffer of the dynamic batch lies after the arena's static bytes, at an offset per row.
-  int64_t staticBytes = seg.at("arena").at("bytes").get<int64_t>();
-  for (const Json &b : seg.at("arena").at("buffers"))
-    s << "    arena +"
-      << (perBatchRow(b) ? (staticBytes ? std::to_string(staticBytes) + "+" : "") +
-                               perRow(b.at("offset").get<int64_t>(), true)
-                         : std::to_string(b.at("offset").get<int64_t>()))
+  // A buffer of s0 has no offset: the runtime places it after the static ones at each call.
+  for (const Json &b : seg.at("arena").at("buffers")) {
+    int power = dynamicDims(b);
+    s << "    arena " << (power ? "+?" : "+" + std::to_string(b.at("offset").get<int64_t>()))
       << "  " << b.at("name").get<std::string>() << ": " << shape(b) << ", "
-      << perRow(b.at("bytes").get<int64_t>(), perBatchRow(b)) << " bytes, steps "
+      << sched::perRowText(b.at("bytes").get<int64_t>(), "s0", power) << " bytes, steps "
       << b.at("live").at(0).get<int64_t>() << ".." << b.at("live").at(1).get<int64_t>() << "\n";
+  }
   const Json &end = seg.at("end");
   std::string kind = end.at("kind").get<std::string>();
   if (kind == "return")

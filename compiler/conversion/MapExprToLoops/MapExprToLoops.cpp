@@ -325,13 +325,15 @@ struct Indices {
   mlir::Value rows;
 
   mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
-  /// A size of the model: one that holds the batch computed from the call's rows.
+  /// A size of the model: one that holds s0^d computed from the call's s0.
   mlir::Value size(int64_t k) {
     if (!rows || !sched::holdsBatch(k))
       return c(k);
-    return k == sched::kBatchRows
-               ? rows
-               : mlir::arith::MulIOp::create(b, loc, rows, c(k / sched::kBatchRows)).getResult();
+    mlir::Value v = rows;
+    for (int d = sched::batchDegree(k); d > 1; --d)
+      v = mlir::arith::MulIOp::create(b, loc, v, rows);
+    int64_t factor = sched::staticFactor(k);
+    return factor == 1 ? v : mlir::arith::MulIOp::create(b, loc, v, c(factor)).getResult();
   }
   mlir::Value add(mlir::Value x, mlir::Value y) {
     return mlir::arith::AddIOp::create(b, loc, x, y);
@@ -518,33 +520,38 @@ public:
 private:
   mlir::Location loc() { return op_.getLoc(); }
 
-  /// A kernel over a dynamic batch runs blocksPerBatchRow_ blocks per row of it: every
-  /// statement's grid holds the batch and its other loops do not, and no buffer of the
-  /// whole batch (nor a block's share that holds it) is the kernel's own.
+  /// A kernel over the dynamic size s0 takes the call's s0 (takesRows_): its statements share
+  /// one grid (which the runtime scales), no step pads a dim that holds s0, and no buffer of
+  /// the whole size (nor a block's share that holds it) is the kernel's own. On the GPU, s0 is
+  /// in the grid alone (a batch): a loop of threads over it is not lowered yet.
   mlir::LogicalResult checkBatch() {
-    bool dynamic = llvm::any_of(values_, [](mlir::Value v) {
+    takesRows_ = llvm::any_of(values_, [](mlir::Value v) {
       return !mlir::cast<mlir::RankedTensorType>(v.getType()).hasStaticShape();
     });
-    if (!dynamic)
+    if (!takesRows_)
       return mlir::success();
     auto refuse = [&](const std::string &why) {
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
-             << "kernel " << op_.getSymName() << " over a dynamic batch: " << why;
+             << "kernel " << op_.getSymName() << " over a dynamic size: " << why;
     };
     for (size_t t = 0; t < values_.size(); ++t) {
       if (storage_[t].kind == StorageKind::Scratch &&
           !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
         return refuse("a scratch buffer of the whole batch is not supported yet");
-      if (sched::holdsBatch(storage_[t].elementsPerBlock))
+      if (gpuModule_ && sched::holdsBatch(storage_[t].elementsPerBlock))
         return refuse("a block would keep a share of " + kernel_.tensors[t].name +
-                      " that holds the batch");
+                      " that holds the dynamic size in shared memory");
     }
     for (const AnchoredMapStmt &a : kernel_.stmts) {
-      std::optional<int64_t> blocks = sched::blocksPerBatchRow(a.schedule->mesh);
-      if (!blocks || (blocksPerBatchRow_ && *blocks != *blocksPerBatchRow_))
+      const std::vector<int64_t> &shape = a.schedule->mesh.outputShape();
+      bool beyondGrid =
+          shape.empty() || std::any_of(shape.begin() + 1, shape.end(), sched::holdsBatch);
+      if (sched::padsBatch(a.schedule->mesh))
+        return refuse("its schedule (" + a.schedule->mesh.str() + ") pads the dynamic size");
+      if (gpuModule_ && (beyondGrid || sched::batchDegree(shape[0]) != 1))
         return refuse("its schedule (" + a.schedule->mesh.str() +
-                      ") pads the batch or loops over it outside its grid");
-      blocksPerBatchRow_ = blocks;
+                      ") loops over the dynamic size outside its grid, which CUDA kernels do not "
+                      "do yet (the CPU's do)");
     }
     return mlir::success();
   }
@@ -572,7 +579,7 @@ private:
     if (gpuModule_)
       return emitGpuFunction();
     llvm::SmallVector<mlir::Type> args;
-    if (blocksPerBatchRow_) // the call's rows of its batch come first
+    if (takesRows_) // the call's s0 comes first
       args.push_back(b_.getIndexType());
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
@@ -581,12 +588,10 @@ private:
     b_.setInsertionPoint(op_);
     auto func =
         mlir::func::FuncOp::create(b_, loc(), op_.getSymName(), b_.getFunctionType(args, {}));
-    if (blocksPerBatchRow_) // the launch's grid is this many blocks per row of the batch
-      func->setAttr(kBlocksPerBatchRowAttr, b_.getI64IntegerAttr(*blocksPerBatchRow_));
     mlir::Block *entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     size_t arg = 0;
-    if (blocksPerBatchRow_)
+    if (takesRows_)
       idx_.rows = entry->getArgument(arg++);
     for (int t : kernel_.outputs)
       buffers_[t] = entry->getArgument(arg++);
@@ -602,6 +607,19 @@ private:
     for (const sched::LoopDescriptor &l : first.loops)
       if (l.type == sched::LoopType::S0x)
         blocks = l.size;
+    if (takesRows_) // the launch's grid, in s0
+      func->setAttr(kBatchGridAttr, b_.getStringAttr(sched::sizeText(blocks, true)));
+    // What a block keeps of a row of s0 (a softmax over a sequence): one heap buffer of the
+    // call's row, reused by the blocks of this call (the stack may not hold a long row).
+    auto rowOfS0 = [&](size_t t) {
+      return storage_[t].kind == StorageKind::Shared &&
+             sched::holdsBatch(storage_[t].elementsPerBlock);
+    };
+    for (size_t t = 0; t < kernel_.tensors.size(); ++t)
+      if (rowOfS0(t))
+        buffers_[t] = mlir::memref::AllocOp::create(
+            b_, loc(), mlir::MemRefType::get({mlir::ShapedType::kDynamic}, elementType(t)),
+            mlir::ValueRange{idx_.size(storage_[t].elementsPerBlock)});
     auto grid = mlir::scf::ForallOp::create(
         b_, loc(), llvm::ArrayRef<mlir::OpFoldResult>{b_.getIndexAttr(blocks)}, mlir::ValueRange{},
         b_.getArrayAttr(
@@ -613,14 +631,14 @@ private:
         sharedRowDims_[t] = rows_ ? rowDims(kernel_, *rows_, static_cast<int>(t))
                                   : std::vector<bool>(kernel_.tensors[t].shape.size(), false);
     for (size_t t = 0; t < kernel_.tensors.size(); ++t)
-      if (storage_[t].kind == StorageKind::Shared)
+      if (storage_[t].kind == StorageKind::Shared && !rowOfS0(t))
         buffers_[t] = mlir::memref::AllocaOp::create(
             b_, loc(), mlir::MemRefType::get({storage_[t].elementsPerBlock}, elementType(t)));
     for (size_t s = 0; s < kernel_.stmts.size(); ++s)
       emitStatement(s, block, nullptr);
     b_.setInsertionPointAfter(grid);
     for (size_t t = 0; t < kernel_.tensors.size(); ++t)
-      if (storage_[t].kind == StorageKind::Scratch)
+      if (storage_[t].kind == StorageKind::Scratch || rowOfS0(t))
         mlir::memref::DeallocOp::create(b_, loc(), buffers_[t]);
     mlir::func::ReturnOp::create(b_, loc());
   }
@@ -652,7 +670,7 @@ private:
   void emitGpuFunction() {
     mlir::MLIRContext *ctx = b_.getContext();
     llvm::SmallVector<mlir::Type> args;
-    if (blocksPerBatchRow_) // the call's rows of its batch come first
+    if (takesRows_) // the call's s0 comes first
       args.push_back(b_.getIndexType());
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
@@ -685,19 +703,19 @@ private:
     func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b_.getUnitAttr());
     // The launch contract (the manifest's ABI): buffers are 16-byte aligned and never
     // overlap, so NVPTX may merge a thread's consecutive accesses into 128-bit ones.
-    for (unsigned i = blocksPerBatchRow_ ? 1 : 0; i < args.size(); ++i) {
+    for (unsigned i = takesRows_ ? 1 : 0; i < args.size(); ++i) {
       func.setArgAttr(i, "llvm.noalias", b_.getUnitAttr());
       func.setArgAttr(i, "llvm.align", b_.getI64IntegerAttr(16));
     }
     func.setKnownBlockSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(threads), 1, 1});
-    if (blocksPerBatchRow_) // the grid is the call's: this many blocks per row of its batch
-      func->setAttr(kBlocksPerBatchRowAttr, b_.getI64IntegerAttr(*blocksPerBatchRow_));
+    if (takesRows_) // the grid is the call's, in s0
+      func->setAttr(kBatchGridAttr, b_.getStringAttr(sched::sizeText(blocks, true)));
     else
       func.setKnownGridSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(blocks), 1, 1});
     mlir::Block &entry = func.getBody().front();
     b_.setInsertionPointToStart(&entry);
     size_t arg = 0;
-    if (blocksPerBatchRow_)
+    if (takesRows_)
       idx_.rows = entry.getArgument(arg++);
     for (int t : kernel_.outputs)
       buffers_[t] = entry.getArgument(arg++);
@@ -794,7 +812,8 @@ private:
         reduced.push_back(op.outs[0]);
         inits.push_back(scalars.identity(reductionOf(op.op), elementType(op.outs[0])));
       }
-    auto loop = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), idx_.c(inner), idx_.c(1), inits);
+    // Up to the call's s0 where the loop runs over it (CPU only: checkBatch).
+    auto loop = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), idx_.size(inner), idx_.c(1), inits);
     mlir::OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(loop.getBody());
     llvm::SmallVector<mlir::Value> accs(loop.getRegionIterArgs().begin(),
@@ -1002,7 +1021,7 @@ private:
   std::vector<mlir::Value> values_;
   std::vector<Storage> storage_;
   std::optional<KernelRows> rows_;
-  std::optional<int64_t> blocksPerBatchRow_; // a kernel over a dynamic batch
+  bool takesRows_ = false; // a kernel over the dynamic size s0
   std::map<int, mlir::Value> buffers_;
   std::map<int, std::vector<bool>> sharedRowDims_; // shared tensors: which dims are the row
   llvm::StringRef testingBreak_;

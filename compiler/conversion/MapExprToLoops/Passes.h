@@ -16,9 +16,10 @@ namespace sotc {
 /// The gpu.module that holds every GPU kernel (target=gpu).
 constexpr const char *kGpuModuleName = "sotc_kernels";
 
-/// A CPU kernel over a dynamic batch: the blocks of its grid per row of the batch (its loops
-/// are written for sched::kBatchRows rows and never read the count; a launch runs the call's).
-constexpr const char *kBlocksPerBatchRowAttr = "sotc.blocks_per_batch_row";
+/// A kernel over the dynamic size s0: the blocks of its grid as a power of s0 ("24*s0",
+/// "4*s0^2": sched::sizeText). Its loops are written for s0 = sched::kBatchRows and never
+/// read that count; it takes the call's s0 before its buffers, and a launch runs its grid.
+constexpr const char *kBatchGridAttr = "sotc.grid";
 
 #define GEN_PASS_DECL_CONVERTMAPEXPRTOLOOPS
 #define GEN_PASS_REGISTRATION

@@ -23,11 +23,11 @@ namespace sotc::cpu {
 constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
 
 /// What a kernel was compiled for: its grid and the bytes of each of its buffers (outputs,
-/// then inputs).
+/// then inputs); over a dynamic size s0, those at s0 = 1.
 struct KernelSignature {
   int64_t grid = 0;
   std::vector<int64_t> bufferBytes;
-  bool perBatchRow = false; // takes the call's rows of a dynamic batch before its buffers
+  bool takesRows = false; // takes the call's dynamic size s0 before its buffers
 };
 
 struct CpuOptions {

@@ -3,6 +3,7 @@
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 #include "compiler/support/Version.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/sched/Utils/Mesh.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
 
@@ -35,8 +36,8 @@ const char *guardKind(frontend::Guard::Kind kind) {
   return "?";
 }
 
-/// A tensor's name, dtype, shape and bytes. A dynamic batch (sotc-sir-check-batch-dims: one
-/// dimension at most) is -1 in the shape, and the bytes are those of one row of it.
+/// A tensor's name, dtype, shape and bytes. Each dynamic dimension (the one size s0:
+/// sotc-sir-check-batch-dims) is -1 in the shape, and the bytes are those at s0 = 1.
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
@@ -52,11 +53,23 @@ Json tensorJson(const std::string &name, mlir::Type type) {
               {"bytes", bytes}};
 }
 
-/// Whether a tensor's json (tensorJson) is of the dynamic batch.
-bool perBatchRow(const Json &tensor) {
+/// The power of s0 a tensor's bytes hold: its dynamic dimensions (tensorJson).
+int batchDegree(const Json &tensor) {
   const Json &shape = tensor["shape"];
-  return std::any_of(shape.begin(), shape.end(),
-                     [](const Json &d) { return d.get<int64_t>() < 0; });
+  return static_cast<int>(std::count_if(shape.begin(), shape.end(),
+                                        [](const Json &d) { return d.get<int64_t>() < 0; }));
+}
+
+/// A count of a plan, made for s0 = sched::kBatchRows: a number, or the power of s0 it holds
+/// as text ("64*s0", "4*s0^2").
+Json sizeJson(int64_t size) {
+  return sched::holdsBatch(size) ? Json(sched::sizeText(size, true)) : Json(size);
+}
+Json sizesJson(const std::vector<int64_t> &sizes) {
+  Json out = Json::array();
+  for (int64_t size : sizes)
+    out.push_back(sizeJson(size));
+  return out;
 }
 
 /// A GEMM step: the library call's shape (mapexpr/Utils/Gemm.h), row-major, and its epilogue.
@@ -68,28 +81,28 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
     bias = mapexpr::tensorName(gemm.getBias());
     inputs.push_back(bias);
   }
-  Json json{{"kind", "gemm"},
-            {"name", gemm.getName()},
-            {"library", library},
-            {"dtype", tensorJson("", gemm.getResult().getType())["dtype"]},
-            {"m", p.m},
-            {"n", p.n},
-            {"k", p.k},
-            {"transpose_a", p.transposeA},
-            {"transpose_b", p.transposeB},
-            {"lda", p.lda},
-            {"ldb", p.ldb},
-            {"ldc", p.ldc},
-            {"alpha", 1.0},
-            // With a bias the library accumulates onto C, which starts as the bias rows.
-            {"beta", gemm.getBias() ? 1.0 : 0.0},
-            {"batch", p.batch},
-            {"batch_strides", Json{{"a", p.strideA}, {"b", p.strideB}, {"c", p.strideC}}},
-            {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
-            {"outputs", {mapexpr::tensorName(gemm.getResult())}},
-            {"inputs", inputs}};
-  if (p.perBatch != mapexpr::GemmPlan::PerBatch::None) // which count is per row of the batch
-    json["per_batch_row"] = p.perBatch == mapexpr::GemmPlan::PerBatch::M ? "m" : "batch";
+  Json json{
+      {"kind", "gemm"},
+      {"name", gemm.getName()},
+      {"library", library},
+      {"dtype", tensorJson("", gemm.getResult().getType())["dtype"]},
+      {"m", sizeJson(p.m)},
+      {"n", sizeJson(p.n)},
+      {"k", sizeJson(p.k)},
+      {"transpose_a", p.transposeA},
+      {"transpose_b", p.transposeB},
+      {"lda", sizeJson(p.lda)},
+      {"ldb", sizeJson(p.ldb)},
+      {"ldc", sizeJson(p.ldc)},
+      {"alpha", 1.0},
+      // With a bias the library accumulates onto C, which starts as the bias rows.
+      {"beta", gemm.getBias() ? 1.0 : 0.0},
+      {"batch", sizesJson(p.batch)},
+      {"batch_strides",
+       Json{{"a", sizesJson(p.strideA)}, {"b", sizesJson(p.strideB)}, {"c", sizesJson(p.strideC)}}},
+      {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
+      {"outputs", {mapexpr::tensorName(gemm.getResult())}},
+      {"inputs", inputs}};
   return json;
 }
 
@@ -120,9 +133,7 @@ public:
         for (mlir::Value v : launch.getInputs())
           ins.push_back(mapexpr::tensorName(v));
         KernelLaunch how = launches.count(symbol) ? launches.at(symbol) : KernelLaunch();
-        json = Json{{"kind", "kernel"}, {"symbol", symbol}, {"grid", how.grid}};
-        if (how.perBatchRow)
-          json["per_batch_row"] = true; // the grid is per row of the dynamic batch
+        json = Json{{"kind", "kernel"}, {"symbol", symbol}, {"grid", sizeJson(how.grid)}};
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;
@@ -151,40 +162,37 @@ public:
       intermediates.erase(name); // segment outputs belong to the caller
     }
     // First fit: each intermediate takes the lowest aligned offset no live buffer overlaps.
-    // Those of a dynamic batch are placed apart, after the others, in bytes per row of it:
-    // scaled by the call's rows, they still never overlap (and stay aligned).
-    for (bool batch : {false, true}) {
-      std::vector<std::tuple<int64_t, int64_t, std::pair<size_t, size_t>>> placed;
-      int64_t &arenaBytes = batch ? arenaBytesPerBatchRow_ : arenaBytes_;
-      for (auto &[name, buffer] : intermediates) {
-        if (perBatchRow(buffer) != batch)
-          continue;
-        int64_t bytes = (buffer["bytes"].get<int64_t>() + kBufferAlignment - 1) / kBufferAlignment *
-                        kBufferAlignment;
-        auto range = live.at(name);
-        int64_t offset = 0;
-        for (bool moved = true; moved;) {
-          moved = false;
-          for (auto &[start, size, other] : placed)
-            if (other.first <= range.second && range.first <= other.second &&
-                start < offset + bytes && offset < start + size) {
-              offset = start + size;
-              moved = true;
-            }
-        }
-        placed.push_back({offset, bytes, range});
-        arenaBytes = std::max(arenaBytes, offset + bytes);
-        buffer["offset"] = offset;
-        buffer["live"] = {range.first, range.second};
+    // One whose bytes hold the dynamic size s0 has no offset: the runtime places those after
+    // these, the same way, at each call's sizes (docs/manifest.md#a-dynamic-size).
+    std::vector<std::tuple<int64_t, int64_t, std::pair<size_t, size_t>>> placed;
+    for (auto &[name, buffer] : intermediates) {
+      auto range = live.at(name);
+      buffer["live"] = {range.first, range.second};
+      if (batchDegree(buffer) > 0) {
         arena_.push_back(buffer);
+        continue;
       }
+      int64_t bytes = (buffer["bytes"].get<int64_t>() + kBufferAlignment - 1) / kBufferAlignment *
+                      kBufferAlignment;
+      int64_t offset = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (auto &[start, size, other] : placed)
+          if (other.first <= range.second && range.first <= other.second &&
+              start < offset + bytes && offset < start + size) {
+            offset = start + size;
+            moved = true;
+          }
+      }
+      placed.push_back({offset, bytes, range});
+      arenaBytes_ = std::max(arenaBytes_, offset + bytes);
+      buffer["offset"] = offset;
+      arena_.push_back(buffer);
     }
   }
 
   Json json(const std::string &segmentName) const {
     Json arena{{"bytes", arenaBytes_}, {"buffers", arena_}};
-    if (arenaBytesPerBatchRow_)
-      arena["bytes_per_batch_row"] = arenaBytesPerBatchRow_;
     return Json{{"name", segmentName},
                 {"inputs", inputs_},
                 {"steps", steps_},
@@ -192,12 +200,11 @@ public:
                 {"arena", arena}};
   }
   int64_t arenaBytes() const { return arenaBytes_; }
-  int64_t arenaBytesPerBatchRow() const { return arenaBytesPerBatchRow_; }
 
 private:
   Json inputs_ = Json::array(), steps_ = Json::array(), outputs_ = Json::array(),
        arena_ = Json::array();
-  int64_t arenaBytes_ = 0, arenaBytesPerBatchRow_ = 0;
+  int64_t arenaBytes_ = 0; // the static buffers'; the runtime places those of s0 after them
 };
 
 /// The names of tensors the frontend passes between segments, as segment `seg`'s plan

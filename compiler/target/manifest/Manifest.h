@@ -20,7 +20,7 @@
 
 namespace sotc::manifest {
 
-constexpr int kFormatVersion = 2;
+constexpr int kFormatVersion = 3;
 constexpr int64_t kBufferAlignment = 64;
 
 struct Target {
@@ -44,11 +44,12 @@ struct Target {
 /// block's threads, its static shared memory (no dynamic shared memory is needed) and the
 /// registers per thread ptxas allotted on each architecture (with the shared memory, they
 /// bound how many blocks share a multiprocessor).
-/// A kernel over a dynamic batch (`perBatchRow`) has its grid and the bytes of its buffers
-/// of the batch per row of it.
+/// Over the dynamic size s0, the grid and the bytes are counted at s0 = sched::kBatchRows
+/// (the manifest writes them as powers of s0), and the kernel takes the call's s0
+/// (`takesRows`).
 struct KernelLaunch {
   int64_t grid = 0, block = 0, sharedBytes = 0;
-  bool perBatchRow = false;
+  bool takesRows = false;
   std::vector<int64_t> bufferBytes; // CPU: each buffer's, outputs then inputs
   std::map<std::string, int> registers;
 };

@@ -2,14 +2,12 @@
 
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Expected.h"
+#include "dialects/sched/Utils/Mesh.h"
 
 #include <numeric>
 
 namespace sotc::mapexpr {
 namespace {
-
-/// The rows of a dynamic batch a plan is made for (see planGemm).
-constexpr int64_t kBatchRows = 4099;
 
 int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
   return std::accumulate(v.begin() + from, v.begin() + to, int64_t{1}, std::multiplies<>());
@@ -28,25 +26,25 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
       catchCodedError([&] { return ops::matmulShape("matmul", a, b, transposeA, transposeB); });
   if (!shape)
     return fail(shape.error().what());
-  // A dynamic batch: A's first dimension, or B's as a batch dimension. The plan is made for
-  // kBatchRows rows of it, a prime no static count has as a factor, then the count that holds
-  // them (m, or the outermost batch dimension) is divided back to one row.
-  bool dynamicA = !a.empty() && a[0] < 0, dynamicB = b.size() >= 3 && b[0] < 0;
-  bool dynamic = dynamicA || dynamicB;
+  // The dynamic size s0 (sotc-sir-check-batch-dims) anywhere: the plan is made for s0 of
+  // sched::kBatchRows, a prime no static size has as a factor, so each of its counts holds
+  // the power of s0 it is made of.
+  bool dynamic = false;
   for (const std::vector<int64_t> *s : {&a, &b})
-    for (size_t d = 0; d < s->size(); ++d)
-      if ((*s)[d] < 0 && (d > 0 || !(s == &a ? dynamicA : dynamicB)))
-        return fail("a GEMM step needs static shapes, or a dynamic first dimension of A (or of B "
-                    "as a batch)");
-      else if (dynamic && (*s)[d] > 0 && (*s)[d] % kBatchRows == 0)
-        return fail("a GEMM step of a dynamic batch cannot have a dimension of " +
-                    std::to_string((*s)[d]));
+    for (int64_t d : *s)
+      if (d < 0)
+        dynamic = true;
+  for (const std::vector<int64_t> *s : {&a, &b})
+    for (int64_t d : *s)
+      if (dynamic && sched::holdsBatch(d))
+        return fail("a GEMM step of a dynamic size cannot have a dimension of " +
+                    std::to_string(d));
   // Matrices as stored: a 1-D operand is a row (A) or a column (B), never transposed.
   std::vector<int64_t> as = a, bs = b;
-  if (dynamicA)
-    as[0] = kBatchRows;
-  if (dynamicB)
-    bs[0] = kBatchRows;
+  for (std::vector<int64_t> *s : {&as, &bs})
+    for (int64_t &d : *s)
+      if (d < 0)
+        d = sched::kBatchRows;
   if (as.size() == 1) {
     as.insert(as.begin(), 1);
     transposeA = false;
@@ -101,19 +99,6 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
     p.strideA.clear();
     p.strideB.clear();
     p.strideC.clear();
-  }
-  if (!dynamic)
-    return p;
-  if (p.k % kBatchRows == 0 || p.n % kBatchRows == 0)
-    return fail("a GEMM step cannot contract the dynamic dimension");
-  if (p.m % kBatchRows == 0) {
-    p.m /= kBatchRows;
-    p.perBatch = GemmPlan::PerBatch::M;
-  } else if (!p.batch.empty() && p.batch[0] == kBatchRows) {
-    p.batch[0] = 1;
-    p.perBatch = GemmPlan::PerBatch::Batch;
-  } else {
-    return fail("a GEMM step's dynamic dimension must be its rows or its outermost batch");
   }
   return p;
 }

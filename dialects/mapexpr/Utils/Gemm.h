@@ -10,9 +10,10 @@
 // size 1 are dropped, and a batch that only A has is folded into m when A is not transposed
 // (one large GEMM instead of many small ones).
 //
-// A dynamic first dimension of A (the batch, sotc-sir-check-batch-dims) makes one count of the
-// plan per batch row: m (A's rows, or A's batch folded into them) or the outermost batch
-// dimension; the runtime multiplies it by the batch size. Strides never depend on it.
+// The dynamic size s0 (sotc-sir-check-batch-dims) may be any dimension of A or B: the plan is
+// made for s0 = sched::kBatchRows, and each count (m, n, k, a leading dimension, a batch size
+// or stride) that holds a power of it is that power times a static number (sched::batchDegree,
+// staticFactor), which the manifest writes as `64*s0` and the runtime computes per call.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_MAPEXPR_GEMM_H
@@ -33,8 +34,6 @@ struct GemmPlan {
   std::vector<int64_t> shape;
   /// The batch loop: sizes, and per operand the element stride of each batch dimension.
   std::vector<int64_t> batch, strideA, strideB, strideC;
-  /// Which count is per row of a dynamic batch: m, batch[0], or none (static shapes).
-  enum class PerBatch { None, M, Batch } perBatch = PerBatch::None;
 };
 
 /// The plan of `a @ b` (matmul's transpose flags and broadcasting); nullopt with `why` set

@@ -103,8 +103,9 @@ std::vector<int64_t> modelShape(const std::vector<int64_t> &shape) {
 
 std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape) {
   std::vector<int64_t> model = modelShape(shape);
-  if (shape.size() < 2 || shape[0] < 0 ||
-      std::none_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
+  // Strides hold s0 where a dim after the first is dynamic: then a flat buffer.
+  if (shape.size() < 2 ||
+      std::none_of(shape.begin() + 1, shape.end(), [](int64_t d) { return d < 0; }))
     return model;
   int64_t n = 1;
   for (int64_t d : model)

@@ -23,12 +23,12 @@
 
 namespace sotc::mapexpr {
 
-/// A tensor type's shape as the model holds it: a dynamic dimension (the batch, one at most) as
-/// sched::kBatchRows rows.
+/// A tensor type's shape as the model holds it: each dynamic dimension (s0) as
+/// sched::kBatchRows.
 std::vector<int64_t> modelShape(const std::vector<int64_t> &shape);
-/// The shape of a lowered kernel's buffer of a tensor: its modelShape, or, when a dynamic batch
-/// is not its first dimension (its strides hold the batch), one flat dimension that the
-/// kernel indexes with the call's rows.
+/// The shape of a lowered kernel's buffer of a tensor: its modelShape, or, when a dim after the
+/// first is dynamic (its strides hold s0), one flat dimension that the kernel indexes with the
+/// call's s0.
 std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape);
 
 struct Tensor {

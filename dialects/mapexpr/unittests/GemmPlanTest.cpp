@@ -52,42 +52,40 @@ TEST_CASE("vectors are a 1 x k row or a k x 1 column", "[gemm]") {
   CHECK(vm.shape == Shape{6});
 }
 
-TEST_CASE("shapes that are no matmul, or not static, have no plan", "[gemm]") {
+TEST_CASE("shapes that are no matmul have no plan", "[gemm]") {
   std::string why;
   CHECK(!planGemm({2, 4}, {5, 3}, false, false, &why));
   CHECK(why == "matmul(): contraction dimensions differ: [2, 4] and [5, 3] (4 vs 5)");
-  CHECK(!planGemm({4, -1}, {-1, 3}, false, false, &why));
-  CHECK(why == "a GEMM step needs static shapes, or a dynamic first dimension of A (or of B as "
-               "a batch)");
-  CHECK(!planGemm({6, 4}, {-1, 3}, false, false, &why)); // B's rows are contracted
-  CHECK(why == "a GEMM step needs static shapes, or a dynamic first dimension of A (or of B as "
-               "a batch)");
-  CHECK(!planGemm({-1, 4}, {4, 3}, true, false, &why));
-  CHECK(why == "a GEMM step cannot contract the dynamic dimension");
   CHECK(!planGemm({-1, 4099}, {4099, 3}, false, false, &why));
-  CHECK(why == "a GEMM step of a dynamic batch cannot have a dimension of 4099");
+  CHECK(why == "a GEMM step of a dynamic size cannot have a dimension of 4099");
 }
 
-TEST_CASE("a dynamic batch makes m or the outer batch count per row of it", "[gemm]") {
-  // Rows of A: m per row.
+namespace {
+constexpr int64_t S = 4099; // s0 as the plan is made for it (sched::kBatchRows)
+} // namespace
+
+TEST_CASE("the dynamic size s0 gives each count the power of s0 it holds", "[gemm]") {
+  // Rows of A: m is s0, the rest static.
   GemmPlan rows = *planGemm({-1, 4}, {4, 3}, false, false);
-  CHECK((rows.m == 1 && rows.n == 3 && rows.k == 4 && rows.batch.empty()));
-  CHECK(rows.perBatch == GemmPlan::PerBatch::M);
+  CHECK((rows.m == S && rows.n == 3 && rows.k == 4 && rows.batch.empty()));
   CHECK(rows.shape == Shape{-1, 3});
-  // A batch only A has folds into m: 8 rows per batch row.
+  // A batch only A has folds into m: 8 rows per s0.
   GemmPlan folded = *planGemm({-1, 8, 4}, {4, 3}, false, false);
-  CHECK((folded.m == 8 && folded.batch.empty() && folded.perBatch == GemmPlan::PerBatch::M));
-  // A batch of both: the outer batch dim is one per batch row, the strides static.
+  CHECK((folded.m == 8 * S && folded.batch.empty()));
+  // A batch of both: the outer batch dim is s0, the strides static.
   GemmPlan both = *planGemm({-1, 2, 16, 8}, {-1, 2, 8, 16}, false, false);
-  CHECK((both.m == 16 && both.batch == Shape{1, 2}));
-  CHECK((both.strideA == Shape{256, 128} && both.strideB == Shape{256, 128}));
-  CHECK(both.strideC == Shape{512, 256});
-  CHECK(both.perBatch == GemmPlan::PerBatch::Batch);
-  // A batch only B has (a convolution's columns against its filters): A is shared.
-  GemmPlan shared = *planGemm({4, 6}, {-1, 6, 5}, false, false);
-  CHECK((shared.m == 4 && shared.batch == Shape{1} && shared.strideA == Shape{0}));
-  CHECK((shared.strideB == Shape{30} && shared.strideC == Shape{20}));
-  CHECK(shared.perBatch == GemmPlan::PerBatch::Batch);
-  // Static shapes have no count per row.
-  CHECK(planGemm({2, 4}, {4, 3}, false, false)->perBatch == GemmPlan::PerBatch::None);
+  CHECK((both.m == 16 && both.batch == Shape{S, 2}));
+  CHECK((both.strideA == Shape{256, 128} && both.strideC == Shape{512, 256}));
+  // A sequence length: the scores of an attention (q @ k^T: n and strides hold s0, C's s0^2),
+  // then their product with v (k is s0).
+  GemmPlan scores = *planGemm({4, -1, 16}, {4, -1, 16}, false, true);
+  CHECK((scores.m == S && scores.n == S && scores.k == 16 && scores.ldb == 16 && scores.ldc == S));
+  CHECK((scores.batch == Shape{4} && scores.strideA == Shape{16 * S} &&
+         scores.strideC == Shape{S * S}));
+  GemmPlan values = *planGemm({4, -1, -1}, {4, -1, 16}, false, false);
+  CHECK((values.m == S && values.k == S && values.n == 16 && values.lda == S));
+  CHECK((values.strideA == Shape{S * S} && values.strideB == Shape{16 * S}));
+  // A contracted s0 (x^T @ y over the rows).
+  GemmPlan contracted = *planGemm({-1, 4}, {-1, 3}, true, false);
+  CHECK((contracted.m == 4 && contracted.k == S && contracted.lda == 4));
 }

@@ -205,12 +205,54 @@ bool anyHoldsBatch(const std::vector<ScheduleDim> &dims) {
                      [](const ScheduleDim &d) { return holdsBatch(d.size); });
 }
 
-std::string perRowText(int64_t count, const std::string &symbol) {
-  return count == 1 ? symbol : std::to_string(count) + "*" + symbol;
+int batchDegree(int64_t size) {
+  int degree = 0;
+  for (; holdsBatch(size); size /= kBatchRows)
+    ++degree;
+  return degree;
+}
+
+int64_t staticFactor(int64_t size) {
+  while (holdsBatch(size))
+    size /= kBatchRows;
+  return size;
+}
+
+std::string perRowText(int64_t count, const std::string &symbol, int degree) {
+  std::string power = symbol + (degree > 1 ? "^" + std::to_string(degree) : "");
+  return degree == 0  ? std::to_string(count)
+         : count == 1 ? power
+                      : std::to_string(count) + "*" + power;
 }
 
 std::string sizeText(int64_t size, bool batch) {
-  return batch && holdsBatch(size) ? perRowText(size / kBatchRows) : std::to_string(size);
+  return batch ? perRowText(staticFactor(size), "s0", batchDegree(size)) : std::to_string(size);
+}
+
+std::optional<int64_t> sizeOfText(const std::string &text) {
+  size_t star = text.find('*'), s0 = text.find("s0");
+  std::string factor =
+      s0 == std::string::npos ? text : text.substr(0, star == std::string::npos ? 0 : star);
+  int64_t size = 1;
+  if (!factor.empty()) {
+    size_t used = 0;
+    try {
+      size = std::stoll(factor, &used);
+    } catch (const std::exception &) {
+      return std::nullopt;
+    }
+    if (used != factor.size())
+      return std::nullopt;
+  }
+  if (s0 == std::string::npos)
+    return size;
+  std::string power = text.substr(s0 + 2);
+  int degree = power.empty() ? 1 : power.size() == 2 && power[0] == '^' ? power[1] - '0' : -1;
+  if (degree < 1 || degree > 9 || (star == std::string::npos) != (s0 == 0))
+    return std::nullopt;
+  for (int d = 0; d < degree; ++d)
+    size *= kBatchRows;
+  return size;
 }
 
 std::string LoopDescriptor::str(bool batch) const {
@@ -356,8 +398,10 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
     base = base.transpose(order);
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
+  // Every dim holding it ([T, T] scores): the vector loop runs over the last, up to the
+  // call's T.
   int64_t inner = dims.empty() ? 1 : dims[order.back()].size;
-  if (dims.size() > 1 && !holdsBatch(inner) && (inner >= kVector || batch)) {
+  if (dims.size() > 1 && (holdsBatch(inner) || inner >= kVector || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }
@@ -366,21 +410,13 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
 }
 
-std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh) {
-  if (!anyHoldsBatch(mesh.inputDims()))
-    return std::nullopt;
-  // No padding grows a dim that holds the batch (its mask would compare with the stand-in),
-  // and the grid's dim (the first) is the only loop over it: the others' bounds are static.
+bool padsBatch(const ScheduleMesh &mesh) {
   for (const ScheduleMesh::Step &step : mesh.steps())
     if (step.kind == ScheduleMesh::Step::Kind::Padding)
       for (size_t d = 0; d < step.before.size(); ++d)
         if (holdsBatch(step.before[d]) && step.after[d] != step.before[d])
-          return std::nullopt;
-  const std::vector<int64_t> &shape = mesh.outputShape();
-  if (shape.empty() || !holdsBatch(shape[0]) ||
-      std::any_of(shape.begin() + 1, shape.end(), holdsBatch))
-    return std::nullopt;
-  return shape[0] / kBatchRows;
+          return true;
+  return false;
 }
 
 } // namespace sotc::sched

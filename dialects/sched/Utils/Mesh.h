@@ -19,23 +19,29 @@
 
 namespace sotc::sched {
 
-/// A dynamic batch dimension (sotc-sir-check-batch-dims) in a kernel's model, mesh and loops:
-/// they are built for this many rows of it, a prime that no static dimension may be a
-/// multiple of, so a size is a multiple of it exactly where it holds the batch. The code
-/// never uses it: where a size holding the batch is needed (a stride, a division), the kernel
-/// computes it from the call's rows, which it takes as an argument; the grid, which holds
-/// the batch, is the runtime's to scale.
+/// The dynamic size s0 (sotc-sir-check-batch-dims: a batch, a sequence length) in a kernel's
+/// model, mesh and loops: they are built for s0 of this many, a prime that no static dimension
+/// may be a multiple of, so a size holds s0 exactly where it is a multiple of it, and holds
+/// s0^d where it is a multiple of its d-th power (the T x T scores of an attention). The code
+/// never uses it: where a size holding s0 is needed (a stride, a division, a loop's bound),
+/// the kernel computes it from the call's s0, which it takes as an argument; the grid is the
+/// runtime's to scale.
 constexpr int64_t kBatchRows = 4099;
 
 /// Whether a size of a model or mesh holds the batch.
 inline bool holdsBatch(int64_t size) { return size > 0 && size % kBatchRows == 0; }
+/// The power of s0 a size of a model holds (64*4099^2: 2), and its static factor (64).
+int batchDegree(int64_t size);
+int64_t staticFactor(int64_t size);
 
 /// `count` per row of the batch, as `symbol` times it: "s0", "64*s0" (the dumps), "64*?"
-/// (sotc inspect).
-std::string perRowText(int64_t count, const std::string &symbol = "s0");
-/// A size as the dumps print it: in a kernel over a dynamic batch (`batch`), one that holds it
-/// as the batch symbol times the rest ("s0", "64*s0").
+/// (sotc inspect), and per power `degree` of it: "64*s0^2".
+std::string perRowText(int64_t count, const std::string &symbol = "s0", int degree = 1);
+/// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds it
+/// as the symbol's power times the rest ("s0", "64*s0", "4*s0^2").
 std::string sizeText(int64_t size, bool batch);
+/// The size sizeText wrote ("4*s0^2": 4 * kBatchRows^2), or nullopt.
+std::optional<int64_t> sizeOfText(const std::string &text);
 
 /// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element
 /// count, ...). The message says which rule was broken.
@@ -165,10 +171,9 @@ Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
 /// reduced dims, rows run in parallel and each row's reduction is a serial Temporal loop.
 Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
 
-/// The blocks per batch row of a mesh over a batch, when its first output dim (the grid) is
-/// the only one that holds the batch and no step pads a dim that does (so that every loop
-/// bound but the grid's is static); nullopt otherwise.
-std::optional<int64_t> blocksPerBatchRow(const ScheduleMesh &mesh);
+/// Whether a step of `mesh` pads a dim that holds s0 (its mask would compare with the
+/// stand-in kBatchRows, not the call's s0).
+bool padsBatch(const ScheduleMesh &mesh);
 
 } // namespace sotc::sched
 

@@ -212,32 +212,40 @@ TEST_CASE("row schedules put a kernel's rows on blocks or the parallel loop", "[
   CHECK_THROWS_AS(cpuRowSchedule(consumer, split.perm, 0), MeshError);
 }
 
-TEST_CASE("a dynamic batch stays in the grid alone, unpadded", "[sched][batch]") {
+TEST_CASE("a dynamic size leads the grid, unpadded", "[sched][batch]") {
   auto I = ScheduleDim::injective;
-  // First, or behind static dims (a transpose moved it): the grid holds it once, first (a
-  // block's batch coordinate is a quotient by static sizes).
+  // First, or behind static dims (a transpose moved it): the grid holds it first (a block's
+  // coordinate in it is a quotient by static sizes).
   Schedule first = cpuSchedule({I(kBatchRows), I(3)});
   CHECK(first.mesh.str() == "[I(4099), I(3)].reshape([4099, 3])");
-  CHECK(blocksPerBatchRow(first.mesh) == 1);
   Schedule moved = cpuSchedule({I(3), I(kBatchRows), I(4), I(16)});
   CHECK(moved.mesh.str() ==
         "[I(3), I(4099), I(4), I(16)].transpose([1, 0, 2, 3]).reshape([49188, 16])");
-  CHECK(blocksPerBatchRow(moved.mesh) == 12);
-  // Innermost: the vector loop runs over the dim before it (a loop over the batch would read
-  // its size).
+  // Innermost: the vector loop runs over the dim before it.
   Schedule inner = cpuSchedule({I(4), I(kBatchRows)});
   CHECK(loops(inner) == "blockIdx.x=0..4099, v0=0..4");
-  CHECK(blocksPerBatchRow(inner.mesh) == 1);
+  // Only dims of s0 ([T, T] scores): a grid of T, a vector loop up to T.
+  Schedule square = cpuSchedule({I(kBatchRows), I(kBatchRows)});
+  CHECK(loops(square) == "blockIdx.x=0..4099, v0=0..4099");
+  CHECK_FALSE(padsBatch(square.mesh));
   CHECK(rowSplit({I(4), I(kBatchRows), ScheduleDim::reducedDim(8)}).perm ==
         std::vector<int64_t>{1, 0, 2});
-  // A padded batch or a loop over it besides the grid is refused.
+  // A padded s0 is one a mask would compare with the stand-in.
   ScheduleMesh padded = mesh({I(kBatchRows), I(3)}).reshape({-1}).roundUpPadding({8});
-  CHECK_FALSE(blocksPerBatchRow(padded.reshape({-1, 8})));
-  CHECK_FALSE(blocksPerBatchRow(mesh({I(4), I(kBatchRows)}).reshape({4, kBatchRows})));
-  CHECK_FALSE(blocksPerBatchRow(mesh({I(4), I(3)})));
+  CHECK(padsBatch(padded.reshape({-1, 8})));
+  CHECK_FALSE(padsBatch(mesh({I(4), I(kBatchRows)}).reshape({4, kBatchRows})));
   // Counts per row print as the batch symbol times them.
   CHECK(perRowText(1) == "s0");
   CHECK(perRowText(64, "?") == "64*?");
   CHECK(sizeText(64 * kBatchRows, true) == "64*s0");
   CHECK(sizeText(64 * kBatchRows, false) == std::to_string(64 * kBatchRows));
+  CHECK(sizeText(64 * kBatchRows * kBatchRows, true) == "64*s0^2");
+  CHECK(sizeText(kBatchRows * kBatchRows, true) == "s0^2");
+  CHECK(sizeText(64, true) == "64");
+  CHECK(batchDegree(3 * kBatchRows * kBatchRows) == 2);
+  CHECK(staticFactor(3 * kBatchRows * kBatchRows) == 3);
+  for (int64_t size : {int64_t{7}, kBatchRows, 64 * kBatchRows, 4 * kBatchRows * kBatchRows})
+    CHECK(sizeOfText(sizeText(size, true)) == size);
+  CHECK_FALSE(sizeOfText("4*"));
+  CHECK_FALSE(sizeOfText("s0*4"));
 }

@@ -1,10 +1,12 @@
-//===- CheckBatchDims.cpp - Every dynamic dimension is the batch dimension ----------------===//
+//===- CheckBatchDims.cpp - Every dynamic dimension is the one size s0 ---------------------===//
 //
-// sotc compiles one dynamic size per function, s0, as a batch: every `?` is s0, one dimension
-// of its tensor of its own (never merged with another), and each primitive keeps rows of the
-// batch apart: transposes may move it, GEMMs, windows and lookups take it first. Then a
-// kernel's rows of one batch index never meet another's, its code reads s0 only where a
-// stride or a grid holds it, and a GEMM's rows or batch count are s0 times a static number.
+// sotc compiles one dynamic size per function, s0: every `?` of every tensor is s0 (a batch,
+// a sequence length), and no primitive may make a size of another kind from it -- s0 merged
+// with another dimension, s0 plus or minus something (a slice or concatenation along it), or
+// s0 equal to a static size. Then every size of the program is a static number times a power
+// of s0, which the kernels compute from s0 (their argument), the GEMM steps take at run time
+// and the manifest writes as `64*s0`, `4*s0^2`. Windows and lookups still take s0 only as
+// their rows (a convolution over a dynamic image, a table of dynamic size are not compiled).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/Transforms/Passes.h"
@@ -26,98 +28,94 @@ mlir::RankedTensorType typeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
-/// The position of `t`'s batch (its dynamic dimension), or -1.
-int64_t batchDim(mlir::RankedTensorType t) {
-  for (int64_t d = 0; d < t.getRank(); ++d)
-    if (t.isDynamicDim(d))
-      return d;
-  return -1;
-}
-bool batched(mlir::RankedTensorType t) { return batchDim(t) >= 0; }
-/// Whether the batch is `t`'s first dimension (what GEMMs, windows and lookups take).
-bool batchFirst(mlir::RankedTensorType t) { return batchDim(t) == 0; }
-
-/// The static elements before and after the batch of `t` (a reshape keeps both).
-std::pair<int64_t, int64_t> aroundBatch(mlir::RankedTensorType t) {
-  int64_t before = 1, after = 1, d = batchDim(t);
-  for (int64_t i = 0; i < t.getRank(); ++i)
-    if (i != d)
-      (i < d ? before : after) *= t.getDimSize(i);
-  return {before, after};
+bool dynamic(mlir::RankedTensorType t) { return !t.hasStaticShape(); }
+/// Whether `t`'s first dimension is s0 and no other is (what windows and lookups take).
+bool dynamicFirstOnly(mlir::RankedTensorType t) {
+  return t.getRank() > 0 && t.isDynamicDim(0) &&
+         llvm::count_if(t.getShape(), mlir::ShapedType::isDynamic) == 1;
 }
 
-/// Why `op` breaks the batch rule, or an empty string.
+/// `t`'s shape as the static products between its dynamic dimensions: [2, ?, 3, 4, ?] is
+/// {2, 12, 1}. A reshape keeps every s0 a dimension of its own when these agree.
+std::vector<int64_t> staticRuns(mlir::RankedTensorType t) {
+  std::vector<int64_t> runs{1};
+  for (int64_t d : t.getShape())
+    if (mlir::ShapedType::isDynamic(d))
+      runs.push_back(1);
+    else
+      runs.back() *= d;
+  return runs;
+}
+
+/// Why `op` makes a size other than a static one times a power of s0, or an empty string.
 std::string violation(PrimOp op) {
   Prim prim = toOpsPrim(op.getPrim());
   mlir::RankedTensorType out = typeOf(op.getResult());
-  bool anyBatched = false, anyMoved = false;
-  for (mlir::Type t : llvm::concat<const mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
-    auto tensor = mlir::cast<mlir::RankedTensorType>(t);
-    if (llvm::count_if(tensor.getShape(), mlir::ShapedType::isDynamic) > 1)
-      return "two dynamic dimensions in one tensor";
-    anyBatched |= batched(tensor);
-    anyMoved |= batched(tensor) && !batchFirst(tensor);
-  }
-  if (!anyBatched)
+  bool anyDynamic = dynamic(out);
+  for (mlir::Type t : op->getOperandTypes())
+    anyDynamic |= dynamic(mlir::cast<mlir::RankedTensorType>(t));
+  if (!anyDynamic)
     return "";
   // The (first) operand; a source's result.
   mlir::RankedTensorType in = op->getNumOperands() ? typeOf(op->getOperand(0)) : out;
-  auto axesHoldBatch = [&] {
+  auto axesHoldDynamic = [&] {
     std::optional<llvm::ArrayRef<int64_t>> axes = op.getAxes();
-    return axes && llvm::is_contained(*axes, batchDim(in));
+    llvm::ArrayRef<int64_t> list = axes ? *axes : llvm::ArrayRef<int64_t>();
+    return llvm::any_of(list, [&](int64_t a) { return in.isDynamicDim(a); });
+  };
+  // Right-aligned dims of `from` that are s0 where `to` has a static size.
+  auto pinned = [](mlir::RankedTensorType from, mlir::RankedTensorType to, int64_t skipLast) {
+    for (int64_t i = skipLast; i < from.getRank() && i < to.getRank(); ++i)
+      if (from.isDynamicDim(from.getRank() - 1 - i) && !to.isDynamicDim(to.getRank() - 1 - i))
+        return to.getDimSize(to.getRank() - 1 - i);
+    return int64_t{-1};
+  };
+  auto meets = [](int64_t size) {
+    return "the dynamic size meets a static one (" + std::to_string(size) + ")";
   };
   switch (ops::primKind(prim)) {
   case PrimKind::Source:
-    // A range of the batch's size holds its rows' indices: arange(B).
-    return prim == Prim::Iota && out.getRank() != 1 ? "a range of the dynamic size" : "";
   case PrimKind::Unary:
   case PrimKind::Binary:
   case PrimKind::Compare:
   case PrimKind::Select: // operands of one type (the decompositions broadcast explicitly)
+  case PrimKind::Reduce: // a loop over s0, or s0 kept
     return "";
-  case PrimKind::Reduce: // no axes: every axis
-    return axesHoldBatch() || !op.getAxes() || op.getAxes()->empty()
-               ? "a reduction over the dynamic dimension"
-               : "";
   case PrimKind::Matmul: {
-    // The batch is A's rows, or the outermost batch dimension of A, B or both.
-    mlir::RankedTensorType x = typeOf(op->getOperand(0)), y = typeOf(op->getOperand(1));
-    if (anyMoved)
-      return "a matmul of a tensor whose dynamic dimension is not its first";
-    if ((batched(y) && y.getRank() <= 2) || (batched(x) && x.getRank() == 1) ||
-        (batched(x) && x.getRank() == 2 && op.getTransposeX().value_or(false)))
-      return "the dynamic dimension is contracted";
-    return batched(out) ? "" : "the dynamic size meets a static one";
+    // Batch dimensions broadcast against each other: s0 against a static one pins it.
+    for (mlir::Value operand : op->getOperands())
+      if (int64_t size = pinned(typeOf(operand), out, 2); size >= 0)
+        return meets(size);
+    return "";
   }
   case PrimKind::Layout:
     break;
   }
   switch (prim) {
-  case Prim::BroadcastTo: // right-aligned: the batch keeps its place from the end
-    if (!batched(out))    // the batch's position counts from the end
-      return "the dynamic size meets a static one (" +
-             std::to_string(out.getDimSize(batchDim(in) + out.getRank() - in.getRank())) + ")";
-    if (batched(in) && in.getRank() - batchDim(in) != out.getRank() - batchDim(out))
-      return "the dynamic dimension is broadcast to another position";
+  case Prim::BroadcastTo: // right-aligned
+    if (int64_t size = pinned(in, out, 0); size >= 0)
+      return meets(size);
     return "";
   case Prim::Reshape:
-    // The batch stays one dimension of its own: the static elements before it and after it
-    // are the same (dims of 1 and static dims on either side may regroup).
-    if (!batched(in) || !batched(out) || aroundBatch(in) != aroundBatch(out))
+    if (staticRuns(in) != staticRuns(out))
       return "a reshape merges or splits the dynamic dimension";
     return "";
-  case Prim::Transpose: // the batch goes wherever the permutation puts it
+  case Prim::Transpose:
     return "";
   case Prim::Slice:
-    return axesHoldBatch() ? "a slice of the dynamic dimension" : "";
+    return axesHoldDynamic() ? "a slice of the dynamic dimension" : "";
   case Prim::Concat:
-    if (!op.getAxis() || static_cast<int64_t>(*op.getAxis()) == batchDim(out))
+    if (!op.getAxis() || out.isDynamicDim(static_cast<int64_t>(*op.getAxis())))
       return "a concatenation along the dynamic dimension";
-    return batched(out) ? "" : "the dynamic size meets a static one";
+    for (mlir::Value operand : op->getOperands())
+      if (int64_t size = pinned(typeOf(operand), out, 0); size >= 0)
+        return meets(size);
+    return "";
   case Prim::Gather: // rows of a table: its first dim
-    return batchFirst(in) ? "a lookup in a table of dynamic size" : "";
+    return in.isDynamicDim(0) ? "a lookup in a table of dynamic size" : "";
   case Prim::Window:
-    return batchFirst(out) && batchFirst(in) ? "" : "a window over the dynamic dimension";
+    return dynamicFirstOnly(out) && dynamicFirstOnly(in) ? ""
+                                                         : "a window over the dynamic dimension";
   default:
     return "a " + std::string(ops::primName(prim)) + " of a dynamic size";
   }
@@ -130,8 +128,8 @@ struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass
       if (why.empty())
         return mlir::WalkResult::advance();
       (void)(emitCodedError(op.getLoc(), DiagCode::KernelUnsupported)
-             << "a dynamic dimension is compiled as a batch (a dimension of its own in every "
-                "tensor, rows that never meet); here "
+             << "every dynamic dimension is compiled as one size s0, of its own in every tensor "
+                "that has it; here "
              << why << " (" << ops::primName(toOpsPrim(op.getPrim())) << " to "
              << op.getResult().getType() << "): trace each shape and compile the traces into "
              << "one artifact (sotc compile a.pb b.pb -o k.so)");

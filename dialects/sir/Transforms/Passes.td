@@ -43,18 +43,18 @@ def SirUnmergeBatch : Pass<"sotc-sir-unmerge-batch", "::sotc::sir::SubgraphOp"> 
 }
 
 def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::SubgraphOp"> {
-  let summary = "Check that every dynamic dimension is the batch dimension";
+  let summary = "Check that every dynamic dimension is the one dynamic size s0";
   let description = [{
-    Runs after sotc-sir-decompose. sotc compiles one dynamic size per function, `s0`: every
-    `?` of a tensor type is `s0`, and it must be the tensor's first dimension and stay so
-    through every primitive, so that the work over it is a batch of independent rows (the
-    kernels run `s0` times their rows, the GEMM steps take `s0` times their rows or batch).
-    Elementwise primitives, broadcasts of static tensors to it, reductions and slices over
-    the other dimensions, reshapes and transposes that keep it first, matmuls with it in the
-    rows or the batch, gathers with it in the index, the window of a convolution and a 1-d
-    iota of it (`arange(B)`) pass; a primitive that reduces over it, moves it, merges it with
-    another dimension, meets a static size in it (which would pin `s0`) or slices it is E4002
-    with its line.
+    Runs after sotc-sir-decompose. sotc compiles one dynamic size per function, `s0` (a batch,
+    a sequence length): every `?` of a tensor type is `s0`, a dimension of its own in every
+    tensor that has it, any number of times (the `s0 x s0` scores of an attention), so that
+    every size of the program is a static number times a power of `s0` (the kernels compute
+    them from `s0`, the GEMM steps take them at run time, the manifest writes `64*s0`).
+    Elementwise primitives, broadcasts (of 1 or of `s0` to `s0`), reductions and matmuls over
+    any dimension, transposes, reshapes that keep each `s0` a dimension of its own, gathers
+    with it in the index and the window of a convolution over it as rows pass; a reshape
+    that merges or splits it, a slice or concatenation along it, a static size it meets
+    (which would pin `s0`), a window or table over it is E4002 with its line.
   }];
 }
 

@@ -1,6 +1,7 @@
-// A dynamic dimension compiles as a batch: a dimension of its own in every tensor that has
-// one (a transpose may move it; GEMMs, windows and lookups take it first), never reduced,
-// merged, sliced or met with a static size. What keeps it passes unchanged.
+// Every dynamic dimension is the one size s0: a dimension of its own in every tensor that has
+// it (any number of times: T x T scores), reduced or contracted as any other, never merged
+// with another dimension, sliced, concatenated along or met with a static size (windows and
+// lookups take it only as their rows). What keeps it passes unchanged.
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(sir.subgraph(sotc-sir-check-batch-dims))' --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: sir.subgraph @rows
@@ -28,8 +29,9 @@ sir.subgraph @heads(%q: tensor<?x4x2x8xf32>, %k: tensor<?x2x4x8xf32>) -> tensor<
 
 // -----
 
+// CHECK-LABEL: sir.subgraph @sum_over_batch
+// CHECK: sir.prim reduce_sum
 sir.subgraph @sum_over_batch(%x: tensor<?x4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{E4002: a dynamic dimension is compiled as a batch (a dimension of its own in every tensor, rows that never meet); here a reduction over the dynamic dimension (reduce_sum to 'tensor<4xf32>'): trace each shape and compile the traces into one artifact (sotc compile a.pb b.pb -o k.so)}}
   %0 = sir.prim reduce_sum(%x) {axes = array<i64: 0>, keepdim = false} : (tensor<?x4xf32>) -> tensor<4xf32>
   sir.output %0 : tensor<4xf32>
 }
@@ -52,34 +54,10 @@ sir.subgraph @moved(%x: tensor<?x4x6xf32>) -> tensor<?x4x4xf32> {
 
 // -----
 
-sir.subgraph @moved_reduced(%x: tensor<4x?xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{here a reduction over the dynamic dimension (reduce_sum to 'tensor<4xf32>')}}
-  %0 = sir.prim reduce_sum(%x) {axes = array<i64: 1>, keepdim = false} : (tensor<4x?xf32>) -> tensor<4xf32>
-  sir.output %0 : tensor<4xf32>
-}
-
-// -----
-
 sir.subgraph @moved_merged(%x: tensor<3x?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{here a reshape merges or splits the dynamic dimension (reshape to 'tensor<?x4xf32>')}}
+  // expected-error @+1 {{E4002: every dynamic dimension is compiled as one size s0, of its own in every tensor that has it; here a reshape merges or splits the dynamic dimension (reshape to 'tensor<?x4xf32>'): trace each shape and compile the traces into one artifact (sotc compile a.pb b.pb -o k.so)}}
   %0 = sir.prim reshape(%x) {shape = array<i64: -1, 4>} : (tensor<3x?x4xf32>) -> tensor<?x4xf32>
   sir.output %0 : tensor<?x4xf32>
-}
-
-// -----
-
-sir.subgraph @moved_into_a_gemm(%x: tensor<4x?x2xf32>, %y: tensor<2x3xf32>) -> tensor<4x?x3xf32> {
-  // expected-error @+1 {{here a matmul of a tensor whose dynamic dimension is not its first (matmul to 'tensor<4x?x3xf32>')}}
-  %0 = sir.prim matmul(%x, %y) {transpose_x = false, transpose_y = false} : (tensor<4x?x2xf32>, tensor<2x3xf32>) -> tensor<4x?x3xf32>
-  sir.output %0 : tensor<4x?x3xf32>
-}
-
-// -----
-
-sir.subgraph @two_sizes(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  // expected-error @+1 {{here two dynamic dimensions in one tensor (exp to 'tensor<?x?xf32>')}}
-  %0 = sir.prim exp(%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  sir.output %0 : tensor<?x?xf32>
 }
 
 // -----
@@ -88,14 +66,6 @@ sir.subgraph @merged(%x: tensor<?x4xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{here a reshape merges or splits the dynamic dimension (reshape to 'tensor<?xf32>')}}
   %0 = sir.prim reshape(%x) {shape = array<i64: -1>} : (tensor<?x4xf32>) -> tensor<?xf32>
   sir.output %0 : tensor<?xf32>
-}
-
-// -----
-
-sir.subgraph @contracted(%x: tensor<?x4xf32>, %y: tensor<?x3xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{here the dynamic dimension is contracted (matmul to 'tensor<4x3xf32>')}}
-  %0 = sir.prim matmul(%x, %y) {transpose_x = true, transpose_y = false} : (tensor<?x4xf32>, tensor<?x3xf32>) -> tensor<4x3xf32>
-  sir.output %0 : tensor<4x3xf32>
 }
 
 // -----
@@ -117,8 +87,26 @@ sir.subgraph @pinned(%x: tensor<?x4xf32>) -> tensor<3x4xf32> {
 
 // -----
 
-sir.subgraph @sum_all(%x: tensor<?x4xf32>) -> tensor<f32> {
-  // expected-error @+1 {{here a reduction over the dynamic dimension (reduce_sum to 'tensor<f32>')}}
-  %0 = sir.prim reduce_sum(%x) {axes = array<i64>, keepdim = false} : (tensor<?x4xf32>) -> tensor<f32>
-  sir.output %0 : tensor<f32>
+// A sequence length: attention over s0 tokens of 2 heads (the scores s0 x s0, softmax rows
+// reduced over s0, the values contracted over it), then the heads merged back.
+// CHECK-LABEL: sir.subgraph @attention
+// CHECK: sir.prim reshape
+sir.subgraph @attention(%q: tensor<2x?x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<2x?x8xf32>) -> tensor<?x16xf32> {
+  %0 = sir.prim matmul(%q, %k) {transpose_x = false, transpose_y = true} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>) -> tensor<2x?x?xf32>
+  %1 = sir.prim reduce_max(%0) {axes = array<i64: 2>, keepdim = true} : (tensor<2x?x?xf32>) -> tensor<2x?x1xf32>
+  %2 = sir.prim broadcast_to(%1) {shape = array<i64: 2, -1, -1>} : (tensor<2x?x1xf32>) -> tensor<2x?x?xf32>
+  %3 = sir.prim subtract(%0, %2) : (tensor<2x?x?xf32>, tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %4 = sir.prim matmul(%3, %v) {transpose_x = false, transpose_y = false} : (tensor<2x?x?xf32>, tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  %5 = sir.prim transpose(%4) {perm = array<i64: 1, 0, 2>} : (tensor<2x?x8xf32>) -> tensor<?x2x8xf32>
+  %6 = sir.prim reshape(%5) {shape = array<i64: -1, 16>} : (tensor<?x2x8xf32>) -> tensor<?x16xf32>
+  sir.output %6 : tensor<?x16xf32>
+}
+
+// -----
+
+// A static batch against s0 in a matmul's batch dimensions would pin it.
+sir.subgraph @batch_pinned(%x: tensor<?x4x2xf32>, %y: tensor<3x2x4xf32>) -> tensor<3x4x4xf32> {
+  // expected-error @+1 {{here the dynamic size meets a static one (3) (matmul to 'tensor<3x4x4xf32>')}}
+  %0 = sir.prim matmul(%x, %y) {transpose_x = false, transpose_y = false} : (tensor<?x4x2xf32>, tensor<3x2x4xf32>) -> tensor<3x4x4xf32>
+  sir.output %0 : tensor<3x4x4xf32>
 }

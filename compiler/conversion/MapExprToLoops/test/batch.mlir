@@ -1,13 +1,12 @@
-// A kernel over a dynamic batch (sotc-sir-check-batch-dims): its model, mesh and loops are
-// built for 4099 rows of the batch (sched::kBatchRows), which the code never reads: it takes
-// the call's rows first, a batch first in a tensor is the grid index's quotient (no remainder),
-// and the function says how many blocks a row of the batch takes. A short inner dim keeps its
-// rows (no padding).
+// A kernel over the dynamic size s0 (sotc-sir-check-batch-dims): its model, mesh and loops are
+// built for s0 = 4099 (sched::kBatchRows), which the code never reads: it takes the call's s0
+// first, a batch first in a tensor is the grid index's quotient (no remainder), and the
+// function says what its grid is in s0. A short inner dim keeps its rows (no padding).
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cpu}), sotc-convert-mapexpr-to-loops{target=cpu})' --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME: (%{{.*}}: index, %[[Y:[^:]*]]: memref<4099x2x3xf32>, %[[X:[^:]*]]: memref<4099x2x3xf32>)
-// CHECK-SAME: attributes {sotc.blocks_per_batch_row = 2 : i64}
+// CHECK-SAME: attributes {sotc.grid = "2*s0"}
 // CHECK: scf.forall (%[[B:.*]]) in (8198)
 // CHECK-NOT: remui %{{.*}}, %c4099
 // CHECK: %[[ROW:.*]] = arith.divui %[[B]], %c2
@@ -24,7 +23,7 @@ mapexpr.kernel @rows(%x: tensor<?x2x3xf32> {mapexpr.name = "x"}) -> tensor<?x2x3
 
 // A row reduction: one block per row of the batch.
 // CHECK-LABEL: func.func @softmax_rows
-// CHECK-SAME: attributes {sotc.blocks_per_batch_row = 1 : i64}
+// CHECK-SAME: attributes {sotc.grid = "s0"}
 // CHECK: scf.forall (%{{.*}}) in (4099)
 mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor<?x1xf32> {
   %s = mapexpr.tensor "s" : tensor<?x1xf32>
@@ -42,7 +41,7 @@ mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor
 // block's coordinates are quotients by static sizes (no division by the rows).
 // CHECK-LABEL: func.func @moved
 // CHECK-SAME: (%[[ROWS:[^:]*]]: index, %[[Y:[^:]*]]: memref<32792xf32>, %[[X:[^:]*]]: memref<4099x4x2xf32>)
-// CHECK-SAME: attributes {sotc.blocks_per_batch_row = 4 : i64}
+// CHECK-SAME: attributes {sotc.grid = "4*s0"}
 // CHECK: scf.forall (%[[B:.*]]) in (16396)
 // CHECK-NOT: divui %{{.*}}, %[[ROWS]]
 // CHECK-NOT: remui %{{.*}}, %[[ROWS]]
@@ -55,4 +54,31 @@ mapexpr.kernel @moved(%x: tensor<?x4x2xf32> {mapexpr.name = "x"}) -> tensor<4x?x
     mapexpr.op "exp" outs(%y : tensor<4x?x2xf32>) ins(%x : tensor<?x4x2xf32>) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[i1, i0, i2]>]}
   }
   mapexpr.return %y : tensor<4x?x2xf32>
+}
+
+// -----
+
+// A sequence length: a softmax over the T x T scores of 4 heads. The grid is the 4*s0 rows;
+// the reduction loops run up to the call's s0, and what a block keeps of its row (the
+// exponentials) is one heap buffer of s0 elements per call.
+// CHECK-LABEL: func.func @scores
+// CHECK-SAME: (%[[S0:[^:]*]]: index, %{{.*}}: memref<67207204xf32>, %{{.*}}: memref<67207204xf32>)
+// CHECK-SAME: attributes {sotc.grid = "4*s0"}
+// CHECK: %[[ROW:.*]] = memref.alloc(%[[S0]]) : memref<?xf32>
+// CHECK: scf.forall (%{{.*}}) in (16396)
+// CHECK: scf.for %{{.*}} = %c0 to %[[S0]] step %c1
+// CHECK: memref.dealloc %[[ROW]]
+mapexpr.kernel @scores(%x: tensor<4x?x?xf32> {mapexpr.name = "x"}) -> tensor<4x?x?xf32> {
+  %e = mapexpr.tensor "e" : tensor<4x?x?xf32>
+  %s = mapexpr.tensor "s" : tensor<4x?x1xf32>
+  %y = mapexpr.tensor "y" : tensor<4x?x?xf32>
+  mapexpr.anchored %x : tensor<4x?x?xf32> attributes {dims = [#sched.injective<4>, #sched.injective<4099>, #sched.reduced<4099>]} {
+    mapexpr.op "exp" outs(%e : tensor<4x?x?xf32>) ins(%x : tensor<4x?x?xf32>) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[i0, i1, i2]>]}
+    mapexpr.op "reduce_sum_init" outs(%s : tensor<4x?x1xf32>) {indices = [#mapexpr.index<[i0, i1, 0]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<4x?x1xf32>) ins(%e : tensor<4x?x?xf32>) {indices = [#mapexpr.index<[i0, i1, 0]>, #mapexpr.index<[i0, i1, i2]>]}
+  }
+  mapexpr.anchored %y : tensor<4x?x?xf32> attributes {dims = [#sched.injective<4>, #sched.injective<4099>, #sched.injective<4099>]} {
+    mapexpr.op "divide" outs(%y : tensor<4x?x?xf32>) ins(%e, %s : tensor<4x?x?xf32>, tensor<4x?x1xf32>) {indices = [#mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[i0, i1, i2]>, #mapexpr.index<[i0, i1, 0]>]}
+  }
+  mapexpr.return %y : tensor<4x?x?xf32>
 }
