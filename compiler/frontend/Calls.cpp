@@ -63,7 +63,7 @@ ops::Arg toArg(const VarPtr &v) {
 
 namespace {
 bool holdsDynamicSize(const VarPtr &v) {
-  return isDynamicSize(v) || ((v->kind == K::Tuple || v->kind == K::List) &&
+  return isDynamicSize(v) || ((v->kind == K::Tuple || v->kind == K::List || v->kind == K::Slice) &&
                               std::any_of(v->items.begin(), v->items.end(), holdsDynamicSize));
 }
 } // namespace
@@ -168,6 +168,74 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     std::copy(target.begin(), target.end(), args.begin() + 1);
 }
 
+void Executor::guardBatch(const std::string &expected, const SourceLoc &loc) {
+  if (std::none_of(batchGuards_.begin(), batchGuards_.end(),
+                   [&](const auto &g) { return g.first == expected; }))
+    batchGuards_.push_back({expected, loc});
+}
+
+void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
+  if (args.size() != 2 || !args[0]->isTensor())
+    return;
+  bool tuple = args[1]->kind == K::Tuple;
+  std::vector<VarPtr> items = tuple ? args[1]->items : std::vector<VarPtr>{args[1]};
+  const std::vector<int64_t> &shape = args[0]->meta.shape;
+  auto isNone = [](const VarPtr &v) {
+    return v->isConstant() && v->constant.kind == PyConst::Kind::None;
+  };
+  auto position = [](const VarPtr &v) { return isInt(v) && v->constant.intValue >= 0; };
+  size_t consumed = 0, dim = 0;
+  for (const VarPtr &k : items)
+    consumed += k->kind == K::Slice || isInt(k);
+  bool changed = false;
+  for (VarPtr &k : items) {
+    if (k->isConstant() && k->constant.kind == PyConst::Kind::Ellipsis)
+      dim += shape.size() - std::min(consumed, shape.size());
+    bool list = k->kind == K::List && k->items.size() == 1 && isInt(k->items[0]);
+    if (k->kind != K::Slice && !isInt(k) && k->kind != K::List)
+      continue;
+    size_t at = dim++;
+    if (at >= shape.size())
+      return; // the operator library says what is wrong
+    if (shape[at] == ops::kDynamic && (isInt(k) || list)) {
+      // x[:, -k] and x[:, [-k]] of a dimension of s0: s0 must reach k from its end.
+      int64_t p = (list ? k->items[0] : k)->constant.intValue;
+      if (p < -1)
+        guardBatch(">= " + std::to_string(-p), locOf(f));
+    }
+    bool dynamic = shape[at] == ops::kDynamic;
+    bool unitStep =
+        k->kind == K::Slice &&
+        (isNone(k->items[2]) || (isInt(k->items[2]) && k->items[2]->constant.intValue == 1));
+    bool fromZero =
+        k->kind == K::Slice &&
+        (isNone(k->items[0]) || (isInt(k->items[0]) && k->items[0]->constant.intValue == 0));
+    if (k->kind == K::Slice && isDynamicSize(k->items[1])) {
+      // x[:n] of n = s0: a static dimension's first s0 elements (n <= its size guarded), or
+      // all of a dimension of s0.
+      if (!fromZero || !unitStep)
+        fail(DiagCode::FrontendHostInteraction,
+             "a slice up to a dynamic dimension's size is compiled from 0 with step 1 only", f);
+      if (!dynamic && (batchMax_ == 0 || batchMax_ > shape[at]))
+        guardBatch("<= " + std::to_string(shape[at]), locOf(f));
+      k = makeSequence(
+          K::Slice,
+          {k->items[0], makeConst(PyConst::ofInt(ops::kBatchSize), {k->items[1]}), k->items[2]},
+          {k});
+      changed = true;
+    } else if (dynamic &&
+               (position(k) || (k->kind == K::Slice && unitStep && position(k->items[1]) &&
+                                (isNone(k->items[0]) || position(k->items[0]))))) {
+      // Static positions of a dimension of s0 (x[:, 0], x[:, :4]): s0 must reach them.
+      int64_t end = isInt(k) ? k->constant.intValue + 1 : k->items[1]->constant.intValue;
+      if (end > 1)
+        guardBatch(">= " + std::to_string(end), locOf(f));
+    }
+  }
+  if (changed)
+    args[1] = tuple ? makeSequence(K::Tuple, items, {args[1]}) : items[0];
+}
+
 namespace {
 /// A key of `x[key]` that changes no values: full slices, None and Ellipsis.
 bool keepsValues(const VarPtr &key) {
@@ -195,8 +263,11 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
       "torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape",          "paddle.reshape",
       "Tensor.reshape",    "torch.unsqueeze",      "torch.Tensor.unsqueeze", "paddle.unsqueeze",
       "Tensor.unsqueeze",  "torch.Tensor.to",      "torch.Tensor.contiguous"};
+  // ... and adds 0 (transformers' mask offsets: q_idx + q_offset).
+  bool plusZero = (opName == "__add__" || opName == "__radd__" || opName == "__sub__") &&
+                  args.size() == 2 && isInt(args[1]) && args[1]->constant.intValue == 0;
   bool kept = !args.empty() && args[0]->isTensor() && args[0]->batchIota &&
-              (keeping.count(opName) ||
+              (keeping.count(opName) || plusZero ||
                (opName == "__getitem__" && args.size() == 2 && keepsValues(args[1])));
   const std::vector<int64_t> &shape = outputs[0]->meta.shape;
   bool rowsOnly = std::count(shape.begin(), shape.end(), ops::kDynamic) == 1 &&
@@ -208,6 +279,8 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
+  if (opName == "__getitem__")
+    indexWithDynamicSize(f, args);
   passBatchSizes(f, opName, args, kwargs);
   applyAutocast(f, sir, opName, args, kwargs);
   SourceLoc loc = locOf(f);

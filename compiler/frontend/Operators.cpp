@@ -322,6 +322,13 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     std::string dunder = "__r" + op + "__"; // 1 - x -> x.__rsub__(1)
     return tensorCall(f, sir, "operator", dunder, dunder, {b, a}, {});
   }
+  // The dynamic size through arithmetic that keeps it (T + 0: transformers' past length).
+  auto is = [](const VarPtr &v, int64_t n) { return isInt(v) && v->constant.intValue == n; };
+  if (isDynamicSize(a) && ((is(b, 0) && (op == "add" || op == "sub")) ||
+                           (is(b, 1) && (op == "mul" || op == "floordiv"))))
+    return a;
+  if (isDynamicSize(b) && ((is(a, 0) && op == "add") || (is(a, 1) && op == "mul")))
+    return b;
   if (a->isConstant() && b->isConstant()) {
     const PyConst &x = a->constant, &y = b->constant;
     consume(a, loc);
@@ -416,7 +423,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
                                                 : ">= " + std::to_string(k + 1);
   bool restricts = (op == "==" || op == "!=") ? k >= 1 : op == "<" || op == ">=" ? k > 1 : k >= 1;
   if (restricts)
-    batchGuards_.push_back({kept, locOf(f)});
+    guardBatch(kept, locOf(f));
   return makeConst(PyConst::ofBool(holds), {a, b});
 }
 

@@ -372,6 +372,40 @@ int choleskySolve(Lowering &L, int factor, int b, bool upper) {
 
 } // namespace
 
+namespace {
+/// diff along a dimension of the dynamic size n (transformers' packed-sequence check): only
+/// once, with one element prepended, so that the result keeps n: x[i] - x[i - 1], the first
+/// against the prepended one. x[i - 1] is picked by a mask over the pairs of positions (no
+/// slice of n - 1 elements exists).
+int diffWithPrepended(Lowering &L, int x, int64_t axis) {
+  PrimBuilder &b = L.b;
+  const TensorMeta m = b.meta(x);
+  if (L.args.intValue("n") != 1 || L.args.isNone("prepend") || !L.args.isNone("append"))
+    badValue(L, "along the dynamic dimension, diff is compiled once (n=1) with one element "
+                "prepended and none appended only");
+  int before = b.cast(L.in("prepend"), m.dtype);
+  std::vector<int64_t> one = m.shape;
+  one[axis] = 1;
+  if (b.meta(before).rank() == 0)
+    before = b.broadcastTo(before, one);
+  if (b.meta(before).shape != one)
+    badValue(L, "along the dynamic dimension, prepend must have one element there, not " +
+                    formatShape(b.meta(before).shape));
+  PositionPairs p = positionPairs(b, x, axis);
+  bool logical = m.dtype == DType::Bool;
+  int next = b.broadcastTo(b.binary(Prim::Equal, b.binaryScalar(Prim::Add, p.j, 1), p.i), p.square);
+  int picked = b.select(next, p.values, b.fill(0, p.square, m.dtype));
+  int shifted = pairsResult(b,
+                            b.reduce(logical ? Prim::ReduceMax : Prim::ReduceSum, picked,
+                                     {int64_t(p.square.size()) - 1}, false),
+                            p);
+  int first =
+      b.binary(Prim::Equal, positions(b, kDynamic, axis, m.rank()), b.fill(0, {}, DType::Int64));
+  int previous = b.select(first, b.broadcastTo(before, m.shape), shifted);
+  return logical ? b.binary(Prim::NotEqual, x, previous) : b.binary(Prim::Sub, x, previous);
+}
+} // namespace
+
 void registerLinearAlgebra(OpTable &t) {
   torchLower(t, "triangular_solve", [](Lowering &L) { // (X, a) with a X = b
     auto [a, b] = broadcastBatches(L, floatInput(L, "A"), floatInput(L, "input"));
@@ -582,6 +616,8 @@ void registerLinearAlgebra(OpTable &t) {
       PrimBuilder &b = L.b;
       int x = L.in(xn);
       int64_t axis = normalizeDim(b.opName(), L.args.intValue(dimName), b.meta(x).rank());
+      if (b.meta(x).shape[axis] == kDynamic)
+        return L.out(diffWithPrepended(L, x, axis));
       std::vector<int> parts;
       for (const char *side : {"prepend", "append"}) {
         if (std::string(side) == "append")

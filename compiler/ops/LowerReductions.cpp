@@ -166,7 +166,14 @@ int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool k
 
 int scan(PrimBuilder &b, Prim reduction, int x, int64_t axis, double padValue) {
   Scan s = scanLayout(b, x, axis);
-  return scanResult(b, b.reduce(reduction, scanWindows(b, x, s, padValue), {3}, false), s);
+  if (s.n != kDynamic)
+    return scanResult(b, b.reduce(reduction, scanWindows(b, x, s, padValue), {3}, false), s);
+  // Along the dynamic size (RoBERTa's positions from the mask): no window of it; each result
+  // reduces the whole row with the positions after its own masked out.
+  PositionPairs p = positionPairs(b, x, axis);
+  int upTo = b.broadcastTo(b.binary(Prim::LessEqual, p.j, p.i), p.square);
+  int kept = b.select(upTo, p.values, b.fill(padValue, p.square, b.meta(x).dtype));
+  return pairsResult(b, b.reduce(reduction, kept, {int64_t(p.square.size()) - 1}, false), p);
 }
 
 void registerReductions(OpTable &t) {

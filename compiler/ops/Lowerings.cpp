@@ -355,6 +355,7 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
   if (consumed > in.size())
     badValue(L, "too many indices for a tensor of dimension " + std::to_string(in.size()));
   std::vector<int64_t> axes, starts, ends, steps, outShape;
+  bool withinS0 = false; // static positions of s0 (the frontend's guard)
   size_t dim = 0;
   auto keep = [&](size_t n) {
     for (size_t i = 0; i < n; ++i, ++dim)
@@ -370,13 +371,49 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
       continue;
     }
     int64_t size = in[dim];
-    if (size == kDynamic && a.kind == Arg::Kind::Slice && a.items[0].isNone() &&
-        a.items[1].isNone() && (a.items[2].isNone() || a.items[2].intValue == 1)) {
-      keep(1); // x[:, 0] of a dynamic batch: all of it
+    bool whole = a.kind == Arg::Kind::Slice && (a.items[0].isNone() || a.items[0].intValue == 0) &&
+                 (a.items[2].isNone() || a.items[2].intValue == 1);
+    bool toDynamic =
+        whole && a.items[1].kind == Arg::Kind::Int && a.items[1].intValue == kBatchSize;
+    if (size == kDynamic && whole && (a.items[1].isNone() || toDynamic)) {
+      keep(1); // x[:, :] or x[:n] of the dynamic size n: all of it
+      continue;
+    }
+    if (toDynamic) { // x[:n] of a static dimension: its first n (the frontend guards n <= size)
+      axes.push_back(static_cast<int64_t>(dim));
+      starts.push_back(0);
+      ends.push_back(kDynamic);
+      steps.push_back(1);
+      outShape.push_back(kDynamic);
+      ++dim;
+      continue;
+    }
+    // Static positions of the dynamic size s0, from its start: the frontend has guarded s0 to
+    // hold them (x[:, 0], position_ids[:, :1]).
+    auto position = [](const Arg &v) { return v.kind == Arg::Kind::Int && v.intValue >= 0; };
+    bool fromStart = a.kind == Arg::Kind::Int
+                         ? a.intValue >= 0
+                         : (a.items[0].isNone() || position(a.items[0])) && position(a.items[1]) &&
+                               (a.items[2].isNone() || a.items[2].intValue == 1);
+    if (size == kDynamic && fromStart) {
+      int64_t first = a.kind == Arg::Kind::Int ? a.intValue
+                      : a.items[0].isNone()    ? 0
+                                               : a.items[0].intValue;
+      int64_t last = a.kind == Arg::Kind::Int ? first + 1 : std::max(first, a.items[1].intValue);
+      axes.push_back(static_cast<int64_t>(dim));
+      starts.push_back(first);
+      ends.push_back(last);
+      steps.push_back(1);
+      if (a.kind == Arg::Kind::Slice)
+        outShape.push_back(last - first);
+      ++dim;
+      withinS0 = true;
       continue;
     }
     if (size == kDynamic)
-      badValue(L, "indexing dynamic dimension " + std::to_string(dim) + " is not supported yet");
+      badValue(L, "indexing dynamic dimension " + std::to_string(dim) +
+                      " other than from its start with static positions (x[:, 0], x[:, :4]) is "
+                      "not supported yet");
     if (a.kind == Arg::Kind::Int) {
       int64_t i = a.intValue < 0 ? a.intValue + size : a.intValue;
       if (i < 0 || i >= size)
@@ -409,13 +446,37 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
     ++dim;
   }
   keep(in.size() - dim);
-  int y = axes.empty() ? x : L.b.slice(x, axes, starts, ends, steps);
-  return L.b.reshape(y, outShape);
+  int y = axes.empty() ? x : L.b.slice(x, axes, starts, ends, steps, withinS0);
+  return L.b.meta(y).shape == outShape ? y : L.b.reshape(y, outShape);
 }
 } // namespace
 
 void getitem(Lowering &L, int x, const Arg &index) {
   std::vector<Arg> items = index.kind == Arg::Kind::Tuple ? index.items : std::vector<Arg>{index};
+  // Positions from the end of a dimension of the dynamic size (x[:, -1], GPT's x[:, [-1]]):
+  // picked first (fromEnd, keeping the dim as 1), then indexed as position 0 of it.
+  size_t indexed = 0;
+  for (const Arg &a : items)
+    indexed += a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Slice || a.kind == Arg::Kind::List;
+  size_t dim = 0;
+  for (Arg &a : items) {
+    int64_t rank = L.b.meta(x).rank();
+    if (a.kind == Arg::Kind::Ellipsis)
+      dim += rank > int64_t(indexed) ? rank - indexed : 0;
+    if (a.kind != Arg::Kind::Int && a.kind != Arg::Kind::Slice && a.kind != Arg::Kind::List)
+      continue;
+    size_t at = dim++;
+    if (int64_t(at) >= rank || L.b.meta(x).shape[at] != kDynamic)
+      continue;
+    bool one =
+        a.kind == Arg::Kind::List && a.items.size() == 1 && a.items[0].kind == Arg::Kind::Int;
+    int64_t position = a.kind == Arg::Kind::Int ? a.intValue : one ? a.items[0].intValue : 0;
+    if ((a.kind != Arg::Kind::Int && !one) || position >= 0)
+      continue;
+    x = fromEnd(L.b, x, int64_t(at), -position, true);
+    a = a.kind == Arg::Kind::Int ? Arg::ofInt(0)
+                                 : Arg::slice(Arg::none(), Arg::none(), Arg::none());
+  }
   // One list of ints picks those positions of its axis (numpy's advanced index, which stays
   // where it is when it is the only one): the basic index with a full slice there, then the
   // positions taken from its result.
@@ -447,6 +508,9 @@ void getitem(Lowering &L, int x, const Arg &index) {
                                                                         : 0;
   int y = basicIndex(L, x, items);
   int64_t size = L.b.meta(y).shape[axis];
+  if (size == kDynamic)
+    badValue(L, "a list index of the dynamic dimension (x[:, [-1]]) is not supported yet: its "
+                "positions depend on the dynamic size");
   std::vector<int> picked;
   for (int64_t p : positions) {
     int64_t i = p < 0 ? p + size : p;
@@ -473,6 +537,45 @@ int scalarLike(PrimBuilder &b, double value, int like) {
 }
 
 int isNan(PrimBuilder &b, int x) { return b.binary(Prim::NotEqual, x, x); }
+
+PositionPairs positionPairs(PrimBuilder &b, int x, int64_t axis) {
+  PositionPairs p;
+  const std::vector<int64_t> &shape = b.meta(x).shape;
+  for (int64_t a = 0; a < int64_t(shape.size()); ++a)
+    if (a != axis)
+      p.perm.push_back(a);
+  p.perm.push_back(axis);
+  int moved = b.transpose(x, p.perm);
+  std::vector<int64_t> row = b.meta(moved).shape;
+  row.insert(row.end() - 1, 1);
+  p.square = row;
+  p.square[p.square.size() - 2] = kDynamic;
+  p.values = b.broadcastTo(b.reshape(moved, row), p.square);
+  // An iota each: one tensor read along both dims would need two indices in one kernel.
+  p.i =
+      b.broadcastTo(b.reshape(b.iota(kDynamic, DType::Int64), {kDynamic, 1}), {kDynamic, kDynamic});
+  p.j =
+      b.broadcastTo(b.reshape(b.iota(kDynamic, DType::Int64), {1, kDynamic}), {kDynamic, kDynamic});
+  return p;
+}
+
+int pairsResult(PrimBuilder &b, int reducedOverJ, const PositionPairs &p) {
+  std::vector<int64_t> inverse(p.perm.size());
+  for (size_t i = 0; i < p.perm.size(); ++i)
+    inverse[p.perm[i]] = int64_t(i);
+  return b.transpose(reducedOverJ, inverse);
+}
+
+int fromEnd(PrimBuilder &b, int x, int64_t axis, int64_t k, bool keepdim) {
+  int64_t rank = b.meta(x).rank();
+  int n = positions(b, kDynamic, axis, rank);
+  int last = b.reduce(Prim::ReduceMax, n, {}, false);
+  int at = b.binary(Prim::Equal, n, b.binaryScalar(Prim::Sub, last, double(k - 1)));
+  const TensorMeta &m = b.meta(x);
+  bool logical = m.dtype == DType::Bool;
+  int picked = b.select(b.broadcastTo(at, m.shape), x, b.fill(0, m.shape, m.dtype));
+  return b.reduce(logical ? Prim::ReduceMax : Prim::ReduceSum, picked, {axis}, keepdim);
+}
 
 int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank) {
   std::vector<int64_t> shape(rank, 1);

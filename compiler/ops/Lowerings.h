@@ -114,6 +114,22 @@ int scalarLike(PrimBuilder &b, double value, int like);
 /// x != x: true where x is NaN.
 int isNan(PrimBuilder &b, int x);
 
+/// Along a dimension of the dynamic size s0, which no window or slice may take a size from
+/// (sotc-sir-check-batch-dims): x with `axis` moved last, against each position i of it.
+/// `values` [..., s0 (i), s0 (j)] is x[..., j]; `i` and `j` are the positions [s0, s0] (int64)
+/// to mask it with; a reduction over j (the last axis) and pairsResult give x's layout back.
+/// Work of s0^2 per row: scans, shifts and picks from the end without a size of s0 - 1.
+struct PositionPairs {
+  int values, i, j;
+  std::vector<int64_t> perm, square;
+};
+PositionPairs positionPairs(PrimBuilder &b, int x, int64_t axis);
+int pairsResult(PrimBuilder &b, int reducedOverJ, const PositionPairs &p);
+/// x[..., -k, ...] along `axis` of the dynamic size s0 (k >= 1; the frontend guards s0 >= k):
+/// the element whose position is the last one's minus k - 1, picked by a mask and a
+/// reduction over the axis (kept as 1 with `keepdim`).
+int fromEnd(PrimBuilder &b, int x, int64_t axis, int64_t k, bool keepdim);
+
 /// 0, 1, ..., n-1 along `axis` of a tensor of rank `rank` (size 1 elsewhere), as int64.
 int positions(PrimBuilder &b, int64_t n, int64_t axis, int64_t rank);
 

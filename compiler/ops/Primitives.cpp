@@ -264,12 +264,17 @@ int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
 }
 
 int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
-                       const std::vector<int64_t> &ends, const std::vector<int64_t> &steps) {
+                       const std::vector<int64_t> &ends, const std::vector<int64_t> &steps,
+                       bool withinS0) {
   std::vector<int64_t> shape = meta(x).shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t dim = shape[axes[i]];
-    if (dim == kDynamic)
+    if (dim == kDynamic && (!withinS0 || ends[i] == kDynamic))
       continue;
+    if (ends[i] == kDynamic) { // the first s0 elements of a static dimension (x[:n])
+      shape[axes[i]] = kDynamic;
+      continue;
+    }
     int64_t n = ends[i] > starts[i] ? (ends[i] - starts[i] + steps[i] - 1) / steps[i] : 0;
     shape[axes[i]] = n;
   }

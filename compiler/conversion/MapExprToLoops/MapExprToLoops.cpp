@@ -540,7 +540,8 @@ private:
         return refuse("a scratch buffer of the whole batch is not supported yet");
       if (gpuModule_ && sched::holdsBatch(storage_[t].elementsPerBlock))
         return refuse("a block would keep a share of " + kernel_.tensors[t].name +
-                      " that holds the dynamic size in shared memory");
+                      " that holds it in shared memory, which CUDA kernels do not do yet (the "
+                      "CPU's do)");
     }
     for (const AnchoredMapStmt &a : kernel_.stmts) {
       const std::vector<int64_t> &shape = a.schedule->mesh.outputShape();

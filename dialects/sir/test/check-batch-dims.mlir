@@ -110,3 +110,11 @@ sir.subgraph @batch_pinned(%x: tensor<?x4x2xf32>, %y: tensor<3x2x4xf32>) -> tens
   %0 = sir.prim matmul(%x, %y) {transpose_x = false, transpose_y = false} : (tensor<?x4x2xf32>, tensor<3x2x4xf32>) -> tensor<3x4x4xf32>
   sir.output %0 : tensor<3x4x4xf32>
 }
+
+// -----
+
+sir.subgraph @cubed(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  // expected-error @+1 {{here a tensor of s0^3 or more elements (exp to 'tensor<?x?x?xf32>')}}
+  %0 = sir.prim exp(%x) : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  sir.output %0 : tensor<?x?x?xf32>
+}

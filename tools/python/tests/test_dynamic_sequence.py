@@ -1,0 +1,176 @@
+"""A dynamic size used as more than a batch (docs/dynamic-shapes.md#a-sequence-length): a
+sequence length `T` that attention reduces over (softmax rows of T), contracts (scores @ v)
+and holds twice (the T x T scores). One CPU artifact runs every T and matches numpy at each,
+lengths that are no multiple of a vector included; the manifest writes its counts as powers
+of s0; a static table sliced by T (a causal mask) guards T against its size; the CUDA
+target refuses such kernels by name (its kernels take s0 in their grid only)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import sotc
+
+PROGRAMS = """
+def attention(q, k, v):
+    s = (q @ k.transpose(-1, -2)) * 0.25
+    return torch.softmax(s, dim=-1) @ v
+
+def heads(x, w):  # the sequence second: heads split and merged around it
+    B, T, C = x.shape
+    q = (x @ w).reshape(B, T, 2, C // 2).transpose(1, 2)
+    att = torch.softmax(q @ q.transpose(-1, -2), -1)
+    return (att @ q).transpose(1, 2).reshape(B, T, C)
+
+def causal(x, mask):  # mask: a static table, as a model's registered tril buffer
+    T = x.shape[0]
+    s = x @ x.t()
+    s = s.masked_fill(mask[:T, :T] == 0, float("-inf"))
+    return torch.softmax(s, -1)
+
+def pooled(x):  # a reduction over the sequence and a product that contracts it
+    return x.sum(0), x.t() @ x
+
+def positions(x):
+    T = x.shape[1]
+    return x + torch.arange(0, T)[None, :, None].float()
+
+def ends(x):  # GPT's logits of the last token; the one before it; the first (BERT's pooler)
+    return x[:, [-1], :], x[:, -2], x[:, 0]
+
+def packed(p):  # transformers' packed-sequence check: a diff and a scan along the sequence
+    d = torch.diff(p, prepend=p[:, :1] - 1, dim=-1)
+    return (d != 1).cumsum(-1)
+"""
+
+
+@pytest.fixture()
+def programs(tmp_path, monkeypatch):
+    (tmp_path / "seq_programs.py").write_text("import torch\n" + PROGRAMS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("seq_programs", None)
+    with sotc.stub_missing_frameworks():
+        return __import__("seq_programs")
+
+
+def _compile(sotc_bin, tmp_path, trace, name, target="cpu"):
+    path = trace.save(str(tmp_path / f"{name}.pb"))
+    out = tmp_path / (f"{name}.so" if target == "cpu" else f"{name}.fatbin")
+    command = [sotc_bin, "compile", path, "-o", str(out)]
+    command += ["--target", "cpu"] if target == "cpu" else ["--gpu-arch", "sm_90"]
+    return out, subprocess.run(command, capture_output=True, text=True)
+
+
+def _compiled(sotc_bin, tmp_path, trace, name):
+    library, result = _compile(sotc_bin, tmp_path, trace, name)
+    assert result.returncode == 0, result.stderr
+    return sotc.load(library)
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_attention_over_every_length(sotc_bin, tmp_path, programs):
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.attention, "float32[4,?,16]",
+                                                 "float32[4,?,16]", "float32[4,?,16]"), "attn")
+    manifest = json.loads((tmp_path / "attn.manifest.json").read_text())
+    steps = manifest["segments"][0]["steps"]
+    scores, values = (s for s in steps if s["kind"] == "gemm")
+    assert (scores["m"], scores["n"], scores["k"]) == ("s0", "s0", 16)
+    assert scores["batch_strides"]["c"] == ["s0^2"]
+    assert (values["m"], values["n"], values["k"], values["lda"]) == ("s0", 16, "s0", "s0")
+    arena = manifest["segments"][0]["arena"]["buffers"]
+    assert [b["shape"] for b in arena if b["shape"].count(-1) == 2]
+    assert all("offset" not in b for b in arena if -1 in b["shape"])
+    rng = np.random.default_rng(0)
+    for t in (1, 7, 64, 130, 7):
+        q, k, v = (rng.standard_normal((4, t, 16), np.float32) for _ in range(3))
+        want = _softmax(q @ k.transpose(0, 2, 1) * 0.25) @ v
+        np.testing.assert_allclose(f(q, k, v), want, rtol=1e-4, atol=1e-5, err_msg=f"T={t}")
+    inspect = subprocess.run([sotc_bin, "inspect", str(tmp_path / "attn.so")], check=True,
+                             capture_output=True, text=True).stdout
+    assert "m=s0 n=s0 k=16" in inspect and "float32[4, ?, ?], 16*s0^2 bytes" in inspect
+
+
+def test_heads_split_around_the_sequence(sotc_bin, tmp_path, programs):
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.heads, "float32[2,?,8]",
+                                                 "float32[8,8]"), "heads")
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((8, 8), np.float32) * 0.3
+    for t in (1, 5, 33):
+        x = rng.standard_normal((2, t, 8), np.float32)
+        q = (x @ w).reshape(2, t, 2, 4).transpose(0, 2, 1, 3)
+        want = (_softmax(q @ q.transpose(0, 1, 3, 2)) @ q).transpose(0, 2, 1, 3).reshape(2, t, 8)
+        np.testing.assert_allclose(f(x, w), want, rtol=1e-4, atol=1e-5, err_msg=f"T={t}")
+
+
+def test_a_table_sliced_by_the_length_is_guarded(sotc_bin, tmp_path, programs):
+    library, result = _compile(sotc_bin, tmp_path, sotc.trace(programs.causal, "float32[?,4]",
+                                                              "float32[8,8]"), "causal")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "causal.manifest.json").read_text())
+    guard = next(g for g in manifest["entries"][0]["guards"] if g["kind"] == "batch")
+    assert guard["expected"] == "<= 8" and "seq_programs.py:" in guard["source"]
+    f = sotc.load(library)
+    rng = np.random.default_rng(2)
+    tril = np.tril(np.ones((8, 8), np.float32))
+    for t in (1, 3, 8):
+        x = rng.standard_normal((t, 4), np.float32)
+        want = _softmax(np.where(tril[:t, :t] != 0, x @ x.T, -np.inf))
+        np.testing.assert_allclose(f(x, tril), want, rtol=1e-4, atol=1e-6, err_msg=f"T={t}")
+    with pytest.raises(sotc.GuardError) as beyond:
+        f(rng.standard_normal((9, 4), np.float32), tril)
+    assert "with ? <= 8" in str(beyond.value)
+
+
+def test_reductions_and_products_over_the_length(sotc_bin, tmp_path, programs):
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.pooled, "float32[?,3]"), "pooled")
+    g = _compiled(sotc_bin, tmp_path, sotc.trace(programs.positions, "float32[2,?,3]"), "pos")
+    rng = np.random.default_rng(3)
+    for t in (1, 9, 100):
+        x = rng.standard_normal((t, 3), np.float32)
+        total, gram = f(x)
+        np.testing.assert_allclose(total, x.sum(0), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(gram, x.T @ x, rtol=1e-4, atol=1e-4)
+        y = rng.standard_normal((2, t, 3), np.float32)
+        np.testing.assert_allclose(g(y), y + np.arange(t, dtype=np.float32)[None, :, None])
+
+
+def test_positions_from_either_end(sotc_bin, tmp_path, programs):
+    """x[:, -k] has no slice of s0 - k elements: a mask on the positions picks it (and a
+    guard `>= k` keeps shorter calls out); diff and cumsum along s0 mask pairs of positions."""
+    library, result = _compile(sotc_bin, tmp_path, sotc.trace(programs.ends, "float32[1,?,4]"),
+                               "ends")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "ends.manifest.json").read_text())
+    assert [g["expected"] for g in manifest["entries"][0]["guards"]
+            if g["kind"] == "batch"] == [">= 2"]
+    f = sotc.load(library)
+    g = _compiled(sotc_bin, tmp_path, sotc.trace(programs.packed, "int64[2,?]"), "packed")
+    rng = np.random.default_rng(4)
+    for t in (2, 3, 40):
+        x = rng.standard_normal((1, t, 4), np.float32)
+        last, before, first = f(x)
+        np.testing.assert_array_equal(last, x[:, [-1], :])
+        np.testing.assert_array_equal(before, x[:, -2])
+        np.testing.assert_array_equal(first, x[:, 0])
+        p = np.concatenate([np.arange(t // 2), np.arange(t - t // 2)])[None].repeat(2, 0)
+        d = np.diff(p, prepend=p[:, :1] - 1, axis=-1)
+        np.testing.assert_array_equal(g(p), (d != 1).cumsum(-1))
+    with pytest.raises(sotc.GuardError, match="with \\? >= 2"):
+        f(rng.standard_normal((1, 1, 4), np.float32))
+
+
+def test_cuda_refuses_a_loop_over_the_length(sotc_bin, tmp_path, programs):
+    fatbin, result = _compile(sotc_bin, tmp_path, sotc.trace(programs.attention, "float32[4,?,16]",
+                                                             "float32[4,?,16]", "float32[4,?,16]"),
+                              "attn", target="cuda")
+    assert result.returncode != 0
+    assert "error E4002" in result.stderr and "CUDA kernels do not do yet" in result.stderr
+    assert "seq_programs.py:" in result.stderr
+    assert not fatbin.exists()
