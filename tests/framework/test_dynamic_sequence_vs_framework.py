@@ -1,0 +1,131 @@
+"""Models traced once with a dynamic sequence length (`sotc.trace(model, "int64[1,?<=64]")`)
+and compiled once for the CPU: the testdata transformer blocks and GPTs (torch and paddle:
+attention over T tokens, causal masks sliced from a registered table, the last token's
+logits), and transformers' BERT, DistilBERT, RoBERTa, GPT-2, LLaMA and Qwen2 (their mask code
+scans and diffs along the sequence) run at every length asked of them and match the framework
+each time. transformers decides `seq_len > 1` (a guard `>= 2`): a bundle with a one-token
+trace first serves single tokens from the same artifact.
+
+Tolerance: as the models' tests (test_library_models.assert_matches).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import paddle
+import pytest
+import torch
+import transformers
+
+from test_dynamic_batch_vs_framework import compile_cpu
+from test_library_models import assert_matches, sotc_bin, workdir  # noqa: F401
+
+import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "testdata", "models"))
+
+import gpt_paddle  # noqa: E402
+import gpt_torch  # noqa: E402
+import transformer_paddle  # noqa: E402
+import transformer_torch  # noqa: E402
+
+
+def test_transformer_blocks_at_every_length(sotc_bin, workdir):  # noqa: F811
+    rng = np.random.default_rng(0)
+    block = transformer_torch.make_model().eval()
+    f = compile_cpu(sotc_bin, sotc.trace(block, "float32[1,?,64]").save(str(workdir / "b.pb")),
+                    str(workdir / "b.so"))
+    pblock = transformer_paddle.make_model()
+    g = compile_cpu(sotc_bin, sotc.trace(pblock, "float32[1,?,64]").save(str(workdir / "p.pb")),
+                    str(workdir / "p.so"))
+    manifest = json.loads((workdir / "b.manifest.json").read_text())
+    counts = [s.get("n") for s in manifest["segments"][0]["steps"] if s["kind"] == "gemm"]
+    assert "s0" in counts  # the scores: T columns
+    for t in (1, 5, 16, 33, 100):
+        x = rng.standard_normal((1, t, 64), np.float32)
+        with torch.no_grad():
+            want = block(torch.from_numpy(x)).numpy()
+        assert_matches([np.asarray(f(x))], [want], f"torch block, {t} tokens")
+        assert_matches([np.asarray(g(paddle.to_tensor(x)))],
+                       [pblock(paddle.to_tensor(x)).numpy()], f"paddle block, {t} tokens")
+
+
+def test_gpts_at_every_length_up_to_their_context(sotc_bin, workdir):  # noqa: F811
+    """The causal masks are the registered tril buffer sliced to T x T (a guard T <= 16, which
+    the input bound already gives) and scaled_dot_product_attention's is_causal; the logits
+    are the last token's (x[:, [-1], :])."""
+    rng = np.random.default_rng(1)
+    model = gpt_torch.make_model()
+    f = compile_cpu(sotc_bin, sotc.trace(model, "int64[1,?<=16]").save(str(workdir / "g.pb")),
+                    str(workdir / "g.so"))
+    pmodel = gpt_paddle.make_model()
+    g = compile_cpu(sotc_bin, sotc.trace(pmodel, "int64[1,?<=16]").save(str(workdir / "p.pb")),
+                    str(workdir / "p.so"))
+    for t in (1, 2, 7, 16):
+        ids = rng.integers(0, 48, (1, t))
+        with torch.no_grad():
+            want = model(torch.from_numpy(ids)).numpy()
+        assert_matches([np.asarray(f(ids))], [want], f"torch GPT, {t} tokens")
+        assert_matches([np.asarray(g(paddle.to_tensor(ids)))],
+                       [pmodel(paddle.to_tensor(ids)).numpy()], f"paddle GPT, {t} tokens")
+    with pytest.raises(sotc.GuardError, match="<= 16"):
+        f(rng.integers(0, 48, (1, 17)))
+
+
+SMALL = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+             vocab_size=100, max_position_embeddings=64)
+LIBRARY_MODELS = {
+    "bert": lambda: transformers.BertModel(transformers.BertConfig(**SMALL)),
+    "distilbert": lambda: transformers.DistilBertModel(transformers.DistilBertConfig(
+        n_layers=2, dim=64, n_heads=4, hidden_dim=128, vocab_size=100,
+        max_position_embeddings=64)),
+    "roberta": lambda: transformers.RobertaModel(transformers.RobertaConfig(**SMALL)),
+    "gpt2": lambda: transformers.GPT2Model(transformers.GPT2Config(
+        n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=64, use_cache=False)),
+    "llama": lambda: transformers.LlamaModel(transformers.LlamaConfig(
+        **SMALL, num_key_value_heads=2, use_cache=False)),
+    "qwen2": lambda: transformers.Qwen2Model(transformers.Qwen2Config(
+        **SMALL, num_key_value_heads=2, use_cache=False)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_MODELS))
+def test_transformers_models_at_every_length(sotc_bin, workdir, name):  # noqa: F811
+    torch.manual_seed(0)
+    model = LIBRARY_MODELS[name]().eval()
+    # RoBERTa's positions start after its padding index: 62 tokens fill its 64.
+    bound = 62 if name == "roberta" else 64
+    f = compile_cpu(sotc_bin,
+                    sotc.trace(model, f"int64[1,?<={bound}]").save(str(workdir / f"{name}.pb")),
+                    str(workdir / f"{name}.so"))
+    rng = np.random.default_rng(2)
+    for t in (2, 5, 17, bound):
+        ids = torch.from_numpy(rng.integers(0, 100, (1, t)))
+        with torch.no_grad():
+            want = model(ids).last_hidden_state.numpy()
+        assert_matches([np.asarray(f(ids).last_hidden_state)], [want], f"{name}, {t} tokens")
+
+
+def test_one_token_from_a_bundle(sotc_bin, workdir):  # noqa: F811
+    """BERT's attention code decides on `seq_len > 1`: the dynamic trace guards `>= 2`, and a
+    bundle with a one-token trace first serves every length from one artifact."""
+    torch.manual_seed(0)
+    model = LIBRARY_MODELS["bert"]().eval()
+    one = sotc.trace(model, "int64[1,1]").save(str(workdir / "bert1.pb"))
+    many = sotc.trace(model, "int64[1,?<=64]").save(str(workdir / "bert.pb"))
+    alone = compile_cpu(sotc_bin, many, str(workdir / "alone.so"))
+    with pytest.raises(sotc.GuardError, match=">= 2"):
+        alone(torch.zeros((1, 1), dtype=torch.int64))
+    subprocess.run([sotc_bin, "compile", one, many, "--target", "cpu", "-o",
+                    str(workdir / "both.so")], check=True, capture_output=True)
+    f = sotc.load(str(workdir / "both.so"))
+    rng = np.random.default_rng(3)
+    for t in (1, 2, 9):
+        ids = torch.from_numpy(rng.integers(0, 100, (1, t)))
+        with torch.no_grad():
+            want = model(ids).last_hidden_state.numpy()
+        assert_matches([np.asarray(f(ids).last_hidden_state)], [want], f"bundle, {t} tokens")
