@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A dynamic batch against static shapes (scripts/bench.sh runs this after bench/latency.py):
+"""A dynamic size against static shapes (scripts/bench.sh runs this after bench/latency.py):
 softmax, layer norm and the MLP of bench/workloads.py, and testdata's transformer block (whose
 attention moves the batch behind the q/k/v split), traced once with a `?` batch and once per
-batch size, both compiled for the CPU, each called at the same rows, in one run on one
-machine.
+batch size; the same block traced once with a `?` sequence length ([1, ?, 64]: the scores
+T x T, softmax rows of T) and once per length; all compiled for the CPU, each called at the
+same sizes, in one run on one machine.
 
     dynamic.py          writes bench/results/dynamic.json and the table of docs/benchmarks.md
                         (between its BEGIN/END DYNAMIC RESULTS)
@@ -42,8 +43,10 @@ SHAPES = {
     "layer_norm": {"x": (WIDTH,), "weight": None, "bias": None},
     "mlp": {"x": (WIDTH,), "w1": None, "b1": None, "w2": None, "b2": None},
     "transformer_block": {"x": (128, 64)},  # testdata/models/transformer_torch.py
+    "transformer_sequence": {"x": (64,)},  # the same block, one sequence of ? tokens
 }
 BLOCK_BATCHES = (1, 8, 64)
+SEQUENCE_LENGTHS = (16, 128, 512)
 STATIC = {  # the inputs without a batch
     "layer_norm": {"weight": (WIDTH,), "bias": (WIDTH,)},
     "mlp": {"w1": (4 * WIDTH, WIDTH), "b1": (4 * WIDTH,), "w2": (WIDTH, 4 * WIDTH),
@@ -57,9 +60,11 @@ def compiled(name, batch, tmp):
     specs = {}
     for arg, rest in SHAPES[name].items():
         shape = [batch, *rest] if rest is not None else list(STATIC[name][arg])
+        if name == "transformer_sequence":
+            shape = [1, *shape]
         specs[arg] = sotc.parse_tensor_spec(f"float32[{','.join(map(str, shape))}]")
     trace = os.path.join(tmp, f"{name}_{'dyn' if batch == '?' else batch}.pb")
-    if name == "transformer_block":
+    if name.startswith("transformer_"):
         sys.path.insert(0, os.path.join(ROOT, "testdata", "models"))
         import transformer_torch
         sotc.trace(transformer_torch.make_model().eval(), specs["x"]).save(trace)
@@ -78,9 +83,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in SHAPES:
             dynamic = compiled(name, "?", tmp)
-            for n in BLOCK_BATCHES if name == "transformer_block" else BATCHES:
+            sizes = {"transformer_block": BLOCK_BATCHES,
+                     "transformer_sequence": SEQUENCE_LENGTHS}.get(name, BATCHES)
+            for n in sizes:
                 static = compiled(name, n, tmp)
-                args = {arg: (rng.standard_normal((n, *rest)) if rest is not None
+                lead = (1, n) if name == "transformer_sequence" else (n,)
+                args = {arg: (rng.standard_normal((*lead, *rest)) if rest is not None
                               else rng.standard_normal(STATIC[name][arg]) * 0.05)
                         .astype(np.float32) for arg, rest in SHAPES[name].items()}
                 error = float(np.abs(np.asarray(dynamic(**args)) -
@@ -97,8 +105,10 @@ def main():
     lines = [f"Run of {report['date']} on {report['machine']['cpu']} "
              f"({report['machine']['cores']} cores), median of {RUNS} calls each "
              f"(sotc.load on numpy arrays), rows of {WIDTH} float32 (the transformer block: "
-             f"128 tokens of 64).", "",
-             "| workload | batch | static | dynamic | dynamic / static |", "|---|---|---|---|---|"]
+             f"128 tokens of 64; transformer_sequence: the same block, one sequence of that "
+             f"many tokens, the length dynamic).", "",
+             "| workload | batch or length | static | dynamic | dynamic / static |",
+             "|---|---|---|---|---|"]
     for key, row in report["rows"].items():
         name, n = key.split()
         lines.append(f"| {name} | {n} | {row['static_s'] * 1e3:.3f} ms | "

@@ -26,14 +26,6 @@ std::vector<int64_t> identityPerm(int64_t rank) {
   return perm;
 }
 
-std::vector<int64_t> inversePerm(const std::vector<int64_t> &perm) {
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i)
-    inv[perm[i]] = int64_t(i);
-  return inv;
-}
-
-
 int64_t staticDim(Lowering &L, int x, int64_t axis) {
   int64_t n = L.b.meta(x).shape[axis];
   if (n == kDynamic)

@@ -87,10 +87,7 @@ struct Scan {
 Scan scanLayout(PrimBuilder &b, int x, int64_t axis) {
   Scan s;
   const std::vector<int64_t> &shape = b.meta(x).shape;
-  for (int64_t a = 0; a < int64_t(shape.size()); ++a)
-    if (a != axis)
-      s.perm.push_back(a);
-  s.perm.push_back(axis);
+  s.perm = axisLast(axis, int64_t(shape.size()));
   for (int64_t a : s.perm)
     s.movedShape.push_back(shape[a]);
   s.n = shape[axis];
@@ -112,11 +109,7 @@ int scanWindows(PrimBuilder &b, int x, const Scan &s, double padValue) {
 
 /// A reduction over the windows, back in x's layout.
 int scanResult(PrimBuilder &b, int reducedWindows, const Scan &s) {
-  int moved = b.reshape(reducedWindows, s.movedShape);
-  std::vector<int64_t> inverse(s.perm.size());
-  for (size_t i = 0; i < s.perm.size(); ++i)
-    inverse[s.perm[i]] = int64_t(i);
-  return b.transpose(moved, inverse);
+  return b.transpose(b.reshape(reducedWindows, s.movedShape), inversePerm(s.perm));
 }
 
 /// The scanned axis (dim None: the flattened tensor, paddle's default) and x in its layout.

@@ -538,13 +538,25 @@ int scalarLike(PrimBuilder &b, double value, int like) {
 
 int isNan(PrimBuilder &b, int x) { return b.binary(Prim::NotEqual, x, x); }
 
+std::vector<int64_t> inversePerm(const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inv[perm[i]] = int64_t(i);
+  return inv;
+}
+
+std::vector<int64_t> axisLast(int64_t axis, int64_t rank) {
+  std::vector<int64_t> perm;
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != axis)
+      perm.push_back(a);
+  perm.push_back(axis);
+  return perm;
+}
+
 PositionPairs positionPairs(PrimBuilder &b, int x, int64_t axis) {
   PositionPairs p;
-  const std::vector<int64_t> &shape = b.meta(x).shape;
-  for (int64_t a = 0; a < int64_t(shape.size()); ++a)
-    if (a != axis)
-      p.perm.push_back(a);
-  p.perm.push_back(axis);
+  p.perm = axisLast(axis, b.meta(x).rank());
   int moved = b.transpose(x, p.perm);
   std::vector<int64_t> row = b.meta(moved).shape;
   row.insert(row.end() - 1, 1);
@@ -560,10 +572,7 @@ PositionPairs positionPairs(PrimBuilder &b, int x, int64_t axis) {
 }
 
 int pairsResult(PrimBuilder &b, int reducedOverJ, const PositionPairs &p) {
-  std::vector<int64_t> inverse(p.perm.size());
-  for (size_t i = 0; i < p.perm.size(); ++i)
-    inverse[p.perm[i]] = int64_t(i);
-  return b.transpose(reducedOverJ, inverse);
+  return b.transpose(reducedOverJ, inversePerm(p.perm));
 }
 
 int fromEnd(PrimBuilder &b, int x, int64_t axis, int64_t k, bool keepdim) {
@@ -602,10 +611,7 @@ int axisFromFront(PrimBuilder &b, int y, int64_t axis) {
   if (axis == 0)
     return y;
   int64_t rank = b.meta(y).rank();
-  std::vector<int64_t> perm = axisFirst(axis, rank), back(static_cast<size_t>(rank));
-  for (int64_t i = 0; i < rank; ++i)
-    back[perm[i]] = i;
-  return b.transpose(y, back);
+  return b.transpose(y, inversePerm(axisFirst(axis, rank)));
 }
 
 int gatherAlong(PrimBuilder &b, int x, int64_t axis, int index) {

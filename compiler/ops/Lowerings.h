@@ -114,6 +114,11 @@ int scalarLike(PrimBuilder &b, double value, int like);
 /// x != x: true where x is NaN.
 int isNan(PrimBuilder &b, int x);
 
+/// The permutation that undoes `perm`.
+std::vector<int64_t> inversePerm(const std::vector<int64_t> &perm);
+/// The permutation that moves `axis` last, the others in order.
+std::vector<int64_t> axisLast(int64_t axis, int64_t rank);
+
 /// Along a dimension of the dynamic size s0, which no window or slice may take a size from
 /// (sotc-sir-check-batch-dims): x with `axis` moved last, against each position i of it.
 /// `values` [..., s0 (i), s0 (j)] is x[..., j]; `i` and `j` are the positions [s0, s0] (int64)

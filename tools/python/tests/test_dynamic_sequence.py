@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import sotc
+from test_dynamic_batch import _compile, _compiled, _softmax
 
 PROGRAMS = """
 def attention(q, k, v):
@@ -54,25 +55,6 @@ def programs(tmp_path, monkeypatch):
     sys.modules.pop("seq_programs", None)
     with sotc.stub_missing_frameworks():
         return __import__("seq_programs")
-
-
-def _compile(sotc_bin, tmp_path, trace, name, target="cpu"):
-    path = trace.save(str(tmp_path / f"{name}.pb"))
-    out = tmp_path / (f"{name}.so" if target == "cpu" else f"{name}.fatbin")
-    command = [sotc_bin, "compile", path, "-o", str(out)]
-    command += ["--target", "cpu"] if target == "cpu" else ["--gpu-arch", "sm_90"]
-    return out, subprocess.run(command, capture_output=True, text=True)
-
-
-def _compiled(sotc_bin, tmp_path, trace, name):
-    library, result = _compile(sotc_bin, tmp_path, trace, name)
-    assert result.returncode == 0, result.stderr
-    return sotc.load(library)
-
-
-def _softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
 
 
 def test_attention_over_every_length(sotc_bin, tmp_path, programs):
@@ -167,9 +149,11 @@ def test_positions_from_either_end(sotc_bin, tmp_path, programs):
 
 
 def test_cuda_refuses_a_loop_over_the_length(sotc_bin, tmp_path, programs):
-    fatbin, result = _compile(sotc_bin, tmp_path, sotc.trace(programs.attention, "float32[4,?,16]",
-                                                             "float32[4,?,16]", "float32[4,?,16]"),
-                              "attn", target="cuda")
+    trace = sotc.trace(programs.attention, "float32[4,?,16]", "float32[4,?,16]", "float32[4,?,16]")
+    fatbin = tmp_path / "attn.fatbin"
+    result = subprocess.run([sotc_bin, "compile", trace.save(str(tmp_path / "attn.pb")),
+                             "--gpu-arch", "sm_90", "-o", str(fatbin)], capture_output=True,
+                            text=True)
     assert result.returncode != 0
     assert "error E4002" in result.stderr and "CUDA kernels do not do yet" in result.stderr
     assert "seq_programs.py:" in result.stderr
