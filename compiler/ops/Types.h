@@ -10,6 +10,7 @@
 #include "compiler/support/Format.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,7 +45,7 @@ constexpr int64_t kDynamic = -1;
 /// In a list of sizes the frontend passes: the dynamic size (x.shape[d] of a `?` dimension,
 /// known at run time only), which expand and broadcast_to make a dimension of the result and
 /// arange(n) the length of its range.
-constexpr int64_t kBatchSize = -2;
+constexpr int64_t kBatchSize = std::numeric_limits<int64_t>::min(); // no Python size or index
 
 struct TensorMeta {
   std::vector<int64_t> shape;

@@ -80,7 +80,8 @@ std::pair<int64_t, int> countOf(const Json &j) {
   if (s0 != 0) { // "64*s0..."
     errno = 0;
     factor = std::strtoll(p, &end, 10);
-    if (errno || end == p || s0 == std::string::npos || end != p + s0 - 1 || *end != '*')
+    if (errno || end == p || s0 == std::string::npos || end != p + s0 - 1 || *end != '*' ||
+        factor < 1)
       throw Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P)");
   }
   std::string rest = text.substr(s0 + 2);

@@ -346,7 +346,8 @@ TEST_CASE("a dynamic size's plan is resolved for a call's s0", "[runtime][manife
 TEST_CASE("a dynamic batch's manifest that does not hold together is refused",
           "[runtime][manifest]") {
   REQUIRE(refusal(batchManifest()) == "read");
-  for (const char *bad : {"n", "2*s1", "2*s0^", "s0*2", "2*s0^x", "*s0"}) {
+  for (const char *bad : {"n", "2*s1", "2*s0^", "s0*2", "2*s0^x", "*s0", "-2*s0", "0*s0", "s0^0",
+                          "99999999999999999999*s0"}) {
     Json m = batchManifest();
     m["segments"][0]["steps"][0]["m"] = bad;
     CHECK(refusal(m) == std::string("E8001: a count of \"") + bad + "\" (a number or N*s0^P)");

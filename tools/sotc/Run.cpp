@@ -308,7 +308,7 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
       values[i] = readNpy(text.substr(1), storage[i]);
     } else if (text == "random" && spec.is_tensor) {
       for (int d = 0; d < spec.rank; ++d)
-        if (spec.shape[d] == -1) { // a dynamic batch: the rows --batch gives
+        if (spec.shape[d] == -1) { // the dynamic size --batch gives
           if (options.batch < 1)
             badInput(name + "=random: it has a dynamic batch (" + shapeText(spec) +
                      "): give its size with --batch N");

@@ -354,7 +354,8 @@ int main(int argc, char **argv) {
         ->type_name("NAME=...");
     cmd->add_option("--seed", opts.seed, "seed of --input NAME=random (default 0)");
     cmd->add_option("--batch", opts.batch,
-                    "the rows of a dynamic batch (a ? dimension) that NAME=random draws")
+                    "the dynamic size (every ? dimension: a batch's rows, a sequence's "
+                    "tokens) that NAME=random draws")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--entry", opts.entry,
                     "an artifact of several traces: the entry whose shapes NAME=random and "

@@ -42,6 +42,9 @@ def positions(x):
 def ends(x):  # GPT's logits of the last token; the one before it; the first (BERT's pooler)
     return x[:, [-1], :], x[:, -2], x[:, 0]
 
+def trimmed(x):  # a static slice up to -2: Python's -2, not the dynamic size's marker
+    return x[..., :-2, :] + torch.arange(-2).sum()
+
 def packed(p):  # transformers' packed-sequence check: a diff and a scan along the sequence
     d = torch.diff(p, prepend=p[:, :1] - 1, dim=-1)
     return (d != 1).cumsum(-1)
@@ -146,6 +149,12 @@ def test_positions_from_either_end(sotc_bin, tmp_path, programs):
         np.testing.assert_array_equal(g(p), (d != 1).cumsum(-1))
     with pytest.raises(sotc.GuardError, match="with \\? >= 2"):
         f(rng.standard_normal((1, 1, 4), np.float32))
+
+
+def test_static_negative_stops_stay_static(sotc_bin, tmp_path, programs):
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.trimmed, "float32[2,5,3]"), "trimmed")
+    x = np.random.default_rng(5).standard_normal((2, 5, 3)).astype(np.float32)
+    np.testing.assert_array_equal(f(x), x[..., :-2, :])
 
 
 def test_cuda_refuses_a_loop_over_the_length(sotc_bin, tmp_path, programs):
