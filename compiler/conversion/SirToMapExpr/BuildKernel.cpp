@@ -445,6 +445,21 @@ private:
     std::stable_sort(candidates.begin(), candidates.end(), [&](int x, int y) {
       return numel(kernel_.tensors[x].shape) > numel(kernel_.tensors[y].shape);
     });
+    // Over a dynamic size, an elementwise kernel puts its outputs first among the
+    // largest: a loop over what it writes stores contiguous elements, where one over its
+    // input scatters with strides that multiply by the call's s0 (a transposed key, q/k/v
+    // split from a GEMM's output), which the compiler cannot fold.
+    bool dynamic = llvm::any_of(
+        kernel_.tensors, [](const Tensor &t) { return llvm::any_of(t.shape, sched::holdsBatch); });
+    // (Not in a kernel with a reduction: its later stages run on the reduction's rows.)
+    bool reduces = false;
+    group_.getBody().walk(
+        [&](sir::PrimOp p) { reduces |= ops::primKind(primOf(p)) == PrimKind::Reduce; });
+    if (dynamic && !reduces && !candidates.empty())
+      std::stable_partition(candidates.begin(), candidates.end(), [&](int t) {
+        return numel(kernel_.tensors[t].shape) == numel(kernel_.tensors[candidates[0]].shape) &&
+               llvm::is_contained(kernel_.outputs, t);
+      });
     // The anchor's points are the points computed: it covers the kernel outputs the stage
     // writes and what its reductions read, or some of them would never be written (values
     // only sliced further are computed at the points read).

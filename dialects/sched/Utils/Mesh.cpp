@@ -391,15 +391,17 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   int64_t n = base.inputNumElements();
   // A batch is not padded: its rows keep their own blocks, however short. It leads the grid
   // (a block's batch coordinate is then a quotient by static sizes, never one by the call's
-  // rows), so the innermost of the other dims is the vector loop.
+  // rows), so the innermost of the other dims is the vector loop. A tensor whose last dim is
+  // s0 ([H, D, T]: a transposed key) keeps its order: the vector loop runs over T, up to the
+  // call's, and stores contiguous elements.
   bool batch = anyHoldsBatch(dims);
   std::vector<int64_t> order = batchFirst(dims);
+  if (dims.size() > 1 && holdsBatch(dims.back().size))
+    std::iota(order.begin(), order.end(), int64_t{0});
   if (!std::is_sorted(order.begin(), order.end()))
     base = base.transpose(order);
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
-  // Every dim holding it ([T, T] scores): the vector loop runs over the last, up to the
-  // call's T.
   int64_t inner = dims.empty() ? 1 : dims[order.back()].size;
   if (dims.size() > 1 && (holdsBatch(inner) || inner >= kVector || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});

@@ -221,9 +221,10 @@ TEST_CASE("a dynamic size leads the grid, unpadded", "[sched][batch]") {
   Schedule moved = cpuSchedule({I(3), I(kBatchRows), I(4), I(16)});
   CHECK(moved.mesh.str() ==
         "[I(3), I(4099), I(4), I(16)].transpose([1, 0, 2, 3]).reshape([49188, 16])");
-  // Innermost: the vector loop runs over the dim before it.
+  // Innermost ([H, D, T]: a transposed key): the order kept, the vector loop up to s0 over
+  // contiguous elements.
   Schedule inner = cpuSchedule({I(4), I(kBatchRows)});
-  CHECK(loops(inner) == "blockIdx.x=0..4099, v0=0..4");
+  CHECK(loops(inner) == "blockIdx.x=0..4, v0=0..4099");
   // Only dims of s0 ([T, T] scores): a grid of T, a vector loop up to T.
   Schedule square = cpuSchedule({I(kBatchRows), I(kBatchRows)});
   CHECK(loops(square) == "blockIdx.x=0..4099, v0=0..4099");
