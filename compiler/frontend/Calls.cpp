@@ -197,13 +197,13 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
     size_t at = dim++;
     if (at >= shape.size())
       return; // the operator library says what is wrong
-    if (shape[at] == ops::kDynamic && (isInt(k) || list)) {
+    bool dynamic = shape[at] == ops::kDynamic;
+    if (dynamic && (isInt(k) || list)) {
       // x[:, -k] and x[:, [-k]] of a dimension of s0: s0 must reach k from its end.
       int64_t p = (list ? k->items[0] : k)->constant.intValue;
       if (p < -1)
         guardBatch(">= " + std::to_string(-p), locOf(f));
     }
-    bool dynamic = shape[at] == ops::kDynamic;
     bool unitStep =
         k->kind == K::Slice &&
         (isNone(k->items[2]) || (isInt(k->items[2]) && k->items[2]->constant.intValue == 1));

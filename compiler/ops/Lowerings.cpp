@@ -344,7 +344,7 @@ void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis) {
 namespace {
 /// x[items] for basic items: ints, slices with positive steps, None and one Ellipsis.
 int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
-  const std::vector<int64_t> &in = L.b.meta(x).shape;
+  std::vector<int64_t> in = L.b.meta(x).shape;
   size_t consumed = 0, ellipses = 0;
   for (const Arg &a : items) {
     consumed += a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Slice;
@@ -360,6 +360,12 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
   auto keep = [&](size_t n) {
     for (size_t i = 0; i < n; ++i, ++dim)
       outShape.push_back(in[dim]);
+  };
+  auto take = [&](int64_t start, int64_t end, int64_t step) { // of dim, which is then done
+    axes.push_back(static_cast<int64_t>(dim++));
+    starts.push_back(start);
+    ends.push_back(end);
+    steps.push_back(step);
   };
   for (const Arg &a : items) {
     if (a.kind == Arg::Kind::Ellipsis) {
@@ -380,12 +386,16 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
       continue;
     }
     if (toDynamic) { // x[:n] of a static dimension: its first n (the frontend guards n <= size)
-      axes.push_back(static_cast<int64_t>(dim));
-      starts.push_back(0);
-      ends.push_back(kDynamic);
-      steps.push_back(1);
       outShape.push_back(kDynamic);
-      ++dim;
+      take(0, kDynamic, 1);
+      continue;
+    }
+    // x[:, -k] of s0 has no slice of s0 - k elements: the position is picked by a mask
+    // (fromEnd, the dim kept as 1), then taken as position 0 (the frontend guards s0 >= k).
+    if (size == kDynamic && a.kind == Arg::Kind::Int && a.intValue < 0) {
+      x = fromEnd(L.b, x, static_cast<int64_t>(dim), -a.intValue, true);
+      in[dim] = 1;
+      take(0, 1, 1);
       continue;
     }
     // Static positions of the dynamic size s0, from its start: the frontend has guarded s0 to
@@ -400,13 +410,9 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
                       : a.items[0].isNone()    ? 0
                                                : a.items[0].intValue;
       int64_t last = a.kind == Arg::Kind::Int ? first + 1 : std::max(first, a.items[1].intValue);
-      axes.push_back(static_cast<int64_t>(dim));
-      starts.push_back(first);
-      ends.push_back(last);
-      steps.push_back(1);
       if (a.kind == Arg::Kind::Slice)
         outShape.push_back(last - first);
-      ++dim;
+      take(first, last, 1);
       withinS0 = true;
       continue;
     }
@@ -419,11 +425,7 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
       if (i < 0 || i >= size)
         badValue(L, "index " + std::to_string(a.intValue) + " is out of bounds for axis " +
                         std::to_string(dim) + " with size " + std::to_string(size));
-      axes.push_back(static_cast<int64_t>(dim));
-      starts.push_back(i);
-      ends.push_back(i + 1);
-      steps.push_back(1);
-      ++dim;
+      take(i, i + 1, 1);
       continue;
     }
     // A slice: Python's clamping rules for positive steps.
@@ -438,12 +440,8 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
     };
     int64_t start = clampIndex(a.items[0], 0), stop = clampIndex(a.items[1], size);
     stop = std::max(stop, start);
-    axes.push_back(static_cast<int64_t>(dim));
-    starts.push_back(start);
-    ends.push_back(stop);
-    steps.push_back(step);
     outShape.push_back((stop - start + step - 1) / step);
-    ++dim;
+    take(start, stop, step);
   }
   keep(in.size() - dim);
   int y = axes.empty() ? x : L.b.slice(x, axes, starts, ends, steps, withinS0);
@@ -453,30 +451,6 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
 
 void getitem(Lowering &L, int x, const Arg &index) {
   std::vector<Arg> items = index.kind == Arg::Kind::Tuple ? index.items : std::vector<Arg>{index};
-  // Positions from the end of a dimension of the dynamic size (x[:, -1], GPT's x[:, [-1]]):
-  // picked first (fromEnd, keeping the dim as 1), then indexed as position 0 of it.
-  size_t indexed = 0;
-  for (const Arg &a : items)
-    indexed += a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Slice || a.kind == Arg::Kind::List;
-  size_t dim = 0;
-  for (Arg &a : items) {
-    int64_t rank = L.b.meta(x).rank();
-    if (a.kind == Arg::Kind::Ellipsis)
-      dim += rank > int64_t(indexed) ? rank - indexed : 0;
-    if (a.kind != Arg::Kind::Int && a.kind != Arg::Kind::Slice && a.kind != Arg::Kind::List)
-      continue;
-    size_t at = dim++;
-    if (int64_t(at) >= rank || L.b.meta(x).shape[at] != kDynamic)
-      continue;
-    bool one =
-        a.kind == Arg::Kind::List && a.items.size() == 1 && a.items[0].kind == Arg::Kind::Int;
-    int64_t position = a.kind == Arg::Kind::Int ? a.intValue : one ? a.items[0].intValue : 0;
-    if ((a.kind != Arg::Kind::Int && !one) || position >= 0)
-      continue;
-    x = fromEnd(L.b, x, int64_t(at), -position, true);
-    a = a.kind == Arg::Kind::Int ? Arg::ofInt(0)
-                                 : Arg::slice(Arg::none(), Arg::none(), Arg::none());
-  }
   // One list of ints picks those positions of its axis (numpy's advanced index, which stays
   // where it is when it is the only one): the basic index with a full slice there, then the
   // positions taken from its result.
@@ -508,17 +482,20 @@ void getitem(Lowering &L, int x, const Arg &index) {
                                                                         : 0;
   int y = basicIndex(L, x, items);
   int64_t size = L.b.meta(y).shape[axis];
-  if (size == kDynamic)
-    badValue(L, "a list index of the dynamic dimension (x[:, [-1]]) is not supported yet: its "
-                "positions depend on the dynamic size");
+  if (size == kDynamic && (positions.size() != 1 || positions[0] >= 0))
+    badValue(L, "a list index of the dynamic dimension other than one position from its end "
+                "(GPT's x[:, [-1]]) is not supported yet");
   std::vector<int> picked;
-  for (int64_t p : positions) {
-    int64_t i = p < 0 ? p + size : p;
-    if (i < 0 || i >= size)
-      badValue(L, "index " + std::to_string(p) + " is out of bounds for axis " +
-                      std::to_string(axis) + " with size " + std::to_string(size));
-    picked.push_back(L.b.slice(y, {axis}, {i}, {i + 1}, {1}));
-  }
+  if (size == kDynamic) // as basicIndex's x[:, -k]
+    picked.push_back(fromEnd(L.b, y, axis, -positions[0], true));
+  else
+    for (int64_t p : positions) {
+      int64_t i = p < 0 ? p + size : p;
+      if (i < 0 || i >= size)
+        badValue(L, "index " + std::to_string(p) + " is out of bounds for axis " +
+                        std::to_string(axis) + " with size " + std::to_string(size));
+      picked.push_back(L.b.slice(y, {axis}, {i}, {i + 1}, {1}));
+    }
   if (picked.empty())
     badValue(L, "an empty list index is not supported yet");
   int out = picked.size() == 1 ? picked[0] : L.b.concat(picked, axis);
