@@ -177,6 +177,8 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
     launch.block = (*func.getKnownBlockSize())[0];
     for (mlir::BlockArgument buffer : func.getWorkgroupAttributions())
       launch.sharedBytes += bytesOf(mlir::cast<mlir::MemRefType>(buffer.getType()));
+    if (auto bytes = func->getAttrOfType<mlir::StringAttr>(kDynamicSharedAttr))
+      launch.dynamicSharedBytes = sched::sizeOfText(bytes.str()).value();
   });
   return launches;
 }

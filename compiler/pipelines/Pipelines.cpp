@@ -4,6 +4,7 @@
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 #include "compiler/target/cpu/Passes.h"
 #include "compiler/target/cuda/CudaTarget.h"
+#include "compiler/target/cuda/Passes.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/mapexpr/Transforms/Passes.h"
 #include "dialects/sched/IR/SchedDialect.h"
@@ -106,6 +107,8 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     mapexpr::MapExprScheduleOptions schedule;
     schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
     pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
+    if (options.target == Target::Cuda)
+      pm.addPass(mapexpr::createMapExprSpillRows());
   }
   bool cuda = options.target == Target::Cuda;
   if (reaches(Phase::Loops)) {
@@ -153,6 +156,7 @@ void buildGpuToNvvm(mlir::OpPassManager &pm, const PipelineOptions &options) {
                 " features=" + cuda::ptxFeature(arch) + " O=" + std::to_string(options.optLevel) +
                 "}";
   addUpstreamPipeline(pm, pipeline);
+  pm.nest<mlir::gpu::GPUModuleOp>().addPass(cuda::createCudaExternDynamicShared());
 }
 
 void buildLoopsToLlvm(mlir::OpPassManager &pm, bool barePointers) {
@@ -180,6 +184,7 @@ void registerAllPasses() {
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();
   cpu::registerCpuPasses();
+  cuda::registerCudaPasses();
   registerSotcPipelines();
 }
 

@@ -93,14 +93,6 @@ std::pair<int64_t, int> countOf(const Json &j) {
   return {factor, power};
 }
 
-/// A count of a kernel's or GEMM's that no power of s0 may hold: `what` names it.
-int64_t staticCount(const Json &j, const std::string &what) {
-  auto [factor, power] = countOf(j);
-  if (power)
-    throw Error("E8001", what + " cannot hold the dynamic size (" + j.dump() + ")");
-  return factor;
-}
-
 /// `factor` times `rows`^`power`; E8004 beyond kMaxBytes (a size too large for any machine).
 int64_t timesPower(int64_t factor, int64_t rows, int power) {
   int64_t out = factor;
@@ -120,6 +112,8 @@ Step stepOf(const Json &j) {
     std::tie(s.grid, s.gridPower) = countOf(j.at("grid"));
     if (j.contains("block"))
       s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
+    if (j.contains("dynamic_shared_bytes"))
+      std::tie(s.dynamicShared, s.dynamicSharedPower) = countOf(j.at("dynamic_shared_bytes"));
     return s;
   }
   if (j.at("kind") != "gemm")
@@ -266,6 +260,15 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
     for (Step &step : s.steps) {
       step.grid = timesPower(step.grid, rows, step.gridPower);
       step.gridPower = 0;
+      step.dynamicShared = timesPower(step.dynamicShared, rows, step.dynamicSharedPower);
+      step.dynamicSharedPower = 0;
+      if (step.sharedBytes + step.dynamicShared > a.sharedBytesPerBlock)
+        throw Error("E8004", "a dynamic size of " + std::to_string(rows) +
+                                 " is beyond what kernel " + step.symbol +
+                                 " can hold: its blocks would keep " +
+                                 std::to_string(step.sharedBytes + step.dynamicShared) +
+                                 " bytes in shared memory, more than a block's " +
+                                 std::to_string(a.sharedBytesPerBlock));
       if (step.takesRows)
         step.batchRows = rows;
       GemmPlan &p = step.plan;

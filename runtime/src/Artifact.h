@@ -75,6 +75,8 @@ struct Step {
   bool takesRows = false;             // kernels of a tensor of s0: they take the call's s0
   int64_t batchRows = 0;              // such kernels, resolved: the call's s0, an argument
   int64_t block = 0, sharedBytes = 0; // CUDA kernels: threads per block, static shared memory
+  int64_t dynamicShared = 0;          // CUDA kernels: a launch's shared bytes per block, times
+  int dynamicSharedPower = 0;         // s0^dynamicSharedPower (rows of s0 a block keeps)
   GemmPlan plan;                      // GEMM steps
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
@@ -119,6 +121,10 @@ struct Entry {
   Segment prepare;
 };
 
+/// The shared memory a CUDA block may use without the kernel's opting in to more: its static
+/// buffers and what a launch adds.
+constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
+
 struct Artifact {
   std::string manifestPath, binaryPath, binarySha256;
   std::string digest; // the manifest's (docs/manifest.md#digest), which the binary must carry
@@ -139,6 +145,9 @@ struct Artifact {
   std::vector<Segment> segments;          // every entry's, in entry order
   std::string weightsPath, weightsSha256; // a model's weights file ("" for a function)
   std::vector<Weight> weights;
+  /// CUDA: the shared memory a block of a kernel with dynamic shared memory may use, which
+  /// the backend sets at load (the device's opt-in maximum); atBatch refuses a call beyond it.
+  int64_t sharedBytesPerBlock = kSharedBytesPerBlock;
 
   /// Every plan of steps: the segments, then each entry's preparation of the weights.
   std::vector<Segment *> plans();

@@ -490,6 +490,30 @@ TEST_CASE("the emulated driver fails as the driver does, with what it knows", "[
     CHECK(r == 701);
     CHECK(errorName(r).find("a block of 512 threads (at most 256)") != std::string::npos);
   }
+  SECTION("dynamic shared memory beyond 48 KiB only as far as the kernel opted in") {
+    Module m(ptx(kAffine));
+    CUfunction f = m.get("affine");
+    Buffer buffer(4);
+    CUdeviceptr p = buffer.p;
+    unsigned count = 1;
+    std::vector<void *> params = {&p, &p, &count};
+    auto launchWith = [&](unsigned dynamicBytes) {
+      return d().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, dynamicBytes, nullptr, params.data(),
+                                nullptr);
+    };
+    int optin = 0;
+    REQUIRE(d().cuDeviceGetAttribute(&optin, cuda::kMaxSharedBytesPerBlockOptin, 0) == 0);
+    CHECK(optin == 227 * 1024);
+    CHECK(launchWith(48 * 1024) == 0);
+    int r = launchWith(64 * 1024);
+    CHECK(r == 1);
+    CHECK(errorName(r) == "CUDA_ERROR_INVALID_VALUE (affine needs 65536 shared bytes per block "
+                          "(at most 49152, or 0 as it opted in))");
+    CHECK(d().cuFuncSetAttribute(f, cuda::kFuncMaxDynamicSharedBytes, optin + 1) == 1);
+    REQUIRE(d().cuFuncSetAttribute(f, cuda::kFuncMaxDynamicSharedBytes, 100000) == 0);
+    CHECK(launchWith(64 * 1024) == 0);
+    CHECK(launchWith(100001) == 1);
+  }
   SECTION("more memory than SOTC_EMULATOR_MEMORY gives") {
     setenv("SOTC_EMULATOR_MEMORY", "4096", 1);
     CUdeviceptr p = 0;

@@ -1,5 +1,5 @@
 """Models traced once with a dynamic sequence length (`sotc.trace(model, "int64[1,?<=64]")`)
-and compiled once for the CPU: the testdata transformer blocks and GPTs (torch and paddle:
+and compiled once for the CPU and once for CUDA (run on the CUDA emulator): the testdata transformer blocks and GPTs (torch and paddle:
 attention over T tokens, causal masks sliced from a registered table, the last token's
 logits), and transformers' BERT, DistilBERT, RoBERTa, GPT-2, LLaMA and Qwen2 (their mask code
 scans and diffs along the sequence) run at every length asked of them and match the framework
@@ -37,8 +37,9 @@ import transformer_torch  # noqa: E402
 def test_transformer_blocks_at_every_length(sotc_bin, workdir):  # noqa: F811
     rng = np.random.default_rng(0)
     block = transformer_torch.make_model().eval()
-    f = compile_cpu(sotc_bin, sotc.trace(block, "float32[1,?,64]").save(str(workdir / "b.pb")),
-                    str(workdir / "b.so"))
+    trace = sotc.trace(block, "float32[1,?,64]").save(str(workdir / "b.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "b.so"))
+    emulated = compile_cpu(sotc_bin, trace, str(workdir / "b.fatbin"))
     pblock = transformer_paddle.make_model()
     g = compile_cpu(sotc_bin, sotc.trace(pblock, "float32[1,?,64]").save(str(workdir / "p.pb")),
                     str(workdir / "p.so"))
@@ -50,6 +51,7 @@ def test_transformer_blocks_at_every_length(sotc_bin, workdir):  # noqa: F811
         with torch.no_grad():
             want = block(torch.from_numpy(x)).numpy()
         assert_matches([np.asarray(f(x))], [want], f"torch block, {t} tokens")
+        assert_matches([np.asarray(emulated(x))], [want], f"CUDA emulator, {t} tokens")
         assert_matches([np.asarray(g(paddle.to_tensor(x)))],
                        [pblock(paddle.to_tensor(x)).numpy()], f"paddle block, {t} tokens")
 
@@ -60,8 +62,9 @@ def test_gpts_at_every_length_up_to_their_context(sotc_bin, workdir):  # noqa: F
     are the last token's (x[:, [-1], :])."""
     rng = np.random.default_rng(1)
     model = gpt_torch.make_model()
-    f = compile_cpu(sotc_bin, sotc.trace(model, "int64[1,?<=16]").save(str(workdir / "g.pb")),
-                    str(workdir / "g.so"))
+    trace = sotc.trace(model, "int64[1,?<=16]").save(str(workdir / "g.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "g.so"))
+    emulated = compile_cpu(sotc_bin, trace, str(workdir / "g.fatbin"))
     pmodel = gpt_paddle.make_model()
     g = compile_cpu(sotc_bin, sotc.trace(pmodel, "int64[1,?<=16]").save(str(workdir / "p.pb")),
                     str(workdir / "p.so"))
@@ -70,6 +73,7 @@ def test_gpts_at_every_length_up_to_their_context(sotc_bin, workdir):  # noqa: F
         with torch.no_grad():
             want = model(torch.from_numpy(ids)).numpy()
         assert_matches([np.asarray(f(ids))], [want], f"torch GPT, {t} tokens")
+        assert_matches([np.asarray(emulated(ids))], [want], f"CUDA emulator, {t} tokens")
         assert_matches([np.asarray(g(paddle.to_tensor(ids)))],
                        [pmodel(paddle.to_tensor(ids)).numpy()], f"paddle GPT, {t} tokens")
     with pytest.raises(sotc.GuardError, match="<= 16"):
@@ -99,15 +103,18 @@ def test_transformers_models_at_every_length(sotc_bin, workdir, name):  # noqa: 
     model = LIBRARY_MODELS[name]().eval()
     # RoBERTa's positions start after its padding index: 62 tokens fill its 64.
     bound = 62 if name == "roberta" else 64
-    f = compile_cpu(sotc_bin,
-                    sotc.trace(model, f"int64[1,?<={bound}]").save(str(workdir / f"{name}.pb")),
-                    str(workdir / f"{name}.so"))
+    trace = sotc.trace(model, f"int64[1,?<={bound}]").save(str(workdir / f"{name}.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / f"{name}.so"))
+    emulated = compile_cpu(sotc_bin, trace, str(workdir / f"{name}.fatbin"))
     rng = np.random.default_rng(2)
     for t in (2, 5, 17, bound):
         ids = torch.from_numpy(rng.integers(0, 100, (1, t)))
         with torch.no_grad():
             want = model(ids).last_hidden_state.numpy()
         assert_matches([np.asarray(f(ids).last_hidden_state)], [want], f"{name}, {t} tokens")
+        if t != 5:
+            assert_matches([np.asarray(emulated(ids.numpy()).last_hidden_state)], [want],
+                           f"{name} on the CUDA emulator, {t} tokens")
 
 
 def test_one_token_from_a_bundle(sotc_bin, workdir):  # noqa: F811

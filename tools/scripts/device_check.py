@@ -8,8 +8,10 @@
                                    emulator's (DIR/<p>.npz); the benchmark workloads (bench/workloads.py)
                                    as DIR/bench_<w>.fatbin; the torch models of
                                    testdata/traces/models whose weights are committed as
-                                   DIR/model_<m>.fatbin (+ weights); the runtime library and
-                                   what it links beyond libc in DIR/lib
+                                   DIR/model_<m>.fatbin (+ weights); programs with a dynamic
+                                   batch or sequence length as DIR/dyn_<d>.fatbin with their
+                                   inputs and results at several sizes; the runtime library
+                                   and what it links beyond libc in DIR/lib
     device_check.py run DIR [OUT]  (on the GPU machine: Python 3, numpy, torch with its CUDA
                                    libraries, the driver; nothing of sotc built) loads each
                                    fatbin with sotc.load (the C++ runtime's CUDA backend:
@@ -41,6 +43,24 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "framework"))
 sys.path.insert(0, os.path.join(ROOT, "testdata"))
 
 FLAGS = {"36_host_callback": ["--allow-host-callbacks"]}
+
+
+# Dynamic sizes (docs/dynamic-shapes.md): one fatbin each, run at several sizes of s0.
+def softmax_rows(x):
+    return torch.softmax(x, -1)  # noqa: F821 - torch (or its stub) bound by prepare
+
+
+def attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.25, -1) @ v  # noqa: F821
+
+
+DYNAMIC = {  # name: (function, input specs, sizes of s0)
+    "batch_softmax": (softmax_rows, ["float32[?,96]"], (1, 7, 1000)),
+    "sequence_attention": (attention, ["float32[2,?,16]"] * 3, (1, 7, 300)),
+    # a row of s0 a block keeps in dynamic shared memory: 40,000 bytes at 10,000, 120,000 at
+    # 30,000 (beyond 48 KiB: the kernel opts in to the device's maximum)
+    "long_row_softmax": (softmax_rows, ["float32[2,?]"], (5, 3000, 10000, 30000)),
+}
 VARIANTS = ("normal", "positive", "negative")
 # GPU and CPU differ in transcendental approximations and reduction order: element e of
 # reference r passes when |e - r| <= RTOL * |r| + RTOL * max|R|.
@@ -109,6 +129,7 @@ def prepare(out):
         emulated.close()
         for f in (base + "_cpu.so", base + "_cpu.manifest.json"):
             os.remove(f)
+    prepare_dynamic(out, binary)
     with sotc.stub_missing_frameworks():
         import workloads
     for name, (fn, shapes) in workloads.WORKLOADS.items():
@@ -129,6 +150,71 @@ def prepare(out):
             subprocess.run([binary, "compile", trace, "--gpu-arch", "sm_90", "-o",
                             os.path.join(out, f"model_{name}.fatbin")], check=True)
     print(len(glob.glob(os.path.join(out, "*.fatbin"))), "fatbins in", out)
+
+
+def prepare_dynamic(out, binary):
+    """DIR/dyn_<name>.fatbin and its .npz: per size of s0, inputs, the CPU artifact's results
+    and the emulator's."""
+    import sotc
+    global torch
+    with sotc.stub_missing_frameworks():
+        import torch
+    for name, (fn, specs, sizes) in DYNAMIC.items():
+        base = os.path.join(out, "dyn_" + name)
+        trace = sotc.trace(fn, *specs).save(base + ".pb")
+        subprocess.run([binary, "compile", trace, "--gpu-arch", "sm_90", "-o", base + ".fatbin"],
+                       check=True)
+        subprocess.run([binary, "compile", trace, "--target", "cpu", "-o", base + "_cpu.so"],
+                       check=True)
+        cpu = sotc.load(base + "_cpu.so")
+        emulated = sotc.load(base + ".fatbin", device="emulator")
+        rng = np.random.default_rng(len(name))
+        sets = {}
+        for n in sizes:
+            inputs = [rng.standard_normal([n if d == "?" else int(d) for d in
+                                           spec[spec.index("[") + 1:-1].split(",")],
+                                          np.float32) for spec in specs]
+            for i, x in enumerate(inputs):
+                sets[f"{n}/in/{i}"] = x
+            for i, t in enumerate(flatten(cpu(*inputs))):
+                sets[f"{n}/out/{i}"] = t
+            for i, t in enumerate(flatten(emulated(*inputs))):
+                sets[f"{n}/emulator/{i}"] = t
+        np.savez(base + ".npz", **sets)
+        cpu.close()
+        emulated.close()
+        for f in (trace, base + "_cpu.so", base + "_cpu.manifest.json"):
+            os.remove(f)
+
+
+def run_dynamic(directory, record, torch):
+    """Each dynamic fatbin at each size it was prepared for, on numpy and torch CUDA inputs."""
+    import sotc
+    for fatbin in sorted(glob.glob(os.path.join(directory, "dyn_*.fatbin"))):
+        name = os.path.basename(fatbin)[len("dyn_"):-len(".fatbin")]
+        data = np.load(fatbin[:-len(".fatbin")] + ".npz")
+        try:
+            f = sotc.load(fatbin)
+        except Exception as e:  # noqa: BLE001
+            record(False, f"dynamic {name}: {e}")
+            continue
+        for n in sorted({int(k.split("/")[0]) for k in data.files}):
+            part = lambda kind: [data[f"{n}/{kind}/{i}"] for i in range(sum(  # noqa: E731
+                k.startswith(f"{n}/{kind}/") for k in data.files))]
+            inputs, want, emulated = part("in"), part("out"), part("emulator")
+            for kind in ("numpy", "torch"):
+                args = [torch.from_numpy(x).cuda() for x in inputs] if kind == "torch" else inputs
+                try:
+                    got = flatten(f(*args))
+                    worst = max([close(g, w) for g, w in zip(got, want)], default=0.0)
+                    versus = max([close(g, e) for g, e in zip(got, emulated)], default=0.0)
+                    record(len(got) == len(want) and worst <= 1 and versus <= 1,
+                           f"dynamic {name} at s0={n} [{kind} inputs]: worst {worst:.3f} of the "
+                           f"bound against the CPU, {versus:.3f} against the emulator")
+                except Exception as e:  # noqa: BLE001
+                    record(False, f"dynamic {name} at s0={n} [{kind} inputs]: "
+                                  f"{type(e).__name__}: {e}")
+        f.close()
 
 
 def close(got, want):
@@ -196,8 +282,10 @@ def run(directory, out):
                 except Exception as e:  # noqa: BLE001
                     record(False, f"{name} [{variant}, {kind} inputs]: {type(e).__name__}: {e}")
         f.close()
+    run_dynamic(directory, record, torch)
     with sotc.stub_missing_frameworks():
         import workloads
+
     def median_time(call):
         times = []
         for i in range(23):

@@ -74,15 +74,18 @@ std::string registersText(const Json &registers) {
 }
 
 /// One step, without its buffers: "kernel NAME  grid 8" (CUDA: "grid 8 x block 256, 520 B
-/// shared") or
+/// shared", "+ 8*s0 B" where a launch adds dynamic shared memory) or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
 std::string stepText(const Json &step) {
   if (step.at("kind") == "kernel")
     return "kernel " + step.at("symbol").get<std::string>() + "  grid " + count(step.at("grid")) +
            (step.contains("block")
                 ? " x block " + std::to_string(step.at("block").get<int64_t>()) + ", " +
-                      std::to_string(step.at("shared_bytes").get<int64_t>()) + " B shared" +
-                      registersText(step.at("registers"))
+                      std::to_string(step.at("shared_bytes").get<int64_t>()) +
+                      (step.contains("dynamic_shared_bytes")
+                           ? " + " + count(step.at("dynamic_shared_bytes"))
+                           : "") +
+                      " B shared" + registersText(step.at("registers"))
                 : "");
   std::string s = "gemm " + step.at("name").get<std::string>() + "  m=" + count(step.at("m")) +
                   " n=" + count(step.at("n")) + " k=" + count(step.at("k"));

@@ -30,9 +30,6 @@ using namespace mapexpr;
 
 namespace {
 
-/// Static shared memory a CUDA block may use.
-constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
-
 /// `reduce_sum_acc` -> `reduce_sum`
 std::string reductionOf(const std::string &op) { return op.substr(0, op.rfind('_')); }
 
@@ -378,6 +375,19 @@ struct Indices {
       int64_t size = 1;
       while (i < before.size() && (size < after[j] || (i > first && before[i] == 1)))
         size *= before[i++];
+      if (i == first + 1 && size > after[j]) { // a split: after[j..] make up before[first]
+        size_t last = j;
+        for (int64_t parts = after[j]; parts < size && last + 1 < after.size();)
+          parts *= after[++last];
+        int64_t parts = 1;
+        for (size_t k = j; k <= last; ++k)
+          parts *= after[k];
+        if (parts == size) {
+          out.push_back(flat(coords.slice(j, last - j + 1), after.slice(j, last - j + 1)));
+          j = last;
+          continue;
+        }
+      }
       if (size != after[j]) { // not a merge: through the flat index
         mlir::Value f = flat(coords, after);
         out.clear();
@@ -444,7 +454,7 @@ struct Indices {
         for (size_t d = 0; d < coords.size(); ++d)
           if (step->before[d] < step->after[d]) {
             mlir::Value ok = mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult,
-                                                         coords[d], c(step->before[d]));
+                                                         coords[d], size(step->before[d]));
             inBounds =
                 inBounds ? mlir::arith::AndIOp::create(b, loc, inBounds, ok).getResult() : ok;
           }
@@ -521,9 +531,10 @@ private:
   mlir::Location loc() { return op_.getLoc(); }
 
   /// A kernel over the dynamic size s0 takes the call's s0 (takesRows_): its statements share
-  /// one grid (which the runtime scales), no step pads a dim that holds s0, and no buffer of
-  /// the whole size (nor a block's share that holds it) is the kernel's own. On the GPU, s0 is
-  /// in the grid alone (a batch): a loop of threads over it is not lowered yet.
+  /// one grid (which the runtime scales), and no buffer of the whole size is the kernel's own.
+  /// The CPU never pads a dim that holds s0. A GPU block may loop over a row that holds s0 in
+  /// its threads: the row padded to a multiple of them and split [trips, threads] (the call's
+  /// trips are tripCount's), and what it keeps of such a row is in dynamic shared memory.
   mlir::LogicalResult checkBatch() {
     takesRows_ = llvm::any_of(values_, [](mlir::Value v) {
       return !mlir::cast<mlir::RankedTensorType>(v.getType()).hasStaticShape();
@@ -534,30 +545,50 @@ private:
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " over a dynamic size: " << why;
     };
+    int sharedDegree = 0;
     for (size_t t = 0; t < values_.size(); ++t) {
       if (storage_[t].kind == StorageKind::Scratch &&
           !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
         return refuse("a scratch buffer of the whole batch is not supported yet");
-      if (gpuModule_ && sched::holdsBatch(storage_[t].elementsPerBlock))
-        return refuse("a block would keep a share of " + kernel_.tensors[t].name +
-                      " that holds it in shared memory, which CUDA kernels do not do yet (the "
-                      "CPU's do)");
+      int degree = sched::batchDegree(storage_[t].elementsPerBlock);
+      if (gpuModule_ && storage_[t].kind == StorageKind::Shared && degree) {
+        if (sharedDegree && degree != sharedDegree)
+          return refuse("its blocks would keep rows of s0 and of s0^" +
+                        std::to_string(std::max(degree, sharedDegree)) +
+                        " in shared memory, which CUDA kernels do not do yet");
+        sharedDegree = degree;
+      }
     }
     for (const AnchoredMapStmt &a : kernel_.stmts) {
-      const std::vector<int64_t> &shape = a.schedule->mesh.outputShape();
-      bool beyondGrid =
-          shape.empty() || std::any_of(shape.begin() + 1, shape.end(), sched::holdsBatch);
-      if (sched::padsBatch(a.schedule->mesh))
-        return refuse("its schedule (" + a.schedule->mesh.str() + ") pads the dynamic size");
-      if (gpuModule_ && (beyondGrid || sched::batchDegree(shape[0]) != 1))
-        return refuse("its schedule (" + a.schedule->mesh.str() +
-                      ") loops over the dynamic size outside its grid, which CUDA kernels do not "
-                      "do yet (the CPU's do)");
+      const sched::ScheduleMesh &mesh = a.schedule->mesh;
+      if (sched::padsBatch(mesh) && !(gpuModule_ && sched::paddedBatchRow(*a.schedule)))
+        return refuse("its schedule (" + mesh.str() + ") pads the dynamic size");
+      const std::vector<int64_t> &shape = mesh.outputShape();
+      if (gpuModule_ &&
+          (shape.empty() || std::any_of(shape.begin() + 1, shape.end(), sched::holdsBatch)))
+        return refuse("its schedule (" + mesh.str() +
+                      ") loops over the dynamic size outside its grid and a padded row of its "
+                      "threads, which CUDA kernels do not do yet (the CPU's do)");
     }
     return mlir::success();
   }
+
+  /// The sequential loop's trip count: `inner` (the call's where it holds s0), or for a
+  /// padded GPU row the call's ceil(row / threads) (the proxy's count means nothing then).
+  mlir::Value tripCount(const AnchoredMapStmt &a, int64_t inner) {
+    std::optional<sched::PaddedRow> row =
+        gpuModule_ && takesRows_ ? sched::paddedBatchRow(*a.schedule) : std::nullopt;
+    if (!row)
+      return idx_.size(inner);
+    mlir::Value padded = idx_.add(idx_.size(row->size), idx_.c(row->threads - 1));
+    return mlir::arith::DivUIOp::create(b_, loc(), padded, idx_.c(row->threads));
+  }
+
   mlir::Type elementType(int t) {
     return mlir::cast<mlir::RankedTensorType>(values_[t].getType()).getElementType();
+  }
+  int64_t elementBytes(int t) {
+    return std::max<int64_t>(elementType(t).getIntOrFloatBitWidth() / 8, 1);
   }
   /// A tensor whose batch is not its first dimension: its strides hold the batch, so the
   /// kernel addresses it by the flat index it computes from the call's rows.
@@ -649,14 +680,14 @@ private:
   mlir::LogicalResult placeInSharedMemory() {
     int64_t bytes = 0;
     for (size_t t = 0; t < storage_.size(); ++t)
-      if (storage_[t].kind == StorageKind::Shared || storage_[t].kind == StorageKind::Scratch)
-        bytes += storage_[t].elementsPerBlock *
-                 std::max<int64_t>(elementType(static_cast<int>(t)).getIntOrFloatBitWidth() / 8, 1);
+      if ((storage_[t].kind == StorageKind::Shared || storage_[t].kind == StorageKind::Scratch) &&
+          !sched::holdsBatch(storage_[t].elementsPerBlock)) // those are the call's (dynamic)
+        bytes += storage_[t].elementsPerBlock * elementBytes(static_cast<int>(t));
     if (bytes > kSharedBytesPerBlock)
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " keeps " << bytes
              << " bytes per block between its statements, more than a block's shared memory ("
-             << kSharedBytesPerBlock << "); global scratch for such rows is not built yet";
+             << kSharedBytesPerBlock << "): run sotc-mapexpr-spill-rows first";
     for (Storage &st : storage_)
       if (st.kind == StorageKind::Scratch)
         st.kind = StorageKind::Shared;
@@ -682,10 +713,13 @@ private:
         sharedRowDims_[t] = rows_ ? rowDims(kernel_, *rows_, static_cast<int>(t))
                                   : std::vector<bool>(kernel_.tensors[t].shape.size(), false);
     llvm::SmallVector<mlir::Type> workgroup;
-    std::vector<int> shared;
+    std::vector<int> shared, sharedOfS0;
     auto space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
     for (size_t t = 0; t < kernel_.tensors.size(); ++t)
-      if (storage_[t].kind == StorageKind::Shared) {
+      if (storage_[t].kind == StorageKind::Shared &&
+          sched::holdsBatch(storage_[t].elementsPerBlock))
+        sharedOfS0.push_back(static_cast<int>(t));
+      else if (storage_[t].kind == StorageKind::Shared) {
         workgroup.push_back(mlir::MemRefType::get({storage_[t].elementsPerBlock},
                                                   elementType(static_cast<int>(t)),
                                                   mlir::MemRefLayoutAttrInterface(), space));
@@ -724,6 +758,8 @@ private:
       buffers_[t] = entry.getArgument(arg++);
     for (size_t i = 0; i < shared.size(); ++i)
       buffers_[shared[i]] = func.getWorkgroupAttributions()[i];
+    if (!sharedOfS0.empty())
+      placeInDynamicSharedMemory(func, sharedOfS0);
     mlir::Value block = mlir::gpu::BlockIdOp::create(b_, loc(), mlir::gpu::Dimension::x);
     mlir::Value thread = mlir::gpu::ThreadIdOp::create(b_, loc(), mlir::gpu::Dimension::x);
     if (testingBreak_ == "index")
@@ -734,6 +770,34 @@ private:
       emitStatement(s, block, thread);
     }
     mlir::gpu::ReturnOp::create(b_, loc());
+  }
+
+  /// What a block keeps of rows of s0 (checkBatch: all of one degree) is in the launch's
+  /// dynamic shared memory, one buffer after the other, wider elements first (each then
+  /// starts aligned to its own). The launch's bytes, in s0, are the function's attribute.
+  void placeInDynamicSharedMemory(mlir::gpu::GPUFuncOp func, std::vector<int> tensors) {
+    std::stable_sort(tensors.begin(), tensors.end(),
+                     [&](int x, int y) { return elementBytes(x) > elementBytes(y); });
+    auto space =
+        mlir::gpu::AddressSpaceAttr::get(b_.getContext(), mlir::gpu::AddressSpace::Workgroup);
+    mlir::Value base = mlir::gpu::DynamicSharedMemoryOp::create(
+        b_, loc(),
+        mlir::MemRefType::get({mlir::ShapedType::kDynamic}, b_.getI8Type(),
+                              mlir::MemRefLayoutAttrInterface(), space));
+    mlir::Value offset = idx_.c(0);
+    int64_t bytes = 0; // at the proxy: every buffer holds the same power of s0
+    for (int t : tensors) {
+      mlir::Value count = idx_.size(storage_[t].elementsPerBlock);
+      buffers_[t] = mlir::memref::ViewOp::create(
+          b_, loc(),
+          mlir::MemRefType::get({mlir::ShapedType::kDynamic}, elementType(t),
+                                mlir::MemRefLayoutAttrInterface(), space),
+          base, offset, mlir::ValueRange{count});
+      offset =
+          idx_.add(offset, mlir::arith::MulIOp::create(b_, loc(), count, idx_.c(elementBytes(t))));
+      bytes += storage_[t].elementsPerBlock * elementBytes(t);
+    }
+    func->setAttr(kDynamicSharedAttr, b_.getStringAttr(sched::sizeText(bytes, true)));
   }
 
   /// The position of element `index` of a shared tensor inside its block's buffer: the flat
@@ -813,8 +877,8 @@ private:
         reduced.push_back(op.outs[0]);
         inits.push_back(scalars.identity(reductionOf(op.op), elementType(op.outs[0])));
       }
-    // Up to the call's s0 where the loop runs over it (CPU only: checkBatch).
-    auto loop = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), idx_.size(inner), idx_.c(1), inits);
+    auto loop =
+        mlir::scf::ForOp::create(b_, loc(), idx_.c(0), tripCount(a, inner), idx_.c(1), inits);
     mlir::OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(loop.getBody());
     llvm::SmallVector<mlir::Value> accs(loop.getRegionIterArgs().begin(),

@@ -21,6 +21,10 @@ constexpr const char *kGpuModuleName = "sotc_kernels";
 /// read that count; it takes the call's s0 before its buffers, and a launch runs its grid.
 constexpr const char *kBatchGridAttr = "sotc.grid";
 
+/// A GPU kernel whose blocks keep rows of s0 between statements: the dynamic shared memory a
+/// launch gives each block, in bytes as a power of s0 ("1024*s0").
+constexpr const char *kDynamicSharedAttr = "sotc.dynamic_shared_bytes";
+
 #define GEN_PASS_DECL_CONVERTMAPEXPRTOLOOPS
 #define GEN_PASS_REGISTRATION
 #include "compiler/conversion/MapExprToLoops/Passes.h.inc"

@@ -137,6 +137,8 @@ public:
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;
+          if (how.dynamicSharedBytes)
+            json["dynamic_shared_bytes"] = sizeJson(how.dynamicSharedBytes);
           json["registers"] = how.registers;
         }
         json["outputs"] = outs;

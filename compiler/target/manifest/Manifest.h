@@ -41,14 +41,15 @@ struct Target {
 };
 
 /// How a kernel is launched: grid (CPU: the range [0, grid) of its rows), and on CUDA the
-/// block's threads, its static shared memory (no dynamic shared memory is needed) and the
-/// registers per thread ptxas allotted on each architecture (with the shared memory, they
-/// bound how many blocks share a multiprocessor).
+/// block's threads, its static shared memory, the dynamic shared memory a launch gives each
+/// block (rows of s0 a block keeps; 0 otherwise) and the registers per thread ptxas allotted
+/// on each architecture (with the shared memory, they bound how many blocks share a
+/// multiprocessor).
 /// Over the dynamic size s0, the grid and the bytes are counted at s0 = sched::kBatchRows
 /// (the manifest writes them as powers of s0), and the kernel takes the call's s0
 /// (`takesRows`).
 struct KernelLaunch {
-  int64_t grid = 0, block = 0, sharedBytes = 0;
+  int64_t grid = 0, block = 0, sharedBytes = 0, dynamicSharedBytes = 0;
   bool takesRows = false;
   std::vector<int64_t> bufferBytes; // CPU: each buffer's, outputs then inputs
   std::map<std::string, int> registers;

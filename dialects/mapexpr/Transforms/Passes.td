@@ -19,4 +19,17 @@ def MapExprSchedule : Pass<"sotc-mapexpr-schedule", "::sotc::mapexpr::KernelOp">
   ];
 }
 
+def MapExprSpillRows : Pass<"sotc-mapexpr-spill-rows", "::mlir::ModuleOp"> {
+  let summary = "GPU: what a block keeps beyond its shared memory becomes a kernel output";
+  let description = [{
+    A CUDA block keeps the tensors one statement writes and a later one reads (a softmax's
+    exponentials, a layer norm's centred row) in its shared memory, 48 KiB. When a scheduled
+    kernel's tensors need more (a softmax over GPT-2's 50,257 logits: 201 KB a row), the
+    largest of them become outputs of the kernel: global memory the runtime's arena provides,
+    one more result of each `mapexpr.launch` that nothing reads, written and read back by the
+    same block (a barrier separates the statements). What still fits stays shared. Rows of
+    the dynamic size are left to the launch's dynamic shared memory.
+  }];
+}
+
 #endif // SOTC_DIALECT_MAPEXPR_PASSES

@@ -30,7 +30,7 @@ std::string Kernel::str(bool indexDetail) const {
         continue;
       s << "  // " << name(static_cast<int>(t)) << ": " << storageKindName(st.kind);
       if (st.kind != StorageKind::Register)
-        s << ", " << st.elementsPerBlock << " per block";
+        s << ", " << sched::sizeText(st.elementsPerBlock, batch) << " per block";
       s << "\n";
     }
   }
@@ -39,7 +39,7 @@ std::string Kernel::str(bool indexDetail) const {
     s << "    MapStmt(";
     if (a.schedule) { // the loop descriptors, as the readme-era CINN prints them
       for (size_t i = 0; i < a.schedule->loops.size(); ++i)
-        s << (i ? ", " : "") << a.schedule->loops[i].str(batch);
+        s << (i ? ", " : "") << sched::loopText(*a.schedule, i, batch);
     } else { // not scheduled yet: the anchor iterators
       s << "[";
       for (size_t i = 0; i < a.space.size(); ++i)
@@ -78,13 +78,14 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
     if (target == Target::Cpu)
       return sched::cpuSchedule(dims);
     if (!reduction && sched::anyHoldsBatch(dims)) {
-      // A batch keeps its rows unpadded: a block per row of the innermost dim (the flat,
-      // padded mesh would read the batch's size in its mask), a block per element when the
-      // batch is the innermost dim.
+      // Rows of the innermost static dim, a block each, the dims that hold s0 first (the
+      // flat, padded mesh would read s0 in its mask). A tensor whose last dim holds s0 (the
+      // T x T scores) keeps its order: rows of that dim, which its threads loop over, padded.
+      // A tensor of s0 alone is a block per element.
       std::vector<int64_t> perm = sched::batchFirst(dims);
-      int64_t inner = dims.size() > 1 && !sched::holdsBatch(dims[perm.back()].size)
-                          ? dims[perm.back()].size
-                          : 1;
+      if (dims.size() > 1 && sched::holdsBatch(dims.back().size))
+        std::iota(perm.begin(), perm.end(), int64_t{0});
+      int64_t inner = dims.size() > 1 ? dims[perm.back()].size : 1;
       int64_t rows = sched::ScheduleMesh(dims).inputNumElements() / inner;
       return sched::gpuRowSchedule(dims, perm, rows, sched::gpuRowThreads(inner));
     }

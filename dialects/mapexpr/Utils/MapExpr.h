@@ -87,6 +87,8 @@ struct Storage {
 
 /// A block's shared memory holds at most this many elements (48 KiB of 8-byte elements).
 constexpr int64_t kSharedElementsPerBlock = 6144;
+/// The static shared memory a CUDA block may use.
+constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 
 /// Where each tensor of a scheduled kernel lives (indexed by tensor id).
 std::vector<Storage> tensorStorage(const Kernel &k);

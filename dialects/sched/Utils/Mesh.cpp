@@ -421,4 +421,33 @@ bool padsBatch(const ScheduleMesh &mesh) {
   return false;
 }
 
+std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule) {
+  int64_t trips = 1, threads = 1;
+  for (const LoopDescriptor &l : schedule.loops) {
+    if (l.type == LoopType::Temporal)
+      trips = l.size;
+    if (l.type == LoopType::S1x)
+      threads = l.size;
+  }
+  std::optional<PaddedRow> row;
+  for (const ScheduleMesh::Step &step : schedule.mesh.steps())
+    if (step.kind == ScheduleMesh::Step::Kind::Padding)
+      for (size_t d = 0; d < step.before.size(); ++d)
+        if (holdsBatch(step.before[d]) && step.after[d] != step.before[d]) {
+          if (row || step.after[d] != trips * threads)
+            return std::nullopt;
+          row = PaddedRow{step.before[d], threads};
+        }
+  return row;
+}
+
+std::string loopText(const Schedule &schedule, size_t loop, bool batch) {
+  const LoopDescriptor &l = schedule.loops[loop];
+  std::optional<PaddedRow> row;
+  if (batch && l.type == LoopType::Temporal && (row = paddedBatchRow(schedule)))
+    return l.iterator + "=0..ceil(" + sizeText(row->size, true) + "/" +
+           std::to_string(row->threads) + ")";
+  return l.str(batch);
+}
+
 } // namespace sotc::sched

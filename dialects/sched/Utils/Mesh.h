@@ -175,6 +175,17 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
 /// stand-in kBatchRows, not the call's s0).
 bool padsBatch(const ScheduleMesh &mesh);
 
+/// A GPU row that holds s0 (gpuRowSchedule's), padded to a multiple of the block's threads and
+/// split [trips, threads]: the row's size and the threads. Its trips at a call are
+/// ceil(row / threads) of the call's s0, not the stand-in's. Nullopt for any other schedule.
+struct PaddedRow {
+  int64_t size, threads;
+};
+std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule);
+
+/// The loop's text (LoopDescriptor::str), a padded row's trips as `ceil(s0/256)`.
+std::string loopText(const Schedule &schedule, size_t loop, bool batch);
+
 } // namespace sotc::sched
 
 #endif // SOTC_DIALECT_SCHED_MESH_H

@@ -64,6 +64,10 @@ private:
                                std::to_string(ordinal) + " (" + arch_ + "): " + errorName(d_, r) +
                                " (recompile with --gpu-arch " + arch_ + ")");
     }
+    // Kernels whose launches add dynamic shared memory opt in to the device's largest.
+    int optin = 0;
+    d_.cuDeviceGetAttribute(&optin, kMaxSharedBytesPerBlockOptin, device_);
+    artifact.sharedBytesPerBlock = std::max<int64_t>(optin, kSharedBytesPerBlock);
     std::vector<const GemmPlan *> plans;
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
@@ -78,6 +82,12 @@ private:
         if (step.block < 1)
           throw Error("E8001", step.symbol + ": a CUDA kernel step without a block size");
         step.function = fn;
+        if ((step.dynamicShared || step.dynamicSharedPower) &&
+            artifact.sharedBytesPerBlock > kSharedBytesPerBlock)
+          d_.check(d_.cuFuncSetAttribute(
+                       fn, kFuncMaxDynamicSharedBytes,
+                       static_cast<int>(artifact.sharedBytesPerBlock - step.sharedBytes)),
+                   "cuFuncSetAttribute");
       }
     if (!plans.empty())
       matmuls_ = std::make_unique<Matmuls>(plans, d_, cublasLt());
@@ -123,10 +133,12 @@ public:
       params.push_back(&rows);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
-    // Shared memory is static (in the cubin): no dynamic bytes at launch.
+    // Shared memory is static (in the cubin) but for rows of s0 a block keeps (atBatch
+    // resolved their bytes and checked they fit).
     d_.check(d_.cuLaunchKernel(
                  static_cast<CUfunction>(step.function), static_cast<unsigned>(step.grid), 1, 1,
-                 static_cast<unsigned>(step.block), 1, 1, 0, threadStream, params.data(), nullptr),
+                 static_cast<unsigned>(step.block), 1, 1, static_cast<unsigned>(step.dynamicShared),
+                 threadStream, params.data(), nullptr),
              step.symbol.c_str());
   }
   void gemm(const Step &step, const std::vector<void *> &b) override {

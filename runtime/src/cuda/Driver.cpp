@@ -58,6 +58,7 @@ Driver load() {
   bind(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
   bind(d.cuStreamSynchronize, "cuStreamSynchronize");
   bind(d.cuLaunchKernel, "cuLaunchKernel");
+  bind(d.cuFuncSetAttribute, "cuFuncSetAttribute");
   if (CUresult r = d.cuInit(0))
     throw Error("E8003", "the CUDA driver does not initialize (cuInit: " + errorName(d, r) + ")");
   return d; // the library stays loaded for the process

@@ -23,6 +23,10 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76; // CUdevice_attribute
+/// CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: what a kernel may opt in to.
+constexpr int kMaxSharedBytesPerBlockOptin = 97;
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: a kernel's opt-in beyond 48 KiB.
+constexpr int kFuncMaxDynamicSharedBytes = 8;
 
 struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -45,6 +49,7 @@ struct Driver {
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **, void **);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
 
   /// Throws E8005 naming `what` and the driver's error name unless `result` is success.
   void check(CUresult result, const char *what) const;

@@ -43,7 +43,11 @@ struct Loaded;
 struct Function {
   const Kernel *kernel = nullptr;
   Loaded *module = nullptr;
+  int maxDynamicShared = 0; // the kernel's opt-in (cuFuncSetAttribute); 0: 48 KiB in all
 };
+
+/// Shared memory per block: what any kernel has, and what one may opt in to (an sm_90's).
+constexpr uint64_t kSharedBytes = 48 * 1024, kSharedBytesOptin = 227 * 1024;
 
 /// A loaded module: its PTX decoded, its variables in device memory.
 struct Loaded {
@@ -221,6 +225,8 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice) {
     *value = 9;
   else if (attribute == cuda::kComputeCapabilityMinor)
     *value = 0;
+  else if (attribute == cuda::kMaxSharedBytesPerBlockOptin)
+    *value = static_cast<int>(kSharedBytesOptin);
   else
     return failWith(InvalidValue, "the emulator knows no device attribute " +
                                       std::to_string(attribute));
@@ -295,6 +301,21 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   return Success;
 }
 
+CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
+  auto *fn = reinterpret_cast<Function *>(f);
+  if (!fn || !fn->kernel)
+    return failWith(InvalidHandle, "cuFuncSetAttribute of no kernel");
+  if (attribute != cuda::kFuncMaxDynamicSharedBytes)
+    return failWith(InvalidValue,
+                    "the emulator knows no function attribute " + std::to_string(attribute));
+  if (value < 0 || fn->kernel->sharedBytes + uint64_t(value) > kSharedBytesOptin)
+    return failWith(InvalidValue, fn->kernel->name + ": " + std::to_string(value) +
+                                      " bytes of dynamic shared memory (a block has at most " +
+                                      std::to_string(kSharedBytesOptin) + ")");
+  fn->maxDynamicShared = value;
+  return Success;
+}
+
 CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes) { return device().allocate(p, bytes, "allocation"); }
 CUresult cuMemFree(CUdeviceptr p) { return device().release(p); }
 
@@ -356,10 +377,13 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     return failWith(LaunchOutOfResources,
                     k.name + ": a block of " + std::to_string(threads) + " threads (at most " +
                         std::to_string(maxThreads ? maxThreads : 1024) + ")");
-  if (k.sharedBytes + sharedBytes > 48 * 1024)
-    return failWith(LaunchOutOfResources, k.name + " needs " +
-                                              std::to_string(k.sharedBytes + sharedBytes) +
-                                              " shared bytes per block (at most 49152)");
+  // Beyond 48 KiB only as far as the kernel opted in (as CUDA: an invalid value).
+  if (k.sharedBytes + sharedBytes > kSharedBytes && sharedBytes > uint64_t(fn->maxDynamicShared))
+    return failWith(InvalidValue, k.name + " needs " + std::to_string(k.sharedBytes + sharedBytes) +
+                                      " shared bytes per block (at most " +
+                                      std::to_string(kSharedBytes) + ", or " +
+                                      std::to_string(k.sharedBytes + fn->maxDynamicShared) +
+                                      " as it opted in)");
   LaunchConfig config;
   config.grid = {gx, gy, gz};
   config.block = {bx, by, bz};
@@ -378,12 +402,26 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 } // namespace
 
 const cuda::Driver &emulatedDriver() {
-  static const cuda::Driver table{
-      cuInit,          cuGetErrorName,           cuDeviceGetCount,   cuDeviceGet,
-      cuDeviceGetAttribute, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease,
-      cuCtxPushCurrent, cuCtxPopCurrent,         cuModuleLoadData,   cuModuleUnload,
-      cuModuleGetFunction, cuMemAlloc,           cuMemFree,          cuMemcpyHtoDAsync,
-      cuMemcpyDtoHAsync, cuMemcpyDtoDAsync,      cuStreamSynchronize, cuLaunchKernel};
+  static const cuda::Driver table{cuInit,
+                                  cuGetErrorName,
+                                  cuDeviceGetCount,
+                                  cuDeviceGet,
+                                  cuDeviceGetAttribute,
+                                  cuDevicePrimaryCtxRetain,
+                                  cuDevicePrimaryCtxRelease,
+                                  cuCtxPushCurrent,
+                                  cuCtxPopCurrent,
+                                  cuModuleLoadData,
+                                  cuModuleUnload,
+                                  cuModuleGetFunction,
+                                  cuMemAlloc,
+                                  cuMemFree,
+                                  cuMemcpyHtoDAsync,
+                                  cuMemcpyDtoHAsync,
+                                  cuMemcpyDtoDAsync,
+                                  cuStreamSynchronize,
+                                  cuLaunchKernel,
+                                  cuFuncSetAttribute};
   return table;
 }
 

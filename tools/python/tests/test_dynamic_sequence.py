@@ -3,7 +3,7 @@ sequence length `T` that attention reduces over (softmax rows of T), contracts (
 and holds twice (the T x T scores). One CPU artifact runs every T and matches numpy at each,
 lengths that are no multiple of a vector included; the manifest writes its counts as powers
 of s0; a static table sliced by T (a causal mask) guards T against its size; the CUDA
-target refuses such kernels by name (its kernels take s0 in their grid only)."""
+artifacts run every T on the emulator."""
 
 import json
 import subprocess
@@ -48,6 +48,9 @@ def trimmed(x):  # a static slice up to -2: Python's -2, not the dynamic size's 
 def packed(p):  # transformers' packed-sequence check: a diff and a scan along the sequence
     d = torch.diff(p, prepend=p[:, :1] - 1, dim=-1)
     return (d != 1).cumsum(-1)
+
+def row_softmax(x):
+    return torch.softmax(x, -1)
 """
 
 
@@ -157,13 +160,67 @@ def test_static_negative_stops_stay_static(sotc_bin, tmp_path, programs):
     np.testing.assert_array_equal(f(x), x[..., :-2, :])
 
 
-def test_cuda_refuses_a_loop_over_the_length(sotc_bin, tmp_path, programs):
-    trace = sotc.trace(programs.attention, "float32[4,?,16]", "float32[4,?,16]", "float32[4,?,16]")
-    fatbin = tmp_path / "attn.fatbin"
-    result = subprocess.run([sotc_bin, "compile", trace.save(str(tmp_path / "attn.pb")),
-                             "--gpu-arch", "sm_90", "-o", str(fatbin)], capture_output=True,
-                            text=True)
-    assert result.returncode != 0
-    assert "error E4002" in result.stderr and "CUDA kernels do not do yet" in result.stderr
-    assert "seq_programs.py:" in result.stderr
-    assert not fatbin.exists()
+def _on_emulator(sotc_bin, tmp_path, trace, name):
+    path = tmp_path / f"{name}.fatbin"
+    subprocess.run([sotc_bin, "compile", trace.save(str(tmp_path / f"{name}.pb")),
+                    "--gpu-arch", "sm_90", "-o", str(path)], check=True)
+    return sotc.load(path, device="emulator")
+
+
+def test_cuda_artifacts_of_a_sequence_run_on_the_emulator(sotc_bin, tmp_path, programs):
+    """CUDA kernels loop over a row of T in their threads, ceil(T / threads) times at the
+    call's T (past the compiler's stand-in for s0, 4099, here: a sum over 5000 positions);
+    what a block keeps of a softmax row is the launch's dynamic shared memory."""
+    attn = _on_emulator(sotc_bin, tmp_path, sotc.trace(
+        programs.attention, "float32[2,?,8]", "float32[2,?,8]", "float32[2,?,8]"), "attn")
+    steps = json.loads((tmp_path / "attn.cuda.manifest.json").read_text())["segments"][0]["steps"]
+    (softmax,) = (s for s in steps if "dynamic_shared_bytes" in s)
+    assert (softmax["grid"], softmax["block"], softmax["dynamic_shared_bytes"]) == \
+        ("2*s0", 256, "8*s0")
+    heads = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.heads, "float32[2,?,8]",
+                                                        "float32[8,8]"), "heads")
+    causal = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.causal, "float32[?,4]",
+                                                         "float32[8,8]"), "causal")
+    pooled = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.pooled, "float32[?,3]"),
+                          "pooled")
+    ends = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.ends, "float32[1,?,4]"), "ends")
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((8, 8), np.float32) * 0.3
+    tril = np.tril(np.ones((8, 8), np.float32))
+    for t in (1, 7, 300, 2):
+        q, k, v = (rng.standard_normal((2, t, 8), np.float32) for _ in range(3))
+        want = _softmax(q @ k.transpose(0, 2, 1) * 0.25) @ v
+        np.testing.assert_allclose(attn(q, k, v), want, rtol=1e-4, atol=1e-5, err_msg=f"T={t}")
+        x = rng.standard_normal((2, t, 8), np.float32)
+        h = (x @ w).reshape(2, t, 2, 4).transpose(0, 2, 1, 3)
+        want = (_softmax(h @ h.transpose(0, 1, 3, 2)) @ h).transpose(0, 2, 1, 3).reshape(2, t, 8)
+        np.testing.assert_allclose(heads(x, w), want, rtol=1e-4, atol=1e-5, err_msg=f"T={t}")
+        if t <= 8:
+            x = rng.standard_normal((t, 4), np.float32)
+            want = _softmax(np.where(tril[:t, :t] != 0, x @ x.T, -np.inf))
+            np.testing.assert_allclose(causal(x, tril), want, rtol=1e-4, atol=1e-6)
+        if t >= 2:
+            x = rng.standard_normal((1, t, 4), np.float32)
+            for got, want in zip(ends(x), (x[:, [-1], :], x[:, -2], x[:, 0])):
+                np.testing.assert_array_equal(got, want)
+    for t in (3, 5000):
+        x = rng.standard_normal((t, 3), np.float32)
+        total, gram = pooled(x)
+        np.testing.assert_allclose(total, x.sum(0), rtol=1e-4, atol=1e-3, err_msg=f"T={t}")
+        np.testing.assert_allclose(gram, x.T @ x, rtol=1e-4, atol=1e-2, err_msg=f"T={t}")
+
+
+def test_a_row_beyond_shared_memory_is_refused_per_call(sotc_bin, tmp_path, programs):
+    """A softmax block keeps its row of T floats in the launch's dynamic shared memory: past
+    48 KiB the kernel opts in to the device's maximum (the emulator's sm_90: 227 KiB). A
+    longer call is E8004 naming the kernel and the bytes, before anything runs."""
+    softmax = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.row_softmax, "float32[2,?]"),
+                           "row")
+    rng = np.random.default_rng(7)
+    for t in (1000, 13000):  # 4,000 and 52,000 bytes a block
+        x = rng.standard_normal((2, t), np.float32)
+        np.testing.assert_allclose(softmax(x), _softmax(x), rtol=1e-5, atol=1e-8)
+    with pytest.raises(sotc.SotcError, match=r"E8004.*dynamic size of 60000 is beyond what kernel "
+                                             r"\S+ can hold: its blocks would keep 240\d{3} bytes "
+                                             r"in shared memory, more than a block's 232448"):
+        softmax(np.zeros((2, 60000), np.float32))
