@@ -76,6 +76,32 @@ void Executor::failOnDynamicSize(const VarPtr &v, Frame &f) {
          f);
 }
 
+void Executor::refuseComputedSizes(Frame &f, const std::string &opName,
+                                   const std::vector<VarPtr> &args) {
+  static const std::set<std::string> sizes = {
+      "paddle.reshape",     "Tensor.reshape",      "torch.reshape", "torch.Tensor.reshape",
+      "torch.Tensor.view",  "paddle.expand",       "Tensor.expand", "paddle.broadcast_to",
+      "torch.broadcast_to", "torch.Tensor.expand", "torch.arange",  "paddle.arange",
+      "torch.zeros",        "torch.ones",          "torch.full",    "torch.empty",
+      "torch.rand",         "torch.randn",         "paddle.zeros",  "paddle.ones",
+      "paddle.full",        "paddle.empty",        "paddle.rand",   "paddle.randn"};
+  std::function<bool(const VarPtr &, bool)> computed = [&](const VarPtr &v, bool item) {
+    if (v->isTensor())
+      return v->ofDynamicSize && (item || sizes.count(opName));
+    return (v->kind == K::Tuple || v->kind == K::List || v->kind == K::Slice) &&
+           std::any_of(v->items.begin(), v->items.end(),
+                       [&](const VarPtr &i) { return computed(i, true); });
+  };
+  if (std::any_of(args.begin(), args.end(), [&](const VarPtr &a) { return computed(a, false); }))
+    fail(DiagCode::FrontendHostInteraction,
+         "a size computed from a dynamic dimension's size (B * 2, T - 1) is a tensor known at "
+         "run time: " +
+             opName +
+             " takes numbers or the dynamic size itself (a reshape keeps it as -1: "
+             "x.view(B, -1)) as sizes, slice bounds and shapes",
+         f);
+}
+
 void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
                               const Kwargs &kwargs) {
   if (std::none_of(args.begin(), args.end(), holdsDynamicSize) &&
@@ -279,6 +305,7 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
+  refuseComputedSizes(f, opName, args);
   if (opName == "__getitem__")
     indexWithDynamicSize(f, args);
   passBatchSizes(f, opName, args, kwargs);

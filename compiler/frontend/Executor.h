@@ -240,6 +240,12 @@ private:
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
   void failOnDynamicSize(const VarPtr &v, Frame &f);
+  /// E3005 when a size computed from the dynamic one (Variable::ofDynamicSize) is passed as a
+  /// size, shape or slice bound.
+  void refuseComputedSizes(Frame &f, const std::string &opName, const std::vector<VarPtr> &args);
+  /// The dynamic size `size` as a 0-d int64 tensor of the call's value (the sum of ones over
+  /// arange(size)), for arithmetic with tensors and numbers.
+  VarPtr sizeTensor(Frame &f, StatementIR &sir, const VarPtr &size);
   /// Marks a call's result that holds its batch coordinates (Variable::batchIota).
   void markBatchIota(const std::string &opName, const std::vector<VarPtr> &args,
                      const std::vector<VarPtr> &outputs);

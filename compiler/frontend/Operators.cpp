@@ -306,22 +306,21 @@ VarPtr Executor::percentFormat(Frame &f, const VarPtr &format, const VarPtr &val
   return makeConst(PyConst::ofStr(out), {format, values});
 }
 
+VarPtr Executor::sizeTensor(Frame &f, StatementIR &sir, const VarPtr &size) {
+  std::string arange = framework_ + ".arange", ones = framework_ + ".ones_like",
+              sum = framework_ + ".sum";
+  VarPtr positions = tensorCall(f, sir, "api", arange, arange, {size}, {});
+  VarPtr each = tensorCall(f, sir, "api", ones, ones, {positions}, {});
+  VarPtr value = tensorCall(f, sir, "api", sum, sum, {each}, {});
+  value->ofDynamicSize = true;
+  return value;
+}
+
 VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                           VarPtr b) {
   if (anyUnsupported(a, b))
     return unsupportedResult();
   SourceLoc loc = locOf(f);
-  if (a->isTensor() || b->isTensor()) {
-    if (a->isTensor()) {
-      // x @= y without an in-place operator is x = x @ y, as Python falls back.
-      std::string dunder = "__i" + op + "__";
-      if (!inplace || !ops::OpTable::get().lookup(dunder))
-        dunder = "__" + op + "__";
-      return tensorCall(f, sir, "operator", dunder, dunder, {a, b}, {});
-    }
-    std::string dunder = "__r" + op + "__"; // 1 - x -> x.__rsub__(1)
-    return tensorCall(f, sir, "operator", dunder, dunder, {b, a}, {});
-  }
   // The dynamic size through arithmetic that keeps it (T + 0: transformers' past length).
   auto is = [](const VarPtr &v, int64_t n) { return isInt(v) && v->constant.intValue == n; };
   if (isDynamicSize(a) && ((is(b, 0) && (op == "add" || op == "sub")) ||
@@ -329,6 +328,33 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     return a;
   if (isDynamicSize(b) && ((is(a, 0) && op == "add") || (is(a, 1) && op == "mul")))
     return b;
+  // Any other arithmetic of it with a tensor or a number computes on the call's size, a 0-d
+  // tensor (x.sum(0) / B, T ** -0.5, B * 2): a tensor, not a Python int, from then on.
+  auto number = [](const VarPtr &v) {
+    return v->isTensor() || (v->isConstant() && v->constant.isNumber());
+  };
+  if (isDynamicSize(a) && (number(b) || isDynamicSize(b)))
+    return binaryOp(f, sir, op, false, sizeTensor(f, sir, a), b);
+  if (isDynamicSize(b) && number(a))
+    return binaryOp(f, sir, op, false, a, sizeTensor(f, sir, b));
+  if (a->isTensor() || b->isTensor()) {
+    VarPtr r;
+    if (a->isTensor()) {
+      // x @= y without an in-place operator is x = x @ y, as Python falls back.
+      std::string dunder = "__i" + op + "__";
+      if (!inplace || !ops::OpTable::get().lookup(dunder))
+        dunder = "__" + op + "__";
+      r = tensorCall(f, sir, "operator", dunder, dunder, {a, b}, {});
+    } else {
+      std::string dunder = "__r" + op + "__"; // 1 - x -> x.__rsub__(1)
+      r = tensorCall(f, sir, "operator", dunder, dunder, {b, a}, {});
+    }
+    // Arithmetic on a size computed from the dynamic one is one too (B * 2 - 1).
+    auto sized = [](const VarPtr &v) { return !v->isTensor() || v->ofDynamicSize; };
+    r->ofDynamicSize = r->isTensor() && r->meta.rank() == 0 &&
+                       (a->ofDynamicSize || b->ofDynamicSize) && sized(a) && sized(b);
+    return r;
+  }
   if (a->isConstant() && b->isConstant()) {
     const PyConst &x = a->constant, &y = b->constant;
     consume(a, loc);

@@ -115,6 +115,9 @@ struct Variable {
   /// Tensor: arange(B) of a dynamic batch, reshaped or indexed with None only: its value at
   /// every point is the point's batch coordinate (as an index it names the batch's own rows).
   bool batchIota = false;
+  /// Tensor: 0-d, the dynamic size or Python arithmetic on it (B * 2), computed at run time:
+  /// no shape, slice bound or size may take it.
+  bool ofDynamicSize = false;
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
   std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)

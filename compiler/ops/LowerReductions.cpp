@@ -51,7 +51,7 @@ int variance(Lowering &L, int x, const std::vector<int64_t> &axes, double correc
   int ss = reduceTo(L, Prim::ReduceSum, L.b.binary(Prim::Mul, d, d), axes, keepdim);
   if (meanOut)
     *meanOut = keepdim ? m : L.b.reshape(m, reducedShape(L.b.meta(x).shape, axes, false));
-  return L.b.binaryScalar(Prim::Div, ss, std::max(0.0, countOver(L, x, axes) - correction));
+  return divideByCount(L, ss, x, axes, correction);
 }
 
 double correctionOf(Lowering &L) {

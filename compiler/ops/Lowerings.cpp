@@ -67,16 +67,25 @@ std::vector<int64_t> axesOf(Lowering &L, const std::string &axisName, int x) {
   return normalizeAxes(L.b.opName(), axes, L.b.meta(x).rank());
 }
 
-double countOver(Lowering &L, int x, const std::vector<int64_t> &axes) {
+int divideByCount(Lowering &L, int x, int x0, const std::vector<int64_t> &axes, double less) {
   double n = 1;
+  int dynamic = 0;
   for (int64_t a : axes) {
-    int64_t d = L.b.meta(x).shape[a];
-    if (d == kDynamic)
-      badValue(L,
-               "averaging over dynamic dimension " + std::to_string(a) + " is not supported yet");
-    n *= static_cast<double>(d);
+    int64_t d = L.b.meta(x0).shape[a];
+    dynamic += d == kDynamic;
+    n *= d == kDynamic ? 1 : static_cast<double>(d);
   }
-  return n;
+  if (!dynamic) // as many as none: a division by zero (nan), as the frameworks give
+    return L.b.binaryScalar(Prim::Div, x, std::max(0.0, n - less));
+  // The call's s0: a sum of ones over it.
+  DType dtype = L.b.meta(x).dtype;
+  int s0 = L.b.reduce(Prim::ReduceSum, L.b.fill(1, {kDynamic}, dtype), {0}, false);
+  int count = n == 1 ? s0 : L.b.binaryScalar(Prim::Mul, s0, n);
+  for (int i = 1; i < dynamic; ++i)
+    count = L.b.binary(Prim::Mul, count, s0);
+  if (less)
+    count = L.b.binaryScalar(Prim::Max, L.b.binaryScalar(Prim::Sub, count, less), 0);
+  return L.b.binary(Prim::Div, x, count);
 }
 
 int reduceTo(Lowering &L, Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim) {
@@ -99,8 +108,7 @@ LowerFn reduceOp(Prim prim, std::string xn, std::string axis, std::string keepdi
 }
 
 int mean(Lowering &L, int x, const std::vector<int64_t> &axes, bool keepdim) {
-  int s = reduceTo(L, Prim::ReduceSum, x, axes, keepdim);
-  return L.b.binaryScalar(Prim::Div, s, countOver(L, x, axes));
+  return divideByCount(L, reduceTo(L, Prim::ReduceSum, x, axes, keepdim), x, axes);
 }
 
 LowerFn meanOp(std::string xn, std::string axis, std::string keepdim) {

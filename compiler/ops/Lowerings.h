@@ -43,8 +43,9 @@ int sigmoid(PrimBuilder &b, int x);
 /// Axes from an optional IntList parameter (None: all axes).
 std::vector<int64_t> axesOf(Lowering &L, const std::string &axisName, int x);
 
-/// Number of elements over `axes`; reductions that divide need it statically.
-double countOver(Lowering &L, int x, const std::vector<int64_t> &axes);
+/// x (a reduction of `x0` over `axes`) divided by the number of elements over them less
+/// `less`: a number, or over a dynamic dimension a 0-d tensor of the call's count.
+int divideByCount(Lowering &L, int x, int x0, const std::vector<int64_t> &axes, double less = 0);
 
 int reduceTo(Lowering &L, Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
 

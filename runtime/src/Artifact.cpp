@@ -110,6 +110,7 @@ Step stepOf(const Json &j) {
   if (j.at("kind") == "kernel") {
     s.symbol = s.name = j.at("symbol").get<std::string>();
     std::tie(s.grid, s.gridPower) = countOf(j.at("grid"));
+    s.takesRows = j.value("takes_s0", false);
     if (j.contains("block"))
       s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
     if (j.contains("dynamic_shared_bytes"))
@@ -195,7 +196,7 @@ void readPlan(const Json &j, Segment &s) {
   s.arenaBytes = j.at("arena").at("bytes").get<int64_t>();
   for (const Json &step : j.at("steps"))
     s.steps.push_back(stepOf(step));
-  // A kernel of a tensor of the dynamic size takes the call's s0.
+  // A kernel of a tensor of the dynamic size takes the call's s0 (as one over it inside).
   std::set<std::string> dynamic;
   for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
     for (const Buffer &b : *list)

@@ -134,6 +134,8 @@ public:
           ins.push_back(mapexpr::tensorName(v));
         KernelLaunch how = launches.count(symbol) ? launches.at(symbol) : KernelLaunch();
         json = Json{{"kind", "kernel"}, {"symbol", symbol}, {"grid", sizeJson(how.grid)}};
+        if (how.takesRows)
+          json["takes_s0"] = true;
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;

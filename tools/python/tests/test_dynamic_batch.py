@@ -82,6 +82,9 @@ def pinned(x, y):
 def doubled(x):
     return x.reshape(x.shape[0] * 2, -1)
 
+def all_but_last(x):
+    return x[: x.shape[0] - 1]
+
 def single_row_first(x):
     B = x.shape[0]
     if B == 1:
@@ -351,11 +354,17 @@ def test_what_ties_the_batch_is_refused(sotc_bin, tmp_path, programs, name, spec
     assert not library.exists()
 
 
-def test_computing_with_the_batch_size_is_refused(sotc_bin, tmp_path, programs):
+@pytest.mark.parametrize("name, op", [("doubled", "torch.Tensor.reshape"),
+                                      ("all_but_last", "__getitem__")])
+def test_a_size_computed_from_the_batch_is_no_shape(sotc_bin, tmp_path, programs, name, op):
+    """B * 2 is a 0-d tensor of the call's value (arithmetic compiles), which no shape or
+    slice bound takes: one dimension is s0 itself."""
     library, result = _compile(sotc_bin, tmp_path,
-                               sotc.trace(programs.doubled, "float32[?,4]"), "doubled")
+                               sotc.trace(getattr(programs, name), "float32[?,4]"), name)
     assert result.returncode != 0
-    assert "error E3005: computing with a dynamic dimension's size" in result.stderr
+    assert ("error E3005: a size computed from a dynamic dimension's size (B * 2, T - 1) is a "
+            f"tensor known at run time: {op} takes numbers") in result.stderr
+    assert "dyn_programs.py:" in result.stderr
     assert not library.exists()
 
 

@@ -51,6 +51,13 @@ def packed(p):  # transformers' packed-sequence check: a diff and a scan along t
 
 def row_softmax(x):
     return torch.softmax(x, -1)
+
+def pooled_mean(x):  # mean pooling over the tokens; their variance
+    return x.mean(1), x.var(1), x.std(dim=(0, 1))
+
+def scaled_by_length(x):  # Python arithmetic on T: a 0-d tensor of the call's T
+    T = x.shape[1]
+    return x.sum(1) / T, x * T ** -0.5, x + (T * 2 - 1), (T // 2) * x
 """
 
 
@@ -224,3 +231,29 @@ def test_a_row_beyond_shared_memory_is_refused_per_call(sotc_bin, tmp_path, prog
                                              r"\S+ can hold: its blocks would keep 240\d{3} bytes "
                                              r"in shared memory, more than a block's 232448"):
         softmax(np.zeros((2, 60000), np.float32))
+
+
+def test_means_and_arithmetic_over_the_length(sotc_bin, tmp_path, programs):
+    """mean/var/std over T divide by the call's count, and Python arithmetic on T (`x.sum(1)
+    / T`, `T ** -0.5`, `T * 2 - 1`, `T // 2`) computes on the call's T: a 0-d tensor made
+    from it (a sum of ones over arange(T)), on the CPU and the CUDA emulator."""
+    means = _compiled(sotc_bin, tmp_path, sotc.trace(programs.pooled_mean, "float32[2,?,3]"),
+                      "means")
+    arith = _compiled(sotc_bin, tmp_path, sotc.trace(programs.scaled_by_length,
+                                                     "float32[2,?,3]"), "arith")
+    emulated = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.scaled_by_length,
+                                                           "float32[2,?,3]"), "arith_cuda")
+    rng = np.random.default_rng(8)
+    for t in (1, 2, 7, 300):
+        x = rng.standard_normal((2, t, 3), np.float32)
+        mean, var, std = means(x)
+        np.testing.assert_allclose(mean, x.mean(1), rtol=1e-5, atol=1e-6, err_msg=f"T={t}")
+        if t > 1:
+            np.testing.assert_allclose(var, x.var(1, ddof=1), rtol=1e-4, atol=1e-6)
+        else:  # one token: 0 / 0, as torch
+            assert np.isnan(var).all()
+        np.testing.assert_allclose(std, x.std((0, 1), ddof=1), rtol=1e-4, atol=1e-6)
+        want = (x.sum(1) / t, x * t ** -0.5, x + (t * 2 - 1), (t // 2) * x)
+        for f in (arith, emulated):
+            for got, w in zip(f(x), want):
+                np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5, err_msg=f"T={t}")
