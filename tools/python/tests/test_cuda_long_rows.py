@@ -5,13 +5,12 @@ places and nothing reads (sotc-mapexpr-spill-rows). Run on the CUDA emulator aga
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import sotc
-from test_dynamic_batch import _layer_norm, _softmax
+from test_dynamic_batch import _layer_norm, _softmax, program_module
 
 PROGRAMS = """
 def softmax(x):
@@ -24,11 +23,7 @@ def layer_norm(x, w, b):
 
 @pytest.fixture()
 def programs(tmp_path, monkeypatch):
-    (tmp_path / "row_programs.py").write_text("import torch\n" + PROGRAMS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("row_programs", None)
-    with sotc.stub_missing_frameworks():
-        return __import__("row_programs")
+    return program_module(tmp_path, monkeypatch, "row_programs", PROGRAMS)
 
 
 def _fatbin(sotc_bin, tmp_path, trace, name):

@@ -102,13 +102,19 @@ def at_least_four(x, y):
 BATCHES = [1, 7, 64, 1000, 4099, 4100]
 
 
+def program_module(tmp_path, monkeypatch, name, source):
+    """Module `name` of the torch functions in `source`, importable for tracing (torch stubbed
+    where it is not installed)."""
+    (tmp_path / f"{name}.py").write_text("import torch\n" + source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop(name, None)
+    with sotc.stub_missing_frameworks():
+        return __import__(name)
+
+
 @pytest.fixture()
 def programs(tmp_path, monkeypatch):
-    (tmp_path / "dyn_programs.py").write_text("import torch\n" + PROGRAMS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("dyn_programs", None)
-    with sotc.stub_missing_frameworks():
-        return __import__("dyn_programs")
+    return program_module(tmp_path, monkeypatch, "dyn_programs", PROGRAMS)
 
 
 def _compile(sotc_bin, tmp_path, trace, name):

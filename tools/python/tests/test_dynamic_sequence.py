@@ -7,13 +7,12 @@ artifacts run every T on the emulator."""
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import sotc
-from test_dynamic_batch import _compile, _compiled, _softmax
+from test_dynamic_batch import _compile, _compiled, _softmax, program_module
 
 PROGRAMS = """
 def attention(q, k, v):
@@ -63,11 +62,7 @@ def scaled_by_length(x):  # Python arithmetic on T: a 0-d tensor of the call's T
 
 @pytest.fixture()
 def programs(tmp_path, monkeypatch):
-    (tmp_path / "seq_programs.py").write_text("import torch\n" + PROGRAMS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("seq_programs", None)
-    with sotc.stub_missing_frameworks():
-        return __import__("seq_programs")
+    return program_module(tmp_path, monkeypatch, "seq_programs", PROGRAMS)
 
 
 def test_attention_over_every_length(sotc_bin, tmp_path, programs):
