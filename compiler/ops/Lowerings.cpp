@@ -75,7 +75,7 @@ int divideByCount(Lowering &L, int x, int x0, const std::vector<int64_t> &axes, 
     dynamic += d == kDynamic;
     n *= d == kDynamic ? 1 : static_cast<double>(d);
   }
-  if (!dynamic) // as many as none: a division by zero (nan), as the frameworks give
+  if (!dynamic) // n - less <= 0 divides by 0 (nan or inf), as the frameworks do
     return L.b.binaryScalar(Prim::Div, x, std::max(0.0, n - less));
   // The call's s0: a sum of ones over it.
   DType dtype = L.b.meta(x).dtype;
