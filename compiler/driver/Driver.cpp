@@ -124,6 +124,20 @@ pipelines::PipelineOptions withGpuIndexBits(mlir::ModuleOp module,
 }
 } // namespace
 
+namespace {
+/// The most the dynamic size may be: the least of the `<= N` guards on it (an input's bound,
+/// a static table sliced to it), 0 for none.
+int64_t dynamicSizeBound(const frontend::Translation &translation) {
+  int64_t bound = 0;
+  for (const frontend::Guard &g : translation.guards)
+    if (g.kind == frontend::Guard::Kind::Batch && g.expected.rfind("<= ", 0) == 0) {
+      int64_t n = std::stoll(g.expected.substr(3));
+      bound = bound ? std::min(bound, n) : n;
+    }
+  return bound;
+}
+} // namespace
+
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo, FrontendResult *frontend,
@@ -133,19 +147,21 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
     instrumentation = &own.emplace(options);
   FrontendResult result;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  pipelines::PipelineOptions traced = options;
   {
     mlir::TimingScope frontendTime = instrumentation->step("frontend");
     result.trace = frontend::loadTrace(path);
     result.translation = translateTrace(result.trace, options);
     module = frontend::emitSir(result.translation, context);
   }
+  traced.dynamicSizeMax = dynamicSizeBound(result.translation);
   if (frontend)
     *frontend = std::move(result);
   using pipelines::Phase;
   Phase loops = std::min(upTo, Phase::Loops);
-  runPipeline(*module, path, options, Phase::Sir, loops, *instrumentation);
+  runPipeline(*module, path, traced, Phase::Sir, loops, *instrumentation);
   if (upTo > loops)
-    runPipeline(*module, path, withGpuIndexBits(*module, options), loops, upTo, *instrumentation);
+    runPipeline(*module, path, withGpuIndexBits(*module, traced), loops, upTo, *instrumentation);
   return module;
 }
 

@@ -107,8 +107,11 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     mapexpr::MapExprScheduleOptions schedule;
     schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
     pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
-    if (options.target == Target::Cuda)
-      pm.addPass(mapexpr::createMapExprSpillRows());
+    if (options.target == Target::Cuda) {
+      mapexpr::MapExprSpillRowsOptions spill;
+      spill.dynamicSizeMax = options.dynamicSizeMax;
+      pm.addPass(mapexpr::createMapExprSpillRows(spill));
+    }
   }
   bool cuda = options.target == Target::Cuda;
   if (reaches(Phase::Loops)) {

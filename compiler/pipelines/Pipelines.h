@@ -63,6 +63,9 @@ struct PipelineOptions {
   std::string dumpDir = "dumps";
   /// Testing only: a GPU lowering broken on purpose (ConvertMapExprToLoops' testing-break).
   std::string testingBreak;
+  /// The most the dynamic size s0 may be (an input's `?<=N`, a table sliced to it), 0 for no
+  /// bound: CUDA keeps rows of s0 in shared memory only within one (sotc-mapexpr-spill-rows).
+  int64_t dynamicSizeMax = 0;
 };
 
 /// Adds the passes that take a module at phase `from` (the frontend's sir by default) to

@@ -28,8 +28,14 @@ def MapExprSpillRows : Pass<"sotc-mapexpr-spill-rows", "::mlir::ModuleOp"> {
     largest of them become outputs of the kernel: global memory the runtime's arena provides,
     one more result of each `mapexpr.launch` that nothing reads, written and read back by the
     same block (a barrier separates the statements). What still fits stays shared. Rows of
-    the dynamic size are left to the launch's dynamic shared memory.
+    the dynamic size s0 stay in the launch's dynamic shared memory when `dynamic-size-max`
+    bounds s0 and, at the bound, they fit what a kernel may opt in to (227 KiB); otherwise
+    they become outputs too (dynamic ones, which the runtime's arena places per call).
   }];
+  let options = [
+    Option<"dynamicSizeMax", "dynamic-size-max", "int64_t", /*default=*/"0",
+           "the most s0 may be (0: no bound)">,
+  ];
 }
 
 #endif // SOTC_DIALECT_MAPEXPR_PASSES

@@ -1,8 +1,9 @@
 //===- SpillRows.cpp - Kept rows beyond a block's shared memory become kernel outputs ----===//
 //
 // 1. Per scheduled kernel, the tensors a block keeps between statements (tensorStorage's
-//    Shared and Scratch) and their bytes per block; rows of the dynamic size are the launch's
-//    dynamic shared memory and stay.
+//    Shared and Scratch) and their bytes per block. Rows of the dynamic size s0 stay the
+//    launch's dynamic shared memory only where the bound on s0 keeps them (with the static
+//    ones) within what a kernel may opt in to; else they all become outputs.
 // 2. While the static ones exceed kSharedBytesPerBlock, the largest becomes an output: the
 //    kernel returns it, and every launch of the kernel gets one more result (named as the
 //    tensor) that nothing reads, which the host plan's arena places like any other.
@@ -23,31 +24,49 @@ namespace sotc::mapexpr {
 
 namespace {
 
-/// The tensors of `kernel` to return instead of keeping in shared memory, largest first.
-std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values) {
+/// The most shared memory a CUDA kernel may opt in to (an sm_90's), for rows of s0.
+constexpr int64_t kSharedBytesOptin = 227 * 1024;
+
+/// The tensors of `kernel` to return instead of keeping in shared memory: rows of s0 unless
+/// `s0Max` bounds them within kSharedBytesOptin, then the largest static ones while they
+/// exceed kSharedBytesPerBlock.
+std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values, int64_t s0Max) {
   Kernel k = kernelFromIR(kernel, &values);
   if (std::any_of(k.stmts.begin(), k.stmts.end(),
                   [](const AnchoredMapStmt &a) { return !a.schedule; }))
     return {};
   std::vector<Storage> storage = tensorStorage(k);
-  std::vector<std::pair<int64_t, int>> kept; // bytes per block, tensor
-  int64_t total = 0;
+  std::vector<std::pair<int64_t, int>> kept, rowsOfS0; // bytes per block (at s0Max), tensor
+  int64_t total = 0, dynamicTotal = 0;
   for (size_t t = 0; t < storage.size(); ++t) {
-    if ((storage[t].kind != StorageKind::Shared && storage[t].kind != StorageKind::Scratch) ||
-        sched::holdsBatch(storage[t].elementsPerBlock))
+    if (storage[t].kind != StorageKind::Shared && storage[t].kind != StorageKind::Scratch)
       continue;
     auto type = mlir::cast<mlir::RankedTensorType>(values[t].getType());
-    // A scratch buffer of s0 rows, a complex one: refused when lowered.
-    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    if (!type.getElementType().isIntOrFloat()) // complex: refused when lowered
       continue;
-    int64_t bytes =
-        storage[t].elementsPerBlock * std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
-    kept.push_back({bytes, static_cast<int>(t)});
-    total += bytes;
+    int64_t bytes = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+    int64_t elements = storage[t].elementsPerBlock;
+    if (sched::holdsBatch(elements)) {
+      if (storage[t].kind == StorageKind::Scratch) // rows of several s0: refused when lowered
+        continue;
+      int64_t atMax = sched::staticFactor(elements) * bytes;
+      for (int d = sched::batchDegree(elements); d > 0 && atMax <= kSharedBytesOptin; --d)
+        atMax *= s0Max ? s0Max : kSharedBytesOptin + 1;
+      rowsOfS0.push_back({atMax, static_cast<int>(t)});
+      dynamicTotal += std::min(atMax, kSharedBytesOptin + 1);
+      continue;
+    }
+    if (!type.hasStaticShape())
+      continue;
+    kept.push_back({elements * bytes, static_cast<int>(t)});
+    total += elements * bytes;
   }
+  std::vector<int> out;
+  if (!rowsOfS0.empty() && total + dynamicTotal > kSharedBytesOptin)
+    for (const auto &[bytes, t] : rowsOfS0)
+      out.push_back(t);
   std::stable_sort(kept.begin(), kept.end(),
                    [](const auto &x, const auto &y) { return x.first > y.first; });
-  std::vector<int> out;
   for (const auto &[bytes, t] : kept) {
     if (total <= kSharedBytesPerBlock)
       break;
@@ -58,11 +77,13 @@ std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values) {
 }
 
 struct MapExprSpillRowsPass : impl::MapExprSpillRowsBase<MapExprSpillRowsPass> {
+  using MapExprSpillRowsBase::MapExprSpillRowsBase;
+
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     for (KernelOp kernel : module.getOps<KernelOp>()) {
       std::vector<mlir::Value> values;
-      std::vector<int> tensors = spilled(kernel, values);
+      std::vector<int> tensors = spilled(kernel, values, dynamicSizeMax);
       if (tensors.empty())
         continue;
       auto ret = mlir::cast<ReturnOp>(kernel.getBody().front().getTerminator());

@@ -5,6 +5,7 @@
 #include "runtime/src/emulator/Interpreter.h"
 #include "runtime/src/emulator/Ptx.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -46,8 +47,13 @@ struct Function {
   int maxDynamicShared = 0; // the kernel's opt-in (cuFuncSetAttribute); 0: 48 KiB in all
 };
 
-/// Shared memory per block: what any kernel has, and what one may opt in to (an sm_90's).
-constexpr uint64_t kSharedBytes = 48 * 1024, kSharedBytesOptin = 227 * 1024;
+/// Shared memory per block: what any kernel has, and what one may opt in to (an sm_90's, or
+/// SOTC_EMULATOR_SHARED_OPTIN's: another GPU's).
+constexpr uint64_t kSharedBytes = 48 * 1024;
+uint64_t sharedBytesOptin() {
+  const char *bytes = std::getenv("SOTC_EMULATOR_SHARED_OPTIN");
+  return bytes ? std::max<uint64_t>(std::strtoull(bytes, nullptr, 10), kSharedBytes) : 227 * 1024;
+}
 
 /// A loaded module: its PTX decoded, its variables in device memory.
 struct Loaded {
@@ -226,7 +232,7 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice) {
   else if (attribute == cuda::kComputeCapabilityMinor)
     *value = 0;
   else if (attribute == cuda::kMaxSharedBytesPerBlockOptin)
-    *value = static_cast<int>(kSharedBytesOptin);
+    *value = static_cast<int>(sharedBytesOptin());
   else
     return failWith(InvalidValue, "the emulator knows no device attribute " +
                                       std::to_string(attribute));
@@ -308,10 +314,10 @@ CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
   if (attribute != cuda::kFuncMaxDynamicSharedBytes)
     return failWith(InvalidValue,
                     "the emulator knows no function attribute " + std::to_string(attribute));
-  if (value < 0 || fn->kernel->sharedBytes + uint64_t(value) > kSharedBytesOptin)
+  if (value < 0 || fn->kernel->sharedBytes + uint64_t(value) > sharedBytesOptin())
     return failWith(InvalidValue, fn->kernel->name + ": " + std::to_string(value) +
                                       " bytes of dynamic shared memory (a block has at most " +
-                                      std::to_string(kSharedBytesOptin) + ")");
+                                      std::to_string(sharedBytesOptin()) + ")");
   fn->maxDynamicShared = value;
   return Success;
 }

@@ -171,14 +171,23 @@ def _on_emulator(sotc_bin, tmp_path, trace, name):
 
 def test_cuda_artifacts_of_a_sequence_run_on_the_emulator(sotc_bin, tmp_path, programs):
     """CUDA kernels loop over a row of T in their threads, ceil(T / threads) times at the
-    call's T (past the compiler's stand-in for s0, 4099, here: a sum over 5000 positions);
-    what a block keeps of a softmax row is the launch's dynamic shared memory."""
+    call's T (past the compiler's stand-in for s0, 4099, here: a sum over 5000 positions).
+    What a block keeps of a softmax row is the launch's dynamic shared memory where a bound on
+    T keeps it small enough (`?<=512`), global memory (more outputs of the kernel) where
+    nothing bounds T."""
     attn = _on_emulator(sotc_bin, tmp_path, sotc.trace(
         programs.attention, "float32[2,?,8]", "float32[2,?,8]", "float32[2,?,8]"), "attn")
     steps = json.loads((tmp_path / "attn.cuda.manifest.json").read_text())["segments"][0]["steps"]
-    (softmax,) = (s for s in steps if "dynamic_shared_bytes" in s)
+    assert not any("dynamic_shared_bytes" in s for s in steps)
+    (softmax,) = (s for s in steps if s["kind"] == "kernel" and s["grid"] == "2*s0")
+    assert softmax["block"] == 256 and len(softmax["outputs"]) == 3  # + the scaled scores, exps
+    bounded = _on_emulator(sotc_bin, tmp_path, sotc.trace(
+        programs.attention, "float32[2,?<=512,8]", "float32[2,?<=512,8]",
+        "float32[2,?<=512,8]"), "bounded")
+    steps = json.loads((tmp_path / "bounded.cuda.manifest.json").read_text())["segments"][0]
+    (softmax,) = (s for s in steps["steps"] if "dynamic_shared_bytes" in s)
     assert (softmax["grid"], softmax["block"], softmax["dynamic_shared_bytes"]) == \
-        ("2*s0", 256, "8*s0")
+        ("2*s0", 256, "8*s0") and len(softmax["outputs"]) == 1
     heads = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.heads, "float32[2,?,8]",
                                                         "float32[8,8]"), "heads")
     causal = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.causal, "float32[?,4]",
@@ -193,6 +202,7 @@ def test_cuda_artifacts_of_a_sequence_run_on_the_emulator(sotc_bin, tmp_path, pr
         q, k, v = (rng.standard_normal((2, t, 8), np.float32) for _ in range(3))
         want = _softmax(q @ k.transpose(0, 2, 1) * 0.25) @ v
         np.testing.assert_allclose(attn(q, k, v), want, rtol=1e-4, atol=1e-5, err_msg=f"T={t}")
+        np.testing.assert_allclose(bounded(q, k, v), want, rtol=1e-4, atol=1e-5)
         x = rng.standard_normal((2, t, 8), np.float32)
         h = (x @ w).reshape(2, t, 2, 4).transpose(0, 2, 1, 3)
         want = (_softmax(h @ h.transpose(0, 1, 3, 2)) @ h).transpose(0, 2, 1, 3).reshape(2, t, 8)
@@ -212,20 +222,27 @@ def test_cuda_artifacts_of_a_sequence_run_on_the_emulator(sotc_bin, tmp_path, pr
         np.testing.assert_allclose(gram, x.T @ x, rtol=1e-4, atol=1e-2, err_msg=f"T={t}")
 
 
-def test_a_row_beyond_shared_memory_is_refused_per_call(sotc_bin, tmp_path, programs):
-    """A softmax block keeps its row of T floats in the launch's dynamic shared memory: past
-    48 KiB the kernel opts in to the device's maximum (the emulator's sm_90: 227 KiB). A
-    longer call is E8004 naming the kernel and the bytes, before anything runs."""
-    softmax = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.row_softmax, "float32[2,?]"),
-                           "row")
+def test_rows_beyond_a_gpus_shared_memory(sotc_bin, tmp_path, programs, monkeypatch):
+    """A softmax row of T floats with T bounded (`?<=50000`: 200 KB) is dynamic shared
+    memory, which the kernel opts in to (an sm_90 has 227 KiB a block). On a GPU with less
+    (the emulator told it has a consumer GPU's 99 KiB) a longer call is E8004 naming the
+    kernel and the bytes, before anything runs. Unbounded, the row is global memory and any
+    length runs."""
+    monkeypatch.setenv("SOTC_EMULATOR_SHARED_OPTIN", str(99 * 1024))
+    bounded = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.row_softmax,
+                                                          "float32[2,?<=50000]"), "bounded")
+    unbounded = _on_emulator(sotc_bin, tmp_path, sotc.trace(programs.row_softmax,
+                                                            "float32[2,?]"), "unbounded")
     rng = np.random.default_rng(7)
-    for t in (1000, 13000):  # 4,000 and 52,000 bytes a block
+    for t in (1000, 13000):  # 4,000 and 52,000 bytes a block: the second opts in
         x = rng.standard_normal((2, t), np.float32)
-        np.testing.assert_allclose(softmax(x), _softmax(x), rtol=1e-5, atol=1e-8)
-    with pytest.raises(sotc.SotcError, match=r"E8004.*dynamic size of 60000 is beyond what kernel "
-                                             r"\S+ can hold: its blocks would keep 240\d{3} bytes "
-                                             r"in shared memory, more than a block's 232448"):
-        softmax(np.zeros((2, 60000), np.float32))
+        np.testing.assert_allclose(bounded(x), _softmax(x), rtol=1e-5, atol=1e-8)
+    with pytest.raises(sotc.SotcError, match=r"E8004.*dynamic size of 30000 is beyond what kernel "
+                                             r"\S+ can hold: its blocks would keep 120\d{3} bytes "
+                                             r"in shared memory, more than a block's 101376"):
+        bounded(np.zeros((2, 30000), np.float32))
+    x = rng.standard_normal((2, 60000), np.float32)
+    np.testing.assert_allclose(unbounded(x), _softmax(x), rtol=1e-5, atol=1e-9)
 
 
 def test_means_and_arithmetic_over_the_length(sotc_bin, tmp_path, programs):
