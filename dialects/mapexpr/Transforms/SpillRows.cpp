@@ -56,8 +56,6 @@ std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values, int6
       dynamicTotal += std::min(atMax, kSharedBytesOptin + 1);
       continue;
     }
-    if (!type.hasStaticShape())
-      continue;
     kept.push_back({elements * bytes, static_cast<int>(t)});
     total += elements * bytes;
   }

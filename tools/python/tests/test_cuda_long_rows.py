@@ -62,3 +62,17 @@ def test_a_wide_layer_norm_and_a_row_that_fits(sotc_bin, tmp_path, programs):
     assert len(segment["steps"][0]["outputs"]) == 1 and not segment["arena"]["buffers"]
     x = rng.standard_normal((2, 8192), np.float32)
     np.testing.assert_allclose(fits(x), _softmax(x), rtol=1e-5, atol=1e-9)
+
+
+def test_wide_rows_of_a_dynamic_batch(sotc_bin, tmp_path, programs):
+    """A layer norm over 20,000 columns of a dynamic batch: its centred rows, 80 KB a block,
+    are an output of the kernel of the call's rows (the arena places it per call)."""
+    f, segment = _fatbin(sotc_bin, tmp_path, sotc.trace(
+        programs.layer_norm, "float32[?,20000]", "float32[20000]", "float32[20000]"), "lnb")
+    (kernel,) = segment["steps"]
+    assert kernel["grid"] == "s0" and len(kernel["outputs"]) == 2
+    rng = np.random.default_rng(2)
+    w, b = rng.standard_normal(20000, np.float32), rng.standard_normal(20000, np.float32)
+    for n in (1, 3):
+        x = rng.standard_normal((n, 20000), np.float32)
+        np.testing.assert_allclose(f(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
