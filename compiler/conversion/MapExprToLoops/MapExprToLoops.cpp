@@ -531,10 +531,11 @@ private:
   mlir::Location loc() { return op_.getLoc(); }
 
   /// A kernel over the dynamic size s0 takes the call's s0 (takesRows_): its statements share
-  /// one grid (which the runtime scales), and no buffer of the whole size is the kernel's own.
-  /// The CPU never pads a dim that holds s0. A GPU block may loop over a row that holds s0 in
-  /// its threads: the row padded to a multiple of them and split [trips, threads] (the call's
-  /// trips are tripCount's), and what it keeps of such a row is in dynamic shared memory.
+  /// one grid (which the runtime scales). A CPU kernel allocates its scratch at the call's
+  /// size and never pads a dim that holds s0 (a GPU kernel has no scratch of s0: spilled). A GPU
+  /// block may loop over a row that holds s0 in its threads: the row padded to a multiple of them
+  /// and split [trips, threads] (the call's trips are tripCount's), and what it keeps of such a row
+  /// is in dynamic shared memory.
   mlir::LogicalResult checkBatch() {
     takesRows_ = llvm::any_of(values_, [](mlir::Value v) {
       return !mlir::cast<mlir::RankedTensorType>(v.getType()).hasStaticShape();
@@ -547,7 +548,7 @@ private:
     };
     int sharedDegree = 0;
     for (size_t t = 0; t < values_.size(); ++t) {
-      if (storage_[t].kind == StorageKind::Scratch &&
+      if (gpuModule_ && storage_[t].kind == StorageKind::Scratch &&
           !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
         return refuse("a scratch buffer of the whole batch is not supported yet");
       int degree = sched::batchDegree(storage_[t].elementsPerBlock);
@@ -632,7 +633,7 @@ private:
     // Arguments are named by the tensors they hold, for the reader of the IR.
     for (size_t t = 0; t < kernel_.tensors.size(); ++t)
       if (storage_[t].kind == StorageKind::Scratch)
-        buffers_[t] = mlir::memref::AllocOp::create(b_, loc(), memrefType(t));
+        buffers_[t] = allocateScratch(static_cast<int>(t));
     // The grid: the blocks every statement shares (its S0x loop).
     const sched::Schedule &first = *kernel_.stmts.front().schedule;
     int64_t blocks = 1;
@@ -673,6 +674,21 @@ private:
       if (storage_[t].kind == StorageKind::Scratch || rowOfS0(t))
         mlir::memref::DeallocOp::create(b_, loc(), buffers_[t]);
     mlir::func::ReturnOp::create(b_, loc());
+  }
+
+  /// A scratch tensor of the whole kernel (CPU): one heap buffer per call, of the call's size
+  /// where a dim holds s0 (its buffer shape's, which the accesses address).
+  mlir::Value allocateScratch(int t) {
+    mlir::MemRefType type = memrefType(t);
+    llvm::SmallVector<int64_t> shape(type.getShape());
+    llvm::SmallVector<mlir::Value> sizes;
+    for (int64_t &d : shape)
+      if (sched::holdsBatch(d)) {
+        sizes.push_back(idx_.size(d));
+        d = mlir::ShapedType::kDynamic;
+      }
+    return mlir::memref::AllocOp::create(
+        b_, loc(), mlir::MemRefType::get(shape, type.getElementType()), sizes);
   }
 
   /// GPU: what a block keeps between statements lives in its shared memory (48 KiB

@@ -82,3 +82,28 @@ mapexpr.kernel @scores(%x: tensor<4x?x?xf32> {mapexpr.name = "x"}) -> tensor<4x?
   }
   mapexpr.return %y : tensor<4x?x?xf32>
 }
+
+// -----
+
+// A batch's rows of 8000 floats keep more than a block's share (6144 elements): the CPU kernel
+// allocates that scratch once per call, at the call's rows (never the stand-in's 4099).
+// CHECK-LABEL: func.func @wide_rows
+// CHECK-SAME: (%[[S0:[^:]*]]: index,
+// CHECK: %[[SCRATCH:.*]] = memref.alloc(%[[S0]]) : memref<?x8000xf32>
+// CHECK: scf.forall
+// CHECK: memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK: memref.dealloc %[[SCRATCH]]
+mapexpr.kernel @wide_rows(%x: tensor<?x8000xf32> {mapexpr.name = "x"}) -> tensor<?x8000xf32> {
+  %e = mapexpr.tensor "e" : tensor<?x8000xf32>
+  %s = mapexpr.tensor "s" : tensor<?x1xf32>
+  %y = mapexpr.tensor "y" : tensor<?x8000xf32>
+  mapexpr.anchored %x : tensor<?x8000xf32> attributes {dims = [#sched.injective<4099>, #sched.reduced<8000>]} {
+    mapexpr.op "exp" outs(%e : tensor<?x8000xf32>) ins(%x : tensor<?x8000xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+    mapexpr.op "reduce_sum_init" outs(%s : tensor<?x1xf32>) {indices = [#mapexpr.index<[i0, 0]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<?x1xf32>) ins(%e : tensor<?x8000xf32>) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
+  }
+  mapexpr.anchored %y : tensor<?x8000xf32> attributes {dims = [#sched.injective<4099>, #sched.injective<8000>]} {
+    mapexpr.op "divide" outs(%y : tensor<?x8000xf32>) ins(%e, %s : tensor<?x8000xf32>, tensor<?x1xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, 0]>]}
+  }
+  mapexpr.return %y : tensor<?x8000xf32>
+}
