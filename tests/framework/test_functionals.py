@@ -127,6 +127,22 @@ def t_pools(x, line, w, b):
             F.conv_transpose2d(x, x[:3, :, :2, :3].transpose(0, 1), stride=(2, 1), dilation=2))
 
 
+def t_window_rows(x, w, w5, full, line):
+    # Reductions over taps and middle dims that the CPU runs as lanes along the last dim
+    # (interior lanes unchecked, borders checked), and im2col rows of a 7-wide map.
+    return (F.conv2d(x, w, padding=1, groups=6), F.conv2d(x, w5, stride=2, padding=2, groups=6),
+            F.conv2d(x, w, padding=2, dilation=2, groups=6), F.conv2d(x[:, :, :7, :7], w, groups=6),
+            F.max_pool2d(x, 3, 2, 1, ceil_mode=True), F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+            F.conv2d(x[:, :, 2:9, 3:10], full, padding=1), x.sum(1), x.amax((1, 2)),
+            line.sum(1), line.mean(1))
+
+
+def p_window_rows(x, w, w5, full, line):
+    return (PF.conv2d(x, w, padding=1, groups=6), PF.conv2d(x, w5, stride=2, padding=2, groups=6),
+            PF.max_pool2d(x, 3, 2, 1, ceil_mode=True), PF.conv2d(x[:, :, 2:9, 3:10], full, padding=1),
+            x.sum(1), line.mean(1))
+
+
 class TorchImageHead(torch.nn.Module):
     """The functionals through torch's own layer classes."""
 
@@ -288,6 +304,10 @@ CASES = {
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
     "torch_pools": (t_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
+    "torch_window_rows": (t_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
+                                          (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),
+    "paddle_window_rows": (p_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
+                                           (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
     "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
     "torch_calculus": (t_calculus, [(F32, (5, 4)), (F32, (5,)), (F32, (2, 2))]),

@@ -494,7 +494,7 @@ public:
                  << "kernel " << op_.getSymName() << " maps " << l.str()
                  << ": multi-dimensional grids and blocks are not lowered yet";
       }
-      if (sequential > 1)
+      if (sequential > 1 && !laneReduction(a))
         return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
                << "kernel " << op_.getSymName() << ": more than one sequential loop per "
                << "statement is not lowered yet";
@@ -503,7 +503,7 @@ public:
       bool reduces = std::any_of(a.stmts.begin(), a.stmts.end(), [](const OpStmt &op) {
         return llvm::StringRef(op.op).ends_with("_acc");
       });
-      for (size_t i = 0; reduces && i < a.schedule->loops.size(); ++i)
+      for (size_t i = 0; reduces && !laneReduction(a) && i < a.schedule->loops.size(); ++i)
         if (a.schedule->loops[i].type != sched::LoopType::S0x && a.schedule->loops[i].size > 1 &&
             !a.schedule->mesh.outputReduced(i))
           return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
@@ -518,6 +518,14 @@ public:
                << " is not lowered yet (floats, signless integers and bool are)";
     }
     storage_ = tensorStorage(kernel_);
+    for (const AnchoredMapStmt &a : kernel_.stmts)
+      for (const OpStmt &op : a.stmts)
+        if (laneReduction(a) && llvm::StringRef(op.op).ends_with("_init") &&
+            storage_[op.outs[0]].kind != StorageKind::Output)
+          return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+                 << "kernel " << op_.getSymName() << ": a lane reduction accumulates in its "
+                 << "outputs, and " << kernel_.tensors[op.outs[0]].name << " is "
+                 << storageKindName(storage_[op.outs[0]].kind);
     rows_ = kernelRows(kernel_);
     if (mlir::failed(checkBatch()))
       return mlir::failure();
@@ -880,6 +888,10 @@ private:
   /// results.
   void emitStatement(size_t s, mlir::Value block, mlir::Value thread) {
     const AnchoredMapStmt &a = kernel_.stmts[s];
+    if (laneReduction(a))
+      return emitLaneReduction(a, block);
+    if (injectiveLanes(a))
+      return emitInjectiveLanes(a, block);
     int64_t inner = 1;
     for (const sched::LoopDescriptor &l : a.schedule->loops)
       if (l.type == sched::LoopType::Temporal || l.type == sched::LoopType::Vectorize)
@@ -913,50 +925,10 @@ private:
       }
       b_.setInsertionPointToStart(padding.thenBlock());
     }
-    std::map<int, mlir::Value> values; // this point's values: registers and what it wrote
-    auto read = [&](int t) {
-      auto it = values.find(t);
-      return it != values.end() ? it->second : load(t, a, iters);
-    };
-    for (const OpStmt &op : a.stmts) {
-      if (llvm::StringRef(op.op).ends_with("_init"))
-        continue;
-      llvm::SmallVector<mlir::Value> args;
-      if (op.op != "window" && op.op != "gather") // read where and as the op says
-        for (int t : op.ins)
-          args.push_back(read(t));
-      int out = op.outs[0];
-      if (llvm::StringRef(op.op).ends_with("_acc")) {
-        size_t r = std::find(reduced.begin(), reduced.end(), out) - reduced.begin();
-        accs[r] = scalars.accumulate(reductionOf(op.op), accs[r], args);
-        continue;
-      }
-      mlir::Value v;
-      if (op.op == "fill_constant")
-        v = scalars.constant(elementType(out), *op.value);
-      else if (op.op == "iota") // its value is its position
-        v = mlir::arith::IndexCastOp::create(b_, loc(), b_.getI64Type(),
-                                             idx_.expr(a.index.at(out)[0], iters));
-      else if (op.op == "concat")
-        v = concat(op, a, iters);
-      else if (op.op == "window")
-        v = window(op, a, iters);
-      else if (op.op == "gather")
-        v = gather(op, a, iters);
-      else
-        v = scalars.apply(op.op, args, elementType(out));
-      if (!v) {
-        failed_ = true;
-        emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
-            << "kernel " << op_.getSymName() << ": " << op.op << " on "
-            << (args.empty() ? elementType(out) : args[0].getType()) << " is not lowered yet";
-        return;
-      }
-      v = scalars.cast(v, elementType(out));
-      values[out] = v;
-      store(out, a, iters, v);
-    }
-    if (reduced.empty())
+    emitPoint(a, iters, [&](int t) -> mlir::Value & {
+      return accs[std::find(reduced.begin(), reduced.end(), t) - reduced.begin()];
+    });
+    if (failed_ || reduced.empty())
       return;
     if (padding) {
       mlir::scf::YieldOp::create(b_, loc(), accs);
@@ -987,6 +959,243 @@ private:
         a.schedule->mesh, loopCoords(a, block, thread ? idx_.c(0) : nullptr, idx_.c(0)), unused);
     for (size_t r = 0; r < reduced.size(); ++r)
       store(reduced[r], a, rowIters, results[r]);
+  }
+
+  /// The value of the point `iters` of `op` (not a reduction's), of its output's element
+  /// type; `args`: what it reads, for the ops that do not read where and as they say. Null
+  /// (and the kernel failed) for an op on a type the lowering does not take.
+  mlir::Value compute(const OpStmt &op, const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Value> iters,
+                      llvm::ArrayRef<mlir::Value> args) {
+    Scalars scalars(b_, loc());
+    int out = op.outs[0];
+    mlir::Value v;
+    if (op.op == "fill_constant")
+      v = scalars.constant(elementType(out), *op.value);
+    else if (op.op == "iota") // its value is its position
+      v = mlir::arith::IndexCastOp::create(b_, loc(), b_.getI64Type(),
+                                           idx_.expr(a.index.at(out)[0], iters));
+    else if (op.op == "concat")
+      v = concat(op, a, iters);
+    else if (op.op == "window")
+      v = window(op, a, iters);
+    else if (op.op == "gather")
+      v = gather(op, a, iters);
+    else
+      v = scalars.apply(op.op, args, elementType(out));
+    if (!v) {
+      failed_ = true;
+      emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
+          << "kernel " << op_.getSymName() << ": " << op.op << " on "
+          << (args.empty() ? elementType(out) : args[0].getType()) << " is not lowered yet";
+      return nullptr;
+    }
+    return scalars.cast(v, elementType(out));
+  }
+
+  /// Whether statement `a` is a lane reduction (sched::cpuLaneReductionSchedule): a CPU row
+  /// whose serial loop runs over the reduced dims (a static count) and whose vector loop
+  /// inside it over the anchor's last dim, each lane a result of its own.
+  bool laneReduction(const AnchoredMapStmt &a) const {
+    const std::vector<sched::LoopDescriptor> &loops = a.schedule->loops;
+    return !gpuModule_ && loops.size() == 3 && loops[0].type == sched::LoopType::S0x &&
+           loops[1].type == sched::LoopType::Temporal &&
+           loops[2].type == sched::LoopType::Vectorize && a.schedule->mesh.outputReduced(1) &&
+           !a.schedule->mesh.outputReduced(2) && !sched::holdsBatch(loops[1].size) &&
+           a.schedule->mesh.keepsLastDim();
+  }
+
+  /// Whether statement `a` is CPU elementwise work that reads windows with its vector loop
+  /// over the anchor's last dim, unpadded: its lanes are peeled (lanesPeeled).
+  bool injectiveLanes(const AnchoredMapStmt &a) const {
+    const std::vector<sched::LoopDescriptor> &loops = a.schedule->loops;
+    const auto &steps = a.schedule->mesh.steps();
+    bool windows = std::any_of(a.stmts.begin(), a.stmts.end(),
+                               [](const OpStmt &op) { return op.op == "window"; });
+    return !gpuModule_ && windows && loops.size() == 2 && loops[0].type == sched::LoopType::S0x &&
+           loops[1].type == sched::LoopType::Vectorize && !a.schedule->mesh.outputReduced(1) &&
+           a.schedule->mesh.keepsLastDim() &&
+           std::none_of(steps.begin(), steps.end(), [](const sched::ScheduleMesh::Step &step) {
+             return step.kind == sched::ScheduleMesh::Step::Kind::Padding;
+           });
+  }
+
+  /// Statement `a` at one point `iters`: its ops in order, each value stored where its tensor
+  /// lives; an `_acc` op combines into `acc(tensor)`, the accumulator its caller keeps.
+  void emitPoint(const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Value> iters,
+                 const std::function<mlir::Value &(int)> &acc) {
+    Scalars scalars(b_, loc());
+    std::map<int, mlir::Value> values;
+    auto read = [&](int t) {
+      auto it = values.find(t);
+      return it != values.end() ? it->second : load(t, a, iters);
+    };
+    for (const OpStmt &op : a.stmts) {
+      if (llvm::StringRef(op.op).ends_with("_init"))
+        continue;
+      llvm::SmallVector<mlir::Value> args;
+      if (op.op != "window" && op.op != "gather") // read where and as the op says
+        for (int t : op.ins)
+          args.push_back(read(t));
+      int out = op.outs[0];
+      if (llvm::StringRef(op.op).ends_with("_acc")) {
+        acc(out) = scalars.accumulate(reductionOf(op.op), acc(out), args);
+        continue;
+      }
+      mlir::Value v = compute(op, a, iters, args);
+      if (!v)
+        return;
+      values[out] = v;
+      store(out, a, iters, v);
+    }
+  }
+
+  /// A loop over lanes [begin, end), running `body` on each lane's index.
+  void forLanes(mlir::Value begin, mlir::Value end, const std::function<void(mlir::Value)> &body) {
+    auto loop = mlir::scf::ForOp::create(b_, loc(), begin, end, idx_.c(1));
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+
+  /// The `lanes` lanes of statement `a` (its anchor's last dim), peeled: the lanes whose
+  /// windows stay inside their inputs at every point of `atZero` (lane-0 anchor coordinates)
+  /// read them unchecked, contiguous vector loads; only those at the borders check, where a
+  /// clamped index would make every load a gather.
+  void lanesPeeled(const AnchoredMapStmt &a, llvm::ArrayRef<std::vector<mlir::Value>> atZero,
+                   mlir::Value lanes, const std::function<void(mlir::Value)> &body) {
+    int lane = static_cast<int>(a.dims.size()) - 1;
+    std::optional<std::pair<mlir::Value, mlir::Value>> interior =
+        interiorLanes(a, lane, atZero, lanes);
+    if (!interior)
+      return forLanes(idx_.c(0), lanes, body);
+    forLanes(idx_.c(0), interior->first, body);
+    uncheckedLane_ = lane;
+    forLanes(interior->first, interior->second, body);
+    uncheckedLane_ = -1;
+    forLanes(interior->second, lanes, body);
+  }
+
+  /// Elementwise statement `a` at `block` (injectiveLanes): its lanes, peeled.
+  void emitInjectiveLanes(const AnchoredMapStmt &a, mlir::Value block) {
+    mlir::Value unused; // the mesh pads nothing
+    auto at = [&](mlir::Value v) { return idx_.anchor(a.schedule->mesh, {block, v}, unused); };
+    lanesPeeled(a, {at(idx_.c(0))}, idx_.size(a.schedule->loops[1].size), [&](mlir::Value v) {
+      emitPoint(a, at(v), [&](int) -> mlir::Value & {
+        llvm_unreachable("an elementwise statement accumulates nothing");
+      });
+    });
+  }
+
+  /// A lane reduction at `block`, each lane's results accumulated over the reduced points
+  /// and stored once. A short reduction (a convolution's or a pooling's taps, up to
+  /// kUnrolledReduction points) runs inside the lane loop, unrolled, its accumulators in
+  /// registers: every tap's loads are contiguous in the lanes, which LLVM vectorizes. A long
+  /// one runs around the lane loop, the results accumulated in the output buffers in place
+  /// (scheduleKernel picks the schedule only where they are outputs).
+  void emitLaneReduction(const AnchoredMapStmt &a, mlir::Value block) {
+    constexpr int64_t kUnrolledReduction = 64;
+    Scalars scalars(b_, loc());
+    int64_t reduce = a.schedule->loops[1].size;
+    mlir::Value lanes = idx_.size(a.schedule->loops[2].size), unused; // the mesh pads nothing
+    auto at = [&](mlir::Value reduced, mlir::Value v) {
+      return idx_.anchor(a.schedule->mesh, {block, reduced, v}, unused);
+    };
+    auto identity = [&](int t) {
+      for (const OpStmt &op : a.stmts)
+        if (llvm::StringRef(op.op).ends_with("_init") && op.outs[0] == t)
+          return scalars.identity(reductionOf(op.op), elementType(t));
+      return mlir::Value();
+    };
+    if (reduce <= kUnrolledReduction) {
+      std::vector<std::vector<mlir::Value>> atZero;
+      for (int64_t r = 0; r < reduce; ++r)
+        atZero.push_back(at(idx_.c(r), idx_.c(0)));
+      return lanesPeeled(a, atZero, lanes, [&](mlir::Value v) {
+        std::map<int, mlir::Value> accs;
+        for (int64_t r = 0; r < reduce; ++r)
+          emitPoint(a, at(idx_.c(r), v), [&](int t) -> mlir::Value & {
+            mlir::Value &acc = accs[t];
+            if (!acc)
+              acc = identity(t);
+            return acc;
+          });
+        std::vector<mlir::Value> iters = at(idx_.c(0), v);
+        for (auto &[t, acc] : accs)
+          store(t, a, iters, acc);
+      });
+    }
+    forLanes(idx_.c(0), lanes, [&](mlir::Value v) {
+      std::vector<mlir::Value> iters = at(idx_.c(0), v);
+      for (const OpStmt &op : a.stmts)
+        if (llvm::StringRef(op.op).ends_with("_init"))
+          store(op.outs[0], a, iters, identity(op.outs[0]));
+    });
+    auto reduced = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), idx_.c(reduce), idx_.c(1));
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(reduced.getBody());
+    mlir::Value r = reduced.getInductionVar();
+    lanesPeeled(a, {at(r, idx_.c(0))}, lanes, [&](mlir::Value v) {
+      std::vector<mlir::Value> iters = at(r, v);
+      std::map<int, mlir::Value> accs; // loaded, accumulated, stored back
+      emitPoint(a, iters, [&](int t) -> mlir::Value & {
+        mlir::Value &acc = accs[t];
+        if (!acc)
+          acc = load(t, a, iters);
+        return acc;
+      });
+      for (auto &[t, acc] : accs)
+        store(t, a, iters, acc);
+    });
+  }
+
+  /// Whether dim `d` of a window's input may be read outside it (its index expression `e`
+  /// ranges beyond the dim over statement `a`'s space): such a read checks, the padding value
+  /// outside. The batch and channels never leave.
+  bool windowMayLeave(const AnchoredMapStmt &a, int x, size_t d, const Expr &e) {
+    auto [lo, hi] = valueRange(e, a.space);
+    return d >= 2 && (lo < 0 || hi >= kernel_.tensors[x].shape[d]);
+  }
+
+  /// The lanes [begin, end) of statement `a` (its anchor iterator `lane`, `lanes` of them)
+  /// where no window of it reads outside its input at any of the points whose lane-0 anchor
+  /// coordinates are `atZero`; nullopt when its windows do not move with the lane, or not
+  /// linearly.
+  std::optional<std::pair<mlir::Value, mlir::Value>>
+  interiorLanes(const AnchoredMapStmt &a, int lane, llvm::ArrayRef<std::vector<mlir::Value>> atZero,
+                mlir::Value lanes) {
+    mlir::Value begin = idx_.c(0), end = lanes;
+    bool moves = false;
+    for (const std::vector<mlir::Value> &point : atZero)
+      for (const OpStmt &op : a.stmts) {
+        if (op.op != "window")
+          continue;
+        const std::vector<Expr> &exprs = a.index.at(op.ins[0]);
+        for (size_t d = 0; d < exprs.size(); ++d) {
+          std::optional<int64_t> c = linearCoefficient(exprs[d], lane);
+          if (!windowMayLeave(a, op.ins[0], d, exprs[d]) || c == 0)
+            continue;
+          if (!c || *c < 0)
+            return std::nullopt;
+          // 0 <= c * lane + first < size
+          mlir::Value first = idx_.expr(exprs[d], point), step = idx_.c(*c);
+          mlir::Value from = mlir::arith::CeilDivSIOp::create(
+              b_, loc(), mlir::arith::SubIOp::create(b_, loc(), idx_.c(0), first), step);
+          mlir::Value to =
+              idx_.add(mlir::arith::FloorDivSIOp::create(
+                           b_, loc(),
+                           mlir::arith::SubIOp::create(
+                               b_, loc(), idx_.c(kernel_.tensors[op.ins[0]].shape[d] - 1), first),
+                           step),
+                       idx_.c(1));
+          begin = mlir::arith::MaxSIOp::create(b_, loc(), begin, from);
+          end = mlir::arith::MinSIOp::create(b_, loc(), end, to);
+          moves = true;
+        }
+      }
+    if (!moves)
+      return std::nullopt;
+    begin = mlir::arith::MinSIOp::create(b_, loc(), begin, lanes);
+    return std::make_pair(begin, mlir::arith::MaxSIOp::create(b_, loc(), begin, end).getResult());
   }
 
   /// The `_acc` statement of `a` that accumulates into tensor `t`.
@@ -1055,10 +1264,10 @@ private:
     mlir::Value inside;
     for (size_t d = 0; d < exprs.size(); ++d) {
       mlir::Value i = idx_.expr(exprs[d], iters);
-      // A spatial index that cannot leave the input (no padding on that side) is read
-      // directly: contiguous taps stay vector loads.
-      auto [lo, hi] = valueRange(exprs[d], a.space);
-      if (d >= 2 && (lo < 0 || hi >= kernel_.tensors[x].shape[d])) {
+      // A spatial index that cannot leave the input (no padding on that side, or a lane of
+      // the interior: interiorLanes) is read directly: contiguous taps stay vector loads.
+      if (windowMayLeave(a, x, d, exprs[d]) &&
+          !(uncheckedLane_ >= 0 && linearCoefficient(exprs[d], uncheckedLane_).value_or(0) > 0)) {
         mlir::Value size = idx_.c(kernel_.tensors[x].shape[d]);
         // A negative index is a huge unsigned one: one unsigned compare checks both ends.
         mlir::Value ok =
@@ -1107,6 +1316,9 @@ private:
   std::map<int, std::vector<bool>> sharedRowDims_; // shared tensors: which dims are the row
   llvm::StringRef testingBreak_;
   bool failed_ = false;
+  /// The anchor iterator of the lanes being emitted whose windows stay inside their inputs
+  /// (interiorLanes), -1 outside such a loop.
+  int uncheckedLane_ = -1;
 };
 
 struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExprToLoopsPass> {

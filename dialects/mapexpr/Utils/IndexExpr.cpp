@@ -500,6 +500,39 @@ std::pair<int64_t, int64_t> valueRange(const Expr &e, const std::vector<int64_t>
   return {0, 0};
 }
 
+std::optional<int64_t> linearCoefficient(const Expr &e, int id) {
+  using K = IndexExpr::Kind;
+  switch (e->kind()) {
+  case K::Iter:
+    return e->id() == id ? 1 : 0;
+  case K::Const:
+    return 0;
+  case K::Affine: {
+    std::optional<int64_t> c = linearCoefficient(e->items()[0], id);
+    return c ? std::optional<int64_t>(*c * e->mul()) : std::nullopt;
+  }
+  case K::Dot: { // sum of item * the product of the dims after it
+    int64_t total = 0, stride = 1;
+    for (size_t i = e->items().size(); i-- > 0;) {
+      std::optional<int64_t> c = linearCoefficient(e->items()[i], id);
+      if (!c)
+        return std::nullopt;
+      total += *c * stride;
+      stride *= e->dims()[i];
+    }
+    return total;
+  }
+  case K::UnDot:
+    return linearCoefficient(e->items()[0], id) == 0 ? std::optional<int64_t>(0) : std::nullopt;
+  case K::Sum: {
+    std::optional<int64_t> a = linearCoefficient(e->items()[0], id),
+                           b = linearCoefficient(e->items()[1], id);
+    return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
+  }
+  }
+  return std::nullopt;
+}
+
 int maxIterator(const Expr &e) {
   int m = e->kind() == IndexExpr::Kind::Iter ? e->id() : -1;
   for (const Expr &item : e->items())

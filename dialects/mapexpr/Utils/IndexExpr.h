@@ -78,6 +78,9 @@ int maxIterator(const Expr &e);
 /// The smallest and largest values of `e` with each iterator i in [0, sizes[i]) (a bound:
 /// components of an undot count as their whole range).
 std::pair<int64_t, int64_t> valueRange(const Expr &e, const std::vector<int64_t> &sizes);
+/// The c with e = c * i<id> + terms without i<id>, or nullopt when e is not linear in i<id>
+/// (i<id> inside an UnDot).
+std::optional<int64_t> linearCoefficient(const Expr &e, int id);
 
 /// "IndexDot([e0, e1], [d0, d1])" of a whole tensor index (rank 1 prints the expression).
 std::string flatIndexStr(const std::vector<Expr> &index, const std::vector<int64_t> &shape);

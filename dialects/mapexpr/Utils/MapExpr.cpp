@@ -71,12 +71,12 @@ std::string Kernel::str(bool indexDetail) const {
 }
 
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
-                                      int64_t vector) {
+                                      int64_t vector, bool windows) {
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const sched::ScheduleDim &d) { return d.reduced; });
   return catchCodedError([&] {
     if (target == Target::Cpu)
-      return sched::cpuSchedule(dims);
+      return sched::cpuSchedule(dims, windows ? 4 : 8);
     if (!reduction && sched::anyHoldsBatch(dims)) {
       // Rows of the innermost static dim, a block each, the dims that hold s0 first (the
       // flat, padded mesh would read s0 in its mask). A tensor whose last dim holds s0 (the
@@ -252,6 +252,16 @@ bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
       }
   return true;
 }
+/// Whether every tensor that `k` reduces into is an output of the kernel: a vector of a row's
+/// results can then be accumulated where it is stored (cpuLaneReductionSchedule).
+bool accumulatesInOutputs(const Kernel &k) {
+  for (const AnchoredMapStmt &a : k.stmts)
+    for (const OpStmt &op : a.stmts)
+      if (op.op.size() > 5 && op.op.compare(op.op.size() - 5, 5, "_init") == 0 &&
+          std::find(k.outputs.begin(), k.outputs.end(), op.outs[0]) == k.outputs.end())
+        return false;
+  return true;
+}
 } // namespace
 
 std::optional<KernelRows> kernelRows(const Kernel &k) {
@@ -292,12 +302,22 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
       for (int t : *buffers)
         widest = std::max(widest, k.tensors[t].elementBytes);
     for (AnchoredMapStmt &a : k.stmts) {
-      Expected<sched::Schedule> s = scheduleFor(a.dims, target, sched::gpuVectorElements(widest));
+      bool windows = std::any_of(a.stmts.begin(), a.stmts.end(),
+                                 [](const OpStmt &op) { return op.op == "window"; });
+      Expected<sched::Schedule> s =
+          scheduleFor(a.dims, target, sched::gpuVectorElements(widest), windows);
       if (!s)
         return s.error();
       a.schedule = *s;
     }
     return std::monostate();
+  }
+  if (target == Target::Cpu && k.stmts.size() == 1 && accumulatesInOutputs(k)) {
+    std::optional<sched::Schedule> lanes = sched::cpuLaneReductionSchedule(k.stmts[0].dims);
+    if (lanes) {
+      k.stmts[0].schedule = *lanes;
+      return std::monostate();
+    }
   }
   const std::vector<std::vector<int>> &rows = kr->iterators;
   int64_t rowCount = kr->count, threads = 0;

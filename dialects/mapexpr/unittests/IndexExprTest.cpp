@@ -125,3 +125,27 @@ TEST_CASE("a value range holds every value the expression takes", "[mapexpr][ind
   CHECK(valueRange(parsed("[IndexSum(i2, i0)]")[0], sizes) == std::pair<int64_t, int64_t>{0, 6});
   CHECK(valueRange(parsed("[IndexSum(i2, (i0 - 1))]")[0], sizes).first == -1);
 }
+
+TEST_CASE("a linear coefficient is the step of an expression along one iterator",
+          "[mapexpr][index]") {
+  // i0 in [0, 3), i1 in [0, 4), i2 in [0, 5); the coefficient c of i2 where there is one:
+  // e(i2 + 1) - e(i2) == c at every point.
+  const std::vector<std::pair<const char *, std::optional<int64_t>>> cases = {
+      {"[IndexSum((i2 * 2), (i0 - 1))]", 2},
+      {"[(i1 * -3 + 7)]", 0},
+      {"[IndexDot([i0, i2], [3, 5])]", 1},
+      {"[IndexDot([i2, i1], [5, 4])]", 4},
+      {"[ListGetItem(IndexUnDot(IndexDot([i1, i2], [4, 5]), [2, 10]), 1)]", std::nullopt},
+      {"[ListGetItem(IndexUnDot(IndexDot([i0, i1], [3, 4]), [2, 6]), 1)]", 0},
+  };
+  for (const auto &[text, coefficient] : cases) {
+    Expr e = parsed(text)[0];
+    INFO(e->str());
+    CHECK(linearCoefficient(e, 2) == coefficient);
+    if (coefficient)
+      for (int64_t a = 0; a < 3; ++a)
+        for (int64_t b = 0; b < 4; ++b)
+          for (int64_t c = 0; c + 1 < 5; ++c)
+            CHECK(e->eval({a, b, c + 1}) - e->eval({a, b, c}) == *coefficient);
+  }
+}

@@ -36,6 +36,17 @@ ScheduleMesh::ScheduleMesh(std::vector<ScheduleDim> dims) : input_(std::move(dim
   text_ += "]";
 }
 
+bool ScheduleMesh::keepsLastDim() const {
+  if (input_.empty())
+    return false;
+  for (const Step &step : steps_)
+    if (step.after.empty() || step.before.back() != step.after.back() ||
+        (step.kind == Step::Kind::Transpose &&
+         step.perm.back() != static_cast<int64_t>(step.perm.size()) - 1))
+      return false;
+  return true;
+}
+
 int64_t ScheduleMesh::inputNumElements() const {
   int64_t n = 1;
   for (const ScheduleDim &d : input_)
@@ -379,7 +390,7 @@ std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims) {
   return perm;
 }
 
-Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, int64_t minRow) {
   ScheduleMesh base(dims);
   constexpr int64_t kVector = 8;
   bool reduction =
@@ -403,13 +414,39 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims) {
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
   int64_t inner = dims.empty() ? 1 : dims[order.back()].size;
-  if (dims.size() > 1 && (holdsBatch(inner) || inner >= kVector || batch)) {
+  if (dims.size() > 1 && (holdsBatch(inner) || inner >= minRow || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }
   ScheduleMesh m = batch ? base.reshape({n, 1})
                          : base.reshape({n}).roundUpPadding({kVector}).reshape({-1, kVector});
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
+}
+
+std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> &dims) {
+  // Shorter rows (a 7x7 feature map's) gain too: the lanes' loop holds the unrolled taps.
+  constexpr int64_t kMinLanes = 4;
+  if (dims.empty() || dims.back().reduced || dims.back().size < kMinLanes ||
+      holdsBatch(dims.back().size))
+    return std::nullopt;
+  std::vector<int64_t> perm;
+  int64_t rows = 1, reduce = 1;
+  for (bool reduced : {false, true})
+    for (int64_t i : batchFirst(dims))
+      if (dims[i].reduced == reduced && i + 1 != static_cast<int64_t>(dims.size())) {
+        if (reduced && holdsBatch(dims[i].size))
+          return std::nullopt;
+        perm.push_back(i);
+        (reduced ? reduce : rows) *= dims[i].size;
+      }
+  if (reduce == 1)
+    return std::nullopt;
+  perm.push_back(static_cast<int64_t>(dims.size()) - 1);
+  ScheduleMesh m(dims);
+  if (!std::is_sorted(perm.begin(), perm.end()))
+    m = m.transpose(perm);
+  m = m.reshape({rows, reduce, dims.back().size});
+  return Schedule{m, loopDescriptors(m, {LoopType::S0x, LoopType::Temporal, LoopType::Vectorize})};
 }
 
 bool padsBatch(const ScheduleMesh &mesh) {

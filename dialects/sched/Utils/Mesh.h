@@ -83,6 +83,9 @@ public:
   size_t outputRank() const { return shape_.size(); }
   /// Whether output dim `i` holds only reduced input dims (a reduction loop).
   bool outputReduced(size_t i) const { return reduced_[i]; }
+  /// Whether the last output dim is the last input dim, untouched: every step keeps it last
+  /// and whole (a row-major reshape that keeps the last extent keeps its coordinate).
+  bool keepsLastDim() const;
   int64_t inputNumElements() const;
   int64_t outputNumElements() const;
   /// "[I(64), R(128)].transpose([1, 0]).reshape([-1, 128])"
@@ -165,11 +168,21 @@ Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims);
 /// CPU: rows on the outer parallel loop; within a row a serial (reduction) or vector loop.
 Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows);
+/// CPU policy for a reduction whose innermost dimension is injective (a depthwise
+/// convolution's or a pooling's taps [N, C, KH, KW, OH, OW], `x.sum(1)` of [B, T, C]): rows of
+/// the other injective dims on the parallel loop, the reduced dims a serial loop, and inside
+/// it a vector loop over the innermost dim, [rows, reduce, inner] -> S0x, Temporal, Vectorize.
+/// Each row's results are a vector accumulated in place, read and written contiguously, where
+/// cpuSchedule's rows would walk the reduced dims with a stride. Nullopt where it does not
+/// apply: the innermost dim reduced, shorter than 4 or holding s0, or s0 reduced.
+std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> &dims);
 /// CPU policy: an injective space runs its innermost dimension as the inner vector loop
 /// (contiguous elements) and the rest on the outer parallel loop (S0x), or, when the innermost
 /// dimension is shorter than a vector and the space holds no batch, flat chunks of 8; with
 /// reduced dims, rows run in parallel and each row's reduction is a serial Temporal loop.
-Schedule cpuSchedule(const std::vector<ScheduleDim> &dims);
+/// `minRow` is the shortest innermost dimension that runs as rows: a statement that reads
+/// windows gives 4, since flat chunks would compute every element's window coordinates.
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, int64_t minRow = 8);
 
 /// Whether a step of `mesh` pads a dim that holds s0 (its mask would compare with the
 /// stand-in kBatchRows, not the call's s0).

@@ -155,6 +155,35 @@ TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", 
         "blockIdx.x=0..4, t0=0..6");
 }
 
+TEST_CASE("the CPU runs a reduction whose innermost dim is injective as lanes", "[sched][policy]") {
+  using D = ScheduleDim;
+  // A depthwise convolution's taps [N, C, KH, KW, OH, OW]: rows of (n, c, oh), the taps, the
+  // output row's lanes; the last dim stays the mesh's last.
+  std::optional<Schedule> dw =
+      cpuLaneReductionSchedule({D::injective(2), D::injective(4), D::reducedDim(3),
+                                D::reducedDim(3), D::injective(8), D::injective(16)});
+  REQUIRE(dw);
+  CHECK(loops(*dw) == "blockIdx.x=0..64, t0=0..9, v1=0..16");
+  CHECK(dw->mesh.keepsLastDim());
+  // x.sum(1) of [B, T, C] needs no transpose.
+  std::optional<Schedule> middle =
+      cpuLaneReductionSchedule({D::injective(4), D::reducedDim(128), D::injective(16)});
+  REQUIRE(middle);
+  CHECK(middle->mesh.str() == "[I(4), R(128), I(16)].reshape([4, 128, 16])");
+  // Not for a reduced or short innermost dim, nor one or a reduced dim holding s0.
+  CHECK_FALSE(cpuLaneReductionSchedule({D::injective(4), D::reducedDim(16)}));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(16), D::injective(3)}));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(16), D::injective(kBatchRows)}));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(kBatchRows), D::injective(16)}));
+  CHECK(cpuLaneReductionSchedule({D::injective(kBatchRows), D::reducedDim(3), D::injective(16)}));
+  // Rows of a short innermost dim where the caller asks (a statement reading windows).
+  CHECK(loops(cpuSchedule({D::injective(64), D::injective(7)}, 4)) == "blockIdx.x=0..64, v0=0..7");
+  // keepsLastDim: a transpose that moves it, a reshape that splits it.
+  CHECK_FALSE(mesh({D::injective(4), D::injective(8)}).transpose({1, 0}).keepsLastDim());
+  CHECK_FALSE(mesh({D::injective(4), D::injective(8)}).reshape({8, 4}).keepsLastDim());
+  CHECK(mesh({D::injective(4), D::injective(2), D::injective(8)}).reshape({8, 8}).keepsLastDim());
+}
+
 TEST_CASE("loop coordinates map back to anchor coordinates", "[sched]") {
   // Every point of the anchor space is reached exactly once; padding maps to nothing.
   for (const Schedule &s :

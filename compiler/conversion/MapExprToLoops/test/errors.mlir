@@ -32,3 +32,21 @@ mapexpr.kernel @complex(%x: tensor<8xcomplex<f32>> {mapexpr.name = "x"}) -> tens
   }
   mapexpr.return %y : tensor<8xcomplex<f32>>
 }
+
+// -----
+
+// A lane reduction (sched::cpuLaneReductionSchedule) keeps its results in its outputs; one
+// into what a later statement reads is refused (the schedule policy never makes it).
+// expected-error @+1 {{E4002: kernel lane_into_shared: a lane reduction accumulates in its outputs, and s is shared}}
+mapexpr.kernel @lane_into_shared(%x: tensor<4x128x16xf32> {mapexpr.name = "x"}) -> tensor<4x16xf32> {
+  %s = mapexpr.tensor "s" : tensor<4x16xf32>
+  %y = mapexpr.tensor "y" : tensor<4x16xf32>
+  mapexpr.anchored %x : tensor<4x128x16xf32> attributes {dims = [#sched.injective<4>, #sched.reduced<128>, #sched.injective<16>], loops = [#sched.loop<S0x, 4>, #sched.loop<Temporal, 128>, #sched.loop<Vectorize, 16>], mesh = #sched.mesh<[#sched.injective<4>, #sched.reduced<128>, #sched.injective<16>], [#sched.reshape<[4, 128, 16]>]>} {
+    mapexpr.op "reduce_sum_init" outs(%s : tensor<4x16xf32>) {indices = [#mapexpr.index<[i0, i2]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<4x16xf32>) ins(%x : tensor<4x128x16xf32>) {indices = [#mapexpr.index<[i0, i2]>, #mapexpr.index<[i0, i1, i2]>]}
+  }
+  mapexpr.anchored %y : tensor<4x16xf32> attributes {dims = [#sched.injective<4>, #sched.injective<16>], loops = [#sched.loop<S0x, 4>, #sched.loop<Vectorize, 16>], mesh = #sched.mesh<[#sched.injective<4>, #sched.injective<16>], [#sched.reshape<[4, 16]>]>} {
+    mapexpr.op "exp" outs(%y : tensor<4x16xf32>) ins(%s : tensor<4x16xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+  }
+  mapexpr.return %y : tensor<4x16xf32>
+}
