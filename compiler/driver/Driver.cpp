@@ -124,20 +124,6 @@ pipelines::PipelineOptions withGpuIndexBits(mlir::ModuleOp module,
 }
 } // namespace
 
-namespace {
-/// The most the dynamic size may be: the least of the `<= N` guards on it (an input's bound,
-/// a static table sliced to it), 0 for none.
-int64_t dynamicSizeBound(const frontend::Translation &translation) {
-  int64_t bound = 0;
-  for (const frontend::Guard &g : translation.guards)
-    if (g.kind == frontend::Guard::Kind::Batch && g.expected.rfind("<= ", 0) == 0) {
-      int64_t n = std::stoll(g.expected.substr(3));
-      bound = bound ? std::min(bound, n) : n;
-    }
-  return bound;
-}
-} // namespace
-
 mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const std::string &path,
                                                const pipelines::PipelineOptions &options,
                                                pipelines::Phase upTo, FrontendResult *frontend,
@@ -154,7 +140,7 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
     result.translation = translateTrace(result.trace, options);
     module = frontend::emitSir(result.translation, context);
   }
-  traced.dynamicSizeMax = dynamicSizeBound(result.translation);
+  traced.dynamicSizeMax = result.translation.dynamicSizeMax;
   if (frontend)
     *frontend = std::move(result);
   using pipelines::Phase;

@@ -76,18 +76,25 @@ void Executor::failOnDynamicSize(const VarPtr &v, Frame &f) {
          f);
 }
 
+namespace {
+// The APIs that take sizes as their arguments: reshapes, expands, and what makes a tensor of
+// a shape.
+const std::set<std::string> kReshapes = {"paddle.reshape", "Tensor.reshape", "torch.reshape",
+                                         "torch.Tensor.reshape", "torch.Tensor.view"};
+const std::set<std::string> kExpands = {"paddle.expand", "Tensor.expand", "paddle.broadcast_to",
+                                        "torch.broadcast_to", "torch.Tensor.expand"};
+const std::set<std::string> kCreations = {
+    "torch.arange", "paddle.arange", "torch.zeros", "torch.ones",   "torch.full",
+    "torch.empty",  "torch.rand",    "torch.randn", "paddle.zeros", "paddle.ones",
+    "paddle.full",  "paddle.empty",  "paddle.rand", "paddle.randn"};
+} // namespace
+
 void Executor::refuseComputedSizes(Frame &f, const std::string &opName,
                                    const std::vector<VarPtr> &args) {
-  static const std::set<std::string> sizes = {
-      "paddle.reshape",     "Tensor.reshape",      "torch.reshape", "torch.Tensor.reshape",
-      "torch.Tensor.view",  "paddle.expand",       "Tensor.expand", "paddle.broadcast_to",
-      "torch.broadcast_to", "torch.Tensor.expand", "torch.arange",  "paddle.arange",
-      "torch.zeros",        "torch.ones",          "torch.full",    "torch.empty",
-      "torch.rand",         "torch.randn",         "paddle.zeros",  "paddle.ones",
-      "paddle.full",        "paddle.empty",        "paddle.rand",   "paddle.randn"};
+  bool takesSizes = kReshapes.count(opName) || kExpands.count(opName) || kCreations.count(opName);
   std::function<bool(const VarPtr &, bool)> computed = [&](const VarPtr &v, bool item) {
     if (v->isTensor())
-      return v->ofDynamicSize && (item || sizes.count(opName));
+      return v->ofDynamicSize && (item || takesSizes);
     return (v->kind == K::Tuple || v->kind == K::List || v->kind == K::Slice) &&
            std::any_of(v->items.begin(), v->items.end(),
                        [&](const VarPtr &i) { return computed(i, true); });
@@ -108,12 +115,6 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
       std::none_of(kwargs.begin(), kwargs.end(),
                    [](const auto &kw) { return holdsDynamicSize(kw.second); }))
     return;
-  static const std::set<std::string> reshapes = {"paddle.reshape", "Tensor.reshape",
-                                                 "torch.reshape", "torch.Tensor.reshape",
-                                                 "torch.Tensor.view"};
-  static const std::set<std::string> expands = {"paddle.expand", "Tensor.expand",
-                                                "paddle.broadcast_to", "torch.broadcast_to",
-                                                "torch.Tensor.expand"};
   auto refuse = [&] {
     fail(DiagCode::FrontendHostInteraction,
          "passing a dynamic dimension's size to " + opName +
@@ -133,8 +134,8 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     args = {makeConst(PyConst::ofInt(ops::kBatchSize), {args.back()})};
     return;
   }
-  bool expand = expands.count(opName);
-  if ((!reshapes.count(opName) && !expand) || !kwargs.empty() || args.size() < 2 ||
+  bool expand = kExpands.count(opName);
+  if ((!kReshapes.count(opName) && !expand) || !kwargs.empty() || args.size() < 2 ||
       args[0]->kind != K::Tensor)
     refuse();
   // The target shape: one sequence, or the sizes themselves (x.view(B, -1)).
@@ -194,7 +195,10 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     std::copy(target.begin(), target.end(), args.begin() + 1);
 }
 
-void Executor::guardBatch(const std::string &expected, const SourceLoc &loc) {
+void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc) {
+  if (std::string(relation) == "<=")
+    dynamicSizeMax_ = dynamicSizeMax_ ? std::min(dynamicSizeMax_, k) : k;
+  std::string expected = std::string(relation) + " " + std::to_string(k);
   if (std::none_of(batchGuards_.begin(), batchGuards_.end(),
                    [&](const auto &g) { return g.first == expected; }))
     batchGuards_.push_back({expected, loc});
@@ -228,7 +232,7 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
       // x[:, -k] and x[:, [-k]] of a dimension of s0: s0 must reach k from its end.
       int64_t p = (list ? k->items[0] : k)->constant.intValue;
       if (p < -1)
-        guardBatch(">= " + std::to_string(-p), locOf(f));
+        guardBatch(">=", -p, locOf(f));
     }
     bool unitStep =
         k->kind == K::Slice &&
@@ -243,7 +247,7 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
         fail(DiagCode::FrontendHostInteraction,
              "a slice up to a dynamic dimension's size is compiled from 0 with step 1 only", f);
       if (!dynamic && (batchMax_ == 0 || batchMax_ > shape[at]))
-        guardBatch("<= " + std::to_string(shape[at]), locOf(f));
+        guardBatch("<=", shape[at], locOf(f));
       k = makeSequence(
           K::Slice,
           {k->items[0], makeConst(PyConst::ofInt(ops::kBatchSize), {k->items[1]}), k->items[2]},
@@ -255,7 +259,7 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
       // Static positions of a dimension of s0 (x[:, 0], x[:, :4]): s0 must reach them.
       int64_t end = isInt(k) ? k->constant.intValue + 1 : k->items[1]->constant.intValue;
       if (end > 1)
-        guardBatch(">= " + std::to_string(end), locOf(f));
+        guardBatch(">=", end, locOf(f));
     }
   }
   if (changed)

@@ -461,8 +461,7 @@ ExecState Executor::start() {
       for (const trace::Dim &d : input.value().tensor().dims())
         if (d.dynamic() && d.max() > 0 && (batchMax_ == 0 || d.max() < batchMax_)) {
           batchMax_ = d.max();
-          batchGuards_.push_back({"<= " + std::to_string(d.max()),
-                                  {code.filename(), static_cast<int>(code.firstlineno())}});
+          guardBatch("<=", d.max(), {code.filename(), static_cast<int>(code.firstlineno())});
         }
     value->parameter = input.name();
     value->passedRepr = value->repr();

@@ -154,6 +154,9 @@ public:
   /// The decisions taken on the dynamic batch's size, as what it keeps (`>= 2`, `!= 4`) and
   /// the line that decided.
   const std::vector<std::pair<std::string, SourceLoc>> &batchGuards() const { return batchGuards_; }
+  /// The least bound a `<=` batch guard gives s0 (an input's ?<=N, a slice of a static table
+  /// to it), 0 for none: what the code generators may assume of it.
+  int64_t dynamicSizeMax() const { return dynamicSizeMax_; }
   void consume(const VarPtr &v, const SourceLoc &loc);
   /// "paddle" or "torch": the framework whose tensor methods and dtype names apply.
   const std::string &framework() const { return framework_; }
@@ -234,8 +237,9 @@ private:
   /// the first s0 elements (the end becomes ops::kBatchSize, `<= N` guarded on a static dim);
   /// static positions of a dim of s0 (x[:, 0], x[:, :4]) guard s0 to reach them (`>= end`).
   void indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args);
-  /// A guard of kind batch on the dynamic size (`>= 2`, `<= 64`), once per expectation.
-  void guardBatch(const std::string &expected, const SourceLoc &loc);
+  /// A guard of kind batch on the dynamic size, `s0 relation k` (`>= 2`, `<= 64`, `!= 1`),
+  /// once per expectation; `<=` bounds s0 (dynamicSizeMax).
+  void guardBatch(const char *relation, int64_t k, const SourceLoc &loc);
   void passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
@@ -345,6 +349,7 @@ private:
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::vector<std::pair<std::string, SourceLoc>> batchGuards_;
   int64_t batchMax_ = 0; // the bound an input spec gave the batch (?<=N), 0 for none
+  int64_t dynamicSizeMax_ = 0;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
   // Each argument the program may change (tensor, list, dict) and its items and keys as

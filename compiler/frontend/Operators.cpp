@@ -444,12 +444,11 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   // The outcome that keeps every size but a few, guarded: B == k and B < k are false
   // (B != k, B >= k), B != k and B > k true. Sizes below 1 never run.
   bool holds = op == "!=" || op == ">" || op == ">=";
-  std::string kept = (op == "==" || op == "!=") ? "!= " + std::to_string(k)
-                     : op == "<" || op == ">="  ? ">= " + std::to_string(k)
-                                                : ">= " + std::to_string(k + 1);
-  bool restricts = (op == "==" || op == "!=") ? k >= 1 : op == "<" || op == ">=" ? k > 1 : k >= 1;
+  bool equality = op == "==" || op == "!=";
+  int64_t kept = equality || op == "<" || op == ">=" ? k : k + 1;
+  bool restricts = equality ? k >= 1 : op == "<" || op == ">=" ? k > 1 : k >= 1;
   if (restricts)
-    guardBatch(kept, locOf(f));
+    guardBatch(equality ? "!=" : ">=", kept, locOf(f));
   return makeConst(PyConst::ofBool(holds), {a, b});
 }
 

@@ -390,6 +390,7 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
         break;
       }
     }
+  t.dynamicSizeMax = ex.dynamicSizeMax();
   return t;
 }
 

@@ -197,6 +197,8 @@ void readPlan(const Json &j, Segment &s) {
   for (const Json &step : j.at("steps"))
     s.steps.push_back(stepOf(step));
   // A kernel of a tensor of the dynamic size takes the call's s0 (as one over it inside).
+  // sotc writes `takes_s0` on every such kernel; artifacts from before the flag existed say
+  // it only through their buffers, and a kernel called without its s0 would crash.
   std::set<std::string> dynamic;
   for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
     for (const Buffer &b : *list)
