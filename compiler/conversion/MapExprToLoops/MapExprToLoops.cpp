@@ -107,10 +107,19 @@ public:
 
   /// acc (+) the statement's contribution at this point.
   /// Float sums and products may reassociate (fastmath<reassoc>): a reduction's order is
-  /// not the program's to observe, and it lets the CPU vectorize the row loop.
+  /// not the program's to observe, and it lets the CPU vectorize the row loop. `fuse`: a
+  /// float sum of products (a convolution's taps, a matmul's) is one fused multiply-add per
+  /// point, for an accumulator of its own (a lane's; a row loop's reduction would no longer
+  /// vectorize as one).
   mlir::Value accumulate(const std::string &reduction, mlir::Value acc,
-                         llvm::ArrayRef<mlir::Value> args) {
+                         llvm::ArrayRef<mlir::Value> args, bool fuse = false) {
     mlir::Value x = cast(args[0], acc.getType());
+    if (fuse && isFloat(acc) && (reduction == "matmul" || reduction == "reduce_sum")) {
+      if (reduction == "matmul")
+        return mlir::math::FmaOp::create(b_, loc_, x, cast(args[1], acc.getType()), acc);
+      if (auto product = x.getDefiningOp<mlir::arith::MulFOp>())
+        return mlir::math::FmaOp::create(b_, loc_, product.getLhs(), product.getRhs(), acc);
+    }
     if (reduction == "matmul")
       x = binary("multiply", x, cast(args[1], acc.getType()));
     if (!isFloat(acc) ||
@@ -1020,9 +1029,10 @@ private:
   }
 
   /// Statement `a` at one point `iters`: its ops in order, each value stored where its tensor
-  /// lives; an `_acc` op combines into `acc(tensor)`, the accumulator its caller keeps.
+  /// lives; an `_acc` op combines into `acc(tensor)`, the accumulator its caller keeps (`fuse`:
+  /// sums of products as fused multiply-adds, Scalars::accumulate).
   void emitPoint(const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Value> iters,
-                 const std::function<mlir::Value &(int)> &acc) {
+                 const std::function<mlir::Value &(int)> &acc, bool fuse = false) {
     Scalars scalars(b_, loc());
     std::map<int, mlir::Value> values;
     auto read = [&](int t) {
@@ -1038,7 +1048,7 @@ private:
           args.push_back(read(t));
       int out = op.outs[0];
       if (llvm::StringRef(op.op).ends_with("_acc")) {
-        acc(out) = scalars.accumulate(reductionOf(op.op), acc(out), args);
+        acc(out) = scalars.accumulate(reductionOf(op.op), acc(out), args, fuse);
         continue;
       }
       mlir::Value v = compute(op, a, iters, args);
@@ -1110,18 +1120,34 @@ private:
       std::vector<std::vector<mlir::Value>> atZero;
       for (int64_t r = 0; r < reduce; ++r)
         atZero.push_back(at(idx_.c(r), idx_.c(0)));
+      // Each lane keeps kChains partial results, the points dealt round-robin, combined at
+      // the end: one chain of dependent multiply-adds per lane would wait on each one's
+      // latency where a short row (a 14-wide map's) has too few vectors to hide it.
+      constexpr int64_t kChains = 4;
       return lanesPeeled(a, atZero, lanes, [&](mlir::Value v) {
-        std::map<int, mlir::Value> accs;
+        std::map<int, std::vector<mlir::Value>> accs; // per tensor, its chains
         for (int64_t r = 0; r < reduce; ++r)
-          emitPoint(a, at(idx_.c(r), v), [&](int t) -> mlir::Value & {
-            mlir::Value &acc = accs[t];
-            if (!acc)
-              acc = identity(t);
-            return acc;
-          });
+          emitPoint(
+              a, at(idx_.c(r), v),
+              [&](int t) -> mlir::Value & {
+                std::vector<mlir::Value> &chains = accs[t];
+                chains.resize(std::min(kChains, reduce));
+                mlir::Value &acc = chains[r % kChains];
+                if (!acc)
+                  acc = identity(t);
+                return acc;
+              },
+              /*fuse=*/true);
         std::vector<mlir::Value> iters = at(idx_.c(0), v);
-        for (auto &[t, acc] : accs)
-          store(t, a, iters, acc);
+        for (auto &[t, chains] : accs) {
+          std::string reduction = reductionOf(reductionStatement(a, t));
+          if (reduction == "matmul") // its partial results add up
+            reduction = "reduce_sum";
+          for (size_t step = 1; step < chains.size(); step *= 2) // a tree: (c0 + c1) + (c2 + c3)
+            for (size_t c = 0; c + step < chains.size(); c += 2 * step)
+              chains[c] = scalars.accumulate(reduction, chains[c], {chains[c + step]});
+          store(t, a, iters, chains[0]);
+        }
       });
     }
     forLanes(idx_.c(0), lanes, [&](mlir::Value v) {
@@ -1137,12 +1163,15 @@ private:
     lanesPeeled(a, {at(r, idx_.c(0))}, lanes, [&](mlir::Value v) {
       std::vector<mlir::Value> iters = at(r, v);
       std::map<int, mlir::Value> accs; // loaded, accumulated, stored back
-      emitPoint(a, iters, [&](int t) -> mlir::Value & {
-        mlir::Value &acc = accs[t];
-        if (!acc)
-          acc = load(t, a, iters);
-        return acc;
-      });
+      emitPoint(
+          a, iters,
+          [&](int t) -> mlir::Value & {
+            mlir::Value &acc = accs[t];
+            if (!acc)
+              acc = load(t, a, iters);
+            return acc;
+          },
+          /*fuse=*/true);
       for (auto &[t, acc] : accs)
         store(t, a, iters, acc);
     });

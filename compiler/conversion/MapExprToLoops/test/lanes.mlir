@@ -2,7 +2,8 @@
 // innermost dim is injective -- a depthwise convolution's or a pooling's taps, x.sum(1) of
 // [B, T, C] -- runs rows of the other injective dims, the reduced dims a serial loop and the
 // innermost dim a vector loop, [rows, reduce, lanes]. Up to 64 reduced points unroll inside
-// the lane loop (accumulators in registers); more run around it, accumulating in the output.
+// the lane loop (4 chains of accumulators in registers, sums of products as fused
+// multiply-adds); more run around it, accumulating in the output.
 // Lanes whose windows stay inside their inputs read them unchecked (no clamp, contiguous
 // loads); the border lanes around them check. Elementwise windows (im2col) peel the same way
 // and keep rows down to 4 lanes (a 7x7 feature map).
@@ -19,8 +20,14 @@
 // CHECK: scf.for %[[L:.*]] = %c1 to %c15 step %c1 {
 // CHECK-NOT: minsi
 // CHECK: memref.load %[[X]][%c0, %{{.*}}, %{{.*}}, %[[L]]]
+// Each tap one multiply-add into one of 4 chains (taps 0, 4, 8 / 1, 5 / 2, 6 / 3, 7), added
+// up as a tree at the end.
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: minsi
-// CHECK: memref.store %{{.*}}, %[[Y]][%c0, %{{.*}}, %{{.*}}, %[[L]]]
+// CHECK: %[[C01:.*]] = arith.addf %{{.*}}, %{{.*}} fastmath<reassoc>
+// CHECK-NEXT: %[[C23:.*]] = arith.addf
+// CHECK-NEXT: %[[ALL:.*]] = arith.addf %[[C01]], %[[C23]]
+// CHECK-NEXT: memref.store %[[ALL]], %[[Y]][%c0, %{{.*}}, %{{.*}}, %[[L]]]
 // CHECK-NEXT: }
 mapexpr.kernel @window_1_broadcast_to_2_multiply_3_reduce_sum_4(%arg0: tensor<1x2x8x16xf32> {mapexpr.name = "x"}, %arg1: tensor<1x2x3x3x1x1xf32> {mapexpr.name = "reshape_0"}) -> tensor<1x2x8x16xf32> {
   %0 = mapexpr.tensor "var_2" : tensor<1x2x8x16xf32>
