@@ -3,8 +3,9 @@
 // 2-d windows over NCHW tensors: the `window` primitive gathers every tap of every output
 // position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution
 // reshapes the windows into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the
-// weight reshaped to [OC, C*KH*KW], one GEMM (batched over the groups; a depthwise one
-// multiplies the taps by each channel's filter and sums them); pooling reduces over the taps.
+// weight reshaped to [OC, C*KH*KW], one GEMM (batched over the groups; over the whole batch's
+// columns [C*KH*KW, N*OH*OW] for small maps; a depthwise one multiplies the taps by each
+// channel's filter and sums them); pooling reduces over the taps.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
@@ -150,6 +151,9 @@ int windows(PrimBuilder &b, int x, const Window &w, double padValue) {
                   padValue);
 }
 
+/// Output maps of fewer pixels than this run one GEMM over the whole batch's columns.
+constexpr int64_t kBatchedColumns = 128;
+
 /// The convolution of x [N, C, H, W] with weight [OC, C/G, KH, KW] over window `w`, plus the
 /// bias [OC] (-1: none): im2col columns times the weight, one batched GEMM over the groups; a
 /// depthwise one multiplies the taps by each channel's filter and sums them.
@@ -167,6 +171,18 @@ int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64
     int y =
         b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, windows(b, x, w, 0), taps4), {2, 3}, false);
     return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {groups, 1, 1}));
+  }
+  // Small maps (ResNet's last stage: 7x7, 49 columns an image) of a static batch: one GEMM
+  // over every image's columns side by side, [OC, C*taps] x [C*taps, N*cols], where N GEMMs
+  // of a few columns each run far below the machine's peak; the product [OC, N, OH, OW] is
+  // transposed back where the convolution's consumer reads it.
+  if (groups == 1 && n > 1 && n != kDynamic && cols < kBatchedColumns) {
+    int columns = pointwise ? b.transpose(x, {1, 0, 2, 3})
+                            : b.transpose(windows(b, x, w, 0), {1, 2, 3, 0, 4, 5});
+    columns = b.reshape(columns, {cg * taps, n * cols});
+    int product = b.matmul(b.reshape(weight, {ocg, cg * taps}), columns, false, false);
+    int y = b.transpose(b.reshape(product, {ocg, n, w.oh, w.ow}), {1, 0, 2, 3});
+    return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {ocg, 1, 1}));
   }
   // Grouped: the groups are one batched GEMM, [G, OC/G, C/G*taps] x [N, G, C/G*taps, cols].
   std::vector<int64_t> columnShape = {n, cg * taps, cols}, weightShape = {ocg, cg * taps};

@@ -1,6 +1,7 @@
 #include "dialects/mapexpr/Utils/MapExpr.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <sstream>
 
@@ -71,12 +72,12 @@ std::string Kernel::str(bool indexDetail) const {
 }
 
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
-                                      int64_t vector, bool windows) {
+                                      int64_t vector, const sched::CpuHints &cpu) {
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const sched::ScheduleDim &d) { return d.reduced; });
   return catchCodedError([&] {
     if (target == Target::Cpu)
-      return sched::cpuSchedule(dims, windows ? 4 : 8);
+      return sched::cpuSchedule(dims, cpu);
     if (!reduction && sched::anyHoldsBatch(dims)) {
       // Rows of the innermost static dim, a block each, the dims that hold s0 first (the
       // flat, padded mesh would read s0 in its mask). A tensor whose last dim holds s0 (the
@@ -252,6 +253,44 @@ bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
       }
   return true;
 }
+/// The anchor iterators of statement `a` in the order it writes the first kernel output it
+/// stores (outermost first): an im2col that writes its columns transposed stores contiguously
+/// in that order. Empty where that output's index is not its iterators, in some order, each
+/// once (merged runs included: IndexDot of iterators).
+std::vector<int64_t> writeOrder(const Kernel &k, const AnchoredMapStmt &a) {
+  for (const OpStmt &op : a.stmts) {
+    if (std::find(k.outputs.begin(), k.outputs.end(), op.outs[0]) == k.outputs.end())
+      continue;
+    std::vector<int64_t> order;
+    std::function<bool(const Expr &)> walk = [&](const Expr &e) {
+      if (e->kind() == IndexExpr::Kind::Iter)
+        return order.push_back(e->id()), true;
+      if (e->kind() == IndexExpr::Kind::Const)
+        return true;
+      return e->kind() == IndexExpr::Kind::Dot &&
+             std::all_of(e->items().begin(), e->items().end(), walk);
+    };
+    if (!std::all_of(a.index.at(op.outs[0]).begin(), a.index.at(op.outs[0]).end(), walk))
+      return {};
+    // The dims the output does not index are size 1 (else it is not written once each): first.
+    std::vector<int64_t> full;
+    for (size_t d = 0; d < a.dims.size(); ++d)
+      if (std::find(order.begin(), order.end(), static_cast<int64_t>(d)) == order.end()) {
+        if (a.dims[d].size != 1)
+          return {};
+        full.push_back(static_cast<int64_t>(d));
+      }
+    full.insert(full.end(), order.begin(), order.end());
+    std::vector<int64_t> sorted = full;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t d = 0; d < sorted.size(); ++d)
+      if (sorted[d] != static_cast<int64_t>(d))
+        return {};
+    return full;
+  }
+  return {};
+}
+
 /// Whether every tensor that `k` reduces into is an output of the kernel: a vector of a row's
 /// results can then be accumulated where it is stored (cpuLaneReductionSchedule).
 bool accumulatesInOutputs(const Kernel &k) {
@@ -304,8 +343,8 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
     for (AnchoredMapStmt &a : k.stmts) {
       bool windows = std::any_of(a.stmts.begin(), a.stmts.end(),
                                  [](const OpStmt &op) { return op.op == "window"; });
-      Expected<sched::Schedule> s =
-          scheduleFor(a.dims, target, sched::gpuVectorElements(widest), windows);
+      Expected<sched::Schedule> s = scheduleFor(a.dims, target, sched::gpuVectorElements(widest),
+                                                {windows ? 4 : 8, writeOrder(k, a)});
       if (!s)
         return s.error();
       a.schedule = *s;

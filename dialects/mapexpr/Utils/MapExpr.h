@@ -97,10 +97,10 @@ enum class Target { Gpu, Cpu };
 
 /// The mesh and loops the target's policy chooses for `dims`: GPU injective or reduction,
 /// or the CPU parallel + vector loops (E4001 when the dims do not fit the policy).
-/// `vector`: the elements a GPU thread moves at once (sched::gpuVectorElements); `windows`:
-/// the statement reads windows (sched::cpuSchedule's rows of 4 and more).
+/// `vector`: the elements a GPU thread moves at once (sched::gpuVectorElements); `cpu`: what
+/// the statement asks of the CPU policy (sched::CpuHints).
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
-                                      int64_t vector = 4, bool windows = false);
+                                      int64_t vector = 4, const sched::CpuHints &cpu = {});
 
 /// The rows a kernel with a reduction runs on: per AnchoredMapStmt, the anchor iterators that
 /// count rows (in row order), and how many rows; no iterators and one row when its statements

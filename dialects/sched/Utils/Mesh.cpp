@@ -390,7 +390,7 @@ std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims) {
   return perm;
 }
 
-Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, int64_t minRow) {
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints) {
   ScheduleMesh base(dims);
   constexpr int64_t kVector = 8;
   bool reduction =
@@ -409,12 +409,14 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, int64_t minRow) {
   std::vector<int64_t> order = batchFirst(dims);
   if (dims.size() > 1 && holdsBatch(dims.back().size))
     std::iota(order.begin(), order.end(), int64_t{0});
+  if (!batch && hints.order.size() == dims.size())
+    order = hints.order;
   if (!std::is_sorted(order.begin(), order.end()))
     base = base.transpose(order);
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
   int64_t inner = dims.empty() ? 1 : dims[order.back()].size;
-  if (dims.size() > 1 && (holdsBatch(inner) || inner >= minRow || batch)) {
+  if (dims.size() > 1 && (holdsBatch(inner) || inner >= hints.minRow || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }

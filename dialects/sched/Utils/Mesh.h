@@ -180,9 +180,16 @@ std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> 
 /// (contiguous elements) and the rest on the outer parallel loop (S0x), or, when the innermost
 /// dimension is shorter than a vector and the space holds no batch, flat chunks of 8; with
 /// reduced dims, rows run in parallel and each row's reduction is a serial Temporal loop.
-/// `minRow` is the shortest innermost dimension that runs as rows: a statement that reads
-/// windows gives 4, since flat chunks would compute every element's window coordinates.
-Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, int64_t minRow = 8);
+/// What a statement asks of cpuSchedule: `minRow`, the shortest innermost dimension that runs
+/// as rows (a statement that reads windows gives 4, since flat chunks would compute every
+/// element's window coordinates); `order`, the dims outermost first (the order the statement
+/// writes its output in, so that its stores are contiguous), empty for the anchor's. A space
+/// that holds a batch keeps its own order.
+struct CpuHints {
+  int64_t minRow = 8;
+  std::vector<int64_t> order;
+};
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints = {});
 
 /// Whether a step of `mesh` pads a dim that holds s0 (its mask would compare with the
 /// stand-in kBatchRows, not the call's s0).

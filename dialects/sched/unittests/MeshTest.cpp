@@ -177,7 +177,12 @@ TEST_CASE("the CPU runs a reduction whose innermost dim is injective as lanes", 
   CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(kBatchRows), D::injective(16)}));
   CHECK(cpuLaneReductionSchedule({D::injective(kBatchRows), D::reducedDim(3), D::injective(16)}));
   // Rows of a short innermost dim where the caller asks (a statement reading windows).
-  CHECK(loops(cpuSchedule({D::injective(64), D::injective(7)}, 4)) == "blockIdx.x=0..64, v0=0..7");
+  CHECK(loops(cpuSchedule({D::injective(64), D::injective(7)}, {4, {}})) ==
+        "blockIdx.x=0..64, v0=0..7");
+  // A loop order of the caller's: the statement's writes.
+  CHECK(
+      cpuSchedule({D::injective(4), D::injective(6), D::injective(8)}, {8, {1, 0, 2}}).mesh.str() ==
+      "[I(4), I(6), I(8)].transpose([1, 0, 2]).reshape([24, 8])");
   // keepsLastDim: a transpose that moves it, a reshape that splits it.
   CHECK_FALSE(mesh({D::injective(4), D::injective(8)}).transpose({1, 0}).keepsLastDim());
   CHECK_FALSE(mesh({D::injective(4), D::injective(8)}).reshape({8, 4}).keepsLastDim());
