@@ -253,6 +253,7 @@ bool rowAligned(const Kernel &k, const std::vector<std::vector<int>> &rows) {
       }
   return true;
 }
+
 /// The anchor iterators of statement `a` in the order it writes the first kernel output it
 /// stores (outermost first): an im2col that writes its columns transposed stores contiguously
 /// in that order. Empty where that output's index is not its iterators, in some order, each
