@@ -1018,11 +1018,9 @@ private:
   bool injectiveLanes(const AnchoredMapStmt &a) const {
     const std::vector<sched::LoopDescriptor> &loops = a.schedule->loops;
     const auto &steps = a.schedule->mesh.steps();
-    bool windows = std::any_of(a.stmts.begin(), a.stmts.end(),
-                               [](const OpStmt &op) { return op.op == "window"; });
-    return !gpuModule_ && windows && loops.size() == 2 && loops[0].type == sched::LoopType::S0x &&
-           loops[1].type == sched::LoopType::Vectorize && !a.schedule->mesh.outputReduced(1) &&
-           a.schedule->mesh.keepsLastDim() &&
+    return !gpuModule_ && readsWindows(a) && loops.size() == 2 &&
+           loops[0].type == sched::LoopType::S0x && loops[1].type == sched::LoopType::Vectorize &&
+           !a.schedule->mesh.outputReduced(1) && a.schedule->mesh.keepsLastDim() &&
            std::none_of(steps.begin(), steps.end(), [](const sched::ScheduleMesh::Step &step) {
              return step.kind == sched::ScheduleMesh::Step::Kind::Padding;
            });
@@ -1111,10 +1109,7 @@ private:
       return idx_.anchor(a.schedule->mesh, {block, reduced, v}, unused);
     };
     auto identity = [&](int t) {
-      for (const OpStmt &op : a.stmts)
-        if (llvm::StringRef(op.op).ends_with("_init") && op.outs[0] == t)
-          return scalars.identity(reductionOf(op.op), elementType(t));
-      return mlir::Value();
+      return scalars.identity(reductionOf(reductionStatement(a, t)), elementType(t));
     };
     if (reduce <= kUnrolledReduction) {
       std::vector<std::vector<mlir::Value>> atZero;

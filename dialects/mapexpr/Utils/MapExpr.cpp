@@ -304,6 +304,11 @@ bool accumulatesInOutputs(const Kernel &k) {
 }
 } // namespace
 
+bool readsWindows(const AnchoredMapStmt &a) {
+  return std::any_of(a.stmts.begin(), a.stmts.end(),
+                     [](const OpStmt &op) { return op.op == "window"; });
+}
+
 std::optional<KernelRows> kernelRows(const Kernel &k) {
   auto defining = std::find_if(k.stmts.begin(), k.stmts.end(),
                                [](const AnchoredMapStmt &a) { return hasReduction(a.dims); });
@@ -342,10 +347,8 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
       for (int t : *buffers)
         widest = std::max(widest, k.tensors[t].elementBytes);
     for (AnchoredMapStmt &a : k.stmts) {
-      bool windows = std::any_of(a.stmts.begin(), a.stmts.end(),
-                                 [](const OpStmt &op) { return op.op == "window"; });
       Expected<sched::Schedule> s = scheduleFor(a.dims, target, sched::gpuVectorElements(widest),
-                                                {windows ? 4 : 8, writeOrder(k, a)});
+                                                {readsWindows(a) ? 4 : 8, writeOrder(k, a)});
       if (!s)
         return s.error();
       a.schedule = *s;

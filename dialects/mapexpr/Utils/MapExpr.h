@@ -111,6 +111,10 @@ struct KernelRows {
 };
 std::optional<KernelRows> kernelRows(const Kernel &k);
 
+/// Whether statement `a` reads windows (a `window` op): the CPU runs it as rows down to 4
+/// lanes and peels those lanes at the windows' borders.
+bool readsWindows(const AnchoredMapStmt &a);
+
 /// The AnchoredMapStmt that writes each tensor (by tensor id); inputs are absent.
 std::map<int, size_t> writers(const Kernel &k);
 
