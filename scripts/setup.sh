@@ -8,7 +8,7 @@ APT_PACKAGES=(
   libcli11-dev libspdlog-dev nlohmann-json3-dev catch2
   libprotobuf-dev protobuf-compiler
   lld-22 liblld-22-dev zlib1g-dev libzstd-dev
-  libopenblas-dev libssl-dev libdnnl2
+  libopenblas-dev libssl-dev libdnnl2 libdnnl-dev
 )
 
 missing=()

@@ -1,6 +1,7 @@
 // The CPU runtime's GEMM steps against a naive triple loop over the same step description.
 #include "runtime/src/cpu/Gemm.h"
 #include "runtime/src/cpu/GemmLibraries.h"
+#include "runtime/src/cpu/OnednnMatmul.h"
 
 #include <catch2/catch.hpp>
 
@@ -25,7 +26,9 @@ using sotc::runtime::cpu::Onednn;
 using sotc::runtime::cpu::openCblas;
 using sotc::runtime::cpu::openOnednn;
 using sotc::runtime::cpu::ParallelFor;
+using sotc::runtime::cpu::prefersMatmulPrimitive;
 using sotc::runtime::cpu::runGemm;
+using sotc::runtime::cpu::runMatmulPrimitive;
 
 namespace {
 
@@ -294,4 +297,151 @@ TEST_CASE("a float32 batch runs its GEMMs side by side, one thread each",
   CHECK(batchOnTwoThreads(6, 7, 5) == 0);
   // fewer GEMMs than threads, each small: one after another on the calling thread
   CHECK(batchOnTwoThreads(64, 128, 64, 16) == 0);
+}
+
+namespace {
+/// The attention scores of 2 x 3 heads: [2, 3, m, k] x [2, 3, n, k]^T, C [2, 3, m, n] with rows
+/// of ldc (past n where ldc > n).
+GemmPlan attentionScores(int64_t m, int64_t k, int64_t n, int64_t ldc) {
+  GemmPlan s;
+  s.m = m, s.n = n, s.k = k, s.transposeB = true, s.lda = k, s.ldb = k, s.ldc = ldc;
+  s.batch = {2, 3};
+  s.strideA = {3 * m * k, m * k};
+  s.strideB = {3 * n * k, n * k};
+  s.strideC = {3 * m * ldc, m * ldc};
+  return s;
+}
+
+/// Runs `s` as a matmul primitive of the oneDNN the runtime loads and checks it against the
+/// naive loop; false where that oneDNN has no primitive for it.
+bool primitiveMatches(const GemmPlan &s, size_t sizeA, size_t sizeB, size_t sizeC, bool withBias) {
+  REQUIRE(validate(s).empty());
+  Onednn onednn = openOnednn({std::begin(kOnednnCandidates), std::end(kOnednnCandidates)});
+  if (!onednn.handle)
+    return false;
+  std::mt19937 rng(11);
+  std::vector<float> a = random<float>(sizeA, rng), b = random<float>(sizeB, rng), c(sizeC, 0.5f),
+                     bias = random<float>(s.n, rng);
+  std::vector<float> want = naive(s, a, b, c, withBias ? bias.data() : nullptr);
+  if (!runMatmulPrimitive(onednn.handle, s, c.data(), a.data(), b.data(),
+                          withBias ? bias.data() : nullptr))
+    return false;
+  int wrong = 0;
+  for (size_t i = 0; i < c.size(); ++i)
+    wrong += !(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+  CHECK(wrong == 0); // the padding past n in each row of C included: untouched
+  return true;
+}
+
+/// Whether the oneDNN here has matmul primitives (oneDNN 2, as scripts/setup.sh installs).
+bool havePrimitives() {
+  if (contains(gemmImplementation(), "matmul primitives"))
+    return true;
+  WARN("no oneDNN 2 here (" << gemmImplementation() << "): steps run on dnnl_sgemm or CBLAS");
+  return false;
+}
+} // namespace
+
+TEST_CASE("the matmul primitive takes batched and medium GEMMs, dnnl_sgemm the rest",
+          "[runtime][gemm][onednn]") {
+  CHECK(prefersMatmulPrimitive(attentionScores(128, 32, 128, 128)));
+  GemmPlan qkv; // 1024 x 256 x 768, a Linear's weights [n, k]
+  qkv.m = 1024, qkv.n = 768, qkv.k = 256, qkv.transposeB = true;
+  qkv.lda = 256, qkv.ldb = 256, qkv.ldc = 768, qkv.bias = true, qkv.beta = 1;
+  CHECK(prefersMatmulPrimitive(qkv));
+  GemmPlan scaled = qkv;
+  scaled.alpha = 0.125; // with a bias: oneDNN would scale the bias too
+  CHECK_FALSE(prefersMatmulPrimitive(scaled));
+  scaled.bias = false, scaled.beta = 0;
+  CHECK(prefersMatmulPrimitive(scaled));
+  GemmPlan accumulate = scaled;
+  accumulate.beta = 1; // C's old contents added: no bias to stand for them
+  CHECK_FALSE(prefersMatmulPrimitive(accumulate));
+  GemmPlan vector = qkv; // a row: dnnl_sgemm's matrix-vector kernels
+  vector.m = 8;
+  CHECK_FALSE(prefersMatmulPrimitive(vector));
+  GemmPlan large = qkv; // 1024 x 768 x 3072: 4.8 GFLOP
+  large.k = 768, large.n = 3072, large.lda = 768, large.ldb = 768, large.ldc = 3072;
+  CHECK_FALSE(prefersMatmulPrimitive(large));
+  GemmPlan filters; // a convolution's: one A for the batch
+  filters.m = 64, filters.n = 3136, filters.k = 576, filters.lda = 576, filters.ldb = 3136;
+  filters.ldc = 3136, filters.batch = {8}, filters.strideA = {0};
+  filters.strideB = {576 * 3136}, filters.strideC = {64 * 3136};
+  CHECK_FALSE(prefersMatmulPrimitive(filters));
+  GemmPlan doubles = qkv;
+  doubles.type = GemmPlan::Type::F64;
+  CHECK_FALSE(prefersMatmulPrimitive(doubles));
+}
+
+TEST_CASE("matmul primitives compute what the step means", "[runtime][gemm][onednn]") {
+  if (!havePrimitives())
+    return;
+  SECTION("batched attention scores, B transposed, C rows padded") {
+    GemmPlan s = attentionScores(24, 16, 20, 23);
+    CHECK(primitiveMatches(s, 6 * 24 * 16, 6 * 20 * 16, 6 * 24 * 23, false));
+  }
+  SECTION("scaled by alpha") {
+    GemmPlan s = attentionScores(24, 16, 20, 20);
+    s.alpha = 0.25;
+    CHECK(primitiveMatches(s, 6 * 24 * 16, 6 * 20 * 16, 6 * 24 * 20, false));
+  }
+  SECTION("a bias row, A transposed") {
+    GemmPlan s;
+    s.m = 40, s.n = 24, s.k = 12, s.transposeA = true, s.lda = 40, s.ldb = 24, s.ldc = 24;
+    s.bias = true, s.beta = 1;
+    CHECK(primitiveMatches(s, 12 * 40, 12 * 24, 40 * 24, true));
+  }
+  SECTION("B shared by the batch (its weights), A batched") {
+    GemmPlan s;
+    s.m = 32, s.n = 16, s.k = 8, s.lda = 8, s.ldb = 16, s.ldc = 16;
+    s.batch = {5}, s.strideA = {32 * 8}, s.strideB = {0}, s.strideC = {32 * 16};
+    CHECK(primitiveMatches(s, 5 * 32 * 8, 8 * 16, 5 * 32 * 16, false));
+  }
+}
+
+TEST_CASE("one matmul primitive runs on several threads at once", "[runtime][gemm][onednn]") {
+  if (!havePrimitives())
+    return;
+  Onednn onednn = openOnednn({std::begin(kOnednnCandidates), std::end(kOnednnCandidates)});
+  GemmPlan s = attentionScores(64, 32, 64, 64);
+  std::mt19937 rng(5);
+  std::vector<float> a = random<float>(6 * 64 * 32, rng), b = random<float>(6 * 64 * 32, rng);
+  std::vector<float> want =
+      naive(s, a, b, std::vector<float>(6 * 64 * 64), static_cast<const float *>(nullptr));
+  std::atomic<int> wrong{0}, ran{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<float> c(want.size(), -1.0f);
+        ran += runMatmulPrimitive(onednn.handle, s, c.data(), a.data(), b.data(), nullptr);
+        for (size_t i = 0; i < c.size(); ++i)
+          wrong += !(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+      }
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  CHECK(ran == 80);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a batched float32 step runs as one matmul primitive", "[runtime][gemm][onednn]") {
+  if (!havePrimitives())
+    return;
+  // 6 heads of 128 x 64 x 128: 12.6 MFLOP, above the one-thread limit; a pool that would count
+  // its chunks sees none (the primitive threads itself)
+  GemmPlan s = attentionScores(128, 64, 128, 128);
+  std::mt19937 rng(9);
+  std::vector<float> a = random<float>(6 * 128 * 64, rng), b = random<float>(6 * 128 * 64, rng),
+                     c(6 * 128 * 128);
+  std::vector<float> want = naive(s, a, b, c, static_cast<const float *>(nullptr));
+  int chunks = 0;
+  ParallelFor parallel{2,
+                       [&](int64_t, const std::function<void(int64_t, int64_t)> &) { ++chunks; }};
+  runGemm(s, c.data(), a.data(), b.data(), nullptr, parallel);
+  CHECK(chunks == 0);
+  int wrong = 0;
+  for (size_t i = 0; i < c.size(); ++i)
+    wrong += !(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+  CHECK(wrong == 0);
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/src/Error.h"
 #include "runtime/src/cpu/GemmLibraries.h"
+#include "runtime/src/cpu/OnednnMatmul.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -79,6 +80,9 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
       runOnednnItem(onednn, s, i, c, a, b, bias);
   };
   double flops = 2.0 * s.m * s.n * s.k; // of one GEMM of the batch
+  if (flops * count >= kOneThreadFlops && prefersMatmulPrimitive(s) &&
+      runMatmulPrimitive(onednn.handle, s, c, a, b, bias))
+    return;
   if (teams && flops * count >= kOneThreadFlops && parallel.run && parallel.threads > 1 &&
       count >= parallel.threads) {
     // Each thread takes the next GEMM until none is left: a worker that wakes late (tens of

@@ -1,5 +1,7 @@
 #include "runtime/src/cpu/GemmLibraries.h"
 
+#include "runtime/src/cpu/OnednnMatmul.h"
+
 #include <dlfcn.h>
 
 #include <cctype>
@@ -244,6 +246,7 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
   // dlsym on the handle searches oneDNN's dependencies too: its OpenMP runtime.
   onednn.setThreads = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
   onednn.maxThreads = reinterpret_cast<int (*)()>(dlsym(handle, "omp_get_max_threads"));
+  onednn.handle = handle;
   const Version *v = version();
   unsigned bits = static_cast<unsigned>(isa());
   onednn.isa = "0x" + [&] {
@@ -257,9 +260,11 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
       break;
     }
   std::string file = fileOf(reinterpret_cast<void *>(onednn.sgemm), name);
-  onednn.implementation = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
-                          "." + std::to_string(v->patch) + " dnnl_sgemm (" + file + "), " +
-                          onednn.isa + " kernels";
+  onednn.implementation =
+      "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+      std::to_string(v->patch) + " " +
+      (matmulPrimitiveSupport(handle) == "matmul primitives" ? "matmul primitives and " : "") +
+      "dnnl_sgemm (" + file + "), " + onednn.isa + " kernels";
   bool usesAvx2 = (bits & 0x7) == 0x7;
   if (!usesAvx2 && !familyForThisCpu().empty())
     onednn.implementation += "; warning: no AVX2 kernels on a CPU with AVX2, several times slower "

@@ -48,8 +48,10 @@ std::vector<std::string> cblasCandidates();
 /// chose one with OPENBLAS_CORETYPE; a generic family that stays is reported as a warning.
 Cblas openCblas(const std::vector<std::string> &candidates);
 
-/// oneDNN's row-major sgemm and what it reports of itself.
+/// oneDNN's row-major sgemm and what it reports of itself (its matmul primitives:
+/// OnednnMatmul.h).
 struct Onednn {
+  void *handle = nullptr; // dlopen's, never closed by the runtime
   int (*sgemm)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc) = nullptr; // dnnl_status_t: 0 on success
@@ -58,7 +60,8 @@ struct Onednn {
   void (*setThreads)(int) = nullptr;
   int (*maxThreads)() = nullptr;
   std::string isa;            // the kernels' instruction set ("avx512_core"), as oneDNN names it
-  std::string implementation; // "oneDNN 2.6.3 dnnl_sgemm (file), avx512_core kernels"
+  // "oneDNN 2.6.3 matmul primitives and dnnl_sgemm (file), avx512_core kernels"
+  std::string implementation;
   std::string failure;        // why there is none, or ""
 };
 
