@@ -380,9 +380,11 @@ TEST_CASE("matmul primitives compute what the step means", "[runtime][gemm][oned
     GemmPlan s = attentionScores(24, 16, 20, 23);
     CHECK(primitiveMatches(s, 6 * 24 * 16, 6 * 20 * 16, 6 * 24 * 23, false));
   }
-  SECTION("scaled by alpha") {
+  SECTION("scaled by alpha, then the same shape unscaled (a primitive of its own)") {
     GemmPlan s = attentionScores(24, 16, 20, 20);
     s.alpha = 0.25;
+    CHECK(primitiveMatches(s, 6 * 24 * 16, 6 * 20 * 16, 6 * 24 * 20, false));
+    s.alpha = 1;
     CHECK(primitiveMatches(s, 6 * 24 * 16, 6 * 20 * 16, 6 * 24 * 20, false));
   }
   SECTION("a bias row, A transposed") {

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -170,11 +171,14 @@ Primitive create(const Api &api, const GemmPlan &s) {
   return p;
 }
 
-/// What a primitive is created for: every count of the step, its flags, and the OpenMP team
-/// size (oneDNN splits the work when it creates the primitive).
+/// What a primitive is created for: every count of the step, its flags, alpha (its output
+/// scale) and the OpenMP team size (oneDNN splits the work when it creates the primitive).
 std::vector<int64_t> keyOf(GemmPlan s, int threads) {
-  std::vector<int64_t> key{s.transposeA, s.transposeB, s.bias, threads,
-                           static_cast<int64_t>(s.batch.size())};
+  int64_t alphaBits;
+  static_assert(sizeof alphaBits == sizeof s.alpha);
+  std::memcpy(&alphaBits, &s.alpha, sizeof alphaBits);
+  std::vector<int64_t> key{s.transposeA, s.transposeB, s.bias,
+                           alphaBits,    threads,      static_cast<int64_t>(s.batch.size())};
   s.forEachCount([&](int64_t &count) { key.push_back(count); });
   return key;
 }
