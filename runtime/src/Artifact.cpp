@@ -157,7 +157,8 @@ Step stepOf(const Json &j) {
   static const std::map<std::string, GemmPlan::Activation> activations = {
       {"none", GemmPlan::Activation::None},
       {"relu", GemmPlan::Activation::Relu},
-      {"gelu_tanh", GemmPlan::Activation::GeluTanh}};
+      {"gelu_tanh", GemmPlan::Activation::GeluTanh},
+      {"gelu_erf", GemmPlan::Activation::GeluErf}};
   std::string activation = j.at("epilogue").at("activation").get<std::string>();
   if (!activations.count(activation))
     throw Error("E8002", "a GEMM step with activation " + activation);

@@ -2,7 +2,7 @@
 //
 // Row-major, per batch index: C = act(alpha * op(A) * op(B) + beta * C), where C first holds
 // the bias row in every row when the step has a bias (docs/manifest.md). The CPU backend runs
-// it through CBLAS, the CUDA backend through cuBLASLt.
+// it through oneDNN or CBLAS, the CUDA backend through cuBLASLt (no erf-GELU there).
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_RUNTIME_GEMMPLAN_H
@@ -16,7 +16,7 @@ namespace sotc::runtime {
 
 struct GemmPlan {
   enum class Type { F16, BF16, F32, F64 } type = Type::F32;
-  enum class Activation { None, Relu, GeluTanh } activation = Activation::None;
+  enum class Activation { None, Relu, GeluTanh, GeluErf } activation = Activation::None;
   int64_t m = 0, n = 0, k = 0;
   bool transposeA = false, transposeB = false;
   int64_t lda = 0, ldb = 0, ldc = 0;

@@ -1,7 +1,7 @@
 // The CPU runtime's GEMM steps against a naive triple loop over the same step description.
 #include "runtime/src/cpu/Gemm.h"
 #include "runtime/src/cpu/GemmLibraries.h"
-#include "runtime/src/cpu/OnednnMatmul.h"
+#include "runtime/src/cpu/OnednnPrimitives.h"
 
 #include <catch2/catch.hpp>
 
@@ -27,13 +27,29 @@ using sotc::runtime::cpu::openCblas;
 using sotc::runtime::cpu::openOnednn;
 using sotc::runtime::cpu::ParallelFor;
 using sotc::runtime::cpu::prefersMatmulPrimitive;
+using sotc::runtime::cpu::runActivationPrimitive;
 using sotc::runtime::cpu::runGemm;
 using sotc::runtime::cpu::runMatmulPrimitive;
 
 namespace {
 
-/// What a step means, element by element: C[b][i][j] = alpha * sum_p A(i, p) B(p, j)
-/// + beta * C0, with C0 the bias or the old C.
+/// The step's activation of x, in double.
+double activated(GemmPlan::Activation activation, double x) {
+  switch (activation) {
+  case GemmPlan::Activation::Relu:
+    return std::max(x, 0.0);
+  case GemmPlan::Activation::GeluTanh:
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  case GemmPlan::Activation::GeluErf:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case GemmPlan::Activation::None:
+    break;
+  }
+  return x;
+}
+
+/// What a step means, element by element: C[b][i][j] = act(alpha * sum_p A(i, p) B(p, j)
+/// + beta * C0), with C0 the bias or the old C.
 template <typename T>
 std::vector<T> naive(const GemmPlan &s, const std::vector<T> &a, const std::vector<T> &b,
                      std::vector<T> c, const T *bias) {
@@ -59,7 +75,8 @@ std::vector<T> naive(const GemmPlan &s, const std::vector<T> &a, const std::vect
         }
         T &out = c[offC + r * s.ldc + col];
         T start = bias ? bias[col] : out;
-        out = static_cast<T>(s.alpha * sum + (s.beta != 0 ? s.beta * start : 0));
+        out = static_cast<T>(
+            activated(s.activation, s.alpha * sum + (s.beta != 0 ? s.beta * start : 0)));
       }
   }
   return c;
@@ -393,6 +410,17 @@ TEST_CASE("matmul primitives compute what the step means", "[runtime][gemm][oned
     s.bias = true, s.beta = 1;
     CHECK(primitiveMatches(s, 12 * 40, 12 * 24, 40 * 24, true));
   }
+  SECTION("a bias and an activation as the primitive's post-op") {
+    for (GemmPlan::Activation activation :
+         {GemmPlan::Activation::Relu, GemmPlan::Activation::GeluTanh,
+          GemmPlan::Activation::GeluErf}) {
+      GemmPlan s;
+      s.m = 40, s.n = 24, s.k = 12, s.transposeB = true, s.lda = 12, s.ldb = 12, s.ldc = 24;
+      s.bias = true, s.beta = 1, s.activation = activation;
+      INFO("activation " << static_cast<int>(activation));
+      CHECK(primitiveMatches(s, 40 * 12, 24 * 12, 40 * 24, true));
+    }
+  }
   SECTION("B shared by the batch (its weights), A batched") {
     GemmPlan s;
     s.m = 32, s.n = 16, s.k = 8, s.lda = 8, s.ldb = 16, s.ldc = 16;
@@ -445,5 +473,42 @@ TEST_CASE("a batched float32 step runs as one matmul primitive", "[runtime][gemm
   int wrong = 0;
   for (size_t i = 0; i < c.size(); ++i)
     wrong += !(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("an activation after dnnl_sgemm or CBLAS", "[runtime][gemm]") {
+  for (GemmPlan::Activation activation :
+       {GemmPlan::Activation::Relu, GemmPlan::Activation::GeluTanh,
+        GemmPlan::Activation::GeluErf}) {
+    INFO("activation " << static_cast<int>(activation));
+    // 8 rows: dnnl_sgemm's, then an eltwise primitive over C (its padded rows included)
+    GemmPlan s;
+    s.m = 8, s.n = 30, s.k = 16, s.lda = 16, s.ldb = 30, s.ldc = 33, s.bias = true, s.beta = 1;
+    s.activation = activation;
+    check<float>(s, 8 * 16, 16 * 30, 8 * 33, true);
+    s.ldc = 30; // dense: oneDNN's vectorized eltwise kernel
+    check<float>(s, 8 * 16, 16 * 30, 8 * 30, true);
+    // a batch of float64 GEMMs: CBLAS, then a loop over C
+    GemmPlan d;
+    d.type = GemmPlan::Type::F64;
+    d.m = 5, d.n = 6, d.k = 7, d.lda = 7, d.ldb = 6, d.ldc = 6, d.activation = activation;
+    d.batch = {3}, d.strideA = {35}, d.strideB = {0}, d.strideC = {30};
+    check<double>(d, 3 * 35, 42, 3 * 30, false);
+  }
+}
+
+TEST_CASE("an activation over a dense C is an eltwise primitive", "[runtime][gemm][onednn]") {
+  if (!havePrimitives())
+    return;
+  Onednn onednn = openOnednn({std::begin(kOnednnCandidates), std::end(kOnednnCandidates)});
+  GemmPlan s;
+  s.m = 64, s.n = 48, s.k = 1, s.lda = 1, s.ldb = 48, s.ldc = 48;
+  s.activation = GemmPlan::Activation::GeluErf;
+  std::mt19937 rng(4);
+  std::vector<float> c = random<float>(64 * 48, rng), before = c;
+  REQUIRE(runActivationPrimitive(onednn.handle, s, c.data()));
+  int wrong = 0;
+  for (size_t i = 0; i < c.size(); ++i)
+    wrong += !(std::fabs(c[i] - activated(s.activation, before[i])) <= 1e-6);
   CHECK(wrong == 0);
 }

@@ -191,8 +191,8 @@ TEST_CASE("a manifest edited since sotc wrote it, a truncated library: E8003", "
   using sotc::runtime::kDigestTrailerBytes;
   using sotc::runtime::sha256Hex;
   std::string dir = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp");
-  const std::string library = slurp("testdata/gelu_mlp_cpu.so"),
-                    manifest = slurp("testdata/gelu_mlp_cpu.manifest.json");
+  const std::string library = slurp("testdata/softmax_cpu.so"),
+                    manifest = slurp("testdata/softmax_cpu.manifest.json");
   auto open = [&](const std::string &so, const std::string &json) {
     spit(dir + "/probe.so", so);
     spit(dir + "/probe.manifest.json", json);
@@ -208,7 +208,7 @@ TEST_CASE("a manifest edited since sotc wrote it, a truncated library: E8003", "
   std::string grid = manifest;
   size_t at = grid.find("\"grid\": ");
   REQUIRE(at != std::string::npos);
-  grid.insert(at + 8, "9"); // grid 32 -> 932: valid JSON, a valid plan, the wrong kernel launch
+  grid.insert(at + 8, "9"); // grid g -> 9g: valid JSON, a valid plan, the wrong kernel launch
   CHECK(open(library, grid).find("E8003: " + dir +
                                  "/probe.manifest.json: is not the manifest sotc wrote") == 0);
 

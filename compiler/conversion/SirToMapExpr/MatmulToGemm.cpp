@@ -5,9 +5,10 @@
 //    (integers, half precision on the CPU) stay groups and become loop kernels.
 // 2. Epilogue: when the matmul's only reader is an injective group that does nothing but what
 //    the library can do to the product, the group moves into the step and goes: a broadcast
-//    bias row (OpenBLAS: C starts as the bias rows, beta = 1), and on CUDA (cuBLASLt's
-//    epilogues) relu or tanh-GELU of the result. Anything more stays in the consumer, where
-//    the bias add costs nothing, as do the activations OpenBLAS cannot apply.
+//    bias row, then relu or tanh-GELU of the result (cuBLASLt's epilogues on CUDA; on the CPU
+//    oneDNN's post-ops, applied to each tile before it is stored), and erf-GELU on the CPU
+//    (cuBLASLt has none). Anything more stays in the consumer, where the bias add costs
+//    nothing.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/conversion/SirToMapExpr/Passes.h"
@@ -110,15 +111,15 @@ private:
 /// What a GEMM step adds to its product: a bias row, then an activation.
 struct Epilogue {
   mlir::Value bias;       // the consumer's operand, or null
-  std::string activation; // "none", "relu", "gelu_tanh"
+  std::string activation; // "none", "relu", "gelu_tanh", "gelu_erf"
   std::string name;       // the consumer's result name
 };
 
 /// The epilogue `consumer` applies to the GEMM's result `arg` (its block argument) when the
-/// group does nothing else: `arg + broadcast_to(bias)` with the bias one row of `n`, and with
-/// `activations`, relu or tanh-GELU of that (or of `arg` itself).
+/// group does nothing else: `arg + broadcast_to(bias)` with the bias one row of `n`, and relu
+/// or tanh-GELU of that (or of `arg` itself), or with `erf`, erf-GELU.
 std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument arg, int64_t n,
-                                   bool activations) {
+                                   bool erf) {
   mlir::Block &body = consumer.getBody().front();
   if (consumer.getKind() != "injective" || consumer->getNumResults() != 1)
     return std::nullopt;
@@ -183,23 +184,29 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
     auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
     return op && op.getNameAttr() ? op.getNameAttr().str() : std::string();
   };
-  // Activations of h: relu = max(h, 0); tanh-GELU as the operator library decomposes it,
-  // 0.5 * h * (1 + tanh(sqrt(2/pi) * (h + 0.044715 * h^3))).
+  // Activations of h as the operator library decomposes them: relu = max(h, 0); tanh-GELU,
+  // 0.5 * h * (1 + tanh(sqrt(2/pi) * (h + 0.044715 * h^3))); erf-GELU,
+  // 0.5 * h * (1 + erf(h / sqrt(2))).
   std::vector<
       std::pair<std::string, std::function<EpilogueMatcher::Pattern(EpilogueMatcher::Pattern)>>>
-      forms = {{"none", [](EpilogueMatcher::Pattern h) { return h; }}};
-  if (activations) {
-    forms.push_back({"relu", [&](EpilogueMatcher::Pattern h) {
-                       return m.prim(ops::Prim::Max, {h, m.constant(0)}, true);
+      forms = {{"none", [](EpilogueMatcher::Pattern h) { return h; }},
+               {"relu",
+                [&](EpilogueMatcher::Pattern h) {
+                  return m.prim(ops::Prim::Max, {h, m.constant(0)}, true);
+                }},
+               {"gelu_tanh", [&](EpilogueMatcher::Pattern h) {
+                  auto cube = m.mul(m.mul(h, h), h);
+                  auto inner = m.add(h, m.mul(cube, m.constant(0.044715)));
+                  auto t =
+                      m.prim(ops::Prim::Tanh, {m.mul(inner, m.constant(std::sqrt(2.0 / M_PI)))});
+                  return m.mul(m.mul(h, m.constant(0.5)), m.add(t, m.constant(1)));
+                }}};
+  if (erf)
+    forms.push_back({"gelu_erf", [&](EpilogueMatcher::Pattern h) {
+                       auto e =
+                           m.prim(ops::Prim::Erf, {m.mul(h, m.constant(1.0 / std::sqrt(2.0)))});
+                       return m.mul(m.mul(h, m.constant(0.5)), m.add(e, m.constant(1)));
                      }});
-    forms.push_back({"gelu_tanh", [&](EpilogueMatcher::Pattern h) {
-                       auto cube = m.mul(m.mul(h, h), h);
-                       auto inner = m.add(h, m.mul(cube, m.constant(0.044715)));
-                       auto t = m.prim(ops::Prim::Tanh,
-                                       {m.mul(inner, m.constant(std::sqrt(2.0 / M_PI)))});
-                       return m.mul(m.mul(h, m.constant(0.5)), m.add(t, m.constant(1)));
-                     }});
-  }
   for (auto &[activation, form] : forms)
     for (bool bias : {true, false}) {
       if (activation == "none" && !bias)
@@ -272,7 +279,7 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
         // A 1-D right operand leaves no n dimension to add a row along.
         if (consumer && shapeOf(operand(1)).size() > 1)
           epilogue = epilogueOf(consumer, consumer.getBody().getArgument(use.getOperandNumber()),
-                                plan->n, /*activations=*/target == "cuda");
+                                plan->n, /*erf=*/target == "cpu");
       }
       mlir::OpBuilder b(group);
       auto name = matmul.getNameAttr();

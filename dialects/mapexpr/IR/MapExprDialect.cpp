@@ -266,8 +266,9 @@ LogicalResult GemmOp::verify() {
   Type element = getResult().getType().getElementType();
   if (getA().getType().getElementType() != element || getB().getType().getElementType() != element)
     return emitOpError("operands and result must have one element type");
-  if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "gelu_tanh")
-    return emitOpError("activation must be none, relu or gelu_tanh, not '")
+  if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "gelu_tanh" &&
+      getActivation() != "gelu_erf")
+    return emitOpError("activation must be none, relu, gelu_tanh or gelu_erf, not '")
            << getActivation() << "'";
   if (Value bias = getBias()) {
     std::vector<int64_t> b = shapeOf(bias);

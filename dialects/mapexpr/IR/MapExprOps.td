@@ -129,8 +129,9 @@ def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
   let description = [{
     `result = activation(a @ b + bias)` with matmul's transpose flags and batch
     broadcasting; `bias` (shape `[n]` or `[1, ..., 1, n]`, added to every row) and
-    `activation` (`none`, `relu`, `gelu_tanh`) are the epilogue folded in.
-    Not a kernel: the runtime calls the target's GEMM library (OpenBLAS on the CPU), so the
+    `activation` (`none`, `relu`, `gelu_tanh`, and `gelu_erf` on the CPU) are the epilogue
+    folded in.
+    Not a kernel: the runtime calls the target's GEMM library (oneDNN or CBLAS on the CPU), so the
     manifest describes it with its m, n, k, leading dimensions and batch strides
     (Utils/Gemm.h). `name` is the fusion group's name; `names` the result's Python name.
   }];

@@ -2,9 +2,10 @@
 
 #include "runtime/src/Error.h"
 #include "runtime/src/cpu/GemmLibraries.h"
-#include "runtime/src/cpu/OnednnMatmul.h"
+#include "runtime/src/cpu/OnednnPrimitives.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -39,6 +40,33 @@ template <typename T> void fillBias(const GemmPlan &s, T *out, const T *bias) {
   if (bias)
     for (int64_t row = 0; row < s.m; ++row)
       std::memcpy(out + row * s.ldc, bias, sizeof(T) * s.n);
+}
+
+/// The step's activation applied to C in place, element by element (where no oneDNN primitive
+/// does it: float64, CBLAS alone).
+template <typename T> void activateScalar(const GemmPlan &s, T *c) {
+  auto f = [&](T x) -> T {
+    switch (s.activation) {
+    case GemmPlan::Activation::Relu:
+      return x > 0 ? x : T(0);
+    case GemmPlan::Activation::GeluTanh: // as the operator library decomposes it
+      return T(0.5) * x * (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
+    case GemmPlan::Activation::GeluErf:
+      return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+    case GemmPlan::Activation::None:
+      break;
+    }
+    return x;
+  };
+  if (s.activation == GemmPlan::Activation::None)
+    return;
+  for (int64_t i = 0, count = s.batchCount(); i < count; ++i) {
+    int64_t offA, offB, offC;
+    s.offsets(i, offA, offB, offC);
+    for (int64_t row = 0; row < s.m; ++row)
+      for (T *x = c + offC + row * s.ldc, *end = x + s.n; x < end; ++x)
+        *x = f(*x);
+  }
 }
 
 /// The work below which a GEMM step runs on the calling thread alone (about 40 us on one
@@ -82,7 +110,12 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
   double flops = 2.0 * s.m * s.n * s.k; // of one GEMM of the batch
   if (flops * count >= kOneThreadFlops && prefersMatmulPrimitive(s) &&
       runMatmulPrimitive(onednn.handle, s, c, a, b, bias))
-    return;
+    return; // the activation included
+  // After dnnl_sgemm: the activation as an eltwise primitive over C, on the same team.
+  auto activate = [&] {
+    if (s.activation != GemmPlan::Activation::None && !runActivationPrimitive(onednn.handle, s, c))
+      activateScalar(s, c);
+  };
   if (teams && flops * count >= kOneThreadFlops && parallel.run && parallel.threads > 1 &&
       count >= parallel.threads) {
     // Each thread takes the next GEMM until none is left: a worker that wakes late (tens of
@@ -105,14 +138,18 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
     });
     if (failure)
       std::rethrow_exception(failure);
-    return;
+    return activate();
   }
   // Small GEMMs (the whole step, or each of a batch not run side by side) on the calling
   // thread, one after another: waking OpenMP's threads for each costs more (64 attention heads
   // of 0.5 MFLOP with the pool at one thread: 3.9 ms so, 0.43 ms on one thread).
   if (teams && flops < kOneThreadFlops)
-    return onOneThread(all);
+    return onOneThread([&] {
+      all();
+      activate();
+    });
   all();
+  activate();
 }
 
 template <typename T>
@@ -134,6 +171,7 @@ void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
       blas.dgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, s.alpha, a + offA, s.lda, b + offB, s.ldb,
                   s.beta, out, s.ldc);
   }
+  activateScalar(s, c);
 }
 
 } // namespace
@@ -150,8 +188,6 @@ std::string gemmImplementation() {
 std::string unsupported(const GemmPlan &s) {
   if (s.type != GemmPlan::Type::F32 && s.type != GemmPlan::Type::F64)
     return "a CPU GEMM step of float16 or bfloat16 (float32 and float64 are run)";
-  if (s.activation != GemmPlan::Activation::None)
-    return "a CPU GEMM step with an activation epilogue (cuBLASLt's; CUDA only)";
   return "";
 }
 

@@ -9,8 +9,9 @@
 
 namespace sotc::runtime::cpu {
 
-/// Why the CPU's GEMM libraries cannot run a (validated) plan, or "": float32 and float64, no
-/// activation.
+/// Why the CPU's GEMM libraries cannot run a (validated) plan, or "": float32 and float64, with
+/// any activation (a matmul primitive's post-op, an eltwise primitive after dnnl_sgemm, else a
+/// loop over C).
 std::string unsupported(const GemmPlan &plan);
 
 /// What GEMM steps run on: with oneDNN, "float32: <oneDNN's version, file and kernels>;

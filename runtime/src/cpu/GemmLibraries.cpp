@@ -1,6 +1,6 @@
 #include "runtime/src/cpu/GemmLibraries.h"
 
-#include "runtime/src/cpu/OnednnMatmul.h"
+#include "runtime/src/cpu/OnednnPrimitives.h"
 
 #include <dlfcn.h>
 

@@ -49,7 +49,7 @@ std::vector<std::string> cblasCandidates();
 Cblas openCblas(const std::vector<std::string> &candidates);
 
 /// oneDNN's row-major sgemm and what it reports of itself (its matmul primitives:
-/// OnednnMatmul.h).
+/// OnednnPrimitives.h).
 struct Onednn {
   void *handle = nullptr; // dlopen's, never closed by the runtime
   int (*sgemm)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,

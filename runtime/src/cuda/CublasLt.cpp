@@ -121,6 +121,9 @@ Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans, const Driver &drive
   check(api.preferenceSet(preference, PreferenceMaxWorkspace, &workspace, sizeof(workspace)),
         "preference");
   for (const GemmPlan *p : plans) {
+    if (p->activation == GemmPlan::Activation::GeluErf)
+      throw Error("E8002", "a CUDA GEMM step with an erf-GELU epilogue (cuBLASLt's GELU is the "
+                           "tanh form; sotc folds erf-GELU on the CPU only)");
     Planned &m = impl_->planned.emplace_back();
     m.plan = p;
     bool f64 = p->type == GemmPlan::Type::F64;

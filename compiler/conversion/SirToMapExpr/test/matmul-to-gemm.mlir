@@ -1,5 +1,6 @@
 // sotc-convert-matmul-to-gemm: matmul groups the target's GEMM library takes become
-// mapexpr.gemm steps; a consumer that only adds a bias row folds into the step.
+// mapexpr.gemm steps; a consumer that only adds a bias row and applies an activation the
+// library has folds into the step.
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm))" | FileCheck %s
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm{target=cuda}))" | FileCheck %s --check-prefix=CUDA
 
@@ -25,11 +26,11 @@ sir.subgraph @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32x
 
 // -----
 
-// A bias add inside a larger consumer stays there on the CPU: fused with the activation it is
-// free, and OpenBLAS has no activation epilogue. cuBLASLt has: bias and relu fold.
+// Bias and relu fold: cuBLASLt's epilogue on CUDA, oneDNN's post-op on the CPU (a loop over C
+// for float64, which CBLAS runs).
 // CHECK-LABEL: sir.subgraph @linear_relu
-// CHECK:         %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mm"]} : (tensor<8x16xf64>, tensor<16x32xf64>) -> tensor<8x32xf64>
-// CHECK:         sir.group "broadcast_to_1_add_2_max_3" "injective"(%arg2, %[[G]])
+// CHECK-NEXT:    %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) {activation = "relu", names = ["y"]} : (tensor<8x16xf64>, tensor<16x32xf64>, tensor<32xf64>) -> tensor<8x32xf64>
+// CHECK-NEXT:    sir.output %[[G]]
 // CUDA-LABEL:  sir.subgraph @linear_relu
 // CUDA-NEXT:     %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) {activation = "relu", names = ["y"]}
 // CUDA-NEXT:     sir.output %[[G]]
@@ -52,10 +53,10 @@ sir.subgraph @linear_relu(%x: tensor<8x16xf64>, %w: tensor<16x32xf64>, %b: tenso
 
 // -----
 
-// tanh-GELU without a bias, as the operator library decomposes it (operands in any order):
-// a cuBLASLt epilogue on CUDA; a kernel of its own on the CPU.
+// tanh-GELU without a bias, as the operator library decomposes it (operands in any order).
 // CHECK-LABEL: sir.subgraph @gelu
-// CHECK:         sir.group "gelu"
+// CHECK-NEXT:    %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {activation = "gelu_tanh", names = ["out"]}
+// CHECK-NEXT:    sir.output %[[G]]
 // CUDA-LABEL:  sir.subgraph @gelu
 // CUDA-NEXT:     %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1) {activation = "gelu_tanh", names = ["out"]}
 // CUDA-NEXT:     sir.output %[[G]]
@@ -81,6 +82,39 @@ sir.subgraph @gelu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32
     %hh = sir.prim multiply(%h, %c4) {name = "hh"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
     %out = sir.prim multiply(%hh, %t1) {name = "out"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
     sir.yield %out : tensor<4x16xf32>
+  }
+  sir.output %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// erf-GELU after a bias (torch's nn.GELU(), BERT's): oneDNN's post-op on the CPU. cuBLASLt has
+// no erf form: on CUDA the consumer keeps the bias and the activation.
+// CHECK-LABEL: sir.subgraph @gelu_erf
+// CHECK-NEXT:    %[[G:.*]] = mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) {activation = "gelu_erf", names = ["out"], transpose_b = true}
+// CHECK-NEXT:    sir.output %[[G]]
+// CUDA-LABEL:  sir.subgraph @gelu_erf
+// CUDA:          mapexpr.gemm "matmul_0"(%arg0, %arg1) {names = ["mm"], transpose_b = true}
+// CUDA:          sir.group "gelu_erf"
+sir.subgraph @gelu_erf(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = sir.group "matmul_0" "matmul"(%x, %w) : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<16x8xf32>):
+    %m = sir.prim matmul(%a, %c) {name = "mm", transpose_x = false, transpose_y = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    sir.yield %m : tensor<4x16xf32>
+  }
+  %1 = sir.group "gelu_erf" "injective"(%b, %0) : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
+  ^bb0(%r: tensor<16xf32>, %p: tensor<4x16xf32>):
+    %bb = sir.prim broadcast_to(%r) {name = "bb", shape = array<i64: 4, 16>} : (tensor<16xf32>) -> tensor<4x16xf32>
+    %h = sir.prim add(%bb, %p) {name = "h"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %c1 = sir.prim fill_constant() {name = "rsqrt2", shape = array<i64: 4, 16>, value = 0.70710678118654746 : f64} : () -> tensor<4x16xf32>
+    %c2 = sir.prim fill_constant() {name = "one", shape = array<i64: 4, 16>, value = 1.0 : f64} : () -> tensor<4x16xf32>
+    %c3 = sir.prim fill_constant() {name = "half", shape = array<i64: 4, 16>, value = 0.5 : f64} : () -> tensor<4x16xf32>
+    %s = sir.prim multiply(%h, %c1) {name = "s"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %e = sir.prim erf(%s) {name = "e"} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    %e1 = sir.prim add(%e, %c2) {name = "e1"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %hh = sir.prim multiply(%h, %c3) {name = "hh"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %y = sir.prim multiply(%hh, %e1) {name = "out"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    sir.yield %y : tensor<4x16xf32>
   }
   sir.output %1 : tensor<4x16xf32>
 }

@@ -1,5 +1,6 @@
 """Runs a CPU artifact's kernels for x86-64-v3 and for x86-64-v4 (SOTC_KERNEL_CPU) with
-`sotc run` on the same random inputs and compares the results (compile-cpu.test)."""
+`sotc run` on the same random inputs and compares the results (compile-cpu.test):
+compare_kernel_cpus.py ARTIFACT PARAMETER..."""
 import os
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import tempfile
 import numpy as np
 
 artifact = sys.argv[1]
-parameters = ["x", "w1", "b1", "w2", "b2"]
+parameters = sys.argv[2:]
 results = {}
 with tempfile.TemporaryDirectory() as tmp:
     for cpu in ("x86-64-v3", "x86-64-v4"):

@@ -1,4 +1,4 @@
-#include "runtime/src/cpu/OnednnMatmul.h"
+#include "runtime/src/cpu/OnednnPrimitives.h"
 
 #include "runtime/src/Error.h"
 
@@ -40,6 +40,11 @@ struct Api {
   decltype(&dnnl_primitive_attr_destroy) attrDestroy = nullptr;
   decltype(&dnnl_primitive_attr_set_scratchpad_mode) attrScratchpad = nullptr;
   decltype(&dnnl_primitive_attr_set_output_scales) attrScales = nullptr;
+  decltype(&dnnl_primitive_attr_set_post_ops) attrPostOps = nullptr;
+  decltype(&dnnl_post_ops_create) postOpsCreate = nullptr;
+  decltype(&dnnl_post_ops_destroy) postOpsDestroy = nullptr;
+  decltype(&dnnl_post_ops_append_eltwise) postOpsEltwise = nullptr;
+  decltype(&dnnl_eltwise_forward_desc_init) eltwiseInit = nullptr;
   decltype(&dnnl_primitive_desc_create) descCreate = nullptr;
   decltype(&dnnl_primitive_desc_destroy) descDestroy = nullptr;
   decltype(&dnnl_primitive_desc_query) descQuery = nullptr;
@@ -82,6 +87,11 @@ Api loadApi(void *handle) {
   lookUp(handle, api.attrDestroy, "dnnl_primitive_attr_destroy", missing);
   lookUp(handle, api.attrScratchpad, "dnnl_primitive_attr_set_scratchpad_mode", missing);
   lookUp(handle, api.attrScales, "dnnl_primitive_attr_set_output_scales", missing);
+  lookUp(handle, api.attrPostOps, "dnnl_primitive_attr_set_post_ops", missing);
+  lookUp(handle, api.postOpsCreate, "dnnl_post_ops_create", missing);
+  lookUp(handle, api.postOpsDestroy, "dnnl_post_ops_destroy", missing);
+  lookUp(handle, api.postOpsEltwise, "dnnl_post_ops_append_eltwise", missing);
+  lookUp(handle, api.eltwiseInit, "dnnl_eltwise_forward_desc_init", missing);
   lookUp(handle, api.descCreate, "dnnl_primitive_desc_create", missing);
   lookUp(handle, api.descDestroy, "dnnl_primitive_desc_destroy", missing);
   lookUp(handle, api.descQuery, "dnnl_primitive_desc_query", missing);
@@ -126,9 +136,62 @@ bool describe(const Api &api, dnnl_memory_desc_t &md, const GemmPlan &s,
   return api.describe(&md, n, dims, dnnl_f32, steps) == dnnl_success;
 }
 
-/// Creates the primitive of a step (Primitive::primitive stays null where oneDNN offers only
-/// its reference kernel or refuses the shape).
-Primitive create(const Api &api, const GemmPlan &s) {
+/// oneDNN's algorithm for an activation.
+dnnl_alg_kind_t algorithmOf(GemmPlan::Activation activation) {
+  switch (activation) {
+  case GemmPlan::Activation::Relu:
+    return dnnl_eltwise_relu;
+  case GemmPlan::Activation::GeluTanh:
+    return dnnl_eltwise_gelu_tanh;
+  case GemmPlan::Activation::GeluErf:
+    return dnnl_eltwise_gelu_erf;
+  case GemmPlan::Activation::None:
+    break;
+  }
+  return dnnl_alg_kind_undef;
+}
+
+/// The primitive of an operation descriptor with the caller's scratchpad (a primitive on the
+/// library's shared one could not run on two threads at once: one artifact called from several
+/// threads), alpha as its output scale and the activation as its post-op; `p.primitive` stays
+/// null where oneDNN offers only its reference kernel or refuses the operation.
+void finish(const Api &api, Primitive &p, const_dnnl_op_desc_t op, float alpha,
+            GemmPlan::Activation activation) {
+  dnnl_primitive_attr_t attr = nullptr;
+  if (api.attrCreate(&attr) != dnnl_success)
+    return;
+  std::unique_ptr<dnnl_primitive_attr, decltype(api.attrDestroy)> attrOwner(attr, api.attrDestroy);
+  if (api.attrScratchpad(attr, dnnl_scratchpad_mode_user) != dnnl_success ||
+      (alpha != 1 && api.attrScales(attr, 1, 0, &alpha) != dnnl_success))
+    return;
+  if (activation != GemmPlan::Activation::None) {
+    dnnl_post_ops_t postOps = nullptr;
+    if (api.postOpsCreate(&postOps) != dnnl_success)
+      return;
+    std::unique_ptr<dnnl_post_ops, decltype(api.postOpsDestroy)> postOpsOwner(postOps,
+                                                                              api.postOpsDestroy);
+    if (api.postOpsEltwise(postOps, 1, algorithmOf(activation), 0, 0) != dnnl_success ||
+        api.attrPostOps(attr, postOps) != dnnl_success)
+      return;
+  }
+  dnnl_primitive_desc_t desc = nullptr;
+  if (api.descCreate(&desc, op, attr, api.engine, nullptr) != dnnl_success)
+    return;
+  std::unique_ptr<dnnl_primitive_desc, decltype(api.descDestroy)> descOwner(desc, api.descDestroy);
+  const char *implementation = nullptr;
+  if (api.descQuery(desc, dnnl_query_impl_info_str, 0, &implementation) != dnnl_success ||
+      !implementation || std::string(implementation).rfind("ref", 0) == 0)
+    return; // a scalar loop: far slower than dnnl_sgemm
+  if (const dnnl_memory_desc_t *scratch = api.descQueryMd(desc, dnnl_query_scratchpad_md, 0)) {
+    p.scratchpad = *scratch;
+    p.scratchpadBytes = api.describedSize(scratch);
+  }
+  if (api.primitiveCreate(&p.primitive, desc) != dnnl_success)
+    p.primitive = nullptr;
+}
+
+/// The matmul primitive of a step, its activation included.
+Primitive createMatmul(const Api &api, const GemmPlan &s) {
   Primitive p;
   bool described = describe(api, p.a, s, s.strideA, s.m, s.k, s.transposeA ? 1 : s.lda,
                             s.transposeA ? s.lda : 1) &&
@@ -141,44 +204,41 @@ Primitive create(const Api &api, const GemmPlan &s) {
     described &= describe(api, p.bias, s, none, 1, s.n, s.n, 1);
   }
   dnnl_matmul_desc_t op;
-  if (!described ||
-      api.matmulInit(&op, &p.a, &p.b, s.bias ? &p.bias : nullptr, &p.c) != dnnl_success)
-    return p;
-  dnnl_primitive_attr_t attr = nullptr;
-  if (api.attrCreate(&attr) != dnnl_success)
-    return p;
-  std::unique_ptr<dnnl_primitive_attr, decltype(api.attrDestroy)> attrOwner(attr, api.attrDestroy);
-  // The caller's scratchpad: a primitive that ran on the library's shared one could not run
-  // on two threads at once (one artifact called from several threads).
-  float alpha = static_cast<float>(s.alpha);
-  if (api.attrScratchpad(attr, dnnl_scratchpad_mode_user) != dnnl_success ||
-      (s.alpha != 1 && api.attrScales(attr, 1, 0, &alpha) != dnnl_success))
-    return p;
-  dnnl_primitive_desc_t desc = nullptr;
-  if (api.descCreate(&desc, &op, attr, api.engine, nullptr) != dnnl_success)
-    return p;
-  std::unique_ptr<dnnl_primitive_desc, decltype(api.descDestroy)> descOwner(desc, api.descDestroy);
-  const char *implementation = nullptr;
-  if (api.descQuery(desc, dnnl_query_impl_info_str, 0, &implementation) != dnnl_success ||
-      !implementation || std::string(implementation).rfind("ref", 0) == 0)
-    return p; // a scalar loop: far slower than dnnl_sgemm
-  if (const dnnl_memory_desc_t *scratch = api.descQueryMd(desc, dnnl_query_scratchpad_md, 0)) {
-    p.scratchpad = *scratch;
-    p.scratchpadBytes = api.describedSize(scratch);
-  }
-  if (api.primitiveCreate(&p.primitive, desc) != dnnl_success)
-    p.primitive = nullptr;
+  if (described &&
+      api.matmulInit(&op, &p.a, &p.b, s.bias ? &p.bias : nullptr, &p.c) == dnnl_success)
+    finish(api, p, &op, static_cast<float>(s.alpha), s.activation);
   return p;
 }
 
-/// What a primitive is created for: every count of the step, its flags, alpha (its output
-/// scale) and the OpenMP team size (oneDNN splits the work when it creates the primitive).
-std::vector<int64_t> keyOf(GemmPlan s, int threads) {
+/// The eltwise primitive that applies a step's activation to its C in place.
+Primitive createActivation(const Api &api, const GemmPlan &s) {
+  Primitive p;
+  dnnl_eltwise_desc_t op;
+  if (describe(api, p.c, s, s.strideC, s.m, s.n, s.ldc, 1) &&
+      api.eltwiseInit(&op, dnnl_forward_inference, algorithmOf(s.activation), &p.c, 0, 0) ==
+          dnnl_success)
+    finish(api, p, &op, 1, GemmPlan::Activation::None);
+  return p;
+}
+
+/// The two kinds of primitive a step may have.
+enum class Kind { Matmul, Activation };
+
+/// What a primitive is created for: its kind, every count of the step, its flags, alpha (its
+/// output scale), its activation and the OpenMP team size (oneDNN splits the work when it
+/// creates the primitive).
+std::vector<int64_t> keyOf(Kind kind, GemmPlan s, int threads) {
   int64_t alphaBits;
   static_assert(sizeof alphaBits == sizeof s.alpha);
   std::memcpy(&alphaBits, &s.alpha, sizeof alphaBits);
-  std::vector<int64_t> key{s.transposeA, s.transposeB, s.bias,
-                           alphaBits,    threads,      static_cast<int64_t>(s.batch.size())};
+  std::vector<int64_t> key{static_cast<int64_t>(kind),
+                           s.transposeA,
+                           s.transposeB,
+                           s.bias,
+                           alphaBits,
+                           static_cast<int64_t>(s.activation),
+                           threads,
+                           static_cast<int64_t>(s.batch.size())};
   s.forEachCount([&](int64_t &count) { key.push_back(count); });
   return key;
 }
@@ -187,15 +247,19 @@ std::vector<int64_t> keyOf(GemmPlan s, int threads) {
 /// generated code; the steps of every artifact loaded may run again).
 class Primitives {
 public:
-  /// The primitive for `s`, or null where there is none (or the cache is full).
-  const Primitive *get(const Api &api, const GemmPlan &s, int threads) {
-    std::vector<int64_t> key = keyOf(s, threads);
+  /// The primitive of `kind` for `s`, or null where there is none (or the cache is full).
+  const Primitive *get(const Api &api, Kind kind, const GemmPlan &s, int threads) {
+    std::vector<int64_t> key = keyOf(kind, s, threads);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = made_.find(key);
     if (it == made_.end()) {
       if (made_.size() >= kMaxPrimitives)
         return nullptr;
-      it = made_.emplace(std::move(key), std::make_unique<Primitive>(create(api, s))).first;
+      it = made_
+               .emplace(std::move(key), std::make_unique<Primitive>(kind == Kind::Matmul
+                                                                        ? createMatmul(api, s)
+                                                                        : createActivation(api, s)))
+               .first;
     }
     return it->second->primitive ? it->second.get() : nullptr;
   }
@@ -217,7 +281,8 @@ struct ThreadState {
   }
 };
 
-/// Runs one primitive; memory objects wrap the step's buffers for the call.
+/// Runs one primitive; memory objects wrap the step's buffers for the call. An activation's
+/// eltwise primitive reads and writes C (`a` and `b` null).
 void execute(const Api &api, const Primitive &p, float *c, const float *a, const float *b,
              const float *bias) {
   thread_local ThreadState local;
@@ -239,8 +304,11 @@ void execute(const Api &api, const Primitive &p, float *c, const float *a, const
     const dnnl_memory_desc_t *md;
     const void *data;
   };
-  std::vector<Operand> operands = {
-      {DNNL_ARG_SRC, &p.a, a}, {DNNL_ARG_WEIGHTS, &p.b, b}, {DNNL_ARG_DST, &p.c, c}};
+  std::vector<Operand> operands = {{DNNL_ARG_DST, &p.c, c}};
+  if (a)
+    operands.insert(operands.end(), {{DNNL_ARG_SRC, &p.a, a}, {DNNL_ARG_WEIGHTS, &p.b, b}});
+  else
+    operands.push_back({DNNL_ARG_SRC, &p.c, c});
   if (bias)
     operands.push_back({DNNL_ARG_BIAS, &p.bias, bias});
   if (p.scratchpadBytes)
@@ -275,6 +343,12 @@ int ompThreads(void *handle) {
   return maxThreads ? maxThreads() : 1;
 }
 
+/// The process's primitives.
+Primitives &processPrimitives() {
+  static Primitives primitives;
+  return primitives;
+}
+
 } // namespace
 
 bool prefersMatmulPrimitive(const GemmPlan &s) {
@@ -294,11 +368,21 @@ bool runMatmulPrimitive(void *handle, const GemmPlan &s, float *c, const float *
   const Api &api = apiOf(handle);
   if (!api.failure.empty())
     return false;
-  static Primitives primitives;
-  const Primitive *p = primitives.get(api, s, ompThreads(handle));
+  const Primitive *p = processPrimitives().get(api, Kind::Matmul, s, ompThreads(handle));
   if (!p)
     return false;
   execute(api, *p, c, a, b, bias);
+  return true;
+}
+
+bool runActivationPrimitive(void *handle, const GemmPlan &s, float *c) {
+  const Api &api = apiOf(handle);
+  if (!api.failure.empty() || s.type != GemmPlan::Type::F32)
+    return false;
+  const Primitive *p = processPrimitives().get(api, Kind::Activation, s, ompThreads(handle));
+  if (!p)
+    return false;
+  execute(api, *p, c, nullptr, nullptr, nullptr);
   return true;
 }
 

@@ -1,16 +1,18 @@
-//===- OnednnMatmul.h - float32 GEMM steps as oneDNN matmul primitives --------------------===//
+//===- OnednnPrimitives.h - float32 GEMM steps as oneDNN primitives -----------------------===//
 //
 // oneDNN's matmul primitive picks and generates kernels for the one shape it is created for
 // (its brgemm kernels): on the models' batched attention products it runs 1.5-1.9x faster
 // than dnnl_sgemm called per product, and on their projections 1.2-1.3x, while dnnl_sgemm stays
 // ahead on GEMMs of more than a GFLOP, on products whose left operand is shared by the batch
 // (a convolution's filters: oneDNN 2 has only its reference kernel for those) and on
-// matrix-vector products (docs/benchmarks.md#gemm). A step's primitive is created when the step
-// first runs and kept for the process, keyed by the step's shape.
+// matrix-vector products (docs/benchmarks.md#gemm). A step's activation is the matmul
+// primitive's post-op, applied to each tile before it is stored; after dnnl_sgemm, it is an
+// eltwise primitive over C. A step's primitives are created when the step first runs and kept
+// for the process, keyed by the step's shape.
 //
 //===--------------------------------------------------------------------------------------===//
-#ifndef SOTC_RUNTIME_CPU_ONEDNNMATMUL_H
-#define SOTC_RUNTIME_CPU_ONEDNNMATMUL_H
+#ifndef SOTC_RUNTIME_CPU_ONEDNNPRIMITIVES_H
+#define SOTC_RUNTIME_CPU_ONEDNNPRIMITIVES_H
 
 #include "runtime/src/GemmPlan.h"
 
@@ -24,11 +26,16 @@ namespace sotc::runtime::cpu {
 bool prefersMatmulPrimitive(const GemmPlan &plan);
 
 /// Runs a step that prefersMatmulPrimitive() takes as one matmul primitive of the oneDNN that
-/// `onednnHandle` (dlopen's) is; false, with nothing written, where that oneDNN has no matmul
-/// primitive API of oneDNN 2's, or only its reference kernel for the shape (then dnnl_sgemm
-/// runs it). Safe to call from several threads at once; E8003 where a primitive fails to run.
+/// `onednnHandle` (dlopen's) is, its activation included; false, with nothing written, where
+/// that oneDNN has no primitive API of oneDNN 2's, or only its reference kernel for the shape
+/// (then dnnl_sgemm runs it). Safe to call from several threads at once; E8003 where a
+/// primitive fails to run.
 bool runMatmulPrimitive(void *onednnHandle, const GemmPlan &plan, float *c, const float *a,
                         const float *b, const float *bias);
+
+/// Applies a float32 step's activation to its C in place, as an eltwise primitive (vectorized
+/// and threaded by oneDNN); false, with nothing written, where there is none.
+bool runActivationPrimitive(void *onednnHandle, const GemmPlan &plan, float *c);
 
 /// What the matmul primitives of `onednnHandle` are: "matmul primitives" where its API is
 /// oneDNN 2's, else why there are none.
@@ -36,4 +43,4 @@ std::string matmulPrimitiveSupport(void *onednnHandle);
 
 } // namespace sotc::runtime::cpu
 
-#endif // SOTC_RUNTIME_CPU_ONEDNNMATMUL_H
+#endif // SOTC_RUNTIME_CPU_ONEDNNPRIMITIVES_H
