@@ -648,3 +648,16 @@ TEST_CASE("the emulated cuBLASLt under the CUDA backend's plans matches CBLAS",
     compareWithCblas(p);
   }
 }
+
+TEST_CASE("an erf-GELU epilogue is refused by the CUDA backend (cuBLASLt has none)",
+          "[emulator][gemm]") {
+  GemmPlan p = plan(8, 16, 32, false, true);
+  p.bias = true, p.activation = GemmPlan::Activation::GeluErf;
+  try {
+    cuda::Matmuls matmuls({&p}, d(), emulator::emulatedCublasLt());
+    FAIL("the plan was accepted");
+  } catch (const Error &e) {
+    CHECK(e.code() == "E8002");
+    CHECK(std::string(e.what()).find("erf-GELU") != std::string::npos);
+  }
+}
