@@ -29,10 +29,11 @@ struct ParallelFor {
 
 /// Runs a validated plan that unsupported() accepts: float32 on oneDNN where one loads (E8003
 /// where it refuses the step), otherwise, and float64 always, on CBLAS (E8003 where none
-/// loads). On oneDNN, a float32 step of under 8 MFLOP runs on the calling thread alone, a
-/// batch of at least `parallel.threads` GEMMs runs its GEMMs side by side on `parallel`, one
-/// thread each, and a smaller batch of GEMMs under 8 MFLOP each runs on the calling thread (attention's per-head GEMMs 1.4-1.5x faster so than one at a time on every
-/// thread: docs/benchmarks.md#gemm).
+/// loads), then its activation. On oneDNN, a float32 step of at least 8 MFLOP that
+/// prefersMatmulPrimitive() takes is one matmul primitive (OnednnPrimitives.h); otherwise it
+/// runs on dnnl_sgemm: under 8 MFLOP on the calling thread alone, a batch of at least
+/// `parallel.threads` GEMMs side by side on `parallel`, one thread each, and a smaller batch
+/// of GEMMs under 8 MFLOP each on the calling thread.
 void runGemm(const GemmPlan &plan, void *c, const void *a, const void *b, const void *bias,
              const ParallelFor &parallel = {});
 

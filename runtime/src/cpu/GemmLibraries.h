@@ -1,8 +1,9 @@
 //===- GemmLibraries.h - the libraries CPU GEMM steps run on, found at run time -----------===//
 //
-// float32 GEMMs run on oneDNN's dnnl_sgemm where a oneDNN loads (it picks its kernels by the
-// CPU's instruction sets, never by its model, and is the fastest here on the models' shapes:
-// docs/benchmarks.md#gemm), float64 ones and everything under SOTC_CBLAS on CBLAS.
+// float32 GEMMs run on oneDNN where a oneDNN loads (its matmul primitives or dnnl_sgemm:
+// OnednnPrimitives.h; it picks its kernels by the CPU's instruction sets, never by its model,
+// and is the fastest here on the models' shapes: docs/benchmarks.md#gemm), float64 ones and
+// everything under SOTC_CBLAS on CBLAS.
 //
 //===----------------------------------------------------------------------------------------===//
 #ifndef SOTC_RUNTIME_CPU_GEMMLIBRARIES_H

@@ -16,8 +16,9 @@
 namespace sotc::runtime::cpu {
 namespace {
 
-/// Above this, a product runs faster on dnnl_sgemm (measured: the GPT's and ResNet's
-/// GEMMs of 1.8-4.8 GFLOP ran 10-35% slower as primitives, those of 0.1-0.5 GFLOP 20-30% faster).
+/// Above this, a product runs faster on dnnl_sgemm (measured: ResNet-18's convolution GEMMs and
+/// a BERT-base MLP's, 1.8-4.8 GFLOP, ran 10-35% slower as primitives; the transformers'
+/// projections, 0.1-0.5 GFLOP, 20-30% faster).
 constexpr double kPrimitiveMaxFlops = 1e9;
 /// Below this many rows, dnnl_sgemm's matrix-vector kernels win (1 x 512 x 1000: 2.4x).
 constexpr int64_t kPrimitiveMinRows = 16;
@@ -25,7 +26,7 @@ constexpr int64_t kPrimitiveMinRows = 16;
 /// it meets; past this, steps run on dnnl_sgemm.
 constexpr size_t kMaxPrimitives = 512;
 
-/// oneDNN 2's matmul primitive API, looked up in the loaded oneDNN.
+/// oneDNN 2's primitive API (matmul, eltwise), looked up in the loaded oneDNN.
 struct Api {
   decltype(&dnnl_engine_create) engineCreate = nullptr;
   decltype(&dnnl_stream_create) streamCreate = nullptr;
