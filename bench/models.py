@@ -2,10 +2,10 @@
 """Whole models (scripts/bench.sh runs it after run.py): sotc against torch eager,
 torch.compile and paddle eager on the CPU, for the pre-norm transformer block, ResNet-18 and
 the GPT-style decoder of testdata/models, and for library models as users get them
-(torchvision's ResNet-50 and MobileNetV3-Large, paddle.vision's ResNet-50, a transformers BERT
-and LLaMA-style decoder, 4 layers x 256, from their configs), at benchmark
-sizes. A testdata model runs in both frameworks (sotc compiles the torch one); a library's
-model in its own framework, from which sotc traces it.
+(torchvision's ResNet-50, MobileNetV3-Large and MobileNetV2, paddle.vision's ResNet-50, a
+transformers BERT and LLaMA-style decoder, 4 layers x 256, from their configs), at benchmark
+sizes, and the CNNs again at batch 1. A testdata model runs in both frameworks (sotc compiles
+the torch one); a library's model in its own framework, from which sotc traces it.
 
     models.py [--paddle-python PY] [--models MODEL...]
                                        all tools; paddle eager runs under PY (a python that
@@ -52,6 +52,11 @@ MODELS = {
             {"VOCAB": 1024, "CONTEXT": 128, "WIDTH": 256, "HEADS": 8, "LAYERS": 4}, (8, 128)),
     "torchvision resnet50": ("torchvision", "resnet50", {}, (8, 3, 224, 224)),
     "torchvision mobilenet_v3_large": ("torchvision", "mobilenet_v3_large", {}, (8, 3, 224, 224)),
+    "torchvision mobilenet_v2": ("torchvision", "mobilenet_v2", {}, (8, 3, 224, 224)),
+    # one image: latency, where a call's fixed costs (binding, guards, the executor) weigh
+    "resnet18 batch 1": ("testdata", "resnet18", {}, (1, 3, 224, 224)),
+    "torchvision resnet50 batch 1": ("torchvision", "resnet50", {}, (1, 3, 224, 224)),
+    "torchvision mobilenet_v2 batch 1": ("torchvision", "mobilenet_v2", {}, (1, 3, 224, 224)),
     "paddle.vision resnet50": ("paddle.vision", "resnet50", {}, (8, 3, 224, 224)),
     "transformers bert": ("transformers", "BertConfig",
                           {"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4,
