@@ -340,7 +340,7 @@ bool primitiveMatches(const GemmPlan &s, size_t sizeA, size_t sizeB, size_t size
   std::vector<float> a = random<float>(sizeA, rng), b = random<float>(sizeB, rng), c(sizeC, 0.5f),
                      bias = random<float>(s.n, rng);
   std::vector<float> want = naive(s, a, b, c, withBias ? bias.data() : nullptr);
-  if (!runMatmulPrimitive(onednn.handle, s, c.data(), a.data(), b.data(),
+  if (!runMatmulPrimitive(onednn, s, c.data(), a.data(), b.data(),
                           withBias ? bias.data() : nullptr))
     return false;
   int wrong = 0;
@@ -444,7 +444,7 @@ TEST_CASE("one matmul primitive runs on several threads at once", "[runtime][gem
     callers.emplace_back([&] {
       for (int round = 0; round < 20; ++round) {
         std::vector<float> c(want.size(), -1.0f);
-        ran += runMatmulPrimitive(onednn.handle, s, c.data(), a.data(), b.data(), nullptr);
+        ran += runMatmulPrimitive(onednn, s, c.data(), a.data(), b.data(), nullptr);
         for (size_t i = 0; i < c.size(); ++i)
           wrong += !(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
       }
@@ -506,7 +506,7 @@ TEST_CASE("an activation over a dense C is an eltwise primitive", "[runtime][gem
   s.activation = GemmPlan::Activation::GeluErf;
   std::mt19937 rng(4);
   std::vector<float> c = random<float>(64 * 48, rng), before = c;
-  REQUIRE(runActivationPrimitive(onednn.handle, s, c.data()));
+  REQUIRE(runActivationPrimitive(onednn, s, c.data()));
   int wrong = 0;
   for (size_t i = 0; i < c.size(); ++i)
     wrong += !(std::fabs(c[i] - activated(s.activation, before[i])) <= 1e-6);

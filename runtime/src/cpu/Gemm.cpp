@@ -109,11 +109,11 @@ void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a
   };
   double flops = 2.0 * s.m * s.n * s.k; // of one GEMM of the batch
   if (flops * count >= kOneThreadFlops && prefersMatmulPrimitive(s) &&
-      runMatmulPrimitive(onednn.handle, s, c, a, b, bias))
+      runMatmulPrimitive(onednn, s, c, a, b, bias))
     return; // the activation included
   // After dnnl_sgemm: the activation as an eltwise primitive over C, on the same team.
   auto activate = [&] {
-    if (s.activation != GemmPlan::Activation::None && !runActivationPrimitive(onednn.handle, s, c))
+    if (s.activation != GemmPlan::Activation::None && !runActivationPrimitive(onednn, s, c))
       activateScalar(s, c);
   };
   if (teams && flops * count >= kOneThreadFlops && parallel.run && parallel.threads > 1 &&

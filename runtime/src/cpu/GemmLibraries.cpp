@@ -260,11 +260,10 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
       break;
     }
   std::string file = fileOf(reinterpret_cast<void *>(onednn.sgemm), name);
-  onednn.implementation =
-      "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-      std::to_string(v->patch) + " " +
-      (matmulPrimitiveSupport(handle) == "matmul primitives" ? "matmul primitives and " : "") +
-      "dnnl_sgemm (" + file + "), " + onednn.isa + " kernels";
+  onednn.implementation = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
+                          "." + std::to_string(v->patch) + " " +
+                          (whyNoMatmulPrimitives(onednn).empty() ? "matmul primitives and " : "") +
+                          "dnnl_sgemm (" + file + "), " + onednn.isa + " kernels";
   bool usesAvx2 = (bits & 0x7) == 0x7;
   if (!usesAvx2 && !familyForThisCpu().empty())
     onednn.implementation += "; warning: no AVX2 kernels on a CPU with AVX2, several times slower "

@@ -289,7 +289,7 @@ void execute(const Api &api, const Primitive &p, float *c, const float *a, const
   thread_local ThreadState local;
   if (!local.stream) {
     if (api.streamCreate(&local.stream, api.engine, dnnl_stream_default_flags) != dnnl_success)
-      throw Error("E8003", "oneDNN creates no stream for a matmul primitive");
+      throw Error("E8003", "oneDNN creates no stream for its primitives");
     local.api = &api;
   }
   if (local.scratchpadBytes < p.scratchpadBytes) {
@@ -323,7 +323,7 @@ void execute(const Api &api, const Primitive &p, float *c, const float *a, const
     dnnl_memory_t memory = nullptr;
     if (api.memoryCreate(&memory, o.md, api.engine, const_cast<void *>(o.data)) != dnnl_success) {
       release();
-      throw Error("E8003", "oneDNN refused a matmul primitive's operand");
+      throw Error("E8003", "oneDNN refused a primitive's operand");
     }
     args.push_back({o.arg, memory});
   }
@@ -333,21 +333,24 @@ void execute(const Api &api, const Primitive &p, float *c, const float *a, const
     ran = api.streamWait(local.stream);
   release();
   if (ran != dnnl_success)
-    throw Error("E8003", "oneDNN failed to run a matmul primitive (status " +
+    throw Error("E8003", "oneDNN failed to run a primitive (status " +
                              std::to_string(static_cast<int>(ran)) + ")");
 }
 
-/// OpenMP's team size for the calling thread, as oneDNN reads it (1 where oneDNN is not an
-/// OpenMP build).
-int ompThreads(void *handle) {
-  static auto maxThreads = reinterpret_cast<int (*)()>(dlsym(handle, "omp_get_max_threads"));
-  return maxThreads ? maxThreads() : 1;
-}
-
-/// The process's primitives.
-Primitives &processPrimitives() {
+/// Runs the process's primitive of `kind` for `s` (created on its first run, for the calling
+/// thread's OpenMP team size: oneDNN splits the work when it creates a primitive); false where
+/// there is none.
+bool run(const Onednn &onednn, Kind kind, const GemmPlan &s, float *c, const float *a,
+         const float *b, const float *bias) {
+  const Api &api = apiOf(onednn.handle);
+  if (!api.failure.empty())
+    return false;
   static Primitives primitives;
-  return primitives;
+  const Primitive *p = primitives.get(api, kind, s, onednn.maxThreads ? onednn.maxThreads() : 1);
+  if (!p)
+    return false;
+  execute(api, *p, c, a, b, bias);
+  return true;
 }
 
 } // namespace
@@ -364,32 +367,16 @@ bool prefersMatmulPrimitive(const GemmPlan &s) {
   return s.beta == 0;
 }
 
-bool runMatmulPrimitive(void *handle, const GemmPlan &s, float *c, const float *a, const float *b,
-                        const float *bias) {
-  const Api &api = apiOf(handle);
-  if (!api.failure.empty())
-    return false;
-  const Primitive *p = processPrimitives().get(api, Kind::Matmul, s, ompThreads(handle));
-  if (!p)
-    return false;
-  execute(api, *p, c, a, b, bias);
-  return true;
+bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &s, float *c, const float *a,
+                        const float *b, const float *bias) {
+  return run(onednn, Kind::Matmul, s, c, a, b, bias);
 }
 
-bool runActivationPrimitive(void *handle, const GemmPlan &s, float *c) {
-  const Api &api = apiOf(handle);
-  if (!api.failure.empty() || s.type != GemmPlan::Type::F32)
-    return false;
-  const Primitive *p = processPrimitives().get(api, Kind::Activation, s, ompThreads(handle));
-  if (!p)
-    return false;
-  execute(api, *p, c, nullptr, nullptr, nullptr);
-  return true;
+bool runActivationPrimitive(const Onednn &onednn, const GemmPlan &s, float *c) {
+  return s.type == GemmPlan::Type::F32 &&
+         run(onednn, Kind::Activation, s, c, nullptr, nullptr, nullptr);
 }
 
-std::string matmulPrimitiveSupport(void *handle) {
-  const Api &api = apiOf(handle);
-  return api.failure.empty() ? "matmul primitives" : api.failure;
-}
+std::string whyNoMatmulPrimitives(const Onednn &onednn) { return apiOf(onednn.handle).failure; }
 
 } // namespace sotc::runtime::cpu

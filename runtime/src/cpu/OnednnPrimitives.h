@@ -15,6 +15,7 @@
 #define SOTC_RUNTIME_CPU_ONEDNNPRIMITIVES_H
 
 #include "runtime/src/GemmPlan.h"
+#include "runtime/src/cpu/GemmLibraries.h"
 
 #include <string>
 
@@ -25,21 +26,21 @@ namespace sotc::runtime::cpu {
 /// overwritten (beta 0, or 1 over the bias), alpha 1 where there is a bias.
 bool prefersMatmulPrimitive(const GemmPlan &plan);
 
-/// Runs a step that prefersMatmulPrimitive() takes as one matmul primitive of the oneDNN that
-/// `onednnHandle` (dlopen's) is, its activation included; false, with nothing written, where
+/// Runs a step that prefersMatmulPrimitive() takes as one matmul primitive of `onednn`, its
+/// activation included; false, with nothing written, where
 /// that oneDNN has no primitive API of oneDNN 2's, or only its reference kernel for the shape
 /// (then dnnl_sgemm runs it). Safe to call from several threads at once; E8003 where a
 /// primitive fails to run.
-bool runMatmulPrimitive(void *onednnHandle, const GemmPlan &plan, float *c, const float *a,
+bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &plan, float *c, const float *a,
                         const float *b, const float *bias);
 
 /// Applies a float32 step's activation to its C in place, as an eltwise primitive (vectorized
 /// and threaded by oneDNN); false, with nothing written, where there is none.
-bool runActivationPrimitive(void *onednnHandle, const GemmPlan &plan, float *c);
+bool runActivationPrimitive(const Onednn &onednn, const GemmPlan &plan, float *c);
 
-/// What the matmul primitives of `onednnHandle` are: "matmul primitives" where its API is
-/// oneDNN 2's, else why there are none.
-std::string matmulPrimitiveSupport(void *onednnHandle);
+/// Why `onednn` (its handle set) has no matmul primitives (its API is not oneDNN 2's, a
+/// function is missing), or "" where it has.
+std::string whyNoMatmulPrimitives(const Onednn &onednn);
 
 } // namespace sotc::runtime::cpu
 
