@@ -477,6 +477,48 @@ std::string gemmText(mapexpr::GemmOp gemm) {
     text += "    " + gemm.getActivation().str() + "(&" + out + ");\n";
   return text + "  }\n}\n";
 }
+/// A convolution step in the same form:
+///   conv2d_3(&t_var_5, t_x, t_w, t_b, t_var_1) {
+///     LibraryCall(conv, n=8, c=64, h=56, w=56, oc=64, kernel=[3, 3], strides=[1, 1],
+///                 dilations=[1, 1], pads=[1, 1, 1, 1]) {
+///       conv2d(&t_var_5, t_x, t_w);
+///       add_bias(&t_var_5, t_b);
+///       add(&t_var_5, t_var_1);
+///       relu(&t_var_5);
+///     }
+///   }
+std::string convText(mapexpr::ConvOp conv) {
+  auto name = [](mlir::Value v) { return "t_" + mapexpr::tensorName(v); };
+  auto ints = [](llvm::ArrayRef<int64_t> v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  auto shape = [](mlir::Value v) {
+    return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+  };
+  llvm::ArrayRef<int64_t> x = shape(conv.getX()), w = shape(conv.getWeight());
+  std::string out = name(conv.getResult());
+  std::string text =
+      conv.getName().str() + "(&" + out + ", " + name(conv.getX()) + ", " + name(conv.getWeight());
+  for (mlir::Value v : {conv.getBias(), conv.getResidual()})
+    if (v)
+      text += ", " + name(v);
+  text += ") {\n  LibraryCall(conv, n=" + std::to_string(x[0]) + ", c=" + std::to_string(x[1]) +
+          ", h=" + std::to_string(x[2]) + ", w=" + std::to_string(x[3]) +
+          ", oc=" + std::to_string(w[0]) + ", kernel=" + ints(w.drop_front(2)) +
+          ", strides=" + ints(conv.getStrides()) + ", dilations=" + ints(conv.getDilations()) +
+          ", pads=" + ints(conv.getPads()) + ") {\n    conv2d(&" + out + ", " + name(conv.getX()) +
+          ", " + name(conv.getWeight()) + ");\n";
+  if (conv.getBias())
+    text += "    add_bias(&" + out + ", " + name(conv.getBias()) + ");\n";
+  if (conv.getResidual())
+    text += "    add(&" + out + ", " + name(conv.getResidual()) + ");\n";
+  if (conv.getActivation() != "none")
+    text += "    " + conv.getActivation().str() + "(&" + out + ");\n";
+  return text + "  }\n}\n";
+}
 } // namespace
 
 std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
@@ -491,6 +533,8 @@ std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
                 "\n";
       else if (auto gemm = mlir::dyn_cast<mapexpr::GemmOp>(op))
         text += gemmText(gemm) + "\n";
+      else if (auto conv = mlir::dyn_cast<mapexpr::ConvOp>(op))
+        text += convText(conv) + "\n";
     }
   });
   return text;

@@ -1,11 +1,13 @@
 //===- LowerConvolution.cpp - Lowerings: conv2d, pooling, batch norm ----------------------===//
 //
 // 2-d windows over NCHW tensors: the `window` primitive gathers every tap of every output
-// position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution
-// reshapes the windows into columns (im2col, [N, C*KH*KW, OH*OW]) and multiplies them by the
-// weight reshaped to [OC, C*KH*KW], one GEMM (batched over the groups; over the whole batch's
-// columns [C*KH*KW, N*OH*OW] for small maps; a depthwise one multiplies the taps by each
-// channel's filter and sums them); pooling reduces over the taps.
+// position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution of
+// one group is the `conv2d` primitive, which a target runs as a library step or expands; the
+// expansion (and a grouped convolution) reshapes the windows into columns (im2col,
+// [N, C*KH*KW, OH*OW]) and multiplies them by the weight reshaped to [OC, C*KH*KW], one GEMM
+// (batched over the groups; over the whole batch's columns [C*KH*KW, N*OH*OW] for small maps;
+// a depthwise one multiplies the taps by each channel's filter and sums them); pooling reduces
+// over the taps.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
@@ -154,12 +156,22 @@ int windows(PrimBuilder &b, int x, const Window &w, double padValue) {
 /// Output maps of fewer pixels than this run one GEMM over the whole batch's columns.
 constexpr int64_t kBatchedColumns = 128;
 
-/// The convolution of x [N, C, H, W] with weight [OC, C/G, KH, KW] over window `w`, plus the
-/// bias [OC] (-1: none): im2col columns times the weight, one batched GEMM over the groups; a
-/// depthwise one multiplies the taps by each channel's filter and sums them.
-int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64_t groups) {
+} // namespace
+
+int expandConvolution(PrimBuilder &b, int x, int weight, const std::vector<int64_t> &strides,
+                      const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads,
+                      int64_t groups) {
   const TensorMeta &xm = b.meta(x), &wm = b.meta(weight);
   int64_t n = xm.shape[0], cg = wm.shape[1], ocg = wm.shape[0] / groups;
+  Window w{{wm.shape[2], wm.shape[3]},
+           {strides[0], strides[1]},
+           {dilations[0], dilations[1]},
+           {pads[0], pads[1], pads[2], pads[3]}};
+  for (int i = 0; i < 2; ++i)
+    (i ? w.ow : w.oh) = (xm.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] -
+                         dilations[i] * (wm.shape[2 + i] - 1) - 1) /
+                            strides[i] +
+                        1;
   int64_t taps = w.kernel[0] * w.kernel[1], cols = w.oh * w.ow;
   // A 1x1 window with stride 1 and no padding is x itself.
   bool pointwise = taps == 1 && w.stride[0] == 1 && w.stride[1] == 1 && !w.pad[0] && !w.pad[1] &&
@@ -168,9 +180,8 @@ int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64
     // Depthwise: each channel its own filter. The taps times the filter, summed: one
     // window kernel and one reduction, not a GEMM per channel.
     int taps4 = b.reshape(weight, {1, groups, w.kernel[0], w.kernel[1], 1, 1});
-    int y =
-        b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, windows(b, x, w, 0), taps4), {2, 3}, false);
-    return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {groups, 1, 1}));
+    return b.reduce(Prim::ReduceSum, b.binary(Prim::Mul, windows(b, x, w, 0), taps4), {2, 3},
+                    false);
   }
   // Small maps (ResNet's last stage: 7x7, 49 columns an image) of a static batch: one GEMM
   // over every image's columns side by side, [OC, C*taps] x [C*taps, N*cols], where N GEMMs
@@ -181,8 +192,7 @@ int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64
                             : b.transpose(windows(b, x, w, 0), {1, 2, 3, 0, 4, 5});
     columns = b.reshape(columns, {cg * taps, n * cols});
     int product = b.matmul(b.reshape(weight, {ocg, cg * taps}), columns, false, false);
-    int y = b.transpose(b.reshape(product, {ocg, n, w.oh, w.ow}), {1, 0, 2, 3});
-    return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {ocg, 1, 1}));
+    return b.transpose(b.reshape(product, {ocg, n, w.oh, w.ow}), {1, 0, 2, 3});
   }
   // Grouped: the groups are one batched GEMM, [G, OC/G, C/G*taps] x [N, G, C/G*taps, cols].
   std::vector<int64_t> columnShape = {n, cg * taps, cols}, weightShape = {ocg, cg * taps};
@@ -191,9 +201,21 @@ int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64
     weightShape.insert(weightShape.begin(), groups);
   }
   int columns = b.reshape(pointwise ? x : windows(b, x, w, 0), columnShape);
-  int y = b.reshape(b.matmul(b.reshape(weight, weightShape), columns, false, false),
-                    {n, ocg * groups, w.oh, w.ow});
-  return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {ocg * groups, 1, 1}));
+  return b.reshape(b.matmul(b.reshape(weight, weightShape), columns, false, false),
+                   {n, ocg * groups, w.oh, w.ow});
+}
+
+namespace {
+
+/// The convolution of x [N, C, H, W] with weight [OC, C/G, KH, KW] over window `w`, plus the
+/// bias [OC] (-1: none): one conv2d primitive (a library step where the target has one) for
+/// one group, else the windows times the filters (expandConvolution).
+int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64_t groups) {
+  std::vector<int64_t> strides(w.stride.begin(), w.stride.end()),
+      dilations(w.dilation.begin(), w.dilation.end()), pads(w.pad.begin(), w.pad.end());
+  int y = groups == 1 ? b.conv2d(x, weight, strides, dilations, pads)
+                      : expandConvolution(b, x, weight, strides, dilations, pads, groups);
+  return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {b.meta(y).shape[1], 1, 1}));
 }
 
 /// x [N, C, H, W] and weight ([OC, C/G, KH, KW]; transposed: [C, OC/G, KH, KW]) fit each

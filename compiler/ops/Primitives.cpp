@@ -84,6 +84,10 @@ std::string PrimGraph::str() const {
         << ", dilations = " << formatInts(a.dilations) << ", pads = " << formatInts(a.pads)
         << ", value = " << a.value << "}";
       break;
+    case Prim::Conv2d:
+      s << " {strides = " << formatInts(a.strides) << ", dilations = " << formatInts(a.dilations)
+        << ", pads = " << formatInts(a.pads) << "}";
+      break;
     case Prim::Matmul:
       s << " {transpose_x = " << a.transposeX << ", transpose_y = " << a.transposeY << "}";
       break;
@@ -387,6 +391,28 @@ int PrimBuilder::matmul(int x, int y, bool transposeX, bool transposeY) {
   a.transposeX = transposeX;
   a.transposeY = transposeY;
   return add(Prim::Matmul, {cast(x, dtype), cast(y, dtype)}, a, {shape, dtype});
+}
+
+int PrimBuilder::conv2d(int x, int weight, const std::vector<int64_t> &strides,
+                        const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads) {
+  const TensorMeta &m = meta(x), &w = meta(weight);
+  if (m.rank() != 4 || w.rank() != 4 || m.shape[1] != w.shape[1] || m.dtype != w.dtype)
+    throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): a convolution of " + formatMeta(m) +
+                                                    " by a weight " + formatMeta(w));
+  std::vector<int64_t> shape = {m.shape[0], w.shape[0]};
+  for (int i = 0; i < 2; ++i) {
+    int64_t span =
+        m.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (w.shape[2 + i] - 1);
+    if (m.shape[2 + i] == kDynamic || span < 1)
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       op_ + "(): the window does not fit the input " + formatShape(m.shape));
+    shape.push_back((span - 1) / strides[i] + 1);
+  }
+  PrimAttrs a;
+  a.strides = strides;
+  a.dilations = dilations;
+  a.pads = {pads[0], pads[2]};
+  return add(Prim::Conv2d, {x, weight}, a, {shape, m.dtype});
 }
 
 } // namespace sotc::ops

@@ -22,7 +22,7 @@ enum class Prim {
 #undef PRIM
 };
 
-enum class PrimKind { Source, Unary, Binary, Compare, Select, Layout, Reduce, Matmul };
+enum class PrimKind { Source, Unary, Binary, Compare, Select, Layout, Reduce, Matmul, Conv };
 
 const char *primName(Prim prim);
 /// The primitive called `name` ("reduce_sum"), or nullopt.
@@ -40,7 +40,8 @@ struct PrimAttrs {
   std::vector<int64_t> starts, ends;           // slice (normalized, non-negative)
   std::vector<int64_t> steps;                  // slice (positive)
   int64_t axis = 0;                            // concat
-  std::vector<int64_t> kernel, strides, dilations, pads; // window: (h, w) each; pads before
+  std::vector<int64_t> kernel, strides, dilations, pads; // window, conv2d: (h, w) each;
+                                                         // pads before (conv2d: no kernel)
   bool keepdim = false;                        // reduce_*
   bool transposeX = false, transposeY = false; // matmul
   DType dtype = DType::Float32;                // fill_constant, iota, cast
@@ -111,6 +112,12 @@ public:
   /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);
+  /// The 2-d convolution of x [N, C, H, W] with `weight` [OC, C, KH, KW] (one group) over the
+  /// window `strides`, `dilations`, `pads` (top, bottom, left, right; zeros):
+  /// [N, OC, OH, OW]. A library step on targets that have one; the others expand it into
+  /// windows and a GEMM (expandConvolution, Lowerings.h).
+  int conv2d(int x, int weight, const std::vector<int64_t> &strides,
+             const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads);
 
 private:
   int add(Prim prim, std::vector<int> operands, PrimAttrs attrs, TensorMeta result);
@@ -121,6 +128,16 @@ private:
   std::string op_;
   PrimGraph graph_;
 };
+
+namespace lowering {
+/// The convolution of x [N, C, H, W] with weight [OC, C/groups, KH, KW] as windows and GEMMs
+/// (im2col; a depthwise one as taps times filters, summed): what a conv2d primitive expands to
+/// on targets without a convolution step, and every grouped convolution
+/// (LowerConvolution.cpp). `pads` is (top, bottom, left, right).
+int expandConvolution(PrimBuilder &b, int x, int weight, const std::vector<int64_t> &strides,
+                      const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads,
+                      int64_t groups);
+} // namespace lowering
 
 } // namespace sotc::ops
 

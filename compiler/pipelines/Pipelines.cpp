@@ -85,6 +85,9 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::Prim)) {
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
+    sir::SirExpandConvolutionsOptions convolutions;
+    convolutions.target = targetName(options.target);
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirExpandConvolutions(convolutions));
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirUnmergeBatch());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
@@ -100,6 +103,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::MapExpr)) {
     ConvertMatmulToGemmOptions gemm;
     gemm.target = options.target == Target::Cpu ? "cpu" : "cuda";
+    pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm(gemm));
     pm.addPass(createConvertSirToMapExpr());
   }
@@ -183,6 +187,7 @@ void registerAllPasses() {
   mlir::registerTransformsPasses();
   sir::registerSirPasses();
   mapexpr::registerMapExprPasses();
+  registerConvertConvToStep();
   registerConvertMatmulToGemm();
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();

@@ -103,6 +103,51 @@ int64_t timesPower(int64_t factor, int64_t rows, int power) {
   return out;
 }
 
+/// A convolution step (docs/manifest.md): its sizes, window and epilogue.
+Step convStepOf(const Json &j, Step s) {
+  s.kind = Step::Kind::Conv;
+  s.name = j.at("name").get<std::string>();
+  if (j.at("dtype") != "float32")
+    throw Error("E8002", "a convolution step of " + j.at("dtype").dump());
+  ConvPlan &p = s.conv;
+  for (auto [field, size] : {std::pair{"n", &p.n},
+                             {"c", &p.c},
+                             {"h", &p.h},
+                             {"w", &p.w},
+                             {"oc", &p.oc},
+                             {"kh", &p.kh},
+                             {"kw", &p.kw},
+                             {"oh", &p.oh},
+                             {"ow", &p.ow}})
+    *size = j.at(field).get<int64_t>();
+  auto list = [&](const char *field, auto &out) {
+    const Json &v = j.at(field);
+    if (!v.is_array() || v.size() != out.size())
+      throw Error("E8001", "convolution step " + s.name + ": " + field + " needs " +
+                               std::to_string(out.size()) + " values");
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = v[i].get<int64_t>();
+  };
+  list("strides", p.strides);
+  list("dilations", p.dilations);
+  list("pads", p.pads);
+  const Json &epilogue = j.at("epilogue");
+  p.bias = !epilogue.at("bias").is_null();
+  p.residual = !epilogue.at("residual").is_null();
+  static const std::map<std::string, ConvPlan::Activation> activations = {
+      {"none", ConvPlan::Activation::None},
+      {"relu", ConvPlan::Activation::Relu},
+      {"relu6", ConvPlan::Activation::Relu6},
+      {"hardswish", ConvPlan::Activation::Hardswish}};
+  std::string activation = epilogue.at("activation").get<std::string>();
+  if (!activations.count(activation))
+    throw Error("E8002", "a convolution step with activation " + activation);
+  p.activation = activations.at(activation);
+  if (std::string why = validate(p); !why.empty())
+    throw Error("E8001", "convolution step " + s.name + ": " + why);
+  return s;
+}
+
 Step stepOf(const Json &j) {
   Step s;
   s.outputs = j.at("outputs").get<std::vector<std::string>>();
@@ -117,9 +162,11 @@ Step stepOf(const Json &j) {
       std::tie(s.dynamicShared, s.dynamicSharedPower) = countOf(j.at("dynamic_shared_bytes"));
     return s;
   }
+  if (j.at("kind") == "conv")
+    return convStepOf(j, s);
   if (j.at("kind") != "gemm")
     throw Error("E8002", "unknown step kind " + j.at("kind").dump());
-  s.gemm = true;
+  s.kind = Step::Kind::Gemm;
   s.name = j.at("name").get<std::string>();
   GemmPlan &p = s.plan;
   static const std::map<std::string, GemmPlan::Type> types = {{"float16", GemmPlan::Type::F16},
@@ -208,7 +255,7 @@ void readPlan(const Json &j, Segment &s) {
   for (Step &step : s.steps)
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
-        step.takesRows |= !step.gemm && dynamic.count(name);
+        step.takesRows |= step.kind == Step::Kind::Kernel && dynamic.count(name);
   countStepBytes(s);
 }
 
@@ -280,7 +327,7 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
       if (!p.powers.empty())
         p.forEachCount([&](int64_t &count) { count = timesPower(count, rows, p.powers[next++]); });
       p.powers.clear();
-      if (std::string why = step.gemm ? validate(p) : ""; !why.empty())
+      if (std::string why = step.kind == Step::Kind::Gemm ? validate(p) : ""; !why.empty())
         throw Error("E8001", "GEMM step " + step.name + ": " + why);
     }
     countStepBytes(s);
@@ -644,9 +691,14 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
   }
   for (const Segment *plan : a.plans())
     for (const Step &step : plan->steps)
-      if (step.gemm &&
-          (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u)))
-        throw Error("E8001", manifestPath + ": a GEMM step's buffers do not match its epilogue");
+      if ((step.kind == Step::Kind::Gemm &&
+           (step.outputs.size() != 1 || step.inputs.size() != (step.plan.bias ? 3u : 2u))) ||
+          (step.kind == Step::Kind::Conv &&
+           (step.outputs.size() != 1 ||
+            step.inputs.size() != 2u + step.conv.bias + step.conv.residual)))
+        throw Error("E8001", manifestPath + ": a " +
+                                 (step.kind == Step::Kind::Gemm ? "GEMM" : "convolution") +
+                                 " step's buffers do not match its epilogue");
   // A dynamic batch is checked as a plan of one row (every call's plan is checked again).
   if (std::none_of(a.entries.begin(), a.entries.end(), [](const Entry &e) { return e.batched; })) {
     checkPlan(a);

@@ -8,6 +8,7 @@
 #ifndef SOTC_RUNTIME_ARTIFACT_H
 #define SOTC_RUNTIME_ARTIFACT_H
 
+#include "runtime/src/ConvPlan.h"
 #include "runtime/src/Error.h"
 #include "runtime/src/GemmPlan.h"
 
@@ -66,8 +67,8 @@ struct Weight {
 };
 
 struct Step {
-  bool gemm = false;
-  std::string name;   // the kernel's symbol, or the GEMM's group name
+  enum class Kind { Kernel, Gemm, Conv } kind = Kind::Kernel;
+  std::string name;   // the kernel's symbol, or the GEMM's or convolution's group name
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
@@ -78,6 +79,7 @@ struct Step {
   int64_t dynamicShared = 0;          // CUDA kernels: a launch's shared bytes per block, times
   int dynamicSharedPower = 0;         // s0^dynamicSharedPower (rows of s0 a block keeps)
   GemmPlan plan;                      // GEMM steps
+  ConvPlan conv;                      // convolution steps
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
 };

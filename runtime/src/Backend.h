@@ -30,6 +30,11 @@ public:
   virtual void kernel(const Step &step, const std::vector<void *> &buffers) = 0;
   /// Runs a GEMM step on C, A, B and the bias (when it has one).
   virtual void gemm(const Step &step, const std::vector<void *> &buffers) = 0;
+  /// Runs a convolution step on its output, input, weight, then the bias and the residual
+  /// where it has them (the CPU's; a CUDA plan has none).
+  virtual void conv(const Step &step, const std::vector<void *> &buffers) = 0;
+  /// The model's weights changed: what the backend derived from them is stale.
+  virtual void weightsChanged() {}
   /// Copies between host memory and the backend's (host to host on the CPU).
   virtual void toHost(void *host, const void *data, size_t bytes) = 0;
   virtual void fromHost(void *data, const void *host, size_t bytes) = 0;

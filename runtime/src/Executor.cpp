@@ -233,6 +233,7 @@ void Executor::setWeight(const std::string &name, const sotc_value &value) {
     else
       backend_->fromHost(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
     ++weightsVersion_; // every entry prepares them again
+    backend_->weightsChanged();
     return;
   }
   throw Error("E8005", "the model has no weight " + name);
@@ -545,8 +546,10 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
     if (profiling)
       backend.synchronize();
     auto start = std::chrono::steady_clock::now();
-    if (step.gemm)
+    if (step.kind == Step::Kind::Gemm)
       backend.gemm(step, args);
+    else if (step.kind == Step::Kind::Conv)
+      backend.conv(step, args);
     else
       backend.kernel(step, args);
     if (profiling) {

@@ -109,8 +109,10 @@ private:
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
         use(name, index);
-    if (step.gemm)
+    if (step.kind == Step::Kind::Gemm)
       return checkGemm(step, which);
+    if (step.kind == Step::Kind::Conv)
+      return checkConv(step, which);
     if (step.symbol.empty() || step.outputs.empty())
       fail(which + " is a kernel without a symbol or an output");
     if (step.grid < 1 || step.grid > 0x7fffffff)
@@ -154,6 +156,26 @@ private:
          "B");
     if (p.bias)
       fits(step.inputs[2], p.n, "bias");
+  }
+
+  void checkConv(const Step &step, const std::string &which) const {
+    const ConvPlan &p = step.conv;
+    auto fits = [&](const std::string &name, Wide elements, const char *role) {
+      const Buffer &b = *find(name);
+      if (b.dtype != SOTC_FLOAT32)
+        fail(which + "'s " + role + " " + name + " is " + shapeText(b) +
+             "; the convolution is of float32");
+      if (elements > Wide(b.bytes / static_cast<int64_t>(sizeof(float))))
+        fail(which + " reaches past its " + role + " " + name + " (" + shapeText(b) + ")");
+    };
+    fits(step.outputs[0], p.outputElements(), "output");
+    fits(step.inputs[0], p.inputElements(), "input");
+    fits(step.inputs[1], p.weightElements(), "weight");
+    size_t next = 2;
+    if (p.bias)
+      fits(step.inputs[next++], p.oc, "bias");
+    if (p.residual)
+      fits(step.inputs[next], p.outputElements(), "residual");
   }
 
   /// Marks an arena buffer as live at step `index` (the end is steps.size()).

@@ -133,11 +133,13 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     s->executor = std::make_unique<Executor>(std::move(a), std::move(backend));
     const Artifact &opened = s->executor->artifact();
     s->kernelCpu = s->executor->kernelCpu();
-    auto hasGemm = [](const Segment &plan) {
-      return std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step &x) { return x.gemm; });
+    // GEMM and convolution steps run on the GEMM libraries (convolutions on oneDNN's).
+    auto callsLibrary = [](const Segment &plan) {
+      return std::any_of(plan.steps.begin(), plan.steps.end(),
+                         [](const Step &x) { return x.kind != Step::Kind::Kernel; });
     };
     std::vector<const Segment *> plans = opened.plans();
-    if (std::any_of(plans.begin(), plans.end(), [&](const Segment *p) { return hasGemm(*p); }))
+    if (std::any_of(plans.begin(), plans.end(), [&](const Segment *p) { return callsLibrary(*p); }))
       s->gemm = s->executor->gemmImplementation();
     std::lock_guard<std::mutex> open(openMutex);
     openArtifacts.insert(s.get());
@@ -336,13 +338,19 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
     return 1;
   auto [step, sorted] = steps[i];
   std::sort(sorted.begin(), sorted.end());
-  *profile = {step->name.c_str(), step->gemm ? "gemm" : "kernel", sorted.size(),
-              sorted.front(),     sorted[sorted.size() / 2],      step->bytes,
-              step->gemm ? 2.0 * static_cast<double>(step->plan.m) *
-                               static_cast<double>(step->plan.n) *
-                               static_cast<double>(step->plan.k) *
-                               static_cast<double>(step->plan.batchCount())
-                         : 0.0};
+  double flops = 0;
+  const char *kind = "kernel";
+  if (step->kind == Step::Kind::Gemm) {
+    kind = "gemm";
+    flops = 2.0 * static_cast<double>(step->plan.m) * static_cast<double>(step->plan.n) *
+            static_cast<double>(step->plan.k) * static_cast<double>(step->plan.batchCount());
+  } else if (step->kind == Step::Kind::Conv) {
+    const ConvPlan &c = step->conv;
+    kind = "conv";
+    flops = 2.0 * static_cast<double>(c.outputElements()) * static_cast<double>(c.c * c.kh * c.kw);
+  }
+  *profile = {step->name.c_str(),        kind,        sorted.size(), sorted.front(),
+              sorted[sorted.size() / 2], step->bytes, flops};
   return 0;
 }
 

@@ -75,7 +75,8 @@ std::string registersText(const Json &registers) {
 
 /// One step, without its buffers: "kernel NAME  grid 8" (CUDA: "grid 8 x block 256, 520 B
 /// shared", "+ 8*s0 B" where a launch adds dynamic shared memory) or
-/// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2".
+/// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2" or
+/// "conv conv2d_3  8x64x56x56 -> 64x56x56, kernel 3x3, strides 1,1, pads 1,1,1,1, relu".
 std::string stepText(const Json &step) {
   if (step.at("kind") == "kernel")
     return "kernel " + step.at("symbol").get<std::string>() + "  grid " + count(step.at("grid")) +
@@ -87,6 +88,33 @@ std::string stepText(const Json &step) {
                            : "") +
                       " B shared" + registersText(step.at("registers"))
                 : "");
+  if (step.at("kind") == "conv") {
+    auto ints = [](const Json &v) {
+      std::string s;
+      for (const Json &x : v)
+        s += (s.empty() ? "" : ",") + std::to_string(x.get<int64_t>());
+      return s;
+    };
+    std::string s = "conv " + step.at("name").get<std::string>() + "  " +
+                    std::to_string(step.at("n").get<int64_t>()) + "x" +
+                    std::to_string(step.at("c").get<int64_t>()) + "x" +
+                    std::to_string(step.at("h").get<int64_t>()) + "x" +
+                    std::to_string(step.at("w").get<int64_t>()) + " -> " +
+                    std::to_string(step.at("oc").get<int64_t>()) + "x" +
+                    std::to_string(step.at("oh").get<int64_t>()) + "x" +
+                    std::to_string(step.at("ow").get<int64_t>()) + ", kernel " +
+                    std::to_string(step.at("kh").get<int64_t>()) + "x" +
+                    std::to_string(step.at("kw").get<int64_t>()) + ", strides " +
+                    ints(step.at("strides")) + ", pads " + ints(step.at("pads"));
+    const Json &epilogue = step.at("epilogue");
+    if (!epilogue.at("bias").is_null())
+      s += ", bias " + epilogue.at("bias").get<std::string>();
+    if (!epilogue.at("residual").is_null())
+      s += ", residual " + epilogue.at("residual").get<std::string>();
+    if (epilogue.at("activation") != "none")
+      s += ", " + epilogue.at("activation").get<std::string>();
+    return s;
+  }
   std::string s = "gemm " + step.at("name").get<std::string>() + "  m=" + count(step.at("m")) +
                   " n=" + count(step.at("n")) + " k=" + count(step.at("k"));
   for (const char *flag : {"transpose_a", "transpose_b"})

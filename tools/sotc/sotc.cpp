@@ -124,6 +124,7 @@ struct DumpOptions {
   std::string output = "-";
   bool bytecode = false, sir = false, mlir = false, guards = false, prim = false, mapExpr = false,
        indexDetail = false;
+  std::string target = "cuda";
   FrontendFlags frontend;
 };
 
@@ -134,8 +135,13 @@ void runDump(const DumpOptions &opts) {
                                "--guards, --prim, --map-expr");
   if (opts.mlir || opts.prim || opts.mapExpr) {
     Phase phase = opts.mapExpr ? Phase::Scheduled : opts.prim ? Phase::Prim : Phase::Sir;
+    sotc::pipelines::PipelineOptions options = opts.frontend.options();
+    std::optional<sotc::pipelines::Target> target = sotc::pipelines::targetByName(opts.target);
+    if (!target)
+      throw CLI::ValidationError("sotc dump: --target must be cuda or cpu");
+    options.target = *target;
     auto context = sotc::driver::createContext();
-    auto module = sotc::driver::compileTrace(*context, opts.trace, opts.frontend.options(), phase);
+    auto module = sotc::driver::compileTrace(*context, opts.trace, options, phase);
     sotc::writeOutputFile(opts.output, opts.mapExpr
                                            ? sotc::driver::mapExprText(*module, opts.indexDetail)
                                            : sotc::driver::printModule(*module));
@@ -322,6 +328,9 @@ int main(int argc, char **argv) {
   dumpCmd->add_flag("--guards", dump.guards, "guards on the inputs");
   dumpCmd->add_flag("--prim", dump.prim, "the sir IR after decomposition into primitives");
   dumpCmd->add_flag("--map-expr", dump.mapExpr, "fused kernels in CINN MapExpr form");
+  dumpCmd->add_option("--target", dump.target,
+                      "with --prim and --map-expr: the pipeline of cuda (default) or cpu (where "
+                      "convolutions are library steps)");
   dumpCmd->add_flag("--index-detail", dump.indexDetail,
                     "with --map-expr: each argument on its own line with its index expression");
   dump.frontend.add(dumpCmd);

@@ -278,6 +278,9 @@ private:
     case PrimKind::Matmul:
       error_ = "a matmul inside a fused group";
       return mlir::failure();
+    case PrimKind::Conv: // a library step (sotc-convert-conv-to-step) or expanded before
+      error_ = "a conv2d in a kernel";
+      return mlir::failure();
     case PrimKind::Layout: {
       const std::vector<int64_t> &xs = kernel_.tensors[in[0]].shape;
       if (prim == Prim::BroadcastTo && has(r)) {
@@ -706,6 +709,8 @@ std::string tensorName(mlir::Value v) {
     names = launch.getNamesAttr();
   else if (auto gemm = mlir::dyn_cast<GemmOp>(def))
     names = gemm.getNamesAttr();
+  else if (auto conv = mlir::dyn_cast<ConvOp>(def))
+    names = conv.getNamesAttr();
   else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
     names = call.getNamesAttr();
   if (names) {

@@ -11,13 +11,13 @@
 //    nothing.
 //
 //===--------------------------------------------------------------------------------------===//
+#include "compiler/conversion/SirToMapExpr/EpilogueMatcher.h"
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 
 #include "compiler/support/MlirDiagnostics.h"
 #include "dialects/sir/IR/SirDialect.h"
 
 #include <cmath>
-#include <functional>
 #include <set>
 
 namespace sotc {
@@ -29,16 +29,9 @@ using namespace mapexpr;
 
 namespace {
 
-std::vector<int64_t> shapeOf(mlir::Value v) {
-  llvm::ArrayRef<int64_t> s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
-  return {s.begin(), s.end()};
-}
-
-/// The primitive `op` is, if it is one.
-std::optional<ops::Prim> primOf(mlir::Operation *op) {
-  auto prim = mlir::dyn_cast_or_null<sir::PrimOp>(op);
-  return prim ? std::optional<ops::Prim>(sir::toOpsPrim(prim.getPrim())) : std::nullopt;
-}
+using epilogue::EpilogueMatcher;
+using epilogue::primOf;
+using epilogue::shapeOf;
 
 /// The matmul a group holds, when the group is nothing else.
 sir::PrimOp soleMatmul(sir::GroupOp group) {
@@ -51,62 +44,6 @@ sir::PrimOp soleMatmul(sir::GroupOp group) {
     return nullptr;
   return matmul;
 }
-
-/// Matches a consumer group's primitives against an epilogue, op by op, remembering every
-/// primitive it used (a fold must use all of them). Sums and products match either way round.
-class EpilogueMatcher {
-public:
-  using Pattern = std::function<bool(mlir::Value)>;
-
-  Pattern prim(ops::Prim p, std::vector<Pattern> operands, bool commutative = false) {
-    return [=](mlir::Value v) {
-      auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
-      if (primOf(op) != p || op->getNumOperands() != operands.size())
-        return false;
-      // An attempt that fails forgets what it used.
-      auto all = [&](bool swapped) {
-        size_t mark = used_.size();
-        for (size_t i = 0; i < operands.size(); ++i)
-          if (!operands[swapped ? operands.size() - 1 - i : i](op->getOperand(i))) {
-            used_.resize(mark);
-            return false;
-          }
-        return true;
-      };
-      if (!all(false) && !(commutative && all(true)))
-        return false;
-      used_.push_back(op);
-      return true;
-    };
-  }
-  Pattern add(Pattern a, Pattern b) { return prim(ops::Prim::Add, {a, b}, true); }
-  Pattern mul(Pattern a, Pattern b) { return prim(ops::Prim::Mul, {a, b}, true); }
-  /// A constant of value `c` (a fill_constant, possibly broadcast).
-  Pattern constant(double c) {
-    return [=](mlir::Value v) {
-      auto op = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
-      if (primOf(op) == ops::Prim::BroadcastTo && constant(c)(op->getOperand(0))) {
-        used_.push_back(op);
-        return true;
-      }
-      if (primOf(op) != ops::Prim::FillConstant || !op.getValue() ||
-          std::abs(op.getValue()->convertToDouble() - c) > 1e-7 * std::max(1.0, std::abs(c)))
-        return false;
-      used_.push_back(op);
-      return true;
-    };
-  }
-
-  void use(mlir::Operation *op) { used_.push_back(op); }
-  /// How many different primitives the match used.
-  size_t usedCount() const {
-    return std::set<mlir::Operation *>(used_.begin(), used_.end()).size();
-  }
-  void reset() { used_.clear(); }
-
-private:
-  std::vector<mlir::Operation *> used_;
-};
 
 /// What a GEMM step adds to its product: a bias row, then an activation.
 struct Epilogue {

@@ -1,4 +1,4 @@
-//===- Passes.h - sir fusion groups to mapexpr kernels and GEMM steps -------------------===//
+//===- Passes.h - sir fusion groups to mapexpr kernels and library steps ----------------===//
 #ifndef SOTC_CONVERSION_SIRTOMAPEXPR_PASSES_H
 #define SOTC_CONVERSION_SIRTOMAPEXPR_PASSES_H
 
@@ -10,6 +10,7 @@
 
 namespace sotc {
 
+#define GEN_PASS_DECL_CONVERTCONVTOSTEP
 #define GEN_PASS_DECL_CONVERTMATMULTOGEMM
 #define GEN_PASS_DECL_CONVERTSIRTOMAPEXPR
 #define GEN_PASS_REGISTRATION

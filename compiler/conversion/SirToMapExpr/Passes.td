@@ -16,6 +16,18 @@ def ConvertSirToMapExpr : Pass<"sotc-convert-sir-to-mapexpr", "::mlir::ModuleOp"
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect", "::sotc::sched::SchedDialect"];
 }
 
+def ConvertConvToStep : Pass<"sotc-convert-conv-to-step", "::sotc::sir::SubgraphOp"> {
+  let summary = "Turn conv groups into mapexpr.conv library steps, with their epilogue";
+  let description = [{
+    Runs after sotc-sir-fuse, before sotc-convert-sir-to-mapexpr. Every conv group (a conv2d
+    sotc-sir-expand-convolutions kept for the target) becomes a `mapexpr.conv` step of the
+    subgraph. When the convolution's only reader is a group that only adds a bias per output
+    channel and/or a residual of the result's shape, then applies relu, relu6 or hardswish
+    (or none), that group folds into the step and goes.
+  }];
+  let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
+}
+
 def ConvertMatmulToGemm : Pass<"sotc-convert-matmul-to-gemm", "::sotc::sir::SubgraphOp"> {
   let summary = "Turn matmul groups that a GEMM library can run into mapexpr.gemm steps";
   let description = [{

@@ -106,6 +106,48 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
   return json;
 }
 
+/// A convolution step: its sizes (NCHW, one group), its window and its epilogue.
+Json convJson(mapexpr::ConvOp conv) {
+  auto shape = [](mlir::Value v) {
+    return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+  };
+  llvm::ArrayRef<int64_t> x = shape(conv.getX()), w = shape(conv.getWeight()),
+                          y = shape(conv.getResult());
+  Json inputs = {mapexpr::tensorName(conv.getX()), mapexpr::tensorName(conv.getWeight())};
+  Json bias, residual;
+  if (conv.getBias()) {
+    bias = mapexpr::tensorName(conv.getBias());
+    inputs.push_back(bias);
+  }
+  if (conv.getResidual()) {
+    residual = mapexpr::tensorName(conv.getResidual());
+    inputs.push_back(residual);
+  }
+  auto ints = [](llvm::ArrayRef<int64_t> v) {
+    return Json(std::vector<int64_t>(v.begin(), v.end()));
+  };
+  return Json{{"kind", "conv"},
+              {"name", conv.getName()},
+              {"library", "onednn"},
+              {"dtype", tensorJson("", conv.getResult().getType())["dtype"]},
+              {"n", x[0]},
+              {"c", x[1]},
+              {"h", x[2]},
+              {"w", x[3]},
+              {"oc", w[0]},
+              {"kh", w[2]},
+              {"kw", w[3]},
+              {"oh", y[2]},
+              {"ow", y[3]},
+              {"strides", ints(conv.getStrides())},
+              {"dilations", ints(conv.getDilations())},
+              {"pads", ints(conv.getPads())},
+              {"epilogue",
+               Json{{"bias", bias}, {"residual", residual}, {"activation", conv.getActivation()}}},
+              {"outputs", {mapexpr::tensorName(conv.getResult())}},
+              {"inputs", inputs}};
+}
+
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and
 /// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
@@ -147,6 +189,8 @@ public:
         json["inputs"] = ins;
       } else if (auto gemm = mlir::dyn_cast<mapexpr::GemmOp>(op)) {
         json = gemmJson(gemm, gemmLibrary);
+      } else if (auto conv = mlir::dyn_cast<mapexpr::ConvOp>(op)) {
+        json = convJson(conv);
       } else {
         continue;
       }

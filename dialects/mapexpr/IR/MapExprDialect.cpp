@@ -281,6 +281,40 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+LogicalResult ConvOp::verify() {
+  std::vector<int64_t> x = shapeOf(getX()), w = shapeOf(getWeight()), y = shapeOf(getResult());
+  if (getStrides().size() != 2 || getDilations().size() != 2 || getPads().size() != 4)
+    return emitOpError("needs two strides, two dilations and four pads");
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4 || x[1] != w[1] || y[0] != x[0] ||
+      y[1] != w[0])
+    return emitOpError("takes an [N, C, H, W] tensor and an [OC, C, KH, KW] weight to "
+                       "[N, OC, OH, OW]");
+  for (int i = 0; i < 2; ++i) {
+    int64_t stride = getStrides()[i], dilation = getDilations()[i];
+    int64_t span = x[2 + i] + getPads()[2 * i] + getPads()[2 * i + 1] - dilation * (w[2 + i] - 1);
+    if (stride < 1 || dilation < 1 || getPads()[2 * i] < 0 || getPads()[2 * i + 1] < 0 ||
+        span < 1 || (span - 1) / stride + 1 != y[2 + i])
+      return emitOpError("result size ")
+             << y[2 + i] << " does not fit the window over " << x[2 + i];
+  }
+  Type element = getResult().getType().getElementType();
+  if (!element.isF32() || getX().getType().getElementType() != element ||
+      getWeight().getType().getElementType() != element)
+    return emitOpError("runs on float32 tensors");
+  if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "relu6" &&
+      getActivation() != "hardswish")
+    return emitOpError("activation must be none, relu, relu6 or hardswish, not '")
+           << getActivation() << "'";
+  if (Value bias = getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (!b.hasStaticShape() || b.getNumElements() != w[0] || b.getElementType() != element)
+      return emitOpError("bias must hold one element per output channel (") << w[0] << ")";
+  }
+  if (Value residual = getResidual(); residual && residual.getType() != getResult().getType())
+    return emitOpError("residual must have the result's type");
+  return success();
+}
+
 //===-- IR -> model -----------------------------------------------------------------------===//
 
 namespace sotc::mapexpr {

@@ -153,4 +153,31 @@ def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
   let hasVerifier = 1;
 }
 
+def MapExpr_ConvOp : MapExpr_Op<"conv", [AttrSizedOperandSegments]> {
+  let summary = "A conv2d group run by a convolution library, as a step of a sir.subgraph";
+  let description = [{
+    `result = activation(conv2d(x, weight) + bias + residual)` over NCHW tensors: `x`
+    `[N, C, H, W]`, `weight` `[OC, C, KH, KW]` (one group), `strides`, `dilations` (h, w) and
+    `pads` (top, bottom, left, right; zeros outside x), the result `[N, OC, OH, OW]`. The
+    epilogue folded in: `bias` (OC elements, one per output channel), `residual` (a tensor of
+    the result's shape, added before the activation: a residual block's skip connection) and
+    `activation` (`none`, `relu`, `relu6`, `hardswish`).
+    Not a kernel: the CPU runtime runs it as a oneDNN convolution (docs/manifest.md), so the
+    manifest describes it by its sizes. `name` is the fusion group's name; `names` the
+    result's Python name.
+  }];
+  let arguments = (ins StrAttr:$name, AnyRankedTensor:$x, AnyRankedTensor:$weight,
+                       Optional<AnyRankedTensor>:$bias, Optional<AnyRankedTensor>:$residual,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
+                       OptionalAttr<StrArrayAttr>:$names);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name `(` $x `,` $weight (`bias` $bias^)? (`residual` $residual^)? `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SOTC_DIALECT_MAPEXPR_OPS

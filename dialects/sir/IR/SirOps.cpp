@@ -214,6 +214,19 @@ LogicalResult PrimOp::verify() {
           out[3] != (*getKernel())[1])
         return emitOpError("window takes an NCHW tensor to [N, C, KH, KW, OH, OW]");
     }
+    if (prim == sotc::ops::Prim::Conv2d) {
+      auto pair = [](std::optional<ArrayRef<int64_t>> v) { return v && v->size() == 2; };
+      if (!pair(getStrides()) || !pair(getDilations()) || !pair(getPads()))
+        return emitOpError("conv2d needs strides, dilations and pads of two values");
+      auto in = cast<RankedTensorType>(operands[0].getType());
+      auto weight = cast<RankedTensorType>(operands[1].getType());
+      auto out = resultType.getShape();
+      if (in.getRank() != 4 || weight.getRank() != 4 || out.size() != 4 ||
+          out[0] != in.getDimSize(0) || out[1] != weight.getDimSize(0) ||
+          in.getDimSize(1) != weight.getDimSize(1))
+        return emitOpError("conv2d takes an NCHW tensor and an [OC, C, KH, KW] weight to "
+                           "[N, OC, OH, OW]");
+    }
     if (prim == sotc::ops::Prim::Slice &&
         (!getAxes() || !getStarts() || !getEnds() || !getSteps() ||
          getAxes()->size() != getStarts()->size() || getStarts()->size() != getEnds()->size() ||
@@ -228,8 +241,9 @@ LogicalResult PrimOp::verify() {
 
 LogicalResult GroupOp::verify() {
   StringRef kind = getKind();
-  if (kind != "injective" && kind != "reduction" && kind != "matmul")
-    return emitOpError("kind must be \"injective\", \"reduction\" or \"matmul\", not \"")
+  if (kind != "injective" && kind != "reduction" && kind != "matmul" && kind != "conv")
+    return emitOpError("kind must be \"injective\", \"reduction\", \"matmul\" or \"conv\", "
+                       "not \"")
            << kind << "\"";
   Block &body = getBody().front();
   if (body.getArgumentTypes() != getInputs().getTypes())
@@ -237,7 +251,7 @@ LogicalResult GroupOp::verify() {
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield || TypeRange(yield.getResults()) != getResultTypes())
     return emitOpError("must end with a sir.yield of the group's result types");
-  bool reduction = false, matmul = false;
+  bool reduction = false, matmul = false, conv = false;
   for (Operation &op : body.without_terminator()) {
     auto prim = dyn_cast<PrimOp>(op);
     if (!prim)
@@ -245,10 +259,12 @@ LogicalResult GroupOp::verify() {
     sotc::ops::Prim p = toOpsPrim(prim.getPrim());
     reduction |= sotc::ops::primKind(p) == sotc::ops::PrimKind::Reduce;
     matmul |= p == sotc::ops::Prim::Matmul;
+    conv |= p == sotc::ops::Prim::Conv2d;
   }
-  StringRef expected = matmul ? "matmul" : reduction ? "reduction" : "injective";
+  StringRef expected = conv ? "conv" : matmul ? "matmul" : reduction ? "reduction" : "injective";
   if (kind != expected)
-    return emitOpError("holds ") << (matmul      ? "a matmul"
+    return emitOpError("holds ") << (conv        ? "a conv2d"
+                                     : matmul    ? "a matmul"
                                      : reduction ? "a reduction"
                                                  : "no reduction")
                                  << ", so its kind is \"" << expected << "\"";

@@ -64,7 +64,9 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
     explicit. fill_constant and cast take their dtype from the result type. `window` gathers
     the 2-d windows of an NCHW tensor (`kernel`, `strides`, `dilations` and the leading
     `pads`, each (h, w); `value` where a window reaches outside):
-    `tensor<NxCxHxW>` -> `tensor<NxCxKHxKWxOHxOW>`.
+    `tensor<NxCxHxW>` -> `tensor<NxCxKHxKWxOHxOW>`. `conv2d` convolves an NCHW tensor with
+    an `[OC, C, KH, KW]` weight (one group; `strides`, `dilations`, leading `pads`, zeros
+    outside): `tensor<NxCxHxW>`, `tensor<OCxCxKHxKW>` -> `tensor<NxOCxOHxOW>`.
   }];
   let arguments = (ins Sir_PrimitiveAttr:$prim, Variadic<AnyRankedTensor>:$operands,
                        OptionalAttr<F64Attr>:$value,
@@ -102,7 +104,8 @@ def Sir_GroupOp : Sir_Op<"group", [IsolatedFromAbove]> {
     ```
     The name follows CINN: each primitive's name and its index in the subgraph, joined by
     `_`, constants first. `kind` is "injective" (elementwise, broadcast and layout
-    primitives), "reduction" (at least one reduction) or "matmul" (a matmul on its own).
+    primitives), "reduction" (at least one reduction), "matmul" (a matmul on its own) or
+    "conv" (a conv2d on its own).
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$kind, Variadic<AnyRankedTensor>:$inputs);
   let results = (outs Variadic<AnyRankedTensor>:$results);

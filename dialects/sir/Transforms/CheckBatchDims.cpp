@@ -89,6 +89,10 @@ std::string violation(PrimOp op) {
         return meets(size);
     return "";
   }
+  case PrimKind::Conv: // over images of the batch
+    return dynamicFirstOnly(out) && dynamicFirstOnly(in)
+               ? ""
+               : "a convolution over the dynamic dimension";
   case PrimKind::Layout:
     break;
   }

@@ -2,7 +2,8 @@
 //
 // 1. Number the subgraph's primitives; each starts in a group of its own.
 // 2. For each primitive in order, try to merge the groups of its operands' producers into
-//    its group (legality: no matmul, one anchor iteration space, no cycle between groups).
+//    its group (legality: no matmul or conv2d, one anchor iteration space, no cycle between
+//    groups).
 // 3. Order the groups topologically (ties by first primitive) and rebuild the subgraph as
 //    sir.group ops, each holding its primitives, constants first. A tensor with no
 //    elements stays an operand-less fill outside every group: no kernel computes it.
@@ -139,8 +140,10 @@ private:
     // One anchor: a largest tensor any member reads or writes.
     std::vector<mlir::RankedTensorType> tensors;
     for (size_t i : ops) {
-      // A matmul, and a concat (each output element reads one of several inputs), stay alone.
-      if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Concat)
+      // A matmul, a conv2d, and a concat (each output element reads one of several inputs),
+      // stay alone.
+      if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Conv2d ||
+          primOf(prims_[i]) == ops::Prim::Concat)
         return false;
       // What a window or a gather reads is read through it (padded windows, rows picked by
       // values), not indexed from the anchor: it comes from outside the group, whole.
@@ -432,14 +435,16 @@ private:
         mappedInputs.push_back(outer.lookupOrDefault(v));
       for (mlir::Value v : outputs)
         resultTypes.push_back(v.getType());
-      bool reduction = false, matmul = false;
+      bool reduction = false, matmul = false, conv = false;
       for (size_t i : ops) {
         matmul |= primOf(prims_[i]) == ops::Prim::Matmul;
+        conv |= primOf(prims_[i]) == ops::Prim::Conv2d;
         reduction |= ops::primKind(primOf(prims_[i])) == ops::PrimKind::Reduce;
       }
       auto group =
           GroupOp::create(b, prims_[ops.front()].getLoc(), resultTypes, b.getStringAttr(name(ops)),
-                          b.getStringAttr(matmul      ? "matmul"
+                          b.getStringAttr(conv        ? "conv"
+                                          : matmul    ? "matmul"
                                           : reduction ? "reduction"
                                                       : "injective"),
                           mappedInputs);

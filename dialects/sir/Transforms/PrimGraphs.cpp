@@ -83,6 +83,11 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
     prim.setTransposeXAttr(b.getBoolAttr(a.transposeX));
     prim.setTransposeYAttr(b.getBoolAttr(a.transposeY));
     break;
+  case PrimKind::Conv:
+    prim.setStridesAttr(ints(b, a.strides));
+    prim.setDilationsAttr(ints(b, a.dilations));
+    prim.setPadsAttr(ints(b, a.pads));
+    break;
   case PrimKind::Layout:
     if (op.prim == Prim::BroadcastTo || op.prim == Prim::Reshape)
       prim.setShapeAttr(ints(b, op.result.shape));

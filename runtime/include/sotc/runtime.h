@@ -208,15 +208,17 @@ typedef int (*sotc_host_handler)(void *user, const sotc_host_call *call, sotc_er
 void sotc_set_host_handler(sotc_artifact *artifact, sotc_host_handler handler, void *user);
 
 /* Profiling (sotc bench): while on, every run times each step. A step's profile: its name
- * (kernel symbol or GEMM), kind ("kernel", "gemm"), how often it ran, its fastest and median
- * time, the bytes it reads and writes once, and a GEMM's floating-point operations. */
+ * (kernel symbol, GEMM or convolution), kind ("kernel", "gemm", "conv"), how often it ran, its
+ * fastest and median time, the bytes it reads and writes once, and a GEMM's or convolution's
+ * floating-point operations. */
 typedef struct sotc_step_profile {
   const char *name;
   const char *kind;
   uint64_t calls;
   double min_seconds, median_seconds;
   int64_t bytes;
-  double flops; /* GEMM steps: 2 m n k per product, every batch; kernels: 0 */
+  double flops; /* GEMM steps: 2 m n k per product, every batch; convolutions: 2 per
+                  multiply-add; kernels: 0 */
 } sotc_step_profile;
 void sotc_set_profiling(sotc_artifact *artifact, int on);
 size_t sotc_num_profiled_steps(const sotc_artifact *artifact);

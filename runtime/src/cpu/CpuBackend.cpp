@@ -1,6 +1,7 @@
 // The CPU backend: the kernels of the artifact's shared library, each split over a fixed
 // thread pool by its grid, and GEMM steps through CBLAS.
 #include "runtime/src/Backend.h"
+#include "runtime/src/cpu/Convolution.h"
 #include "runtime/src/cpu/Gemm.h"
 #include "runtime/src/cpu/ThreadPool.h"
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -89,14 +91,28 @@ public:
     std::map<std::string, const KernelEntry *> kernels;
     for (int64_t i = 0; i < *count; ++i)
       kernels[table[i].name] = &table[i];
+    // A convolution of an entry's first segment whose weight is the model's (or prepared from
+    // it) reads the same weight in every call until the weights change: it keeps it packed.
+    for (const Entry &entry : artifact.entries) {
+      std::set<std::string> weights;
+      for (const auto &[weight, buffer] : entry.weightBuffers)
+        weights.insert(buffer);
+      for (const Buffer &prepared : entry.prepare.outputs)
+        weights.insert(prepared.name);
+      for (Step &step : artifact.segments.at(entry.first).steps)
+        if (step.kind == Step::Kind::Conv)
+          step.conv.constantWeight = weights.count(step.inputs[1]) > 0;
+    }
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
-        if (step.gemm) {
+        if (step.kind == Step::Kind::Gemm) {
           std::string why = cpu::unsupported(step.plan);
           if (!why.empty())
             throw Error("E8002", step.name + ": " + why);
           continue;
         }
+        if (step.kind == Step::Kind::Conv)
+          continue;
         auto it = kernels.find(step.symbol);
         if (it == kernels.end())
           throw Error("E8001", binary + ": defines no kernel " + step.symbol);
@@ -148,6 +164,16 @@ public:
                               }};
     cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr, parallel);
   }
+  void conv(const Step &step, const std::vector<void *> &b) override {
+    cpu::ParallelFor parallel{pool_->size(),
+                              [this](int64_t n, const auto &body) { pool_->parallelFor(n, body); }};
+    size_t next = 3;
+    auto *bias = step.conv.bias ? static_cast<const float *>(b[next++]) : nullptr;
+    auto *residual = step.conv.residual ? static_cast<const float *>(b[next]) : nullptr;
+    cpu::runConv(step.conv, static_cast<float *>(b[0]), static_cast<const float *>(b[1]),
+                 static_cast<const float *>(b[2]), bias, residual, packedWeights_, parallel);
+  }
+  void weightsChanged() override { packedWeights_.clear(); }
   void toHost(void *host, const void *data, size_t bytes) override {
     std::memcpy(host, data, bytes);
   }
@@ -163,6 +189,7 @@ private:
   std::unique_ptr<void, int (*)(void *)> library_{nullptr, dlclose};
   std::unique_ptr<cpu::ThreadPool> pool_;
   std::string kernelCpu_;
+  cpu::PackedWeights packedWeights_;
 };
 
 } // namespace

@@ -22,19 +22,6 @@ const Cblas &processCblas() {
   return blas;
 }
 
-/// oneDNN for float32, unless SOTC_CBLAS names the library for every GEMM.
-const Onednn &processOnednn() {
-  static const Onednn onednn = [] {
-    if (std::getenv("SOTC_CBLAS")) {
-      Onednn none;
-      none.failure = "SOTC_CBLAS is set";
-      return none;
-    }
-    return openOnednn({std::begin(kOnednnCandidates), std::end(kOnednnCandidates)});
-  }();
-  return onednn;
-}
-
 /// C starts as the bias, repeated in every row (then beta = 1 adds the product to it).
 template <typename T> void fillBias(const GemmPlan &s, T *out, const T *bias) {
   if (bias)
@@ -175,6 +162,18 @@ void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
 }
 
 } // namespace
+
+const Onednn &processOnednn() {
+  static const Onednn onednn = [] {
+    if (std::getenv("SOTC_CBLAS")) {
+      Onednn none;
+      none.failure = "SOTC_CBLAS is set";
+      return none;
+    }
+    return openOnednn({std::begin(kOnednnCandidates), std::end(kOnednnCandidates)});
+  }();
+  return onednn;
+}
 
 std::string gemmImplementation() {
   const Cblas &blas = processCblas();

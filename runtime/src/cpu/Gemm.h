@@ -3,6 +3,7 @@
 #define SOTC_RUNTIME_CPU_GEMM_H
 
 #include "runtime/src/GemmPlan.h"
+#include "runtime/src/cpu/GemmLibraries.h"
 
 #include <functional>
 #include <string>
@@ -20,6 +21,10 @@ std::string unsupported(const GemmPlan &plan);
 /// warning where it is a generic family on a CPU that has AVX2 (several times slower); or
 /// "none: why" where no CBLAS loads. Loads the libraries (once per process); never throws.
 std::string gemmImplementation();
+
+/// The process's oneDNN, for float32 (opened on first use), unless SOTC_CBLAS names the
+/// library for every GEMM: then its `failure` says so.
+const Onednn &processOnednn();
 
 /// Splits [0, n) over `threads` threads (the CPU backend's pool): body(begin, end) per chunk.
 struct ParallelFor {

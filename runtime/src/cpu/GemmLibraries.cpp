@@ -262,7 +262,7 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
   std::string file = fileOf(reinterpret_cast<void *>(onednn.sgemm), name);
   onednn.implementation = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
                           "." + std::to_string(v->patch) + " " +
-                          (whyNoMatmulPrimitives(onednn).empty() ? "matmul primitives and " : "") +
+                          (whyNoPrimitives(onednn).empty() ? "matmul primitives and " : "") +
                           "dnnl_sgemm (" + file + "), " + onednn.isa + " kernels";
   bool usesAvx2 = (bits & 0x7) == 0x7;
   if (!usesAvx2 && !familyForThisCpu().empty())

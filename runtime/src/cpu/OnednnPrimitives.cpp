@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,12 @@ struct Api {
   decltype(&dnnl_primitive_desc_query_md) descQueryMd = nullptr;
   decltype(&dnnl_primitive_create) primitiveCreate = nullptr;
   decltype(&dnnl_primitive_execute) execute = nullptr;
+  // Convolutions: their descriptors, the layouts they pick and the reorders into those.
+  decltype(&dnnl_memory_desc_init_by_tag) describeByTag = nullptr;
+  decltype(&dnnl_memory_desc_equal) sameDescription = nullptr;
+  decltype(&dnnl_dilated_convolution_forward_desc_init) convolutionInit = nullptr;
+  decltype(&dnnl_reorder_primitive_desc_create) reorderCreate = nullptr;
+  decltype(&dnnl_post_ops_append_sum) postOpsSum = nullptr;
   dnnl_engine_t engine = nullptr;
   std::string failure; // why there are no primitives, or ""
 };
@@ -71,7 +78,7 @@ Api loadApi(void *handle) {
   // oneDNN 3 replaced the operation descriptors (dnnl_matmul_desc_init) and made memory
   // descriptors opaque: its matmul API is another one.
   if (!version || version()->major != 2) {
-    api.failure = "no matmul primitives: oneDNN 2's API is the one sotc calls";
+    api.failure = "no primitives: oneDNN 2's API is the one sotc calls";
     return api;
   }
   std::string missing;
@@ -99,10 +106,15 @@ Api loadApi(void *handle) {
   lookUp(handle, api.descQueryMd, "dnnl_primitive_desc_query_md", missing);
   lookUp(handle, api.primitiveCreate, "dnnl_primitive_create", missing);
   lookUp(handle, api.execute, "dnnl_primitive_execute", missing);
+  lookUp(handle, api.describeByTag, "dnnl_memory_desc_init_by_tag", missing);
+  lookUp(handle, api.sameDescription, "dnnl_memory_desc_equal", missing);
+  lookUp(handle, api.convolutionInit, "dnnl_dilated_convolution_forward_desc_init", missing);
+  lookUp(handle, api.reorderCreate, "dnnl_reorder_primitive_desc_create", missing);
+  lookUp(handle, api.postOpsSum, "dnnl_post_ops_append_sum", missing);
   if (!missing.empty())
-    api.failure = "no matmul primitives: the oneDNN loaded lacks " + missing;
+    api.failure = "no primitives: the oneDNN loaded lacks " + missing;
   else if (api.engineCreate(&api.engine, dnnl_cpu, 0) != dnnl_success)
-    api.failure = "no matmul primitives: oneDNN creates no CPU engine";
+    api.failure = "no primitives: oneDNN creates no CPU engine";
   return api;
 }
 
@@ -118,6 +130,8 @@ struct Primitive {
   dnnl_primitive_t primitive = nullptr;
   dnnl_memory_desc_t a{}, b{}, c{}, bias{}, scratchpad{};
   size_t scratchpadBytes = 0;
+
+  bool usable() const { return primitive != nullptr; }
 };
 
 /// The memory descriptor of one operand: the batch dims (size 1 where `strides` is 0: the
@@ -152,43 +166,85 @@ dnnl_alg_kind_t algorithmOf(GemmPlan::Activation activation) {
   return dnnl_alg_kind_undef;
 }
 
-/// The primitive of an operation descriptor with the caller's scratchpad (a primitive on the
-/// library's shared one could not run on two threads at once: one artifact called from several
-/// threads), alpha as its output scale and the activation as its post-op; `p.primitive` stays
-/// null where oneDNN offers only its reference kernel or refuses the operation.
-void finish(const Api &api, Primitive &p, const_dnnl_op_desc_t op, float alpha,
-            GemmPlan::Activation activation) {
+/// What a primitive does to its result before storing it: add what the destination held
+/// (`sum`: a convolution's residual), then an eltwise function.
+struct PostOps {
+  bool sum = false;
+  dnnl_alg_kind_t eltwise = dnnl_alg_kind_undef;
+  float alpha = 0, beta = 0; // the eltwise function's parameters (clip's bounds)
+};
+
+using Desc = std::unique_ptr<dnnl_primitive_desc, dnnl_status_t (*)(dnnl_primitive_desc_t)>;
+
+/// The attributes every primitive is created with: the caller's scratchpad (a primitive on the
+/// library's shared one could not run on two threads at once: one artifact called from
+/// several threads), `scale` as the output scale, and the post-ops; null where oneDNN refuses.
+std::unique_ptr<dnnl_primitive_attr, dnnl_status_t (*)(dnnl_primitive_attr_t)>
+attributes(const Api &api, float scale, const PostOps &post) {
   dnnl_primitive_attr_t attr = nullptr;
+  std::unique_ptr<dnnl_primitive_attr, dnnl_status_t (*)(dnnl_primitive_attr_t)> none(
+      nullptr, api.attrDestroy);
   if (api.attrCreate(&attr) != dnnl_success)
-    return;
-  std::unique_ptr<dnnl_primitive_attr, decltype(api.attrDestroy)> attrOwner(attr, api.attrDestroy);
+    return none;
+  std::unique_ptr<dnnl_primitive_attr, dnnl_status_t (*)(dnnl_primitive_attr_t)> owner(
+      attr, api.attrDestroy);
   if (api.attrScratchpad(attr, dnnl_scratchpad_mode_user) != dnnl_success ||
-      (alpha != 1 && api.attrScales(attr, 1, 0, &alpha) != dnnl_success))
-    return;
-  if (activation != GemmPlan::Activation::None) {
+      (scale != 1 && api.attrScales(attr, 1, 0, &scale) != dnnl_success))
+    return none;
+  if (post.sum || post.eltwise != dnnl_alg_kind_undef) {
     dnnl_post_ops_t postOps = nullptr;
     if (api.postOpsCreate(&postOps) != dnnl_success)
-      return;
+      return none;
     std::unique_ptr<dnnl_post_ops, decltype(api.postOpsDestroy)> postOpsOwner(postOps,
                                                                               api.postOpsDestroy);
-    if (api.postOpsEltwise(postOps, 1, algorithmOf(activation), 0, 0) != dnnl_success ||
+    if ((post.sum && api.postOpsSum(postOps, 1) != dnnl_success) ||
+        (post.eltwise != dnnl_alg_kind_undef &&
+         api.postOpsEltwise(postOps, 1, post.eltwise, post.alpha, post.beta) != dnnl_success) ||
         api.attrPostOps(attr, postOps) != dnnl_success)
-      return;
+      return none;
   }
+  return owner;
+}
+
+/// The primitive descriptor of an operation with attributes(); null where oneDNN refuses the
+/// operation or offers only its reference kernel (a scalar loop, far slower than the other
+/// paths).
+Desc describeOperation(const Api &api, const_dnnl_op_desc_t op, float scale, const PostOps &post) {
+  Desc none(nullptr, api.descDestroy);
+  auto attr = attributes(api, scale, post);
   dnnl_primitive_desc_t desc = nullptr;
-  if (api.descCreate(&desc, op, attr, api.engine, nullptr) != dnnl_success)
-    return;
-  std::unique_ptr<dnnl_primitive_desc, decltype(api.descDestroy)> descOwner(desc, api.descDestroy);
+  if (!attr || api.descCreate(&desc, op, attr.get(), api.engine, nullptr) != dnnl_success)
+    return none;
+  Desc owner(desc, api.descDestroy);
   const char *implementation = nullptr;
   if (api.descQuery(desc, dnnl_query_impl_info_str, 0, &implementation) != dnnl_success ||
       !implementation || std::string(implementation).rfind("ref", 0) == 0)
-    return; // a scalar loop: far slower than dnnl_sgemm
+    return none;
+  return owner;
+}
+
+/// Creates the primitive of `desc` into `primitive`, with its scratchpad's size; false where
+/// oneDNN fails to.
+bool create(const Api &api, const_dnnl_primitive_desc_t desc, dnnl_primitive_t &primitive,
+            dnnl_memory_desc_t &scratchpad, size_t &scratchpadBytes) {
   if (const dnnl_memory_desc_t *scratch = api.descQueryMd(desc, dnnl_query_scratchpad_md, 0)) {
-    p.scratchpad = *scratch;
-    p.scratchpadBytes = api.describedSize(scratch);
+    scratchpad = *scratch;
+    scratchpadBytes = api.describedSize(scratch);
   }
-  if (api.primitiveCreate(&p.primitive, desc) != dnnl_success)
-    p.primitive = nullptr;
+  if (api.primitiveCreate(&primitive, desc) == dnnl_success)
+    return true;
+  primitive = nullptr;
+  return false;
+}
+
+/// The primitive of an operation descriptor with `alpha` as its output scale and the
+/// activation as its post-op; `p.primitive` stays null where there is none (describeOperation).
+void finish(const Api &api, Primitive &p, const_dnnl_op_desc_t op, float alpha,
+            GemmPlan::Activation activation) {
+  PostOps post;
+  post.eltwise = algorithmOf(activation);
+  if (Desc desc = describeOperation(api, op, alpha, post))
+    create(api, desc.get(), p.primitive, p.scratchpad, p.scratchpadBytes);
 }
 
 /// The matmul primitive of a step, its activation included.
@@ -244,76 +300,81 @@ std::vector<int64_t> keyOf(Kind kind, GemmPlan s, int threads) {
   return key;
 }
 
-/// The process's primitives: created on a step's first run, never destroyed (a primitive holds
-/// generated code; the steps of every artifact loaded may run again).
-class Primitives {
+/// The process's primitives of one kind: created on a step's first run, never destroyed (a
+/// primitive holds generated code; the steps of every artifact loaded may run again).
+template <class P> class Cache {
 public:
-  /// The primitive of `kind` for `s`, or null where there is none (or the cache is full).
-  const Primitive *get(const Api &api, Kind kind, const GemmPlan &s, int threads) {
-    std::vector<int64_t> key = keyOf(kind, s, threads);
+  /// The primitive for `key`, made by `make` the first time; null where there is none (or the
+  /// cache is full).
+  const P *get(std::vector<int64_t> key, const std::function<P()> &make) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = made_.find(key);
     if (it == made_.end()) {
       if (made_.size() >= kMaxPrimitives)
         return nullptr;
-      it = made_
-               .emplace(std::move(key), std::make_unique<Primitive>(kind == Kind::Matmul
-                                                                        ? createMatmul(api, s)
-                                                                        : createActivation(api, s)))
-               .first;
+      it = made_.emplace(std::move(key), std::make_unique<P>(make())).first;
     }
-    return it->second->primitive ? it->second.get() : nullptr;
+    return it->second->usable() ? it->second.get() : nullptr;
   }
 
 private:
   std::mutex mutex_;
-  std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> made_;
+  std::map<std::vector<int64_t>, std::unique_ptr<P>> made_;
+};
+
+/// Memory a calling thread keeps between its calls, grown as needed.
+struct Scratch {
+  std::unique_ptr<char, decltype(&std::free)> data{nullptr, std::free};
+  size_t bytes = 0;
+
+  char *reserve(size_t wanted, const char *what) {
+    if (bytes < wanted) {
+      data.reset(static_cast<char *>(std::aligned_alloc(64, (wanted + 63) / 64 * 64)));
+      if (!data)
+        throw Error("E8005", "cannot allocate " + std::string(what) + " of " +
+                                 std::to_string(wanted) + " bytes");
+      bytes = wanted;
+    }
+    return data.get();
+  }
 };
 
 /// A calling thread's stream and scratchpad.
 struct ThreadState {
   const Api *api = nullptr;
   dnnl_stream_t stream = nullptr;
-  std::unique_ptr<char, decltype(&std::free)> scratchpad{nullptr, std::free};
-  size_t scratchpadBytes = 0;
+  Scratch scratchpad;
   ~ThreadState() {
     if (stream)
       api->streamDestroy(stream);
   }
 };
 
-/// Runs one primitive; memory objects wrap the step's buffers for the call. An activation's
-/// eltwise primitive reads and writes C (`a` and `b` null).
-void execute(const Api &api, const Primitive &p, float *c, const float *a, const float *b,
-             const float *bias) {
+ThreadState &threadState(const Api &api) {
   thread_local ThreadState local;
   if (!local.stream) {
     if (api.streamCreate(&local.stream, api.engine, dnnl_stream_default_flags) != dnnl_success)
       throw Error("E8003", "oneDNN creates no stream for its primitives");
     local.api = &api;
   }
-  if (local.scratchpadBytes < p.scratchpadBytes) {
-    local.scratchpad.reset(
-        static_cast<char *>(std::aligned_alloc(64, (p.scratchpadBytes + 63) / 64 * 64)));
-    if (!local.scratchpad)
-      throw Error("E8005", "cannot allocate a GEMM's scratchpad of " +
-                               std::to_string(p.scratchpadBytes) + " bytes");
-    local.scratchpadBytes = p.scratchpadBytes;
-  }
-  struct Operand {
-    int arg;
-    const dnnl_memory_desc_t *md;
-    const void *data;
-  };
-  std::vector<Operand> operands = {{DNNL_ARG_DST, &p.c, c}};
-  if (a)
-    operands.insert(operands.end(), {{DNNL_ARG_SRC, &p.a, a}, {DNNL_ARG_WEIGHTS, &p.b, b}});
-  else
-    operands.push_back({DNNL_ARG_SRC, &p.c, c});
-  if (bias)
-    operands.push_back({DNNL_ARG_BIAS, &p.bias, bias});
-  if (p.scratchpadBytes)
-    operands.push_back({DNNL_ARG_SCRATCHPAD, &p.scratchpad, local.scratchpad.get()});
+  return local;
+}
+
+/// One argument of a primitive's run: its role, layout and memory.
+struct Operand {
+  int arg;
+  const dnnl_memory_desc_t *md;
+  const void *data;
+};
+
+/// Runs `primitive` on the calling thread's stream; memory objects wrap the operands for the
+/// call, and the thread's scratchpad serves as the primitive's.
+void execute(const Api &api, dnnl_primitive_t primitive, std::vector<Operand> operands,
+             const dnnl_memory_desc_t &scratchpad, size_t scratchpadBytes) {
+  ThreadState &local = threadState(api);
+  if (scratchpadBytes)
+    operands.push_back({DNNL_ARG_SCRATCHPAD, &scratchpad,
+                        local.scratchpad.reserve(scratchpadBytes, "a primitive's scratchpad")});
   std::vector<dnnl_exec_arg_t> args;
   auto release = [&] {
     for (dnnl_exec_arg_t &arg : args)
@@ -328,7 +389,7 @@ void execute(const Api &api, const Primitive &p, float *c, const float *a, const
     args.push_back({o.arg, memory});
   }
   dnnl_status_t ran =
-      api.execute(p.primitive, local.stream, static_cast<int>(args.size()), args.data());
+      api.execute(primitive, local.stream, static_cast<int>(args.size()), args.data());
   if (ran == dnnl_success)
     ran = api.streamWait(local.stream);
   release();
@@ -339,18 +400,140 @@ void execute(const Api &api, const Primitive &p, float *c, const float *a, const
 
 /// Runs the process's primitive of `kind` for `s` (created on its first run, for the calling
 /// thread's OpenMP team size: oneDNN splits the work when it creates a primitive); false where
-/// there is none.
+/// there is none. An activation's eltwise primitive reads and writes C (`a` and `b` null).
 bool run(const Onednn &onednn, Kind kind, const GemmPlan &s, float *c, const float *a,
          const float *b, const float *bias) {
   const Api &api = apiOf(onednn.handle);
   if (!api.failure.empty())
     return false;
-  static Primitives primitives;
-  const Primitive *p = primitives.get(api, kind, s, onednn.maxThreads ? onednn.maxThreads() : 1);
+  static Cache<Primitive> primitives;
+  const Primitive *p =
+      primitives.get(keyOf(kind, s, onednn.maxThreads ? onednn.maxThreads() : 1), [&] {
+        return kind == Kind::Matmul ? createMatmul(api, s) : createActivation(api, s);
+      });
   if (!p)
     return false;
-  execute(api, *p, c, a, b, bias);
+  std::vector<Operand> operands = {{DNNL_ARG_DST, &p->c, c}};
+  if (a)
+    operands.insert(operands.end(), {{DNNL_ARG_SRC, &p->a, a}, {DNNL_ARG_WEIGHTS, &p->b, b}});
+  else
+    operands.push_back({DNNL_ARG_SRC, &p->c, c});
+  if (bias)
+    operands.push_back({DNNL_ARG_BIAS, &p->bias, bias});
+  execute(api, p->primitive, operands, p->scratchpad, p->scratchpadBytes);
   return true;
+}
+
+//===-- Convolutions ----------------------------------------------------------------------===//
+
+/// A reorder between two layouts of one tensor; null where the layouts are one.
+struct Reorder {
+  dnnl_primitive_t primitive = nullptr;
+  dnnl_memory_desc_t from{}, to{}, scratchpad{};
+  size_t scratchpadBytes = 0;
+
+  void run(const Api &api, const void *in, void *out) const {
+    execute(api, primitive, {{DNNL_ARG_FROM, &from, in}, {DNNL_ARG_TO, &to, out}}, scratchpad,
+            scratchpadBytes);
+  }
+};
+
+/// A convolution step's primitive: on the layouts oneDNN picked for it (blocked channels,
+/// where its fastest kernels read and write), with the reorders from and to the step's NCHW
+/// tensors and its OIHW weight; `conv` null where oneDNN has no fast kernel for it.
+struct ConvPrimitive {
+  dnnl_primitive_t conv = nullptr;
+  dnnl_memory_desc_t src{}, weights{}, bias{}, dst{}, scratchpad{};
+  size_t scratchpadBytes = 0, srcBytes = 0, weightsBytes = 0, dstBytes = 0;
+  Reorder srcIn, weightsIn, dstOut, residualIn;
+
+  bool usable() const { return conv != nullptr; }
+};
+
+/// oneDNN's algorithm and parameters for a convolution's activation.
+PostOps postOpsOf(const ConvPlan &s) {
+  PostOps post;
+  post.sum = s.residual;
+  switch (s.activation) {
+  case ConvPlan::Activation::Relu:
+    post.eltwise = dnnl_eltwise_relu;
+    break;
+  case ConvPlan::Activation::Relu6:
+    post.eltwise = dnnl_eltwise_clip, post.alpha = 0, post.beta = 6;
+    break;
+  case ConvPlan::Activation::Hardswish:
+    post.eltwise = dnnl_eltwise_hardswish;
+    break;
+  case ConvPlan::Activation::None:
+    break;
+  }
+  return post;
+}
+
+/// The reorder from layout `from` to `to`; false where oneDNN has none. None is needed (and
+/// `r.primitive` stays null) where the two are one layout.
+bool reorderOf(const Api &api, Reorder &r, const dnnl_memory_desc_t &from,
+               const dnnl_memory_desc_t &to) {
+  r.from = from, r.to = to;
+  if (api.sameDescription(&from, &to))
+    return true;
+  auto attr = attributes(api, 1, {});
+  dnnl_primitive_desc_t desc = nullptr;
+  if (!attr ||
+      api.reorderCreate(&desc, &from, api.engine, &to, api.engine, attr.get()) != dnnl_success)
+    return false;
+  Desc owner(desc, api.descDestroy);
+  return create(api, desc, r.primitive, r.scratchpad, r.scratchpadBytes);
+}
+
+ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
+  ConvPrimitive p;
+  dnnl_dims_t src{s.n, s.c, s.h, s.w}, weights{s.oc, s.c, s.kh, s.kw}, bias{s.oc},
+      dst{s.n, s.oc, s.oh, s.ow};
+  dnnl_memory_desc_t anySrc, anyWeights, anyDst, nchw, oihw, nchwOut;
+  // oneDNN counts dilation from 0 (none), the frameworks from 1.
+  dnnl_dims_t strides{s.strides[0], s.strides[1]},
+      dilations{s.dilations[0] - 1, s.dilations[1] - 1}, before{s.pads[0], s.pads[2]},
+      after{s.pads[1], s.pads[3]};
+  dnnl_convolution_desc_t op;
+  if (api.describeByTag(&anySrc, 4, src, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+      api.describeByTag(&anyWeights, 4, weights, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+      api.describeByTag(&anyDst, 4, dst, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+      api.describeByTag(&p.bias, 1, bias, dnnl_f32, dnnl_x) != dnnl_success ||
+      api.describeByTag(&nchw, 4, src, dnnl_f32, dnnl_nchw) != dnnl_success ||
+      api.describeByTag(&oihw, 4, weights, dnnl_f32, dnnl_oihw) != dnnl_success ||
+      api.describeByTag(&nchwOut, 4, dst, dnnl_f32, dnnl_nchw) != dnnl_success ||
+      api.convolutionInit(&op, dnnl_forward_inference, dnnl_convolution_direct, &anySrc,
+                          &anyWeights, s.bias ? &p.bias : nullptr, &anyDst, strides, dilations,
+                          before, after) != dnnl_success)
+    return p;
+  Desc desc = describeOperation(api, &op, 1, postOpsOf(s));
+  if (!desc)
+    return p;
+  p.src = *api.descQueryMd(desc.get(), dnnl_query_src_md, 0);
+  p.weights = *api.descQueryMd(desc.get(), dnnl_query_weights_md, 0);
+  p.dst = *api.descQueryMd(desc.get(), dnnl_query_dst_md, 0);
+  p.srcBytes = api.describedSize(&p.src);
+  p.weightsBytes = api.describedSize(&p.weights);
+  p.dstBytes = api.describedSize(&p.dst);
+  if (!reorderOf(api, p.srcIn, nchw, p.src) || !reorderOf(api, p.weightsIn, oihw, p.weights) ||
+      !reorderOf(api, p.dstOut, p.dst, nchwOut) || !reorderOf(api, p.residualIn, nchwOut, p.dst) ||
+      !create(api, desc.get(), p.conv, p.scratchpad, p.scratchpadBytes))
+    p.conv = nullptr;
+  return p;
+}
+
+/// What a convolution primitive is created for: every size of the step, its epilogue and the
+/// OpenMP team size.
+std::vector<int64_t> keyOf(const ConvPlan &s, int threads) {
+  std::vector<int64_t> key = {s.n,    s.c,    s.h,        s.w,
+                              s.oc,   s.kh,   s.kw,       s.oh,
+                              s.ow,   s.bias, s.residual, static_cast<int64_t>(s.activation),
+                              threads};
+  key.insert(key.end(), s.strides.begin(), s.strides.end());
+  key.insert(key.end(), s.dilations.begin(), s.dilations.end());
+  key.insert(key.end(), s.pads.begin(), s.pads.end());
+  return key;
 }
 
 } // namespace
@@ -377,6 +560,88 @@ bool runActivationPrimitive(const Onednn &onednn, const GemmPlan &s, float *c) {
          run(onednn, Kind::Activation, s, c, nullptr, nullptr, nullptr);
 }
 
-std::string whyNoMatmulPrimitives(const Onednn &onednn) { return apiOf(onednn.handle).failure; }
+struct PackedWeights::Packed {
+  std::unique_ptr<char, decltype(&std::free)> data{nullptr, std::free};
+};
+
+PackedWeights::PackedWeights() = default;
+PackedWeights::~PackedWeights() = default;
+
+void PackedWeights::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  packed_.clear();
+}
+
+const void *PackedWeights::find(const void *weight, const void *layout) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = packed_.find({weight, layout});
+  return it == packed_.end() ? nullptr : it->second->data.get();
+}
+
+const void *PackedWeights::keep(const void *weight, const void *layout, void *data) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, added] = packed_.try_emplace({weight, layout}, std::make_unique<Packed>());
+  if (added)
+    it->second->data.reset(static_cast<char *>(data));
+  else
+    std::free(data); // another thread packed it first
+  return it->second->data.get();
+}
+
+bool runConvPrimitive(const Onednn &onednn, const ConvPlan &s, float *out, const float *x,
+                      const float *weight, const float *bias, const float *residual,
+                      PackedWeights &packed) {
+  const Api &api = apiOf(onednn.handle);
+  if (!api.failure.empty())
+    return false;
+  static Cache<ConvPrimitive> primitives;
+  const ConvPrimitive *p = primitives.get(keyOf(s, onednn.maxThreads ? onednn.maxThreads() : 1),
+                                          [&] { return createConvolution(api, s); });
+  if (!p)
+    return false;
+  // The calling thread's copies of x and of the result in the primitive's layouts.
+  thread_local Scratch srcCopy, dstCopy, weightCopy;
+  const void *src = x;
+  if (p->srcIn.primitive) {
+    src = srcCopy.reserve(p->srcBytes, "a convolution's input");
+    p->srcIn.run(api, x, const_cast<void *>(src));
+  }
+  // The weight in the primitive's layout: packed once while the model's weights stay.
+  const void *weights = weight;
+  if (p->weightsIn.primitive) {
+    weights = s.constantWeight ? packed.find(weight, p) : nullptr;
+    if (!weights) {
+      char *to = s.constantWeight
+                     ? static_cast<char *>(std::aligned_alloc(64, (p->weightsBytes + 63) / 64 * 64))
+                     : weightCopy.reserve(p->weightsBytes, "a convolution's weight");
+      if (!to)
+        throw Error("E8005", "cannot allocate a convolution's weight of " +
+                                 std::to_string(p->weightsBytes) + " bytes");
+      p->weightsIn.run(api, weight, to);
+      weights = s.constantWeight ? packed.keep(weight, p, to) : to;
+    }
+  }
+  void *dst = out;
+  if (p->dstOut.primitive)
+    dst = dstCopy.reserve(p->dstBytes, "a convolution's result");
+  // The residual is what the destination holds when the primitive adds its sum post-op.
+  if (residual) {
+    if (p->residualIn.primitive)
+      p->residualIn.run(api, residual, dst);
+    else if (dst != residual)
+      std::memcpy(dst, residual, static_cast<size_t>(s.outputElements()) * sizeof(float));
+  }
+  std::vector<Operand> operands = {{DNNL_ARG_SRC, &p->src, src},
+                                   {DNNL_ARG_WEIGHTS, &p->weights, weights},
+                                   {DNNL_ARG_DST, &p->dst, dst}};
+  if (bias)
+    operands.push_back({DNNL_ARG_BIAS, &p->bias, bias});
+  execute(api, p->conv, operands, p->scratchpad, p->scratchpadBytes);
+  if (p->dstOut.primitive)
+    p->dstOut.run(api, dst, out);
+  return true;
+}
+
+std::string whyNoPrimitives(const Onednn &onednn) { return apiOf(onednn.handle).failure; }
 
 } // namespace sotc::runtime::cpu

@@ -14,9 +14,13 @@
 #ifndef SOTC_RUNTIME_CPU_ONEDNNPRIMITIVES_H
 #define SOTC_RUNTIME_CPU_ONEDNNPRIMITIVES_H
 
+#include "runtime/src/ConvPlan.h"
 #include "runtime/src/GemmPlan.h"
 #include "runtime/src/cpu/GemmLibraries.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace sotc::runtime::cpu {
@@ -38,9 +42,38 @@ bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &plan, float *c, co
 /// and threaded by oneDNN); false, with nothing written, where there is none.
 bool runActivationPrimitive(const Onednn &onednn, const GemmPlan &plan, float *c);
 
-/// Why `onednn` (its handle set) has no matmul primitives (its API is not oneDNN 2's, a
-/// function is missing), or "" where it has.
-std::string whyNoMatmulPrimitives(const Onednn &onednn);
+/// Convolution weights in the layouts their primitives read, each packed on its first use: a
+/// backend's, for the weights of the model it runs (clear() when they change).
+class PackedWeights {
+public:
+  PackedWeights();
+  ~PackedWeights();
+  void clear();
+  /// The packed copy of `weight` for the primitive layout `layout`, or null.
+  const void *find(const void *weight, const void *layout);
+  /// Keeps `data` (aligned_alloc'ed; freed here) as that copy and returns it (or the copy
+  /// another thread kept first).
+  const void *keep(const void *weight, const void *layout, void *data);
+
+private:
+  struct Packed;
+  std::mutex mutex_;
+  std::map<std::pair<const void *, const void *>, std::unique_ptr<Packed>> packed_;
+};
+
+/// Runs a validated float32 convolution step as one oneDNN convolution primitive with its
+/// epilogue as post-ops (bias, the residual as a sum, the activation), on the layouts oneDNN
+/// picks for it: x and the result reordered from and to NCHW on the way, the weight packed
+/// once into `packed` where the plan says it is constant. False, with nothing written, where
+/// that oneDNN has no primitive API of oneDNN 2's or only its reference kernel. Safe to call
+/// from several threads at once.
+bool runConvPrimitive(const Onednn &onednn, const ConvPlan &plan, float *out, const float *x,
+                      const float *weight, const float *bias, const float *residual,
+                      PackedWeights &packed);
+
+/// Why `onednn` (its handle set) has no primitives (its API is not oneDNN 2's, a function is
+/// missing), or "" where it has.
+std::string whyNoPrimitives(const Onednn &onednn);
 
 } // namespace sotc::runtime::cpu
 

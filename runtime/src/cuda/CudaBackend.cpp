@@ -71,7 +71,10 @@ private:
     std::vector<const GemmPlan *> plans;
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
-        if (step.gemm) {
+        if (step.kind == Step::Kind::Conv)
+          throw Error("E8002", step.name + ": a convolution step (sotc writes those for the "
+                                           "CPU only)");
+        if (step.kind == Step::Kind::Gemm) {
           gemmIndex_[&step] = plans.size();
           plans.push_back(&step.plan);
           continue;
@@ -168,6 +171,9 @@ public:
     Matmuls &matmuls = *it->second->matmuls;
     lock.unlock();
     run(matmuls, 0);
+  }
+  void conv(const Step &step, const std::vector<void *> &) override {
+    throw Error("E8002", step.name + ": a convolution step on CUDA"); // refused at load
   }
   void toHost(void *host, const void *data, size_t bytes) override {
     Current current(*this);

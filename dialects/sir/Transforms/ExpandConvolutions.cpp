@@ -1,0 +1,100 @@
+//===- ExpandConvolutions.cpp - conv2d primitives a target has no step for, as GEMMs ------===//
+//
+// A conv2d primitive stays where the target runs it as a library step (the CPU: a float32
+// convolution of static sizes that reads windows, through oneDNN); every other one is
+// replaced by the
+// operator library's expansion into windows and a GEMM (ops::lowering::expandConvolution),
+// the primitives the kernels and GEMM steps of every target compute. A pointwise one (1x1,
+// stride 1, no padding) is a plain GEMM and stays one: there are no windows to avoid.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "dialects/sir/IR/SirTypes.h"
+#include "dialects/sir/Transforms/Passes.h"
+#include "dialects/sir/Transforms/PrimGraphs.h"
+
+#include "compiler/ops/Primitives.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace sotc::sir {
+
+#define GEN_PASS_DEF_SIREXPANDCONVOLUTIONS
+#include "dialects/sir/Transforms/Passes.h.inc"
+
+namespace {
+
+/// The (top, bottom, left, right) padding of a conv2d: its leading pads, and the least trailing
+/// padding that gives its result's size.
+std::vector<int64_t> paddingOf(PrimOp conv) {
+  auto in = mlir::cast<mlir::RankedTensorType>(conv->getOperand(0).getType());
+  auto weight = mlir::cast<mlir::RankedTensorType>(conv->getOperand(1).getType());
+  std::vector<int64_t> pads;
+  for (int i = 0; i < 2; ++i) {
+    int64_t before = (*conv.getPads())[i], stride = (*conv.getStrides())[i],
+            dilation = (*conv.getDilations())[i];
+    int64_t reach = (conv.getType().getDimSize(2 + i) - 1) * stride +
+                    dilation * (weight.getDimSize(2 + i) - 1) + 1;
+    pads.push_back(before);
+    pads.push_back(std::max<int64_t>(0, reach - in.getDimSize(2 + i) - before));
+  }
+  return pads;
+}
+
+/// Whether the target runs `conv` as a step of its own. A dynamic batch is expanded: a step's
+/// sizes are static (the expansion's GEMM takes its rows at run time).
+bool keptAsStep(PrimOp conv, llvm::StringRef target) {
+  if (target != "cpu" || !conv.getType().getElementType().isF32() ||
+      !conv.getType().hasStaticShape())
+    return false;
+  auto weight = mlir::cast<mlir::RankedTensorType>(conv->getOperand(1).getType());
+  bool pointwise = weight.getDimSize(2) == 1 && weight.getDimSize(3) == 1;
+  llvm::ArrayRef<int64_t> strides = *conv.getStrides(), pads = *conv.getPads();
+  pointwise &= llvm::all_of(strides, [](int64_t v) { return v == 1; }) &&
+               llvm::all_of(pads, [](int64_t v) { return v == 0; });
+  return !pointwise;
+}
+
+mlir::LogicalResult expand(PrimOp conv) {
+  std::optional<ops::TensorMeta> x =
+      metaOf(mlir::cast<mlir::RankedTensorType>(conv->getOperand(0).getType()));
+  std::optional<ops::TensorMeta> w =
+      metaOf(mlir::cast<mlir::RankedTensorType>(conv->getOperand(1).getType()));
+  if (!x || !w)
+    return conv.emitOpError("conv2d of a type the operator library has no dtype for");
+  ops::PrimBuilder b("conv2d");
+  int xi = b.input(*x), wi = b.input(*w);
+  std::vector<int64_t> strides(conv.getStrides()->begin(), conv.getStrides()->end());
+  std::vector<int64_t> dilations(conv.getDilations()->begin(), conv.getDilations()->end());
+  b.output(ops::lowering::expandConvolution(b, xi, wi, strides, dilations, paddingOf(conv), 1));
+  mlir::OpBuilder builder(conv);
+  std::vector<mlir::Value> inputs = {conv->getOperand(0), conv->getOperand(1)};
+  ops::PrimGraph graph = b.take();
+  std::vector<mlir::Value> values = emitPrimGraph(builder, conv.getLoc(), graph, inputs);
+  mlir::Value result = values[graph.outputs.front()];
+  if (result.getType() != conv.getType())
+    return conv.emitOpError("the expansion's type ")
+           << result.getType() << " differs from " << conv.getType();
+  if (auto prim = result.getDefiningOp<PrimOp>(); prim && conv.getNameAttr())
+    prim.setNameAttr(conv.getNameAttr());
+  conv.getResult().replaceAllUsesWith(result);
+  conv.erase();
+  return mlir::success();
+}
+
+struct SirExpandConvolutionsPass : impl::SirExpandConvolutionsBase<SirExpandConvolutionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    llvm::SmallVector<PrimOp> convs;
+    getOperation().walk([&](PrimOp prim) {
+      if (toOpsPrim(prim.getPrim()) == ops::Prim::Conv2d && !keptAsStep(prim, target))
+        convs.push_back(prim);
+    });
+    for (PrimOp conv : convs)
+      if (mlir::failed(expand(conv)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace sotc::sir

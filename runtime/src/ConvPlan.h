@@ -1,0 +1,42 @@
+//===- ConvPlan.h - A manifest's convolution step, as the CPU backend reads it ------------===//
+//
+// NCHW, one group: out = activation(conv2d(x, weight) + bias + residual), x [n, c, h, w],
+// weight [oc, c, kh, kw], out [n, oc, oh, ow], zeros outside x (docs/manifest.md). The CPU
+// backend runs it as a oneDNN convolution, or as columns and a GEMM where there is none.
+//
+//===--------------------------------------------------------------------------------------===//
+#ifndef SOTC_RUNTIME_CONVPLAN_H
+#define SOTC_RUNTIME_CONVPLAN_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace sotc::runtime {
+
+struct ConvPlan {
+  enum class Activation { None, Relu, Relu6, Hardswish } activation = Activation::None;
+  int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0}; // top, bottom, left, right
+  bool bias = false;                       // an input of oc values, one per output channel
+  bool residual = false; // an input of the output's shape, added before the activation
+  /// Whether the weight is the model's (or prepared from it): the same on every call until the
+  /// weights change, so the backend may keep it in the layout its library wants.
+  bool constantWeight = false;
+
+  int64_t inputElements() const { return n * c * h * w; }
+  int64_t weightElements() const { return oc * c * kh * kw; }
+  int64_t outputElements() const { return n * oc * oh * ow; }
+};
+
+/// Checks a step read from a manifest: positive sizes, and an output size that is the window's
+/// over the padded input. An empty string when it holds together, else why not.
+std::string validate(const ConvPlan &plan);
+
+/// The activation applied to one value (the CPU's fallback and the tests' reference).
+float activate(ConvPlan::Activation activation, float v);
+
+} // namespace sotc::runtime
+
+#endif // SOTC_RUNTIME_CONVPLAN_H

@@ -1,0 +1,26 @@
+//===- Convolution.h - Convolution steps of a CPU plan, through oneDNN or a GEMM ----------===//
+#ifndef SOTC_RUNTIME_CPU_CONVOLUTION_H
+#define SOTC_RUNTIME_CPU_CONVOLUTION_H
+
+#include "runtime/src/ConvPlan.h"
+#include "runtime/src/cpu/Gemm.h"
+#include "runtime/src/cpu/OnednnPrimitives.h"
+
+namespace sotc::runtime::cpu {
+
+/// Runs a validated float32 convolution step: one oneDNN convolution primitive where the
+/// process's oneDNN has one for it (OnednnPrimitives.h; the weight packed into `packed` when
+/// the plan says it is constant), else each image's columns (im2col) times the weight as one
+/// GEMM (runGemm on `parallel`), then the bias, the residual and the activation in one pass.
+/// `bias` and `residual` are null where the step has none.
+void runConv(const ConvPlan &plan, float *out, const float *x, const float *weight,
+             const float *bias, const float *residual, PackedWeights &packed,
+             const ParallelFor &parallel = {});
+
+/// runConv's path without oneDNN's convolution: the columns, the GEMM, then the epilogue.
+void runConvOnGemm(const ConvPlan &plan, float *out, const float *x, const float *weight,
+                   const float *bias, const float *residual, const ParallelFor &parallel = {});
+
+} // namespace sotc::runtime::cpu
+
+#endif // SOTC_RUNTIME_CPU_CONVOLUTION_H
