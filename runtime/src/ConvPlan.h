@@ -24,6 +24,11 @@ struct ConvPlan {
   /// Whether the weight is the model's (or prepared from it): the same on every call until the
   /// weights change, so the backend may keep it in the layout its library wants.
   bool constantWeight = false;
+  /// Set by the CPU backend for convolutions that pass tensors to each other: x, the residual
+  /// and the output held with their channels in blocks of `block` (oneDNN's nChw16c / nChw8c,
+  /// the same bytes as NCHW where the channels divide into blocks), not NCHW.
+  int block = 0;
+  bool blockedInput = false, blockedResidual = false, blockedOutput = false;
 
   int64_t inputElements() const { return n * c * h * w; }
   int64_t weightElements() const { return oc * c * kh * kw; }

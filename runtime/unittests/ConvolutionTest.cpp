@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -12,8 +13,10 @@
 
 using sotc::runtime::ConvPlan;
 using sotc::runtime::validate;
+using sotc::runtime::cpu::convolutionChannelBlock;
 using sotc::runtime::cpu::PackedWeights;
 using sotc::runtime::cpu::processOnednn;
+using sotc::runtime::cpu::relayout;
 using sotc::runtime::cpu::runConv;
 using sotc::runtime::cpu::runConvOnGemm;
 
@@ -170,6 +173,33 @@ TEST_CASE("one convolution step runs on several threads at once", "[runtime][con
     t.join();
   for (int f : failures)
     REQUIRE(f == 0);
+}
+
+TEST_CASE("convolutions pass tensors with their channels in blocks", "[runtime][conv]") {
+  int block = convolutionChannelBlock();
+  if (!block) {
+    WARN("no oneDNN primitives: every tensor stays NCHW");
+    return;
+  }
+  // x, the residual and the output in the blocked layout; the primitive reads and writes them
+  // as they are, and a shape without a fast kernel (the GEMM path) converts around it.
+  ConvPlan s = planOf(2, 2 * block, 9, 2 * block, 3, 1, 1);
+  s.bias = s.residual = true;
+  s.activation = ConvPlan::Activation::Relu;
+  s.block = block;
+  s.blockedInput = s.blockedResidual = s.blockedOutput = true;
+  std::vector<float> x = randomValues(s.inputElements(), 1),
+                     w = randomValues(s.weightElements(), 2), b = randomValues(s.oc, 3),
+                     r = randomValues(s.outputElements(), 4);
+  std::vector<float> xb(x.size()), rb(r.size()), outb(r.size()), out(r.size());
+  std::array<int64_t, 4> in{s.n, s.c, s.h, s.w}, result{s.n, s.oc, s.oh, s.ow};
+  relayout(processOnednn(), in, block, true, x.data(), xb.data());
+  relayout(processOnednn(), result, block, true, r.data(), rb.data());
+  REQUIRE(xb != x); // a layout of its own
+  PackedWeights packed;
+  runConv(s, outb.data(), xb.data(), w.data(), b.data(), rb.data(), packed);
+  relayout(processOnednn(), result, block, false, outb.data(), out.data());
+  requireClose(out, reference(s, x, w, b.data(), r.data()));
 }
 
 TEST_CASE("validate refuses convolution steps whose sizes do not fit", "[runtime][conv]") {

@@ -1,5 +1,6 @@
 #include "runtime/src/cpu/Convolution.h"
 
+#include <array>
 #include <vector>
 
 namespace sotc::runtime::cpu {
@@ -45,12 +46,42 @@ void runConvOnGemm(const ConvPlan &s, float *out, const float *x, const float *w
   }
 }
 
+int convolutionChannelBlock() {
+  const Onednn &onednn = processOnednn();
+  if (!onednn.sgemm || !whyNoPrimitives(onednn).empty())
+    return 0;
+  return onednn.isa.find("avx512") != std::string::npos ? 16 : 8;
+}
+
 void runConv(const ConvPlan &s, float *out, const float *x, const float *weight, const float *bias,
              const float *residual, PackedWeights &packed, const ParallelFor &parallel) {
-  if (processOnednn().sgemm &&
-      runConvPrimitive(processOnednn(), s, out, x, weight, bias, residual, packed))
+  const Onednn &onednn = processOnednn();
+  if (onednn.sgemm && runConvPrimitive(onednn, s, out, x, weight, bias, residual, packed))
     return;
-  runConvOnGemm(s, out, x, weight, bias, residual, parallel);
+  if (!s.blockedInput && !s.blockedResidual && !s.blockedOutput)
+    return runConvOnGemm(s, out, x, weight, bias, residual, parallel);
+  // Tensors in blocked layouts (which only a backend with oneDNN's primitives sets up), for a
+  // shape oneDNN has no fast kernel for: NCHW copies around the GEMM path.
+  thread_local std::vector<float> plainX, plainResidual, plainOut;
+  std::array<int64_t, 4> in{s.n, s.c, s.h, s.w}, result{s.n, s.oc, s.oh, s.ow};
+  if (s.blockedInput) {
+    plainX.resize(static_cast<size_t>(s.inputElements()));
+    relayout(onednn, in, s.block, false, x, plainX.data());
+    x = plainX.data();
+  }
+  if (residual && s.blockedResidual) {
+    plainResidual.resize(static_cast<size_t>(s.outputElements()));
+    relayout(onednn, result, s.block, false, residual, plainResidual.data());
+    residual = plainResidual.data();
+  }
+  float *to = out;
+  if (s.blockedOutput) {
+    plainOut.resize(static_cast<size_t>(s.outputElements()));
+    to = plainOut.data();
+  }
+  runConvOnGemm(s, to, x, weight, bias, residual, parallel);
+  if (s.blockedOutput)
+    relayout(onednn, result, s.block, true, to, out);
 }
 
 } // namespace sotc::runtime::cpu

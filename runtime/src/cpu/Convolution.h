@@ -17,6 +17,11 @@ void runConv(const ConvPlan &plan, float *out, const float *x, const float *weig
              const float *bias, const float *residual, PackedWeights &packed,
              const ParallelFor &parallel = {});
 
+/// The channel block of the layout convolution steps pass tensors between each other in
+/// (ConvPlan::block): 16 where oneDNN runs AVX-512 kernels, else 8; 0 where the process's oneDNN
+/// has no primitives (then every tensor stays NCHW).
+int convolutionChannelBlock();
+
 /// runConv's path without oneDNN's convolution: the columns, the GEMM, then the epilogue.
 void runConvOnGemm(const ConvPlan &plan, float *out, const float *x, const float *weight,
                    const float *bias, const float *residual, const ParallelFor &parallel = {});

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +67,43 @@ void call(void *fn, int64_t begin, int64_t end, int64_t rows, const std::vector<
   (rows ? batched : plain)[buffers.size()](fn, begin, end, rows, buffers.data());
 }
 
+/// Convolutions that pass a tensor only to other convolutions (as their x or residual) keep it
+/// with its channels in blocks of `block` (the layout oneDNN's kernels read and write) instead
+/// of reordering it to NCHW and back between them: a ResNet's blocks. A tensor anything else
+/// reads, or that leaves the segment, stays NCHW.
+void chainConvolutions(Segment &seg, int block) {
+  std::set<std::string> plain; // read as NCHW
+  for (const std::vector<Buffer> *list : {&seg.inputs, &seg.outputs})
+    for (const Buffer &b : *list)
+      plain.insert(b.name);
+  for (const std::vector<std::string> *names :
+       {&seg.results, &seg.trueArgs, &seg.falseArgs, &seg.callbackArgs, &seg.nextArgs})
+    plain.insert(names->begin(), names->end());
+  plain.insert(seg.condition);
+  std::map<std::string, Step *> producer;
+  for (Step &step : seg.steps) {
+    bool conv = step.kind == Step::Kind::Conv;
+    for (size_t i = 0; i < step.inputs.size(); ++i)
+      if (!conv || (i != 0 && !(step.conv.residual && i + 1 == step.inputs.size())))
+        plain.insert(step.inputs[i]);
+    if (conv)
+      producer[step.outputs[0]] = &step;
+  }
+  for (auto &[name, step] : producer)
+    if (!plain.count(name) && step->conv.oc % block == 0)
+      step->conv.blockedOutput = true;
+  auto blocked = [&](const std::string &name) {
+    auto it = producer.find(name);
+    return it != producer.end() && it->second->conv.blockedOutput;
+  };
+  for (Step &step : seg.steps)
+    if (step.kind == Step::Kind::Conv) {
+      step.conv.block = block;
+      step.conv.blockedInput = blocked(step.inputs[0]);
+      step.conv.blockedResidual = step.conv.residual && blocked(step.inputs.back());
+    }
+}
+
 /// The bytes a kernel must touch to be split over the pool (about 20 us of memory traffic).
 constexpr int64_t kParallelBytes = 256 * 1024;
 
@@ -93,6 +131,14 @@ public:
       kernels[table[i].name] = &table[i];
     // A convolution of an entry's first segment whose weight is the model's (or prepared from
     // it) reads the same weight in every call until the weights change: it keeps it packed.
+    std::vector<Segment *> plans = artifact.plans();
+    if (std::any_of(plans.begin(), plans.end(), [](const Segment *seg) {
+          return std::any_of(seg->steps.begin(), seg->steps.end(),
+                             [](const Step &s) { return s.kind == Step::Kind::Conv; });
+        }))
+      if (int block = cpu::convolutionChannelBlock())
+        for (Segment *seg : plans)
+          chainConvolutions(*seg, block);
     for (const Entry &entry : artifact.entries) {
       std::set<std::string> weights;
       for (const auto &[weight, buffer] : entry.weightBuffers)

@@ -486,11 +486,20 @@ bool reorderOf(const Api &api, Reorder &r, const dnnl_memory_desc_t &from,
   return create(api, desc, r.primitive, r.scratchpad, r.scratchpadBytes);
 }
 
+/// The layout tag of channels in blocks of `block` (8 or 16).
+dnnl_format_tag_t blockedTag(int block) { return block == 16 ? dnnl_nChw16c : dnnl_nChw8c; }
+
 ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
   ConvPrimitive p;
   dnnl_dims_t src{s.n, s.c, s.h, s.w}, weights{s.oc, s.c, s.kh, s.kw}, bias{s.oc},
       dst{s.n, s.oc, s.oh, s.ow};
-  dnnl_memory_desc_t anySrc, anyWeights, anyDst, nchw, oihw, nchwOut;
+  // x, the residual and the output as the step holds them: NCHW, or channels in blocks where it
+  // passes them between convolutions (the primitive then reads and writes them as they are).
+  dnnl_format_tag_t blocked = blockedTag(s.block);
+  dnnl_format_tag_t srcTag = s.blockedInput ? blocked : dnnl_nchw;
+  dnnl_format_tag_t dstTag = s.blockedOutput ? blocked : dnnl_nchw;
+  dnnl_format_tag_t residualTag = s.blockedResidual ? blocked : dnnl_nchw;
+  dnnl_memory_desc_t anySrc, anyWeights, anyDst, nchw, oihw, nchwOut, residual;
   // oneDNN counts dilation from 0 (none), the frameworks from 1.
   dnnl_dims_t strides{s.strides[0], s.strides[1]},
       dilations{s.dilations[0] - 1, s.dilations[1] - 1}, before{s.pads[0], s.pads[2]},
@@ -500,9 +509,10 @@ ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
       api.describeByTag(&anyWeights, 4, weights, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
       api.describeByTag(&anyDst, 4, dst, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
       api.describeByTag(&p.bias, 1, bias, dnnl_f32, dnnl_x) != dnnl_success ||
-      api.describeByTag(&nchw, 4, src, dnnl_f32, dnnl_nchw) != dnnl_success ||
+      api.describeByTag(&nchw, 4, src, dnnl_f32, srcTag) != dnnl_success ||
       api.describeByTag(&oihw, 4, weights, dnnl_f32, dnnl_oihw) != dnnl_success ||
-      api.describeByTag(&nchwOut, 4, dst, dnnl_f32, dnnl_nchw) != dnnl_success ||
+      api.describeByTag(&nchwOut, 4, dst, dnnl_f32, dstTag) != dnnl_success ||
+      api.describeByTag(&residual, 4, dst, dnnl_f32, residualTag) != dnnl_success ||
       api.convolutionInit(&op, dnnl_forward_inference, dnnl_convolution_direct, &anySrc,
                           &anyWeights, s.bias ? &p.bias : nullptr, &anyDst, strides, dilations,
                           before, after) != dnnl_success)
@@ -517,7 +527,7 @@ ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
   p.weightsBytes = api.describedSize(&p.weights);
   p.dstBytes = api.describedSize(&p.dst);
   if (!reorderOf(api, p.srcIn, nchw, p.src) || !reorderOf(api, p.weightsIn, oihw, p.weights) ||
-      !reorderOf(api, p.dstOut, p.dst, nchwOut) || !reorderOf(api, p.residualIn, nchwOut, p.dst) ||
+      !reorderOf(api, p.dstOut, p.dst, nchwOut) || !reorderOf(api, p.residualIn, residual, p.dst) ||
       !create(api, desc.get(), p.conv, p.scratchpad, p.scratchpadBytes))
     p.conv = nullptr;
   return p;
@@ -533,8 +543,16 @@ std::vector<int64_t> keyOf(const ConvPlan &s, int threads) {
   key.insert(key.end(), s.strides.begin(), s.strides.end());
   key.insert(key.end(), s.dilations.begin(), s.dilations.end());
   key.insert(key.end(), s.pads.begin(), s.pads.end());
+  key.insert(key.end(), {s.block, s.blockedInput, s.blockedResidual, s.blockedOutput});
   return key;
 }
+
+/// A reorder between NCHW and channels in blocks for one shape, kept for the process.
+struct LayoutReorder {
+  Reorder reorder;
+  bool made = false;
+  bool usable() const { return made; }
+};
 
 } // namespace
 
@@ -640,6 +658,32 @@ bool runConvPrimitive(const Onednn &onednn, const ConvPlan &s, float *out, const
   if (p->dstOut.primitive)
     p->dstOut.run(api, dst, out);
   return true;
+}
+
+void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, int block, bool toBlocked,
+              const float *in, float *out) {
+  const Api &api = apiOf(onednn.handle);
+  if (!api.failure.empty())
+    throw Error("E8003", "channels in blocks without oneDNN's primitives: " + api.failure);
+  static Cache<LayoutReorder> reorders;
+  const LayoutReorder *r =
+      reorders.get({dims[0], dims[1], dims[2], dims[3], block, toBlocked}, [&] {
+        LayoutReorder made;
+        dnnl_dims_t d{dims[0], dims[1], dims[2], dims[3]};
+        dnnl_memory_desc_t plain, blocked;
+        made.made =
+            api.describeByTag(&plain, 4, d, dnnl_f32, dnnl_nchw) == dnnl_success &&
+            api.describeByTag(&blocked, 4, d, dnnl_f32, blockedTag(block)) == dnnl_success &&
+            reorderOf(api, made.reorder, toBlocked ? plain : blocked, toBlocked ? blocked : plain);
+        return made;
+      });
+  if (!r)
+    throw Error("E8003", "oneDNN has no reorder between NCHW and channels in blocks of " +
+                             std::to_string(block));
+  if (r->reorder.primitive)
+    r->reorder.run(api, in, out);
+  else
+    std::memcpy(out, in, static_cast<size_t>(dims[0] * dims[1] * dims[2] * dims[3]) * 4);
 }
 
 std::string whyNoPrimitives(const Onednn &onednn) { return apiOf(onednn.handle).failure; }

@@ -18,6 +18,7 @@
 #include "runtime/src/GemmPlan.h"
 #include "runtime/src/cpu/GemmLibraries.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,6 +71,11 @@ private:
 bool runConvPrimitive(const Onednn &onednn, const ConvPlan &plan, float *out, const float *x,
                       const float *weight, const float *bias, const float *residual,
                       PackedWeights &packed);
+
+/// Copies an NCHW tensor of `dims` into its layout with channels in blocks of `block` (or
+/// back, `toBlocked` false), with a reorder primitive; E8003 where oneDNN has none.
+void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, int block, bool toBlocked,
+              const float *in, float *out);
 
 /// Why `onednn` (its handle set) has no primitives (its API is not oneDNN 2's, a function is
 /// missing), or "" where it has.
