@@ -1,7 +1,5 @@
 #include "runtime/src/ConvPlan.h"
 
-#include <algorithm>
-
 namespace sotc::runtime {
 
 std::string validate(const ConvPlan &p) {
@@ -24,20 +22,6 @@ std::string validate(const ConvPlan &p) {
       p.weightElements() > kMaxSize * kMaxSize)
     return "a tensor of more than 2^40 elements";
   return "";
-}
-
-float activate(ConvPlan::Activation activation, float v) {
-  switch (activation) {
-  case ConvPlan::Activation::Relu:
-    return std::max(v, 0.0f);
-  case ConvPlan::Activation::Relu6:
-    return std::min(std::max(v, 0.0f), 6.0f);
-  case ConvPlan::Activation::Hardswish:
-    return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
-  case ConvPlan::Activation::None:
-    break;
-  }
-  return v;
 }
 
 } // namespace sotc::runtime

@@ -39,9 +39,6 @@ struct ConvPlan {
 /// over the padded input. An empty string when it holds together, else why not.
 std::string validate(const ConvPlan &plan);
 
-/// The activation applied to one value (the CPU's fallback and the tests' reference).
-float activate(ConvPlan::Activation activation, float v);
-
 } // namespace sotc::runtime
 
 #endif // SOTC_RUNTIME_CONVPLAN_H

@@ -45,6 +45,21 @@ std::vector<float> randomValues(int64_t count, unsigned seed) {
   return v;
 }
 
+/// The step's activation of x, in double.
+double activated(ConvPlan::Activation activation, double x) {
+  switch (activation) {
+  case ConvPlan::Activation::Relu:
+    return std::max(x, 0.0);
+  case ConvPlan::Activation::Relu6:
+    return std::min(std::max(x, 0.0), 6.0);
+  case ConvPlan::Activation::Hardswish:
+    return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  case ConvPlan::Activation::None:
+    break;
+  }
+  return x;
+}
+
 /// The step by definition, in double.
 std::vector<double> reference(const ConvPlan &s, const std::vector<float> &x,
                               const std::vector<float> &w, const float *bias,
@@ -66,7 +81,7 @@ std::vector<double> reference(const ConvPlan &s, const std::vector<float> &x,
               }
           if (residual)
             acc += residual[out.size()];
-          out.push_back(sotc::runtime::activate(s.activation, static_cast<float>(acc)));
+          out.push_back(activated(s.activation, acc));
         }
   return out;
 }
@@ -91,6 +106,7 @@ TEST_CASE("convolution steps compute what the step means, on oneDNN and on the G
                              {"3x3, stride 2: no trailing padding", planOf(2, 16, 10, 32, 3, 2, 1)},
                              {"a 7x7 stem of 3 channels", planOf(1, 3, 20, 16, 7, 2, 3)},
                              {"1x1, stride 2", planOf(2, 32, 8, 16, 1, 2, 0)},
+                             {"pointwise: a GEMM over the images", planOf(3, 8, 6, 12, 1, 1, 0)},
                              {"dilated", planOf(1, 8, 12, 8, 3, 1, 2, 2)},
                              {"odd channel counts", planOf(3, 5, 9, 7, 3, 1, 1)}};
   using A = ConvPlan::Activation;

@@ -1,11 +1,10 @@
 //===- ExpandConvolutions.cpp - conv2d primitives a target has no step for, as GEMMs ------===//
 //
 // A conv2d primitive stays where the target runs it as a library step (the CPU: a float32
-// convolution of static sizes that reads windows, through oneDNN); every other one is
-// replaced by the
-// operator library's expansion into windows and a GEMM (ops::lowering::expandConvolution),
-// the primitives the kernels and GEMM steps of every target compute. A pointwise one (1x1,
-// stride 1, no padding) is a plain GEMM and stays one: there are no windows to avoid.
+// convolution of static sizes, through oneDNN, its epilogue folded in); every other one is
+// replaced by the operator library's expansion into windows and a GEMM
+// (ops::lowering::expandConvolution), the primitives the kernels and GEMM steps of every
+// target compute (a pointwise one, 1x1 with stride 1 and no padding, a GEMM of x itself).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirTypes.h"
@@ -43,15 +42,8 @@ std::vector<int64_t> paddingOf(PrimOp conv) {
 /// Whether the target runs `conv` as a step of its own. A dynamic batch is expanded: a step's
 /// sizes are static (the expansion's GEMM takes its rows at run time).
 bool keptAsStep(PrimOp conv, llvm::StringRef target) {
-  if (target != "cpu" || !conv.getType().getElementType().isF32() ||
-      !conv.getType().hasStaticShape())
-    return false;
-  auto weight = mlir::cast<mlir::RankedTensorType>(conv->getOperand(1).getType());
-  bool pointwise = weight.getDimSize(2) == 1 && weight.getDimSize(3) == 1;
-  llvm::ArrayRef<int64_t> strides = *conv.getStrides(), pads = *conv.getPads();
-  pointwise &= llvm::all_of(strides, [](int64_t v) { return v == 1; }) &&
-               llvm::all_of(pads, [](int64_t v) { return v == 0; });
-  return !pointwise;
+  return target == "cpu" && conv.getType().getElementType().isF32() &&
+         conv.getType().hasStaticShape();
 }
 
 mlir::LogicalResult expand(PrimOp conv) {

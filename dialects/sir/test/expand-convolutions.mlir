@@ -1,5 +1,5 @@
-// sotc-sir-expand-convolutions: a conv2d the target runs as a step stays (cpu: float32, not
-// pointwise); every other becomes windows (im2col) times the filters, one GEMM.
+// sotc-sir-expand-convolutions: a conv2d the target runs as a step stays (cpu: float32 of
+// static sizes); every other becomes windows (im2col) times the filters, one GEMM.
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-sir-expand-convolutions{target=cpu}))" | FileCheck %s
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-sir-expand-convolutions{target=cuda}))" | FileCheck %s --check-prefix=CUDA
 
@@ -22,11 +22,14 @@ sir.subgraph @conv3x3(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tenso
 
 // -----
 
-// Pointwise (1x1, stride 1, unpadded) is a plain GEMM of x itself: no windows, on either target.
+// Pointwise (1x1, stride 1, unpadded): a step on the CPU too (its epilogue folds; the runtime
+// runs it as a GEMM on NCHW, or as oneDNN's between blocked convolutions); expanded, a plain
+// GEMM of x itself, no windows.
 // CHECK-LABEL: sir.subgraph @pointwise
-// CHECK-NOT:     conv2d
-// CHECK-NOT:     window
-// CHECK:         sir.prim matmul
+// CHECK-NEXT:    sir.prim conv2d(%arg0, %arg1)
+// CUDA-LABEL:  sir.subgraph @pointwise
+// CUDA-NOT:      window
+// CUDA:          sir.prim matmul
 sir.subgraph @pointwise(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32> {
   %y = sir.prim conv2d(%x, %w) {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32>
   sir.output %y : tensor<1x6x8x8xf32>

@@ -10,8 +10,9 @@ namespace sotc::runtime::cpu {
 
 /// Runs a validated float32 convolution step: one oneDNN convolution primitive where the
 /// process's oneDNN has one for it (OnednnPrimitives.h; the weight packed into `packed` when
-/// the plan says it is constant), else each image's columns (im2col) times the weight as one
-/// GEMM (runGemm on `parallel`), then the bias, the residual and the activation in one pass.
+/// the plan says it is constant), else, and for a pointwise one on NCHW tensors always, each
+/// image's columns (im2col; a pointwise one's x as it is) times the weight as GEMMs (runGemm on
+/// `parallel`), then the bias, the residual and the activation in one pass.
 /// `bias` and `residual` are null where the step has none.
 void runConv(const ConvPlan &plan, float *out, const float *x, const float *weight,
              const float *bias, const float *residual, PackedWeights &packed,

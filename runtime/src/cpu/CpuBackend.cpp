@@ -96,6 +96,29 @@ void chainConvolutions(Segment &seg, int block) {
     auto it = producer.find(name);
     return it != producer.end() && it->second->conv.blockedOutput;
   };
+  auto unblock = [&](const std::string &name) {
+    auto it = producer.find(name);
+    bool was = it != producer.end() && it->second->conv.blockedOutput;
+    if (was)
+      it->second->conv.blockedOutput = false;
+    return was;
+  };
+  // A pointwise convolution runs on blocked tensors only with all of them blocked; otherwise it
+  // is a GEMM on NCHW (runConv), so what it reads and writes stays NCHW (until nothing changes).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Step &step : seg.steps) {
+      const ConvPlan &c = step.conv;
+      bool pointwise = step.kind == Step::Kind::Conv && c.kh == 1 && c.kw == 1 &&
+                       c.strides == std::array<int64_t, 2>{1, 1} &&
+                       c.pads == std::array<int64_t, 4>{0, 0, 0, 0};
+      if (!pointwise || (blocked(step.inputs[0]) && c.blockedOutput &&
+                         (!c.residual || blocked(step.inputs.back()))))
+        continue;
+      changed |= unblock(step.inputs[0]) | unblock(step.outputs[0]) |
+                 (c.residual && unblock(step.inputs.back()));
+    }
+  }
   for (Step &step : seg.steps)
     if (step.kind == Step::Kind::Conv) {
       step.conv.block = block;
