@@ -137,12 +137,16 @@ TEST_CASE("manifests with one value changed are refused or compute the same", "[
   const int mutations = std::getenv("SOTC_FUZZ_MUTATIONS")
                             ? std::atoi(std::getenv("SOTC_FUZZ_MUTATIONS"))
                             : 250;
-  for (const char *stem : {"softmax_cpu", "gelu_mlp_cpu", "tensor_branch_cpu"}) {
+  for (const char *stem : {"softmax_cpu", "gelu_mlp_cpu", "tensor_branch_cpu", "cnn_torch_cpu"}) {
     INFO(stem);
     Json manifest = Json::parse(slurp(std::string("testdata/") + stem + ".manifest.json"));
     std::string library = slurp(std::string("testdata/") + stem + ".so");
     std::string so = dir + "/" + stem + ".so", json = dir + "/" + stem + ".manifest.json";
     spit(so, library);
+    if (manifest.contains("weights")) { // a model's (the CNN's convolution steps): beside it
+      std::string file = manifest["weights"]["file"].get<std::string>();
+      spit(dir + "/" + file, slurp("testdata/" + file));
+    }
     Inputs in(manifest);
     sotc_artifact *original = nullptr;
     sotc_error error{};
@@ -178,6 +182,8 @@ TEST_CASE("manifests with one value changed are refused or compute the same", "[
       // Past the digest: the plan's own checks, and the kernels run if they pass.
       try {
         sotc::runtime::Artifact plan = sotc::runtime::readManifest(text, json);
+        // The base kernels (loadArtifact picks the table; readManifest leaves it unset).
+        plan.kernelTable = "sotc_kernels";
         std::unique_ptr<sotc::runtime::Backend> backend = sotc::runtime::cpuBackend(plan, 1);
         sotc::runtime::Executor executor(std::move(plan), std::move(backend));
         sotc_value out[8];

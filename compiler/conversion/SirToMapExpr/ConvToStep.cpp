@@ -6,7 +6,12 @@
 //    what the library applies to each output tile before storing it, that group moves into
 //    the step and goes: a bias per output channel (a folded batch norm's too), a residual of
 //    the result's shape (a ResNet block's skip connection), then relu, relu6 or hardswish.
-//    A ResNet block then writes its output once.
+//    A ResNet block then writes its output once. Where the residual is another convolution
+//    with its bias (a downsampling block), that convolution becomes a step with its bias,
+//    computed first.
+//
+// A step takes its consumer's place when it folds it: the residual may be computed after the
+// convolution.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/conversion/SirToMapExpr/EpilogueMatcher.h"
@@ -31,6 +36,9 @@ using Pattern = EpilogueMatcher::Pattern;
 /// activation.
 struct Epilogue {
   mlir::Value bias, residual; // the consumer's operands, or null
+  // Where the residual is another convolution's result with its own bias (a downsampling
+  // ResNet block adds two): that bias, which becomes the other convolution's epilogue.
+  mlir::Value residualBias;
   std::string activation;     // "none", "relu", "relu6", "hardswish"
   std::string name;           // the consumer's result name
 };
@@ -46,31 +54,34 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
   if (result.getType() != arg.getType())
     return std::nullopt;
   EpilogueMatcher m;
-  mlir::BlockArgument bias, residual;
-  // The bias: OC values broadcast over the images and pixels, read as [OC, 1, 1] (or [OC]
-  // reshaped to that inside the group).
-  Pattern biasPattern = [&](mlir::Value v) {
-    auto broadcast = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
-    if (primOf(broadcast) != ops::Prim::BroadcastTo)
-      return false;
-    mlir::Value source = broadcast->getOperand(0);
-    std::vector<int64_t> s = epilogue::shapeOf(source);
-    bool perChannel = s.size() >= 3 && s.size() <= 4 && s[s.size() - 3] == channels &&
-                      s[s.size() - 2] == 1 && s.back() == 1 && (s.size() == 3 || s[0] == 1);
-    auto reshape = mlir::dyn_cast_or_null<sir::PrimOp>(source.getDefiningOp());
-    if (primOf(reshape) == ops::Prim::Reshape)
-      source = reshape->getOperand(0);
-    auto values = mlir::dyn_cast<mlir::BlockArgument>(source);
-    auto type =
-        values ? mlir::cast<mlir::RankedTensorType>(values.getType()) : mlir::RankedTensorType();
-    if (!perChannel || !values || !type.hasStaticShape() || type.getNumElements() != channels)
-      return false;
-    bias = values;
-    m.use(broadcast);
-    if (primOf(reshape) == ops::Prim::Reshape)
-      m.use(reshape);
-    return true;
+  mlir::BlockArgument bias, residual, residualBias;
+  // A bias: OC values broadcast over the images and pixels, read as [OC, 1, 1] (or [OC]
+  // reshaped to that inside the group), kept in `into`.
+  auto biasInto = [&](mlir::BlockArgument &into) -> Pattern {
+    return [&](mlir::Value v) {
+      auto broadcast = mlir::dyn_cast_or_null<sir::PrimOp>(v.getDefiningOp());
+      if (primOf(broadcast) != ops::Prim::BroadcastTo)
+        return false;
+      mlir::Value source = broadcast->getOperand(0);
+      std::vector<int64_t> s = epilogue::shapeOf(source);
+      bool perChannel = s.size() >= 3 && s.size() <= 4 && s[s.size() - 3] == channels &&
+                        s[s.size() - 2] == 1 && s.back() == 1 && (s.size() == 3 || s[0] == 1);
+      auto reshape = mlir::dyn_cast_or_null<sir::PrimOp>(source.getDefiningOp());
+      if (primOf(reshape) == ops::Prim::Reshape)
+        source = reshape->getOperand(0);
+      auto values = mlir::dyn_cast<mlir::BlockArgument>(source);
+      auto type =
+          values ? mlir::cast<mlir::RankedTensorType>(values.getType()) : mlir::RankedTensorType();
+      if (!perChannel || !values || !type.hasStaticShape() || type.getNumElements() != channels)
+        return false;
+      into = values;
+      m.use(broadcast);
+      if (primOf(reshape) == ops::Prim::Reshape)
+        m.use(reshape);
+      return true;
+    };
   };
+  Pattern biasPattern = biasInto(bias);
   Pattern residualPattern = [&](mlir::Value v) {
     auto other = mlir::dyn_cast<mlir::BlockArgument>(v);
     if (!other || other == arg || other.getType() != arg.getType())
@@ -78,14 +89,31 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
     residual = other;
     return true;
   };
+  // Another convolution's result, read by nothing else and with no epilogue of its own, plus
+  // its bias.
+  Pattern otherConvolution = [&](mlir::Value v) {
+    auto other = mlir::dyn_cast<mlir::BlockArgument>(v);
+    if (!other || other == arg || other.getType() != arg.getType())
+      return false;
+    mlir::Value input = consumer.getInputs()[other.getArgNumber()];
+    auto group = input.getDefiningOp<sir::GroupOp>();
+    auto step = input.getDefiningOp<mapexpr::ConvOp>();
+    if (!input.hasOneUse() ||
+        !((group && group.getKind() == "conv") ||
+          (step && !step.getBias() && !step.getResidual() && step.getActivation() == "none")))
+      return false;
+    residual = other;
+    return true;
+  };
+  Pattern convResidual = m.add(otherConvolution, biasInto(residualBias));
   Pattern product = [&](mlir::Value v) { return v == mlir::Value(arg); };
   // The sum before the activation, each way the model may have written it.
-  std::vector<std::pair<bool, Pattern>> sums = {
-      {false, product},
-      {false, m.add(product, biasPattern)},
-      {false, m.add(product, residualPattern)},
-      {true, m.add(m.add(product, biasPattern), residualPattern)},
-      {true, m.add(m.add(product, residualPattern), biasPattern)}};
+  std::vector<Pattern> sums = {product,
+                               m.add(product, biasPattern),
+                               m.add(product, residualPattern),
+                               m.add(m.add(product, biasPattern), residualPattern),
+                               m.add(m.add(product, residualPattern), biasPattern),
+                               m.add(m.add(product, biasPattern), convResidual)};
   // Activations of t as the operator library decomposes them: relu = max(t, 0); relu6 =
   // min(max(t, 0), 6); hardswish = t * (min(max(t + 3, 0), 6) / 6).
   std::vector<std::pair<std::string, std::function<Pattern(Pattern)>>> forms = {
@@ -113,13 +141,13 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
       if (activation == "none" && s == 0)
         continue; // nothing to fold
       m.reset();
-      bias = residual = mlir::BlockArgument();
+      bias = residual = residualBias = mlir::BlockArgument();
       // A shared t: the same value wherever the activation reads it.
       mlir::Value t;
       Pattern tp = [&, s](mlir::Value v) {
         if (t)
           return v == t;
-        if (!sums[s].second(v))
+        if (!sums[s](v))
           return false;
         t = v;
         return true;
@@ -130,7 +158,7 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
         return a ? consumer.getInputs()[a.getArgNumber()] : mlir::Value();
       };
       auto named = mlir::dyn_cast_or_null<sir::PrimOp>(result.getDefiningOp());
-      return Epilogue{operand(bias), operand(residual), activation,
+      return Epilogue{operand(bias), operand(residual), operand(residualBias), activation,
                       named && named.getNameAttr() ? named.getNameAttr().str() : ""};
     }
   return std::nullopt;
@@ -152,24 +180,61 @@ std::vector<int64_t> paddingOf(sir::PrimOp conv) {
   return pads;
 }
 
+/// The step of the conv group `group`, created at `b` with its epilogue; null where it does
+/// not verify (a defect: the operator library's conv2d always makes one).
+mapexpr::ConvOp createStep(mlir::OpBuilder &b, sir::GroupOp group, mlir::Value bias,
+                           mlir::Value residual, llvm::StringRef activation,
+                           const std::string &resultName) {
+  mlir::Block &body = group.getBody().front();
+  auto conv = mlir::dyn_cast<sir::PrimOp>(body.front());
+  if (!conv || !llvm::hasSingleElement(body.without_terminator()) ||
+      body.getTerminator()->getOperand(0) != conv.getResult()) {
+    group.emitOpError("a conv group holds its conv2d and nothing else");
+    return nullptr;
+  }
+  auto operand = [&](unsigned i) {
+    return group.getInputs()[mlir::cast<mlir::BlockArgument>(conv->getOperand(i)).getArgNumber()];
+  };
+  auto name = conv.getNameAttr();
+  auto step = mapexpr::ConvOp::create(
+      b, group.getLoc(), group->getResult(0).getType(), group.getName(), operand(0), operand(1),
+      bias, residual, b.getDenseI64ArrayAttr(*conv.getStrides()),
+      b.getDenseI64ArrayAttr(*conv.getDilations()), b.getDenseI64ArrayAttr(paddingOf(conv)),
+      activation, b.getStrArrayAttr({resultName.empty() && name ? name.str() : resultName}));
+  return mlir::succeeded(mlir::verify(step)) ? step : nullptr;
+}
+
+/// The other convolution of a downsampling block's sum (`value`: its conv group's result, or
+/// its step without an epilogue) made a step with `bias`, at `b`; its new result.
+mlir::Value withBias(mlir::OpBuilder &b, mlir::Value value, mlir::Value bias,
+                     std::set<mlir::Operation *> &converted) {
+  mapexpr::ConvOp step;
+  if (auto group = value.getDefiningOp<sir::GroupOp>()) {
+    step = createStep(b, group, bias, mlir::Value(), "none", "");
+    if (!step)
+      return nullptr;
+    converted.insert(group);
+  } else {
+    auto old = value.getDefiningOp<mapexpr::ConvOp>();
+    step = mapexpr::ConvOp::create(b, old.getLoc(), old.getType(), old.getName(), old.getX(),
+                                   old.getWeight(), bias, mlir::Value(), old.getStridesAttr(),
+                                   old.getDilationsAttr(), old.getPadsAttr(), "none",
+                                   old.getNamesAttr());
+    converted.insert(old);
+  }
+  value.replaceAllUsesWith(step.getResult());
+  value.getDefiningOp()->erase();
+  return step.getResult();
+}
+
 struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass> {
   void runOnOperation() override {
     llvm::SmallVector<sir::GroupOp> groups(getOperation().getBody().getOps<sir::GroupOp>());
-    std::set<mlir::Operation *> folded; // consumers an earlier step took in: erased
+    // Consumers an earlier step took in and conv groups an earlier step converted: erased.
+    std::set<mlir::Operation *> folded;
     for (sir::GroupOp group : groups) {
       if (folded.count(group) || group.getKind() != "conv")
         continue;
-      mlir::Block &body = group.getBody().front();
-      auto conv = mlir::dyn_cast<sir::PrimOp>(body.front());
-      if (!conv || !llvm::hasSingleElement(body.without_terminator()) ||
-          body.getTerminator()->getOperand(0) != conv.getResult()) {
-        group.emitOpError("a conv group holds its conv2d and nothing else");
-        return signalPassFailure();
-      }
-      auto operand = [&](unsigned i) {
-        return group
-            .getInputs()[mlir::cast<mlir::BlockArgument>(conv->getOperand(i)).getArgNumber()];
-      };
       std::optional<Epilogue> epilogue;
       sir::GroupOp consumer;
       mlir::Value result = group->getResult(0);
@@ -178,23 +243,22 @@ struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass
         consumer = mlir::dyn_cast<sir::GroupOp>(use.getOwner());
         if (consumer)
           epilogue = epilogueOf(consumer, consumer.getBody().getArgument(use.getOperandNumber()),
-                                conv.getType().getDimSize(1));
+                                mlir::cast<mlir::RankedTensorType>(result.getType()).getDimSize(1));
       }
-      // With an epilogue, where its group was: the residual may be computed after the
-      // convolution.
       mlir::OpBuilder b(epilogue ? consumer.getOperation() : group.getOperation());
-      auto name = conv.getNameAttr();
-      std::string resultName = epilogue ? epilogue->name : name ? name.str() : "";
-      auto step = mapexpr::ConvOp::create(
-          b, group.getLoc(), result.getType(), group.getName(), operand(0), operand(1),
-          epilogue ? epilogue->bias : mlir::Value(), epilogue ? epilogue->residual : mlir::Value(),
-          b.getDenseI64ArrayAttr(*conv.getStrides()), b.getDenseI64ArrayAttr(*conv.getDilations()),
-          b.getDenseI64ArrayAttr(paddingOf(conv)), epilogue ? epilogue->activation : "none",
-          b.getStrArrayAttr({resultName}));
-      if (mlir::failed(mlir::verify(step))) {
-        // A conv2d the operator library made is always one; anything else is a defect.
-        return signalPassFailure();
+      mlir::Value residual = epilogue ? epilogue->residual : mlir::Value();
+      if (epilogue && epilogue->residualBias) {
+        // The other convolution of the sum, with its bias, is computed first: its result is
+        // this one's residual.
+        residual = withBias(b, residual, epilogue->residualBias, folded);
+        if (!residual)
+          return signalPassFailure();
       }
+      mapexpr::ConvOp step =
+          createStep(b, group, epilogue ? epilogue->bias : mlir::Value(), residual,
+                     epilogue ? epilogue->activation : "none", epilogue ? epilogue->name : "");
+      if (!step)
+        return signalPassFailure();
       if (epilogue) {
         consumer->getResult(0).replaceAllUsesWith(step.getResult());
         folded.insert(consumer);

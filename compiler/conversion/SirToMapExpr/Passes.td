@@ -23,7 +23,9 @@ def ConvertConvToStep : Pass<"sotc-convert-conv-to-step", "::sotc::sir::Subgraph
     sotc-sir-expand-convolutions kept for the target) becomes a `mapexpr.conv` step of the
     subgraph. When the convolution's only reader is a group that only adds a bias per output
     channel and/or a residual of the result's shape, then applies relu, relu6 or hardswish
-    (or none), that group folds into the step and goes.
+    (or none), that group folds into the step and goes; a residual that is another
+    convolution plus its bias (a downsampling ResNet block) makes that convolution a step with
+    the bias, computed first.
   }];
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }

@@ -79,3 +79,37 @@ sir.subgraph @scaled(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> tensor
   }
   sir.output %1 : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// A downsampling block adds two convolutions, each with its bias, then relu: the 1x1
+// convolution becomes a step with its bias, computed first, and the 3x3 one takes its result
+// as the residual. Both steps where the sum was; no group is left.
+// CHECK-LABEL: sir.subgraph @downsample
+// CHECK-NEXT:    %[[D:.*]] = mapexpr.conv "conv2d_1"(%arg2, %arg3 bias %arg5) {dilations = array<i64: 1, 1>, names = ["ds"], pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+// CHECK-NEXT:    %[[C:.*]] = mapexpr.conv "conv2d_0"(%arg0, %arg1 bias %arg4 residual %[[D]]) {activation = "relu", {{.*}}names = ["out"]
+// CHECK-NEXT:    sir.output %[[C]]
+sir.subgraph @downsample(%h: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>, %x: tensor<1x4x8x8xf32>, %wd: tensor<8x4x1x1xf32>, %b: tensor<8x1x1xf32>, %bd: tensor<8x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = sir.group "conv2d_0" "conv"(%h, %w) : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  ^bb0(%a: tensor<1x8x4x4xf32>, %c: tensor<8x8x3x3xf32>):
+    %y = sir.prim conv2d(%a, %c) {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+    sir.yield %y : tensor<1x8x4x4xf32>
+  }
+  %1 = sir.group "conv2d_1" "conv"(%x, %wd) : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  ^bb0(%a: tensor<1x4x8x8xf32>, %c: tensor<8x4x1x1xf32>):
+    %y = sir.prim conv2d(%a, %c) {name = "ds", dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+    sir.yield %y : tensor<1x8x4x4xf32>
+  }
+  %2 = sir.group "epilogue" "injective"(%b, %0, %bd, %1) : (tensor<8x1x1xf32>, tensor<1x8x4x4xf32>, tensor<8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  ^bb0(%r: tensor<8x1x1xf32>, %m: tensor<1x8x4x4xf32>, %rd: tensor<8x1x1xf32>, %md: tensor<1x8x4x4xf32>):
+    %e = sir.prim broadcast_to(%r) {shape = array<i64: 1, 8, 4, 4>} : (tensor<8x1x1xf32>) -> tensor<1x8x4x4xf32>
+    %t = sir.prim add(%m, %e) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %ed = sir.prim broadcast_to(%rd) {shape = array<i64: 1, 8, 4, 4>} : (tensor<8x1x1xf32>) -> tensor<1x8x4x4xf32>
+    %td = sir.prim add(%md, %ed) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %u = sir.prim add(%t, %td) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %z = sir.prim fill_constant() {shape = array<i64: 1, 8, 4, 4>, value = 0.0 : f64} : () -> tensor<1x8x4x4xf32>
+    %v = sir.prim max(%u, %z) {name = "out"} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    sir.yield %v : tensor<1x8x4x4xf32>
+  }
+  sir.output %2 : tensor<1x8x4x4xf32>
+}
