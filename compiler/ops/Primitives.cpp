@@ -290,6 +290,26 @@ int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vecto
   return add(Prim::Slice, {x}, a, {shape, meta(x).dtype});
 }
 
+std::vector<int64_t> PrimBuilder::windowPositions(const TensorMeta &m,
+                                                  const std::vector<int64_t> &kernel,
+                                                  const std::vector<int64_t> &strides,
+                                                  const std::vector<int64_t> &dilations,
+                                                  const std::vector<int64_t> &pads) const {
+  std::vector<int64_t> out;
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = m.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (kernel[i] - 1);
+    if (span < 1 && m.numElements() == 0) { // no windows of nothing (a scan of an empty axis)
+      out.push_back(0);
+      continue;
+    }
+    if (m.shape[2 + i] == kDynamic || span < 1)
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       op_ + "(): the window does not fit the input " + formatShape(m.shape));
+    out.push_back((span - 1) / strides[i] + 1);
+  }
+  return out;
+}
+
 int PrimBuilder::window(int x, const std::vector<int64_t> &kernel,
                         const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
                         const std::vector<int64_t> &pads, double padValue) {
@@ -298,17 +318,8 @@ int PrimBuilder::window(int x, const std::vector<int64_t> &kernel,
     throw CodedError(DiagCode::OpShapeMismatch,
                      op_ + "(): 2-d windows need an NCHW tensor, got " + formatShape(m.shape));
   std::vector<int64_t> shape = {m.shape[0], m.shape[1], kernel[0], kernel[1]};
-  for (int i = 0; i < 2; ++i) {
-    int64_t span = m.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (kernel[i] - 1);
-    if (span < 1 && m.numElements() == 0) { // no windows of nothing (a scan of an empty axis)
-      shape.push_back(0);
-      continue;
-    }
-    if (m.shape[2 + i] == kDynamic || span < 1)
-      throw CodedError(DiagCode::OpShapeMismatch,
-                       op_ + "(): the window does not fit the input " + formatShape(m.shape));
-    shape.push_back((span - 1) / strides[i] + 1);
-  }
+  for (int64_t size : windowPositions(m, kernel, strides, dilations, pads))
+    shape.push_back(size);
   PrimAttrs a;
   a.kernel = kernel;
   a.strides = strides;
@@ -400,14 +411,8 @@ int PrimBuilder::conv2d(int x, int weight, const std::vector<int64_t> &strides,
     throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): a convolution of " + formatMeta(m) +
                                                     " by a weight " + formatMeta(w));
   std::vector<int64_t> shape = {m.shape[0], w.shape[0]};
-  for (int i = 0; i < 2; ++i) {
-    int64_t span =
-        m.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] - dilations[i] * (w.shape[2 + i] - 1);
-    if (m.shape[2 + i] == kDynamic || span < 1)
-      throw CodedError(DiagCode::OpShapeMismatch,
-                       op_ + "(): the window does not fit the input " + formatShape(m.shape));
-    shape.push_back((span - 1) / strides[i] + 1);
-  }
+  for (int64_t size : windowPositions(m, {w.shape[2], w.shape[3]}, strides, dilations, pads))
+    shape.push_back(size);
   PrimAttrs a;
   a.strides = strides;
   a.dilations = dilations;

@@ -121,6 +121,12 @@ public:
 
 private:
   int add(Prim prim, std::vector<int> operands, PrimAttrs attrs, TensorMeta result);
+  /// The output positions (OH, OW) of 2-d windows over the NCHW `m` (pads: top, bottom, left,
+  /// right); E2008 where the window does not fit.
+  std::vector<int64_t> windowPositions(const TensorMeta &m, const std::vector<int64_t> &kernel,
+                                       const std::vector<int64_t> &strides,
+                                       const std::vector<int64_t> &dilations,
+                                       const std::vector<int64_t> &pads) const;
   /// The op that defines `value`, or nullptr for graph inputs.
   const PrimOp *producer(int value) const;
   int convert(int x, const std::vector<int64_t> &shape, DType dtype);

@@ -164,22 +164,6 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
   return std::nullopt;
 }
 
-/// The (top, bottom, left, right) padding of `conv`: its leading pads, and the least trailing
-/// padding that gives its result's size.
-std::vector<int64_t> paddingOf(sir::PrimOp conv) {
-  std::vector<int64_t> in = epilogue::shapeOf(conv->getOperand(0)),
-                       weight = epilogue::shapeOf(conv->getOperand(1)),
-                       out = epilogue::shapeOf(conv.getResult()), pads;
-  for (int i = 0; i < 2; ++i) {
-    int64_t before = (*conv.getPads())[i];
-    int64_t reach = (out[2 + i] - 1) * (*conv.getStrides())[i] +
-                    (*conv.getDilations())[i] * (weight[2 + i] - 1) + 1;
-    pads.push_back(before);
-    pads.push_back(std::max<int64_t>(0, reach - in[2 + i] - before));
-  }
-  return pads;
-}
-
 /// The step of the conv group `group`, created at `b` with its epilogue; null where it does
 /// not verify (a defect: the operator library's conv2d always makes one).
 mapexpr::ConvOp createStep(mlir::OpBuilder &b, sir::GroupOp group, mlir::Value bias,
@@ -199,8 +183,9 @@ mapexpr::ConvOp createStep(mlir::OpBuilder &b, sir::GroupOp group, mlir::Value b
   auto step = mapexpr::ConvOp::create(
       b, group.getLoc(), group->getResult(0).getType(), group.getName(), operand(0), operand(1),
       bias, residual, b.getDenseI64ArrayAttr(*conv.getStrides()),
-      b.getDenseI64ArrayAttr(*conv.getDilations()), b.getDenseI64ArrayAttr(paddingOf(conv)),
-      activation, b.getStrArrayAttr({resultName.empty() && name ? name.str() : resultName}));
+      b.getDenseI64ArrayAttr(*conv.getDilations()),
+      b.getDenseI64ArrayAttr(sir::convolutionPadding(conv)), activation,
+      b.getStrArrayAttr({resultName.empty() && name ? name.str() : resultName}));
   return mlir::succeeded(mlir::verify(step)) ? step : nullptr;
 }
 

@@ -41,6 +41,9 @@ inline Primitive fromOpsPrim(ops::Prim p) { return static_cast<Primitive>(p); }
 /// The operator library's attributes of a primitive (the inverse of what sotc-sir-decompose
 /// writes): what the reference evaluator needs to run it.
 ops::PrimAttrs primAttrsOf(PrimOp op);
+/// A conv2d's padding as (top, bottom, left, right): its leading pads, and the least trailing
+/// padding that gives its result's size (the IR keeps only the leading ones).
+std::vector<int64_t> convolutionPadding(PrimOp conv);
 } // namespace sotc::sir
 
 #endif // SOTC_DIALECT_SIR_IR_SIRDIALECT_H

@@ -295,3 +295,17 @@ sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   a.dtype = dtypeOf(type.getElementType()).value_or(sotc::ops::DType::Float32);
   return a;
 }
+
+std::vector<int64_t> sotc::sir::convolutionPadding(PrimOp conv) {
+  auto in = cast<RankedTensorType>(conv->getOperand(0).getType());
+  auto weight = cast<RankedTensorType>(conv->getOperand(1).getType());
+  std::vector<int64_t> pads;
+  for (int i = 0; i < 2; ++i) {
+    int64_t before = (*conv.getPads())[i];
+    int64_t reach = (conv.getType().getDimSize(2 + i) - 1) * (*conv.getStrides())[i] +
+                    (*conv.getDilations())[i] * (weight.getDimSize(2 + i) - 1) + 1;
+    pads.push_back(before);
+    pads.push_back(std::max<int64_t>(0, reach - in.getDimSize(2 + i) - before));
+  }
+  return pads;
+}

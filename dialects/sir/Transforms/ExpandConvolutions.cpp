@@ -22,23 +22,6 @@ namespace sotc::sir {
 
 namespace {
 
-/// The (top, bottom, left, right) padding of a conv2d: its leading pads, and the least trailing
-/// padding that gives its result's size.
-std::vector<int64_t> paddingOf(PrimOp conv) {
-  auto in = mlir::cast<mlir::RankedTensorType>(conv->getOperand(0).getType());
-  auto weight = mlir::cast<mlir::RankedTensorType>(conv->getOperand(1).getType());
-  std::vector<int64_t> pads;
-  for (int i = 0; i < 2; ++i) {
-    int64_t before = (*conv.getPads())[i], stride = (*conv.getStrides())[i],
-            dilation = (*conv.getDilations())[i];
-    int64_t reach = (conv.getType().getDimSize(2 + i) - 1) * stride +
-                    dilation * (weight.getDimSize(2 + i) - 1) + 1;
-    pads.push_back(before);
-    pads.push_back(std::max<int64_t>(0, reach - in.getDimSize(2 + i) - before));
-  }
-  return pads;
-}
-
 /// Whether the target runs `conv` as a step of its own. A dynamic batch is expanded: a step's
 /// sizes are static (the expansion's GEMM takes its rows at run time).
 bool keptAsStep(PrimOp conv, llvm::StringRef target) {
@@ -57,7 +40,8 @@ mlir::LogicalResult expand(PrimOp conv) {
   int xi = b.input(*x), wi = b.input(*w);
   std::vector<int64_t> strides(conv.getStrides()->begin(), conv.getStrides()->end());
   std::vector<int64_t> dilations(conv.getDilations()->begin(), conv.getDilations()->end());
-  b.output(ops::lowering::expandConvolution(b, xi, wi, strides, dilations, paddingOf(conv), 1));
+  b.output(
+      ops::lowering::expandConvolution(b, xi, wi, strides, dilations, convolutionPadding(conv), 1));
   mlir::OpBuilder builder(conv);
   std::vector<mlir::Value> inputs = {conv->getOperand(0), conv->getOperand(1)};
   ops::PrimGraph graph = b.take();
