@@ -30,6 +30,11 @@ struct ConvPlan {
   int block = 0;
   bool blockedInput = false, blockedResidual = false, blockedOutput = false;
 
+  /// 1x1, stride 1, no padding: x itself is the GEMM's right operand.
+  bool pointwise() const {
+    return kh == 1 && kw == 1 && strides == std::array<int64_t, 2>{1, 1} &&
+           pads == std::array<int64_t, 4>{0, 0, 0, 0};
+  }
   int64_t inputElements() const { return n * c * h * w; }
   int64_t weightElements() const { return oc * c * kh * kw; }
   int64_t outputElements() const { return n * oc * oh * ow; }

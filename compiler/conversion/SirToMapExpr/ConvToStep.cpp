@@ -221,15 +221,11 @@ struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass
       if (folded.count(group) || group.getKind() != "conv")
         continue;
       std::optional<Epilogue> epilogue;
-      sir::GroupOp consumer;
       mlir::Value result = group->getResult(0);
-      if (result.hasOneUse()) {
-        mlir::OpOperand &use = *result.getUses().begin();
-        consumer = mlir::dyn_cast<sir::GroupOp>(use.getOwner());
-        if (consumer)
-          epilogue = epilogueOf(consumer, consumer.getBody().getArgument(use.getOperandNumber()),
-                                mlir::cast<mlir::RankedTensorType>(result.getType()).getDimSize(1));
-      }
+      auto [consumer, arg] = epilogue::soleReader(result);
+      if (consumer)
+        epilogue = epilogueOf(consumer, arg,
+                              mlir::cast<mlir::RankedTensorType>(result.getType()).getDimSize(1));
       mlir::OpBuilder b(epilogue ? consumer.getOperation() : group.getOperation());
       mlir::Value residual = epilogue ? epilogue->residual : mlir::Value();
       if (epilogue && epilogue->residualBias) {
@@ -244,14 +240,8 @@ struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass
                      epilogue ? epilogue->activation : "none", epilogue ? epilogue->name : "");
       if (!step)
         return signalPassFailure();
-      if (epilogue) {
-        consumer->getResult(0).replaceAllUsesWith(step.getResult());
-        folded.insert(consumer);
-        consumer.erase();
-      } else {
-        result.replaceAllUsesWith(step.getResult());
-      }
-      group.erase();
+      epilogue::replaceWithStep(group, epilogue ? consumer : sir::GroupOp(), step.getResult(),
+                                folded);
     }
   }
 };

@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace sotc::epilogue {
@@ -87,6 +88,33 @@ public:
 private:
   std::vector<mlir::Operation *> used_;
 };
+
+/// The group that is `result`'s only reader, and the block argument it reads it as; a null
+/// group where there is none.
+inline std::pair<sir::GroupOp, mlir::BlockArgument> soleReader(mlir::Value result) {
+  if (!result.hasOneUse())
+    return {};
+  mlir::OpOperand &use = *result.getUses().begin();
+  auto reader = mlir::dyn_cast<sir::GroupOp>(use.getOwner());
+  if (!reader)
+    return {};
+  return {reader, reader.getBody().getArgument(use.getOperandNumber())};
+}
+
+/// Puts a library step's result `step` in place of `group`'s, or of `consumer`'s where the step
+/// folded that group in (null: none); erases what it replaced, remembering `consumer` in
+/// `folded` (the pass's loop skips it).
+inline void replaceWithStep(sir::GroupOp group, sir::GroupOp consumer, mlir::Value step,
+                            std::set<mlir::Operation *> &folded) {
+  if (consumer) {
+    consumer->getResult(0).replaceAllUsesWith(step);
+    folded.insert(consumer);
+    consumer.erase();
+  } else {
+    group->getResult(0).replaceAllUsesWith(step);
+  }
+  group.erase();
+}
 
 } // namespace sotc::epilogue
 

@@ -208,16 +208,11 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
       if (!plan)
         continue; // dynamic shapes: the kernel path reports them
       std::optional<Epilogue> epilogue;
-      sir::GroupOp consumer;
       mlir::Value result = group->getResult(0);
-      if (result.hasOneUse()) {
-        mlir::OpOperand &use = *result.getUses().begin();
-        consumer = mlir::dyn_cast<sir::GroupOp>(use.getOwner());
-        // A 1-D right operand leaves no n dimension to add a row along.
-        if (consumer && shapeOf(operand(1)).size() > 1)
-          epilogue = epilogueOf(consumer, consumer.getBody().getArgument(use.getOperandNumber()),
-                                plan->n, /*erf=*/target == "cpu");
-      }
+      auto [consumer, arg] = epilogue::soleReader(result);
+      // A 1-D right operand leaves no n dimension to add a row along.
+      if (consumer && shapeOf(operand(1)).size() > 1)
+        epilogue = epilogueOf(consumer, arg, plan->n, /*erf=*/target == "cpu");
       mlir::OpBuilder b(group);
       auto name = matmul.getNameAttr();
       std::string resultName = epilogue ? epilogue->name : name ? name.str() : "";
@@ -225,14 +220,8 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
           GemmOp::create(b, group.getLoc(), result.getType(), group.getName(), operand(0),
                          operand(1), epilogue ? epilogue->bias : mlir::Value(), ta, tb,
                          epilogue ? epilogue->activation : "none", b.getStrArrayAttr({resultName}));
-      if (epilogue) {
-        consumer->getResult(0).replaceAllUsesWith(gemm.getResult());
-        folded.insert(consumer);
-        consumer.erase();
-      } else {
-        result.replaceAllUsesWith(gemm.getResult());
-      }
-      group.erase();
+      epilogue::replaceWithStep(group, epilogue ? consumer : sir::GroupOp(), gemm.getResult(),
+                                folded);
     }
   }
 };

@@ -80,13 +80,6 @@ void finish(const ConvPlan &s, float *out, const float *bias, const float *resid
   parallel.run(s.n * s.oc, rows);
 }
 
-/// A pointwise convolution (1x1, stride 1, no padding): its x is the GEMM's right operand as
-/// it is.
-bool isPointwise(const ConvPlan &s) {
-  return s.kh == 1 && s.kw == 1 && s.strides[0] == 1 && s.strides[1] == 1 &&
-         s.pads == std::array<int64_t, 4>{0, 0, 0, 0};
-}
-
 } // namespace
 
 void runConvOnGemm(const ConvPlan &s, float *out, const float *x, const float *weight,
@@ -95,7 +88,7 @@ void runConvOnGemm(const ConvPlan &s, float *out, const float *x, const float *w
   GemmPlan g;
   g.m = s.oc, g.n = pixels, g.k = taps;
   g.lda = taps, g.ldb = pixels, g.ldc = pixels;
-  if (isPointwise(s)) {
+  if (s.pointwise()) {
     // One step over the images, the weight shared: the GEMM library runs them side by side.
     g.batch = {s.n}, g.strideA = {0}, g.strideB = {taps * pixels}, g.strideC = {s.oc * pixels};
     runGemm(g, out, weight, x, nullptr, parallel);
@@ -123,7 +116,7 @@ void runConv(const ConvPlan &s, float *out, const float *x, const float *weight,
   // A pointwise convolution on NCHW tensors is a GEMM as they lie: oneDNN's convolution would
   // reorder them (2.5x the product, ResNet-50's 1x1 at batch 8) or, asked for NCHW, run 5-30x
   // slower (MobileNetV2's at batch 1).
-  bool plainGemm = isPointwise(s) && !s.blockedInput && !s.blockedOutput && !s.blockedResidual;
+  bool plainGemm = s.pointwise() && !s.blockedInput && !s.blockedOutput && !s.blockedResidual;
   if (!plainGemm && onednn.sgemm &&
       runConvPrimitive(onednn, s, out, x, weight, bias, residual, packed))
     return;

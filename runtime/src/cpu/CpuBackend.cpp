@@ -109,11 +109,9 @@ void chainConvolutions(Segment &seg, int block) {
     changed = false;
     for (Step &step : seg.steps) {
       const ConvPlan &c = step.conv;
-      bool pointwise = step.kind == Step::Kind::Conv && c.kh == 1 && c.kw == 1 &&
-                       c.strides == std::array<int64_t, 2>{1, 1} &&
-                       c.pads == std::array<int64_t, 4>{0, 0, 0, 0};
-      if (!pointwise || (blocked(step.inputs[0]) && c.blockedOutput &&
-                         (!c.residual || blocked(step.inputs.back()))))
+      if (step.kind != Step::Kind::Conv || !c.pointwise() ||
+          (blocked(step.inputs[0]) && c.blockedOutput &&
+           (!c.residual || blocked(step.inputs.back()))))
         continue;
       changed |= unblock(step.inputs[0]) | unblock(step.outputs[0]) |
                  (c.residual && unblock(step.inputs.back()));
