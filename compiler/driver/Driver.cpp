@@ -509,8 +509,10 @@ std::string convText(mapexpr::ConvOp conv) {
           ", h=" + std::to_string(x[2]) + ", w=" + std::to_string(x[3]) +
           ", oc=" + std::to_string(w[0]) + ", kernel=" + ints(w.drop_front(2)) +
           ", strides=" + ints(conv.getStrides()) + ", dilations=" + ints(conv.getDilations()) +
-          ", pads=" + ints(conv.getPads()) + ") {\n    conv2d(&" + out + ", " + name(conv.getX()) +
-          ", " + name(conv.getWeight()) + ");\n";
+          ", pads=" + ints(conv.getPads()) +
+          (conv.getGroups() != 1 ? ", groups=" + std::to_string(conv.getGroups()) : "") +
+          ") {\n    conv2d(&" + out + ", " + name(conv.getX()) + ", " + name(conv.getWeight()) +
+          ");\n";
   if (conv.getBias())
     text += "    add_bias(&" + out + ", " + name(conv.getBias()) + ");\n";
   if (conv.getResidual())

@@ -1,9 +1,9 @@
 //===- LowerConvolution.cpp - Lowerings: conv2d, pooling, batch norm ----------------------===//
 //
 // 2-d windows over NCHW tensors: the `window` primitive gathers every tap of every output
-// position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution of
-// one group is the `conv2d` primitive, which a target runs as a library step or expands; the
-// expansion (and a grouped convolution) reshapes the windows into columns (im2col,
+// position ([N, C, KH, KW, OH, OW], padding read as a constant), one kernel. A convolution is
+// the `conv2d` primitive, which a target runs as a library step or expands; the
+// expansion reshapes the windows into columns (im2col,
 // [N, C*KH*KW, OH*OW]) and multiplies them by the weight reshaped to [OC, C*KH*KW], one GEMM
 // (batched over the groups; over the whole batch's columns [C*KH*KW, N*OH*OW] for small maps;
 // a depthwise one multiplies the taps by each channel's filter and sums them); pooling reduces
@@ -208,13 +208,12 @@ int expandConvolution(PrimBuilder &b, int x, int weight, const std::vector<int64
 namespace {
 
 /// The convolution of x [N, C, H, W] with weight [OC, C/G, KH, KW] over window `w`, plus the
-/// bias [OC] (-1: none): one conv2d primitive (a library step where the target has one) for
-/// one group, else the windows times the filters (expandConvolution).
+/// bias [OC] (-1: none): one conv2d primitive, a library step where the target has one
+/// (sotc-sir-expand-convolutions expands the others).
 int convolve(PrimBuilder &b, int x, int weight, int bias, const Window &w, int64_t groups) {
   std::vector<int64_t> strides(w.stride.begin(), w.stride.end()),
       dilations(w.dilation.begin(), w.dilation.end()), pads(w.pad.begin(), w.pad.end());
-  int y = groups == 1 ? b.conv2d(x, weight, strides, dilations, pads)
-                      : expandConvolution(b, x, weight, strides, dilations, pads, groups);
+  int y = b.conv2d(x, weight, strides, dilations, pads, groups);
   return bias < 0 ? y : b.binary(Prim::Add, y, b.reshape(bias, {b.meta(y).shape[1], 1, 1}));
 }
 

@@ -86,7 +86,10 @@ std::string PrimGraph::str() const {
       break;
     case Prim::Conv2d:
       s << " {strides = " << formatInts(a.strides) << ", dilations = " << formatInts(a.dilations)
-        << ", pads = " << formatInts(a.pads) << "}";
+        << ", pads = " << formatInts(a.pads);
+      if (a.groups != 1)
+        s << ", groups = " << a.groups;
+      s << "}";
       break;
     case Prim::Matmul:
       s << " {transpose_x = " << a.transposeX << ", transpose_y = " << a.transposeY << "}";
@@ -405,11 +408,14 @@ int PrimBuilder::matmul(int x, int y, bool transposeX, bool transposeY) {
 }
 
 int PrimBuilder::conv2d(int x, int weight, const std::vector<int64_t> &strides,
-                        const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads) {
+                        const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads,
+                        int64_t groups) {
   const TensorMeta &m = meta(x), &w = meta(weight);
-  if (m.rank() != 4 || w.rank() != 4 || m.shape[1] != w.shape[1] || m.dtype != w.dtype)
+  if (m.rank() != 4 || w.rank() != 4 || groups < 1 || m.shape[1] != w.shape[1] * groups ||
+      w.shape[0] % groups != 0 || m.dtype != w.dtype)
     throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): a convolution of " + formatMeta(m) +
-                                                    " by a weight " + formatMeta(w));
+                                                    " by a weight " + formatMeta(w) + " in " +
+                                                    std::to_string(groups) + " groups");
   std::vector<int64_t> shape = {m.shape[0], w.shape[0]};
   for (int64_t size : windowPositions(m, {w.shape[2], w.shape[3]}, strides, dilations, pads))
     shape.push_back(size);
@@ -417,6 +423,7 @@ int PrimBuilder::conv2d(int x, int weight, const std::vector<int64_t> &strides,
   a.strides = strides;
   a.dilations = dilations;
   a.pads = {pads[0], pads[2]};
+  a.groups = groups;
   return add(Prim::Conv2d, {x, weight}, a, {shape, m.dtype});
 }
 

@@ -42,6 +42,7 @@ struct PrimAttrs {
   int64_t axis = 0;                            // concat
   std::vector<int64_t> kernel, strides, dilations, pads; // window, conv2d: (h, w) each;
                                                          // pads before (conv2d: no kernel)
+  int64_t groups = 1;                                    // conv2d
   bool keepdim = false;                        // reduce_*
   bool transposeX = false, transposeY = false; // matmul
   DType dtype = DType::Float32;                // fill_constant, iota, cast
@@ -112,12 +113,14 @@ public:
   /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);
-  /// The 2-d convolution of x [N, C, H, W] with `weight` [OC, C, KH, KW] (one group) over the
+  /// The 2-d convolution of x [N, C, H, W] with `weight` [OC, C/groups, KH, KW] over the
   /// window `strides`, `dilations`, `pads` (top, bottom, left, right; zeros):
-  /// [N, OC, OH, OW]. A library step on targets that have one; the others expand it into
-  /// windows and a GEMM (expandConvolution, Lowerings.h).
+  /// [N, OC, OH, OW], each of the `groups` slices of the channels convolved with its own OC/groups
+  /// filters. A library step on targets that have one; the others expand it into windows and a
+  /// GEMM (expandConvolution).
   int conv2d(int x, int weight, const std::vector<int64_t> &strides,
-             const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads);
+             const std::vector<int64_t> &dilations, const std::vector<int64_t> &pads,
+             int64_t groups = 1);
 
 private:
   int add(Prim prim, std::vector<int> operands, PrimAttrs attrs, TensorMeta result);

@@ -103,7 +103,7 @@ int64_t timesPower(int64_t factor, int64_t rows, int power) {
   return out;
 }
 
-/// A convolution step (docs/manifest.md): its sizes, window and epilogue.
+/// A convolution step (docs/manifest.md): its sizes, groups, window and epilogue.
 Step convStepOf(const Json &j, Step s) {
   s.kind = Step::Kind::Conv;
   s.name = j.at("name").get<std::string>();
@@ -131,6 +131,7 @@ Step convStepOf(const Json &j, Step s) {
   list("strides", p.strides);
   list("dilations", p.dilations);
   list("pads", p.pads);
+  p.groups = j.value("groups", int64_t{1});
   const Json &epilogue = j.at("epilogue");
   p.bias = !epilogue.at("bias").is_null();
   p.residual = !epilogue.at("residual").is_null();

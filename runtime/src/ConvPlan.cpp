@@ -8,6 +8,8 @@ std::string validate(const ConvPlan &p) {
   for (int64_t size : {p.n, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.oh, p.ow})
     if (size < 1 || size > kMaxSize)
       return "sizes must be positive (and below 2^20)";
+  if (p.groups < 1 || p.c % p.groups != 0 || p.oc % p.groups != 0)
+    return "groups must divide the input and output channels";
   for (int i = 0; i < 2; ++i) {
     if (p.strides[i] < 1 || p.dilations[i] < 1 || p.pads[2 * i] < 0 || p.pads[2 * i + 1] < 0 ||
         p.strides[i] > kMaxSize || p.dilations[i] > kMaxSize || p.pads[2 * i] > kMaxSize ||

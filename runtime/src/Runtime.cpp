@@ -347,7 +347,8 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
   } else if (step->kind == Step::Kind::Conv) {
     const ConvPlan &c = step->conv;
     kind = "conv";
-    flops = 2.0 * static_cast<double>(c.outputElements()) * static_cast<double>(c.c * c.kh * c.kw);
+    flops = 2.0 * static_cast<double>(c.outputElements()) *
+            static_cast<double>(c.c / c.groups * c.kh * c.kw);
   }
   *profile = {step->name.c_str(),        kind,        sorted.size(), sorted.front(),
               sorted[sorted.size() / 2], step->bytes, flops};

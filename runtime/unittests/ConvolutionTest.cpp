@@ -1,5 +1,5 @@
-// The CPU runtime's convolution steps (oneDNN's primitive, and columns times a GEMM where there
-// is none) against a direct loop in double over the same step description.
+// The CPU runtime's convolution steps (oneDNN's primitive, and columns times a GEMM or a direct
+// loop where there is none) against a direct loop in double over the same step description.
 #include "runtime/src/cpu/Convolution.h"
 
 #include <catch2/catch.hpp>
@@ -11,21 +11,22 @@
 #include <thread>
 #include <vector>
 
+using sotc::runtime::ChainLayout;
 using sotc::runtime::ConvPlan;
 using sotc::runtime::validate;
-using sotc::runtime::cpu::convolutionChannelBlock;
+using sotc::runtime::cpu::convolutionChainLayout;
 using sotc::runtime::cpu::PackedWeights;
 using sotc::runtime::cpu::processOnednn;
 using sotc::runtime::cpu::relayout;
 using sotc::runtime::cpu::runConv;
-using sotc::runtime::cpu::runConvOnGemm;
+using sotc::runtime::cpu::runConvWithoutPrimitive;
 
 namespace {
 
 ConvPlan planOf(int64_t n, int64_t c, int64_t h, int64_t oc, int64_t k, int64_t stride, int64_t pad,
-                int64_t dilation = 1) {
+                int64_t dilation = 1, int64_t groups = 1) {
   ConvPlan p;
-  p.n = n, p.c = c, p.h = p.w = h, p.oc = oc, p.kh = p.kw = k;
+  p.n = n, p.c = c, p.h = p.w = h, p.oc = oc, p.kh = p.kw = k, p.groups = groups;
   p.strides = {stride, stride};
   p.dilations = {dilation, dilation};
   int64_t span = h + 2 * pad - dilation * (k - 1);
@@ -65,19 +66,21 @@ std::vector<double> reference(const ConvPlan &s, const std::vector<float> &x,
                               const std::vector<float> &w, const float *bias,
                               const float *residual) {
   std::vector<double> out;
+  int64_t perGroup = s.c / s.groups, filters = s.oc / s.groups;
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t o = 0; o < s.oc; ++o)
       for (int64_t p = 0; p < s.oh; ++p)
         for (int64_t q = 0; q < s.ow; ++q) {
           double acc = bias ? bias[o] : 0;
-          for (int64_t c = 0; c < s.c; ++c)
+          for (int64_t c = 0; c < perGroup; ++c)
             for (int64_t i = 0; i < s.kh; ++i)
               for (int64_t j = 0; j < s.kw; ++j) {
                 int64_t h = p * s.strides[0] + i * s.dilations[0] - s.pads[0];
                 int64_t v = q * s.strides[1] + j * s.dilations[1] - s.pads[2];
+                int64_t channel = o / filters * perGroup + c;
                 if (h >= 0 && h < s.h && v >= 0 && v < s.w)
-                  acc += double(x[((n * s.c + c) * s.h + h) * s.w + v]) *
-                         w[((o * s.c + c) * s.kh + i) * s.kw + j];
+                  acc += double(x[((n * s.c + channel) * s.h + h) * s.w + v]) *
+                         w[((o * perGroup + c) * s.kh + i) * s.kw + j];
               }
           if (residual)
             acc += residual[out.size()];
@@ -102,13 +105,18 @@ TEST_CASE("convolution steps compute what the step means, on oneDNN and on the G
     const char *what;
     ConvPlan plan;
   };
-  std::vector<Case> cases = {{"3x3, stride 1, padded", planOf(2, 16, 10, 32, 3, 1, 1)},
-                             {"3x3, stride 2: no trailing padding", planOf(2, 16, 10, 32, 3, 2, 1)},
-                             {"a 7x7 stem of 3 channels", planOf(1, 3, 20, 16, 7, 2, 3)},
-                             {"1x1, stride 2", planOf(2, 32, 8, 16, 1, 2, 0)},
-                             {"pointwise: a GEMM over the images", planOf(3, 8, 6, 12, 1, 1, 0)},
-                             {"dilated", planOf(1, 8, 12, 8, 3, 1, 2, 2)},
-                             {"odd channel counts", planOf(3, 5, 9, 7, 3, 1, 1)}};
+  std::vector<Case> cases = {
+      {"3x3, stride 1, padded", planOf(2, 16, 10, 32, 3, 1, 1)},
+      {"3x3, stride 2: no trailing padding", planOf(2, 16, 10, 32, 3, 2, 1)},
+      {"a 7x7 stem of 3 channels", planOf(1, 3, 20, 16, 7, 2, 3)},
+      {"1x1, stride 2", planOf(2, 32, 8, 16, 1, 2, 0)},
+      {"pointwise: a GEMM over the images", planOf(3, 8, 6, 12, 1, 1, 0)},
+      {"dilated", planOf(1, 8, 12, 8, 3, 1, 2, 2)},
+      {"odd channel counts", planOf(3, 5, 9, 7, 3, 1, 1)},
+      {"depthwise 3x3", planOf(2, 32, 10, 32, 3, 1, 1, 1, 32)},
+      {"depthwise, stride 2, 24 channels", planOf(2, 24, 11, 24, 3, 2, 1, 1, 24)},
+      {"depthwise 5x5, dilated", planOf(1, 16, 13, 16, 5, 1, 4, 2, 16)},
+      {"4 groups of 2 channels, 3 filters each", planOf(2, 8, 7, 12, 3, 1, 1, 1, 4)}};
   using A = ConvPlan::Activation;
   for (Case &c : cases)
     for (A activation : {A::None, A::Relu, A::Relu6, A::Hardswish})
@@ -132,7 +140,7 @@ TEST_CASE("convolution steps compute what the step means, on oneDNN and on the G
           runConv(s, got.data(), x.data(), w.data(), bias, residual, packed);
           requireClose(got, want);
           std::vector<float> onGemm(got.size(), -7.0f);
-          runConvOnGemm(s, onGemm.data(), x.data(), w.data(), bias, residual);
+          runConvWithoutPrimitive(s, onGemm.data(), x.data(), w.data(), bias, residual);
           requireClose(onGemm, want);
         }
 }
@@ -191,30 +199,38 @@ TEST_CASE("one convolution step runs on several threads at once", "[runtime][con
     REQUIRE(f == 0);
 }
 
-TEST_CASE("convolutions pass tensors with their channels in blocks", "[runtime][conv]") {
-  int block = convolutionChannelBlock();
-  if (!block) {
+TEST_CASE("convolutions pass tensors in the layout of a chain", "[runtime][conv]") {
+  if (convolutionChainLayout() == ChainLayout::None) {
     WARN("no oneDNN primitives: every tensor stays NCHW");
     return;
   }
-  // x, the residual and the output in the blocked layout; the primitive reads and writes them
-  // as they are, and a shape without a fast kernel (the GEMM path) converts around it.
-  ConvPlan s = planOf(2, 2 * block, 9, 2 * block, 3, 1, 1);
+  // x, the residual and the output in the chain's layout; the primitive reads and writes them
+  // as they are, and without a primitive the direct path converts around it.
+  ChainLayout layout =
+      GENERATE(ChainLayout::ChannelsLast, ChainLayout::Blocks8, ChainLayout::Blocks16);
+  int64_t groups = GENERATE(as<int64_t>{}, 1, 32);
+  bool viaPrimitive = GENERATE(true, false);
+  INFO("layout " << static_cast<int>(layout) << ", groups " << groups << ", primitive "
+                 << viaPrimitive);
+  ConvPlan s = planOf(2, 32, 9, 32, 3, 1, 1, 1, groups);
   s.bias = s.residual = true;
   s.activation = ConvPlan::Activation::Relu;
-  s.block = block;
-  s.blockedInput = s.blockedResidual = s.blockedOutput = true;
+  s.chain = layout;
+  s.chainedInput = s.chainedResidual = s.chainedOutput = true;
   std::vector<float> x = randomValues(s.inputElements(), 1),
                      w = randomValues(s.weightElements(), 2), b = randomValues(s.oc, 3),
                      r = randomValues(s.outputElements(), 4);
   std::vector<float> xb(x.size()), rb(r.size()), outb(r.size()), out(r.size());
   std::array<int64_t, 4> in{s.n, s.c, s.h, s.w}, result{s.n, s.oc, s.oh, s.ow};
-  relayout(processOnednn(), in, block, true, x.data(), xb.data());
-  relayout(processOnednn(), result, block, true, r.data(), rb.data());
+  relayout(processOnednn(), in, layout, true, x.data(), xb.data());
+  relayout(processOnednn(), result, layout, true, r.data(), rb.data());
   REQUIRE(xb != x); // a layout of its own
   PackedWeights packed;
-  runConv(s, outb.data(), xb.data(), w.data(), b.data(), rb.data(), packed);
-  relayout(processOnednn(), result, block, false, outb.data(), out.data());
+  if (viaPrimitive)
+    runConv(s, outb.data(), xb.data(), w.data(), b.data(), rb.data(), packed);
+  else
+    runConvWithoutPrimitive(s, outb.data(), xb.data(), w.data(), b.data(), rb.data());
+  relayout(processOnednn(), result, layout, false, outb.data(), out.data());
   requireClose(out, reference(s, x, w, b.data(), r.data()));
 }
 
@@ -230,4 +246,7 @@ TEST_CASE("validate refuses convolution steps whose sizes do not fit", "[runtime
   wrong = s;
   wrong.c = 0;
   REQUIRE(!validate(wrong).empty());
+  wrong = s;
+  wrong.groups = 3;
+  REQUIRE(validate(wrong) == "groups must divide the input and output channels");
 }

@@ -1,7 +1,8 @@
 //===- ConvToStep.cpp - conv2d groups to convolution library steps -------------------------===//
 //
 // 1. Every conv group (a conv2d primitive sotc-sir-expand-convolutions kept: float32, on the
-//    CPU) becomes a mapexpr.conv step, which the runtime runs as a oneDNN convolution.
+//    CPU, one group or depthwise) becomes a mapexpr.conv step, which the runtime runs as a
+//    oneDNN convolution.
 // 2. Epilogue: when the convolution's only reader is an injective group that does nothing but
 //    what the library applies to each output tile before storing it, that group moves into
 //    the step and goes: a bias per output channel (a folded batch norm's too), a residual of
@@ -184,8 +185,8 @@ mapexpr::ConvOp createStep(mlir::OpBuilder &b, sir::GroupOp group, mlir::Value b
       b, group.getLoc(), group->getResult(0).getType(), group.getName(), operand(0), operand(1),
       bias, residual, b.getDenseI64ArrayAttr(*conv.getStrides()),
       b.getDenseI64ArrayAttr(*conv.getDilations()),
-      b.getDenseI64ArrayAttr(sir::convolutionPadding(conv)), activation,
-      b.getStrArrayAttr({resultName.empty() && name ? name.str() : resultName}));
+      b.getDenseI64ArrayAttr(sir::convolutionPadding(conv)), conv.getGroups().value_or(1),
+      activation, b.getStrArrayAttr({resultName.empty() && name ? name.str() : resultName}));
   return mlir::succeeded(mlir::verify(step)) ? step : nullptr;
 }
 
@@ -203,8 +204,8 @@ mlir::Value withBias(mlir::OpBuilder &b, mlir::Value value, mlir::Value bias,
     auto old = value.getDefiningOp<mapexpr::ConvOp>();
     step = mapexpr::ConvOp::create(b, old.getLoc(), old.getType(), old.getName(), old.getX(),
                                    old.getWeight(), bias, mlir::Value(), old.getStridesAttr(),
-                                   old.getDilationsAttr(), old.getPadsAttr(), "none",
-                                   old.getNamesAttr());
+                                   old.getDilationsAttr(), old.getPadsAttr(), old.getGroups(),
+                                   "none", old.getNamesAttr());
     converted.insert(old);
   }
   value.replaceAllUsesWith(step.getResult());

@@ -437,18 +437,20 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
       });
       break;
     }
-    case PrimKind::Conv: { // one group, zeros outside x
+    case PrimKind::Conv: { // output channel o reads its group's input channels; zeros outside x
       const Buffer &x = operand(0), &w = operand(1);
-      int64_t channels = x.meta.shape[1], kh = w.meta.shape[2], kw = w.meta.shape[3];
+      int64_t channels = w.meta.shape[1], kh = w.meta.shape[2], kw = w.meta.shape[3];
+      int64_t perGroup = w.meta.shape[0] / a.groups;
       forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {
         double acc = 0;
+        int64_t first = idx[1] / perGroup * channels;
         for (int64_t c = 0; c < channels; ++c)
           for (int64_t i = 0; i < kh; ++i)
             for (int64_t j = 0; j < kw; ++j) {
               int64_t h = idx[2] * a.strides[0] + i * a.dilations[0] - a.pads[0];
               int64_t v = idx[3] * a.strides[1] + j * a.dilations[1] - a.pads[1];
               if (h >= 0 && h < x.meta.shape[2] && v >= 0 && v < x.meta.shape[3])
-                acc += x.at({idx[0], c, h, v}) * w.at({idx[1], c, i, j});
+                acc += x.at({idx[0], first + c, h, v}) * w.at({idx[1], c, i, j});
             }
         out.data.push_back(acc);
       });

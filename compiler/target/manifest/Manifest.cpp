@@ -106,7 +106,7 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
   return json;
 }
 
-/// A convolution step: its sizes (NCHW, one group), its window and its epilogue.
+/// A convolution step: its sizes (NCHW), its groups, its window and its epilogue.
 Json convJson(mapexpr::ConvOp conv) {
   auto shape = [](mlir::Value v) {
     return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
@@ -142,6 +142,7 @@ Json convJson(mapexpr::ConvOp conv) {
               {"strides", ints(conv.getStrides())},
               {"dilations", ints(conv.getDilations())},
               {"pads", ints(conv.getPads())},
+              {"groups", conv.getGroups()},
               {"epilogue",
                Json{{"bias", bias}, {"residual", residual}, {"activation", conv.getActivation()}}},
               {"outputs", {mapexpr::tensorName(conv.getResult())}},

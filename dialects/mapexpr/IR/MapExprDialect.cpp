@@ -285,9 +285,10 @@ LogicalResult ConvOp::verify() {
   std::vector<int64_t> x = shapeOf(getX()), w = shapeOf(getWeight()), y = shapeOf(getResult());
   if (getStrides().size() != 2 || getDilations().size() != 2 || getPads().size() != 4)
     return emitOpError("needs two strides, two dilations and four pads");
-  if (x.size() != 4 || w.size() != 4 || y.size() != 4 || x[1] != w[1] || y[0] != x[0] ||
-      y[1] != w[0])
-    return emitOpError("takes an [N, C, H, W] tensor and an [OC, C, KH, KW] weight to "
+  int64_t groups = getGroups();
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4 || groups < 1 || x[1] != w[1] * groups ||
+      y[0] != x[0] || y[1] != w[0] || y[1] % groups != 0)
+    return emitOpError("takes an [N, C, H, W] tensor and an [OC, C/groups, KH, KW] weight to "
                        "[N, OC, OH, OW]");
   for (int i = 0; i < 2; ++i) {
     int64_t stride = getStrides()[i], dilation = getDilations()[i];

@@ -157,8 +157,10 @@ def MapExpr_ConvOp : MapExpr_Op<"conv", [AttrSizedOperandSegments]> {
   let summary = "A conv2d group run by a convolution library, as a step of a sir.subgraph";
   let description = [{
     `result = activation(conv2d(x, weight) + bias + residual)` over NCHW tensors: `x`
-    `[N, C, H, W]`, `weight` `[OC, C, KH, KW]` (one group), `strides`, `dilations` (h, w) and
-    `pads` (top, bottom, left, right; zeros outside x), the result `[N, OC, OH, OW]`. The
+    `[N, C, H, W]`, `weight` `[OC, C/groups, KH, KW]`, `strides`, `dilations` (h, w) and
+    `pads` (top, bottom, left, right; zeros outside x), the result `[N, OC, OH, OW]`; `groups`
+    slices the channels (each slice convolved with its own OC/groups filters; depthwise:
+    groups = C = OC). The
     epilogue folded in: `bias` (OC elements, one per output channel), `residual` (a tensor of
     the result's shape, added before the activation: a residual block's skip connection) and
     `activation` (`none`, `relu`, `relu6`, `hardswish`).
@@ -169,7 +171,7 @@ def MapExpr_ConvOp : MapExpr_Op<"conv", [AttrSizedOperandSegments]> {
   let arguments = (ins StrAttr:$name, AnyRankedTensor:$x, AnyRankedTensor:$weight,
                        Optional<AnyRankedTensor>:$bias, Optional<AnyRankedTensor>:$residual,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
-                       DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$pads, DefaultValuedAttr<I64Attr, "1">:$groups,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
                        OptionalAttr<StrArrayAttr>:$names);
   let results = (outs AnyRankedTensor:$result);

@@ -154,6 +154,23 @@ LogicalResult PrimOp::verify() {
     return success();
   case PrimKind::Matmul:
     return expectOperands(2);
+  case PrimKind::Conv: {
+    if (failed(expectOperands(2)))
+      return failure();
+    auto pair = [](std::optional<ArrayRef<int64_t>> v) { return v && v->size() == 2; };
+    if (!pair(getStrides()) || !pair(getDilations()) || !pair(getPads()))
+      return emitOpError("conv2d needs strides, dilations and pads of two values");
+    auto in = cast<RankedTensorType>(operands[0].getType());
+    auto weight = cast<RankedTensorType>(operands[1].getType());
+    auto out = resultType.getShape();
+    int64_t groups = getGroups().value_or(1);
+    if (in.getRank() != 4 || weight.getRank() != 4 || out.size() != 4 || groups < 1 ||
+        out[0] != in.getDimSize(0) || out[1] != weight.getDimSize(0) ||
+        in.getDimSize(1) != weight.getDimSize(1) * groups || out[1] % groups != 0)
+      return emitOpError("conv2d takes an NCHW tensor and an [OC, C/groups, KH, KW] weight "
+                         "to [N, OC, OH, OW]");
+    return success();
+  }
   case PrimKind::Layout:
     if (prim == sotc::ops::Prim::Concat) {
       if (operands.empty() || !getAxis())
@@ -213,19 +230,6 @@ LogicalResult PrimOp::verify() {
           out[1] != in.getDimSize(1) || out[2] != (*getKernel())[0] ||
           out[3] != (*getKernel())[1])
         return emitOpError("window takes an NCHW tensor to [N, C, KH, KW, OH, OW]");
-    }
-    if (prim == sotc::ops::Prim::Conv2d) {
-      auto pair = [](std::optional<ArrayRef<int64_t>> v) { return v && v->size() == 2; };
-      if (!pair(getStrides()) || !pair(getDilations()) || !pair(getPads()))
-        return emitOpError("conv2d needs strides, dilations and pads of two values");
-      auto in = cast<RankedTensorType>(operands[0].getType());
-      auto weight = cast<RankedTensorType>(operands[1].getType());
-      auto out = resultType.getShape();
-      if (in.getRank() != 4 || weight.getRank() != 4 || out.size() != 4 ||
-          out[0] != in.getDimSize(0) || out[1] != weight.getDimSize(0) ||
-          in.getDimSize(1) != weight.getDimSize(1))
-        return emitOpError("conv2d takes an NCHW tensor and an [OC, C, KH, KW] weight to "
-                           "[N, OC, OH, OW]");
     }
     if (prim == sotc::ops::Prim::Slice &&
         (!getAxes() || !getStarts() || !getEnds() || !getSteps() ||
@@ -288,6 +292,7 @@ sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   a.strides = ints(op.getStrides());
   a.dilations = ints(op.getDilations());
   a.pads = ints(op.getPads());
+  a.groups = op.getGroups().value_or(1);
   a.keepdim = op.getKeepdim().value_or(false);
   a.transposeX = op.getTransposeX().value_or(false);
   a.transposeY = op.getTransposeY().value_or(false);

@@ -65,8 +65,9 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
     the 2-d windows of an NCHW tensor (`kernel`, `strides`, `dilations` and the leading
     `pads`, each (h, w); `value` where a window reaches outside):
     `tensor<NxCxHxW>` -> `tensor<NxCxKHxKWxOHxOW>`. `conv2d` convolves an NCHW tensor with
-    an `[OC, C, KH, KW]` weight (one group; `strides`, `dilations`, leading `pads`, zeros
-    outside): `tensor<NxCxHxW>`, `tensor<OCxCxKHxKW>` -> `tensor<NxOCxOHxOW>`.
+    an `[OC, C/groups, KH, KW]` weight (`strides`, `dilations`, leading `pads`, zeros
+    outside; `groups`, 1 where absent, slices the channels, each slice convolved with its own
+    OC/groups filters): `tensor<NxCxHxW>`, `tensor<OCx(C/groups)xKHxKW>` -> `tensor<NxOCxOHxOW>`.
   }];
   let arguments = (ins Sir_PrimitiveAttr:$prim, Variadic<AnyRankedTensor>:$operands,
                        OptionalAttr<F64Attr>:$value,
@@ -81,6 +82,7 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
                        OptionalAttr<DenseI64ArrayAttr>:$strides,
                        OptionalAttr<DenseI64ArrayAttr>:$dilations,
                        OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<I64Attr>:$groups,
                        OptionalAttr<BoolAttr>:$keepdim,
                        OptionalAttr<BoolAttr>:$transpose_x,
                        OptionalAttr<BoolAttr>:$transpose_y,

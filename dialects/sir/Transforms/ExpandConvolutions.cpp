@@ -1,10 +1,11 @@
 //===- ExpandConvolutions.cpp - conv2d primitives a target has no step for, as GEMMs ------===//
 //
 // A conv2d primitive stays where the target runs it as a library step (the CPU: a float32
-// convolution of static sizes, through oneDNN, its epilogue folded in); every other one is
-// replaced by the operator library's expansion into windows and a GEMM
+// convolution of static sizes, of one group or depthwise, through oneDNN, its epilogue folded
+// in); every other one is replaced by the operator library's expansion into windows and a GEMM
 // (ops::lowering::expandConvolution), the primitives the kernels and GEMM steps of every
-// target compute (a pointwise one, 1x1 with stride 1 and no padding, a GEMM of x itself).
+// target compute (a pointwise one, 1x1 with stride 1 and no padding, a GEMM of x itself; a
+// depthwise one, the taps times the filters, summed).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirTypes.h"
@@ -22,11 +23,17 @@ namespace sotc::sir {
 
 namespace {
 
-/// Whether the target runs `conv` as a step of its own. A dynamic batch is expanded: a step's
-/// sizes are static (the expansion's GEMM takes its rows at run time).
+/// Whether the target runs `conv` as a step of its own: one group, or depthwise (a filter per
+/// channel: MobileNet's). A dynamic batch is expanded: a step's sizes are static (the
+/// expansion's GEMM takes its rows at run time). Other grouped ones are expanded too: their
+/// groups are one batched GEMM there.
 bool keptAsStep(PrimOp conv, llvm::StringRef target) {
+  int64_t groups = conv.getGroups().value_or(1);
+  int64_t channels =
+      mlir::cast<mlir::RankedTensorType>(conv->getOperand(0).getType()).getDimSize(1);
+  bool depthwise = groups == channels && conv.getType().getDimSize(1) == channels;
   return target == "cpu" && conv.getType().getElementType().isF32() &&
-         conv.getType().hasStaticShape();
+         conv.getType().hasStaticShape() && (groups == 1 || depthwise);
 }
 
 mlir::LogicalResult expand(PrimOp conv) {
@@ -40,8 +47,8 @@ mlir::LogicalResult expand(PrimOp conv) {
   int xi = b.input(*x), wi = b.input(*w);
   std::vector<int64_t> strides(conv.getStrides()->begin(), conv.getStrides()->end());
   std::vector<int64_t> dilations(conv.getDilations()->begin(), conv.getDilations()->end());
-  b.output(
-      ops::lowering::expandConvolution(b, xi, wi, strides, dilations, convolutionPadding(conv), 1));
+  b.output(ops::lowering::expandConvolution(b, xi, wi, strides, dilations, convolutionPadding(conv),
+                                            conv.getGroups().value_or(1)));
   mlir::OpBuilder builder(conv);
   std::vector<mlir::Value> inputs = {conv->getOperand(0), conv->getOperand(1)};
   ops::PrimGraph graph = b.take();

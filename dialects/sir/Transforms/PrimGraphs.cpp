@@ -87,6 +87,8 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
     prim.setStridesAttr(ints(b, a.strides));
     prim.setDilationsAttr(ints(b, a.dilations));
     prim.setPadsAttr(ints(b, a.pads));
+    if (a.groups != 1)
+      prim.setGroupsAttr(b.getI64IntegerAttr(a.groups));
     break;
   case PrimKind::Layout:
     if (op.prim == Prim::BroadcastTo || op.prim == Prim::Reshape)
@@ -150,9 +152,11 @@ std::vector<mlir::Value> emitPrimGraph(mlir::OpBuilder &b, mlir::Location loc,
 
 PrimOp createPrim(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, ops::Prim prim,
                   mlir::ValueRange operands) {
-  return PrimOp::create(b, loc, type, fromOpsPrim(prim), operands, nullptr, nullptr, nullptr,
-                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                        nullptr, nullptr, nullptr, nullptr, nullptr);
+  // The attributes each kind of primitive needs are set by the caller.
+  mlir::NamedAttribute kind(
+      PrimOp::getPrimAttrName(mlir::OperationName(PrimOp::getOperationName(), b.getContext())),
+      PrimitiveAttr::get(b.getContext(), fromOpsPrim(prim)));
+  return PrimOp::create(b, loc, mlir::TypeRange{type}, operands, {kind});
 }
 
 mlir::Value castPrim(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type type) {

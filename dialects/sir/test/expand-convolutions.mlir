@@ -1,5 +1,6 @@
 // sotc-sir-expand-convolutions: a conv2d the target runs as a step stays (cpu: float32 of
-// static sizes); every other becomes windows (im2col) times the filters, one GEMM.
+// static sizes, one group or depthwise); every other becomes windows (im2col) times the
+// filters, one GEMM (a depthwise one: the taps times the filters, summed).
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-sir-expand-convolutions{target=cpu}))" | FileCheck %s
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-sir-expand-convolutions{target=cuda}))" | FileCheck %s --check-prefix=CUDA
 
@@ -58,4 +59,36 @@ sir.subgraph @double(%x: tensor<1x2x8x8xf64>, %w: tensor<3x2x3x3xf64>) -> tensor
 sir.subgraph @dynamic_batch(%x: tensor<?x2x8x8xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<?x3x8x8xf32> {
   %y = sir.prim conv2d(%x, %w) {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x2x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<?x3x8x8xf32>
   sir.output %y : tensor<?x3x8x8xf32>
+}
+
+// -----
+
+// Depthwise (a filter per channel: groups = C = OC): a step on the CPU; expanded, the windows
+// times each channel's taps, summed over the taps (no GEMM).
+// CHECK-LABEL: sir.subgraph @depthwise
+// CHECK-NEXT:    sir.prim conv2d(%arg0, %arg1) {dilations = array<i64: 1, 1>, groups = 4 : i64
+// CUDA-LABEL:  sir.subgraph @depthwise
+// CUDA:          sir.prim reshape(%arg1) {shape = array<i64: 1, 4, 3, 3, 1, 1>}
+// CUDA:          sir.prim window(%arg0)
+// CUDA:          sir.prim multiply
+// CUDA:          sir.prim reduce_sum({{.*}}) {axes = array<i64: 2, 3>
+// CUDA-NOT:      matmul
+sir.subgraph @depthwise(%x: tensor<2x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %y = sir.prim conv2d(%x, %w) {dilations = array<i64: 1, 1>, groups = 4 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x8x8xf32>
+  sir.output %y : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// Other groups (2 of 2 channels, 3 filters each) are expanded on the CPU too: the groups one
+// batched GEMM, [G, OC/G, C/G*9] x [N, G, C/G*9, OH*OW].
+// CHECK-LABEL: sir.subgraph @grouped
+// CHECK-NOT:     conv2d
+// CHECK:         sir.prim reshape(%arg1) {shape = array<i64: 2, 3, 18>}
+// CHECK:         sir.prim matmul
+// CUDA-LABEL:  sir.subgraph @grouped
+// CUDA:          sir.prim matmul
+sir.subgraph @grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x8x8xf32> {
+  %y = sir.prim conv2d(%x, %w) {dilations = array<i64: 1, 1>, groups = 2 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x8x8xf32>
+  sir.output %y : tensor<1x6x8x8xf32>
 }

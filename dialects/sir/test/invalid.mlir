@@ -172,3 +172,19 @@ sir.subgraph @iota_of_a_matrix() -> tensor<2x2xi64> {
   %0 = sir.prim iota() {shape = array<i64: 2, 2>} : () -> tensor<2x2xi64>
   sir.output %0 : tensor<2x2xi64>
 }
+
+// -----
+
+sir.subgraph @conv2d_groups_not_dividing(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x8x8xf32> {
+  // expected-error @+1 {{conv2d takes an NCHW tensor and an [OC, C/groups, KH, KW] weight to [N, OC, OH, OW]}}
+  %0 = sir.prim conv2d(%x, %w) {dilations = array<i64: 1, 1>, groups = 3 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x8x8xf32>
+  sir.output %0 : tensor<1x6x8x8xf32>
+}
+
+// -----
+
+sir.subgraph @conv2d_without_window(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x8x8xf32> {
+  // expected-error @+1 {{conv2d needs strides, dilations and pads of two values}}
+  %0 = sir.prim conv2d(%x, %w) {strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x8x8xf32>
+  sir.output %0 : tensor<1x6x8x8xf32>
+}

@@ -68,10 +68,10 @@ void call(void *fn, int64_t begin, int64_t end, int64_t rows, const std::vector<
 }
 
 /// Convolutions that pass a tensor only to other convolutions (as their x or residual) keep it
-/// with its channels in blocks of `block` (the layout oneDNN's kernels read and write) instead
-/// of reordering it to NCHW and back between them: a ResNet's blocks. A tensor anything else
-/// reads, or that leaves the segment, stays NCHW.
-void chainConvolutions(Segment &seg, int block) {
+/// in `layout` (the one oneDNN's kernels read and write) instead of reordering it to NCHW and
+/// back between them: a ResNet's or MobileNet's blocks. A tensor anything else reads, or that
+/// leaves the segment, stays NCHW.
+void chainConvolutions(Segment &seg, ChainLayout layout) {
   std::set<std::string> plain; // read as NCHW
   for (const std::vector<Buffer> *list : {&seg.inputs, &seg.outputs})
     for (const Buffer &b : *list)
@@ -90,38 +90,38 @@ void chainConvolutions(Segment &seg, int block) {
       producer[step.outputs[0]] = &step;
   }
   for (auto &[name, step] : producer)
-    if (!plain.count(name) && step->conv.oc % block == 0)
-      step->conv.blockedOutput = true;
-  auto blocked = [&](const std::string &name) {
+    if (!plain.count(name) && holds(layout, step->conv.oc))
+      step->conv.chainedOutput = true;
+  auto chained = [&](const std::string &name) {
     auto it = producer.find(name);
-    return it != producer.end() && it->second->conv.blockedOutput;
+    return it != producer.end() && it->second->conv.chainedOutput;
   };
-  auto unblock = [&](const std::string &name) {
+  auto unchain = [&](const std::string &name) {
     auto it = producer.find(name);
-    bool was = it != producer.end() && it->second->conv.blockedOutput;
+    bool was = it != producer.end() && it->second->conv.chainedOutput;
     if (was)
-      it->second->conv.blockedOutput = false;
+      it->second->conv.chainedOutput = false;
     return was;
   };
-  // A pointwise convolution runs on blocked tensors only with all of them blocked; otherwise it
+  // A pointwise convolution runs on chained tensors only with all of them chained; otherwise it
   // is a GEMM on NCHW (runConv), so what it reads and writes stays NCHW (until nothing changes).
   for (bool changed = true; changed;) {
     changed = false;
     for (Step &step : seg.steps) {
       const ConvPlan &c = step.conv;
       if (step.kind != Step::Kind::Conv || !c.pointwise() ||
-          (blocked(step.inputs[0]) && c.blockedOutput &&
-           (!c.residual || blocked(step.inputs.back()))))
+          (chained(step.inputs[0]) && c.chainedOutput &&
+           (!c.residual || chained(step.inputs.back()))))
         continue;
-      changed |= unblock(step.inputs[0]) | unblock(step.outputs[0]) |
-                 (c.residual && unblock(step.inputs.back()));
+      changed |= unchain(step.inputs[0]) | unchain(step.outputs[0]) |
+                 (c.residual && unchain(step.inputs.back()));
     }
   }
   for (Step &step : seg.steps)
     if (step.kind == Step::Kind::Conv) {
-      step.conv.block = block;
-      step.conv.blockedInput = blocked(step.inputs[0]);
-      step.conv.blockedResidual = step.conv.residual && blocked(step.inputs.back());
+      step.conv.chain = layout;
+      step.conv.chainedInput = chained(step.inputs[0]);
+      step.conv.chainedResidual = step.conv.residual && chained(step.inputs.back());
     }
 }
 
@@ -157,9 +157,9 @@ public:
           return std::any_of(seg->steps.begin(), seg->steps.end(),
                              [](const Step &s) { return s.kind == Step::Kind::Conv; });
         }))
-      if (int block = cpu::convolutionChannelBlock())
+      if (ChainLayout layout = cpu::convolutionChainLayout(); layout != ChainLayout::None)
         for (Segment *seg : plans)
-          chainConvolutions(*seg, block);
+          chainConvolutions(*seg, layout);
     for (const Entry &entry : artifact.entries) {
       std::set<std::string> weights;
       for (const auto &[weight, buffer] : entry.weightBuffers)

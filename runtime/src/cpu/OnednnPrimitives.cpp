@@ -486,36 +486,58 @@ bool reorderOf(const Api &api, Reorder &r, const dnnl_memory_desc_t &from,
   return create(api, desc, r.primitive, r.scratchpad, r.scratchpadBytes);
 }
 
-/// The layout tag of channels in blocks of `block` (8 or 16).
-dnnl_format_tag_t blockedTag(int block) { return block == 16 ? dnnl_nChw16c : dnnl_nChw8c; }
+/// oneDNN's tag of `layout` (None: NCHW).
+dnnl_format_tag_t tagOf(ChainLayout layout) {
+  switch (layout) {
+  case ChainLayout::ChannelsLast:
+    return dnnl_nhwc;
+  case ChainLayout::Blocks8:
+    return dnnl_nChw8c;
+  case ChainLayout::Blocks16:
+    return dnnl_nChw16c;
+  case ChainLayout::None:
+    break;
+  }
+  return dnnl_nchw;
+}
 
 ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
   ConvPrimitive p;
-  dnnl_dims_t src{s.n, s.c, s.h, s.w}, weights{s.oc, s.c, s.kh, s.kw}, bias{s.oc},
-      dst{s.n, s.oc, s.oh, s.ow};
+  dnnl_dims_t src{s.n, s.c, s.h, s.w}, bias{s.oc}, dst{s.n, s.oc, s.oh, s.ow};
+  // Several groups: oneDNN's weight is [groups, oc / groups, c / groups, kh, kw], the same bytes.
+  dnnl_dims_t weights{s.oc, s.c, s.kh, s.kw};
+  int weightRank = 4;
+  dnnl_format_tag_t weightTag = dnnl_oihw;
+  if (s.groups > 1) {
+    dnnl_dims_t grouped{s.groups, s.oc / s.groups, s.c / s.groups, s.kh, s.kw};
+    std::copy(std::begin(grouped), std::begin(grouped) + 5, std::begin(weights));
+    weightRank = 5;
+    weightTag = dnnl_goihw;
+  }
   // x, the residual and the output as the step holds them: NCHW, or channels in blocks where it
   // passes them between convolutions (the primitive then reads and writes them as they are).
-  dnnl_format_tag_t blocked = blockedTag(s.block);
-  dnnl_format_tag_t srcTag = s.blockedInput ? blocked : dnnl_nchw;
-  dnnl_format_tag_t dstTag = s.blockedOutput ? blocked : dnnl_nchw;
-  dnnl_format_tag_t residualTag = s.blockedResidual ? blocked : dnnl_nchw;
+  dnnl_format_tag_t chained = tagOf(s.chain);
+  dnnl_format_tag_t srcTag = s.chainedInput ? chained : dnnl_nchw;
+  dnnl_format_tag_t dstTag = s.chainedOutput ? chained : dnnl_nchw;
+  dnnl_format_tag_t residualTag = s.chainedResidual ? chained : dnnl_nchw;
   // x of few channels (an image's 3) as NCHW: oneDNN's first-layer kernels read it as it is
   // (MobileNetV2's stem at batch 8: 1.2 ms, 2.5 with x reordered); wider, in the layout oneDNN
   // picks.
-  dnnl_format_tag_t pickedTag = !s.blockedInput && s.c < 8 ? dnnl_nchw : dnnl_format_tag_any;
-  dnnl_memory_desc_t pickedSrc, pickedWeights, pickedDst, heldSrc, oihw, heldDst, heldResidual;
+  dnnl_format_tag_t pickedTag = !s.chainedInput && s.c < 8 ? dnnl_nchw : dnnl_format_tag_any;
+  dnnl_memory_desc_t pickedSrc, pickedWeights, pickedDst, heldSrc, heldWeights, heldDst,
+      heldResidual;
   // oneDNN counts dilation from 0 (none), the frameworks from 1.
   dnnl_dims_t strides{s.strides[0], s.strides[1]},
       dilations{s.dilations[0] - 1, s.dilations[1] - 1}, before{s.pads[0], s.pads[2]},
       after{s.pads[1], s.pads[3]};
   dnnl_convolution_desc_t op;
   if (api.describeByTag(&pickedSrc, 4, src, dnnl_f32, pickedTag) != dnnl_success ||
-      api.describeByTag(&pickedWeights, 4, weights, dnnl_f32, dnnl_format_tag_any) !=
+      api.describeByTag(&pickedWeights, weightRank, weights, dnnl_f32, dnnl_format_tag_any) !=
           dnnl_success ||
       api.describeByTag(&pickedDst, 4, dst, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
       api.describeByTag(&p.bias, 1, bias, dnnl_f32, dnnl_x) != dnnl_success ||
       api.describeByTag(&heldSrc, 4, src, dnnl_f32, srcTag) != dnnl_success ||
-      api.describeByTag(&oihw, 4, weights, dnnl_f32, dnnl_oihw) != dnnl_success ||
+      api.describeByTag(&heldWeights, weightRank, weights, dnnl_f32, weightTag) != dnnl_success ||
       api.describeByTag(&heldDst, 4, dst, dnnl_f32, dstTag) != dnnl_success ||
       api.describeByTag(&heldResidual, 4, dst, dnnl_f32, residualTag) != dnnl_success ||
       api.convolutionInit(&op, dnnl_forward_inference, dnnl_convolution_direct, &pickedSrc,
@@ -531,7 +553,8 @@ ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
   p.srcBytes = api.describedSize(&p.src);
   p.weightsBytes = api.describedSize(&p.weights);
   p.dstBytes = api.describedSize(&p.dst);
-  if (!reorderOf(api, p.srcIn, heldSrc, p.src) || !reorderOf(api, p.weightsIn, oihw, p.weights) ||
+  if (!reorderOf(api, p.srcIn, heldSrc, p.src) ||
+      !reorderOf(api, p.weightsIn, heldWeights, p.weights) ||
       !reorderOf(api, p.dstOut, p.dst, heldDst) ||
       !reorderOf(api, p.residualIn, heldResidual, p.dst) ||
       !create(api, desc.get(), p.conv, p.scratchpad, p.scratchpadBytes))
@@ -542,14 +565,15 @@ ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
 /// What a convolution primitive is created for: every size of the step, its epilogue and the
 /// OpenMP team size.
 std::vector<int64_t> keyOf(const ConvPlan &s, int threads) {
-  std::vector<int64_t> key = {s.n,    s.c,    s.h,        s.w,
-                              s.oc,   s.kh,   s.kw,       s.oh,
-                              s.ow,   s.bias, s.residual, static_cast<int64_t>(s.activation),
-                              threads};
+  std::vector<int64_t> key = {s.n,     s.c,     s.h,        s.w,
+                              s.oc,    s.kh,    s.kw,       s.oh,
+                              s.ow,    s.bias,  s.residual, static_cast<int64_t>(s.activation),
+                              threads, s.groups};
   key.insert(key.end(), s.strides.begin(), s.strides.end());
   key.insert(key.end(), s.dilations.begin(), s.dilations.end());
   key.insert(key.end(), s.pads.begin(), s.pads.end());
-  key.insert(key.end(), {s.block, s.blockedInput, s.blockedResidual, s.blockedOutput});
+  key.insert(key.end(),
+             {static_cast<int64_t>(s.chain), s.chainedInput, s.chainedResidual, s.chainedOutput});
   return key;
 }
 
@@ -666,26 +690,25 @@ bool runConvPrimitive(const Onednn &onednn, const ConvPlan &s, float *out, const
   return true;
 }
 
-void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, int block, bool toBlocked,
-              const float *in, float *out) {
+void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, ChainLayout layout,
+              bool toChained, const float *in, float *out) {
   const Api &api = apiOf(onednn.handle);
   if (!api.failure.empty())
-    throw Error("E8003", "channels in blocks without oneDNN's primitives: " + api.failure);
+    throw Error("E8003", "a convolution's layout without oneDNN's primitives: " + api.failure);
   static Cache<LayoutReorder> reorders;
-  const LayoutReorder *r =
-      reorders.get({dims[0], dims[1], dims[2], dims[3], block, toBlocked}, [&] {
+  const LayoutReorder *r = reorders.get(
+      {dims[0], dims[1], dims[2], dims[3], static_cast<int64_t>(layout), toChained}, [&] {
         LayoutReorder made;
         dnnl_dims_t d{dims[0], dims[1], dims[2], dims[3]};
-        dnnl_memory_desc_t plain, blocked;
+        dnnl_memory_desc_t plain, chained;
         made.made =
             api.describeByTag(&plain, 4, d, dnnl_f32, dnnl_nchw) == dnnl_success &&
-            api.describeByTag(&blocked, 4, d, dnnl_f32, blockedTag(block)) == dnnl_success &&
-            reorderOf(api, made.reorder, toBlocked ? plain : blocked, toBlocked ? blocked : plain);
+            api.describeByTag(&chained, 4, d, dnnl_f32, tagOf(layout)) == dnnl_success &&
+            reorderOf(api, made.reorder, toChained ? plain : chained, toChained ? chained : plain);
         return made;
       });
   if (!r)
-    throw Error("E8003", "oneDNN has no reorder between NCHW and channels in blocks of " +
-                             std::to_string(block));
+    throw Error("E8003", "oneDNN has no reorder between NCHW and a convolution's layout");
   if (r->reorder.primitive)
     r->reorder.run(api, in, out);
   else

@@ -72,10 +72,10 @@ bool runConvPrimitive(const Onednn &onednn, const ConvPlan &plan, float *out, co
                       const float *weight, const float *bias, const float *residual,
                       PackedWeights &packed);
 
-/// Copies an NCHW tensor of `dims` into its layout with channels in blocks of `block` (or
-/// back, `toBlocked` false), with a reorder primitive; E8003 where oneDNN has none.
-void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, int block, bool toBlocked,
-              const float *in, float *out);
+/// Copies an NCHW tensor of `dims` into `layout` (or back, `toChained` false), with a reorder
+/// primitive; E8003 where oneDNN has none.
+void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, ChainLayout layout,
+              bool toChained, const float *in, float *out);
 
 /// Why `onednn` (its handle set) has no primitives (its API is not oneDNN 2's, a function is
 /// missing), or "" where it has.

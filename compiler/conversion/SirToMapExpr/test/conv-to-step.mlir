@@ -113,3 +113,31 @@ sir.subgraph @downsample(%h: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>, %x: t
   }
   sir.output %2 : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// MobileNetV2's depthwise convolution (groups = C = OC, a [C, 1, 3, 3] weight) with its folded
+// batch norm's bias and relu6: one step of 16 groups.
+// CHECK-LABEL: sir.subgraph @depthwise
+// CHECK-NEXT:    %[[C:.*]] = mapexpr.conv "conv2d_0"(%arg0, %arg1 bias %arg2) {activation = "relu6", dilations = array<i64: 1, 1>, groups = 16 : i64, names = ["y"], pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>, tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>
+// CHECK-NEXT:    sir.output %[[C]]
+sir.subgraph @depthwise(%x: tensor<1x16x8x8xf32>, %w: tensor<16x1x3x3xf32>, %b: tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32> {
+  %0 = sir.group "conv2d_0" "conv"(%x, %w) : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  ^bb0(%a: tensor<1x16x8x8xf32>, %c: tensor<16x1x3x3xf32>):
+    %y = sir.prim conv2d(%a, %c) {dilations = array<i64: 1, 1>, groups = 16 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
+    sir.yield %y : tensor<1x16x8x8xf32>
+  }
+  %1 = sir.group "epilogue" "injective"(%b, %0) : (tensor<16x1x1xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  ^bb0(%r: tensor<16x1x1xf32>, %m: tensor<1x16x8x8xf32>):
+    %z = sir.prim fill_constant() {shape = array<i64>, value = 0.0 : f64} : () -> tensor<f32>
+    %zb = sir.prim broadcast_to(%z) {shape = array<i64: 1, 16, 8, 8>} : (tensor<f32>) -> tensor<1x16x8x8xf32>
+    %six = sir.prim fill_constant() {shape = array<i64>, value = 6.0 : f64} : () -> tensor<f32>
+    %sb = sir.prim broadcast_to(%six) {shape = array<i64: 1, 16, 8, 8>} : (tensor<f32>) -> tensor<1x16x8x8xf32>
+    %e = sir.prim broadcast_to(%r) {shape = array<i64: 1, 16, 8, 8>} : (tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>
+    %t = sir.prim add(%m, %e) : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+    %u = sir.prim max(%t, %zb) : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+    %v = sir.prim min(%u, %sb) {name = "y"} : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+    sir.yield %v : tensor<1x16x8x8xf32>
+  }
+  sir.output %1 : tensor<1x16x8x8xf32>
+}

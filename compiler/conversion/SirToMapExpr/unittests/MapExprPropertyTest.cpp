@@ -6,6 +6,7 @@
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/Transforms/Passes.h"
+#include "dialects/sir/Transforms/PrimGraphs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -74,10 +75,8 @@ private:
 
   mlir::Value prim(const std::string &name, mlir::ValueRange operands, const Shape &result,
                    const std::function<void(sir::PrimOp)> &attrs = {}) {
-    auto op = sir::PrimOp::create(*builder_, builder_->getUnknownLoc(), type(result),
-                                  *sir::symbolizePrimitive(name), operands, nullptr, nullptr,
-                                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    auto op = sir::createPrim(*builder_, builder_->getUnknownLoc(), type(result),
+                              sir::toOpsPrim(*sir::symbolizePrimitive(name)), operands);
     if (attrs)
       attrs(op);
     return op.getResult();
