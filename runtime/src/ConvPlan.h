@@ -16,15 +16,14 @@
 namespace sotc::runtime {
 
 /// A layout oneDNN's convolutions read and write as they are, in which convolution steps pass
-/// tensors to each other: channels last (NHWC), or the channels in blocks of 8 or 16 (nChw8c,
-/// nChw16c: [N, C/8, H, W, 8]).
-enum class ChainLayout { None, ChannelsLast, Blocks8, Blocks16 };
+/// tensors to each other: channels last (NHWC), or the channels in blocks of 8 (nChw8c:
+/// [N, C/8, H, W, 8]).
+enum class ChainLayout { None, ChannelsLast, Blocks8 };
 
 /// Whether a tensor of `channels` fits in `layout` with NCHW's bytes (blocks only when whole).
 inline bool holds(ChainLayout layout, int64_t channels) {
   return layout == ChainLayout::ChannelsLast ||
-         (layout == ChainLayout::Blocks8 && channels % 8 == 0) ||
-         (layout == ChainLayout::Blocks16 && channels % 16 == 0);
+         (layout == ChainLayout::Blocks8 && channels % 8 == 0);
 }
 
 struct ConvPlan {

@@ -206,8 +206,7 @@ TEST_CASE("convolutions pass tensors in the layout of a chain", "[runtime][conv]
   }
   // x, the residual and the output in the chain's layout; the primitive reads and writes them
   // as they are, and without a primitive the direct path converts around it.
-  ChainLayout layout =
-      GENERATE(ChainLayout::ChannelsLast, ChainLayout::Blocks8, ChainLayout::Blocks16);
+  ChainLayout layout = GENERATE(ChainLayout::ChannelsLast, ChainLayout::Blocks8);
   int64_t groups = GENERATE(as<int64_t>{}, 1, 32);
   bool viaPrimitive = GENERATE(true, false);
   INFO("layout " << static_cast<int>(layout) << ", groups " << groups << ", primitive "

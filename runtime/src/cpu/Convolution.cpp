@@ -80,42 +80,79 @@ void finish(const ConvPlan &s, float *out, const float *bias, const float *resid
   parallel.run(s.n * s.oc, rows);
 }
 
+/// `to[q] += sum over the KW taps j of taps[j] * row[q*SW + j*dw - left]` for the output
+/// columns [lo, hi), whose taps all read inside the row: the taps unrolled, so the loop over q
+/// vectorizes with one store per output.
+template <int KW, int SW>
+inline void accumulateInterior(float *to, const float *row, const float *taps, int64_t lo,
+                               int64_t hi, int64_t dw, int64_t left) {
+  for (int64_t q = lo; q < hi; ++q) {
+    float sum = to[q];
+    for (int j = 0; j < KW; ++j)
+      sum += taps[j] * row[q * SW + j * dw - left];
+    to[q] = sum;
+  }
+}
+
+/// One output row p of a grouped convolution: `to` (ow values) = the sum over the group's
+/// `perGroup` input planes (`image`, h x w each) and the taps (`taps`: the filter, [perGroup,
+/// kh, kw]) of weight * input, the padding read as zeros. Compiled for AVX-512 and AVX2 too
+/// (picked at load): the runtime itself targets any x86-64.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+convolveRow(const ConvPlan &s, int64_t p, const float *image, int64_t perGroup, const float *taps,
+            float *to) {
+  std::fill(to, to + s.ow, 0.0f);
+  int64_t sw = s.strides[1], dw = s.dilations[1], left = s.pads[2];
+  // The columns whose every tap reads inside the row: q*sw >= left and
+  // q*sw + (kw - 1)*dw - left < w.
+  int64_t lo = std::min((left + sw - 1) / sw, s.ow);
+  int64_t span = s.w + left - (s.kw - 1) * dw;
+  int64_t hi = std::max(lo, std::min(span <= 0 ? 0 : (span + sw - 1) / sw, s.ow));
+  for (int64_t c = 0; c < perGroup; ++c)
+    for (int64_t i = 0; i < s.kh; ++i) {
+      int64_t h = p * s.strides[0] + i * s.dilations[0] - s.pads[0];
+      if (h < 0 || h >= s.h)
+        continue;
+      const float *row = image + (c * s.h + h) * s.w;
+      const float *rowTaps = taps + (c * s.kh + i) * s.kw;
+      auto checked = [&](int64_t q) {
+        float sum = to[q];
+        for (int64_t j = 0; j < s.kw; ++j)
+          if (int64_t v = q * sw + j * dw - left; v >= 0 && v < s.w)
+            sum += rowTaps[j] * row[v];
+        to[q] = sum;
+      };
+      for (int64_t q = 0; q < lo; ++q)
+        checked(q);
+      for (int64_t q = hi; q < s.ow; ++q)
+        checked(q);
+      // MobileNet's and EfficientNet's filters: 3x3 and 5x5, stride 1 or 2.
+      if (s.kw == 3 && sw == 1)
+        accumulateInterior<3, 1>(to, row, rowTaps, lo, hi, dw, left);
+      else if (s.kw == 3 && sw == 2)
+        accumulateInterior<3, 2>(to, row, rowTaps, lo, hi, dw, left);
+      else if (s.kw == 5 && sw == 1)
+        accumulateInterior<5, 1>(to, row, rowTaps, lo, hi, dw, left);
+      else if (s.kw == 5 && sw == 2)
+        accumulateInterior<5, 2>(to, row, rowTaps, lo, hi, dw, left);
+      else
+        for (int64_t q = lo; q < hi; ++q)
+          checked(q);
+    }
+}
+
 /// A convolution of several groups as a direct loop, one output plane (image, channel) at a
-/// time: each tap of each of the group's input channels adds the weight times the input rows it
-/// reads (no columns: a depthwise one reads C/groups = 1 channel a plane).
+/// time, a row at a time (no columns: a depthwise one reads C/groups = 1 input plane a plane).
 void convolveGroups(const ConvPlan &s, float *out, const float *x, const float *weight,
                     const ParallelFor &parallel) {
   int64_t perGroup = s.c / s.groups, filters = s.oc / s.groups, pixels = s.oh * s.ow;
-  // The output columns q whose tap j reads inside the row: 0 <= q*sw + j*dw - left < w.
-  auto columns = [&](int64_t j) {
-    int64_t offset = j * s.dilations[1] - s.pads[2], sw = s.strides[1];
-    int64_t first = offset >= 0 ? 0 : (-offset + sw - 1) / sw;
-    int64_t last = s.w - offset <= 0 ? 0 : (s.w - offset + sw - 1) / sw;
-    return std::pair{std::min(first, s.ow), std::min(last, s.ow)};
-  };
   auto planes = [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       int64_t n = plane / s.oc, o = plane % s.oc, group = o / filters;
-      float *y = out + plane * pixels;
-      std::fill(y, y + pixels, 0.0f);
-      for (int64_t c = 0; c < perGroup; ++c) {
-        const float *image = x + (n * s.c + group * perGroup + c) * s.h * s.w;
-        for (int64_t i = 0; i < s.kh; ++i)
-          for (int64_t j = 0; j < s.kw; ++j) {
-            float tap = weight[((o * perGroup + c) * s.kh + i) * s.kw + j];
-            auto [first, last] = columns(j);
-            int64_t offset = j * s.dilations[1] - s.pads[2];
-            for (int64_t p = 0; p < s.oh; ++p) {
-              int64_t h = p * s.strides[0] + i * s.dilations[0] - s.pads[0];
-              if (h < 0 || h >= s.h)
-                continue;
-              const float *row = image + h * s.w;
-              float *to = y + p * s.ow;
-              for (int64_t q = first; q < last; ++q)
-                to[q] += tap * row[q * s.strides[1] + offset];
-            }
-          }
-      }
+      const float *image = x + (n * s.c + group * perGroup) * s.h * s.w;
+      const float *taps = weight + o * perGroup * s.kh * s.kw;
+      for (int64_t p = 0; p < s.oh; ++p)
+        convolveRow(s, p, image, perGroup, taps, out + plane * pixels + p * s.ow);
     }
   };
   if (!parallel.run || s.outputElements() < 16384)

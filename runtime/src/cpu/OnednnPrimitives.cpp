@@ -493,8 +493,6 @@ dnnl_format_tag_t tagOf(ChainLayout layout) {
     return dnnl_nhwc;
   case ChainLayout::Blocks8:
     return dnnl_nChw8c;
-  case ChainLayout::Blocks16:
-    return dnnl_nChw16c;
   case ChainLayout::None:
     break;
   }
