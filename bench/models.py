@@ -5,7 +5,9 @@ the GPT-style decoder of testdata/models, and for library models as users get th
 (torchvision's ResNet-50, MobileNetV3-Large and MobileNetV2, paddle.vision's ResNet-50, a
 transformers BERT and LLaMA-style decoder, 4 layers x 256, from their configs), at benchmark
 sizes, and the CNNs again at batch 1. A testdata model runs in both frameworks (sotc compiles
-the torch one); a library's model in its own framework, from which sotc traces it.
+the torch one); a library's model in its own framework, from which sotc traces it. Each
+model's work (the FLOP of its matrix products and convolutions) and the machine's float32
+FMA peak come from `sotc bench` of its artifact: sotc's GFLOP/s and share of the peak.
 
     models.py [--paddle-python PY] [--models MODEL...]
                                        all tools; paddle eager runs under PY (a python that
@@ -178,6 +180,23 @@ def sotc_artifact(name, tmp, paddle_python):
     return library, traced["trace_s"], time.perf_counter() - start
 
 
+def work_and_peak(library):
+    """`sotc bench`'s count of the artifact's GEMM and convolution FLOP a call (nearly all of a
+    model's work) and its measured float32 FMA peak of this machine, in GFLOP and GFLOP/s."""
+    with open(library[:-len(".so")] + ".manifest.json") as f:
+        inputs = json.load(f)["entries"][0]["inputs"]
+    args = [arg for i in inputs if i["kind"] == "tensor" for arg in ("--input", f"{i['name']}=random")]
+    out = subprocess.run([SOTC, "bench", library, *args, "--repeat", "1", "--warmup", "0"],
+                         capture_output=True, text=True, check=True).stdout
+    work = peak = None
+    for line in out.splitlines():
+        if line.startswith("work: "):
+            work = float(line.split()[1])
+        elif line.startswith("peak: "):
+            peak = float(line.split()[1])
+    return work, peak
+
+
 def in_fresh_process(python, tool, name, *extra):
     out = subprocess.run([python, os.path.abspath(__file__), "--worker", tool, name, *extra],
                          capture_output=True, text=True)
@@ -187,17 +206,31 @@ def in_fresh_process(python, tool, name, *extra):
 
 
 def table(report):
-    lines = ["| model | input | sotc | torch eager | torch.compile | paddle eager | "
-             "sotc compile (trace) | torch.compile compile |", "|---|---|---|---|---|---|---|---|"]
+    peaks = [e["peak_gflops"] for e in report["models"].values() if e.get("peak_gflops")]
+    lines = []
+    if peaks:
+        lines += [f"Peak: {min(peaks):.0f}-{max(peaks):.0f} GFLOP/s float32 (the FMA peak "
+                  f"`sotc bench` measures on this machine's {report['cores']} cores before each "
+                  "model; a row's share is of its own); GFLOP: the work of a call's matrix "
+                  "products and convolutions, as `sotc bench` counts it.", ""]
+    lines += ["| model | input | GFLOP | sotc | torch eager | torch.compile | paddle eager | "
+              "sotc GFLOP/s (% of peak) | sotc compile (trace) | torch.compile compile |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, entry in report["models"].items():
         runs = entry["runs"]
+        work, peak = entry.get("gflop"), entry.get("peak_gflops")
 
         def cell(tool):
             r = runs.get(tool, {})
             return f"{r['median_s'] * 1e3:.0f} ms" if "median_s" in r else r.get("error", "-")[:40]
+        speed = "-"
+        if work and "median_s" in runs.get("sotc", {}):
+            rate = work / runs["sotc"]["median_s"]
+            speed = f"{rate:.0f}" + (f" ({100 * rate / peak:.0f}%)" if peak else "")
         compile_s = runs.get("torch_compile", {}).get("compile_s")
         lines.append(f"| {name} | {'x'.join(map(str, entry['input']))} | " +
-                     " | ".join(cell(t) for t in TOOLS) +
+                     (f"{work:.1f}" if work else "-") + " | " +
+                     " | ".join(cell(t) for t in TOOLS) + f" | {speed}" +
                      f" | {entry['sotc_compile_s']:.1f} s ({entry['sotc_trace_s']:.1f} s) | " +
                      (f"{compile_s:.1f} s |" if compile_s is not None else "- |"))
     return "\n".join(lines)
@@ -229,6 +262,7 @@ def main():
                 log("   skipped: a paddle model needs --paddle-python")
                 continue
             library, traced, compiled = sotc_artifact(name, tmp, args.paddle_python)
+            work, peak = work_and_peak(library)
             frameworks = FRAMEWORKS[MODELS[name][0]]
             runs = {"sotc": in_fresh_process(sys.executable, "sotc", name, library)}
             for tool in ("torch", "torch_compile"):
@@ -240,7 +274,8 @@ def main():
             log("  ", {t: round(r["median_s"] * 1e3) if "median_s" in r else r["error"]
                        for t, r in runs.items()})
             report["models"][name] = {"input": list(MODELS[name][3]), "sotc_trace_s": traced,
-                                      "sotc_compile_s": compiled, "runs": runs}
+                                      "sotc_compile_s": compiled, "gflop": work,
+                                      "peak_gflops": peak, "runs": runs}
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "models.json"), "w") as f:
         json.dump(report, f, indent=1)

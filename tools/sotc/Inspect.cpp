@@ -106,6 +106,8 @@ std::string stepText(const Json &step) {
                     std::to_string(step.at("kh").get<int64_t>()) + "x" +
                     std::to_string(step.at("kw").get<int64_t>()) + ", strides " +
                     ints(step.at("strides")) + ", pads " + ints(step.at("pads"));
+    if (step.value("groups", int64_t{1}) != 1)
+      s += ", groups " + std::to_string(step.at("groups").get<int64_t>());
     const Json &epilogue = step.at("epilogue");
     if (!epilogue.at("bias").is_null())
       s += ", bias " + epilogue.at("bias").get<std::string>();

@@ -452,10 +452,12 @@ void benchArtifact(const RunOptions &options) {
   for (unsigned i = 0; i < repeat; ++i)
     runOnce(artifact.get(), values, results);
   double inSteps = 0; // per run: the steps' medians, each as often as a run calls it
+  double flops = 0;   // per run: the GEMM and convolution steps' work
   for (size_t i = 0; i < sotc_num_profiled_steps(artifact.get()); ++i) {
     sotc_step_profile p{};
     sotc_profiled_step(artifact.get(), i, &p);
     inSteps += p.median_seconds * static_cast<double>(p.calls) / repeat;
+    flops += p.flops * static_cast<double>(p.calls) / repeat;
   }
   std::sort(runs.begin(), runs.end());
   double median = runs[runs.size() / 2];
@@ -476,6 +478,16 @@ void benchArtifact(const RunOptions &options) {
                 << " GFLOP/s float32 (" << peak.isa << " FMA on " << peak.threads
                 << (peak.threads == 1 ? " thread" : " threads") << ", measured)\n"
                 << std::defaultfloat;
+  }
+  if (flops > 0) {
+    // The work a model does is nearly all in these steps: its GFLOP/s against the peak.
+    std::cout << "work: " << std::fixed << std::setprecision(3) << flops / 1e9
+              << " GFLOP a run in GEMM and convolution steps, " << std::setprecision(1)
+              << flops / median / 1e9 << " GFLOP/s at the median run";
+    if (peak.gflops > 0)
+      std::cout << " (" << std::setprecision(0) << 100 * flops / median / 1e9 / peak.gflops
+                << "% of peak)";
+    std::cout << "\n" << std::defaultfloat;
   }
   for (size_t i = 0; i < sotc_num_profiled_steps(artifact.get()); ++i) {
     sotc_step_profile p{};
