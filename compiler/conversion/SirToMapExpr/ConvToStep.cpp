@@ -1,7 +1,7 @@
 //===- ConvToStep.cpp - conv2d groups to convolution library steps -------------------------===//
 //
 // 1. Every conv group (a conv2d primitive sotc-sir-expand-convolutions kept: float32, on the
-//    CPU, one group or depthwise) becomes a mapexpr.conv step, which the runtime runs as a
+//    CPU) becomes a mapexpr.conv step, which the runtime runs as a
 //    oneDNN convolution.
 // 2. Epilogue: when the convolution's only reader is an injective group that does nothing but
 //    what the library applies to each output tile before storing it, that group moves into

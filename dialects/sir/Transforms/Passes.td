@@ -32,7 +32,7 @@ def SirExpandConvolutions : Pass<"sotc-sir-expand-convolutions", "::sotc::sir::S
   let summary = "Expand the conv2d primitives the target runs no step for into windows and GEMMs";
   let description = [{
     Runs after sotc-sir-decompose. A conv2d stays where the target runs convolutions as
-    library steps (`cpu`: float32 of static sizes, one group or depthwise); the others become
+    library steps (`cpu`: float32 of static sizes, any groups); the others become
     the operator library's expansion (a dynamic batch's too: its GEMM takes the rows at run
     time): the windows (im2col) times the filters, one GEMM (over the whole batch's columns for
     small maps; batched over the groups; a depthwise one's taps times its filters, summed), the

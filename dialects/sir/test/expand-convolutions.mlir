@@ -1,5 +1,5 @@
 // sotc-sir-expand-convolutions: a conv2d the target runs as a step stays (cpu: float32 of
-// static sizes, one group or depthwise); every other becomes windows (im2col) times the
+// static sizes, any groups); every other becomes windows (im2col) times the
 // filters, one GEMM (a depthwise one: the taps times the filters, summed).
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-sir-expand-convolutions{target=cpu}))" | FileCheck %s
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-sir-expand-convolutions{target=cuda}))" | FileCheck %s --check-prefix=CUDA
@@ -80,13 +80,12 @@ sir.subgraph @depthwise(%x: tensor<2x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> ten
 
 // -----
 
-// Other groups (2 of 2 channels, 3 filters each) are expanded on the CPU too: the groups one
+// Other groups (2 of 2 channels, 3 filters each): a step on the CPU; expanded, the groups one
 // batched GEMM, [G, OC/G, C/G*9] x [N, G, C/G*9, OH*OW].
 // CHECK-LABEL: sir.subgraph @grouped
-// CHECK-NOT:     conv2d
-// CHECK:         sir.prim reshape(%arg1) {shape = array<i64: 2, 3, 18>}
-// CHECK:         sir.prim matmul
+// CHECK-NEXT:    sir.prim conv2d(%arg0, %arg1) {dilations = array<i64: 1, 1>, groups = 2 : i64
 // CUDA-LABEL:  sir.subgraph @grouped
+// CUDA:          sir.prim reshape(%arg1) {shape = array<i64: 2, 3, 18>}
 // CUDA:          sir.prim matmul
 sir.subgraph @grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x8x8xf32> {
   %y = sir.prim conv2d(%x, %w) {dilations = array<i64: 1, 1>, groups = 2 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x8x8xf32>
