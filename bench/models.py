@@ -2,9 +2,9 @@
 """Whole models (scripts/bench.sh runs it after run.py): sotc against torch eager,
 torch.compile and paddle eager on the CPU, for the pre-norm transformer block, ResNet-18 and
 the GPT-style decoder of testdata/models, and for library models as users get them
-(torchvision's ResNet-50, MobileNetV3-Large and MobileNetV2, paddle.vision's ResNet-50, a
-transformers BERT and LLaMA-style decoder, 4 layers x 256, from their configs), at benchmark
-sizes, and the CNNs again at batch 1. A testdata model runs in both frameworks (sotc compiles
+(torchvision's ResNet-50, MobileNetV3-Large, MobileNetV2 and RegNetY-400MF, paddle.vision's
+ResNet-50, a transformers BERT and LLaMA-style decoder, 4 layers x 256, from their configs), at
+benchmark sizes, and the CNNs again at batch 1. A testdata model runs in both frameworks (sotc compiles
 the torch one); a library's model in its own framework, from which sotc traces it. Each
 model's work (the FLOP of its matrix products and convolutions) and the machine's float32
 FMA peak come from `sotc bench` of its artifact: sotc's GFLOP/s and share of the peak.
@@ -55,6 +55,8 @@ MODELS = {
     "torchvision resnet50": ("torchvision", "resnet50", {}, (8, 3, 224, 224)),
     "torchvision mobilenet_v3_large": ("torchvision", "mobilenet_v3_large", {}, (8, 3, 224, 224)),
     "torchvision mobilenet_v2": ("torchvision", "mobilenet_v2", {}, (8, 3, 224, 224)),
+    # grouped convolutions of 8 channels a group and squeeze-and-excitation blocks
+    "torchvision regnet_y_400mf": ("torchvision", "regnet_y_400mf", {}, (8, 3, 224, 224)),
     # one image: latency, where a call's fixed costs (binding, guards, the executor) weigh
     "resnet18 batch 1": ("testdata", "resnet18", {}, (1, 3, 224, 224)),
     "torchvision resnet50 batch 1": ("torchvision", "resnet50", {}, (1, 3, 224, 224)),
