@@ -4,8 +4,8 @@ torch.compile and paddle eager on the CPU, for the pre-norm transformer block, R
 the GPT-style decoder of testdata/models, and for library models as users get them
 (torchvision's ResNet-50, MobileNetV3-Large, MobileNetV2 and RegNetY-400MF, paddle.vision's
 ResNet-50, a transformers BERT and LLaMA-style decoder, 4 layers x 256, from their configs), at
-benchmark sizes, and the CNNs again at batch 1. A testdata model runs in both frameworks (sotc compiles
-the torch one); a library's model in its own framework, from which sotc traces it. Each
+benchmark sizes, and the CNNs again at batch 1. A testdata model runs in both frameworks (sotc
+compiles the torch one); a library's model in its own framework, from which sotc traces it. Each
 model's work (the FLOP of its matrix products and convolutions) and the machine's float32
 FMA peak come from `sotc bench` of its artifact: sotc's GFLOP/s and share of the peak.
 
@@ -187,7 +187,8 @@ def work_and_peak(library):
     model's work) and its measured float32 FMA peak of this machine, in GFLOP and GFLOP/s."""
     with open(library[:-len(".so")] + ".manifest.json") as f:
         inputs = json.load(f)["entries"][0]["inputs"]
-    args = [arg for i in inputs if i["kind"] == "tensor" for arg in ("--input", f"{i['name']}=random")]
+    args = [arg for i in inputs if i["kind"] == "tensor"
+            for arg in ("--input", f"{i['name']}=random")]
     out = subprocess.run([SOTC, "bench", library, *args, "--repeat", "1", "--warmup", "0"],
                          capture_output=True, text=True, check=True).stdout
     work = peak = None
