@@ -116,6 +116,7 @@ TEST_CASE("convolution steps compute what the step means, on oneDNN and on the G
       {"depthwise 3x3", planOf(2, 32, 10, 32, 3, 1, 1, 1, 32)},
       {"depthwise, stride 2, 24 channels", planOf(2, 24, 11, 24, 3, 2, 1, 1, 24)},
       {"depthwise 5x5, dilated", planOf(1, 16, 13, 16, 5, 1, 4, 2, 16)},
+      {"depthwise 5x5, stride 2", planOf(2, 16, 13, 16, 5, 2, 2, 1, 16)},
       {"4 groups of 2 channels, 3 filters each", planOf(2, 8, 7, 12, 3, 1, 1, 1, 4)}};
   using A = ConvPlan::Activation;
   for (Case &c : cases)

@@ -47,6 +47,10 @@ void finishRow(float *out, int64_t pixels, float bias, const float *residual) {
       out[i] = activated<A>(out[i] + bias);
 }
 
+/// Below about 64 KiB of output a pass runs faster on the calling thread than woken workers
+/// take.
+constexpr int64_t kSerialOutput = 16384;
+
 /// The epilogue over the whole output, its rows split over `parallel`.
 void finish(const ConvPlan &s, float *out, const float *bias, const float *residual,
             const ParallelFor &parallel) {
@@ -74,8 +78,7 @@ void finish(const ConvPlan &s, float *out, const float *bias, const float *resid
       }
     }
   };
-  // Below about 64 KiB a pass runs faster on the calling thread than woken workers take.
-  if (!parallel.run || s.outputElements() < 16384)
+  if (!parallel.run || s.outputElements() < kSerialOutput)
     return rows(0, s.n * s.oc);
   parallel.run(s.n * s.oc, rows);
 }
@@ -155,7 +158,7 @@ void convolveGroups(const ConvPlan &s, float *out, const float *x, const float *
         convolveRow(s, p, image, perGroup, taps, out + plane * pixels + p * s.ow);
     }
   };
-  if (!parallel.run || s.outputElements() < 16384)
+  if (!parallel.run || s.outputElements() < kSerialOutput)
     return planes(0, s.n * s.oc);
   parallel.run(s.n * s.oc, planes);
 }
