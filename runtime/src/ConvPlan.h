@@ -29,8 +29,8 @@ inline bool holds(ChainLayout layout, int64_t channels) {
 struct ConvPlan {
   enum class Activation { None, Relu, Relu6, Hardswish } activation = Activation::None;
   int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, oh = 0, ow = 0;
-  int64_t groups =
-      1; // dividing c and oc: output channel o reads input channels of group o / (oc / groups)
+  /// Dividing c and oc: output channel o reads the input channels of group o / (oc / groups).
+  int64_t groups = 1;
   std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
   std::array<int64_t, 4> pads{0, 0, 0, 0}; // top, bottom, left, right
   bool bias = false;                       // an input of oc values, one per output channel
