@@ -131,7 +131,7 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
       !args.empty() && isDynamicSize(args.back()) &&
       (args.size() == 1 ||
        (args.size() == 2 && isInt(args[0]) && args[0]->constant.intValue == 0))) {
-    args = {makeConst(PyConst::ofInt(ops::kBatchSize), {args.back()})};
+    args = {makeConst(PyConst::ofInt(ops::symbolSize(args.back()->sizeSymbol)), {args.back()})};
     return;
   }
   bool expand = kExpands.count(opName);
@@ -147,14 +147,62 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     // The dynamic size where the input has a dimension of 1 or of it (Lowerings' expandOp).
     for (VarPtr &t : target)
       if (isDynamicSize(t))
-        t = makeConst(PyConst::ofInt(ops::kBatchSize), {t});
+        t = makeConst(PyConst::ofInt(ops::symbolSize(t->sizeSymbol)), {t});
+  } else if (std::count_if(in.begin(), in.end(), ops::isDynamicDim) > 1) {
+    // Several dynamic sizes ([B, T, C] viewed as (B, T, H, C // H)): each stays a dimension
+    // of its own, in order, and the static elements between them stay the same.
+    std::vector<int64_t> runs{1}; // the input's static products around its dynamic dims
+    std::vector<int64_t> order;   // the input's dynamic dims
+    for (int64_t d : in) {
+      if (ops::isDynamicDim(d)) {
+        order.push_back(d);
+        runs.push_back(1);
+      } else {
+        runs.back() *= d;
+      }
+    }
+    std::vector<int64_t> known{1};
+    std::vector<int> inferred{-1};
+    size_t next = 0;
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (isDynamicSize(target[i])) {
+        if (next == order.size() || ops::dynamicDim(target[i]->sizeSymbol) != order[next])
+          refuse();
+        target[i] = makeConst(PyConst::ofInt(order[next++]), {target[i]});
+        known.push_back(1);
+        inferred.push_back(-1);
+        continue;
+      }
+      if (!isInt(target[i]))
+        return; // the operator library says what is wrong with it
+      int64_t size = target[i]->constant.intValue;
+      if (size == -1 && inferred.back() < 0)
+        inferred.back() = static_cast<int>(i);
+      else if (size < 0)
+        refuse();
+      else
+        known.back() *= size;
+    }
+    // One size twice ([T, T] scores) is refused as with one dynamic dimension.
+    if (next != order.size() || std::set<int64_t>(order.begin(), order.end()).size() != next)
+      refuse();
+    for (size_t run = 0; run < runs.size(); ++run) {
+      if (inferred[run] >= 0) {
+        if (known[run] <= 0 || runs[run] % known[run])
+          refuse();
+        target[inferred[run]] =
+            makeConst(PyConst::ofInt(runs[run] / known[run]), {target[inferred[run]]});
+        known[run] = runs[run];
+      }
+      if (known[run] != runs[run])
+        refuse();
+    }
   } else {
     // A reshape keeps the input's one dynamic dimension a dimension of its own: the static
     // elements before it and after it stay the same (a -1 among them is inferred here), and
     // it becomes the reshape's -1.
-    auto dynamicDim = std::find(in.begin(), in.end(), ops::kDynamic);
-    if (std::count(in.begin(), in.end(), ops::kDynamic) != 1 ||
-        std::count_if(target.begin(), target.end(), isDynamicSize) != 1)
+    auto dynamicDim = std::find_if(in.begin(), in.end(), ops::isDynamicDim);
+    if (dynamicDim == in.end() || std::count_if(target.begin(), target.end(), isDynamicSize) != 1)
       refuse();
     size_t at = std::find_if(target.begin(), target.end(), isDynamicSize) - target.begin();
     int64_t before = 1, after = 1;
@@ -185,9 +233,10 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     // The dynamic size first in both may also merge into (or split from) the dims after it:
     // [?, 64] viewed as (B, 16, 4) after x.view(-1, 4) (sotc-sir-unmerge-batch judges it).
     bool bothFirst = at == 0 && dynamicDim == in.begin();
-    if (known[0] != before || (known[1] != after && !bothFirst))
+    if (known[0] != before || (known[1] != after && !bothFirst) ||
+        ops::dynamicDim(target[at]->sizeSymbol) != *dynamicDim)
       refuse();
-    target[at] = makeConst(PyConst::ofInt(-1), {args[0]});
+    target[at] = makeConst(PyConst::ofInt(*dynamicDim), {args[0]});
   }
   if (sequence)
     args[1] = makeSequence(args[1]->kind, target, {args[1]});
@@ -195,13 +244,26 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     std::copy(target.begin(), target.end(), args.begin() + 1);
 }
 
-void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc) {
-  if (std::string(relation) == "<=")
+void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol) {
+  if (std::string(relation) == "<=" && symbol == 0)
     dynamicSizeMax_ = dynamicSizeMax_ ? std::min(dynamicSizeMax_, k) : k;
   std::string expected = std::string(relation) + " " + std::to_string(k);
-  if (std::none_of(batchGuards_.begin(), batchGuards_.end(),
-                   [&](const auto &g) { return g.first == expected; }))
-    batchGuards_.push_back({expected, loc});
+  if (std::none_of(batchGuards_.begin(), batchGuards_.end(), [&](const SizeGuard &g) {
+        return g.symbol == symbol && g.expected == expected;
+      }))
+    batchGuards_.push_back({symbol, expected, loc});
+}
+
+int Executor::symbolOf(const std::string &name) {
+  for (size_t k = 0; k < symbols_.size(); ++k)
+    if (symbols_[k].name == name)
+      return static_cast<int>(k);
+  if (symbols_.size() == static_cast<size_t>(ops::kMaxSymbols))
+    throw CodedError(DiagCode::FrontendHostInteraction, "the inputs name more than " +
+                                                            std::to_string(ops::kMaxSymbols) +
+                                                            " dynamic sizes");
+  symbols_.push_back({name, 0});
+  return static_cast<int>(symbols_.size()) - 1;
 }
 
 void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
@@ -227,12 +289,13 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
     size_t at = dim++;
     if (at >= shape.size())
       return; // the operator library says what is wrong
-    bool dynamic = shape[at] == ops::kDynamic;
+    bool dynamic = ops::isDynamicDim(shape[at]);
+    int symbol = dynamic ? ops::symbolOf(shape[at]) : 0;
     if (dynamic && (isInt(k) || list)) {
       // x[:, -k] and x[:, [-k]] of a dimension of s0: s0 must reach k from its end.
       int64_t p = (list ? k->items[0] : k)->constant.intValue;
       if (p < -1)
-        guardBatch(">=", -p, locOf(f));
+        guardBatch(">=", -p, locOf(f), symbol);
     }
     bool unitStep =
         k->kind == K::Slice &&
@@ -243,15 +306,20 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
     if (k->kind == K::Slice && isDynamicSize(k->items[1])) {
       // x[:n] of n = s0: a static dimension's first s0 elements (n <= its size guarded), or
       // all of a dimension of s0.
+      int end = k->items[1]->sizeSymbol;
       if (!fromZero || !unitStep)
         fail(DiagCode::FrontendHostInteraction,
              "a slice up to a dynamic dimension's size is compiled from 0 with step 1 only", f);
-      if (!dynamic && (batchMax_ == 0 || batchMax_ > shape[at]))
-        guardBatch("<=", shape[at], locOf(f));
-      k = makeSequence(
-          K::Slice,
-          {k->items[0], makeConst(PyConst::ofInt(ops::kBatchSize), {k->items[1]}), k->items[2]},
-          {k});
+      if (dynamic && symbol != end)
+        fail(DiagCode::FrontendHostInteraction,
+             "a slice of one dynamic size up to another is not compiled yet", f);
+      int64_t inputMax = symbols_[end].inputMax;
+      if (!dynamic && (inputMax == 0 || inputMax > shape[at]))
+        guardBatch("<=", shape[at], locOf(f), end);
+      k = makeSequence(K::Slice,
+                       {k->items[0], makeConst(PyConst::ofInt(ops::symbolSize(end)), {k->items[1]}),
+                        k->items[2]},
+                       {k});
       changed = true;
     } else if (dynamic &&
                (position(k) || (k->kind == K::Slice && unitStep && position(k->items[1]) &&
@@ -259,7 +327,7 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
       // Static positions of a dimension of s0 (x[:, 0], x[:, :4]): s0 must reach them.
       int64_t end = isInt(k) ? k->constant.intValue + 1 : k->items[1]->constant.intValue;
       if (end > 1)
-        guardBatch(">=", end, locOf(f));
+        guardBatch(">=", end, locOf(f), symbol);
     }
   }
   if (changed)
@@ -287,7 +355,7 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
   if (outputs.size() != 1 || !outputs[0]->isTensor() || !ops::isIntegral(outputs[0]->meta.dtype))
     return;
   bool arange = (opName == "torch.arange" || opName == "paddle.arange") && args.size() == 1 &&
-                isInt(args[0]) && args[0]->constant.intValue == ops::kBatchSize;
+                isInt(args[0]) && ops::isSymbolSize(args[0]->constant.intValue);
   // What keeps the values and only adds or drops dims of one: the batch's coordinate still.
   static const std::set<std::string> keeping = {
       "torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape",          "paddle.reshape",
@@ -300,9 +368,9 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
               (keeping.count(opName) || plusZero ||
                (opName == "__getitem__" && args.size() == 2 && keepsValues(args[1])));
   const std::vector<int64_t> &shape = outputs[0]->meta.shape;
-  bool rowsOnly = std::count(shape.begin(), shape.end(), ops::kDynamic) == 1 &&
+  bool rowsOnly = std::count_if(shape.begin(), shape.end(), ops::isDynamicDim) == 1 &&
                   std::all_of(shape.begin(), shape.end(),
-                              [](int64_t d) { return d == 1 || d == ops::kDynamic; });
+                              [](int64_t d) { return d == 1 || ops::isDynamicDim(d); });
   outputs[0]->batchIota = (arange || kept) && rowsOnly;
 }
 

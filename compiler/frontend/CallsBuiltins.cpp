@@ -28,7 +28,7 @@ bool len(CallContext &c) {
   VarPtr a = c.args[0];
   if (a->isTensor()) {
     c.consume(a);
-    if (a->meta.shape.empty() || a->meta.shape[0] == ops::kDynamic)
+    if (a->meta.shape.empty() || ops::isDynamicDim(a->meta.shape[0]))
       c.fail(DiagCode::FrontendHostInteraction, "len() of a tensor with a dynamic first dimension");
     c.push(makeConst(PyConst::ofInt(a->meta.shape[0]), {a}));
     return true;

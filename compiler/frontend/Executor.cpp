@@ -281,7 +281,9 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     ops::TensorMeta meta;
     meta.dtype = dtypeOf(value.tensor().dtype());
     for (const trace::Dim &d : value.tensor().dims())
-      meta.shape.push_back(d.dynamic() ? ops::kDynamic : d.size());
+      meta.shape.push_back(d.dynamic()
+                               ? ops::dynamicDim(symbolOf(d.symbol().empty() ? "?" : d.symbol()))
+                               : d.size());
     VarPtr t = newTensor(meta, tracker);
     t->stopGradient = value.tensor().stop_gradient();
     return t;
@@ -458,11 +460,16 @@ ExecState Executor::start() {
     // A dynamic dimension given a bound (f32[?<=4096, 128]): calls of more rows are refused,
     // and decisions on the size that the bound settles need no guard.
     if (input.value().has_tensor())
-      for (const trace::Dim &d : input.value().tensor().dims())
-        if (d.dynamic() && d.max() > 0 && (batchMax_ == 0 || d.max() < batchMax_)) {
-          batchMax_ = d.max();
-          guardBatch("<=", d.max(), {code.filename(), static_cast<int>(code.firstlineno())});
+      for (const trace::Dim &d : input.value().tensor().dims()) {
+        if (!d.dynamic() || d.max() <= 0)
+          continue;
+        int k = symbolOf(d.symbol().empty() ? "?" : d.symbol());
+        int64_t &most = symbols_[k].inputMax;
+        if (most == 0 || d.max() < most) {
+          most = d.max();
+          guardBatch("<=", d.max(), {code.filename(), static_cast<int>(code.firstlineno())}, k);
         }
+      }
     value->parameter = input.name();
     value->passedRepr = value->repr();
     parameters_.push_back(value);

@@ -151,9 +151,21 @@ public:
   /// Python values that decided something (jumps, constant arguments, subscripts), with the
   /// line that consumed them first.
   const std::vector<std::pair<VarPtr, SourceLoc>> &consumed() const { return consumed_; }
-  /// The decisions taken on the dynamic batch's size, as what it keeps (`>= 2`, `!= 4`) and
-  /// the line that decided.
-  const std::vector<std::pair<std::string, SourceLoc>> &batchGuards() const { return batchGuards_; }
+  /// A dynamic size of the inputs: `?` (every `?` is one size) or a name (`int64[B,T]`), in
+  /// the order the inputs give them (symbol k is s<k>), with the bound an input gives it
+  /// (`T<=512`; 0 for none).
+  struct DynamicSymbol {
+    std::string name;
+    int64_t inputMax = 0;
+  };
+  const std::vector<DynamicSymbol> &symbols() const { return symbols_; }
+  /// A decision taken on a dynamic size: what it keeps (`>= 2`, `!= 4`) and the line.
+  struct SizeGuard {
+    int symbol = 0;
+    std::string expected;
+    SourceLoc loc;
+  };
+  const std::vector<SizeGuard> &batchGuards() const { return batchGuards_; }
   /// The least bound a `<=` batch guard gives s0 (an input's ?<=N, a slice of a static table
   /// to it), 0 for none: what the code generators may assume of it.
   int64_t dynamicSizeMax() const { return dynamicSizeMax_; }
@@ -237,9 +249,12 @@ private:
   /// the first s0 elements (the end becomes ops::kBatchSize, `<= N` guarded on a static dim);
   /// static positions of a dim of s0 (x[:, 0], x[:, :4]) guard s0 to reach them (`>= end`).
   void indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args);
-  /// A guard of kind batch on the dynamic size, `s0 relation k` (`>= 2`, `<= 64`, `!= 1`),
-  /// once per expectation; `<=` bounds s0 (dynamicSizeMax).
-  void guardBatch(const char *relation, int64_t k, const SourceLoc &loc);
+  /// A guard of kind batch on a dynamic size, `s<symbol> relation k` (`>= 2`, `<= 64`,
+  /// `!= 1`), once per expectation; `<=` bounds s0 (dynamicSizeMax).
+  void guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol = 0);
+  /// The symbol of the dynamic size named `name` (`?` or T) an input gives, a new one the
+  /// first time; E3005 past ops::kMaxSymbols.
+  int symbolOf(const std::string &name);
   void passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
@@ -347,8 +362,8 @@ private:
   std::map<std::string, VarPtr> weights_; // a model's parameters and buffers by name
   std::vector<VarPtr> weightOrder_;        // the same, in the order they were read
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
-  std::vector<std::pair<std::string, SourceLoc>> batchGuards_;
-  int64_t batchMax_ = 0; // the bound an input spec gave the batch (?<=N), 0 for none
+  std::vector<SizeGuard> batchGuards_;
+  std::vector<DynamicSymbol> symbols_;
   int64_t dynamicSizeMax_ = 0;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object

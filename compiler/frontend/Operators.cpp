@@ -169,7 +169,7 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
     if (v->meta.rank() == 0)
       fail(DiagCode::FrontendPythonError, "TypeError: iteration over a 0-d tensor", f);
     int64_t n = v->meta.shape[0];
-    if (n == ops::kDynamic)
+    if (ops::isDynamicDim(n))
       fail(DiagCode::FrontendHostInteraction,
            "iterating over a tensor whose first dimension is dynamic needs its size on the host",
            f);
@@ -414,9 +414,15 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
 }
 
 VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b) {
-  // Every dynamic size is the one batch (the runtime checks that the inputs agree).
-  if (isDynamicSize(a) && isDynamicSize(b))
+  // Dims of one dynamic size are one size (the runtime checks that the inputs agree).
+  if (isDynamicSize(a) && isDynamicSize(b) && a->sizeSymbol == b->sizeSymbol)
     return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
+  if (isDynamicSize(a) && isDynamicSize(b))
+    fail(DiagCode::FrontendHostInteraction,
+         "comparing two dynamic sizes (" + symbols_[a->sizeSymbol].name + " and " +
+             symbols_[b->sizeSymbol].name +
+             ") is not compiled yet: one name in the input specs makes them one size",
+         f);
   static const std::map<std::string, std::string> mirrored = {
       {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
   if (!isDynamicSize(a)) // k < B  ->  B > k
@@ -427,8 +433,10 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
              " is not compiled yet",
          f);
   int64_t k = b->constant.intValue;
+  int symbol = a->sizeSymbol;
+  int64_t inputMax = symbols_[symbol].inputMax;
   // A comparison every size from 1 to the bound an input gave (?<=N) decides alike.
-  if (batchMax_ > 0) {
+  if (inputMax > 0) {
     auto at = [&](int64_t v) {
       return op == "<"    ? v < k
              : op == "<=" ? v <= k
@@ -437,7 +445,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
              : op == "==" ? v == k
                           : v != k;
     };
-    bool settled = (op == "==" || op == "!=") ? (k < 1 || k > batchMax_) : at(1) == at(batchMax_);
+    bool settled = (op == "==" || op == "!=") ? (k < 1 || k > inputMax) : at(1) == at(inputMax);
     if (settled)
       return makeConst(PyConst::ofBool(at(1)), {a, b});
   }
@@ -448,7 +456,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   int64_t kept = equality || op == "<" || op == ">=" ? k : k + 1;
   bool restricts = equality ? k >= 1 : op == "<" || op == ">=" ? k > 1 : k >= 1;
   if (restricts)
-    guardBatch(equality ? "!=" : ">=", kept, locOf(f));
+    guardBatch(equality ? "!=" : ">=", kept, locOf(f), symbol);
   return makeConst(PyConst::ofBool(holds), {a, b});
 }
 
@@ -645,12 +653,13 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       // (x.shape[-1] and unpacking read the others) but not computed with (kDynamicSize).
       std::vector<VarPtr> dims;
       for (int64_t d : obj->meta.shape) {
-        if (d != ops::kDynamic) {
+        if (!ops::isDynamicDim(d)) {
           dims.push_back(makeConst(PyConst::ofInt(d), {obj}));
           continue;
         }
         VarPtr size = Variable::make(K::Opaque, computedFrom({obj}));
         size->name = std::string(kDynamicSize) + " a tensor";
+        size->sizeSymbol = ops::symbolOf(d);
         dims.push_back(size);
       }
       return makeSequence(framework_ == "torch" ? K::Tuple : K::List, dims, {obj});
@@ -935,7 +944,7 @@ VarPtr Executor::indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
   std::vector<int64_t> rest(x->meta.shape.begin() + indices.size(), x->meta.shape.end());
   if (VarPtr rows = indexBatchRows(f, sir, x, indices))
     return rows;
-  if (std::count(lead.begin(), lead.end(), ops::kDynamic))
+  if (std::any_of(lead.begin(), lead.end(), ops::isDynamicDim))
     fail(DiagCode::FrontendUnsupportedConstruct,
          "indexing a dynamic dimension with a tensor is not supported yet", f);
   auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
@@ -970,9 +979,13 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
   // where b has it in the broadcast result.
   size_t d = 0;
   while (d < indices.size() &&
-         !(x->meta.shape[d] == ops::kDynamic && indices[d]->isTensor() && indices[d]->batchIota))
+         !(ops::isDynamicDim(x->meta.shape[d]) && indices[d]->isTensor() && indices[d]->batchIota))
     ++d;
   if (d == indices.size())
+    return nullptr;
+  int64_t batch = x->meta.shape[d]; // the dynamic size b indexes
+  const std::vector<int64_t> &iotaShape = indices[d]->meta.shape;
+  if (std::find(iotaShape.begin(), iotaShape.end(), batch) == iotaShape.end())
     return nullptr;
   const std::vector<int64_t> &iota = indices[d]->meta.shape;
   std::vector<VarPtr> others;
@@ -1011,16 +1024,15 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
   size_t broadcastRank = shape.size() - 1 - restRank;
   shape.pop_back();
   shape.insert(shape.begin(), rank - broadcastRank, 1);
-  size_t p =
-      rank - iota.size() + (std::find(iota.begin(), iota.end(), ops::kDynamic) - iota.begin());
+  size_t p = rank - iota.size() + (std::find(iota.begin(), iota.end(), batch) - iota.begin());
   if (shape[p] != 1)
     return nullptr;
-  shape[p] = ops::kDynamic;
+  shape[p] = batch;
   std::string reshape = framework_ + ".reshape";
   // [others..., rest..., B] -> [others with 1 at p..., rest..., B] -> batch moved to p.
   std::vector<int64_t> padded = shape;
   padded[p] = 1;
-  padded.push_back(ops::kDynamic);
+  padded.push_back(batch);
   VarPtr aligned = tensorCall(f, sir, "api", reshape, reshape, {picked, ints(padded)}, {});
   std::vector<int64_t> toP;
   for (size_t k = 0; k < padded.size() - 1; ++k) {

@@ -43,7 +43,7 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
          f);
   const std::vector<int64_t> &shape = x->meta.shape;
   for (int64_t d : shape)
-    if (d == ops::kDynamic)
+    if (ops::isDynamicDim(d))
       fail(DiagCode::FrontendUnsupportedConstruct,
            "assigning into a tensor with dynamic dimensions is not supported", f);
   auto dtypeVar = [&] {

@@ -377,16 +377,16 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
   };
   for (const auto &[v, loc] : ex.consumed())
     guard(v, loc);
-  // Decisions on the dynamic batch's size: read from the first parameter that has one.
-  for (const auto &[expected, loc] : ex.batchGuards())
+  // Decisions on a dynamic size: read from the first parameter that has it.
+  for (const Executor::SizeGuard &g : ex.batchGuards())
     for (const VarPtr &p : ex.parameters()) {
       const std::vector<int64_t> &shape = p->isTensor() ? p->meta.shape : std::vector<int64_t>{};
-      auto d = std::find(shape.begin(), shape.end(), ops::kDynamic);
+      auto d = std::find(shape.begin(), shape.end(), ops::dynamicDim(g.symbol));
       if (d != shape.end()) {
         t.guards.push_back(
             {Guard::Kind::Batch,
              p->tracker.expression() + ".shape[" + std::to_string(d - shape.begin()) + "]",
-             expected, loc});
+             g.expected, g.loc});
         break;
       }
     }

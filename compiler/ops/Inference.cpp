@@ -18,12 +18,15 @@ std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<in
       out[i] = da;
     else if (da == 1)
       out[i] = db;
-    else if (da == kDynamic || db == kDynamic)
-      out[i] = da == kDynamic ? db : da; // the static size; a guard will pin the dynamic one
+    else if (isDynamicDim(da) != isDynamicDim(db))
+      out[i] = isDynamicDim(da) ? db : da; // the static size; a guard will pin the dynamic one
     else
-      throw CodedError(DiagCode::OpShapeMismatch, op + "(): shapes " + formatShape(a) + " and " +
-                                                      formatShape(b) +
-                                                      " cannot be broadcast together");
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       op + "(): shapes " + formatShape(a) + " and " + formatShape(b) +
+                           " cannot be broadcast together" +
+                           (isDynamicDim(da) ? " (two dynamic sizes: one name in the input "
+                                               "specs makes them one)"
+                                             : ""));
   }
   return out;
 }
@@ -156,7 +159,7 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
         throw CodedError(DiagCode::OpBadAttribute,
                          op + "(): only one dimension can be -1 in " + formatInts(target));
       inferred = static_cast<int>(i);
-    } else if (out[i] == kDynamic) {
+    } else if (isDynamicDim(out[i])) {
       dynamic = true;
     } else if (out[i] < 0) {
       throw CodedError(DiagCode::OpBadAttribute, op + "(): invalid size " + std::to_string(out[i]) +
@@ -167,8 +170,26 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
   }
   int64_t total = TensorMeta{in, DType::Float32}.numElements();
   if (total == kDynamic || dynamic) {
-    if (inferred >= 0)
-      out[inferred] = kDynamic;
+    // A -1 takes the input's dynamic size that no other entry names (x.view(-1, 64)); where
+    // the others name every one ([T, 2, 4] to (T, -1)), the static elements left.
+    if (inferred >= 0) {
+      std::vector<int64_t> unnamed;
+      int64_t staticIn = 1;
+      for (int64_t d : in) {
+        if (!isDynamicDim(d))
+          staticIn *= d;
+        else if (std::count(out.begin(), out.end(), d) == (d == out[inferred] ? 1 : 0))
+          unnamed.push_back(d); // (the -1 itself is s0's value)
+      }
+      if (!unnamed.empty())
+        out[inferred] = unnamed.front();
+      else if (known > 0 && staticIn % known == 0)
+        out[inferred] = staticIn / known;
+      else
+        throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
+                                                        formatShape(in) + " into " +
+                                                        formatInts(target));
+    }
     return out;
   }
   if (inferred >= 0) {
@@ -202,7 +223,7 @@ std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
   if (transposeY && !vecY)
     std::swap(y[y.size() - 1], y[y.size() - 2]);
   int64_t kx = x.back(), ky = y[y.size() - 2];
-  if (kx != ky && kx != kDynamic && ky != kDynamic)
+  if (kx != ky && (isDynamicDim(kx) == isDynamicDim(ky)))
     throw CodedError(DiagCode::OpShapeMismatch,
                      op + "(): contraction dimensions differ: " + formatShape(origX) + " and " +
                          formatShape(origY) + " (" + std::to_string(kx) + " vs " +

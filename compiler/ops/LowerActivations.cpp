@@ -144,10 +144,10 @@ void registerMoreActivations(OpTable &t) {
       int x = floatInput(L, xn);
       int64_t axis = normalizeDim(b.opName(), L.args.intValue(axisName), b.meta(x).rank());
       int64_t n = b.meta(x).shape[axis];
-      if (n == kDynamic || n % 2)
+      if (isDynamicDim(n) || n % 2)
         badValue(L,
                  "halves x along axis " + std::to_string(axis) + ", whose size " +
-                     (n == kDynamic ? std::string("is dynamic") : std::to_string(n) + " is odd"));
+                     (isDynamicDim(n) ? std::string("is dynamic") : std::to_string(n) + " is odd"));
       int a = b.slice(x, {axis}, {0}, {n / 2}, {1}), g = b.slice(x, {axis}, {n / 2}, {n}, {1});
       L.out(b.binary(Prim::Mul, a, sigmoid(b, g)));
     };

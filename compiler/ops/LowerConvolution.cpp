@@ -119,7 +119,7 @@ Window windowOf(Lowering &L, int x, std::array<int64_t, 2> kernel, std::array<in
   if (m.rank() != 4)
     badValue(L, "expects an NCHW tensor, got rank " + std::to_string(m.rank()));
   for (size_t d = 1; d < m.shape.size(); ++d) // a dynamic batch (N) is fine
-    if (m.shape[d] == kDynamic)
+    if (isDynamicDim(m.shape[d]))
       badValue(L, "needs static channels, height and width");
   Window w{kernel, stride, dilation, pad};
   for (int i = 0; i < 2; ++i)
@@ -187,7 +187,7 @@ int expandConvolution(PrimBuilder &b, int x, int weight, const std::vector<int64
   // over every image's columns side by side, [OC, C*taps] x [C*taps, N*cols], where N GEMMs
   // of a few columns each run far below the machine's peak; the product [OC, N, OH, OW] is
   // transposed back where the convolution's consumer reads it.
-  if (groups == 1 && n > 1 && n != kDynamic && cols < kBatchedColumns) {
+  if (groups == 1 && n > 1 && !isDynamicDim(n) && cols < kBatchedColumns) {
     int columns = pointwise ? b.transpose(x, {1, 0, 2, 3})
                             : b.transpose(windows(b, x, w, 0), {1, 2, 3, 0, 4, 5});
     columns = b.reshape(columns, {cg * taps, n * cols});

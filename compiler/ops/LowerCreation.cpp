@@ -16,11 +16,12 @@ LowerFn arangeOp() {
     const Arg &first = L.args.get("start"), &second = L.args.get("end"),
               &stepArg = L.args.get("step");
     const Arg &endArg = second.isNone() ? first : second;
-    if (endArg.kind == Arg::Kind::Int && endArg.intValue == kBatchSize) {
-      // arange(B) of the dynamic batch's size: its rows' indices (a batch of its own).
+    if (endArg.kind == Arg::Kind::Int && isSymbolSize(endArg.intValue)) {
+      // arange(B) of a dynamic size: its indices (a dimension of that size).
       if (!second.isNone() || stepArg.scalar() != 1)
         badValue(L, "a range of the dynamic batch's size starts at 0 with step 1");
-      return L.out(L.b.cast(L.b.iota(kDynamic, DType::Int64), dtypeOr(L, "dtype", DType::Int64)));
+      return L.out(L.b.cast(L.b.iota(dimOfSymbolSize(endArg.intValue), DType::Int64),
+                            dtypeOr(L, "dtype", DType::Int64)));
     }
     double start = second.isNone() ? 0 : first.scalar(), end = endArg.scalar(),
            step = stepArg.scalar();

@@ -28,7 +28,7 @@ std::vector<int64_t> identityPerm(int64_t rank) {
 
 int64_t staticDim(Lowering &L, int x, int64_t axis) {
   int64_t n = L.b.meta(x).shape[axis];
-  if (n == kDynamic)
+  if (isDynamicDim(n))
     badValue(L, "dimension " + std::to_string(axis) + " is dynamic, which this operation does "
                 "not support yet");
   return n;
@@ -1162,7 +1162,7 @@ int takeAlongRows(PrimBuilder &b, int x, int index, int64_t axis) {
 
 int takeAlong(PrimBuilder &b, int x, int index, int64_t axis) {
   const std::vector<int64_t> shape = b.meta(x).shape;
-  if (shape[axis] != kDynamic && std::count(shape.begin(), shape.end(), kDynamic))
+  if (!isDynamicDim(shape[axis]) && std::any_of(shape.begin(), shape.end(), isDynamicDim))
     if (int rows = takeAlongRows(b, x, index, axis); rows >= 0)
       return rows;
   return gatherFlat(b, x, flatPositions(b, shape, wrapped(b, index, shape[axis]), axis));

@@ -399,8 +399,8 @@ int diffWithPrepended(Lowering &L, int x, int64_t axis) {
                             b.reduce(logical ? Prim::ReduceMax : Prim::ReduceSum, picked,
                                      {int64_t(p.square.size()) - 1}, false),
                             p);
-  int first =
-      b.binary(Prim::Equal, positions(b, kDynamic, axis, m.rank()), b.fill(0, {}, DType::Int64));
+  int first = b.binary(Prim::Equal, positions(b, m.shape[axis], axis, m.rank()),
+                       b.fill(0, {}, DType::Int64));
   int previous = b.select(first, b.broadcastTo(before, m.shape), shifted);
   return logical ? b.binary(Prim::NotEqual, x, previous) : b.binary(Prim::Sub, x, previous);
 }
@@ -616,7 +616,7 @@ void registerLinearAlgebra(OpTable &t) {
       PrimBuilder &b = L.b;
       int x = L.in(xn);
       int64_t axis = normalizeDim(b.opName(), L.args.intValue(dimName), b.meta(x).rank());
-      if (b.meta(x).shape[axis] == kDynamic)
+      if (isDynamicDim(b.meta(x).shape[axis]))
         return L.out(diffWithPrepended(L, x, axis));
       std::vector<int> parts;
       for (const char *side : {"prepend", "append"}) {

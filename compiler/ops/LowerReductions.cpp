@@ -102,7 +102,8 @@ int scanWindows(PrimBuilder &b, int x, const Scan &s, double padValue) {
     throw CodedError(DiagCode::OpBadAttribute,
                      b.opName() + "(): a scan of a dynamic batch with more than one other "
                                   "dimension is not supported yet");
-  int64_t rows = elements == kDynamic ? kDynamic : elements / std::max<int64_t>(1, s.n);
+  int64_t rows =
+      elements == kDynamic ? b.meta(moved).shape[0] : elements / std::max<int64_t>(1, s.n);
   int grid = b.reshape(moved, {rows, 1, 1, s.n});
   return b.window(grid, {1, s.n}, {1, 1}, {1, 1}, {0, 0, s.n - 1, 0}, padValue);
 }
@@ -159,7 +160,7 @@ int pNorm(Lowering &L, int x, double p, const std::vector<int64_t> &axes, bool k
 
 int scan(PrimBuilder &b, Prim reduction, int x, int64_t axis, double padValue) {
   Scan s = scanLayout(b, x, axis);
-  if (s.n != kDynamic)
+  if (!isDynamicDim(s.n))
     return scanResult(b, b.reduce(reduction, scanWindows(b, x, s, padValue), {3}, false), s);
   // Along the dynamic size (RoBERTa's positions from the mask): no window of it; each result
   // reduces the whole row with the positions after its own masked out.

@@ -39,7 +39,7 @@ int padAxis(Lowering &L, int x, int64_t axis, int64_t before, int64_t after, Pad
             double value) {
   PrimBuilder &b = L.b;
   int64_t n = b.meta(x).shape[axis];
-  if (n == kDynamic)
+  if (isDynamicDim(n))
     badValue(L, "padding a dynamic dimension is not supported yet");
   if (mode == PadMode::Constant) {
     if (n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < 0)
@@ -282,7 +282,7 @@ std::vector<int64_t> resizedSizes(Lowering &L, int x, const std::vector<int64_t>
     scales = spread(L.args.floatList("scale_factor"), "scale_factor");
     for (size_t i = 0; i < k; ++i) {
       int64_t n = L.b.meta(x).shape[axes[i]];
-      if (n == kDynamic)
+      if (isDynamicDim(n))
         badValue(L, "resizing a dynamic dimension is not supported yet");
       if (!(scales[i] > 0))
         badValue(L, "scale_factor must be positive");
@@ -409,7 +409,7 @@ LowerFn pixelShuffle(std::string xn, std::string factorName, bool unshuffle, boo
       badValue(L, "expects a " + std::string(paddle ? "4-d" : "(..., C, H, W)") +
                       " input, not of shape " + formatShape(s));
     for (int64_t d : s)
-      if (d == kDynamic)
+      if (isDynamicDim(d))
         badValue(L, "a dynamic dimension is not supported yet");
     int64_t ca = channelsLast ? rank - 1 : rank - 3, ha = channelsLast ? rank - 3 : rank - 2,
             wa = ha + 1;

@@ -56,7 +56,7 @@ LowerFn chunkOp(std::string xn, std::string axisName, bool paddle) {
     int64_t chunks = L.args.intValue("chunks"), n = L.b.meta(x).shape[axis];
     if (chunks <= 0)
       badValue(L, "chunks must be positive");
-    if (n == kDynamic)
+    if (isDynamicDim(n))
       badValue(L, "chunking a dynamic dimension is not supported yet");
     if (paddle && n % chunks)
       throw CodedError(DiagCode::OpShapeMismatch,
@@ -87,7 +87,7 @@ LowerFn rollOp(std::string xn, std::string axesName) {
     for (size_t i = 0; i < axes.size(); ++i) {
       int64_t axis = normalizeDim(L.b.opName(), axes[i], L.b.meta(y).rank());
       int64_t n = L.b.meta(y).shape[axis];
-      if (n == kDynamic)
+      if (isDynamicDim(n))
         badValue(L, "rolling a dynamic dimension is not supported yet");
       int64_t s = n ? ((shifts[i] % n) + n) % n : 0;
       if (!s)
@@ -207,7 +207,7 @@ void registerShapes(OpTable &t) {
     if (n.kind != Arg::Kind::Int)
       return splitSizes(L, x, L.args.intList("num_or_sections"), axis);
     int64_t dim = L.b.meta(x).shape[axis];
-    if (n.intValue <= 0 || (dim != kDynamic && dim % n.intValue != 0))
+    if (n.intValue <= 0 || (!isDynamicDim(dim) && dim % n.intValue != 0))
       throw CodedError(DiagCode::OpShapeMismatch,
                        "split(): axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
                            " cannot be split into " + std::to_string(n.intValue) +

@@ -69,20 +69,23 @@ std::vector<int64_t> axesOf(Lowering &L, const std::string &axisName, int x) {
 
 int divideByCount(Lowering &L, int x, int x0, const std::vector<int64_t> &axes, double less) {
   double n = 1;
-  int dynamic = 0;
+  std::vector<int64_t> dynamic;
   for (int64_t a : axes) {
     int64_t d = L.b.meta(x0).shape[a];
-    dynamic += d == kDynamic;
-    n *= d == kDynamic ? 1 : static_cast<double>(d);
+    if (isDynamicDim(d))
+      dynamic.push_back(d);
+    n *= isDynamicDim(d) ? 1 : static_cast<double>(d);
   }
-  if (!dynamic) // n - less <= 0 divides by 0 (nan or inf), as the frameworks do
+  if (dynamic.empty()) // n - less <= 0 divides by 0 (nan or inf), as the frameworks do
     return L.b.binaryScalar(Prim::Div, x, std::max(0.0, n - less));
-  // The call's s0: a sum of ones over it.
+  // The call's size of each dynamic dim: a sum of ones over it.
   DType dtype = L.b.meta(x).dtype;
-  int s0 = L.b.reduce(Prim::ReduceSum, L.b.fill(1, {kDynamic}, dtype), {0}, false);
-  int count = n == 1 ? s0 : L.b.binaryScalar(Prim::Mul, s0, n);
-  for (int i = 1; i < dynamic; ++i)
-    count = L.b.binary(Prim::Mul, count, s0);
+  int count = -1;
+  for (int64_t d : dynamic) {
+    int size = L.b.reduce(Prim::ReduceSum, L.b.fill(1, {d}, dtype), {0}, false);
+    count = count < 0 ? (n == 1 ? size : L.b.binaryScalar(Prim::Mul, size, n))
+                      : L.b.binary(Prim::Mul, count, size);
+  }
   if (less)
     count = L.b.binaryScalar(Prim::Max, L.b.binaryScalar(Prim::Sub, count, less), 0);
   return L.b.binary(Prim::Div, x, count);
@@ -290,7 +293,7 @@ std::vector<int64_t> flattened(Lowering &L, const std::vector<int64_t> &shape, i
   std::vector<int64_t> out(shape.begin(), shape.begin() + start);
   int64_t n = 1;
   for (int64_t i = start; i <= stop; ++i)
-    n = (n == kDynamic || shape[i] == kDynamic) ? kDynamic : n * shape[i];
+    n = isDynamicDim(n) ? n : isDynamicDim(shape[i]) ? shape[i] : n * shape[i];
   out.push_back(n);
   out.insert(out.end(), shape.begin() + stop + 1, shape.end());
   return out;
@@ -306,11 +309,12 @@ LowerFn expandOp(std::string xn, std::string shapeName) {
                       formatShape(in));
     for (size_t i = 0; i < target.size(); ++i) {
       size_t offset = target.size() - in.size();
-      if (target[i] == kBatchSize) { // a static size 1 (or the dynamic one) broadcast to it
-        if (i >= offset && in[i - offset] != 1 && in[i - offset] != kDynamic)
+      if (isSymbolSize(target[i])) { // a static size 1 (or the dynamic one) broadcast to it
+        int64_t dim = dimOfSymbolSize(target[i]);
+        if (i >= offset && in[i - offset] != 1 && in[i - offset] != dim)
           badValue(L, "the dynamic size in " + formatInts(target) +
                           " is for a dimension of size 1 or of the dynamic size");
-        target[i] = kDynamic;
+        target[i] = dim;
         continue;
       }
       if (target[i] == -1) {
@@ -325,7 +329,7 @@ LowerFn expandOp(std::string xn, std::string shapeName) {
 
 void splitSizes(Lowering &L, int x, std::vector<int64_t> sizes, int64_t axis) {
   int64_t dim = L.b.meta(x).shape[axis];
-  if (dim == kDynamic)
+  if (isDynamicDim(dim))
     badValue(L, "splitting dynamic dimension " + std::to_string(axis) + " is not supported yet");
   int64_t known = 0, inferred = -1;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -388,19 +392,19 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
     bool whole = a.kind == Arg::Kind::Slice && (a.items[0].isNone() || a.items[0].intValue == 0) &&
                  (a.items[2].isNone() || a.items[2].intValue == 1);
     bool toDynamic =
-        whole && a.items[1].kind == Arg::Kind::Int && a.items[1].intValue == kBatchSize;
-    if (size == kDynamic && whole && (a.items[1].isNone() || toDynamic)) {
+        whole && a.items[1].kind == Arg::Kind::Int && isSymbolSize(a.items[1].intValue);
+    if (isDynamicDim(size) && whole && (a.items[1].isNone() || toDynamic)) {
       keep(1); // x[:, :] or x[:n] of the dynamic size n: all of it
       continue;
     }
     if (toDynamic) { // x[:n] of a static dimension: its first n (the frontend guards n <= size)
-      outShape.push_back(kDynamic);
-      take(0, kDynamic, 1);
+      outShape.push_back(dimOfSymbolSize(a.items[1].intValue));
+      take(0, outShape.back(), 1);
       continue;
     }
     // x[:, -k] of s0 has no slice of s0 - k elements: the position is picked by a mask
     // (fromEnd, the dim kept as 1), then taken as position 0 (the frontend guards s0 >= k).
-    if (size == kDynamic && a.kind == Arg::Kind::Int && a.intValue < 0) {
+    if (isDynamicDim(size) && a.kind == Arg::Kind::Int && a.intValue < 0) {
       x = fromEnd(L.b, x, static_cast<int64_t>(dim), -a.intValue, true);
       in[dim] = 1;
       take(0, 1, 1);
@@ -413,7 +417,7 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
                          ? a.intValue >= 0
                          : (a.items[0].isNone() || position(a.items[0])) && position(a.items[1]) &&
                                (a.items[2].isNone() || a.items[2].intValue == 1);
-    if (size == kDynamic && fromStart) {
+    if (isDynamicDim(size) && fromStart) {
       int64_t first = a.kind == Arg::Kind::Int ? a.intValue
                       : a.items[0].isNone()    ? 0
                                                : a.items[0].intValue;
@@ -424,7 +428,7 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
       withinS0 = true;
       continue;
     }
-    if (size == kDynamic)
+    if (isDynamicDim(size))
       badValue(L, "indexing dynamic dimension " + std::to_string(dim) +
                       " other than from its start with static positions (x[:, 0], x[:, :4]) is "
                       "not supported yet");
@@ -490,11 +494,11 @@ void getitem(Lowering &L, int x, const Arg &index) {
                                                                         : 0;
   int y = basicIndex(L, x, items);
   int64_t size = L.b.meta(y).shape[axis];
-  if (size == kDynamic && (positions.size() != 1 || positions[0] >= 0))
+  if (isDynamicDim(size) && (positions.size() != 1 || positions[0] >= 0))
     badValue(L, "a list index of the dynamic dimension other than one position from its end "
                 "(GPT's x[:, [-1]]) is not supported yet");
   std::vector<int> picked;
-  if (size == kDynamic) // as basicIndex's x[:, -k]
+  if (isDynamicDim(size)) // as basicIndex's x[:, -k]
     picked.push_back(fromEnd(L.b, y, axis, -positions[0], true));
   else
     for (int64_t p : positions) {
@@ -545,14 +549,13 @@ PositionPairs positionPairs(PrimBuilder &b, int x, int64_t axis) {
   int moved = b.transpose(x, p.perm);
   std::vector<int64_t> row = b.meta(moved).shape;
   row.insert(row.end() - 1, 1);
+  int64_t n = row.back(); // the dynamic dimension's size
   p.square = row;
-  p.square[p.square.size() - 2] = kDynamic;
+  p.square[p.square.size() - 2] = n;
   p.values = b.broadcastTo(b.reshape(moved, row), p.square);
   // An iota each: one tensor read along both dims would need two indices in one kernel.
-  p.i =
-      b.broadcastTo(b.reshape(b.iota(kDynamic, DType::Int64), {kDynamic, 1}), {kDynamic, kDynamic});
-  p.j =
-      b.broadcastTo(b.reshape(b.iota(kDynamic, DType::Int64), {1, kDynamic}), {kDynamic, kDynamic});
+  p.i = b.broadcastTo(b.reshape(b.iota(n, DType::Int64), {n, 1}), {n, n});
+  p.j = b.broadcastTo(b.reshape(b.iota(n, DType::Int64), {1, n}), {n, n});
   return p;
 }
 
@@ -562,7 +565,7 @@ int pairsResult(PrimBuilder &b, int reducedOverJ, const PositionPairs &p) {
 
 int fromEnd(PrimBuilder &b, int x, int64_t axis, int64_t k, bool keepdim) {
   int64_t rank = b.meta(x).rank();
-  int n = positions(b, kDynamic, axis, rank);
+  int n = positions(b, b.meta(x).shape[axis], axis, rank);
   int last = b.reduce(Prim::ReduceMax, n, {}, false);
   int at = b.binary(Prim::Equal, n, b.binaryScalar(Prim::Sub, last, double(k - 1)));
   const TensorMeta &m = b.meta(x);

@@ -276,10 +276,10 @@ int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vecto
   std::vector<int64_t> shape = meta(x).shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t dim = shape[axes[i]];
-    if (dim == kDynamic && (!withinS0 || ends[i] == kDynamic))
+    if (isDynamicDim(dim) && (!withinS0 || isDynamicDim(ends[i])))
       continue;
-    if (ends[i] == kDynamic) { // the first s0 elements of a static dimension (x[:n])
-      shape[axes[i]] = kDynamic;
+    if (isDynamicDim(ends[i])) { // the first s0 elements of a static dimension (x[:n])
+      shape[axes[i]] = ends[i];
       continue;
     }
     int64_t n = ends[i] > starts[i] ? (ends[i] - starts[i] + steps[i] - 1) / steps[i] : 0;
@@ -305,7 +305,7 @@ std::vector<int64_t> PrimBuilder::windowPositions(const TensorMeta &m,
       out.push_back(0);
       continue;
     }
-    if (m.shape[2 + i] == kDynamic || span < 1)
+    if (isDynamicDim(m.shape[2 + i]) || span < 1)
       throw CodedError(DiagCode::OpShapeMismatch,
                        op_ + "(): the window does not fit the input " + formatShape(m.shape));
     out.push_back((span - 1) / strides[i] + 1);
@@ -359,12 +359,12 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
                                                       formatShape(out.shape) + " and " +
                                                       formatShape(m.shape) + " (ranks differ)");
     for (int64_t d = 0; d < out.rank(); ++d)
-      if (d != axis && m.shape[d] != out.shape[d] && m.shape[d] != kDynamic &&
-          out.shape[d] != kDynamic)
+      if (d != axis && m.shape[d] != out.shape[d] &&
+          isDynamicDim(m.shape[d]) == isDynamicDim(out.shape[d]))
         throw CodedError(DiagCode::OpShapeMismatch,
                          op_ + "(): cannot concatenate " + formatShape(out.shape) + " and " +
                              formatShape(m.shape) + " along axis " + std::to_string(axis));
-    total = (total == kDynamic || m.shape[axis] == kDynamic) ? kDynamic : total + m.shape[axis];
+    total = isDynamicDim(total) || isDynamicDim(m.shape[axis]) ? kDynamic : total + m.shape[axis];
     operands.push_back(cast(x, dtype));
   }
   out.shape[axis] = total;

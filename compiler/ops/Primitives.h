@@ -94,9 +94,9 @@ public:
   int broadcastTo(int x, const std::vector<int64_t> &shape);
   int reshape(int x, const std::vector<int64_t> &shape);
   int transpose(int x, const std::vector<int64_t> &perm);
-  /// An end of kDynamic is the dynamic size s0 (x[:n] of a static dim: its first s0). A dim
-  /// of s0 keeps it, unless `withinS0`: then static ends take that many (x[:, 0], x[:, :4]),
-  /// which the caller has guarded s0 to reach (the frontend's `>= end` guard).
+  /// A dynamic end (dynamicDim(k)) is that size (x[:n] of a static dim: its first s_k). A
+  /// dynamic dim keeps it, unless `withinS0`: then static ends take that many (x[:, 0],
+  /// x[:, :4]), which the caller has guarded the size to reach (the frontend's `>= end` guard).
   int slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
             const std::vector<int64_t> &ends, const std::vector<int64_t> &steps,
             bool withinS0 = false);

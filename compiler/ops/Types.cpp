@@ -53,7 +53,7 @@ bool isIntegral(DType d) {
 int64_t TensorMeta::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d == kDynamic)
+    if (isDynamicDim(d))
       return kDynamic;
     n *= d;
   }
@@ -65,7 +65,9 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
       s += ", ";
-    s += shape[i] == kDynamic ? "?" : std::to_string(shape[i]);
+    s += shape[i] == kDynamic     ? "?"
+         : isDynamicDim(shape[i]) ? "s" + std::to_string(symbolOf(shape[i]))
+                                  : std::to_string(shape[i]);
   }
   return s + "]";
 }

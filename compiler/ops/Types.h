@@ -40,12 +40,26 @@ bool isFloating(DType dtype);
 bool isIntegral(DType dtype); // bool excluded
 bool isComplex(DType dtype);
 
-/// A dimension of -1 is dynamic.
+/// A dimension of -1 is dynamic: the size s0 that every `?` of the inputs is.
 constexpr int64_t kDynamic = -1;
+/// The dynamic sizes a trace may have: s0 and the sizes its inputs name (`int64[B,T]`: B is
+/// s0, T s1), numbered in the order the inputs give them.
+constexpr int kMaxSymbols = 8;
+/// Symbol k's dimension in a shape: -1 - k (s0 is kDynamic).
+constexpr int64_t dynamicDim(int symbol) { return -1 - symbol; }
+constexpr bool isDynamicDim(int64_t d) { return d < 0 && d >= -kMaxSymbols; }
+/// The symbol a dynamic dimension is.
+constexpr int symbolOf(int64_t d) { return static_cast<int>(-1 - d); }
 /// In a list of sizes the frontend passes: the dynamic size (x.shape[d] of a `?` dimension,
 /// known at run time only), which expand and broadcast_to make a dimension of the result and
-/// arange(n) the length of its range.
+/// arange(n) the length of its range; symbol k's is kBatchSize + k.
 constexpr int64_t kBatchSize = std::numeric_limits<int64_t>::min(); // no Python size or index
+constexpr int64_t symbolSize(int symbol) { return kBatchSize + symbol; }
+constexpr bool isSymbolSize(int64_t v) { return v >= kBatchSize && v < kBatchSize + kMaxSymbols; }
+/// The dimension a size of symbolSize stands for.
+constexpr int64_t dimOfSymbolSize(int64_t v) {
+  return dynamicDim(static_cast<int>(v - kBatchSize));
+}
 
 struct TensorMeta {
   std::vector<int64_t> shape;
@@ -60,7 +74,7 @@ struct TensorMeta {
 
 /// "[2, -1]": a list of ints as the user wrote it (targets of reshape, permutations, axes).
 using sotc::formatInts;
-/// "[2, 3]" ("?" for dynamic dimensions)
+/// "[2, 3]" ("?" for s0, "s1" for another dynamic size)
 std::string formatShape(const std::vector<int64_t> &shape);
 /// "float32[2, 3]"
 std::string formatMeta(const TensorMeta &meta);

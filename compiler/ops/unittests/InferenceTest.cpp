@@ -160,3 +160,32 @@ TEST_CASE("shape operators and indexing", "[inference]") {
         "E2010 dropout(): training=True is not supported: sotc compiles inference (pass "
         "training=False)");
 }
+
+TEST_CASE("dynamic sizes keep their symbols through inference", "[inference]") {
+  const int64_t B = kDynamic, T = dynamicDim(1);
+  CHECK(isDynamicDim(T));
+  CHECK(symbolOf(T) == 1);
+  CHECK(!isDynamicDim(kBatchSize));
+  CHECK(dimOfSymbolSize(symbolSize(1)) == T);
+  CHECK(formatShape({B, T, 4}) == "[?, s1, 4]");
+  CHECK(broadcastShapes("add", {B, T, 4}, {1, T, 1}) == Shape{B, T, 4});
+  CHECK(broadcastShapes("add", {T, 1}, {1, 8}) == Shape{T, 8});
+  // Two sizes that meet are not one unless the inputs name them alike.
+  CHECK(errorOf([&] {
+          broadcastShapes("add", {B, 4}, {T, 4});
+        }) == "E2008 add(): shapes [?, 4] and [s1, 4] cannot be broadcast together (two dynamic "
+              "sizes: one name in the input specs makes them one)");
+  // x.view(B, T, 2, 4) as the frontend passes it: B as -1, T as its own dim.
+  CHECK(reshapeShape("reshape", {B, T, 8}, {-1, T, 2, 4}) == Shape{B, T, 2, 4});
+  CHECK(reshapeShape("reshape", {T, 2, 4}, {T, -1}) == Shape{T, 8});
+  CHECK(reshapeShape("reshape", {B, 6}, {-1, 3}) == Shape{B, 3});
+  CHECK(matmulShape("matmul", {B, 2, T, 4}, {B, 2, 4, T}, false, false) == Shape{B, 2, T, T});
+  CHECK(matmulShape("matmul", {B, 2, T, T}, {B, 2, T, 4}, false, false) == Shape{B, 2, T, 4});
+  CHECK(errorOf([&] {
+          matmulShape("matmul", {3, B}, {T, 5}, false, false);
+        }).rfind("E2008 matmul(): contraction dimensions differ", 0) == 0);
+  CHECK(TensorMeta{{B, T}, DType::Float32}.numElements() == kDynamic);
+  // arange(T) and a mean over T make dims of T.
+  CHECK(infer("torch.arange", {Arg::ofInt(symbolSize(1))}).shape == Shape{T});
+  CHECK(infer("torch.mean", {tensor({B, T, 4})}, {{"dim", Arg::ofInt(1)}}).shape == Shape{B, 4});
+}

@@ -298,6 +298,13 @@ sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   a.transposeY = op.getTransposeY().value_or(false);
   auto type = cast<RankedTensorType>(op.getResult().getType());
   a.dtype = dtypeOf(type.getElementType()).value_or(sotc::ops::DType::Float32);
+  // A -1 in `shape` or `ends` is a dynamic size; the result's type says which.
+  std::optional<sotc::ops::TensorMeta> result = metaOf(type);
+  if (result && a.shape.size() == result->shape.size())
+    a.shape = result->shape;
+  for (size_t i = 0; result && i < a.ends.size() && i < a.axes.size(); ++i)
+    if (a.ends[i] == -1 && a.axes[i] < result->rank())
+      a.ends[i] = result->shape[a.axes[i]];
   return a;
 }
 

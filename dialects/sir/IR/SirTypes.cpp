@@ -69,9 +69,38 @@ std::optional<ops::DType> dtypeOf(mlir::Type t) {
 
 mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, const ops::TensorMeta &meta) {
   llvm::SmallVector<int64_t> shape;
-  for (int64_t d : meta.shape)
-    shape.push_back(d == ops::kDynamic ? mlir::ShapedType::kDynamic : d);
-  return mlir::RankedTensorType::get(shape, elementType(ctx, meta.dtype));
+  std::string symbols;
+  bool named = false;
+  for (int64_t d : meta.shape) {
+    if (!ops::isDynamicDim(d)) {
+      shape.push_back(d);
+      continue;
+    }
+    shape.push_back(mlir::ShapedType::kDynamic);
+    symbols += (symbols.empty() ? "s" : ",s") + std::to_string(ops::symbolOf(d));
+    named |= d != ops::kDynamic;
+  }
+  // Types of s0 alone stay plain: every `?` without an encoding is s0.
+  mlir::Attribute encoding = named ? mlir::StringAttr::get(ctx, symbols) : mlir::Attribute();
+  return mlir::RankedTensorType::get(shape, elementType(ctx, meta.dtype), encoding);
+}
+
+std::vector<int> dynamicSymbols(mlir::RankedTensorType type) {
+  std::vector<int> symbols;
+  auto encoding = mlir::dyn_cast_or_null<mlir::StringAttr>(type.getEncoding());
+  llvm::SmallVector<llvm::StringRef> names;
+  if (encoding)
+    encoding.getValue().split(names, ',');
+  for (int64_t s : type.getShape()) {
+    if (!mlir::ShapedType::isDynamic(s))
+      continue;
+    int k = 0;
+    size_t at = symbols.size();
+    if (at < names.size() && names[at].consume_front("s"))
+      names[at].getAsInteger(10, k);
+    symbols.push_back(k);
+  }
+  return symbols;
 }
 
 std::optional<ops::TensorMeta> metaOf(mlir::RankedTensorType type) {
@@ -80,8 +109,10 @@ std::optional<ops::TensorMeta> metaOf(mlir::RankedTensorType type) {
     return std::nullopt;
   ops::TensorMeta meta;
   meta.dtype = *d;
+  std::vector<int> symbols = dynamicSymbols(type);
+  size_t next = 0;
   for (int64_t s : type.getShape())
-    meta.shape.push_back(mlir::ShapedType::isDynamic(s) ? ops::kDynamic : s);
+    meta.shape.push_back(mlir::ShapedType::isDynamic(s) ? ops::dynamicDim(symbols[next++]) : s);
   return meta;
 }
 

@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <optional>
+#include <vector>
 
 namespace sotc::sir {
 
@@ -15,7 +16,11 @@ mlir::Type elementType(mlir::MLIRContext *ctx, ops::DType dtype);
 /// The inverse; nullopt for element types the operator library has no dtype for.
 std::optional<ops::DType> dtypeOf(mlir::Type type);
 
+/// A shape's dynamic dimensions are `?`; where one is not s0, the type's encoding names the
+/// symbol of each (`tensor<?x?x64xf32, "s0,s1">`).
 mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, const ops::TensorMeta &meta);
+/// The symbol of each `?` of `type`, in order (0 for a type without an encoding).
+std::vector<int> dynamicSymbols(mlir::RankedTensorType type);
 /// nullopt when the element type has no dtype.
 std::optional<ops::TensorMeta> metaOf(mlir::RankedTensorType type);
 

@@ -70,7 +70,8 @@ def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::Subgraph
     any dimension, transposes, reshapes that keep each `s0` a dimension of its own, gathers
     with it in the index and the window of a convolution over it as rows pass; a reshape
     that merges or splits it, a slice or concatenation along it, a static size it meets
-    (which would pin `s0`), a window or table over it is E4002 with its line.
+    (which would pin `s0`), a window or table over it is E4002 with its line. So is a type
+    whose encoding names a second size (`"s0,s1"`: the inputs named two), not compiled yet.
   }];
 }
 

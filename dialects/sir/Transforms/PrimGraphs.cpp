@@ -62,6 +62,14 @@ mlir::DenseI64ArrayAttr ints(mlir::Builder &b, const std::vector<int64_t> &v) {
   return b.getDenseI64ArrayAttr(v);
 }
 
+/// Sizes as a `shape` or `ends` attribute holds them: every dynamic one as -1 (the result's
+/// type names its symbol).
+mlir::DenseI64ArrayAttr sizes(mlir::Builder &b, std::vector<int64_t> v) {
+  for (int64_t &d : v)
+    d = ops::isDynamicDim(d) ? -1 : d;
+  return b.getDenseI64ArrayAttr(v);
+}
+
 /// One sir.prim for `op`; attributes only where the primitive reads them.
 mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &op,
                      mlir::ValueRange operands) {
@@ -73,7 +81,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
   case PrimKind::Source:
     if (op.prim == Prim::FillConstant)
       prim.setValueAttr(b.getF64FloatAttr(a.value));
-    prim.setShapeAttr(ints(b, a.shape));
+    prim.setShapeAttr(sizes(b, a.shape));
     break;
   case PrimKind::Reduce:
     prim.setAxesAttr(ints(b, a.axes));
@@ -92,7 +100,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
     break;
   case PrimKind::Layout:
     if (op.prim == Prim::BroadcastTo || op.prim == Prim::Reshape)
-      prim.setShapeAttr(ints(b, op.result.shape));
+      prim.setShapeAttr(sizes(b, op.result.shape));
     else if (op.prim == Prim::Transpose)
       prim.setPermAttr(ints(b, a.perm));
     else if (op.prim == Prim::Concat)
@@ -107,7 +115,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
     else if (op.prim == Prim::Slice) {
       prim.setAxesAttr(ints(b, a.axes));
       prim.setStartsAttr(ints(b, a.starts));
-      prim.setEndsAttr(ints(b, a.ends));
+      prim.setEndsAttr(sizes(b, a.ends));
       prim.setStepsAttr(ints(b, a.steps));
     }
     break;

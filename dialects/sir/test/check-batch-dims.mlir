@@ -118,3 +118,22 @@ sir.subgraph @cubed(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
   %0 = sir.prim exp(%x) : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
   sir.output %0 : tensor<?x?x?xf32>
 }
+
+// -----
+
+// A second dynamic size (int64[B,T]: T is s1) is named by the type's encoding; the code
+// generators compile one size per function so far.
+sir.subgraph @two_sizes(%x: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s1"> {
+  // expected-error @+1 {{E4002: a second dynamic size (s1) is not compiled yet: one function compiles one dynamic size, s0 ('tensor<?x?x8xf32, "s0,s1">')}}
+  %0 = sir.prim exp(%x) : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s1">
+  sir.output %0 : tensor<?x?x8xf32, "s0,s1">
+}
+
+// -----
+
+// The encoding of s0 alone is the plain type's: nothing to refuse.
+// CHECK-LABEL: sir.subgraph @named_s0
+sir.subgraph @named_s0(%x: tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0"> {
+  %0 = sir.prim exp(%x) : (tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0">
+  sir.output %0 : tensor<?x8xf32, "s0">
+}

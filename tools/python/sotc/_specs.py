@@ -28,7 +28,9 @@ _SHORT = {
 }
 
 _SPEC_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)\s*\[([^\]]*)\]\s*(!grad)?\s*$")
-_BOUNDED_RE = re.compile(r"^\s*\?\s*<=\s*(\d+)\s*$")
+# A dynamic dimension: `?` (the size every `?` shares) or a name (`T`: dims of one name are one
+# size), with an optional bound (`?<=4096`, `T<=512`).
+_DYNAMIC_RE = re.compile(r"^\s*(\?|[A-Za-z_][A-Za-z0-9_]*)\s*(?:<=\s*(-?\d+)\s*)?$")
 
 
 class SpecError(ValueError):
@@ -57,14 +59,15 @@ def dtype_name(enum_value):
 def tensor_spec(shape, dtype, stop_gradient=True):
     spec = pb.TensorSpec(dtype=dtype_from_name(dtype), stop_gradient=stop_gradient)
     for size in shape:
-        bounded = isinstance(size, str) and _BOUNDED_RE.match(size)
-        if size is None or (isinstance(size, str) and size.strip() == "?"):
+        dynamic = _DYNAMIC_RE.match(size) if isinstance(size, str) else None
+        if size is None:
             spec.dims.add(size=-1, dynamic=True)
-        elif bounded:  # ?<=4096: dynamic, at most that many
-            most = int(bounded.group(1))
-            if most < 1:
+        elif dynamic:  # ?, T, ?<=4096, T<=512: dynamic, at most that many
+            name, bound = dynamic.groups()
+            most = int(bound) if bound is not None else 0
+            if bound is not None and most < 1:
                 raise SpecError(f"a dynamic dimension's bound must be at least 1, not {most}")
-            spec.dims.add(size=-1, dynamic=True, max=most)
+            spec.dims.add(size=-1, dynamic=True, max=most, symbol="" if name == "?" else name)
         else:
             size = int(size)
             if size < 0:
@@ -74,16 +77,17 @@ def tensor_spec(shape, dtype, stop_gradient=True):
 
 
 def parse_tensor_spec(text):
-    """Parses `float32[64,128]`, `f32[?,128]`, `f32[?<=4096,128]`, `bf16[]`, `f32[8]!grad`;
-    None if not a spec."""
+    """Parses `float32[64,128]`, `f32[?,128]`, `f32[?<=4096,128]`, `int64[B,T<=512]`, `bf16[]`,
+    `f32[8]!grad`; None if not a spec."""
     match = _SPEC_RE.match(text)
     if not match:
         return None
     dtype, dims, grad = match.groups()
     dims = [d.strip() for d in dims.split(",")] if dims.strip() else []
     for d in dims:
-        if d != "?" and not d.isdigit() and not _BOUNDED_RE.match(d):
-            raise SpecError(f"bad dimension '{d}' in '{text}' (use a size, '?' or '?<=N')")
+        if not d.isdigit() and not _DYNAMIC_RE.match(d):
+            raise SpecError(f"bad dimension '{d}' in '{text}' (use a size, '?', a name or "
+                            "'?<=N')")
     return tensor_spec(dims, dtype, stop_gradient=grad is None)
 
 

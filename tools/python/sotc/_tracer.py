@@ -804,7 +804,7 @@ def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, sotc_dynamic
 
     `sotc_dynamic` marks dimensions of example tensors dynamic, by input name:
     `sotc_dynamic={"x": [0]}` traces x's first dimension as `?` (a dynamic batch, as the spec
-    "float32[?,128]" does)."""
+    "float32[?,128]" does); `{"ids": {0: "B", 1: "T"}}` names the sizes (as "int64[B,T]")."""
     if _layer_framework(fn):
         return _trace_model(fn, example_inputs, named_inputs, sotc_root, sotc_framework,
                             sotc_dynamic)
@@ -828,8 +828,12 @@ def trace(fn, *example_inputs, sotc_root=None, sotc_framework=None, sotc_dynamic
     return Trace(builder.trace, builder.code_objects, builder.weights)
 
 
+_DYNAMIC_NAME = re.compile(r"^(\?|[A-Za-z_][A-Za-z0-9_]*)$")
+
+
 def _mark_dynamic(trace_msg, dynamic):
-    """Marks the dimensions `dynamic` names ({input: [dims]}) of the traced inputs dynamic."""
+    """Marks the dimensions `dynamic` names ({input: [dims]}, or {input: {dim: size name}})
+    of the traced inputs dynamic."""
     inputs = {i.name: i for i in trace_msg.inputs}
     for name, dims in (dynamic or {}).items():
         value = inputs.get(name)
@@ -842,6 +846,11 @@ def _mark_dynamic(trace_msg, dynamic):
                 raise TraceError(f"sotc_dynamic: {name} has no dimension {d!r} (its rank is "
                                  f"{len(spec.dims)})")
             spec.dims[d].size, spec.dims[d].dynamic = -1, True
+            symbol = dims[d] if isinstance(dims, dict) else "?"
+            if not isinstance(symbol, str) or not _DYNAMIC_NAME.match(symbol):
+                raise TraceError(f"sotc_dynamic: {name}'s dimension {d} is named {symbol!r} "
+                                 "('?' or an identifier)")
+            spec.dims[d].symbol = "" if symbol == "?" else symbol
 
 
 def _example(value):

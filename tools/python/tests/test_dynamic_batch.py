@@ -468,6 +468,26 @@ def test_example_arrays_with_a_dynamic_batch(sotc_bin, tmp_path, programs):
         sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"x": [2]})
 
 
+def test_a_named_dynamic_size(sotc_bin, tmp_path, programs):
+    """A dynamic size may have a name (`float32[B,24]`, sotc_dynamic={"x": {0: "B"}}): one
+    name is one size, compiled as `?` is, its bound a guard."""
+    rng = np.random.default_rng(8)
+    spec = sotc.parse_input("float32[B<=16,24]")
+    assert [(d.dynamic, d.symbol, d.max) for d in spec.dims] == [(True, "B", 16), (False, "", 0)]
+    trace = sotc.trace(programs.softmax, np.zeros((2, 24), np.float32),
+                       sotc_dynamic={"x": {0: "B"}})
+    assert [(d.dynamic, d.symbol) for d in trace.proto.inputs[0].value.tensor.dims] == [
+        (True, "B"), (False, "")]
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.softmax, spec), "named")
+    for n in (1, 16):
+        x = rng.standard_normal((n, 24), np.float32)
+        np.testing.assert_allclose(f(x), _softmax(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(sotc.GuardError):
+        f(np.zeros((17, 24), np.float32))
+    with pytest.raises(sotc.TraceError, match="x's dimension 0 is named '1B'"):
+        sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"x": {0: "1B"}})
+
+
 def test_cuda_artifacts_of_a_batch_run_on_the_emulator(sotc_bin, tmp_path, programs):
     """The same programs for CUDA, on the emulator: kernels launched over the call's rows
     (their block fixed, their grid per call), GEMMs planned for each batch's shape."""

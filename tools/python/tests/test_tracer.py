@@ -182,7 +182,8 @@ def test_literal_inputs(text, value):
 
 @pytest.mark.parametrize("text,message", [
     ("float33[2]", "unknown dtype 'float33'"),
-    ("f32[2,x]", "bad dimension 'x'"),
+    ("f32[2,3x]", "bad dimension '3x'"),
+    ("f32[T<=0]", "bound must be at least 1"),
     ("hello world", "neither a tensor spec"),
 ])
 def test_bad_specs(text, message):
