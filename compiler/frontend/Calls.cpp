@@ -7,6 +7,7 @@
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
 
+#include "compiler/ops/Inference.h"
 #include "compiler/ops/LayerTable.h"
 #include "compiler/ops/OpTable.h"
 
@@ -254,7 +255,16 @@ void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc,
     batchGuards_.push_back({symbol, expected, loc});
 }
 
-int Executor::symbolOf(const std::string &name) {
+int Executor::symbolOf(const std::string &given) {
+  std::string name = given; // a size an earlier attempt found equal to another is that one
+  for (bool renamed = true; renamed;) {
+    renamed = false;
+    for (const SizeRelation &r : options_.sameSizes)
+      if (r.merged == name) {
+        name = r.kept;
+        renamed = true;
+      }
+  }
   for (size_t k = 0; k < symbols_.size(); ++k)
     if (symbols_[k].name == name)
       return static_cast<int>(k);
@@ -391,6 +401,9 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   ops::LoweredCall lowered = [&] {
     try {
       return ops::OpTable::get().lower(opName, callArgs);
+    } catch (const ops::SizesMeet &e) {
+      throw SizesMet({symbols_[e.first].name, symbols_[e.second].name, loc},
+                     std::string(e.what()) + " (" + loc.str() + ")");
     } catch (const CodedError &e) {
       throw CodedError(e.code(), std::string(e.what()) + " (" + loc.str() + ")");
     }

@@ -126,6 +126,15 @@ inline bool isDynamicSize(const VarPtr &v) {
   return v->kind == Variable::Kind::Opaque && v->name.rfind(kDynamicSize, 0) == 0;
 }
 
+/// A call that needs two dynamic sizes to be one (ops::SizesMeet), by the names the inputs
+/// gave them: translate() starts again with them as one size.
+class SizesMet : public CodedError {
+public:
+  SizesMet(SizeRelation relation, const std::string &message)
+      : CodedError(DiagCode::OpShapeMismatch, message), relation(std::move(relation)) {}
+  SizeRelation relation;
+};
+
 class Executor {
 public:
   Executor(const trace::Trace &trace, const TranslateOptions &options);

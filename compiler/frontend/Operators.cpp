@@ -417,12 +417,16 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   // Dims of one dynamic size are one size (the runtime checks that the inputs agree).
   if (isDynamicSize(a) && isDynamicSize(b) && a->sizeSymbol == b->sizeSymbol)
     return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
-  if (isDynamicSize(a) && isDynamicSize(b))
-    fail(DiagCode::FrontendHostInteraction,
-         "comparing two dynamic sizes (" + symbols_[a->sizeSymbol].name + " and " +
-             symbols_[b->sizeSymbol].name +
-             ") is not compiled yet: one name in the input specs makes them one size",
-         f);
+  // Two sizes the inputs named apart: equal or not is decided as equal (one size, guarded);
+  // an order between them is not compiled.
+  if (isDynamicSize(a) && isDynamicSize(b)) {
+    const std::string &x = symbols_[a->sizeSymbol].name, &y = symbols_[b->sizeSymbol].name;
+    if (op == "<" || op == ">")
+      fail(DiagCode::FrontendHostInteraction,
+           "ordering two dynamic sizes (" + x + " " + op + " " + y + ") is not compiled yet", f);
+    throw SizesMet({x, y, locOf(f)}, "comparing two dynamic sizes (" + x + " " + op + " " + y +
+                                         ") (" + locOf(f).str() + ")");
+  }
   static const std::map<std::string, std::string> mirrored = {
       {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
   if (!isDynamicSize(a)) // k < B  ->  B > k

@@ -47,7 +47,8 @@ struct StatementIR {
 struct Guard {
   // Keys: a dict's keys in order (a lookup that missed, or `in`, depends on all of them).
   /// Batch: a decision on the dynamic batch's size, which it keeps: `>= 2` or `!= 4`.
-  enum class Kind { TensorMeta, Equal, Type, Length, Keys, Batch };
+  /// Relation: two named sizes the program needs equal: `== frame.f_locals['x'].shape[0]`.
+  enum class Kind { TensorMeta, Equal, Type, Length, Keys, Batch, Relation };
   Kind kind;
   std::string expression; // where the value is read: frame.f_locals['x']
   std::string expected;   // '([2, 3], paddle.float32, True)', 1, list, 3, ['a', 'b']
@@ -102,12 +103,20 @@ struct Translation {
   std::string explain() const;
 };
 
+/// Two dynamic sizes the inputs name apart (f32[B,4] and f32[N,4]) that the program needs to
+/// be one (x + y, `if B == N`): the later name is the earlier size, guarded.
+struct SizeRelation {
+  std::string kept, merged; // the names (`?` for the unnamed size)
+  SourceLoc loc;            // the line that needs them equal
+};
+
 struct TranslateOptions {
   bool allowHostCallbacks = false;  // print(tensor), x.numpy(), --break-on: host callbacks
   std::vector<std::string> breakOn; // API names that force a boundary
   int maxInlineDepth = 32;
   int maxLoopIterations = 1024; // per loop instruction, per segment
   int maxSegments = 64;
+  std::vector<SizeRelation> sameSizes; // found by earlier attempts of translate()
 };
 
 /// Translates a validated trace. Unsupported constructs throw CodedError (E3xxx).

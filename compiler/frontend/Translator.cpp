@@ -78,6 +78,8 @@ const char *Guard::kindName() const {
     return "keys";
   case Kind::Batch:
     return "batch";
+  case Kind::Relation:
+    return "relation";
   }
   return "?";
 }
@@ -95,6 +97,7 @@ std::string Guard::condition() const {
   case Kind::Keys:
     return "list(" + expression + ".keys()) == " + expected;
   case Kind::Batch:
+  case Kind::Relation:
     return expression + " " + expected;
   }
   return "True";
@@ -112,7 +115,7 @@ std::string Translation::guardTable() const {
   s << "guards: " << guards.size() << "\n";
   for (const Guard &g : guards) {
     std::string kind = g.kindName();
-    kind.resize(8, ' ');
+    kind.resize(std::max<size_t>(8, kind.size() + 1), ' ');
     s << "  " << kind << g.condition() << "    # " << g.loc.str() << "\n";
   }
   return s.str();
@@ -173,7 +176,46 @@ std::string Translation::explain() const {
   return s.str();
 }
 
+namespace {
+Translation translateOnce(const trace::Trace &trace, const TranslateOptions &options);
+
+/// Where an input's dimension of the size named `name` is read: the first input that has one
+/// (frame.f_locals['y'].shape[0]).
+std::string sizeExpression(const trace::Trace &trace, const std::string &name) {
+  for (const trace::Input &input : trace.inputs()) {
+    if (!input.value().has_tensor())
+      continue;
+    const auto &dims = input.value().tensor().dims();
+    for (int d = 0; d < dims.size(); ++d)
+      if (dims[d].dynamic() && (dims[d].symbol().empty() ? "?" : dims[d].symbol()) == name)
+        return "frame.f_locals['" + input.name() + "'].shape[" + std::to_string(d) + "]";
+  }
+  return "";
+}
+} // namespace
+
 Translation translate(const trace::Trace &trace, const TranslateOptions &options) {
+  // Two sizes the inputs named apart that the program needs equal are one size: translated
+  // again with the later name as the earlier (each attempt merges two), and guarded.
+  TranslateOptions attempt = options;
+  for (;;) {
+    try {
+      Translation t = translateOnce(trace, attempt);
+      for (const SizeRelation &r : attempt.sameSizes)
+        t.guards.push_back({Guard::Kind::Relation, sizeExpression(trace, r.merged),
+                            "== " + sizeExpression(trace, r.kept), r.loc});
+      return t;
+    } catch (const SizesMet &e) {
+      if (e.relation.kept == e.relation.merged ||
+          attempt.sameSizes.size() >= static_cast<size_t>(ops::kMaxSymbols))
+        throw CodedError(e.code(), e.what());
+      attempt.sameSizes.push_back(e.relation);
+    }
+  }
+}
+
+namespace {
+Translation translateOnce(const trace::Trace &trace, const TranslateOptions &options) {
   VariableArena arena; // destroyed last: after the guards are built, it breaks the cycles
   Executor ex(trace, options);
   Translation t;
@@ -393,5 +435,6 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
   t.dynamicSizeMax = ex.dynamicSizeMax();
   return t;
 }
+} // namespace
 
 } // namespace sotc::frontend

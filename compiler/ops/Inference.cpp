@@ -20,13 +20,14 @@ std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<in
       out[i] = db;
     else if (isDynamicDim(da) != isDynamicDim(db))
       out[i] = isDynamicDim(da) ? db : da; // the static size; a guard will pin the dynamic one
+    else if (isDynamicDim(da))
+      throw SizesMeet(symbolOf(da), symbolOf(db),
+                      op + "(): shapes " + formatShape(a) + " and " + formatShape(b) +
+                          " broadcast two dynamic sizes together");
     else
-      throw CodedError(DiagCode::OpShapeMismatch,
-                       op + "(): shapes " + formatShape(a) + " and " + formatShape(b) +
-                           " cannot be broadcast together" +
-                           (isDynamicDim(da) ? " (two dynamic sizes: one name in the input "
-                                               "specs makes them one)"
-                                             : ""));
+      throw CodedError(DiagCode::OpShapeMismatch, op + "(): shapes " + formatShape(a) + " and " +
+                                                      formatShape(b) +
+                                                      " cannot be broadcast together");
   }
   return out;
 }
@@ -181,6 +182,10 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
         else if (std::count(out.begin(), out.end(), d) == (d == out[inferred] ? 1 : 0))
           unnamed.push_back(d); // (the -1 itself is s0's value)
       }
+      if (unnamed.size() > 1) // one -1 for [B, T] is B * T, which no dim holds yet
+        throw CodedError(DiagCode::OpBadAttribute,
+                         op + "(): a -1 that merges two dynamic sizes (" + formatShape(in) +
+                             " into " + formatInts(target) + ") is not supported yet");
       if (!unnamed.empty())
         out[inferred] = unnamed.front();
       else if (known > 0 && staticIn % known == 0)
@@ -223,7 +228,11 @@ std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
   if (transposeY && !vecY)
     std::swap(y[y.size() - 1], y[y.size() - 2]);
   int64_t kx = x.back(), ky = y[y.size() - 2];
-  if (kx != ky && (isDynamicDim(kx) == isDynamicDim(ky)))
+  if (kx != ky && isDynamicDim(kx) && isDynamicDim(ky))
+    throw SizesMeet(symbolOf(kx), symbolOf(ky),
+                    op + "(): " + formatShape(origX) + " and " + formatShape(origY) +
+                        " contract two dynamic sizes");
+  if (kx != ky && !isDynamicDim(kx) && !isDynamicDim(ky))
     throw CodedError(DiagCode::OpShapeMismatch,
                      op + "(): contraction dimensions differ: " + formatShape(origX) + " and " +
                          formatShape(origY) + " (" + std::to_string(kx) + " vs " +

@@ -8,11 +8,21 @@
 #define SOTC_OPS_INFERENCE_H
 
 #include "compiler/ops/Types.h"
+#include "compiler/support/Diagnostics.h"
 
 #include <string>
 #include <vector>
 
 namespace sotc::ops {
+
+/// Two different dynamic sizes where one is needed (a broadcast of B rows against N rows, a
+/// matmul contracting them): the frontend takes them as one size, with a relation guard.
+class SizesMeet : public CodedError {
+public:
+  SizesMeet(int first, int second, const std::string &message)
+      : CodedError(DiagCode::OpShapeMismatch, message), first(first), second(second) {}
+  int first, second; // the symbols
+};
 
 /// numpy broadcasting of two shapes; E2008 when they do not broadcast.
 std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<int64_t> &a,

@@ -32,6 +32,8 @@ const char *guardKind(frontend::Guard::Kind kind) {
     return "keys";
   case frontend::Guard::Kind::Batch:
     return "batch";
+  case frontend::Guard::Kind::Relation:
+    return "relation";
   }
   return "?";
 }

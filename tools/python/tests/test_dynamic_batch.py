@@ -488,6 +488,25 @@ def test_a_named_dynamic_size(sotc_bin, tmp_path, programs):
         sotc.trace(programs.softmax, np.zeros((2, 24), np.float32), sotc_dynamic={"x": {0: "1B"}})
 
 
+def _add_rows(x, y):
+    return x + y
+
+
+def test_sizes_named_apart_that_meet_are_one(sotc_bin, tmp_path):
+    """x + y of B and N rows needs B == N: one size, with a relation guard at the line; a
+    call whose y has other rows than x is refused."""
+    trace = sotc.trace(_add_rows, "float32[B,4]", "float32[N,4]", sotc_framework="torch")
+    f = _compiled(sotc_bin, tmp_path, trace, "rows")
+    manifest = json.loads((tmp_path / "rows.manifest.json").read_text())
+    (relation,) = [g for g in manifest["entries"][0]["guards"] if g["kind"] == "relation"]
+    assert relation["condition"] == "frame.f_locals['y'].shape[0] == frame.f_locals['x'].shape[0]"
+    x, y = np.ones((3, 4), np.float32), np.full((3, 4), 2, np.float32)
+    np.testing.assert_array_equal(f(x, y), x + y)
+    with pytest.raises(sotc.GuardError) as e:
+        f(x, np.ones((5, 4), np.float32))
+    assert "the batch of x" in e.value.mismatches[0]["compiled_for"]
+
+
 def test_cuda_artifacts_of_a_batch_run_on_the_emulator(sotc_bin, tmp_path, programs):
     """The same programs for CUDA, on the emulator: kernels launched over the call's rows
     (their block fixed, their grid per call), GEMMs planned for each batch's shape."""
