@@ -484,8 +484,16 @@ std::string fatbinProblem(const std::string &bytes) {
 Entry entryOf(const Json &e, const std::string &manifestPath) {
   Entry entry;
   entry.trace = e.at("trace").at("file").get<std::string>();
-  std::map<std::string, std::string> guardOf;
+  std::map<std::string, std::string> guardOf, relationOf;
   for (const Json &g : e.at("guards")) {
+    if (g.at("kind") == "relation") { // frame.f_locals['y'].shape[0] == ...: y's size is x's
+      std::string x = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
+      size_t end = x.find("']", prefix.size());
+      if (x.rfind(prefix, 0) == 0 && end != std::string::npos)
+        relationOf[x.substr(prefix.size(), end - prefix.size())] =
+            g.at("id").get<std::string>() + " (" + g.at("source").get<std::string>() + ")";
+      continue;
+    }
     if (g.at("kind") == "batch") { // ">= 2", "!= 4": what a decision on the size kept
       std::string expected = g.at("expected").get<std::string>();
       size_t used = 0;
@@ -538,6 +546,8 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
     // An object's guards read its attributes; the caller that has the object checks them.
     if (guardOf.count(param.name) && p.at("kind") != "object")
       param.guard = guardOf[param.name];
+    if (relationOf.count(param.name))
+      param.relation = relationOf[param.name];
     entry.parameters.push_back(std::move(param));
   }
   int64_t first = e.at("segment").get<int64_t>();

@@ -58,6 +58,7 @@ struct Parameter {
   std::string buffer; // tensors: the segment-0 input it is passed as ("" when unused)
   std::string value;  // other values: the repr it was traced with
   std::string guard;  // "g3 (prog.py:7)": the guard that made the program depend on it
+  std::string relation; // tensors: the relation guard that made its dynamic size another's
 };
 
 /// A model's parameter or buffer: bound by the runtime from the weights file, not passed.

@@ -260,9 +260,10 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
   size_t boundIndex = 0;
   for (size_t i = 0; i < n; ++i) {
     const Parameter &p = artifact_.entries[entry].parameters[i];
+    std::string guard = p.guard;
     auto mismatch = [&](std::string expected, std::string got) {
       found.push_back(
-          {p.name, std::move(expected), std::move(got), p.guard, static_cast<int32_t>(entry)});
+          {p.name, std::move(expected), std::move(got), guard, static_cast<int32_t>(entry)});
     };
     if (!p.tensor) {
       if (!p.guard.empty() && (in[i].is_tensor || !in[i].repr || p.value != in[i].repr))
@@ -295,8 +296,11 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
         rows = given, bound = p.name, boundIndex = i;
       else if (given < 1)
         batchNote = " with ? >= 1";
-      else if (rows && given != rows)
+      else if (rows && given != rows) {
         batchNote = " with ? = " + std::to_string(rows) + ", the batch of " + bound;
+        if (!p.relation.empty()) // its size is another input's because the program said so
+          guard = p.relation;
+      }
     }
     if (matches && !misaligned && !elsewhere)
       continue;

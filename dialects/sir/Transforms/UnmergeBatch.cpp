@@ -115,8 +115,7 @@ private:
         (prim == Prim::BroadcastTo && typeOf(source->getOperand(0)).hasStaticShape());
     if (!source || !staticSource || !batchFirst(typeOf(v)))
       return {};
-    auto type =
-        mlir::RankedTensorType::get(widen(typeOf(v).getShape(), rows), typeOf(v).getElementType());
+    auto type = typeOf(v).clone(widen(typeOf(v).getShape(), rows)); // keeps the sizes' encoding
     mlir::Operation *copy = b.clone(*source);
     copy->getResult(0).setType(type);
     copy->setAttr("shape", b.getDenseI64ArrayAttr(attrShape(type.getShape())));
@@ -176,7 +175,7 @@ private:
     mlir::Operation *copy = b.clone(*op);
     copy->setOperands(operands);
     touched_.insert(copy);
-    auto type = mlir::RankedTensorType::get(widen(out.getShape(), rows), out.getElementType());
+    auto type = out.clone(widen(out.getShape(), rows));
     copy->getResult(0).setType(type);
     if (reshape || broadcastInRows)
       copy->setAttr("shape", b.getDenseI64ArrayAttr(attrShape(type.getShape())));

@@ -505,6 +505,7 @@ def test_sizes_named_apart_that_meet_are_one(sotc_bin, tmp_path):
     with pytest.raises(sotc.GuardError) as e:
         f(x, np.ones((5, 4), np.float32))
     assert "the batch of x" in e.value.mismatches[0]["compiled_for"]
+    assert e.value.mismatches[0]["guard"] == f"{relation['id']} ({relation['source']})"
 
 
 def test_cuda_artifacts_of_a_batch_run_on_the_emulator(sotc_bin, tmp_path, programs):
