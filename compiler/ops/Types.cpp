@@ -60,6 +60,33 @@ int64_t TensorMeta::numElements() const {
   return n;
 }
 
+std::string sizesEncoding(const std::vector<int64_t> &shape) {
+  std::string text;
+  bool named = false;
+  for (int64_t d : shape)
+    if (isDynamicDim(d)) {
+      text += (text.empty() ? "s" : ",s") + std::to_string(symbolOf(d));
+      named |= d != kDynamic;
+    }
+  return named ? text : "";
+}
+
+std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &encoding) {
+  size_t at = 0;
+  for (int64_t &d : shape) {
+    if (d >= 0)
+      continue;
+    size_t comma = encoding.find(',', at);
+    std::string name = at < encoding.size() ? encoding.substr(at, comma - at) : "";
+    at = comma == std::string::npos ? encoding.size() : comma + 1;
+    int k = name.size() == 2 && name[0] == 's' && name[1] >= '0' && name[1] < '0' + kMaxSymbols
+                ? name[1] - '0'
+                : 0;
+    d = dynamicDim(k);
+  }
+  return shape;
+}
+
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -60,6 +60,12 @@ constexpr bool isSymbolSize(int64_t v) { return v >= kBatchSize && v < kBatchSiz
 constexpr int64_t dimOfSymbolSize(int64_t v) {
   return dynamicDim(static_cast<int>(v - kBatchSize));
 }
+/// How a tensor type names its dynamic dims' sizes (its encoding, "s0,s1": one per dynamic
+/// dim), "" when every one is s0 (such types stay plain).
+std::string sizesEncoding(const std::vector<int64_t> &shape);
+/// `shape` of a tensor type (any negative dim dynamic) with its dynamic dims as the sizes its
+/// encoding names (dynamicDim(k)); s0 where it names none.
+std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &encoding);
 
 struct TensorMeta {
   std::vector<int64_t> shape;

@@ -18,8 +18,10 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <array>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace sotc {
 
@@ -326,18 +328,25 @@ private:
 struct Indices {
   mlir::OpBuilder &b;
   mlir::Location loc;
-  /// A kernel over a dynamic batch: the call's rows of it (the kernel's argument), which a
-  /// size that holds sched::kBatchRows stands for; null otherwise.
-  mlir::Value rows;
+  /// A kernel over dynamic sizes: the call's value of each size it takes (its arguments),
+  /// which a size holding that size's stand-in (sched::kSizeStandIns) stands for; null for
+  /// the sizes it does not take.
+  std::array<mlir::Value, sched::kSizeSymbols> sizes{};
 
+  bool dynamic() const {
+    return llvm::any_of(sizes, [](mlir::Value v) { return static_cast<bool>(v); });
+  }
   mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
-  /// A size of the model: one that holds s0^d computed from the call's s0.
+  /// A size of the model: one that holds powers of the dynamic sizes computed from the
+  /// call's (64*s0*s1^2: 64 * s0 * s1 * s1).
   mlir::Value size(int64_t k) {
-    if (!rows || !sched::holdsBatch(k))
+    if (!dynamic() || !sched::holdsBatch(k))
       return c(k);
-    mlir::Value v = rows;
-    for (int d = sched::batchDegree(k); d > 1; --d)
-      v = mlir::arith::MulIOp::create(b, loc, v, rows);
+    mlir::Value v;
+    std::vector<int> powers = sched::sizePowers(k);
+    for (size_t symbol = 0; symbol < powers.size(); ++symbol)
+      for (int p = 0; p < powers[symbol]; ++p)
+        v = v ? mlir::arith::MulIOp::create(b, loc, v, sizes[symbol]).getResult() : sizes[symbol];
     int64_t factor = sched::staticFactor(k);
     return factor == 1 ? v : mlir::arith::MulIOp::create(b, loc, v, c(factor)).getResult();
   }
@@ -368,7 +377,7 @@ struct Indices {
     int64_t inner = 1;
     for (size_t d = k + 1; d < dims.size(); ++d)
       inner *= dims[d];
-    if (rows && k == 0 && sched::holdsBatch(dims[0]))
+    if (dynamic() && k == 0 && sched::holdsBatch(dims[0]))
       return div(f, inner);
     return rem(div(f, inner), dims[k]);
   }
@@ -554,15 +563,21 @@ private:
   /// and split [trips, threads] (the call's trips are tripCount's), and what it keeps of such a row
   /// is in dynamic shared memory.
   mlir::LogicalResult checkBatch() {
-    takesRows_ = llvm::any_of(values_, [](mlir::Value v) {
-      return !mlir::cast<mlir::RankedTensorType>(v.getType()).hasStaticShape();
-    });
+    std::set<int> taken;
+    for (mlir::Value v : values_)
+      for (int symbol : dynamicSizesOf(mlir::cast<mlir::RankedTensorType>(v.getType())))
+        taken.insert(symbol);
+    sizes_.assign(taken.begin(), taken.end());
+    takesRows_ = !sizes_.empty();
     if (!takesRows_)
       return mlir::success();
     auto refuse = [&](const std::string &why) {
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " over a dynamic size: " << why;
     };
+    if (gpuModule_ && sizes_ != std::vector<int>{0})
+      return refuse("a CUDA kernel takes s0 alone so far (this one holds s" +
+                    std::to_string(sizes_.back()) + ")");
     int sharedDegree = 0;
     for (size_t t = 0; t < values_.size(); ++t) {
       if (gpuModule_ && storage_[t].kind == StorageKind::Scratch &&
@@ -616,7 +631,7 @@ private:
   /// The buffer's type (bufferShape): a batch as sched::kBatchRows rows.
   mlir::MemRefType memrefType(int t) {
     auto type = mlir::cast<mlir::RankedTensorType>(values_[t].getType());
-    return mlir::MemRefType::get(bufferShape(type.getShape().vec()), type.getElementType());
+    return mlir::MemRefType::get(bufferShapeOf(type), type.getElementType());
   }
   /// The index of an element of tensor `t` in its buffer (Input, Output, Scratch).
   llvm::SmallVector<mlir::Value> bufferIndex(int t, llvm::ArrayRef<mlir::Value> index) {
@@ -625,12 +640,20 @@ private:
     return llvm::SmallVector<mlir::Value>(index.begin(), index.end());
   }
 
+  /// A kernel that takes sizes other than s0 alone says which (kSizesAttr).
+  void markSizes(mlir::Operation *func) {
+    if (sizes_.empty() || sizes_ == std::vector<int>{0})
+      return;
+    std::string names;
+    for (int symbol : sizes_)
+      names += (names.empty() ? "s" : ",s") + std::to_string(symbol);
+    func->setAttr(kSizesAttr, b_.getStringAttr(names));
+  }
+
   void emitFunction() {
     if (gpuModule_)
       return emitGpuFunction();
-    llvm::SmallVector<mlir::Type> args;
-    if (takesRows_) // the call's s0 comes first
-      args.push_back(b_.getIndexType());
+    llvm::SmallVector<mlir::Type> args(sizes_.size(), b_.getIndexType()); // the call's sizes first
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
     for (int t : kernel_.inputs)
@@ -641,8 +664,9 @@ private:
     mlir::Block *entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     size_t arg = 0;
-    if (takesRows_)
-      idx_.rows = entry->getArgument(arg++);
+    for (int symbol : sizes_)
+      idx_.sizes[symbol] = entry->getArgument(arg++);
+    markSizes(func);
     for (int t : kernel_.outputs)
       buffers_[t] = entry->getArgument(arg++);
     for (int t : kernel_.inputs)
@@ -735,7 +759,7 @@ private:
   void emitGpuFunction() {
     mlir::MLIRContext *ctx = b_.getContext();
     llvm::SmallVector<mlir::Type> args;
-    if (takesRows_) // the call's s0 comes first
+    if (takesRows_) // the call's s0 comes first (CUDA kernels take s0 alone: checkBatch)
       args.push_back(b_.getIndexType());
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
@@ -784,7 +808,7 @@ private:
     b_.setInsertionPointToStart(&entry);
     size_t arg = 0;
     if (takesRows_)
-      idx_.rows = entry.getArgument(arg++);
+      idx_.sizes[0] = entry.getArgument(arg++);
     for (int t : kernel_.outputs)
       buffers_[t] = entry.getArgument(arg++);
     for (int t : kernel_.inputs)
@@ -1335,7 +1359,8 @@ private:
   std::vector<mlir::Value> values_;
   std::vector<Storage> storage_;
   std::optional<KernelRows> rows_;
-  bool takesRows_ = false; // a kernel over the dynamic size s0
+  bool takesRows_ = false; // a kernel over dynamic sizes
+  std::vector<int> sizes_; // the symbols of those sizes, which it takes in this order
   std::map<int, mlir::Value> buffers_;
   std::map<int, std::vector<bool>> sharedRowDims_; // shared tensors: which dims are the row
   llvm::StringRef testingBreak_;

@@ -16,10 +16,15 @@ namespace sotc {
 /// The gpu.module that holds every GPU kernel (target=gpu).
 constexpr const char *kGpuModuleName = "sotc_kernels";
 
-/// A kernel over the dynamic size s0: the blocks of its grid as a power of s0 ("24*s0",
-/// "4*s0^2": sched::sizeText). Its loops are written for s0 = sched::kBatchRows and never
-/// read that count; it takes the call's s0 before its buffers, and a launch runs its grid.
+/// A kernel over dynamic sizes: the blocks of its grid as their powers ("24*s0", "4*s0^2",
+/// "8*s0*s1": sched::sizeText). Its loops are written for the sizes' stand-ins and never read
+/// those counts; it takes the call's sizes before its buffers (kSizesAttr), and a launch runs
+/// its grid.
 constexpr const char *kBatchGridAttr = "sotc.grid";
+
+/// A kernel over dynamic sizes other than s0 alone: the sizes it takes before its buffers,
+/// in order ("s0,s1", "s1"). Without it a kernel with sotc.grid takes s0.
+constexpr const char *kSizesAttr = "sotc.sizes";
 
 /// A GPU kernel whose blocks keep rows of s0 between statements: the dynamic shared memory a
 /// launch gives each block, in bytes as a power of s0 ("1024*s0").

@@ -29,10 +29,9 @@ namespace {
 using ops::Prim;
 using ops::PrimKind;
 
-/// The model's shape: a dynamic batch as sched::kBatchRows rows.
+/// The model's shape: each dynamic size as its stand-in.
 std::vector<int64_t> shapeOf(mlir::Value v) {
-  auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
-  return modelShape({t.getShape().begin(), t.getShape().end()});
+  return modelShapeOf(mlir::cast<mlir::RankedTensorType>(v.getType()));
 }
 
 int64_t numel(const std::vector<int64_t> &shape) {
@@ -83,8 +82,8 @@ public:
   }
 
 private:
-  /// A group with a dynamic batch writes it as sched::kBatchRows rows: no static size of
-  /// its tensors may be a multiple of that, or the two could not be told apart.
+  /// A group with a dynamic size writes it as its stand-in (sched::kSizeStandIns): no static
+  /// size of its tensors may be a multiple of one, or the two could not be told apart.
   mlir::LogicalResult checkBatchRows(const std::vector<sir::PrimOp> &prims) {
     std::vector<mlir::RankedTensorType> types;
     for (sir::PrimOp p : prims)
@@ -97,7 +96,8 @@ private:
         if (!mlir::ShapedType::isDynamic(d) && sched::holdsBatch(d))
           return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
                  << "a kernel with a dynamic batch cannot hold a static size of " << d
-                 << " (a multiple of " << sched::kBatchRows << ")";
+                 << " (a multiple of " << d / sched::staticFactor(d)
+                 << ", which stands for a dynamic size)";
     return mlir::success();
   }
 

@@ -16,6 +16,7 @@
 
 #include "compiler/support/MlirDiagnostics.h"
 #include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sir/IR/SirTypes.h"
 
 #include <cmath>
 #include <set>
@@ -204,7 +205,10 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
           return signalPassFailure();
         }
       bool ta = matmul.getTransposeX().value_or(false), tb = matmul.getTransposeY().value_or(false);
-      std::optional<GemmPlan> plan = planGemm(shapeOf(operand(0)), shapeOf(operand(1)), ta, tb);
+      auto sizes = [&](unsigned i) {
+        return sir::shapeWithSizes(mlir::cast<mlir::RankedTensorType>(operand(i).getType()));
+      };
+      std::optional<GemmPlan> plan = planGemm(sizes(0), sizes(1), ta, tb);
       if (!plan)
         continue; // dynamic shapes: the kernel path reports them
       std::optional<Epilogue> epilogue;

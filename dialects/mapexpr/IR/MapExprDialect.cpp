@@ -1,5 +1,6 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 
+#include "compiler/ops/Types.h"
 #include "dialects/FunctionLike.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -129,7 +130,7 @@ LogicalResult AnchoredOp::verify() {
   std::vector<sotc::sched::ScheduleDim> dims = sotc::sched::dimsOf(getDims());
   if (dims.size() != getDims().size())
     return emitOpError("dims must be #sched.injective or #sched.reduced");
-  std::vector<int64_t> space = modelShape({anchor.getShape().begin(), anchor.getShape().end()});
+  std::vector<int64_t> space = modelShapeOf(anchor);
   if (getSpace()) {
     ArrayRef<int64_t> s = *getSpace();
     if (s.size() < space.size() || !std::equal(space.begin(), space.end(), s.begin()))
@@ -209,9 +210,7 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
     llvm::SmallVector<Type> expected;
     for (Type t : llvm::concat<const Type>(getResultTypes(), getInputs().getTypes())) {
       auto tensor = cast<RankedTensorType>(t);
-      expected.push_back(
-          MemRefType::get(bufferShape({tensor.getShape().begin(), tensor.getShape().end()}),
-                          tensor.getElementType()));
+      expected.push_back(MemRefType::get(bufferShapeOf(tensor), tensor.getElementType()));
     }
     ArrayRef<Type> args = func.getArgumentTypes();
     while (args.size() > expected.size() && args.size() <= expected.size() + 3 && args[0].isIndex())
@@ -320,6 +319,29 @@ LogicalResult ConvOp::verify() {
 
 namespace sotc::mapexpr {
 
+namespace {
+std::string sizesOf(mlir::RankedTensorType type) {
+  auto encoding = mlir::dyn_cast_or_null<mlir::StringAttr>(type.getEncoding());
+  return encoding ? encoding.getValue().str() : "";
+}
+} // namespace
+
+std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type) {
+  return modelShape({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
+}
+
+std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type) {
+  return bufferShape({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
+}
+
+std::vector<int> dynamicSizesOf(mlir::RankedTensorType type) {
+  std::vector<int> symbols;
+  for (int64_t d : ops::withSizes({type.getShape().begin(), type.getShape().end()}, sizesOf(type)))
+    if (ops::isDynamicDim(d))
+      symbols.push_back(ops::symbolOf(d));
+  return symbols;
+}
+
 Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
   Kernel k;
   if (values)
@@ -341,8 +363,7 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
     auto complex = dyn_cast<ComplexType>(element);
     int64_t bits = complex ? 2 * complex.getElementType().getIntOrFloatBitWidth()
                            : element.getIntOrFloatBitWidth();
-    k.tensors.push_back({name, modelShape({type.getShape().begin(), type.getShape().end()}),
-                         std::max<int64_t>(bits / 8, 1)});
+    k.tensors.push_back({name, modelShapeOf(type), std::max<int64_t>(bits / 8, 1)});
     k.batch |= !type.hasStaticShape();
     if (values)
       values->push_back(v);

@@ -32,6 +32,12 @@ namespace sotc::mapexpr {
 /// `values`, when given, receives the IR value of each kernel tensor (by tensor id).
 Kernel kernelFromIR(KernelOp op, std::vector<mlir::Value> *values = nullptr);
 
+/// modelShape and bufferShape of a tensor type, with the sizes its encoding names.
+std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type);
+std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type);
+/// The symbol of each dynamic dim of a tensor type (s0 unless its encoding names others).
+std::vector<int> dynamicSizesOf(mlir::RankedTensorType type);
+
 } // namespace sotc::mapexpr
 
 #endif // SOTC_DIALECT_MAPEXPR_IR_MAPEXPRDIALECT_H

@@ -26,9 +26,9 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
       catchCodedError([&] { return ops::matmulShape("matmul", a, b, transposeA, transposeB); });
   if (!shape)
     return fail(shape.error().what());
-  // The dynamic size s0 (sotc-sir-check-batch-dims) anywhere: the plan is made for s0 of
-  // sched::kBatchRows, a prime no static size has as a factor, so each of its counts holds
-  // the power of s0 it is made of.
+  // Dynamic sizes (sotc-sir-check-batch-dims) anywhere: the plan is made for each at its
+  // stand-in (sched::kSizeStandIns), primes no static size has as a factor, so each of its
+  // counts holds the powers of the sizes it is made of.
   bool dynamic = false;
   for (const std::vector<int64_t> *s : {&a, &b})
     for (int64_t d : *s)
@@ -43,8 +43,8 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
   std::vector<int64_t> as = a, bs = b;
   for (std::vector<int64_t> *s : {&as, &bs})
     for (int64_t &d : *s)
-      if (d < 0)
-        d = sched::kBatchRows;
+      if (d < 0) // a size the operand's type names (ops::dynamicDim), else s0
+        d = sched::kSizeStandIns[ops::isDynamicDim(d) ? ops::symbolOf(d) : 0];
   if (as.size() == 1) {
     as.insert(as.begin(), 1);
     transposeA = false;

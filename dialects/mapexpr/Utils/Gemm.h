@@ -10,9 +10,10 @@
 // size 1 are dropped, and a batch that only A has is folded into m when A is not transposed
 // (one large GEMM instead of many small ones).
 //
-// The dynamic size s0 (sotc-sir-check-batch-dims) may be any dimension of A or B: the plan is
-// made for s0 = sched::kBatchRows, and each count (m, n, k, a leading dimension, a batch size
-// or stride) that holds a power of it is that power times a static number (sched::batchDegree,
+// A dynamic size (sotc-sir-check-batch-dims) may be any dimension of A or B (negative in the
+// shapes: ops::dynamicDim names which): the plan is made for each size at its stand-in
+// (sched::kSizeStandIns), and each count (m, n, k, a leading dimension, a batch size or
+// stride) that holds powers of them is those powers times a static number (sched::sizePowers,
 // staticFactor), which the manifest writes as `64*s0` and the runtime computes per call.
 //
 //===--------------------------------------------------------------------------------------===//

@@ -1,5 +1,7 @@
 #include "dialects/mapexpr/Utils/MapExpr.h"
 
+#include "compiler/ops/Types.h"
+
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -95,16 +97,18 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
   });
 }
 
-std::vector<int64_t> modelShape(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> out = shape;
+static_assert(sched::kSizeSymbols == ops::kMaxSymbols, "a stand-in for every dynamic size");
+
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape, const std::string &encoding) {
+  std::vector<int64_t> out = ops::withSizes(shape, encoding);
   for (int64_t &d : out)
-    if (d < 0)
-      d = sched::kBatchRows;
+    if (ops::isDynamicDim(d))
+      d = sched::kSizeStandIns[ops::symbolOf(d)];
   return out;
 }
 
-std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> model = modelShape(shape);
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape, const std::string &encoding) {
+  std::vector<int64_t> model = modelShape(shape, encoding);
   // Strides hold s0 where a dim after the first is dynamic: then a flat buffer.
   if (shape.size() < 2 ||
       std::none_of(shape.begin() + 1, shape.end(), [](int64_t d) { return d < 0; }))

@@ -23,13 +23,16 @@
 
 namespace sotc::mapexpr {
 
-/// A tensor type's shape as the model holds it: each dynamic dimension (s0) as
-/// sched::kBatchRows.
-std::vector<int64_t> modelShape(const std::vector<int64_t> &shape);
+/// A tensor type's shape as the model holds it: each dynamic dimension (negative) as the
+/// stand-in of its size (sched::kSizeStandIns), which the type's encoding names ("s0,s1";
+/// "" for s0 alone).
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape,
+                                const std::string &encoding = "");
 /// The shape of a lowered kernel's buffer of a tensor: its modelShape, or, when a dim after the
 /// first is dynamic (its strides hold s0), one flat dimension that the kernel indexes with the
 /// call's s0.
-std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape);
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape,
+                                 const std::string &encoding = "");
 
 struct Tensor {
   std::string name; // printed as t_<name>

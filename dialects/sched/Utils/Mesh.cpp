@@ -3,7 +3,9 @@
 #include "compiler/support/Format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <iterator>
 #include <numeric>
 
 namespace sotc::sched {
@@ -216,16 +218,31 @@ bool anyHoldsBatch(const std::vector<ScheduleDim> &dims) {
                      [](const ScheduleDim &d) { return holdsBatch(d.size); });
 }
 
+bool holdsBatch(int64_t size) {
+  return size > 0 && std::any_of(std::begin(kSizeStandIns), std::end(kSizeStandIns),
+                                 [&](int64_t standIn) { return size % standIn == 0; });
+}
+
+std::vector<int> sizePowers(int64_t size) {
+  std::vector<int> powers;
+  for (int k = 0; k < kSizeSymbols && size > 0; ++k)
+    for (int p = 0; size % kSizeStandIns[k] == 0; ++p) {
+      size /= kSizeStandIns[k];
+      powers.resize(k + 1, 0);
+      powers[k] = p + 1;
+    }
+  return powers;
+}
+
 int batchDegree(int64_t size) {
-  int degree = 0;
-  for (; holdsBatch(size); size /= kBatchRows)
-    ++degree;
-  return degree;
+  std::vector<int> powers = sizePowers(size);
+  return std::accumulate(powers.begin(), powers.end(), 0);
 }
 
 int64_t staticFactor(int64_t size) {
-  while (holdsBatch(size))
-    size /= kBatchRows;
+  for (int64_t standIn : kSizeStandIns)
+    while (size > 0 && size % standIn == 0)
+      size /= standIn;
   return size;
 }
 
@@ -237,33 +254,56 @@ std::string perRowText(int64_t count, const std::string &symbol, int degree) {
 }
 
 std::string sizeText(int64_t size, bool batch) {
-  return batch ? perRowText(staticFactor(size), "s0", batchDegree(size)) : std::to_string(size);
+  std::vector<int> powers = batch ? sizePowers(size) : std::vector<int>{};
+  int64_t factor = staticFactor(size);
+  std::string text = powers.empty() || factor != 1 ? std::to_string(batch ? factor : size) : "";
+  for (size_t k = 0; k < powers.size(); ++k)
+    if (powers[k])
+      text += (text.empty() ? "" : "*") + perRowText(1, "s" + std::to_string(k), powers[k]);
+  return text;
 }
 
 std::optional<int64_t> sizeOfText(const std::string &text) {
-  size_t star = text.find('*'), s0 = text.find("s0");
-  std::string factor =
-      s0 == std::string::npos ? text : text.substr(0, star == std::string::npos ? 0 : star);
+  // [N*]s<k>[^p]*...: a number first or not at all, each size once, powers 1 to 9.
   int64_t size = 1;
-  if (!factor.empty()) {
-    size_t used = 0;
-    try {
-      size = std::stoll(factor, &used);
-    } catch (const std::exception &) {
+  std::vector<bool> seen(kSizeSymbols, false);
+  size_t start = 0;
+  for (bool first = true;; first = false) {
+    size_t star = text.find('*', start);
+    std::string token =
+        text.substr(start, star == std::string::npos ? std::string::npos : star - start);
+    if (token.empty())
       return std::nullopt;
+    if (token[0] == 's') {
+      size_t caret = token.find('^');
+      std::string index =
+          token.substr(1, caret == std::string::npos ? std::string::npos : caret - 1);
+      std::string power = caret == std::string::npos ? "1" : token.substr(caret + 1);
+      if (index.size() != 1 || !std::isdigit(index[0]) || power.size() != 1 || power[0] < '1' ||
+          power[0] > '9')
+        return std::nullopt;
+      int k = index[0] - '0';
+      if (k >= kSizeSymbols || seen[k])
+        return std::nullopt;
+      seen[k] = true;
+      for (int p = 0; p < power[0] - '0'; ++p)
+        size *= kSizeStandIns[k];
+    } else {
+      size_t used = 0;
+      int64_t n = 0;
+      try {
+        n = std::stoll(token, &used);
+      } catch (const std::exception &) {
+        return std::nullopt;
+      }
+      if (!first || used != token.size())
+        return std::nullopt;
+      size = n;
     }
-    if (used != factor.size())
-      return std::nullopt;
+    if (star == std::string::npos)
+      return size;
+    start = star + 1;
   }
-  if (s0 == std::string::npos)
-    return size;
-  std::string power = text.substr(s0 + 2);
-  int degree = power.empty() ? 1 : power.size() == 2 && power[0] == '^' ? power[1] - '0' : -1;
-  if (degree < 1 || degree > 9 || (star == std::string::npos) != (s0 == 0))
-    return std::nullopt;
-  for (int d = 0; d < degree; ++d)
-    size *= kBatchRows;
-  return size;
 }
 
 std::string LoopDescriptor::str(bool batch) const {

@@ -19,26 +19,32 @@
 
 namespace sotc::sched {
 
-/// The dynamic size s0 (sotc-sir-check-batch-dims: a batch, a sequence length) in a kernel's
-/// model, mesh and loops: they are built for s0 of this many, a prime that no static dimension
-/// may be a multiple of, so a size holds s0 exactly where it is a multiple of it, and holds
-/// s0^d where it is a multiple of its d-th power (the T x T scores of an attention). The code
-/// never uses it: where a size holding s0 is needed (a stride, a division, a loop's bound),
-/// the kernel computes it from the call's s0, which it takes as an argument; the grid is the
-/// runtime's to scale.
-constexpr int64_t kBatchRows = 4099;
+/// The dynamic sizes s0, s1, ... (the inputs' `?` and the sizes they name,
+/// sotc-sir-check-batch-dims: a batch, a sequence length) in a kernel's model, mesh and loops:
+/// they are built for each size at its stand-in here, primes that no static dimension may be
+/// a multiple of, so a size holds s_k exactly where it is a multiple of kSizeStandIns[k], and
+/// holds s_k^d where it is a multiple of its d-th power (the T x T scores of an attention):
+/// 64*s0*s1^2 is 64 * 4099 * 4111^2. The code never uses them: where a size holding one is
+/// needed (a stride, a division, a loop's bound), the kernel computes it from the call's
+/// sizes, which it takes as arguments; the grid is the runtime's to scale.
+constexpr int kSizeSymbols = 8;
+constexpr int64_t kSizeStandIns[kSizeSymbols] = {4099, 4111, 4127, 4129, 4133, 4139, 4153, 4157};
+constexpr int64_t kBatchRows = kSizeStandIns[0]; // s0's
 
-/// Whether a size of a model or mesh holds the batch.
-inline bool holdsBatch(int64_t size) { return size > 0 && size % kBatchRows == 0; }
-/// The power of s0 a size of a model holds (64*4099^2: 2), and its static factor (64).
+/// Whether a size of a model or mesh holds a dynamic size.
+bool holdsBatch(int64_t size);
+/// The power of each dynamic size a size holds, s0 first (64*s0*s1^2: {1, 2}; trailing
+/// zeros dropped, {} for a static size).
+std::vector<int> sizePowers(int64_t size);
+/// The total power of the dynamic sizes a size holds (64*s0^2: 2), and its static factor (64).
 int batchDegree(int64_t size);
 int64_t staticFactor(int64_t size);
 
 /// `count` per row of the batch, as `symbol` times it: "s0", "64*s0" (the dumps), "64*?"
 /// (sotc inspect), and per power `degree` of it: "64*s0^2".
 std::string perRowText(int64_t count, const std::string &symbol = "s0", int degree = 1);
-/// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds it
-/// as the symbol's power times the rest ("s0", "64*s0", "4*s0^2").
+/// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds
+/// them as their powers times the rest ("s0", "64*s0", "4*s0^2", "8*s0*s1^2").
 std::string sizeText(int64_t size, bool batch);
 /// The size sizeText wrote ("4*s0^2": 4 * kBatchRows^2), or nullopt.
 std::optional<int64_t> sizeOfText(const std::string &text);

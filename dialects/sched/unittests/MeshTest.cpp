@@ -283,4 +283,22 @@ TEST_CASE("a dynamic size leads the grid, unpadded", "[sched][batch]") {
     CHECK(sizeOfText(sizeText(size, true)) == size);
   CHECK_FALSE(sizeOfText("4*"));
   CHECK_FALSE(sizeOfText("s0*4"));
+  // A second size (a sequence beside a batch) at its own stand-in: powers of each.
+  const int64_t s1 = kSizeStandIns[1];
+  CHECK(holdsBatch(3 * s1));
+  CHECK_FALSE(holdsBatch(4098));
+  CHECK(sizePowers(8 * kBatchRows * s1 * s1) == std::vector<int>{1, 2});
+  CHECK(sizePowers(8 * s1) == std::vector<int>{0, 1});
+  CHECK(sizePowers(8).empty());
+  CHECK(batchDegree(8 * kBatchRows * s1 * s1) == 3);
+  CHECK(staticFactor(8 * kBatchRows * s1 * s1) == 8);
+  CHECK(sizeText(8 * kBatchRows * s1 * s1, true) == "8*s0*s1^2");
+  CHECK(sizeText(s1, true) == "s1");
+  CHECK(sizeText(kBatchRows * s1, true) == "s0*s1");
+  for (int64_t size : {s1, 2 * s1 * s1, 8 * kBatchRows * s1 * s1, kBatchRows * s1})
+    CHECK(sizeOfText(sizeText(size, true)) == size);
+  CHECK_FALSE(sizeOfText("s1*s1"));
+  CHECK_FALSE(sizeOfText("s9"));
+  CHECK_FALSE(sizeOfText("2*s1^0"));
+  CHECK_FALSE(sizeOfText("s0^10"));
 }

@@ -69,37 +69,25 @@ std::optional<ops::DType> dtypeOf(mlir::Type t) {
 
 mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, const ops::TensorMeta &meta) {
   llvm::SmallVector<int64_t> shape;
-  std::string symbols;
-  bool named = false;
-  for (int64_t d : meta.shape) {
-    if (!ops::isDynamicDim(d)) {
-      shape.push_back(d);
-      continue;
-    }
-    shape.push_back(mlir::ShapedType::kDynamic);
-    symbols += (symbols.empty() ? "s" : ",s") + std::to_string(ops::symbolOf(d));
-    named |= d != ops::kDynamic;
-  }
+  for (int64_t d : meta.shape)
+    shape.push_back(ops::isDynamicDim(d) ? mlir::ShapedType::kDynamic : d);
   // Types of s0 alone stay plain: every `?` without an encoding is s0.
-  mlir::Attribute encoding = named ? mlir::StringAttr::get(ctx, symbols) : mlir::Attribute();
+  std::string sizes = ops::sizesEncoding(meta.shape);
+  mlir::Attribute encoding = sizes.empty() ? mlir::Attribute() : mlir::StringAttr::get(ctx, sizes);
   return mlir::RankedTensorType::get(shape, elementType(ctx, meta.dtype), encoding);
+}
+
+std::vector<int64_t> shapeWithSizes(mlir::RankedTensorType type) {
+  auto encoding = mlir::dyn_cast_or_null<mlir::StringAttr>(type.getEncoding());
+  return ops::withSizes({type.getShape().begin(), type.getShape().end()},
+                        encoding ? encoding.getValue().str() : "");
 }
 
 std::vector<int> dynamicSymbols(mlir::RankedTensorType type) {
   std::vector<int> symbols;
-  auto encoding = mlir::dyn_cast_or_null<mlir::StringAttr>(type.getEncoding());
-  llvm::SmallVector<llvm::StringRef> names;
-  if (encoding)
-    encoding.getValue().split(names, ',');
-  for (int64_t s : type.getShape()) {
-    if (!mlir::ShapedType::isDynamic(s))
-      continue;
-    int k = 0;
-    size_t at = symbols.size();
-    if (at < names.size() && names[at].consume_front("s"))
-      names[at].getAsInteger(10, k);
-    symbols.push_back(k);
-  }
+  for (int64_t d : shapeWithSizes(type))
+    if (ops::isDynamicDim(d))
+      symbols.push_back(ops::symbolOf(d));
   return symbols;
 }
 
@@ -109,10 +97,7 @@ std::optional<ops::TensorMeta> metaOf(mlir::RankedTensorType type) {
     return std::nullopt;
   ops::TensorMeta meta;
   meta.dtype = *d;
-  std::vector<int> symbols = dynamicSymbols(type);
-  size_t next = 0;
-  for (int64_t s : type.getShape())
-    meta.shape.push_back(mlir::ShapedType::isDynamic(s) ? ops::dynamicDim(symbols[next++]) : s);
+  meta.shape = shapeWithSizes(type);
   return meta;
 }
 

@@ -21,6 +21,8 @@ std::optional<ops::DType> dtypeOf(mlir::Type type);
 mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, const ops::TensorMeta &meta);
 /// The symbol of each `?` of `type`, in order (0 for a type without an encoding).
 std::vector<int> dynamicSymbols(mlir::RankedTensorType type);
+/// `type`'s shape with each `?` as the size it is (ops::dynamicDim).
+std::vector<int64_t> shapeWithSizes(mlir::RankedTensorType type);
 /// nullopt when the element type has no dtype.
 std::optional<ops::TensorMeta> metaOf(mlir::RankedTensorType type);
 

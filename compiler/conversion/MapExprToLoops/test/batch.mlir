@@ -107,3 +107,39 @@ mapexpr.kernel @wide_rows(%x: tensor<?x8000xf32> {mapexpr.name = "x"}) -> tensor
   }
   mapexpr.return %y : tensor<?x8000xf32>
 }
+
+// -----
+
+// Two dynamic sizes (a batch s0 and a sequence s1, named by the types' encoding): the model is
+// built for each at its stand-in (4099, 4111); the kernel takes both, in order, and says so
+// (sotc.sizes); the row of s1 is a loop up to the call's s1, the flat index computed from it.
+// CHECK-LABEL: func.func @sum_sequence
+// CHECK-SAME: (%{{.*}}: index, %[[S1:[^:]*]]: index, %[[S:[^:]*]]: memref<4099x1xf32>, %[[X:[^:]*]]: memref<16850989xf32>)
+// CHECK-SAME: attributes {sotc.grid = "s0", sotc.sizes = "s0,s1"}
+// CHECK: scf.forall (%[[B:.*]]) in (4099)
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[S1]]
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %[[S1]]
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %[[T]]
+// CHECK: memref.load %[[X]][%[[AT]]]
+mapexpr.kernel @sum_sequence(%x: tensor<?x?xf32, "s0,s1"> {mapexpr.name = "x"}) -> tensor<?x1xf32> {
+  %s = mapexpr.tensor "s" : tensor<?x1xf32>
+  mapexpr.anchored %x : tensor<?x?xf32, "s0,s1"> attributes {dims = [#sched.injective<4099>, #sched.reduced<4111>]} {
+    mapexpr.op "reduce_sum_init" outs(%s : tensor<?x1xf32>) {indices = [#mapexpr.index<[i0, 0]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<?x1xf32>) ins(%x : tensor<?x?xf32, "s0,s1">) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
+  }
+  mapexpr.return %s : tensor<?x1xf32>
+}
+
+// -----
+
+// A kernel over s1 alone takes s1 alone.
+// CHECK-LABEL: func.func @exp_sequence
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: memref<4111x4xf32>, %{{.*}}: memref<4111x4xf32>)
+// CHECK-SAME: attributes {sotc.grid = "s1", sotc.sizes = "s1"}
+mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s1"> {
+  %y = mapexpr.tensor "y" : tensor<?x4xf32, "s1">
+  mapexpr.anchored %y : tensor<?x4xf32, "s1"> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {
+    mapexpr.op "exp" outs(%y : tensor<?x4xf32, "s1">) ins(%x : tensor<?x4xf32, "s1">) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+  }
+  mapexpr.return %y : tensor<?x4xf32, "s1">
+}
