@@ -165,8 +165,11 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
       manifest::KernelLaunch &launch = launches[func.getSymName().str()];
       launch.grid = grid.getStaticUpperBound()[0]; // s0 as sched::kBatchRows
       launch.takesRows = func->hasAttr(kBatchGridAttr);
+      if (auto sizes = func->getAttrOfType<mlir::StringAttr>(kSizesAttr)) // s1, s0 and s1, ...
+        for (llvm::StringRef name : llvm::split(sizes.getValue(), ','))
+          launch.sizes.push_back(std::stoi(name.drop_front().str()));
       for (mlir::Type buffer : func.getArgumentTypes())
-        if (auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer)) // not the call's s0
+        if (auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer)) // not the call's sizes
           launch.bufferBytes.push_back(bytesOf(memref));
     }
   });
@@ -300,10 +303,11 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   runPipeline(*kernels, path, withGpuIndexBits(*kernels, options), pipelines::Phase::Loops,
               pipelines::Phase::Llvm, instrumentation);
   auto fail = [&](const CodedError &e) { throw CodedError(e.code(), path + ": " + e.what()); };
-  // Kernels over a dynamic size take the call's s0 as well.
+  // Kernels over dynamic sizes take the call's sizes as well.
   bool rows = llvm::any_of(launches, [](const auto &l) { return l.second.takesRows; });
   std::string rowsAbi = rows ? "; a kernel of a tensor with a dynamic dimension takes int64_t s0 "
-                               "(the call's size of it) before its buffers"
+                               "(the call's size of it) before its buffers (several sizes: "
+                               "those its step's `sizes` name, in order)"
                              : "";
   std::string binary;
   manifest::Target target;
@@ -340,7 +344,9 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
       // The kernel table's sizes are those at s0 = 1, as the runtime checks a plan at load.
       for (const auto &[kernel, launch] : launches) {
         cpu::KernelSignature &signature = signatures[kernel];
-        signature = {sched::staticFactor(launch.grid), {}, launch.takesRows};
+        signature = {sched::staticFactor(launch.grid),
+                     {},
+                     launch.takesRows ? std::max<int>(1, launch.sizes.size()) : 0};
         for (int64_t bytes : launch.bufferBytes)
           signature.bufferBytes.push_back(sched::staticFactor(bytes));
       }

@@ -165,7 +165,21 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     std::vector<int64_t> known{1};
     std::vector<int> inferred{-1};
     size_t next = 0;
+    // A -1 where the next dynamic size goes and the target names it nowhere is that size
+    // ([B, T] viewed as (-1, T): GPT-2's input ids).
+    auto named = [&](int64_t dim) {
+      return std::any_of(target.begin(), target.end(), [&](const VarPtr &t) {
+        return isDynamicSize(t) && ops::dynamicDim(t->sizeSymbol) == dim;
+      });
+    };
     for (size_t i = 0; i < target.size(); ++i) {
+      if (isInt(target[i]) && target[i]->constant.intValue == -1 && next < order.size() &&
+          !named(order[next]) && known.back() == runs[next]) {
+        target[i] = makeConst(PyConst::ofInt(order[next++]), {target[i]});
+        known.push_back(1);
+        inferred.push_back(-1);
+        continue;
+      }
       if (isDynamicSize(target[i])) {
         if (next == order.size() || ops::dynamicDim(target[i]->sizeSymbol) != order[next])
           refuse();

@@ -66,40 +66,57 @@ void valueTensors(const Json &r, std::vector<std::string> &out) {
       valueTensors(field.at(1), out);
 }
 
-/// A count of a plan: a number, or a power of the dynamic size s0 times one ("64*s0",
-/// "4*s0^2", "s0"): the number at s0 = 1, and the power.
-std::pair<int64_t, int> countOf(const Json &j) {
+/// A count of a plan: a number, or powers of the dynamic sizes times one ("64*s0", "4*s0^2",
+/// "s1", "8*s0*s1^2"): the number at every size 1, and the powers.
+std::pair<int64_t, Powers> countOf(const Json &j) {
+  Powers powers{};
   if (j.is_number_integer())
-    return {j.get<int64_t>(), 0};
-  std::string text = j.get<std::string>();
-  size_t s0 = text.find("s0");
+    return {j.get<int64_t>(), powers};
+  auto bad = [&] {
+    return Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P*s1^Q)");
+  };
+  std::string text = j.is_string() ? j.get<std::string>() : "";
   int64_t factor = 1;
-  int power = 1;
-  const char *p = text.c_str();
-  char *end = nullptr;
-  if (s0 != 0) { // "64*s0..."
+  size_t at = 0;
+  if (!text.empty() && text[0] != 's') { // "64*..."
+    const char *p = text.c_str();
+    char *end = nullptr;
     errno = 0;
     factor = std::strtoll(p, &end, 10);
-    if (errno || end == p || s0 == std::string::npos || end != p + s0 - 1 || *end != '*' ||
-        factor < 1)
-      throw Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P)");
+    if (errno || end == p || *end != '*' || factor < 1)
+      throw bad();
+    at = static_cast<size_t>(end - p) + 1;
   }
-  std::string rest = text.substr(s0 + 2);
-  if (!rest.empty()) {
-    if (rest.size() != 2 || rest[0] != '^' || rest[1] < '1' || rest[1] > '9')
-      throw Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P)");
-    power = rest[1] - '0';
+  // s<k>[^p], joined by '*', each size once.
+  if (at >= text.size())
+    throw bad();
+  while (at < text.size()) {
+    size_t star = text.find('*', at);
+    std::string term = text.substr(at, star == std::string::npos ? std::string::npos : star - at);
+    at = star == std::string::npos ? text.size() : star + 1;
+    if (star != std::string::npos && at == text.size())
+      throw bad();
+    bool power = term.size() == 4 && term[2] == '^';
+    if ((term.size() != 2 && !power) || term[0] != 's' || term[1] < '0' ||
+        term[1] >= '0' + kMaxSizes || (power && (term[3] < '1' || term[3] > '9')))
+      throw bad();
+    int8_t &p = powers[term[1] - '0'];
+    if (p)
+      throw bad();
+    p = static_cast<int8_t>(power ? term[3] - '0' : 1);
   }
-  return {factor, power};
+  return {factor, powers};
 }
 
-/// `factor` times `rows`^`power`; E8004 beyond kMaxBytes (a size too large for any machine).
-int64_t timesPower(int64_t factor, int64_t rows, int power) {
+/// `factor` times each size to its power; E8004 beyond kMaxBytes (a size too large for any
+/// machine).
+int64_t timesPowers(int64_t factor, const Sizes &sizes, const Powers &powers) {
   int64_t out = factor;
-  for (int i = 0; i < power; ++i)
-    if (out < 0 || __builtin_mul_overflow(out, rows, &out) || out > kMaxBytes)
-      throw Error("E8004", "a dynamic size of " + std::to_string(rows) +
-                               " is beyond what a plan can hold (2^48 bytes a buffer)");
+  for (int k = 0; k < kMaxSizes; ++k)
+    for (int i = 0; i < powers[k]; ++i)
+      if (out < 0 || __builtin_mul_overflow(out, sizes[k], &out) || out > kMaxBytes)
+        throw Error("E8004", "a dynamic size of " + std::to_string(sizes[k]) +
+                                 " is beyond what a plan can hold (2^48 bytes a buffer)");
   return out;
 }
 
@@ -155,12 +172,24 @@ Step stepOf(const Json &j) {
   s.inputs = j.at("inputs").get<std::vector<std::string>>();
   if (j.at("kind") == "kernel") {
     s.symbol = s.name = j.at("symbol").get<std::string>();
-    std::tie(s.grid, s.gridPower) = countOf(j.at("grid"));
-    s.takesRows = j.value("takes_s0", false);
+    std::tie(s.grid, s.gridPowers) = countOf(j.at("grid"));
+    if (j.value("takes_s0", false))
+      s.sizes = {0};
+    for (const Json &size : j.value("sizes", Json::array())) { // "s1": the sizes it takes
+      std::pair<int64_t, Powers> one = countOf(size);
+      auto k = std::find(one.second.begin(), one.second.end(), 1) - one.second.begin();
+      if (one.first != 1 || k == kMaxSizes ||
+          std::count(one.second.begin(), one.second.end(), 0) != kMaxSizes - 1)
+        throw Error("E8001", "kernel " + s.symbol + " takes sizes " + j.at("sizes").dump());
+      s.sizes.push_back(static_cast<int>(k));
+    }
+    if (s.sizes.size() > kMaxKernelSizes)
+      throw Error("E8002", "kernel " + s.symbol + " takes more than " +
+                               std::to_string(kMaxKernelSizes) + " dynamic sizes");
     if (j.contains("block"))
       s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
     if (j.contains("dynamic_shared_bytes"))
-      std::tie(s.dynamicShared, s.dynamicSharedPower) = countOf(j.at("dynamic_shared_bytes"));
+      std::tie(s.dynamicShared, s.dynamicSharedPowers) = countOf(j.at("dynamic_shared_bytes"));
     return s;
   }
   if (j.at("kind") == "conv")
@@ -194,10 +223,10 @@ Step stepOf(const Json &j) {
   size_t next = 0;
   bool dynamic = false;
   p.forEachCount([&](int64_t &count) {
-    auto [factor, power] = countOf(*counts[next++]);
+    auto [factor, powers] = countOf(*counts[next++]);
     count = factor;
-    p.powers.push_back(power);
-    dynamic |= power > 0;
+    p.powers.push_back(powers);
+    dynamic |= anyPower(powers);
   });
   if (!dynamic)
     p.powers.clear();
@@ -211,7 +240,7 @@ Step stepOf(const Json &j) {
   if (!activations.count(activation))
     throw Error("E8002", "a GEMM step with activation " + activation);
   p.activation = activations.at(activation);
-  // Counts of s0 are checked once the call's s0 is known (atBatch).
+  // Counts of dynamic sizes are checked once the call's sizes are known (atSizes).
   std::string why = p.powers.empty() ? validate(p) : "";
   if (!why.empty())
     throw Error("E8001", "GEMM step " + j.at("name").get<std::string>() + ": " + why);
@@ -246,8 +275,8 @@ void readPlan(const Json &j, Segment &s) {
   for (const Json &step : j.at("steps"))
     s.steps.push_back(stepOf(step));
   // A kernel of a tensor of the dynamic size takes the call's s0 (as one over it inside).
-  // sotc writes `takes_s0` on every such kernel; artifacts from before the flag existed say
-  // it only through their buffers, and a kernel called without its s0 would crash.
+  // sotc writes `takes_s0` (or `sizes`) on every such kernel; artifacts from before the flag
+  // existed say it only through their buffers, and a kernel called without its s0 would crash.
   std::set<std::string> dynamic;
   for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
     for (const Buffer &b : *list)
@@ -256,34 +285,45 @@ void readPlan(const Json &j, Segment &s) {
   for (Step &step : s.steps)
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
-        step.takesRows |= step.kind == Step::Kind::Kernel && dynamic.count(name);
+        if (step.kind == Step::Kind::Kernel && step.sizes.empty() && dynamic.count(name))
+          step.sizes = {0};
   countStepBytes(s);
 }
 
-void resolveBuffer(Buffer &b, int64_t rows) {
-  int power = b.dynamicDims();
+void resolveBuffer(Buffer &b, const Sizes &sizes) {
+  Powers powers{};
   for (int64_t &d : b.shape)
-    if (d == -1)
-      d = rows;
-  b.bytes = timesPower(b.bytes, rows, power);
+    if (int k = sizeOfDim(d); k >= 0) {
+      d = sizes[k];
+      ++powers[k];
+    }
+  b.bytes = timesPowers(b.bytes, sizes, powers);
 }
 
-/// Entry `entry`'s plans with its dynamic size s0 as `rows` (unchecked: see atBatch).
-void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
+/// The first of `sizes` (a call's) that is not 1, for E8004's text.
+int64_t named(const Sizes &sizes) {
+  for (int64_t s : sizes)
+    if (s > 1)
+      return s;
+  return sizes[0];
+}
+
+/// Entry `entry`'s plans with its dynamic sizes as `sizes` (unchecked: see atSizes).
+void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
   Entry &e = a.entries.at(entry);
   for (Parameter &p : e.parameters)
-    resolveBuffer(p.spec, rows);
+    resolveBuffer(p.spec, sizes);
   for (size_t i = e.first; i < e.end; ++i) {
     Segment &s = a.segments[i];
     for (std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
       for (Buffer &b : *list)
-        resolveBuffer(b, rows);
-    // The buffers of s0 follow the static ones, first fit over their live ranges at the
+        resolveBuffer(b, sizes);
+    // The buffers of dynamic sizes follow the static ones, first fit over their live ranges at the
     // call's sizes (as the compiler placed the static ones), each 64-byte aligned.
     constexpr int64_t kAlignment = 64;
     auto aligned = [&](int64_t bytes) {
       if (bytes > kMaxBytes)
-        throw Error("E8004", "a dynamic size of " + std::to_string(rows) +
+        throw Error("E8004", "a dynamic size of " + std::to_string(named(sizes)) +
                                  " is beyond what a plan can hold (2^48 bytes a buffer)");
       return (bytes + kAlignment - 1) / kAlignment * kAlignment;
     };
@@ -292,7 +332,7 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
     for (Buffer &b : s.arena) {
       if (!b.perBatchRow())
         continue;
-      resolveBuffer(b, rows);
+      resolveBuffer(b, sizes);
       int64_t bytes = aligned(b.bytes);
       b.offset = base;
       for (bool moved = true; moved;) {
@@ -310,23 +350,25 @@ void resolveBatch(Artifact &a, size_t entry, int64_t rows) {
     if (!placed.empty())
       s.arenaBytes = end;
     for (Step &step : s.steps) {
-      step.grid = timesPower(step.grid, rows, step.gridPower);
-      step.gridPower = 0;
-      step.dynamicShared = timesPower(step.dynamicShared, rows, step.dynamicSharedPower);
-      step.dynamicSharedPower = 0;
+      step.grid = timesPowers(step.grid, sizes, step.gridPowers);
+      step.gridPowers = {};
+      step.dynamicShared = timesPowers(step.dynamicShared, sizes, step.dynamicSharedPowers);
+      step.dynamicSharedPowers = {};
       if (step.sharedBytes + step.dynamicShared > a.sharedBytesPerBlock)
-        throw Error("E8004", "a dynamic size of " + std::to_string(rows) +
+        throw Error("E8004", "a dynamic size of " + std::to_string(named(sizes)) +
                                  " is beyond what kernel " + step.symbol +
                                  " can hold: its blocks would keep " +
                                  std::to_string(step.sharedBytes + step.dynamicShared) +
                                  " bytes in shared memory, more than a block's " +
                                  std::to_string(a.sharedBytesPerBlock));
-      if (step.takesRows)
-        step.batchRows = rows;
+      step.sizeArgs.clear();
+      for (int k : step.sizes)
+        step.sizeArgs.push_back(sizes[k]);
       GemmPlan &p = step.plan;
       size_t next = 0;
       if (!p.powers.empty())
-        p.forEachCount([&](int64_t &count) { count = timesPower(count, rows, p.powers[next++]); });
+        p.forEachCount(
+            [&](int64_t &count) { count = timesPowers(count, sizes, p.powers[next++]); });
       p.powers.clear();
       if (std::string why = step.kind == Step::Kind::Gemm ? validate(p) : ""; !why.empty())
         throw Error("E8001", "GEMM step " + step.name + ": " + why);
@@ -485,6 +527,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
   Entry entry;
   entry.trace = e.at("trace").at("file").get<std::string>();
   std::map<std::string, std::string> guardOf, relationOf;
+  std::vector<const Json *> batchGuards;
   for (const Json &g : e.at("guards")) {
     if (g.at("kind") == "relation") { // frame.f_locals['y'].shape[0] == ...: y's size is x's
       std::string x = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
@@ -508,14 +551,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
         throw Error("E8001", manifestPath +
                                  ": a batch guard expects '>= N', '<= N' or '!= N', not '" +
                                  expected + "'");
-      if (expected[0] == '>')
-        entry.minRows = std::max(entry.minRows, k);
-      else if (expected[0] == '<')
-        entry.maxRows = entry.maxRows ? std::min(entry.maxRows, k) : k;
-      else
-        entry.excludedRows.push_back(k);
-      entry.batchGuard += (entry.batchGuard.empty() ? "" : ", ") + g.at("id").get<std::string>() +
-                          " (" + g.at("source").get<std::string>() + ")";
+      batchGuards.push_back(&g); // applied to the size it reads once the parameters are known
       continue;
     }
     std::string x = g.at("expression").get<std::string>(), prefix = "frame.f_locals['";
@@ -532,9 +568,10 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       param.spec.name = param.name;
       param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
       param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
-      // A dynamic size: the bytes at s0 = 1.
+      // Dynamic sizes: the bytes at every size 1.
       std::vector<int64_t> one = param.spec.shape;
-      std::replace(one.begin(), one.end(), int64_t{-1}, int64_t{1});
+      for (int64_t &d : one)
+        d = sizeOfDim(d) >= 0 ? 1 : d;
       param.spec.bytes = tensorBytes(param.spec.dtype, one);
       entry.batched |= param.spec.perBatchRow();
       param.stopGradient = p.at("stop_gradient").get<bool>();
@@ -549,6 +586,30 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
     if (relationOf.count(param.name))
       param.relation = relationOf[param.name];
     entry.parameters.push_back(std::move(param));
+  }
+  // A batch guard reads frame.f_locals['x'].shape[d]: the size of that dimension (s0 in
+  // artifacts whose guards name no parameter of theirs).
+  for (const Json *g : batchGuards) {
+    std::string x = g->at("expression").get<std::string>(), expected = g->at("expected");
+    int64_t k = std::stoll(expected.substr(3));
+    int size = 0;
+    for (const Parameter &p : entry.parameters) {
+      std::string prefix = "frame.f_locals['" + p.name + "'].shape[";
+      if (p.tensor && x.rfind(prefix, 0) == 0) {
+        size_t d = std::strtoull(x.c_str() + prefix.size(), nullptr, 10);
+        if (d < p.spec.shape.size() && sizeOfDim(p.spec.shape[d]) >= 0)
+          size = sizeOfDim(p.spec.shape[d]);
+      }
+    }
+    Entry::SizeGuards &on = entry.sizeGuards[size];
+    if (expected[0] == '>')
+      on.min = std::max(on.min, k);
+    else if (expected[0] == '<')
+      on.max = on.max ? std::min(on.max, k) : k;
+    else
+      on.excluded.push_back(k);
+    on.guards += (on.guards.empty() ? "" : ", ") + g->at("id").get<std::string>() + " (" +
+                 g->at("source").get<std::string>() + ")";
   }
   int64_t first = e.at("segment").get<int64_t>();
   if (first < 0)
@@ -715,20 +776,24 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     checkPlan(a);
     return a;
   }
+  Sizes ones;
+  ones.fill(1);
   Artifact oneRow = a;
   for (size_t e = 0; e < a.entries.size(); ++e)
     if (a.entries[e].batched)
-      resolveBatch(oneRow, e, 1);
+      resolveSizes(oneRow, e, ones);
   checkPlan(oneRow);
   return a;
 }
 
-Artifact atBatch(const Artifact &artifact, size_t entry, int64_t rows) {
+Artifact atSizes(const Artifact &artifact, size_t entry, const Sizes &sizes) {
   Artifact a = artifact;
-  // The other entries of a bundle with a batch of their own are checked as at load.
+  Sizes ones;
+  ones.fill(1);
+  // The other entries of a bundle with sizes of their own are checked as at load.
   for (size_t e = 0; e < a.entries.size(); ++e)
     if (a.entries[e].batched)
-      resolveBatch(a, e, e == entry ? rows : 1);
+      resolveSizes(a, e, e == entry ? sizes : ones);
   checkPlan(a);
   return a;
 }

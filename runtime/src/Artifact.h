@@ -11,6 +11,7 @@
 #include "runtime/src/ConvPlan.h"
 #include "runtime/src/Error.h"
 #include "runtime/src/GemmPlan.h"
+#include "runtime/src/Sizes.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -29,9 +30,9 @@ constexpr size_t kDigestTrailerBytes = kDigestMark.size() + 64 + 1;
 /// The sotc_dtype a manifest's dtype name ("float32") stands for, or -1.
 int dtypeIndex(const std::string &name);
 
-/// A tensor of a plan. One of the dynamic size s0 (a -1 in its manifest shape for each
-/// dimension of it: `dynamicDims` of them) has its bytes at s0 = 1, and in an arena no offset
-/// until atBatch places it for a call's s0.
+/// A tensor of a plan. One of dynamic sizes (-1 - k in its manifest shape for each dimension
+/// of s_k) has its bytes at every size 1, and in an arena no offset until atSizes places it
+/// for a call's sizes.
 struct Buffer {
   std::string name;
   int dtype = 0;
@@ -39,15 +40,10 @@ struct Buffer {
   int64_t bytes = 0, offset = -1; // offset: in the segment's arena, for intermediates
   std::pair<int64_t, int64_t> live{0, 0}; // arena buffers: the first and last step using it
 
-  /// The position of the dynamic batch in the shape, or -1.
-  int batchDim() const {
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d] == -1)
-        return static_cast<int>(d);
-    return -1;
+  /// Whether a dimension is a dynamic size.
+  bool perBatchRow() const {
+    return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return sizeOfDim(d) >= 0; });
   }
-  bool perBatchRow() const { return batchDim() >= 0; }
-  int dynamicDims() const { return static_cast<int>(std::count(shape.begin(), shape.end(), -1)); }
 };
 
 struct Parameter {
@@ -73,12 +69,12 @@ struct Step {
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
   int64_t grid = 0;
-  int gridPower = 0;                  // kernels: the grid is `grid` times s0^gridPower
-  bool takesRows = false;             // kernels of a tensor of s0: they take the call's s0
-  int64_t batchRows = 0;              // such kernels, resolved: the call's s0, an argument
+  Powers gridPowers{};                // kernels: the grid is `grid` times these powers of sizes
+  std::vector<int> sizes;             // kernels over dynamic sizes: those they take, in order
+  std::vector<int64_t> sizeArgs;      // such kernels, resolved: the call's sizes, arguments
   int64_t block = 0, sharedBytes = 0; // CUDA kernels: threads per block, static shared memory
   int64_t dynamicShared = 0;          // CUDA kernels: a launch's shared bytes per block, times
-  int dynamicSharedPower = 0;         // s0^dynamicSharedPower (rows of s0 a block keeps)
+  Powers dynamicSharedPowers{};       // these powers (rows of s0 a block keeps)
   GemmPlan plan;                      // GEMM steps
   ConvPlan conv;                      // convolution steps
   std::vector<std::string> outputs, inputs;
@@ -88,7 +84,7 @@ struct Step {
 struct Segment {
   std::string name;
   std::vector<Buffer> inputs, outputs, arena;
-  int64_t arenaBytes = 0; // the static buffers'; atBatch places those of s0 after them
+  int64_t arenaBytes = 0; // the static buffers'; atSizes places the dynamic ones after them
   std::vector<Step> steps;
   enum class End { Return, Branch, HostCallback } end = End::Return;
   std::vector<std::string> results; // Return: the result's tensors, in order
@@ -109,14 +105,17 @@ struct Segment {
 struct Entry {
   std::string trace; // the trace's file name
   std::vector<Parameter> parameters;
-  bool batched = false;      // a dynamic batch: its tensors' first dimension of -1, one size a call
-  /// What the program decided on the batch's size and so needs of it (guards of kind batch):
-  /// at least `minRows` rows, at most `maxRows` (a bound the input spec gave), none of
-  /// `excludedRows`; `batchGuard` names the guards.
-  int64_t minRows = 1;
-  int64_t maxRows = 0; // 0: no bound
-  std::vector<int64_t> excludedRows;
-  std::string batchGuard;
+  bool batched = false; // dynamic sizes: dimensions of -1 - k in its tensors, bound per call
+  /// What the program decided on a dynamic size and so needs of it (guards of kind batch):
+  /// at least `min`, at most `max` (a bound the input spec gave), none of `excluded`;
+  /// `guards` names them.
+  struct SizeGuards {
+    int64_t min = 1;
+    int64_t max = 0; // 0: no bound
+    std::vector<int64_t> excluded;
+    std::string guards;
+  };
+  std::array<SizeGuards, kMaxSizes> sizeGuards;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;
@@ -149,7 +148,7 @@ struct Artifact {
   std::string weightsPath, weightsSha256; // a model's weights file ("" for a function)
   std::vector<Weight> weights;
   /// CUDA: the shared memory a block of a kernel with dynamic shared memory may use, which
-  /// the backend sets at load (the device's opt-in maximum); atBatch refuses a call beyond it.
+  /// the backend sets at load (the device's opt-in maximum); atSizes refuses a call beyond it.
   int64_t sharedBytesPerBlock = kSharedBytesPerBlock;
 
   /// Every plan of steps: the segments, then each entry's preparation of the weights.
@@ -162,11 +161,12 @@ struct Artifact {
 /// E8002 otherwise. The fuzzed entry point.
 Artifact readManifest(const std::string &text, const std::string &manifestPath);
 
-/// The artifact with entry `entry`'s dynamic batch (Entry::batched) resolved to `rows`: its
-/// parameters' and segments' shapes, bytes and arena offsets, its kernels' grids and its GEMM
-/// steps' counts as a static plan of those rows, checked as readManifest checks a plan. E8004
-/// when a plan of so many rows would exceed kMaxBytes; E8001 when it does not hold together.
-Artifact atBatch(const Artifact &artifact, size_t entry, int64_t rows);
+/// The artifact with entry `entry`'s dynamic sizes (Entry::batched) resolved to `sizes`: its
+/// parameters' and segments' shapes, bytes and arena offsets, its kernels' grids and size
+/// arguments and its GEMM steps' counts as a static plan of those sizes, checked as
+/// readManifest checks a plan. E8004 when a plan of such sizes would exceed kMaxBytes; E8001
+/// when it does not hold together.
+Artifact atSizes(const Artifact &artifact, size_t entry, const Sizes &sizes);
 
 /// Reads and checks the artifact at `path` (the binary or its manifest). E8001 unreadable or
 /// malformed, E8002 a format or version this runtime does not read, E8003 a binary that is

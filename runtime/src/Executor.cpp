@@ -52,8 +52,9 @@ std::string formatTensor(int dtype, const int64_t *shape, int rank) {
   const char *name = sotc_dtype_name(dtype);
   std::string s = name ? name : "?";
   s += "[";
-  for (int i = 0; i < rank; ++i) // -1: a dynamic batch
-    s += (i ? ", " : "") + (shape[i] == -1 ? std::string("?") : std::to_string(shape[i]));
+  for (int i = 0; i < rank; ++i) // -1 - k: dynamic size s_k
+    s += (i ? ", " : "") +
+         (sizeOfDim(shape[i]) >= 0 ? sizeName(sizeOfDim(shape[i])) : std::to_string(shape[i]));
   return s + "]";
 }
 
@@ -252,12 +253,12 @@ std::vector<std::pair<const Step *, std::vector<double>>> Executor::profile() co
 }
 
 std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in, size_t n,
-                                             int64_t &rows) const {
+                                             Sizes &sizes) const {
   // Every run checks every parameter: the texts are made only for what does not match.
   std::vector<Mismatch> found;
-  rows = 0; // a dynamic batch: the first tensor of it binds the size, the others must agree
-  std::string bound;
-  size_t boundIndex = 0;
+  sizes.fill(0); // dynamic sizes: the first tensor of each binds it, the others must agree
+  std::array<std::string, kMaxSizes> bound;
+  std::array<size_t, kMaxSizes> boundIndex{};
   for (size_t i = 0; i < n; ++i) {
     const Parameter &p = artifact_.entries[entry].parameters[i];
     std::string guard = p.guard;
@@ -285,22 +286,37 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     bool elsewhere = in[i].data && !misaligned && cuda && !backend_->onDevice();
     bool matches = sameMeta(in[i], s.dtype, s.shape.data(), s.shape.size());
     std::string batchNote;
-    if (int d = s.batchDim(); d >= 0 && in[i].rank > d && in[i].rank <= SOTC_MAX_RANK) {
-      // Every dynamic dimension is s0: the first binds it, the others must agree.
+    if (s.perBatchRow() && static_cast<size_t>(in[i].rank) == s.shape.size() &&
+        in[i].rank <= SOTC_MAX_RANK) {
+      // Each dynamic dimension is its size: the first tensor of it binds it, the others agree.
       std::vector<int64_t> shape = s.shape;
-      int64_t given = in[i].shape[d];
-      std::replace(shape.begin(), shape.end(), int64_t{-1}, given);
-      matches = sameMeta(in[i], s.dtype, shape.data(), shape.size()) && given >= 1 &&
-                (rows == 0 || given == rows);
-      if (matches && rows == 0)
-        rows = given, bound = p.name, boundIndex = i;
-      else if (given < 1)
-        batchNote = " with ? >= 1";
-      else if (rows && given != rows) {
-        batchNote = " with ? = " + std::to_string(rows) + ", the batch of " + bound;
-        if (!p.relation.empty()) // its size is another input's because the program said so
-          guard = p.relation;
+      Sizes given = sizes;
+      matches = true;
+      for (size_t d = 0; d < shape.size() && matches; ++d) {
+        int k = sizeOfDim(shape[d]);
+        if (k < 0)
+          continue;
+        int64_t size = in[i].shape[d];
+        if (size < 1) {
+          batchNote = " with " + sizeName(k) + " >= 1";
+          matches = false;
+        } else if (given[k] && size != given[k]) {
+          batchNote = " with " + sizeName(k) + " = " + std::to_string(given[k]) +
+                      (bound[k].empty()
+                           ? ""
+                           : (k ? ", the " + sizeName(k) + " of " : ", the batch of ") + bound[k]);
+          if (!p.relation.empty()) // its size is another input's because the program said so
+            guard = p.relation;
+          matches = false;
+        }
+        given[k] = size;
+        shape[d] = size;
       }
+      matches = matches && sameMeta(in[i], s.dtype, shape.data(), shape.size());
+      if (matches)
+        for (int k = 0; k < kMaxSizes; ++k)
+          if (!sizes[k] && given[k])
+            sizes[k] = given[k], bound[k] = p.name, boundIndex[k] = i;
     }
     if (matches && !misaligned && !elsewhere)
       continue;
@@ -313,24 +329,28 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
       got += " on a CUDA device (this artifact runs on the CPU)";
     mismatch(expected() + batchNote, got);
   }
-  // What the program decided on the batch's size (its batch guards) holds for these rows.
+  // What the program decided on each size (its batch guards) holds for the bound ones.
   const Entry &e = artifact_.entries[entry];
-  bool excluded =
-      std::find(e.excludedRows.begin(), e.excludedRows.end(), rows) != e.excludedRows.end();
-  bool beyond = e.maxRows && rows > e.maxRows;
-  if (rows > 0 && (rows < e.minRows || excluded || beyond)) {
-    const Buffer &s = e.parameters[boundIndex].spec;
-    found.push_back({bound,
-                     formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size())) +
-                         (excluded ? " with ? != " + std::to_string(rows)
-                          : beyond ? " with ? <= " + std::to_string(e.maxRows)
-                                   : " with ? >= " + std::to_string(e.minRows)),
-                     formatTensor(in[boundIndex]), e.batchGuard, static_cast<int32_t>(entry)});
+  for (int k = 0; k < kMaxSizes; ++k) {
+    const Entry::SizeGuards &g = e.sizeGuards[k];
+    int64_t size = sizes[k];
+    bool excluded = std::find(g.excluded.begin(), g.excluded.end(), size) != g.excluded.end();
+    bool beyond = g.max && size > g.max;
+    if (size > 0 && (size < g.min || excluded || beyond)) {
+      const Buffer &s = e.parameters[boundIndex[k]].spec;
+      std::string name = sizeName(k);
+      found.push_back({bound[k],
+                       formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size())) +
+                           (excluded ? " with " + name + " != " + std::to_string(size)
+                            : beyond ? " with " + name + " <= " + std::to_string(g.max)
+                                     : " with " + name + " >= " + std::to_string(g.min)),
+                       formatTensor(in[boundIndex[k]]), g.guards, static_cast<int32_t>(entry)});
+    }
   }
   return found;
 }
 
-size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n, int64_t &rows) {
+size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n, Sizes &sizes) {
   std::vector<Mismatch> &found = context.mismatches;
   found.clear();
   const std::vector<Entry> &entries = artifact_.entries;
@@ -343,7 +363,7 @@ size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n
   for (size_t e = 0; e < entries.size(); ++e) {
     if (e < context.allowed.size() && !context.allowed[e])
       continue; // the caller's own guards do not hold for it
-    std::vector<Mismatch> mismatches = mismatchesOf(e, in, n, rows);
+    std::vector<Mismatch> mismatches = mismatchesOf(e, in, n, sizes);
     if (mismatches.empty()) {
       found.clear();
       return e;
@@ -448,12 +468,12 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   RunContext &context = threadContext();
   backend_->setStream(context.stream);
   context.lastSegment = context.lastEntry = -1;
-  int64_t rows = 0;
-  size_t chosen = chooseEntry(context, in, n, rows);
-  // A dynamic batch runs the entry's plan of the call's rows.
+  Sizes sizes{};
+  size_t chosen = chooseEntry(context, in, n, sizes);
+  // Dynamic sizes run the entry's plan of the call's sizes.
   std::shared_ptr<const Artifact> batchPlan;
   if (artifact_.entries[chosen].batched)
-    batchPlan = planOfRows(chosen, rows);
+    batchPlan = planOfSizes(chosen, sizes);
   const Artifact &plan = batchPlan ? *batchPlan : artifact_;
   const Entry &entry = plan.entries[chosen];
   std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
@@ -526,12 +546,12 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   }
 }
 
-std::shared_ptr<const Artifact> Executor::planOfRows(size_t entry, int64_t rows) {
+std::shared_ptr<const Artifact> Executor::planOfSizes(size_t entry, const Sizes &sizes) {
   std::lock_guard<std::mutex> lock(batchMutex_);
-  auto key = std::make_pair(entry, rows);
+  auto key = std::make_pair(entry, sizes);
   if (auto it = batchPlans_.find(key); it != batchPlans_.end())
     return it->second;
-  auto plan = std::make_shared<const Artifact>(atBatch(artifact_, entry, rows));
+  auto plan = std::make_shared<const Artifact>(atSizes(artifact_, entry, sizes));
   // Kept for later calls of the size, up to a bound; while profiling, always (the profile
   // points at their steps).
   if (batchPlans_.size() < kMaxBatchPlans || profiling_)

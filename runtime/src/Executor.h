@@ -137,14 +137,14 @@ public:
 
 private:
   /// The parameters that do not match what `entry` was compiled for.
-  /// `rows`: the size of the entry's dynamic batch the parameters bind (0: none).
+  /// `sizes`: the entry's dynamic sizes the parameters bind (0 for those it has not).
   std::vector<Mismatch> mismatchesOf(size_t entry, const sotc_value *in, size_t n,
-                                     int64_t &rows) const;
+                                     Sizes &sizes) const;
   /// The first entry the calling thread may take whose parameters match, with its batch's
-  /// `rows`; E8004 with every entry's mismatches (the context's) when none does.
-  size_t chooseEntry(RunContext &context, const sotc_value *in, size_t n, int64_t &rows);
-  /// The artifact with `entry`'s dynamic batch as `rows` (atBatch), made once per size.
-  std::shared_ptr<const Artifact> planOfRows(size_t entry, int64_t rows);
+  /// `sizes`; E8004 with every entry's mismatches (the context's) when none does.
+  size_t chooseEntry(RunContext &context, const sotc_value *in, size_t n, Sizes &sizes);
+  /// The artifact with `entry`'s dynamic sizes as `sizes` (atSizes), made once per sizes.
+  std::shared_ptr<const Artifact> planOfSizes(size_t entry, const Sizes &sizes);
   /// Whether result `r` of `seg` can be computed directly in the caller's `buffer`.
   bool fitsDirectly(const Segment &seg, size_t r, const sotc_value &buffer, const sotc_value *in,
                     size_t n) const;
@@ -171,7 +171,7 @@ private:
   std::unique_ptr<std::atomic<uint64_t>[]> preparedVersion_; // per entry: what it prepared
   static constexpr size_t kMaxBatchPlans = 256;
   std::mutex batchMutex_;
-  std::map<std::pair<size_t, int64_t>, std::shared_ptr<const Artifact>> batchPlans_;
+  std::map<std::pair<size_t, Sizes>, std::shared_ptr<const Artifact>> batchPlans_;
   std::mutex handlerMutex_;
   sotc_host_handler hostHandler_ = nullptr;
   void *hostUser_ = nullptr;

@@ -8,6 +8,8 @@
 #ifndef SOTC_RUNTIME_GEMMPLAN_H
 #define SOTC_RUNTIME_GEMMPLAN_H
 
+#include "runtime/src/Sizes.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,10 +26,10 @@ struct GemmPlan {
   bool bias = false; // a third input: n elements added to every row of C
   /// Batch sizes and, per operand, the element stride of each batch dimension (0: broadcast).
   std::vector<int64_t> batch, strideA, strideB, strideC;
-  /// Over the dynamic size s0: the power of s0 each count holds (the manifest's "64*s0"), in
-  /// forEachCount's order, the counts themselves at s0 = 1; Artifact::atBatch computes them
-  /// for the call's s0. Empty when no count holds s0.
-  std::vector<int> powers;
+  /// Over dynamic sizes: the powers of them each count holds (the manifest's "64*s0*s1"), in
+  /// forEachCount's order, the counts themselves at every size 1; Artifact's atSizes computes
+  /// them for the call's sizes. Empty when no count holds one.
+  std::vector<Powers> powers;
 
   /// Calls `f` on m, n, k, lda, ldb, ldc, then the batch sizes and strides of A, B and C.
   template <class F> void forEachCount(F f) {

@@ -220,9 +220,9 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
        [](Json &m) { m["segments"][0]["steps"][2]["grid"] = -3; }},
       {"a segment shape larger than the entry's", "SIR_0's input a is float32[4, 9]",
        [](Json &m) { m["segments"][0]["inputs"][0] = matrix("a", 4, 9); }},
-      {"an entry shape of -2", "the entry's input a is float32[-2, 8]",
+      {"an entry shape of -9 (no dynamic size's)", "the entry's input a is float32[-9, 8]",
        [](Json &m) {
-         m["entries"][0]["inputs"][0]["shape"] = {-2, 8};
+         m["entries"][0]["inputs"][0]["shape"] = {-9, 8};
        }},
       {"an entry shape of 2^62", "the entry's input b is float32[4611686018427387904, 16]",
        [](Json &m) {
@@ -320,10 +320,10 @@ TEST_CASE("a dynamic size's plan is resolved for a call's s0", "[runtime][manife
   REQUIRE(a.entries[0].batched);
   const sotc::runtime::Segment &perRow = a.segments[0];
   CHECK(perRow.arenaBytes == 0);
-  CHECK((perRow.steps[1].gridPower == 1 && perRow.steps[1].takesRows));
-  CHECK((perRow.steps[0].plan.m == 1 && perRow.steps[0].plan.powers.at(0) == 1));
+  CHECK((perRow.steps[1].gridPowers[0] == 1 && perRow.steps[1].sizes == std::vector<int>{0}));
+  CHECK((perRow.steps[0].plan.m == 1 && perRow.steps[0].plan.powers.at(0)[0] == 1));
 
-  Artifact three = sotc::runtime::atBatch(a, 0, 3);
+  Artifact three = sotc::runtime::atSizes(a, 0, {3});
   CHECK(!three.entries[0].batched);
   CHECK(three.entries[0].parameters[0].spec.shape == std::vector<int64_t>{3, 8});
   CHECK(three.entries[0].parameters[0].spec.bytes == 96);
@@ -335,22 +335,52 @@ TEST_CASE("a dynamic size's plan is resolved for a call's s0", "[runtime][manife
   CHECK(seg.arenaBytes == 384);
   CHECK((seg.arena[0].offset == 0 && seg.arena[1].offset == 192 && seg.arena[1].bytes == 192));
   CHECK((seg.steps[0].plan.m == 3 && seg.steps[1].grid == 3 && seg.steps[2].grid == 3));
-  CHECK((seg.steps[1].batchRows == 3 && seg.steps[0].plan.powers.empty()));
+  CHECK((seg.steps[1].sizeArgs == std::vector<int64_t>{3} && seg.steps[0].plan.powers.empty()));
   CHECK(seg.steps[1].bytes == 2 * 192); // what it touches, at these rows
 
   // A batch beyond what any buffer can hold is refused before anything is allocated.
-  CHECK_THROWS_WITH(sotc::runtime::atBatch(a, 0, int64_t(1) << 46),
+  CHECK_THROWS_WITH(sotc::runtime::atSizes(a, 0, {int64_t(1) << 46}),
                     Catch::Contains("is beyond what a plan can hold"));
+}
+
+TEST_CASE("two dynamic sizes resolve each from its own value", "[runtime][manifest]") {
+  // a: [s0, 8] as before, its GEMM's rows s0; the kernels over [s0, s1] and [s1, 16]-shaped
+  // work: a grid of 2*s0*s1 taking both, one of s1 taking s1 alone.
+  Json m = batchManifest();
+  Json &seg = m["segments"][0];
+  seg["steps"][1]["grid"] = "2*s0*s1";
+  seg["steps"][1]["sizes"] = {"s0", "s1"};
+  seg["steps"][2]["grid"] = "s1";
+  seg["steps"][2]["sizes"] = {"s1"};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  const sotc::runtime::Step &both = a.segments[0].steps[1];
+  CHECK((both.grid == 2 && both.gridPowers[0] == 1 && both.gridPowers[1] == 1));
+  CHECK(both.sizes == std::vector<int>{0, 1});
+  Artifact at = sotc::runtime::atSizes(a, 0, {3, 5});
+  const sotc::runtime::Segment &resolved = at.segments[0];
+  CHECK((resolved.steps[1].grid == 30 && resolved.steps[1].sizeArgs == std::vector<int64_t>{3, 5}));
+  CHECK((resolved.steps[2].grid == 5 && resolved.steps[2].sizeArgs == std::vector<int64_t>{5}));
+  CHECK(resolved.steps[0].plan.m == 3);
+  // A kernel's sizes are sizes, each once.
+  for (const Json &bad : {Json{"s0", "s9"}, Json{"2*s1"}, Json{"s1^2"}}) {
+    Json wrong = m;
+    wrong["segments"][0]["steps"][1]["sizes"] = bad;
+    CHECK(refusal(wrong).rfind("E8001: ", 0) == 0);
+  }
+  Json many = m;
+  many["segments"][0]["steps"][1]["sizes"] = {"s0", "s1", "s2", "s3"};
+  CHECK(refusal(many) == "E8002: kernel " + seg["steps"][1]["symbol"].get<std::string>() +
+                             " takes more than 3 dynamic sizes");
 }
 
 TEST_CASE("a dynamic batch's manifest that does not hold together is refused",
           "[runtime][manifest]") {
   REQUIRE(refusal(batchManifest()) == "read");
-  for (const char *bad : {"n", "2*s1", "2*s0^", "s0*2", "2*s0^x", "*s0", "-2*s0", "0*s0", "s0^0",
-                          "99999999999999999999*s0"}) {
+  for (const char *bad : {"n", "2*s8", "2*s0^", "s0*2", "2*s0^x", "*s0", "-2*s0", "0*s0", "s0^0",
+                          "99999999999999999999*s0", "s0*s0", "2*s0*", "s1s0"}) {
     Json m = batchManifest();
     m["segments"][0]["steps"][0]["m"] = bad;
-    CHECK(refusal(m) == std::string("E8001: a count of \"") + bad + "\" (a number or N*s0^P)");
+    CHECK(refusal(m) == std::string("E8001: a count of \"") + bad + "\" (a number or N*s0^P*s1^Q)");
   }
   checkRefusals(
       batchManifest(),
@@ -384,11 +414,11 @@ TEST_CASE("a dynamic batch's guards are what decisions on its size kept", "[runt
   m["entries"][0]["guards"] = {guard("g0", ">= 4"), guard("g1", "!= 6"), guard("g2", ">= 2"),
                                guard("g3", "<= 64"), guard("g4", "<= 4096")};
   Artifact a = readManifest(m.dump(), "k.manifest.json");
-  CHECK(a.entries[0].minRows == 4);
-  CHECK(a.entries[0].maxRows == 64);
-  CHECK(a.entries[0].excludedRows == std::vector<int64_t>{6});
-  CHECK(a.entries[0].batchGuard ==
-        "g0 (p.py:3), g1 (p.py:3), g2 (p.py:3), g3 (p.py:3), g4 (p.py:3)");
+  const sotc::runtime::Entry::SizeGuards &s0 = a.entries[0].sizeGuards[0];
+  CHECK(s0.min == 4);
+  CHECK(s0.max == 64);
+  CHECK(s0.excluded == std::vector<int64_t>{6});
+  CHECK(s0.guards == "g0 (p.py:3), g1 (p.py:3), g2 (p.py:3), g3 (p.py:3), g4 (p.py:3)");
   for (const char *bad : {"> 4", ">= four", "!= 3 rows", "< 5", ""}) {
     INFO(bad);
     m["entries"][0]["guards"] = {guard("g0", bad)};

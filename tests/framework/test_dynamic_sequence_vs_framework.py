@@ -136,3 +136,30 @@ def test_one_token_from_a_bundle(sotc_bin, workdir):  # noqa: F811
         with torch.no_grad():
             want = model(ids).last_hidden_state.numpy()
         assert_matches([np.asarray(f(ids).last_hidden_state)], [want], f"bundle, {t} tokens")
+
+
+@pytest.mark.parametrize("name", ["block", "gpt", "bert", "gpt2"])
+def test_a_batch_and_a_sequence_both_dynamic(sotc_bin, workdir, name):  # noqa: F811
+    """Two named sizes, `[B,T]` (docs/dynamic-shapes.md#named-sizes): one CPU artifact serves
+    every batch and every length, each bound from its own dimension of the input."""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(3)
+    if name == "block":
+        model, spec = transformer_torch.make_model().eval(), "float32[B,T,64]"
+        make = lambda b, t: torch.from_numpy(rng.standard_normal((b, t, 64), np.float32))  # noqa: E731
+    elif name == "gpt":
+        model, spec = gpt_torch.make_model(), "int64[B,T<=16]"
+        make = lambda b, t: torch.from_numpy(rng.integers(0, 48, (b, t)))  # noqa: E731
+    else:
+        model, spec = LIBRARY_MODELS[name]().eval(), "int64[B,T<=64]"
+        make = lambda b, t: torch.from_numpy(rng.integers(0, 100, (b, t)))  # noqa: E731
+    trace = sotc.trace(model, spec).save(str(workdir / f"{name}_bt.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / f"{name}_bt.so"))
+    for b, t in ((1, 2), (3, 5), (2, 16), (5, 3)):
+        x = make(b, t)
+        with torch.no_grad():
+            want = model(x)
+        got = f(x)
+        if name in LIBRARY_MODELS:
+            want, got = want.last_hidden_state, got.last_hidden_state
+        assert_matches([np.asarray(got)], [want.numpy()], f"{name}, B={b} T={t}")

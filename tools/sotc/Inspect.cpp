@@ -41,21 +41,28 @@ std::string count(const Json &c) {
   return c.is_string() ? c.get<std::string>() : std::to_string(c.get<int64_t>());
 }
 
-/// "float32[?, 128]": -1 is the dynamic batch.
+/// "float32[?, 128]", "int64[?, s1]": -1 - k is dynamic size s_k (s0: ?).
 std::string shape(const Json &tensor) {
   std::string s = tensor.at("dtype").get<std::string>() + "[";
   for (size_t i = 0; i < tensor.at("shape").size(); ++i) {
     int64_t d = tensor.at("shape")[i].get<int64_t>();
-    s += (i ? ", " : "") + (d == -1 ? std::string("?") : std::to_string(d));
+    s += (i ? ", " : "") + (d == -1 ? std::string("?")
+                            : d < 0 ? "s" + std::to_string(-1 - d)
+                                    : std::to_string(d));
   }
   return s + "]";
 }
 
-/// The power of s0 a tensor's bytes hold: its dynamic dimensions.
-int dynamicDims(const Json &tensor) {
-  const Json &shape = tensor.at("shape");
-  return static_cast<int>(
-      std::count_if(shape.begin(), shape.end(), [](const Json &d) { return d == -1; }));
+/// A tensor's bytes as the powers of its dynamic sizes times those at every size 1 ("8*s0*s1").
+std::string bytesText(const Json &tensor) {
+  int64_t bytes = tensor.at("bytes").get<int64_t>();
+  bool dynamic = false;
+  for (const Json &d : tensor.at("shape"))
+    if (int64_t k = d.get<int64_t>(); k < 0 && k >= -sched::kSizeSymbols) {
+      bytes *= sched::kSizeStandIns[-1 - k];
+      dynamic = true;
+    }
+  return dynamic ? sched::sizeText(bytes, true) : std::to_string(bytes);
 }
 
 std::string join(const Json &names) {
@@ -191,11 +198,11 @@ std::string segmentText(const Json &seg, size_t index) {
     s << "    " << stepLine(step) << "\n";
   // A buffer of s0 has no offset: the runtime places it after the static ones at each call.
   for (const Json &b : seg.at("arena").at("buffers")) {
-    int power = dynamicDims(b);
-    s << "    arena " << (power ? "+?" : "+" + std::to_string(b.at("offset").get<int64_t>()))
-      << "  " << b.at("name").get<std::string>() << ": " << shape(b) << ", "
-      << sched::perRowText(b.at("bytes").get<int64_t>(), "s0", power) << " bytes, steps "
-      << b.at("live").at(0).get<int64_t>() << ".." << b.at("live").at(1).get<int64_t>() << "\n";
+    bool dynamic = !b.contains("offset");
+    s << "    arena " << (dynamic ? "+?" : "+" + std::to_string(b.at("offset").get<int64_t>()))
+      << "  " << b.at("name").get<std::string>() << ": " << shape(b) << ", " << bytesText(b)
+      << " bytes, steps " << b.at("live").at(0).get<int64_t>() << ".."
+      << b.at("live").at(1).get<int64_t>() << "\n";
   }
   const Json &end = seg.at("end");
   std::string kind = end.at("kind").get<std::string>();

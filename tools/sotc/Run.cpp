@@ -41,8 +41,10 @@ const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8",
 
 std::string shapeText(const sotc_value &v) {
   std::string s = std::string(sotc_dtype_name(v.dtype)) + "[";
-  for (int32_t d = 0; d < v.rank; ++d) // -1: a dynamic batch
-    s += (d ? ", " : "") + (v.shape[d] == -1 ? std::string("?") : std::to_string(v.shape[d]));
+  for (int32_t d = 0; d < v.rank; ++d) // -1 - k: dynamic size s_k (s0: ?)
+    s += (d ? ", " : "") + (v.shape[d] == -1 ? std::string("?")
+                            : v.shape[d] < 0 ? "s" + std::to_string(-1 - v.shape[d])
+                                             : std::to_string(v.shape[d]));
   return s + "]";
 }
 
@@ -308,11 +310,16 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
       values[i] = readNpy(text.substr(1), storage[i]);
     } else if (text == "random" && spec.is_tensor) {
       for (int d = 0; d < spec.rank; ++d)
-        if (spec.shape[d] == -1) { // the dynamic size --batch gives
-          if (options.batch < 1)
+        if (spec.shape[d] < 0) { // the dynamic size --batch gives (s_k: its k-th)
+          size_t k = static_cast<size_t>(-1 - spec.shape[d]);
+          if (options.batch.empty())
             badInput(name + "=random: it has a dynamic batch (" + shapeText(spec) +
                      "): give its size with --batch N");
-          spec.shape[d] = options.batch;
+          if (options.batch.size() > 1 && k >= options.batch.size())
+            badInput(name + "=random: it has dynamic size s" + std::to_string(k) + " (" +
+                     shapeText(spec) + "): --batch gives " + std::to_string(options.batch.size()) +
+                     " sizes");
+          spec.shape[d] = options.batch[options.batch.size() > 1 ? k : 0];
         }
       values[i] = spec;
       storage[i].resize(elements(spec) * sotc_dtype_size(spec.dtype));

@@ -26,7 +26,7 @@ struct RunOptions {
   std::string device;  // cpu, cuda or cuda:N ("": the artifact's target, device 0)
   unsigned seed = 0;
   size_t entry = 0; // the entry whose specs NAME=random and constants not given take
-  int64_t batch = 0; // NAME=random of a dynamic batch: its rows (0: not given)
+  std::vector<int64_t> batch; // NAME=random of dynamic sizes: s0, s1, ... (one: all of them)
   /// sotc bench: timed runs after untimed warm-up runs.
   unsigned repeat = 100, warmup = 3;
 };

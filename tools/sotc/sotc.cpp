@@ -364,7 +364,9 @@ int main(int argc, char **argv) {
     cmd->add_option("--seed", opts.seed, "seed of --input NAME=random (default 0)");
     cmd->add_option("--batch", opts.batch,
                     "the dynamic size (every ? dimension: a batch's rows, a sequence's "
-                    "tokens) that NAME=random draws")
+                    "tokens) that NAME=random draws; N,M,... for s0, s1, ... of a trace "
+                    "that names several (one N: all of them)")
+        ->delimiter(',')
         ->check(CLI::PositiveNumber);
     cmd->add_option("--entry", opts.entry,
                     "an artifact of several traces: the entry whose shapes NAME=random and "

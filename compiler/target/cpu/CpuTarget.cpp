@@ -142,7 +142,7 @@ std::optional<CodedError> addKernelTable(llvm::Module &ir,
   for (const auto &[name, signature] : kernels) {
     llvm::Function *kernel = ir.getFunction(cpu.empty() ? name : variantName(name, cpu));
     if (!kernel || kernel->isDeclaration() ||
-        kernel->arg_size() != signature.bufferBytes.size() + 2 + signature.takesRows)
+        kernel->arg_size() != signature.bufferBytes.size() + 2 + signature.sizes)
       return internal("the kernel table's " + name + " is not a kernel of the module");
     auto *text = new llvm::GlobalVariable(ir, llvm::ArrayType::get(llvm::Type::getInt8Ty(context),
                                                                    name.size() + 1),

@@ -27,7 +27,7 @@ constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
 struct KernelSignature {
   int64_t grid = 0;
   std::vector<int64_t> bufferBytes;
-  bool takesRows = false; // takes the call's dynamic size s0 before its buffers
+  int sizes = 0; // the call's dynamic sizes it takes before its buffers (s0: 1)
 };
 
 struct CpuOptions {

@@ -38,17 +38,15 @@ const char *guardKind(frontend::Guard::Kind kind) {
   return "?";
 }
 
-/// A tensor's name, dtype, shape and bytes. Each dynamic dimension (the one size s0:
-/// sotc-sir-check-batch-dims) is -1 in the shape, and the bytes are those at s0 = 1.
+/// A tensor's name, dtype, shape and bytes. Each dynamic dimension (sotc-sir-check-batch-dims)
+/// is -1 - k in the shape for size s_k (s0: -1), and the bytes are those at every size 1.
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape = sir::shapeWithSizes(tensor);
   int64_t bytes = elementBytes(tensor.getElementType());
-  for (int64_t d : tensor.getShape()) {
-    shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
-    bytes *= mlir::ShapedType::isDynamic(d) ? 1 : d;
-  }
+  for (int64_t d : shape)
+    bytes *= ops::isDynamicDim(d) ? 1 : d;
   return Json{{"name", name},
               {"dtype", meta ? ops::dtypeName(meta->dtype) : "unknown"},
               {"shape", shape},
@@ -179,8 +177,13 @@ public:
           ins.push_back(mapexpr::tensorName(v));
         KernelLaunch how = launches.count(symbol) ? launches.at(symbol) : KernelLaunch();
         json = Json{{"kind", "kernel"}, {"symbol", symbol}, {"grid", sizeJson(how.grid)}};
-        if (how.takesRows)
+        if (how.takesRows && how.sizes.empty())
           json["takes_s0"] = true;
+        if (!how.sizes.empty()) { // the sizes it takes, in order
+          json["sizes"] = Json::array();
+          for (int symbol : how.sizes)
+            json["sizes"].push_back("s" + std::to_string(symbol));
+        }
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;

@@ -51,6 +51,7 @@ struct Target {
 struct KernelLaunch {
   int64_t grid = 0, block = 0, sharedBytes = 0, dynamicSharedBytes = 0;
   bool takesRows = false;
+  std::vector<int> sizes; // the dynamic sizes it takes when not s0 alone (`sizes`: s0, s1)
   std::vector<int64_t> bufferBytes; // CPU: each buffer's, outputs then inputs
   std::map<std::string, int> registers;
 };

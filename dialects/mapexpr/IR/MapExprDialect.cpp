@@ -241,12 +241,9 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
 //===-- GemmOp ----------------------------------------------------------------------------===//
 
 namespace {
-/// The shape with -1 for a dynamic dimension, as the operator library writes it.
+/// The shape as the operator library writes it: a dynamic dimension as its size (-1 for s0).
 std::vector<int64_t> shapeOf(Value v) {
-  std::vector<int64_t> out;
-  for (int64_t d : cast<RankedTensorType>(v.getType()).getShape())
-    out.push_back(ShapedType::isDynamic(d) ? -1 : d);
-  return out;
+  return shapeWithSizesOf(cast<RankedTensorType>(v.getType()));
 }
 } // namespace
 
@@ -334,9 +331,13 @@ std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type) {
   return bufferShape({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
 }
 
+std::vector<int64_t> shapeWithSizesOf(mlir::RankedTensorType type) {
+  return ops::withSizes({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
+}
+
 std::vector<int> dynamicSizesOf(mlir::RankedTensorType type) {
   std::vector<int> symbols;
-  for (int64_t d : ops::withSizes({type.getShape().begin(), type.getShape().end()}, sizesOf(type)))
+  for (int64_t d : shapeWithSizesOf(type))
     if (ops::isDynamicDim(d))
       symbols.push_back(ops::symbolOf(d));
   return symbols;

@@ -56,10 +56,13 @@ std::string violation(PrimOp op) {
   for (mlir::Type t : llvm::concat<const mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensor = mlir::cast<mlir::RankedTensorType>(t);
     anyDynamic |= dynamic(tensor);
-    // Sizes are computed as powers of s0 at a stand-in of 4099 (sched::kBatchRows): s0^2
-    // (the scores of an attention) is as far as they go.
-    if (llvm::count_if(tensor.getShape(), mlir::ShapedType::isDynamic) > 2)
-      return "a tensor of s0^3 or more elements";
+    // Sizes are computed as powers of the sizes at their stand-ins (4099 for s0,
+    // sched::kSizeStandIns): a square of each (the scores of an attention, s0^2 or
+    // s0*s1^2 with a batch) is as far as they go.
+    std::vector<int> symbols = dynamicSymbols(tensor);
+    for (int k : symbols)
+      if (llvm::count(symbols, k) > 2 || symbols.size() > 3)
+        return "a tensor of s" + std::to_string(k) + "^3 or more elements";
   }
   if (!anyDynamic)
     return "";
@@ -135,10 +138,14 @@ std::string violation(PrimOp op) {
 }
 
 struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     // A second dynamic size (int64[B,T]: T is s1) has its symbol in the types' encoding;
-    // the code generators compile s0 alone so far.
-    mlir::WalkResult second = getOperation().walk([](mlir::Operation *op) {
+    // CUDA kernels take s0 alone so far.
+    mlir::WalkResult second = getOperation().walk([&](mlir::Operation *op) {
+      if (target == "cpu")
+        return mlir::WalkResult::advance();
       for (mlir::Value v : llvm::concat<mlir::Value>(op->getOperands(), op->getResults())) {
         auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
         std::vector<int> symbols = t ? dynamicSymbols(t) : std::vector<int>{};
@@ -147,7 +154,7 @@ struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass
           continue;
         (void)(emitCodedError(op->getLoc(), DiagCode::KernelUnsupported)
                << "a second dynamic size (s" << *other
-               << ") is not compiled yet: one function compiles one dynamic size, s0 (" << t
+               << ") is compiled for the CPU only so far: a CUDA function compiles one, s0 (" << t
                << "); give the others static sizes and compile one trace per size into one "
                   "artifact (sotc compile a.pb b.pb -o k.so)");
         return mlir::WalkResult::interrupt();

@@ -19,26 +19,24 @@
 namespace sotc::runtime {
 namespace {
 
-/// The C ABI of a kernel of N buffers: void(int64_t begin, int64_t end, void *...), with the
-/// call's rows after `end` for a kernel over a dynamic batch (`Rows`).
-template <bool Rows, size_t... I>
-void callWith(void *fn, int64_t begin, int64_t end, int64_t rows, void *const *buffers,
-              std::index_sequence<I...>) {
-  if constexpr (Rows) {
-    using Kernel = void (*)(int64_t, int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
-    reinterpret_cast<Kernel>(fn)(begin, end, rows, buffers[I]...);
-  } else {
-    using Kernel = void (*)(int64_t, int64_t, decltype((void)I, (void *)nullptr)...);
-    reinterpret_cast<Kernel>(fn)(begin, end, buffers[I]...);
-  }
+/// The C ABI of a kernel of K dynamic sizes and N buffers: void(int64_t begin, int64_t end,
+/// int64_t size..., void *buffer...), the call's sizes (s0, s1, ... as it takes them) first.
+template <size_t... S, size_t... I>
+void callWith(void *fn, int64_t begin, int64_t end, const int64_t *sizes, void *const *buffers,
+              std::index_sequence<S...>, std::index_sequence<I...>) {
+  using Kernel = void (*)(int64_t, int64_t, decltype((void)S, int64_t{})...,
+                          decltype((void)I, (void *)nullptr)...);
+  reinterpret_cast<Kernel>(fn)(begin, end, sizes[S]..., buffers[I]...);
 }
 
-template <bool Rows, size_t... N> constexpr auto callers(std::index_sequence<N...>) {
-  using Caller = void (*)(void *, int64_t, int64_t, int64_t, void *const *);
-  return std::array<Caller, sizeof...(N)>{
-      [](void *fn, int64_t begin, int64_t end, int64_t rows, void *const *buffers) {
-        callWith<Rows>(fn, begin, end, rows, buffers, std::make_index_sequence<N>());
-      }...};
+using Caller = void (*)(void *, int64_t, int64_t, const int64_t *, void *const *);
+
+template <size_t K, size_t... N>
+constexpr std::array<Caller, sizeof...(N)> callers(std::index_sequence<N...>) {
+  return {[](void *fn, int64_t begin, int64_t end, const int64_t *sizes, void *const *buffers) {
+    callWith(fn, begin, end, sizes, buffers, std::make_index_sequence<K>(),
+             std::make_index_sequence<N>());
+  }...};
 }
 
 /// An entry of the library's kernel table (compiler/target/cpu/CpuTarget.h).
@@ -58,13 +56,15 @@ int64_t bytesOf(const Segment &plan, const std::string &name) {
   return -1;
 }
 
-/// Calls a kernel with exactly its buffers (outputs, then inputs).
+/// Calls a kernel with exactly its sizes and buffers (outputs, then inputs).
 constexpr size_t kMaxKernelBuffers = 64;
-/// `rows`: the call's rows of a dynamic batch, 0 for a kernel that does not take them.
-void call(void *fn, int64_t begin, int64_t end, int64_t rows, const std::vector<void *> &buffers) {
-  static constexpr auto plain = callers<false>(std::make_index_sequence<kMaxKernelBuffers + 1>());
-  static constexpr auto batched = callers<true>(std::make_index_sequence<kMaxKernelBuffers + 1>());
-  (rows ? batched : plain)[buffers.size()](fn, begin, end, rows, buffers.data());
+void call(void *fn, int64_t begin, int64_t end, const std::vector<int64_t> &sizes,
+          const std::vector<void *> &buffers) {
+  using Buffers = std::make_index_sequence<kMaxKernelBuffers + 1>;
+  static constexpr std::array<std::array<Caller, kMaxKernelBuffers + 1>, kMaxKernelSizes + 1>
+      tables = {callers<0>(Buffers()), callers<1>(Buffers()), callers<2>(Buffers()),
+                callers<3>(Buffers())};
+  tables[sizes.size()][buffers.size()](fn, begin, end, sizes.data(), buffers.data());
 }
 
 /// Convolutions that pass a tensor only to other convolutions (as their x or residual) keep it
@@ -217,7 +217,7 @@ public:
   void release(void *data) override { std::free(data); }
   void kernel(const Step &step, const std::vector<void *> &buffers) override {
     auto body = [&](int64_t begin, int64_t end) {
-      call(step.function, begin, end, step.batchRows, buffers);
+      call(step.function, begin, end, step.sizeArgs, buffers);
     };
     // Waking a worker costs more than a small kernel takes (tens of microseconds; more on a
     // virtual machine whose idle vCPU halts): those run on the calling thread.

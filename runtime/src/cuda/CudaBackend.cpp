@@ -85,7 +85,7 @@ private:
         if (step.block < 1)
           throw Error("E8001", step.symbol + ": a CUDA kernel step without a block size");
         step.function = fn;
-        if ((step.dynamicShared || step.dynamicSharedPower) &&
+        if ((step.dynamicShared || anyPower(step.dynamicSharedPowers)) &&
             artifact.sharedBytesPerBlock > kSharedBytesPerBlock)
           d_.check(d_.cuFuncSetAttribute(
                        fn, kFuncMaxDynamicSharedBytes,
@@ -131,12 +131,13 @@ public:
     for (void *b : buffers)
       pointers.push_back(device(b));
     std::vector<void *> params;
-    int64_t rows = step.batchRows; // a kernel over a dynamic batch takes the call's rows first
-    if (rows)
-      params.push_back(&rows);
+    // A kernel over dynamic sizes takes the call's first (CUDA kernels: s0 alone).
+    std::vector<int64_t> sizes = step.sizeArgs;
+    for (int64_t &size : sizes)
+      params.push_back(&size);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
-    // Shared memory is static (in the cubin) but for rows of s0 a block keeps (atBatch
+    // Shared memory is static (in the cubin) but for rows of s0 a block keeps (atSizes
     // resolved their bytes and checked they fit).
     d_.check(d_.cuLaunchKernel(
                  static_cast<CUfunction>(step.function), static_cast<unsigned>(step.grid), 1, 1,
@@ -152,7 +153,7 @@ public:
     };
     if (auto it = gemmIndex_.find(&step); it != gemmIndex_.end())
       return run(*matmuls_, it->second);
-    // A step of a dynamic batch's plan at a call's rows (Artifact::atBatch): planned once per
+    // A step of a dynamic batch's plan at a call's rows (Artifact's atSizes): planned once per
     // shape, up to a bound (then per call).
     std::unique_lock<std::mutex> lock(batchMutex_);
     std::string key = gemmKey(step.plan);

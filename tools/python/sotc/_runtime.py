@@ -247,10 +247,13 @@ class Compiled:
         self.parameters = [p["name"] for p in inputs if "global" not in p]
         self._specs = {p["name"]: p for p in inputs}
         self._fresh = _static_results(self._manifest) if self.target == "cpu" else None
-        # A dynamic batch: the input and the dimension of it that give a call's rows (its
-        # results' -1), the first of the entry's tensors that has one.
-        self._batch_input = next(((p["name"], p["shape"].index(-1)) for p in inputs
-                                  if p["kind"] == "tensor" and -1 in p["shape"]), None)
+        # Dynamic sizes (-1 - k in a shape for s_k): the input and the dimension of it that
+        # give a call's s_k (its results' -1 - k), the first of the entry's tensors that has it.
+        self._size_inputs = {}
+        for p in inputs:
+            for dim, d in enumerate(p["shape"] if p["kind"] == "tensor" else ()):
+                if d < 0:
+                    self._size_inputs.setdefault(d, (p["name"], dim))
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
         # Per entry: (guard, reader of its value, the value it expects), parsed once.
@@ -463,14 +466,15 @@ class Compiled:
             self._host_results, self._host_error = {}, None
         error = _Error()
         fresh = out is None and self._fresh is not None
-        rows = None
-        if fresh and self._batch_input is not None:
-            name, dim = self._batch_input
-            shape = getattr(bound[name], "shape", ())
-            rows = shape[dim] if len(shape) > dim and shape[dim] > 0 else None
-            fresh = rows is not None  # else the runtime says what is wrong
+        sizes = {}
+        if fresh and self._size_inputs:
+            for d, (name, dim) in self._size_inputs.items():
+                shape = getattr(bound[name], "shape", ())
+                if len(shape) > dim and shape[dim] > 0:
+                    sizes[d] = shape[dim]
+            fresh = len(sizes) == len(self._size_inputs)  # else the runtime says what is wrong
         if fresh:  # the caller's arrays from the start: the kernels write them, nothing is copied
-            out = self._result_arrays(rows)
+            out = self._result_arrays(sizes)
         if out is not None:
             buffers = list(out) if isinstance(out, (tuple, list)) else [out]
             outputs = (_Value * max(len(buffers), 1))()
@@ -529,11 +533,11 @@ class Compiled:
                                 **{k: convert(v) for k, v in kwargs.items()})
         return _to_numpy(result, framework)
 
-    def _result_arrays(self, rows=None):
-        """Arrays for a call's results (`rows` of a dynamic batch): ones an earlier call
-        returned and nobody references any more (no page faults on memory that is already
-        mapped), else new ones."""
-        shapes = [tuple(rows if d == -1 else d for d in shape) for _, shape in self._fresh]
+    def _result_arrays(self, sizes):
+        """Arrays for a call's results (`sizes`: the call's value of each dynamic size, by its
+        dimension's -1 - k): ones an earlier call returned and nobody references any more (no
+        page faults on memory that is already mapped), else new ones."""
+        shapes = [tuple(sizes[d] if d < 0 else d for d in shape) for _, shape in self._fresh]
         with self._pool_lock:
             free = [i for i, group in enumerate(self._returned)
                     if all([sys.getrefcount(a) == _POOL_REFS for a in group])
@@ -847,8 +851,8 @@ def _address(tensor):
 
 def _static_results(manifest):
     """[(dtype, shape)] of the result's tensors when every segment that returns returns the
-    same ones (then the caller's arrays can be allocated before the run: a -1 is the call's
-    rows of its dynamic batch), else None."""
+    same ones (then the caller's arrays can be allocated before the run: a -1 - k is the
+    call's dynamic size s_k), else None."""
     specs = None
     for segment in manifest["segments"]:
         end = segment["end"]

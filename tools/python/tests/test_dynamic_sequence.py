@@ -269,3 +269,34 @@ def test_means_and_arithmetic_over_the_length(sotc_bin, tmp_path, programs):
         for f in (arith, emulated):
             for got, w in zip(f(x), want):
                 np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5, err_msg=f"T={t}")
+
+
+def test_a_batch_and_a_sequence_both_dynamic(sotc_bin, tmp_path, programs):
+    """Two named sizes (float32[B,T,8]): one artifact runs every batch and every length, each
+    bound from its own dimension (sizes that are no multiple of a vector, and B != T, so that a
+    size taken for the other would show); the GEMMs' counts and the kernels' grids are their
+    powers (the scores: s1 x s1 per head and row); pooled results of B rows, the mean of T."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.heads, "float32[B,T,8]",
+                                                 "float32[8,8]"), "both")
+    manifest = json.loads((tmp_path / "both.manifest.json").read_text())
+    steps = manifest["segments"][0]["steps"]
+    scores = [s for s in steps if s["kind"] == "gemm" and s["m"] == s["n"] == "s1"]
+    assert scores and scores[0]["batch"] == ["s0", 2]
+    assert any(s.get("sizes") == ["s0", "s1"] for s in steps if s["kind"] == "kernel")
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((8, 8), np.float32) * 0.3
+    for b, t in ((1, 1), (3, 5), (2, 33), (7, 3)):
+        x = rng.standard_normal((b, t, 8), np.float32)
+        q = (x @ w).reshape(b, t, 2, 4).transpose(0, 2, 1, 3)
+        want = (_softmax(q @ q.transpose(0, 1, 3, 2)) @ q).transpose(0, 2, 1, 3).reshape(b, t, 8)
+        np.testing.assert_allclose(f(x, w), want, rtol=1e-4, atol=1e-5, err_msg=f"B={b} T={t}")
+    g = _compiled(sotc_bin, tmp_path, sotc.trace(programs.pooled_mean, "float32[B,T,4]"), "mean")
+    for b, t in ((2, 3), (5, 17)):
+        x = rng.standard_normal((b, t, 4), np.float32)
+        mean, var, std = g(x)
+        np.testing.assert_allclose(mean, x.mean(1), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(var, x.var(1, ddof=1), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(std, x.std(axis=(0, 1), ddof=1), rtol=1e-4, atol=1e-5)
+    with pytest.raises(sotc.GuardError) as e:
+        f(rng.standard_normal((2, 3, 4), np.float32), w)
+    assert e.value.mismatches[0]["compiled_for"] == "float32[?, s1, 8]"
