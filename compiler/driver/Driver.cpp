@@ -157,6 +157,15 @@ int64_t bytesOf(mlir::MemRefType memref) {
   return memref.getNumElements() * manifest::elementBytes(memref.getElementType());
 }
 
+/// The sizes a kernel takes when not s0 alone (its kSizesAttr: "s1", "s0,s1").
+std::vector<int> sizesTaken(mlir::Operation *func) {
+  std::vector<int> sizes;
+  if (auto names = func->getAttrOfType<mlir::StringAttr>(kSizesAttr))
+    for (llvm::StringRef name : llvm::split(names.getValue(), ','))
+      sizes.push_back(std::stoi(name.drop_front().str()));
+  return sizes;
+}
+
 /// Each kernel's launch, as the loops have it; the manifest tells the runtime.
 std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp module) {
   std::map<std::string, manifest::KernelLaunch> launches;
@@ -165,9 +174,7 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
       manifest::KernelLaunch &launch = launches[func.getSymName().str()];
       launch.grid = grid.getStaticUpperBound()[0]; // s0 as sched::kBatchRows
       launch.takesRows = func->hasAttr(kBatchGridAttr);
-      if (auto sizes = func->getAttrOfType<mlir::StringAttr>(kSizesAttr)) // s1, s0 and s1, ...
-        for (llvm::StringRef name : llvm::split(sizes.getValue(), ','))
-          launch.sizes.push_back(std::stoi(name.drop_front().str()));
+      launch.sizes = sizesTaken(func);
       for (mlir::Type buffer : func.getArgumentTypes())
         if (auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer)) // not the call's sizes
           launch.bufferBytes.push_back(bytesOf(memref));
@@ -179,6 +186,7 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
       launch.grid = sched::sizeOfText(grid.str()).value(), launch.takesRows = true;
     else
       launch.grid = (*func.getKnownGridSize())[0];
+    launch.sizes = sizesTaken(func);
     launch.block = (*func.getKnownBlockSize())[0];
     for (mlir::BlockArgument buffer : func.getWorkgroupAttributions())
       launch.sharedBytes += bytesOf(mlir::cast<mlir::MemRefType>(buffer.getType()));

@@ -89,9 +89,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     convolutions.target = targetName(options.target);
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirExpandConvolutions(convolutions));
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirUnmergeBatch());
-    sir::SirCheckBatchDimsOptions sizes;
-    sizes.target = targetName(options.target);
-    pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims(sizes));
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
     sir::SirWidenHalfOptions widen;
     widen.halfMatmuls = options.target == Target::Cuda; // cuBLASLt: f16/bf16, f32 accumulation

@@ -575,21 +575,18 @@ private:
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " over a dynamic size: " << why;
     };
-    if (gpuModule_ && sizes_ != std::vector<int>{0})
-      return refuse("a CUDA kernel takes s0 alone so far (this one holds s" +
-                    std::to_string(sizes_.back()) + ")");
-    int sharedDegree = 0;
+    std::vector<int> sharedPowers; // of the rows of dynamic sizes a block keeps
     for (size_t t = 0; t < values_.size(); ++t) {
       if (gpuModule_ && storage_[t].kind == StorageKind::Scratch &&
           !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
         return refuse("a scratch buffer of the whole batch is not supported yet");
-      int degree = sched::batchDegree(storage_[t].elementsPerBlock);
-      if (gpuModule_ && storage_[t].kind == StorageKind::Shared && degree) {
-        if (sharedDegree && degree != sharedDegree)
-          return refuse("its blocks would keep rows of s0 and of s0^" +
-                        std::to_string(std::max(degree, sharedDegree)) +
-                        " in shared memory, which CUDA kernels do not do yet");
-        sharedDegree = degree;
+      std::vector<int> powers = sched::sizePowers(storage_[t].elementsPerBlock);
+      if (gpuModule_ && storage_[t].kind == StorageKind::Shared && !powers.empty()) {
+        if (!sharedPowers.empty() && powers != sharedPowers)
+          return refuse("its blocks would keep rows of " +
+                        sched::sizeText(storage_[t].elementsPerBlock, true) +
+                        " and of other sizes in shared memory, which CUDA kernels do not do yet");
+        sharedPowers = powers;
       }
     }
     for (const AnchoredMapStmt &a : kernel_.stmts) {
@@ -758,9 +755,7 @@ private:
   /// other threads wrote.
   void emitGpuFunction() {
     mlir::MLIRContext *ctx = b_.getContext();
-    llvm::SmallVector<mlir::Type> args;
-    if (takesRows_) // the call's s0 comes first (CUDA kernels take s0 alone: checkBatch)
-      args.push_back(b_.getIndexType());
+    llvm::SmallVector<mlir::Type> args(sizes_.size(), b_.getIndexType()); // the call's sizes first
     for (int t : kernel_.outputs)
       args.push_back(memrefType(t));
     for (int t : kernel_.inputs)
@@ -795,7 +790,7 @@ private:
     func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b_.getUnitAttr());
     // The launch contract (the manifest's ABI): buffers are 16-byte aligned and never
     // overlap, so NVPTX may merge a thread's consecutive accesses into 128-bit ones.
-    for (unsigned i = takesRows_ ? 1 : 0; i < args.size(); ++i) {
+    for (unsigned i = sizes_.size(); i < args.size(); ++i) {
       func.setArgAttr(i, "llvm.noalias", b_.getUnitAttr());
       func.setArgAttr(i, "llvm.align", b_.getI64IntegerAttr(16));
     }
@@ -807,8 +802,9 @@ private:
     mlir::Block &entry = func.getBody().front();
     b_.setInsertionPointToStart(&entry);
     size_t arg = 0;
-    if (takesRows_)
-      idx_.sizes[0] = entry.getArgument(arg++);
+    for (int symbol : sizes_)
+      idx_.sizes[symbol] = entry.getArgument(arg++);
+    markSizes(func);
     for (int t : kernel_.outputs)
       buffers_[t] = entry.getArgument(arg++);
     for (int t : kernel_.inputs)

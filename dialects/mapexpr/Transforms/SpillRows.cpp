@@ -49,9 +49,12 @@ std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values, int6
     if (sched::holdsBatch(elements)) {
       if (storage[t].kind == StorageKind::Scratch) // rows of several s0: refused when lowered
         continue;
+      // At the bounds of its sizes: s0's (s0Max), the others' unbounded.
       int64_t atMax = sched::staticFactor(elements) * bytes;
-      for (int d = sched::batchDegree(elements); d > 0 && atMax <= kSharedBytesOptin; --d)
-        atMax *= s0Max ? s0Max : kSharedBytesOptin + 1;
+      std::vector<int> powers = sched::sizePowers(elements);
+      for (size_t k = 0; k < powers.size(); ++k)
+        for (int d = powers[k]; d > 0 && atMax <= kSharedBytesOptin; --d)
+          atMax *= k == 0 && s0Max ? s0Max : kSharedBytesOptin + 1;
       rowsOfS0.push_back({atMax, static_cast<int>(t)});
       dynamicTotal += std::min(atMax, kSharedBytesOptin + 1);
       continue;

@@ -138,31 +138,7 @@ std::string violation(PrimOp op) {
 }
 
 struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass> {
-  using Base::Base;
-
   void runOnOperation() override {
-    // A second dynamic size (int64[B,T]: T is s1) has its symbol in the types' encoding;
-    // CUDA kernels take s0 alone so far.
-    mlir::WalkResult second = getOperation().walk([&](mlir::Operation *op) {
-      if (target == "cpu")
-        return mlir::WalkResult::advance();
-      for (mlir::Value v : llvm::concat<mlir::Value>(op->getOperands(), op->getResults())) {
-        auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
-        std::vector<int> symbols = t ? dynamicSymbols(t) : std::vector<int>{};
-        auto other = llvm::find_if(symbols, [](int k) { return k != 0; });
-        if (other == symbols.end())
-          continue;
-        (void)(emitCodedError(op->getLoc(), DiagCode::KernelUnsupported)
-               << "a second dynamic size (s" << *other
-               << ") is compiled for the CPU only so far: a CUDA function compiles one, s0 (" << t
-               << "); give the others static sizes and compile one trace per size into one "
-                  "artifact (sotc compile a.pb b.pb -o k.so)");
-        return mlir::WalkResult::interrupt();
-      }
-      return mlir::WalkResult::advance();
-    });
-    if (second.wasInterrupted())
-      return signalPassFailure();
     mlir::WalkResult result = getOperation().walk([](PrimOp op) {
       std::string why = violation(op);
       if (why.empty())

@@ -14,10 +14,12 @@
 #include "compiler/ops/Inference.h"
 #include "compiler/ops/Primitives.h"
 #include "compiler/support/Diagnostics.h"
+#include "dialects/sir/IR/SirTypes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <map>
@@ -42,34 +44,38 @@ int64_t numel(mlir::Type t) {
   return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
 }
 
-/// A tensor's size as fusion compares them: one with a dynamic batch (a dimension of its own,
-/// sotc-sir-check-batch-dims) outweighs any static one, then the elements of a row count.
+/// A tensor's size as fusion compares them: one with dynamic sizes (each a dimension of its
+/// own, sotc-sir-check-batch-dims) outweighs any static one, more sizes outweigh fewer, then
+/// the elements of a row count.
 struct Extent {
-  bool batch = false;
-  int64_t elements = 0; // of one row of the batch
+  int sizes = 0;        // how many of the dynamic sizes it has
+  unsigned which = 0;   // which (bit k: s_k)
+  int64_t elements = 0; // of one row of them
 
   explicit Extent(mlir::Type type) {
     auto t = mlir::cast<mlir::RankedTensorType>(type);
-    batch = !t.hasStaticShape();
+    for (int k : dynamicSymbols(t))
+      which |= 1u << k;
+    sizes = llvm::popcount(which);
     elements = 1;
     for (int64_t d = 0; d < t.getRank(); ++d)
       elements *= t.isDynamicDim(d) ? 1 : t.getDimSize(d);
   }
   Extent() = default;
-  bool operator==(const Extent &o) const { return batch == o.batch && elements == o.elements; }
+  bool operator==(const Extent &o) const { return which == o.which && elements == o.elements; }
   bool operator<(const Extent &o) const {
-    return std::tie(batch, elements) < std::tie(o.batch, o.elements);
+    return std::tie(sizes, which, elements) < std::tie(o.sizes, o.which, o.elements);
   }
 };
 
 /// Whether tensor `t` can be indexed from the anchor's iteration space.
 bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
-  if (t.getShape() == anchor.getShape())
+  std::vector<int64_t> a = shapeWithSizes(t), b = shapeWithSizes(anchor);
+  if (a == b)
     return true;
   if (Extent(t) == Extent(anchor))
     return true; // a reshape or transpose of the same elements
   // A reduced (keepdim) or broadcast source: numpy broadcasting of t to the anchor's shape.
-  llvm::ArrayRef<int64_t> a = t.getShape(), b = anchor.getShape();
   if (a.size() > b.size())
     return false;
   for (size_t i = 1; i <= a.size(); ++i)
@@ -238,7 +244,7 @@ private:
       auto in = mlir::cast<mlir::RankedTensorType>(prims_[i]->getOperand(0).getType());
       if (Extent(in) < most)
         return false;
-      std::vector<int64_t> shape(in.getShape().begin(), in.getShape().end());
+      std::vector<int64_t> shape = shapeWithSizes(in);
       std::vector<int64_t> axes = primAttrsOf(prims_[i]).axes;
       if (axes.empty()) // every axis
         for (size_t d = 0; d < shape.size(); ++d)
@@ -272,8 +278,8 @@ private:
       std::vector<int64_t> axes = primAttrsOf(def).axes;
       if (axes.empty())
         continue; // a reduction to one value broadcasts anywhere
-      llvm::ArrayRef<int64_t> s = in.getShape(),
-                              t = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+      std::vector<int64_t> s = shapeWithSizes(in),
+                           t = shapeWithSizes(mlir::cast<mlir::RankedTensorType>(v.getType()));
       if (t.size() > s.size())
         return false;
       for (size_t k = 1; k <= t.size(); ++k) {

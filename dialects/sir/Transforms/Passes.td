@@ -71,13 +71,8 @@ def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::Subgraph
     with it in the index and the window of a convolution over it as rows pass; a reshape
     that merges or splits it, a slice or concatenation along it, a static size it meets
     (which would pin `s0`), a window or table over it is E4002 with its line. Several sizes
-    (a type's encoding names them: `"s0,s1"`, the inputs named two) each follow these rules;
-    for CUDA a second size is E4002 (its kernels take s0 alone so far).
+    (a type's encoding names them: `"s0,s1"`, the inputs named two) each follow these rules.
   }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
-           "cpu or cuda: whether sizes beyond s0 compile (cpu)">,
-  ];
 }
 
 def SirFoldEmptyTensors : Pass<"sotc-sir-fold-empty-tensors", "::sotc::sir::SubgraphOp"> {
