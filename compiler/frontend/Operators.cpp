@@ -13,6 +13,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 namespace sotc::frontend {
 namespace {
@@ -981,6 +982,55 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
   // with dims of one, transformers' mask functions): each batch row reads only itself. With
   // the batch moved last, the other indices pick from every row at once; the batch then goes
   // where b has it in the broadcast result.
+  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  auto ints = [&](const std::vector<int64_t> &v) {
+    std::vector<VarPtr> items;
+    for (int64_t i : v)
+      items.push_back(num(i));
+    return makeSequence(K::List, items, {});
+  };
+  auto ownCoordinates = [&](size_t k) { // an iota of x's dim k, dims of one elsewhere
+    const VarPtr &i = indices[k];
+    return ops::isDynamicDim(x->meta.shape[k]) && i->isTensor() && i->batchIota &&
+           std::count(i->meta.shape.begin(), i->meta.shape.end(), x->meta.shape[k]) == 1;
+  };
+  // Every index the own coordinates of its dimension, at distinct places (arange(B)[:, None]
+  // and arange(T)[None, :], transformers' packed_sequence_mask[batch_idx, q_idx]): x itself,
+  // its dims moved to those places (a transpose and a reshape).
+  size_t broadcast = 0;                          // the indices' broadcast rank
+  std::vector<std::pair<size_t, size_t>> places; // (place in the broadcast shape, dim of x)
+  for (size_t k = 0; k < indices.size() && ownCoordinates(k); ++k) {
+    const std::vector<int64_t> &shape = indices[k]->meta.shape;
+    broadcast = std::max(broadcast, shape.size());
+    places.push_back(
+        {shape.size() - (std::find(shape.begin(), shape.end(), x->meta.shape[k]) - shape.begin()),
+         k});
+  }
+  if (places.size() == indices.size() && places.size() > 1) {
+    for (auto &[place, k] : places) // counted from the right: as broadcasting aligns
+      place = broadcast - place;
+    std::sort(places.begin(), places.end());
+    std::set<size_t> at;
+    std::set<int64_t> sizes; // each a size of its own: reshape names them apart
+    for (auto &[place, k] : places)
+      at.insert(place), sizes.insert(x->meta.shape[k]);
+    bool distinct = at.size() == places.size() && sizes.size() == places.size();
+    if (distinct) {
+      std::vector<int64_t> perm, shape(broadcast, 1);
+      for (auto &[place, k] : places) {
+        perm.push_back(static_cast<int64_t>(k));
+        shape[place] = x->meta.shape[k];
+      }
+      for (size_t k = indices.size(); k < x->meta.shape.size(); ++k) {
+        perm.push_back(static_cast<int64_t>(k));
+        shape.push_back(x->meta.shape[k]);
+      }
+      std::string transpose = framework_ == "torch" ? "torch.permute" : "paddle.transpose",
+                  reshape = framework_ + ".reshape";
+      VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {x, ints(perm)}, {});
+      return tensorCall(f, sir, "api", reshape, reshape, {moved, ints(shape)}, {});
+    }
+  }
   size_t d = 0;
   while (d < indices.size() &&
          !(ops::isDynamicDim(x->meta.shape[d]) && indices[d]->isTensor() && indices[d]->batchIota))
@@ -1006,13 +1056,6 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
     }
   if (!others.empty() && !tensors) // x[b, 0]: not of this form
     return nullptr;
-  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
-  auto ints = [&](const std::vector<int64_t> &v) {
-    std::vector<VarPtr> items;
-    for (int64_t i : v)
-      items.push_back(num(i));
-    return makeSequence(K::List, items, {});
-  };
   std::string transpose = framework_ == "torch" ? "torch.permute" : "paddle.transpose";
   std::vector<int64_t> perm;
   for (size_t k = 0; k < x->meta.shape.size(); ++k)

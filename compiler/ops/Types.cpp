@@ -87,6 +87,14 @@ std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &en
   return shape;
 }
 
+std::vector<int> dynamicSizes(const std::vector<int64_t> &shape) {
+  std::vector<int> symbols;
+  for (int64_t d : shape)
+    if (isDynamicDim(d))
+      symbols.push_back(symbolOf(d));
+  return symbols;
+}
+
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -66,6 +66,8 @@ std::string sizesEncoding(const std::vector<int64_t> &shape);
 /// `shape` of a tensor type (any negative dim dynamic) with its dynamic dims as the sizes its
 /// encoding names (dynamicDim(k)); s0 where it names none.
 std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &encoding);
+/// The symbol of each dynamic dim of `shape` (dynamicDim), in order.
+std::vector<int> dynamicSizes(const std::vector<int64_t> &shape);
 
 struct TensorMeta {
   std::vector<int64_t> shape;

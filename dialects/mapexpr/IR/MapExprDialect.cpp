@@ -336,11 +336,7 @@ std::vector<int64_t> shapeWithSizesOf(mlir::RankedTensorType type) {
 }
 
 std::vector<int> dynamicSizesOf(mlir::RankedTensorType type) {
-  std::vector<int> symbols;
-  for (int64_t d : shapeWithSizesOf(type))
-    if (ops::isDynamicDim(d))
-      symbols.push_back(ops::symbolOf(d));
-  return symbols;
+  return ops::dynamicSizes(shapeWithSizesOf(type));
 }
 
 Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {

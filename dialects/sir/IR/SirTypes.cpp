@@ -84,11 +84,7 @@ std::vector<int64_t> shapeWithSizes(mlir::RankedTensorType type) {
 }
 
 std::vector<int> dynamicSymbols(mlir::RankedTensorType type) {
-  std::vector<int> symbols;
-  for (int64_t d : shapeWithSizes(type))
-    if (ops::isDynamicDim(d))
-      symbols.push_back(ops::symbolOf(d));
-  return symbols;
+  return ops::dynamicSizes(shapeWithSizes(type));
 }
 
 std::optional<ops::TensorMeta> metaOf(mlir::RankedTensorType type) {
