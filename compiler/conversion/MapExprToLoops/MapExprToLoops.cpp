@@ -825,9 +825,9 @@ private:
     mlir::gpu::ReturnOp::create(b_, loc());
   }
 
-  /// What a block keeps of rows of s0 (checkBatch: all of one degree) is in the launch's
-  /// dynamic shared memory, one buffer after the other, wider elements first (each then
-  /// starts aligned to its own). The launch's bytes, in s0, are the function's attribute.
+  /// What a block keeps of rows of dynamic sizes (checkBatch: all of one monomial) is in the
+  /// launch's dynamic shared memory, one buffer after the other, wider elements first (each then
+  /// starts aligned to its own). The launch's bytes, in the sizes, are the function's attribute.
   void placeInDynamicSharedMemory(mlir::gpu::GPUFuncOp func, std::vector<int> tensors) {
     std::stable_sort(tensors.begin(), tensors.end(),
                      [&](int x, int y) { return elementBytes(x) > elementBytes(y); });

@@ -131,7 +131,7 @@ public:
     for (void *b : buffers)
       pointers.push_back(device(b));
     std::vector<void *> params;
-    // A kernel over dynamic sizes takes the call's first (CUDA kernels: s0 alone).
+    // A kernel over dynamic sizes takes the call's first, in the order its step names them.
     std::vector<int64_t> sizes = step.sizeArgs;
     for (int64_t &size : sizes)
       params.push_back(&size);
