@@ -369,7 +369,10 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
         throw CodedError(DiagCode::OpShapeMismatch,
                          op_ + "(): cannot concatenate " + formatShape(out.shape) + " and " +
                              formatShape(m.shape) + " along axis " + std::to_string(axis));
-    total = isDynamicDim(total) || isDynamicDim(m.shape[axis]) ? kDynamic : total + m.shape[axis];
+    // Along a dynamic size the result keeps its label (sotc-sir-check-batch-dims refuses it).
+    total = isDynamicDim(total)           ? total
+            : isDynamicDim(m.shape[axis]) ? m.shape[axis]
+                                          : total + m.shape[axis];
     operands.push_back(cast(x, dtype));
   }
   out.shape[axis] = total;

@@ -1,6 +1,7 @@
 #include "Inspect.h"
 
 #include "compiler/driver/Driver.h"
+#include "compiler/ops/Types.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/Safetensors.h"
 #include "compiler/target/cuda/Fatbin.h"
@@ -43,14 +44,8 @@ std::string count(const Json &c) {
 
 /// "float32[?, 128]", "int64[?, s1]": -1 - k is dynamic size s_k (s0: ?).
 std::string shape(const Json &tensor) {
-  std::string s = tensor.at("dtype").get<std::string>() + "[";
-  for (size_t i = 0; i < tensor.at("shape").size(); ++i) {
-    int64_t d = tensor.at("shape")[i].get<int64_t>();
-    s += (i ? ", " : "") + (d == -1 ? std::string("?")
-                            : d < 0 ? "s" + std::to_string(-1 - d)
-                                    : std::to_string(d));
-  }
-  return s + "]";
+  return tensor.at("dtype").get<std::string>() +
+         ops::formatShape(tensor.at("shape").get<std::vector<int64_t>>());
 }
 
 /// A tensor's bytes as the powers of its dynamic sizes times those at every size 1 ("8*s0*s1").

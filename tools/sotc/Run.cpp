@@ -2,6 +2,7 @@
 
 #include "FmaPeak.h"
 
+#include "compiler/ops/Types.h"
 #include "compiler/support/Diagnostics.h"
 #include "compiler/support/OutputFile.h"
 #include "sotc/runtime.h"
@@ -40,12 +41,8 @@ const char *kDescr[] = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8",
 }
 
 std::string shapeText(const sotc_value &v) {
-  std::string s = std::string(sotc_dtype_name(v.dtype)) + "[";
-  for (int32_t d = 0; d < v.rank; ++d) // -1 - k: dynamic size s_k (s0: ?)
-    s += (d ? ", " : "") + (v.shape[d] == -1 ? std::string("?")
-                            : v.shape[d] < 0 ? "s" + std::to_string(-1 - v.shape[d])
-                                             : std::to_string(v.shape[d]));
-  return s + "]";
+  return std::string(sotc_dtype_name(v.dtype)) +
+         ops::formatShape({v.shape, v.shape + std::clamp<int32_t>(v.rank, 0, SOTC_MAX_RANK)});
 }
 
 size_t elements(const sotc_value &v) {
