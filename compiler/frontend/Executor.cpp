@@ -149,6 +149,13 @@ VarPtr makeException(const std::string &type, int classIndex, const std::string 
   return e;
 }
 
+VarPtr makeDynamicSize(int64_t dim, std::vector<VarPtr> from) {
+  VarPtr size = Variable::make(Variable::Kind::Opaque, computedFrom(std::move(from)));
+  size->name = std::string(kDynamicSize) + " a tensor";
+  size->sizeDim = dim;
+  return size;
+}
+
 void Executor::fail(DiagCode code, const std::string &message, const Frame &f) const {
   // Python's own errors ("KeyError: 'x'", a missing attribute) are exceptions the program's
   // handlers may catch; sotc's limits are not.

@@ -125,6 +125,12 @@ constexpr const char *kDynamicSize = "dynamic size of";
 inline bool isDynamicSize(const VarPtr &v) {
   return v->kind == Variable::Kind::Opaque && v->name.rfind(kDynamicSize, 0) == 0;
 }
+/// The size of a dimension `dim` (dynamic), computed from `from`.
+VarPtr makeDynamicSize(int64_t dim, std::vector<VarPtr> from);
+/// Whether `v` is the size of one symbol (s0 or a size an input named), not a product.
+inline bool isSymbolSize(const VarPtr &v) {
+  return isDynamicSize(v) && ops::isSymbolDim(v->sizeDim);
+}
 
 /// A call that needs two dynamic sizes to be one (ops::SizesMeet), by the names the inputs
 /// gave them: translate() starts again with them as one size.

@@ -329,8 +329,24 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     return a;
   if (isDynamicSize(b) && ((is(a, 0) && op == "add") || (is(a, 1) && op == "mul")))
     return b;
+  // Products stay sizes (B * T, B * 2: x.view(B * T, C)), as long as a dimension holds them.
+  if (op == "mul" && (isDynamicSize(a) || isDynamicSize(b))) {
+    auto product = [](const VarPtr &v) -> std::optional<ops::SizeProduct> {
+      if (isDynamicSize(v))
+        return ops::productOf(v->sizeDim);
+      if (isInt(v) && v->constant.intValue > 0)
+        return ops::SizeProduct{v->constant.intValue, {}};
+      return std::nullopt;
+    };
+    std::optional<ops::SizeProduct> x = product(a), y = product(b);
+    try {
+      if (x && y)
+        return makeDynamicSize(ops::productDim(*x * *y), {a, b});
+    } catch (const std::length_error &) { // beyond a dimension: a tensor, as below
+    }
+  }
   // Any other arithmetic of it with a tensor or a number computes on the call's size, a 0-d
-  // tensor (x.sum(0) / B, T ** -0.5, B * 2): a tensor, not a Python int, from then on.
+  // tensor (x.sum(0) / B, T ** -0.5, B - 1): a tensor, not a Python int, from then on.
   auto number = [](const VarPtr &v) {
     return v->isTensor() || (v->isConstant() && v->constant.isNumber());
   };
@@ -416,12 +432,19 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
 
 VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b) {
   // Dims of one dynamic size are one size (the runtime checks that the inputs agree).
-  if (isDynamicSize(a) && isDynamicSize(b) && a->sizeSymbol == b->sizeSymbol)
+  if (isDynamicSize(a) && isDynamicSize(b) && a->sizeDim == b->sizeDim)
     return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
   // Two sizes the inputs named apart: equal or not is decided as equal (one size, guarded);
   // an order between them is not compiled.
+  for (const VarPtr &v : {a, b})
+    if (isDynamicSize(v) && !isSymbolSize(v))
+      fail(DiagCode::FrontendHostInteraction,
+           "comparing a product of dynamic sizes (" + ops::productText(ops::productOf(v->sizeDim)) +
+               ") is not compiled yet",
+           f);
   if (isDynamicSize(a) && isDynamicSize(b)) {
-    const std::string &x = symbols_[a->sizeSymbol].name, &y = symbols_[b->sizeSymbol].name;
+    const std::string &x = symbols_[ops::symbolOf(a->sizeDim)].name,
+                      &y = symbols_[ops::symbolOf(b->sizeDim)].name;
     if (op == "<" || op == ">")
       fail(DiagCode::FrontendHostInteraction,
            "ordering two dynamic sizes (" + x + " " + op + " " + y + ") is not compiled yet", f);
@@ -438,7 +461,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
              " is not compiled yet",
          f);
   int64_t k = b->constant.intValue;
-  int symbol = a->sizeSymbol;
+  int symbol = ops::symbolOf(a->sizeDim);
   int64_t inputMax = symbols_[symbol].inputMax;
   // A comparison every size from 1 to the bound an input gave (?<=N) decides alike.
   if (inputMax > 0) {
@@ -662,10 +685,7 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
           dims.push_back(makeConst(PyConst::ofInt(d), {obj}));
           continue;
         }
-        VarPtr size = Variable::make(K::Opaque, computedFrom({obj}));
-        size->name = std::string(kDynamicSize) + " a tensor";
-        size->sizeSymbol = ops::symbolOf(d);
-        dims.push_back(size);
+        dims.push_back(makeDynamicSize(d, {obj}));
       }
       return makeSequence(framework_ == "torch" ? K::Tuple : K::List, dims, {obj});
     }

@@ -118,7 +118,9 @@ struct Variable {
   /// Tensor: 0-d, the dynamic size or Python arithmetic on it (B * 2), computed at run time:
   /// no shape, slice bound or size may take it.
   bool ofDynamicSize = false;
-  int sizeSymbol = 0; // Opaque, a dynamic size (isDynamicSize): which one (s0, s1, ...)
+  /// Opaque, a dynamic size (isDynamicSize): the dimension it is (ops::dynamicDim of s0, s1,
+  /// ...; a product such as B * T, ops::productDim).
+  int64_t sizeDim = ops::kDynamic;
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
   std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)

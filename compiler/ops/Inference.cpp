@@ -7,6 +7,14 @@
 
 namespace sotc::ops {
 
+void throwSizesMeet(int64_t a, int64_t b, const std::string &message) {
+  if (isSymbolDim(a) && isSymbolDim(b))
+    throw SizesMeet(symbolOf(a), symbolOf(b), message);
+  throw CodedError(DiagCode::OpShapeMismatch,
+                   message + " (a product of dynamic sizes against another size is not "
+                             "compiled yet)");
+}
+
 std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<int64_t> &a,
                                      const std::vector<int64_t> &b) {
   size_t rank = std::max(a.size(), b.size());
@@ -21,9 +29,9 @@ std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<in
     else if (isDynamicDim(da) != isDynamicDim(db))
       out[i] = isDynamicDim(da) ? db : da; // the static size; a guard will pin the dynamic one
     else if (isDynamicDim(da))
-      throw SizesMeet(symbolOf(da), symbolOf(db),
-                      op + "(): shapes " + formatShape(a) + " and " + formatShape(b) +
-                          " broadcast two dynamic sizes together");
+      throwSizesMeet(da, db,
+                     op + "(): shapes " + formatShape(a) + " and " + formatShape(b) +
+                         " broadcast two dynamic sizes together");
     else
       throw CodedError(DiagCode::OpShapeMismatch, op + "(): shapes " + formatShape(a) + " and " +
                                                       formatShape(b) +
@@ -143,10 +151,11 @@ std::vector<int64_t> reducedShape(const std::vector<int64_t> &shape,
 
 std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64_t> &in,
                                   const std::vector<int64_t> &target, bool zeroCopies) {
+  // Sizes as products of the dynamic ones: a -1 is what the others leave of the input's
+  // (x.view(-1, C) of [B, T, C] is [B*T, C]; x.view(B, -1) of [B, 16, 64] is [B, 1024]).
   std::vector<int64_t> out(target);
   int inferred = -1;
-  int64_t known = 1;
-  bool dynamic = false;
+  SizeProduct known;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == 0 && zeroCopies) {
       if (i >= in.size())
@@ -160,55 +169,42 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
         throw CodedError(DiagCode::OpBadAttribute,
                          op + "(): only one dimension can be -1 in " + formatInts(target));
       inferred = static_cast<int>(i);
-    } else if (isDynamicDim(out[i])) {
-      dynamic = true;
-    } else if (out[i] < 0) {
+      continue;
+    }
+    if (isSymbolSize(out[i])) // a dynamic size the frontend passed (x.view(B * T, C))
+      out[i] = dimOfSymbolSize(out[i]);
+    else if (out[i] < 0 && !isDynamicDim(out[i]))
       throw CodedError(DiagCode::OpBadAttribute, op + "(): invalid size " + std::to_string(out[i]) +
                                                      " in shape " + formatInts(target));
-    } else {
-      known *= out[i];
-    }
+    known = known * productOf(out[i]);
   }
-  int64_t total = TensorMeta{in, DType::Float32}.numElements();
-  if (total == kDynamic || dynamic) {
-    // A -1 takes the input's dynamic size that no other entry names (x.view(-1, 64)); where
-    // the others name every one ([T, 2, 4] to (T, -1)), the static elements left.
-    if (inferred >= 0) {
-      std::vector<int64_t> unnamed;
-      int64_t staticIn = 1;
-      for (int64_t d : in) {
-        if (!isDynamicDim(d))
-          staticIn *= d;
-        else if (std::count(out.begin(), out.end(), d) == (d == out[inferred] ? 1 : 0))
-          unnamed.push_back(d); // (the -1 itself is s0's value)
-      }
-      if (unnamed.size() > 1) // one -1 for [B, T] is B * T, which no dim holds yet
-        throw CodedError(DiagCode::OpBadAttribute,
-                         op + "(): a -1 that merges two dynamic sizes (" + formatShape(in) +
-                             " into " + formatInts(target) + ") is not supported yet");
-      if (!unnamed.empty())
-        out[inferred] = unnamed.front();
-      else if (known > 0 && staticIn % known == 0)
-        out[inferred] = staticIn / known;
-      else
-        throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
-                                                        formatShape(in) + " into " +
-                                                        formatInts(target));
-    }
-    return out;
-  }
+  SizeProduct total = productOf(in);
+  auto targetText = [&] { // as given, the sizes passed as what they are
+    std::string text = "[";
+    for (size_t i = 0; i < out.size(); ++i)
+      text += (i ? ", " : "") + (static_cast<int>(i) == inferred ? std::string("-1")
+                                 : isDynamicDim(out[i])          ? productText(productOf(out[i]))
+                                                                 : std::to_string(out[i]));
+    return text + "]";
+  };
   if (inferred >= 0) {
-    if (known == 0 || total % known != 0)
-      throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
-                                                      formatShape(in) + " into " +
-                                                      formatInts(target));
-    out[inferred] = total / known;
-  } else if (known != total) {
+    std::optional<SizeProduct> rest = known.factor ? quotient(total, known) : std::nullopt;
+    if (rest) {
+      out[inferred] = productDim(*rest);
+      return out;
+    }
+    if (total.dynamic() || known.dynamic()) // B * 6 into rows of 4: whole for even B only
+      throw CodedError(DiagCode::OpBadAttribute, op + "(): a -1 that splits a dynamic size (" +
+                                                     formatShape(in) + " into " + targetText() +
+                                                     ") is not supported yet");
     throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
-                                                    formatShape(in) + " (" + std::to_string(total) +
-                                                    " elements) into " + formatInts(target) + " (" +
-                                                    std::to_string(known) + " elements)");
+                                                    formatShape(in) + " into " + targetText());
   }
+  if (known != total)
+    throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
+                                                    formatShape(in) + " (" + productText(total) +
+                                                    " elements) into " + targetText() + " (" +
+                                                    productText(known) + " elements)");
   return out;
 }
 
@@ -229,9 +225,9 @@ std::vector<int64_t> matmulShape(const std::string &op, std::vector<int64_t> x,
     std::swap(y[y.size() - 1], y[y.size() - 2]);
   int64_t kx = x.back(), ky = y[y.size() - 2];
   if (kx != ky && isDynamicDim(kx) && isDynamicDim(ky))
-    throw SizesMeet(symbolOf(kx), symbolOf(ky),
-                    op + "(): " + formatShape(origX) + " and " + formatShape(origY) +
-                        " contract two dynamic sizes");
+    throwSizesMeet(kx, ky,
+                   op + "(): " + formatShape(origX) + " and " + formatShape(origY) +
+                       " contract two dynamic sizes");
   if (kx != ky && !isDynamicDim(kx) && !isDynamicDim(ky))
     throw CodedError(DiagCode::OpShapeMismatch,
                      op + "(): contraction dimensions differ: " + formatShape(origX) + " and " +

@@ -23,6 +23,9 @@ public:
       : CodedError(DiagCode::OpShapeMismatch, message), first(first), second(second) {}
   int first, second; // the symbols
 };
+/// SizesMeet for dims `a` and `b` where each is one symbol; where one is a product of sizes
+/// (s0*s1 against s2), E2008: such a relation is not guarded.
+[[noreturn]] void throwSizesMeet(int64_t a, int64_t b, const std::string &message);
 
 /// numpy broadcasting of two shapes; E2008 when they do not broadcast.
 std::vector<int64_t> broadcastShapes(const std::string &op, const std::vector<int64_t> &a,

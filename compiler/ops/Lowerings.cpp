@@ -293,7 +293,7 @@ std::vector<int64_t> flattened(Lowering &L, const std::vector<int64_t> &shape, i
   std::vector<int64_t> out(shape.begin(), shape.begin() + start);
   int64_t n = 1;
   for (int64_t i = start; i <= stop; ++i)
-    n = isDynamicDim(n) ? n : isDynamicDim(shape[i]) ? shape[i] : n * shape[i];
+    n = productDim(productOf(n) * productOf(shape[i]));
   out.push_back(n);
   out.insert(out.end(), shape.begin() + stop + 1, shape.end());
   return out;

@@ -361,9 +361,9 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
     for (int64_t d = 0; d < out.rank(); ++d)
       if (d != axis && m.shape[d] != out.shape[d] && isDynamicDim(m.shape[d]) &&
           isDynamicDim(out.shape[d]))
-        throw SizesMeet(symbolOf(out.shape[d]), symbolOf(m.shape[d]),
-                        op_ + "(): concatenating " + formatShape(out.shape) + " and " +
-                            formatShape(m.shape) + " meets two dynamic sizes");
+        throwSizesMeet(out.shape[d], m.shape[d],
+                       op_ + "(): concatenating " + formatShape(out.shape) + " and " +
+                           formatShape(m.shape) + " meets two dynamic sizes");
       else if (d != axis && m.shape[d] != out.shape[d] && !isDynamicDim(m.shape[d]) &&
                !isDynamicDim(out.shape[d]))
         throw CodedError(DiagCode::OpShapeMismatch,

@@ -1,7 +1,9 @@
 #include "compiler/ops/Types.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace sotc::ops {
 
@@ -60,12 +62,127 @@ int64_t TensorMeta::numElements() const {
   return n;
 }
 
+namespace {
+// A product below the symbols' dimensions: its factor above 24 bits, 3 bits per power.
+constexpr int kPowerBits = 3;
+constexpr int kFactorShift = kPowerBits * kMaxSymbols;
+constexpr int64_t kMaxFactor = int64_t{1} << 37;
+constexpr int64_t kFirstProduct = -kMaxSymbols - 1;
+} // namespace
+
+bool SizeProduct::dynamic() const {
+  return std::any_of(powers.begin(), powers.end(), [](int p) { return p > 0; });
+}
+
+SizeProduct SizeProduct::operator*(const SizeProduct &o) const {
+  SizeProduct p;
+  p.factor = factor * o.factor;
+  for (int k = 0; k < kMaxSymbols; ++k)
+    p.powers[k] = powers[k] + o.powers[k];
+  return p;
+}
+
+SizeProduct productOf(int64_t dim) {
+  SizeProduct p;
+  if (!isDynamicDim(dim)) {
+    p.factor = dim;
+  } else if (isSymbolDim(dim)) {
+    p.powers[symbolOf(dim)] = 1;
+  } else {
+    int64_t packed = kFirstProduct - dim;
+    p.factor = packed >> kFactorShift;
+    for (int k = 0; k < kMaxSymbols; ++k)
+      p.powers[k] = static_cast<int>((packed >> (kPowerBits * k)) & ((1 << kPowerBits) - 1));
+  }
+  return p;
+}
+
+SizeProduct productOf(const std::vector<int64_t> &shape) {
+  SizeProduct p;
+  for (int64_t d : shape)
+    p = p * productOf(d);
+  return p;
+}
+
+int64_t productDim(const SizeProduct &p) {
+  if (!p.dynamic())
+    return p.factor;
+  int symbols = 0, last = 0;
+  for (int k = 0; k < kMaxSymbols; ++k)
+    if (p.powers[k]) {
+      ++symbols;
+      last = k;
+    }
+  if (p.factor == 1 && symbols == 1 && p.powers[last] == 1)
+    return dynamicDim(last);
+  bool fits = p.factor > 0 && p.factor < kMaxFactor &&
+              std::all_of(p.powers.begin(), p.powers.end(),
+                          [](int power) { return power < (1 << kPowerBits); });
+  if (!fits)
+    throw std::length_error("a dimension of " + productText(p) +
+                            " is more than sotc computes (powers to 7, factors below 2^37)");
+  int64_t packed = p.factor << kFactorShift;
+  for (int k = 0; k < kMaxSymbols; ++k)
+    packed |= static_cast<int64_t>(p.powers[k]) << (kPowerBits * k);
+  return kFirstProduct - packed;
+}
+
+std::optional<SizeProduct> quotient(const SizeProduct &a, const SizeProduct &b) {
+  if (b.factor <= 0 || a.factor % b.factor)
+    return std::nullopt;
+  SizeProduct q;
+  q.factor = a.factor / b.factor;
+  for (int k = 0; k < kMaxSymbols; ++k) {
+    q.powers[k] = a.powers[k] - b.powers[k];
+    if (q.powers[k] < 0)
+      return std::nullopt;
+  }
+  return q;
+}
+
+std::string productText(const SizeProduct &p) {
+  std::string text = p.factor != 1 || !p.dynamic() ? std::to_string(p.factor) : "";
+  for (int k = 0; k < kMaxSymbols; ++k)
+    if (p.powers[k])
+      text += (text.empty() ? "s" : "*s") + std::to_string(k) +
+              (p.powers[k] > 1 ? "^" + std::to_string(p.powers[k]) : "");
+  return text;
+}
+
+std::optional<SizeProduct> parseProduct(const std::string &text) {
+  SizeProduct p;
+  size_t start = 0;
+  for (bool first = true; start <= text.size(); first = false) {
+    size_t star = std::min(text.find('*', start), text.size());
+    std::string token = text.substr(start, star - start);
+    start = star + 1;
+    if (token.empty())
+      return std::nullopt;
+    if (token[0] != 's') {
+      if (!first || token.find_first_not_of("0123456789") != std::string::npos || token.size() > 12)
+        return std::nullopt;
+      p.factor = std::stoll(token);
+      continue;
+    }
+    size_t caret = token.find('^');
+    std::string power = caret == std::string::npos ? "1" : token.substr(caret + 1);
+    if (caret != 2 && !(caret == std::string::npos && token.size() == 2))
+      return std::nullopt;
+    int k = token[1] - '0';
+    if (k < 0 || k >= kMaxSymbols || p.powers[k] || power.size() != 1 || power[0] < '1' ||
+        power[0] > '7')
+      return std::nullopt;
+    p.powers[k] = power[0] - '0';
+  }
+  return p;
+}
+
 std::string sizesEncoding(const std::vector<int64_t> &shape) {
   std::string text;
   bool named = false;
   for (int64_t d : shape)
     if (isDynamicDim(d)) {
-      text += (text.empty() ? "s" : ",s") + std::to_string(symbolOf(d));
+      text += (text.empty() ? "" : ",") + productText(productOf(d));
       named |= d != kDynamic;
     }
   return named ? text : "";
@@ -79,19 +196,21 @@ std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &en
     size_t comma = encoding.find(',', at);
     std::string name = at < encoding.size() ? encoding.substr(at, comma - at) : "";
     at = comma == std::string::npos ? encoding.size() : comma + 1;
-    int k = name.size() == 2 && name[0] == 's' && name[1] >= '0' && name[1] < '0' + kMaxSymbols
-                ? name[1] - '0'
-                : 0;
-    d = dynamicDim(k);
+    std::optional<SizeProduct> p = name.empty() ? std::nullopt : parseProduct(name);
+    d = p && p->dynamic() ? productDim(*p) : kDynamic;
   }
   return shape;
 }
 
 std::vector<int> dynamicSizes(const std::vector<int64_t> &shape) {
   std::vector<int> symbols;
-  for (int64_t d : shape)
-    if (isDynamicDim(d))
-      symbols.push_back(symbolOf(d));
+  for (int64_t d : shape) {
+    if (!isDynamicDim(d))
+      continue;
+    SizeProduct p = productOf(d);
+    for (int k = 0; k < kMaxSymbols; ++k)
+      symbols.insert(symbols.end(), p.powers[k], k);
+  }
   return symbols;
 }
 
@@ -101,7 +220,7 @@ std::string formatShape(const std::vector<int64_t> &shape) {
     if (i)
       s += ", ";
     s += shape[i] == kDynamic     ? "?"
-         : isDynamicDim(shape[i]) ? "s" + std::to_string(symbolOf(shape[i]))
+         : isDynamicDim(shape[i]) ? productText(productOf(shape[i]))
                                   : std::to_string(shape[i]);
   }
   return s + "]";

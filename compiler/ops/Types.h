@@ -9,6 +9,7 @@
 
 #include "compiler/support/Format.h"
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -47,26 +48,57 @@ constexpr int64_t kDynamic = -1;
 constexpr int kMaxSymbols = 8;
 /// Symbol k's dimension in a shape: -1 - k (s0 is kDynamic).
 constexpr int64_t dynamicDim(int symbol) { return -1 - symbol; }
-constexpr bool isDynamicDim(int64_t d) { return d < 0 && d >= -kMaxSymbols; }
-/// The symbol a dynamic dimension is.
+/// Below the symbols' dimensions, products of them (SizeProduct, productDim) down to this.
+constexpr int64_t kMinDynamicDim = -(int64_t{1} << 62);
+constexpr bool isDynamicDim(int64_t d) { return d < 0 && d >= kMinDynamicDim; }
+/// A dynamic dimension that is one symbol alone (s_k, not a product).
+constexpr bool isSymbolDim(int64_t d) { return d < 0 && d >= -kMaxSymbols; }
+/// The symbol a dimension of one symbol is.
 constexpr int symbolOf(int64_t d) { return static_cast<int>(-1 - d); }
-/// In a list of sizes the frontend passes: the dynamic size (x.shape[d] of a `?` dimension,
-/// known at run time only), which expand and broadcast_to make a dimension of the result and
-/// arange(n) the length of its range; symbol k's is kBatchSize + k.
+
+/// A dimension's size as a static factor times powers of the dynamic sizes: s0*s1 where
+/// x.view(-1, C) merges [B, T, C]'s B and T, 16*s0 where [?, 16, 64] is viewed as (-1, 64),
+/// 2*s0 for x.reshape(B * 2, -1).
+struct SizeProduct {
+  int64_t factor = 1;
+  std::array<int, kMaxSymbols> powers{};
+
+  bool dynamic() const;
+  SizeProduct operator*(const SizeProduct &o) const;
+  bool operator==(const SizeProduct &o) const { return factor == o.factor && powers == o.powers; }
+  bool operator!=(const SizeProduct &o) const { return !(*this == o); }
+};
+/// The product a dimension is: a static one its size without powers.
+SizeProduct productOf(int64_t dim);
+/// The product of a shape's dimensions.
+SizeProduct productOf(const std::vector<int64_t> &shape);
+/// The dimension of `p`: its factor where it has no powers, dynamicDim(k) for s_k alone, a
+/// code below -kMaxSymbols otherwise. E2010 where a power passes 7 or the factor 2^37.
+int64_t productDim(const SizeProduct &p);
+/// `a / b` where that is a product again (whole factor, no negative power).
+std::optional<SizeProduct> quotient(const SizeProduct &a, const SizeProduct &b);
+/// "16*s0", "s0*s1^2", "8"; dimension text as the manifest writes counts.
+std::string productText(const SizeProduct &p);
+/// The product productText wrote; nullopt for other text.
+std::optional<SizeProduct> parseProduct(const std::string &text);
+
+/// In a list of sizes the frontend passes: a dynamic size (x.shape[d] of a `?` dimension,
+/// known at run time only; B * T), which a reshape or expand makes a dimension of the result
+/// and arange(n) the length of its range: kBatchSize - 1 - dim for dimension `dim`.
 constexpr int64_t kBatchSize = std::numeric_limits<int64_t>::min(); // no Python size or index
-constexpr int64_t symbolSize(int symbol) { return kBatchSize + symbol; }
-constexpr bool isSymbolSize(int64_t v) { return v >= kBatchSize && v < kBatchSize + kMaxSymbols; }
-/// The dimension a size of symbolSize stands for.
-constexpr int64_t dimOfSymbolSize(int64_t v) {
-  return dynamicDim(static_cast<int>(v - kBatchSize));
-}
-/// How a tensor type names its dynamic dims' sizes (its encoding, "s0,s1": one per dynamic
-/// dim), "" when every one is s0 (such types stay plain).
+constexpr int64_t sizeOfDim(int64_t dim) { return kBatchSize + (-1 - dim); }
+constexpr int64_t symbolSize(int symbol) { return sizeOfDim(dynamicDim(symbol)); }
+constexpr bool isSymbolSize(int64_t v) { return v >= kBatchSize && v <= sizeOfDim(kMinDynamicDim); }
+/// The dimension a size of sizeOfDim stands for.
+constexpr int64_t dimOfSymbolSize(int64_t v) { return -1 - (v - kBatchSize); }
+/// How a tensor type names its dynamic dims' sizes (its encoding, "s0,s1" or "s0*s1,s1": one
+/// productText per dynamic dim), "" when every one is s0 (such types stay plain).
 std::string sizesEncoding(const std::vector<int64_t> &shape);
 /// `shape` of a tensor type (any negative dim dynamic) with its dynamic dims as the sizes its
-/// encoding names (dynamicDim(k)); s0 where it names none.
+/// encoding names (dynamicDim(k), productDim); s0 where it names none.
 std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &encoding);
-/// The symbol of each dynamic dim of `shape` (dynamicDim), in order.
+/// The symbols of `shape`'s dynamic dims, in order, each as often as its power (s0*s1^2 is
+/// 0, 1, 1).
 std::vector<int> dynamicSizes(const std::vector<int64_t> &shape);
 
 struct TensorMeta {

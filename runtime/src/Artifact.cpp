@@ -37,11 +37,22 @@ std::string directoryOf(const std::string &path) {
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
 
+std::pair<int64_t, Powers> countOf(const Json &j);
+
 Buffer bufferOf(const Json &j) {
   Buffer b;
   b.name = j.at("name").get<std::string>();
   b.dtype = dtypeIndex(j.at("dtype").get<std::string>());
-  b.shape = j.at("shape").get<std::vector<int64_t>>();
+  for (const Json &d : j.at("shape")) {
+    if (!d.is_string()) {
+      b.shape.push_back(d.get<int64_t>());
+      if (b.shape.back() < -kMaxSizes)
+        throw Error("E8001", "buffer " + b.name + " has a dimension of " + d.dump());
+      continue;
+    }
+    b.shape.push_back(-kMaxSizes - 1 - static_cast<int64_t>(b.products.size()));
+    b.products.push_back(countOf(d));
+  }
   b.bytes = j.at("bytes").get<int64_t>();
   if (j.contains("offset"))
     b.offset = j.at("offset").get<int64_t>();
@@ -296,6 +307,11 @@ void resolveBuffer(Buffer &b, const Sizes &sizes) {
     if (int k = sizeOfDim(d); k >= 0) {
       d = sizes[k];
       ++powers[k];
+    } else if (int i = productOfDim(d); i >= 0) {
+      auto [factor, its] = b.products[i];
+      d = timesPowers(factor, sizes, its);
+      for (int s = 0; s < kMaxSizes; ++s)
+        powers[s] += its[s];
     }
   b.bytes = timesPowers(b.bytes, sizes, powers);
 }

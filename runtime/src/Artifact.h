@@ -39,10 +39,12 @@ struct Buffer {
   std::vector<int64_t> shape;
   int64_t bytes = 0, offset = -1; // offset: in the segment's arena, for intermediates
   std::pair<int64_t, int64_t> live{0, 0}; // arena buffers: the first and last step using it
+  /// The dims that are products of the sizes (productOfDim): a factor and powers each.
+  std::vector<std::pair<int64_t, Powers>> products;
 
   /// Whether a dimension is a dynamic size.
   bool perBatchRow() const {
-    return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return sizeOfDim(d) >= 0; });
+    return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; });
   }
 };
 

@@ -42,21 +42,37 @@ std::string count(const Json &c) {
   return c.is_string() ? c.get<std::string>() : std::to_string(c.get<int64_t>());
 }
 
-/// "float32[?, 128]", "int64[?, s1]": -1 - k is dynamic size s_k (s0: ?).
+/// A manifest shape's dims (ops' codes): -1 - k for size s_k, text for a product of them.
+std::vector<int64_t> dimsOf(const Json &tensor) {
+  std::vector<int64_t> dims;
+  for (const Json &d : tensor.at("shape")) {
+    std::optional<ops::SizeProduct> p =
+        d.is_string() ? ops::parseProduct(d.get<std::string>()) : std::nullopt;
+    if (d.is_string() && !p)
+      throw std::invalid_argument("a dimension of " + d.dump());
+    dims.push_back(p ? ops::productDim(*p) : d.get<int64_t>());
+  }
+  return dims;
+}
+
+/// "float32[?, 128]", "int64[?, s1]", "float32[s0*s1, 8]".
 std::string shape(const Json &tensor) {
-  return tensor.at("dtype").get<std::string>() +
-         ops::formatShape(tensor.at("shape").get<std::vector<int64_t>>());
+  return tensor.at("dtype").get<std::string>() + ops::formatShape(dimsOf(tensor));
 }
 
 /// A tensor's bytes as the powers of its dynamic sizes times those at every size 1 ("8*s0*s1").
 std::string bytesText(const Json &tensor) {
   int64_t bytes = tensor.at("bytes").get<int64_t>();
   bool dynamic = false;
-  for (const Json &d : tensor.at("shape"))
-    if (int64_t k = d.get<int64_t>(); k < 0 && k >= -sched::kSizeSymbols) {
-      bytes *= sched::kSizeStandIns[-1 - k];
-      dynamic = true;
-    }
+  for (int64_t d : dimsOf(tensor)) {
+    if (!ops::isDynamicDim(d))
+      continue;
+    ops::SizeProduct p = ops::productOf(d);
+    for (int k = 0; k < ops::kMaxSymbols; ++k)
+      for (int i = 0; i < p.powers[k]; ++i)
+        bytes *= sched::kSizeStandIns[k];
+    dynamic = true;
+  }
   return dynamic ? sched::sizeText(bytes, true) : std::to_string(bytes);
 }
 
@@ -430,6 +446,8 @@ std::string inspect(const std::string &path, bool asDot) {
   try {
     return inspectManifest(path, m, isManifest, asDot);
   } catch (const Json::exception &e) { // a field missing, or of the wrong type
+    bad(manifestPath + ": malformed manifest (" + e.what() + ")");
+  } catch (const std::logic_error &e) { // a dimension that is no size, or beyond one
     bad(manifestPath + ": malformed manifest (" + e.what() + ")");
   }
 }

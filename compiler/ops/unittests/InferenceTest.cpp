@@ -87,7 +87,8 @@ TEST_CASE("reshape with -1 and 0", "[inference]") {
   CHECK(reshapeShape("reshape", {4, 6}, {-1, 3}) == Shape{8, 3});
   CHECK(reshapeShape("reshape", {4, 6}, {0, 2, -1}, /*zeroCopies=*/true) == Shape{4, 2, 3});
   CHECK(reshapeShape("reshape", {0, 6}, {0, 2, 3}) == Shape{0, 2, 3}); // torch: 0 is a size
-  CHECK(reshapeShape("reshape", {kDynamic, 6}, {-1, 3}) == Shape{kDynamic, 3});
+  CHECK(reshapeShape("reshape", {kDynamic, 6}, {-1, 3}) ==
+        Shape{productDim(SizeProduct{2, {1}}), 3});
   CHECK(infer("Tensor.reshape", {tensor({2, 3, 4}), Arg::list({Arg::ofInt(4), Arg::ofInt(-1)})})
             .shape == Shape{4, 6});
   CHECK(errorOf([] {
@@ -191,11 +192,42 @@ TEST_CASE("dynamic sizes keep their symbols through inference", "[inference]") {
   // x.view(B, T, 2, 4) as the frontend passes it: B as -1, T as its own dim.
   CHECK(reshapeShape("reshape", {B, T, 8}, {-1, T, 2, 4}) == Shape{B, T, 2, 4});
   CHECK(reshapeShape("reshape", {T, 2, 4}, {T, -1}) == Shape{T, 8});
-  CHECK(reshapeShape("reshape", {B, 6}, {-1, 3}) == Shape{B, 3});
+  // A -1 is what the other sizes leave, a product of the dynamic ones where they merge.
+  SizeProduct bt;
+  bt.powers[0] = bt.powers[1] = 1;
+  const int64_t BT = productDim(bt), twoB = productDim(SizeProduct{2, {1}});
+  CHECK(productOf(BT) == bt);
+  CHECK(isDynamicDim(BT));
+  CHECK(!isSymbolDim(BT));
+  CHECK(productDim(SizeProduct{1, {1}}) == B); // s0 alone is s0's dim
+  CHECK(productDim(SizeProduct{6, {}}) == 6);
+  CHECK(reshapeShape("reshape", {B, 6}, {-1, 3}) == Shape{twoB, 3});
+  CHECK(reshapeShape("reshape", {B, T, 8}, {-1, 8}) == Shape{BT, 8});
+  CHECK(reshapeShape("reshape", {BT, 8}, {symbolSize(0), -1, 8}) == Shape{B, T, 8});
+  CHECK(reshapeShape("reshape", {B, 8}, {sizeOfDim(twoB), -1}) == Shape{twoB, 4});
+  CHECK(formatShape({BT, twoB, T, 4}) == "[s0*s1, 2*s0, s1, 4]");
+  CHECK(dynamicSizes({BT, T, 4}) == std::vector<int>{0, 1, 1});
+  CHECK(withSizes({-1, -1, 4}, sizesEncoding({BT, T, 4})) == Shape{BT, T, 4});
+  CHECK(sizesEncoding({BT, T, 4}) == "s0*s1,s1");
+  CHECK(!parseProduct("s0*s0"));
+  CHECK(!parseProduct("s0*2"));
+  CHECK(parseProduct("16*s0*s1^2") == SizeProduct{16, {1, 2}});
   CHECK(errorOf([&] {
-          reshapeShape("reshape", {B, T, 8}, {-1, 8});
-        }) == "E2010 reshape(): a -1 that merges two dynamic sizes ([?, s1, 8] into [-1, 8]) is "
-              "not supported yet");
+          reshapeShape("reshape", {B, 6}, {-1, 4});
+        }) == "E2010 reshape(): a -1 that splits a dynamic size ([?, 6] into [-1, 4]) is not "
+              "supported yet");
+  CHECK(errorOf([&] {
+          reshapeShape("reshape", {B, T, 8}, {symbolSize(0), 3, -1});
+        }) == "E2010 reshape(): a -1 that splits a dynamic size ([?, s1, 8] into [s0, 3, -1]) "
+              "is not supported yet");
+  CHECK(errorOf([&] {
+          reshapeShape("reshape", {B, T}, {symbolSize(0), symbolSize(0)});
+        }) == "E2008 reshape(): cannot reshape a tensor of shape [?, s1] (s0*s1 elements) into "
+              "[s0, s0] (s0^2 elements)");
+  CHECK(errorOf([&] {
+          broadcastShapes("add", {BT, 4}, {T, 4});
+        }) == "E2008 add(): shapes [s0*s1, 4] and [s1, 4] broadcast two dynamic sizes together (a "
+              "product of dynamic sizes against another size is not compiled yet)");
   CHECK(matmulShape("matmul", {B, 2, T, 4}, {B, 2, 4, T}, false, false) == Shape{B, 2, T, T});
   CHECK(matmulShape("matmul", {B, 2, T, T}, {B, 2, T, 4}, false, false) == Shape{B, 2, T, 4});
   CHECK(TensorMeta{{B, T}, DType::Float32}.numElements() == kDynamic);

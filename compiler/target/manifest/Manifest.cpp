@@ -39,14 +39,18 @@ const char *guardKind(frontend::Guard::Kind kind) {
 }
 
 /// A tensor's name, dtype, shape and bytes. Each dynamic dimension (sotc-sir-check-batch-dims)
-/// is -1 - k in the shape for size s_k (s0: -1), and the bytes are those at every size 1.
+/// is -1 - k in the shape for size s_k (s0: -1), a product of them its text ("s0*s1",
+/// "16*s0"), and the bytes are those at every size 1.
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
-  std::vector<int64_t> shape = sir::shapeWithSizes(tensor);
+  Json shape = Json::array();
   int64_t bytes = elementBytes(tensor.getElementType());
-  for (int64_t d : shape)
-    bytes *= ops::isDynamicDim(d) ? 1 : d;
+  for (int64_t d : sir::shapeWithSizes(tensor)) {
+    bool product = ops::isDynamicDim(d) && !ops::isSymbolDim(d);
+    shape.push_back(product ? Json(ops::productText(ops::productOf(d))) : Json(d));
+    bytes *= ops::productOf(d).factor;
+  }
   return Json{{"name", name},
               {"dtype", meta ? ops::dtypeName(meta->dtype) : "unknown"},
               {"shape", shape},
@@ -56,8 +60,9 @@ Json tensorJson(const std::string &name, mlir::Type type) {
 /// The power of s0 a tensor's bytes hold: its dynamic dimensions (tensorJson).
 int batchDegree(const Json &tensor) {
   const Json &shape = tensor["shape"];
-  return static_cast<int>(std::count_if(shape.begin(), shape.end(),
-                                        [](const Json &d) { return d.get<int64_t>() < 0; }));
+  return static_cast<int>(std::count_if(shape.begin(), shape.end(), [](const Json &d) {
+    return d.is_string() || d.get<int64_t>() < 0;
+  }));
 }
 
 /// A count of a plan, made for s0 = sched::kBatchRows: a number, or the power of s0 it holds

@@ -2,6 +2,7 @@
 
 #include "compiler/ops/Inference.h"
 #include "compiler/support/Expected.h"
+#include "dialects/mapexpr/Utils/MapExpr.h"
 #include "dialects/sched/Utils/Mesh.h"
 
 #include <numeric>
@@ -43,8 +44,8 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
   std::vector<int64_t> as = a, bs = b;
   for (std::vector<int64_t> *s : {&as, &bs})
     for (int64_t &d : *s)
-      if (d < 0) // a size the operand's type names (ops::dynamicDim), else s0
-        d = sched::kSizeStandIns[ops::isDynamicDim(d) ? ops::symbolOf(d) : 0];
+      if (d < 0) // a size the operand's type names (ops::dynamicDim, productDim), else s0
+        d = modelDim(ops::isDynamicDim(d) ? d : ops::kDynamic);
   if (as.size() == 1) {
     as.insert(as.begin(), 1);
     transposeA = false;

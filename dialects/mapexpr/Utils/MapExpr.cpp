@@ -99,11 +99,21 @@ Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dim
 
 static_assert(sched::kSizeSymbols == ops::kMaxSymbols, "a stand-in for every dynamic size");
 
+int64_t modelDim(int64_t dim) {
+  if (!ops::isDynamicDim(dim))
+    return dim;
+  ops::SizeProduct p = ops::productOf(dim);
+  int64_t size = p.factor;
+  for (int k = 0; k < ops::kMaxSymbols; ++k)
+    for (int power = 0; power < p.powers[k]; ++power)
+      size *= sched::kSizeStandIns[k];
+  return size;
+}
+
 std::vector<int64_t> modelShape(const std::vector<int64_t> &shape, const std::string &encoding) {
   std::vector<int64_t> out = ops::withSizes(shape, encoding);
   for (int64_t &d : out)
-    if (ops::isDynamicDim(d))
-      d = sched::kSizeStandIns[ops::symbolOf(d)];
+    d = modelDim(d);
   return out;
 }
 

@@ -23,6 +23,10 @@
 
 namespace sotc::mapexpr {
 
+/// A dimension as the model holds it: a static one as it is, a dynamic one (ops::dynamicDim,
+/// ops::productDim) as its product at the sizes' stand-ins (sched::kSizeStandIns; s0*s1 is
+/// 4099 * 4111).
+int64_t modelDim(int64_t dim);
 /// A tensor type's shape as the model holds it: each dynamic dimension (negative) as the
 /// stand-in of its size (sched::kSizeStandIns), which the type's encoding names ("s0,s1";
 /// "" for s0 alone).

@@ -1,12 +1,14 @@
-//===- CheckBatchDims.cpp - Every dynamic dimension is the one size s0 ---------------------===//
+//===- CheckBatchDims.cpp - Every dynamic dimension is a product of the sizes --------------===//
 //
-// sotc compiles one dynamic size per function, s0: every `?` of every tensor is s0 (a batch,
-// a sequence length), and no primitive may make a size of another kind from it -- s0 merged
-// with another dimension, s0 plus or minus something (a slice or concatenation along it), or
-// s0 equal to a static size. Then every size of the program is a static number times a power
-// of s0, which the kernels compute from s0 (their argument), the GEMM steps take at run time
-// and the manifest writes as `64*s0`, `4*s0^2`. Windows and lookups still take s0 only as
-// their rows (a convolution over a dynamic image, a table of dynamic size are not compiled).
+// sotc compiles the dynamic sizes s0, s1, ... of a function (a batch, a sequence length) as
+// products: every `?` of every tensor is a static number times powers of them (s0, s1,
+// s0*s1 where a view merges a batch and a sequence, 16*s0), as its type's encoding says, and
+// no primitive may make a size of another kind -- a size plus or minus something (a slice or
+// concatenation along it), or a size equal to a static one. Then every size of the program
+// is such a product, which the kernels compute from the sizes (their arguments), the GEMM
+// steps take at run time and the manifest writes as `64*s0`, `4*s0*s1^2`. Windows and lookups
+// still take a size only as their rows (a convolution over a dynamic image, a table of
+// dynamic size are not compiled).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/Transforms/Passes.h"
@@ -34,18 +36,6 @@ bool dynamic(mlir::RankedTensorType t) { return !t.hasStaticShape(); }
 bool dynamicFirstOnly(mlir::RankedTensorType t) {
   return t.getRank() > 0 && t.isDynamicDim(0) &&
          llvm::count_if(t.getShape(), mlir::ShapedType::isDynamic) == 1;
-}
-
-/// `t`'s shape as the static products between its dynamic dimensions: [2, ?, 3, 4, ?] is
-/// {2, 12, 1}. A reshape keeps every s0 a dimension of its own when these agree.
-std::vector<int64_t> staticRuns(mlir::RankedTensorType t) {
-  std::vector<int64_t> runs{1};
-  for (int64_t d : t.getShape())
-    if (mlir::ShapedType::isDynamic(d))
-      runs.push_back(1);
-    else
-      runs.back() *= d;
-  return runs;
 }
 
 /// Why `op` makes a size other than a static one times a power of s0, or an empty string.
@@ -105,9 +95,11 @@ std::string violation(PrimOp op) {
     if (int64_t size = pinned(in, out, 0); size >= 0)
       return meets(size);
     return "";
-  case Prim::Reshape:
-    if (staticRuns(in) != staticRuns(out))
-      return "a reshape merges or splits the dynamic dimension";
+  case Prim::Reshape: // the same product of sizes (B * T rows of x.view(-1, C) included)
+    if (ops::productOf(shapeWithSizes(in)) != ops::productOf(shapeWithSizes(out)))
+      return "a reshape changes the number of elements (" +
+             ops::productText(ops::productOf(shapeWithSizes(in))) + " into " +
+             ops::productText(ops::productOf(shapeWithSizes(out))) + ")";
     return "";
   case Prim::Transpose:
     return "";
@@ -144,8 +136,7 @@ struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass
       if (why.empty())
         return mlir::WalkResult::advance();
       (void)(emitCodedError(op.getLoc(), DiagCode::KernelUnsupported)
-             << "every dynamic dimension is compiled as one size s0, of its own in every tensor "
-                "that has it; here "
+             << "every dynamic dimension is compiled as a product of the dynamic sizes; here "
              << why << " (" << ops::primName(toOpsPrim(op.getPrim())) << " to "
              << op.getResult().getType() << "): trace each shape and compile the traces into "
              << "one artifact (sotc compile a.pb b.pb -o k.so)");

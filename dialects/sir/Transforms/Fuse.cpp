@@ -57,9 +57,7 @@ struct Extent {
     for (int k : dynamicSymbols(t))
       which |= 1u << k;
     sizes = llvm::popcount(which);
-    elements = 1;
-    for (int64_t d = 0; d < t.getRank(); ++d)
-      elements *= t.isDynamicDim(d) ? 1 : t.getDimSize(d);
+    elements = ops::productOf(shapeWithSizes(t)).factor;
   }
   Extent() = default;
   bool operator==(const Extent &o) const { return which == o.which && elements == o.elements; }

@@ -1,18 +1,19 @@
 //===- UnmergeBatch.cpp - Rows flattened with their batch, computed unflattened -----------===//
 //
-// A reshape that merges the dynamic batch with the static dims after it ([?, 16, 64] ->
-// [?, 64]: the tokens flattened with their batch around a GEMM, transformers' Conv1D) gives a
-// `?` that is not the batch but the batch times 16, which sotc-sir-check-batch-dims refuses.
-// What row-wise work follows (elementwise math, GEMMs with it as the rows, reductions over
-// the other dims, broadcasts of static tensors to it) computes the same on the unmerged
-// tensor ([?, 16, 64]), as do broadcasts within its rows, and a reshape that unmerges it
-// again ([?, 64] -> [?, 16, 64]) reads that directly. This pass rewrites those users onto the
-// unmerged tensors; anything else keeps the merging reshape (and check-batch-dims names it).
+// A reshape that merges the dynamic batch with the dims after it ([?, 16, 64] -> [16*s0, 64],
+// [B, T, C] -> [B*T, C]: the tokens flattened with their batch around a GEMM, transformers'
+// Conv1D) makes rows that are a product of sizes. What row-wise work follows (elementwise math,
+// GEMMs with it as the rows, reductions over the other dims, broadcasts of static tensors to it)
+// computes the same on the unmerged tensor ([?, 16, 64]), as do broadcasts within its rows, and a
+// reshape that unmerges it again ([16*s0, 64] -> [?, 16, 64]) reads that directly. This pass
+// rewrites those users onto the unmerged tensors, whose kernels index rows by the sizes themselves;
+// anything else keeps the merging reshape.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/Transforms/Passes.h"
 
 #include "compiler/ops/Primitives.h"
+#include "dialects/sir/IR/SirTypes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -31,35 +32,30 @@ mlir::RankedTensorType typeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
-bool batchFirst(mlir::RankedTensorType t) {
-  if (t.getRank() == 0 || !t.isDynamicDim(0))
-    return false;
-  for (int64_t d = 1; d < t.getRank(); ++d)
-    if (t.isDynamicDim(d))
-      return false;
-  return true;
+/// `v`'s shape with its dynamic dims as the sizes they are (ops::dynamicDim, productDim).
+std::vector<int64_t> shapeOf(mlir::Value v) { return shapeWithSizes(typeOf(v)); }
+
+/// `type` at `shape` (its encoding made again for the sizes there).
+mlir::RankedTensorType retyped(mlir::RankedTensorType type, std::vector<int64_t> shape) {
+  ops::TensorMeta meta = *metaOf(type);
+  meta.shape = std::move(shape);
+  return tensorType(type.getContext(), meta);
 }
 
-int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
+bool batchFirst(const std::vector<int64_t> &shape) {
+  return !shape.empty() && ops::isDynamicDim(shape[0]) &&
+         std::none_of(shape.begin() + 1, shape.end(), ops::isDynamicDim);
 }
 
-/// `shape` with `rows` after its first dim.
-llvm::SmallVector<int64_t> widen(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> rows) {
-  llvm::SmallVector<int64_t> out{shape.front()};
-  out.append(rows.begin(), rows.end());
-  out.append(shape.begin() + 1, shape.end());
-  return out;
+ops::SizeProduct productOf(llvm::ArrayRef<int64_t> dims) {
+  return ops::productOf(std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
-/// A shape attribute as the prims write it: the batch as -1.
+/// A shape attribute as the prims write it: each dynamic dim as -1.
 llvm::SmallVector<int64_t> attrShape(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t> out(shape.begin(), shape.end());
   for (int64_t &d : out)
-    if (mlir::ShapedType::isDynamic(d))
+    if (d < 0)
       d = -1;
   return out;
 }
@@ -83,29 +79,39 @@ public:
 
 private:
   struct Wide {
-    mlir::Value value;               // the same elements with the merged dims apart
-    llvm::SmallVector<int64_t> rows; // the static dims merged into the batch
+    mlir::Value value;         // the same elements with the merged dims apart
+    std::vector<int64_t> rows; // the dims merged into the first, that one first
   };
 
-  /// A reshape [?, R..., T...] -> [?, T...]: its result stands for its operand.
+  /// `shape` (merged: its first dim the rows' product) with the rows apart.
+  static std::vector<int64_t> widen(const std::vector<int64_t> &shape,
+                                    const std::vector<int64_t> &rows) {
+    std::vector<int64_t> out(rows);
+    out.insert(out.end(), shape.begin() + 1, shape.end());
+    return out;
+  }
+
+  /// A reshape [R..., T...] -> [R0*R1*..., T...] of a dynamic R0: its result stands for its
+  /// operand (rows R static or dynamic: [?, 16, 64] -> [16*s0, 64], [B, T, C] -> [B*T, C]).
   bool recordMerge(PrimOp op) {
     if (toOpsPrim(op.getPrim()) != Prim::Reshape || wide_.count(op->getOperand(0)))
       return false;
-    mlir::RankedTensorType in = typeOf(op->getOperand(0)), out = typeOf(op.getResult());
-    if (!batchFirst(in) || !batchFirst(out) || out.getRank() >= in.getRank())
+    std::vector<int64_t> in = shapeOf(op->getOperand(0)), out = shapeOf(op.getResult());
+    if (in.empty() || !ops::isDynamicDim(in[0]) || !batchFirst(out) || out.size() >= in.size())
       return false;
-    int64_t merged = in.getRank() - out.getRank();
-    if (in.getShape().drop_front(1 + merged) != out.getShape().drop_front(1))
+    size_t merged = in.size() - out.size() + 1;
+    if (!std::equal(in.begin() + merged, in.end(), out.begin() + 1) ||
+        productOf(llvm::ArrayRef(in).take_front(merged)) != ops::productOf(out[0]))
       return false;
     wide_[op.getResult()] = {op->getOperand(0),
-                             llvm::SmallVector<int64_t>(in.getShape().slice(1, merged))};
+                             std::vector<int64_t>(in.begin(), in.begin() + merged)};
     touched_.insert(op);
     return true;
   }
 
   /// The unmerged form of operand `v` of a row-wise op over rows `rows`: its Wide value, or a
   /// broadcast or constant of static values made again at the wider shape; null otherwise.
-  mlir::Value unmerged(mlir::OpBuilder &b, mlir::Value v, llvm::ArrayRef<int64_t> rows) {
+  mlir::Value unmerged(mlir::OpBuilder &b, mlir::Value v, const std::vector<int64_t> &rows) {
     if (auto it = wide_.find(v); it != wide_.end())
       return it->second.rows == rows ? it->second.value : mlir::Value();
     auto source = v.getDefiningOp<PrimOp>();
@@ -113,9 +119,9 @@ private:
     bool staticSource =
         prim == Prim::FillConstant ||
         (prim == Prim::BroadcastTo && typeOf(source->getOperand(0)).hasStaticShape());
-    if (!source || !staticSource || !batchFirst(typeOf(v)))
+    if (!source || !staticSource || !batchFirst(shapeOf(v)))
       return {};
-    auto type = typeOf(v).clone(widen(typeOf(v).getShape(), rows)); // keeps the sizes' encoding
+    auto type = retyped(typeOf(v), widen(shapeOf(v), rows));
     mlir::Operation *copy = b.clone(*source);
     copy->getResult(0).setType(type);
     copy->setAttr("shape", b.getDenseI64ArrayAttr(attrShape(type.getShape())));
@@ -126,11 +132,11 @@ private:
 
   void rewrite(PrimOp op) {
     Prim prim = toOpsPrim(op.getPrim());
-    llvm::SmallVector<int64_t> rows;
+    std::vector<int64_t> rows;
     for (mlir::Value v : op->getOperands())
       if (auto it = wide_.find(v); it != wide_.end())
         rows = it->second.rows;
-    mlir::RankedTensorType out = typeOf(op.getResult());
+    std::vector<int64_t> out = shapeOf(op.getResult());
     mlir::OpBuilder b(op);
     PrimKind kind = ops::primKind(prim);
     bool rowWise = kind == PrimKind::Unary || kind == PrimKind::Binary ||
@@ -141,10 +147,10 @@ private:
                       typeOf(op->getOperand(1)).hasStaticShape();
     bool reduceRows = kind == PrimKind::Reduce && op.getAxes() && !op.getAxes()->empty() &&
                       !llvm::is_contained(*op.getAxes(), 0);
-    bool reshape = prim == Prim::Reshape && batchFirst(out);
+    bool reshape = prim == Prim::Reshape;
     // A row's values broadcast within it (a softmax's maximum to its row).
     bool broadcastInRows = prim == Prim::BroadcastTo && batchFirst(out) &&
-                           typeOf(op->getOperand(0)).getRank() == out.getRank();
+                           typeOf(op->getOperand(0)).getRank() == static_cast<int64_t>(out.size());
     if (!rowWise && !rowsOfGemm && !reduceRows && !reshape && !broadcastInRows)
       return;
     llvm::SmallVector<mlir::Value> operands;
@@ -156,10 +162,11 @@ private:
       operands.push_back(u);
     }
     if (reshape) {
-      int64_t perRow = product(out.getShape().drop_front());
-      int64_t widePerRow = product(typeOf(operands[0]).getShape().drop_front());
-      if (perRow == widePerRow) { // unmerged again: the same elements per batch row
-        if (typeOf(operands[0]) == out) {
+      std::vector<int64_t> wide = shapeOf(operands[0]);
+      auto perRow = productOf(llvm::ArrayRef(out).drop_front()),
+           widePerRow = productOf(llvm::ArrayRef(wide).drop_front());
+      if (out[0] == wide[0] && perRow == widePerRow) { // unmerged again: [B*T, C] -> [B, T, C]
+        if (typeOf(operands[0]) == typeOf(op.getResult())) {
           op.getResult().replaceAllUsesWith(operands[0]);
         } else {
           mlir::Operation *copy = b.clone(*op);
@@ -169,21 +176,23 @@ private:
         touched_.insert(op);
         return;
       }
-      if (perRow * product(rows) != widePerRow) // another merge: not of this form
+      // Another merge of the same rows ([B*T, 2, 4] -> [B*T, 8]) stays merged the same way.
+      if (!batchFirst(out) || out[0] != ops::productDim(productOf(rows)) ||
+          perRow * productOf(llvm::ArrayRef(rows).drop_front()) != widePerRow)
         return;
     }
     mlir::Operation *copy = b.clone(*op);
     copy->setOperands(operands);
     touched_.insert(copy);
-    auto type = out.clone(widen(out.getShape(), rows));
+    auto type = retyped(typeOf(op.getResult()), widen(out, rows));
     copy->getResult(0).setType(type);
     if (reshape || broadcastInRows)
       copy->setAttr("shape", b.getDenseI64ArrayAttr(attrShape(type.getShape())));
-    if (reduceRows) { // the axes after the batch move by the rows put back
+    if (reduceRows) { // the axes after the rows' first move by the others put back
       llvm::ArrayRef<int64_t> before = *op.getAxes();
       llvm::SmallVector<int64_t> axes;
       for (int64_t a : before)
-        axes.push_back(a + static_cast<int64_t>(rows.size()));
+        axes.push_back(a + static_cast<int64_t>(rows.size()) - 1);
       copy->setAttr("axes", b.getDenseI64ArrayAttr(axes));
     }
     wide_[op.getResult()] = {copy->getResult(0), rows};

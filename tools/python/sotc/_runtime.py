@@ -537,7 +537,7 @@ class Compiled:
         """Arrays for a call's results (`sizes`: the call's value of each dynamic size, by its
         dimension's -1 - k): ones an earlier call returned and nobody references any more (no
         page faults on memory that is already mapped), else new ones."""
-        shapes = [tuple(sizes[d] if d < 0 else d for d in shape) for _, shape in self._fresh]
+        shapes = [tuple(_dim_at(d, sizes) for d in shape) for _, shape in self._fresh]
         with self._pool_lock:
             free = [i for i, group in enumerate(self._returned)
                     if all([sys.getrefcount(a) == _POOL_REFS for a in group])
@@ -847,6 +847,21 @@ def _address(tensor):
     except (TypeError, RuntimeError, ValueError):
         pass
     return None
+
+
+def _dim_at(d, sizes):
+    """A manifest shape's dimension at a call's `sizes` (by -1 - k): a number, -1 - k for s_k,
+    or a product of them as text ("s0*s1", "16*s0^2")."""
+    if isinstance(d, int):
+        return sizes[d] if d < 0 else d
+    n = 1
+    for term in d.split("*"):
+        if term.startswith("s"):
+            k, _, power = term[1:].partition("^")
+            n *= sizes[-1 - int(k)] ** int(power or 1)
+        else:
+            n *= int(term)
+    return n
 
 
 def _static_results(manifest):
