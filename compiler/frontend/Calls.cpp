@@ -102,11 +102,11 @@ void Executor::refuseComputedSizes(Frame &f, const std::string &opName,
   };
   if (std::any_of(args.begin(), args.end(), [&](const VarPtr &a) { return computed(a, false); }))
     fail(DiagCode::FrontendHostInteraction,
-         "a size computed from a dynamic dimension's size (B * 2, T - 1) is a tensor known at "
-         "run time: " +
+         "a size computed from a dynamic dimension's size other than by products (T - 1, "
+         "T // 2) is a tensor known at run time: " +
              opName +
-             " takes numbers or the dynamic size itself (a reshape keeps it as -1: "
-             "x.view(B, -1)) as sizes, slice bounds and shapes",
+             " takes numbers, the dynamic sizes and their products (B * T) as sizes, slice "
+             "bounds and shapes (a reshape infers a -1 from them: x.view(-1, C))",
          f);
 }
 

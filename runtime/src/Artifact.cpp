@@ -307,8 +307,8 @@ void resolveBuffer(Buffer &b, const Sizes &sizes) {
     if (int k = sizeOfDim(d); k >= 0) {
       d = sizes[k];
       ++powers[k];
-    } else if (int i = productOfDim(d); i >= 0) {
-      auto [factor, its] = b.products[i];
+    } else if (b.isProduct(d)) {
+      auto [factor, its] = b.products[productOfDim(d)];
       d = timesPowers(factor, sizes, its);
       for (int s = 0; s < kMaxSizes; ++s)
         powers[s] += its[s];

@@ -44,7 +44,13 @@ struct Buffer {
 
   /// Whether a dimension is a dynamic size.
   bool perBatchRow() const {
-    return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; });
+    return std::any_of(shape.begin(), shape.end(),
+                       [&](int64_t d) { return isProduct(d) || sizeOfDim(d) >= 0; });
+  }
+  /// Whether a dimension is one of `products`.
+  bool isProduct(int64_t d) const {
+    int i = productOfDim(d);
+    return i >= 0 && static_cast<size_t>(i) < products.size();
   }
 };
 

@@ -373,6 +373,26 @@ TEST_CASE("two dynamic sizes resolve each from its own value", "[runtime][manife
                              " takes more than 3 dynamic sizes");
 }
 
+TEST_CASE("a dimension that is a product of sizes resolves to their product",
+          "[runtime][manifest]") {
+  // u: [s0, 16] as [2*s0, 8] (rows merged with the dims after them), the same bytes.
+  Json m = batchManifest();
+  Json &u = m["segments"][0]["arena"]["buffers"][1];
+  u["shape"] = {"2*s0", 8};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  const sotc::runtime::Buffer &merged = a.segments[0].arena[1];
+  CHECK((merged.isProduct(merged.shape[0]) && merged.products.at(0).first == 2 &&
+         merged.products.at(0).second[0] == 1));
+  Artifact three = sotc::runtime::atSizes(a, 0, {3});
+  CHECK(three.segments[0].arena[1].shape == std::vector<int64_t>{6, 8});
+  CHECK(three.segments[0].arena[1].bytes == 192);
+  for (const Json &bad : {Json("2*s9"), Json("s0*"), Json(-9)}) {
+    Json wrong = m;
+    wrong["segments"][0]["arena"]["buffers"][1]["shape"][0] = bad;
+    CHECK(refusal(wrong).rfind("E8001: ", 0) == 0);
+  }
+}
+
 TEST_CASE("a dynamic batch's manifest that does not hold together is refused",
           "[runtime][manifest]") {
   REQUIRE(refusal(batchManifest()) == "read");

@@ -138,7 +138,7 @@ def test_one_token_from_a_bundle(sotc_bin, workdir):  # noqa: F811
         assert_matches([np.asarray(f(ids).last_hidden_state)], [want], f"bundle, {t} tokens")
 
 
-@pytest.mark.parametrize("name", ["block", "gpt", "bert", "llama", "qwen2"])
+@pytest.mark.parametrize("name", ["block", "gpt"] + sorted(LIBRARY_MODELS))
 def test_a_batch_and_a_sequence_both_dynamic(sotc_bin, workdir, name):  # noqa: F811
     """Two named sizes, `[B,T]` (docs/dynamic-shapes.md#named-sizes): one CPU artifact serves
     every batch and every length, each bound from its own dimension of the input (LLaMA's and

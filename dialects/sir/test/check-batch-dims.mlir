@@ -1,7 +1,8 @@
-// Every dynamic dimension is the one size s0: a dimension of its own in every tensor that has
-// it (any number of times: T x T scores), reduced or contracted as any other, never merged
-// with another dimension, sliced, concatenated along or met with a static size (windows and
-// lookups take it only as their rows). What keeps it passes unchanged.
+// Every dynamic dimension is a product of the sizes (s0, s1, s0*s1 where a view merges two,
+// 4*s0), as its type says: reduced or contracted as any other (any number of times: T x T
+// scores), reshaped into the same product of elements, never sliced, concatenated along or
+// met with a static size (windows and lookups take one only as their rows). What keeps them
+// passes unchanged.
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(sir.subgraph(sotc-sir-check-batch-dims))' --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: sir.subgraph @rows
@@ -55,7 +56,7 @@ sir.subgraph @moved(%x: tensor<?x4x6xf32>) -> tensor<?x4x4xf32> {
 // -----
 
 sir.subgraph @moved_merged(%x: tensor<3x?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{E4002: every dynamic dimension is compiled as one size s0, of its own in every tensor that has it; here a reshape merges or splits the dynamic dimension (reshape to 'tensor<?x4xf32>'): trace each shape and compile the traces into one artifact (sotc compile a.pb b.pb -o k.so)}}
+  // expected-error @+1 {{E4002: every dynamic dimension is compiled as a product of the dynamic sizes; here a reshape changes the number of elements (12*s0 into 4*s0) (reshape to 'tensor<?x4xf32>'): trace each shape and compile the traces into one artifact (sotc compile a.pb b.pb -o k.so)}}
   %0 = sir.prim reshape(%x) {shape = array<i64: -1, 4>} : (tensor<3x?x4xf32>) -> tensor<?x4xf32>
   sir.output %0 : tensor<?x4xf32>
 }
@@ -63,7 +64,7 @@ sir.subgraph @moved_merged(%x: tensor<3x?x4xf32>) -> tensor<?x4xf32> {
 // -----
 
 sir.subgraph @merged(%x: tensor<?x4xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{here a reshape merges or splits the dynamic dimension (reshape to 'tensor<?xf32>')}}
+  // expected-error @+1 {{here a reshape changes the number of elements (4*s0 into s0) (reshape to 'tensor<?xf32>')}}
   %0 = sir.prim reshape(%x) {shape = array<i64: -1>} : (tensor<?x4xf32>) -> tensor<?xf32>
   sir.output %0 : tensor<?xf32>
 }
@@ -137,4 +138,26 @@ sir.subgraph @two_sizes(%x: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0
 sir.subgraph @named_s0(%x: tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0"> {
   %0 = sir.prim exp(%x) : (tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0">
   sir.output %0 : tensor<?x8xf32, "s0">
+}
+
+// -----
+
+// Merged sizes: the batch and the sequence as one dim of s0*s1 rows, a batch with the dims
+// after it as 4*s0, and back.
+// CHECK-LABEL: sir.subgraph @merged_sizes
+// CHECK: sir.prim reshape(%arg0) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0*s1">
+sir.subgraph @merged_sizes(%x: tensor<?x?x8xf32, "s0,s1">, %y: tensor<?x4x8xf32>) -> (tensor<?x?x8xf32, "s0,s1">, tensor<?x8xf32, "4*s0">) {
+  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0*s1">
+  %1 = sir.prim exp(%0) : (tensor<?x8xf32, "s0*s1">) -> tensor<?x8xf32, "s0*s1">
+  %2 = sir.prim reshape(%1) {shape = array<i64: -1, -1, 8>} : (tensor<?x8xf32, "s0*s1">) -> tensor<?x?x8xf32, "s0,s1">
+  %3 = sir.prim reshape(%y) {shape = array<i64: -1, 8>} : (tensor<?x4x8xf32>) -> tensor<?x8xf32, "4*s0">
+  sir.output %2, %3 : tensor<?x?x8xf32, "s0,s1">, tensor<?x8xf32, "4*s0">
+}
+
+// -----
+
+sir.subgraph @merged_wrongly(%x: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0^2"> {
+  // expected-error @+1 {{here a reshape changes the number of elements (8*s0*s1 into 8*s0^2)}}
+  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0^2">
+  sir.output %0 : tensor<?x8xf32, "s0^2">
 }

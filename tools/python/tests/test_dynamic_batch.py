@@ -348,7 +348,6 @@ def test_rows_indexed_by_their_own_batch_index(sotc_bin, tmp_path, programs):
 
 
 @pytest.mark.parametrize("name, specs, why", [
-    ("merged_after_move", ["float32[?,4]"], "a reshape merges or splits the dynamic dimension"),
     ("pinned", ["float32[?,4]", "float32[3,4]"], "the dynamic size meets a static one (3)"),
 ])
 def test_what_ties_the_batch_is_refused(sotc_bin, tmp_path, programs, name, specs, why):
@@ -360,16 +359,28 @@ def test_what_ties_the_batch_is_refused(sotc_bin, tmp_path, programs, name, spec
     assert not library.exists()
 
 
-@pytest.mark.parametrize("name, op", [("doubled", "torch.Tensor.reshape"),
-                                      ("all_but_last", "__getitem__")])
-def test_a_size_computed_from_the_batch_is_no_shape(sotc_bin, tmp_path, programs, name, op):
-    """B * 2 is a 0-d tensor of the call's value (arithmetic compiles), which no shape or
-    slice bound takes: one dimension is s0 itself."""
+def test_the_batch_merged_with_other_dims(sotc_bin, tmp_path, programs):
+    """Dimensions that are products of the batch (docs/dynamic-shapes.md#merged-sizes): the
+    transposed rows flattened (4*s0 elements), and B * 2 rows of half as many."""
+    moved = _compiled(sotc_bin, tmp_path, sotc.trace(programs.merged_after_move, "float32[?,4]"),
+                      "moved")
+    doubled = _compiled(sotc_bin, tmp_path, sotc.trace(programs.doubled, "float32[?,4]"), "twice")
+    rng = np.random.default_rng(2)
+    for n in (1, 7, 64, 1000):
+        x = rng.standard_normal((n, 4), np.float32)
+        np.testing.assert_array_equal(moved(x), x.T.reshape(-1))
+        np.testing.assert_array_equal(doubled(x), x.reshape(2 * n, 2))
+
+
+def test_a_size_computed_from_the_batch_is_no_shape(sotc_bin, tmp_path, programs):
+    """B - 1 is a 0-d tensor of the call's value (arithmetic compiles), which no shape or
+    slice bound takes: a dimension is a product of the sizes."""
     library, result = _compile(sotc_bin, tmp_path,
-                               sotc.trace(getattr(programs, name), "float32[?,4]"), name)
+                               sotc.trace(programs.all_but_last, "float32[?,4]"), "all_but_last")
     assert result.returncode != 0
-    assert ("error E3005: a size computed from a dynamic dimension's size (B * 2, T - 1) is a "
-            f"tensor known at run time: {op} takes numbers") in result.stderr
+    assert ("error E3005: a size computed from a dynamic dimension's size other than by products "
+            "(T - 1, T // 2) is a tensor known at run time: __getitem__ takes numbers") \
+        in result.stderr
     assert "dyn_programs.py:" in result.stderr
     assert not library.exists()
 

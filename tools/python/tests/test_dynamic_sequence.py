@@ -54,6 +54,17 @@ def row_softmax(x):
 def pooled_mean(x):  # mean pooling over the tokens; their variance
     return x.mean(1), x.var(1), x.std(dim=(0, 1))
 
+def conv1d(x, w):  # transformers' Conv1D: every sequence's tokens as rows of one GEMM
+    size_out = x.size()[:-1] + (w.shape[1],)
+    return torch.addmm(torch.zeros(w.shape[1]), x.view(-1, x.size(-1)), w).view(size_out)
+
+def flat_tokens(x):  # rows of B * T and B * 2 returned as they are; all of them summed
+    B, T, C = x.shape
+    return x.reshape(B * T, C).exp(), x.reshape(B * 2, -1), x.view(-1).sum()
+
+def split_rows(x):
+    return x.reshape(-1, 4)
+
 def scaled_by_length(x):  # Python arithmetic on T: a 0-d tensor of the call's T
     T = x.shape[1]
     return x.sum(1) / T, x * T ** -0.5, x + (T * 2 - 1), (T // 2) * x
@@ -300,3 +311,35 @@ def test_a_batch_and_a_sequence_both_dynamic(sotc_bin, tmp_path, programs):
     with pytest.raises(sotc.GuardError) as e:
         f(rng.standard_normal((2, 3, 4), np.float32), w)
     assert e.value.mismatches[0]["compiled_for"] == "float32[?, s1, 8]"
+
+
+def test_sizes_merged_into_one_dimension(sotc_bin, tmp_path, programs):
+    """A dimension that is a product of sizes (docs/dynamic-shapes.md#merged-sizes): GPT-2's
+    Conv1D views [B, T, C] as rows of B*T around its GEMM (computed on [B, T] rows again:
+    the GEMM's m is s0*s1), and results of B*T and 2*B rows have shapes the call's sizes
+    give, the manifest writing those dims as their products."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.conv1d, "float32[B,T,8]",
+                                                 "float32[8,6]"), "conv1d")
+    steps = json.loads((tmp_path / "conv1d.manifest.json").read_text())["segments"][0]["steps"]
+    assert [s["m"] for s in steps if s["kind"] == "gemm"] == ["s0*s1"]
+    g = _compiled(sotc_bin, tmp_path, sotc.trace(programs.flat_tokens, "float32[B,T,8]"), "flat")
+    outputs = json.loads((tmp_path / "flat.manifest.json").read_text())["segments"][0]["outputs"]
+    assert [o["shape"] for o in outputs] == [["s0*s1", 8], ["2*s0", "4*s1"], []]
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((8, 6), np.float32)
+    for b, t in ((1, 1), (3, 5), (2, 33), (7, 3)):
+        x = rng.standard_normal((b, t, 8), np.float32)
+        np.testing.assert_allclose(f(x, w), x @ w, rtol=1e-4, atol=1e-5, err_msg=f"B={b} T={t}")
+        rows, doubled, total = g(x)
+        assert rows.shape == (b * t, 8) and doubled.shape == (2 * b, 4 * t)
+        np.testing.assert_allclose(rows, np.exp(x.reshape(b * t, 8)), rtol=1e-5)
+        np.testing.assert_array_equal(doubled, x.reshape(2 * b, -1))
+        np.testing.assert_allclose(total, x.sum(), rtol=1e-4, atol=1e-4)
+
+
+def test_a_split_of_a_dynamic_size_is_refused(sotc_bin, tmp_path, programs):
+    """B * 6 elements into rows of 4 are whole for even B only: a clear error, not a guess."""
+    library, result = _compile(sotc_bin, tmp_path, sotc.trace(programs.split_rows,
+                                                              "float32[?,6]"), "split")
+    assert result.returncode != 0 and not library.exists()
+    assert "E2010" in result.stderr and "splits a dynamic size ([?, 6] into [-1, 4])" in result.stderr

@@ -143,3 +143,18 @@ mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> 
   }
   mapexpr.return %y : tensor<?x4xf32, "s1">
 }
+
+// -----
+
+// Rows that are a product of two sizes (a batch and a sequence merged, [B*T, 4]): the kernel
+// takes both, and the grid is their product.
+// CHECK-LABEL: func.func @exp_tokens
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<16850989x4xf32>, %{{.*}}: memref<16850989x4xf32>)
+// CHECK-SAME: attributes {sotc.grid = "s0*s1", sotc.sizes = "s0,s1"}
+mapexpr.kernel @exp_tokens(%x: tensor<?x4xf32, "s0*s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s0*s1"> {
+  %y = mapexpr.tensor "y" : tensor<?x4xf32, "s0*s1">
+  mapexpr.anchored %y : tensor<?x4xf32, "s0*s1"> attributes {dims = [#sched.injective<16850989>, #sched.injective<4>]} {
+    mapexpr.op "exp" outs(%y : tensor<?x4xf32, "s0*s1">) ins(%x : tensor<?x4xf32, "s0*s1">) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+  }
+  mapexpr.return %y : tensor<?x4xf32, "s0*s1">
+}
