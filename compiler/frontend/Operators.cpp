@@ -342,8 +342,17 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     try {
       if (x && y)
         return makeDynamicSize(ops::productDim(*x * *y), {a, b});
-    } catch (const std::length_error &) { // beyond a dimension: a tensor, as below
+    } catch (const CodedError &) { // beyond a dimension: a tensor, as below
     }
+  }
+  // ... and a whole quotient of one ((B * T) // T, (B * 4) // 2; T // T is 1).
+  if (op == "floordiv" && isDynamicSize(a) &&
+      (isDynamicSize(b) || (isInt(b) && b->constant.intValue > 0))) {
+    ops::SizeProduct divisor =
+        isDynamicSize(b) ? ops::productOf(b->sizeDim) : ops::SizeProduct{b->constant.intValue, {}};
+    if (std::optional<ops::SizeProduct> q = ops::quotient(ops::productOf(a->sizeDim), divisor))
+      return q->dynamic() ? makeDynamicSize(ops::productDim(*q), {a, b})
+                          : makeConst(PyConst::ofInt(q->factor), {a, b});
   }
   // Any other arithmetic of it with a tensor or a number computes on the call's size, a 0-d
   // tensor (x.sum(0) / B, T ** -0.5, B - 1): a tensor, not a Python int, from then on.

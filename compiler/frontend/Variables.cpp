@@ -106,8 +106,10 @@ std::string PyConst::repr() const {
     return "None";
   case Kind::Bool:
     return boolValue ? "True" : "False";
-  case Kind::Int:
-    return std::to_string(intValue);
+  case Kind::Int: // a dynamic size passed to a call (ops::sizeOfDim) as the size it is
+    return ops::isSymbolSize(intValue)
+               ? ops::productText(ops::productOf(ops::dimOfSymbolSize(intValue)))
+               : std::to_string(intValue);
   case Kind::BigInt:
     return text;
   case Kind::Float:

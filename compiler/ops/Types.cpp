@@ -1,9 +1,10 @@
 #include "compiler/ops/Types.h"
 
+#include "compiler/support/Diagnostics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <stdexcept>
 
 namespace sotc::ops {
 
@@ -119,8 +120,9 @@ int64_t productDim(const SizeProduct &p) {
               std::all_of(p.powers.begin(), p.powers.end(),
                           [](int power) { return power < (1 << kPowerBits); });
   if (!fits)
-    throw std::length_error("a dimension of " + productText(p) +
-                            " is more than sotc computes (powers to 7, factors below 2^37)");
+    throw CodedError(DiagCode::OpBadAttribute,
+                     "a dimension of " + productText(p) +
+                         " is more than sotc computes (powers to 7, factors below 2^37)");
   int64_t packed = p.factor << kFactorShift;
   for (int k = 0; k < kMaxSymbols; ++k)
     packed |= static_cast<int64_t>(p.powers[k]) << (kPowerBits * k);
@@ -162,6 +164,8 @@ std::optional<SizeProduct> parseProduct(const std::string &text) {
       if (!first || token.find_first_not_of("0123456789") != std::string::npos || token.size() > 12)
         return std::nullopt;
       p.factor = std::stoll(token);
+      if (p.factor < 1 || p.factor >= kMaxFactor)
+        return std::nullopt;
       continue;
     }
     size_t caret = token.find('^');

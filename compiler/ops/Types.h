@@ -73,13 +73,14 @@ SizeProduct productOf(int64_t dim);
 /// The product of a shape's dimensions.
 SizeProduct productOf(const std::vector<int64_t> &shape);
 /// The dimension of `p`: its factor where it has no powers, dynamicDim(k) for s_k alone, a
-/// code below -kMaxSymbols otherwise. E2010 where a power passes 7 or the factor 2^37.
+/// code below -kMaxSymbols otherwise. E2010 (a CodedError) where a power passes 7 or the
+/// factor 2^37.
 int64_t productDim(const SizeProduct &p);
 /// `a / b` where that is a product again (whole factor, no negative power).
 std::optional<SizeProduct> quotient(const SizeProduct &a, const SizeProduct &b);
 /// "16*s0", "s0*s1^2", "8"; dimension text as the manifest writes counts.
 std::string productText(const SizeProduct &p);
-/// The product productText wrote; nullopt for other text.
+/// The product productText wrote; nullopt for other text and for what productDim refuses.
 std::optional<SizeProduct> parseProduct(const std::string &text);
 
 /// In a list of sizes the frontend passes: a dynamic size (x.shape[d] of a `?` dimension,

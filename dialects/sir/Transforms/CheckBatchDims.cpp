@@ -73,8 +73,8 @@ std::string violation(PrimOp op) {
   case PrimKind::Unary:
   case PrimKind::Binary:
   case PrimKind::Compare:
-  case PrimKind::Select: // operands of one type (the decompositions broadcast explicitly)
-  case PrimKind::Reduce: // a loop over s0, or s0 kept
+  case PrimKind::Select: // operands of one type, sizes included (the op's verifier)
+  case PrimKind::Reduce: // a loop over a size, or the size kept
     return "";
   case PrimKind::Matmul: {
     // Batch dimensions broadcast against each other: s0 against a static one pins it.

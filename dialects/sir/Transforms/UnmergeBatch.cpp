@@ -15,8 +15,10 @@
 #include "compiler/ops/Primitives.h"
 #include "dialects/sir/IR/SirTypes.h"
 
+#include "dialects/sir/Transforms/PrimGraphs.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/SetVector.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace sotc::sir {
 
@@ -71,10 +73,22 @@ public:
       if (llvm::any_of(op->getOperands(), [&](mlir::Value v) { return wide_.count(v); }))
         rewrite(op);
     }
-    // What nothing reads any more, last first.
-    for (mlir::Operation *op : llvm::reverse(touched_))
-      if (op->use_empty())
-        op->erase();
+    // What still reads merged rows that were computed apart (a result returned merged) reads
+    // a view of those, not the merged work again.
+    for (PrimOp op : prims)
+      if (auto it = wide_.find(op.getResult());
+          it != wide_.end() && !op.getResult().use_empty() && !merges_.count(op))
+        op.getResult().replaceAllUsesWith(view(it->second.value, op.getResult()));
+    // What nothing reads any more, until nothing is left to erase.
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (mlir::Operation *&op : touched_)
+        if (op && op->use_empty()) {
+          op->erase();
+          op = nullptr;
+          erased = true;
+        }
+    }
   }
 
 private:
@@ -105,8 +119,19 @@ private:
       return false;
     wide_[op.getResult()] = {op->getOperand(0),
                              std::vector<int64_t>(in.begin(), in.begin() + merged)};
-    touched_.insert(op);
+    merges_.insert(op);
+    touch(op);
     return true;
+  }
+
+  /// A reshape of `wide` to `merged`'s type, placed after `wide`.
+  mlir::Value view(mlir::Value wide, mlir::Value merged) {
+    mlir::OpBuilder b(merged.getContext());
+    b.setInsertionPointAfterValue(wide);
+    PrimOp reshape = createPrim(b, merged.getLoc(), merged.getType(), Prim::Reshape, wide);
+    reshape->setAttr("shape", b.getDenseI64ArrayAttr(attrShape(typeOf(merged).getShape())));
+    touch(reshape);
+    return reshape.getResult();
   }
 
   /// The unmerged form of operand `v` of a row-wise op over rows `rows`: its Wide value, or a
@@ -125,8 +150,8 @@ private:
     mlir::Operation *copy = b.clone(*source);
     copy->getResult(0).setType(type);
     copy->setAttr("shape", b.getDenseI64ArrayAttr(attrShape(type.getShape())));
-    touched_.insert(source);
-    touched_.insert(copy);
+    touch(source);
+    touch(copy);
     return copy->getResult(0);
   }
 
@@ -173,7 +198,7 @@ private:
           copy->setOperands(operands);
           op.getResult().replaceAllUsesWith(copy->getResult(0));
         }
-        touched_.insert(op);
+        touch(op);
         return;
       }
       // Another merge of the same rows ([B*T, 2, 4] -> [B*T, 8]) stays merged the same way.
@@ -183,7 +208,7 @@ private:
     }
     mlir::Operation *copy = b.clone(*op);
     copy->setOperands(operands);
-    touched_.insert(copy);
+    touch(copy);
     auto type = retyped(typeOf(op.getResult()), widen(out, rows));
     copy->getResult(0).setType(type);
     if (reshape || broadcastInRows)
@@ -196,11 +221,18 @@ private:
       copy->setAttr("axes", b.getDenseI64ArrayAttr(axes));
     }
     wide_[op.getResult()] = {copy->getResult(0), rows};
-    touched_.insert(op);
+    touch(op);
   }
 
   llvm::DenseMap<mlir::Value, Wide> wide_;
-  llvm::SetVector<mlir::Operation *> touched_; // erased at the end where nothing reads them
+  llvm::SmallPtrSet<mlir::Operation *, 8> merges_; // the reshapes that merge (recordMerge)
+  // Erased at the end where nothing reads them, each once (null once erased).
+  std::vector<mlir::Operation *> touched_;
+  llvm::SmallPtrSet<mlir::Operation *, 16> seen_;
+  void touch(mlir::Operation *op) {
+    if (seen_.insert(op).second)
+      touched_.push_back(op);
+  }
 };
 
 struct SirUnmergeBatchPass : impl::SirUnmergeBatchBase<SirUnmergeBatchPass> {

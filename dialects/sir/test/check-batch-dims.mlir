@@ -161,3 +161,4 @@ sir.subgraph @merged_wrongly(%x: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, 
   %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0^2">
   sir.output %0 : tensor<?x8xf32, "s0^2">
 }
+

@@ -1,6 +1,7 @@
 // Rows flattened with their batch ([?, 4, 8] -> [4*s0, 8]; [B, T, 8] -> [s0*s1, 8]) around
-// row-wise work are computed on the unflattened tensor: the merge disappears. Work that is not
-// row-wise keeps the merge (its kernels index the rows by the product of the sizes).
+// row-wise work are computed on the unflattened tensor: the merge disappears, or moves after
+// the work where a result is returned merged. Work that is not row-wise keeps the merge (its
+// kernels index the rows by the product of the sizes).
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(sir.subgraph(sotc-sir-unmerge-batch))' --split-input-file | FileCheck %s
 
 // transformers' Conv1D: view(-1, C), addmm, view back.
@@ -24,11 +25,11 @@ sir.subgraph @conv1d(%x: tensor<?x4x8xf32>, %w: tensor<8x6xf32>, %b: tensor<6xf3
 
 // -----
 
-// A merged result returned as it is keeps its reshape.
+// A merged result returned as it is: computed apart, then viewed merged (once).
 // CHECK-LABEL: sir.subgraph @returned
-// CHECK: %[[M:.*]] = sir.prim reshape(%arg0) {shape = array<i64: -1, 8>} : (tensor<?x4x8xf32>) -> tensor<?x8xf32, "4*s0">
-// CHECK: %[[E:.*]] = sir.prim exp(%[[M]])
-// CHECK: sir.output %[[E]] : tensor<?x8xf32, "4*s0">
+// CHECK: %[[E:.*]] = sir.prim exp(%arg0) : (tensor<?x4x8xf32>) -> tensor<?x4x8xf32>
+// CHECK: %[[M:.*]] = sir.prim reshape(%[[E]]) {shape = array<i64: -1, 8>} : (tensor<?x4x8xf32>) -> tensor<?x8xf32, "4*s0">
+// CHECK: sir.output %[[M]] : tensor<?x8xf32, "4*s0">
 sir.subgraph @returned(%x: tensor<?x4x8xf32>) -> tensor<?x8xf32, "4*s0"> {
   %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x4x8xf32>) -> tensor<?x8xf32, "4*s0">
   %1 = sir.prim exp(%0) : (tensor<?x8xf32, "4*s0">) -> tensor<?x8xf32, "4*s0">
@@ -80,4 +81,20 @@ sir.subgraph @tokens(%x: tensor<?x?x8xf32, "s0,s1">, %w: tensor<8x6xf32>) -> (te
   %4 = sir.prim reshape(%2) {shape = array<i64: -1, -1, 6>} : (tensor<?x6xf32, "s0*s1">) -> tensor<?x?x6xf32, "s0,s1">
   %5 = sir.prim reshape(%3) {shape = array<i64: -1, -1>} : (tensor<?xf32, "s0*s1">) -> tensor<?x?xf32, "s0,s1">
   sir.output %4, %5 : tensor<?x?x6xf32, "s0,s1">, tensor<?x?xf32, "s0,s1">
+}
+
+// -----
+
+// Merged rows read both ways (viewed back and returned merged): one GEMM over [B, T], the
+// merged result a view of it.
+// CHECK-LABEL: sir.subgraph @both
+// CHECK-COUNT-1: sir.prim matmul
+// CHECK-NOT: sir.prim matmul
+// CHECK: %[[V:.*]] = sir.prim reshape(%{{.*}}) {shape = array<i64: -1, 6>} : (tensor<?x?x6xf32, "s0,s1">) -> tensor<?x6xf32, "s0*s1">
+// CHECK: sir.output %{{.*}}, %[[V]]
+sir.subgraph @both(%x: tensor<?x?x8xf32, "s0,s1">, %w: tensor<8x6xf32>) -> (tensor<?x?x6xf32, "s0,s1">, tensor<?x6xf32, "s0*s1">) {
+  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0*s1">
+  %1 = sir.prim matmul(%0, %w) {transpose_x = false, transpose_y = false} : (tensor<?x8xf32, "s0*s1">, tensor<8x6xf32>) -> tensor<?x6xf32, "s0*s1">
+  %2 = sir.prim reshape(%1) {shape = array<i64: -1, -1, 6>} : (tensor<?x6xf32, "s0*s1">) -> tensor<?x?x6xf32, "s0,s1">
+  sir.output %2, %1 : tensor<?x?x6xf32, "s0,s1">, tensor<?x6xf32, "s0*s1">
 }

@@ -62,6 +62,11 @@ def flat_tokens(x):  # rows of B * T and B * 2 returned as they are; all of them
     B, T, C = x.shape
     return x.reshape(B * T, C).exp(), x.reshape(B * 2, -1), x.view(-1).sum()
 
+def regrouped(x):  # B * T rows, then their quotient by T as rows again: sizes divide exactly
+    B, T, C = x.shape
+    n = B * T
+    return x.reshape(n, C).reshape(n // T, T * C) * (n // n)
+
 def split_rows(x):
     return x.reshape(-1, 4)
 
@@ -335,6 +340,9 @@ def test_sizes_merged_into_one_dimension(sotc_bin, tmp_path, programs):
         np.testing.assert_allclose(rows, np.exp(x.reshape(b * t, 8)), rtol=1e-5)
         np.testing.assert_array_equal(doubled, x.reshape(2 * b, -1))
         np.testing.assert_allclose(total, x.sum(), rtol=1e-4, atol=1e-4)
+    h = _compiled(sotc_bin, tmp_path, sotc.trace(programs.regrouped, "float32[B,T,8]"), "regroup")
+    x = rng.standard_normal((3, 5, 8), np.float32)
+    np.testing.assert_array_equal(h(x), x.reshape(3, 40))
 
 
 def test_a_split_of_a_dynamic_size_is_refused(sotc_bin, tmp_path, programs):

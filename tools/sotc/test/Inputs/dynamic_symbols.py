@@ -39,3 +39,16 @@ def project(x, w):
     # Rows of a batch and a sequence through a GEMM (its rows B * T) and back as [B, T, 4].
     B, T, C = x.shape
     return torch.relu(x @ w).reshape(B, T, 4) * 2
+
+
+def tokens(x, w):
+    # GPT-2's Conv1D: every sequence's tokens as the rows of one GEMM (x.view(-1, C): B * T
+    # rows), viewed back as [B, T, 6]; the merged rows returned as well.
+    h = torch.addmm(torch.zeros(w.shape[1]), x.view(-1, x.size(-1)), w)
+    return h.view(x.size()[:-1] + (w.shape[1],)), h.exp()
+
+
+def gram(x):
+    # A product that contracts every token of every sequence (k = B * T).
+    h = x.view(-1, x.size(-1))
+    return h.t() @ h
