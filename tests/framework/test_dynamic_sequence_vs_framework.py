@@ -164,3 +164,45 @@ def test_a_batch_and_a_sequence_both_dynamic(sotc_bin, workdir, name):  # noqa: 
         if name in LIBRARY_MODELS:
             want, got = want.last_hidden_state, got.last_hidden_state
         assert_matches([np.asarray(got)], [want.numpy()], f"{name}, B={b} T={t}")
+
+
+def token_loss(logits, labels):  # transformers' causal LM loss: every token of every sequence
+    return torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
+
+
+def token_router(x, gate):  # a mixture of experts' router: the top two of each token
+    probs = torch.softmax(x.view(-1, x.shape[-1]) @ gate, -1)
+    top, index = torch.topk(probs, 2, -1)
+    return top / top.sum(-1, keepdim=True), index
+
+
+def token_norm(x, w, b):
+    return torch.nn.functional.layer_norm(x.reshape(-1, x.shape[-1]), (8,), w, b).view(x.shape)
+
+
+@pytest.mark.parametrize("fn, specs", [
+    (token_loss, ["float32[B,T,16]", "int64[B,T]"]),
+    (token_router, ["float32[B,T,8]", "float32[8,4]"]),
+    (token_norm, ["float32[B,T,8]", "float32[8]", "float32[8]"]),
+], ids=["loss", "router", "norm"])
+def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs):  # noqa: F811
+    """Work over rows of B*T tokens (docs/dynamic-shapes.md#merged-sizes): a loss over every
+    token, a router's top-k per token, a layer norm of the flattened tokens viewed back; one
+    CPU artifact against torch at every pair of sizes."""
+    trace = sotc.trace(fn, *specs, sotc_framework="torch").save(str(workdir / f"{fn.__name__}.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))
+    rng = np.random.default_rng(8)
+    for b, t in ((1, 1), (2, 3), (3, 7)):
+        args = []
+        for spec in specs:
+            shape = [b if d == "B" else t if d == "T" else int(d)
+                     for d in spec[spec.index("[") + 1:-1].split(",")]
+            args.append(torch.from_numpy(rng.integers(0, 16, shape))
+                        if spec.startswith("int64")
+                        else torch.from_numpy(rng.standard_normal(shape).astype(np.float32)))
+        want = fn(*args)
+        want = want if isinstance(want, tuple) else (want,)
+        got = f(*args)
+        got = got if isinstance(got, tuple) else (got,)
+        assert_matches([np.asarray(g) for g in got], [w.numpy() for w in want],
+                       f"{fn.__name__}, B={b} T={t}")
