@@ -119,8 +119,7 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
   auto refuse = [&] {
     fail(DiagCode::FrontendHostInteraction,
          "passing a dynamic dimension's size to " + opName +
-             " is not compiled yet: only a reshape that keeps it a dimension of its own, an "
-             "expand to it and arange(n) take it",
+             " is not compiled yet: only a reshape, an expand to it and arange(n) take it",
          f);
   };
   auto noDynamicKwargs = [&] {

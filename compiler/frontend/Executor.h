@@ -257,9 +257,9 @@ private:
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
                     const std::string &opName, std::vector<VarPtr> args,
                     std::vector<std::pair<std::string, VarPtr>> kwargs);
-  /// The dynamic size (x.shape[d] of a `?` dimension) passed to a call: a reshape that keeps
-  /// it a dimension of its own takes it as -1 (x.view(B, -1), x.reshape(B, T, H, D)), an
-  /// expand and arange(n) as ops::kBatchSize; anywhere else it is E3005.
+  /// A dynamic size (x.shape[d] of a `?` dimension, or a product of them: B * T) passed to a
+  /// call: a reshape, an expand and arange(n) take it as the dimension it is
+  /// (ops::sizeOfDim); anywhere else it is E3005.
   /// x[key] where the key or x holds the dynamic size s0: a slice up to it (mask[:T]) takes
   /// the first s0 elements (the end becomes ops::kBatchSize, `<= N` guarded on a static dim);
   /// static positions of a dim of s0 (x[:, 0], x[:, :4]) guard s0 to reach them (`>= end`).

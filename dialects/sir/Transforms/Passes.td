@@ -47,31 +47,33 @@ def SirExpandConvolutions : Pass<"sotc-sir-expand-convolutions", "::sotc::sir::S
 def SirUnmergeBatch : Pass<"sotc-sir-unmerge-batch", "::sotc::sir::SubgraphOp"> {
   let summary = "Compute rows flattened with their batch on the unflattened tensors";
   let description = [{
-    Runs after sotc-sir-decompose, before sotc-sir-check-batch-dims. A reshape that merges the
-    dynamic batch with the static dims after it (`[?, 16, 64] -> [?, 64]`, transformers'
-    Conv1D flattening tokens with their batch around a GEMM) makes a `?` that is the batch
-    times 16. Its row-wise users -- elementwise primitives (with broadcasts and constants of
+    Runs after sotc-sir-decompose, before sotc-sir-check-batch-dims. A reshape that merges a
+    dynamic size with the dims after it (`[?, 16, 64] -> [16*s0, 64]`, `[B, T, C] -> [B*T,
+    C]`: transformers' Conv1D flattening tokens with their batch around a GEMM) makes rows
+    that are a product of sizes. Its row-wise users -- elementwise primitives (with broadcasts and constants of
     static values made again at the wider shape), a matmul with it as A's rows, reductions
     over the other dims, broadcasts within its rows, and a reshape that unmerges it again --
-    are rewritten onto the unmerged tensor, so the merge disappears. Other users keep the
-    merging reshape, which sotc-sir-check-batch-dims then refuses with its line.
+    are rewritten onto the unmerged tensor, so the merge disappears; what still reads the
+    merged rows (a result) reads a view of the unmerged work. Other users keep the merging
+    reshape, whose kernels index the rows by the product of the sizes.
   }];
 }
 
 def SirCheckBatchDims : Pass<"sotc-sir-check-batch-dims", "::sotc::sir::SubgraphOp"> {
-  let summary = "Check that every dynamic dimension is the one dynamic size s0";
+  let summary = "Check that every dynamic dimension is a product of the dynamic sizes";
   let description = [{
-    Runs after sotc-sir-decompose. sotc compiles one dynamic size per function, `s0` (a batch,
-    a sequence length): every `?` of a tensor type is `s0`, a dimension of its own in every
-    tensor that has it, any number of times (the `s0 x s0` scores of an attention), so that
-    every size of the program is a static number times a power of `s0` (the kernels compute
-    them from `s0`, the GEMM steps take them at run time, the manifest writes `64*s0`).
-    Elementwise primitives, broadcasts (of 1 or of `s0` to `s0`), reductions and matmuls over
-    any dimension, transposes, reshapes that keep each `s0` a dimension of its own, gathers
-    with it in the index and the window of a convolution over it as rows pass; a reshape
-    that merges or splits it, a slice or concatenation along it, a static size it meets
-    (which would pin `s0`), a window or table over it is E4002 with its line. Several sizes
-    (a type's encoding names them: `"s0,s1"`, the inputs named two) each follow these rules.
+    Runs after sotc-sir-decompose. sotc compiles the dynamic sizes `s0`, `s1`, ... of a
+    function (a batch, a sequence length): every `?` of a tensor type is one of them or a
+    product of them and a number (its encoding names which: `"s0,s1"`, `"s0*s1"`, `"16*s0"`),
+    any number of times in a tensor (the `s0 x s0` scores of an attention), so that every
+    size of the program is a static number times powers of the sizes (the kernels compute
+    them from the sizes, the GEMM steps take them at run time, the manifest writes
+    `64*s0*s1`). Elementwise primitives, broadcasts (of 1 or of a size to it), reductions and
+    matmuls over any dimension, transposes, reshapes into the same product of elements,
+    gathers with a size in the index and the window of a convolution over it as rows pass; a
+    reshape that changes the number of elements, a slice or concatenation along a size, a
+    static size it meets (which would pin it), a window or table over it is E4002 with its
+    line.
   }];
 }
 
