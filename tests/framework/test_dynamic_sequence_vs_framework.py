@@ -206,3 +206,24 @@ def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs
         got = got if isinstance(got, tuple) else (got,)
         assert_matches([np.asarray(g) for g in got], [w.numpy() for w in want],
                        f"{fn.__name__}, B={b} T={t}")
+
+
+def paddle_token_rows(x, w):  # paddle's reshape: -1 merges B and T, 0 copies a dim
+    B, T, C = x.shape
+    h = paddle.matmul(paddle.reshape(x, [-1, C]), w)
+    return paddle.reshape(h, [B, T, -1]), paddle.reshape(x, [0, 0, 2, 4]).sum(2), h.flatten()
+
+
+def test_paddle_rows_of_every_token(sotc_bin, workdir):  # noqa: F811
+    """paddle's reshape with B and T merged by -1, dims copied by 0, and merged rows
+    flattened (6*s0*s1 elements): one artifact against paddle at every pair of sizes."""
+    trace = sotc.trace(paddle_token_rows, "float32[B,T,8]", "float32[8,6]",
+                       sotc_framework="paddle").save(str(workdir / "paddle_rows.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "paddle_rows.so"))
+    rng = np.random.default_rng(9)
+    for b, t in ((1, 1), (2, 3), (3, 7)):
+        x = rng.standard_normal((b, t, 8)).astype(np.float32)
+        w = rng.standard_normal((8, 6)).astype(np.float32)
+        want = paddle_token_rows(paddle.to_tensor(x), paddle.to_tensor(w))
+        assert_matches([np.asarray(g) for g in f(x, w)], [v.numpy() for v in want],
+                       f"paddle, B={b} T={t}")
