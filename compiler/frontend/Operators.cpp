@@ -19,6 +19,23 @@ namespace sotc::frontend {
 namespace {
 using K = Variable::Kind;
 
+/// An int argument of a call the frontend makes.
+VarPtr intArg(int64_t v) { return makeConst(PyConst::ofInt(v), {}); }
+/// A list of them (a permutation; -1 for a reshape to infer).
+VarPtr intsArg(const std::vector<int64_t> &v) {
+  std::vector<VarPtr> items;
+  for (int64_t i : v)
+    items.push_back(intArg(i));
+  return makeSequence(K::List, items, {});
+}
+/// A shape as a reshape takes it: each dynamic dimension as the size it is (ops::sizeOfDim).
+VarPtr shapeArg(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> sizes(dims);
+  for (int64_t &d : sizes)
+    d = ops::isDynamicDim(d) ? ops::sizeOfDim(d) : d;
+  return intsArg(sizes);
+}
+
 /// Python arithmetic on two number constants; nullopt when the operator does not apply.
 std::optional<PyConst> foldNumbers(const std::string &op, const PyConst &a, const PyConst &b,
                                    std::string &error) {
@@ -443,14 +460,15 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   // Dims of one dynamic size are one size (the runtime checks that the inputs agree).
   if (isDynamicSize(a) && isDynamicSize(b) && a->sizeDim == b->sizeDim)
     return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
-  // Two sizes the inputs named apart: equal or not is decided as equal (one size, guarded);
-  // an order between them is not compiled.
+  // Guards read one size: a product of them is not decided on.
   for (const VarPtr &v : {a, b})
     if (isDynamicSize(v) && !isSymbolSize(v))
       fail(DiagCode::FrontendHostInteraction,
            "comparing a product of dynamic sizes (" + ops::productText(ops::productOf(v->sizeDim)) +
                ") is not compiled yet",
            f);
+  // Two sizes the inputs named apart: equal or not is decided as equal (one size, guarded);
+  // an order between them is not compiled.
   if (isDynamicSize(a) && isDynamicSize(b)) {
     const std::string &x = symbols_[ops::symbolOf(a->sizeDim)].name,
                       &y = symbols_[ops::symbolOf(b->sizeDim)].name;
@@ -946,27 +964,20 @@ VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool nega
 VarPtr Executor::indexRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &index) {
   // x[index]: the rows the integer tensor names, of shape index.shape + x.shape[1:]; an
   // index_select of the flattened index, reshaped.
-  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
-  auto shapeOf = [&](std::vector<int64_t> dims) {
-    std::vector<VarPtr> items;
-    for (int64_t d : dims)
-      items.push_back(num(d));
-    return makeSequence(K::List, items, {});
-  };
   bool torch = framework_ == "torch";
   std::string reshape = torch ? "torch.reshape" : "paddle.reshape";
   VarPtr flat = index->meta.rank() == 1
                     ? index
-                    : tensorCall(f, sir, "api", reshape, reshape, {index, shapeOf({-1})}, {});
+                    : tensorCall(f, sir, "api", reshape, reshape, {index, intsArg({-1})}, {});
   VarPtr rows = torch ? tensorCall(f, sir, "api", "torch.index_select", "torch.index_select",
-                                   {x, num(0), flat}, {})
+                                   {x, intArg(0), flat}, {})
                       : tensorCall(f, sir, "api", "paddle.index_select", "paddle.index_select",
-                                   {x, flat, num(0)}, {});
+                                   {x, flat, intArg(0)}, {});
   if (index->meta.rank() == 1)
     return rows;
   std::vector<int64_t> shape = index->meta.shape;
   shape.insert(shape.end(), x->meta.shape.begin() + 1, x->meta.shape.end());
-  return tensorCall(f, sir, "api", reshape, reshape, {rows, shapeOf(shape)}, {});
+  return tensorCall(f, sir, "api", reshape, reshape, {rows, shapeArg(shape)}, {});
 }
 
 VarPtr Executor::indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
@@ -981,27 +992,22 @@ VarPtr Executor::indexPoints(Frame &f, StatementIR &sir, const VarPtr &x,
   if (std::any_of(lead.begin(), lead.end(), ops::isDynamicDim))
     fail(DiagCode::FrontendUnsupportedConstruct,
          "indexing a dynamic dimension with a tensor is not supported yet", f);
-  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
   VarPtr linear;
   int64_t stride = 1;
   for (size_t m = indices.size(); m-- > 0;) {
     consume(indices[m], locOf(f));
     VarPtr wrapped = indices[m]->isTensor()
                          ? tensorCall(f, sir, "api", framework_ + ".remainder",
-                                      framework_ + ".remainder", {indices[m], num(lead[m])}, {})
-                         : num((indices[m]->constant.intValue % lead[m] + lead[m]) % lead[m]);
-    VarPtr term = stride == 1 ? wrapped : binaryOp(f, sir, "mul", false, wrapped, num(stride));
+                                      framework_ + ".remainder", {indices[m], intArg(lead[m])}, {})
+                         : intArg((indices[m]->constant.intValue % lead[m] + lead[m]) % lead[m]);
+    VarPtr term = stride == 1 ? wrapped : binaryOp(f, sir, "mul", false, wrapped, intArg(stride));
     linear = linear ? binaryOp(f, sir, "add", false, term, linear) : term;
     stride *= lead[m];
   }
   std::vector<int64_t> flatShape = {stride};
   flatShape.insert(flatShape.end(), rest.begin(), rest.end());
   std::string reshape = framework_ + ".reshape";
-  std::vector<VarPtr> dims;
-  for (int64_t d : flatShape)
-    dims.push_back(num(d));
-  VarPtr flat =
-      tensorCall(f, sir, "api", reshape, reshape, {x, makeSequence(K::List, dims, {})}, {});
+  VarPtr flat = tensorCall(f, sir, "api", reshape, reshape, {x, shapeArg(flatShape)}, {});
   return indexRows(f, sir, flat, linear);
 }
 
@@ -1011,13 +1017,6 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
   // with dims of one, transformers' mask functions): each batch row reads only itself. With
   // the batch moved last, the other indices pick from every row at once; the batch then goes
   // where b has it in the broadcast result.
-  auto num = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
-  auto ints = [&](const std::vector<int64_t> &v) {
-    std::vector<VarPtr> items;
-    for (int64_t i : v)
-      items.push_back(num(i));
-    return makeSequence(K::List, items, {});
-  };
   auto ownCoordinates = [&](size_t k) { // an iota of x's dim k, dims of one elsewhere
     const VarPtr &i = indices[k];
     return ops::isDynamicDim(x->meta.shape[k]) && i->isTensor() && i->batchIota &&
@@ -1056,8 +1055,8 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
       }
       std::string transpose = framework_ == "torch" ? "torch.permute" : "paddle.transpose",
                   reshape = framework_ + ".reshape";
-      VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {x, ints(perm)}, {});
-      return tensorCall(f, sir, "api", reshape, reshape, {moved, ints(shape)}, {});
+      VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {x, intsArg(perm)}, {});
+      return tensorCall(f, sir, "api", reshape, reshape, {moved, shapeArg(shape)}, {});
     }
   }
   size_t d = 0;
@@ -1091,7 +1090,7 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
     if (k != d)
       perm.push_back(static_cast<int64_t>(k));
   perm.push_back(static_cast<int64_t>(d));
-  VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {x, ints(perm)}, {});
+  VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {x, intsArg(perm)}, {});
   VarPtr picked = others.empty() ? moved : indexPoints(f, sir, moved, others);
   // picked: the others' broadcast shape + x's dims after the indexed ones + [B]. The result:
   // the indices' broadcast shape, whose batch dim is b's (the others have 1 there), + the rest.
@@ -1109,15 +1108,15 @@ VarPtr Executor::indexBatchRows(Frame &f, StatementIR &sir, const VarPtr &x,
   std::vector<int64_t> padded = shape;
   padded[p] = 1;
   padded.push_back(batch);
-  VarPtr aligned = tensorCall(f, sir, "api", reshape, reshape, {picked, ints(padded)}, {});
+  VarPtr aligned = tensorCall(f, sir, "api", reshape, reshape, {picked, shapeArg(padded)}, {});
   std::vector<int64_t> toP;
   for (size_t k = 0; k < padded.size() - 1; ++k) {
     if (k == p)
       toP.push_back(static_cast<int64_t>(padded.size() - 1));
     toP.push_back(static_cast<int64_t>(k));
   }
-  VarPtr placed = tensorCall(f, sir, "api", transpose, transpose, {aligned, ints(toP)}, {});
-  return tensorCall(f, sir, "api", reshape, reshape, {placed, ints(shape)}, {});
+  VarPtr placed = tensorCall(f, sir, "api", transpose, transpose, {aligned, intsArg(toP)}, {});
+  return tensorCall(f, sir, "api", reshape, reshape, {placed, shapeArg(shape)}, {});
 }
 
 VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {

@@ -6,6 +6,7 @@
 #include "compiler/support/Safetensors.h"
 #include "compiler/target/cuda/Fatbin.h"
 #include "compiler/target/manifest/Manifest.h"
+#include "dialects/mapexpr/Utils/MapExpr.h"
 #include "dialects/sched/Utils/Mesh.h"
 
 #include "llvm/Object/ELFObjectFile.h"
@@ -64,15 +65,11 @@ std::string shape(const Json &tensor) {
 std::string bytesText(const Json &tensor) {
   int64_t bytes = tensor.at("bytes").get<int64_t>();
   bool dynamic = false;
-  for (int64_t d : dimsOf(tensor)) {
-    if (!ops::isDynamicDim(d))
-      continue;
-    ops::SizeProduct p = ops::productOf(d);
-    for (int k = 0; k < ops::kMaxSymbols; ++k)
-      for (int i = 0; i < p.powers[k]; ++i)
-        bytes *= sched::kSizeStandIns[k];
-    dynamic = true;
-  }
+  for (int64_t d : dimsOf(tensor))
+    if (ops::isDynamicDim(d)) { // its number is in the bytes already: the sizes' stand-ins
+      bytes *= mapexpr::modelDim(d) / ops::productOf(d).factor;
+      dynamic = true;
+    }
   return dynamic ? sched::sizeText(bytes, true) : std::to_string(bytes);
 }
 
@@ -447,7 +444,7 @@ std::string inspect(const std::string &path, bool asDot) {
     return inspectManifest(path, m, isManifest, asDot);
   } catch (const Json::exception &e) { // a field missing, or of the wrong type
     bad(manifestPath + ": malformed manifest (" + e.what() + ")");
-  } catch (const std::logic_error &e) { // a dimension that is no size, or beyond one
+  } catch (const std::invalid_argument &e) { // a dimension that is no size
     bad(manifestPath + ": malformed manifest (" + e.what() + ")");
   }
 }

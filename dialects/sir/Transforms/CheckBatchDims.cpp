@@ -95,12 +95,13 @@ std::string violation(PrimOp op) {
     if (int64_t size = pinned(in, out, 0); size >= 0)
       return meets(size);
     return "";
-  case Prim::Reshape: // the same product of sizes (B * T rows of x.view(-1, C) included)
-    if (ops::productOf(shapeWithSizes(in)) != ops::productOf(shapeWithSizes(out)))
-      return "a reshape changes the number of elements (" +
-             ops::productText(ops::productOf(shapeWithSizes(in))) + " into " +
-             ops::productText(ops::productOf(shapeWithSizes(out))) + ")";
-    return "";
+  case Prim::Reshape: { // the same product of sizes (B * T rows of x.view(-1, C) included)
+    ops::SizeProduct from = ops::productOf(shapeWithSizes(in)),
+                     to = ops::productOf(shapeWithSizes(out));
+    return from == to ? ""
+                      : "a reshape changes the number of elements (" + ops::productText(from) +
+                            " into " + ops::productText(to) + ")";
+  }
   case Prim::Transpose:
     return "";
   case Prim::Slice: {

@@ -849,32 +849,42 @@ def _address(tensor):
     return None
 
 
-def _dim_at(d, sizes):
-    """A manifest shape's dimension at a call's `sizes` (by -1 - k): a number, -1 - k for s_k,
-    or a product of them as text ("s0*s1", "16*s0^2")."""
+def _parsed_dim(d):
+    """A manifest shape's dimension (a number, -1 - k for s_k, or a product of sizes as text:
+    "s0*s1", "16*s0^2") as (number, ((key, power), ...)), each size keyed as a call's `sizes`
+    are (-1 - k): parsed once, evaluated per call by _dim_at."""
     if isinstance(d, int):
-        return sizes[d] if d < 0 else d
-    n = 1
+        return (d, ()) if d >= 0 else (1, ((d, 1),))
+    factor, terms = 1, []
     for term in d.split("*"):
         if term.startswith("s"):
             k, _, power = term[1:].partition("^")
-            n *= sizes[-1 - int(k)] ** int(power or 1)
+            terms.append((-1 - int(k), int(power or 1)))
         else:
-            n *= int(term)
+            factor = int(term)
+    return factor, tuple(terms)
+
+
+def _dim_at(dim, sizes):
+    """A _parsed_dim at a call's `sizes`."""
+    n, terms = dim
+    for key, power in terms:
+        n *= sizes[key] ** power
     return n
 
 
 def _static_results(manifest):
     """[(dtype, shape)] of the result's tensors when every segment that returns returns the
-    same ones (then the caller's arrays can be allocated before the run: a -1 - k is the
-    call's dynamic size s_k), else None."""
+    same ones (then the caller's arrays can be allocated before the run: each dimension a
+    _parsed_dim, of the call's dynamic sizes), else None."""
     specs = None
     for segment in manifest["segments"]:
         end = segment["end"]
         if end["kind"] != "return" or "result" not in end:
             continue
         buffers = {b["name"]: b for b in segment["inputs"] + segment["outputs"]}
-        these = [(buffers[n]["dtype"], tuple(buffers[n]["shape"])) for n in _result_names(end)]
+        these = [(buffers[n]["dtype"], tuple(_parsed_dim(d) for d in buffers[n]["shape"]))
+                 for n in _result_names(end)]
         if specs is not None and these != specs:
             return None
         specs = these
