@@ -52,3 +52,16 @@ def gram(x):
     # A product that contracts every token of every sequence (k = B * T).
     h = x.view(-1, x.size(-1))
     return h.t() @ h
+
+
+def product_decision(x):
+    # A decision on a product of sizes: guards read one size.
+    B, T, C = x.shape
+    if B * T > 64:
+        return x
+    return x * 2
+
+
+def fourth_token(x):
+    # A static position past the first among merged rows: no guard reads a product.
+    return x.view(-1, x.shape[-1])[3]
