@@ -154,6 +154,9 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
 }
 
 void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol) {
+  ops::SizeOffset derived = derivedSizes_.of(symbol); // T - 1 <= N is T <= N + 1
+  symbol = derived.base;
+  k -= derived.offset;
   if (std::string(relation) == "<=" && symbol == 0)
     dynamicSizeMax_ = dynamicSizeMax_ ? std::min(dynamicSizeMax_, k) : k;
   std::string expected = std::string(relation) + " " + std::to_string(k);
@@ -180,8 +183,25 @@ int Executor::symbolOf(const std::string &given) {
     throw CodedError(DiagCode::FrontendHostInteraction, "the inputs name more than " +
                                                             std::to_string(ops::kMaxSymbols) +
                                                             " dynamic sizes");
+  if (!derivedSizes_.sizes().empty()) // they are numbered after the inputs'
+    throw CodedError(DiagCode::FrontendHostInteraction,
+                     "the dynamic size " + name + " is named after sizes derived from others");
   symbols_.push_back({name, 0});
+  derivedSizes_.setInputSizes(static_cast<int>(symbols_.size()));
   return static_cast<int>(symbols_.size()) - 1;
+}
+
+void Executor::noteDerivedSizes(const ops::PrimGraph &graph, const SourceLoc &loc) {
+  for (const ops::SizeOffset &d : derivedSizes_.sizes())
+    if (d.symbol >= static_cast<int>(symbols_.size()))
+      symbols_.push_back(
+          {symbols_[d.base].name + (d.offset < 0 ? "" : "+") + std::to_string(d.offset), 0});
+  for (const ops::PrimOp &op : graph.ops)
+    for (int k : ops::dynamicSizes(op.result.shape)) {
+      ops::SizeOffset d = derivedSizes_.of(k);
+      if (d.offset < 0 && guardedSizes_.insert(k).second)
+        guardBatch(">=", 1, loc, k);
+    }
 }
 
 void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
@@ -231,21 +251,28 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
         k->kind == K::Slice &&
         (isNone(k->items[0]) || (isInt(k->items[0]) && k->items[0]->constant.intValue == 0));
     if (k->kind == K::Slice && isDynamicSize(k->items[1])) {
-      // x[:n] of n = s0: a static dimension's first s0 elements (n <= its size guarded), or
-      // all of a dimension of s0.
+      // x[:n] of n = s0: a static dimension's first s0 elements (n <= its size guarded); of a
+      // dimension of T, from a position, T - 1 of T up to it (x[:, 1:T], x[:, :T - 1]).
       int64_t end = k->items[1]->sizeDim;
-      if (!fromZero || !unitStep)
+      bool fromPosition = k->kind == K::Slice && (isNone(k->items[0]) || position(k->items[0]));
+      if (!(dynamic ? fromPosition : fromZero) || !unitStep)
         fail(DiagCode::FrontendHostInteraction,
-             "a slice up to a dynamic dimension's size is compiled from 0 with step 1 only", f);
-      if (dynamic && shape[at] != end)
+             "a slice up to a dynamic size is compiled from 0 (of a static dimension) or a "
+             "position (of a dynamic one) with step 1 only",
+             f);
+      if (dynamic && !derivedSizes_.difference(end, shape[at]))
         fail(DiagCode::FrontendHostInteraction,
-             "a slice of one dynamic size up to another is not compiled yet", f);
+             "a slice of one dynamic size (" + ops::productText(ops::productOf(shape[at])) +
+                 ") up to another (" + ops::productText(ops::productOf(end)) +
+                 ") is not compiled yet",
+             f);
       if (!dynamic && !isSymbolSize(k->items[1]))
         fail(DiagCode::FrontendHostInteraction,
              "a slice of a static dimension up to a product of dynamic sizes is not compiled yet",
              f);
       if (!dynamic) {
-        int64_t inputMax = symbols_[ops::symbolOf(end)].inputMax;
+        ops::SizeOffset d = derivedSizes_.of(ops::symbolOf(end)); // the bound of T gives T - 1's
+        int64_t inputMax = symbols_[d.base].inputMax ? symbols_[d.base].inputMax + d.offset : 0;
         if (inputMax == 0 || inputMax > shape[at])
           guardBatch("<=", shape[at], locOf(f), ops::symbolOf(end));
       }
@@ -323,14 +350,22 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
     callArgs.keywords.push_back({k, toArg(v)});
   ops::LoweredCall lowered = [&] {
     try {
-      return ops::OpTable::get().lower(opName, callArgs);
+      return ops::OpTable::get().lower(opName, callArgs, &derivedSizes_);
     } catch (const ops::SizesMeet &e) {
+      // Sizes derived from others are not guarded equal to anything: T - 1 and T differ.
+      for (int k : {e.first, e.second})
+        if (derivedSizes_.of(k).base != k)
+          throw CodedError(DiagCode::OpShapeMismatch,
+                           std::string(e.what()) + " (" + symbols_[e.first].name + " and " +
+                               symbols_[e.second].name + " are different sizes) (" + loc.str() +
+                               ")");
       throw SizesMet({symbols_[e.first].name, symbols_[e.second].name, loc},
                      std::string(e.what()) + " (" + loc.str() + ")");
     } catch (const CodedError &e) {
       throw CodedError(e.code(), std::string(e.what()) + " (" + loc.str() + ")");
     }
   }();
+  noteDerivedSizes(lowered.graph, loc);
   // Every Python value the call reads decides its result: guard it.
   std::vector<VarPtr> inputs;
   std::function<void(const VarPtr &)> consumeAll = [&](const VarPtr &v) {

@@ -243,7 +243,8 @@ bool frameworkQuery(CallContext &c) {
                                                                   : makeConst(PyConst::ofBool(false), {}));
     return true;
   }
-  if (c.name == "torch._C._log_api_usage_once") { // usage logging: nothing to compile
+  if (c.name == "torch._C._log_api_usage_once" || // usage logging: nothing to compile
+      c.name.rfind("logging.Logger.", 0) == 0) {  // nor a logger's messages (getAttr)
     c.push(none());
     return true;
   }

@@ -11,6 +11,7 @@
 
 #include "compiler/frontend/Opcodes.h"
 #include "compiler/frontend/Translation.h"
+#include "compiler/ops/Primitives.h"
 #include "compiler/support/Diagnostics.h"
 
 #include <array>
@@ -174,6 +175,9 @@ public:
     int64_t inputMax = 0;
   };
   const std::vector<DynamicSymbol> &symbols() const { return symbols_; }
+  /// The sizes the program derives from the inputs' by offsets (x[:, 1:] of T: T - 1), each
+  /// a symbol after the inputs' (also in symbols(), named "T-1").
+  const ops::DerivedSizes &derivedSizes() const { return derivedSizes_; }
   /// A decision taken on a dynamic size: what it keeps (`>= 2`, `!= 4`) and the line.
   struct SizeGuard {
     int symbol = 0;
@@ -280,6 +284,11 @@ private:
   /// The dynamic size `size` as a 0-d int64 tensor of the call's value (the sum of ones over
   /// arange(size)), for arithmetic with tensors and numbers.
   VarPtr sizeTensor(Frame &f, StatementIR &sir, const VarPtr &size);
+  /// Names the sizes derived since the last call (symbols_), and guards each that a tensor
+  /// of `graph` holds to be at least 1 (T - 1: T >= 2) with `loc`.
+  void noteDerivedSizes(const ops::PrimGraph &graph, const SourceLoc &loc);
+  /// `v` (a dynamic size) plus `k`, a size derived from it (T - 1); nullptr for a product.
+  VarPtr offsetSize(const VarPtr &v, int64_t k, std::vector<VarPtr> from);
   /// Marks a call's result that holds its batch coordinates (Variable::batchIota).
   void markBatchIota(const std::string &opName, const std::vector<VarPtr> &args,
                      const std::vector<VarPtr> &outputs);
@@ -379,6 +388,8 @@ private:
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::vector<SizeGuard> batchGuards_;
   std::vector<DynamicSymbol> symbols_;
+  ops::DerivedSizes derivedSizes_;
+  std::set<int> guardedSizes_; // derived sizes guarded to be at least 1
   int64_t dynamicSizeMax_ = 0;
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object

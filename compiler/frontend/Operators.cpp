@@ -324,7 +324,26 @@ VarPtr Executor::percentFormat(Frame &f, const VarPtr &format, const VarPtr &val
   return makeConst(PyConst::ofStr(out), {format, values});
 }
 
+VarPtr Executor::offsetSize(const VarPtr &v, int64_t k, std::vector<VarPtr> from) {
+  if (!isSymbolSize(v))
+    return nullptr; // B * T - 1: a tensor of the call's value
+  int64_t dim;
+  try {
+    dim = derivedSizes_.offsetDim(v->sizeDim, k);
+  } catch (const CodedError &) { // past the sizes sotc compiles: a tensor too
+    return nullptr;
+  }
+  noteDerivedSizes({}, {});
+  return makeDynamicSize(dim, std::move(from));
+}
+
 VarPtr Executor::sizeTensor(Frame &f, StatementIR &sir, const VarPtr &size) {
+  // T - 1 as T's tensor less 1: arange(T - 1) would need T >= 2.
+  if (isSymbolSize(size))
+    if (ops::SizeOffset d = derivedSizes_.of(ops::symbolOf(size->sizeDim)); d.base != d.symbol)
+      return binaryOp(f, sir, "add", false,
+                      sizeTensor(f, sir, makeDynamicSize(ops::dynamicDim(d.base), {size})),
+                      makeConst(PyConst::ofInt(d.offset), {size}));
   std::string arange = framework_ + ".arange", ones = framework_ + ".ones_like",
               sum = framework_ + ".sum";
   VarPtr positions = tensorCall(f, sir, "api", arange, arange, {size}, {});
@@ -346,6 +365,14 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     return a;
   if (isDynamicSize(b) && ((is(a, 0) && op == "add") || (is(a, 1) && op == "mul")))
     return b;
+  // A size plus or minus a number is a size derived from it (T - 1: x[:, :T - 1]).
+  if ((op == "add" || op == "sub") && isDynamicSize(a) && isInt(b))
+    if (VarPtr d =
+            offsetSize(a, op == "add" ? b->constant.intValue : -b->constant.intValue, {a, b}))
+      return d;
+  if (op == "add" && isDynamicSize(b) && isInt(a))
+    if (VarPtr d = offsetSize(b, a->constant.intValue, {a, b}))
+      return d;
   // Products stay sizes (B * T, B * 2: x.view(B * T, C)), as long as a dimension holds them.
   if (op == "mul" && (isDynamicSize(a) || isDynamicSize(b))) {
     auto product = [](const VarPtr &v) -> std::optional<ops::SizeProduct> {
@@ -467,6 +494,25 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
            "comparing a product of dynamic sizes (" + ops::productText(ops::productOf(v->sizeDim)) +
                ") is not compiled yet",
            f);
+  // Sizes of one base differ by a number (T - 1 < T); a size derived from another is not
+  // related to any other size.
+  if (isDynamicSize(a) && isDynamicSize(b)) {
+    if (std::optional<int64_t> d = derivedSizes_.difference(a->sizeDim, b->sizeDim))
+      return makeConst(PyConst::ofBool(op == "<"    ? *d < 0
+                                       : op == "<=" ? *d <= 0
+                                       : op == ">"  ? *d > 0
+                                       : op == ">=" ? *d >= 0
+                                       : op == "==" ? *d == 0
+                                                    : *d != 0),
+                       {a, b});
+    for (const VarPtr &v : {a, b})
+      if (int k = ops::symbolOf(v->sizeDim); derivedSizes_.of(k).base != k)
+        fail(DiagCode::FrontendHostInteraction,
+             "comparing " + symbols_[k].name +
+                 " (a size derived from another) with another "
+                 "dynamic size is not compiled yet",
+             f);
+  }
   // Two sizes the inputs named apart: equal or not is decided as equal (one size, guarded);
   // an order between them is not compiled.
   if (isDynamicSize(a) && isDynamicSize(b)) {
@@ -487,8 +533,10 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
          "comparing a dynamic dimension's size (the batch's) with a " + b->typeName() +
              " is not compiled yet",
          f);
-  int64_t k = b->constant.intValue;
-  int symbol = ops::symbolOf(a->sizeDim);
+  // T - 1 against k is T against k + 1.
+  ops::SizeOffset derived = derivedSizes_.of(ops::symbolOf(a->sizeDim));
+  int64_t k = b->constant.intValue - derived.offset;
+  int symbol = derived.base;
   int64_t inputMax = symbols_[symbol].inputMax;
   // A comparison every size from 1 to the bound an input gave (?<=N) decides alike.
   if (inputMax > 0) {
@@ -682,6 +730,16 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   }
   if (obj->kind == K::Opaque && obj->name == "super" && obj->self)
     return superAttr(f, obj, name);
+  // A logger's messages are the Python program's, not the compiled function's: its methods
+  // (transformers' warning_once too) do nothing when the artifact runs.
+  static const std::set<std::string> loggerMethods = {
+      "debug",    "info", "warning",      "warn",      "error",         "exception",
+      "critical", "log",  "warning_once", "info_once", "warning_advice"};
+  if (obj->kind == K::Opaque && obj->typeName() == "logging.Logger" && loggerMethods.count(name)) {
+    VarPtr method = Variable::make(K::External, computedFrom({obj}));
+    method->name = "logging.Logger." + name;
+    return method;
+  }
   switch (obj->kind) {
   case K::Module:
     // An installed package's module: what the trace recorded of it (pkg.function).

@@ -134,6 +134,12 @@ mlir::OwningOpRef<mlir::ModuleOp> emitSir(const Translation &translation,
                                           mlir::MLIRContext &context) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  if (!translation.derivedSizes.empty()) {
+    std::vector<mlir::Attribute> sizes;
+    for (const ops::SizeOffset &d : translation.derivedSizes)
+      sizes.push_back(mlir::StringAttr::get(&context, d.definition()));
+    (*module)->setAttr(sir::kDerivedSizesAttr, mlir::ArrayAttr::get(&context, sizes));
+  }
   Emitter emitter(context);
   for (const Segment &seg : translation.segments)
     emitter.subgraph(*module, seg);

@@ -433,6 +433,7 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       }
     }
   t.dynamicSizeMax = ex.dynamicSizeMax();
+  t.derivedSizes = ex.derivedSizes().sizes();
   return t;
 }
 } // namespace

@@ -39,14 +39,15 @@ int padAxis(Lowering &L, int x, int64_t axis, int64_t before, int64_t after, Pad
             double value) {
   PrimBuilder &b = L.b;
   int64_t n = b.meta(x).shape[axis];
-  if (isDynamicDim(n))
-    badValue(L, "padding a dynamic dimension is not supported yet");
+  if (isDynamicDim(n) && mode != PadMode::Constant)
+    badValue(L, "padding a dynamic dimension other than with a constant is not supported yet");
   if (mode == PadMode::Constant) {
-    if (n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < 0)
+    // A dynamic size padded or cropped is a size derived from it (labels padded by one: T + 1).
+    if (!isDynamicDim(n) && n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < 0)
       badValue(L, "the pads crop more than dimension " + std::to_string(axis) + " has");
     if (before < 0 || after < 0)
-      x = b.slice(x, {axis}, {std::max<int64_t>(-before, 0)}, {n - std::max<int64_t>(-after, 0)},
-                  {1});
+      x = b.slice(x, {axis}, {std::max<int64_t>(-before, 0)},
+                  {b.offsetDim(n, -std::max<int64_t>(-after, 0))}, {1});
     std::vector<int> parts;
     auto fillOf = [&](int64_t width) {
       std::vector<int64_t> s = b.meta(x).shape;

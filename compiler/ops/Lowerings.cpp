@@ -393,13 +393,44 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
                  (a.items[2].isNone() || a.items[2].intValue == 1);
     bool toDynamic =
         whole && a.items[1].kind == Arg::Kind::Int && isSymbolSize(a.items[1].intValue);
-    if (isDynamicDim(size) && whole && (a.items[1].isNone() || toDynamic)) {
-      keep(1); // x[:, :] or x[:n] of the dynamic size n: all of it
+    if (isDynamicDim(size) && whole && a.items[1].isNone()) {
+      keep(1); // x[:, :]
       continue;
     }
-    if (toDynamic) { // x[:n] of a static dimension: its first n (the frontend guards n <= size)
-      outShape.push_back(dimOfSymbolSize(a.items[1].intValue));
+    if (toDynamic && !isDynamicDim(size)) { // x[:n] of a static dimension: its first n (the
+      outShape.push_back(dimOfSymbolSize(a.items[1].intValue)); // frontend guards n <= size)
       take(0, outShape.back(), 1);
+      continue;
+    }
+    // Positions of a dynamic size T from a static start up to T less a number, or to a size
+    // of T's (x[:, 1:], x[:, :-1], x[:, 1:T], x[:, :T - 1]): T less both, a size derived from
+    // T (the frontend guards it to be at least 1).
+    auto startPosition = [](const Arg &v) {
+      return v.isNone() ||
+             (v.kind == Arg::Kind::Int && v.intValue >= 0 && !isSymbolSize(v.intValue));
+    };
+    if (isDynamicDim(size) && a.kind == Arg::Kind::Slice && startPosition(a.items[0]) &&
+        (a.items[2].isNone() || a.items[2].intValue == 1) &&
+        (a.items[1].isNone() || (a.items[1].kind == Arg::Kind::Int &&
+                                 (a.items[1].intValue < 0 || isSymbolSize(a.items[1].intValue))))) {
+      int64_t start = a.items[0].isNone() ? 0 : a.items[0].intValue, end = size;
+      if (!a.items[1].isNone() && !isSymbolSize(a.items[1].intValue)) {
+        end = L.b.offsetDim(size, a.items[1].intValue);
+      } else if (!a.items[1].isNone()) { // up to a size: all of T where it is T or more
+        int64_t n = dimOfSymbolSize(a.items[1].intValue);
+        std::optional<int64_t> beyond = L.b.sizeDifference(n, size);
+        if (!beyond)
+          badValue(L, "a slice of dimension " + std::to_string(dim) + " (" +
+                          productText(productOf(size)) + ") up to a size of another (" +
+                          productText(productOf(n)) + ") is not supported yet");
+        end = *beyond < 0 ? n : size;
+      }
+      if (start == 0 && end == size) {
+        keep(1);
+        continue;
+      }
+      outShape.push_back(L.b.offsetDim(end, -start));
+      take(start, end, 1);
       continue;
     }
     // x[:, -k] of s0 has no slice of s0 - k elements: the position is picked by a mask

@@ -161,13 +161,14 @@ const OpEntry *OpTable::lookup(const std::string &name) const {
   return it == byName_.end() ? nullptr : it->second;
 }
 
-LoweredCall OpTable::lower(const std::string &name, const CallArgs &args) const {
+LoweredCall OpTable::lower(const std::string &name, const CallArgs &args,
+                           DerivedSizes *sizes) const {
   const OpEntry *entry = lookup(name);
   if (!entry)
     throw CodedError(DiagCode::OpUnknown,
                      name + " is not a supported operator (`sotc ops` lists them)");
   BoundArgs bound = resolveCall(entry->shortName(), entry->signatures, args);
-  PrimBuilder builder(entry->shortName());
+  PrimBuilder builder(entry->shortName(), sizes);
   Lowering lowering(builder, bound);
   entry->lower(lowering);
   return {entry, bound.signatureIndex(), builder.take(), lowering.inputArgs()};

@@ -81,11 +81,13 @@ public:
   const std::vector<std::unique_ptr<OpEntry>> &entries() const { return entries_; }
 
   /// Resolves the call and lowers it: E2001 unknown name, E2002-E2007 dispatch, E2008-E2010
-  /// inference.
-  LoweredCall lower(const std::string &name, const CallArgs &args) const;
+  /// inference. `sizes`: the program's derived sizes, which the call may add to.
+  LoweredCall lower(const std::string &name, const CallArgs &args,
+                    DerivedSizes *sizes = nullptr) const;
   /// lower() for IR code: the error is a value, not an exception.
-  Expected<LoweredCall> tryLower(const std::string &name, const CallArgs &args) const {
-    return catchCodedError([&] { return lower(name, args); });
+  Expected<LoweredCall> tryLower(const std::string &name, const CallArgs &args,
+                                 DerivedSizes *sizes = nullptr) const {
+    return catchCodedError([&] { return lower(name, args, sizes); });
   }
 
   /// Registration: the rows of OpEntries.def, then the lowerings by entry name. Each throws

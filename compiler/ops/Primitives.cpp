@@ -270,18 +270,36 @@ int PrimBuilder::transpose(int x, const std::vector<int64_t> &perm) {
   return add(Prim::Transpose, {x}, a, {out, meta(x).dtype});
 }
 
+int64_t PrimBuilder::offsetDim(int64_t dim, int64_t offset) {
+  if (offset == 0 || !isDynamicDim(dim))
+    return dim + offset;
+  if (!sizes_)
+    throw CodedError(DiagCode::OpBadAttribute,
+                     op_ + "(): a dimension of a dynamic size plus a number needs the program's "
+                           "derived sizes");
+  return sizes_->offsetDim(dim, offset);
+}
+
+std::optional<int64_t> PrimBuilder::sizeDifference(int64_t a, int64_t b) const {
+  return sizes_ ? sizes_->difference(a, b) : DerivedSizes().difference(a, b);
+}
+
 int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
                        const std::vector<int64_t> &ends, const std::vector<int64_t> &steps,
                        bool withinS0) {
   std::vector<int64_t> shape = meta(x).shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t dim = shape[axes[i]];
-    if (isDynamicDim(dim) && (!withinS0 || isDynamicDim(ends[i])))
-      continue;
-    if (isDynamicDim(ends[i])) { // the first s0 elements of a static dimension (x[:n])
-      shape[axes[i]] = ends[i];
+    if (isDynamicDim(ends[i])) { // end - start: x[:n] of a static dim, x[:, 1:] of T
+      if (steps[i] != 1 || starts[i] < 0)
+        throw CodedError(DiagCode::OpBadAttribute,
+                         op_ + "(): a slice to a dynamic size is compiled from a position with "
+                               "step 1 only");
+      shape[axes[i]] = offsetDim(ends[i], -starts[i]);
       continue;
     }
+    if (isDynamicDim(dim) && !withinS0)
+      continue;
     int64_t n = ends[i] > starts[i] ? (ends[i] - starts[i] + steps[i] - 1) / steps[i] : 0;
     shape[axes[i]] = n;
   }
@@ -343,6 +361,31 @@ int PrimBuilder::gather(int table, int index) {
   return add(Prim::Gather, {table, index}, {}, {shape, t.dtype});
 }
 
+int64_t PrimBuilder::concatDim(const std::vector<int64_t> &parts) {
+  int64_t fixed = 0;
+  std::vector<int64_t> dynamic;
+  for (int64_t d : parts)
+    if (isDynamicDim(d))
+      dynamic.push_back(d);
+    else
+      fixed += d;
+  if (dynamic.empty())
+    return fixed;
+  // One size and static parts: a size derived from it (a pad of T: T + 1); n of one product
+  // alone: n times it (cat(x, x) of T: 2*T).
+  try {
+    if (dynamic.size() == 1)
+      return offsetDim(dynamic[0], fixed);
+    if (fixed == 0 &&
+        std::count(dynamic.begin(), dynamic.end(), dynamic[0]) == static_cast<long>(dynamic.size()))
+      return productDim(productOf(dynamic[0]) *
+                        SizeProduct{static_cast<int64_t>(dynamic.size()), {}});
+  } catch (const CodedError &) {
+  }
+  // Else the first size's label, which sotc-sir-check-batch-dims refuses.
+  return dynamic[0];
+}
+
 int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
   if (xs.size() == 1)
     return xs[0];
@@ -351,7 +394,7 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
   for (size_t i = 1; i < xs.size(); ++i)
     dtype = promoteTypes(dtype, meta(xs[i]).dtype);
   std::vector<int> operands;
-  int64_t total = 0;
+  std::vector<int64_t> parts;
   for (int x : xs) {
     const TensorMeta &m = meta(x);
     if (m.rank() != out.rank())
@@ -369,13 +412,10 @@ int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
         throw CodedError(DiagCode::OpShapeMismatch,
                          op_ + "(): cannot concatenate " + formatShape(out.shape) + " and " +
                              formatShape(m.shape) + " along axis " + std::to_string(axis));
-    // Along a dynamic size the result keeps its label (sotc-sir-check-batch-dims refuses it).
-    total = isDynamicDim(total)           ? total
-            : isDynamicDim(m.shape[axis]) ? m.shape[axis]
-                                          : total + m.shape[axis];
+    parts.push_back(m.shape[axis]);
     operands.push_back(cast(x, dtype));
   }
-  out.shape[axis] = total;
+  out.shape[axis] = concatDim(parts);
   out.dtype = dtype;
   PrimAttrs a;
   a.axis = axis;

@@ -70,10 +70,17 @@ struct PrimGraph {
 /// helpers that take `Operand`s broadcast and cast them to a common shape and dtype first.
 class PrimBuilder {
 public:
-  explicit PrimBuilder(std::string op) : op_(std::move(op)) {}
+  /// `sizes`: the program's derived sizes, which slices and concatenations along a dynamic
+  /// dimension make (none: such a call is E2010).
+  explicit PrimBuilder(std::string op, DerivedSizes *sizes = nullptr)
+      : op_(std::move(op)), sizes_(sizes) {}
 
   /// The operator being lowered, as messages name it ("softmax").
   const std::string &opName() const { return op_; }
+  /// `dim` + `offset` as a dimension (DerivedSizes::offsetDim).
+  int64_t offsetDim(int64_t dim, int64_t offset);
+  /// `a` - `b` where that is a number (DerivedSizes::difference).
+  std::optional<int64_t> sizeDifference(int64_t a, int64_t b) const;
   int input(const TensorMeta &meta);
   void output(int value) { graph_.outputs.push_back(value); }
   const TensorMeta &meta(int value) const { return graph_.meta(value); }
@@ -94,13 +101,18 @@ public:
   int broadcastTo(int x, const std::vector<int64_t> &shape);
   int reshape(int x, const std::vector<int64_t> &shape);
   int transpose(int x, const std::vector<int64_t> &perm);
-  /// A dynamic end (dynamicDim(k)) is that size (x[:n] of a static dim: its first s_k). A
-  /// dynamic dim keeps it, unless `withinS0`: then static ends take that many (x[:, 0],
-  /// x[:, :4]), which the caller has guarded the size to reach (the frontend's `>= end` guard).
+  /// A dynamic end (a dynamic dim's code) takes `end - start` elements: x[:n] of a static dim
+  /// its first n, x[:, 1:] of T positions T - 1 (a derived size), x[:, :T - 1] T - 1 (step 1).
+  /// A dynamic dim with a static end keeps its size, unless `withinS0`: then static ends take
+  /// that many (x[:, 0], x[:, :4]), which the caller has guarded the size to reach (the
+  /// frontend's `>= end` guard).
   int slice(int x, const std::vector<int64_t> &axes, const std::vector<int64_t> &starts,
             const std::vector<int64_t> &ends, const std::vector<int64_t> &steps,
             bool withinS0 = false);
   int concat(const std::vector<int> &xs, int64_t axis);
+  /// The length of parts of these lengths end to end: their sum, a size plus a number
+  /// (derived), or a product times their count.
+  int64_t concatDim(const std::vector<int64_t> &parts);
   /// The 2-d windows over the last two axes of x [N, C, H, W]: [N, C, KH, KW, OH, OW], element
   /// (n, c, i, j, p, q) = x[n, c, p*sh + i*dh - pt, q*sw + j*dw - pl], or `padValue` where
   /// that falls outside x. `pads` is (top, bottom, left, right).
@@ -135,6 +147,7 @@ private:
   int convert(int x, const std::vector<int64_t> &shape, DType dtype);
 
   std::string op_;
+  DerivedSizes *sizes_;
   PrimGraph graph_;
 };
 

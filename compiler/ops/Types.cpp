@@ -181,6 +181,75 @@ std::optional<SizeProduct> parseProduct(const std::string &text) {
   return p;
 }
 
+std::string SizeOffset::text() const {
+  return "s" + std::to_string(base) + (offset < 0 ? "" : "+") + std::to_string(offset);
+}
+
+int64_t DerivedSizes::offsetDim(int64_t dim, int64_t offset) {
+  if (!isDynamicDim(dim))
+    return dim + offset;
+  if (!isSymbolDim(dim))
+    throw CodedError(DiagCode::OpBadAttribute,
+                     "a dimension of " + productText(productOf(dim)) +
+                         (offset < 0 ? " - " : " + ") + std::to_string(std::abs(offset)) +
+                         " (a product of dynamic sizes plus a number) is not supported yet");
+  SizeOffset d = of(symbolOf(dim));
+  d.offset += offset;
+  if (d.offset == 0)
+    return dynamicDim(d.base);
+  for (const SizeOffset &s : sizes_)
+    if (s.base == d.base && s.offset == d.offset)
+      return dynamicDim(s.symbol);
+  d.symbol = inputs_;
+  for (const SizeOffset &s : sizes_)
+    d.symbol = std::max(d.symbol, s.symbol + 1);
+  if (d.symbol >= kMaxSymbols)
+    throw CodedError(DiagCode::OpBadAttribute,
+                     "the dimension " + d.text() + " would be more than the " +
+                         std::to_string(kMaxSymbols) + " dynamic sizes sotc compiles");
+  sizes_.push_back(d);
+  return dynamicDim(d.symbol);
+}
+
+std::optional<int64_t> DerivedSizes::difference(int64_t a, int64_t b) const {
+  if (!isDynamicDim(a) && !isDynamicDim(b))
+    return a - b;
+  if (a == b)
+    return 0;
+  if (!isSymbolDim(a) || !isSymbolDim(b))
+    return std::nullopt;
+  SizeOffset x = of(symbolOf(a)), y = of(symbolOf(b));
+  if (x.base != y.base)
+    return std::nullopt;
+  return x.offset - y.offset;
+}
+
+SizeOffset DerivedSizes::of(int symbol) const {
+  for (const SizeOffset &s : sizes_)
+    if (s.symbol == symbol)
+      return s;
+  return {symbol, symbol, 0};
+}
+
+std::optional<SizeOffset> DerivedSizes::parse(const std::string &text) {
+  // s<k>=s<b><+|-><n>
+  auto symbol = [](const std::string &t) -> std::optional<int> {
+    if (t.size() != 2 || t[0] != 's' || t[1] < '0' || t[1] >= '0' + kMaxSymbols)
+      return std::nullopt;
+    return t[1] - '0';
+  };
+  size_t eq = text.find('='), sign = text.find_first_of("+-", eq == std::string::npos ? 0 : eq);
+  if (eq == std::string::npos || sign == std::string::npos || sign + 1 >= text.size() ||
+      text.size() - sign > 10 ||
+      text.find_first_not_of("0123456789", sign + 1) != std::string::npos)
+    return std::nullopt;
+  std::optional<int> k = symbol(text.substr(0, eq)), b = symbol(text.substr(eq + 1, sign - eq - 1));
+  int64_t n = std::stoll(text.substr(sign + 1));
+  if (!k || !b || *k == *b || n == 0)
+    return std::nullopt;
+  return SizeOffset{*k, *b, text[sign] == '-' ? -n : n};
+}
+
 std::string sizesEncoding(const std::vector<int64_t> &shape) {
   std::string text;
   bool named = false;

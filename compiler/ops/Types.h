@@ -83,6 +83,48 @@ std::string productText(const SizeProduct &p);
 /// The product productText wrote; nullopt for other text and for what productDim refuses.
 std::optional<SizeProduct> parseProduct(const std::string &text);
 
+/// A dynamic size that is another one plus a number, with a symbol of its own: x[:, 1:] of T
+/// positions has T - 1 (s2 = s1 - 1), a pad of one more T + 1. The kernels take it as they
+/// take the inputs' sizes; the runtime computes it from its base.
+struct SizeOffset {
+  int symbol = 0; // s_symbol
+  int base = 0;   // s_base, a size the inputs give
+  int64_t offset = 0;
+
+  /// "s1-1", "s0+2"
+  std::string text() const;
+  /// "s2=s1-1" (DerivedSizes::parse reads it)
+  std::string definition() const { return "s" + std::to_string(symbol) + "=" + text(); }
+};
+
+/// The sizes a program derives from its inputs' by offsets, numbered after the inputs' in the
+/// order the program makes them. The operator library makes them as it infers shapes (the
+/// frontend's table); the SIR module lists them (`sir.derived_sizes`) for the passes that
+/// lower calls again.
+class DerivedSizes {
+public:
+  DerivedSizes() = default;
+  explicit DerivedSizes(std::vector<SizeOffset> sizes) : sizes_(std::move(sizes)) {}
+
+  /// Sizes 0 .. n - 1 are the inputs' own; derived ones are numbered from n on.
+  void setInputSizes(int n) { inputs_ = n; }
+  /// The dimension `dim` + `offset`: a static one's sum, a size itself where the offsets cancel
+  /// (T - 1 + 1 is T), else the size so derived from its base, made the first time it is
+  /// asked for. E2010 for a product of sizes (B*T - 1) and past kMaxSymbols sizes.
+  int64_t offsetDim(int64_t dim, int64_t offset);
+  /// `a` - `b` where that is a number: two static dims, or sizes of one base (T - 1 and T).
+  std::optional<int64_t> difference(int64_t a, int64_t b) const;
+  /// Symbol k's base and offset: {k, k, 0} for a size of the inputs.
+  SizeOffset of(int symbol) const;
+  const std::vector<SizeOffset> &sizes() const { return sizes_; }
+  /// "s2=s1-1" and back (nullopt for other text).
+  static std::optional<SizeOffset> parse(const std::string &text);
+
+private:
+  int inputs_ = 0;
+  std::vector<SizeOffset> sizes_;
+};
+
 /// In a list of sizes the frontend passes: a dynamic size (x.shape[d] of a `?` dimension,
 /// known at run time only; B * T), which a reshape or expand makes a dimension of the result
 /// and arange(n) the length of its range: kBatchSize - 1 - dim for dimension `dim`.

@@ -627,6 +627,27 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
     on.guards += (on.guards.empty() ? "" : ", ") + g->at("id").get<std::string>() + " (" +
                  g->at("source").get<std::string>() + ")";
   }
+  if (e.contains("derived_sizes")) {
+    auto size = [&](const Json &name) {
+      std::string t = name.get<std::string>();
+      if (t.size() != 2 || t[0] != 's' || t[1] < '0' || t[1] >= '0' + kMaxSizes)
+        throw Error("E8001", manifestPath + ": a derived size of " + t + ", not s0 to s" +
+                                 std::to_string(kMaxSizes - 1));
+      return t[1] - '0';
+    };
+    for (const Json &d : e.at("derived_sizes")) {
+      Entry::DerivedSize derived{size(d.at("size")), size(d.at("base")),
+                                 d.at("offset").get<int64_t>()};
+      for (const Entry::DerivedSize &o : entry.derivedSizes)
+        if (o.size == derived.size || o.size == derived.base || o.base == derived.size)
+          throw Error("E8001", manifestPath + ": derived size s" + std::to_string(derived.size) +
+                                   " is derived twice or from a derived size");
+      if (derived.size == derived.base || std::abs(derived.offset) > kMaxBytes)
+        throw Error("E8001", manifestPath + ": derived size s" + std::to_string(derived.size) +
+                                 " is not a size plus a number");
+      entry.derivedSizes.push_back(derived);
+    }
+  }
   int64_t first = e.at("segment").get<int64_t>();
   if (first < 0)
     throw Error("E8001", manifestPath + ": an entry starts at segment " + std::to_string(first));

@@ -124,6 +124,13 @@ struct Entry {
     std::string guards;
   };
   std::array<SizeGuards, kMaxSizes> sizeGuards;
+  /// Sizes the program derives from a size the inputs give, by a number (x[:, 1:] of T:
+  /// s2 = s1 - 1): computed once the inputs have bound their bases.
+  struct DerivedSize {
+    int size = 0, base = 0;
+    int64_t offset = 0;
+  };
+  std::vector<DerivedSize> derivedSizes;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;

@@ -331,6 +331,10 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
   }
   // What the program decided on each size (its batch guards) holds for the bound ones.
   const Entry &e = artifact_.entries[entry];
+  // Sizes derived from the bound ones (T - 1); the guards on their bases keep them >= 1.
+  for (const Entry::DerivedSize &d : e.derivedSizes)
+    if (sizes[d.base] > 0)
+      sizes[d.size] = std::max<int64_t>(0, sizes[d.base] + d.offset);
   for (int k = 0; k < kMaxSizes; ++k) {
     const Entry::SizeGuards &g = e.sizeGuards[k];
     int64_t size = sizes[k];

@@ -426,12 +426,14 @@ struct Indices {
     switch (e->kind()) {
     case IndexExpr::Kind::Iter:
       return iters[e->id()];
+    // Offsets may be sizes too (where a concatenation's part after a part of T starts).
     case IndexExpr::Kind::Const:
-      return c(e->value());
+      return e->value() >= 0 ? size(e->value())
+                             : mlir::arith::SubIOp::create(b, loc, c(0), size(-e->value()));
     case IndexExpr::Kind::Affine: {
       mlir::Value v = mul(expr(e->items()[0], iters), e->mul());
-      return e->value() >= 0 ? add(v, c(e->value()))
-                             : mlir::arith::SubIOp::create(b, loc, v, c(-e->value()));
+      return e->value() >= 0 ? add(v, size(e->value()))
+                             : mlir::arith::SubIOp::create(b, loc, v, size(-e->value()));
     }
     case IndexExpr::Kind::Dot: {
       llvm::SmallVector<mlir::Value> items;
@@ -1281,9 +1283,9 @@ private:
       int t_in = op.ins[k];
       if (k + 1 == op.ins.size())
         return load(t_in, a, iters);
-      int64_t end = offset + kernel_.tensors[t_in].shape[axis];
+      int64_t end = offset + kernel_.tensors[t_in].shape[axis]; // static, or a product of sizes
       mlir::Value inside = mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::ult,
-                                                       along, idx_.c(end));
+                                                       along, idx_.size(end));
       auto ifOp = mlir::scf::IfOp::create(b_, loc(), mlir::TypeRange{t}, inside,
                                           /*withElseRegion=*/true);
       mlir::OpBuilder::InsertionGuard guard(b_);

@@ -555,6 +555,14 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
     out["weights"] = weightBindingsJson(translation, segments, prepare);
   out["guards"] = guards;
   out["guard_lambda"] = translation.guardLambda();
+  if (!translation.derivedSizes.empty()) {
+    Json derived = Json::array();
+    for (const ops::SizeOffset &d : translation.derivedSizes)
+      derived.push_back(Json{{"size", "s" + std::to_string(d.symbol)},
+                             {"base", "s" + std::to_string(d.base)},
+                             {"offset", d.offset}});
+    out["derived_sizes"] = derived;
+  }
   out["segment"] = first;
   for (Json &s : segments)
     allSegments.push_back(std::move(s));

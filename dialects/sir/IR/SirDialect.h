@@ -34,6 +34,13 @@ inline constexpr llvm::StringLiteral kWeightAttr = "sir.weight";
 /// (sotc-sir-hoist-weights); its results are the entry subgraph's trailing arguments.
 inline constexpr llvm::StringLiteral kPrepareWeights = "prepare_weights";
 
+/// A module attribute: the sizes the program derives from its inputs' by offsets, one
+/// "s2=s1-1" each (ops::DerivedSizes), for the passes that infer shapes again.
+inline constexpr llvm::StringLiteral kDerivedSizesAttr = "sir.derived_sizes";
+/// The derived sizes of the module that holds `op` (none without the attribute); an entry
+/// that is not such text is an error on the module.
+mlir::FailureOr<ops::DerivedSizes> derivedSizesOf(mlir::Operation *op);
+
 /// The operator library's primitive and the IR's: one list (compiler/ops/Primitives.def), so
 /// the enumerators agree (SirDialect.cpp checks each one).
 inline ops::Prim toOpsPrim(Primitive p) { return static_cast<ops::Prim>(p); }

@@ -275,6 +275,22 @@ LogicalResult GroupOp::verify() {
   return success();
 }
 
+mlir::FailureOr<sotc::ops::DerivedSizes> sotc::sir::derivedSizesOf(mlir::Operation *op) {
+  auto module = mlir::isa<mlir::ModuleOp>(op) ? mlir::cast<mlir::ModuleOp>(op)
+                                              : op->getParentOfType<mlir::ModuleOp>();
+  std::vector<ops::SizeOffset> sizes;
+  if (auto list = module ? module->getAttrOfType<mlir::ArrayAttr>(kDerivedSizesAttr) : nullptr)
+    for (mlir::Attribute a : list) {
+      auto text = mlir::dyn_cast<mlir::StringAttr>(a);
+      std::optional<ops::SizeOffset> d = text ? ops::DerivedSizes::parse(text.str()) : std::nullopt;
+      if (!d)
+        return module->emitError()
+               << kDerivedSizesAttr << " holds " << a << ", not a derived size (\"s2=s1-1\")";
+      sizes.push_back(*d);
+    }
+  return ops::DerivedSizes(std::move(sizes));
+}
+
 sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   sotc::ops::PrimAttrs a;
   auto ints = [](std::optional<llvm::ArrayRef<int64_t>> v) {
@@ -298,13 +314,10 @@ sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   a.transposeY = op.getTransposeY().value_or(false);
   auto type = cast<RankedTensorType>(op.getResult().getType());
   a.dtype = dtypeOf(type.getElementType()).value_or(sotc::ops::DType::Float32);
-  // A -1 in `shape` or `ends` is a dynamic size; the result's type says which.
+  // A -1 in `shape` is a dynamic size; the result's type says which (`ends` name theirs).
   std::optional<sotc::ops::TensorMeta> result = metaOf(type);
   if (result && a.shape.size() == result->shape.size())
     a.shape = result->shape;
-  for (size_t i = 0; result && i < a.ends.size() && i < a.axes.size(); ++i)
-    if (a.ends[i] == -1 && a.axes[i] < result->rank())
-      a.ends[i] = result->shape[a.axes[i]];
   return a;
 }
 

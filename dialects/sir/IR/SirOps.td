@@ -63,7 +63,10 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
     strict: elementwise operands share one shape and element type, so every index mapping is
     explicit. fill_constant and cast take their dtype from the result type. `window` gathers
     the 2-d windows of an NCHW tensor (`kernel`, `strides`, `dilations` and the leading
-    `pads`, each (h, w); `value` where a window reaches outside):
+    `pads`, each (h, w); `value` where a window reaches outside). A `slice` takes
+    `ends - starts` elements of each of its `axes` (`steps` apart); an end that is a dynamic
+    size is written as its dimension, `-1 - k` for s_k (x[:, 1:] of s1 ends at -2 and takes
+    s1 - 1, a derived size):
     `tensor<NxCxHxW>` -> `tensor<NxCxKHxKWxOHxOW>`. `conv2d` convolves an NCHW tensor with
     an `[OC, C/groups, KH, KW]` weight (`strides`, `dilations`, leading `pads`, zeros
     outside; `groups`, 1 where absent, slices the channels, each slice convolved with its own

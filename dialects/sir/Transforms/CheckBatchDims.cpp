@@ -3,9 +3,10 @@
 // sotc compiles the dynamic sizes s0, s1, ... of a function (a batch, a sequence length) as
 // products: every `?` of every tensor is a static number times powers of them (s0, s1,
 // s0*s1 where a view merges a batch and a sequence, 16*s0), as its type's encoding says, and
-// no primitive may make a size of another kind -- a size plus or minus something (a slice or
-// concatenation along it), or a size equal to a static one. Then every size of the program
-// is such a product, which the kernels compute from the sizes (their arguments), the GEMM
+// no primitive may make a size of another kind -- a size plus or minus something (a
+// concatenation along it) other than a size the module derives with its own symbol (x[:, 1:]
+// of T: s2 = s1 - 1, `sir.derived_sizes`), or a size equal to a static one. Then every size of the
+// program is such a product, which the kernels compute from the sizes (their arguments), the GEMM
 // steps take at run time and the manifest writes as `64*s0`, `4*s0*s1^2`. Windows and lookups
 // still take a size only as their rows (a convolution over a dynamic image, a table of
 // dynamic size are not compiled).
@@ -38,8 +39,38 @@ bool dynamicFirstOnly(mlir::RankedTensorType t) {
          llvm::count_if(t.getShape(), mlir::ShapedType::isDynamic) == 1;
 }
 
-/// Why `op` makes a size other than a static one times a power of s0, or an empty string.
-std::string violation(PrimOp op) {
+/// Why a concatenation along a dynamic size does not compile, or "": each part starts at a
+/// static position or a product of sizes (the kernel computes both: [T, 1] of a pad, [1, T],
+/// [T, T]), and the result is their lengths' sum (T + 1: a size the module derives).
+std::string concatAlongSize(PrimOp op, const ops::DerivedSizes &sizes) {
+  auto axis = static_cast<size_t>(*op.getAxis());
+  std::optional<ops::SizeProduct> start = ops::SizeProduct{0, {}};
+  int64_t end = 0; // where the last part starts, as a dimension
+  for (mlir::Value operand : op->getOperands()) {
+    if (!start)
+      return "a concatenation along the dynamic dimension whose parts start at a size plus a "
+             "number";
+    end = ops::productDim(*start);
+    ops::SizeProduct length = ops::productOf(shapeWithSizes(typeOf(operand))[axis]);
+    if (start->factor == 0)
+      start = length;
+    else if (length.powers == start->powers)
+      start->factor += length.factor;
+    else
+      start = std::nullopt;
+  }
+  int64_t last = shapeWithSizes(typeOf(op->getOperands().back()))[axis],
+          result = shapeWithSizes(typeOf(op.getResult()))[axis];
+  bool sums = start ? ops::productDim(*start) == result
+                    : (!ops::isDynamicDim(end) && sizes.difference(result, last) == end) ||
+                          (!ops::isDynamicDim(last) && sizes.difference(result, end) == last);
+  return sums ? ""
+              : "a concatenation along the dynamic dimension of another length than its parts'";
+}
+
+/// Why `op` makes a size other than a static one times a power of s0 or a size `sizes` derives,
+/// or an empty string.
+std::string violation(PrimOp op, const ops::DerivedSizes &sizes) {
   Prim prim = toOpsPrim(op.getPrim());
   mlir::RankedTensorType out = typeOf(op.getResult());
   bool anyDynamic = false;
@@ -105,17 +136,27 @@ std::string violation(PrimOp op) {
   case Prim::Transpose:
     return "";
   case Prim::Slice: {
-    // Along s0: static positions from its start only (x[:, 0], x[:, :4]; the frontend guards
-    // s0 to reach them), never a size that depends on it (x[1:]).
-    std::optional<llvm::ArrayRef<int64_t>> axes = op.getAxes();
-    for (int64_t a : axes ? *axes : llvm::ArrayRef<int64_t>())
-      if (in.isDynamicDim(a) && out.isDynamicDim(a))
-        return "a slice of the dynamic dimension";
+    // Along a size T: static positions from its start (x[:, 0], x[:, :4]; the frontend guards
+    // T to reach them), or from a position to T less a number, a size derived from T (x[:, 1:]
+    // takes T - 1 from 1 to T, its end), whose derivation the module lists.
+    ops::PrimAttrs a = primAttrsOf(op);
+    std::vector<int64_t> from = shapeWithSizes(in), to = shapeWithSizes(out);
+    for (size_t i = 0; i < a.axes.size(); ++i) {
+      int64_t axis = a.axes[i];
+      if (!ops::isDynamicDim(from[axis]) || !ops::isDynamicDim(to[axis]))
+        continue;
+      std::optional<int64_t> beyond = sizes.difference(a.ends[i], from[axis]),
+                             taken = sizes.difference(to[axis], a.ends[i]);
+      if (!beyond || *beyond > 0 || !taken || *taken != -a.starts[i] || a.steps[i] != 1)
+        return "a slice of the dynamic dimension that is not a size derived from it";
+    }
     return "";
   }
   case Prim::Concat:
-    if (!op.getAxis() || out.isDynamicDim(static_cast<int64_t>(*op.getAxis())))
-      return "a concatenation along the dynamic dimension";
+    if (!op.getAxis())
+      return "a concatenation without an axis";
+    if (out.isDynamicDim(static_cast<int64_t>(*op.getAxis())))
+      return concatAlongSize(op, sizes);
     for (mlir::Value operand : op->getOperands())
       if (int64_t size = pinned(typeOf(operand), out, 0); size >= 0)
         return meets(size);
@@ -132,8 +173,11 @@ std::string violation(PrimOp op) {
 
 struct SirCheckBatchDimsPass : impl::SirCheckBatchDimsBase<SirCheckBatchDimsPass> {
   void runOnOperation() override {
-    mlir::WalkResult result = getOperation().walk([](PrimOp op) {
-      std::string why = violation(op);
+    mlir::FailureOr<ops::DerivedSizes> sizes = derivedSizesOf(getOperation());
+    if (mlir::failed(sizes))
+      return signalPassFailure();
+    mlir::WalkResult result = getOperation().walk([&](PrimOp op) {
+      std::string why = violation(op, *sizes);
       if (why.empty())
         return mlir::WalkResult::advance();
       (void)(emitCodedError(op.getLoc(), DiagCode::KernelUnsupported)

@@ -22,13 +22,18 @@ namespace sotc::sir {
 
 namespace {
 
-mlir::LogicalResult decompose(CallOp call) {
+mlir::LogicalResult decompose(CallOp call, ops::DerivedSizes &sizes) {
   mlir::FailureOr<ops::CallArgs> args = callArgs(call);
   if (mlir::failed(args))
     return mlir::failure();
-  Expected<ops::LoweredCall> tried = ops::OpTable::get().tryLower(call.getOp().str(), *args);
+  size_t known = sizes.sizes().size();
+  Expected<ops::LoweredCall> tried =
+      ops::OpTable::get().tryLower(call.getOp().str(), *args, &sizes);
   if (!tried)
     return emitCodedError(call, tried.error());
+  if (sizes.sizes().size() != known) // the frontend lists every size its calls derive
+    return call.emitOpError("derives a size the module does not list (")
+           << sizes.sizes().back().definition() << ")";
   ops::LoweredCall &lowered = *tried;
   if (lowered.graph.outputs.size() != call.getNumResults())
     return call.emitOpError("the decomposition has ")
@@ -59,8 +64,11 @@ struct SirDecomposePass : impl::SirDecomposeBase<SirDecomposePass> {
   void runOnOperation() override {
     llvm::SmallVector<CallOp> calls;
     getOperation().walk([&](CallOp call) { calls.push_back(call); });
+    mlir::FailureOr<ops::DerivedSizes> sizes = derivedSizesOf(getOperation());
+    if (mlir::failed(sizes))
+      return signalPassFailure();
     for (CallOp call : calls)
-      if (mlir::failed(decompose(call)))
+      if (mlir::failed(decompose(call, *sizes)))
         return signalPassFailure();
   }
 };

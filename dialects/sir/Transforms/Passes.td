@@ -25,6 +25,9 @@ def SirDecompose : Pass<"sotc-sir-decompose", "::sotc::sir::SubgraphOp"> {
     elementwise primitives on operands of one shape and type, with explicit broadcast_to and
     cast, reductions with their axes, layout primitives with their attributes. The Python
     line of the call becomes every primitive's location. `sotc dump --prim` shows the result.
+    Sizes a call derives (x[:, 1:] of T positions: T - 1) are the module's
+    `sir.derived_sizes` ("s2=s1-1"), as the frontend numbered them; a call that would derive
+    another is an error.
   }];
 }
 

@@ -62,8 +62,8 @@ mlir::DenseI64ArrayAttr ints(mlir::Builder &b, const std::vector<int64_t> &v) {
   return b.getDenseI64ArrayAttr(v);
 }
 
-/// Sizes as a `shape` or `ends` attribute holds them: every dynamic one as -1 (the result's
-/// type names its symbol).
+/// Sizes as a `shape` attribute holds them: every dynamic one as -1 (the result's type names
+/// its symbol).
 mlir::DenseI64ArrayAttr sizes(mlir::Builder &b, std::vector<int64_t> v) {
   for (int64_t &d : v)
     d = ops::isDynamicDim(d) ? -1 : d;
@@ -115,7 +115,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
     else if (op.prim == Prim::Slice) {
       prim.setAxesAttr(ints(b, a.axes));
       prim.setStartsAttr(ints(b, a.starts));
-      prim.setEndsAttr(sizes(b, a.ends));
+      prim.setEndsAttr(ints(b, a.ends)); // a dynamic end as its size: -2 for s1
       prim.setStepsAttr(ints(b, a.steps));
     }
     break;

@@ -1,6 +1,7 @@
 // Every dynamic dimension is a product of the sizes (s0, s1, s0*s1 where a view merges two,
 // 4*s0), as its type says: reduced or contracted as any other (any number of times: T x T
-// scores), reshaped into the same product of elements, never sliced, concatenated along or
+// scores), reshaped into the same product of elements, sliced or concatenated along only into
+// a size the module derives from it (`sir.derived_sizes`: x[1:] of s0 rows has s0 - 1), never
 // met with a static size (windows and lookups take one only as their rows). What keeps them
 // passes unchanged.
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(sir.subgraph(sotc-sir-check-batch-dims))' --split-input-file --verify-diagnostics | FileCheck %s
@@ -72,9 +73,66 @@ sir.subgraph @merged(%x: tensor<?x4xf32>) -> tensor<?xf32> {
 // -----
 
 sir.subgraph @sliced(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{here a slice of the dynamic dimension (slice to 'tensor<?x4xf32>')}}
+  // expected-error @+1 {{here a slice of the dynamic dimension that is not a size derived from it (slice to 'tensor<?x4xf32>')}}
   %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: 9>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32>
   sir.output %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Derived sizes (the module lists them): x[1:] of s0 rows is s1 = s0 - 1 (from 1 to s0, its
+// end -1), x[:-1] s1 too (up to s1, -2), and a pad of one row s2 = s0 + 1 ([s0, 1], the second
+// part starting at s0).
+// CHECK-LABEL: sir.subgraph @derived
+module attributes {sir.derived_sizes = ["s1=s0-1", "s2=s0+1"]} {
+  sir.subgraph @derived(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> (tensor<?x4xf32, "s1">, tensor<?x4xf32, "s1">, tensor<?x4xf32, "s2">) {
+    %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: -1>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, "s1">
+    %1 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: -2>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, "s1">
+    %2 = sir.prim concat(%x, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, "s2">
+    sir.output %0, %1, %2 : tensor<?x4xf32, "s1">, tensor<?x4xf32, "s1">, tensor<?x4xf32, "s2">
+  }
+}
+
+// -----
+
+// A slice that does not take end - start of its size: x[1:] is not s0 - 2.
+module attributes {sir.derived_sizes = ["s1=s0-2"]} {
+  sir.subgraph @derived_wrongly(%x: tensor<?x4xf32>) -> tensor<?x4xf32, "s1"> {
+    // expected-error @+1 {{here a slice of the dynamic dimension that is not a size derived from it}}
+    %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: -1>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, "s1">
+    sir.output %0 : tensor<?x4xf32, "s1">
+  }
+}
+
+// -----
+
+// Parts after the first that start at a size plus a number ([s0, 1, 1]: the third at s0 + 1).
+module attributes {sir.derived_sizes = ["s1=s0+2"]} {
+  sir.subgraph @padded_twice(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> tensor<?x4xf32, "s1"> {
+    // expected-error @+1 {{here a concatenation along the dynamic dimension whose parts start at a size plus a number}}
+    %0 = sir.prim concat(%x, %one, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, "s1">
+    sir.output %0 : tensor<?x4xf32, "s1">
+  }
+}
+
+// -----
+
+// A concatenation of another length than its parts' ([s0, 1] is not s0 + 2).
+module attributes {sir.derived_sizes = ["s1=s0+2"]} {
+  sir.subgraph @padded_wrongly(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> tensor<?x4xf32, "s1"> {
+    // expected-error @+1 {{here a concatenation along the dynamic dimension of another length than its parts'}}
+    %0 = sir.prim concat(%x, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, "s1">
+    sir.output %0 : tensor<?x4xf32, "s1">
+  }
+}
+
+// -----
+
+// expected-error @+1 {{sir.derived_sizes holds "s1", not a derived size ("s2=s1-1")}}
+module attributes {sir.derived_sizes = ["s1"]} {
+  sir.subgraph @listed_wrongly(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    sir.output %x : tensor<?x4xf32>
+  }
 }
 
 // -----

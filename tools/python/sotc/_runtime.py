@@ -254,6 +254,13 @@ class Compiled:
             for dim, d in enumerate(p["shape"] if p["kind"] == "tensor" else ()):
                 if d < 0:
                     self._size_inputs.setdefault(d, (p["name"], dim))
+        # Sizes derived from those (x[:, 1:] of T: s2 = s1 - 1), keyed alike: (size, base,
+        # offset). Entries that derive other sizes leave the results to the runtime.
+        derived = [e.get("derived_sizes", []) for e in entries]
+        self._derived_sizes = [(-1 - int(d["size"][1:]), -1 - int(d["base"][1:]), d["offset"])
+                               for d in derived[0]]
+        if any(d != derived[0] for d in derived):
+            self._fresh = None
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)
         # Per entry: (guard, reader of its value, the value it expects), parsed once.
@@ -473,6 +480,9 @@ class Compiled:
                 if len(shape) > dim and shape[dim] > 0:
                     sizes[d] = shape[dim]
             fresh = len(sizes) == len(self._size_inputs)  # else the runtime says what is wrong
+            for size, base, offset in self._derived_sizes:
+                sizes[size] = sizes.get(base, 0) + offset
+                fresh = fresh and sizes[size] > 0
         if fresh:  # the caller's arrays from the start: the kernels write them, nothing is copied
             out = self._result_arrays(sizes)
         if out is not None:
