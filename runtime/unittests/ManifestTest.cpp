@@ -445,3 +445,24 @@ TEST_CASE("a dynamic batch's guards are what decisions on its size kept", "[runt
     CHECK(refusal(m).find("a batch guard expects '>= N', '<= N' or '!= N'") != std::string::npos);
   }
 }
+
+TEST_CASE("sizes derived from the inputs' are read as their base plus a number",
+          "[runtime][manifest]") {
+  Json m = batchManifest();
+  m["entries"][0]["derived_sizes"] = {{{"size", "s1"}, {"base", "s0"}, {"offset", -1}},
+                                      {{"size", "s2"}, {"base", "s0"}, {"offset", 1}}};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  REQUIRE(a.entries[0].derivedSizes.size() == 2);
+  const sotc::runtime::Entry::DerivedSize &d = a.entries[0].derivedSizes[0];
+  CHECK((d.size == 1 && d.base == 0 && d.offset == -1));
+  for (const Json &bad : {Json{{{"size", "s9"}, {"base", "s0"}, {"offset", -1}}},
+                          Json{{{"size", "s1"}, {"base", "s1"}, {"offset", -1}}},
+                          Json{{{"size", "s1"}, {"base", "s0"}, {"offset", -1}},
+                               {{"size", "s2"}, {"base", "s1"}, {"offset", -1}}},
+                          Json{{{"size", "s1"}, {"base", "s0"}, {"offset", -1}},
+                               {{"size", "s1"}, {"base", "s0"}, {"offset", 1}}}}) {
+    Json wrong = m;
+    wrong["entries"][0]["derived_sizes"] = bad;
+    CHECK(refusal(wrong).rfind("E8001: ", 0) == 0);
+  }
+}

@@ -227,3 +227,86 @@ def test_paddle_rows_of_every_token(sotc_bin, workdir):  # noqa: F811
         want = paddle_token_rows(paddle.to_tensor(x), paddle.to_tensor(w))
         assert_matches([np.asarray(g) for g in f(x, w)], [v.numpy() for v in want],
                        f"paddle, B={b} T={t}")
+
+
+def shifted_loss(logits, labels):  # a causal LM's loss: positions 0..T-2 predict labels 1..T-1
+    V = logits.shape[-1]
+    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, V),
+                                             labels[:, 1:].reshape(-1))
+
+
+def padded_labels(logits, labels):  # transformers' ForCausalLMLoss: pad by one, shift back
+    labels = torch.nn.functional.pad(labels, (0, 1), value=-100)
+    return torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]),
+                                             labels[..., 1:].reshape(-1))
+
+
+def neighbours(x, w):  # differences and sums of neighbouring positions, T - 1 of T
+    T = x.shape[1]
+    d = x[:, 1:] - x[:, :T - 1]
+    return torch.softmax(d @ w, -1), x[:, 1:T].mean(1)
+
+
+def paddle_neighbours(x):
+    return paddle.nn.functional.relu(x[:, 1:] - x[:, :-1]).sum(1)
+
+
+@pytest.mark.parametrize("fn, specs, framework", [
+    (shifted_loss, ["float32[B,T,16]", "int64[B,T]"], "torch"),
+    (padded_labels, ["float32[B,T,16]", "int64[B,T]"], "torch"),
+    (neighbours, ["float32[B,T,8]", "float32[8,4]"], "torch"),
+    (paddle_neighbours, ["float32[B,T,8]"], "paddle"),
+], ids=["shifted", "padded", "neighbours", "paddle"])
+def test_sizes_derived_from_the_sequence(sotc_bin, workdir, fn, specs, framework):  # noqa: F811
+    """T - 1 positions of T (docs/dynamic-shapes.md#derived-sizes): shifted logits and
+    labels, labels padded to T + 1 and shifted back, differences of neighbours; one CPU
+    artifact against the framework at every pair of sizes, and one position refused where a
+    tensor would have none (a guard T >= 2), served where it would not (the pad)."""
+    trace = sotc.trace(fn, *specs, sotc_framework=framework).save(str(workdir / f"{fn.__name__}.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))
+    rng = np.random.default_rng(10)
+
+    def arguments(b, t):
+        args = []
+        for spec in specs:
+            shape = [b if d == "B" else t if d == "T" else int(d)
+                     for d in spec[spec.index("[") + 1:-1].split(",")]
+            args.append(rng.integers(0, 16, shape) if spec.startswith("int64")
+                        else rng.standard_normal(shape).astype(np.float32))
+        return args
+
+    for b, t in ((1, 2), (2, 3), (3, 7)):
+        args = arguments(b, t)
+        tensor = torch.from_numpy if framework == "torch" else paddle.to_tensor
+        want = fn(*[tensor(a) for a in args])
+        want = want if isinstance(want, tuple) else (want,)
+        got = f(*args)
+        got = got if isinstance(got, tuple) else (got,)
+        assert_matches([np.asarray(g) for g in got], [w.numpy() for w in want],
+                       f"{fn.__name__}, B={b} T={t}")
+    if fn is padded_labels:  # every label ignored: nan, as torch's mean over none
+        assert np.isnan(np.asarray(f(*arguments(2, 1)))) and torch.isnan(
+            fn(*[torch.from_numpy(a) for a in arguments(2, 1)]))
+    else:
+        with pytest.raises(sotc.GuardError, match="s1 >= 2"):
+            f(*arguments(2, 1))
+
+
+def test_causal_lm_loss_at_every_batch_and_length(sotc_bin, workdir):  # noqa: F811
+    """transformers' GPT-2 LM asked for its loss (`model(ids, labels=ids)`: the labels padded
+    to T + 1 and shifted back, docs/dynamic-shapes.md#derived-sizes) traced once with a
+    dynamic batch and length: the loss and the logits match torch at every pair."""
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(transformers.GPT2Config(
+        n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=64, use_cache=False)).eval()
+    trace = sotc.trace(model, "int64[B,T<=64]", labels="int64[B,T]").save(
+        str(workdir / "gpt2_loss.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "gpt2_loss.so"))
+    rng = np.random.default_rng(11)
+    for b, t in ((2, 2), (3, 17), (2, 64)):
+        ids = torch.from_numpy(rng.integers(0, 100, (b, t)))
+        with torch.no_grad():
+            want = model(ids, labels=ids)
+        got = f(ids, labels=ids)
+        assert_matches([np.asarray(got.loss), np.asarray(got.logits)],
+                       [want.loss.numpy(), want.logits.numpy()], f"GPT-2 loss, B={b} T={t}")

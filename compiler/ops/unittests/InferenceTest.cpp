@@ -235,3 +235,66 @@ TEST_CASE("dynamic sizes keep their symbols through inference", "[inference]") {
   CHECK(infer("torch.arange", {Arg::ofInt(symbolSize(1))}).shape == Shape{T});
   CHECK(infer("torch.mean", {tensor({B, T, 4})}, {{"dim", Arg::ofInt(1)}}).shape == Shape{B, 4});
 }
+
+TEST_CASE("sizes derived by a number are sizes of their own", "[inference]") {
+  const int64_t B = kDynamic, T = dynamicDim(1);
+  DerivedSizes sizes;
+  sizes.setInputSizes(2); // B and T: derived sizes are s2 on
+  auto lower = [&](const std::string &name, std::vector<Arg> positional,
+                   std::vector<std::pair<std::string, Arg>> keywords = {}) {
+    return OpTable::get()
+        .lower(name, {std::move(positional), std::move(keywords)}, &sizes)
+        .outputs()[0]
+        .shape;
+  };
+  auto slice = [](std::optional<int64_t> start, std::optional<int64_t> stop) {
+    auto value = [](std::optional<int64_t> v) { return v ? Arg::ofInt(*v) : Arg::none(); };
+    return Arg::tuple({Arg::slice(Arg::none(), Arg::none(), Arg::none()),
+                       Arg::slice(value(start), value(stop), Arg::none())});
+  };
+  // x[:, 1:] and x[:, :-1] of T positions: T - 1, one size (s2); x[:, 2:-2] T - 4 (s4; its
+  // end T - 2 is s3).
+  const int64_t T1 = dynamicDim(2);
+  CHECK(lower("__getitem__", {tensor({B, T, 4}), slice(1, std::nullopt)}) == Shape{B, T1, 4});
+  CHECK(lower("__getitem__", {tensor({B, T, 4}), slice(std::nullopt, -1)}) == Shape{B, T1, 4});
+  CHECK(lower("__getitem__", {tensor({B, T, 4}), slice(2, -2)}) == Shape{B, dynamicDim(4), 4});
+  CHECK(sizes.of(4).text() == "s1-4");
+  CHECK(sizes.of(3).definition() == "s3=s1-2");
+  // Up to a size of T's: x[:, :T - 1] is T - 1, x[:, :T + 1] all of T, x[:, 1:T] T - 1.
+  CHECK(lower("__getitem__", {tensor({B, T, 4}), slice(std::nullopt, sizeOfDim(T1))}) ==
+        Shape{B, T1, 4});
+  CHECK(lower("__getitem__", {tensor({B, T, 4}), slice(1, symbolSize(1))}) == Shape{B, T1, 4});
+  // A pad of one along T is T + 1, and its shift back T itself.
+  int64_t padded = lower("torch.nn.functional.pad",
+                         {tensor({B, T}, DType::Int64), Arg::list({Arg::ofInt(0), Arg::ofInt(1)})})
+                       .at(1);
+  CHECK(sizes.of(symbolOf(padded)).text() == "s1+1");
+  CHECK(lower("__getitem__", {tensor({B, padded}), slice(1, std::nullopt)}) == Shape{B, T});
+  CHECK(sizes.offsetDim(T1, 1) == T);
+  CHECK(sizes.offsetDim(6, -1) == 5);
+  CHECK(sizes.difference(T1, T) == -1);
+  CHECK(sizes.difference(T, B) == std::nullopt);
+  CHECK(sizes.sizes().size() == 4);
+  // Their text and back; products plus a number, and sizes past eight, are refused.
+  CHECK(DerivedSizes::parse("s2=s1-1")->offset == -1);
+  CHECK(DerivedSizes::parse("s7=s0+12")->base == 0);
+  CHECK(!DerivedSizes::parse("s2=s2-1"));
+  CHECK(!DerivedSizes::parse("s2=s1"));
+  CHECK(!DerivedSizes::parse("s8=s1-1"));
+  CHECK(!DerivedSizes::parse("s2=s1-"));
+  SizeProduct bt;
+  bt.powers[0] = bt.powers[1] = 1;
+  CHECK(errorOf([&] { sizes.offsetDim(productDim(bt), -1); }) ==
+        "E2010 a dimension of s0*s1 - 1 (a product of dynamic sizes plus a number) is not "
+        "supported yet");
+  for (int k = 6; k < kMaxSymbols; ++k) // s6 and s7
+    sizes.offsetDim(T, -10 - k);
+  CHECK(errorOf([&] { sizes.offsetDim(T, -20); }) ==
+        "E2010 the dimension s1-20 would be more than the 8 dynamic sizes sotc compiles");
+  // Without a table a call that derives a size is refused.
+  CHECK(errorOf([&] {
+          infer("__getitem__", {tensor({B, T, 4}), slice(1, std::nullopt)});
+        }) ==
+        "E2010 __getitem__(): a dimension of a dynamic size plus a number needs the program's "
+        "derived sizes");
+}
