@@ -93,21 +93,31 @@ const std::set<std::string> kCreations = {
 void Executor::refuseComputedSizes(Frame &f, const std::string &opName,
                                    const std::vector<VarPtr> &args) {
   bool takesSizes = kReshapes.count(opName) || kExpands.count(opName) || kCreations.count(opName);
+  VarPtr first;
   std::function<bool(const VarPtr &, bool)> computed = [&](const VarPtr &v, bool item) {
-    if (v->isTensor())
-      return v->ofDynamicSize && (item || takesSizes);
-    return (v->kind == K::Tuple || v->kind == K::List || v->kind == K::Slice) &&
-           std::any_of(v->items.begin(), v->items.end(),
-                       [&](const VarPtr &i) { return computed(i, true); });
+    if (v->isTensor() && v->ofDynamicSize && (item || takesSizes))
+      first = first ? first : v;
+    return (v->isTensor() && v->ofDynamicSize && (item || takesSizes)) ||
+           ((v->kind == K::Tuple || v->kind == K::List || v->kind == K::Slice) &&
+            std::any_of(v->items.begin(), v->items.end(),
+                        [&](const VarPtr &i) { return computed(i, true); }));
   };
-  if (std::any_of(args.begin(), args.end(), [&](const VarPtr &a) { return computed(a, false); }))
-    fail(DiagCode::FrontendHostInteraction,
-         "a size computed from a dynamic dimension's size other than by products (T - 1, "
-         "T // 2) is a tensor known at run time: " +
-             opName +
-             " takes numbers, the dynamic sizes and their products (B * T) as sizes, slice "
-             "bounds and shapes (a reshape infers a -1 from them: x.view(-1, C))",
-         f);
+  if (std::none_of(args.begin(), args.end(), [&](const VarPtr &a) { return computed(a, false); }))
+    return;
+  // T // 2 as a size: T is taken as a multiple of 2 (translate() starts again, guarded).
+  if (first->quotientBy > 1) {
+    const std::string &name = symbols_[ops::symbolOf(first->quotientOfDim)].name;
+    throw SizeSplits({name, first->quotientBy, locOf(f)},
+                     opName + "() takes " + name + " // " + std::to_string(first->quotientBy) +
+                         " as a size (" + locOf(f).str() + ")");
+  }
+  fail(DiagCode::FrontendHostInteraction,
+       "a size computed from a dynamic dimension's size other than by products, sums with a "
+       "number and whole quotients (T * T, T % 3) is a tensor known at run time: " +
+           opName +
+           " takes numbers, the dynamic sizes and those of them as sizes, slice bounds and "
+           "shapes (a reshape infers a -1 from them: x.view(-1, C))",
+       f);
 }
 
 void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
@@ -186,7 +196,11 @@ int Executor::symbolOf(const std::string &given) {
   if (!derivedSizes_.sizes().empty()) // they are numbered after the inputs'
     throw CodedError(DiagCode::FrontendHostInteraction,
                      "the dynamic size " + name + " is named after sizes derived from others");
-  symbols_.push_back({name, 0});
+  int64_t factor = 1;
+  for (const SizeMultiple &m : options_.sizeMultiples)
+    if (m.name == name)
+      factor *= m.factor;
+  symbols_.push_back({name, 0, factor});
   derivedSizes_.setInputSizes(static_cast<int>(symbols_.size()));
   return static_cast<int>(symbols_.size()) - 1;
 }
@@ -351,6 +365,12 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   ops::LoweredCall lowered = [&] {
     try {
       return ops::OpTable::get().lower(opName, callArgs, &derivedSizes_);
+    } catch (const ops::SizeNotWhole &e) { // taken as a multiple where the inputs name it
+      if (e.symbol < static_cast<int>(symbols_.size()) &&
+          derivedSizes_.of(e.symbol).base == e.symbol)
+        throw SizeSplits({symbols_[e.symbol].name, e.factor, loc},
+                         std::string(e.what()) + " (" + loc.str() + ")");
+      throw CodedError(e.code(), std::string(e.what()) + " (" + loc.str() + ")");
     } catch (const ops::SizesMeet &e) {
       // Sizes derived from others are not guarded equal to anything: T - 1 and T differ.
       for (int k : {e.first, e.second})

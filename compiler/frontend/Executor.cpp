@@ -287,10 +287,16 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   case trace::Value::kTensor: {
     ops::TensorMeta meta;
     meta.dtype = dtypeOf(value.tensor().dtype());
-    for (const trace::Dim &d : value.tensor().dims())
-      meta.shape.push_back(d.dynamic()
-                               ? ops::dynamicDim(symbolOf(d.symbol().empty() ? "?" : d.symbol()))
-                               : d.size());
+    for (const trace::Dim &d : value.tensor().dims()) {
+      if (!d.dynamic()) {
+        meta.shape.push_back(d.size());
+        continue;
+      }
+      int k = symbolOf(d.symbol().empty() ? "?" : d.symbol());
+      ops::SizeProduct dim{symbols_[k].factor, {}};
+      dim.powers[k] = 1;
+      meta.shape.push_back(ops::productDim(dim)); // s_k, or 2*s_k where T is split in halves
+    }
     VarPtr t = newTensor(meta, tracker);
     t->stopGradient = value.tensor().stop_gradient();
     return t;
@@ -471,10 +477,10 @@ ExecState Executor::start() {
         if (!d.dynamic() || d.max() <= 0)
           continue;
         int k = symbolOf(d.symbol().empty() ? "?" : d.symbol());
-        int64_t &most = symbols_[k].inputMax;
-        if (most == 0 || d.max() < most) {
-          most = d.max();
-          guardBatch("<=", d.max(), {code.filename(), static_cast<int>(code.firstlineno())}, k);
+        int64_t &most = symbols_[k].inputMax, max = d.max() / symbols_[k].factor;
+        if (most == 0 || max < most) {
+          most = max;
+          guardBatch("<=", max, {code.filename(), static_cast<int>(code.firstlineno())}, k);
         }
       }
     value->parameter = input.name();

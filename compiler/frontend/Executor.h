@@ -142,6 +142,15 @@ public:
   SizeRelation relation;
 };
 
+/// A call that splits a dynamic size (ops::SizeNotWhole, T // 2 taken as a size):
+/// translate() starts again with that size a multiple.
+class SizeSplits : public CodedError {
+public:
+  SizeSplits(SizeMultiple multiple, const std::string &message)
+      : CodedError(DiagCode::OpBadAttribute, message), multiple(std::move(multiple)) {}
+  SizeMultiple multiple;
+};
+
 class Executor {
 public:
   Executor(const trace::Trace &trace, const TranslateOptions &options);
@@ -173,6 +182,9 @@ public:
   struct DynamicSymbol {
     std::string name;
     int64_t inputMax = 0;
+    /// The inputs' dimensions of it are this many times it: T as 2*s1 where the program
+    /// splits T in halves (TranslateOptions::sizeMultiples).
+    int64_t factor = 1;
   };
   const std::vector<DynamicSymbol> &symbols() const { return symbols_; }
   /// The sizes the program derives from the inputs' by offsets (x[:, 1:] of T: T - 1), each

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <set>
 
 namespace sotc::frontend {
@@ -397,6 +398,19 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     if (std::optional<ops::SizeProduct> q = ops::quotient(ops::productOf(a->sizeDim), divisor))
       return q->dynamic() ? makeDynamicSize(ops::productDim(*q), {a, b})
                           : makeConst(PyConst::ofInt(q->factor), {a, b});
+    // T // 2 of a T not known to be even: the call's value, a tensor, which a shape taking it
+    // makes a size by taking T as a multiple of 2 (refuseComputedSizes).
+    ops::SizeProduct size = ops::productOf(a->sizeDim);
+    int64_t times = size.factor;
+    size.factor = 1;
+    int64_t dim = ops::productDim(size);
+    if (isInt(b) && ops::isSymbolDim(dim) &&
+        derivedSizes_.of(ops::symbolOf(dim)).base == ops::symbolOf(dim)) {
+      VarPtr r = binaryOp(f, sir, op, false, sizeTensor(f, sir, a), b);
+      r->quotientOfDim = dim;
+      r->quotientBy = b->constant.intValue / std::gcd(times, b->constant.intValue);
+      return r;
+    }
   }
   // Any other arithmetic of it with a tensor or a number computes on the call's size, a 0-d
   // tensor (x.sum(0) / B, T ** -0.5, B - 1): a tensor, not a Python int, from then on.
@@ -484,9 +498,31 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
 }
 
 VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b) {
+  static const std::map<std::string, std::string> mirrored = {
+      {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
   // Dims of one dynamic size are one size (the runtime checks that the inputs agree).
   if (isDynamicSize(a) && isDynamicSize(b) && a->sizeDim == b->sizeDim)
     return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
+  // A multiple of one size with a number (T as 2*s1 where the program splits it) compares as
+  // the size: 2*s1 > 9 is s1 > 4, 2*s1 == 9 never holds.
+  if (!isDynamicSize(b) && b->isConstant() && b->constant.kind == PyConst::Kind::Int &&
+      isDynamicSize(a) && !isSymbolSize(a)) {
+    ops::SizeProduct p = ops::productOf(a->sizeDim);
+    int64_t g = p.factor, k = b->constant.intValue;
+    p.factor = 1;
+    if (ops::isSymbolDim(ops::productDim(p))) {
+      int64_t floor = k >= 0 ? k / g : -((-k + g - 1) / g), ceil = floor + (floor * g != k);
+      if ((op == "==" || op == "!=") && floor * g != k)
+        return makeConst(PyConst::ofBool(op == "!="), {a, b});
+      return compareBatchSize(
+          f, op, makeDynamicSize(ops::productDim(p), {a}),
+          makeConst(PyConst::ofInt(op == "<" || op == ">=" ? ceil : floor), {b}));
+    }
+  }
+  if (!isDynamicSize(a) && isDynamicSize(b) && a->isConstant() &&
+      a->constant.kind == PyConst::Kind::Int && !isSymbolSize(b)) {
+    return compareBatchSize(f, mirrored.at(op), b, a); // k < 2*s1  ->  2*s1 > k
+  }
   // Guards read one size: a product of them is not decided on.
   for (const VarPtr &v : {a, b})
     if (isDynamicSize(v) && !isSymbolSize(v))
@@ -524,8 +560,6 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
     throw SizesMet({x, y, locOf(f)}, "comparing two dynamic sizes (" + x + " " + op + " " + y +
                                          ") (" + locOf(f).str() + ")");
   }
-  static const std::map<std::string, std::string> mirrored = {
-      {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
   if (!isDynamicSize(a)) // k < B  ->  B > k
     return compareBatchSize(f, mirrored.at(op), b, a);
   if (!b->isConstant() || b->constant.kind != PyConst::Kind::Int)

@@ -111,13 +111,22 @@ struct SizeRelation {
   SourceLoc loc;            // the line that needs them equal
 };
 
+/// A size the inputs name that the program splits (x.view(B, T // 2, 2, C), [?, 6] viewed as
+/// (-1, 4)): a multiple of `factor`, guarded.
+struct SizeMultiple {
+  std::string name;
+  int64_t factor = 1;
+  SourceLoc loc; // the line that splits it
+};
+
 struct TranslateOptions {
   bool allowHostCallbacks = false;  // print(tensor), x.numpy(), --break-on: host callbacks
   std::vector<std::string> breakOn; // API names that force a boundary
   int maxInlineDepth = 32;
   int maxLoopIterations = 1024; // per loop instruction, per segment
   int maxSegments = 64;
-  std::vector<SizeRelation> sameSizes; // found by earlier attempts of translate()
+  std::vector<SizeRelation> sameSizes;     // found by earlier attempts of translate()
+  std::vector<SizeMultiple> sizeMultiples; // the same
 };
 
 /// Translates a validated trace. Unsupported constructs throw CodedError (E3xxx).

@@ -204,7 +204,20 @@ Translation translate(const trace::Trace &trace, const TranslateOptions &options
       for (const SizeRelation &r : attempt.sameSizes)
         t.guards.push_back({Guard::Kind::Relation, sizeExpression(trace, r.merged),
                             "== " + sizeExpression(trace, r.kept), r.loc});
+      for (const SizeMultiple &m : attempt.sizeMultiples)
+        t.guards.push_back({Guard::Kind::Batch, sizeExpression(trace, m.name),
+                            "% " + std::to_string(m.factor) + " == 0", m.loc});
       return t;
+    } catch (const SizeSplits &e) {
+      // T // 2 as a size: T a multiple of 2 (T is 2*s1 from its inputs on), guarded.
+      if (e.multiple.factor < 2 || attempt.sizeMultiples.size() >= 16)
+        throw CodedError(e.code(), e.what());
+      auto same = std::find_if(attempt.sizeMultiples.begin(), attempt.sizeMultiples.end(),
+                               [&](const SizeMultiple &m) { return m.name == e.multiple.name; });
+      if (same == attempt.sizeMultiples.end())
+        attempt.sizeMultiples.push_back(e.multiple);
+      else
+        same->factor *= e.multiple.factor;
     } catch (const SizesMet &e) {
       if (e.relation.kept == e.relation.merged ||
           attempt.sameSizes.size() >= static_cast<size_t>(ops::kMaxSymbols))
@@ -382,7 +395,10 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
     case Variable::Kind::Tensor: {
       std::string shape = "[";
       for (size_t i = 0; i < v->meta.shape.size(); ++i)
-        shape += (i ? ", " : "") + std::to_string(v->meta.shape[i]);
+        shape += (i ? ", " : "") +
+                 (ops::isSymbolDim(v->meta.shape[i]) || !ops::isDynamicDim(v->meta.shape[i])
+                      ? std::to_string(v->meta.shape[i])
+                      : ops::productText(ops::productOf(v->meta.shape[i])));
       add(Guard::Kind::TensorMeta, "(" + shape + "], " + prefix + "." +
                                        ops::dtypeName(v->meta.dtype) + ", " +
                                        (v->stopGradient ? "True" : "False") + ")");
@@ -419,16 +435,25 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
   };
   for (const auto &[v, loc] : ex.consumed())
     guard(v, loc);
-  // Decisions on a dynamic size: read from the first parameter that has it.
+  // Decisions on a dynamic size: read from the first parameter that has it, as that
+  // dimension's size (`>= 3` of s1 is `>= 6` of a dimension of 2*s1).
   for (const Executor::SizeGuard &g : ex.batchGuards())
     for (const VarPtr &p : ex.parameters()) {
       const std::vector<int64_t> &shape = p->isTensor() ? p->meta.shape : std::vector<int64_t>{};
-      auto d = std::find(shape.begin(), shape.end(), ops::dynamicDim(g.symbol));
+      auto d = std::find_if(shape.begin(), shape.end(), [&](int64_t dim) {
+        ops::SizeProduct one = ops::productOf(dim);
+        one.factor = 1;
+        return ops::isDynamicDim(dim) && ops::productDim(one) == ops::dynamicDim(g.symbol);
+      });
       if (d != shape.end()) {
+        size_t space = g.expected.find(' ');
+        int64_t times = ops::productOf(*d).factor;
         t.guards.push_back(
             {Guard::Kind::Batch,
              p->tracker.expression() + ".shape[" + std::to_string(d - shape.begin()) + "]",
-             g.expected, g.loc});
+             g.expected.substr(0, space + 1) +
+                 std::to_string(std::stoll(g.expected.substr(space + 1)) * times),
+             g.loc});
         break;
       }
     }

@@ -118,6 +118,9 @@ struct Variable {
   /// Tensor: 0-d, the dynamic size or Python arithmetic on it (B * 2), computed at run time:
   /// no shape, slice bound or size may take it.
   bool ofDynamicSize = false;
+  /// Tensor of ofDynamicSize: a quotient of a size that is not whole (T // 2 of T): the
+  /// size's dimension and the divisor, which a shape taking it makes the size a multiple of.
+  int64_t quotientOfDim = 0, quotientBy = 0;
   /// Opaque, a dynamic size (isDynamicSize): the dimension it is (ops::dynamicDim of s0, s1,
   /// ...; a product such as B * T, ops::productDim).
   int64_t sizeDim = ops::kDynamic;

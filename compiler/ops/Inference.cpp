@@ -3,6 +3,7 @@
 #include "compiler/support/Diagnostics.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 namespace sotc::ops {
@@ -193,10 +194,20 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
       out[inferred] = productDim(*rest);
       return out;
     }
-    if (total.dynamic() || known.dynamic()) // B * 6 into rows of 4: whole for even B only
-      throw CodedError(DiagCode::OpBadAttribute, op + "(): a -1 that splits a dynamic size (" +
-                                                     formatShape(in) + " into " + targetText() +
-                                                     ") is not supported yet");
+    // B * 6 into rows of 4: whole for even B only, which the frontend may take B to be (the
+    // last size left in the quotient, a multiple of what the factors lack).
+    int left = -1;
+    for (int k = 0; k < kMaxSymbols; ++k)
+      left = total.powers[k] > known.powers[k] ? k : left;
+    bool powers = std::all_of(known.powers.begin(), known.powers.end(),
+                              [&, k = 0](int p) mutable { return p <= total.powers[k++]; });
+    if (known.factor > 0 && powers && left >= 0) {
+      int64_t factor = known.factor / std::gcd(total.factor, known.factor);
+      throw SizeNotWhole(left, factor,
+                         op + "(): a -1 that splits a dynamic size (" + formatShape(in) + " into " +
+                             targetText() + ") needs s" + std::to_string(left) +
+                             " to be a multiple of " + std::to_string(factor));
+    }
     throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
                                                     formatShape(in) + " into " + targetText());
   }

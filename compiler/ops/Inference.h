@@ -23,6 +23,16 @@ public:
       : CodedError(DiagCode::OpShapeMismatch, message), first(first), second(second) {}
   int first, second; // the symbols
 };
+/// A -1 that splits a dynamic size ([?, 6] viewed as (-1, 4): whole for even batches only):
+/// the frontend takes the size as a multiple of `factor` (2*s0), with a guard, and infers
+/// again; elsewhere the E2010 it is.
+class SizeNotWhole : public CodedError {
+public:
+  SizeNotWhole(int symbol, int64_t factor, const std::string &message)
+      : CodedError(DiagCode::OpBadAttribute, message), symbol(symbol), factor(factor) {}
+  int symbol;
+  int64_t factor;
+};
 /// SizesMeet for dims `a` and `b` where each is one symbol; where one is a product of sizes
 /// (s0*s1 against s2), E2008: such a relation is not guarded.
 [[noreturn]] void throwSizesMeet(int64_t a, int64_t b, const std::string &message);

@@ -327,8 +327,11 @@ int64_t named(const Sizes &sizes) {
 /// Entry `entry`'s plans with its dynamic sizes as `sizes` (unchecked: see atSizes).
 void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
   Entry &e = a.entries.at(entry);
-  for (Parameter &p : e.parameters)
+  for (Parameter &p : e.parameters) {
+    p.spec = p.boundSpec();
+    p.multiples.clear();
     resolveBuffer(p.spec, sizes);
+  }
   for (size_t i = e.first; i < e.end; ++i) {
     Segment &s = a.segments[i];
     for (std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
@@ -553,19 +556,23 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
             g.at("id").get<std::string>() + " (" + g.at("source").get<std::string>() + ")";
       continue;
     }
-    if (g.at("kind") == "batch") { // ">= 2", "!= 4": what a decision on the size kept
-      std::string expected = g.at("expected").get<std::string>();
+    if (g.at("kind") == "batch") { // ">= 2", "!= 4": what a decision on the size kept;
+      std::string expected = g.at("expected").get<std::string>(); // "% 2 == 0": a split
+      bool multiple = expected.rfind("% ", 0) == 0 && expected.size() > 7 &&
+                      expected.compare(expected.size() - 5, 5, " == 0") == 0;
+      std::string number = multiple ? expected.substr(2, expected.size() - 7) : expected.substr(3);
       size_t used = 0;
       int64_t k = 0;
       try {
-        k = std::stoll(expected.substr(3), &used);
+        k = std::stoll(number, &used);
       } catch (const std::exception &) {
       }
-      if (expected.size() < 4 || used != expected.size() - 3 ||
-          (expected.rfind(">= ", 0) != 0 && expected.rfind("!= ", 0) != 0 &&
+      if (expected.size() < 4 || used != number.size() || (multiple && k < 2) ||
+          (!multiple && expected.rfind(">= ", 0) != 0 && expected.rfind("!= ", 0) != 0 &&
            expected.rfind("<= ", 0) != 0))
         throw Error("E8001", manifestPath +
-                                 ": a batch guard expects '>= N', '<= N' or '!= N', not '" +
+                                 ": a batch guard expects '>= N', '<= N', '!= N' or '% N == 0', "
+                                 "not '" +
                                  expected + "'");
       batchGuards.push_back(&g); // applied to the size it reads once the parameters are known
       continue;
@@ -583,11 +590,31 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
     if (param.tensor) {
       param.spec.name = param.name;
       param.spec.dtype = dtypeIndex(p.at("dtype").get<std::string>());
-      param.spec.shape = p.at("shape").get<std::vector<int64_t>>();
+      // A dimension that is a multiple of a size (the program splits it: "2*s1") is that
+      // size's, 2 its multiple.
+      for (const Json &d : p.at("shape")) {
+        std::pair<int64_t, Powers> count = countOf(d);
+        int k = static_cast<int>(std::find(count.second.begin(), count.second.end(), 1) -
+                                 count.second.begin());
+        bool multiple = d.is_string() && k < kMaxSizes &&
+                        std::count(count.second.begin(), count.second.end(), 0) == kMaxSizes - 1;
+        if (d.is_string() && !multiple)
+          throw Error("E8001", manifestPath + ": input " + param.name + " has a dimension of " +
+                                   d.dump() + ", not a multiple of one size");
+        if (!d.is_string() && count.first < -kMaxSizes)
+          throw Error("E8001",
+                      manifestPath + ": input " + param.name + " has a dimension of " + d.dump());
+        param.spec.shape.push_back(multiple ? -1 - k : count.first);
+        param.multiples.push_back(multiple ? count.first : 1);
+      }
       // Dynamic sizes: the bytes at every size 1.
       std::vector<int64_t> one = param.spec.shape;
-      for (int64_t &d : one)
-        d = sizeOfDim(d) >= 0 ? 1 : d;
+      for (size_t d = 0; d < one.size(); ++d)
+        if (int k = sizeOfDim(one[d]); k >= 0) {
+          one[d] = param.multiples[d];
+          if (one[d] > 1)
+            entry.sizeGuards[k].multiple = one[d];
+        }
       param.spec.bytes = tensorBytes(param.spec.dtype, one);
       entry.batched |= param.spec.perBatchRow();
       param.stopGradient = p.at("stop_gradient").get<bool>();
@@ -607,25 +634,34 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
   // artifacts whose guards name no parameter of theirs).
   for (const Json *g : batchGuards) {
     std::string x = g->at("expression").get<std::string>(), expected = g->at("expected");
-    int64_t k = std::stoll(expected.substr(3));
+    int64_t k = std::stoll(expected.substr(expected[0] == '%' ? 2 : 3));
     int size = 0;
+    int64_t times = 1; // the dimension is this many times its size: guards convert
     for (const Parameter &p : entry.parameters) {
       std::string prefix = "frame.f_locals['" + p.name + "'].shape[";
       if (p.tensor && x.rfind(prefix, 0) == 0) {
         size_t d = std::strtoull(x.c_str() + prefix.size(), nullptr, 10);
         if (d < p.spec.shape.size() && sizeOfDim(p.spec.shape[d]) >= 0)
-          size = sizeOfDim(p.spec.shape[d]);
+          size = sizeOfDim(p.spec.shape[d]), times = p.multipleOf(d);
       }
     }
+    if (k < 0 || times < 1)
+      throw Error("E8001", manifestPath + ": guard " + g->at("id").get<std::string>() +
+                               " expects " + expected);
     Entry::SizeGuards &on = entry.sizeGuards[size];
+    std::string id =
+        g->at("id").get<std::string>() + " (" + g->at("source").get<std::string>() + ")";
+    if (expected[0] == '%') { // the binding checks the multiple
+      on.multipleGuards += (on.multipleGuards.empty() ? "" : ", ") + id;
+      continue;
+    }
     if (expected[0] == '>')
-      on.min = std::max(on.min, k);
+      on.min = std::max(on.min, (k + times - 1) / times);
     else if (expected[0] == '<')
-      on.max = on.max ? std::min(on.max, k) : k;
-    else
-      on.excluded.push_back(k);
-    on.guards += (on.guards.empty() ? "" : ", ") + g->at("id").get<std::string>() + " (" +
-                 g->at("source").get<std::string>() + ")";
+      on.max = on.max ? std::min(on.max, k / times) : k / times;
+    else if (k % times == 0)
+      on.excluded.push_back(k / times);
+    on.guards += (on.guards.empty() ? "" : ", ") + id;
   }
   if (e.contains("derived_sizes")) {
     auto size = [&](const Json &name) {
@@ -665,6 +701,18 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
 }
 
 } // namespace
+
+Buffer Parameter::boundSpec() const {
+  Buffer b = spec;
+  for (size_t d = 0; d < b.shape.size(); ++d)
+    if (int k = sizeOfDim(b.shape[d]); k >= 0 && multipleOf(d) > 1) {
+      Powers powers{};
+      powers[k] = 1;
+      b.shape[d] = -kMaxSizes - 1 - static_cast<int64_t>(b.products.size());
+      b.products.push_back({multipleOf(d), powers});
+    }
+  return b;
+}
 
 int dtypeIndex(const std::string &name) {
   for (int i = 0; sotc_dtype_name(i); ++i)

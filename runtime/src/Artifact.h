@@ -63,6 +63,12 @@ struct Parameter {
   std::string value;  // other values: the repr it was traced with
   std::string guard;  // "g3 (prog.py:7)": the guard that made the program depend on it
   std::string relation; // tensors: the relation guard that made its dynamic size another's
+  /// Tensors: per dimension, the multiple of its size it is (2 where the program splits T in
+  /// halves: the manifest's "2*s1", spec.shape's -2); empty when every one is 1.
+  std::vector<int64_t> multiples;
+  int64_t multipleOf(size_t d) const { return d < multiples.size() ? multiples[d] : 1; }
+  /// `spec` with each multiple of a size as the product the segments write (2*s1).
+  Buffer boundSpec() const;
 };
 
 /// A model's parameter or buffer: bound by the runtime from the weights file, not passed.
@@ -122,6 +128,8 @@ struct Entry {
     int64_t max = 0; // 0: no bound
     std::vector<int64_t> excluded;
     std::string guards;
+    int64_t multiple = 1;       // the inputs' dimensions of it are this many times it
+    std::string multipleGuards; // the guards (`% 2 == 0`) that made it so
   };
   std::array<SizeGuards, kMaxSizes> sizeGuards;
   /// Sizes the program derives from a size the inputs give, by a number (x[:, 1:] of T:

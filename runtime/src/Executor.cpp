@@ -296,12 +296,17 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
         int k = sizeOfDim(shape[d]);
         if (k < 0)
           continue;
-        int64_t size = in[i].shape[d];
+        int64_t times = p.multipleOf(d), size = in[i].shape[d];
         if (size < 1) {
           batchNote = " with " + sizeName(k) + " >= 1";
           matches = false;
-        } else if (given[k] && size != given[k]) {
-          batchNote = " with " + sizeName(k) + " = " + std::to_string(given[k]) +
+        } else if (size % times) { // T split in halves: a multiple of 2
+          batchNote =
+              " with dimension " + std::to_string(d) + " a multiple of " + std::to_string(times);
+          guard = artifact_.entries[entry].sizeGuards[k].multipleGuards;
+          matches = false;
+        } else if (given[k] && size / times != given[k]) {
+          batchNote = " with " + sizeName(k) + " = " + std::to_string(given[k] * times) +
                       (bound[k].empty()
                            ? ""
                            : (k ? ", the " + sizeName(k) + " of " : ", the batch of ") + bound[k]);
@@ -309,7 +314,7 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
             guard = p.relation;
           matches = false;
         }
-        given[k] = size;
+        given[k] = size / times;
         shape[d] = size;
       }
       matches = matches && sameMeta(in[i], s.dtype, shape.data(), shape.size());
@@ -343,12 +348,13 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     if (size > 0 && (size < g.min || excluded || beyond)) {
       const Buffer &s = e.parameters[boundIndex[k]].spec;
       std::string name = sizeName(k);
-      found.push_back({bound[k],
-                       formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size())) +
-                           (excluded ? " with " + name + " != " + std::to_string(size)
-                            : beyond ? " with " + name + " <= " + std::to_string(g.max)
-                                     : " with " + name + " >= " + std::to_string(g.min)),
-                       formatTensor(in[boundIndex[k]]), g.guards, static_cast<int32_t>(entry)});
+      found.push_back(
+          {bound[k],
+           formatTensor(s.dtype, s.shape.data(), static_cast<int>(s.shape.size())) +
+               (excluded ? " with " + name + " != " + std::to_string(size * g.multiple)
+                : beyond ? " with " + name + " <= " + std::to_string(g.max * g.multiple)
+                         : " with " + name + " >= " + std::to_string(g.min * g.multiple)),
+           formatTensor(in[boundIndex[k]]), g.guards, static_cast<int32_t>(entry)});
     }
   }
   return found;

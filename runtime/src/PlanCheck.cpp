@@ -20,7 +20,7 @@ std::string shapeText(const Buffer &b) {
 }
 
 bool sameTensor(const Buffer &a, const Buffer &b) {
-  return a.dtype == b.dtype && a.shape == b.shape;
+  return a.dtype == b.dtype && a.shape == b.shape && a.products == b.products;
 }
 
 /// The checks of one plan (a segment, or the weights' preparation), failing with its name.
@@ -304,26 +304,26 @@ void checkPlan(const Artifact &a) {
     // The entry's first segment's inputs: each bound by a parameter, a weight or what was
     // prepared of them, of its dtype and shape.
     const Segment &first = a.segments[e.first];
-    std::map<std::string, const Buffer *> bound;
+    std::map<std::string, Buffer> bound;
     for (const Parameter &p : e.parameters)
       if (p.tensor && !p.buffer.empty())
-        bound[p.buffer] = &p.spec;
+        bound[p.buffer] = p.boundSpec();
     for (const auto &[name, buffer] : e.weightBuffers) {
       auto w = std::find_if(a.weights.begin(), a.weights.end(),
                             [&](const Weight &x) { return x.name == name; });
       if (w == a.weights.end())
         fail(first.name + "'s input " + buffer + " is bound to " + name + ", which is no weight");
-      bound[buffer] = &w->spec;
+      bound[buffer] = w->spec;
     }
     for (const Buffer &b : e.prepare.outputs)
-      bound[b.name] = &b;
+      bound[b.name] = b;
     for (const Buffer &in : first.inputs) {
       auto it = bound.find(in.name);
       if (it == bound.end())
         fail(first.name + "'s input " + in.name + " is bound by no parameter or weight");
-      if (!sameTensor(*it->second, in))
+      if (!sameTensor(it->second, in))
         fail(first.name + "'s input " + in.name + " is " + shapeText(in) + "; what binds it is " +
-             shapeText(*it->second));
+             shapeText(it->second));
     }
     for (const auto &[name, spec] : bound)
       if (std::none_of(first.inputs.begin(), first.inputs.end(),

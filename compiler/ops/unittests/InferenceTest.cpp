@@ -212,14 +212,26 @@ TEST_CASE("dynamic sizes keep their symbols through inference", "[inference]") {
   CHECK(!parseProduct("s0*s0"));
   CHECK(!parseProduct("s0*2"));
   CHECK(parseProduct("16*s0*s1^2") == SizeProduct{16, {1, 2}});
-  CHECK(errorOf([&] {
+  // A -1 that splits a size: SizeNotWhole says which size, a multiple of what, would do.
+  auto notWhole = [](const std::function<void()> &f) {
+    try {
+      f();
+    } catch (const SizeNotWhole &e) {
+      return "s" + std::to_string(e.symbol) + " * " + std::to_string(e.factor) + ": " + e.what();
+    }
+    return std::string("no SizeNotWhole");
+  };
+  CHECK(notWhole([&] {
           reshapeShape("reshape", {B, 6}, {-1, 4});
-        }) == "E2010 reshape(): a -1 that splits a dynamic size ([?, 6] into [-1, 4]) is not "
-              "supported yet");
-  CHECK(errorOf([&] {
+        }) == "s0 * 2: reshape(): a -1 that splits a dynamic size ([?, 6] into [-1, 4]) needs "
+              "s0 to be a multiple of 2");
+  CHECK(notWhole([&] {
           reshapeShape("reshape", {B, T, 8}, {symbolSize(0), 3, -1});
-        }) == "E2010 reshape(): a -1 that splits a dynamic size ([?, s1, 8] into [s0, 3, -1]) "
-              "is not supported yet");
+        }) == "s1 * 3: reshape(): a -1 that splits a dynamic size ([?, s1, 8] into [s0, 3, -1]) "
+              "needs s1 to be a multiple of 3");
+  CHECK(errorOf([&] {
+          reshapeShape("reshape", {B, 6}, {symbolSize(0), -1, 4});
+        }) == "E2008 reshape(): cannot reshape a tensor of shape [?, 6] into [s0, -1, 4]");
   CHECK(errorOf([&] {
           reshapeShape("reshape", {B, T}, {symbolSize(0), symbolSize(0)});
         }) == "E2008 reshape(): cannot reshape a tensor of shape [?, s1] (s0*s1 elements) into "

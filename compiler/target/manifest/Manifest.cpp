@@ -38,22 +38,28 @@ const char *guardKind(frontend::Guard::Kind kind) {
   return "?";
 }
 
-/// A tensor's name, dtype, shape and bytes. Each dynamic dimension (sotc-sir-check-batch-dims)
-/// is -1 - k in the shape for size s_k (s0: -1), a product of them its text ("s0*s1",
-/// "16*s0"), and the bytes are those at every size 1.
+/// A shape as the manifest writes it: each dynamic dimension (sotc-sir-check-batch-dims) -1 - k
+/// for size s_k (s0: -1), a product of them its text ("s0*s1", "16*s0", "2*s1").
+Json shapeJson(const std::vector<int64_t> &dims) {
+  Json shape = Json::array();
+  for (int64_t d : dims) {
+    bool product = ops::isDynamicDim(d) && !ops::isSymbolDim(d);
+    shape.push_back(product ? Json(ops::productText(ops::productOf(d))) : Json(d));
+  }
+  return shape;
+}
+
+/// A tensor's name, dtype, shape (shapeJson) and bytes, those at every size 1.
 Json tensorJson(const std::string &name, mlir::Type type) {
   auto tensor = mlir::cast<mlir::RankedTensorType>(type);
   std::optional<ops::TensorMeta> meta = sir::metaOf(tensor);
-  Json shape = Json::array();
   int64_t bytes = elementBytes(tensor.getElementType());
-  for (int64_t d : sir::shapeWithSizes(tensor)) {
-    bool product = ops::isDynamicDim(d) && !ops::isSymbolDim(d);
-    shape.push_back(product ? Json(ops::productText(ops::productOf(d))) : Json(d));
+  std::vector<int64_t> dims = sir::shapeWithSizes(tensor);
+  for (int64_t d : dims)
     bytes *= ops::productOf(d).factor;
-  }
   return Json{{"name", name},
               {"dtype", meta ? ops::dtypeName(meta->dtype) : "unknown"},
-              {"shape", shape},
+              {"shape", shapeJson(dims)},
               {"bytes", bytes}};
 }
 
@@ -380,7 +386,7 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
     Json param{{"name", p->parameter},
                {"kind", "tensor"},
                {"dtype", ops::dtypeName(p->meta.dtype)},
-               {"shape", p->meta.shape},
+               {"shape", shapeJson(p->meta.shape)},
                {"stop_gradient", p->stopGradient},
                {"buffer", bufferOf(translation, segments, p)}};
     if (!p->global.empty())

@@ -252,8 +252,9 @@ class Compiled:
         self._size_inputs = {}
         for p in inputs:
             for dim, d in enumerate(p["shape"] if p["kind"] == "tensor" else ()):
-                if d < 0:
-                    self._size_inputs.setdefault(d, (p["name"], dim))
+                factor, terms = _parsed_dim(d)  # "2*s1": a multiple of s1 (the program splits it)
+                if terms:
+                    self._size_inputs.setdefault(terms[0][0], (p["name"], dim, factor))
         # Sizes derived from those (x[:, 1:] of T: s2 = s1 - 1), keyed alike: (size, base,
         # offset). Entries that derive other sizes leave the results to the runtime.
         derived = [e.get("derived_sizes", []) for e in entries]
@@ -475,10 +476,10 @@ class Compiled:
         fresh = out is None and self._fresh is not None
         sizes = {}
         if fresh and self._size_inputs:
-            for d, (name, dim) in self._size_inputs.items():
+            for d, (name, dim, factor) in self._size_inputs.items():
                 shape = getattr(bound[name], "shape", ())
-                if len(shape) > dim and shape[dim] > 0:
-                    sizes[d] = shape[dim]
+                if len(shape) > dim and shape[dim] > 0 and shape[dim] % factor == 0:
+                    sizes[d] = shape[dim] // factor
             fresh = len(sizes) == len(self._size_inputs)  # else the runtime says what is wrong
             for size, base, offset in self._derived_sizes:
                 sizes[size] = sizes.get(base, 0) + offset

@@ -85,6 +85,20 @@ def doubled(x):
 def all_but_last(x):
     return x[: x.shape[0] - 1]
 
+def rows_mod_three(x):
+    return x[: x.shape[0] % 3]
+
+def pairs_of_rows(x):
+    B = x.shape[0]
+    return x.reshape(B // 2, 2, x.shape[1]).sum(1)
+
+def pairs_decided(x):
+    B = x.shape[0]
+    y = x.reshape(B // 2, -1)
+    if B > 5:
+        return y * 2
+    return y
+
 def single_row_first(x):
     B = x.shape[0]
     if B == 1:
@@ -373,16 +387,56 @@ def test_the_batch_merged_with_other_dims(sotc_bin, tmp_path, programs):
 
 
 def test_a_size_computed_from_the_batch_is_no_shape(sotc_bin, tmp_path, programs):
-    """B - 1 is a 0-d tensor of the call's value (arithmetic compiles), which no shape or
-    slice bound takes: a dimension is a product of the sizes."""
+    """B % 3 is a 0-d tensor of the call's value (arithmetic compiles), which no shape or
+    slice bound takes: a dimension is a product of the sizes or one of them plus a number."""
     library, result = _compile(sotc_bin, tmp_path,
-                               sotc.trace(programs.all_but_last, "float32[?,4]"), "all_but_last")
+                               sotc.trace(programs.rows_mod_three, "float32[?,4]"), "mod")
     assert result.returncode != 0
-    assert ("error E3005: a size computed from a dynamic dimension's size other than by products "
-            "(T - 1, T // 2) is a tensor known at run time: __getitem__ takes numbers") \
-        in result.stderr
+    assert ("error E3005: a size computed from a dynamic dimension's size other than by "
+            "products, sums with a number and whole quotients (T * T, T % 3) is a tensor known "
+            "at run time: __getitem__ takes numbers") in result.stderr
     assert "dyn_programs.py:" in result.stderr
     assert not library.exists()
+
+
+def test_all_rows_but_the_last_are_a_size_derived_from_the_batch(sotc_bin, tmp_path, programs):
+    """x[:B - 1] has B - 1 rows, a size of its own (docs/dynamic-shapes.md#derived-sizes):
+    it matches numpy at every batch, and one row, which would leave none, is refused."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.all_but_last, "float32[?,4]"), "abl")
+    rng = np.random.default_rng(4)
+    for n in (2, 5, 33):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(f(x)), x[:-1])
+    with pytest.raises(sotc.GuardError, match=r"with \? >= 2"):
+        f(np.ones((1, 4), np.float32))
+
+
+def test_a_batch_split_in_pairs_is_taken_even(sotc_bin, tmp_path, programs):
+    """B // 2 as a dimension (x.reshape(B // 2, 2, C)) takes the batch as a multiple of 2: the
+    input's dimension is 2*s0 (the manifest's "2*s0"), a guard `% 2 == 0` says which line
+    needs it, and odd batches are refused; a decision on B is one on s0 (`B > 5`: s0 >= 3)."""
+    trace = sotc.trace(programs.pairs_of_rows, "float32[?,4]")
+    f = _compiled(sotc_bin, tmp_path, trace, "pairs")
+    manifest = json.loads((tmp_path / "pairs.manifest.json").read_text())
+    entry = manifest["entries"][0]
+    assert entry["inputs"][0]["shape"] == ["2*s0", 4]
+    assert [(g["expression"], g["expected"]) for g in entry["guards"] if g["kind"] == "batch"] \
+        == [("frame.f_locals['x'].shape[0]", "% 2 == 0")]
+    rng = np.random.default_rng(5)
+    for n in (2, 6, 40):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(f(x)), x.reshape(n // 2, 2, 4).sum(1), rtol=1e-6)
+    with pytest.raises(sotc.GuardError, match="x: expected float32"):
+        f(np.ones((3, 4), np.float32))
+    decided = _compiled(sotc_bin, tmp_path, sotc.trace(programs.pairs_decided, "float32[?,4]"),
+                        "decided")
+    guards = json.loads((tmp_path / "decided.manifest.json").read_text())["entries"][0]["guards"]
+    assert ("frame.f_locals['x'].shape[0]", ">= 6") in [(g["expression"], g["expected"])
+                                                       for g in guards]
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(decided(x)), x.reshape(4, 8) * 2, rtol=1e-6)
+    with pytest.raises(sotc.GuardError):
+        decided(np.ones((4, 4), np.float32))
 
 
 def test_sotc_run_draws_the_batch_it_is_given(sotc_bin, tmp_path, programs):

@@ -32,3 +32,25 @@ def decision(x):
 def mismatch(x):
     # T - 1 positions against T.
     return x[:, 1:] + x
+
+
+def halves(x):
+    # T // 2 as a dimension: T is taken as a multiple of 2 (2*s1), T // 2 is s1.
+    B, T, C = x.shape
+    return torch.softmax(x.view(B, T // 2, 2 * C), -1)
+
+
+def rows_of_four(x):
+    # [?, 6] viewed as rows of 4: whole for even batches only.
+    return x.view(-1, 4)
+
+
+def halves_decided(x):
+    # A decision on T where T is 2*s1: T > 9 is s1 > 4, T == 9 never holds.
+    B, T, C = x.shape
+    y = x.view(B, T // 2, 2 * C)
+    if T == 9:
+        return y
+    if T > 9:
+        return y * 2
+    return y
