@@ -560,7 +560,9 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       std::string expected = g.at("expected").get<std::string>(); // "% 2 == 0": a split
       bool multiple = expected.rfind("% ", 0) == 0 && expected.size() > 7 &&
                       expected.compare(expected.size() - 5, 5, " == 0") == 0;
-      std::string number = multiple ? expected.substr(2, expected.size() - 7) : expected.substr(3);
+      std::string number = multiple              ? expected.substr(2, expected.size() - 7)
+                           : expected.size() > 3 ? expected.substr(3)
+                                                 : "";
       size_t used = 0;
       int64_t k = 0;
       try {

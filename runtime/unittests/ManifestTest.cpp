@@ -220,7 +220,7 @@ TEST_CASE("a plan that does not hold together is refused, check by check", "[run
        [](Json &m) { m["segments"][0]["steps"][2]["grid"] = -3; }},
       {"a segment shape larger than the entry's", "SIR_0's input a is float32[4, 9]",
        [](Json &m) { m["segments"][0]["inputs"][0] = matrix("a", 4, 9); }},
-      {"an entry shape of -9 (no dynamic size's)", "the entry's input a is float32[-9, 8]",
+      {"an entry shape of -9 (no dynamic size's)", "input a has a dimension of -9",
        [](Json &m) {
          m["entries"][0]["inputs"][0]["shape"] = {-9, 8};
        }},
@@ -439,10 +439,11 @@ TEST_CASE("a dynamic batch's guards are what decisions on its size kept", "[runt
   CHECK(s0.max == 64);
   CHECK(s0.excluded == std::vector<int64_t>{6});
   CHECK(s0.guards == "g0 (p.py:3), g1 (p.py:3), g2 (p.py:3), g3 (p.py:3), g4 (p.py:3)");
-  for (const char *bad : {"> 4", ">= four", "!= 3 rows", "< 5", ""}) {
+  for (const char *bad : {"> 4", ">= four", "!= 3 rows", "< 5", "", "% 1 == 0", "% 2 == 1"}) {
     INFO(bad);
     m["entries"][0]["guards"] = {guard("g0", bad)};
-    CHECK(refusal(m).find("a batch guard expects '>= N', '<= N' or '!= N'") != std::string::npos);
+    CHECK(refusal(m).find("a batch guard expects '>= N', '<= N', '!= N' or '% N == 0'") !=
+          std::string::npos);
   }
 }
 
@@ -465,4 +466,36 @@ TEST_CASE("sizes derived from the inputs' are read as their base plus a number",
     wrong["entries"][0]["derived_sizes"] = bad;
     CHECK(refusal(wrong).rfind("E8001: ", 0) == 0);
   }
+}
+
+TEST_CASE("an input dimension that is a multiple of a size binds the size as its part",
+          "[runtime][manifest]") {
+  // a: [2*s0, 8] where the program splits the batch in pairs; its guards read the dimension.
+  Json m = batchManifest();
+  m["entries"][0]["inputs"][0]["shape"] = {"2*s0", 8};
+  for (Json *in : {&m["segments"][0]["inputs"][0]})
+    (*in)["shape"] = {"2*s0", 8}, (*in)["bytes"] = 64;
+  auto guard = [](const std::string &id, const std::string &expected) {
+    return Json{{"id", id},
+                {"kind", "batch"},
+                {"expression", "frame.f_locals['a'].shape[0]"},
+                {"expected", expected},
+                {"condition", "frame.f_locals['a'].shape[0] " + expected},
+                {"source", "p.py:3"}};
+  };
+  m["entries"][0]["guards"] = {guard("g0", "% 2 == 0"), guard("g1", ">= 10"), guard("g2", "<= 64"),
+                               guard("g3", "!= 7")};
+  REQUIRE(refusal(m) == "read");
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  const sotc::runtime::Parameter &p = a.entries[0].parameters[0];
+  CHECK(p.spec.shape == std::vector<int64_t>{-1, 8});
+  CHECK(p.multipleOf(0) == 2);
+  CHECK(p.boundSpec().isProduct(p.boundSpec().shape[0]));
+  const sotc::runtime::Entry::SizeGuards &s0 = a.entries[0].sizeGuards[0];
+  CHECK((s0.multiple == 2 && s0.min == 5 && s0.max == 32 && s0.excluded.empty()));
+  CHECK(s0.multipleGuards == "g0 (p.py:3)");
+  Json product = m;
+  product["entries"][0]["inputs"][0]["shape"] = {"s0*s1", 8};
+  CHECK(refusal(product).find("input a has a dimension of \"s0*s1\", not a multiple of one size") !=
+        std::string::npos);
 }

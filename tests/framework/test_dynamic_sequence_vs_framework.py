@@ -310,3 +310,35 @@ def test_causal_lm_loss_at_every_batch_and_length(sotc_bin, workdir):  # noqa: F
         got = f(ids, labels=ids)
         assert_matches([np.asarray(got.loss), np.asarray(got.logits)],
                        [want.loss.numpy(), want.logits.numpy()], f"GPT-2 loss, B={b} T={t}")
+
+
+def paired_tokens(x, w):  # tokens merged in pairs (T // 2 positions of 2 * C), projected
+    B, T, C = x.shape
+    return torch.relu(x.reshape(B, T // 2, 2 * C) @ w)
+
+
+def paddle_paired_tokens(x):
+    return paddle.reshape(x, [x.shape[0], -1, 2 * x.shape[2]]).mean(1)
+
+
+@pytest.mark.parametrize("fn, specs, framework", [
+    (paired_tokens, ["float32[B,T<=64,8]", "float32[16,4]"], "torch"),
+    (paddle_paired_tokens, ["float32[B,T,8]"], "paddle"),
+], ids=["torch", "paddle"])
+def test_sizes_split_in_pairs(sotc_bin, workdir, fn, specs, framework):  # noqa: F811
+    """T // 2 positions of pairs of tokens (docs/dynamic-shapes.md#split-sizes): T is taken as
+    a multiple of 2, guarded; one CPU artifact matches the framework at every even length and
+    refuses an odd one, naming the line that splits it."""
+    trace = sotc.trace(fn, *specs, sotc_framework=framework).save(str(workdir / f"{fn.__name__}.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))
+    rng = np.random.default_rng(12)
+    w = rng.standard_normal((16, 4)).astype(np.float32)
+    tensor = torch.from_numpy if framework == "torch" else paddle.to_tensor
+    for b, t in ((1, 2), (3, 6), (2, 64)):
+        x = rng.standard_normal((b, t, 8)).astype(np.float32)
+        args = (x, w) if len(specs) == 2 else (x,)
+        want = fn(*[tensor(a) for a in args])
+        assert_matches([np.asarray(f(*args))], [want.numpy()], f"{fn.__name__}, B={b} T={t}")
+    odd = (rng.standard_normal((2, 5, 8)).astype(np.float32),) + ((w,) if len(specs) == 2 else ())
+    with pytest.raises(sotc.GuardError, match="with dimension 1 a multiple of 2"):
+        f(*odd)
