@@ -37,7 +37,10 @@ public:
         return sir::EllipsisAttr::get(&ctx_);
       case PyConst::Kind::Bool:
         return b_.getBoolAttr(v->constant.boolValue);
-      case PyConst::Kind::Int:
+      case PyConst::Kind::Int: // a dynamic size as the types write it
+        if (ops::isSymbolSize(v->constant.intValue))
+          return sir::SizeAttr::get(
+              &ctx_, ops::productText(ops::productOf(ops::dimOfSymbolSize(v->constant.intValue))));
         return b_.getI64IntegerAttr(v->constant.intValue);
       case PyConst::Kind::Float:
         return b_.getF64FloatAttr(v->constant.floatValue);

@@ -37,6 +37,18 @@ def Sir_SliceAttr : Sir_Attr<"Slice", "slice"> {
   let assemblyFormat = "`<` $start `,` $stop `,` $step `>`";
 }
 
+def Sir_SizeAttr : Sir_Attr<"Size", "size"> {
+  let summary = "A dynamic size passed as a Python int: x.shape[1] (s1), B * T (s0*s1)";
+  let description = [{
+    A size known at run time only, as the types' encodings write it (`#sir.size<"s0">`,
+    `#sir.size<"s0*s1">`, `#sir.size<"2*s1">`): what a reshape, an expand, a slice bound or
+    `arange` takes where Python passed `x.shape[d]` or arithmetic on it.
+  }];
+  let parameters = (ins StringRefParameter<>:$size);
+  let assemblyFormat = "`<` $size `>`";
+  let genVerifyDecl = 1;
+}
+
 def Sir_RefAttr : Sir_Attr<"Ref", "ref"> {
   let summary = "A library object by qualified name, e.g. paddle.float32";
   let parameters = (ins StringRefParameter<>:$name);

@@ -275,6 +275,13 @@ LogicalResult GroupOp::verify() {
   return success();
 }
 
+LogicalResult SizeAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef size) {
+  std::optional<sotc::ops::SizeProduct> p = sotc::ops::parseProduct(size.str());
+  if (!p || !p->dynamic())
+    return emitError() << "#sir.size holds \"" << size << "\", not a product of sizes (s0*s1)";
+  return success();
+}
+
 mlir::FailureOr<sotc::ops::DerivedSizes> sotc::sir::derivedSizesOf(mlir::Operation *op) {
   auto module = mlir::isa<mlir::ModuleOp>(op) ? mlir::cast<mlir::ModuleOp>(op)
                                               : op->getParentOfType<mlir::ModuleOp>();

@@ -30,6 +30,9 @@ mlir::FailureOr<ops::Arg> toArg(CallOp call, mlir::Attribute attr) {
     return ops::Arg::ofString(s.str());
   if (auto r = mlir::dyn_cast<RefAttr>(attr))
     return ops::Arg::ofString(r.getName().str());
+  if (auto size = mlir::dyn_cast<SizeAttr>(attr)) // verified: a product of sizes
+    return ops::Arg::ofInt(
+        ops::sizeOfDim(ops::productDim(*ops::parseProduct(size.getSize().str()))));
   auto items = [&](mlir::ArrayAttr array) -> mlir::FailureOr<std::vector<ops::Arg>> {
     std::vector<ops::Arg> out;
     for (mlir::Attribute item : array) {

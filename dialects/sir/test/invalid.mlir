@@ -188,3 +188,11 @@ sir.subgraph @conv2d_without_window(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3x
   %0 = sir.prim conv2d(%x, %w) {strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x8x8xf32>
   sir.output %0 : tensor<1x6x8x8xf32>
 }
+
+// -----
+
+sir.subgraph @bad_size(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{#sir.size holds "s0+1", not a product of sizes (s0*s1)}}
+  %0 = sir.call "method" "view"(%x) {args = [#sir.arg<0>, #sir.size<"s0+1">, 8], kwargs = [], op = "torch.Tensor.view"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  sir.output %0 : tensor<?x8xf32>
+}
