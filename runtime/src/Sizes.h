@@ -19,7 +19,7 @@ namespace sotc::runtime {
 
 constexpr int kMaxSizes = 8;
 /// The most sizes one CPU kernel takes (its C signature: runtime/src/cpu/CpuBackend.cpp).
-constexpr size_t kMaxKernelSizes = 3;
+constexpr size_t kMaxKernelSizes = 4;
 /// A call's value of each dynamic size (0 for the sizes its entry does not have).
 using Sizes = std::array<int64_t, kMaxSizes>;
 /// The power of each dynamic size a count holds ("64*s0*s1^2": 1, 2, 0, ...).

@@ -577,6 +577,13 @@ private:
       return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
              << "kernel " << op_.getSymName() << " over a dynamic size: " << why;
     };
+    if (sizes_.size() > kMaxKernelSizes) {
+      std::string names;
+      for (int symbol : sizes_)
+        names += (names.empty() ? "s" : ", s") + std::to_string(symbol);
+      return refuse("it would take " + std::to_string(sizes_.size()) + " dynamic sizes (" + names +
+                    "), more than the " + std::to_string(kMaxKernelSizes) + " a kernel takes");
+    }
     std::vector<int> sharedPowers; // of the rows of dynamic sizes a block keeps
     for (size_t t = 0; t < values_.size(); ++t) {
       if (gpuModule_ && storage_[t].kind == StorageKind::Scratch &&

@@ -25,6 +25,8 @@ constexpr const char *kBatchGridAttr = "sotc.grid";
 /// A kernel over dynamic sizes other than s0 alone: the sizes it takes before its buffers,
 /// in order ("s0,s1", "s1"). Without it a kernel with sotc.grid takes s0.
 constexpr const char *kSizesAttr = "sotc.sizes";
+/// The most sizes a kernel takes: the runtime's kernel ABI (runtime/src/Sizes.h).
+constexpr size_t kMaxKernelSizes = 4;
 
 /// A GPU kernel whose blocks keep rows of s0 between statements: the dynamic shared memory a
 /// launch gives each block, in bytes as a power of s0 ("1024*s0").

@@ -213,7 +213,7 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
       expected.push_back(MemRefType::get(bufferShapeOf(tensor), tensor.getElementType()));
     }
     ArrayRef<Type> args = func.getArgumentTypes();
-    while (args.size() > expected.size() && args.size() <= expected.size() + 3 && args[0].isIndex())
+    while (args.size() > expected.size() && args[0].isIndex())
       args = args.drop_front();
     if (TypeRange(args) != TypeRange(expected) || func.getNumResults())
       return emitOpError("types do not match lowered kernel ") << getKernelAttr();

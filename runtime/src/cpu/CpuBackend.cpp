@@ -63,7 +63,7 @@ void call(void *fn, int64_t begin, int64_t end, const std::vector<int64_t> &size
   using Buffers = std::make_index_sequence<kMaxKernelBuffers + 1>;
   static constexpr std::array<std::array<Caller, kMaxKernelBuffers + 1>, kMaxKernelSizes + 1>
       tables = {callers<0>(Buffers()), callers<1>(Buffers()), callers<2>(Buffers()),
-                callers<3>(Buffers())};
+                callers<3>(Buffers()), callers<4>(Buffers())};
   tables[sizes.size()][buffers.size()](fn, begin, end, sizes.data(), buffers.data());
 }
 
