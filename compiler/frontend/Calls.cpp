@@ -144,6 +144,19 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     args = {makeConst(PyConst::ofInt(ops::sizeOfDim(args.back()->sizeDim)), {args.back()})};
     return;
   }
+  // full(shape, value), zeros(shape): a tensor of the sizes.
+  static const std::set<std::string> fills = {"torch.full", "paddle.full", "paddle.zeros",
+                                              "paddle.ones", "paddle.empty"};
+  if (fills.count(opName) && !args.empty() && holdsDynamicSize(args[0]) && noDynamicKwargs() &&
+      std::none_of(args.begin() + 1, args.end(), holdsDynamicSize) &&
+      (args[0]->kind == K::Tuple || args[0]->kind == K::List)) {
+    std::vector<VarPtr> dims = args[0]->items;
+    for (VarPtr &d : dims)
+      if (isDynamicSize(d))
+        d = makeConst(PyConst::ofInt(ops::sizeOfDim(d->sizeDim)), {d});
+    args[0] = makeSequence(args[0]->kind, dims, {args[0]});
+    return;
+  }
   if ((!kReshapes.count(opName) && !kExpands.count(opName)) || !kwargs.empty() || args.size() < 2 ||
       args[0]->kind != K::Tensor)
     refuse();

@@ -224,8 +224,8 @@ bool torchFill(CallContext &c) {
   if (sizes.size() == 1 && (sizes[0]->kind == K::List || sizes[0]->kind == K::Tuple))
     sizes = sizes[0]->items;
   std::vector<VarPtr> dims;
-  for (const VarPtr &s : sizes) {
-    if (!isInt(s))
+  for (const VarPtr &s : sizes) { // numbers and dynamic sizes (torch.ones(T, T))
+    if (!isInt(s) && !isDynamicSize(s))
       return false;
     dims.push_back(s);
   }

@@ -101,7 +101,7 @@ void registerCreation(OpTable &t) {
     paddleLower(
         t, name,
         [value = value](Lowering &L) {
-          L.out(L.b.fill(value, L.args.intList("shape"), dtypeOr(L, "dtype", DType::Float32)));
+          L.out(L.b.fill(value, shapeOf(L, "shape"), dtypeOr(L, "dtype", DType::Float32)));
         },
         false);
     std::string like = std::string(name) + "_like";

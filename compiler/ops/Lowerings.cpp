@@ -223,6 +223,17 @@ DType dtypeOr(Lowering &L, const std::string &name, DType fallback) {
   return L.args.isNone(name) ? fallback : L.args.get(name).dtypeValue;
 }
 
+std::vector<int64_t> shapeOf(Lowering &L, const std::string &name) {
+  std::vector<int64_t> dims = L.args.intList(name);
+  for (int64_t &d : dims) {
+    if (isSymbolSize(d))
+      d = dimOfSymbolSize(d);
+    else if (d < 0)
+      badValue(L, "negative size in shape " + formatInts(L.args.intList(name)));
+  }
+  return dims;
+}
+
 LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool torchInference) {
   return [=](Lowering &L) {
     const Arg &v = L.args.get(value);
@@ -231,11 +242,7 @@ LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool tor
       fallback = v.kind == Arg::Kind::Bool  ? DType::Bool
                  : v.kind == Arg::Kind::Int ? DType::Int64
                                             : DType::Float32;
-    std::vector<int64_t> dims = L.args.intList(shape);
-    for (int64_t d : dims)
-      if (d < 0)
-        badValue(L, "negative size in shape " + formatInts(dims));
-    L.out(L.b.fill(v.scalar(), dims, dtypeOr(L, dtype, fallback)));
+    L.out(L.b.fill(v.scalar(), shapeOf(L, shape), dtypeOr(L, dtype, fallback)));
   };
 }
 

@@ -40,6 +40,10 @@ int floatInput(Lowering &L, const std::string &xn);
 
 int sigmoid(PrimBuilder &b, int x);
 
+/// A shape parameter (IntList): each size the frontend passed as a dynamic one (x.shape[1],
+/// T - 1) its dimension; E2010 for a negative size.
+std::vector<int64_t> shapeOf(Lowering &L, const std::string &name);
+
 /// Axes from an optional IntList parameter (None: all axes).
 std::vector<int64_t> axesOf(Lowering &L, const std::string &axisName, int x);
 

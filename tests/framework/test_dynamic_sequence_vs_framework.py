@@ -251,12 +251,19 @@ def paddle_neighbours(x):
     return paddle.nn.functional.relu(x[:, 1:] - x[:, :-1]).sum(1)
 
 
+def paddle_made_of_sizes(x):  # tensors made at the call's sizes, T - 1 among them
+    B, T, C = x.shape
+    return (paddle.zeros([B, T]) + x.sum(-1), paddle.full([T - 1], 3.0) * x[0, 1:, 0],
+            paddle.ones([B, T - 1, C]) * x[:, 1:])
+
+
 @pytest.mark.parametrize("fn, specs, framework", [
     (shifted_loss, ["float32[B,T,16]", "int64[B,T]"], "torch"),
     (padded_labels, ["float32[B,T,16]", "int64[B,T]"], "torch"),
     (neighbours, ["float32[B,T,8]", "float32[8,4]"], "torch"),
     (paddle_neighbours, ["float32[B,T,8]"], "paddle"),
-], ids=["shifted", "padded", "neighbours", "paddle"])
+    (paddle_made_of_sizes, ["float32[B,T,8]"], "paddle"),
+], ids=["shifted", "padded", "neighbours", "paddle", "paddle_made"])
 def test_sizes_derived_from_the_sequence(sotc_bin, workdir, fn, specs, framework):  # noqa: F811
     """T - 1 positions of T (docs/dynamic-shapes.md#derived-sizes): shifted logits and
     labels, labels padded to T + 1 and shifted back, differences of neighbours; one CPU

@@ -70,6 +70,11 @@ def regrouped(x):  # B * T rows, then their quotient by T as rows again: sizes d
 def split_rows(x):
     return x.reshape(-1, 4)
 
+def made_of_sizes(x):  # tensors made at the call's sizes: a causal mask of T - 1, zeros of B x T
+    B, T, C = x.shape
+    mask = torch.ones(T - 1, T - 1).tril()
+    return mask @ x[:, 1:], torch.zeros(B, T) + x.sum(-1), torch.full((T,), 2.0) * x[0, :, 0]
+
 def scaled_by_length(x):  # Python arithmetic on T: a 0-d tensor of the call's T
     T = x.shape[1]
     return x.sum(1) / T, x * T ** -0.5, x + (T * 2 - 1), (T // 2) * x
@@ -357,3 +362,18 @@ def test_a_split_of_a_dynamic_size_takes_it_as_a_multiple(sotc_bin, tmp_path, pr
     with pytest.raises(sotc.GuardError, match=r"x: expected float32\[\?, 6\] with dimension 0 a "
                        r"multiple of 2, got float32\[3, 6\] \(guard g1 \(\S*seq_programs.py:\d+\)\)"):
         f(rng.standard_normal((3, 6), np.float32))
+
+
+def test_tensors_made_at_the_calls_sizes(sotc_bin, tmp_path, programs):
+    """torch.ones(T - 1, T - 1), torch.zeros(B, T) and torch.full((T,), v) of the call's sizes
+    (a derived one included) match numpy at every pair."""
+    f = _compiled(sotc_bin, tmp_path, sotc.trace(programs.made_of_sizes, "float32[B,T,4]"),
+                  "made")
+    rng = np.random.default_rng(7)
+    for b, t in ((1, 2), (3, 5), (2, 9)):
+        x = rng.standard_normal((b, t, 4), np.float32)
+        masked, zeros, full = f(x)
+        np.testing.assert_allclose(masked, np.tril(np.ones((t - 1, t - 1), np.float32)) @ x[:, 1:],
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(zeros, x.sum(-1), rtol=1e-6)
+        np.testing.assert_allclose(full, 2 * x[0, :, 0], rtol=1e-6)
