@@ -140,7 +140,7 @@ mlir::OwningOpRef<mlir::ModuleOp> compileTrace(mlir::MLIRContext &context, const
     result.translation = translateTrace(result.trace, options);
     module = frontend::emitSir(result.translation, context);
   }
-  traced.dynamicSizeMax = result.translation.dynamicSizeMax;
+  traced.sizeMax = result.translation.sizeMax;
   if (frontend)
     *frontend = std::move(result);
   using pipelines::Phase;

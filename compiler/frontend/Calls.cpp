@@ -180,8 +180,8 @@ void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc,
   ops::SizeOffset derived = derivedSizes_.of(symbol); // T - 1 <= N is T <= N + 1
   symbol = derived.base;
   k -= derived.offset;
-  if (std::string(relation) == "<=" && symbol == 0)
-    dynamicSizeMax_ = dynamicSizeMax_ ? std::min(dynamicSizeMax_, k) : k;
+  if (std::string(relation) == "<=")
+    sizeMax_[symbol] = sizeMax_[symbol] ? std::min(sizeMax_[symbol], k) : k;
   std::string expected = std::string(relation) + " " + std::to_string(k);
   if (std::none_of(batchGuards_.begin(), batchGuards_.end(), [&](const SizeGuard &g) {
         return g.symbol == symbol && g.expected == expected;
@@ -216,6 +216,15 @@ int Executor::symbolOf(const std::string &given) {
   symbols_.push_back({name, 0, factor});
   derivedSizes_.setInputSizes(static_cast<int>(symbols_.size()));
   return static_cast<int>(symbols_.size()) - 1;
+}
+
+std::vector<int64_t> Executor::sizeMax() const {
+  std::vector<int64_t> max(symbols_.size());
+  for (size_t k = 0; k < max.size(); ++k) {
+    ops::SizeOffset d = derivedSizes_.of(static_cast<int>(k));
+    max[k] = sizeMax_[d.base] ? sizeMax_[d.base] + d.offset : 0;
+  }
+  return max;
 }
 
 void Executor::noteDerivedSizes(const ops::PrimGraph &graph, const SourceLoc &loc) {

@@ -197,9 +197,10 @@ public:
     SourceLoc loc;
   };
   const std::vector<SizeGuard> &batchGuards() const { return batchGuards_; }
-  /// The least bound a `<=` batch guard gives s0 (an input's ?<=N, a slice of a static table
-  /// to it), 0 for none: what the code generators may assume of it.
-  int64_t dynamicSizeMax() const { return dynamicSizeMax_; }
+  /// Per size, the least bound a `<=` batch guard gives it (an input's T<=N, a slice of a
+  /// static table to it; a derived size's is its base's plus its offset), 0 for none: what the
+  /// code generators may assume of it.
+  std::vector<int64_t> sizeMax() const;
   void consume(const VarPtr &v, const SourceLoc &loc);
   /// "paddle" or "torch": the framework whose tensor methods and dtype names apply.
   const std::string &framework() const { return framework_; }
@@ -281,7 +282,7 @@ private:
   /// static positions of a dim of s0 (x[:, 0], x[:, :4]) guard s0 to reach them (`>= end`).
   void indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args);
   /// A guard of kind batch on a dynamic size, `s<symbol> relation k` (`>= 2`, `<= 64`,
-  /// `!= 1`), once per expectation; `<=` bounds s0 (dynamicSizeMax).
+  /// `!= 1`), once per expectation; `<=` bounds the size (sizeMax).
   void guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol = 0);
   /// The symbol of the dynamic size named `name` (`?` or T) an input gives, a new one the
   /// first time; E3005 past ops::kMaxSymbols.
@@ -402,7 +403,7 @@ private:
   std::vector<DynamicSymbol> symbols_;
   ops::DerivedSizes derivedSizes_;
   std::set<int> guardedSizes_; // derived sizes guarded to be at least 1
-  int64_t dynamicSizeMax_ = 0;
+  std::array<int64_t, ops::kMaxSymbols> sizeMax_{}; // the inputs' sizes' (sizeMax)
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object
   // Each argument the program may change (tensor, list, dict) and its items and keys as

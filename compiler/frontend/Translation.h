@@ -95,7 +95,7 @@ struct Translation {
   std::vector<Segment> segments;  // segment 0 is the entry
   std::vector<Guard> guards;
   std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order
-  int64_t dynamicSizeMax = 0;      // the least `<= N` batch guard's N (0: s0 unbounded)
+  std::vector<int64_t> sizeMax;    // per size, the least `<= N` guard's N (0: unbounded)
   std::vector<ops::SizeOffset> derivedSizes; // sizes derived from the inputs' (T - 1)
 
   std::string sirText() const; // every segment's StatementIR

@@ -457,7 +457,7 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
         break;
       }
     }
-  t.dynamicSizeMax = ex.dynamicSizeMax();
+  t.sizeMax = ex.sizeMax();
   t.derivedSizes = ex.derivedSizes().sizes();
   return t;
 }

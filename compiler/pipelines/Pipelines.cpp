@@ -113,7 +113,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
     if (options.target == Target::Cuda) {
       mapexpr::MapExprSpillRowsOptions spill;
-      spill.dynamicSizeMax = options.dynamicSizeMax;
+      spill.sizeMax.assign(options.sizeMax.begin(), options.sizeMax.end());
       pm.addPass(mapexpr::createMapExprSpillRows(spill));
     }
   }

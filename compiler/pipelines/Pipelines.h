@@ -63,9 +63,10 @@ struct PipelineOptions {
   std::string dumpDir = "dumps";
   /// Testing only: a GPU lowering broken on purpose (ConvertMapExprToLoops' testing-break).
   std::string testingBreak;
-  /// The most the dynamic size s0 may be (an input's `?<=N`, a table sliced to it), 0 for no
-  /// bound: CUDA keeps rows of s0 in shared memory only within one (sotc-mapexpr-spill-rows).
-  int64_t dynamicSizeMax = 0;
+  /// The most each dynamic size may be, s0 first (an input's `T<=N`, a table sliced to it), 0
+  /// for no bound: CUDA keeps rows of a size in shared memory only within one
+  /// (sotc-mapexpr-spill-rows).
+  std::vector<int64_t> sizeMax;
 };
 
 /// Adds the passes that take a module at phase `from` (the frontend's sir by default) to

@@ -28,13 +28,14 @@ def MapExprSpillRows : Pass<"sotc-mapexpr-spill-rows", "::mlir::ModuleOp"> {
     largest of them become outputs of the kernel: global memory the runtime's arena provides,
     one more result of each `mapexpr.launch` that nothing reads, written and read back by the
     same block (a barrier separates the statements). What still fits stays shared. Rows of
-    the dynamic size s0 stay in the launch's dynamic shared memory when `dynamic-size-max`
-    bounds s0 and, at the bound, they fit what a kernel may opt in to (227 KiB); otherwise
-    they become outputs too (dynamic ones, which the runtime's arena places per call).
+    dynamic sizes stay in the launch's dynamic shared memory when `size-max` bounds each
+    size they hold (s0 first: `size-max=64,512`) and, at the bounds, they fit what a kernel
+    may opt in to (227 KiB); otherwise they become outputs too (dynamic ones, which the
+    runtime's arena places per call).
   }];
   let options = [
-    Option<"dynamicSizeMax", "dynamic-size-max", "int64_t", /*default=*/"0",
-           "the most s0 may be (0: no bound)">,
+    ListOption<"sizeMax", "size-max", "int64_t",
+               "the most each dynamic size may be, s0 first (0 or none: no bound)">,
   ];
 }
 

@@ -1,8 +1,8 @@
 //===- SpillRows.cpp - Kept rows beyond a block's shared memory become kernel outputs ----===//
 //
 // 1. Per scheduled kernel, the tensors a block keeps between statements (tensorStorage's
-//    Shared and Scratch) and their bytes per block. Rows of the dynamic size s0 stay the
-//    launch's dynamic shared memory only where the bound on s0 keeps them (with the static
+//    Shared and Scratch) and their bytes per block. Rows of dynamic sizes stay the launch's
+//    dynamic shared memory only where the bounds on their sizes keep them (with the static
 //    ones) within what a kernel may opt in to; else they all become outputs.
 // 2. While the static ones exceed kSharedBytesPerBlock, the largest becomes an output: the
 //    kernel returns it, and every launch of the kernel gets one more result (named as the
@@ -24,19 +24,20 @@ namespace sotc::mapexpr {
 
 namespace {
 
-/// The most shared memory a CUDA kernel may opt in to (an sm_90's), for rows of s0.
+/// The most shared memory a CUDA kernel may opt in to (an sm_90's), for rows of sizes.
 constexpr int64_t kSharedBytesOptin = 227 * 1024;
 
-/// The tensors of `kernel` to return instead of keeping in shared memory: rows of s0 unless
-/// `s0Max` bounds them within kSharedBytesOptin, then the largest static ones while they
-/// exceed kSharedBytesPerBlock.
-std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values, int64_t s0Max) {
+/// The tensors of `kernel` to return instead of keeping in shared memory: rows of dynamic
+/// sizes unless `sizeMax` (s0 first) bounds them within kSharedBytesOptin, then the largest
+/// static ones while they exceed kSharedBytesPerBlock.
+std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values,
+                         const std::vector<int64_t> &sizeMax) {
   Kernel k = kernelFromIR(kernel, &values);
   if (std::any_of(k.stmts.begin(), k.stmts.end(),
                   [](const AnchoredMapStmt &a) { return !a.schedule; }))
     return {};
   std::vector<Storage> storage = tensorStorage(k);
-  std::vector<std::pair<int64_t, int>> kept, rowsOfS0; // bytes per block (at s0Max), tensor
+  std::vector<std::pair<int64_t, int>> kept, rowsOfSizes; // bytes per block (at the bounds)
   int64_t total = 0, dynamicTotal = 0;
   for (size_t t = 0; t < storage.size(); ++t) {
     if (storage[t].kind != StorageKind::Shared && storage[t].kind != StorageKind::Scratch)
@@ -49,13 +50,13 @@ std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values, int6
     if (sched::holdsBatch(elements)) {
       if (storage[t].kind == StorageKind::Scratch) // rows of several s0: refused when lowered
         continue;
-      // At the bounds of its sizes: s0's (s0Max), the others' unbounded.
+      // At the bounds of its sizes (an unbounded one past any).
       int64_t atMax = sched::staticFactor(elements) * bytes;
       std::vector<int> powers = sched::sizePowers(elements);
       for (size_t k = 0; k < powers.size(); ++k)
         for (int d = powers[k]; d > 0 && atMax <= kSharedBytesOptin; --d)
-          atMax *= k == 0 && s0Max ? s0Max : kSharedBytesOptin + 1;
-      rowsOfS0.push_back({atMax, static_cast<int>(t)});
+          atMax *= k < sizeMax.size() && sizeMax[k] > 0 ? sizeMax[k] : kSharedBytesOptin + 1;
+      rowsOfSizes.push_back({atMax, static_cast<int>(t)});
       dynamicTotal += std::min(atMax, kSharedBytesOptin + 1);
       continue;
     }
@@ -63,8 +64,8 @@ std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values, int6
     total += elements * bytes;
   }
   std::vector<int> out;
-  if (!rowsOfS0.empty() && total + dynamicTotal > kSharedBytesOptin)
-    for (const auto &[bytes, t] : rowsOfS0)
+  if (!rowsOfSizes.empty() && total + dynamicTotal > kSharedBytesOptin)
+    for (const auto &[bytes, t] : rowsOfSizes)
       out.push_back(t);
   std::stable_sort(kept.begin(), kept.end(),
                    [](const auto &x, const auto &y) { return x.first > y.first; });
@@ -84,7 +85,8 @@ struct MapExprSpillRowsPass : impl::MapExprSpillRowsBase<MapExprSpillRowsPass> {
     mlir::ModuleOp module = getOperation();
     for (KernelOp kernel : module.getOps<KernelOp>()) {
       std::vector<mlir::Value> values;
-      std::vector<int> tensors = spilled(kernel, values, dynamicSizeMax);
+      std::vector<int> tensors =
+          spilled(kernel, values, std::vector<int64_t>(sizeMax.begin(), sizeMax.end()));
       if (tensors.empty())
         continue;
       auto ret = mlir::cast<ReturnOp>(kernel.getBody().front().getTerminator());
