@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -260,6 +261,15 @@ std::string text(const Json &m) {
       first = false;
     }
     s << ")\n";
+    if (entry.contains("derived_sizes")) { // computed from their bases at each call
+      s << "derived sizes:";
+      for (const Json &d : entry.at("derived_sizes")) {
+        int64_t offset = d.at("offset").get<int64_t>();
+        s << " " << d.at("size").get<std::string>() << " = " << d.at("base").get<std::string>()
+          << (offset < 0 ? " - " : " + ") << std::llabs(offset);
+      }
+      s << "\n";
+    }
     if (e == 0 && m.contains("weights")) {
       const Json &w = m.at("weights");
       s << "weights: " << w.at("file").get<std::string>() << ", " << w.at("tensors").size()
