@@ -1,4 +1,4 @@
-//===- ApproximateMath.cpp - Inline polynomial approximations of f32 math ------------------===//
+//===- ApproximateMath.cpp - Inline polynomial approximations of f32 math, constant powers --===//
 #include "compiler/target/cpu/Passes.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -25,6 +25,7 @@ struct CpuApproximateMathPass : impl::CpuApproximateMathBase<CpuApproximateMathP
                  true)
           .Default(false);
     });
+    mlir::populateMathAlgebraicSimplificationPatterns(patterns); // x^3: x * x * x
     if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

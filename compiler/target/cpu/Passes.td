@@ -22,7 +22,8 @@ def CpuKernelAbi : Pass<"sotc-cpu-kernel-abi", "::mlir::ModuleOp"> {
 }
 
 def CpuApproximateMath : Pass<"sotc-cpu-approximate-math", "::mlir::ModuleOp"> {
-  let summary = "Inline polynomial approximations of f32 exp, log and tanh-like functions";
+  let summary = "Inline polynomial approximations of f32 exp, log and tanh-like functions, "
+                "and powers by constants as products";
   let description = [{
     Rewrites f32 `math.exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and `erf` into MLIR's
     polynomial approximations (range reduction, then a polynomial in `math.fma`), accurate to
@@ -30,7 +31,10 @@ def CpuApproximateMath : Pass<"sotc-cpu-approximate-math", "::mlir::ModuleOp"> {
     loop vectorizer keeps inline: no call, no spilling of every live vector around it. A
     fused elementwise kernel with an `exp` then runs at memory speed instead of at the speed
     of the call. Other functions (sin, cos, f64 anything) keep their library calls (libmvec
-    variants where they exist), which are accurate over the whole range.
+    variants where they exist), which are accurate over the whole range. A power by a constant
+    that MLIR's algebraic simplification knows (x^2, x^3 and x^4 as products, x^0.5 as sqrt,
+    x^-1, x^-0.5) is that arithmetic, not a scalar `powf` call per element: GPT-2's tanh GELU
+    cubes its input.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
