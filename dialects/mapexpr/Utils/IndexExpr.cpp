@@ -104,22 +104,32 @@ Expr IndexExpr::undot(Expr flat, std::vector<int64_t> dims, size_t k) {
   if (flat->kind_ == Kind::Dot && flat->dims_ == kept)
     return flat->items_[keptK]; // UnDot(Dot(items, d), d)[k] == items[k]
   if (flat->kind_ == Kind::Dot) {
-    // A reshape that merges whole runs of consecutive dims ([8, 3, 7, 7] -> [8, 147]):
-    // component k is the dot of its run's items, with no division (items lie in their dims).
+    // A reshape that merges or splits whole runs of consecutive dims ([8, 3, 7, 7] -> [8, 147],
+    // [256, 1000] -> [4, 64, 1000]): the dims fall into groups of equal size on both sides,
+    // and component k is the dot of its group's items (no division: items lie in their dims),
+    // split again where the group has several dims of `kept` -- divisions of that group's
+    // items only (the rows of a [256, 1000] read as [4, 64, 1000]: i / 64, i % 64, j).
     const std::vector<int64_t> &from = flat->dims_;
-    std::vector<size_t> bounds = {0};
-    for (size_t i = 0, j = 0; j < kept.size(); ++j) {
-      int64_t size = 1;
-      while (i < from.size() && size < kept[j])
-        size *= from[i++];
-      if (size != kept[j])
+    for (size_t i = 0, j = 0; i < from.size() && j < kept.size();) {
+      size_t i0 = i, j0 = j;
+      int64_t a = from[i++], b = kept[j++];
+      while (a != b && (a < b ? i < from.size() : j < kept.size()))
+        a < b ? a *= from[i++] : b *= kept[j++];
+      if (a != b)
         break;
-      bounds.push_back(i);
-    }
-    if (bounds.size() == kept.size() + 1 && bounds.back() == from.size()) {
-      auto first = static_cast<long>(bounds[keptK]), last = static_cast<long>(bounds[keptK + 1]);
-      return dot({flat->items_.begin() + first, flat->items_.begin() + last},
-                 {from.begin() + first, from.begin() + last});
+      if (keptK < j0 || keptK >= j)
+        continue;
+      bool whole = i0 == 0 && i == from.size() && j0 == 0 && j == kept.size();
+      if (whole && j - j0 > 1)
+        break; // one group: no finer split than the division below
+      Expr group = dot({flat->items_.begin() + static_cast<long>(i0),
+                        flat->items_.begin() + static_cast<long>(i)},
+                       {from.begin() + static_cast<long>(i0), from.begin() + static_cast<long>(i)});
+      return j - j0 == 1 ? group
+                         : undot(group,
+                                 {kept.begin() + static_cast<long>(j0),
+                                  kept.begin() + static_cast<long>(j)},
+                                 keptK - j0);
     }
   }
   if (flat->kind_ == Kind::Const) {

@@ -64,6 +64,30 @@ TEST_CASE("a reshape that merges runs of dims needs no division", "[mapexpr][ind
     CHECK(IndexExpr::undot(again, {8, 3, 7, 5}, k)->str() == "i" + std::to_string(k));
 }
 
+TEST_CASE("a reshape that splits runs of dims divides only their items", "[mapexpr][index]") {
+  // [256, 1000] read as [4, 64, 1000] (tokens of a batch flattened, then viewed back): the
+  // last component is j itself, the others divide i alone.
+  Expr flat = IndexExpr::dot({IndexExpr::iter(0), IndexExpr::iter(1)}, {256, 1000});
+  CHECK(IndexExpr::undot(flat, {4, 64, 1000}, 2)->str() == "i1");
+  Expr row = IndexExpr::undot(flat, {4, 64, 1000}, 1);
+  CHECK(row->kind() == IndexExpr::Kind::UnDot);
+  CHECK(row->items()[0]->str() == "i0");
+  // Splits and merges side by side ([6, 35] as [2, 3, 5, 7] and as [2, 3, 35]); each
+  // component agrees with the division of the flat index.
+  Expr mixed = IndexExpr::dot({IndexExpr::iter(0), IndexExpr::iter(1)}, {6, 35});
+  for (const std::vector<int64_t> &to : {std::vector<int64_t>{2, 3, 5, 7}, {2, 3, 35}, {6, 35}})
+    for (size_t k = 0; k < to.size(); ++k)
+      for (int64_t a = 0; a < 6; ++a)
+        for (int64_t b = 0; b < 35; ++b) {
+          int64_t f = a * 35 + b, inner = 1;
+          for (size_t d = k + 1; d < to.size(); ++d)
+            inner *= to[d];
+          CHECK(IndexExpr::undot(mixed, to, k)->eval({a, b}) == f / inner % to[k]);
+        }
+  // Neither a merge nor a split of whole runs ([6, 35] as [10, 21]): the flat division.
+  CHECK(IndexExpr::undot(mixed, {10, 21}, 0)->kind() == IndexExpr::Kind::UnDot);
+}
+
 TEST_CASE("a sum of two iterators is a window's position plus its tap", "[mapexpr][index]") {
   Expr e = IndexExpr::sum(IndexExpr::affine(IndexExpr::iter(1), 2, 0),
                           IndexExpr::affine(IndexExpr::iter(0), 1, -1));
