@@ -48,6 +48,36 @@ Expr IndexExpr::dot(std::vector<Expr> items, std::vector<int64_t> dims) {
   // Size-1 dims contribute nothing; one remaining item is its own flat index. An item that is
   // itself the dot of a run of dims filling its dim is that run (what undot's merges make),
   // so that splitting the merged dims again finds the items.
+  // A run of items that are the components of one UnDot over the run's dims is that UnDot's
+  // flat index (what undot's group-wise splits make), so that merging them again finds it.
+  std::vector<Expr> runs;
+  std::vector<int64_t> runDims;
+  for (size_t i = 0; i < items.size();) {
+    if (dims[i] == 1) {
+      ++i;
+      continue;
+    }
+    const IndexExpr &item = *items[i];
+    size_t n = item.kind_ == Kind::UnDot && item.k_ == 0 ? item.dims_.size() : 0;
+    bool run = n > 1 && i + n <= items.size();
+    for (size_t m = 0; run && m < n; ++m)
+      run = items[i + m]->kind_ == Kind::UnDot && items[i + m]->k_ == m &&
+            items[i + m]->dims_ == item.dims_ && dims[i + m] == item.dims_[m] &&
+            items[i + m]->items_[0]->str() == item.items_[0]->str();
+    if (!run) {
+      runs.push_back(items[i]);
+      runDims.push_back(dims[i++]);
+      continue;
+    }
+    int64_t size = 1;
+    for (int64_t d : item.dims_)
+      size *= d;
+    runs.push_back(item.items_[0]);
+    runDims.push_back(size);
+    i += n;
+  }
+  items = std::move(runs);
+  dims = std::move(runDims);
   std::vector<Expr> keptItems;
   std::vector<int64_t> keptDims;
   for (size_t i = 0; i < items.size(); ++i) {
