@@ -86,6 +86,15 @@ TEST_CASE("a reshape that splits runs of dims divides only their items", "[mapex
         }
   // Neither a merge nor a split of whole runs ([6, 35] as [10, 21]): the flat division.
   CHECK(IndexExpr::undot(mixed, {10, 21}, 0)->kind() == IndexExpr::Kind::UnDot);
+  // Split group by group, then merged back: the items come back ([3, 4, 3] read as [3, 3, 4]
+  // splits the group [4, 3] into [3, 4]; their dot is the original index again).
+  Expr index =
+      IndexExpr::dot({IndexExpr::iter(0), IndexExpr::iter(1), IndexExpr::iter(2)}, {3, 4, 3});
+  std::vector<Expr> parts;
+  for (size_t k = 0; k < 3; ++k)
+    parts.push_back(IndexExpr::undot(index, {3, 3, 4}, k));
+  CHECK(parts[0]->str() == "i0");
+  CHECK(IndexExpr::dot(parts, {3, 3, 4})->str() == index->str());
 }
 
 TEST_CASE("a sum of two iterators is a window's position plus its tap", "[mapexpr][index]") {
