@@ -706,6 +706,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     f.stack.push_back(unsupportedResult());
     return;
   }
+  if (callAutograd(state, callable, args, kwargs))
+    return;
   if (callable->kind == K::Function) {
     if (callable->self) // a method of an object (or a classmethod): self comes first
       args.insert(args.begin(), callable->self);
@@ -739,6 +741,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       f.stack.push_back(makeException(base, callable->classIndex, callable->name, args));
       return;
     }
+    if (trace_.classes(callable->classIndex).has_layer_constructor()) {
+      VarPtr layer = constructLayer(state, callable, std::move(args), std::move(kwargs));
+      state.frames.back().stack.push_back(layer);
+      return;
+    }
     VarPtr object = Variable::make(K::Object, computedFrom(args));
     object->classIndex = callable->classIndex;
     object->name = callable->name;
@@ -761,7 +768,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                 std::move(kwargs)};
   switch (callable->kind) {
   case K::External:
-    if (callModuleFunction(c) || c.breakOn(c.name, c.name, c.args))
+    if (callModuleFunction(c))
+      return;
+    if (VarPtr cls = constructibleLayerClass(c.name))
+      return c.push(constructLayer(state, cls, std::move(c.args), std::move(c.kwargs)));
+    if (c.breakOn(c.name, c.name, c.args))
       return;
     c.push(unsupportedCall("cannot compile a call to " + c.name +
                                ": it is not in the operator table" + ops::refusalSuffix(c.name) +

@@ -62,6 +62,77 @@ std::vector<VarPtr> Executor::sublayers(Frame &f, const VarPtr &layer) {
   return out;
 }
 
+VarPtr Executor::constructibleLayerClass(const std::string &publicName) const {
+  for (int c = 0; c < trace_.classes_size(); ++c) {
+    const trace::ClassDef &def = trace_.classes(c);
+    if (def.library_name() != publicName || !def.has_layer_constructor())
+      continue;
+    VarPtr cls = Variable::make(K::Class, constTracker());
+    cls->classIndex = c;
+    cls->name = def.qualname();
+    return cls;
+  }
+  return nullptr;
+}
+
+VarPtr Executor::constructLayer(ExecState &state, const VarPtr &cls, std::vector<VarPtr> args,
+                                Kwargs kwargs) {
+  const trace::ClassDef &def = trace_.classes(cls->classIndex);
+  VarPtr layer = Variable::make(K::Object, computedFrom(args));
+  layer->classIndex = cls->classIndex;
+  layer->name = def.qualname();
+  layer->layer = true;
+  layer->madeHere = true;
+  const ops::LayerEntry *entry = layerEntry(layer);
+  const std::string &className = def.library_name();
+  auto refuse = [&](const std::string &why) {
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "constructing a " + className + " inside the traced code " + why +
+             " (construct it in the model's __init__)",
+         state.frames.back());
+  };
+  using LK = ops::LayerEntry::Kind;
+  if (!entry || (entry->kind != LK::Call && entry->kind != LK::Identity))
+    refuse("is not supported: it holds other layers");
+  // The constructor's parameters, bound as Python binds them: its frame is pushed and popped,
+  // never run.
+  VarPtr init = fromTrace(def.layer_constructor(), constTracker());
+  if (init->kind != K::Function)
+    refuse("is not supported: its constructor was not recorded as a function");
+  args.insert(args.begin(), layer);
+  pushFrame(state, init, std::move(args), std::move(kwargs));
+  Frame bound = std::move(state.frames.back());
+  state.frames.pop_back();
+  auto find = [&](const std::string &name) -> VarPtr {
+    for (size_t i = 0; i < layer->keys.size(); ++i)
+      if (layer->keys[i]->constant.text == name)
+        return layer->items[i];
+    return nullptr;
+  };
+  auto set = [&](const std::string &name, VarPtr value) {
+    layer->keys.push_back(Variable::constant_(PyConst::ofStr(name), constTracker()));
+    layer->items.push_back(std::move(value));
+  };
+  const trace::CodeObject &co = trace_.code_objects(init->codeIndex);
+  for (size_t i = 1; i < co.argcount() + co.kwonlyargcount(); ++i)
+    set(co.varnames(i), bound.localsplus[i]);
+  set("training", Variable::constant_(PyConst::ofBool(true), constTracker())); // a new layer's
+  // What the entry reads: parameters, under paddle's names for them (axis as ._axis); a
+  // weight the constructor would draw anew at every call is refused.
+  for (const ops::LayerArg &a : entry->args) {
+    if (a.source != ops::LayerArg::Source::Attribute && a.source != ops::LayerArg::Source::Required)
+      continue;
+    const std::string &name = a.source == ops::LayerArg::Source::Required ? a.keyword : a.text;
+    if (find(name))
+      continue;
+    if (VarPtr plain = name[0] == '_' ? find(name.substr(1)) : nullptr)
+      set(name, plain);
+    else
+      refuse("is not supported: its ." + name + " would be made anew at every call");
+  }
+  return layer;
+}
+
 void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer,
                          std::vector<VarPtr> args, Kwargs kwargs) {
   Frame &f = state.frames.back();

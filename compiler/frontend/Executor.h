@@ -255,6 +255,13 @@ private:
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// The layer table's entry of the first built-in class in the layer's MRO, or null.
   const ops::LayerEntry *layerEntry(const VarPtr &layer) const;
+  /// Cls(...) of a layer-table leaf the traced code constructs (ClassDef.layer_constructor):
+  /// a new layer whose attributes are the constructor's parameters.
+  VarPtr constructLayer(ExecState &state, const VarPtr &cls, std::vector<VarPtr> args,
+                        std::vector<std::pair<std::string, VarPtr>> kwargs);
+  /// The recorded leaf class of that public name with a constructor (what code names through
+  /// its module: nn.Softmax), or null.
+  VarPtr constructibleLayerClass(const std::string &publicName) const;
   /// Calls `layer` as the layer-table entry says (its class or a base of it is the leaf).
   void callLayerEntry(ExecState &state, StatementIR &sir, const VarPtr &layer,
                       const ops::LayerEntry *entry, std::vector<VarPtr> args,
@@ -326,6 +333,16 @@ private:
   /// null; *isProperty says whether it is a property's getter (bound, to be called).
   VarPtr classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,
                      bool *isProperty = nullptr, int after = -1);
+  // AutogradFunctions.cpp: custom operators (torch.autograd.Function, paddle's PyLayer).
+  /// Whether the class derives from one of the frameworks' custom-operator bases.
+  bool isAutogradFunction(int classIndex) const;
+  /// Op.apply of such a class, or a recording method of the context its forward gets; null
+  /// for anything else.
+  VarPtr autogradAttr(const VarPtr &obj, const std::string &name);
+  /// Runs a call of what autogradAttr returned (Op.apply: its forward, with a context unless
+  /// the class sets one up itself); false for any other callable.
+  bool callAutograd(ExecState &state, const VarPtr &callable, std::vector<VarPtr> &args,
+                    std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// super(cls, obj): what attribute lookups on it see (the MRO of obj's class after cls).
   VarPtr makeSuper(Frame &f, const VarPtr &cls, const VarPtr &obj);
   /// super().name: a member of a class after the super object's one, or, for `forward` of a

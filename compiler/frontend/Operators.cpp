@@ -774,6 +774,8 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     method->name = "logging.Logger." + name;
     return method;
   }
+  if (VarPtr v = autogradAttr(obj, name))
+    return v;
   switch (obj->kind) {
   case K::Module:
     // An installed package's module: what the trace recorded of it (pkg.function).

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -95,6 +96,36 @@ std::array<int64_t, 4> windowPadding(Lowering &L, bool line) {
     return paddingOf(L, "padding");
   int64_t p = lineOf(L, "padding", 0)[1];
   return {0, 0, p, p};
+}
+
+/// Padding by name (top, bottom, left, right): "valid" none; "same" the output's size
+/// ceil(size / stride), the extra row or column at the end where the total is odd (torch takes
+/// "same" at stride 1 only; paddle takes "SAME" and "VALID" at any stride).
+std::array<int64_t, 4> namedPadding(Lowering &L, const std::vector<int64_t> &shape,
+                                    std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                                    std::array<int64_t, 2> dilation, bool paddle) {
+  const std::string &given = L.args.get("padding").stringValue;
+  std::string name = given;
+  if (paddle) // paddle's names are case-blind
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+  if (name == "valid")
+    return {0, 0, 0, 0};
+  if (name != "same")
+    badValue(L, std::string("padding must be ") +
+                    (paddle ? "'SAME' or 'VALID'" : "'same' or 'valid'") + " or numbers, not '" +
+                    given + "'");
+  if (!paddle && (stride[0] != 1 || stride[1] != 1))
+    badValue(L, "padding='same' is not supported for strided convolutions");
+  std::array<int64_t, 4> pad{};
+  for (int i = 0; i < 2; ++i) {
+    int64_t size = shape[2 + i], out = (size + stride[i] - 1) / stride[i];
+    int64_t total =
+        std::max<int64_t>((out - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - size, 0);
+    pad[2 * i] = total / 2;
+    pad[2 * i + 1] = total - total / 2;
+  }
+  return pad;
 }
 
 /// A 1-d convolution's weight [A, B, K] as the 2-d one's [A, B, 1, K].
@@ -243,8 +274,14 @@ LowerFn conv2dOp(std::string xn, bool paddle, bool line = false) {
     int64_t groups = L.args.intValue("groups");
     checkConvolution(L, x, weight, groups, false);
     const TensorMeta &wm = b.meta(weight);
-    Window w = windowOf(L, x, {wm.shape[2], wm.shape[3]}, windowParam(L, "stride", 1, line),
-                        windowParam(L, "dilation", 1, line), windowPadding(L, line), false);
+    std::array<int64_t, 2> kernel = {wm.shape[2], wm.shape[3]},
+                           stride = windowParam(L, "stride", 1, line),
+                           dilation = windowParam(L, "dilation", 1, line);
+    std::array<int64_t, 4> pad =
+        L.args.get("padding").kind == Arg::Kind::String
+            ? namedPadding(L, b.meta(x).shape, kernel, stride, dilation, paddle)
+            : windowPadding(L, line);
+    Window w = windowOf(L, x, kernel, stride, dilation, pad, false);
     int y = convolve(b, x, weight, L.in("bias"), w, groups);
     L.out(line ? asLine(b, y, input) : y);
   };

@@ -137,6 +137,20 @@ def t_window_rows(x, w, w5, full, line):
             line.sum(1), line.mean(1))
 
 
+def t_named_padding(x, w, even, line):
+    # padding by name: "same" keeps the size (an even kernel's extra row and column at the
+    # end), "valid" pads nothing; conv1d too.
+    return (F.conv2d(x, w, padding="same"), F.conv2d(x, even, padding="same", dilation=(1, 2)),
+            F.conv2d(x, w, stride=2, padding="valid"), F.conv1d(line, even[:, :, 0], padding="same"))
+
+
+def p_named_padding(x, w, even, line):
+    # paddle's SAME at a stride: the output ceil(size / stride), the odd pad at the end.
+    return (PF.conv2d(x, w, padding="SAME"), PF.conv2d(x, even, stride=2, padding="same"),
+            PF.conv2d(x, w, stride=[2, 3], padding="VALID"),
+            PF.conv1d(line, even[:, :, 0], stride=2, padding="SAME"))
+
+
 def p_window_rows(x, w, w5, full, line):
     return (PF.conv2d(x, w, padding=1, groups=6), PF.conv2d(x, w5, stride=2, padding=2, groups=6),
             PF.max_pool2d(x, 3, 2, 1, ceil_mode=True), PF.conv2d(x[:, :, 2:9, 3:10], full, padding=1),
@@ -306,6 +320,10 @@ CASES = {
     "torch_pools": (t_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
     "torch_window_rows": (t_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
                                           (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),
+    "torch_named_padding": (t_named_padding, [(F32, (2, 6, 11, 9)), (F32, (4, 6, 3, 3)),
+                                              (F32, (4, 6, 4, 4)), (F32, (2, 6, 9))]),
+    "paddle_named_padding": (p_named_padding, [(F32, (2, 6, 11, 9)), (F32, (4, 6, 3, 3)),
+                                               (F32, (4, 6, 4, 4)), (F32, (2, 6, 9))]),
     "paddle_window_rows": (p_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
                                            (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),

@@ -348,6 +348,16 @@ def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
     hint = HintWithoutMask().eval()
     error = compile_trace(sotc_bin, sotc.trace(hint, "float32[1,3,8]"), tmp_path, "hint")
     assert "Need attn_mask if specifying the is_causal hint" in error
+    # A layer with weights built inside forward would draw them anew at every call; one that
+    # holds layers is not built there either.
+    def built_here(make):
+        return sotc.trace(lambda x: make()(x), "float32[2,3]", sotc_framework="torch")
+    error = compile_trace(sotc_bin, built_here(lambda: torch.nn.Linear(3, 2)), tmp_path, "linear")
+    assert "E3002" in error and "constructing a torch.nn.Linear inside the traced code" in error
+    assert ".weight would be made anew at every call" in error
+    error = compile_trace(sotc_bin, built_here(lambda: torch.nn.Sequential(torch.nn.ReLU())),
+                          tmp_path, "seq")
+    assert "constructing a torch.nn.Sequential inside the traced code is not supported" in error
 
 
 def classes_by_name(trace):

@@ -46,7 +46,9 @@ _PUBLIC_NAMESPACES = ("torch.nn.functional", "torch", "paddle.nn.functional", "p
 # The special methods the compiler calls on a class's objects (obj(...), obj[key], key in obj).
 _RECORDED_DUNDERS = ("__init__", "__call__", "__getitem__", "__contains__")
 # What the compiler calls without code naming it: a layer's forward, the special methods.
-_IMPLICIT_MEMBERS = _RECORDED_DUNDERS + ("forward",)
+_IMPLICIT_MEMBERS = _RECORDED_DUNDERS + ("forward", "setup_context")
+# The frameworks' custom-operator bases: a subclass's `apply(...)` runs its static `forward`.
+_AUTOGRAD_FUNCTION_BASES = (("torch", "autograd", "Function"), ("paddle", "autograd", "PyLayer"))
 _JUMP_OPCODES = set(dis.hasjrel) | set(dis.hasjabs)
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"}
 
@@ -155,26 +157,87 @@ def _is_traced_function(obj):
             or not filename.startswith(sys.base_prefix + os.sep + "lib"))
 
 
+def _scripted_function(obj):
+    """The Python function a torch.jit.script function was compiled from (torch keeps it for
+    torch.compile to inline; DeBERTa's helpers are scripted), or None."""
+    kind = type(obj)
+    if kind.__qualname__.rsplit(".", 1)[-1] != "ScriptFunction" or kind.__module__ != "torch.jit":
+        return None
+    original = getattr(obj, "_torchdynamo_inline", None)
+    return original if _is_traced_function(original) else None
+
+
+def _without_framework_wrappers(fn):
+    """`fn` without the frameworks' decorators around it (torch.no_grad(), paddle's keyword
+    aliases on Pad2D.forward): the wrapped code is what computes. A package's own wrapper
+    (transformers' dispatch of experts on the config) is code that runs and stays. The code's
+    file tells a framework's wrapper: functools.wraps gives it the wrapped one's __module__."""
+    while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType) and any(
+            fn.__code__.co_filename.startswith(root + os.sep) for root in _framework_dirs()):
+        fn = fn.__wrapped__
+    return fn
+
+
+def _framework_dirs():
+    """The folders of the imported library packages the tracer never traces (torch, paddle;
+    not the standard library's modules, whose folder holds the installed packages too)."""
+    return tuple(folder for root in sorted(_LIBRARY_ROOTS)
+                 if (m := sys.modules.get(root)) is not None and not is_stub(m)
+                 for folder in getattr(m, "__path__", ()))
+
+
 def _is_library_class(cls):
     """A class of a library (a framework, the standard library, an installed package)."""
-    module = (cls.__module__ or "").split(".")[0]
-    filename = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
+    qualified = getattr(cls, "__module__", None)
+    if qualified is None:  # an extension's class without a module: a framework's
+        return True
+    module = qualified.split(".")[0]
+    filename = getattr(sys.modules.get(qualified), "__file__", None) or ""
     return (module in _LIBRARY_ROOTS or module in sys.stdlib_module_names
-            or cls.__module__ == "builtins" or _in_installed_package(filename))
+            or qualified == "builtins" or _in_installed_package(filename))
 
 
 def _is_compiled_layer_class(cls):
     """A library's layer class whose forward the compiler runs from its bytecode: any layer
     class but the layer table's leaves (Conv2d, Linear, Sequential, ...) and the frameworks'
     base classes (torch.nn.Module, paddle.nn.Layer)."""
-    for name, base in (("torch", "Module"), ("paddle", "Layer")):
-        module = sys.modules.get(name)
+    framework, root = _layer_root(cls)
+    return framework is not None and cls is not root and _public_name(cls) not in LEAF_LAYERS
+
+
+def _is_autograd_function_class(cls):
+    """A subclass of torch.autograd.Function or paddle.autograd.PyLayer (Bloom's GeLUFunction):
+    the compiler runs its forward from bytecode; its backward is training's and never runs."""
+    if not isinstance(cls, type):
+        return False
+    for root, package, name in _AUTOGRAD_FUNCTION_BASES:
+        module = sys.modules.get(root)
         if module is None or is_stub(module):
             continue
-        root = getattr(getattr(module, "nn", None), base, None)
-        if isinstance(root, type) and issubclass(cls, root) and cls is not root:
-            return _public_name(cls) not in LEAF_LAYERS
+        base = getattr(getattr(module, package, None), name, None)
+        if isinstance(base, type) and issubclass(cls, base) and cls is not base:
+            return True
     return False
+
+
+def _is_leaf_layer_class(cls):
+    """A layer class the layer table compiles by name (torch.nn.Softmax), as code names it."""
+    return (isinstance(cls, type) and _layer_root(cls)[0] is not None
+            and _public_name(cls) in LEAF_LAYERS)
+
+
+def _leaf_layer_classes(names):
+    """The layer-table leaves of the imported frameworks whose class name is among `names`, in
+    the table's order."""
+    found = []
+    for public in sorted(LEAF_LAYERS):
+        module_name, _, name = public.rpartition(".")
+        module = sys.modules.get(module_name)
+        if name in names and module is not None and not is_stub(module):
+            cls = getattr(module, name, None)
+            if _is_leaf_layer_class(cls):
+                found.append(cls)
+    return found
 
 
 def _is_package_class(cls):
@@ -185,10 +248,11 @@ def _is_package_class(cls):
     if not isinstance(cls, type) or cls is object:
         return False
     for c in cls.__mro__[:-1]:
-        if c is not cls and c.__module__ in _INTERFACE_MODULES:
+        qualified = getattr(c, "__module__", None) or ""
+        if c is not cls and qualified in _INTERFACE_MODULES:
             continue
-        module = (c.__module__ or "").split(".")[0]
-        filename = getattr(sys.modules.get(c.__module__), "__file__", None) or ""
+        module = qualified.split(".")[0]
+        filename = getattr(sys.modules.get(qualified), "__file__", None) or ""
         if module in _LIBRARY_ROOTS or not _in_installed_package(filename):
             return False
     return True
@@ -224,14 +288,20 @@ def _is_exception_class(cls):
 
 def _layer_framework(obj):
     """"torch" for a torch.nn.Module, "paddle" for a paddle.nn.Layer, else None."""
+    return _layer_root(type(obj))[0]
+
+
+def _layer_root(cls):
+    """("torch", torch.nn.Module) for a class that is or derives from it, ("paddle",
+    paddle.nn.Layer) likewise, else (None, None)."""
     for name, base in (("torch", "Module"), ("paddle", "Layer")):
         module = sys.modules.get(name)
         if module is None or is_stub(module):
             continue
-        cls = getattr(getattr(module, "nn", None), base, None)
-        if isinstance(cls, type) and isinstance(obj, cls):
-            return name
-    return None
+        root = getattr(getattr(module, "nn", None), base, None)
+        if isinstance(root, type) and isinstance(cls, type) and issubclass(cls, root):
+            return name, root
+    return None, None
 
 
 _LAYER_INTERNALS = {}
@@ -320,7 +390,9 @@ def _public_name(obj):
     """The shortest name a parent package gives `obj` (paddle.nn.functional.relu for the
     function defined in paddle.nn.functional.activation; paddle.add for paddle.tensor.math.add),
     checked to be the same object; else where it is defined."""
-    module, name = obj.__module__, obj.__qualname__
+    module, name = getattr(obj, "__module__", None), obj.__qualname__
+    if module is None:  # an extension's class without one (paddle's PyLayer base)
+        return name
     if "." not in name:
         parts = module.split(".")
         for i in range(1, len(parts)):
@@ -354,6 +426,7 @@ class _Builder:
         # like PreTrainedModel has hundreds, reaching much of its library): the names traced
         # code uses, and the members waiting for theirs.
         self._names = set()
+        self._layer_names_seen = set()  # names _record_named looked up as leaf layers
         self._deferred = []    # (class message, name, member)
         self._modules = {}     # id -> an installed package's module code reads attributes of
         self.weights = {}      # a model's parameters and buffers by state-dict name: arrays
@@ -453,15 +526,20 @@ class _Builder:
             target.SetInParent()
             for item in items:
                 self.value(item, target.items.add(), allow_tensor, _seen)
+        elif _scripted_function(obj) is not None:
+            self.value(_scripted_function(obj), out, allow_tensor, _seen)
         elif _is_traced_function(obj):
             # A library's generator (huggingface_hub's path filters) is refused only if the
             # program calls it; the program's own is refused now.
+            obj = _without_framework_wrappers(obj)
             out.function = self.add_function(
                 obj, refuse=not _in_installed_package(obj.__code__.co_filename))
         elif (_is_user_class(obj) or _is_package_class(obj) or _is_record_class(obj)
-              or _is_exception_class(obj)
+              or _is_exception_class(obj) or _is_autograd_function_class(obj)
               or (isinstance(obj, type) and _is_compiled_layer_class(obj))):
             out.class_ref = self.add_class(obj)
+        elif _is_leaf_layer_class(obj):
+            out.class_ref = self.add_layer_class(obj)
         elif _layer_framework(obj):  # a model's sublayer held outside its layer tree too
             self.add_layer(obj, out, self._layer_paths.get(id(obj), ""), _seen)
         elif (_is_user_class(type(obj)) or _is_package_class(type(obj))) and hasattr(obj,
@@ -617,7 +695,8 @@ class _Builder:
         index = len(self.trace.classes)
         self._classes[id(cls)] = index
         self._keep.append(cls)
-        msg = self.trace.classes.add(qualname=cls.__qualname__, module=cls.__module__ or "")
+        msg = self.trace.classes.add(qualname=cls.__qualname__,
+                                     module=getattr(cls, "__module__", None) or "")
         library = _is_library_class(cls)
         if library:
             msg.library_name = _public_name(cls)
@@ -625,7 +704,8 @@ class _Builder:
         if record:
             msg.record_fields.extend(f.name for f in dataclasses.fields(cls))
         if (library and not _is_compiled_layer_class(cls) and not _is_package_class(cls)
-                and not record and cls.__module__ not in _MIXIN_MODULES):
+                and not _is_autograd_function_class(cls) and not record
+                and getattr(cls, "__module__", None) not in _MIXIN_MODULES):
             msg.mro.extend(self.add_class(c) if c is not cls else index
                            for c in cls.__mro__[:-1])
             return index
@@ -640,6 +720,15 @@ class _Builder:
                        for c in cls.__mro__[:-1])
         return index
 
+    def add_layer_class(self, cls):
+        """Records a layer-table leaf that traced code may construct, with its constructor."""
+        index = self.add_class(cls)
+        msg = self.trace.classes[index]
+        if not msg.HasField("layer_constructor"):
+            msg.layer_constructor.function = self.add_function(inspect.unwrap(cls.__init__),
+                                                               refuse=False)
+        return index
+
     def _add_member(self, msg, name, member, library):
         kinds = pb.ClassMember
         kind, value = kinds.PLAIN, member
@@ -652,10 +741,9 @@ class _Builder:
         entry = msg.members.add(name=name, kind=kind)
         if library and isinstance(value, types.FunctionType):
             # A library's method, whichever package it lives in (torch.nn.Hardswish's
-            # forward); a generator among them is refused only if it is called. Its
-            # decorators (functools.wraps: paddle's keyword aliases on Pad2D.forward) are
-            # seen through: the method's own code is what computes.
-            entry.value.function = self.add_function(inspect.unwrap(value), refuse=False)
+            # forward); a generator among them is refused only if it is called.
+            entry.value.function = self.add_function(_without_framework_wrappers(value),
+                                                     refuse=False)
         else:
             self.value(value, entry.value)
 
@@ -734,6 +822,13 @@ class _Builder:
         for msg, name, member in named:
             self._add_member(msg, name, member, library=True)
         found = bool(named)
+        # Leaf layers code names through their module (nn.Softmax(dim=-1)), which the compiler
+        # resolves by name: recorded with their constructors.
+        for cls in _leaf_layer_classes(self._names - self._layer_names_seen):
+            if not self.trace.classes[self.add_class(cls)].HasField("layer_constructor"):
+                self.add_layer_class(cls)
+                found = True
+        self._layer_names_seen |= self._names
         for module in list(self._modules.values()):
             ns = self.trace.namespaces[self._namespace(vars(module))]
             known = {g.name for g in ns.globals}

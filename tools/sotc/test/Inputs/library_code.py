@@ -60,3 +60,11 @@ def partial_calls(x):
     # a partial held in a global, and one made here: bound arguments first, keywords merged
     scaled = functools.partial(torch.mul, x)
     return GELU_TANH(x) + scaled(2.0)
+
+
+EXPERTS = packaged.Experts("doubled")
+
+
+def package_decorator(x):
+    # the package's decorator on Experts.forward runs: it picks the doubling
+    return EXPERTS.forward(x)

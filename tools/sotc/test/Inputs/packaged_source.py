@@ -1,7 +1,9 @@
 """An installed package's code (library-code.test copies it to site-packages/packaged.py): a
 config object with a property, a method and class attributes, read by the package's
-function; a registry that is a Mapping; an output record."""
+function; a registry that is a Mapping; an output record; a method under the package's own
+decorator."""
 
+import functools
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,3 +68,25 @@ class Output(OrderedDict):
     logits: object = None
     hidden: object = None
     attentions: object = None
+
+
+def dispatched(method):
+    """transformers' use_experts_implementation: the decorated method runs what the object's
+    setting names, the method itself by default."""
+
+    @functools.wraps(method)
+    def wrapper(self, x):
+        if self.implementation == "doubled":
+            return x * 2
+        return method(self, x)
+
+    return wrapper
+
+
+class Experts:
+    def __init__(self, implementation):
+        self.implementation = implementation
+
+    @dispatched
+    def forward(self, x):
+        return x * 3
