@@ -685,6 +685,14 @@ VarPtr makePartial(VarPtr func, std::vector<VarPtr> args, Kwargs keywords, Track
   return p;
 }
 
+VarPtr Executor::refusal(const std::string &opName, const std::string &subject, const Frame &f) {
+  std::string reason = ops::refusalSuffix(opName);
+  std::string message =
+      subject + " is not in the operator table" + reason + " (`sotc ops` lists what is)";
+  // A refused operator is pure: unused, its call is dead code.
+  return reason.empty() ? unsupportedCall(message, f) : refusedPureCall(message, f);
+}
+
 void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                     Kwargs kwargs) {
   if (callable->kind == K::Opaque && callable->name == "functools.partial" && callable->self) {
@@ -696,12 +704,18 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     return call(state, sir, callable->self, std::move(args), std::move(kwargs));
   }
   Frame &f = state.frames.back();
+  if (callable->kind == K::Builtin && callable->name == "constant result") {
+    if (!args.empty() || !kwargs.empty())
+      fail(DiagCode::FrontendPythonError, "TypeError: the function takes no arguments", f);
+    f.stack.push_back(callable->self); // what it returned when traced (Value.constant_result)
+    return;
+  }
   // A call of, or on, an unsupported call's result: unsupported too, and already reported.
-  bool unsupported = callable->unsupported || anyUnsupported(callable->self);
+  bool unsupported = anyUnsupported(callable, callable->self);
   for (const VarPtr &a : args)
-    unsupported |= a->unsupported;
+    unsupported |= usesUnsupported(a);
   for (const auto &kv : kwargs)
-    unsupported |= kv.second->unsupported;
+    unsupported |= usesUnsupported(kv.second);
   if (unsupported) {
     f.stack.push_back(unsupportedResult());
     return;
@@ -774,10 +788,7 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       return c.push(constructLayer(state, cls, std::move(c.args), std::move(c.kwargs)));
     if (c.breakOn(c.name, c.name, c.args))
       return;
-    c.push(unsupportedCall("cannot compile a call to " + c.name +
-                               ": it is not in the operator table" + ops::refusalSuffix(c.name) +
-                               " (`sotc ops` lists what is)",
-                           c.f()));
+    c.push(refusal(c.name, "cannot compile a call to " + c.name + ": it", c.f()));
     return;
   case K::Method: {
     const VarPtr &self = c.self;
@@ -801,10 +812,7 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
         return;
       }
       if (!table.lookup(opName))
-        return c.push(
-            unsupportedCall("tensor method '" + c.name + "' is not in the operator table" +
-                                ops::refusalSuffix(opName) + " (`sotc ops` lists what is)",
-                            c.f()));
+        return c.push(refusal(opName, "tensor method '" + c.name + "'", c.f()));
       c.args.insert(c.args.begin(), self);
       if (!c.breakOn(c.name, opName, c.args))
         c.push(c.tensorCall("method", c.name, opName, std::move(c.args), std::move(c.kwargs)));

@@ -228,6 +228,8 @@ bool frameworkQuery(CallContext &c) {
       {"torch._dynamo.is_compiling", true},
       {"torch.fx._symbolic_trace.is_fx_tracing", false},
       {"torch.cuda.is_current_stream_capturing", false},
+      {"torch.distributed.is_available", false}, // an artifact runs in one process
+      {"torch.distributed.is_initialized", false},
       {"torch.xpu.is_current_stream_capturing", false},
       {"torch._C._get_tracing_state", false},
       {"paddle.in_dynamic_mode", true},

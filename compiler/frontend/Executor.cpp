@@ -185,8 +185,24 @@ VarPtr Executor::unsupportedResult() {
   return v;
 }
 
+VarPtr Executor::refusedPureCall(const std::string &message, const Frame &f) {
+  VarPtr v = unsupportedResult();
+  v->refusal = message + " (" + locOf(f).str() + ")";
+  return v;
+}
+
+bool Executor::usesUnsupported(const VarPtr &v) {
+  if (!v || !v->unsupported)
+    return false;
+  if (!v->refusal.empty())
+    unsupportedCalls_.emplace_back(DiagCode::FrontendUnsupportedCall, std::move(v->refusal));
+  v->refusal.clear();
+  return true;
+}
+
 bool Executor::anyUnsupported(const VarPtr &a, const VarPtr &b) {
-  return (a && a->unsupported) || (b && b->unsupported);
+  bool first = usesUnsupported(a);
+  return usesUnsupported(b) || first;
 }
 
 void Executor::reportUnsupported() const {
@@ -199,6 +215,7 @@ void Executor::reportUnsupported() const {
 }
 
 void Executor::consume(const VarPtr &v, const SourceLoc &loc) {
+  usesUnsupported(v);
   if (v && consumedSet_.insert(v.get()).second)
     consumed_.push_back({v, loc});
 }
@@ -380,6 +397,12 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
       keywords.push_back({kw.name(), fromTrace(kw.value(), computedFrom({}))});
     return makePartial(fromTrace(value.partial().func(), computedFrom({})), std::move(args),
                        std::move(keywords), tracker);
+  }
+  case trace::Value::kConstantResult: { // f() is the value computed when tracing
+    VarPtr v = Variable::make(K::Builtin, tracker);
+    v->name = "constant result";
+    v->self = fromTrace(value.constant_result(), constTracker());
+    return v;
   }
   case trace::Value::kRangeValue: {
     VarPtr v = Variable::make(K::Range, tracker);

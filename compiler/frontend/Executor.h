@@ -212,9 +212,17 @@ public:
   /// A call sotc cannot compile (E3004): recorded, and its result stands in for what the call
   /// would return, so one compile reports every such call it can reach.
   VarPtr unsupportedCall(const std::string &message, const Frame &f);
+  /// unsupportedCall of a pure operator sotc refuses (Refusals.def): recorded only when its
+  /// result is used (Variable::refusal).
+  VarPtr refusedPureCall(const std::string &message, const Frame &f);
+  /// The unsupported result of a call of `opName` that the operator table lacks ("`subject` is
+  /// not in the operator table"): deferred for an operator it refuses by name.
+  VarPtr refusal(const std::string &opName, const std::string &subject, const Frame &f);
   /// A stand-in for what an operation on an unsupported call's result computes.
   static VarPtr unsupportedResult();
-  static bool anyUnsupported(const VarPtr &a, const VarPtr &b = nullptr);
+  /// Whether `v` is an unsupported call's result; a use of it, which records a deferred refusal.
+  bool usesUnsupported(const VarPtr &v);
+  bool anyUnsupported(const VarPtr &a, const VarPtr &b = nullptr);
   /// Throws the unsupported calls recorded so far as one error (one line each), if any.
   void reportUnsupported() const;
   VarPtr fromTrace(const trace::Value &value, Tracker tracker);

@@ -71,6 +71,11 @@ public:
         checkIndex(base, trace_.classes_size(), "class", where + " MRO");
       for (const trace::ClassMember &m : c.members())
         checkValue(m.value(), where + " member '" + m.name() + "'");
+      if (c.has_layer_constructor()) {
+        if (c.layer_constructor().kind_case() != Value::kFunction)
+          fail(DiagCode::TraceBadInput, where + ": its layer constructor is not a function");
+        checkValue(c.layer_constructor(), where + " layer constructor");
+      }
     }
     for (const trace::CodeObject &code : trace_.code_objects())
       checkCode(code);
@@ -184,6 +189,9 @@ private:
         checkValue(arg, where + " partial's argument");
       for (const trace::NamedValue &kw : v.partial().keywords())
         checkValue(kw.value(), where + " partial's argument '" + kw.name() + "'");
+      break;
+    case Value::kConstantResult:
+      checkValue(v.constant_result(), where + " constant result");
       break;
     case Value::kRangeValue:
       if (v.range_value().step() == 0)

@@ -283,6 +283,7 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
           collectTensors(e.value, seg.sir.outputs, seen);
       // A Python value computed from the inputs is part of the result: guard what it read.
       std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
+        ex.usesUnsupported(v); // returned: a refused operator's result is used
         if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
           ex.consume(
               v,

@@ -146,6 +146,10 @@ struct Variable {
   // Opaque: the result of a call sotc cannot compile, standing in so that the translation goes
   // on to find the program's other unsupported calls; whatever uses it is unsupported too.
   bool unsupported = false;
+  // An unsupported result of a refused pure operator (torch.rand, nonzero): its error, recorded
+  // when something uses it; never used, the call is dead code and no error (wav2vec2's LayerDrop
+  // draws torch.rand([]) that only training reads).
+  std::string refusal;
   // Opaque: an exception object of this builtin class (KeyError), and the error it reports
   // if no handler catches it.
   std::string exceptionType, exceptionMessage;

@@ -471,6 +471,24 @@ void registerActivations(OpTable &t) {
   };
   t.bind(pf + "normalize", normalize("x", "axis", "epsilon"));
   t.bind(tf + "normalize", normalize("input", "dim", "eps"));
+  // weight_norm's parametrization (wav2vec2's positional convolution): v * g / ||v||, the
+  // 2-norm over every dim but `dim` (over all of them for dim = -1).
+  t.bind("torch._weight_norm", [](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int v = floatInput(L, "v"), g = b.cast(L.in("g"), b.meta(v).dtype);
+    int64_t rank = b.meta(v).rank(), dim = L.args.intValue("dim");
+    if (dim < -1)
+      dim += rank;
+    if (dim < -1 || dim >= rank)
+      badValue(L, "dim " + std::to_string(L.args.intValue("dim")) + " is out of range");
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < rank; ++a)
+      if (a != dim)
+        axes.push_back(a);
+    int norm =
+        b.unary(Prim::Sqrt, reduceTo(L, Prim::ReduceSum, b.binary(Prim::Mul, v, v), axes, true));
+    L.out(b.binary(Prim::Mul, v, b.binary(Prim::Div, g, norm)));
+  });
   // Inference (and training with p = 0) keeps every element; paddle's
   // mode='downscale_in_infer' scales them by 1 - p in inference.
   auto dropout = [](std::string xn, bool paddle) {

@@ -159,6 +159,12 @@ Window windowOf(Lowering &L, int x, std::array<int64_t, 2> kernel, std::array<in
       badValue(L, "kernel, stride and dilation must be positive and padding not negative");
   auto out = [&](int i) {
     int64_t span = m.shape[2 + i] + pad[2 * i] + pad[2 * i + 1] - dilation[i] * (kernel[i] - 1);
+    if (span < 1 && ceilMode && dilation[i] == 1 && span > 1 - stride[i]) {
+      // ceil_mode's one window over an input smaller than the kernel (EfficientNet's
+      // AvgPool2d(hidden_dim, ceil_mode=True)): the frameworks clip it to the padded input.
+      w.kernel[i] = m.shape[2 + i] + pad[2 * i] + pad[2 * i + 1];
+      return int64_t{1};
+    }
     if (span < 1)
       badValue(L, "the window is larger than the padded input");
     if (!ceilMode)

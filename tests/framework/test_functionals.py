@@ -133,6 +133,7 @@ def t_window_rows(x, w, w5, full, line):
     return (F.conv2d(x, w, padding=1, groups=6), F.conv2d(x, w5, stride=2, padding=2, groups=6),
             F.conv2d(x, w, padding=2, dilation=2, groups=6), F.conv2d(x[:, :, :7, :7], w, groups=6),
             F.max_pool2d(x, 3, 2, 1, ceil_mode=True), F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+            F.avg_pool2d(x[:, :, :2, :3], 8, ceil_mode=True), F.max_pool2d(x[:, :, :3, :1], 6, ceil_mode=True),
             F.conv2d(x[:, :, 2:9, 3:10], full, padding=1), x.sum(1), x.amax((1, 2)),
             line.sum(1), line.mean(1))
 

@@ -135,6 +135,19 @@ def test_a_model_in_a_global_or_an_argument(sotc_bin, tmp_path, module):  # noqa
                                rtol=1e-5, atol=1e-6)
 
 
+def test_a_bound_forward_passed_in(sotc_bin, tmp_path):  # noqa: F811
+    """`fn(net.forward, x)`: a layer's bound method is its function with the layer first."""
+    net = PaddleStack()
+    net.eval()
+
+    def call(f, x):
+        return f(x) + 1
+
+    compiled = compile_trace(sotc_bin, sotc.trace(call, net.forward, X), tmp_path)
+    expected = net(paddle.to_tensor(X)).numpy() + 1
+    np.testing.assert_allclose(compiled(net.forward, X), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_the_command_line_traces_a_factory(tmp_path):
     (tmp_path / "factory.py").write_text(textwrap.dedent('''
         import torch

@@ -186,6 +186,26 @@ def _framework_dirs():
                  for folder in getattr(m, "__path__", ()))
 
 
+_NOT_CONSTANT = object()
+
+
+def _constant_result(obj):
+    """(result,) of a function of no arguments that torch.compile takes as a constant
+    (torch.compiler.assume_constant_result, transformers' install probes under lru_cache),
+    called now as torch.compile would; _NOT_CONSTANT for anything else, and for one that fails
+    here (a CUDA probe on a machine without a driver): recorded as a function, it runs from its
+    code where the program calls it."""
+    if not callable(obj) or not any(getattr(f, "_dynamo_marked_constant", False) is True
+                                    for f in (obj, getattr(obj, "__wrapped__", None))):
+        return _NOT_CONSTANT
+    try:
+        if inspect.signature(obj).parameters:
+            return _NOT_CONSTANT
+        return (obj(),)
+    except Exception:  # noqa: BLE001
+        return _NOT_CONSTANT
+
+
 def _is_library_class(cls):
     """A class of a library (a framework, the standard library, an installed package)."""
     qualified = getattr(cls, "__module__", None)
@@ -528,6 +548,12 @@ class _Builder:
                 self.value(item, target.items.add(), allow_tensor, _seen)
         elif _scripted_function(obj) is not None:
             self.value(_scripted_function(obj), out, allow_tensor, _seen)
+        elif (constant := _constant_result(obj)) is not _NOT_CONSTANT:
+            self.value(constant[0], out.constant_result, allow_tensor, _seen)
+        elif (isinstance(obj, functools._lru_cache_wrapper)
+              and _is_traced_function(getattr(obj, "__wrapped__", None))):
+            # A cached function (transformers' is_torch_distributed_available): the function.
+            self.value(obj.__wrapped__, out, allow_tensor, _seen)
         elif _is_traced_function(obj):
             # A library's generator (huggingface_hub's path filters) is refused only if the
             # program calls it; the program's own is refused now.
@@ -556,6 +582,12 @@ class _Builder:
             out.builtin = obj.__name__
         elif isinstance(obj, type) and obj.__module__ == "builtins":
             out.builtin = obj.__name__
+        elif (isinstance(obj, types.MethodType) and _is_traced_function(obj.__func__)
+              and (_layer_framework(obj.__self__) or _is_user_class(type(obj.__self__))
+                   or _is_package_class(type(obj.__self__)))):
+            # net.forward passed in: its function with the object bound first, as a partial.
+            self.value(obj.__func__, out.partial.func, allow_tensor, _seen)
+            self.value(obj.__self__, out.partial.args.add(), allow_tensor, _seen)
         elif is_tensor_like(getattr(obj, "__self__", None)):  # x.add: not the function alone
             out.opaque.type_name = f"bound method {type(obj.__self__).__name__}.{obj.__name__}"
             out.opaque.repr = "a method bound to a tensor passed in"
@@ -586,6 +618,7 @@ class _Builder:
         WeightRefs named by their state-dict path) and its sublayers, recursively."""
         _seen = (_seen or set()) | {id(layer)}
         framework = _layer_framework(layer)
+        self.tensor_frameworks.add(framework)  # its weights are that framework's tensors
         obj = out.object_value
         obj.class_index, obj.layer = self.add_class(type(layer)), True
         internals = _layer_internals(framework)

@@ -68,3 +68,28 @@ EXPERTS = packaged.Experts("doubled")
 def package_decorator(x):
     # the package's decorator on Experts.forward runs: it picks the doubling
     return EXPERTS.forward(x)
+
+
+def _marked_constant(fn):
+    fn._dynamo_marked_constant = True  # what torch.compiler.assume_constant_result sets
+    return fn
+
+
+@functools.lru_cache
+@_marked_constant
+def heads_probe():
+    # transformers' install probes: a constant torch.compile bakes in, called when tracing
+    return 3
+
+
+CALLS = []
+
+
+@functools.lru_cache
+def cached_width(n):
+    CALLS.append(n)  # a cached function that is not constant runs from its code
+    return n * 2
+
+
+def constant_probes(x):
+    return x * heads_probe() + cached_width(4)
