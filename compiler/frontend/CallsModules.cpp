@@ -392,6 +392,10 @@ bool callModuleFunction(CallContext &c) {
   }
   if (c.name == "torch.resize_as_" && resizeAsInPlace(c))
     return true;
+  // OrderedDict(...) is a dict: a dict keeps its insertion order too (torchvision's
+  // IntermediateLayerGetter, the segmentation models' outputs).
+  if (c.name == "collections.OrderedDict")
+    return builtinFunctions().at("dict")(c);
   // einsum(equation, a, b): the operands as separate arguments are the operator's one list.
   if ((c.name == "torch.einsum" || c.name == "paddle.einsum") && c.args.size() >= 2 &&
       c.args[1]->isTensor())

@@ -93,7 +93,9 @@ def randomize_constant_weights(framework, model, seed=1):
 
 
 def outputs(value):
-    """A model's output (a tensor, or a tuple of them) as a list of numpy arrays."""
+    """A model's output (a tensor, or a tuple or dict of them) as a list of numpy arrays."""
+    if isinstance(value, dict):  # the segmentation models' OrderedDict(out=...)
+        value = list(value.values())
     if isinstance(value, (tuple, list)):
         return [a for item in value for a in outputs(item)]
     return [value.numpy() if hasattr(value, "numpy") else np.asarray(value)]
@@ -207,6 +209,18 @@ def small_transformers():
             [convnext.CNBlockConfig(16, 32, 1), convnext.CNBlockConfig(32, None, 1)],
             num_classes=10),
     }
+
+
+@pytest.mark.parametrize("name", ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"])
+def test_torchvision_segmentation(name, sotc_bin, workdir):  # noqa: F811
+    """Segmentation heads on a classification backbone (IntermediateLayerGetter builds an
+    OrderedDict of its features; the output is one too), upsampled back to the input."""
+    torch.manual_seed(0)
+    model = torchvision.models.segmentation.__dict__[name](weights=None,
+                                                           weights_backbone=None).eval()
+    randomize_constant_weights("torch", model)
+    x = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    check_compiled(sotc_bin, workdir, model, x, run_framework("torch", model, x))
 
 
 @pytest.mark.parametrize("name", sorted(small_transformers()))

@@ -2131,6 +2131,17 @@ std::vector<Case> all() {
                {T(0), Arg::ofInt(4), T(1)},
                {{"eps", Arg::ofFloat(1e-6)}},
                rms(1e-6)});
+  // weight_norm's parametrization along dim 0: each row of v scaled to its g.
+  c.push_back({{"torch._weight_norm"},
+               {kX, TensorMeta{{3, 1}, DType::Float32}},
+               {T(0), T(1)},
+               {},
+               [](const Refs &in) {
+                 Buffer norm = map(meanRows(map(in[0], [](double v) { return v * v; })),
+                                   [](double m) { return std::sqrt(4 * m); });
+                 return Refs{zip(zip(in[0], in[1], std::multiplies<double>()), norm,
+                                 std::divides<double>())};
+               }});
   c.push_back({{pf + "dropout", tf + "dropout"},
                {kX},
                {T(0)},

@@ -1,3 +1,4 @@
+import collections
 import functools
 
 import torch
@@ -93,3 +94,10 @@ def cached_width(n):
 
 def constant_probes(x):
     return x * heads_probe() + cached_width(4)
+
+
+def ordered_features(x):
+    # torchvision's IntermediateLayerGetter: features gathered in an OrderedDict (a dict)
+    out = collections.OrderedDict([("low", x * 2)])
+    out["high"] = x + 1
+    return out
