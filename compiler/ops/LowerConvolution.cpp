@@ -98,28 +98,29 @@ std::array<int64_t, 4> windowPadding(Lowering &L, bool line) {
   return {0, 0, p, p};
 }
 
-/// Padding by name (top, bottom, left, right): "valid" none; "same" the output's size
+/// Padding by name, (before, after) per spatial dim: "valid" none; "same" the output's size
 /// ceil(size / stride), the extra row or column at the end where the total is odd (torch takes
 /// "same" at stride 1 only; paddle takes "SAME" and "VALID" at any stride).
-std::array<int64_t, 4> namedPadding(Lowering &L, const std::vector<int64_t> &shape,
-                                    std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
-                                    std::array<int64_t, 2> dilation, bool paddle) {
+std::vector<int64_t> namedPadding(Lowering &L, const std::vector<int64_t> &sizes,
+                                  const std::vector<int64_t> &kernel,
+                                  const std::vector<int64_t> &stride,
+                                  const std::vector<int64_t> &dilation, bool paddle) {
   const std::string &given = L.args.get("padding").stringValue;
   std::string name = given;
   if (paddle) // paddle's names are case-blind
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return std::tolower(c); });
   if (name == "valid")
-    return {0, 0, 0, 0};
+    return std::vector<int64_t>(2 * sizes.size(), 0);
   if (name != "same")
     badValue(L, std::string("padding must be ") +
                     (paddle ? "'SAME' or 'VALID'" : "'same' or 'valid'") + " or numbers, not '" +
                     given + "'");
-  if (!paddle && (stride[0] != 1 || stride[1] != 1))
+  if (!paddle && std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s != 1; }))
     badValue(L, "padding='same' is not supported for strided convolutions");
-  std::array<int64_t, 4> pad{};
-  for (int i = 0; i < 2; ++i) {
-    int64_t size = shape[2 + i], out = (size + stride[i] - 1) / stride[i];
+  std::vector<int64_t> pad(2 * sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t size = sizes[i], out = (size + stride[i] - 1) / stride[i];
     int64_t total =
         std::max<int64_t>((out - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 - size, 0);
     pad[2 * i] = total / 2;
@@ -283,13 +284,90 @@ LowerFn conv2dOp(std::string xn, bool paddle, bool line = false) {
     std::array<int64_t, 2> kernel = {wm.shape[2], wm.shape[3]},
                            stride = windowParam(L, "stride", 1, line),
                            dilation = windowParam(L, "dilation", 1, line);
-    std::array<int64_t, 4> pad =
-        L.args.get("padding").kind == Arg::Kind::String
-            ? namedPadding(L, b.meta(x).shape, kernel, stride, dilation, paddle)
-            : windowPadding(L, line);
+    std::array<int64_t, 4> pad{};
+    if (L.args.get("padding").kind == Arg::Kind::String) {
+      std::vector<int64_t> named =
+          namedPadding(L, {b.meta(x).shape[2], b.meta(x).shape[3]}, {kernel[0], kernel[1]},
+                       {stride[0], stride[1]}, {dilation[0], dilation[1]}, paddle);
+      std::copy(named.begin(), named.end(), pad.begin());
+    } else {
+      pad = windowPadding(L, line);
+    }
     Window w = windowOf(L, x, kernel, stride, dilation, pad, false);
     int y = convolve(b, x, weight, L.in("bias"), w, groups);
     L.out(line ? asLine(b, y, input) : y);
+  };
+}
+
+/// An IntList[1] parameter of a 3-d window op as (d, h, w): one value for all, or three.
+std::array<int64_t, 3> tripleOf(Lowering &L, const std::string &name) {
+  std::vector<int64_t> v = L.args.intList(name);
+  if (v.size() == 1)
+    return {v[0], v[0], v[0]};
+  if (v.size() != 3)
+    badValue(L, name + " must have 1 or 3 values, not " + std::to_string(v.size()));
+  return {v[0], v[1], v[2]};
+}
+
+/// conv3d on NCDHW as one conv2d: the KD depth taps of each output frame stacked into the
+/// channels, [N*OD, C*KD, H, W] (group-major, as the weight [OC, C/G, KD, KH, KW] flattens to
+/// [OC, C/G*KD, KH, KW]), then the frames moved back: [N, OC, OD, OH, OW].
+LowerFn conv3dOp(std::string xn, bool paddle) {
+  return [=](Lowering &L) {
+    if (paddle)
+      requireLayout(L, {"NCDHW"});
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, xn), weight = b.cast(L.in("weight"), b.meta(x).dtype);
+    std::vector<int64_t> xs = b.meta(x).shape, ws = b.meta(weight).shape;
+    int64_t groups = L.args.intValue("groups");
+    if (xs.size() != 5 || ws.size() != 5 || groups <= 0 || xs[1] % groups || ws[0] % groups ||
+        ws[1] * groups != xs[1])
+      badValue(L, "weight " + formatShape(ws) + " and groups=" + std::to_string(groups) +
+                      " do not fit input " + formatShape(xs) + " (NCDHW)");
+    for (int64_t d : xs)
+      if (isDynamicDim(d))
+        badValue(L, "needs static sizes");
+    std::array<int64_t, 3> stride = tripleOf(L, "stride"), dilation = tripleOf(L, "dilation");
+    std::vector<int64_t> pad; // (front, back, top, bottom, left, right)
+    if (L.args.get("padding").kind == Arg::Kind::String) {
+      pad = namedPadding(L, {xs[2], xs[3], xs[4]}, {ws[2], ws[3], ws[4]},
+                         {stride[0], stride[1], stride[2]}, {dilation[0], dilation[1], dilation[2]},
+                         paddle);
+    } else {
+      std::array<int64_t, 3> p = tripleOf(L, "padding");
+      pad = {p[0], p[0], p[1], p[1], p[2], p[2]};
+    }
+    int64_t n = xs[0], c = xs[1], depth = xs[2] + pad[0] + pad[1], kd = ws[2];
+    for (int i = 0; i < 3; ++i)
+      if (stride[i] <= 0 || dilation[i] <= 0 || pad[2 * i] < 0)
+        badValue(L, "stride and dilation must be positive and padding not negative");
+    int64_t span = depth - dilation[0] * (kd - 1);
+    if (span < 1)
+      badValue(L, "the window is larger than the padded input");
+    int64_t od = (span - 1) / stride[0] + 1;
+    // Zeros before and after along the depth, then one [N, C, OD, H, W] slice per depth tap.
+    auto zeros = [&](int64_t d) { return b.fill(0, {n, c, d, xs[3], xs[4]}, b.meta(x).dtype); };
+    std::vector<int> parts;
+    if (pad[0])
+      parts.push_back(zeros(pad[0]));
+    parts.push_back(x);
+    if (pad[1])
+      parts.push_back(zeros(pad[1]));
+    int padded = parts.size() == 1 ? x : b.concat(parts, 2);
+    std::vector<int> taps;
+    for (int64_t t = 0; t < kd; ++t) {
+      int tap = b.slice(padded, {2}, {t * dilation[0]},
+                        {t * dilation[0] + (od - 1) * stride[0] + 1}, {stride[0]});
+      taps.push_back(b.reshape(tap, {n, c, 1, od, xs[3], xs[4]}));
+    }
+    int stacked = kd == 1 ? taps[0] : b.concat(taps, 2); // [N, C, KD, OD, H, W]
+    int frames =
+        b.reshape(b.transpose(stacked, {0, 3, 1, 2, 4, 5}), {n * od, c * kd, xs[3], xs[4]});
+    int filters = b.reshape(weight, {ws[0], ws[1] * kd, ws[3], ws[4]});
+    Window w = windowOf(L, frames, {ws[3], ws[4]}, {stride[1], stride[2]},
+                        {dilation[1], dilation[2]}, {pad[2], pad[3], pad[4], pad[5]}, false);
+    int y = convolve(b, frames, filters, L.in("bias"), w, groups); // [N*OD, OC, OH, OW]
+    L.out(b.transpose(b.reshape(y, {n, od, ws[0], w.oh, w.ow}), {0, 2, 1, 3, 4}));
   };
 }
 
@@ -487,7 +565,7 @@ LowerFn batchNormOp(std::string xn, std::string eps, bool paddle) {
       badValue(L, "training=True normalizes with the batch's statistics, which sotc does not "
                   "compile (inference: training=False)");
     if (paddle)
-      requireLayout(L, {"NCHW", "NCL", "NC"});
+      requireLayout(L, {"NCHW", "NCL", "NC", "NCDHW"});
     if (L.in("running_mean") < 0 || L.in("running_var") < 0)
       badValue(L, "needs the running statistics (a layer with track_running_stats=False "
                   "normalizes with the batch's)");
@@ -594,6 +672,8 @@ void registerConvolution(OpTable &t) {
   t.bind(pf + "conv1d_transpose", convTranspose2dOp("x", true, true));
   t.bind(tf + "conv_transpose1d", convTranspose2dOp("input", false, true));
   t.bind(tf + "conv1d", conv2dOp("input", false, true));
+  t.bind(pf + "conv3d", conv3dOp("x", true));
+  t.bind(tf + "conv3d", conv3dOp("input", false));
   t.bind(pf + "max_pool1d", pool2dOp(Pool::Max, "x", "kernel_size", true, true));
   t.bind(tf + "max_pool1d", pool2dOp(Pool::Max, "input", "kernel_size", false, true));
   t.bind(pf + "avg_pool1d", pool2dOp(Pool::Avg, "x", "kernel_size", true, true));

@@ -145,6 +145,18 @@ def t_named_padding(x, w, even, line):
             F.conv2d(x, w, stride=2, padding="valid"), F.conv1d(line, even[:, :, 0], padding="same"))
 
 
+def t_conv3d(x, w, g, b):
+    # depth taps stacked into the channels: padding, strides, dilation, groups, 'same'
+    return (F.conv3d(x, w, b, padding=1), F.conv3d(x, w, stride=(2, 1, 2), padding=(0, 1, 1)),
+            F.conv3d(x, w, dilation=(2, 1, 1), padding="same"), F.conv3d(x, g, groups=2),
+            torch.nn.functional.adaptive_avg_pool3d(x, (1, 2, 2)))
+
+
+def p_conv3d(x, w, g, b):
+    return (PF.conv3d(x, w, b, padding=1), PF.conv3d(x, w, stride=[2, 1, 2], padding=[0, 1, 1]),
+            PF.conv3d(x, g, groups=2, padding="SAME"))
+
+
 def p_named_padding(x, w, even, line):
     # paddle's SAME at a stride: the output ceil(size / stride), the odd pad at the end.
     return (PF.conv2d(x, w, padding="SAME"), PF.conv2d(x, even, stride=2, padding="same"),
@@ -325,6 +337,10 @@ CASES = {
                                               (F32, (4, 6, 4, 4)), (F32, (2, 6, 9))]),
     "paddle_named_padding": (p_named_padding, [(F32, (2, 6, 11, 9)), (F32, (4, 6, 3, 3)),
                                                (F32, (4, 6, 4, 4)), (F32, (2, 6, 9))]),
+    "torch_conv3d": (t_conv3d, [(F32, (2, 4, 5, 6, 7)), (F32, (3, 4, 3, 3, 3)),
+                                (F32, (6, 2, 1, 3, 2)), (F32, (3,))]),
+    "paddle_conv3d": (p_conv3d, [(F32, (2, 4, 5, 6, 7)), (F32, (3, 4, 3, 3, 3)),
+                                 (F32, (6, 2, 1, 3, 2)), (F32, (3,))]),
     "paddle_window_rows": (p_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
                                            (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),

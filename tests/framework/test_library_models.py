@@ -223,6 +223,17 @@ def test_torchvision_segmentation(name, sotc_bin, workdir):  # noqa: F811
     check_compiled(sotc_bin, workdir, model, x, run_framework("torch", model, x))
 
 
+@pytest.mark.parametrize("name", ["r3d_18", "mc3_18", "r2plus1d_18"])
+def test_torchvision_video_resnets(name, sotc_bin, workdir):  # noqa: F811
+    """The video ResNets: Conv3d (3x3x3, and the (2+1)-d factorized 1x3x3 and 3x1x1),
+    BatchNorm3d, AdaptiveAvgPool3d, on 4 frames of 32x32."""
+    torch.manual_seed(0)
+    model = torchvision.models.video.__dict__[name](weights=None).eval()
+    randomize_constant_weights("torch", model)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 32, 32)).astype(np.float32)
+    check_compiled(sotc_bin, workdir, model, x, run_framework("torch", model, x))
+
+
 @pytest.mark.parametrize("name", sorted(small_transformers()))
 def test_library_transformers_at_small_sizes(name, sotc_bin, workdir):  # noqa: F811
     torch.manual_seed(0)
