@@ -497,9 +497,26 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
        f);
 }
 
-VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b) {
-  static const std::map<std::string, std::string> mirrored = {
+namespace {
+/// `x op y` for `<`, `<=`, `>`, `>=`, `==`, `!=`.
+bool holds(const std::string &op, int64_t x, int64_t y) {
+  return op == "<"    ? x < y
+         : op == "<=" ? x <= y
+         : op == ">"  ? x > y
+         : op == ">=" ? x >= y
+         : op == "==" ? x == y
+                      : x != y;
+}
+
+/// The comparison with its operands swapped: `a < b` is `b > a`.
+const std::string &mirrored(const std::string &op) {
+  static const std::map<std::string, std::string> table = {
       {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
+  return table.at(op);
+}
+} // namespace
+
+VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, VarPtr b) {
   // Dims of one dynamic size are one size (the runtime checks that the inputs agree).
   if (isDynamicSize(a) && isDynamicSize(b) && a->sizeDim == b->sizeDim)
     return makeConst(PyConst::ofBool(op == "==" || op == "<=" || op == ">="), {a, b});
@@ -521,7 +538,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   }
   if (!isDynamicSize(a) && isDynamicSize(b) && a->isConstant() &&
       a->constant.kind == PyConst::Kind::Int && !isSymbolSize(b)) {
-    return compareBatchSize(f, mirrored.at(op), b, a); // k < 2*s1  ->  2*s1 > k
+    return compareBatchSize(f, mirrored(op), b, a); // k < 2*s1  ->  2*s1 > k
   }
   // Guards read one size: a product of them is not decided on.
   for (const VarPtr &v : {a, b})
@@ -534,13 +551,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   // related to any other size.
   if (isDynamicSize(a) && isDynamicSize(b)) {
     if (std::optional<int64_t> d = derivedSizes_.difference(a->sizeDim, b->sizeDim))
-      return makeConst(PyConst::ofBool(op == "<"    ? *d < 0
-                                       : op == "<=" ? *d <= 0
-                                       : op == ">"  ? *d > 0
-                                       : op == ">=" ? *d >= 0
-                                       : op == "==" ? *d == 0
-                                                    : *d != 0),
-                       {a, b});
+      return makeConst(PyConst::ofBool(holds(op, *d, 0)), {a, b});
     for (const VarPtr &v : {a, b})
       if (int k = ops::symbolOf(v->sizeDim); derivedSizes_.of(k).base != k)
         fail(DiagCode::FrontendHostInteraction,
@@ -561,7 +572,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
                                          ") (" + locOf(f).str() + ")");
   }
   if (!isDynamicSize(a)) // k < B  ->  B > k
-    return compareBatchSize(f, mirrored.at(op), b, a);
+    return compareBatchSize(f, mirrored(op), b, a);
   if (!b->isConstant() || b->constant.kind != PyConst::Kind::Int)
     fail(DiagCode::FrontendHostInteraction,
          "comparing a dynamic dimension's size (the batch's) with a " + b->typeName() +
@@ -574,17 +585,10 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   int64_t inputMax = symbols_[symbol].inputMax;
   // A comparison every size from 1 to the bound an input gave (?<=N) decides alike.
   if (inputMax > 0) {
-    auto at = [&](int64_t v) {
-      return op == "<"    ? v < k
-             : op == "<=" ? v <= k
-             : op == ">"  ? v > k
-             : op == ">=" ? v >= k
-             : op == "==" ? v == k
-                          : v != k;
-    };
-    bool settled = (op == "==" || op == "!=") ? (k < 1 || k > inputMax) : at(1) == at(inputMax);
+    bool settled = (op == "==" || op == "!=") ? (k < 1 || k > inputMax)
+                                              : holds(op, 1, k) == holds(op, inputMax, k);
     if (settled)
-      return makeConst(PyConst::ofBool(at(1)), {a, b});
+      return makeConst(PyConst::ofBool(holds(op, 1, k)), {a, b});
   }
   // The outcome that keeps every size but a few, guarded: B == k and B < k are false
   // (B != k, B >= k), B != k and B > k true. Sizes below 1 never run.
@@ -601,12 +605,10 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
   static const std::map<std::string, std::string> dunders = {{"<", "__lt__"},  {"<=", "__le__"},
                                                              {"==", "__eq__"}, {"!=", "__ne__"},
                                                              {">", "__gt__"},  {">=", "__ge__"}};
-  static const std::map<std::string, std::string> mirrored = {
-      {"<", ">"}, {"<=", ">="}, {"==", "=="}, {"!=", "!="}, {">", "<"}, {">=", "<="}};
   SourceLoc loc = locOf(f);
   if (op != "in" && (a->isTensor() || b->isTensor())) {
     if (!a->isTensor()) // 0 < x  ->  x > 0
-      return compare(f, sir, mirrored.at(op), b, a);
+      return compare(f, sir, mirrored(op), b, a);
     return tensorCall(f, sir, "operator", dunders.at(op), dunders.at(op), {a, b}, {});
   }
   if (op == "in") {
@@ -643,8 +645,7 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
            "TypeError: '" + op + "' not supported between '" + x.typeName() + "' and '" +
                y.typeName() + "'",
            f);
-    bool r = op == "<" ? order < 0 : op == "<=" ? order <= 0 : op == ">" ? order > 0 : order >= 0;
-    return makeConst(PyConst::ofBool(r), {a, b});
+    return makeConst(PyConst::ofBool(holds(op, order, 0)), {a, b});
   }
   if (op == "==" || op == "!=") {
     bool eq = a.get() == b.get();

@@ -20,6 +20,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace sotc::ops::lowering {
 namespace {
@@ -456,6 +457,52 @@ LowerFn convTranspose2dOp(std::string xn, bool paddle, bool line) {
 /// tensor of ones).
 enum class Pool { Max, Avg };
 
+/// Whether an average pool divides by the taps on the input only (paddle's `exclusive`,
+/// torch's `count_include_pad=False`).
+bool exclusiveOf(Lowering &L, bool paddle) {
+  const Signature &s = L.args.signature();
+  if (paddle)
+    return s.find("exclusive") && L.args.boolValue("exclusive");
+  return s.find("count_include_pad") && !L.args.boolValue("count_include_pad");
+}
+
+/// divisor_override where the op has one and it is given.
+std::optional<double> divisorOverride(Lowering &L) {
+  if (L.args.signature().find("divisor_override") && !L.args.isNone("divisor_override"))
+    return L.args.scalar("divisor_override");
+  return std::nullopt;
+}
+
+/// x's windows `w` reduced: the max, or the sum divided by `divisor` if given, else by the
+/// taps counted: those on the input (exclusive) or on the input and its padding, never those
+/// ceil_mode adds.
+int poolWindows(PrimBuilder &b, int x, Pool kind, const Window &w, bool exclusive,
+                std::optional<double> divisor) {
+  double fill = kind == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+  int y = b.reduce(kind == Pool::Max ? Prim::ReduceMax : Prim::ReduceSum, windows(b, x, w, fill),
+                   {2, 3}, false);
+  if (kind == Pool::Max)
+    return y;
+  if (divisor)
+    return b.binaryScalar(Prim::Div, y, *divisor);
+  bool padding = w.pad[0] || w.pad[1] || w.pad[2] || w.pad[3];
+  bool ceilTaps = w.ceilExtra[0] || w.ceilExtra[1];
+  if (!padding || (!exclusive && !ceilTaps))
+    return b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1]));
+  // The counted taps: the same windows over ones, zeros where not counted.
+  const TensorMeta &m = b.meta(x);
+  Window counted = w;
+  std::array<int64_t, 2> size = {m.shape[2], m.shape[3]};
+  if (!exclusive)
+    for (int i = 0; i < 2; ++i) {
+      size[i] += w.pad[2 * i] + w.pad[2 * i + 1] - w.ceilExtra[i];
+      counted.pad[2 * i] = 0, counted.pad[2 * i + 1] = w.ceilExtra[i];
+    }
+  int ones = b.fill(1, {1, 1, size[0], size[1]}, m.dtype);
+  return b.binary(Prim::Div, y,
+                  b.reduce(Prim::ReduceSum, windows(b, ones, counted, 0), {2, 3}, false));
+}
+
 LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle,
                  bool line = false) {
   return [=](Lowering &L) {
@@ -474,34 +521,42 @@ LowerFn pool2dOp(Pool kind, std::string xn, std::string kernelName, bool paddle,
         kind == Pool::Max && !paddle ? pairOrLine("dilation") : std::array<int64_t, 2>{1, 1};
     Window w = windowOf(L, x, kernel, stride, dilation, windowPadding(L, line),
                         L.args.boolValue("ceil_mode"));
-    auto done = [&](int y) { L.out(line ? asLine(b, y, input) : y); };
-    double fill = kind == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-    int y = b.reduce(kind == Pool::Max ? Prim::ReduceMax : Prim::ReduceSum,
-                     windows(b, x, w, fill), {2, 3}, false);
-    if (kind == Pool::Max)
-      return done(y);
-    bool exclusive = paddle ? L.args.boolValue("exclusive") : !L.args.boolValue("count_include_pad");
-    if (L.args.signature().find("divisor_override") && !L.args.isNone("divisor_override"))
-      return done(b.binaryScalar(Prim::Div, y, L.args.scalar("divisor_override")));
-    bool padding = w.pad[0] || w.pad[1] || w.pad[2] || w.pad[3];
-    if (!padding)
-      return done(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
-    // The divisor counts the taps on the input (exclusive) or on the input and its padding,
-    // never those ceil_mode adds: the same windows over ones, zeros where not counted.
-    const TensorMeta &m = b.meta(x);
-    Window counted = w;
-    std::array<int64_t, 2> size = {m.shape[2], m.shape[3]};
-    if (!exclusive) {
-      if (!w.ceilExtra[0] && !w.ceilExtra[1])
-        return done(b.binaryScalar(Prim::Div, y, static_cast<double>(w.kernel[0] * w.kernel[1])));
-      for (int i = 0; i < 2; ++i) {
-        size[i] += w.pad[2 * i] + w.pad[2 * i + 1] - w.ceilExtra[i];
-        counted.pad[2 * i] = 0, counted.pad[2 * i + 1] = w.ceilExtra[i];
-      }
-    }
-    int ones = b.fill(1, {1, 1, size[0], size[1]}, m.dtype);
-    done(b.binary(Prim::Div, y,
-                  b.reduce(Prim::ReduceSum, windows(b, ones, counted, 0), {2, 3}, false)));
+    int y = poolWindows(b, x, kind, w, exclusiveOf(L, paddle), divisorOverride(L));
+    L.out(line ? asLine(b, y, input) : y);
+  };
+}
+
+/// max_pool3d / avg_pool3d over NCDHW, separably: the 2-d pooling of every frame, then the
+/// 1-d one along the depth. Exact for both: a 3-d window's max is the max of its frames',
+/// and its divisor the product of the per-axis counts (padding and ceil_mode's taps too).
+LowerFn pool3dOp(Pool kind, std::string xn, bool paddle) {
+  return [=](Lowering &L) {
+    if (paddle)
+      requireLayout(L, {"NCDHW"});
+    if (kind == Pool::Max && L.args.boolValue(paddle ? "return_mask" : "return_indices"))
+      badValue(L,
+               std::string(paddle ? "return_mask" : "return_indices") + "=True is not supported");
+    PrimBuilder &b = L.b;
+    int x = floatInput(L, xn);
+    std::vector<int64_t> xs = b.meta(x).shape;
+    if (xs.size() != 5)
+      badValue(L, "expects an NCDHW tensor, got rank " + std::to_string(xs.size()));
+    std::array<int64_t, 3> kernel = tripleOf(L, "kernel_size"),
+                           stride = L.args.isNone("stride") ? kernel : tripleOf(L, "stride"),
+                           pad = tripleOf(L, "padding"), dilation = {1, 1, 1};
+    if (kind == Pool::Max && !paddle)
+      dilation = tripleOf(L, "dilation");
+    bool ceil = L.args.boolValue("ceil_mode"), exclusive = exclusiveOf(L, paddle);
+    std::optional<double> divisor = divisorOverride(L);
+    int frames = b.reshape(x, {xs[0], xs[1] * xs[2], xs[3], xs[4]});
+    Window hw = windowOf(L, frames, {kernel[1], kernel[2]}, {stride[1], stride[2]},
+                         {dilation[1], dilation[2]}, {pad[1], pad[1], pad[2], pad[2]}, ceil);
+    int y = poolWindows(b, frames, kind, hw, exclusive, divisor ? std::optional(1.0) : divisor);
+    int rows = b.reshape(y, {xs[0], xs[1], xs[2], hw.oh * hw.ow});
+    Window depth = windowOf(L, rows, {kernel[0], 1}, {stride[0], 1}, {dilation[0], 1},
+                            {pad[0], pad[0], 0, 0}, ceil);
+    y = poolWindows(b, rows, kind, depth, exclusive, divisor);
+    L.out(b.reshape(y, {xs[0], xs[1], depth.oh, hw.oh, hw.ow}));
   };
 }
 
@@ -674,6 +729,10 @@ void registerConvolution(OpTable &t) {
   t.bind(tf + "conv1d", conv2dOp("input", false, true));
   t.bind(pf + "conv3d", conv3dOp("x", true));
   t.bind(tf + "conv3d", conv3dOp("input", false));
+  t.bind(pf + "max_pool3d", pool3dOp(Pool::Max, "x", true));
+  t.bind(tf + "max_pool3d", pool3dOp(Pool::Max, "input", false));
+  t.bind(pf + "avg_pool3d", pool3dOp(Pool::Avg, "x", true));
+  t.bind(tf + "avg_pool3d", pool3dOp(Pool::Avg, "input", false));
   t.bind(pf + "max_pool1d", pool2dOp(Pool::Max, "x", "kernel_size", true, true));
   t.bind(tf + "max_pool1d", pool2dOp(Pool::Max, "input", "kernel_size", false, true));
   t.bind(pf + "avg_pool1d", pool2dOp(Pool::Avg, "x", "kernel_size", true, true));

@@ -149,12 +149,17 @@ def t_conv3d(x, w, g, b):
     # depth taps stacked into the channels: padding, strides, dilation, groups, 'same'
     return (F.conv3d(x, w, b, padding=1), F.conv3d(x, w, stride=(2, 1, 2), padding=(0, 1, 1)),
             F.conv3d(x, w, dilation=(2, 1, 1), padding="same"), F.conv3d(x, g, groups=2),
-            torch.nn.functional.adaptive_avg_pool3d(x, (1, 2, 2)))
+            torch.nn.functional.adaptive_avg_pool3d(x, (1, 2, 2)),
+            F.max_pool3d(x, (3, 2, 3), stride=(1, 2, 2), padding=1, ceil_mode=True),
+            F.max_pool3d(x, 2, dilation=(2, 1, 1)), F.avg_pool3d(x, 3, stride=2, padding=1),
+            F.avg_pool3d(x, (2, 3, 3), padding=(1, 1, 0), count_include_pad=False, ceil_mode=True),
+            F.avg_pool3d(x, 2, divisor_override=3))
 
 
 def p_conv3d(x, w, g, b):
     return (PF.conv3d(x, w, b, padding=1), PF.conv3d(x, w, stride=[2, 1, 2], padding=[0, 1, 1]),
-            PF.conv3d(x, g, groups=2, padding="SAME"))
+            PF.conv3d(x, g, groups=2, padding="SAME"), PF.max_pool3d(x, 3, 2, 1, ceil_mode=True),
+            PF.avg_pool3d(x, (2, 3, 3), padding=1), PF.avg_pool3d(x, 3, 2, 1, exclusive=False))
 
 
 def p_named_padding(x, w, even, line):

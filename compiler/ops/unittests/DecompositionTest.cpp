@@ -4,6 +4,7 @@
 #include "compiler/ops/unittests/Cases.h"
 #include "compiler/ops/unittests/Reference.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -89,6 +90,70 @@ Buffer conv2dRef(const Buffer &x, const Buffer &w, const Buffer *bias, Window2d 
               }
           y.data.push_back(sum);
         }
+  return y;
+}
+
+/// Direct loops of conv3d over NCDHW: per-axis stride, padding and dilation (d, h, w).
+Buffer conv3dRef(const Buffer &x, const Buffer &w, const Buffer *bias,
+                 std::array<int64_t, 3> stride, std::array<int64_t, 3> pad,
+                 std::array<int64_t, 3> dilation, int64_t groups) {
+  const std::vector<int64_t> &xs = x.meta.shape, &ws = w.meta.shape;
+  int64_t cg = xs[1] / groups, ocg = ws[0] / groups;
+  std::array<int64_t, 3> out;
+  for (int a = 0; a < 3; ++a)
+    out[a] = (xs[2 + a] + 2 * pad[a] - dilation[a] * (ws[2 + a] - 1) - 1) / stride[a] + 1;
+  Buffer y{{{xs[0], ws[0], out[0], out[1], out[2]}, DType::Float32}, {}};
+  for (int64_t b = 0; b < xs[0]; ++b)
+    for (int64_t o = 0; o < ws[0]; ++o)
+      for (int64_t p = 0; p < out[0]; ++p)
+        for (int64_t i = 0; i < out[1]; ++i)
+          for (int64_t j = 0; j < out[2]; ++j) {
+            double sum = bias ? bias->data[o] : 0;
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t kd = 0; kd < ws[2]; ++kd)
+                for (int64_t ky = 0; ky < ws[3]; ++ky)
+                  for (int64_t kx = 0; kx < ws[4]; ++kx) {
+                    int64_t zz = p * stride[0] - pad[0] + kd * dilation[0];
+                    int64_t yy = i * stride[1] - pad[1] + ky * dilation[1];
+                    int64_t xx = j * stride[2] - pad[2] + kx * dilation[2];
+                    if (zz >= 0 && zz < xs[2] && yy >= 0 && yy < xs[3] && xx >= 0 && xx < xs[4])
+                      sum += x.at({b, (o / ocg) * cg + ci, zz, yy, xx}) * w.at({o, ci, kd, ky, kx});
+                  }
+            y.data.push_back(sum);
+          }
+  return y;
+}
+
+/// Direct loops of a 3-d max or average pool over NCDHW (no ceil_mode): the average divides by
+/// the whole window, or with `exclusive` by its taps inside the input.
+Buffer pool3dRef(const Buffer &x, std::array<int64_t, 3> k, std::array<int64_t, 3> stride,
+                 std::array<int64_t, 3> pad, bool average, bool exclusive) {
+  const std::vector<int64_t> &xs = x.meta.shape;
+  std::array<int64_t, 3> out;
+  for (int a = 0; a < 3; ++a)
+    out[a] = (xs[2 + a] + 2 * pad[a] - k[a]) / stride[a] + 1;
+  Buffer y{{{xs[0], xs[1], out[0], out[1], out[2]}, DType::Float32}, {}};
+  for (int64_t b = 0; b < xs[0]; ++b)
+    for (int64_t c = 0; c < xs[1]; ++c)
+      for (int64_t p = 0; p < out[0]; ++p)
+        for (int64_t i = 0; i < out[1]; ++i)
+          for (int64_t j = 0; j < out[2]; ++j) {
+            double best = -std::numeric_limits<double>::infinity(), sum = 0;
+            int64_t inside = 0;
+            for (int64_t kd = 0; kd < k[0]; ++kd)
+              for (int64_t ky = 0; ky < k[1]; ++ky)
+                for (int64_t kx = 0; kx < k[2]; ++kx) {
+                  int64_t zz = p * stride[0] - pad[0] + kd, yy = i * stride[1] - pad[1] + ky,
+                          xx = j * stride[2] - pad[2] + kx;
+                  if (zz < 0 || zz >= xs[2] || yy < 0 || yy >= xs[3] || xx < 0 || xx >= xs[4])
+                    continue;
+                  double v = x.at({b, c, zz, yy, xx});
+                  best = std::max(best, v), sum += v, ++inside;
+                }
+            y.data.push_back(
+                !average ? best
+                         : sum / static_cast<double>(exclusive ? inside : k[0] * k[1] * k[2]));
+          }
   return y;
 }
 
@@ -2248,6 +2313,40 @@ std::vector<Case> all() {
                {T(0), T(1)},
                {{"dilation", ints({2, 2})}, {"padding", ints({1, 1})}},
                [](const Refs &in) { return Refs{conv2dRef(in[0], in[1], nullptr, {2, 2, 1, 1, 2}, 1)}; }});
+  // conv3d: depth taps stacked into the channels; strides, padding, dilation and groups.
+  c.push_back({{pf + "conv3d", tf + "conv3d"},
+               {TensorMeta{{2, 4, 5, 6, 5}, DType::Float32},
+                TensorMeta{{6, 2, 3, 2, 3}, DType::Float32}, TensorMeta{{6}, DType::Float32}},
+               {T(0), T(1), T(2)},
+               {{"stride", ints({2, 1, 2})},
+                {"padding", ints({1, 0, 1})},
+                {"dilation", ints({1, 2, 1})},
+                {"groups", Arg::ofInt(2)}},
+               [](const Refs &in) {
+                 return Refs{conv3dRef(in[0], in[1], &in[2], {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, 2)};
+               }});
+  const TensorMeta kClip{{2, 3, 5, 6, 5}, DType::Float32};
+  c.push_back({{pf + "max_pool3d", tf + "max_pool3d"},
+               {kClip},
+               {T(0), ints({2, 3, 2}), ints({1, 2, 2}), ints({1, 1, 0})},
+               {},
+               [](const Refs &in) {
+                 return Refs{pool3dRef(in[0], {2, 3, 2}, {1, 2, 2}, {1, 1, 0}, false, false)};
+               }});
+  c.push_back({{tf + "avg_pool3d"},
+               {kClip},
+               {T(0), ints({2, 3, 2}), ints({1, 2, 2}), ints({1, 1, 0})},
+               {},
+               [](const Refs &in) {
+                 return Refs{pool3dRef(in[0], {2, 3, 2}, {1, 2, 2}, {1, 1, 0}, true, false)};
+               }});
+  c.push_back({{pf + "avg_pool3d"}, // paddle's default: exclusive of the padding
+               {kClip},
+               {T(0), ints({2, 3, 2}), ints({1, 2, 2}), ints({1, 1, 0})},
+               {},
+               [](const Refs &in) {
+                 return Refs{pool3dRef(in[0], {2, 3, 2}, {1, 2, 2}, {1, 1, 0}, true, true)};
+               }});
   // Depthwise (groups = channels, one filter each): taps times filters, summed.
   c.push_back({{pf + "conv2d", tf + "conv2d"},
                {kImage, TensorMeta{{4, 1, 3, 3}, DType::Float32}, TensorMeta{{4}, DType::Float32}},
