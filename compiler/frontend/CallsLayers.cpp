@@ -54,6 +54,10 @@ std::vector<VarPtr> Executor::sublayers(Frame &f, const VarPtr &layer) {
   if (!entry || (entry->kind != LK::List && entry->kind != LK::Sequence && entry->kind != LK::Dict))
     fail(DiagCode::FrontendPythonError,
          "TypeError: '" + layer->name + "' object is not iterable or subscriptable", f);
+  return childLayers(layer);
+}
+
+std::vector<VarPtr> Executor::childLayers(const VarPtr &layer) {
   std::vector<VarPtr> out;
   for (const std::string &child : layer->children)
     for (size_t i = 0; i < layer->keys.size(); ++i)

@@ -284,6 +284,8 @@ private:
                             std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// A layer container's sublayers in order (TypeError for other layers).
   std::vector<VarPtr> sublayers(Frame &f, const VarPtr &layer);
+  /// Any layer's sublayers, in registration order (children()).
+  static std::vector<VarPtr> childLayers(const VarPtr &layer);
   /// Whether the layer is a ModuleDict / LayerDict (indexed by name, iterated over names).
   bool isLayerDict(const VarPtr &layer) const;
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,

@@ -911,16 +911,19 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       return member;
     if (VarPtr method = isRecord(obj) ? recordMethod(obj, name) : nullptr)
       return method;
-    // ModuleDict.items() and the like: a dict of the layer's names and sublayers answers.
-    if (obj->kind == K::Object && obj->layer && isLayerDict(obj) &&
-        (name == "items" || name == "keys" || name == "values")) {
+    // ModuleDict.items() and the like, and any layer's children() and named_children()
+    // (timm's stages iterate `self.children()`): a dict of the layer's names and sublayers
+    // answers, as its values() and items().
+    bool dictMethod = name == "items" || name == "keys" || name == "values";
+    bool childMethod = name == "children" || name == "named_children";
+    if (obj->kind == K::Object && obj->layer && ((dictMethod && isLayerDict(obj)) || childMethod)) {
       VarPtr dict = Variable::make(K::Dict, computedFrom({obj}));
       for (const std::string &child : obj->children)
         dict->keys.push_back(makeConst(PyConst::ofStr(child), {obj}));
-      dict->items = sublayers(f, obj);
+      dict->items = childLayers(obj);
       VarPtr m = Variable::make(K::Method, computedFrom({dict}));
       m->self = dict;
-      m->name = name;
+      m->name = name == "children" ? "values" : name == "named_children" ? "items" : name;
       return m;
     }
     break;

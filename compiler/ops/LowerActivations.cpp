@@ -353,6 +353,7 @@ void registerActivations(OpTable &t) {
   t.bind(pf + "softmax", softmaxOp("x", "axis", "dtype", false));
   t.bind(pf + "log_softmax", softmaxOp("x", "axis", "dtype", true));
   t.bind(tf + "softmax", softmaxOp("input", "dim", "dtype", false));
+  t.bind("torch.Tensor.softmax", softmaxOp("input", "dim", "dtype", false));
   t.bind(tf + "log_softmax", softmaxOp("input", "dim", "dtype", true));
   torchLower(t, "log_softmax", softmaxOp("input", "dim", "dtype", true));
   t.bind(pf + "layer_norm", layerNormOp("x", "normalized_shape", "weight", "bias", "epsilon"));

@@ -107,6 +107,18 @@ void registerShapes(OpTable &t) {
   paddleLower(t, "roll", rollOp("x", "axis"));
   torchLower(t, "roll", rollOp("input", "dims"));
   t.bind("torch.Tensor.expand", expandOp("input", "size"));
+  // x in another tensor's shape: reshaped (view_as, reshape_as) or broadcast (expand_as).
+  auto asShapeOf = [](std::string xn, std::string yn, bool broadcast) {
+    return [=](Lowering &L) {
+      int x = L.in(xn);
+      std::vector<int64_t> shape = L.b.meta(L.in(yn)).shape;
+      L.out(broadcast ? L.b.broadcastTo(x, shape) : L.b.reshape(x, shape));
+    };
+  };
+  t.bind("torch.Tensor.view_as", asShapeOf("input", "other", false));
+  t.bind("torch.Tensor.reshape_as", asShapeOf("input", "other", false));
+  t.bind("torch.Tensor.expand_as", asShapeOf("input", "other", true));
+  paddleLower(t, "expand_as", asShapeOf("x", "y", true));
   t.bind("paddle.index_select", indexSelectOp("x", "axis"));
   t.bind("Tensor.index_select", indexSelectOp("x", "axis"));
   t.bind("torch.index_select", indexSelectOp("input", "dim"));

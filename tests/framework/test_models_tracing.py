@@ -441,3 +441,27 @@ def test_framework_layers_outside_the_table(sotc_bin, tmp_path, make):  # noqa: 
     model = make().eval()
     result = compile_trace(sotc_bin, sotc.trace(model, X), tmp_path)
     np.testing.assert_allclose(result(X), run_torch(model, X), rtol=1e-5, atol=1e-6)
+
+
+class Stage(torch.nn.Module):
+    """What timm's models do: a stage iterating its children(), named_children(), tensor
+    methods softmax/view_as/expand_as, and a str Enum setting."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        for block in self.children():
+            x = block(x)
+        names = [name for name, _ in self.named_children()]
+        weights = x.softmax(-1).view_as(x)
+        scale = torch.ones(x.shape[0], 1).expand_as(x) * len(names)
+        return weights * scale
+
+
+def test_timm_style_layer_code(sotc_bin, tmp_path):  # noqa: F811
+    model = Stage().eval()
+    compiled = compile_trace(sotc_bin, sotc.trace(model, X), tmp_path)
+    np.testing.assert_allclose(compiled(X), run_torch(model, X), rtol=1e-5, atol=1e-6)

@@ -1968,6 +1968,22 @@ std::vector<Case> all() {
                {T(0), ints({2, -1})},
                {},
                reshaped({2, 6})});
+  c.push_back({{"torch.Tensor.view_as", "torch.Tensor.reshape_as"},
+               {kX, TensorMeta{{2, 6}, DType::Float32}},
+               {T(0), T(1)},
+               {},
+               reshaped({2, 6})});
+  c.push_back({{"torch.Tensor.expand_as", "paddle.expand_as", "Tensor.expand_as"},
+               {TensorMeta{{3, 1}, DType::Float32}, kX},
+               {T(0), T(1)},
+               {},
+               [](const Refs &in) {
+                 Buffer out{{{3, 4}, DType::Float32}, {}};
+                 for (int64_t i = 0; i < 3; ++i)
+                   for (int64_t j = 0; j < 4; ++j)
+                     out.data.push_back(in[0].data[i]);
+                 return Refs{out};
+               }});
   c.push_back({{"paddle.transpose", "Tensor.transpose", "torch.permute", "torch.Tensor.permute"},
                {kX},
                {T(0), ints({1, 0})},
@@ -2161,9 +2177,11 @@ std::vector<Case> all() {
   c.push_back({{pf + "silu", tf + "silu"}, {kX}, {T(0)}, {}, elementwise([](double v) {
                  return v * sigmoidRef(v);
                })});
-  c.push_back({{pf + "softmax", tf + "softmax"}, {kX}, {T(0), lastAxis}, {}, [](const Refs &in) {
-                 return Refs{softmaxRows(in[0])};
-               }});
+  c.push_back({{pf + "softmax", tf + "softmax", "torch.Tensor.softmax"},
+               {kX},
+               {T(0), lastAxis},
+               {},
+               [](const Refs &in) { return Refs{softmaxRows(in[0])}; }});
   c.push_back(
       {{pf + "log_softmax", tf + "log_softmax"}, {kX}, {T(0), lastAxis}, {}, [](const Refs &in) {
          return Refs{map(softmaxRows(in[0]), [](double v) { return std::log(v); })};

@@ -8,6 +8,7 @@ import builtins
 import collections
 import dataclasses
 import dis
+import enum
 import functools
 import inspect
 import json
@@ -258,6 +259,13 @@ def _leaf_layer_classes(names):
             if _is_leaf_layer_class(cls):
                 found.append(cls)
     return found
+
+
+def _is_value_enum(cls):
+    """An Enum whose members are strings or ints (timm's `class Format(str, Enum)`): its members
+    are recorded as those values, which they compare equal to, and the class with them."""
+    return (isinstance(cls, type) and issubclass(cls, enum.Enum) and cls is not enum.Enum
+            and issubclass(cls, (str, int)) and len(cls.__members__) > 0)
 
 
 def _is_package_class(cls):
@@ -562,6 +570,7 @@ class _Builder:
                 obj, refuse=not _in_installed_package(obj.__code__.co_filename))
         elif (_is_user_class(obj) or _is_package_class(obj) or _is_record_class(obj)
               or _is_exception_class(obj) or _is_autograd_function_class(obj)
+              or _is_value_enum(obj)
               or (isinstance(obj, type) and _is_compiled_layer_class(obj))):
             out.class_ref = self.add_class(obj)
         elif _is_leaf_layer_class(obj):
@@ -737,7 +746,7 @@ class _Builder:
         if record:
             msg.record_fields.extend(f.name for f in dataclasses.fields(cls))
         if (library and not _is_compiled_layer_class(cls) and not _is_package_class(cls)
-                and not _is_autograd_function_class(cls) and not record
+                and not _is_autograd_function_class(cls) and not _is_value_enum(cls) and not record
                 and getattr(cls, "__module__", None) not in _MIXIN_MODULES):
             msg.mro.extend(self.add_class(c) if c is not cls else index
                            for c in cls.__mro__[:-1])

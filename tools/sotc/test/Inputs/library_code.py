@@ -1,4 +1,5 @@
 import collections
+import enum
 import functools
 
 import torch
@@ -101,3 +102,18 @@ def ordered_features(x):
     out = collections.OrderedDict([("low", x * 2)])
     out["high"] = x + 1
     return out
+
+
+class Layout(str, enum.Enum):
+    # timm's Format: members are their strings, compared with strings and with each other
+    NCHW = "NCHW"
+    NHWC = "NHWC"
+
+
+LAYOUT = Layout.NHWC
+
+
+def enum_layout(x):
+    if LAYOUT != Layout.NCHW and LAYOUT == "NHWC":
+        return x.permute(0, 2, 3, 1)
+    return x
