@@ -173,8 +173,9 @@ def _without_framework_wrappers(fn):
     aliases on Pad2D.forward): the wrapped code is what computes. A package's own wrapper
     (transformers' dispatch of experts on the config) is code that runs and stays. The code's
     file tells a framework's wrapper: functools.wraps gives it the wrapped one's __module__."""
+    dirs = _framework_dirs()
     while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType) and any(
-            fn.__code__.co_filename.startswith(root + os.sep) for root in _framework_dirs()):
+            fn.__code__.co_filename.startswith(root + os.sep) for root in dirs):
         fn = fn.__wrapped__
     return fn
 
@@ -231,12 +232,9 @@ def _is_autograd_function_class(cls):
     the compiler runs its forward from bytecode; its backward is training's and never runs."""
     if not isinstance(cls, type):
         return False
-    for root, package, name in _AUTOGRAD_FUNCTION_BASES:
-        module = sys.modules.get(root)
-        if module is None or is_stub(module):
-            continue
-        base = getattr(getattr(module, package, None), name, None)
-        if isinstance(base, type) and issubclass(cls, base) and cls is not base:
+    for path in _AUTOGRAD_FUNCTION_BASES:
+        base = _framework_class(*path)
+        if base is not None and issubclass(cls, base) and cls is not base:
             return True
     return False
 
@@ -323,13 +321,20 @@ def _layer_root(cls):
     """("torch", torch.nn.Module) for a class that is or derives from it, ("paddle",
     paddle.nn.Layer) likewise, else (None, None)."""
     for name, base in (("torch", "Module"), ("paddle", "Layer")):
-        module = sys.modules.get(name)
-        if module is None or is_stub(module):
-            continue
-        root = getattr(getattr(module, "nn", None), base, None)
-        if isinstance(root, type) and isinstance(cls, type) and issubclass(cls, root):
+        root = _framework_class(name, "nn", base)
+        if root is not None and isinstance(cls, type) and issubclass(cls, root):
             return name, root
     return None, None
+
+
+def _framework_class(framework, package, name):
+    """framework.package.name (torch.nn.Module) where the framework is imported and not a
+    stub, else None."""
+    module = sys.modules.get(framework)
+    if module is None or is_stub(module):
+        return None
+    cls = getattr(getattr(module, package, None), name, None)
+    return cls if isinstance(cls, type) else None
 
 
 _LAYER_INTERNALS = {}
@@ -554,8 +559,8 @@ class _Builder:
             target.SetInParent()
             for item in items:
                 self.value(item, target.items.add(), allow_tensor, _seen)
-        elif _scripted_function(obj) is not None:
-            self.value(_scripted_function(obj), out, allow_tensor, _seen)
+        elif (scripted := _scripted_function(obj)) is not None:
+            self.value(scripted, out, allow_tensor, _seen)
         elif (constant := _constant_result(obj)) is not _NOT_CONSTANT:
             self.value(constant[0], out.constant_result, allow_tensor, _seen)
         elif (isinstance(obj, functools._lru_cache_wrapper)
