@@ -562,14 +562,18 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
       fail(DiagCode::FrontendUnsupportedConstruct, msg, *caller);
     throw CodedError(DiagCode::FrontendUnsupportedConstruct, msg);
   };
-  if (co.flags() & 0x20) { // a generator: only generator expressions, run eagerly
-    if (co.name() != "<genexpr>" || !caller)
-      unsupported("calling generator function '" + co.qualname() + "' is not supported");
-    f.genexpr = true;
-    f.yields = Variable::make(K::List, computedFrom({}));
-  }
   if (co.flags() & (0x80 | 0x100 | 0x200))
     unsupported("coroutines are not supported");
+  if (co.flags() & 0x20) { // CO_GENERATOR: the call makes a generator; its body runs as pulled
+    if (!caller)
+      unsupported("the traced function '" + co.qualname() + "' is a generator");
+    f.generator = true;
+    VarPtr gen = Variable::make(K::Iterator, computedFrom({function}));
+    gen->generator = true;
+    gen->suspended = std::make_shared<Frame>(std::move(f));
+    state.frames.back().stack.push_back(gen);
+    return;
+  }
   state.frames.push_back(std::move(f));
 }
 
@@ -652,28 +656,28 @@ void checkArity(CallContext &c) {
 VarPtr Executor::callNow(ExecState &state, StatementIR &sir, VarPtr callable,
                          std::vector<VarPtr> args, Kwargs kwargs) {
   size_t depth = state.frames.size();
-  // Handlers of the frames below run only once the exception reaches their instruction.
-  struct Floor {
-    size_t &floor, saved;
-    ~Floor() { floor = saved; }
-  } floor{handlerFloor_, handlerFloor_};
-  handlerFloor_ = depth;
+  HandlerFloor floor(handlerFloor_, depth);
   call(state, sir, std::move(callable), std::move(args), std::move(kwargs));
-  while (state.frames.size() > depth && !pendingBreak_) {
-    Break b = step(state, sir);
-    if (b.kind != Break::Kind::None)
-      pendingBreak_ = b;
-  }
-  if (pendingBreak_)
-    fail(DiagCode::FrontendUnsupportedConstruct,
-         "a graph break (" + pendingBreak_->reason +
-             ") inside a function that a builtin calls (map, filter, sorted's key) is not "
-             "supported",
-         state.frames[depth - 1]);
+  runNested(state, sir, depth, "a function that a builtin calls (map, filter, sorted's key)");
   Frame &caller = state.frames.back();
   VarPtr result = caller.stack.back();
   caller.stack.pop_back();
   return result;
+}
+
+void Executor::runNested(ExecState &state, StatementIR &sir, size_t depth,
+                         const std::string &what) {
+  while (state.frames.size() > depth && !pendingBreak_) {
+    Break b = step(state, sir);
+    if (b.kind != Break::Kind::None)
+      pendingBreak_ = b;
+    if (state.frames.size() == depth + 1 && state.frames.back().yielded)
+      return;
+  }
+  if (pendingBreak_)
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "a graph break (" + pendingBreak_->reason + ") inside " + what + " is not supported",
+         state.frames[depth - 1]);
 }
 
 VarPtr makePartial(VarPtr func, std::vector<VarPtr> args, Kwargs keywords, Tracker tracker) {
@@ -791,6 +795,10 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     c.push(refusal(c.name, "cannot compile a call to " + c.name + ": it", c.f()));
     return;
   case K::Method: {
+    if (!c.self && callable->classIndex >= 0 && !c.args.empty()) { // Leaf.forward(layer, x)
+      c.self = c.args.front();
+      c.args.erase(c.args.begin());
+    }
     const VarPtr &self = c.self;
     if (self->isTensor()) {
       if (dispatch(tensorMethods(), c))

@@ -73,6 +73,8 @@ struct CallContext {
   }
   bool truthy(const VarPtr &v) { return ex.truthy(f(), v); }
   std::vector<VarPtr> iterate(const VarPtr &v) { return ex.iterate(f(), sir, v); }
+  /// The next item of an iterator (a generator runs to its next yield), or nothing.
+  std::optional<VarPtr> next(const VarPtr &it) { return ex.nextItem(state, sir, it); }
   VarPtr getAttr(VarPtr obj, const std::string &attr) { return ex.getAttr(f(), sir, obj, attr); }
   VarPtr getItem(VarPtr obj, VarPtr key) { return ex.getItem(f(), sir, obj, key); }
   /// a <op> b by the operator's dunder name without underscores ("add", "pow", ...).

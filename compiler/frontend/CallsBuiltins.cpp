@@ -33,6 +33,9 @@ bool len(CallContext &c) {
     c.push(makeConst(PyConst::ofInt(a->meta.shape[0]), {a}));
     return true;
   }
+  if (a->kind == K::Iterator)
+    c.fail(DiagCode::FrontendPythonError,
+           "TypeError: object of type '" + a->typeName() + "' has no len()");
   size_t n = a->kind == K::Dict ? a->keys.size() : c.iterate(a).size();
   c.push(makeConst(PyConst::ofInt(static_cast<int64_t>(n)), {a}));
   return true;
@@ -218,7 +221,13 @@ bool zip(CallContext &c) {
   return pushIterator(c, items);
 }
 
-bool iter(CallContext &c) { return pushIterator(c, c.iterate(c.args[0])); }
+bool iter(CallContext &c) {
+  if (c.args.size() == 1 && c.args[0]->kind == K::Iterator) { // iter(it) is it
+    c.push(c.args[0]);
+    return true;
+  }
+  return pushIterator(c, c.iterate(c.args[0]));
+}
 
 bool reversed(CallContext &c) {
   std::vector<VarPtr> items = c.iterate(c.args[0]);
@@ -246,6 +255,20 @@ bool aggregate(CallContext &c) {
     return false;
   const std::string &b = c.name;
   bool overIterable = c.args.size() == 1 || b == "sum" || b == "all" || b == "any";
+  if ((b == "all" || b == "any") && c.args.size() == 1 && c.args[0]->generator) {
+    // Pulled until an item decides, as CPython does: the items after it are never computed.
+    bool found = false; // an item that is true (any) or false (all)
+    while (std::optional<VarPtr> item = c.next(c.args[0])) {
+      if ((*item)->isTensor())
+        c.fail(DiagCode::FrontendHostInteraction,
+               b + "() over tensors compares tensor values on the host");
+      c.consume(*item);
+      if ((found = c.truthy(*item) == (b == "any")))
+        break;
+    }
+    c.push(makeConst(PyConst::ofBool(b == "any" ? found : !found), c.args));
+    return true;
+  }
   std::vector<VarPtr> items = overIterable ? c.iterate(c.args[0]) : c.args;
   bool tensors =
       std::any_of(items.begin(), items.end(), [](const VarPtr &v) { return v->isTensor(); });
@@ -346,6 +369,11 @@ bool convert(CallContext &c) {
     c.push(makeConst(PyConst::ofBool(c.truthy(a)), {a}));
     return true;
   }
+  if (a->kind == K::Class && (b == "str" || b == "repr")) { // <class 'module.qualname'>
+    std::string module = c.getAttr(a, "__module__")->constant.text;
+    c.push(makeConst(PyConst::ofStr("<class '" + module + "." + a->name + "'>"), {a}));
+    return true;
+  }
   if (b == "str" || b == "repr") {
     c.push(makeConst(PyConst::ofStr(b == "str" && a->isConstant() ? a->constant.str() : a->repr()),
                      {a}));
@@ -384,9 +412,8 @@ bool convert(CallContext &c) {
 bool next(CallContext &c) {
   if (c.args.empty() || c.args[0]->kind != K::Iterator)
     return false;
-  VarPtr it = c.args[0];
-  if (it->position < it->items.size()) {
-    c.push(it->items[it->position++]);
+  if (std::optional<VarPtr> item = c.next(c.args[0])) {
+    c.push(*item);
     return true;
   }
   if (c.args.size() > 1) {
@@ -542,6 +569,25 @@ bool getattr(CallContext &c) {
   return true;
 }
 
+bool id(CallContext &c) {
+  if (c.args.size() != 1)
+    return false;
+  c.push(makeConst(PyConst::ofInt(c.ex.objectId(c.args[0])), c.args));
+  return true;
+}
+
+/// type(x): its class, as x.__class__ reads it. type(name, bases, dict) makes a class, which
+/// an ahead-of-time translation has no definition of.
+bool type(CallContext &c) {
+  if (c.args.size() == 3)
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           "type(name, bases, dict) makes a class at run time, which is not supported");
+  if (c.args.size() != 1 || !c.kwargs.empty())
+    return false;
+  c.push(c.getAttr(c.args[0], "__class__"));
+  return true;
+}
+
 bool callable(CallContext &c) {
   if (c.args.size() != 1)
     return false;
@@ -653,6 +699,8 @@ const CallTable &builtinFunctions() {
       {"divmod", divmod},
       {"hasattr", hasattr},
       {"callable", callable},
+      {"type", type},
+      {"id", id},
       {"map", mapFilter},
       {"filter", mapFilter},
       {"dict.fromkeys", fromkeys},

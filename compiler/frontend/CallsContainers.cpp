@@ -32,8 +32,13 @@ bool listAppend(CallContext &c) {
 bool listExtend(CallContext &c) {
   if (c.args.size() != 1)
     return false;
-  std::vector<VarPtr> items = c.iterate(c.args[0]);
-  c.self->items.insert(c.self->items.end(), items.begin(), items.end());
+  if (c.args[0]->kind == K::Iterator) { // item by item: a generator may read the list grow
+    while (std::optional<VarPtr> item = c.next(c.args[0]))
+      c.self->items.push_back(*item);
+  } else {
+    std::vector<VarPtr> items = c.iterate(c.args[0]);
+    c.self->items.insert(c.self->items.end(), items.begin(), items.end());
+  }
   c.push(none());
   return true;
 }

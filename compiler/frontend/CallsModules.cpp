@@ -215,6 +215,34 @@ bool contextManager(CallContext &c) {
   return true;
 }
 
+/// os.environ.get(name, default) and os.getenv(name, default): the value the variable had when
+/// tracing (Trace.environment), or the default where it was not set.
+bool environmentVariable(CallContext &c) {
+  if ((c.name != "os.environ.get" && c.name != "os.getenv") || c.args.empty() ||
+      c.args.size() > 2 || !c.kwargs.empty())
+    return false;
+  const VarPtr &name = c.args[0];
+  if (!name->isConstant() || name->constant.kind != PyConst::Kind::Str)
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           c.name + "() of a name that is not a string constant");
+  c.consumeArgs();
+  const auto &environment = c.ex.trace().environment();
+  auto it = environment.find(name->constant.text);
+  c.push(it != environment.end() ? makeConst(PyConst::ofStr(it->second), {})
+         : c.args.size() > 1     ? c.args[1]
+                                 : none());
+  return true;
+}
+
+/// torch.is_tensor(x), paddle.is_tensor(x): whether x is a tensor (known at compile time).
+bool isTensorQuery(CallContext &c) {
+  if ((c.name != "torch.is_tensor" && c.name != "paddle.is_tensor") || c.args.size() != 1 ||
+      !c.kwargs.empty())
+    return false;
+  c.push(makeConst(PyConst::ofBool(c.args[0]->isTensor()), {}));
+  return true;
+}
+
 /// What a framework says about how it runs a program: as eager code, never scripted,
 /// traced, compiled or captured into a device graph (`if torch.jit.is_scripting():` takes the
 /// eager path); `torch._assert` is an assert on what the compiler knows.
@@ -230,6 +258,7 @@ bool frameworkQuery(CallContext &c) {
       {"torch.cuda.is_current_stream_capturing", false},
       {"torch.distributed.is_available", false}, // an artifact runs in one process
       {"torch.distributed.is_initialized", false},
+      {"torch.is_grad_enabled", false}, // an artifact computes no gradients
       {"torch.xpu.is_current_stream_capturing", false},
       {"torch._C._get_tracing_state", false},
       {"paddle.in_dynamic_mode", true},
@@ -382,7 +411,7 @@ bool signature(CallContext &c) {
 }
 
 bool callModuleFunction(CallContext &c) {
-  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || itertoolsRepeat(c) ||
+  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || environmentVariable(c) || isTensorQuery(c) || itertoolsRepeat(c) ||
       typeInfo(c) || signature(c))
     return true;
   if (c.name == "functools.partial" && !c.args.empty()) {

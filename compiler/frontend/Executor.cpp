@@ -286,6 +286,8 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   case trace::Value::kDictValue: {
     VarPtr v = Variable::make(K::Dict, tracker);
     v->tracedLength = value.dict_value().items_size();
+    if (value.dict_value().has_subclass())
+      v->classIndex = static_cast<int>(value.dict_value().subclass());
     for (const trace::DictItem &item : value.dict_value().items()) {
       VarPtr key = fromTrace(item.key(), tracker.kind == Tracker::Kind::Const
                                              ? tracker
@@ -585,6 +587,12 @@ ExecState Executor::start() {
   return state;
 }
 
+int64_t Executor::objectId(const VarPtr &v) {
+  constexpr int64_t kFirstId = int64_t{1} << 60;
+  auto it = ids_.try_emplace(v.get(), v, kFirstId + static_cast<int64_t>(ids_.size())).first;
+  return it->second.second;
+}
+
 ExecState Executor::clone(const ExecState &state) {
   std::map<const Variable *, VarPtr> memo;
   std::function<VarPtr(const VarPtr &)> copy = [&](const VarPtr &v) -> VarPtr {
@@ -601,6 +609,8 @@ ExecState Executor::clone(const ExecState &state) {
     VarPtr c = std::make_shared<Variable>(*v);
     VariableArena::record(c);
     memo[v.get()] = c;
+    if (c->suspended) // each continuation resumes a generator of its own
+      c->suspended = std::make_shared<Frame>(*c->suspended);
     forEachChild(*c, [&](VarPtr &child) { child = copy(child); });
     return c;
   };
@@ -611,7 +621,6 @@ ExecState Executor::clone(const ExecState &state) {
     for (VarPtr &v : f.stack)
       v = copy(v);
     f.kwNames = copy(f.kwNames);
-    f.yields = copy(f.yields);
   }
   out.returnValue = copy(out.returnValue);
   for (GlobalSlot &g : out.globals)
@@ -631,7 +640,6 @@ template <typename State, typename Visit> void walkState(State &state, Visit &&v
       visit(v);
     for (auto &v : f.stack)
       visit(v);
-    visit(f.yields);
   }
   visit(state.returnValue);
   for (auto &g : state.globals)
@@ -762,6 +770,14 @@ std::string Executor::signature(const ExecState &state) {
       s += "C" + std::to_string(v->classIndex) + (v->madeHere ? "m" : "");
     for (const VarPtr &c : v->closure)
       visit(c);
+    if (v->suspended) {
+      s += "F" + std::to_string(v->suspended->codeIndex) + "@" +
+           std::to_string(v->suspended->pc) + ";";
+      for (const VarPtr &local : v->suspended->localsplus)
+        visit(local);
+      for (const VarPtr &item : v->suspended->stack)
+        visit(item);
+    }
     s += "}";
   };
   for (const Frame &f : state.frames)

@@ -15,6 +15,7 @@
 #include "compiler/support/Diagnostics.h"
 
 #include <array>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,19 +28,6 @@ struct LayerEntry;
 } // namespace sotc::ops
 
 namespace sotc::frontend {
-
-struct Frame {
-  int codeIndex = -1;
-  int namespaceIndex = -1;
-  std::vector<VarPtr> localsplus; // co_varnames, then cell-only names, then co_freevars
-  std::vector<VarPtr> stack;
-  size_t pc = 0;      // instruction index
-  size_t current = 0; // the instruction executing (a caller's: its call), for handlers
-  VarPtr kwNames;
-  bool genexpr = false; // a generator expression run eagerly; yields collect in `yields`
-  VarPtr yields;
-  std::map<size_t, int> loopCounts; // backward-jump counts, for the unroll limit
-};
 
 /// Why execution stopped before the entry function returned.
 struct Break {
@@ -80,7 +68,7 @@ struct Autocast {
 
 /// The mutable interpreter state; copyable for graph breaks.
 struct ExecState {
-  std::vector<Frame> frames;
+  std::deque<Frame> frames; // a deque: a handler's Frame& stays valid while calls push more
   VarPtr returnValue;              // set when the entry frame returns
   std::vector<GlobalSlot> globals; // tensor globals (inputs) and every global written
   // The entry function's container arguments (lists, dicts), whose mutations are side effects.
@@ -226,11 +214,17 @@ public:
   /// Throws the unsupported calls recorded so far as one error (one line each), if any.
   void reportUnsupported() const;
   VarPtr fromTrace(const trace::Value &value, Tracker tracker);
+  /// id(v): the same number for the same variable during the translation (id-keyed tables of
+  /// library code: transformers' kernel registry), far from any address the trace recorded.
+  int64_t objectId(const VarPtr &v);
   VarPtr newTensor(const ops::TensorMeta &meta, Tracker tracker);
 
 private:
   std::vector<VarPtr> parameters_;
   std::vector<CodedError> unsupportedCalls_;
+  /// id(x): a number per variable the program asked about, in the order it asked (each held,
+  /// so no other variable reuses its address while the translation runs).
+  std::map<const Variable *, std::pair<VarPtr, int64_t>> ids_;
   friend struct CallContext;
 
   // OpcodeExecutor.cpp
@@ -257,6 +251,21 @@ private:
   /// call(), then run what it started until it returns; its result.
   VarPtr callNow(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
+  /// While alive, handlers of the frames below `depth` run only once an exception reaches
+  /// their instruction (a nested run's exception goes through its C++ caller first).
+  struct HandlerFloor {
+    HandlerFloor(size_t &floor, size_t depth) : floor(floor), saved(floor) { floor = depth; }
+    ~HandlerFloor() { floor = saved; }
+    size_t &floor, saved;
+  };
+  /// Steps the frames above `depth` (what a builtin called, or a resumed generator) until they
+  /// return or the generator's frame yields; a graph break among them is E3002 naming `what`.
+  void runNested(ExecState &state, StatementIR &sir, size_t depth, const std::string &what);
+  // Generators.cpp
+  /// The next item of iterator `it`, or nothing once it is exhausted. A generator's body runs
+  /// from where it was suspended to its next yield, as CPython pulls it, so what it reads
+  /// (the list `y.extend(m(y[-1]) for m in ms)` grows) is as the consumer left it.
+  std::optional<VarPtr> nextItem(ExecState &state, StatementIR &sir, const VarPtr &it);
   // CallsLayers.cpp
   /// layer(...): its class's forward, or the layer table's call for a built-in layer.
   void callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer, std::vector<VarPtr> args,
@@ -331,7 +340,7 @@ private:
   void applyAutocast(Frame &f, StatementIR &sir, const std::string &opName,
                      std::vector<VarPtr> &args,
                      std::vector<std::pair<std::string, VarPtr>> &kwargs);
-  const ExecState *running_ = nullptr; // the state run() steps (its autocast blocks)
+  ExecState *running_ = nullptr; // the state run() steps (its autocast blocks, generators)
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
   /// Python's printf-style `format % values`.
@@ -358,6 +367,11 @@ private:
   /// super().name: a member of a class after the super object's one, or, for `forward` of a
   /// layer-table leaf, the leaf's operator call on the object.
   VarPtr superAttr(Frame &f, const VarPtr &super, const std::string &name);
+  /// The forward of layer-table leaf `leafClass` bound to `layer`, or unbound for a null layer
+  /// (called with the layer first); calling it runs the leaf's table entry.
+  static VarPtr leafForward(const VarPtr &layer, int leafClass);
+  /// The first class of classIndex's MRO that the layer table names, or -1.
+  int leafClassOf(int classIndex) const;
   VarPtr getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key);
   // Records.cpp: dataclasses that are dicts (transformers' ModelOutput).
   /// Whether `v` is an object of a record class (ClassDef.record_fields).

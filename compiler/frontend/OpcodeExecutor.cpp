@@ -430,9 +430,15 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::CALL_INTRINSIC_1: { // 3.12
     // CPython's Include/internal/pycore_intrinsics.h numbers.
-    constexpr unsigned kUnaryPositive = 5, kListToTuple = 6;
+    constexpr unsigned kStopIterationError = 3, kUnaryPositive = 5, kListToTuple = 6;
     VarPtr v = pop(f);
-    if (arg == kUnaryPositive)
+    if (arg == kStopIterationError) // a generator's handler: StopIteration may not leave it
+      f.stack.push_back(v->exceptionType == "StopIteration"
+                            ? makeException("RuntimeError", -1, "RuntimeError",
+                                            {constant(PyConst::ofStr(
+                                                "generator raised StopIteration"))})
+                            : v);
+    else if (arg == kUnaryPositive)
       f.stack.push_back(unaryOp(f, sir, "__pos__", v));
     else if (arg == kListToTuple)
       f.stack.push_back(sequence(K::Tuple, v->items));
@@ -468,14 +474,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::IS_OP: {
     VarPtr b = pop(f), a = pop(f);
-    bool same = a.get() == b.get() ||
-                (a->isConstant() && b->isConstant() && a->constant.kind == b->constant.kind &&
-                 (a->constant.kind == PyConst::Kind::None ||
-                  (a->constant.kind == PyConst::Kind::Bool && a->constant == b->constant)));
-    consume(a, loc);
-    consume(b, loc);
-    f.stack.push_back(
-        Variable::constant_(PyConst::ofBool(arg ? !same : same), computedFrom({a, b})));
+    f.stack.push_back(identical(f, a, b, arg != 0));
     break;
   }
   case Opcode::CONTAINS_OP: {
@@ -764,6 +763,10 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::GET_ITER: {
     VarPtr src = pop(f);
+    if (src->kind == K::Iterator) { // iter(it) is it
+      f.stack.push_back(src);
+      break;
+    }
     VarPtr it = Variable::make(K::Iterator, computedFrom({src}));
     it->items = iterate(f, sir, src);
     consume(src, loc); // the number of iterations depends on it
@@ -774,8 +777,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     VarPtr it = peek(f, 1);
     if (it->kind != K::Iterator)
       throw MalformedBytecode{"FOR_ITER on a " + it->typeName()};
-    if (it->position < it->items.size()) {
-      f.stack.push_back(it->items[it->position++]);
+    if (std::optional<VarPtr> item = nextItem(state, sir, it)) {
+      f.stack.push_back(*item);
       if (++f.loopCounts[f.pc] > options_.maxLoopIterations)
         fail(DiagCode::FrontendLoopLimit,
              "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
@@ -797,9 +800,10 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::YIELD_VALUE: {
-    if (!f.genexpr || !f.yields)
-      fail(DiagCode::FrontendUnsupportedConstruct, "generators are not supported", f);
-    f.yields->items.push_back(pop(f));
+    if (!f.generator)
+      throw MalformedBytecode{"YIELD_VALUE outside a generator"};
+    // resumeGenerator suspends the frame here; resumed, it finds what next() sends: None.
+    f.yielded = pop(f);
     f.stack.push_back(constant(PyConst::none()));
     break;
   }
@@ -808,14 +812,10 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     VarPtr value = op == Opcode::RETURN_CONST
                        ? fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}})
                        : pop(f);
-    bool genexpr = f.genexpr;
-    VarPtr yields = f.yields;
+    bool generator = f.generator;
     state.frames.pop_back();
-    if (genexpr) { // an eagerly run generator expression returns its items as an iterator
-      VarPtr it = Variable::make(K::Iterator, computedFrom({yields}));
-      it->items = yields->items;
-      value = it;
-    }
+    if (generator) // the generator is exhausted: its resumer sees no item (StopIteration)
+      return {};
     if (state.frames.empty())
       state.returnValue = value;
     else
@@ -962,6 +962,10 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     }
     f.stack.push_back(exit);
     f.stack.push_back(constant(PyConst::none()));
+    break;
+  }
+  case Opcode::GET_YIELD_FROM_ITER: {
+    fail(DiagCode::FrontendUnsupportedConstruct, "`yield from` is not supported yet", f);
     break;
   }
   case Opcode::SETUP_ANNOTATIONS: {

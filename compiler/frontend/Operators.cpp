@@ -147,9 +147,19 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
   switch (v->kind) {
   case K::Tuple:
   case K::List:
-  case K::Iterator:
-    return std::vector<VarPtr>(v->items.begin() + (v->kind == K::Iterator ? v->position : 0),
-                               v->items.end());
+    return v->items;
+  case K::Iterator: { // what is left of it, which it no longer holds
+    std::vector<VarPtr> out;
+    while (std::optional<VarPtr> item = nextItem(*running_, sir, v)) {
+      out.push_back(*item);
+      if (out.size() > static_cast<size_t>(options_.maxLoopIterations))
+        fail(DiagCode::FrontendLoopLimit,
+             "a generator of more than " + std::to_string(options_.maxLoopIterations) +
+                 " items cannot be unrolled",
+             f);
+    }
+    return out;
+  }
   case K::Dict:
     return v->keys;
   case K::Object:
@@ -686,7 +696,7 @@ VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, co
         self->classIndex = static_cast<int>(c);
         self->name = trace_.classes(c).qualname();
       } else if ((m.kind() == Member::PLAIN || m.kind() == Member::PROPERTY) &&
-                 receiver->kind == K::Object) {
+                 (receiver->kind == K::Object || receiver->kind == K::Dict)) {
         self = receiver;
       }
       if (self && value->kind == K::Function) {
@@ -708,8 +718,24 @@ VarPtr Executor::classMember(const VarPtr &receiver, const std::string &name, co
   return nullptr;
 }
 
+VarPtr Executor::leafForward(const VarPtr &layer, int leafClass) {
+  VarPtr m = Variable::make(K::Method, layer ? computedFrom({layer}) : constTracker());
+  m->self = layer;
+  m->name = "forward";
+  m->classIndex = leafClass;
+  return m;
+}
+
+int Executor::leafClassOf(int classIndex) const {
+  for (uint32_t c : trace_.classes(classIndex).mro())
+    if (ops::lookupLayer(trace_.classes(c).library_name()))
+      return static_cast<int>(c);
+  return -1;
+}
+
 VarPtr Executor::makeSuper(Frame &f, const VarPtr &cls, const VarPtr &obj) {
-  if (cls->kind != K::Class || obj->kind != K::Object)
+  if (cls->kind != K::Class || obj->classIndex < 0 ||
+      (obj->kind != K::Object && obj->kind != K::Dict))
     fail(DiagCode::FrontendUnsupportedConstruct,
          "super() of a " + obj->typeName() + " (only of an object of a traced class)", f);
   VarPtr super = Variable::make(K::Opaque, computedFrom({obj}));
@@ -732,13 +758,14 @@ VarPtr Executor::superAttr(Frame &f, const VarPtr &super, const std::string &nam
     if (std::any_of(cls.members().begin(), cls.members().end(),
                     [&](const trace::ClassMember &m) { return m.name() == name; }))
       return classMember(obj, name, locOf(f), nullptr, super->classIndex);
-    if (name == "forward" && ops::lookupLayer(cls.library_name())) {
-      VarPtr m = Variable::make(K::Method, computedFrom({obj}));
-      m->self = obj;
-      m->name = name;
-      m->classIndex = static_cast<int>(*c); // the leaf whose table entry runs
-      return m;
-    }
+    if (name == "forward" && ops::lookupLayer(cls.library_name()))
+      return leafForward(obj, static_cast<int>(*c));
+  }
+  if (obj->kind == K::Dict) { // past the subclass's own classes: dict's method
+    VarPtr m = Variable::make(K::Method, computedFrom({obj}));
+    m->self = obj;
+    m->name = name;
+    return m;
   }
   fail(DiagCode::FrontendAttributeError, "'super' object has no attribute '" + name + "'", f);
 }
@@ -753,7 +780,7 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   attr.name = name;
   if (name == "__class__" && obj->kind != K::Module && obj->kind != K::Class) {
     consume(obj, loc); // its type depends on which value it is
-    if (obj->kind == K::Object) {
+    if (obj->kind == K::Object || (obj->kind == K::Dict && obj->classIndex >= 0)) {
       VarPtr cls = Variable::make(K::Class, computedFrom({obj}));
       cls->classIndex = obj->classIndex;
       cls->name = trace_.classes(obj->classIndex).qualname();
@@ -845,9 +872,13 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     m->name = name;
     return m;
   }
+  case K::Dict:
+    if (obj->classIndex >= 0) // a dict subclass's own members first
+      if (VarPtr member = classMember(obj, name, loc))
+        return member;
+    [[fallthrough]];
   case K::Constant:
   case K::List:
-  case K::Dict:
   case K::Tuple: {
     // None has no attributes a program reads (hasattr(cache, "is_sliding") with no cache).
     if (obj->isConstant() && obj->constant.kind == PyConst::Kind::None)
@@ -861,7 +892,23 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     m->name = name;
     return m;
   }
+  case K::Method:
+    if ((name == "__func__" || name == "__self__") && obj->self && obj->classIndex >= 0) {
+      if (name == "__self__") // a layer-table leaf's bound forward (leafForward)
+        return obj->self;
+      return leafForward(nullptr, obj->classIndex);
+    }
+    break;
   case K::Function:
+    if ((name == "__func__" || name == "__self__") && obj->self) { // a bound method's parts
+      if (name == "__self__")
+        return obj->self;
+      VarPtr function = Variable::make(K::Function, computedFrom({obj}));
+      *function = *obj;
+      function->tracker = computedFrom({obj});
+      function->self = nullptr;
+      return function;
+    }
     if (name == "__name__")
       return makeConst(PyConst::ofStr(trace_.code_objects(obj->codeIndex).name()), {obj});
     if (name == "__qualname__")
@@ -902,6 +949,28 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       }
     [[fallthrough]];
   case K::Class: {
+    if (obj->kind == K::Class && (name == "__name__" || name == "__qualname__" ||
+                                  name == "__module__" || name == "__mro__")) {
+      const trace::ClassDef &cls = trace_.classes(obj->classIndex);
+      const std::string &qualname = cls.qualname();
+      if (name == "__mro__") { // the recorded classes, then `object`
+        std::vector<VarPtr> mro;
+        for (uint32_t c : cls.mro()) {
+          VarPtr base = Variable::make(K::Class, computedFrom({obj}));
+          base->classIndex = static_cast<int>(c);
+          base->name = trace_.classes(c).qualname();
+          mro.push_back(base);
+        }
+        VarPtr object = Variable::make(K::Builtin, constTracker());
+        object->name = "object";
+        mro.push_back(object);
+        return makeSequence(K::Tuple, mro, {obj});
+      }
+      std::string text = name == "__module__"   ? cls.module()
+                         : name == "__qualname__" ? qualname
+                                                  : qualname.substr(qualname.rfind('.') + 1);
+      return makeConst(PyConst::ofStr(text), {obj});
+    }
     bool property = false;
     VarPtr member = classMember(obj, name, locOf(f), &property);
     if (property) // LOAD_ATTR calls the getter; other readers would get the function
@@ -909,6 +978,11 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
            "the property ." + name + " is read only as `obj." + name + "` here", f);
     if (member)
       return member;
+    // A layer-table leaf's forward: bound to the layer, or, read from the class, unbound
+    // (nn.LayerNorm.forward(self, x)); either runs the leaf's table entry.
+    if (name == "forward" && (obj->kind == K::Class || obj->layer))
+      if (int leaf = leafClassOf(obj->classIndex); leaf >= 0)
+        return leafForward(obj->kind == K::Class ? nullptr : obj, leaf);
     if (VarPtr method = isRecord(obj) ? recordMethod(obj, name) : nullptr)
       return method;
     // ModuleDict.items() and the like, and any layer's children() and named_children()
@@ -1050,10 +1124,27 @@ void Executor::deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key) {
 }
 
 VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate) {
+  // One function or class may be several variables (read from its class, taken from a bound
+  // method's __func__, type(x)): the same code, closure cells, defaults and binding are the
+  // same function; the same recorded class or builtin type is the same class.
+  auto sameObject = [&] {
+    if (a->kind != b->kind)
+      return false;
+    if (a->kind == K::Function)
+      return a->codeIndex == b->codeIndex && a->self == b->self && a->closure == b->closure &&
+             a->defaults == b->defaults && a->kwdefaults == b->kwdefaults;
+    if (a->kind == K::Class)
+      return a->classIndex == b->classIndex;
+    if (a->kind == K::Method) // a layer-table leaf's forward
+      return a->classIndex >= 0 && a->classIndex == b->classIndex && a->self == b->self &&
+             a->name == b->name;
+    return a->kind == K::Builtin && a->name == b->name;
+  };
   bool same = a.get() == b.get() ||
               (a->isConstant() && b->isConstant() && a->constant.kind == b->constant.kind &&
                (a->constant.kind == PyConst::Kind::None ||
-                (a->constant.kind == PyConst::Kind::Bool && a->constant == b->constant)));
+                (a->constant.kind == PyConst::Kind::Bool && a->constant == b->constant))) ||
+              sameObject();
   consume(a, locOf(f));
   consume(b, locOf(f));
   return Variable::constant_(PyConst::ofBool(negate ? !same : same), computedFrom({a, b}));

@@ -149,6 +149,8 @@ private:
         checkValue(item, where);
       break;
     case Value::kDictValue:
+      if (v.dict_value().has_subclass())
+        checkIndex(v.dict_value().subclass(), trace_.classes_size(), "class", where);
       for (const trace::DictItem &item : v.dict_value().items()) {
         checkValue(item.key(), where);
         checkValue(item.value(), where);

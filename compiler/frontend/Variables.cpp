@@ -295,7 +295,7 @@ std::string Variable::typeName() const {
   case Kind::Cell:
     return "cell";
   case Kind::Iterator:
-    return "iterator";
+    return generator ? "generator" : "iterator";
   case Kind::Object:
     return name; // the class's qualname
   case Kind::Class:

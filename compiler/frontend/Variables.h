@@ -12,6 +12,7 @@
 #include "compiler/ops/Types.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -52,6 +53,21 @@ struct PyConst {
 
 struct Variable;
 using VarPtr = std::shared_ptr<Variable>;
+
+/// One Python frame being executed: a function's, or a generator's, suspended between its
+/// items in the generator object (Variable::suspended).
+struct Frame {
+  int codeIndex = -1;
+  int namespaceIndex = -1;
+  std::vector<VarPtr> localsplus; // co_varnames, then cell-only names, then co_freevars
+  std::vector<VarPtr> stack;
+  size_t pc = 0;      // instruction index
+  size_t current = 0; // the instruction executing (a caller's: its call), for handlers
+  VarPtr kwNames;
+  bool generator = false; // a generator's body: a yield suspends it, its return ends it
+  VarPtr yielded;         // the item its last YIELD_VALUE produced, until the resumer takes it
+  std::map<size_t, int> loopCounts; // backward-jump counts, for the unroll limit
+};
 
 /// How a variable can be found again from the frame, or what it was computed from.
 struct Tracker {
@@ -138,6 +154,10 @@ struct Variable {
   std::vector<VarPtr> closure; // Cell variables
   // Iterator
   size_t position = 0;
+  // Iterator of a generator (a generator expression or function), pulled item by item as
+  // CPython does: its frame, suspended after its last yield; null once it has returned.
+  bool generator = false;
+  std::shared_ptr<Frame> suspended;
   // Object, Class: the class (Trace.classes); an object made by the function may be changed
   int classIndex = -1;
   bool madeHere = false;
@@ -192,7 +212,8 @@ private:
 };
 
 /// Calls `fn` on every variable slot `v` holds: items, keys, self, defaults, keyword
-/// defaults, closure cells (const or mutable, as `v` is).
+/// defaults, closure cells, a suspended generator's locals and stack (const or mutable, as
+/// `v` is).
 template <typename V, typename F> void forEachChild(V &v, F &&fn) {
   for (auto &item : v.items)
     fn(item);
@@ -205,6 +226,13 @@ template <typename V, typename F> void forEachChild(V &v, F &&fn) {
     fn(kv.second);
   for (auto &cell : v.closure)
     fn(cell);
+  if (v.suspended) {
+    for (auto &local : v.suspended->localsplus)
+      fn(local);
+    for (auto &item : v.suspended->stack)
+      fn(item);
+    fn(v.suspended->kwNames);
+  }
 }
 
 } // namespace sotc::frontend

@@ -275,7 +275,7 @@ def _is_package_class(cls):
         return False
     for c in cls.__mro__[:-1]:
         qualified = getattr(c, "__module__", None) or ""
-        if c is not cls and qualified in _INTERFACE_MODULES:
+        if c is not cls and (qualified in _INTERFACE_MODULES or c is dict):
             continue
         module = qualified.split(".")[0]
         filename = getattr(sys.modules.get(qualified), "__file__", None) or ""
@@ -299,7 +299,8 @@ def _is_user_class(cls):
     """A class of the program's own (not a library's), all of whose bases are too."""
     if not isinstance(cls, type) or cls is object:
         return False
-    return not any(_is_library_class(c) for c in cls.__mro__[:-1])  # without object
+    # without object; dict may be a base (a registry with methods of its own)
+    return not any(_is_library_class(c) for c in cls.__mro__[:-1] if c is not dict or c is cls)
 
 
 def _is_exception_class(cls):
@@ -399,11 +400,13 @@ def _model_entry(model):
     return entry
 
 
-def _refuse_unsupported(fn, role):
+def _refuse_unsupported(fn, role, generators=False):
+    """Coroutines are refused wherever they are; generator functions as the function traced
+    (`generators=False`), not as functions it calls (the compiler pulls them item by item)."""
     flags = fn.__code__.co_flags
     if flags & _CO_ASYNC:
         kind = "an async function or coroutine"
-    elif flags & _CO_GENERATOR:
+    elif flags & _CO_GENERATOR and not generators:
         kind = "a generator function"
     else:
         return
@@ -544,6 +547,9 @@ class _Builder:
             _seen = _seen | {id(obj)}
             if isinstance(obj, dict):
                 out.dict_value.SetInParent()  # an empty dict is a value too
+                if type(obj) is not dict and (_is_user_class(type(obj))
+                                              or _is_package_class(type(obj))):
+                    out.dict_value.subclass = self.add_class(type(obj))
                 for key, item in obj.items():
                     entry = out.dict_value.items.add()
                     self.value(key, entry.key, allow_tensor, _seen)
@@ -799,7 +805,7 @@ class _Builder:
         if id(fn) in self._functions:
             return self._functions[id(fn)]
         if refuse:
-            _refuse_unsupported(fn, "function")
+            _refuse_unsupported(fn, "function", generators=True)
         index = len(self.trace.functions)
         self._functions[id(fn)] = index
         self._keep.append(fn)
@@ -890,6 +896,10 @@ class _Builder:
         for msg, name, _ in self._deferred:
             msg.unrecorded_members.append(name)
         self._deferred = []
+        for code in self.trace.code_objects:  # the variables the code may name, as now set
+            for const in code.consts:
+                if const.WhichOneof("kind") == "str_value" and const.str_value in os.environ:
+                    self.trace.environment[const.str_value] = os.environ[const.str_value]
 
     def _record_globals(self):
         while self._pending:

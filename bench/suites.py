@@ -1,0 +1,741 @@
+#!/usr/bin/env python3
+"""Whole model libraries as pass-rate suites, as TorchDynamo measures itself: each library's
+models are enumerated from the library itself (no hand list), built with random weights in
+eval mode (nothing is downloaded), traced, compiled for the CPU, run through sotc.load and
+compared with the library's own eager output.
+
+    suites.py [--suite NAME ...] [--sample N] [--jobs J] [--timeout S] [--doc]
+        runs the suites (all that import, or those named), each model in a fresh process;
+        --sample N runs a fixed sample of N models per suite (CI); results go to
+        build/suites/NAME.json; --doc regenerates docs/model-suites.md from every
+        build/suites/*.json (and is implied unless --sample is given)
+    suites.py --list NAME        prints a suite's models
+    suites.py --check-releases   each pinned library against the newest release the index has
+    suites.py --worker NAME MODEL DIR   one model, one JSON line on stdout (internal)
+
+Outcomes: `ok` (every output within 1e-4 of its scale, the issue's tolerance), `refused` (a
+coded sotc error naming the construct, or the tracer's refusal), `wrong` (compiled and ran, the
+numbers differ: a defect to fix first), `broken` (a crash, a timeout, an error without a code:
+a defect), and `skipped` (the library itself cannot build or run the model at the suite's
+sizes; not counted). Runs in the reference environment (scripts/reference-env.sh), whose
+tests/framework/requirements.txt pins the libraries; `suites.py --check-releases` lists the
+pins a newer release has passed (exit 1), to move them forward and run the suites again.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import hashlib
+import importlib
+import importlib.metadata
+import inspect
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SOTC = os.environ.get("SOTC_BIN", os.path.join(ROOT, "bazel-bin", "tools", "sotc", "sotc"))
+RESULTS = os.path.join(ROOT, "build", "suites")
+DOC = os.path.join(ROOT, "docs", "model-suites.md")
+TOLERANCE = 1e-4
+sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
+
+# Text models: token ids of this shape; vision models: images of their config's size.
+BATCH, LENGTH, VOCAB = 2, 16, 1000
+
+
+class Skip(Exception):
+    """The library cannot build or run this model at the suite's sizes."""
+
+
+# -- inputs, weights, outputs ------------------------------------------------------------
+
+
+def randomize_constant_weights(model, framework, seed=1):
+    """Weights a library leaves at one value (zero heads and biases, unit norms, zero running
+    means) become random ones of the same sign, so a wrongly compiled branch cannot hide."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    for tensor in model.state_dict().values():
+        values = tensor.detach().cpu().numpy() if framework == "torch" else tensor.numpy()
+        if values.dtype.kind != "f" or values.size == 0 or not np.all(values == values.flat[0]):
+            continue
+        c = float(values.flat[0])
+        new = rng.normal(0, 0.1, values.shape) if c == 0 else c * rng.uniform(0.5, 1.5, values.shape)
+        new = new.astype(values.dtype)
+        if framework == "torch":
+            import torch
+            with torch.no_grad():
+                tensor.copy_(torch.from_numpy(new))
+        else:
+            tensor.set_value(new)
+
+
+def flatten(value):
+    """A model's output (tensors in tuples, lists, dicts, ModelOutputs) as numpy arrays."""
+    import numpy as np
+    if value is None:
+        return []
+    if isinstance(value, dict) or hasattr(value, "to_tuple"):
+        return [a for item in value.values() for a in flatten(item)]
+    if isinstance(value, (tuple, list)):
+        return [a for item in value for a in flatten(item)]
+    if hasattr(value, "detach"):
+        value = value.detach()
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    return [np.asarray(value)] if isinstance(value, np.ndarray) or np.isscalar(value) else []
+
+
+def compare(got, want):
+    """None when every output matches within TOLERANCE of its scale, else what differs."""
+    import numpy as np
+    got, want = flatten(got), flatten(want)
+    if len(got) != len(want):
+        return f"{len(got)} outputs, the library gives {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.shape != w.shape:
+            return f"output {i}: shape {g.shape}, the library's {w.shape}"
+        if w.dtype.kind == "b" or w.dtype.kind in "iu":
+            if not np.array_equal(g, w):
+                return f"output {i}: integer values differ"
+            continue
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        scale = max(np.abs(w64).max(initial=0.0), 1e-30)
+        err = np.abs(g64 - w64).max(initial=0.0)
+        if not np.isfinite(err) or err > TOLERANCE * scale:
+            return f"output {i}: max error {err:.3g}, {err / scale:.3g} of the output's scale"
+    return None
+
+
+# -- the suites ---------------------------------------------------------------------------
+
+
+class Suite:
+    """A library's models: names() enumerates them, build(name) returns (framework, model,
+    args, kwargs) for a model in eval mode with random weights."""
+    package = ""  # the distribution whose version the table names
+
+    def names(self):
+        raise NotImplementedError
+
+    def sampled(self, n):
+        """A fixed sample of n of names() (the least hashes: stable across runs)."""
+        return sample(self.names(), n)
+
+    def build(self, name):
+        raise NotImplementedError
+
+
+def _images(channels, size, framework="torch"):
+    import numpy as np
+    x = np.random.default_rng(0).standard_normal((BATCH, channels, size, size)).astype(np.float32)
+    if framework == "torch":
+        import torch
+        return torch.from_numpy(x)
+    import paddle
+    return paddle.to_tensor(x)
+
+
+class Timm(Suite):
+    """timm: one model per family (a module of timm.models), its smallest variant by
+    parameter count (counted on the meta device, nothing allocated)."""
+    package = "timm"
+
+    @staticmethod
+    def smallest(module):
+        import timm
+        import torch
+        best = None
+        for name in timm.list_models(module=module):
+            try:
+                with torch.device("meta"):
+                    model = timm.create_model(name, pretrained=False)
+            except Exception:  # noqa: BLE001  (needs arguments, or a package absent)
+                continue
+            count = sum(p.numel() for p in model.parameters())
+            if best is None or count < best[0]:
+                best = (count, name)
+        return best[1] if best else None
+
+    def names(self):
+        import timm
+        return [n for n in map(self.smallest, sorted(timm.list_modules())) if n]
+
+    def sampled(self, n):  # families first: the smallest of only those is built
+        import timm
+        return [n for n in map(self.smallest, sample(timm.list_modules(), n)) if n]
+
+    def build(self, name):
+        import timm
+        import torch
+        torch.manual_seed(0)
+        model = timm.create_model(name, pretrained=False).eval()
+        config = model.pretrained_cfg or {}
+        channels, height, _ = config.get("input_size", (3, 224, 224))
+        return "torch", model, (_images(channels, height),), {}
+
+
+class TorchVision(Suite):
+    """torchvision: every builder of its classification, segmentation, video and detection
+    lists."""
+    package = "torchvision"
+
+    def names(self):
+        import torchvision
+        m = torchvision.models
+        names = []
+        for module in (m, m.segmentation, m.video, m.detection, m.optical_flow, m.quantization):
+            names += [f"{module.__name__.split('.')[-1]}:{n}"
+                      for n in torchvision.models.list_models(module=module)]
+        return sorted(set(names))
+
+    def build(self, name):
+        import torch
+        import torchvision
+        kind, builder = name.split(":")
+        torch.manual_seed(0)
+        model = torchvision.models.get_model(builder, weights=None).eval()
+        if kind == "video":
+            x = torch.randn(1, 3, 8, 112, 112, generator=torch.Generator().manual_seed(0))
+            return "torch", model, (x,), {}
+        if kind == "detection":
+            return "torch", model, ([_images(3, 128)[0]],), {}
+        if kind == "optical_flow":
+            return "torch", model, (_images(3, 128), _images(3, 128)), {}
+        return "torch", model, (_images(3, 160 if kind != "models" else 224),), {}
+
+
+# Attribute names of transformers configs and what the suite sets them to: two layers, 64
+# wide, four heads; sizes in lists shrink alike.
+_HF_SIZES = {
+    "num_hidden_layers": 2, "n_layer": 2, "num_layers": 2, "n_layers": 2,
+    "encoder_layers": 2, "decoder_layers": 2, "num_decoder_layers": 2,
+    "hidden_size": 64, "n_embd": 64, "d_model": 64, "dim": 64, "embed_dim": 64,
+    "num_attention_heads": 4, "n_head": 4, "n_heads": 4, "num_heads": 4,
+    "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+    "num_key_value_heads": 2, "head_dim": 16, "d_kv": 16,
+    "intermediate_size": 128, "n_inner": 128, "d_ff": 128, "ffn_dim": 128,
+    "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "hidden_dim": 128,
+    "vocab_size": VOCAB, "max_position_embeddings": 64, "n_positions": 64,
+    "image_size": 64, "num_local_experts": 4, "num_experts": 4,
+}
+_HF_HEADS = {
+    "base": "MODEL_MAPPING_NAMES",
+    "causal-lm": "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+    "masked-lm": "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+    "seq-cls": "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES",
+    "seq2seq-lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
+    "image-cls": "MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES",
+    "audio-cls": "MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES",
+}
+
+
+class Transformers(Suite):
+    """transformers: every architecture the Auto mappings name, its base model and each head
+    class it has (causal LM, masked LM, sequence classification, encoder-decoder LM, image
+    and audio classification), from its config at tiny sizes."""
+    package = "transformers"
+
+    def names(self):
+        from transformers.models.auto import modeling_auto
+        names = []
+        for head, mapping in _HF_HEADS.items():
+            for model_type in getattr(modeling_auto, mapping, {}):
+                names.append(f"{model_type}:{head}")
+        return sorted(names)
+
+    @staticmethod
+    def config(model_type):
+        from transformers import AutoConfig
+        base = AutoConfig.for_model(model_type)
+        accepted = set(inspect.signature(type(base).__init__).parameters)
+
+        def shrink(defaults, accepts):
+            out = {}
+            for key, value in _HF_SIZES.items():
+                if key in accepts and key in defaults:
+                    old = defaults[key]
+                    if isinstance(old, int) and not isinstance(old, bool) and old > value:
+                        out[key] = value
+            for key in ("depths", "hidden_sizes", "num_heads", "embed_dims"):
+                old = defaults.get(key)
+                if isinstance(old, (list, tuple)) and old and key in accepts:
+                    out[key] = {"depths": [1] * len(old), "num_heads": [2] * len(old),
+                                "hidden_sizes": [16 * (i + 1) for i in range(len(old))],
+                                "embed_dims": [16 * (i + 1) for i in range(len(old))]}[key]
+            return out
+
+        overrides = shrink(base.to_dict(), accepted)
+        for key, value in base.to_dict().items():
+            if key.endswith("_config") and isinstance(value, dict) and key in accepted:
+                sub = getattr(base, key)
+                sub_accepts = set(inspect.signature(type(sub).__init__).parameters)
+                overrides[key] = {**value, **shrink(value, sub_accepts)}
+        config = type(base)(**overrides)
+        # Decoders run without their KV cache: a cache is the generation issue's (#58)
+        if hasattr(config, "use_cache"):
+            config.use_cache = False
+        for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+            if isinstance(getattr(config, key, None), int) and getattr(config, key) >= VOCAB:
+                setattr(config, key, 1)
+        return config
+
+    def build(self, name):
+        import numpy as np
+        import torch
+        from transformers.models.auto import modeling_auto
+        import transformers
+        model_type, head = name.split(":")
+        try:
+            config = self.config(model_type)
+            class_name = getattr(modeling_auto, _HF_HEADS[head])[model_type]
+            if isinstance(class_name, (list, tuple)):
+                class_name = class_name[0]
+            cls = getattr(transformers, class_name)
+            torch.manual_seed(0)
+            model = cls(config).eval()
+        except Exception as e:  # noqa: BLE001
+            raise Skip(f"the library cannot build it: {type(e).__name__}: {e}") from None
+        randomize_constant_weights(model, "torch")
+        rng = np.random.default_rng(0)
+        kind = model.main_input_name
+        vocab = getattr(config.get_text_config(), "vocab_size", VOCAB) or VOCAB
+        if kind == "input_ids":
+            kwargs = {"input_ids": torch.from_numpy(rng.integers(2, min(vocab, VOCAB), (BATCH, LENGTH)))}
+            if model.config.is_encoder_decoder:
+                kwargs["decoder_input_ids"] = kwargs["input_ids"][:, :8].clone()
+        elif kind == "pixel_values":
+            vision = getattr(config, "vision_config", config)
+            size = getattr(vision, "image_size", 64)
+            size = size[0] if isinstance(size, (list, tuple)) else size
+            kwargs = {"pixel_values": _images(getattr(vision, "num_channels", 3), size)}
+        elif kind == "input_values":
+            kwargs = {"input_values": torch.from_numpy(
+                rng.standard_normal((BATCH, 4000)).astype(np.float32))}
+        elif kind == "input_features":
+            bins = getattr(config, "num_mel_bins", 80)
+            kwargs = {"input_features": torch.from_numpy(
+                rng.standard_normal((BATCH, bins, 3000 if model_type == "whisper" else 64)).astype(np.float32))}
+            if model.config.is_encoder_decoder:
+                kwargs["decoder_input_ids"] = torch.ones(BATCH, 4, dtype=torch.int64)
+        else:
+            raise Skip(f"inputs of kind {kind!r} are not generated by the suite")
+        return "torch", model, (), kwargs
+
+
+class PaddleLayers(Suite):
+    """paddle.vision's model builders and paddle.nn's composite layers (Transformer and its
+    encoder and decoder, LSTM, GRU, SimpleRNN, MultiHeadAttention)."""
+    package = "paddlepaddle"
+    COMPOSITES = {"Transformer", "TransformerEncoder", "TransformerDecoder", "LSTM", "GRU",
+                  "SimpleRNN", "MultiHeadAttention", "TransformerEncoderLayer",
+                  "TransformerDecoderLayer"}
+
+    def names(self):
+        import paddle
+        import paddle.vision.models as models
+        names = [f"vision:{n}" for n in models.__all__ if inspect.isfunction(getattr(models, n))]
+        names += [f"nn:{n}" for n in dir(paddle.nn) if n in self.COMPOSITES]
+        return sorted(names)
+
+    def build(self, name):
+        import numpy as np
+        import paddle
+        kind, builder = name.split(":")
+        paddle.seed(0)
+        rng = np.random.default_rng(0)
+        seq = paddle.to_tensor(rng.standard_normal((BATCH, 8, 32)).astype(np.float32))
+        if kind == "vision":
+            import paddle.vision.models as models
+            model = getattr(models, builder)()
+            model.eval()
+            return "paddle", model, (_images(3, 224, "paddle"),), {}
+        nn = paddle.nn
+        if builder in ("LSTM", "GRU", "SimpleRNN"):
+            model = getattr(nn, builder)(32, 32, num_layers=2)
+            args = (seq,)
+        elif builder == "MultiHeadAttention":
+            model, args = nn.MultiHeadAttention(32, 4), (seq, seq, seq)
+        elif builder == "Transformer":
+            model = nn.Transformer(32, 4, 2, 2, 64, dropout=0.0)
+            args = (seq, seq[:, :4])
+        elif builder.startswith("TransformerEncoder"):
+            layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0)
+            model, args = (layer if builder.endswith("Layer") else nn.TransformerEncoder(layer, 2)), (seq,)
+        else:
+            layer = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0)
+            model = layer if builder.endswith("Layer") else nn.TransformerDecoder(layer, 2)
+            args = (seq[:, :4], seq)
+        model.eval()
+        randomize_constant_weights(model, "paddle")
+        return "paddle", model, args, {}
+
+
+class Diffusers(Suite):
+    """diffusers: every model class its `models` package exports, built from its
+    constructor's defaults scaled down (block widths and layers), on a small latent."""
+    package = "diffusers"
+
+    def names(self):
+        import diffusers
+        import torch
+        out = []
+        for n in dir(diffusers):
+            obj = getattr(diffusers, n, None)
+            if inspect.isclass(obj) and issubclass(obj, torch.nn.Module) and n.endswith(
+                    ("Model", "Model2D", "Model3D", "ConditionModel", "Net")):
+                out.append(n)
+        return sorted(out)
+
+    def build(self, name):
+        import diffusers
+        import torch
+        cls = getattr(diffusers, name)
+        params = inspect.signature(cls.__init__).parameters
+        small = {}
+        for key, p in params.items():
+            d = p.default
+            if key in ("block_out_channels",) and isinstance(d, (tuple, list)):
+                small[key] = tuple(32 for _ in d)
+            elif key == "layers_per_block":
+                small[key] = 1
+            elif key in ("norm_num_groups",):
+                small[key] = 8
+            elif key in ("cross_attention_dim",) and isinstance(d, int):
+                small[key] = 32
+            elif key in ("attention_head_dim",) and isinstance(d, int):
+                small[key] = 8
+            elif key in ("num_attention_heads",) and isinstance(d, int):
+                small[key] = 2
+            elif key == "sample_size" and isinstance(d, int):
+                small[key] = 16
+            elif key == "num_layers" and isinstance(d, int):
+                small[key] = 1
+        try:
+            torch.manual_seed(0)
+            model = cls(**small).eval()
+        except Exception as e:  # noqa: BLE001
+            raise Skip(f"the library cannot build it: {type(e).__name__}: {e}") from None
+        randomize_constant_weights(model, "torch")
+        channels = getattr(model.config, "in_channels", 4) or 4
+        x = torch.randn(1, channels, 16, 16, generator=torch.Generator().manual_seed(0))
+        kwargs = {}
+        forward = inspect.signature(model.forward).parameters
+        if "timestep" in forward:
+            kwargs["timestep"] = torch.tensor([10])
+        if "encoder_hidden_states" in forward:
+            dim = getattr(model.config, "cross_attention_dim", 32) or 32
+            kwargs["encoder_hidden_states"] = torch.randn(1, 4, dim)
+        return "torch", model, (x,), kwargs
+
+
+class Ultralytics(Suite):
+    """ultralytics: every model yaml it ships for detect, segment, classify and pose, at its
+    smallest scale, built by the library from the yaml."""
+    package = "ultralytics"
+
+    def names(self):
+        import ultralytics
+        root = os.path.join(os.path.dirname(ultralytics.__file__), "cfg", "models")
+        out = []
+        for folder, _, files in os.walk(root):
+            for f in files:
+                if f.endswith(".yaml"):
+                    out.append(os.path.relpath(os.path.join(folder, f), root))
+        return sorted(out)
+
+    def build(self, name):
+        import torch
+        import ultralytics
+        from ultralytics.nn.tasks import guess_model_task, yaml_model_load
+        root = os.path.join(os.path.dirname(ultralytics.__file__), "cfg", "models")
+        cfg = yaml_model_load(os.path.join(root, name))
+        if "scales" in cfg:
+            cfg["scale"] = sorted(cfg["scales"])[-1] if "n" not in cfg["scales"] else "n"
+        task = guess_model_task(cfg)
+        from ultralytics.nn import tasks
+        cls = {"detect": tasks.DetectionModel, "segment": tasks.SegmentationModel,
+               "classify": tasks.ClassificationModel, "pose": tasks.PoseModel,
+               "obb": tasks.OBBModel}.get(task)
+        if cls is None:
+            raise Skip(f"task {task} is not in the suite")
+        try:
+            torch.manual_seed(0)
+            model = cls(cfg, verbose=False).eval()
+        except Exception as e:  # noqa: BLE001
+            raise Skip(f"the library cannot build it: {type(e).__name__}: {e}") from None
+        randomize_constant_weights(model, "torch")
+        return "torch", model, (_images(3, 64),), {}
+
+
+class TorchAudio(Suite):
+    """torchaudio: every model builder function of torchaudio.models."""
+    package = "torchaudio"
+
+    def names(self):
+        import torchaudio.models as models
+        return sorted(n for n in dir(models) if inspect.isfunction(getattr(models, n))
+                      and not n.startswith("_"))
+
+    def build(self, name):
+        import torch
+        import torchaudio.models as models
+        try:
+            torch.manual_seed(0)
+            model = getattr(models, name)().eval()
+        except Exception as e:  # noqa: BLE001
+            raise Skip(f"the library cannot build it: {type(e).__name__}: {e}") from None
+        x = torch.randn(1, 4000, generator=torch.Generator().manual_seed(0))
+        return "torch", model, (x,), {}
+
+
+SUITES = {"timm": Timm, "transformers": Transformers, "torchvision": TorchVision,
+          "paddle": PaddleLayers, "diffusers": Diffusers, "ultralytics": Ultralytics,
+          "torchaudio": TorchAudio}
+
+
+# -- one model ----------------------------------------------------------------------------
+
+
+_CODE = re.compile(r"\b(E\d{4})\b")
+
+
+def coded(cause_text):
+    """Whether a refusal names its construct with a stable code (sotc's, or the tracer's)."""
+    return bool(_CODE.search(cause_text)) or cause_text.startswith("tracer: ")
+
+
+def cause(message):
+    """What groups failures: the first coded line, without file:line and numbers in shapes."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    coded = [line for line in lines if _CODE.search(line)]
+    line = (coded or lines or ["(no message)"])[0]
+    line = re.sub(r"^.*?\b(E\d{4})", r"\1", line)
+    line = re.sub(r" \(?[^ ()]*\.py:\d+\)?", "", line)
+    line = re.sub(r"\bvar_\d+\b", "var", line)
+    return line[:200]
+
+
+def run_one(suite_name, name, workdir):
+    import numpy as np  # noqa: F401
+    suite = SUITES[suite_name]()
+    try:
+        framework, model, args, kwargs = suite.build(name)
+    except Skip as e:
+        return {"outcome": "skipped", "cause": str(e)[:200]}
+    except Exception as e:  # noqa: BLE001
+        return {"outcome": "skipped", "cause": f"the library cannot build it: {type(e).__name__}: {e}"[:200]}
+    if framework == "torch":
+        import torch
+        grad = torch.no_grad()
+    else:
+        import paddle
+        grad = paddle.no_grad()
+    try:
+        with grad:
+            want = model(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        return {"outcome": "skipped", "cause": f"the library's eager run fails: {type(e).__name__}: {e}"[:200]}
+    import sotc
+    try:
+        trace = sotc.trace(model, *args, **kwargs)
+    except sotc.TraceError as e:
+        return {"outcome": "refused", "cause": "tracer: " + cause(str(e))}
+    except Exception as e:  # noqa: BLE001
+        tb = traceback.extract_tb(e.__traceback__)[-1]
+        return {"outcome": "broken",
+                "cause": f"tracer raised {type(e).__name__}: {e} ({os.path.basename(tb.filename)}:{tb.lineno})"[:200]}
+    path = trace.save(os.path.join(workdir, "model.pb"))
+    library = os.path.join(workdir, "model.so")
+    result = subprocess.run([SOTC, "compile", str(path), "--target", "cpu", "-o", library],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        outcome = "refused" if _CODE.search(result.stderr) and result.returncode > 0 else "broken"
+        return {"outcome": outcome, "cause": cause(result.stderr or f"exit {result.returncode}")}
+    try:
+        got = sotc.load(library)(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        return {"outcome": "broken", "cause": "run: " + cause(str(e))}
+    diff = compare(got, want)
+    return {"outcome": "wrong", "cause": diff} if diff else {"outcome": "ok"}
+
+
+def worker(suite_name, name, workdir):
+    try:
+        result = run_one(suite_name, name, workdir)
+    except Exception as e:  # noqa: BLE001
+        result = {"outcome": "broken", "cause": f"{type(e).__name__}: {e}"[:200]}
+    print("SUITE-RESULT " + json.dumps(result), flush=True)
+
+
+def run_isolated(suite_name, name, timeout):
+    workdir = tempfile.mkdtemp(prefix="sotc-suite-")
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", suite_name,
+                               name, workdir], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"outcome": "broken", "cause": f"timed out after {timeout} s"}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith("SUITE-RESULT "):
+            return json.loads(line[len("SUITE-RESULT "):])
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"outcome": "broken", "cause": f"the worker died (exit {proc.returncode}): {tail}"[:200]}
+
+
+# -- the table ----------------------------------------------------------------------------
+
+
+def version(package):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def sample(names, n):
+    """A fixed sample: the n names whose hashes are least (stable across runs and releases)."""
+    return sorted(names, key=lambda s: hashlib.sha256(s.encode()).hexdigest())[:n]
+
+
+def machine():
+    with open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return f"{names[0] if names else platform.machine()}, {os.cpu_count()} cores"
+
+
+def write_doc():
+    """The table from build/suites: each suite's full run, or its sample where none ran."""
+    rows, details = [], []
+    files = sorted(os.listdir(RESULTS)) if os.path.isdir(RESULTS) else []
+    for path in files:
+        if not path.endswith(".json") or (path.endswith("-sample.json") and
+                                          path.replace("-sample", "") in files):
+            continue
+        with open(os.path.join(RESULTS, path)) as f:
+            data = json.load(f)
+        results = data["results"]
+        counts = {k: sum(r["outcome"] == k for r in results.values())
+                  for k in ("ok", "refused", "wrong", "broken", "skipped")}
+        counted = len(results) - counts["skipped"]
+        rate = f"{100 * counts['ok'] / counted:.1f}%" if counted else "-"
+        scope = "all" if not data.get("sample") else f"sample of {data['sample']}"
+        rows.append(f"| {data['suite']} | {data['package']} {data['version']} | {scope} | "
+                    f"{counted} | {counts['ok']} | {rate} | {counts['refused']} | "
+                    f"{counts['wrong']} | {counts['broken']} | {counts['skipped']} |")
+        groups = {}
+        for name, r in results.items():
+            if r["outcome"] != "ok":
+                groups.setdefault((r["outcome"], r.get("cause", "")), []).append(name)
+        details.append(f"\n### {data['suite']} ({data['package']} {data['version']}, "
+                       f"{data['date']}, {data['machine']})\n")
+        if not groups:
+            details.append("Every model compiles and matches.\n")
+        order = {"wrong": 0, "broken": 1, "refused": 2, "skipped": 3}
+        for (outcome, why), names in sorted(groups.items(),
+                                            key=lambda kv: (order[kv[0][0]], -len(kv[1]))):
+            shown = ", ".join(sorted(names)[:8]) + (" ..." if len(names) > 8 else "")
+            details.append(f"- **{outcome}** ({len(names)}): {why} -- {shown}")
+    text = [
+        "# Model suites: pass rates over whole libraries",
+        "",
+        "Written by `python bench/suites.py` (in the reference environment, with",
+        "`bench/suites-requirements.txt`): every model each library enumerates itself, built with",
+        "random weights in eval mode, traced, compiled for the CPU, run through `sotc.load` and",
+        "compared with the library's eager output (1e-4 of each output's scale). `ok` matches;",
+        "`refused` is a coded error naming the construct; `wrong` and `broken` are defects;",
+        "`skipped` models are ones the library itself cannot build or run at the suite's sizes",
+        "(not counted). Pass rate = ok / (counted models).",
+        "",
+        "| suite | library | models run | counted | ok | pass rate | refused | wrong | broken | skipped |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "## Failures by cause",
+        *details,
+        "",
+    ]
+    with open(DOC, "w") as f:
+        f.write("\n".join(text))
+
+
+def check_releases():
+    """1 when the package index has a newer release of a pinned library than is installed."""
+    stale = 0
+    for cls in dict.fromkeys(SUITES.values()):
+        installed = version(cls.package)
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", cls.package],
+                             capture_output=True, text=True).stdout
+        newest = re.match(r"\S+ \(([^)]+)\)", out)
+        newest = newest.group(1) if newest else "unknown"
+        flag = "" if newest in ("unknown", installed) or installed is None else "  <- newer release"
+        stale += bool(flag)
+        print(f"{cls.package}: installed {installed or 'not installed'}, newest {newest}{flag}")
+    return 1 if stale else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", nargs="*", default=None)
+    parser.add_argument("--sample", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--doc", action="store_true")
+    parser.add_argument("--list")
+    parser.add_argument("--check-releases", action="store_true")
+    parser.add_argument("--worker", nargs=3)
+    a = parser.parse_args()
+    if a.worker:
+        worker(*a.worker)
+        return 0
+    if a.check_releases:
+        return check_releases()
+    if a.list:
+        print("\n".join(SUITES[a.list]().names()))
+        return 0
+    if a.doc and a.suite is None:
+        write_doc()
+        return 0
+    failed = 0
+    for suite_name in a.suite or SUITES:
+        cls = SUITES[suite_name]
+        package_version = version(cls.package)
+        if package_version is None:
+            print(f"{suite_name}: {cls.package} is not installed, skipped")
+            continue
+        names = cls().sampled(a.sample) if a.sample else cls().names()
+        results = {}
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+            futures = {pool.submit(run_isolated, suite_name, n, a.timeout): n for n in names}
+            for future in concurrent.futures.as_completed(futures):
+                name = futures[future]
+                results[name] = future.result()
+                r = results[name]
+                print(f"{suite_name} {name}: {r['outcome']}"
+                      + (f" ({r['cause']})" if r.get("cause") else ""), flush=True)
+        failed += sum(r["outcome"] in ("wrong", "broken") for r in results.values())
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(RESULTS, f"{suite_name}{'-sample' if a.sample else ''}.json"), "w") as f:
+            json.dump({"suite": suite_name, "package": cls.package, "version": package_version,
+                       "sample": a.sample, "date": datetime.date.today().isoformat(),
+                       "machine": machine(),
+                       "results": dict(sorted(results.items()))}, f, indent=1)
+        counts = {k: sum(r["outcome"] == k for r in results.values())
+                  for k in ("ok", "refused", "wrong", "broken", "skipped")}
+        print(f"{suite_name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    if not a.sample or a.doc:
+        write_doc()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

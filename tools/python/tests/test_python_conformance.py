@@ -1,0 +1,213 @@
+"""Python semantics against CPython itself: each function here runs once in the interpreter
+running the test and once compiled by sotc (traced, compiled for the CPU, run through
+sotc.load), and the two results must be the same. Runs under every supported CPython (3.11,
+3.12, 3.13), whose bytecode for the same source differs.
+
+Each construct was once translated differently from CPython by the frontend, or refused:
+generators are pulled item by item (a generator expression's body sees what its consumer did
+before each pull: ultralytics' C2f block chains its bottlenecks through
+`y.extend(m(y[-1]) for m in self.m)`); classes' names and MROs, type(x), id(x), `is` of one
+function or class read twice, dict subclasses with methods (transformers 5.25's registries),
+os.environ reads."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import sotc
+
+FRAMEWORK = "paddle"  # the programs name no framework and take numpy arrays
+
+X = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+
+
+def same(a, b):
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=1e-6)
+    return a == b and type(a) is type(b)
+
+
+def step(t):
+    return t * 2 + 1
+
+
+# -- generators ---------------------------------------------------------------------------
+
+
+def extend_chains_through_the_list(x):
+    y = [x, x + 1]
+    y.extend(step(y[-1]) for _ in range(3))
+    return y
+
+
+def for_loop_feeds_the_generator(x):
+    ys = [x]
+    for y in (ys[-1] * 2 for _ in range(3)):
+        ys.append(y + 1)
+    return ys
+
+
+def next_between_appends(x):
+    ys = [x]
+    items = (ys[-1] + 1 for _ in range(3))
+    a = next(items)
+    ys.append(a * 2)
+    b = next(items)
+    return a, b, next(items), next(items, "done")
+
+
+def stages(x, n):
+    for i in range(n):
+        x = x * 2 + i
+        yield x
+    yield x.sum()
+
+
+def generator_function(x):
+    return list(stages(x, 3)), tuple(t * 0 for t in stages(x, 1))
+
+
+def any_all_stop_at_the_deciding_item(x):
+    pulled = []
+    found = any(pulled.append(i) or i == 2 for i in range(5))
+    every = all(pulled.append(i) or i < 1 for i in range(5))
+    return x * len(pulled), found, every, pulled
+
+
+def sum_of_a_generator_of_generators(x):
+    return sum(a for a in (x * i for i in range(1, 4)))
+
+
+def generator_raises_into_its_consumer(x):
+    table = {"a": x}
+    items = (table[k] for k in ["a", "b", "a"])
+    out = [next(items)]
+    try:
+        next(items)
+    except KeyError:
+        out.append(x * 3)
+    out.append(next(items, None))  # a generator that raised is finished
+    return out
+
+
+def iter_of_a_generator_is_itself(x):
+    items = (x * i for i in range(4))
+    first = next(iter(items))
+    return first, [t + 1 for t in items], iter(items) is items
+
+
+def zip_and_enumerate_over_generators(x):
+    pairs = list(zip((x * i for i in range(3)), "ab"))
+    return pairs, [(i, t - 1) for i, t in enumerate(x + j for j in range(2))]
+
+
+def dict_and_join_from_generators(x):
+    names = ",".join(str(i) for i in range(3))
+    return {k: x * v for k, v in ((n, len(n)) for n in ("a", "bb"))}, names
+
+
+# -- classes, identity, registries ---------------------------------------------------------
+
+
+class Holder:
+    def method(self):
+        return 1
+
+
+class Registry(dict):
+    """transformers' registries: a dict subclass whose methods reach dict's through super()."""
+
+    def get(self, key):
+        return super().get(str(key.__class__)) or {}
+
+
+REGISTRY = Registry()
+REGISTRY[str(Holder)] = {"a": 2}
+
+
+def class_attributes(x):
+    t = type(Holder())
+    return x, t.__name__, t.__qualname__, t.__module__, len(t.__mro__), t is Holder, str(Holder)
+
+
+def identity_of_functions_and_ids(x):
+    h = Holder()
+    return (x, h.method.__func__ is Holder.method, h.method.__self__ is h, id(h) == id(h),
+            {id(h): 1}.get(id(h)), type(1) is int)
+
+
+def dict_subclass_methods(x):
+    return x * REGISTRY.get(Holder())["a"], len(REGISTRY)
+
+
+CASES = [
+    extend_chains_through_the_list,
+    for_loop_feeds_the_generator,
+    next_between_appends,
+    generator_function,
+    any_all_stop_at_the_deciding_item,
+    sum_of_a_generator_of_generators,
+    generator_raises_into_its_consumer,
+    iter_of_a_generator_is_itself,
+    zip_and_enumerate_over_generators,
+    dict_and_join_from_generators,
+    class_attributes,
+    identity_of_functions_and_ids,
+    dict_subclass_methods,
+]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=[fn.__name__ for fn in CASES])
+def test_compiled_as_cpython_runs_it(fn, tmp_path, sotc_bin):
+    path = sotc.trace(fn, X, sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
+    library = tmp_path / "case.so"
+    result = subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o",
+                             str(library)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    got = sotc.load(str(library))(X)
+    want = fn(X)
+    assert same(got, want), (got, want)
+
+
+def reads_the_environment(x):
+    import os
+    return x, os.environ.get("SOTC_CONFORMANCE_FLAG", "unset"), os.getenv("SOTC_NOT_SET_ANYWHERE")
+
+
+def test_environment_variables_as_traced(tmp_path, sotc_bin, monkeypatch):
+    """The artifact reads the environment the function was traced in, not its own."""
+    monkeypatch.setenv("SOTC_CONFORMANCE_FLAG", "on")
+    path = sotc.trace(reads_the_environment, X, sotc_framework=FRAMEWORK).save(tmp_path / "t.pb")
+    want = reads_the_environment(X)
+    library = tmp_path / "t.so"
+    subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o", str(library)],
+                   check=True)
+    monkeypatch.setenv("SOTC_CONFORMANCE_FLAG", "changed")
+    assert same(sotc.load(str(library))(X), want)
+
+
+def generator_with_yield_from(x):
+    def inner():
+        yield x
+        yield x + 1
+
+    def outer():
+        yield from inner()
+
+    return list(outer())
+
+
+def test_what_is_not_compiled_is_a_coded_error(tmp_path, sotc_bin):
+    path = sotc.trace(generator_with_yield_from, X, sotc_framework=FRAMEWORK).save(
+        tmp_path / "case.pb")
+    result = subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o",
+                             str(tmp_path / "case.so")], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "yield from" in result.stderr or "SEND" in result.stderr, result.stderr
+    assert "test_python_conformance.py" in result.stderr
+    assert not (tmp_path / "case.so").exists()
