@@ -41,6 +41,22 @@ void registerElementwise(OpTable &t) {
         L.out(L.b.binary(prim, o.x, y, o.dtype));
       };
     }
+    if (op.prim == Prim::Div) {
+      torchFn = [](Lowering &L) { // torch.div's rounding_mode
+        Operands o = promoteOperands(L, "input", "other");
+        std::string mode = L.args.isNone("rounding_mode")
+                               ? ""
+                               : L.args.get("rounding_mode").stringValue;
+        if (mode == "floor")
+          return L.out(L.b.binary(Prim::FloorDiv, o.x, o.y, o.dtype));
+        int q = L.b.binary(Prim::Div, o.x, o.y, floatingResult(o.dtype));
+        if (mode.empty())
+          return L.out(q);
+        if (mode != "trunc")
+          badValue(L, "rounding_mode must be 'floor', 'trunc' or None, not '" + mode + "'");
+        L.out(L.b.cast(L.b.unary(Prim::Trunc, q), o.dtype));
+      };
+    }
     torchLower(t, op.torch, torchFn);
   }
 

@@ -805,6 +805,35 @@ void registerIndexing(OpTable &t) {
     for (int x : xs)
       L.out(L.b.broadcastTo(x, shape));
   }, false);
+  // meshgrid: output i is tensor i along axis i of the grid [n_0, n_1, ...] ('ij'), or with
+  // the first two axes swapped ('xy', numpy's convention).
+  auto meshgrid = [](const char *list) {
+    return [list](Lowering &L) {
+      std::vector<int> xs = L.inList(list);
+      bool xy = L.args.signature().find("indexing") && !L.args.isNone("indexing") &&
+                L.args.get("indexing").stringValue == "xy";
+      if (L.args.signature().find("indexing") && !L.args.isNone("indexing") && !xy &&
+          L.args.get("indexing").stringValue != "ij")
+        badValue(L, "indexing must be 'ij' or 'xy'");
+      std::vector<int64_t> grid;
+      for (int x : xs) {
+        if (L.b.meta(x).rank() > 1)
+          badValue(L, "takes 0-d or 1-d tensors");
+        grid.push_back(L.b.meta(x).numElements());
+      }
+      auto axisOf = [&](size_t i) { return xy && xs.size() > 1 && i < 2 ? 1 - i : i; };
+      std::vector<int64_t> shape(grid.size());
+      for (size_t i = 0; i < grid.size(); ++i)
+        shape[axisOf(i)] = grid[i];
+      for (size_t i = 0; i < xs.size(); ++i) {
+        std::vector<int64_t> along(grid.size(), 1);
+        along[axisOf(i)] = grid[i];
+        L.out(L.b.broadcastTo(L.b.reshape(xs[i], along), shape));
+      }
+    };
+  };
+  torchLower(t, "meshgrid", meshgrid("tensors"), false);
+  paddleLower(t, "meshgrid", meshgrid("args"), false);
   torchLower(t, "block_diag", [](Lowering &L) { // each tensor as a block of a zero matrix
     PrimBuilder &b = L.b;
     std::vector<int> xs = L.inList("tensors");

@@ -156,6 +156,20 @@ def t_conv3d(x, w, g, b):
             F.avg_pool3d(x, 2, divisor_override=3))
 
 
+def t_grids(x, y, a, p, labels):
+    """meshgrid in both indexings (YOLO's anchors), torch.div's rounding modes (EdgeNeXt)."""
+    gy, gx = torch.meshgrid(x, y, indexing="ij")
+    hx, hy = torch.meshgrid([x, y], indexing="xy")
+    return (gy * 2 + gx, hx - hy, torch.div(a, p, rounding_mode="floor"),
+            torch.div(a, p, rounding_mode="trunc"), labels.div(4, rounding_mode="floor"),
+            torch.div(labels - 3, 2, rounding_mode="trunc"), a.div(p))
+
+
+def p_grids(x, y):
+    gx, gy = paddle.meshgrid(x, y)
+    return gx * 3 - gy, paddle.meshgrid([y, x])[1]
+
+
 def p_conv3d(x, w, g, b):
     return (PF.conv3d(x, w, b, padding=1), PF.conv3d(x, w, stride=[2, 1, 2], padding=[0, 1, 1]),
             PF.conv3d(x, g, groups=2, padding="SAME"), PF.max_pool3d(x, 3, 2, 1, ceil_mode=True),
@@ -335,6 +349,8 @@ CASES = {
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
+    "torch_grids": (t_grids, [(F32, (3,)), (F32, (4,)), (F32, (3, 4)), (PROB, (3, 4)), (I64, (5,))]),
+    "paddle_grids": (p_grids, [(F32, (3,)), (F32, (4,))]),
     "torch_pools": (t_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
     "torch_window_rows": (t_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
                                           (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),

@@ -172,8 +172,14 @@ private:
         return mlir::math::CeilOp::create(b_, loc_, x);
       if (op == "round") // halves to even, as numpy and torch
         return mlir::math::RoundEvenOp::create(b_, loc_, x);
-      if (op == "trunc")
-        return mlir::math::TruncOp::create(b_, loc_, x);
+      if (op == "trunc") { // floor or ceil by the sign: convert-gpu-to-nvvm leaves math.trunc
+        mlir::Value zero = mlir::arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(x.getType()));
+        mlir::Value negative =
+            mlir::arith::CmpFOp::create(b_, loc_, mlir::arith::CmpFPredicate::OLT, x, zero);
+        return mlir::arith::SelectOp::create(b_, loc_, negative,
+                                             mlir::math::CeilOp::create(b_, loc_, x),
+                                             mlir::math::FloorOp::create(b_, loc_, x));
+      }
       if (op == "tan")
         return mlir::math::TanOp::create(b_, loc_, x);
       if (op == "asin")
