@@ -286,6 +286,8 @@ class Transformers(Suite):
         for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
             if isinstance(getattr(config, key, None), int) and getattr(config, key) >= VOCAB:
                 setattr(config, key, 1)
+        if getattr(config, "pad_token_id", 0) is None:  # sequence classification needs one
+            config.pad_token_id = 0
         return config
 
     def build(self, name):
@@ -315,8 +317,11 @@ class Transformers(Suite):
         elif kind == "pixel_values":
             vision = getattr(config, "vision_config", config)
             size = getattr(vision, "image_size", 64)
-            size = size[0] if isinstance(size, (list, tuple)) else size
-            kwargs = {"pixel_values": _images(getattr(vision, "num_channels", 3), size)}
+            height, width = size if isinstance(size, (list, tuple)) else (size, size)
+            kwargs = {"pixel_values": _images(getattr(vision, "num_channels", 3), height)}
+            if width != height:
+                kwargs["pixel_values"] = kwargs["pixel_values"][..., :1].expand(
+                    -1, -1, -1, width).contiguous()
         elif kind == "input_values":
             kwargs = {"input_values": torch.from_numpy(
                 rng.standard_normal((BATCH, 4000)).astype(np.float32))}
@@ -462,11 +467,19 @@ class Ultralytics(Suite):
             cfg["scale"] = sorted(cfg["scales"])[-1] if "n" not in cfg["scales"] else "n"
         task = guess_model_task(cfg)
         from ultralytics.nn import tasks
-        cls = {"detect": tasks.DetectionModel, "segment": tasks.SegmentationModel,
-               "classify": tasks.ClassificationModel, "pose": tasks.PoseModel,
-               "obb": tasks.OBBModel}.get(task)
+        stem = os.path.basename(name)
+        # The families with model classes of their own, then the tasks' (as the library's
+        # YOLO/RTDETR front ends pick them)
+        cls = (tasks.RTDETRDetectionModel if "rtdetr" in stem
+               else tasks.WorldModel if "world" in stem
+               else (tasks.YOLOESegModel if "seg" in stem else tasks.YOLOEModel) if "yoloe" in stem
+               else {"detect": tasks.DetectionModel, "segment": tasks.SegmentationModel,
+                     "classify": tasks.ClassificationModel, "pose": tasks.PoseModel,
+                     "obb": tasks.OBBModel,
+                     "semseg": getattr(tasks, "SemanticSegmentationModel", None),
+                     "depth": getattr(tasks, "DepthModel", None)}.get(task))
         if cls is None:
-            raise Skip(f"task {task} is not in the suite")
+            raise Skip(f"task {task} has no model class in the suite")
         try:
             torch.manual_seed(0)
             model = cls(cfg, verbose=False).eval()

@@ -803,15 +803,29 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     if (self->isTensor()) {
       if (dispatch(tensorMethods(), c))
         return;
-      std::string prefix = framework_ == "torch" ? "torch.Tensor." : "Tensor.";
-      std::string opName = prefix + c.name;
       const ops::OpTable &table = ops::OpTable::get();
+      // x.name(...) is the method's entry, else the framework's function of that name whose
+      // every signature takes the tensor first (torch's `input`, paddle's `x`): x.relu() is
+      // torch.relu(x), but x.where(c, y) is not torch.where(x, c, y).
+      auto entryOf = [&](const std::string &name) {
+        bool torch = framework_ == "torch";
+        std::string method = (torch ? "torch.Tensor." : "Tensor.") + name;
+        const ops::OpEntry *function = table.lookup((torch ? "torch." : "paddle.") + name);
+        bool selfFirst = function && std::all_of(function->signatures.begin(),
+                                                 function->signatures.end(), [&](const auto &s) {
+                                                   return !s.params.empty() &&
+                                                          s.params[0].name ==
+                                                              (torch ? "input" : "x");
+                                                 });
+        return table.lookup(method) || !selfFirst ? method : function->name;
+      };
+      std::string opName = entryOf(c.name);
       std::string plain = c.name.substr(0, c.name.size() - 1);
       if (!table.lookup(opName) && c.name.size() > 1 && c.name.back() == '_' &&
-          table.lookup(prefix + plain)) {
+          table.lookup(entryOf(plain))) {
         // x.add_(y): the functional x.add(y), written back into x (its dtype and shape).
         c.args.insert(c.args.begin(), self);
-        VarPtr result = c.tensorCall("method", plain, prefix + plain, std::move(c.args),
+        VarPtr result = c.tensorCall("method", plain, entryOf(plain), std::move(c.args),
                                      std::move(c.kwargs));
         if (!result->isTensor())
           c.fail(DiagCode::FrontendUnsupportedCall,

@@ -36,6 +36,11 @@ bool len(CallContext &c) {
   if (a->kind == K::Iterator)
     c.fail(DiagCode::FrontendPythonError,
            "TypeError: object of type '" + a->typeName() + "' has no len()");
+  if (a->kind == K::Object && !a->layer)
+    if (VarPtr method = c.classMember(a, "__len__")) {
+      c.push(c.callNow(method, {}));
+      return true;
+    }
   size_t n = a->kind == K::Dict ? a->keys.size() : c.iterate(a).size();
   c.push(makeConst(PyConst::ofInt(static_cast<int64_t>(n)), {a}));
   return true;

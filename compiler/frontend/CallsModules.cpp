@@ -166,6 +166,11 @@ std::vector<VarPtr> autocastSettings(CallContext &c) {
                        : c.name == "torch.cuda.amp.autocast" ? "cuda"
                        : c.name == "torch.cpu.amp.autocast"  ? "cpu"
                                                              : text("device_type").value_or("");
+  bool enabled = flag(paddle ? "enable" : "enabled");
+  // A block that turns autocast off is off on any device (timm's
+  // `torch.autocast(device_type=x.device.type, enabled=False)`).
+  if (!paddle && !enabled && device != "cuda" && device != "cpu")
+    device = "cpu";
   if (!paddle && device != "cuda" && device != "cpu")
     c.fail(DiagCode::FrontendUnsupportedConstruct,
            c.name + "(): device_type '" + device + "' (sotc knows autocast for 'cuda' and 'cpu')");
@@ -185,7 +190,6 @@ std::vector<VarPtr> autocastSettings(CallContext &c) {
   if (!half || (*half != ops::DType::Float16 && *half != ops::DType::BFloat16))
     c.fail(DiagCode::FrontendUnsupportedConstruct,
            c.name + "(): dtype " + dtype + " (autocast runs in float16 or bfloat16)");
-  bool enabled = flag(paddle ? "enable" : "enabled");
   return {makeConst(PyConst::ofStr(paddle ? "paddle" : "torch"), {}),
           makeConst(PyConst::ofStr(device), {}),
           makeConst(PyConst::ofStr(enabled ? ops::dtypeName(*half) : "off"), {})};

@@ -880,17 +880,23 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     break;
   }
   case Opcode::IMPORT_NAME: { // [level, fromlist] -> [the module]
-    // An absolute import names a module as a global would (library code imports torch in
-    // its functions); what the program calls from it resolves by name. The module is
-    // assumed to import at run time as it did when traced.
+    // An import names a module as a global would (library code imports torch in its
+    // functions); what the program calls from it resolves by name, from the code the tracer
+    // recorded of it. The module is assumed to import at run time as it did when traced.
     VarPtr fromlist = pop(f), level = pop(f);
     if (!level->isConstant() || level->constant.kind != PyConst::Kind::Int ||
-        level->constant.intValue != 0)
-      fail(DiagCode::FrontendUnsupportedConstruct,
-           "a relative import inside the traced function is not supported: import at module "
-           "level",
-           f);
-    const std::string &name = co.names(arg);
+        level->constant.intValue < 0)
+      throw MalformedBytecode{"IMPORT_NAME with a level that is not a natural number"};
+    std::string name = co.names(arg);
+    if (int64_t up = level->constant.intValue; up > 0) { // from .ops import f: the package's
+      std::string base = trace_.namespaces(f.namespaceIndex).package();
+      for (int64_t i = 1; i < up && !base.empty(); ++i)
+        base = base.substr(0, base.rfind('.') == std::string::npos ? 0 : base.rfind('.'));
+      if (base.empty())
+        fail(DiagCode::FrontendPythonError,
+             "ImportError: attempted relative import beyond the top-level package", f);
+      name = name.empty() ? base : base + "." + name;
+    }
     bool from = !(fromlist->isConstant() && fromlist->constant.kind == PyConst::Kind::None);
     VarPtr module = Variable::make(K::Module, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
     module->name = from ? name : name.substr(0, name.find('.')); // `import a.b` binds a

@@ -173,6 +173,27 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
     }
     if (v->layer) // ModuleList, LayerList, Sequential
       return sublayers(f, v);
+    // An object of a class with __iter__, or with __getitem__ (CPython's sequence protocol:
+    // items 0, 1, ... until IndexError; transformers' per-layer config views).
+    if (VarPtr iter = classMember(v, "__iter__", locOf(f)))
+      return iterate(f, sir, callNow(*running_, sir, iter, {}, {}));
+    if (VarPtr getitem = classMember(v, "__getitem__", locOf(f))) {
+      std::vector<VarPtr> out;
+      for (int64_t i = 0;; ++i) {
+        if (i > options_.maxLoopIterations)
+          fail(DiagCode::FrontendLoopLimit,
+               "an object of more than " + std::to_string(options_.maxLoopIterations) +
+                   " items cannot be unrolled",
+               f);
+        try {
+          out.push_back(callNow(*running_, sir, getitem, {makeConst(PyConst::ofInt(i), {v})}, {}));
+        } catch (const PythonException &e) {
+          if (e.exception->exceptionType != "IndexError")
+            throw;
+          return out;
+        }
+      }
+    }
     break;
   case K::Range: {
     std::vector<VarPtr> out;
@@ -1323,6 +1344,46 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
         std::all_of(key->items.begin(), key->items.end(), pointIndex) &&
         std::any_of(key->items.begin(), key->items.end(), [](auto &k) { return k->isTensor(); }))
       return indexPoints(f, sir, obj, key->items);
+    // x[:, :, i, j, :]: full slices around one run of such indices (LeViT's attention biases
+    // x[:, idx]): the run's dimensions moved first, indexed as above, and the indices' shape
+    // put back where the run was, as numpy places it.
+    auto fullSlice = [](const VarPtr &k) {
+      return k->kind == K::Slice && std::all_of(k->items.begin(), k->items.end(), [](auto &p) {
+               return p->isConstant() && p->constant.kind == PyConst::Kind::None;
+             });
+    };
+    if (key->kind == K::Tuple && key->items.size() <= obj->meta.rank()) {
+      const std::vector<VarPtr> &items = key->items;
+      size_t first = 0;
+      while (first < items.size() && fullSlice(items[first]))
+        ++first;
+      size_t last = first;
+      while (last < items.size() && pointIndex(items[last]))
+        ++last;
+      bool tensor = std::any_of(items.begin() + first, items.begin() + last,
+                                [](auto &k) { return k->isTensor(); });
+      if (first > 0 && tensor && std::all_of(items.begin() + last, items.end(), fullSlice)) {
+        size_t rank = obj->meta.rank(), run = last - first;
+        std::vector<int64_t> toFront;
+        for (size_t d = first; d < last; ++d)
+          toFront.push_back(static_cast<int64_t>(d));
+        for (size_t d = 0; d < rank; ++d)
+          if (d < first || d >= last)
+            toFront.push_back(static_cast<int64_t>(d));
+        std::string transpose = framework_ == "torch" ? "torch.permute" : "paddle.transpose";
+        VarPtr moved = tensorCall(f, sir, "api", transpose, transpose, {obj, intsArg(toFront)}, {});
+        VarPtr picked = indexPoints(f, sir, moved, {items.begin() + first, items.begin() + last});
+        size_t indexRank = picked->meta.rank() - (rank - run);
+        std::vector<int64_t> back;
+        for (size_t d = 0; d < first; ++d)
+          back.push_back(static_cast<int64_t>(indexRank + d));
+        for (size_t d = 0; d < indexRank; ++d)
+          back.push_back(static_cast<int64_t>(d));
+        for (size_t d = indexRank + first; d < picked->meta.rank(); ++d)
+          back.push_back(static_cast<int64_t>(d));
+        return tensorCall(f, sir, "api", transpose, transpose, {picked, intsArg(back)}, {});
+      }
+    }
     if (key->isTensor() ||
         (key->isSequence() && std::any_of(key->items.begin(), key->items.end(),
                                           [](const VarPtr &v) { return v->isTensor(); })))

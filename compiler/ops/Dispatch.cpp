@@ -119,6 +119,9 @@ std::optional<BindFailure> bind(const Signature &sig, const CallArgs &argsIn, Bo
     size_t i = 0;
     while (i < sig.params.size() && sig.params[i].name != name)
       ++i;
+    if (i == sig.params.size() && name == "axis") // torch takes numpy's `axis` for its `dim`
+      for (i = 0; i < sig.params.size() && sig.params[i].name != "dim";)
+        ++i;
     if (i == sig.params.size())
       return BindFailure{DiagCode::OpUnknownKeyword,
                          "got an unexpected keyword argument '" + name + "'"};

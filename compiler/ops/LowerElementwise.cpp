@@ -178,6 +178,8 @@ void registerElementwise(OpTable &t) {
   // x.to(dtype), x.to(device[, dtype]): where the tensor lives is the artifact's business.
   t.bind("torch.Tensor.to", [](Lowering &L) {
     int x = L.in("input");
+    if (L.args.signature().find("other"))
+      return L.out(L.b.cast(x, L.b.meta(L.in("other")).dtype));
     L.out(L.args.isNone("dtype") ? x : L.b.cast(x, L.args.get("dtype").dtypeValue));
   });
   // The call's result is a new tensor variable; its value is the input's.

@@ -165,6 +165,15 @@ def t_grids(x, y, a, p, labels):
             torch.div(labels - 3, 2, rounding_mode="trunc"), a.div(p))
 
 
+def t_index_after_slices(x, idx, pairs, j):
+    """Tensor indices after full slices (LeViT's and EfficientFormer's attention biases)."""
+    return x[:, idx], x[:, :, pairs, j], x[:, pairs], x[:, 1, idx], x[:, idx, :]
+
+
+def p_index_after_slices(x, idx, pairs):
+    return x[:, idx], x[:, pairs], x[:, 1, idx]
+
+
 def p_grids(x, y):
     gx, gy = paddle.meshgrid(x, y)
     return gx * 3 - gy, paddle.meshgrid([y, x])[1]
@@ -351,6 +360,10 @@ CASES = {
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
     "torch_grids": (t_grids, [(F32, (3,)), (F32, (4,)), (F32, (3, 4)), (PROB, (3, 4)), (I64, (5,))]),
     "paddle_grids": (p_grids, [(F32, (3,)), (F32, (4,))]),
+    "torch_index_after_slices": (t_index_after_slices, [(F32, (2, 6, 6, 3)), (I64, (3,)),
+                                                        (I64, (2, 2)), (I64, (2,))]),
+    "paddle_index_after_slices": (p_index_after_slices, [(F32, (2, 6, 6, 3)), (I64, (3,)),
+                                                         (I64, (2, 2))]),
     "torch_pools": (t_pools, [(F32, (2, 3, 7, 6)), (F32, (2, 4, 9)), (F32, (6, 2, 3)), (F32, (6,))]),
     "torch_window_rows": (t_window_rows, [(F32, (2, 6, 11, 19)), (F32, (6, 1, 3, 3)),
                                           (F32, (6, 1, 5, 5)), (F32, (4, 6, 3, 3)), (F32, (3, 70, 9))]),

@@ -2,14 +2,15 @@
 """How much of PyTorch's operator test database (OpInfo) sotc compiles and gets right.
 
     python opinfo_coverage.py [--samples N] [--ops a,b] [--show ok|miss|all] [--jobs J]
-                              [--family torch|functional]
+                              [--family torch|functional|method]
 
 Run with the reference environment's python (scripts/reference-env.sh: torch, expecttest).
 OpInfo (`torch.testing._internal.common_methods_invocations.op_db`) is read as data: for
 every entry that names a public torch function (`torch.NAME`: no variant, no leading
 underscore) and has float32
 CPU samples (`--family functional`: every `torch.nn.functional.NAME` entry, each variant
-measured on its own as `nn.functional.NAME.VARIANT`, e.g. pad's modes), the first N samples that can be written as a Python call
+measured on its own as `nn.functional.NAME.VARIANT`, e.g. pad's modes; `--family method`:
+every entry with a `torch.Tensor.NAME` method, called as `input.NAME(...)`), the first N samples that can be written as a Python call
 `torch.NAME(tensors, literals, kw=literals)` become a small function in a temporary file;
 each is traced by sotc, compiled (`sotc compile --target cpu`), loaded and called on the
 sample's values, and compared with torch eager (only shapes and dtypes where torch's result
@@ -81,17 +82,21 @@ class _Call:
         return _literal(value)
 
 
-def expressible(op_name, sample):
-    """(source, tensors) of `torch.NAME(...)` for the sample, or None."""
+def expressible(op_name, sample, method=False):
+    """(source, tensors) of `torch.NAME(...)` for the sample (`input.NAME(...)` for a
+    method), or None."""
     call = _Call()
     parts = [call.arg(sample.input)]
     parts += [call.arg(a) for a in sample.args]
     parts += [None if (s := call.arg(v)) is None else f"{k}={s}" for k, v in sample.kwargs.items()]
     if any(p is None for p in parts) or not call.tensors:
         return None
+    if method and not re.fullmatch(r"t\d+", parts[0]):
+        return None
     params = ", ".join(f"t{i}" for i in range(len(call.tensors)))
+    callee = f"{parts.pop(0)}.{op_name}" if method else f"torch.{op_name}"
     source = (f"import torch\n\n\ndef f({params}):\n"
-              f"    return torch.{op_name}({', '.join(parts)})\n")
+              f"    return {callee}({', '.join(parts)})\n")
     return source, call.tensors
 
 
@@ -102,6 +107,11 @@ def _measured_name(op, family):
     """The name an OpInfo entry is measured under in `family`, or None when it is not one of
     the family's public functions."""
     import torch
+    if family == "method":
+        if (op.variant_test_name or op.name.startswith("_") or "." in op.name
+                or op.method_variant is None or not hasattr(torch.Tensor, op.name)):
+            return None
+        return op.name
     if family == "functional":
         short = op.name[len(FUNCTIONAL):]
         if (not op.name.startswith(FUNCTIONAL) or "." in short or short.startswith("_")
@@ -135,7 +145,7 @@ def candidates(max_samples, only=None, family="torch"):
         calls = []
         try:
             for sample in op.sample_inputs("cpu", torch.float32, requires_grad=False):
-                c = expressible(op.name, sample)
+                c = expressible(op.name, sample, method=family == "method")
                 if c:
                     calls.append(c)
                 if len(calls) == max_samples:
@@ -203,7 +213,10 @@ def run_one(name, source, tensors, sotc_bin, tmp):
             if w != h:
                 return "mismatch", f"{h!r} != {w!r}"
             continue
-        h = torch.from_numpy(np.array(h))
+        h = np.array(h)
+        # numpy has no bfloat16: sotc.load gives ml_dtypes' (its bits), which torch reads as such
+        h = (torch.from_numpy(h.view(np.uint16)).view(torch.bfloat16)
+             if h.dtype.name == "bfloat16" else torch.from_numpy(h))
         if short_name(name) in UNINITIALIZED:
             if h.shape != w.shape or h.dtype != w.dtype:
                 return "mismatch", f"{h.dtype}{list(h.shape)} != {w.dtype}{list(w.shape)}"
@@ -255,7 +268,7 @@ def main():
     parser.add_argument("--show", default="miss", choices=("ok", "miss", "all", "none"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--sotc", default=None)
-    parser.add_argument("--family", default="torch", choices=("torch", "functional"))
+    parser.add_argument("--family", default="torch", choices=("torch", "functional", "method"))
     a = parser.parse_args()
     results = measure(a.samples, set(filter(None, a.ops.split(","))), a.jobs, a.sotc, a.family)
     totals = collections.Counter(r[0] for r in results.values())

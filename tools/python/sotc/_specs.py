@@ -2,6 +2,7 @@
 
 import ast
 import re
+import types
 
 from . import trace_pb2 as pb
 
@@ -105,9 +106,10 @@ def parse_input(text):
 
 
 def is_tensor_like(obj):
-    """numpy arrays and framework tensors: anything with a shape and a dtype."""
-    return (not isinstance(obj, type) and hasattr(obj, "shape") and hasattr(obj, "dtype")
-            and not isinstance(obj, (str, bytes)))
+    """numpy arrays and framework tensors: anything with a shape and a dtype (not the numpy
+    module, which has both as functions)."""
+    return (not isinstance(obj, (type, types.ModuleType)) and hasattr(obj, "shape")
+            and hasattr(obj, "dtype") and not isinstance(obj, (str, bytes)) and not callable(obj))
 
 
 def spec_of_tensor(obj):

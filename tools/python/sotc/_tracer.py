@@ -4,7 +4,6 @@ Nothing is executed: the tracer records the entry function's code, every code ob
 function reachable from it, the globals those functions read, and the example inputs' specs.
 """
 
-import builtins
 import collections
 import dataclasses
 import dis
@@ -45,7 +44,8 @@ _MIXIN_MODULES = {"_collections_abc", "collections.abc"}
 # Where the frameworks export what their private extension modules define (torch._C._nn).
 _PUBLIC_NAMESPACES = ("torch.nn.functional", "torch", "paddle.nn.functional", "paddle")
 # The special methods the compiler calls on a class's objects (obj(...), obj[key], key in obj).
-_RECORDED_DUNDERS = ("__init__", "__call__", "__getitem__", "__contains__")
+_RECORDED_DUNDERS = ("__init__", "__call__", "__getitem__", "__contains__", "__iter__",
+                     "__len__")
 # What the compiler calls without code naming it: a layer's forward, the special methods.
 _IMPLICIT_MEMBERS = _RECORDED_DUNDERS + ("forward", "setup_context")
 # The frameworks' custom-operator bases: a subclass's `apply(...)` runs its static `forward`.
@@ -546,11 +546,17 @@ class _Builder:
                 return
             _seen = _seen | {id(obj)}
             if isinstance(obj, dict):
+                try:
+                    items = list(obj.items())
+                except Exception as e:  # noqa: BLE001  (a lazy mapping that fails to load)
+                    out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+                    out.opaque.repr = f"a mapping whose items() raises {type(e).__name__}"
+                    return
                 out.dict_value.SetInParent()  # an empty dict is a value too
                 if type(obj) is not dict and (_is_user_class(type(obj))
                                               or _is_package_class(type(obj))):
                     out.dict_value.subclass = self.add_class(type(obj))
-                for key, item in obj.items():
+                for key, item in items:
                     entry = out.dict_value.items.add()
                     self.value(key, entry.key, allow_tensor, _seen)
                     self.value(item, entry.value, allow_tensor, _seen)
@@ -613,6 +619,9 @@ class _Builder:
             out.opaque.repr = "a method bound to a tensor passed in"
         elif callable(obj) and hasattr(obj, "__qualname__") and getattr(obj, "__module__", None):
             out.external = _public_name(obj)
+        elif (type(obj).__module__, type(obj).__qualname__) in (("torch", "dtype"),
+                                                                ("paddle", "dtype")):
+            out.external = str(obj)  # a framework's dtype: torch.float32, paddle.float32
         else:
             out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
             out.opaque.repr = _ADDRESS_RE.sub("", repr(obj))[:200]
@@ -835,7 +844,8 @@ class _Builder:
             self._namespaces[key] = len(self.trace.namespaces)
             self.trace.namespaces.add(
                 module=globals_dict.get("__name__", ""),
-                library=_in_installed_package(globals_dict.get("__file__") or ""))
+                library=_in_installed_package(globals_dict.get("__file__") or ""),
+                package=globals_dict.get("__package__") or "")
             self._keep.append(globals_dict)
             self.imported_frameworks |= {
                 f for v in list(globals_dict.values()) if isinstance(v, types.ModuleType)
@@ -858,6 +868,28 @@ class _Builder:
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 self._global_names(const, names)
+
+    def _imported_modules(self, code, package):
+        """The installed packages' modules a function imports in its body (`from .ops import
+        f`, `import pkg.mod`), as loaded now: recorded like modules its globals name, so what
+        it takes from them compiles from their code."""
+        instructions = list(dis.get_instructions(code))
+        for i, ins in enumerate(instructions):
+            if ins.opname != "IMPORT_NAME" or i < 2:
+                continue
+            level, fromlist = instructions[i - 2].argval, instructions[i - 1].argval
+            name = ins.argval
+            if isinstance(level, int) and level > 0:
+                base = package.rsplit(".", level - 1)[0] if level > 1 else package
+                name = f"{base}.{name}" if name else base
+            for full in [name] + [f"{name}.{f}" for f in (fromlist or ()) if isinstance(f, str)]:
+                module = sys.modules.get(full)
+                if (module is not None and full.split(".")[0] not in _LIBRARY_ROOTS
+                        and _in_installed_package(getattr(module, "__file__", None) or "")):
+                    self._modules.setdefault(id(module), module)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                self._imported_modules(const, package)
 
     def record_globals(self):
         """Records every global each traced function reads and every library class member
@@ -906,14 +938,19 @@ class _Builder:
             fn = self._pending.pop(0)
             names = set()
             self._global_names(fn.__code__, names)
+            self._imported_modules(fn.__code__, fn.__globals__.get("__package__") or "")
             ns = self.trace.namespaces[self._namespace(fn.__globals__)]
             known = {g.name for g in ns.globals}
             for name in sorted(names - known):
-                if name in fn.__globals__:  # a tensor there is an input, read at each call
-                    self.value(fn.__globals__[name], ns.globals.add(name=name).value,
-                               allow_tensor=True)
-                elif not hasattr(builtins, name):
-                    pass  # a NameError at run time; the compiler reports it with its line
+                if name not in fn.__globals__:
+                    continue  # a builtin, or a NameError the compiler reports with its line
+                value, out = fn.__globals__[name], ns.globals.add(name=name).value
+                if ns.library and is_tensor_like(value):
+                    # An installed package's module-level tensor (ultralytics' RLE_WEIGHT) is
+                    # a constant of that library: saved with the weights, not an input.
+                    self.add_weight(value, out, f"{ns.module}.{name}", buffer=True)
+                else:  # the program's own global tensor is an input, read at each call
+                    self.value(value, out, allow_tensor=True)
 
 
 def _choose_framework(builder, requested, model_framework=None):
