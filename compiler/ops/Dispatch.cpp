@@ -43,6 +43,8 @@ Arg normalize(const Param &p, Arg arg) {
       (p.type == ParamType::FloatList &&
        (arg.kind == Arg::Kind::Int || arg.kind == Arg::Kind::Float)))
     return Arg::list({arg});
+  if (p.type == ParamType::Float && arg.kind == Arg::Kind::Bool)
+    return Arg::ofFloat(arg.boolValue ? 1.0 : 0.0);
   if (p.type == ParamType::DataType && arg.kind == Arg::Kind::String)
     return Arg::ofDType(*parseDType(arg.stringValue));
   return arg;

@@ -446,7 +446,7 @@ void registerLinearAlgebra(OpTable &t) {
     requireUnrollable(L, n);
     std::vector<int64_t> pivotShape(b.meta(lu).shape.begin(), b.meta(lu).shape.end() - 1);
     int pivots = b.cast(L.in("LU_pivots"), DType::Int64);
-    if (b.meta(pivots).shape.back() != n)
+    if (b.meta(pivots).rank() == 0 || b.meta(pivots).shape.back() != n)
       badValue(L, "LU_pivots needs one pivot per row");
     pivots = b.broadcastTo(pivots, pivotShape);
     // LAPACK's row interchanges, in order: row i and row pivots[i] - 1 (1-based) swap.

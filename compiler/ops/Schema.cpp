@@ -288,8 +288,8 @@ bool argMatches(const Param &param, const Arg &arg) {
     return arg.kind == K::Bool || arg.kind == K::Int || arg.kind == K::Float;
   case ParamType::Int:
     return arg.kind == K::Int;
-  case ParamType::Float:
-    return arg.kind == K::Int || arg.kind == K::Float;
+  case ParamType::Float: // a bool is a number in Python (F.pad(x, p, value=False))
+    return arg.kind == K::Int || arg.kind == K::Float || arg.kind == K::Bool;
   case ParamType::Bool:
     return arg.kind == K::Bool;
   case ParamType::IntList:

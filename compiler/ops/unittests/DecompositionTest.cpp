@@ -1227,6 +1227,19 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
   c.push_back({{"torch.broadcast_tensors"}, {kX, kRow}, {T(0), T(1)}, {}, [](const Refs &in) {
                  return Refs{in[0], build({3, 4}, [&](const I &i) { return in[1].at({i[1]}); })};
                }});
+  auto grid = [](bool xy) { // meshgrid of a [3] and a [4]: 'ij' [3, 4], 'xy' [4, 3]
+    return [xy](const Refs &in) {
+      std::vector<int64_t> shape = xy ? std::vector<int64_t>{4, 3} : std::vector<int64_t>{3, 4};
+      return Refs{build(shape, [&](const I &i) { return in[0].at({i[xy ? 1 : 0]}); }),
+                  build(shape, [&](const I &i) { return in[1].at({i[xy ? 0 : 1]}); })};
+    };
+  };
+  c.push_back({{"torch.meshgrid", "paddle.meshgrid"}, {kV3, kRow}, {T(0), T(1)}, {}, grid(false)});
+  c.push_back({{"torch.meshgrid"},
+               {kV3, kRow},
+               {T(0), T(1)},
+               {{"indexing", Arg::ofString("xy")}},
+               grid(true)});
   c.push_back({{"torch.block_diag"}, {kX, kV3}, {T(0), T(1)}, {}, one([](const Refs &in) {
                  return build({4, 7}, [&](const I &i) {
                    if (i[0] < 3 && i[1] < 4)
