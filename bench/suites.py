@@ -202,9 +202,18 @@ class TorchVision(Suite):
         import torchvision
         kind, builder = name.split(":")
         torch.manual_seed(0)
-        model = torchvision.models.get_model(builder, weights=None).eval()
-        if kind == "video":
-            x = torch.randn(1, 3, 8, 112, 112, generator=torch.Generator().manual_seed(0))
+        extra = {"weights_backbone": None} if kind in ("segmentation", "detection") else {}
+        model = torchvision.models.get_model(builder, weights=None, **extra).eval()
+        randomize_constant_weights(model, "torch")
+        if kind == "video":  # the first clip shape the model's own forward takes
+            for frames, size in ((8, 112), (16, 224)):
+                x = torch.randn(1, 3, frames, size, size, generator=torch.Generator().manual_seed(0))
+                try:
+                    with torch.no_grad():
+                        model(x)
+                    break
+                except RuntimeError:
+                    continue
             return "torch", model, (x,), {}
         if kind == "detection":
             return "torch", model, ([_images(3, 128)[0]],), {}

@@ -263,13 +263,25 @@ bool frameworkQuery(CallContext &c) {
       {"torch.distributed.is_available", false}, // an artifact runs in one process
       {"torch.distributed.is_initialized", false},
       {"torch.is_grad_enabled", false}, // an artifact computes no gradients
+      // Which accelerator libraries the framework was built with: none of theirs runs in an
+      // artifact (its kernels are sotc's), so the portable code path is taken.
+      {"paddle.device.is_compiled_with_rocm", false},
+      {"paddle.device.is_compiled_with_cuda", false},
+      {"paddle.is_compiled_with_cuda", false},
+      {"paddle.is_compiled_with_rocm", false},
+      {"paddle.device.is_compiled_with_xpu", false},
+      {"paddle.device.is_compiled_with_custom_device", false},
       {"torch.xpu.is_current_stream_capturing", false},
       {"torch._C._get_tracing_state", false},
       {"paddle.in_dynamic_mode", true},
       {"paddle.framework.in_dynamic_mode", true},
       {"paddle.base.in_dygraph_mode", true},
       {"paddle.framework.in_dygraph_mode", true},
-      {"paddle.in_dygraph_mode", true}};
+      {"paddle.in_dygraph_mode", true},
+      {"paddle.base.in_dynamic_or_pir_mode", true},
+      {"paddle.framework.in_dynamic_or_pir_mode", true},
+      {"paddle.base.framework.in_dynamic_or_pir_mode", true},
+      {"paddle.in_dynamic_or_pir_mode", true}};
   if (auto it = answers.find(c.name); it != answers.end()) {
     if (!c.args.empty() || !c.kwargs.empty())
       c.fail(DiagCode::FrontendPythonError, "TypeError: " + c.name + "() takes no arguments");
@@ -415,8 +427,15 @@ bool signature(CallContext &c) {
 }
 
 bool callModuleFunction(CallContext &c) {
-  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || environmentVariable(c) || isTensorQuery(c) || itertoolsRepeat(c) ||
-      typeInfo(c) || signature(c))
+  // paddle's functions where its own code names them: paddle.tensor.transpose and
+  // paddle.tensor.manipulation.transpose are paddle.transpose.
+  if (c.name.rfind("paddle.tensor.", 0) == 0 && !ops::OpTable::get().lookup(c.name)) {
+    std::string leaf = "paddle." + c.name.substr(c.name.rfind('.') + 1);
+    if (ops::OpTable::get().lookup(leaf))
+      c.name = leaf;
+  }
+  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || environmentVariable(c) ||
+      isTensorQuery(c) || itertoolsRepeat(c) || typeInfo(c) || signature(c))
     return true;
   if (c.name == "functools.partial" && !c.args.empty()) {
     std::vector<VarPtr> bound(c.args.begin() + 1, c.args.end());

@@ -107,6 +107,19 @@ bool isTensor(CallContext &c) {
   return true;
 }
 
+/// x.is_floating_point(), x.is_complex(): the dtype's kind, known ahead of time (guarded);
+/// x.is_contiguous(): every tensor sotc hands a program is.
+bool dtypeQuery(CallContext &c) {
+  if (!c.args.empty() || !c.kwargs.empty())
+    return false;
+  c.consume(c.self);
+  ops::DType d = c.self->meta.dtype;
+  bool answer = c.name == "is_contiguous" ||
+                (c.name == "is_floating_point" ? ops::isFloating(d) : ops::isComplex(d));
+  c.push(makeConst(PyConst::ofBool(answer), {c.self}));
+  return true;
+}
+
 bool clearGradient(CallContext &c) {
   c.push(none());
   return true;
@@ -139,6 +152,9 @@ const CallTable &tensorMethods() {
       {"size", size},
       {"numel", numel},
       {"is_tensor", isTensor},
+      {"is_floating_point", dtypeQuery},
+      {"is_complex", dtypeQuery},
+      {"is_contiguous", dtypeQuery},
       {"clear_gradient", clearGradient},
       {"reshape", sizesAsArguments},
       {"view", sizesAsArguments},

@@ -355,9 +355,16 @@ def _weight_array(tensor, name):
     """A parameter's or buffer's values as a contiguous numpy array."""
     import numpy as np
     t = tensor
-    for step in ("detach", "cpu"):
-        if hasattr(t, step):
-            t = getattr(t, step)()
+    try:
+        for step in ("detach", "cpu"):
+            if hasattr(t, step):
+                t = getattr(t, step)()
+    except RuntimeError as exc:
+        # A buffer with no memory behind it (paddle's RNN layers keep an unallocated cuDNN
+        # dropout state): nothing reads its values, which are zeros here.
+        if "memory's size is 0" not in str(exc):
+            raise TraceError(f"cannot read the weight '{name}': {exc}") from exc
+        return np.zeros([int(d) for d in tensor.shape], np.dtype(str(tensor.dtype).split(".")[-1]))
     if str(getattr(t, "dtype", "")).endswith("bfloat16"):  # torch, paddle, ml_dtypes: the bits
         if type(t).__module__.split(".")[0] == "torch":
             t = t.view(sys.modules["torch"].int16)
