@@ -176,10 +176,15 @@ void Executor::callLayerEntry(ExecState &state, StatementIR &sir, const VarPtr &
     fail(DiagCode::FrontendPythonError,
          "TypeError: a " + className + " is not callable (call the layers it holds)", f);
   if (entry->kind == ops::LayerEntry::Kind::Composite) {
-    VarPtr result = entry->className == "paddle.nn.BatchNorm"
-                        ? activatedBatchNorm(state, sir, layer, std::move(args), std::move(kwargs))
-                        : multiHeadAttention(state, sir, layer, entry->className, std::move(args),
-                                             std::move(kwargs));
+    const std::string &name = entry->className;
+    bool recurrent = name.find("LSTM") != std::string::npos ||
+                     name.find("GRU") != std::string::npos || name.find("RNN") != std::string::npos;
+    VarPtr result =
+        name == "paddle.nn.BatchNorm"
+            ? activatedBatchNorm(state, sir, layer, std::move(args), std::move(kwargs))
+        : recurrent
+            ? recurrentLayer(state, sir, layer, name, std::move(args), std::move(kwargs))
+            : multiHeadAttention(state, sir, layer, name, std::move(args), std::move(kwargs));
     state.frames.back().stack.push_back(result);
     return;
   }

@@ -291,6 +291,11 @@ private:
   VarPtr multiHeadAttention(ExecState &state, StatementIR &sir, const VarPtr &layer,
                             const std::string &className, std::vector<VarPtr> args,
                             std::vector<std::pair<std::string, VarPtr>> kwargs);
+  // RecurrentLayers.cpp
+  /// torch.nn.LSTM/GRU/RNN and paddle.nn.LSTM/GRU/SimpleRNN's forward, unrolled over the steps.
+  VarPtr recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                        const std::string &className, std::vector<VarPtr> args,
+                        std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// A layer container's sublayers in order (TypeError for other layers).
   std::vector<VarPtr> sublayers(Frame &f, const VarPtr &layer);
   /// Any layer's sublayers, in registration order (children()).
