@@ -265,6 +265,7 @@ bool frameworkQuery(CallContext &c) {
       {"torch.is_grad_enabled", false}, // an artifact computes no gradients
       // Which accelerator libraries the framework was built with: none of theirs runs in an
       // artifact (its kernels are sotc's), so the portable code path is taken.
+      {"torch.backends.mha.get_fastpath_enabled", false}, // torch's fused kernel path
       {"paddle.device.is_compiled_with_rocm", false},
       {"paddle.device.is_compiled_with_cuda", false},
       {"paddle.is_compiled_with_cuda", false},

@@ -142,6 +142,11 @@ def _in_installed_package(filename):
     return "site-packages" in filename or "dist-packages" in filename
 
 
+# The frameworks' modules of layers and functionals, whose private helpers are compiled.
+_LAYER_MODULES = ("paddle.nn.layer.", "torch.nn.modules.", "torch.nn.functional.",
+                  "paddle.nn.functional.")
+
+
 def _is_traced_function(obj):
     """A Python function the trace records and the compiler inlines: the program's own, or
     an installed package's (torchvision's helpers), but not a framework's or the standard
@@ -150,6 +155,11 @@ def _is_traced_function(obj):
         return False
     module = getattr(obj, "__module__", None) or ""
     if _is_model_code(module):
+        return True
+    # The private helpers of the frameworks' layer modules (paddle.nn.layer.transformer's
+    # _convert_attention_mask) serve layer classes compiled from their bytecode: compiled too.
+    if (obj.__name__.startswith("_") and not obj.__name__.startswith("__")
+            and (module + ".").startswith(_LAYER_MODULES)):
         return True
     if module.split(".")[0] in _LIBRARY_ROOTS:
         return False
@@ -538,8 +548,9 @@ class _Builder:
                 out.external = obj.__name__
         elif isinstance(obj, types.ModuleType):
             out.module = obj.__name__
-            if (obj.__name__.split(".")[0] not in _LIBRARY_ROOTS
-                    and _in_installed_package(getattr(obj, "__file__", None) or "")):
+            if ((obj.__name__.split(".")[0] not in _LIBRARY_ROOTS
+                    and _in_installed_package(getattr(obj, "__file__", None) or ""))
+                    or (obj.__name__ + ".").startswith(_LAYER_MODULES)):
                 self._modules.setdefault(id(obj), obj)  # pkg.name: what code names, recorded
         elif isinstance(obj, pb.TensorSpec) or (allow_tensor and is_tensor_like(obj)):
             out.tensor.CopyFrom(spec_of_tensor(obj))
@@ -924,7 +935,10 @@ class _Builder:
         for module in list(self._modules.values()):
             ns = self.trace.namespaces[self._namespace(vars(module))]
             known = {g.name for g in ns.globals}
+            framework = module.__name__.split(".")[0] in _LIBRARY_ROOTS
             for name in sorted(self._names & vars(module).keys() - known):
+                if framework and not _is_traced_function(vars(module)[name]):
+                    continue  # a framework module's operators are called by name
                 self.value(vars(module)[name], ns.globals.add(name=name).value)
                 found = True
         return found

@@ -1,7 +1,9 @@
-"""torch.nn.LSTM/GRU/RNN and paddle.nn.LSTM/GRU/SimpleRNN as models hold them: traced,
-compiled for the CPU (the forward unrolled over the sequence, compiler/frontend/
-RecurrentLayers.cpp), run through sotc.load and compared with the framework's eval-mode output
-and final states (1e-5 of their scale)."""
+"""The frameworks' composite layers as models hold them: torch.nn.LSTM/GRU/RNN and
+paddle.nn.LSTM/GRU/SimpleRNN (their forward unrolled over the sequence,
+compiler/frontend/RecurrentLayers.cpp), and torch's and paddle's Transformer layers (compiled
+from the frameworks' own bytecode, their private helpers too): traced, compiled for the CPU,
+run through sotc.load and compared with the framework's eval-mode outputs and final states
+(1e-5 of their scale)."""
 
 import subprocess
 
@@ -30,6 +32,10 @@ def torch_cases():
         "torch-rnn-relu-initial-state": (torch.nn.RNN(4, 6, nonlinearity="relu"),
                                          (x, torch.randn(1, 2, 6))),
         "torch-rnn-tanh-no-bias": (torch.nn.RNN(4, 6, bias=False), (x,)),
+        "torch-transformer-encoder": (torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(
+            16, 4, 32, dropout=0.0, batch_first=True), 2), (torch.randn(2, 5, 16),)),
+        "torch-transformer": (torch.nn.Transformer(16, 4, 1, 1, 32, dropout=0.0, batch_first=True),
+                              (torch.randn(2, 5, 16), torch.randn(2, 3, 16))),
     }
 
 
@@ -40,6 +46,10 @@ def paddle_cases():
         "paddle-lstm-2-layers-bidirect": (paddle.nn.LSTM(4, 6, 2, direction="bidirect"), (x,)),
         "paddle-gru-time-major": (paddle.nn.GRU(4, 6, time_major=True), (x,)),
         "paddle-simple-rnn": (paddle.nn.SimpleRNN(4, 6, activation="relu"), (x,)),
+        "paddle-transformer-encoder": (paddle.nn.TransformerEncoder(paddle.nn.TransformerEncoderLayer(
+            16, 4, 32, dropout=0.0), 2), (paddle.randn([2, 5, 16]),)),
+        "paddle-transformer": (paddle.nn.Transformer(16, 4, 1, 1, 32, dropout=0.0),
+                               (paddle.randn([2, 5, 16]), paddle.randn([2, 3, 16]))),
     }
 
 
@@ -47,7 +57,7 @@ CASES = {**torch_cases(), **paddle_cases()}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_recurrent_layer_matches_its_framework(name, sotc_bin, tmp_path):  # noqa: F811
+def test_composite_layer_matches_its_framework(name, sotc_bin, tmp_path):  # noqa: F811
     layer, args = CASES[name]
     layer.eval()
     if name.startswith("torch"):
