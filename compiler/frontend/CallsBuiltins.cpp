@@ -199,8 +199,28 @@ bool pushIterator(CallContext &c, std::vector<VarPtr> items) {
   return true;
 }
 
+/// Whether `v` computes its items when pulled (a generator, or an adaptor over one).
+bool lazy(const VarPtr &v) {
+  return v->kind == K::Iterator && (v->generator || !v->name.empty());
+}
+
+/// enumerate/zip/map/filter over a lazy iterator: an adaptor that pulls its sources item by
+/// item as it is pulled (Executor::nextItem), as CPython's do.
+bool pushAdaptor(CallContext &c, std::vector<VarPtr> sources, VarPtr fn, int64_t start) {
+  c.consumeArgs();
+  VarPtr it = Variable::make(K::Iterator, computedFrom(c.args));
+  it->name = c.name;
+  it->items = std::move(sources);
+  it->self = std::move(fn);
+  it->start = start;
+  c.push(it);
+  return true;
+}
+
 bool enumerate(CallContext &c) {
   int64_t start = c.args.size() > 1 ? c.args[1]->constant.intValue : 0;
+  if (lazy(c.args[0]))
+    return pushAdaptor(c, {c.args[0]}, nullptr, start);
   std::vector<VarPtr> src = c.iterate(c.args[0]), items;
   for (size_t i = 0; i < src.size(); ++i)
     items.push_back(makeSequence(
@@ -210,6 +230,12 @@ bool enumerate(CallContext &c) {
 }
 
 bool zip(CallContext &c) {
+  if (std::any_of(c.args.begin(), c.args.end(), lazy) && c.kwargs.empty()) {
+    std::vector<VarPtr> sources;
+    for (const VarPtr &a : c.args) // iter() of each, as zip takes them
+      sources.push_back(a->kind == K::Iterator ? a : makeSequence(K::Iterator, c.iterate(a), {a}));
+    return pushAdaptor(c, sources, nullptr, 0);
+  }
   std::vector<std::vector<VarPtr>> srcs;
   size_t n = SIZE_MAX;
   for (const VarPtr &a : c.args) {
@@ -260,7 +286,7 @@ bool aggregate(CallContext &c) {
     return false;
   const std::string &b = c.name;
   bool overIterable = c.args.size() == 1 || b == "sum" || b == "all" || b == "any";
-  if ((b == "all" || b == "any") && c.args.size() == 1 && c.args[0]->generator) {
+  if ((b == "all" || b == "any") && c.args.size() == 1 && lazy(c.args[0])) {
     // Pulled until an item decides, as CPython does: the items after it are never computed.
     bool found = false; // an item that is true (any) or false (all)
     while (std::optional<VarPtr> item = c.next(c.args[0])) {
@@ -642,6 +668,14 @@ bool mapFilter(CallContext &c) {
   if (c.args.size() < 2 || (c.name == "filter" && c.args.size() != 2))
     return false;
   VarPtr fn = c.args[0];
+  if (std::any_of(c.args.begin() + 1, c.args.end(), lazy)) {
+    std::vector<VarPtr> lazySources;
+    for (size_t i = 1; i < c.args.size(); ++i)
+      lazySources.push_back(c.args[i]->kind == K::Iterator
+                                ? c.args[i]
+                                : makeSequence(K::Iterator, c.iterate(c.args[i]), {c.args[i]}));
+    return pushAdaptor(c, lazySources, fn, 0);
+  }
   std::vector<std::vector<VarPtr>> sources;
   size_t n = SIZE_MAX;
   for (size_t i = 1; i < c.args.size(); ++i) {

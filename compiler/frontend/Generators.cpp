@@ -11,6 +11,30 @@
 namespace sotc::frontend {
 
 std::optional<VarPtr> Executor::nextItem(ExecState &state, StatementIR &sir, const VarPtr &it) {
+  if (!it->generator && !it->name.empty()) { // enumerate/zip/map/filter over a generator
+    if (it->name == "filter") {
+      bool identity = it->self->isConstant() && it->self->constant.kind == PyConst::Kind::None;
+      while (std::optional<VarPtr> item = nextItem(state, sir, it->items[0]))
+        if (truthy(state.frames.back(),
+                   identity ? *item : callNow(state, sir, it->self, {*item}, {})))
+          return item;
+      return std::nullopt;
+    }
+    std::vector<VarPtr> parts;
+    if (it->name == "enumerate")
+      parts.push_back(Variable::constant_(PyConst::ofInt(it->start++), computedFrom({it})));
+    for (const VarPtr &source : it->items) {
+      std::optional<VarPtr> item = nextItem(state, sir, source);
+      if (!item)
+        return std::nullopt;
+      parts.push_back(*item);
+    }
+    if (it->name == "map")
+      return callNow(state, sir, it->self, parts, {});
+    VarPtr tuple = Variable::make(Variable::Kind::Tuple, computedFrom({it}));
+    tuple->items = std::move(parts);
+    return tuple;
+  }
   if (!it->generator) {
     if (it->position < it->items.size())
       return it->items[it->position++];

@@ -106,6 +106,23 @@ def zip_and_enumerate_over_generators(x):
     return pairs, [(i, t - 1) for i, t in enumerate(x + j for j in range(2))]
 
 
+def adaptors_pull_as_iterated(x):
+    """enumerate/zip/map/filter over a generator pull it as they are iterated: each item sees
+    what the loop body appended before it."""
+    ys = [x]
+    for i, y in enumerate(ys[-1] + 1 for _ in range(2)):
+        ys.append(y * (i + 2))
+    zs = [x]
+    for a, b in zip((zs[-1] * 2 for _ in range(3)), "abc"):
+        zs.append(a - len(b))
+    ws = [x]
+    for w in map(lambda t: t + 3, (ws[-1] for _ in range(2))):
+        ws.append(w)
+    vs = [1]
+    kept = [v for v in filter(None, (vs.append(len(vs)) or vs[-1] - 2 for _ in range(4)))]
+    return ys, zs, ws, kept
+
+
 def dict_and_join_from_generators(x):
     names = ",".join(str(i) for i in range(3))
     return {k: x * v for k, v in ((n, len(n)) for n in ("a", "bb"))}, names
@@ -156,6 +173,7 @@ CASES = [
     iter_of_a_generator_is_itself,
     zip_and_enumerate_over_generators,
     dict_and_join_from_generators,
+    adaptors_pull_as_iterated,
     class_attributes,
     identity_of_functions_and_ids,
     dict_subclass_methods,
