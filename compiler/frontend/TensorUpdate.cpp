@@ -70,6 +70,15 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     return v;
   };
 
+  if (key->isTensor() && torch && ops::isIntegral(key->meta.dtype) && !shape.empty() &&
+      !std::any_of(key->meta.shape.begin(), key->meta.shape.end(), ops::isDynamicDim)) {
+    // x[idx] = v: the rows idx names (the last write of a repeated one wins, as on the CPU)
+    std::vector<int64_t> target = key->meta.shape;
+    target.insert(target.end(), shape.begin() + 1, shape.end());
+    VarPtr indices = Variable::make(K::List, constTracker());
+    indices->items = {key};
+    return api("", "torch.index_put", {x, indices, valueAs(target)});
+  }
   if (key->isTensor()) { // x[mask] = v
     if (key->meta.dtype != ops::DType::Bool || key->meta.shape != shape)
       fail(DiagCode::FrontendUnsupportedConstruct,

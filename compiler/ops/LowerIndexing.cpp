@@ -797,6 +797,27 @@ void registerIndexing(OpTable &t) {
         L.out(putFlat(b, x, b.reshape(flat, {-1}), src, false));
       },
       false);
+  torchLower(t, "_grouped_mm", [](Lowering &L) { // mixture-of-experts GEMMs by segments
+    PrimBuilder &b = L.b;
+    int x = L.in("input"), w = L.in("weight"), offs = L.in("offs");
+    const TensorMeta &xm = b.meta(x), &wm = b.meta(w);
+    if (xm.rank() != 2 || wm.rank() != 3 || b.meta(offs).rank() != 1 ||
+        b.meta(offs).shape[0] != wm.shape[0] || xm.shape[1] != wm.shape[1])
+      badValue(L, "takes input [S, K], weight [E, K, N] and offs [E]");
+    int64_t s = xm.shape[0], e = wm.shape[0];
+    // Row r's expert: how many segment ends are at or before it.
+    int ends = b.reshape(b.cast(offs, DType::Int64), {1, e});
+    int rows = b.reshape(b.iota(s, DType::Int64), {s, 1});
+    int expert = b.reduce(Prim::ReduceSum,
+                          b.cast(b.binary(Prim::LessEqual, ends, rows), DType::Int64), {1}, false);
+    int mine = b.cast(b.binary(Prim::Equal, b.reshape(b.iota(e, DType::Int64), {1, e}),
+                               b.reshape(expert, {s, 1})),
+                      xm.dtype);
+    int all = b.matmul(b.broadcastTo(b.reshape(x, {1, s, xm.shape[1]}), {e, s, xm.shape[1]}), w,
+                       false, false); // [E, S, N]
+    int picked = b.binary(Prim::Mul, b.transpose(all, {1, 0, 2}), b.reshape(mine, {s, e, 1}));
+    L.out(b.reduce(Prim::ReduceSum, picked, {1}, false));
+  }, false);
   torchLower(t, "broadcast_tensors", [](Lowering &L) {
     std::vector<int> xs = L.inList("tensors");
     std::vector<int64_t> shape;

@@ -1224,6 +1224,23 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
                      return k < in[0].data.size() ? in[0].data[k] : 0.0;
                    });
                  })});
+  // grouped_mm: row r uses the weight of the number of segment ends at or before it.
+  c.push_back({{"torch._grouped_mm"},
+               {TensorMeta{{4, 3}, DType::Float32}, TensorMeta{{2, 3, 5}, DType::Float32},
+                TensorMeta{{2}, DType::Int64}},
+               {T(0), T(1), T(2)},
+               {},
+               [](const Refs &in) {
+                 return Refs{build({4, 5}, [&](const I &i) {
+                   int64_t expert = 0;
+                   for (int64_t e = 0; e < 2; ++e)
+                     expert += in[2].at({e}) <= double(i[0]);
+                   double acc = 0;
+                   for (int64_t k = 0; expert < 2 && k < 3; ++k)
+                     acc += in[0].at({i[0], k}) * in[1].at({expert, k, i[1]});
+                   return acc;
+                 })};
+               }});
   c.push_back({{"torch.broadcast_tensors"}, {kX, kRow}, {T(0), T(1)}, {}, [](const Refs &in) {
                  return Refs{in[0], build({3, 4}, [&](const I &i) { return in[1].at({i[1]}); })};
                }});
