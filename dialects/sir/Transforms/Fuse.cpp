@@ -71,8 +71,10 @@ bool derivable(mlir::RankedTensorType t, mlir::RankedTensorType anchor) {
   std::vector<int64_t> a = shapeWithSizes(t), b = shapeWithSizes(anchor);
   if (a == b)
     return true;
-  if (Extent(t) == Extent(anchor))
-    return true; // a reshape or transpose of the same elements
+  // A reshape or transpose of the same elements: the same product, each size to the same
+  // power ([s0, s1] is not [s0, s1, s1], though both have s0 and s1).
+  if (ops::productOf(a) == ops::productOf(b))
+    return true;
   // A reduced (keepdim) or broadcast source: numpy broadcasting of t to the anchor's shape.
   if (a.size() > b.size())
     return false;

@@ -266,3 +266,20 @@ sir.subgraph @partial_broadcast_handed_on(%t: tensor<1x4x4xf32>, %x: tensor<2x4x
   %4 = sir.prim broadcast_to(%0) {shape = array<i64: 2, 1, 4, 4>} : (tensor<1x1x4x4xf32>) -> tensor<2x1x4x4xf32>
   sir.output %3, %4 : tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>
 }
+
+// -----
+
+// Elements are the same only where each dynamic size has the same power: [s0, s1] is no
+// reshape of [s0, s1, s1] (both hold s0 and s1), so its producer is not indexed from that
+// anchor (transformers' masks: an E4002 at kernel building before).
+// CHECK-LABEL: sir.subgraph @different_powers
+// CHECK:      sir.group "add_0_reshape_1" "injective"
+// CHECK-SAME: -> (tensor<?x?xi64, "s0,s1">, tensor<?x?x1xi64, "s0,s1">)
+// CHECK:      sir.group "broadcast_to_2_add_3" "injective"
+sir.subgraph @different_powers(%q: tensor<?x?xi64, "s0,s1">, %k: tensor<?x?x?xi64, "s0,s1,s1">) -> (tensor<?x?xi64, "s0,s1">, tensor<?x?x?xi64, "s0,s1,s1">) {
+  %0 = sir.prim add(%q, %q) : (tensor<?x?xi64, "s0,s1">, tensor<?x?xi64, "s0,s1">) -> tensor<?x?xi64, "s0,s1">
+  %1 = sir.prim reshape(%0) {shape = array<i64: -1, -1, 1>} : (tensor<?x?xi64, "s0,s1">) -> tensor<?x?x1xi64, "s0,s1">
+  %2 = sir.prim broadcast_to(%1) {shape = array<i64: -1, -1, -1>} : (tensor<?x?x1xi64, "s0,s1">) -> tensor<?x?x?xi64, "s0,s1,s1">
+  %3 = sir.prim add(%2, %k) : (tensor<?x?x?xi64, "s0,s1,s1">, tensor<?x?x?xi64, "s0,s1,s1">) -> tensor<?x?x?xi64, "s0,s1,s1">
+  sir.output %0, %3 : tensor<?x?xi64, "s0,s1">, tensor<?x?x?xi64, "s0,s1,s1">
+}
