@@ -197,6 +197,9 @@ class TorchVision(Suite):
                       for n in torchvision.models.list_models(module=module)]
         return sorted(set(names))
 
+    def sampled(self, n):  # the classifiers: a video or detection model compiles for minutes
+        return sample([m for m in self.names() if m.startswith("models:")], n)
+
     def build(self, name):
         import torch
         import torchvision

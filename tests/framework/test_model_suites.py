@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import suites  # noqa: E402
 
-PER_SUITE = int(os.environ.get("SOTC_SUITE_SAMPLE", "2"))
+PER_SUITE = int(os.environ.get("SOTC_SUITE_SAMPLE", "1"))
 CASES = [(suite_name, name) for suite_name, cls in suites.SUITES.items()
          if suites.version(cls.package) is not None
          for name in cls().sampled(PER_SUITE)]
