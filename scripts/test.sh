@@ -11,7 +11,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # --full also runs the slow layers of the Python suites (every library model, not only the
 # small ones): tests/framework/test_library_models.py reads SOTC_TEST_FULL.
-if [ "${1:-}" = "--full" ]; then export SOTC_TEST_FULL=1; fi
+# The model suites' sample (tests/framework/test_model_suites.py): one model a suite in CI, ten
+# with --full; `python bench/suites.py` sweeps the whole libraries (hours).
+if [ "${1:-}" = "--full" ]; then export SOTC_TEST_FULL=1 SOTC_SUITE_SAMPLE=10; fi
 bash scripts/setup.sh || exit 1
 mkdir -p build
 log=build/test-bazel.log
