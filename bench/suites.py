@@ -661,8 +661,8 @@ def write_doc():
         for name, r in results.items():
             if r["outcome"] != "ok":
                 groups.setdefault((r["outcome"], r.get("cause", "")), []).append(name)
-        details.append(f"\n### {data['suite']} ({data['package']} {data['version']}, "
-                       f"{data['date']}, {data['machine']})\n")
+        details.append(f"\n### {data['suite']} ({data['package']} {data['version']}, sotc "
+                       f"{data.get('commit', '?')}, {data['date']}, {data['machine']})\n")
         if not groups:
             details.append("Every model compiles and matches.\n")
         order = {"wrong": 0, "broken": 1, "refused": 2, "skipped": 3}
@@ -750,7 +750,10 @@ def main():
         failed += sum(r["outcome"] in ("wrong", "broken") for r in results.values())
         os.makedirs(RESULTS, exist_ok=True)
         with open(os.path.join(RESULTS, f"{suite_name}{'-sample' if a.sample else ''}.json"), "w") as f:
+            commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip()
             json.dump({"suite": suite_name, "package": cls.package, "version": package_version,
+                       "commit": commit,
                        "sample": a.sample, "date": datetime.date.today().isoformat(),
                        "machine": machine(),
                        "results": dict(sorted(results.items()))}, f, indent=1)

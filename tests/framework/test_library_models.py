@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import paddle
@@ -30,6 +31,9 @@ import torch
 import torchvision
 
 from test_programs_vs_framework import sotc_bin  # noqa: F401
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import suites  # noqa: E402
 
 import sotc  # noqa: E402  (test_programs_vs_framework puts tools/python on the path)
 
@@ -74,22 +78,9 @@ def parameter_count(model):
 
 
 def randomize_constant_weights(framework, model, seed=1):
-    """Weights of one value everywhere (zero-initialized heads and biases, unit scales, batch
-    norms' running statistics) become random ones of the same sign, so that every layer moves
-    the output."""
-    rng = np.random.default_rng(seed)
-    for tensor in model.state_dict().values():
-        values = tensor.detach().cpu().numpy() if framework == "torch" else tensor.numpy()
-        if values.dtype.kind != "f" or values.size == 0 or not np.all(values == values.flat[0]):
-            continue
-        c = float(values.flat[0])
-        new = rng.normal(0, 0.1, values.shape) if c == 0 else c * rng.uniform(0.5, 1.5, values.shape)
-        new = new.astype(values.dtype)
-        if framework == "torch":
-            with torch.no_grad():
-                tensor.copy_(torch.from_numpy(new))
-        else:
-            tensor.set_value(new)
+    """Weights of one value everywhere become random ones of the same sign, so that every
+    layer moves the output (bench/suites.py's, which the suites use too)."""
+    suites.randomize_constant_weights(model, framework, seed)
 
 
 def outputs(value):

@@ -159,7 +159,9 @@ def _is_traced_function(obj):
     # The private helpers of the frameworks' layer modules (paddle.nn.layer.transformer's
     # _convert_attention_mask) serve layer classes compiled from their bytecode: compiled too.
     if (obj.__name__.startswith("_") and not obj.__name__.startswith("__")
-            and (module + ".").startswith(_LAYER_MODULES)):
+            and (module + ".").startswith(_LAYER_MODULES)
+            and not any(value is obj and not name.startswith("_")  # F.threshold is _threshold
+                        for name, value in vars(sys.modules.get(module, types)).items())):
         return True
     if module.split(".")[0] in _LIBRARY_ROOTS:
         return False
