@@ -669,17 +669,20 @@ def write_doc():
         for (outcome, why), names in sorted(groups.items(),
                                             key=lambda kv: (order[kv[0][0]], -len(kv[1]))):
             shown = ", ".join(sorted(names)[:8]) + (" ..." if len(names) > 8 else "")
+            why = " ".join(why.split())  # one line, however the library worded it
             details.append(f"- **{outcome}** ({len(names)}): {why} -- {shown}")
     text = [
         "# Model suites: pass rates over whole libraries",
         "",
-        "Written by `python bench/suites.py` (in the reference environment, with",
-        "`bench/suites-requirements.txt`): every model each library enumerates itself, built with",
-        "random weights in eval mode, traced, compiled for the CPU, run through `sotc.load` and",
-        "compared with the library's eager output (1e-4 of each output's scale). `ok` matches;",
-        "`refused` is a coded error naming the construct; `wrong` and `broken` are defects;",
-        "`skipped` models are ones the library itself cannot build or run at the suite's sizes",
-        "(not counted). Pass rate = ok / (counted models).",
+        "Written by `python bench/suites.py` (in the reference environment, whose",
+        "tests/framework/requirements.txt pins the libraries): every model each library",
+        "enumerates itself, built with random weights in eval mode, traced, compiled for the CPU,",
+        "run through `sotc.load` and compared with the library's eager output (1e-4 of each",
+        "output's scale). `ok` matches; `refused` is a coded error naming the construct; `wrong`",
+        "and `broken` are defects; `skipped` models are ones the library itself cannot build or",
+        "run at the suite's sizes (or with the inputs the suite makes; not counted). Pass rate =",
+        "ok / counted. A sample is the models whose names hash least (`--sample N`): the same",
+        "models every run; a whole library takes hours on two cores.",
         "",
         "| suite | library | models run | counted | ok | pass rate | refused | wrong | broken | skipped |",
         "|---|---|---|---|---|---|---|---|---|---|",
