@@ -23,7 +23,7 @@ SAMPLES = 4 if os.environ.get("SOTC_TEST_FULL") else 1
 FLOORS = {"torch": ({1: 0.90, 4: 0.87}[SAMPLES], 250),
           "functional": ({1: 0.76, 4: 0.64}[SAMPLES], 100),
           # torch.Tensor methods (`input.NAME(...)`): 233 of 264 on the first sample when added
-          "method": ({1: 0.88, 4: 0.80}[SAMPLES], 240)}
+          "method": ({1: 0.87, 4: 0.80}[SAMPLES], 240)}
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
