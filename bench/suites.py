@@ -544,8 +544,10 @@ def cause(message):
     coded = [line for line in lines if _CODE.search(line)]
     line = (coded or lines or ["(no message)"])[0]
     line = re.sub(r"^.*?\b(E\d{4})", r"\1", line)
+    line = re.sub(r"(E\d{4}: )\S+\.pb: ", r"\1", line)  # the worker's trace path
     line = re.sub(r" \(?[^ ()]*\.py:\d+\)?", "", line)
     line = re.sub(r"\bvar_\d+\b", "var", line)
+    line = re.sub(r"\b(t_[a-z_]+?)_\d+\b", r"\1_N", line)  # kernels' tensor names
     return line[:200]
 
 
