@@ -26,21 +26,22 @@ VarPtr Executor::recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr
          "the layer " + className + " with " + what + " is not supported yet", f);
   };
   // forward(input, hx) / forward(inputs, initial_states, sequence_length)
-  std::vector<std::string> names = torch ? std::vector<std::string>{"input", "hx"}
-                                         : std::vector<std::string>{"inputs", "initial_states",
-                                                                    "sequence_length"};
+  std::vector<std::string> names =
+      torch ? std::vector<std::string>{"input", "hx"}
+            : std::vector<std::string>{"inputs", "initial_states", "sequence_length"};
   std::vector<VarPtr> bound(names.size());
   if (args.size() > names.size())
-    fail(DiagCode::FrontendPythonError, "TypeError: " + className + ".forward takes " +
-                                            std::to_string(names.size()) + " arguments",
+    fail(DiagCode::FrontendPythonError,
+         "TypeError: " + className + ".forward takes " + std::to_string(names.size()) +
+             " arguments",
          f);
   std::copy(args.begin(), args.end(), bound.begin());
   for (auto &[name, value] : kwargs) {
     auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end() || bound[it - names.begin()])
       fail(DiagCode::FrontendPythonError,
-           "TypeError: " + className + ".forward got an unexpected or repeated argument '" +
-               name + "'",
+           "TypeError: " + className + ".forward got an unexpected or repeated argument '" + name +
+               "'",
            f);
     bound[it - names.begin()] = value;
   }
@@ -74,11 +75,14 @@ VarPtr Executor::recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr
   };
   std::string api = torch ? "torch." : "paddle.";
   std::string functional = api + "nn.functional.";
-  auto sigmoid = [&](const VarPtr &x) { return op(torch ? "torch.sigmoid" : functional + "sigmoid", {x}); };
+  auto sigmoid = [&](const VarPtr &x) {
+    return op(torch ? "torch.sigmoid" : functional + "sigmoid", {x});
+  };
   auto tanh = [&](const VarPtr &x) { return op(api + "tanh", {x}); };
   auto linear = [&](const VarPtr &x, const VarPtr &w, const VarPtr &b) {
     VarPtr y = torch ? op("torch.matmul", {x, op("torch.t", {w})})
-                     : op("paddle.matmul", {x, w}, {{"transpose_y", Variable::constant_(PyConst::ofBool(true))}});
+                     : op("paddle.matmul", {x, w},
+                          {{"transpose_y", Variable::constant_(PyConst::ofBool(true))}});
     return none(b) ? y : arith("add", y, b);
   };
   auto stack = [&](std::vector<VarPtr> xs, int64_t axis) {
@@ -99,7 +103,8 @@ VarPtr Executor::recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr
   if (mode != "LSTM" && mode != "GRU" && mode != "RNN_TANH" && mode != "RNN_RELU")
     unsupported("mode " + modeVar->repr());
   int64_t hidden = integer("hidden_size"), layers = integer("num_layers");
-  int64_t directions = torch ? (truthy(f, attr("bidirectional")) ? 2 : 1) : integer("num_directions");
+  int64_t directions =
+      torch ? (truthy(f, attr("bidirectional")) ? 2 : 1) : integer("num_directions");
   bool batchMajor = torch ? truthy(f, attr("batch_first")) : !truthy(f, attr("time_major"));
   if (torch && mode == "LSTM" && integer("proj_size") != 0)
     unsupported("proj_size");
@@ -133,9 +138,8 @@ VarPtr Executor::recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr
     const VarPtr &given = bound[1];
     if (mode == "LSTM") {
       if (!given->isSequence() || given->items.size() != 2)
-        fail(DiagCode::FrontendPythonError, "TypeError: " + className +
-                                                " takes its initial states as (h, c)",
-             f);
+        fail(DiagCode::FrontendPythonError,
+             "TypeError: " + className + " takes its initial states as (h, c)", f);
       h0 = given->items[0], c0 = given->items[1];
     } else {
       h0 = given;
@@ -165,7 +169,9 @@ VarPtr Executor::recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr
       for (int64_t s = 0; s < steps; ++s) {
         int64_t t = d ? steps - 1 - s : s;
         VarPtr xg = item(projected, number(t)), hg = linear(h, whh, bhh);
-        auto gate = [&](const VarPtr &g, int64_t k) { return columns(g, k * hidden, (k + 1) * hidden); };
+        auto gate = [&](const VarPtr &g, int64_t k) {
+          return columns(g, k * hidden, (k + 1) * hidden);
+        };
         // 4. The cell.
         if (mode == "LSTM") {
           VarPtr all = arith("add", xg, hg);
@@ -180,7 +186,8 @@ VarPtr Executor::recurrentLayer(ExecState &state, StatementIR &sir, const VarPtr
           h = arith("add", n, arith("mul", z, arith("sub", h, n))); // (1 - z) n + z h
         } else {
           VarPtr pre = arith("add", xg, hg);
-          h = mode == "RNN_TANH" ? tanh(pre) : op(torch ? "torch.relu" : functional + "relu", {pre});
+          h = mode == "RNN_TANH" ? tanh(pre)
+                                 : op(torch ? "torch.relu" : functional + "relu", {pre});
         }
         out[t] = h;
       }
