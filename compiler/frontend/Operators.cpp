@@ -1146,19 +1146,19 @@ void Executor::deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key) {
 
 VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate) {
   // One function or class may be several variables (read from its class, taken from a bound
-  // method's __func__, type(x)): the same code, closure cells, defaults and binding are the
-  // same function; the same recorded class or builtin type is the same class.
+  // method's __func__, type(x)): the same code, closure cells and defaults are the same
+  // function; the same recorded class or builtin type is the same class. A bound method is
+  // made anew at each read (`obj.f is obj.f` is False), so only unbound ones compare.
   auto sameObject = [&] {
-    if (a->kind != b->kind)
+    if (a->kind != b->kind || a->self || b->self)
       return false;
     if (a->kind == K::Function)
-      return a->codeIndex == b->codeIndex && a->self == b->self && a->closure == b->closure &&
+      return a->codeIndex == b->codeIndex && a->closure == b->closure &&
              a->defaults == b->defaults && a->kwdefaults == b->kwdefaults;
     if (a->kind == K::Class)
       return a->classIndex == b->classIndex;
-    if (a->kind == K::Method) // a layer-table leaf's forward
-      return a->classIndex >= 0 && a->classIndex == b->classIndex && a->self == b->self &&
-             a->name == b->name;
+    if (a->kind == K::Method) // a layer-table leaf's forward, read from its class
+      return a->classIndex >= 0 && a->classIndex == b->classIndex && a->name == b->name;
     return a->kind == K::Builtin && a->name == b->name;
   };
   bool same = a.get() == b.get() ||
