@@ -217,6 +217,11 @@ bool pushAdaptor(CallContext &c, std::vector<VarPtr> sources, VarPtr fn, int64_t
   return true;
 }
 
+/// iter(v) for an adaptor's source: an iterator itself, anything else its items.
+VarPtr iteratorOf(CallContext &c, const VarPtr &v) {
+  return v->kind == K::Iterator ? v : makeSequence(K::Iterator, c.iterate(v), {v});
+}
+
 bool enumerate(CallContext &c) {
   int64_t start = c.args.size() > 1 ? c.args[1]->constant.intValue : 0;
   if (lazy(c.args[0]))
@@ -232,8 +237,8 @@ bool enumerate(CallContext &c) {
 bool zip(CallContext &c) {
   if (std::any_of(c.args.begin(), c.args.end(), lazy) && c.kwargs.empty()) {
     std::vector<VarPtr> sources;
-    for (const VarPtr &a : c.args) // iter() of each, as zip takes them
-      sources.push_back(a->kind == K::Iterator ? a : makeSequence(K::Iterator, c.iterate(a), {a}));
+    for (const VarPtr &a : c.args)
+      sources.push_back(iteratorOf(c, a));
     return pushAdaptor(c, sources, nullptr, 0);
   }
   std::vector<std::vector<VarPtr>> srcs;
@@ -671,9 +676,7 @@ bool mapFilter(CallContext &c) {
   if (std::any_of(c.args.begin() + 1, c.args.end(), lazy)) {
     std::vector<VarPtr> lazySources;
     for (size_t i = 1; i < c.args.size(); ++i)
-      lazySources.push_back(c.args[i]->kind == K::Iterator
-                                ? c.args[i]
-                                : makeSequence(K::Iterator, c.iterate(c.args[i]), {c.args[i]}));
+      lazySources.push_back(iteratorOf(c, c.args[i]));
     return pushAdaptor(c, lazySources, fn, 0);
   }
   std::vector<std::vector<VarPtr>> sources;

@@ -802,7 +802,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::YIELD_VALUE: {
     if (!f.generator)
       throw MalformedBytecode{"YIELD_VALUE outside a generator"};
-    // resumeGenerator suspends the frame here; resumed, it finds what next() sends: None.
+    // nextItem suspends the frame here; resumed, it finds what next() sends: None.
     f.yielded = pop(f);
     f.stack.push_back(constant(PyConst::none()));
     break;

@@ -144,6 +144,13 @@ bool Executor::truthy(Frame &f, const VarPtr &v) {
 }
 
 std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &v) {
+  auto unrollLimit = [&](size_t n, const char *what) {
+    if (n > static_cast<size_t>(options_.maxLoopIterations))
+      fail(DiagCode::FrontendLoopLimit,
+           std::string(what) + " of more than " + std::to_string(options_.maxLoopIterations) +
+               " items cannot be unrolled",
+           f);
+  };
   switch (v->kind) {
   case K::Tuple:
   case K::List:
@@ -152,11 +159,7 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
     std::vector<VarPtr> out;
     while (std::optional<VarPtr> item = nextItem(*running_, sir, v)) {
       out.push_back(*item);
-      if (out.size() > static_cast<size_t>(options_.maxLoopIterations))
-        fail(DiagCode::FrontendLoopLimit,
-             "a generator of more than " + std::to_string(options_.maxLoopIterations) +
-                 " items cannot be unrolled",
-             f);
+      unrollLimit(out.size(), "a generator");
     }
     return out;
   }
@@ -180,11 +183,7 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
     if (VarPtr getitem = classMember(v, "__getitem__", locOf(f))) {
       std::vector<VarPtr> out;
       for (int64_t i = 0;; ++i) {
-        if (i > options_.maxLoopIterations)
-          fail(DiagCode::FrontendLoopLimit,
-               "an object of more than " + std::to_string(options_.maxLoopIterations) +
-                   " items cannot be unrolled",
-               f);
+        unrollLimit(static_cast<size_t>(i), "an object");
         try {
           out.push_back(callNow(*running_, sir, getitem, {makeConst(PyConst::ofInt(i), {v})}, {}));
         } catch (const PythonException &e) {
