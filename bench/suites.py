@@ -292,9 +292,11 @@ class Transformers(Suite):
                 sub_accepts = set(inspect.signature(type(sub).__init__).parameters)
                 overrides[key] = {**value, **shrink(value, sub_accepts)}
         config = type(base)(**overrides)
-        # Decoders run without their KV cache: a cache is the generation issue's (#58)
-        if hasattr(config, "use_cache"):
-            config.use_cache = False
+        # Decoders run without their KV cache (a cache is the generation issue's, #58), and
+        # the text model inside a multimodal one too
+        for part in (config, config.get_text_config()):
+            if hasattr(part, "use_cache"):
+                part.use_cache = False
         for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
             if isinstance(getattr(config, key, None), int) and getattr(config, key) >= VOCAB:
                 setattr(config, key, 1)

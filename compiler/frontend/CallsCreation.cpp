@@ -90,6 +90,8 @@ public:
 
   /// The dtype the framework gives these values when none is asked for.
   ops::DType defaultDType() const {
+    if (values_.empty()) // torch.tensor([]) and paddle.to_tensor([]) are float32
+      return ops::DType::Float32;
     return kind_ == 0 ? ops::DType::Bool : kind_ == 1 ? ops::DType::Int64 : ops::DType::Float32;
   }
 
@@ -115,8 +117,8 @@ public:
     int64_t n = static_cast<int64_t>(values_.size());
     bool uniform =
         std::all_of(values_.begin(), values_.end(), [&](double x) { return x == values_.front(); });
-    if (uniform && n > 0)
-      return fill(shape_, values_.front());
+    if (elements == 0 || (uniform && n > 0)) // torch.tensor([]): a [0] tensor
+      return fill(shape_, n > 0 ? values_.front() : 0);
     // Runs of equal values, each one fill, concatenated and reshaped.
     std::vector<VarPtr> runs;
     for (int64_t i = 0; i < n;) {

@@ -622,6 +622,21 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::DICT_UPDATE:
   case Opcode::DICT_MERGE: {
     VarPtr src = pop(f);
+    if (isRecord(src)) // **outputs of a ModelOutput: its fields set to something
+      src = recordItems(src);
+    else if (VarPtr keys = src->kind == K::Object ? classMember(src, "keys", locOf(f)) : nullptr) {
+      // A Mapping of the program's: CPython reads keys(), then each item by __getitem__.
+      VarPtr getitem = classMember(src, "__getitem__", locOf(f));
+      if (!getitem)
+        fail(DiagCode::FrontendPythonError,
+             "TypeError: '" + src->typeName() + "' object is not subscriptable", f);
+      VarPtr mapping = Variable::make(K::Dict, computedFrom({src}));
+      for (const VarPtr &key : iterate(f, sir, callNow(state, sir, keys, {}, {}))) {
+        mapping->keys.push_back(key);
+        mapping->items.push_back(callNow(state, sir, getitem, {key}, {}));
+      }
+      src = mapping;
+    }
     VarPtr &dst = peek(f, arg);
     if (src->kind != K::Dict)
       fail(DiagCode::FrontendUnsupportedConstruct, "** on a " + src->typeName(), f);

@@ -100,9 +100,98 @@ int permuted(PrimBuilder &b, const Labeled &x, const std::string &order) {
   return identity ? x.value : b.transpose(x.value, perm);
 }
 
-/// einsum of one or two operands without ellipses or repeated labels: labels in the output
-/// and both operands are batch dimensions, in both but not the output contracted, in one
-/// operand and the output its rows or columns; one batched GEMM [B, M, K] x [B, K, N].
+/// einsum's '...' written out as letters the equation does not use, one per dimension it
+/// stands for (right-aligned across operands, as numpy broadcasts them); an operand whose
+/// '...' dimension has size 1 where another's does not is broadcast to it. Without '->' the
+/// output starts with them.
+void expandEllipses(Lowering &L, std::string &equation, std::vector<int> &operands) {
+  PrimBuilder &b = L.b;
+  size_t arrow = equation.find("->");
+  std::string inputs = equation.substr(0, arrow);
+  std::vector<std::string> labels;
+  for (size_t start = 0;;) {
+    size_t comma = inputs.find(',', start);
+    labels.push_back(inputs.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (labels.size() != operands.size())
+    badValue(L, "'" + inputs + "' does not label " + std::to_string(operands.size()) +
+                    " operands");
+  std::vector<int64_t> counts(operands.size(), 0);
+  int64_t most = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    size_t at = labels[i].find("...");
+    if (at == std::string::npos)
+      continue;
+    if (labels[i].find("...", at + 3) != std::string::npos)
+      badValue(L, "'" + labels[i] + "' has more than one '...'");
+    counts[i] = b.meta(operands[i]).rank() - static_cast<int64_t>(labels[i].size() - 3);
+    if (counts[i] < 0)
+      badValue(L, "'" + labels[i] + "' labels more dimensions than the operand's " +
+                      std::to_string(b.meta(operands[i]).rank()));
+    most = std::max(most, counts[i]);
+  }
+  std::string fresh;
+  for (char c = 'A'; c <= 'z' && static_cast<int64_t>(fresh.size()) < most; ++c)
+    if (std::isalpha(static_cast<unsigned char>(c)) && equation.find(c) == std::string::npos)
+      fresh += c;
+  if (static_cast<int64_t>(fresh.size()) < most)
+    badValue(L, "'...' stands for more dimensions than there are unused labels");
+  // Each '...' dimension's size over the operands (1 broadcasts).
+  std::vector<int64_t> sizes(most, 1);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    size_t at = labels[i].find("...");
+    if (at == std::string::npos)
+      continue;
+    const std::vector<int64_t> &shape = b.meta(operands[i]).shape;
+    for (int64_t k = 0; k < counts[i]; ++k) {
+      int64_t size = shape[at + k], &seen = sizes[most - counts[i] + k];
+      if (size != 1 && seen != 1 && size != seen)
+        badValue(L, "'...' dimensions of sizes " + std::to_string(seen) + " and " +
+                        std::to_string(size) + " do not broadcast");
+      if (size != 1)
+        seen = size;
+    }
+  }
+  std::string rebuilt;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    size_t at = labels[i].find("...");
+    if (at != std::string::npos) {
+      std::vector<int64_t> shape = b.meta(operands[i]).shape;
+      bool widen = false;
+      for (int64_t k = 0; k < counts[i]; ++k) {
+        int64_t &size = shape[at + k], want = sizes[most - counts[i] + k];
+        widen |= size != want;
+        size = want;
+      }
+      if (widen)
+        operands[i] = b.broadcastTo(operands[i], shape);
+      labels[i].replace(at, 3, fresh.substr(most - counts[i]));
+    }
+    rebuilt += (i ? "," : "") + labels[i];
+  }
+  if (arrow == std::string::npos) {
+    if (most == 0)
+      return (void)(equation = rebuilt);
+    std::string output = fresh; // implicit: the '...' dimensions, then the labels seen once
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (std::isalpha(static_cast<unsigned char>(c)) && fresh.find(c) == std::string::npos &&
+          std::count(rebuilt.begin(), rebuilt.end(), c) == 1)
+        output += c;
+    equation = rebuilt + "->" + output;
+    return;
+  }
+  std::string output = equation.substr(arrow + 2);
+  if (size_t at = output.find("..."); at != std::string::npos)
+    output.replace(at, 3, fresh);
+  equation = rebuilt + "->" + output;
+}
+
+/// einsum of one or two operands without repeated labels: labels in the output and both
+/// operands are batch dimensions, in both but not the output contracted, in one operand and
+/// the output its rows or columns; one batched GEMM [B, M, K] x [B, K, N].
 void einsum(Lowering &L) {
   PrimBuilder &b = L.b;
   std::string equation;
@@ -113,7 +202,7 @@ void einsum(Lowering &L) {
   if (operands.empty() || operands.size() > 2)
     badValue(L, "takes one or two operands here, not " + std::to_string(operands.size()));
   if (equation.find("...") != std::string::npos)
-    badValue(L, "ellipses ('...') are not supported yet");
+    expandEllipses(L, equation, operands);
   size_t arrow = equation.find("->");
   std::string inputs = equation.substr(0, arrow), output;
   std::vector<Labeled> xs;

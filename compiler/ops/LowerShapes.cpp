@@ -200,17 +200,25 @@ void registerShapes(OpTable &t) {
   paddleLower(t, "broadcast_to", expandOp("x", "shape"));
   torchLower(t, "broadcast_to", expandOp("input", "size"));
 
-  auto concatLower = [](std::string xs, std::string axis) {
+  auto concatLower = [](std::string xs, std::string axis, bool skipsEmpty) {
     return [=](Lowering &L) {
       std::vector<int> ins = L.inList(xs);
       if (ins.empty())
         badValue(L, "needs at least one tensor");
+      // torch skips 1-D empty tensors (a cache started as torch.tensor([])) whatever the
+      // others' rank.
+      std::vector<int> kept;
+      for (int x : ins)
+        if (L.b.meta(x).shape != std::vector<int64_t>{0})
+          kept.push_back(x);
+      if (skipsEmpty && !kept.empty())
+        ins = kept;
       L.out(L.b.concat(
           ins, normalizeDim(L.b.opName(), L.args.intValue(axis), L.b.meta(ins[0]).rank())));
     };
   };
-  paddleLower(t, "concat", concatLower("x", "axis"), false);
-  torchLower(t, "cat", concatLower("tensors", "dim"), false);
+  paddleLower(t, "concat", concatLower("x", "axis", false), false);
+  torchLower(t, "cat", concatLower("tensors", "dim", true), false);
 
   paddleLower(t, "split", [](Lowering &L) {
     int x = L.in("x");

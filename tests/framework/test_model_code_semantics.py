@@ -5,6 +5,8 @@ output's scale). tools/python/tests/test_python_conformance.py checks the constr
 against CPython.
 """
 
+import collections
+import dataclasses
 import subprocess
 
 import numpy as np
@@ -62,6 +64,48 @@ class KernelRegistry(nn.Module):
         return kernel(self.proj(x)) * (2.0 if routed else 1.0)
 
 
+@dataclasses.dataclass
+class Output(collections.OrderedDict):
+    """transformers' ModelOutput: a dataclass that is a dict of the fields set."""
+    hidden: torch.Tensor = None
+    keys_seen: torch.Tensor = None
+    extra: torch.Tensor = None
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            if getattr(self, field.name) is not None:
+                self[field.name] = getattr(self, field.name)
+
+
+class GrowingCache:
+    """transformers' DynamicLayer: keys start as torch.tensor([]) and grow by torch.cat along
+    the sequence, which skips the 1-D empty start."""
+
+    def __init__(self):
+        self.keys = None
+
+    def update(self, k):
+        if self.keys is None:
+            self.keys = torch.tensor([], dtype=k.dtype)
+        self.keys = torch.cat([self.keys, k], dim=-2)
+        return self.keys
+
+
+class RespreadOutput(nn.Module):
+    """A multimodal wrapper (transformers' Aria): the text model's output spread with ** into
+    the wrapper's own output class."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        cache = GrowingCache()
+        cache.update(self.proj(x))
+        inner = Output(hidden=torch.tanh(x), keys_seen=cache.update(x * 2))
+        return Output(**inner, extra=x.sum(-1)).keys_seen
+
+
 def check(model, x, sotc_bin, tmp_path):  # noqa: F811
     model.eval()
     torch.manual_seed(0)
@@ -84,3 +128,7 @@ def test_generator_chain_in_a_layer(sotc_bin, tmp_path):  # noqa: F811
 
 def test_identity_of_layers_and_their_methods(sotc_bin, tmp_path):  # noqa: F811
     check(KernelRegistry(), torch.randn(4, 8), sotc_bin, tmp_path)
+
+
+def test_output_spread_and_a_cache_started_empty(sotc_bin, tmp_path):  # noqa: F811
+    check(RespreadOutput(), torch.randn(2, 3, 8), sotc_bin, tmp_path)

@@ -2619,6 +2619,29 @@ std::vector<Case> all() {
                      }
                  return Refs{out};
                }});
+  // '...': batch dimensions broadcast (x's [2, 1] against y's [5]), and implicit output.
+  c.push_back({{"torch.einsum", "paddle.einsum"},
+               {TensorMeta{{2, 1, 3, 4}, DType::Float32}, TensorMeta{{5, 4, 6}, DType::Float32}},
+               {Arg::ofString("...ij,...jk->...ik"), Arg::list({T(0), T(1)})}, {},
+               [](const Refs &in) {
+                 Buffer out{{{2, 5, 3, 6}, DType::Float32}, {}};
+                 for (int64_t a = 0; a < 2; ++a)
+                   for (int64_t p = 0; p < 5; ++p)
+                     for (int64_t i = 0; i < 3; ++i)
+                       for (int64_t k = 0; k < 6; ++k) {
+                         double sum = 0;
+                         for (int64_t j = 0; j < 4; ++j)
+                           sum += in[0].at({a, 0, i, j}) * in[1].at({p, j, k});
+                         out.data.push_back(sum);
+                       }
+                 return Refs{out};
+               }});
+  c.push_back({{"torch.einsum"}, {TensorMeta{{2, 3, 4}, DType::Float32}},
+               {Arg::ofString("b...->...b"), Arg::list({T(0)})}, {},
+               [](const Refs &in) { return Refs{permute(in[0], {1, 2, 0})}; }});
+  c.push_back({{"torch.einsum"}, {TensorMeta{{2, 3, 4}, DType::Float32}},
+               {Arg::ofString("...j"), Arg::list({T(0)})}, {}, // implicit: "...j" -> the same
+               [](const Refs &in) { return Refs{in[0]}; }});
   c.push_back({{"torch.einsum"}, {kX}, {Arg::ofString("ji"), Arg::list({T(0)})}, {},
                [](const Refs &in) { return Refs{permute(in[0], {1, 0})}; }}); // implicit: "ij"
   c.push_back({{"torch.einsum"}, {kX}, {Arg::ofString("ij->j"), Arg::list({T(0)})}, {},

@@ -254,39 +254,56 @@ private:
         return false;
       rows = std::make_pair(shape, axes);
     }
-    // A reduction's result is broadcast back over its own rows only: its kept dims where
-    // the reduction's input has them and size 1 at the reduced axes (softmax's max). A sort's
-    // ranks, computed per element and then compared along the reduced axis, are another
-    // kernel's input.
+    // A reduction's result, and whatever the group computes from it, is broadcast back over
+    // the reduction's own rows only: its kept dims where the reduction's input has them and
+    // size 1 at the reduced axes (softmax's max). A sort's ranks, computed per element and then
+    // compared along the reduced axis, and a histogram's bins counted per row and then laid
+    // along the other axis (equal sizes make the shapes agree), are another kernel's input.
     for (size_t i : ops) {
       if (primOf(prims_[i]) != ops::Prim::BroadcastTo)
         continue;
       mlir::Value v = prims_[i]->getOperand(0);
-      auto def = v.getDefiningOp<PrimOp>();
-      bool permuted = false; // a transposed reduction result no longer lines up with its rows
-      while (def && inUnion.count(index_.at(def)) &&
-             (primOf(def) == ops::Prim::Reshape || primOf(def) == ops::Prim::Transpose)) {
-        permuted |= primOf(def) == ops::Prim::Transpose;
-        def = def->getOperand(0).getDefiningOp<PrimOp>();
-      }
-      if (!def || !inUnion.count(index_.at(def)) ||
-          ops::primKind(primOf(def)) != ops::PrimKind::Reduce)
+      auto src = v.getDefiningOp<PrimOp>();
+      if (!src || !inUnion.count(index_.at(src)) || !afterReduction.count(index_.at(src)))
         continue;
+      // The reductions upstream of v in the group, and whether a transpose lies between
+      // (a transposed reduction result no longer lines up with its rows).
+      std::vector<PrimOp> reductions;
+      bool permuted = false;
+      std::vector<PrimOp> work = {src};
+      std::set<size_t> seen;
+      while (!work.empty()) {
+        PrimOp def = work.back();
+        work.pop_back();
+        if (!seen.insert(index_.at(def)).second)
+          continue;
+        if (ops::primKind(primOf(def)) == ops::PrimKind::Reduce) {
+          reductions.push_back(def);
+          continue;
+        }
+        permuted |= primOf(def) == ops::Prim::Transpose;
+        for (mlir::Value operand : def->getOperands())
+          if (auto d = operand.getDefiningOp<PrimOp>();
+              d && inUnion.count(index_.at(d)) && afterReduction.count(index_.at(d)))
+            work.push_back(d);
+      }
       if (permuted)
         return false;
-      auto in = mlir::cast<mlir::RankedTensorType>(def->getOperand(0).getType());
-      std::vector<int64_t> axes = primAttrsOf(def).axes;
-      if (axes.empty())
-        continue; // a reduction to one value broadcasts anywhere
-      std::vector<int64_t> s = shapeWithSizes(in),
-                           t = shapeWithSizes(mlir::cast<mlir::RankedTensorType>(v.getType()));
-      if (t.size() > s.size())
-        return false;
-      for (size_t k = 1; k <= t.size(); ++k) {
-        int64_t axis = static_cast<int64_t>(s.size() - k), size = t[t.size() - k];
-        bool reduced = llvm::is_contained(axes, axis);
-        if (reduced ? size != 1 : size != s[axis] && size != 1)
+      std::vector<int64_t> t = shapeWithSizes(mlir::cast<mlir::RankedTensorType>(v.getType()));
+      for (PrimOp def : reductions) {
+        auto in = mlir::cast<mlir::RankedTensorType>(def->getOperand(0).getType());
+        std::vector<int64_t> axes = primAttrsOf(def).axes;
+        if (axes.empty())
+          continue; // a reduction to one value broadcasts anywhere
+        std::vector<int64_t> s = shapeWithSizes(in);
+        if (t.size() > s.size())
           return false;
+        for (size_t k = 1; k <= t.size(); ++k) {
+          int64_t axis = static_cast<int64_t>(s.size() - k), size = t[t.size() - k];
+          bool reduced = llvm::is_contained(axes, axis);
+          if (reduced ? size != 1 : size != s[axis] && size != 1)
+            return false;
+        }
       }
     }
     // A kernel takes each buffer as an argument: the runtime calls kernels of at most

@@ -230,6 +230,24 @@ sir.subgraph @ranks_then_pick(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
 
 // -----
 
+// A histogram of counts: the counts (rows over j) pass through an elementwise op and are then
+// laid along the reduced axis of a second reduction of the same [4, 4] shape (equal sizes make
+// the shapes agree, not the indices): two groups, however many ops lie between.
+// CHECK-LABEL: sir.subgraph @counts_through_elementwise
+// CHECK:      %[[C:.*]] = sir.group "reduce_sum_0_floor_1_reshape_2" "reduction"
+// CHECK:      sir.group "broadcast_to_3_multiply_4_reduce_sum_5" "reduction"(%[[C]], %arg0)
+sir.subgraph @counts_through_elementwise(%x: tensor<4x4xf32>) -> tensor<4xf32> {
+  %c = sir.prim reduce_sum(%x) {axes = array<i64: 1>, keepdim = false} : (tensor<4x4xf32>) -> tensor<4xf32>
+  %f = sir.prim floor(%c) : (tensor<4xf32>) -> tensor<4xf32>
+  %r = sir.prim reshape(%f) {shape = array<i64: 1, 4>} : (tensor<4xf32>) -> tensor<1x4xf32>
+  %rb = sir.prim broadcast_to(%r) {shape = array<i64: 4, 4>} : (tensor<1x4xf32>) -> tensor<4x4xf32>
+  %p = sir.prim multiply(%rb, %x) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = sir.prim reduce_sum(%p) {axes = array<i64: 1>, keepdim = false} : (tensor<4x4xf32>) -> tensor<4xf32>
+  sir.output %s : tensor<4xf32>
+}
+
+// -----
+
 // Cycles are checked between groups, not primitives: {gather, cos, add} reads exp's result
 // and gives cos's to the second add, so exp and that add may not merge around it (they
 // once did, and the groups could not be ordered: the pass never ended). The add joins the

@@ -302,7 +302,7 @@ def _is_record_class(cls):
     if not (isinstance(cls, type) and issubclass(cls, dict) and dataclasses.is_dataclass(cls)):
         return False
     return all(c in (dict, collections.OrderedDict) or c.__module__ in _INTERFACE_MODULES
-               or _is_user_class(c) or _in_installed_package(
+               or not _is_library_class(c) or _in_installed_package(
                    getattr(sys.modules.get(c.__module__), "__file__", None) or "")
                for c in cls.__mro__[:-1])
 

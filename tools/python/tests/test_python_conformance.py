@@ -162,6 +162,28 @@ def dict_subclass_methods(x):
     return x * REGISTRY.get(Holder())["a"], len(REGISTRY)
 
 
+class Fields:
+    """A Mapping of the program's: `**` reads keys(), then each item by __getitem__."""
+
+    def __init__(self, **values):
+        self.values = values
+
+    def keys(self):
+        return [k for k in self.values if not k.startswith("_")]
+
+    def __getitem__(self, key):
+        return self.values[key] * 2
+
+
+def spread(**kwargs):
+    return kwargs
+
+
+def double_star_of_a_mapping_object(x):
+    fields = Fields(a=x, _hidden=1, b=3)
+    return spread(**fields, c=x + 1), {**fields}
+
+
 CASES = [
     extend_chains_through_the_list,
     for_loop_feeds_the_generator,
@@ -177,6 +199,7 @@ CASES = [
     class_attributes,
     identity_of_functions_and_ids,
     dict_subclass_methods,
+    double_star_of_a_mapping_object,
 ]
 
 
