@@ -421,6 +421,20 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
     consumeAll(a);
   for (const auto &kv : kwargs)
     consumeAll(kv.second);
+  // x.to(dtype), x.float(), ... where x already has that dtype return x itself in torch: the
+  // same object, so writes through either reach both, and an attribute set to it is unchanged
+  // (CTRL's self.pos_encoding = self.pos_encoding.to(dtype=...)).
+  static const std::set<std::string> castsToSelf = {
+      "torch.Tensor.to",    "torch.Tensor.type",   "torch.Tensor.type_as", "torch.Tensor.float",
+      "torch.Tensor.double", "torch.Tensor.half",  "torch.Tensor.bfloat16", "torch.Tensor.int",
+      "torch.Tensor.long",  "torch.Tensor.bool"};
+  bool copied = std::any_of(kwargs.begin(), kwargs.end(), [](const auto &kv) {
+    return kv.first == "copy" && !(kv.second->isConstant() && !kv.second->constant.truthy());
+  });
+  if (castsToSelf.count(lowered.entry->name) && !copied && !args.empty() &&
+      args[0]->isTensor() && lowered.outputs().size() == 1 &&
+      lowered.outputs()[0].dtype == args[0]->meta.dtype)
+    return args[0];
   Statement stmt;
   stmt.kind = kind;
   stmt.callee = callee;

@@ -39,6 +39,22 @@ bool mathPow(CallContext &c) {
   return true;
 }
 
+/// numpy.power: an int of two ints (a non-negative exponent), a float otherwise.
+bool numpyPow(CallContext &c) {
+  if (c.args.size() != 2)
+    return false;
+  const PyConst &base = c.args[0]->constant, &exponent = c.args[1]->constant;
+  if (base.kind == PyConst::Kind::Int && exponent.kind == PyConst::Kind::Int &&
+      exponent.intValue >= 0) {
+    int64_t out = 1;
+    for (int64_t i = 0; i < exponent.intValue; ++i)
+      out *= base.intValue;
+    c.push(makeConst(PyConst::ofInt(out), c.args));
+    return true;
+  }
+  return mathPow(c);
+}
+
 // The <cmath> functions are overloaded; these pick the double one for the templates.
 constexpr double (*kSqrt)(double) = std::sqrt;
 constexpr double (*kExp)(double) = std::exp;
@@ -474,7 +490,24 @@ bool callModuleFunction(CallContext &c) {
                          std::all_of(c.args.begin(), c.args.end(), [](const VarPtr &a) {
                            return a->isConstant() && a->constant.isNumber();
                          });
-  if (c.name.rfind("math.", 0) != 0 || !constantNumbers)
+  if (!constantNumbers)
+    return false;
+  if (c.name.rfind("numpy.", 0) == 0) { // numpy's on numbers: floats, as math's
+    static const CallTable numpy = {
+        {"numpy.sqrt", unaryMath<kSqrt>},   {"numpy.exp", unaryMath<kExp>},
+        {"numpy.log", unaryMath<kLog>},     {"numpy.sin", unaryMath<kSin>},
+        {"numpy.cos", unaryMath<kCos>},     {"numpy.tanh", unaryMath<kTanh>},
+        {"numpy.log2", unaryMath<kLog2>},   {"numpy.log10", unaryMath<kLog10>},
+        {"numpy.floor", unaryMath<kFloor>}, {"numpy.ceil", unaryMath<kCeil>},
+        {"numpy.power", numpyPow},
+    };
+    auto it = numpy.find(c.name);
+    if (it == numpy.end())
+      return false;
+    c.consumeArgs();
+    return it->second(c);
+  }
+  if (c.name.rfind("math.", 0) != 0)
     return false;
   c.consumeArgs();
   auto it = mathFunctions().find(c.name);

@@ -1351,8 +1351,47 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
                return p->isConstant() && p->constant.kind == PyConst::Kind::None;
              });
     };
-    if (key->kind == K::Tuple && key->items.size() <= obj->meta.rank()) {
-      const std::vector<VarPtr> &items = key->items;
+    // Tensor indices among slices and `...`: `...` written out as full slices, and the
+    // slices that are not full applied first (a slice keeps its dimension, so the tensor
+    // indices still index the same ones): x[..., 1:, idx] is x[:, 1:, :][..., idx].
+    bool advanced = key->kind == K::Tuple &&
+                    std::any_of(key->items.begin(), key->items.end(), [](const VarPtr &k) {
+                      return k->isTensor() && ops::isIntegral(k->meta.dtype);
+                    });
+    std::vector<VarPtr> items = key->kind == K::Tuple ? key->items : std::vector<VarPtr>{};
+    if (advanced) {
+      auto ellipsis = [](const VarPtr &k) {
+        return k->isConstant() && k->constant.kind == PyConst::Kind::Ellipsis;
+      };
+      auto full = [&] {
+        return makeSequence(K::Slice, {none(), none(), none()}, {});
+      };
+      if (std::count_if(items.begin(), items.end(), ellipsis) == 1 &&
+          items.size() - 1 <= obj->meta.rank()) {
+        auto at = std::find_if(items.begin(), items.end(), ellipsis);
+        size_t spans = obj->meta.rank() - (items.size() - 1);
+        at = items.erase(at);
+        items.insert(at, spans, full());
+      }
+      bool sliced = items.size() <= obj->meta.rank() &&
+                    std::any_of(items.begin(), items.end(), [&](const VarPtr &k) {
+                      return k->kind == K::Slice && !fullSlice(k);
+                    }) &&
+                    std::all_of(items.begin(), items.end(), [&](const VarPtr &k) {
+                      return k->kind == K::Slice || pointIndex(k);
+                    });
+      if (sliced) {
+        std::vector<VarPtr> basic;
+        for (VarPtr &k : items) {
+          basic.push_back(k->kind == K::Slice ? k : full());
+          if (k->kind == K::Slice)
+            k = full();
+        }
+        obj = tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
+                         {obj, makeSequence(K::Tuple, basic, {})}, {});
+      }
+    }
+    if (advanced && items.size() <= obj->meta.rank()) {
       size_t first = 0;
       while (first < items.size() && fullSlice(items[first]))
         ++first;
@@ -1361,7 +1400,10 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
         ++last;
       bool tensor = std::any_of(items.begin() + first, items.begin() + last,
                                 [](auto &k) { return k->isTensor(); });
-      if (first > 0 && tensor && std::all_of(items.begin() + last, items.end(), fullSlice)) {
+      bool restFull = std::all_of(items.begin() + last, items.end(), fullSlice);
+      if (first == 0 && tensor && restFull) // x[i, j, :]: x[i, j]
+        return indexPoints(f, sir, obj, {items.begin(), items.begin() + last});
+      if (first > 0 && tensor && restFull) {
         size_t rank = obj->meta.rank(), run = last - first;
         std::vector<int64_t> toFront;
         for (size_t d = first; d < last; ++d)

@@ -166,8 +166,11 @@ def t_grids(x, y, a, p, labels):
 
 
 def t_index_after_slices(x, idx, pairs, j):
-    """Tensor indices after full slices (LeViT's and EfficientFormer's attention biases)."""
-    return x[:, idx], x[:, :, pairs, j], x[:, pairs], x[:, 1, idx], x[:, idx, :]
+    """Tensor indices after full slices (LeViT's and EfficientFormer's attention biases),
+    before them (CTRL's positional table pe[position_ids, :]), after `...` and among slices
+    that are not full."""
+    return (x[:, idx], x[:, :, pairs, j], x[:, pairs], x[:, 1, idx], x[:, idx, :], x[1][idx, :],
+            x[1][pairs, :, 1:], x[..., idx, :], x[1:, idx, ::2], x[..., 1, idx, 2])
 
 
 def p_index_after_slices(x, idx, pairs):

@@ -132,3 +132,26 @@ def test_identity_of_layers_and_their_methods(sotc_bin, tmp_path):  # noqa: F811
 
 def test_output_spread_and_a_cache_started_empty(sotc_bin, tmp_path):  # noqa: F811
     check(RespreadOutput(), torch.randn(2, 3, 8), sotc_bin, tmp_path)
+
+
+def casts_and_numpy_constants(x):
+    """x.to(its own dtype) is x itself (a write through either reaches both: CTRL reassigns its
+    table to its own .to()); numpy's functions of numbers fold (CTRL's np.sqrt(d_model))."""
+    x = x * 1
+    y = x.to(torch.float32)
+    y[0] = 5
+    return (x, x.float() is x, x.to(torch.float64) is x, x * np.sqrt(x.shape[-1]),
+            np.power(2, 3), float(np.floor(2.5)))
+
+
+def test_casts_to_self_and_numpy_constants(sotc_bin, tmp_path):  # noqa: F811
+    x = torch.randn(3, 4)
+    path = sotc.trace(casts_and_numpy_constants, x).save(str(tmp_path / "f.pb"))
+    subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(tmp_path / "f.so")],
+                   check=True)
+    got, want = sotc.load(str(tmp_path / "f.so"))(x), casts_and_numpy_constants(x)
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-6)
+        else:
+            assert g == w and type(g) is type(w.item() if isinstance(w, np.generic) else w)
