@@ -56,16 +56,48 @@ VarPtr Executor::makeRecord(Frame &f, const VarPtr &cls, const std::vector<VarPt
     record->keys.push_back(makeConst(PyConst::ofStr(fields[i]), {}));
     record->items.push_back(values[i] ? values[i] : none());
   }
-  // ModelOutput(mapping_or_pairs) spreads its first argument over the fields instead.
+  // ModelOutput(mapping_or_pairs) spreads its first argument over the fields instead: a dict,
+  // or a sequence whose first item is a (str, value) pair (any other sequence is the first
+  // field's value, as the library's __post_init__ decides).
   bool othersUnset = std::all_of(record->items.begin() + 1, record->items.end(), [](auto &v) {
     return v->isConstant() && v->constant.kind == PyConst::Kind::None;
   });
-  const VarPtr &first = record->items.front();
-  if (othersUnset && (first->kind == K::Dict || first->isSequence() || first->kind == K::Iterator))
+  VarPtr first = record->items.front();
+  auto isPair = [](const VarPtr &v) {
+    return v->isSequence() && v->items.size() == 2 && v->items[0]->isConstant() &&
+           v->items[0]->constant.kind == PyConst::Kind::Str;
+  };
+  std::vector<std::pair<VarPtr, VarPtr>> spread;
+  if (othersUnset && first->kind == K::Dict) {
+    for (size_t i = 0; i < first->keys.size(); ++i)
+      spread.push_back({first->keys[i], first->items[i]});
+  } else if (othersUnset && first->isSequence() && !first->items.empty() &&
+             isPair(first->items.front())) {
+    for (const VarPtr &item : first->items) {
+      if (!isPair(item))
+        fail(DiagCode::FrontendPythonError,
+             "ValueError: Cannot set key/value for " + item->repr() +
+                 ". It needs to be a tuple (key, value).",
+             f);
+      spread.push_back({item->items[0], item->items[1]});
+    }
+  } else if (othersUnset && first->kind == K::Iterator) {
     fail(DiagCode::FrontendUnsupportedConstruct,
-         def.qualname() + " built from a " + first->typeName() +
-             " of its fields: pass them as keyword arguments",
+         def.qualname() + " built from an iterator of its fields: pass them as keyword arguments",
          f);
+  } else if (othersUnset && first->isSequence() && first->items.empty()) {
+    record->items.front() = none();
+  }
+  if (othersUnset && (first->kind == K::Dict || !spread.empty()))
+    record->items.front() = none();
+  for (const auto &[key, value] : spread) {
+    consume(key, locOf(f));
+    auto field = std::find(fields.begin(), fields.end(), key->constant.text);
+    if (!key->isConstant() || key->constant.kind != PyConst::Kind::Str || field == fields.end())
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           def.qualname() + " given " + key->repr() + ", not one of its fields", f);
+    record->items[field - fields.begin()] = value;
+  }
   return record;
 }
 

@@ -155,3 +155,37 @@ def test_casts_to_self_and_numpy_constants(sotc_bin, tmp_path):  # noqa: F811
             np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-6)
         else:
             assert g == w and type(g) is type(w.item() if isinstance(w, np.generic) else w)
+
+
+from transformers.utils import ModelOutput  # noqa: E402  (the reference environment's)
+
+
+@dataclasses.dataclass
+class Out(ModelOutput):
+    logits: tuple = None
+    hidden: torch.Tensor = None
+
+
+def model_outputs_built_as_the_library_builds_them(x):
+    """transformers' ModelOutput(first): a tuple of tensors is the first field's value (MGP-STR's
+    logits); a dict or a sequence of (name, value) pairs spreads over the fields."""
+    kept = Out((x, x * 2))
+    pairs = Out([("logits", x + 1), ("hidden", x - 1)])
+    mapping = Out({"hidden": x * 3})
+    return (kept.logits[1], kept.hidden is None, pairs.hidden, pairs.logits, mapping.logits is None,
+            mapping.hidden, len(kept), len(mapping))
+
+
+def test_model_outputs_built_from_one_argument(sotc_bin, tmp_path):  # noqa: F811
+    x = torch.randn(3, 4)
+    path = sotc.trace(model_outputs_built_as_the_library_builds_them, x).save(
+        str(tmp_path / "f.pb"))
+    subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(tmp_path / "f.so")],
+                   check=True)
+    got = sotc.load(str(tmp_path / "f.so"))(x)
+    want = model_outputs_built_as_the_library_builds_them(x)
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-6)
+        else:
+            assert g == w
