@@ -494,11 +494,17 @@ void Executor::pushFrame(ExecState &state, const VarPtr &function, std::vector<V
   f.codeIndex = function->codeIndex;
   f.namespaceIndex = function->namespaceIndex;
   const Frame *caller = state.frames.empty() ? nullptr : &state.frames.back();
-  if (caller && state.frames.size() >= static_cast<size_t>(options_.maxInlineDepth))
+  if (caller && state.frames.size() >= static_cast<size_t>(options_.maxInlineDepth)) {
+    std::string chain; // the innermost callers, which show the cycle of a recursion
+    for (size_t i = state.frames.size() - std::min<size_t>(state.frames.size(), 6);
+         i < state.frames.size(); ++i)
+      chain += trace_.code_objects(state.frames[i].codeIndex).qualname() + " -> ";
     fail(DiagCode::FrontendRecursionLimit,
          "inlining '" + co.qualname() + "' would exceed the depth limit of " +
-             std::to_string(options_.maxInlineDepth),
+             std::to_string(options_.maxInlineDepth) + " (calls: ... -> " + chain +
+             co.qualname() + ")",
          *caller);
+  }
   auto error = [&](const std::string &msg) {
     if (caller)
       fail(DiagCode::FrontendPythonError, "TypeError: " + co.qualname() + "() " + msg, *caller);

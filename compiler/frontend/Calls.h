@@ -76,6 +76,9 @@ struct CallContext {
   /// The next item of an iterator (a generator runs to its next yield), or nothing.
   std::optional<VarPtr> next(const VarPtr &it) { return ex.nextItem(state, sir, it); }
   VarPtr getAttr(VarPtr obj, const std::string &attr) { return ex.getAttr(f(), sir, obj, attr); }
+  VarPtr plainGetAttr(VarPtr obj, const std::string &attr) {
+    return ex.plainGetAttr(f(), sir, obj, attr);
+  }
   /// A member of the object's traced class (a method bound to it), or null.
   VarPtr classMember(VarPtr obj, const std::string &name) { return ex.classMember(obj, name, loc); }
   VarPtr getItem(VarPtr obj, VarPtr key) { return ex.getItem(f(), sir, obj, key); }

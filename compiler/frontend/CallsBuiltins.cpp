@@ -590,6 +590,19 @@ bool hasattr(CallContext &c) {
   return true;
 }
 
+/// object.__getattribute__(obj, name), or bound through super(): the lookup that a class's
+/// own __getattribute__ hands on to.
+bool objectGetattribute(CallContext &c) {
+  std::vector<VarPtr> args = c.args;
+  if (c.self)
+    args.insert(args.begin(), c.self);
+  if (args.size() != 2 || !args[1]->isConstant() || args[1]->constant.kind != PyConst::Kind::Str)
+    return false;
+  c.consume(args[1]);
+  c.push(c.plainGetAttr(args[0], args[1]->constant.text));
+  return true;
+}
+
 /// getattr(obj, name[, default]).
 bool getattr(CallContext &c) {
   if (c.args.size() < 2 || c.args.size() > 3 || !c.args[1]->isConstant() ||
@@ -734,6 +747,7 @@ const CallTable &builtinFunctions() {
       {"round", convert},
       {"next", next},
       {"getattr", getattr},
+      {"object.__getattribute__", objectGetattribute},
       {"slice", slice},
       {"chr", chrOrd},
       {"ord", chrOrd},

@@ -345,6 +345,8 @@ private:
   void applyAutocast(Frame &f, StatementIR &sir, const std::string &opName,
                      std::vector<VarPtr> &args,
                      std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// The object whose next attribute lookup skips its class's __getattribute__ (plainGetAttr).
+  const Variable *plainLookup_ = nullptr;
   ExecState *running_ = nullptr; // the state run() steps (its autocast blocks, generators)
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
@@ -353,6 +355,12 @@ private:
   /// -a, +a, ~a by dunder name ("__neg__", "__pos__", "__invert__").
   VarPtr unaryOp(Frame &f, StatementIR &sir, const std::string &dunder, VarPtr a);
   VarPtr getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::string &name);
+  /// object.__getattribute__(obj, name): the lookup without the class's own __getattribute__
+  /// (what that override reaches through super()).
+  VarPtr plainGetAttr(Frame &f, StatementIR &sir, const VarPtr &obj, const std::string &name);
+  /// `callable(args)` run now from inside an operation (an attribute hook, a property): if it
+  /// fails, the frames it pushed are dropped before the error goes on (getattr's default).
+  VarPtr callFromOperation(StatementIR &sir, const VarPtr &callable, std::vector<VarPtr> args);
   /// A user class's member through `receiver` (an object: methods bound to it; a class), or
   /// null; *isProperty says whether it is a property's getter (bound, to be called).
   VarPtr classMember(const VarPtr &receiver, const std::string &name, const SourceLoc &loc,

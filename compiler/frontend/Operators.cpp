@@ -765,6 +765,28 @@ VarPtr Executor::makeSuper(Frame &f, const VarPtr &cls, const VarPtr &obj) {
   return super;
 }
 
+VarPtr Executor::plainGetAttr(Frame &f, StatementIR &sir, const VarPtr &obj,
+                              const std::string &name) {
+  plainLookup_ = obj.get();
+  struct Reset {
+    const Variable *&flag;
+    ~Reset() { flag = nullptr; }
+  } reset{plainLookup_};
+  return getAttr(f, sir, obj, name);
+}
+
+VarPtr Executor::callFromOperation(StatementIR &sir, const VarPtr &callable,
+                                   std::vector<VarPtr> args) {
+  size_t depth = running_->frames.size();
+  try {
+    return callNow(*running_, sir, callable, std::move(args), {});
+  } catch (...) {
+    while (running_->frames.size() > depth)
+      running_->frames.pop_back();
+    throw;
+  }
+}
+
 VarPtr Executor::superAttr(Frame &f, const VarPtr &super, const std::string &name) {
   const VarPtr &obj = super->self;
   const auto &mro = trace_.classes(obj->classIndex).mro();
@@ -780,6 +802,12 @@ VarPtr Executor::superAttr(Frame &f, const VarPtr &super, const std::string &nam
       return classMember(obj, name, locOf(f), nullptr, super->classIndex);
     if (name == "forward" && ops::lookupLayer(cls.library_name()))
       return leafForward(obj, static_cast<int>(*c));
+  }
+  if (name == "__getattribute__") { // past the classes that override it: object's
+    VarPtr m = Variable::make(K::Builtin, computedFrom({obj}));
+    m->name = "object.__getattribute__";
+    m->self = obj;
+    return m;
   }
   if (obj->kind == K::Dict) { // past the subclass's own classes: dict's method
     VarPtr m = Variable::make(K::Method, computedFrom({obj}));
@@ -956,6 +984,21 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     }
     break;
   case K::Object:
+    // A class that overrides __getattribute__ (transformers' configs map names through their
+    // attribute_map) sees every read of its objects' attributes.
+    if (plainLookup_ == obj.get()) {
+      plainLookup_ = nullptr;
+    } else if (!obj->layer && !isRecord(obj) && running_) {
+      VarPtr hook = classMember(obj, "__getattribute__", loc);
+      if (hook && hook->kind == K::Function)
+        return callFromOperation(sir, hook, {makeConst(PyConst::ofStr(name), {})});
+    }
+    if (name == "__dict__" && !obj->layer) { // its attributes, as they are now
+      VarPtr dict = Variable::make(K::Dict, computedFrom({obj}));
+      dict->keys = obj->keys;
+      dict->items = obj->items;
+      return dict;
+    }
     for (size_t i = 0; i < obj->keys.size(); ++i)
       if (obj->keys[i]->constant.text == name) {
         const VarPtr &value = obj->items[i];
@@ -993,9 +1036,11 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     }
     bool property = false;
     VarPtr member = classMember(obj, name, locOf(f), &property);
-    if (property) // LOAD_ATTR calls the getter; other readers would get the function
-      fail(DiagCode::FrontendAttributeError,
-           "the property ." + name + " is read only as `obj." + name + "` here", f);
+    if (property && obj->kind == K::Object && running_) // the getter, run now
+      return callFromOperation(sir, member, {});
+    if (property)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "the property ." + name + " read here is not supported", f);
     if (member)
       return member;
     // A layer-table leaf's forward: bound to the layer, or, read from the class, unbound
@@ -1025,6 +1070,11 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   case K::Builtin:
     if (name == "__name__" || name == "__qualname__")
       return makeConst(PyConst::ofStr(obj->name), {obj});
+    if (obj->name == "object" && name == "__getattribute__") { // object.__getattribute__(o, n)
+      VarPtr v = Variable::make(K::Builtin, constTracker());
+      v->name = "object.__getattribute__";
+      return v;
+    }
     if (obj->name == "dict" && name == "fromkeys") { // a builtin of its own (CallsBuiltins.cpp)
       VarPtr v = Variable::make(K::Builtin, constTracker());
       v->name = "dict.fromkeys";

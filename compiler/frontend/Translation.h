@@ -122,7 +122,7 @@ struct SizeMultiple {
 struct TranslateOptions {
   bool allowHostCallbacks = false;  // print(tensor), x.numpy(), --break-on: host callbacks
   std::vector<std::string> breakOn; // API names that force a boundary
-  int maxInlineDepth = 32;
+  int maxInlineDepth = 64; // library code nests deep: model, layer, hub wrapper, config hooks
   int maxLoopIterations = 1024; // per loop instruction, per segment
   int maxSegments = 64;
   std::vector<SizeRelation> sameSizes;     // found by earlier attempts of translate()

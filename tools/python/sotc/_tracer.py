@@ -45,7 +45,7 @@ _MIXIN_MODULES = {"_collections_abc", "collections.abc"}
 _PUBLIC_NAMESPACES = ("torch.nn.functional", "torch", "paddle.nn.functional", "paddle")
 # The special methods the compiler calls on a class's objects (obj(...), obj[key], key in obj).
 _RECORDED_DUNDERS = ("__init__", "__call__", "__getitem__", "__contains__", "__iter__",
-                     "__len__")
+                     "__len__", "__getattribute__")
 # What the compiler calls without code naming it: a layer's forward, the special methods.
 _IMPLICIT_MEMBERS = _RECORDED_DUNDERS + ("forward", "setup_context")
 # The frameworks' custom-operator bases: a subclass's `apply(...)` runs its static `forward`.

@@ -175,6 +175,40 @@ class Fields:
         return self.values[key] * 2
 
 
+class Aliased:
+    """transformers' configs: __getattribute__ maps names through a class-level table and hands
+    on to object's lookup through super(); a property read by getattr runs its getter."""
+    aliases = {"width": "hidden"}
+
+    def __init__(self):
+        self.hidden = 3
+
+    def __getattribute__(self, key):
+        if key in super().__getattribute__("aliases"):
+            key = super().__getattribute__("aliases")[key]
+        return super().__getattribute__(key)
+
+    @property
+    def doubled(self):
+        return self.width * 2
+
+
+class Plain:
+    def __init__(self):
+        self.n = 4
+
+    @property
+    def twice(self):
+        return self.n * 2
+
+
+def attribute_hooks_and_properties(x):
+    a, p = Aliased(), Plain()
+    return (x * a.width, getattr(a, "width"), getattr(a, "missing", "default"), a.doubled,
+            getattr(p, "twice", None), hasattr(p, "twice"), object.__getattribute__(a, "hidden"),
+            a.__dict__.get("hidden"))
+
+
 def spread(**kwargs):
     return kwargs
 
@@ -200,6 +234,7 @@ CASES = [
     identity_of_functions_and_ids,
     dict_subclass_methods,
     double_star_of_a_mapping_object,
+    attribute_hooks_and_properties,
 ]
 
 
