@@ -671,6 +671,21 @@ void checkArity(CallContext &c) {
                (lo == hi ? "" : " to " + std::to_string(hi)) + " arguments (" +
                std::to_string(c.args.size()) + " given)");
 }
+/// The keyword arguments each builtin takes here; any other would be ignored, so it is refused
+/// (sorted(x, reverse=True) once sorted ascending).
+void checkKeywords(CallContext &c) {
+  static const std::map<std::string, std::set<std::string>> accepted = {
+      {"enumerate", {"start"}}, {"sorted", {"key", "reverse"}}, {"min", {"key", "default"}},
+      {"max", {"key", "default"}}, {"sum", {"start"}}, {"zip", {"strict"}},
+      {"print", {"sep", "end", "file", "flush"}}};
+  if (c.kwargs.empty() || c.name == "dict" || isBuiltinException(c.name))
+    return;
+  auto it = accepted.find(c.name);
+  for (const auto &[k, v] : c.kwargs)
+    if (it == accepted.end() || !it->second.count(k))
+      c.fail(DiagCode::FrontendUnsupportedCall,
+             "builtin " + c.name + "() with the keyword argument " + k + "= is not supported");
+}
 } // namespace
 
 VarPtr Executor::callNow(ExecState &state, StatementIR &sir, VarPtr callable,
@@ -882,6 +897,7 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   }
   case K::Builtin:
     checkArity(c);
+    checkKeywords(c);
     if (isBuiltinException(c.name)) // ValueError("..."): an exception object `raise` raises
       return c.push(makeException(c.name, -1, c.name, c.args));
     if (!dispatch(builtinFunctions(), c))

@@ -222,8 +222,22 @@ VarPtr iteratorOf(CallContext &c, const VarPtr &v) {
   return v->kind == K::Iterator ? v : makeSequence(K::Iterator, c.iterate(v), {v});
 }
 
+/// A keyword argument's value, or null.
+VarPtr keyword(const CallContext &c, const std::string &name) {
+  for (const auto &[k, v] : c.kwargs)
+    if (k == name)
+      return v;
+  return nullptr;
+}
+
 bool enumerate(CallContext &c) {
-  int64_t start = c.args.size() > 1 ? c.args[1]->constant.intValue : 0;
+  VarPtr from = c.args.size() > 1 ? c.args[1] : keyword(c, "start");
+  if (from && !isInt(from))
+    c.fail(DiagCode::FrontendPythonError,
+           "TypeError: enumerate()'s start must be an integer, not " + from->typeName());
+  if (from)
+    c.consume(from);
+  int64_t start = from ? from->constant.intValue : 0;
   if (lazy(c.args[0]))
     return pushAdaptor(c, {c.args[0]}, nullptr, start);
   std::vector<VarPtr> src = c.iterate(c.args[0]), items;
@@ -247,6 +261,12 @@ bool zip(CallContext &c) {
     srcs.push_back(c.iterate(a));
     n = std::min(n, srcs.back().size());
   }
+  if (VarPtr strict = keyword(c, "strict"); strict && c.truthy(strict))
+    for (size_t i = 0; i < srcs.size(); ++i)
+      if (srcs[i].size() != n)
+        c.fail(DiagCode::FrontendPythonError,
+               "ValueError: zip() argument " + std::to_string(i + 1) + " is " +
+                   (srcs[i].size() > n ? "longer" : "shorter") + " than the others");
   std::vector<VarPtr> items;
   for (size_t i = 0; i < (c.args.empty() ? 0 : n); ++i) {
     std::vector<VarPtr> t;
@@ -271,17 +291,45 @@ bool reversed(CallContext &c) {
   return pushIterator(c, items);
 }
 
+/// Each item's sort key: key(item) when a key function is given (None: the item itself); a
+/// number or a string the translation can compare.
+std::vector<VarPtr> sortKeys(CallContext &c, const std::vector<VarPtr> &items, const VarPtr &key) {
+  std::vector<VarPtr> keys;
+  for (const VarPtr &v : items) {
+    VarPtr k = key && !(key->isConstant() && key->constant.kind == PyConst::Kind::None)
+                   ? c.callNow(key, {v})
+                   : v;
+    if (!k->isConstant() || !(k->constant.isNumber() || k->constant.kind == PyConst::Kind::Str))
+      c.fail(DiagCode::FrontendUnsupportedConstruct,
+             c.name + "() comparing values that are not constant numbers or strings");
+    c.consume(k);
+    keys.push_back(k);
+  }
+  return keys;
+}
+
+bool keyLess(const VarPtr &x, const VarPtr &y) {
+  return x->constant.isNumber() ? x->constant.number() < y->constant.number()
+                                : x->constant.text < y->constant.text;
+}
+
+/// sorted(iterable, key=None, reverse=False): stable either way, as Python's.
 bool sorted(CallContext &c) {
   std::vector<VarPtr> items = c.iterate(c.args[0]);
-  c.consumeArgs();
-  for (const VarPtr &v : items)
-    if (!v->isConstant() || !(v->constant.isNumber() || v->constant.kind == PyConst::Kind::Str))
-      c.fail(DiagCode::FrontendUnsupportedConstruct, "sorted() of non-constant values");
-  std::stable_sort(items.begin(), items.end(), [](const VarPtr &x, const VarPtr &y) {
-    return x->constant.isNumber() ? x->constant.number() < y->constant.number()
-                                  : x->constant.text < y->constant.text;
+  c.consume(c.args[0]);
+  std::vector<VarPtr> keys = sortKeys(c, items, keyword(c, "key"));
+  VarPtr reverseArg = keyword(c, "reverse");
+  bool reverse = reverseArg && c.truthy(reverseArg);
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return reverse ? keyLess(keys[b], keys[a]) : keyLess(keys[a], keys[b]);
   });
-  c.push(makeSequence(K::List, items, c.args));
+  std::vector<VarPtr> out;
+  for (size_t i : order)
+    out.push_back(items[i]);
+  c.push(makeSequence(K::List, out, c.args));
   return true;
 }
 
@@ -315,7 +363,8 @@ bool aggregate(CallContext &c) {
     if (!tensors)
       for (const VarPtr &v : items)
         c.consume(v);
-    VarPtr acc = c.args.size() > 1 ? c.args[1] : makeConst(PyConst::ofInt(0), {});
+    VarPtr start = c.args.size() > 1 ? c.args[1] : keyword(c, "start");
+    VarPtr acc = start ? start : makeConst(PyConst::ofInt(0), {});
     for (const VarPtr &v : items)
       acc = c.add(acc, v);
     c.push(acc);
@@ -332,8 +381,20 @@ bool aggregate(CallContext &c) {
     c.push(makeConst(PyConst::ofBool(r), c.args));
     return true;
   }
+  VarPtr fallback = keyword(c, "default");
+  if (items.empty() && fallback)
+    return c.push(fallback), true;
   if (items.empty())
     c.fail(DiagCode::FrontendPythonError, "ValueError: " + b + "() arg is an empty sequence");
+  if (VarPtr key = keyword(c, "key")) { // the first item whose key is least (or greatest)
+    std::vector<VarPtr> keys = sortKeys(c, items, key);
+    size_t best = 0;
+    for (size_t i = 1; i < items.size(); ++i)
+      if (b == "min" ? keyLess(keys[i], keys[best]) : keyLess(keys[best], keys[i]))
+        best = i;
+    c.push(items[best]);
+    return true;
+  }
   VarPtr best = items[0];
   for (const VarPtr &v : items)
     if (c.compare(b == "min" ? "<" : ">", v, best)->constant.boolValue)

@@ -1162,7 +1162,23 @@ void Executor::setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, co
            "assigning into a tensor a view of it still refers to (t = x[...]; x[...] = v "
            "changes t in the framework): not supported",
            f);
-    replaceEverywhere(state, obj, tensorSetItem(f, sir, obj, key, value));
+    // A view made by base[k] (t = base[0]; t[..., i] = v) writes base too: base takes the
+    // updated view at k, and the view is read from it again.
+    bool throughIndex = obj->viewOf && obj->viewKey && !obj->viewOf->viewOf &&
+                        !viewed(state, obj->viewOf, obj);
+    if (obj->viewOf && !throughIndex)
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "assigning into a view of another tensor that is itself a view, or that other views "
+           "share (x[i][j] = v, or t = x[...]; t[...] = v with more views of x) would write "
+           "them too: assign through one index of the original",
+           f);
+    VarPtr updated = tensorSetItem(f, sir, obj, key, value);
+    if (!throughIndex)
+      return replaceEverywhere(state, obj, updated);
+    VarPtr base = obj->viewOf, viewKey = obj->viewKey;
+    VarPtr written = tensorSetItem(f, sir, base, viewKey, updated);
+    replaceEverywhere(state, base, written);
+    replaceEverywhere(state, obj, getItem(f, sir, written, viewKey));
   } else {
     fail(DiagCode::FrontendUnsupportedConstruct,
          "item assignment on a " + obj->typeName() + " is not supported", f);

@@ -36,11 +36,6 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     const std::string &name = torch ? torchName : paddleName;
     return tensorCall(f, sir, "api", name, name, std::move(args), {});
   };
-  if (x->viewOf)
-    fail(DiagCode::FrontendUnsupportedConstruct,
-         "assigning into a view of another tensor (x[i][j] = v, or t = x[...]; t[...] = v) "
-         "would write that tensor too: assign through one index of the original",
-         f);
   const std::vector<int64_t> &shape = x->meta.shape;
   for (int64_t d : shape)
     if (ops::isDynamicDim(d))

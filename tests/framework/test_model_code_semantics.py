@@ -189,3 +189,20 @@ def test_model_outputs_built_from_one_argument(sotc_bin, tmp_path):  # noqa: F81
             np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-6)
         else:
             assert g == w
+
+
+class SectionedRotary(nn.Module):
+    """Qwen3-VL's rotary sections: the first row of the table, a view, takes every third
+    frequency from the other rows; the table itself changes with it."""
+
+    def forward(self, freq):
+        freq = freq * 1
+        rows = freq[0]
+        for dim, offset in enumerate((1, 2), start=1):
+            idx = slice(offset, 9, 3)
+            rows[..., idx] = freq[dim, ..., idx]
+        return torch.cat((rows, rows), dim=-1) + freq.sum(0)[..., :1]
+
+
+def test_assignment_into_a_view_writes_its_base(sotc_bin, tmp_path):  # noqa: F811
+    check(SectionedRotary(), torch.randn(3, 2, 4, 9), sotc_bin, tmp_path)

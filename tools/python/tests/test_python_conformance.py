@@ -209,6 +209,16 @@ def attribute_hooks_and_properties(x):
             a.__dict__.get("hidden"))
 
 
+def builtins_keyword_arguments(x):
+    """enumerate(start=) (Qwen3-VL's rotary sections: the wrong sections once, silently),
+    sorted(key=, reverse=), min/max(key=, default=), sum(start=), zip(strict=)."""
+    names = ["bb", "a", "ccc", "dd"]
+    rows = [x[:, dim] * offset for dim, offset in enumerate((1, 2), start=1)]
+    return (rows, sorted(names, key=len, reverse=True), sorted(names, reverse=True),
+            sorted([3, 1, 2], key=lambda v: -v), min(names, key=len), max(names, key=len),
+            max([], default=-1), sum([1, 2], start=10), list(zip("ab", (1, 2), strict=True)))
+
+
 def spread(**kwargs):
     return kwargs
 
@@ -235,6 +245,7 @@ CASES = [
     dict_subclass_methods,
     double_star_of_a_mapping_object,
     attribute_hooks_and_properties,
+    builtins_keyword_arguments,
 ]
 
 
