@@ -285,13 +285,40 @@ class Transformers(Suite):
                                 "embed_dims": [16 * (i + 1) for i in range(len(old))]}[key]
             return out
 
-        overrides = shrink(base.to_dict(), accepted)
+        def fit(defaults, out):
+            # Lists with one entry per layer shrink with the layers (layer_types); the experts
+            # each token picks fit the experts there are.
+            layers = next((defaults[k] for k in ("num_hidden_layers", "num_layers", "n_layer")
+                           if isinstance(defaults.get(k), int)), None)
+            kept = next((out[k] for k in ("num_hidden_layers", "num_layers", "n_layer")
+                         if k in out), None)
+            for key, value in defaults.items():
+                if (layers and kept and isinstance(value, list) and len(value) == layers
+                        and key.endswith(("layer_types", "layers_block_type", "block_types"))):
+                    out[key] = value[:kept]
+            counts = [v for k, v in {**defaults, **out}.items()
+                      if k in ("num_local_experts", "num_experts", "n_routed_experts")
+                      and isinstance(v, int) and v > 0]
+            experts = min(counts) if counts else None
+            for key in ("num_experts_per_tok", "num_experts_per_token", "moe_topk", "top_k"):
+                if experts and isinstance(defaults.get(key), int) and defaults[key] > experts:
+                    out[key] = min(2, experts)
+            return out
+
+        overrides = fit(base.to_dict(), shrink(base.to_dict(), accepted))
         for key, value in base.to_dict().items():
             if key.endswith("_config") and isinstance(value, dict) and key in accepted:
                 sub = getattr(base, key)
                 sub_accepts = set(inspect.signature(type(sub).__init__).parameters)
-                overrides[key] = {**value, **shrink(value, sub_accepts)}
-        config = type(base)(**overrides)
+                overrides[key] = {**value, **fit(value, shrink(value, sub_accepts))}
+        try:
+            config = type(base)(**overrides)
+        except Exception:  # noqa: BLE001  a config that validates its head counts together
+            for part in [overrides] + [v for v in overrides.values() if isinstance(v, dict)]:
+                if "num_key_value_heads" in part and "num_attention_heads" in part:
+                    part["num_key_value_heads"] = part["num_attention_heads"]
+                part.pop("head_dim", None)
+            config = type(base)(**overrides)
         # Decoders run without their KV cache (a cache is the generation issue's, #58), and
         # the text model inside a multimodal one too
         for part in (config, config.get_text_config()):
@@ -336,9 +363,17 @@ class Transformers(Suite):
             if width != height:
                 kwargs["pixel_values"] = kwargs["pixel_values"][..., :1].expand(
                     -1, -1, -1, width).contiguous()
-        elif kind == "input_values":
-            kwargs = {"input_values": torch.from_numpy(
-                rng.standard_normal((BATCH, 4000)).astype(np.float32))}
+        elif kind == "input_values":  # a waveform: [batch, samples], or with its channel
+            wave = torch.from_numpy(rng.standard_normal((BATCH, 4000)).astype(np.float32))
+            kwargs = {"input_values": wave}
+            try:
+                with torch.no_grad():
+                    model(**kwargs)
+            except Exception:  # noqa: BLE001
+                kwargs = {"input_values": wave[:, None]}
+        elif kind == "past_values":  # a time series
+            kwargs = {"past_values": torch.from_numpy(
+                rng.standard_normal((BATCH, 64)).astype(np.float32))}
         elif kind == "input_features":
             bins = getattr(config, "num_mel_bins", 80)
             kwargs = {"input_features": torch.from_numpy(
@@ -414,46 +449,104 @@ class Diffusers(Suite):
                 out.append(n)
         return sorted(out)
 
-    def build(self, name):
-        import diffusers
-        import torch
-        cls = getattr(diffusers, name)
+    # Constructor parameters the suite shrinks, by how diffusers names them: counts of layers
+    # and heads, and widths (a tuple of block widths shrinks element by element).
+    LAYERS = ("num_layers", "num_single_layers", "layers_per_block", "num_refiner_layers",
+              "num_blocks", "depth", "num_decoder_layers", "num_encoder_layers")
+    WIDTHS = {"block_out_channels": 32, "attention_head_dim": 8, "cross_attention_dim": 32,
+              "joint_attention_dim": 32, "pooled_projection_dim": 32, "caption_channels": 32,
+              "text_embed_dim": 32, "encoder_hid_dim": 32, "hidden_size": 32, "text_dim": 32,
+              "ffn_dim": 64, "freq_dim": 32, "inner_dim": 32, "norm_num_groups": 8,
+              "num_attention_heads": 2, "attention_heads": 2, "num_heads": 2,
+              "num_key_value_heads": 2, "sample_size": 16, "timestep_embed_dim": 32,
+              "caption_projection_dim": 16}  # = heads x head size, where blocks add it
+    # Where the model's config says how wide the text it attends to is.
+    TEXT_WIDTH = ("cross_attention_dim", "joint_attention_dim", "text_embed_dim",
+                  "caption_channels", "encoder_hid_dim", "text_dim", "context_dim")
+
+    def small_config(self, cls, layers_only):
         params = inspect.signature(cls.__init__).parameters
         small = {}
         for key, p in params.items():
             d = p.default
-            if key in ("block_out_channels",) and isinstance(d, (tuple, list)):
-                small[key] = tuple(32 for _ in d)
-            elif key == "layers_per_block":
+            if key in self.LAYERS and isinstance(d, int) and not isinstance(d, bool) and d > 1:
                 small[key] = 1
-            elif key in ("norm_num_groups",):
-                small[key] = 8
-            elif key in ("cross_attention_dim",) and isinstance(d, int):
-                small[key] = 32
-            elif key in ("attention_head_dim",) and isinstance(d, int):
-                small[key] = 8
-            elif key in ("num_attention_heads",) and isinstance(d, int):
-                small[key] = 2
-            elif key == "sample_size" and isinstance(d, int):
-                small[key] = 16
-            elif key == "num_layers" and isinstance(d, int):
+            elif key == "transformer_layers_per_block" and isinstance(d, int) and d > 1:
                 small[key] = 1
-        try:
-            torch.manual_seed(0)
-            model = cls(**small).eval()
-        except Exception as e:  # noqa: BLE001
-            raise Skip(f"the library cannot build it: {type(e).__name__}: {e}") from None
-        randomize_constant_weights(model, "torch")
-        channels = getattr(model.config, "in_channels", 4) or 4
-        x = torch.randn(1, channels, 16, 16, generator=torch.Generator().manual_seed(0))
-        kwargs = {}
+            elif layers_only:
+                continue
+            elif key in self.WIDTHS and isinstance(d, (tuple, list)) and d and all(
+                    isinstance(v, int) for v in d):
+                small[key] = type(d)(min(v, self.WIDTHS[key]) for v in d)
+            elif key in self.WIDTHS and isinstance(d, int) and not isinstance(d, bool):
+                small[key] = min(d, self.WIDTHS[key])
+        return small
+
+    def inputs(self, model):
+        """Candidate inputs from the forward's signature and the config: the latent as an
+        image, a video or tokens, the timestep, the text it attends to."""
+        import torch
+        config = model.config
         forward = inspect.signature(model.forward).parameters
-        if "timestep" in forward:
-            kwargs["timestep"] = torch.tensor([10])
-        if "encoder_hidden_states" in forward:
-            dim = getattr(model.config, "cross_attention_dim", 32) or 32
-            kwargs["encoder_hidden_states"] = torch.randn(1, 4, dim)
-        return "torch", model, (x,), kwargs
+        names = [n for n in forward if n != "self"]
+        if not names:
+            raise Skip("the model's forward takes no inputs")
+        gen = torch.Generator().manual_seed(0)
+        channels = getattr(config, "in_channels", None) or 4
+        latents = [torch.randn(1, channels, 16, 16, generator=gen),
+                   torch.randn(1, channels, 2, 16, 16, generator=gen),
+                   torch.randn(1, 64, channels, generator=gen)]  # 8x8 patches as tokens
+        width = next((getattr(config, k) for k in self.TEXT_WIDTH
+                      if isinstance(getattr(config, k, None), int)), 32)
+        extra = {}
+        for n, p in forward.items():
+            if n == names[0] or n in ("self", "return_dict"):
+                continue
+            if n in ("timestep", "timesteps", "t"):
+                extra[n] = torch.tensor([10])
+            elif n == "encoder_hidden_states":
+                extra[n] = torch.randn(1, 4, width, generator=gen)
+            elif n == "pooled_projections" and getattr(config, "pooled_projection_dim", None):
+                extra[n] = torch.randn(1, config.pooled_projection_dim, generator=gen)
+            elif n == "encoder_attention_mask":
+                extra[n] = torch.ones(1, 4, dtype=torch.int64)
+            elif n == "txt_ids":  # rotary positions of the text and the latent's 2x2 patches
+                extra[n] = torch.zeros(4, 3)
+            elif n == "img_ids":
+                extra[n] = torch.stack(torch.meshgrid(
+                    torch.zeros(1), torch.arange(8.0), torch.arange(8.0), indexing="ij"),
+                    -1).reshape(-1, 3)
+            elif p.default is inspect.Parameter.empty and p.kind not in (
+                    inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise Skip(f"inputs of kind {n!r} are not generated by the suite")
+        return [((x,), extra) for x in latents]
+
+    def build(self, name):
+        import diffusers
+        import torch
+        cls = getattr(diffusers, name)
+        model, error = None, None
+        for layers_only in (False, True):
+            try:
+                torch.manual_seed(0)
+                model = cls(**self.small_config(cls, layers_only)).eval()
+                break
+            except Exception as e:  # noqa: BLE001
+                error = e
+        if model is None:
+            raise Skip(f"the library cannot build it: {type(error).__name__}: {error}")
+        if sum(p.numel() for p in model.parameters()) > 50_000_000:
+            raise Skip("the library cannot build it small: over 50M parameters at the suite's sizes")
+        randomize_constant_weights(model, "torch")
+        failures = []
+        for args, kwargs in self.inputs(model):
+            try:
+                with torch.no_grad():
+                    model(*args, **kwargs)
+                return "torch", model, args, kwargs
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"{args[0].dim()}-d latent: {type(e).__name__}: {e}"[:90])
+        raise Skip("the library's eager run fails: " + "; ".join(failures))
 
 
 class Ultralytics(Suite):
@@ -597,7 +690,14 @@ def run_one(suite_name, name, workdir):
     return {"outcome": "wrong", "cause": diff} if diff else {"outcome": "ok"}
 
 
+# A worker's address space: a model a library builds too large for the machine fails in its
+# own process (MemoryError) instead of taking the machine down with it.
+WORKER_MEMORY = 12 << 30
+
+
 def worker(suite_name, name, workdir):
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
     try:
         result = run_one(suite_name, name, workdir)
     except Exception as e:  # noqa: BLE001
