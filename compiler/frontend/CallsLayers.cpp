@@ -66,6 +66,43 @@ std::vector<VarPtr> Executor::childLayers(const VarPtr &layer) {
   return out;
 }
 
+VarPtr Executor::layerWalk(const VarPtr &layer, const std::string &what) {
+  std::vector<std::pair<std::string, VarPtr>> modules;
+  std::set<const Variable *> seen;
+  std::function<void(const VarPtr &, const std::string &)> visit = [&](const VarPtr &m,
+                                                                       const std::string &prefix) {
+    if (!seen.insert(m.get()).second)
+      return;
+    modules.push_back({prefix, m});
+    for (const std::string &child : m->children)
+      for (size_t i = 0; i < m->keys.size(); ++i)
+        if (m->keys[i]->constant.text == child && m->items[i]->kind == K::Object)
+          visit(m->items[i], prefix.empty() ? child : prefix + "." + child);
+  };
+  visit(layer, "");
+  VarPtr dict = Variable::make(K::Dict, computedFrom({layer}));
+  auto add = [&](const std::string &name, const VarPtr &v) {
+    dict->keys.push_back(makeConst(PyConst::ofStr(name), {layer}));
+    dict->items.push_back(v);
+  };
+  bool wantModules = what == "modules" || what == "named_modules";
+  bool wantBuffers = what == "buffers" || what == "named_buffers";
+  for (const auto &[prefix, m] : modules) {
+    if (wantModules) {
+      add(prefix, m);
+      continue;
+    }
+    for (size_t i = 0; i < m->keys.size(); ++i) {
+      const VarPtr &v = m->items[i];
+      if (v->isTensor() && !v->weight.empty() && buffers_.count(v->weight) == wantBuffers &&
+          seen.insert(v.get()).second)
+        add(prefix.empty() ? m->keys[i]->constant.text : prefix + "." + m->keys[i]->constant.text,
+            v);
+    }
+  }
+  return dict;
+}
+
 VarPtr Executor::constructibleLayerClass(const std::string &publicName) const {
   for (int c = 0; c < trace_.classes_size(); ++c) {
     const trace::ClassDef &def = trace_.classes(c);

@@ -288,6 +288,18 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     v->tracedLength = value.dict_value().items_size();
     if (value.dict_value().has_subclass())
       v->classIndex = static_cast<int>(value.dict_value().subclass());
+    if (value.dict_value().attributes_size()) {
+      v->attributes = Variable::make(K::Object, tracker);
+      v->attributes->classIndex = v->classIndex;
+      for (const trace::NamedValue &a : value.dict_value().attributes()) {
+        Tracker t;
+        t.kind = Tracker::Kind::GetAttr;
+        t.parent = v;
+        t.name = a.name();
+        v->attributes->keys.push_back(makeConst(PyConst::ofStr(a.name()), {}));
+        v->attributes->items.push_back(fromTrace(a.value(), t));
+      }
+    }
     for (const trace::DictItem &item : value.dict_value().items()) {
       VarPtr key = fromTrace(item.key(), tracker.kind == Tracker::Kind::Const
                                              ? tracker
@@ -387,6 +399,8 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     VarPtr t = newTensor(meta, Tracker{Tracker::Kind::Weight, w.name(), {}, {}, {}});
     t->stopGradient = w.spec().stop_gradient();
     t->parameter = t->weight = w.name();
+    if (w.buffer())
+      buffers_.insert(w.name());
     weightOrder_.push_back(t);
     return weights_[w.name()] = t;
   }

@@ -300,6 +300,10 @@ private:
   std::vector<VarPtr> sublayers(Frame &f, const VarPtr &layer);
   /// Any layer's sublayers, in registration order (children()).
   static std::vector<VarPtr> childLayers(const VarPtr &layer);
+  /// layer.modules(), .parameters(), .buffers() or a named_ form ("modules", ...), as torch
+  /// walks them: the layer, then its children's, each module and tensor once; names as the
+  /// state dict spells them.
+  VarPtr layerWalk(const VarPtr &layer, const std::string &what);
   /// Whether the layer is a ModuleDict / LayerDict (indexed by name, iterated over names).
   bool isLayerDict(const VarPtr &layer) const;
   VarPtr tensorCall(Frame &f, StatementIR &sir, const std::string &kind, const std::string &callee,
@@ -451,6 +455,7 @@ private:
   std::map<std::pair<int, std::string>, VarPtr> globals_;
   std::map<int, VarPtr> functions_;
   std::map<std::string, VarPtr> weights_; // a model's parameters and buffers by name
+  std::set<std::string> buffers_;          // which of them are buffers
   std::vector<VarPtr> weightOrder_;        // the same, in the order they were read
   std::vector<std::pair<VarPtr, SourceLoc>> consumed_;
   std::vector<SizeGuard> batchGuards_;

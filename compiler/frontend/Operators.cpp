@@ -920,11 +920,26 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     m->name = name;
     return m;
   }
-  case K::Dict:
-    if (obj->classIndex >= 0) // a dict subclass's own members first
+  case K::Dict: {
+    if (obj->attributes) // a dict subclass's instance attributes, then its class's members
+      for (size_t i = 0; i < obj->attributes->keys.size(); ++i)
+        if (obj->attributes->keys[i]->constant.text == name)
+          return obj->attributes->items[i];
+    if (obj->classIndex >= 0)
       if (VarPtr member = classMember(obj, name, loc))
         return member;
-    [[fallthrough]];
+    // Only dict's own methods: any other name is an AttributeError, not a method of that name
+    // (a FrozenDict's config.center_input_sample read as a bound method was true).
+    static const std::set<std::string> dictMethods = {
+        "get", "items", "keys", "values", "pop", "popitem", "update", "setdefault", "copy",
+        "clear", "fromkeys", "__getitem__", "__contains__", "__len__", "__iter__", "move_to_end"};
+    if (!dictMethods.count(name))
+      break;
+    VarPtr m = Variable::make(K::Method, computedFrom({obj}));
+    m->self = obj;
+    m->name = name;
+    return m;
+  }
   case K::Constant:
   case K::List:
   case K::Tuple: {
@@ -935,6 +950,32 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     auto field = std::find(obj->fields.begin(), obj->fields.end(), name);
     if (field != obj->fields.end())
       return obj->items[field - obj->fields.begin()];
+    // The type's own methods only: another name is an AttributeError (hasattr says False),
+    // never a bound method that is true in an `if`.
+    static const std::set<std::string> listMethods = {
+        "append", "extend", "insert", "remove", "pop", "clear", "index", "count", "sort",
+        "reverse", "copy", "__getitem__", "__len__", "__contains__", "__iter__"};
+    static const std::set<std::string> strMethods = {
+        "capitalize", "casefold",  "center",       "count",      "encode",     "endswith",
+        "expandtabs", "find",      "format",       "format_map", "index",      "isalnum",
+        "isalpha",    "isascii",   "isdecimal",    "isdigit",    "isidentifier", "islower",
+        "isnumeric",  "isprintable", "isspace",    "istitle",    "isupper",    "join",
+        "ljust",      "lower",     "lstrip",       "partition",  "removeprefix", "removesuffix",
+        "replace",    "rfind",     "rindex",       "rjust",      "rpartition", "rsplit",
+        "rstrip",     "split",     "splitlines",   "startswith", "strip",      "swapcase",
+        "title",      "translate", "upper",        "zfill",      "__len__",    "__contains__",
+        "__getitem__", "__iter__", "__format__"};
+    static const std::set<std::string> numberMethods = {
+        "bit_length", "to_bytes",  "conjugate", "is_integer", "as_integer_ratio", "hex",
+        "__index__",  "__float__", "__int__",   "__bool__",   "__format__"};
+    bool text = obj->isConstant() && obj->constant.kind == PyConst::Kind::Str;
+    const std::set<std::string> &methods = obj->kind == K::Tuple ? listMethods
+                                           : obj->kind == K::List ? listMethods
+                                           : text                 ? strMethods
+                                                                  : numberMethods;
+    if (!methods.count(name) ||
+        (obj->kind == K::Tuple && name != "index" && name != "count" && name[0] != '_'))
+      break;
     VarPtr m = Variable::make(K::Method, computedFrom({obj}));
     m->self = obj;
     m->name = name;
@@ -1063,6 +1104,15 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       VarPtr m = Variable::make(K::Method, computedFrom({dict}));
       m->self = dict;
       m->name = name == "children" ? "values" : name == "named_children" ? "items" : name;
+      return m;
+    }
+    static const std::set<std::string> walks = {"modules", "named_modules", "parameters",
+                                                "named_parameters", "buffers", "named_buffers"};
+    if (obj->kind == K::Object && obj->layer && walks.count(name)) {
+      VarPtr dict = layerWalk(obj, name);
+      VarPtr m = Variable::make(K::Method, computedFrom({dict}));
+      m->self = dict;
+      m->name = name.rfind("named_", 0) == 0 ? "items" : "values";
       return m;
     }
     break;

@@ -142,6 +142,7 @@ struct Variable {
   int64_t sizeDim = ops::kDynamic;
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
+  VarPtr attributes; // Dict of a subclass: its instance's own attributes (an Object), or null
   std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)
   int64_t start = 0, stop = 0, step = 1; // Range
   std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
@@ -220,6 +221,7 @@ template <typename V, typename F> void forEachChild(V &v, F &&fn) {
   for (auto &key : v.keys)
     fn(key);
   fn(v.self);
+  fn(v.attributes);
   for (auto &d : v.defaults)
     fn(d);
   for (auto &kv : v.kwdefaults)

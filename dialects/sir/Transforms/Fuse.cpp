@@ -219,6 +219,33 @@ private:
       if (after)
         afterReduction.insert(i);
     }
+    // A reduction kernel computes what its rows need: a smaller tensor off that path (neither
+    // feeding a reduction nor computed from one: UNet's mask bias [1, 1, 1, 4] handed on to
+    // the later attention layers from inside the first one's softmax) has no index there.
+    // Constants are made wherever they are read.
+    std::set<size_t> feedsReduction;
+    {
+      std::vector<size_t> work;
+      for (size_t i : ops)
+        if (ops::primKind(primOf(prims_[i])) == ops::PrimKind::Reduce)
+          work.push_back(i);
+      while (!work.empty()) {
+        size_t i = work.back();
+        work.pop_back();
+        for (mlir::Value v : prims_[i]->getOperands())
+          if (auto def = v.getDefiningOp<PrimOp>();
+              def && inUnion.count(index_.at(def)) && feedsReduction.insert(index_.at(def)).second)
+            work.push_back(index_.at(def));
+      }
+    }
+    bool reduces = std::any_of(ops.begin(), ops.end(), [&](size_t i) {
+      return ops::primKind(primOf(prims_[i])) == ops::PrimKind::Reduce;
+    });
+    for (size_t i : ops)
+      if (reduces && !afterReduction.count(i) && !feedsReduction.count(i) &&
+          ops::primKind(primOf(prims_[i])) != ops::PrimKind::Source &&
+          Extent(prims_[i].getType()) < most)
+        return false;
     // What the group hands on is stored at the anchor's points. A broadcast to a shape
     // smaller than the anchor that no reduction's rows carry may have no one point per
     // element there (Falcon's rotary tables: [1, 1, 16, 16] broadcast to [2, 1, 16, 16] for

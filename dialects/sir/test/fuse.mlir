@@ -248,6 +248,24 @@ sir.subgraph @counts_through_elementwise(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A small tensor handed on from beside a softmax's rows (UNet's mask bias [1, 4], read by the
+// softmax and, reshaped, by later layers): the reshape handed on is no part of the rows'
+// kernel, which could not index it; constants stay in (they are made where they are read).
+// CHECK-LABEL: sir.subgraph @handed_on_beside_rows
+// CHECK:      sir.group "fill_constant_0_multiply_1_broadcast_to_2_add_3_reduce_max_4" "reduction"
+// CHECK:      sir.group "reshape_5" "injective"
+sir.subgraph @handed_on_beside_rows(%m: tensor<1x4xf32>, %s: tensor<1x2x3x4xf32>) -> (tensor<1x2x3x1xf32>, tensor<1x1x1x4xf32>) {
+  %c = sir.prim fill_constant() {shape = array<i64: 1, 4>, value = -1.000000e+04 : f64} : () -> tensor<1x4xf32>
+  %bias = sir.prim multiply(%m, %c) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b = sir.prim broadcast_to(%bias) {shape = array<i64: 1, 2, 3, 4>} : (tensor<1x4xf32>) -> tensor<1x2x3x4xf32>
+  %a = sir.prim add(%s, %b) : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %mx = sir.prim reduce_max(%a) {axes = array<i64: 3>, keepdim = true} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x1xf32>
+  %later = sir.prim reshape(%bias) {shape = array<i64: 1, 1, 1, 4>} : (tensor<1x4xf32>) -> tensor<1x1x1x4xf32>
+  sir.output %mx, %later : tensor<1x2x3x1xf32>, tensor<1x1x1x4xf32>
+}
+
+// -----
+
 // Cycles are checked between groups, not primitives: {gather, cos, add} reads exp's result
 // and gives cos's to the second add, so exp and that add may not merge around it (they
 // once did, and the groups could not be ordered: the pass never ended). The add joins the

@@ -287,7 +287,7 @@ def _is_package_class(cls):
         return False
     for c in cls.__mro__[:-1]:
         qualified = getattr(c, "__module__", None) or ""
-        if c is not cls and (qualified in _INTERFACE_MODULES or c is dict):
+        if c is not cls and (qualified in _INTERFACE_MODULES or c in (dict, collections.OrderedDict)):
             continue
         module = qualified.split(".")[0]
         filename = getattr(sys.modules.get(qualified), "__file__", None) or ""
@@ -312,7 +312,8 @@ def _is_user_class(cls):
     if not isinstance(cls, type) or cls is object:
         return False
     # without object; dict may be a base (a registry with methods of its own)
-    return not any(_is_library_class(c) for c in cls.__mro__[:-1] if c is not dict or c is cls)
+    return not any(_is_library_class(c) for c in cls.__mro__[:-1]
+                   if c not in (dict, collections.OrderedDict) or c is cls)
 
 
 def _is_exception_class(cls):
@@ -576,6 +577,10 @@ class _Builder:
                 if type(obj) is not dict and (_is_user_class(type(obj))
                                               or _is_package_class(type(obj))):
                     out.dict_value.subclass = self.add_class(type(obj))
+                    for name, attribute in sorted(getattr(obj, "__dict__", {}).items()):
+                        if id(attribute) not in _seen:
+                            self.value(attribute, out.dict_value.attributes.add(name=name).value,
+                                       allow_tensor, _seen)
                 for key, item in items:
                     entry = out.dict_value.items.add()
                     self.value(key, entry.key, allow_tensor, _seen)

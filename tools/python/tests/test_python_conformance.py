@@ -10,6 +10,7 @@ before each pull: ultralytics' C2f block chains its bottlenecks through
 function or class read twice, dict subclasses with methods (transformers 5.25's registries),
 os.environ reads."""
 
+import collections
 import subprocess
 
 import numpy as np
@@ -219,6 +220,27 @@ def builtins_keyword_arguments(x):
             max([], default=-1), sum([1, 2], start=10), list(zip("ab", (1, 2), strict=True)))
 
 
+class Frozen(collections.OrderedDict):
+    """diffusers' FrozenDict (a model's config): every key is an instance attribute too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for key, value in self.items():
+            setattr(self, key, value)
+
+
+CONFIG = Frozen(center=False, scale=2)
+
+
+def attributes_of_builtin_values(x):
+    """A name a dict, list, tuple or str does not have is an AttributeError (it was read as a
+    method of that name, which is true: UNet2DModel's `if config.center_input_sample`)."""
+    centered = x * 2 - 1 if CONFIG.center else x
+    return (centered * CONFIG.scale, hasattr(CONFIG, "missing"), hasattr([], "nothing"),
+            hasattr("s", "upper"), hasattr((1,), "append"), getattr({}, "flag", "default"),
+            hasattr(3, "real_part"))
+
+
 def spread(**kwargs):
     return kwargs
 
@@ -246,6 +268,7 @@ CASES = [
     double_star_of_a_mapping_object,
     attribute_hooks_and_properties,
     builtins_keyword_arguments,
+    attributes_of_builtin_values,
 ]
 
 

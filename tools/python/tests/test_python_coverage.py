@@ -208,6 +208,13 @@ def test_break_on_a_function_the_operator_table_does_not_know(tmp_path, sotc_bin
 def write_through_a_view(x):
     t = x[0]
     t[0:1] = 0.0
+    return x, t
+
+
+def write_through_a_view_of_a_view(x):
+    t = x[0]
+    u = t[1:]
+    u[0] = 0.0
     return x
 
 
@@ -218,7 +225,7 @@ def write_under_a_view(x):
 
 
 @pytest.mark.parametrize("fn, message", [
-    (write_through_a_view, "assigning into a view of another tensor"),
+    (write_through_a_view_of_a_view, "assigning into a view of another tensor"),
     (write_under_a_view, "a view of it still refers to"),
 ])
 def test_assignments_that_views_would_see_are_refused(fn, message, tmp_path, sotc_bin):
@@ -226,6 +233,17 @@ def test_assignments_that_views_would_see_are_refused(fn, message, tmp_path, sot
     cannot, so these are refused rather than computed wrong."""
     result = translate(tmp_path, sotc_bin, fn, X)
     assert "E3002" in result.stderr and message in result.stderr, result.stderr
+
+
+def test_a_write_through_a_view_writes_its_base(tmp_path, sotc_bin):
+    """t = x[0]; t[0:1] = 0 writes x too, as the frameworks' shared memory does."""
+    f = compile_and_load(tmp_path, sotc_bin, write_through_a_view, x=X.copy())
+    x = X.copy() + 1
+    got_x, got_t = f(x)
+    want_x = X.copy() + 1
+    want_x[0, 0:1] = 0.0
+    np.testing.assert_array_equal(np.asarray(got_x), want_x)
+    np.testing.assert_array_equal(np.asarray(got_t), want_x[0])
 
 
 def assign_whole(x, y):
