@@ -345,6 +345,7 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     const trace::Function &fn = trace_.functions(value.function());
     VarPtr v = Variable::make(K::Function, tracker);
     functions_[static_cast<int>(value.function())] = v;
+    v->functionIndex = static_cast<int>(value.function());
     v->codeIndex = static_cast<int>(fn.code());
     v->namespaceIndex = static_cast<int>(fn.namespace_());
     v->name = fn.qualname();

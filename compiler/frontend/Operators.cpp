@@ -1109,11 +1109,15 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     static const std::set<std::string> walks = {"modules", "named_modules", "parameters",
                                                 "named_parameters", "buffers", "named_buffers"};
     if (obj->kind == K::Object && obj->layer && walks.count(name)) {
+      // A generator in torch (next(self.parameters()) reads the first): iter() of the walk.
       VarPtr dict = layerWalk(obj, name);
-      VarPtr m = Variable::make(K::Method, computedFrom({dict}));
-      m->self = dict;
-      m->name = name.rfind("named_", 0) == 0 ? "items" : "values";
-      return m;
+      std::vector<VarPtr> items = dict->items;
+      if (name.rfind("named_", 0) == 0)
+        for (size_t i = 0; i < items.size(); ++i)
+          items[i] = makeSequence(K::Tuple, {dict->keys[i], dict->items[i]}, {obj});
+      VarPtr iter = Variable::make(K::Builtin, constTracker());
+      iter->name = "iter";
+      return makePartial(iter, {makeSequence(K::List, items, {obj})}, {}, computedFrom({obj}));
     }
     break;
   }
@@ -1267,6 +1271,8 @@ VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool nega
   auto sameObject = [&] {
     if (a->kind != b->kind || a->self || b->self)
       return false;
+    if (a->kind == K::Function && a->functionIndex >= 0 && b->functionIndex >= 0)
+      return a->functionIndex == b->functionIndex;
     if (a->kind == K::Function)
       return a->codeIndex == b->codeIndex && a->closure == b->closure &&
              a->defaults == b->defaults && a->kwdefaults == b->kwdefaults;

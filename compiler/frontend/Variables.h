@@ -148,6 +148,8 @@ struct Variable {
   std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
   VarPtr self;                           // Method; Cell contents
   // Function
+  int functionIndex = -1; // a function of the trace (Trace.functions): its identity, however
+                          // many variables (bound, unbound, read twice) stand for it
   int codeIndex = -1;
   int namespaceIndex = -1;
   std::vector<VarPtr> defaults;

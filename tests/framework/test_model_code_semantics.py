@@ -206,3 +206,25 @@ class SectionedRotary(nn.Module):
 
 def test_assignment_into_a_view_writes_its_base(sotc_bin, tmp_path):  # noqa: F811
     check(SectionedRotary(), torch.randn(3, 2, 4, 9), sotc_bin, tmp_path)
+
+
+class WalksItsLayers(nn.Module):
+    """diffusers' ModelMixin.dtype and AuraFlow: the first parameter's dtype through
+    next(self.parameters()), named_modules() and buffers() walked as torch walks them."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.block = nn.Sequential(nn.Linear(8, 8), nn.GELU())
+        self.register_buffer("scale", torch.full((8,), 0.5))
+
+    def forward(self, x):
+        dtype = next(self.parameters()).dtype
+        names = [name for name, _ in self.named_modules()]
+        count = sum(p.numel() for p in self.parameters())
+        (buffer,) = [b for _, b in self.named_buffers()]
+        return self.block(self.proj(x.to(dtype))) * buffer * (len(names) + count / 1000)
+
+
+def test_layers_walk_their_modules_and_parameters(sotc_bin, tmp_path):  # noqa: F811
+    check(WalksItsLayers(), torch.randn(4, 8), sotc_bin, tmp_path)
