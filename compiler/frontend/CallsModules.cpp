@@ -183,6 +183,10 @@ std::vector<VarPtr> autocastSettings(CallContext &c) {
                        : c.name == "torch.cpu.amp.autocast"  ? "cpu"
                                                              : text("device_type").value_or("");
   bool enabled = flag(paddle ? "enable" : "enabled");
+  // torch.autocast(..., torch.float32) is autocast off: torch disables it (with a warning) for
+  // a dtype it does not cast to (Mochi's rotary frequencies).
+  if (!paddle && text("dtype") && ops::parseDType(*text("dtype")) == ops::DType::Float32)
+    enabled = false;
   // A block that turns autocast off is off on any device (timm's
   // `torch.autocast(device_type=x.device.type, enabled=False)`).
   if (!paddle && !enabled && device != "cuda" && device != "cpu")
@@ -202,6 +206,8 @@ std::vector<VarPtr> autocastSettings(CallContext &c) {
   std::string dtype = text("dtype").value_or(paddle             ? "float16"
                                              : device == "cuda" ? "float16"
                                                                 : "bfloat16");
+  if (!enabled) // off: what it would cast to does not matter
+    dtype = device == "cuda" ? "float16" : "bfloat16";
   std::optional<ops::DType> half = ops::parseDType(dtype);
   if (!half || (*half != ops::DType::Float16 && *half != ops::DType::BFloat16))
     c.fail(DiagCode::FrontendUnsupportedConstruct,

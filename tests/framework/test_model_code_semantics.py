@@ -228,3 +228,20 @@ class WalksItsLayers(nn.Module):
 
 def test_layers_walk_their_modules_and_parameters(sotc_bin, tmp_path):  # noqa: F811
     check(WalksItsLayers(), torch.randn(4, 8), sotc_bin, tmp_path)
+
+
+class Float32Autocast(nn.Module):
+    """diffusers' Mochi: torch.autocast(x.device.type, torch.float32) around its rotary
+    frequencies, which torch treats as autocast off."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.autocast(x.device.type, torch.float32):
+            return self.proj(x).cos()
+
+
+def test_float32_autocast_is_off(sotc_bin, tmp_path):  # noqa: F811
+    check(Float32Autocast(), torch.randn(4, 8), sotc_bin, tmp_path)
