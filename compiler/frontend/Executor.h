@@ -434,6 +434,10 @@ private:
   VarPtr compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b);
   bool truthy(Frame &f, const VarPtr &v);
   std::vector<VarPtr> iterate(Frame &f, StatementIR &sir, const VarPtr &v);
+  /// One more iteration of the loop at f.pc: E3008 past the unroll limit.
+  void countIteration(Frame &f, const StatementIR &sir);
+  /// How many times longer a loop that emits no statement may run.
+  static constexpr int kPythonLoopFactor = 16;
   void pushFrame(ExecState &state, const VarPtr &function, std::vector<VarPtr> args,
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
   VarPtr global(int namespaceIndex, const std::string &name, Frame &f);

@@ -118,6 +118,24 @@ Break Executor::takePendingBreak() {
   return b;
 }
 
+void Executor::countIteration(Frame &f, const StatementIR &sir) {
+  // Iterations that emitted statements are limited (the graph grows with each); those that
+  // emitted none (Python alone) only by a multiple of it, which still ends a loop that never does.
+  Frame::LoopCount &count = f.loopCounts[f.pc];
+  if (sir.statements.size() != count.statements)
+    ++count.emitting;
+  count.statements = sir.statements.size();
+  if (count.emitting > options_.maxLoopIterations ||
+      ++count.total > kPythonLoopFactor * options_.maxLoopIterations)
+    fail(DiagCode::FrontendLoopLimit,
+         "a loop ran more than " +
+             std::to_string(count.emitting > options_.maxLoopIterations
+                                ? options_.maxLoopIterations
+                                : kPythonLoopFactor * options_.maxLoopIterations) +
+             " iterations while unrolling",
+         f);
+}
+
 Break Executor::step(ExecState &state, StatementIR &sir) {
   try {
     return stepUnchecked(state, sir);
@@ -712,11 +730,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   case Opcode::JUMP_BACKWARD:
   case Opcode::JUMP_BACKWARD_NO_INTERRUPT: {
     next = jumpIndex();
-    if (op != Opcode::JUMP_FORWARD && ++f.loopCounts[f.pc] > options_.maxLoopIterations)
-      fail(DiagCode::FrontendLoopLimit,
-           "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
-               " iterations while unrolling",
-           f);
+    if (op != Opcode::JUMP_FORWARD)
+      countIteration(f, sir);
     break;
   }
   case Opcode::POP_JUMP_IF_FALSE: // 3.12 on
@@ -768,12 +783,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       else if (orPop)
         pop(f);
     }
-    if (name.find("BACKWARD") != std::string::npos && next < f.pc &&
-        ++f.loopCounts[f.pc] > options_.maxLoopIterations)
-      fail(DiagCode::FrontendLoopLimit,
-           "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
-               " iterations while unrolling",
-           f);
+    if (name.find("BACKWARD") != std::string::npos && next < f.pc)
+      countIteration(f, sir);
     break;
   }
   case Opcode::GET_ITER: {
@@ -794,11 +805,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       throw MalformedBytecode{"FOR_ITER on a " + it->typeName()};
     if (std::optional<VarPtr> item = nextItem(state, sir, it)) {
       f.stack.push_back(*item);
-      if (++f.loopCounts[f.pc] > options_.maxLoopIterations)
-        fail(DiagCode::FrontendLoopLimit,
-             "a loop ran more than " + std::to_string(options_.maxLoopIterations) +
-                 " iterations while unrolling",
-             f);
+      countIteration(f, sir);
     } else {
       pop(f);
       next = jumpIndex() + opcodes_->forIterExitSkip();

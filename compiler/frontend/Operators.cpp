@@ -144,10 +144,13 @@ bool Executor::truthy(Frame &f, const VarPtr &v) {
 }
 
 std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &v) {
+  // What a loop may take: its iterations that emit statements are counted as they run
+  // (countIteration); the items themselves as many as a loop of Python alone may run.
+  const int most = kPythonLoopFactor * options_.maxLoopIterations;
   auto unrollLimit = [&](size_t n, const char *what) {
-    if (n > static_cast<size_t>(options_.maxLoopIterations))
+    if (n > static_cast<size_t>(most))
       fail(DiagCode::FrontendLoopLimit,
-           std::string(what) + " of more than " + std::to_string(options_.maxLoopIterations) +
+           std::string(what) + " of more than " + std::to_string(most) +
                " items cannot be unrolled",
            f);
   };
@@ -198,11 +201,9 @@ std::vector<VarPtr> Executor::iterate(Frame &f, StatementIR &sir, const VarPtr &
     std::vector<VarPtr> out;
     for (int64_t i = v->start; v->step > 0 ? i < v->stop : i > v->stop; i += v->step) {
       out.push_back(makeConst(PyConst::ofInt(i), {v}));
-      if (out.size() > static_cast<size_t>(options_.maxLoopIterations))
+      if (out.size() > static_cast<size_t>(most))
         fail(DiagCode::FrontendLoopLimit,
-             "a range longer than " + std::to_string(options_.maxLoopIterations) +
-                 " cannot be unrolled",
-             f);
+             "a range longer than " + std::to_string(most) + " cannot be unrolled", f);
     }
     return out;
   }

@@ -66,7 +66,14 @@ struct Frame {
   VarPtr kwNames;
   bool generator = false; // a generator's body: a yield suspends it, its return ends it
   VarPtr yielded;         // the item its last YIELD_VALUE produced, until the resumer takes it
-  std::map<size_t, int> loopCounts; // backward-jump counts, for the unroll limit
+  /// Per loop instruction, for the unroll limit: the iterations that emitted statements, all
+  /// of them, and the statement count when it last ran. A loop of Python alone (a walk over a
+  /// model's thousand modules) compiles to nothing and may run longer.
+  struct LoopCount {
+    int emitting = 0, total = 0;
+    size_t statements = 0;
+  };
+  std::map<size_t, LoopCount> loopCounts;
 };
 
 /// How a variable can be found again from the frame, or what it was computed from.

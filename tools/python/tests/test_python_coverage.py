@@ -422,3 +422,33 @@ def test_a_large_constant_made_in_the_function_names_its_size(tmp_path, sotc_bin
     path = sotc.trace(big, X[0], sotc_framework=FRAMEWORK).save(tmp_path / "case.pb")
     result = subprocess.run([sotc_bin, "dump", "--sir", str(path)], capture_output=True, text=True)
     assert "E3002" in result.stderr and "of 1000 elements" in result.stderr, result.stderr
+
+
+def walks_many_modules(x):
+    found = 0
+    for i in range(5000):  # Python alone (a walk over a large model's modules): no statement
+        if i % 1000 == 0:
+            found += 1
+    return x * found
+
+
+def adds_in_a_long_loop(x):
+    for _ in range(1100):  # every iteration adds to the graph
+        x = x + 1
+    return x
+
+
+def never_ends(x):
+    while True:
+        x = x  # noqa: PLW0127
+    return x
+
+
+def test_the_unroll_limit_counts_iterations_that_compile_to_something(tmp_path, sotc_bin):
+    """1024 iterations that emit statements; sixteen times that of Python alone."""
+    f = compile_and_load(tmp_path, sotc_bin, walks_many_modules, x=X)
+    np.testing.assert_array_equal(np.asarray(f(X)), X * 5)
+    for fn, limit in ((adds_in_a_long_loop, "1024"), (never_ends, "16384")):
+        result = translate(tmp_path, sotc_bin, fn, X)
+        assert "E3008" in result.stderr and f"more than {limit} iterations" in result.stderr, \
+            result.stderr
