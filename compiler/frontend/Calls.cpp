@@ -768,6 +768,14 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     return;
   }
   if (callable->kind == K::Object && callable->layer) {
+    // Hooks change what a layer's call computes (transformers' hidden-state capture, a user's
+    // output scaling): running the forward without them would be a different program.
+    if (!callable->hooks.empty())
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "calling a " + callable->typeName() + " that has " + callable->hooks.front() +
+               " hooks registered: hooks are not run by sotc yet (remove them, or trace "
+               "without them)",
+           f);
     callLayer(state, sir, callable, std::move(args), std::move(kwargs));
     return;
   }

@@ -377,6 +377,7 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
     v->layer = value.object_value().layer();
     v->children.assign(value.object_value().children().begin(),
                        value.object_value().children().end());
+    v->hooks.assign(value.object_value().hooks().begin(), value.object_value().hooks().end());
     for (const trace::NamedValue &a : value.object_value().attributes()) {
       Tracker t;
       t.kind = tracker.kind == Tracker::Kind::Const ? Tracker::Kind::Const : Tracker::Kind::GetAttr;

@@ -245,3 +245,16 @@ class Float32Autocast(nn.Module):
 
 def test_float32_autocast_is_off(sotc_bin, tmp_path):  # noqa: F811
     check(Float32Autocast(), torch.randn(4, 8), sotc_bin, tmp_path)
+
+
+def test_a_layer_with_hooks_is_refused_not_run_without_them(sotc_bin, tmp_path):  # noqa: F811
+    """A forward hook changes what the call returns (here it doubles the output): compiling
+    the forward alone would be a silent wrong answer, so the call is refused."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval()
+    model[0].register_forward_hook(lambda module, args, output: output * 2)
+    path = sotc.trace(model, torch.randn(2, 8)).save(str(tmp_path / "model.pb"))
+    result = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o",
+                             str(tmp_path / "model.so")], capture_output=True, text=True)
+    assert result.returncode != 0 and "E3002" in result.stderr, result.stderr
+    assert "forward hooks" in result.stderr, result.stderr
+    assert not (tmp_path / "model.so").exists()

@@ -675,6 +675,9 @@ class _Builder:
         self.tensor_frameworks.add(framework)  # its weights are that framework's tensors
         obj = out.object_value
         obj.class_index, obj.layer = self.add_class(type(layer)), True
+        for hooks in ("_forward_pre_hooks", "_forward_hooks", "_forward_post_hooks"):
+            if getattr(layer, hooks, None):
+                obj.hooks.append(hooks.strip("_").replace("_hooks", ""))
         internals = _layer_internals(framework)
         for name, attribute in sorted(vars(layer).items()):
             if name in internals or id(attribute) in _seen:
