@@ -507,8 +507,17 @@ const CallTable &tupleMethods() {
   return table;
 }
 
+/// dict.__getitem__(d, key), as a subclass's own __getitem__ reaches it through super().
+bool dictGetItem(CallContext &c) {
+  if (c.args.size() != 1)
+    return false;
+  c.push(c.getItem(c.self, c.args[0]));
+  return true;
+}
+
 const CallTable &dictMethods() {
   static const CallTable table = {
+      {"__getitem__", dictGetItem},
       {"get", dictLookup},      {"pop", dictLookup},    {"setdefault", dictLookup},
       {"keys", dictKeys},       {"values", dictValues}, {"items", dictItems},
       {"update", dictUpdate},   {"clear", dictClear},   {"copy", dictCopy},

@@ -604,7 +604,9 @@ ExecState Executor::start() {
 }
 
 int64_t Executor::objectId(const VarPtr &v) {
-  constexpr int64_t kFirstId = int64_t{1} << 60;
+  // Like CPython's addresses, and exact as a double (below 2^53): numbers compare as doubles
+  // in places (a dict keyed by id()), and ids from 2^60 up all rounded to one key.
+  constexpr int64_t kFirstId = int64_t{0x7f} << 40;
   auto it = ids_.try_emplace(v.get(), v, kFirstId + static_cast<int64_t>(ids_.size())).first;
   return it->second.second;
 }

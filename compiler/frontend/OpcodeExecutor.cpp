@@ -521,10 +521,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::BINARY_SUBSCR: {
     VarPtr key = pop(f), obj = pop(f);
-    // An object whose class defines __getitem__ (a library's registry): a call of it.
-    if (VarPtr method = obj->kind == K::Object && !isRecord(obj)
-                            ? classMember(obj, "__getitem__", locOf(f))
-                            : nullptr) {
+    // An object whose class defines __getitem__ (a library's registry), or a dict subclass
+    // that does (transformers' ACT2FN makes the activation it names): a call of it.
+    bool ownItems = (obj->kind == K::Object && !isRecord(obj)) ||
+                    (obj->kind == K::Dict && obj->classIndex >= 0);
+    if (VarPtr method = ownItems ? classMember(obj, "__getitem__", locOf(f)) : nullptr) {
       f.pc = next;
       call(state, sir, method, {key}, {});
       return takePendingBreak();

@@ -241,6 +241,27 @@ def attributes_of_builtin_values(x):
             hasattr(3, "real_part"))
 
 
+class Instantier(collections.OrderedDict):
+    """transformers' ACT2FN: a dict subclass whose __getitem__ makes what the key names."""
+
+    def __getitem__(self, key):
+        content = super().__getitem__(key)
+        kind, scale = content if isinstance(content, tuple) else (content, 1)
+        return kind(scale)
+
+
+MAKERS = Instantier(double=(float, 2), one=int)
+
+
+def id_keys_and_subclass_items(x):
+    """Distinct objects have distinct ids as dict keys (ids once collided past 2^53, and a
+    kernels-hub table returned another function's wrapper), and a dict subclass's own
+    __getitem__ runs."""
+    objs = [Holder() for _ in range(40)]
+    table = {id(o): i for i, o in enumerate(objs)}
+    return x * MAKERS["double"], len(table), [table[id(o)] for o in objs[::13]], MAKERS["one"]
+
+
 def spread(**kwargs):
     return kwargs
 
@@ -269,6 +290,7 @@ CASES = [
     attribute_hooks_and_properties,
     builtins_keyword_arguments,
     attributes_of_builtin_values,
+    id_keys_and_subclass_items,
 ]
 
 
