@@ -969,13 +969,14 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     static const std::set<std::string> numberMethods = {
         "bit_length", "to_bytes",  "conjugate", "is_integer", "as_integer_ratio", "hex",
         "__index__",  "__float__", "__int__",   "__bool__",   "__format__"};
+    static const std::set<std::string> tupleMethods = {"index", "count", "__getitem__",
+                                                       "__len__", "__contains__", "__iter__"};
     bool text = obj->isConstant() && obj->constant.kind == PyConst::Kind::Str;
-    const std::set<std::string> &methods = obj->kind == K::Tuple ? listMethods
+    const std::set<std::string> &methods = obj->kind == K::Tuple  ? tupleMethods
                                            : obj->kind == K::List ? listMethods
                                            : text                 ? strMethods
                                                                   : numberMethods;
-    if (!methods.count(name) ||
-        (obj->kind == K::Tuple && name != "index" && name != "count" && name[0] != '_'))
+    if (!methods.count(name))
       break;
     VarPtr m = Variable::make(K::Method, computedFrom({obj}));
     m->self = obj;
