@@ -92,6 +92,15 @@ def t_regression(x, y):
             F.huber_loss(x, y, reduction="none", delta=0.5))
 
 
+def t_vq_losses(z, table, codes):
+    # A vector quantizer's straight-through output beside its two mean losses (one kernel,
+    # the first loss's division in the stage of the second sum).
+    q = F.embedding(codes, table).transpose(1, 2)
+    commitment = F.mse_loss(z, q.detach())
+    codebook = F.mse_loss(q, z.detach())
+    return (z + (q - z).detach()).reshape(2, 8, 1, 7), commitment, codebook
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -358,6 +367,7 @@ CASES = {
     "torch_cross_entropy_map": (t_cross_entropy_map, [(F32, (2, 6, 3, 4)), (I64, (2, 3, 4))]),
     "torch_soft_targets": (t_soft_targets, [(F32, (8, 6)), (PROB, (8, 6))]),
     "torch_regression": (t_regression, [(F32, (3, 4)), (F32, (3, 4))]),
+    "torch_vq_losses": (t_vq_losses, [(F32, (2, 8, 7)), (F32, (6, 8)), (I64, (2, 7))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),

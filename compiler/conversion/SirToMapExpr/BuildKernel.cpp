@@ -396,6 +396,19 @@ private:
             seeded = true;
           }
       }
+      // A single element (a loss divided by its count after an earlier stage's full sum,
+      // in the stage of the next sum) is the same at every point: index 0 in each dim.
+      for (sir::PrimOp p : stage) {
+        std::vector<mlir::Value> values(p->getOperands().begin(), p->getOperands().end());
+        values.push_back(p.getResult());
+        for (mlir::Value v : values) {
+          const std::vector<int64_t> &shape = kernel_.tensors[id(v)].shape;
+          if (!seeded && !a.index.count(id(v)) && llvm::all_of(shape, [](int64_t s) { return s == 1; })) {
+            a.index[id(v)] = std::vector<Expr>(shape.size(), IndexExpr::constant(0));
+            seeded = true;
+          }
+        }
+      }
     }
     for (sir::PrimOp p : stage) {
       std::vector<mlir::Value> values(p->getOperands().begin(), p->getOperands().end());

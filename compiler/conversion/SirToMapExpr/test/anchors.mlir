@@ -101,3 +101,34 @@ sir.subgraph @SIR_0(%t: tensor<3xi64> {sir.name = "t"}, %i: tensor<1xi64> {sir.n
   }
   sir.output %0 : tensor<3xi64>
 }
+
+// -----
+
+// Two mean losses: the first divides its full sum by the count in the stage of the second
+// sum, where nothing connects that single element to the anchor; it is read at index 0.
+// CHECK-LABEL: mapexpr.kernel @two_losses
+// CHECK:         mapexpr.anchored {{.*}} : tensor<2x7xf32> attributes {dims = [#sched.reduced<2>, #sched.reduced<7>]}
+// CHECK:           mapexpr.op "reduce_sum_acc"
+// CHECK:         mapexpr.anchored {{.*}} : tensor<2x7xf32> attributes {dims = [#sched.reduced<2>, #sched.reduced<7>]}
+// CHECK:           mapexpr.op "divide" {{.*}} {indices = [#mapexpr.index<[]>, #mapexpr.index<[]>, #mapexpr.index<[]>]}
+// CHECK:           mapexpr.op "reduce_sum_acc"
+// CHECK:         mapexpr.anchored {{.*}} : tensor<f32>
+// CHECK-NEXT:      mapexpr.op "fill_constant"
+// CHECK-NEXT:      mapexpr.op "divide"
+sir.subgraph @SIR_0(%x: tensor<2x7xf32> {sir.name = "x"}, %y: tensor<2x7xf32> {sir.name = "y"}) -> (tensor<f32>, tensor<f32>) {
+  %0:2 = sir.group "two_losses" "reduction"(%x, %y) : (tensor<2x7xf32>, tensor<2x7xf32>) -> (tensor<f32>, tensor<f32>) {
+  ^bb0(%a: tensor<2x7xf32>, %b: tensor<2x7xf32>):
+    %n1 = sir.prim fill_constant() {shape = array<i64>, value = 14.0 : f64} : () -> tensor<f32>
+    %n2 = sir.prim fill_constant() {shape = array<i64>, value = 14.0 : f64} : () -> tensor<f32>
+    %d1 = sir.prim subtract(%a, %b) : (tensor<2x7xf32>, tensor<2x7xf32>) -> tensor<2x7xf32>
+    %s1 = sir.prim multiply(%d1, %d1) : (tensor<2x7xf32>, tensor<2x7xf32>) -> tensor<2x7xf32>
+    %r1 = sir.prim reduce_sum(%s1) {axes = array<i64: 0, 1>, keepdim = false} : (tensor<2x7xf32>) -> tensor<f32>
+    %m1 = sir.prim divide(%r1, %n1) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    %d2 = sir.prim subtract(%b, %a) : (tensor<2x7xf32>, tensor<2x7xf32>) -> tensor<2x7xf32>
+    %s2 = sir.prim multiply(%d2, %d2) : (tensor<2x7xf32>, tensor<2x7xf32>) -> tensor<2x7xf32>
+    %r2 = sir.prim reduce_sum(%s2) {axes = array<i64: 0, 1>, keepdim = false} : (tensor<2x7xf32>) -> tensor<f32>
+    %m2 = sir.prim divide(%r2, %n2) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    sir.yield %m1, %m2 : tensor<f32>, tensor<f32>
+  }
+  sir.output %0#0, %0#1 : tensor<f32>, tensor<f32>
+}
