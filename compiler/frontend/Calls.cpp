@@ -811,6 +811,13 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
     object->classIndex = callable->classIndex;
     object->name = callable->name;
     object->madeHere = true;
+    // A layer class the code constructs (transformers' ACT2FN["silu"] makes its activation
+    // at every call): a layer, in training mode as the framework makes it; a weight its
+    // __init__ would draw is refused where the layer holding it is constructed.
+    if ((object->layer = isLayerClass(callable->classIndex))) {
+      object->keys.push_back(Variable::constant_(PyConst::ofStr("training"), constTracker()));
+      object->items.push_back(Variable::constant_(PyConst::ofBool(true), constTracker()));
+    }
     if (VarPtr init = classMember(object, "__init__", locOf(f)))
       callNow(state, sir, init, std::move(args), std::move(kwargs));
     else if (!args.empty() || !kwargs.empty())

@@ -664,6 +664,13 @@ bool objectGetattribute(CallContext &c) {
   return true;
 }
 
+/// super().__init__(...) of a layer the traced code constructs: the framework's bookkeeping
+/// (parameter and sublayer tables) that sotc keeps itself.
+bool layerInit(CallContext &c) {
+  c.push(none());
+  return true;
+}
+
 /// getattr(obj, name[, default]).
 bool getattr(CallContext &c) {
   if (c.args.size() < 2 || c.args.size() > 3 || !c.args[1]->isConstant() ||
@@ -809,6 +816,7 @@ const CallTable &builtinFunctions() {
       {"next", next},
       {"getattr", getattr},
       {"object.__getattribute__", objectGetattribute},
+      {"Layer.__init__", layerInit},
       {"slice", slice},
       {"chr", chrOrd},
       {"ord", chrOrd},

@@ -174,6 +174,16 @@ VarPtr Executor::constructLayer(ExecState &state, const VarPtr &cls, std::vector
   return layer;
 }
 
+bool Executor::isLayerClass(int classIndex) const {
+  if (classIndex < 0)
+    return false;
+  const auto &mro = trace_.classes(classIndex).mro();
+  return std::any_of(mro.begin(), mro.end(), [&](uint32_t c) {
+    const std::string &name = trace_.classes(c).library_name();
+    return name == "torch.nn.Module" || name == "paddle.nn.Layer";
+  });
+}
+
 void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer,
                          std::vector<VarPtr> args, Kwargs kwargs) {
   Frame &f = state.frames.back();

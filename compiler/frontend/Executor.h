@@ -372,6 +372,9 @@ private:
   // AutogradFunctions.cpp: custom operators (torch.autograd.Function, paddle's PyLayer).
   /// Whether the class derives from one of the frameworks' custom-operator bases.
   bool isAutogradFunction(int classIndex) const;
+  // CallsLayers.cpp
+  /// Whether the class derives from torch.nn.Module or paddle.nn.Layer.
+  bool isLayerClass(int classIndex) const;
   /// Op.apply of such a class, or a recording method of the context its forward gets; null
   /// for anything else.
   VarPtr autogradAttr(const VarPtr &obj, const std::string &name);

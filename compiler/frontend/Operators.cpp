@@ -804,6 +804,11 @@ VarPtr Executor::superAttr(Frame &f, const VarPtr &super, const std::string &nam
     if (name == "forward" && ops::lookupLayer(cls.library_name()))
       return leafForward(obj, static_cast<int>(*c));
   }
+  if (name == "__init__" && obj->layer && obj->madeHere) { // the framework's bookkeeping
+    VarPtr m = Variable::make(K::Builtin, computedFrom({obj}));
+    m->name = "Layer.__init__";
+    return m;
+  }
   if (name == "__getattribute__") { // past the classes that override it: object's
     VarPtr m = Variable::make(K::Builtin, computedFrom({obj}));
     m->name = "object.__getattribute__";

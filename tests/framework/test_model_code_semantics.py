@@ -258,3 +258,55 @@ def test_a_layer_with_hooks_is_refused_not_run_without_them(sotc_bin, tmp_path):
     assert result.returncode != 0 and "E3002" in result.stderr, result.stderr
     assert "forward hooks" in result.stderr, result.stderr
     assert not (tmp_path / "model.so").exists()
+
+
+class ScaledSiLU(nn.Module):
+    def __init__(self, scale=1.0):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        y = nn.functional.silu(x) * self.scale
+        return y if self.training else -y  # a layer made at the call trains, as torch makes it
+
+
+class Instantiator(collections.OrderedDict):
+    """transformers' ACT2FN: a dict whose items are classes, constructed at every lookup."""
+
+    def __getitem__(self, key):
+        content = super().__getitem__(key)
+        cls, kwargs = content if isinstance(content, tuple) else (content, {})
+        return cls(**kwargs)
+
+
+ACTIVATIONS = Instantiator({"silu": ScaledSiLU, "half_silu": (ScaledSiLU, {"scale": 0.5})})
+
+
+class ActivationsMadeAtTheCall(nn.Module):
+    """Zamba's and Mamba's mixers: ACT2FN[name](x) in forward makes the activation layer there."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.act = "half_silu"
+
+    def forward(self, x):
+        return ACTIVATIONS["silu"](self.proj(x)) + ACTIVATIONS[self.act](x)
+
+
+def test_layers_constructed_in_forward_run_their_forward(sotc_bin, tmp_path):  # noqa: F811
+    check(ActivationsMadeAtTheCall(), torch.randn(4, 8), sotc_bin, tmp_path)
+
+
+class ProjectionMadeAtTheCall(nn.Module):
+    def forward(self, x):
+        return nn.Sequential(nn.Linear(8, 8))(x)
+
+
+def test_a_layer_made_in_forward_with_new_weights_is_refused(sotc_bin, tmp_path):  # noqa: F811
+    """Weights drawn anew at every call are no function of the inputs: refused by name."""
+    path = sotc.trace(ProjectionMadeAtTheCall().eval(), torch.randn(2, 8)).save(str(tmp_path / "m.pb"))
+    result = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o",
+                             str(tmp_path / "m.so")], capture_output=True, text=True)
+    assert result.returncode != 0 and "torch.nn.Linear" in result.stderr, result.stderr
+    assert not (tmp_path / "m.so").exists()
