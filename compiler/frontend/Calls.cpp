@@ -732,6 +732,32 @@ VarPtr Executor::refusal(const std::string &opName, const std::string &subject, 
   return reason.empty() ? unsupportedCall(message, f) : refusedPureCall(message, f);
 }
 
+VarPtr Executor::recordedConstantCall(const VarPtr &function, const std::vector<VarPtr> &args,
+                                      const Kwargs &kwargs) {
+  if (function->self || function->functionIndex < 0)
+    return nullptr;
+  auto same = [&](const VarPtr &given, const trace::Value &recorded) {
+    VarPtr r = fromTrace(recorded, constTracker());
+    return given->isConstant() && r->isConstant() && given->constant == r->constant;
+  };
+  for (const trace::ConstantCall &c : trace_.functions(function->functionIndex).constant_calls()) {
+    if (c.args_size() != static_cast<int>(args.size()) ||
+        c.keywords_size() != static_cast<int>(kwargs.size()))
+      continue;
+    bool match = true;
+    for (size_t i = 0; i < args.size() && match; ++i)
+      match = same(args[i], c.args(static_cast<int>(i)));
+    for (const auto &[name, value] : kwargs) {
+      auto k = std::find_if(c.keywords().begin(), c.keywords().end(),
+                            [&](const trace::NamedValue &n) { return n.name() == name; });
+      match = match && k != c.keywords().end() && same(value, k->value());
+    }
+    if (match)
+      return fromTrace(c.result(), constTracker());
+  }
+  return nullptr;
+}
+
 void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
                     Kwargs kwargs) {
   if (callable->kind == K::Opaque && callable->name == "functools.partial" && callable->self) {
@@ -762,21 +788,20 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   if (callAutograd(state, callable, args, kwargs))
     return;
   if (callable->kind == K::Function) {
+    if (VarPtr result = recordedConstantCall(callable, args, kwargs)) {
+      f.stack.push_back(result);
+      return;
+    }
     if (callable->self) // a method of an object (or a classmethod): self comes first
       args.insert(args.begin(), callable->self);
     pushFrame(state, callable, std::move(args), std::move(kwargs));
     return;
   }
   if (callable->kind == K::Object && callable->layer) {
-    // Hooks change what a layer's call computes (transformers' hidden-state capture, a user's
-    // output scaling): running the forward without them would be a different program.
-    if (!callable->hooks.empty())
-      fail(DiagCode::FrontendUnsupportedConstruct,
-           "calling a " + callable->typeName() + " that has " + callable->hooks.front() +
-               " hooks registered: hooks are not run by sotc yet (remove them, or trace "
-               "without them)",
-           f);
-    callLayer(state, sir, callable, std::move(args), std::move(kwargs));
+    if (!callable->hooks.empty() || !callable->forwardHooks.empty())
+      callHookedLayer(state, sir, callable, std::move(args), std::move(kwargs));
+    else
+      callLayer(state, sir, callable, std::move(args), std::move(kwargs));
     return;
   }
   if (callable->kind == K::Object) { // obj(...) is obj.__call__(...)

@@ -210,12 +210,27 @@ bool eye(CallContext &c) {
   int64_t n = rows->constant.intValue, m = isNone(cols) ? n : cols->constant.intValue;
   if (!isNone(cols))
     c.consume(cols);
-  ConstantTensor t(c);
-  t.setShape({n, m});
-  for (int64_t i = 0; i < n * m && i <= static_cast<int64_t>(kMaxConstantElements); ++i)
-    t.push(i / m == i % m ? 1 : 0);
+  // arange(n)[:, None] == arange(m)[None, :]: computed, not a constant of n * m elements (a
+  // chunked attention's eye(64)).
+  bool torch = c.framework() == "torch";
+  std::string fw = c.framework() + ".";
+  auto line = [&](int64_t size, std::vector<int64_t> shape) {
+    VarPtr iota = c.tensorCall("api", fw + "arange", fw + "arange",
+                               {makeConst(PyConst::ofInt(size), {})}, {});
+    std::vector<VarPtr> dims;
+    for (int64_t d : shape)
+      dims.push_back(makeConst(PyConst::ofInt(d), {}));
+    return c.tensorCall("api", fw + "reshape", fw + "reshape",
+                        {iota, makeSequence(K::List, dims, {})}, {});
+  };
+  std::string equal = torch ? "torch.eq" : "paddle.equal";
+  VarPtr diagonal = c.tensorCall("api", equal, equal, {line(n, {n, 1}), line(m, {1, m})}, {});
   VarPtr dtype = argument(c, "dtype", 2);
-  c.push(t.emit(isNone(dtype) ? ops::DType::Float32 : dtypeOf(c, dtype)));
+  std::string cast = torch ? "torch.Tensor.to" : "paddle.cast";
+  ops::DType type = isNone(dtype) ? ops::DType::Float32 : dtypeOf(c, dtype);
+  c.push(type == ops::DType::Bool
+             ? diagonal
+             : c.tensorCall("api", cast, cast, {diagonal, dtypeVar(c, type)}, {}));
   return true;
 }
 

@@ -184,6 +184,74 @@ bool Executor::isLayerClass(int classIndex) const {
   });
 }
 
+void Executor::callHookedLayer(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                               std::vector<VarPtr> args, Kwargs kwargs) {
+  // Hooks change what a layer's call computes (transformers' hidden-state capture, a user's
+  // output scaling): running the forward without them would be a different program.
+  if (layer->forwardHooks.empty())
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "calling a " + layer->typeName() + " that has " + layer->hooks.front() +
+             " hooks registered, which the trace does not hold (trace it again with this "
+             "sotc)",
+         state.frames.back());
+  auto isNone = [](const VarPtr &v) {
+    return v->isConstant() && v->constant.kind == PyConst::Kind::None;
+  };
+  auto keywords = [&]() {
+    VarPtr d = Variable::make(K::Dict, computedFrom({}));
+    for (const auto &[name, value] : kwargs) {
+      d->keys.push_back(makeConst(PyConst::ofStr(name), {}));
+      d->items.push_back(value);
+    }
+    return d;
+  };
+  auto withKeywords = [&](const Variable::ForwardHook &h, std::vector<VarPtr> call) {
+    if (h.withKwargs)
+      call.insert(call.begin() + 2, keywords());
+    return call;
+  };
+  const char *what = "a layer with hooks (its pre-hooks, forward or forward hooks)";
+  for (const Variable::ForwardHook &h : layer->forwardHooks) {
+    if (h.after)
+      continue;
+    VarPtr got = callNow(state, sir, h.function,
+                         withKeywords(h, {layer, makeSequence(K::Tuple, args, {})}), {});
+    if (isNone(got))
+      continue;
+    if (!h.withKwargs) { // new positional arguments: a tuple, or the one argument
+      args = got->kind == K::Tuple ? got->items : std::vector<VarPtr>{got};
+      continue;
+    }
+    if (got->kind != K::Tuple || got->items.size() != 2 || got->items[1]->kind != K::Dict ||
+        !got->items[0]->isSequence())
+      fail(DiagCode::FrontendPythonError,
+           "RuntimeError: forward pre-hook must return None or a tuple of (new_args, "
+           "new_kwargs)",
+           state.frames.back());
+    args = got->items[0]->items;
+    kwargs.clear();
+    for (size_t i = 0; i < got->items[1]->keys.size(); ++i)
+      kwargs.push_back({got->items[1]->keys[i]->constant.text, got->items[1]->items[i]});
+  }
+  size_t depth = state.frames.size();
+  {
+    HandlerFloor floor(handlerFloor_, depth);
+    callLayer(state, sir, layer, args, kwargs);
+    runNested(state, sir, depth, what);
+  }
+  VarPtr result = state.frames.back().stack.back();
+  state.frames.back().stack.pop_back();
+  for (const Variable::ForwardHook &h : layer->forwardHooks) {
+    if (!h.after)
+      continue;
+    VarPtr got = callNow(state, sir, h.function,
+                         withKeywords(h, {layer, makeSequence(K::Tuple, args, {}), result}), {});
+    if (!isNone(got))
+      result = got;
+  }
+  state.frames.back().stack.push_back(result);
+}
+
 void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer,
                          std::vector<VarPtr> args, Kwargs kwargs) {
   Frame &f = state.frames.back();

@@ -229,8 +229,18 @@ VarPtr Executor::newTensor(const ops::TensorMeta &meta, Tracker tracker) {
 
 VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   using K = Variable::Kind;
+  // One variable per recorded object however many paths reach it; known before its items
+  // are read, so that an object inside itself is itself.
+  if (value.identity())
+    if (auto it = identities_.find(value.identity()); it != identities_.end())
+      return it->second;
+  auto remember = [&](const VarPtr &v) {
+    if (value.identity())
+      identities_[value.identity()] = v;
+  };
   auto sequence = [&](K kind, const trace::Sequence &seq) {
     VarPtr v = Variable::make(kind, tracker);
+    remember(v);
     v->tracedLength = seq.items_size();
     for (int i = 0; i < seq.items_size(); ++i) {
       Tracker item;
@@ -285,6 +295,7 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   }
   case trace::Value::kDictValue: {
     VarPtr v = Variable::make(K::Dict, tracker);
+    remember(v);
     v->tracedLength = value.dict_value().items_size();
     if (value.dict_value().has_subclass())
       v->classIndex = static_cast<int>(value.dict_value().subclass());
@@ -372,12 +383,15 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
   }
   case trace::Value::kObjectValue: { // attributes read through it guard as obj.name
     VarPtr v = Variable::make(K::Object, tracker);
+    remember(v);
     v->classIndex = static_cast<int>(value.object_value().class_index());
     v->name = trace_.classes(v->classIndex).qualname();
     v->layer = value.object_value().layer();
     v->children.assign(value.object_value().children().begin(),
                        value.object_value().children().end());
     v->hooks.assign(value.object_value().hooks().begin(), value.object_value().hooks().end());
+    for (const trace::ForwardHook &h : value.object_value().forward_hooks())
+      v->forwardHooks.push_back({h.after(), fromTrace(h.function(), constTracker()), h.with_kwargs()});
     for (const trace::NamedValue &a : value.object_value().attributes()) {
       Tracker t;
       t.kind = tracker.kind == Tracker::Kind::Const ? Tracker::Kind::Const : Tracker::Kind::GetAttr;

@@ -267,6 +267,14 @@ private:
   /// (the list `y.extend(m(y[-1]) for m in ms)` grows) is as the consumer left it.
   std::optional<VarPtr> nextItem(ExecState &state, StatementIR &sir, const VarPtr &it);
   // CallsLayers.cpp
+  /// The result the trace recorded for this call of a constant function with these constant
+  /// arguments (Function.constant_calls), or null.
+  VarPtr recordedConstantCall(const VarPtr &function, const std::vector<VarPtr> &args,
+                              const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// layer(...) of a layer with forward hooks: its pre-hooks (which may replace the
+  /// arguments), its forward, then its forward hooks (which may replace the result).
+  void callHookedLayer(ExecState &state, StatementIR &sir, const VarPtr &layer,
+                       std::vector<VarPtr> args, std::vector<std::pair<std::string, VarPtr>> kwargs);
   /// layer(...): its class's forward, or the layer table's call for a built-in layer.
   void callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer, std::vector<VarPtr> args,
                  std::vector<std::pair<std::string, VarPtr>> kwargs);
@@ -460,6 +468,7 @@ private:
   std::string framework_;             // "paddle" or "torch": which tensor methods apply
   int tensorCounter_ = 0;
   std::map<std::pair<int, std::string>, VarPtr> globals_;
+  std::map<uint32_t, VarPtr> identities_; // Value.identity: one variable per recorded object
   std::map<int, VarPtr> functions_;
   std::map<std::string, VarPtr> weights_; // a model's parameters and buffers by name
   std::set<std::string> buffers_;          // which of them are buffers

@@ -149,7 +149,15 @@ struct Variable {
   int64_t sizeDim = ops::kDynamic;
   std::vector<VarPtr> items;             // Tuple, List, Slice (start, stop, step), Iterator source
   std::vector<VarPtr> keys;              // Dict (values in `items`)
-  std::vector<std::string> hooks;        // Object, a layer: the kinds of hooks it registered
+  // Object, a layer: the kinds of hooks it registered, and the hooks its call runs around its
+  // forward (trace.proto ForwardHook); kinds without functions are refused at the call.
+  struct ForwardHook {
+    bool after = false;
+    VarPtr function;
+    bool withKwargs = false;
+  };
+  std::vector<std::string> hooks;
+  std::vector<ForwardHook> forwardHooks;
   VarPtr attributes; // Dict of a subclass: its instance's own attributes (an Object), or null
   std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)
   int64_t start = 0, stop = 0, step = 1; // Range

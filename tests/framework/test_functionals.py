@@ -101,6 +101,15 @@ def t_vq_losses(z, table, codes):
     return (z + (q - z).detach()).reshape(2, 8, 1, 7), commitment, codebook
 
 
+def t_eye(x):
+    # eye(64) is 4096 elements: computed from two ranges, as a constant it would be refused
+    return x @ torch.eye(64, 48) + torch.eye(2, 48, dtype=torch.bool) * torch.eye(2, 48, dtype=torch.int32)
+
+
+def p_eye(x):
+    return paddle.matmul(x, paddle.eye(64, 48)) + paddle.eye(2, 48, dtype="int32").astype("float32")
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -368,6 +377,8 @@ CASES = {
     "torch_soft_targets": (t_soft_targets, [(F32, (8, 6)), (PROB, (8, 6))]),
     "torch_regression": (t_regression, [(F32, (3, 4)), (F32, (3, 4))]),
     "torch_vq_losses": (t_vq_losses, [(F32, (2, 8, 7)), (F32, (6, 8)), (I64, (2, 7))]),
+    "torch_eye": (t_eye, [(F32, (2, 64))]),
+    "paddle_eye": (p_eye, [(F32, (2, 64))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),

@@ -6,6 +6,7 @@ against CPython.
 """
 
 import collections
+import functools
 import dataclasses
 import subprocess
 
@@ -247,17 +248,38 @@ def test_float32_autocast_is_off(sotc_bin, tmp_path):  # noqa: F811
     check(Float32Autocast(), torch.randn(4, 8), sotc_bin, tmp_path)
 
 
-def test_a_layer_with_hooks_is_refused_not_run_without_them(sotc_bin, tmp_path):  # noqa: F811
-    """A forward hook changes what the call returns (here it doubles the output): compiling
-    the forward alone would be a silent wrong answer, so the call is refused."""
-    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval()
-    model[0].register_forward_hook(lambda module, args, output: output * 2)
-    path = sotc.trace(model, torch.randn(2, 8)).save(str(tmp_path / "model.pb"))
-    result = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o",
-                             str(tmp_path / "model.so")], capture_output=True, text=True)
-    assert result.returncode != 0 and "E3002" in result.stderr, result.stderr
-    assert "forward hooks" in result.stderr, result.stderr
-    assert not (tmp_path / "model.so").exists()
+class Recorded(nn.Module):
+    """transformers' output capturing: a forward hook appends each layer's output to a list
+    its model reads after the layers ran."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+        self.seen = []
+        for block in self.blocks:
+            block.register_forward_hook(lambda module, args, output: self.seen.append(output))
+
+    def forward(self, x):
+        self.seen.clear()
+        for block in self.blocks:
+            x = torch.tanh(block(x))
+        return x + torch.stack(self.seen).sum(0)
+
+
+def test_forward_hooks_run_around_the_layers_forward(sotc_bin, tmp_path):  # noqa: F811
+    """Pre-hooks that replace the arguments (plain and with keywords), a hook that replaces
+    the output, and hooks that only record: run in the framework's order, or the result
+    differs."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))
+    model[0].register_forward_pre_hook(lambda module, args: args[0] * 3)
+    model[0].register_forward_hook(lambda module, args, output: output - args[0])
+    model[2].register_forward_pre_hook(lambda module, args, kwargs: ((args[0] + 1,), kwargs),
+                                       with_kwargs=True)
+    model[2].register_forward_hook(lambda module, args, kwargs, output: output * 2,
+                                   with_kwargs=True)
+    model[2].register_forward_hook(lambda module, args, output: None)
+    check(model, torch.randn(2, 8), sotc_bin, tmp_path)
+    check(Recorded(), torch.randn(2, 8), sotc_bin, tmp_path)
 
 
 class ScaledSiLU(nn.Module):
@@ -310,3 +332,39 @@ def test_a_layer_made_in_forward_with_new_weights_is_refused(sotc_bin, tmp_path)
                              str(tmp_path / "m.so")], capture_output=True, text=True)
     assert result.returncode != 0 and "torch.nn.Linear" in result.stderr, result.stderr
     assert not (tmp_path / "m.so").exists()
+
+
+def _compile_constant(fn):  # transformers' _make_compile_constant (assume_constant_result)
+    fn._dynamo_marked_constant = True
+    return fn
+
+
+@functools.lru_cache
+@_compile_constant
+def torch_at_least(version, accept_dev=False):
+    """transformers' is_torch_greater_or_equal: parses torch.__version__, which sotc cannot run
+    from its code; its results for the arguments the code passes are recorded when traced."""
+    have = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    return have >= tuple(int(p) for p in version.split(".")) or (accept_dev and version == "99.0")
+
+
+class VersionGated(nn.Module):
+    """Mamba's and Zamba's mixers: a faster path when the torch release has it."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if torch_at_least("2.0"):
+            y = y * 2
+        if torch_at_least("99.0", accept_dev=True):
+            y = y + 1
+        if torch_at_least("99.0"):
+            y = y * 100
+        return y
+
+
+def test_constant_functions_with_arguments_take_their_traced_results(sotc_bin, tmp_path):  # noqa: F811
+    check(VersionGated(), torch.randn(2, 8), sotc_bin, tmp_path)

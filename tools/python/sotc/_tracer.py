@@ -203,14 +203,50 @@ def _framework_dirs():
 _NOT_CONSTANT = object()
 
 
+def _marked_constant(obj):
+    """Whether torch.compile takes the function's result as a constant
+    (torch.compiler.assume_constant_result, transformers' probes under lru_cache)."""
+    return callable(obj) and any(getattr(f, "_dynamo_marked_constant", False) is True
+                                 for f in (obj, getattr(obj, "__wrapped__", None)))
+
+
+_CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_FUNCTION_KW"}
+
+
+def _constant_call_sites(code, names):
+    """(function, msg, args, kwargs) of each call in `code` of a function of `names` (by the
+    name it is loaded under) whose arguments are constants, keywords included."""
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in ("PRECALL", "CACHE",
+                                                                              "PUSH_NULL")]
+    for k, ins in enumerate(instructions):
+        if ins.opname not in ("LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "LOAD_NAME") or \
+                ins.argval not in names:
+            continue
+        j, consts, keywords = k + 1, [], ()
+        while j < len(instructions) and instructions[j].opname == "LOAD_CONST":
+            consts.append(instructions[j].argval)
+            j += 1
+        if j < len(instructions) and instructions[j].opname == "KW_NAMES":  # 3.11, 3.12
+            keywords = code.co_consts[instructions[j].arg]
+            j += 1
+        elif j < len(instructions) and instructions[j].opname == "CALL_KW" and consts:  # 3.13
+            keywords = consts.pop()
+        if j >= len(instructions) or instructions[j].opname not in _CALLS or \
+                instructions[j].arg != len(consts):
+            continue
+        split = len(consts) - len(keywords)
+        args, kwargs = consts[:split], dict(zip(keywords, consts[split:]))
+        for fn, msg in names[ins.argval]:
+            yield fn, msg, args, kwargs
+
+
 def _constant_result(obj):
     """(result,) of a function of no arguments that torch.compile takes as a constant
     (torch.compiler.assume_constant_result, transformers' install probes under lru_cache),
     called now as torch.compile would; _NOT_CONSTANT for anything else, and for one that fails
     here (a CUDA probe on a machine without a driver): recorded as a function, it runs from its
     code where the program calls it."""
-    if not callable(obj) or not any(getattr(f, "_dynamo_marked_constant", False) is True
-                                    for f in (obj, getattr(obj, "__wrapped__", None))):
+    if not _marked_constant(obj):
         return _NOT_CONSTANT
     try:
         if inspect.signature(obj).parameters:
@@ -324,6 +360,24 @@ def _is_exception_class(cls):
         return False
     return all(c.__module__ == "builtins" or not _is_library_class(c) or _in_installed_package(
         getattr(sys.modules.get(c.__module__), "__file__", None) or "") for c in cls.__mro__[:-1])
+
+
+def _forward_hooks(layer, framework):
+    """(after, function, with_kwargs) of each hook the layer's call runs around its forward,
+    in the order the framework's __call__ runs them (torch's global hooks first)."""
+    if framework == "torch":
+        from torch.nn.modules import module
+        pre = [*module._global_forward_pre_hooks.items(), *layer._forward_pre_hooks.items()]
+        post = [*module._global_forward_hooks.items(), *layer._forward_hooks.items()]
+        pre_kwargs = layer._forward_pre_hooks_with_kwargs
+        post_kwargs = {**getattr(module, "_global_forward_hooks_with_kwargs", {}),
+                       **layer._forward_hooks_with_kwargs}
+    else:
+        pre, post = layer._forward_pre_hooks.items(), layer._forward_post_hooks.items()
+        pre_kwargs = getattr(layer, "_forward_pre_hooks_with_kwargs_flag", {})
+        post_kwargs = getattr(layer, "_forward_post_hooks_with_kwargs_flag", {})
+    return ([(False, f, key in pre_kwargs) for key, f in pre] +
+            [(True, f, key in post_kwargs) for key, f in post])
 
 
 def _layer_framework(obj):
@@ -473,6 +527,9 @@ class _Builder:
         self.trace.python.implementation = sys.implementation.name
         self._classes = {}     # id(class) -> index
         self._codes = {}       # id(code) -> index
+        self._constant_functions = []  # (fn, Function msg) of constant functions with parameters
+        self._constant_calls = set()   # (id(fn), args, kwargs) recorded
+        self._identities = {}  # id(obj) -> Value.identity
         self.code_objects = []  # the CodeType objects, by index
         self._functions = {}   # id(function) -> index
         self._namespaces = {}  # id(globals dict) -> index
@@ -511,6 +568,14 @@ class _Builder:
                 f'"{self.path(code.co_filename)}", line {code.co_firstlineno}>')
 
     # -- values ------------------------------------------------------------------------
+    def _identity(self, obj):
+        """The number that stands for a mutable object wherever it is recorded (kept alive
+        until the trace is written, so that no other object takes its id)."""
+        if id(obj) not in self._identities:
+            self._identities[id(obj)] = len(self._identities) + 1
+            self._keep.append(obj)
+        return self._identities[id(obj)]
+
     def value(self, obj, out, allow_tensor=False, _seen=None):
         """Encodes `obj` into the pb.Value `out`."""
         if obj is None:
@@ -561,6 +626,8 @@ class _Builder:
             if not isinstance(obj, pb.TensorSpec):  # a spec names no framework, nor refuses one
                 self.tensor_frameworks.add(package if package in FRAMEWORKS else None)
         elif isinstance(obj, (tuple, list, set, frozenset, dict)):
+            if isinstance(obj, (list, set, dict)):
+                out.identity = self._identity(obj)
             _seen = _seen or set()
             if id(obj) in _seen:
                 out.opaque.type_name, out.opaque.repr = type(obj).__name__, "<recursive>"
@@ -622,6 +689,7 @@ class _Builder:
         elif (_is_user_class(type(obj)) or _is_package_class(type(obj))) and hasattr(obj,
                                                                                   "__dict__"):
             _seen = (_seen or set()) | {id(obj)}
+            out.identity = self._identity(obj)
             out.object_value.class_index = self.add_class(type(obj))
             out.object_value.SetInParent()
             for name, attribute in sorted(vars(obj).items()):
@@ -671,6 +739,7 @@ class _Builder:
         """Encodes a layer: its class, its own attributes, its parameters and buffers (as
         WeightRefs named by their state-dict path) and its sublayers, recursively."""
         _seen = (_seen or set()) | {id(layer)}
+        out.identity = self._identity(layer)
         framework = _layer_framework(layer)
         self.tensor_frameworks.add(framework)  # its weights are that framework's tensors
         obj = out.object_value
@@ -678,6 +747,9 @@ class _Builder:
         for hooks in ("_forward_pre_hooks", "_forward_hooks", "_forward_post_hooks"):
             if getattr(layer, hooks, None):
                 obj.hooks.append(hooks.strip("_").replace("_hooks", ""))
+        for after, function, with_kwargs in _forward_hooks(layer, framework):
+            hook = obj.forward_hooks.add(after=after, with_kwargs=with_kwargs)
+            self.value(function, hook.function, _seen=_seen)
         internals = _layer_internals(framework)
         for name, attribute in sorted(vars(layer).items()):
             if name in internals or id(attribute) in _seen:
@@ -864,7 +936,32 @@ class _Builder:
             self.value(contents, msg.closure.add())
         self._add_source(fn)
         self._pending.append(fn)
+        if _marked_constant(fn) and inspect.signature(fn).parameters:
+            self._constant_functions.append((fn, msg))
         return index
+
+    def _record_constant_calls(self):
+        """The results of the constant functions with parameters for the constant arguments
+        the recorded code calls them with (by name: f("2.9.0"), module.f(x, flag=True))."""
+        names = {}
+        for fn, msg in self._constant_functions:
+            names.setdefault(fn.__name__, []).append((fn, msg))
+        for code in self.code_objects:
+            for fn, msg, args, kwargs in _constant_call_sites(code, names):
+                key = (id(fn), repr(args), repr(sorted(kwargs.items())))
+                if key in self._constant_calls:
+                    continue
+                self._constant_calls.add(key)
+                try:
+                    result = fn(*args, **kwargs)
+                except Exception:  # noqa: BLE001  (it fails when run too: its code runs)
+                    continue
+                call = msg.constant_calls.add()
+                for a in args:
+                    self.value(a, call.args.add())
+                for k, v in sorted(kwargs.items()):
+                    self.value(v, call.keywords.add(name=k).value)
+                self.value(result, call.result)
 
     def _namespace(self, globals_dict):
         key = id(globals_dict)
@@ -955,6 +1052,8 @@ class _Builder:
 
     def finish(self):
         """Ends the recording: what is still deferred is listed as not recorded."""
+        self.record_globals()
+        self._record_constant_calls()
         self.record_globals()
         for msg, name, _ in self._deferred:
             msg.unrecorded_members.append(name)

@@ -127,6 +127,45 @@ def test_closure_cells_holding_functions_are_traced():
     assert traced.proto.code_objects[callee.code].name == "scale"
 
 
+def _marked_constant(fn):  # what torch.compiler.assume_constant_result marks
+    fn._dynamo_marked_constant = True
+    return fn
+
+
+@_marked_constant
+def release_at_least(version, exact=False):
+    return (version <= "2.9") if not exact else version == "2.9"
+
+
+SHARED = [1, 2]
+HOLDER = {"items": SHARED}
+
+
+def gated(x):
+    if release_at_least("2.8") and not release_at_least("3.0", exact=True):
+        x = x * 2
+    SHARED.append(3)
+    return x + len(HOLDER["items"]) + release_at_least(str(x.ndim))
+
+
+def test_constant_functions_record_their_results_at_constant_call_sites():
+    """Only the calls whose arguments are constants in the code: the third runs its code."""
+    t = sotc.trace(gated, "f32[2]").proto
+    (fn,) = [f for f in t.functions if f.qualname == "release_at_least"]
+    calls = {(tuple(a.str_value for a in c.args), tuple((k.name, k.value.bool_value)
+                                                        for k in c.keywords)): c.result.bool_value
+             for c in fn.constant_calls}
+    assert calls == {(("2.8",), ()): True, (("3.0",), (("exact", True),)): False}
+
+
+def test_an_object_reached_by_two_paths_has_one_identity():
+    t = sotc.trace(gated, "f32[2]").proto
+    glob = {g.name: g.value for ns in t.namespaces for g in ns.globals}
+    shared, holder = glob["SHARED"], glob["HOLDER"]
+    assert shared.identity and holder.identity and shared.identity != holder.identity
+    assert holder.dict_value.items[0].value.identity == shared.identity
+
+
 def test_inputs_bind_to_parameters():
     traced = sotc.trace(rich, np.zeros((2, 3), np.float32), None, 4, 5, 6, flag=False, extra=1,
                         sotc_framework="paddle")
