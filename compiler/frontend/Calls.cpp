@@ -925,8 +925,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       return c.push(makeSequence(K::Tuple, recordItems(self)->items, {self}));
     bool str = self->isConstant() && self->constant.kind == PyConst::Kind::Str;
     const CallTable *methods = self->kind == K::List ? &listMethods()
-                               : self->kind == K::Tuple && self->name.empty() // not a set
-                                   ? &tupleMethods()
+                               : isSet(self)         ? &setMethods()
+                               : self->kind == K::Tuple ? &tupleMethods()
                                    : self->kind == K::Dict ? &dictMethods()
                                      : str                 ? &strMethods()
                                                            : nullptr;

@@ -139,6 +139,18 @@ const CallTable &listMethods();      // CallsContainers.cpp
 const CallTable &tupleMethods();     // CallsContainers.cpp
 const CallTable &dictMethods();      // CallsContainers.cpp
 const CallTable &strMethods();       // CallsContainers.cpp
+const CallTable &setMethods();       // CallsContainers.cpp
+/// Sets are tuples named "set" or "frozenset" with distinct items: one object, or equal
+/// constants, are one item (CPython's hash and == for what sotc keeps in sets; a tensor by
+/// identity, as torch hashes it).
+bool isSet(const VarPtr &v);
+bool setHas(const VarPtr &set, const VarPtr &item);
+/// a | b, a & b, a - b, a ^ b ("or", "and", "sub", "xor") of a set and the items of each of
+/// `others` in turn: a new set of a's type.
+VarPtr setAlgebra(const std::string &op, const VarPtr &a,
+                  const std::vector<std::vector<VarPtr>> &others);
+/// a <= b ("<=", "<", ">=", ">", "==", "!=") of two sets, by their items.
+bool setCompare(const std::string &op, const VarPtr &a, const VarPtr &b);
 const CallTable &tensorMethods();    // CallsTensor.cpp; the operator table serves the rest
 /// torch.resize_as_(x, t) and x.resize_as_(t): the operator's result replaces x (CallsTensor.cpp).
 bool resizeAsInPlace(CallContext &c);

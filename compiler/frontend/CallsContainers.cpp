@@ -205,7 +205,7 @@ bool dictLookup(CallContext &c) {
     c.consume(dict);
   VarPtr dflt = c.args.size() > 1 ? c.args[1] : none();
   if (i < 0 && c.name == "pop" && c.args.size() == 1)
-    c.fail(DiagCode::FrontendPythonError, "KeyError: " + c.args[0]->repr());
+    c.fail(DiagCode::FrontendPythonError, "KeyError: the set has no such item");
   if (i < 0 && c.name == "setdefault") {
     dict->keys.push_back(c.args[0]);
     dict->items.push_back(dflt);
@@ -490,7 +490,154 @@ bool strFormat(CallContext &c) {
   return true;
 }
 
+//===-- set -------------------------------------------------------------------------------===//
+
+/// The items of each argument (a set's own, an iterable's).
+std::vector<std::vector<VarPtr>> itemsOf(CallContext &c) {
+  std::vector<std::vector<VarPtr>> out;
+  for (const VarPtr &a : c.args)
+    out.push_back(c.iterate(a));
+  return out;
+}
+
+/// set.union(*others), intersection, difference, symmetric_difference, and the operators'
+/// in-place forms (*_update, update, add, discard, remove).
+bool setAlgebraMethod(CallContext &c) {
+  static const std::map<std::string, std::pair<std::string, bool>> ops = {
+      {"union", {"or", false}},
+      {"intersection", {"and", false}},
+      {"difference", {"sub", false}},
+      {"symmetric_difference", {"xor", false}},
+      {"update", {"or", true}},
+      {"intersection_update", {"and", true}},
+      {"difference_update", {"sub", true}},
+      {"symmetric_difference_update", {"xor", true}},
+      {"add", {"or", true}},
+      {"discard", {"sub", true}},
+      {"remove", {"sub", true}}};
+  auto [op, inPlace] = ops.at(c.name);
+  if (!c.kwargs.empty() || (inPlace && c.self->name != "set"))
+    return false;
+  bool one = c.name == "add" || c.name == "discard" || c.name == "remove";
+  if (one && c.args.size() != 1)
+    return false;
+  if (c.name == "symmetric_difference" && c.args.size() != 1)
+    return false;
+  if (c.name == "remove" && !setHas(c.self, c.args[0]))
+    c.fail(DiagCode::FrontendPythonError, "KeyError: the set has no such item");
+  VarPtr result = setAlgebra(op, c.self, one ? std::vector<std::vector<VarPtr>>{{c.args[0]}}
+                                             : itemsOf(c));
+  if (inPlace)
+    c.self->items = result->items;
+  c.push(inPlace ? none() : result);
+  return true;
+}
+
+/// issubset, issuperset, isdisjoint of any iterable.
+bool setRelation(CallContext &c) {
+  if (c.args.size() != 1 || !c.kwargs.empty())
+    return false;
+  VarPtr other = makeSequence(K::Tuple, c.iterate(c.args[0]), {});
+  other->name = "frozenset";
+  other = setAlgebra("or", other, {});
+  bool holds = c.name == "issubset"     ? setCompare("<=", c.self, other)
+               : c.name == "issuperset" ? setCompare(">=", c.self, other)
+                                        : setAlgebra("and", c.self, {other->items})->items.empty();
+  c.push(makeConst(PyConst::ofBool(holds), {c.self, c.args[0]}));
+  return true;
+}
+
+bool setCopy(CallContext &c) {
+  if (!c.args.empty() || !c.kwargs.empty())
+    return false;
+  c.push(setAlgebra("or", c.self, {}));
+  return true;
+}
+
+bool setClear(CallContext &c) {
+  if (!c.args.empty() || c.self->name != "set")
+    return false;
+  c.self->items.clear();
+  c.push(none());
+  return true;
+}
+
 } // namespace
+
+bool isSet(const VarPtr &v) {
+  return v->kind == K::Tuple && (v->name == "set" || v->name == "frozenset");
+}
+
+bool setHas(const VarPtr &set, const VarPtr &item) {
+  return std::any_of(set->items.begin(), set->items.end(), [&](const VarPtr &x) {
+    return x.get() == item.get() ||
+           (x->isConstant() && item->isConstant() && x->constant == item->constant);
+  });
+}
+
+VarPtr setAlgebra(const std::string &op, const VarPtr &a,
+                  const std::vector<std::vector<VarPtr>> &others) {
+  VarPtr out = makeSequence(K::Tuple, {}, {a});
+  out->name = a->name;
+  auto add = [&](const VarPtr &item) {
+    if (!setHas(out, item))
+      out->items.push_back(item);
+  };
+  for (const VarPtr &item : a->items)
+    add(item);
+  for (const std::vector<VarPtr> &items : others) {
+    VarPtr other = makeSequence(K::Tuple, {}, {});
+    for (const VarPtr &item : items)
+      if (!setHas(other, item))
+        other->items.push_back(item);
+    std::vector<VarPtr> kept;
+    for (const VarPtr &item : out->items)
+      if (op == "or" || (op == "and") == setHas(other, item))
+        kept.push_back(item);
+    if (op == "or" || op == "xor")
+      for (const VarPtr &item : other->items)
+        if (!setHas(out, item))
+          kept.push_back(item);
+    out->items = std::move(kept);
+  }
+  return out;
+}
+
+bool setCompare(const std::string &op, const VarPtr &a, const VarPtr &b) {
+  auto within = [](const VarPtr &x, const VarPtr &y) {
+    return std::all_of(x->items.begin(), x->items.end(),
+                       [&](const VarPtr &i) { return setHas(y, i); });
+  };
+  bool sub = within(a, b), super = within(b, a);
+  return op == "<="   ? sub
+         : op == "<"  ? sub && !super
+         : op == ">=" ? super
+         : op == ">"  ? super && !sub
+         : op == "==" ? sub && super
+                      : !(sub && super);
+}
+
+const CallTable &setMethods() {
+  static const CallTable table = {
+      {"union", setAlgebraMethod},
+      {"intersection", setAlgebraMethod},
+      {"difference", setAlgebraMethod},
+      {"symmetric_difference", setAlgebraMethod},
+      {"update", setAlgebraMethod},
+      {"intersection_update", setAlgebraMethod},
+      {"difference_update", setAlgebraMethod},
+      {"symmetric_difference_update", setAlgebraMethod},
+      {"add", setAlgebraMethod},
+      {"discard", setAlgebraMethod},
+      {"remove", setAlgebraMethod},
+      {"issubset", setRelation},
+      {"issuperset", setRelation},
+      {"isdisjoint", setRelation},
+      {"copy", setCopy},
+      {"clear", setClear},
+  };
+  return table;
+}
 
 const CallTable &listMethods() {
   static const CallTable table = {

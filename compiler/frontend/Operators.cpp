@@ -497,7 +497,15 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     consume(a, loc);
     return percentFormat(f, a, b);
   }
-  if (a->isSequence() && b->isSequence() && a->kind == b->kind && op == "add") {
+  if (isSet(a) && isSet(b) && (op == "or" || op == "and" || op == "sub" || op == "xor")) {
+    VarPtr r = setAlgebra(op, a, {b->items});
+    if (inplace && a->name == "set") { // s |= t changes s
+      a->items = r->items;
+      return a;
+    }
+    return r;
+  }
+  if (a->isSequence() && b->isSequence() && a->kind == b->kind && op == "add" && !isSet(a)) {
     std::vector<VarPtr> items = a->items;
     items.insert(items.end(), b->items.begin(), b->items.end());
     if (inplace && a->kind == K::List) {
@@ -678,6 +686,8 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
            f);
     return makeConst(PyConst::ofBool(holds(op, order, 0)), {a, b});
   }
+  if (isSet(a) && isSet(b))
+    return makeConst(PyConst::ofBool(setCompare(op, a, b)), {a, b});
   if (op == "==" || op == "!=") {
     bool eq = a.get() == b.get();
     if (a->isSequence() && b->isSequence() && a->kind == b->kind &&
@@ -976,8 +986,14 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
         "__index__",  "__float__", "__int__",   "__bool__",   "__format__"};
     static const std::set<std::string> tupleMethods = {"index", "count", "__getitem__",
                                                        "__len__", "__contains__", "__iter__"};
+    static const std::set<std::string> setMethods = {
+        "add",          "clear",        "copy",      "difference", "difference_update", "discard",
+        "intersection", "intersection_update",       "isdisjoint", "issubset",          "issuperset",
+        "remove",       "symmetric_difference",    "symmetric_difference_update",
+        "union",        "update",       "__len__",   "__contains__", "__iter__"};
     bool text = obj->isConstant() && obj->constant.kind == PyConst::Kind::Str;
-    const std::set<std::string> &methods = obj->kind == K::Tuple  ? tupleMethods
+    const std::set<std::string> &methods = isSet(obj)             ? setMethods
+                                           : obj->kind == K::Tuple ? tupleMethods
                                            : obj->kind == K::List ? listMethods
                                            : text                 ? strMethods
                                                                   : numberMethods;

@@ -262,6 +262,26 @@ def id_keys_and_subclass_items(x):
     return x * MAKERS["double"], len(table), [table[id(o)] for o in objs[::13]], MAKERS["one"]
 
 
+DIGITS = frozenset("0123456789.")
+
+
+def set_methods_and_operators(x):
+    """Sets' methods and operators (packaging's version parser: a frozenset's issuperset of a
+    string), and equality by items whatever their order."""
+    s = {1, 2, 3}
+    s.add(4)
+    s.discard(1)
+    s.update([7, 8])
+    t = s | {9}
+    t -= {8}
+    both = t & {2, 7, 10}
+    return (x, sorted(s), sorted(t), sorted(both), sorted(t - {2}), sorted(t ^ {3, 11}),
+            DIGITS.issuperset("2.9"), DIGITS.issuperset("2.9+cu"), {2}.issubset(s),
+            s.isdisjoint({100}), sorted(s.union([1], (2, 5))), sorted(s.intersection({2, 3}, [3])),
+            sorted(s.symmetric_difference({2, 99})), {3, 1} == {1, 3}, {1} < {1, 3},
+            {1, 3} >= {3}, {1, 2} != {2, 1})
+
+
 def spread(**kwargs):
     return kwargs
 
@@ -291,6 +311,7 @@ CASES = [
     builtins_keyword_arguments,
     attributes_of_builtin_values,
     id_keys_and_subclass_items,
+    set_methods_and_operators,
 ]
 
 
