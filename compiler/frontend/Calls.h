@@ -131,6 +131,14 @@ struct CallContext {
                const std::vector<VarPtr> &callArgs);
 };
 
+/// A keyword argument, or the positional one at `index`, or null.
+inline VarPtr argument(const CallContext &c, const std::string &name, size_t index) {
+  for (const auto &[k, v] : c.kwargs)
+    if (k == name)
+      return v;
+  return index < c.args.size() ? c.args[index] : nullptr;
+}
+
 using CallHandler = bool (*)(CallContext &);
 using CallTable = std::map<std::string, CallHandler>;
 

@@ -20,14 +20,6 @@ using K = Variable::Kind;
 /// Elements a constant made in the function may have (each is a statement or part of one).
 constexpr size_t kMaxConstantElements = 256;
 
-/// A keyword argument, or the positional one at `index`, or null.
-VarPtr argument(const CallContext &c, const std::string &name, size_t index) {
-  for (const auto &[k, v] : c.kwargs)
-    if (k == name)
-      return v;
-  return index < c.args.size() ? c.args[index] : nullptr;
-}
-
 bool isNone(const VarPtr &v) {
   return !v || (v->isConstant() && v->constant.kind == PyConst::Kind::None);
 }

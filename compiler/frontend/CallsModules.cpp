@@ -449,6 +449,62 @@ bool signature(CallContext &c) {
   return true;
 }
 
+/// torch's associative_scan(combine_fn, xs, dim, reverse=False, combine_mode=...): the scan
+/// unrolled over dim's length, carry = combine_fn(carry, x[i]) on slices that keep the dim
+/// (associativity lets any order of combination stand for torch's tree).
+bool associativeScan(CallContext &c) {
+  if (c.name != "torch._higher_order_ops.associative_scan.associative_scan" &&
+      c.name != "torch._higher_order_ops.associative_scan")
+    return false;
+  VarPtr combine = argument(c, "combine_fn", 0), xs = argument(c, "xs", 1),
+         dimArg = argument(c, "dim", 2), reverse = argument(c, "reverse", 3);
+  if (!combine || !xs || !dimArg || !isInt(dimArg) || (reverse && !reverse->isConstant()))
+    return false;
+  bool tree = xs->kind == Variable::Kind::Tuple || xs->kind == Variable::Kind::List;
+  std::vector<VarPtr> leaves = tree ? xs->items : std::vector<VarPtr>{xs};
+  if (leaves.empty() || !std::all_of(leaves.begin(), leaves.end(),
+                                     [](const VarPtr &x) { return x->isTensor(); }))
+    return false;
+  c.consume(dimArg);
+  int64_t rank = leaves[0]->meta.rank(), dim = dimArg->constant.intValue;
+  dim = dim < 0 ? dim + rank : dim;
+  int64_t n = rank > 0 && dim >= 0 && dim < rank ? leaves[0]->meta.shape[dim] : -1;
+  if (n < 1 || ops::isDynamicDim(n))
+    c.fail(DiagCode::FrontendUnsupportedCall,
+           "associative_scan over a dimension that is not of a static length");
+  auto constant = [](int64_t v) { return makeConst(PyConst::ofInt(v), {}); };
+  auto slice = [&](int64_t i) { // each leaf's x[..., i:i+1, ...], as the combine reads it
+    std::vector<VarPtr> parts;
+    for (const VarPtr &x : leaves)
+      parts.push_back(c.tensorCall("api", "torch.narrow", "torch.narrow",
+                                   {x, constant(dim), constant(i), constant(1)}, {}));
+    return tree ? makeSequence(xs->kind, parts, {}) : parts[0];
+  };
+  auto partsOf = [&](const VarPtr &v) { return tree ? c.iterate(v) : std::vector<VarPtr>{v}; };
+  bool backwards = reverse && reverse->constant.truthy();
+  std::vector<std::vector<VarPtr>> steps(leaves.size()); // per leaf, in index order
+  VarPtr carry;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t i = backwards ? n - 1 - k : k;
+    carry = carry ? c.callNow(combine, {carry, slice(i)}) : slice(i);
+    std::vector<VarPtr> parts = partsOf(carry);
+    if (parts.size() != leaves.size())
+      c.fail(DiagCode::FrontendPythonError,
+             "RuntimeError: associative_scan's combine_fn returned a different structure");
+    for (size_t l = 0; l < parts.size(); ++l)
+      steps[l].push_back(parts[l]);
+  }
+  std::vector<VarPtr> outs;
+  for (std::vector<VarPtr> &s : steps) {
+    if (backwards)
+      std::reverse(s.begin(), s.end());
+    outs.push_back(c.tensorCall("api", "torch.cat", "torch.cat",
+                                {makeSequence(Variable::Kind::List, s, {}), constant(dim)}, {}));
+  }
+  c.push(tree ? makeSequence(xs->kind, outs, {}) : outs[0]);
+  return true;
+}
+
 bool callModuleFunction(CallContext &c) {
   // paddle's functions where its own code names them: paddle.tensor.transpose and
   // paddle.tensor.manipulation.transpose are paddle.transpose.
@@ -458,7 +514,8 @@ bool callModuleFunction(CallContext &c) {
       c.name = leaf;
   }
   if (callCreation(c) || contextManager(c) || frameworkQuery(c) || environmentVariable(c) ||
-      isTensorQuery(c) || itertoolsRepeat(c) || typeInfo(c) || signature(c))
+      isTensorQuery(c) || itertoolsRepeat(c) || typeInfo(c) || signature(c) ||
+      associativeScan(c))
     return true;
   if (c.name == "functools.partial" && !c.args.empty()) {
     std::vector<VarPtr> bound(c.args.begin() + 1, c.args.end());

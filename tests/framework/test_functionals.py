@@ -110,6 +110,18 @@ def p_eye(x):
     return paddle.matmul(x, paddle.eye(64, 48)) + paddle.eye(2, 48, dtype="int32").astype("float32")
 
 
+def _linear_recurrence(left, right):
+    (a_left, b_left), (a_right, b_right) = left, right
+    return a_left * a_right, a_right * b_left + b_right
+
+
+def t_associative_scan(a, b, x):
+    # Mamba's selective scan as torch.compile runs it (Zamba, Jamba); and a cumulative max
+    from torch._higher_order_ops.associative_scan import associative_scan
+    _, states = associative_scan(_linear_recurrence, (a, b), dim=2, combine_mode="generic")
+    return states, associative_scan(torch.maximum, x, 0, reverse=True)
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -379,6 +391,8 @@ CASES = {
     "torch_vq_losses": (t_vq_losses, [(F32, (2, 8, 7)), (F32, (6, 8)), (I64, (2, 7))]),
     "torch_eye": (t_eye, [(F32, (2, 64))]),
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
+    "torch_associative_scan": (t_associative_scan, [(PROB, (2, 3, 5, 4)), (F32, (2, 3, 5, 4)),
+                                                     (F32, (6, 3))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
