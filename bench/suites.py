@@ -277,6 +277,16 @@ class Transformers(Suite):
                     old = defaults[key]
                     if isinstance(old, int) and not isinstance(old, bool) and old > value:
                         out[key] = value
+            # Backbone stages named by the default depth (stage12) fall back to the last one.
+            for key in ("out_features", "out_indices"):
+                if isinstance(defaults.get(key), (list, tuple)):
+                    out[key] = None
+            # A head size the library leaves unset though its attention reads it
+            if "head_dim" in defaults and defaults["head_dim"] is None:
+                heads = out.get("num_attention_heads", defaults.get("num_attention_heads"))
+                hidden = out.get("hidden_size", defaults.get("hidden_size"))
+                if isinstance(heads, int) and isinstance(hidden, int) and heads:
+                    out["head_dim"] = hidden // heads
             for key in ("depths", "hidden_sizes", "num_heads", "embed_dims"):
                 old = defaults.get(key)
                 if isinstance(old, (list, tuple)) and old and key in accepts:
@@ -306,27 +316,40 @@ class Transformers(Suite):
             return out
 
         overrides = fit(base.to_dict(), shrink(base.to_dict(), accepted))
+        text = base.get_text_config()
         for key, value in base.to_dict().items():
             if key.endswith("_config") and isinstance(value, dict) and key in accepted:
                 sub = getattr(base, key)
                 sub_accepts = set(inspect.signature(type(sub).__init__).parameters)
                 overrides[key] = {**value, **fit(value, shrink(value, sub_accepts))}
+        # A size another part must match (a vision tower's output width is the text model's
+        # hidden size) follows the text model's new hidden size.
+        new_text = next((overrides[k] for k in overrides if isinstance(overrides[k], dict)
+                         and getattr(base, k, None) is text), overrides)
+        old_hidden, new_hidden = getattr(text, "hidden_size", None), new_text.get("hidden_size")
+        for part in [overrides] + [v for v in overrides.values() if isinstance(v, dict)]:
+            for key, value in list(part.items()):
+                if (key.endswith("hidden_size") and key != "hidden_size" and new_hidden
+                        and value == old_hidden):
+                    part[key] = new_hidden
         try:
             config = type(base)(**overrides)
         except Exception:  # noqa: BLE001  a config that validates its head counts together
             for part in [overrides] + [v for v in overrides.values() if isinstance(v, dict)]:
                 if "num_key_value_heads" in part and "num_attention_heads" in part:
                     part["num_key_value_heads"] = part["num_attention_heads"]
-                part.pop("head_dim", None)
+                if part.get("head_dim") and part.get("hidden_size") and part.get("num_attention_heads"):
+                    part["head_dim"] = part["hidden_size"] // part["num_attention_heads"]
             config = type(base)(**overrides)
         # Decoders run without their KV cache (a cache is the generation issue's, #58), and
         # the text model inside a multimodal one too
         for part in (config, config.get_text_config()):
             if hasattr(part, "use_cache"):
                 part.use_cache = False
-        for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
-            if isinstance(getattr(config, key, None), int) and getattr(config, key) >= VOCAB:
-                setattr(config, key, 1)
+        for part in (config, config.get_text_config()):
+            for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+                if isinstance(getattr(part, key, None), int) and getattr(part, key) >= VOCAB:
+                    setattr(part, key, 1)
         if getattr(config, "pad_token_id", 0) is None:  # sequence classification needs one
             config.pad_token_id = 0
         return config
@@ -376,8 +399,10 @@ class Transformers(Suite):
                 rng.standard_normal((BATCH, 64)).astype(np.float32))}
         elif kind == "input_features":
             bins = getattr(config, "num_mel_bins", 80)
+            # An encoder that takes a fixed number of frames (two per source position)
+            frames = 2 * getattr(config, "max_source_positions", 32)
             kwargs = {"input_features": torch.from_numpy(
-                rng.standard_normal((BATCH, bins, 3000 if model_type == "whisper" else 64)).astype(np.float32))}
+                rng.standard_normal((BATCH, bins, frames)).astype(np.float32))}
             if model.config.is_encoder_decoder:
                 kwargs["decoder_input_ids"] = torch.ones(BATCH, 4, dtype=torch.int64)
         else:
