@@ -368,3 +368,20 @@ class VersionGated(nn.Module):
 
 def test_constant_functions_with_arguments_take_their_traced_results(sotc_bin, tmp_path):  # noqa: F811
     check(VersionGated(), torch.randn(2, 8), sotc_bin, tmp_path)
+
+
+def test_paddle_forward_pre_and_post_hooks_run(sotc_bin, tmp_path):  # noqa: F811
+    """paddle's forward pre-hooks (which may replace the input) and post-hooks (the output)."""
+    import paddle
+    paddle.seed(0)
+    model = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.ReLU(), paddle.nn.Linear(8, 4))
+    model.eval()
+    model[0].register_forward_pre_hook(lambda layer, inputs: (inputs[0] * 3,))
+    model[2].register_forward_post_hook(lambda layer, inputs, output: output - inputs[0].sum())
+    x = paddle.randn([2, 8])
+    want = model(x).numpy()
+    path = sotc.trace(model, x).save(str(tmp_path / "model.pb"))
+    subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o",
+                    str(tmp_path / "model.so")], check=True)
+    got = np.asarray(sotc.load(str(tmp_path / "model.so"))(x))
+    assert np.abs(got - want).max() <= TOLERANCE * np.abs(want).max()
