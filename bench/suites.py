@@ -483,11 +483,12 @@ class Diffusers(Suite):
               "text_embed_dim": 32, "encoder_hid_dim": 32, "hidden_size": 32, "text_dim": 32,
               "ffn_dim": 64, "freq_dim": 32, "inner_dim": 32, "norm_num_groups": 8,
               "num_attention_heads": 2, "attention_heads": 2, "num_heads": 2,
-              "num_key_value_heads": 2, "sample_size": 16, "timestep_embed_dim": 32,
-              "caption_projection_dim": 16}  # = heads x head size, where blocks add it
+              "num_key_value_heads": 2, "num_kv_heads": 2, "sample_size": 16, "timestep_embed_dim": 32,
+              "caption_projection_dim": 16, "cap_feat_dim": 32, "cross_attention_input_dim": 32}  # = heads x head size, where blocks add it
     # Where the model's config says how wide the text it attends to is.
-    TEXT_WIDTH = ("cross_attention_dim", "joint_attention_dim", "text_embed_dim",
-                  "caption_channels", "encoder_hid_dim", "text_dim", "context_dim")
+    TEXT_WIDTH = ("cross_attention_input_dim", "cap_feat_dim", "cross_attention_dim",
+                  "joint_attention_dim", "text_embed_dim", "caption_channels", "encoder_hid_dim",
+                  "text_dim", "context_dim")
 
     def small_config(self, cls, layers_only):
         params = inspect.signature(cls.__init__).parameters
@@ -505,6 +506,23 @@ class Diffusers(Suite):
                 small[key] = type(d)(min(v, self.WIDTHS[key]) for v in d)
             elif key in self.WIDTHS and isinstance(d, int) and not isinstance(d, bool):
                 small[key] = min(d, self.WIDTHS[key])
+        # Rotary axes that split the head (Flux's (16, 56, 56) of 128) split the smaller head:
+        # two lanes each, the rest to the last axis.
+        def default(key):
+            d = params[key].default if key in params else None
+            return d if isinstance(d, int) and not isinstance(d, bool) else None
+        old, new = default("attention_head_dim"), small.get("attention_head_dim")
+        if old is None and default("hidden_size") and default("num_attention_heads"):
+            old = default("hidden_size") // default("num_attention_heads")
+            new = (small.get("hidden_size", default("hidden_size"))
+                   // small.get("num_attention_heads", default("num_attention_heads")))
+        if old and new and new != old:
+            for key, p in params.items():
+                d = p.default
+                if (isinstance(d, (tuple, list)) and d and all(isinstance(v, int) for v in d)
+                        and sum(d) == old and ("rope" in key or "axes" in key)
+                        and new >= 2 * len(d)):
+                    small[key] = type(d)([2] * (len(d) - 1) + [new - 2 * (len(d) - 1)])
         return small
 
     def inputs(self, model):
@@ -533,7 +551,7 @@ class Diffusers(Suite):
                 extra[n] = torch.tensor([0.5]) if "ratio" in n else torch.tensor([10])
             elif n == "controlnet_cond" and required:  # an image at the resolution its encoder downsamples
                 steps = len(getattr(config, "conditioning_embedding_out_channels", None) or (1,))
-                images[n] = (getattr(config, "conditioning_channels", 3), 2 ** (steps - 1))
+                images[n] = (getattr(config, "conditioning_channels", None), 2 ** (steps - 1))
             elif n in ("original_size", "target_size", "crop_coords") and required:  # SDXL-style micro-
                 extra[n] = torch.tensor([[16.0, 16.0]] if n != "crop_coords" else [[0.0, 0.0]])
             elif n == "added_time_ids" and required:  # conditioning: (fps, motion, noise) as numbers
@@ -559,8 +577,9 @@ class Diffusers(Suite):
         def with_images(x):
             kwargs = dict(extra)
             for n, (channels, scale) in images.items():
-                kwargs[n] = torch.randn(x.shape[0], channels, *(d * scale for d in x.shape[-2:]),
-                                        generator=gen)
+                # (without a conditioning encoder of its own: a latent like the sample)
+                kwargs[n] = torch.randn(x.shape[0], channels or x.shape[1],
+                                        *(d * scale for d in x.shape[-2:]), generator=gen)
             return kwargs
         return [((x,), with_images(x)) for x in latents]
 
