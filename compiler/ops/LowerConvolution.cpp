@@ -668,6 +668,79 @@ LowerFn unfoldOp(std::string xn, std::string kernel, std::string stride, std::st
   };
 }
 
+/// fold (col2im), unfold's adjoint: columns [N, C*KH*KW, L] summed into [N, C, H, W] where
+/// their windows lie (torch's unbatched [C*KH*KW, L] gives [C, H, W]). Each kernel tap's
+/// [N, C, LH, LW] is spread by the stride (zeros between), placed at the tap's offset in the
+/// padded image, and the taps are added; the padding is cropped.
+LowerFn foldOp(std::string xn, std::string size, std::string kernel, std::string stride,
+               std::string padding, std::string dilation, bool paddle) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int x = L.in(xn);
+    bool unbatched = !paddle && b.meta(x).rank() == 2;
+    if (unbatched)
+      x = b.reshape(x, unsqueezed(L, b.meta(x).shape, {0}));
+    std::vector<int64_t> xs = b.meta(x).shape;
+    if (xs.size() != 3 || std::any_of(xs.begin(), xs.end(), [](int64_t d) { return isDynamicDim(d); }))
+      badValue(L, "expects static columns [N, C*KH*KW, L]");
+    std::array<int64_t, 2> out = pairOf(L, size), k = pairOf(L, kernel), s = pairOf(L, stride),
+                           d = pairOf(L, dilation);
+    std::array<int64_t, 4> pad = paddingOf(L, padding);
+    if (paddle && L.args.intList(padding).size() == 4)
+      pad = {pad[0], pad[2], pad[1], pad[3]};
+    std::array<int64_t, 2> lines{}, canvas{};
+    for (int i = 0; i < 2; ++i) {
+      if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || pad[2 * i] < 0 || pad[2 * i + 1] < 0)
+        badValue(L, "kernel, stride and dilation must be positive and padding not negative");
+      canvas[i] = out[i] + pad[2 * i] + pad[2 * i + 1];
+      lines[i] = (canvas[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+      if (lines[i] < 1)
+        badValue(L, "the window is larger than the padded output");
+    }
+    int64_t n = xs[0], taps = k[0] * k[1];
+    if (xs[1] % taps || lines[0] * lines[1] != xs[2])
+      badValue(L, "expects [N, C*" + std::to_string(taps) + ", " +
+                      std::to_string(lines[0] * lines[1]) + "] columns for these sizes, got [" +
+                      std::to_string(xs[0]) + ", " + std::to_string(xs[1]) + ", " +
+                      std::to_string(xs[2]) + "]");
+    int64_t c = xs[1] / taps;
+    DType dtype = b.meta(x).dtype;
+    int cols = b.reshape(x, {n, c, k[0], k[1], lines[0], lines[1]});
+    // Zeros around `y` along `axis`: `before` in front, up to `total` elements.
+    auto place = [&](int y, int64_t axis, int64_t before, int64_t total) {
+      std::vector<int> parts;
+      std::vector<int64_t> shape = b.meta(y).shape;
+      int64_t after = total - before - shape[axis];
+      for (int64_t width : {before, int64_t{-1}, after}) {
+        if (width < 0) {
+          parts.push_back(y);
+        } else if (width > 0) {
+          shape[axis] = width;
+          parts.push_back(b.fill(0, shape, dtype));
+        }
+      }
+      return parts.size() == 1 ? y : b.concat(parts, axis);
+    };
+    int sum = -1;
+    for (int64_t i = 0; i < k[0]; ++i)
+      for (int64_t j = 0; j < k[1]; ++j) {
+        int tap = b.reshape(b.slice(cols, {2, 3}, {i, j}, {i + 1, j + 1}, {1, 1}),
+                            {n, c, lines[0], 1, lines[1], 1});
+        if (s[0] > 1)
+          tap = b.concat({tap, b.fill(0, {n, c, lines[0], s[0] - 1, lines[1], 1}, dtype)}, 3);
+        if (s[1] > 1)
+          tap = b.concat({tap, b.fill(0, {n, c, lines[0], s[0], lines[1], s[1] - 1}, dtype)}, 5);
+        tap = b.reshape(tap, {n, c, lines[0] * s[0], lines[1] * s[1]});
+        tap = b.slice(tap, {2, 3}, {0, 0}, {(lines[0] - 1) * s[0] + 1, (lines[1] - 1) * s[1] + 1},
+                      {1, 1});
+        tap = place(place(tap, 2, i * d[0], canvas[0]), 3, j * d[1], canvas[1]);
+        sum = sum < 0 ? tap : b.binary(Prim::Add, sum, tap);
+      }
+    sum = b.slice(sum, {2, 3}, {pad[0], pad[2]}, {pad[0] + out[0], pad[2] + out[1]}, {1, 1});
+    L.out(unbatched ? b.reshape(sum, {c, out[0], out[1]}) : sum);
+  };
+}
+
 } // namespace
 
 int adaptivePoolAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, bool max) {
@@ -718,6 +791,10 @@ void registerConvolution(OpTable &t) {
          unfoldOp("input", "kernel_size", "stride", "padding", "dilation", false));
   t.bind("paddle.nn.functional.unfold",
          unfoldOp("x", "kernel_sizes", "strides", "paddings", "dilations", true));
+  t.bind("torch.nn.functional.fold", foldOp("input", "output_size", "kernel_size", "stride",
+                                            "padding", "dilation", false));
+  t.bind("paddle.nn.functional.fold", foldOp("x", "output_sizes", "kernel_sizes", "strides",
+                                             "paddings", "dilations", true));
   const std::string pf = "paddle.nn.functional.", tf = "torch.nn.functional.";
   t.bind(pf + "conv2d", conv2dOp("x", true));
   t.bind(tf + "conv2d", conv2dOp("input", false));

@@ -122,6 +122,23 @@ def t_associative_scan(a, b, x):
     return states, associative_scan(torch.maximum, x, 0, reverse=True)
 
 
+def t_fold(cols, dilated, x, layer_cols):
+    # VOLO's outlooker folds its attended windows back: strided and padded, dilated, the
+    # layer, unbatched, and fold(unfold(x)) (each pixel times the windows covering it)
+    return (F.fold(cols, (5, 6), 2, padding=1, stride=2),
+            F.fold(dilated, output_size=(7, 7), kernel_size=3, dilation=2),
+            torch.nn.Fold((5, 6), (2, 2), padding=(1, 0), stride=(2, 1))(layer_cols),
+            F.fold(cols[0], (5, 6), 2, padding=1, stride=2),
+            F.fold(F.unfold(x, 3, padding=1), x.shape[-2:], 3, padding=1))
+
+
+def p_fold(cols, dilated, x):
+    return (paddle.nn.functional.fold(cols, [5, 6], 2, strides=2, paddings=1),
+            paddle.nn.functional.fold(dilated, [7, 7], 3, dilations=2),
+            paddle.nn.functional.fold(paddle.nn.functional.unfold(x, 3, paddings=1), x.shape[-2:], 3,
+                                      paddings=1))
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -393,6 +410,9 @@ CASES = {
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
     "torch_associative_scan": (t_associative_scan, [(PROB, (2, 3, 5, 4)), (F32, (2, 3, 5, 4)),
                                                      (F32, (6, 3))]),
+    "torch_fold": (t_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4)),
+                            (F32, (2, 12, 15))]),
+    "paddle_fold": (p_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
