@@ -252,6 +252,12 @@ bool environmentVariable(CallContext &c) {
     c.fail(DiagCode::FrontendUnsupportedConstruct,
            c.name + "() of a name that is not a string constant");
   c.consumeArgs();
+  const auto &withheld = c.ex.trace().withheld_environment();
+  if (std::find(withheld.begin(), withheld.end(), name->constant.text) != withheld.end())
+    c.fail(DiagCode::FrontendUnsupportedConstruct,
+           "reading the environment variable " + name->constant.text +
+               ", which names a credential: its value is kept out of the trace (pass what the "
+               "code needs from it as an input)");
   const auto &environment = c.ex.trace().environment();
   auto it = environment.find(name->constant.text);
   c.push(it != environment.end() ? makeConst(PyConst::ofStr(it->second), {})

@@ -201,6 +201,9 @@ def _framework_dirs():
 
 
 _NOT_CONSTANT = object()
+# Environment variables whose values a trace never holds (a saved trace is shared like code).
+_CREDENTIAL = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|ACCESS_?KEY|"
+                         r"PRIVATE_?KEY|AUTH", re.IGNORECASE)
 
 
 def _marked_constant(obj):
@@ -1061,7 +1064,11 @@ class _Builder:
         for code in self.trace.code_objects:  # the variables the code may name, as now set
             for const in code.consts:
                 if const.WhichOneof("kind") == "str_value" and const.str_value in os.environ:
-                    self.trace.environment[const.str_value] = os.environ[const.str_value]
+                    if _CREDENTIAL.search(const.str_value):
+                        if const.str_value not in self.trace.withheld_environment:
+                            self.trace.withheld_environment.append(const.str_value)
+                    else:
+                        self.trace.environment[const.str_value] = os.environ[const.str_value]
 
     def _record_globals(self):
         while self._pending:

@@ -344,6 +344,24 @@ def test_environment_variables_as_traced(tmp_path, sotc_bin, monkeypatch):
     assert same(sotc.load(str(library))(X), want)
 
 
+def reads_a_credential(x):
+    import os
+    return x, os.environ.get("SOTC_CONFORMANCE_API_TOKEN")
+
+
+def test_credentials_stay_out_of_the_trace(tmp_path, sotc_bin, monkeypatch):
+    """A variable named like a credential is set when tracing: its value is not in the saved
+    trace, and the code that reads it is refused with a coded error."""
+    monkeypatch.setenv("SOTC_CONFORMANCE_API_TOKEN", "hunter2-secret")
+    path = sotc.trace(reads_a_credential, X, sotc_framework=FRAMEWORK).save(tmp_path / "t.pb")
+    assert b"hunter2-secret" not in open(path, "rb").read()
+    result = subprocess.run([sotc_bin, "compile", str(path), "--target", "cpu", "-o",
+                             str(tmp_path / "t.so")], capture_output=True, text=True)
+    assert result.returncode != 0 and "E3002" in result.stderr, result.stderr
+    assert "SOTC_CONFORMANCE_API_TOKEN" in result.stderr and "credential" in result.stderr
+    assert not (tmp_path / "t.so").exists()
+
+
 def generator_with_yield_from(x):
     def inner():
         yield x
