@@ -538,9 +538,13 @@ class Diffusers(Suite):
         channels = getattr(config, "in_channels", None) or 4
         latents = [torch.randn(1, channels, 16, 16, generator=gen),
                    torch.randn(1, channels, 2, 16, 16, generator=gen),
-                   torch.randn(1, 64, channels, generator=gen)]  # 8x8 patches as tokens
+                   torch.randn(1, 64, channels, generator=gen),  # 8x8 patches as tokens
+                   torch.randn(1, 2, channels, 16, 16, generator=gen)]  # frames, then channels
         width = next((getattr(config, k) for k in self.TEXT_WIDTH
                       if isinstance(getattr(config, k, None), int)), 32)
+        # Text the size the model embeds positions for, where it fixes one
+        words = next((getattr(config, k) for k in ("max_text_seq_length",)
+                      if isinstance(getattr(config, k, None), int)), 4)
         extra, images = {}, {}
         for n, p in forward.items():
             if n == names[0] or n in ("self", "return_dict"):
@@ -560,13 +564,13 @@ class Diffusers(Suite):
                 extra[n] = torch.tensor([[6.0, 127.0, 0.02][:total // per] if per and total
                                         else [6.0, 127.0, 0.02]])
             elif n == "encoder_hidden_states":
-                extra[n] = torch.randn(1, 4, width, generator=gen)
+                extra[n] = torch.randn(1, words, width, generator=gen)
             elif n == "pooled_projections" and getattr(config, "pooled_projection_dim", None):
                 extra[n] = torch.randn(1, config.pooled_projection_dim, generator=gen)
             elif n == "encoder_attention_mask":
-                extra[n] = torch.ones(1, 4, dtype=torch.int64)
+                extra[n] = torch.ones(1, words, dtype=torch.int64)
             elif n == "txt_ids":  # rotary positions of the text and the latent's 2x2 patches
-                extra[n] = torch.zeros(4, 3)
+                extra[n] = torch.zeros(words, 3)
             elif n == "img_ids":
                 extra[n] = torch.stack(torch.meshgrid(
                     torch.zeros(1), torch.arange(8.0), torch.arange(8.0), indexing="ij"),
@@ -578,8 +582,9 @@ class Diffusers(Suite):
             kwargs = dict(extra)
             for n, (channels, scale) in images.items():
                 # (without a conditioning encoder of its own: a latent like the sample)
-                kwargs[n] = torch.randn(x.shape[0], channels or x.shape[1],
-                                        *(d * scale for d in x.shape[-2:]), generator=gen)
+                kwargs[n] = (torch.randn(x.shape, generator=gen) if x.dim() == 3 else
+                             torch.randn(x.shape[0], channels or x.shape[1],
+                                         *(d * scale for d in x.shape[-2:]), generator=gen))
             return kwargs
         return [((x,), with_images(x)) for x in latents]
 
