@@ -47,10 +47,15 @@ bool numel(CallContext &c) {
   return true;
 }
 
-/// x.zero_(), x.fill_(value): written in place (through an indexing: qkv_bias[a:b].zero_()).
+/// x.zero_(), x.fill_(value), torch's x.copy_(src) (src broadcast to x, in x's dtype): written
+/// in place (through an indexing: qkv_bias[a:b].zero_(), table.data[:, 2:].copy_(y)).
 bool fillInPlace(CallContext &c) {
   VarPtr value = c.name == "zero_" ? makeConst(PyConst::ofInt(0), {}) : nullptr;
   if (c.name == "fill_" && c.args.size() == 1 && c.kwargs.empty())
+    value = c.args[0];
+  bool blocking = c.kwargs.empty() || (c.kwargs.size() == 1 && c.kwargs[0].first == "non_blocking");
+  if (c.name == "copy_" && c.framework() == "torch" && c.args.size() == 1 && blocking &&
+      c.args[0]->isTensor())
     value = c.args[0];
   if (!value || (c.name == "zero_" && !c.args.empty()))
     return false;
@@ -77,8 +82,8 @@ bool newFilled(CallContext &c) {
   if (!std::all_of(sizes.begin(), sizes.end(), isInt))
     return false;
   Kwargs kwargs = {{"dtype", c.getAttr(c.self, "dtype")}};
-  for (const auto &[k, v] : c.kwargs) {
-    if (k != "dtype" && k != "device")
+  for (const auto &[k, v] : c.kwargs) { // (an artifact keeps no gradients: requires_grad)
+    if (k != "dtype" && k != "device" && k != "requires_grad" && k != "pin_memory")
       return false;
     if (k == "dtype")
       kwargs[0].second = v;
@@ -164,6 +169,7 @@ const CallTable &tensorMethods() {
       {"flip", sizesAsArguments},
       {"zero_", fillInPlace},
       {"fill_", fillInPlace},
+      {"copy_", fillInPlace},
       {"new_zeros", newFilled},
       {"new_ones", newFilled},
       {"new_full", newFilled},

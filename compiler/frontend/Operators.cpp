@@ -918,6 +918,21 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
     }
     if (name == "stop_gradient")
       return makeConst(PyConst::ofBool(obj->stopGradient), {obj});
+    // torch's attributes that are not methods: a bound method in their place would be true
+    // in an `if` (x.is_cuda, x.requires_grad). x.data is x (the same storage, no gradient).
+    if (framework_ == "torch") {
+      if (name == "data")
+        return obj;
+      if (name == "requires_grad")
+        return makeConst(PyConst::ofBool(!obj->stopGradient), {obj});
+      if (name == "is_leaf")
+        return makeConst(PyConst::ofBool(true), {obj});
+      if (name == "grad")
+        return makeConst(PyConst::none(), {obj});
+      if (name == "is_cuda" || name == "is_sparse" || name == "is_quantized" ||
+          name == "is_meta" || name == "is_nested")
+        return makeConst(PyConst::ofBool(false), {obj}); // as the traced CPU tensors
+    }
     // Where a tensor lives is where the artifact runs: creation calls take it and ignore it.
     if ((name == "device" && framework_ == "torch") || (name == "place" && framework_ == "paddle")) {
       VarPtr v = Variable::make(K::External, computedFrom({obj}));

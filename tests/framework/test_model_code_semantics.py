@@ -385,3 +385,24 @@ def test_paddle_forward_pre_and_post_hooks_run(sotc_bin, tmp_path):  # noqa: F81
                     str(tmp_path / "model.so")], check=True)
     got = np.asarray(sotc.load(str(tmp_path / "model.so"))(x))
     assert np.abs(got - want).max() <= TOLERANCE * np.abs(want).max()
+
+
+class JointPositions(nn.Module):
+    """CogVideoX's patch embedding: a table made with new_zeros(..., requires_grad=False) and
+    filled through .data; and attributes that are flags, not methods (a bound method would be
+    true in the `if`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        table = x.new_zeros(1, 6, 8, requires_grad=False)
+        table.data[:, 2:].copy_(self.proj(x))
+        if x.is_cuda or x.requires_grad or self.proj.weight.grad is not None:
+            table = table * 100
+        return table + x.data.sum()
+
+
+def test_tensor_flags_and_data(sotc_bin, tmp_path):  # noqa: F811
+    check(JointPositions(), torch.randn(4, 8), sotc_bin, tmp_path)
