@@ -571,6 +571,8 @@ class Diffusers(Suite):
                 extra[n] = torch.ones(1, words, dtype=torch.int64)
             elif n == "txt_ids":  # rotary positions of the text and the latent's 2x2 patches
                 extra[n] = torch.zeros(words, 3)
+            elif n == "img_shapes":  # (frames, rows, columns) of patches: 8x8 of the latent
+                extra[n] = [(1, 8, 8)]
             elif n == "img_ids":
                 extra[n] = torch.stack(torch.meshgrid(
                     torch.zeros(1), torch.arange(8.0), torch.arange(8.0), indexing="ij"),
