@@ -373,6 +373,12 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
+  if (VarPtr complex = complexCall(f, sir, opName, args, kwargs))
+    return complex;
+  // torch's memory_format says how elements are laid out, never what they are.
+  kwargs.erase(std::remove_if(kwargs.begin(), kwargs.end(),
+                              [](const auto &kv) { return kv.first == "memory_format"; }),
+               kwargs.end());
   refuseComputedSizes(f, opName, args);
   if (opName == "__getitem__")
     indexWithDynamicSize(f, args);
@@ -861,6 +867,12 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                 std::move(kwargs)};
   switch (callable->kind) {
   case K::External:
+    // Complex numbers are pairs of reals (ComplexTensors.cpp), not operators of the table.
+    if (c.name == "torch.polar" || c.name == "torch.view_as_complex" ||
+        c.name == "torch.complex" || std::any_of(c.args.begin(), c.args.end(), [&](const VarPtr &a) {
+          return holdsComplex(a);
+        }))
+      return c.push(tensorCall(c.f(), sir, "api", c.name, c.name, c.args, c.kwargs));
     if (callModuleFunction(c))
       return;
     if (VarPtr cls = constructibleLayerClass(c.name))
@@ -875,6 +887,11 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       c.args.erase(c.args.begin());
     }
     const VarPtr &self = c.self;
+    if (self->isTensor() && self->complexPair) { // its pairs (ComplexTensors.cpp)
+      c.args.insert(c.args.begin(), self);
+      return c.push(tensorCall(c.f(), sir, "method", c.name, "torch.Tensor." + c.name, c.args,
+                               c.kwargs));
+    }
     if (self->isTensor()) {
       if (dispatch(tensorMethods(), c))
         return;

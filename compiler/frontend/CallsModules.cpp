@@ -328,16 +328,21 @@ bool frameworkQuery(CallContext &c) {
     c.push(c.args[1]); // annotate(type, value) is value
     return true;
   }
-  if (c.name != "torch._assert" || c.args.size() != 2 || !c.kwargs.empty())
+  // torch._assert(cond, message) and torch._check(cond, message=None): on what the compiler
+  // knows (sizes), decided now.
+  bool check = c.name == "torch._check";
+  VarPtr cond = argument(c, "cond", 0), message = argument(c, check ? "message" : "msg", 1);
+  if ((c.name != "torch._assert" && !check) || !cond || c.args.size() + c.kwargs.size() > 2 ||
+      (!check && c.args.size() != 2))
     return false;
-  if (c.args[0]->isTensor())
+  if (cond->isTensor())
     c.fail(DiagCode::FrontendUnsupportedCall,
-           "torch._assert on a tensor's value is not supported (it would need the value at "
-           "run time)");
-  if (!c.truthy(c.args[0]))
+           c.name + " on a tensor's value is not supported (it would need the value at run time)");
+  if (!c.truthy(cond))
     c.fail(DiagCode::FrontendPythonError,
-           "AssertionError: " + (c.args[1]->isConstant() ? c.args[1]->constant.text : std::string()) +
-               " (torch._assert fails for these inputs)");
+           std::string(check ? "RuntimeError: " : "AssertionError: ") +
+               (message && message->isConstant() ? message->constant.text : std::string()) +
+               " (" + c.name + " fails for these inputs)");
   c.push(none());
   return true;
 }

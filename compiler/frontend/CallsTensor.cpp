@@ -42,6 +42,8 @@ bool numel(CallContext &c) {
   int64_t n = c.self->meta.numElements();
   if (c.framework() != "torch" || !c.args.empty() || n == ops::kDynamic)
     return false;
+  if (c.self->complexPair) // a complex tensor's elements are its pairs
+    n /= 2;
   c.consume(c.self);
   c.push(makeConst(PyConst::ofInt(n), {c.self}));
   return true;

@@ -267,6 +267,13 @@ private:
   /// (the list `y.extend(m(y[-1]) for m in ms)` grows) is as the consumer left it.
   std::optional<VarPtr> nextItem(ExecState &state, StatementIR &sir, const VarPtr &it);
   // CallsLayers.cpp
+  // ComplexTensors.cpp
+  /// An operation that makes, reads or computes complex tensors, on their (real, imaginary)
+  /// pairs; null when none of that is involved. Refuses the operations it does not map.
+  VarPtr complexCall(Frame &f, StatementIR &sir, const std::string &opName,
+                     std::vector<VarPtr> &args, std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// Whether a value is or holds a complex tensor.
+  bool holdsComplex(const VarPtr &v) const;
   /// The result the trace recorded for this call of a constant function with these constant
   /// arguments (Function.constant_calls), or null.
   VarPtr recordedConstantCall(const VarPtr &function, const std::vector<VarPtr> &args,
@@ -469,6 +476,7 @@ private:
   int tensorCounter_ = 0;
   std::map<std::pair<int, std::string>, VarPtr> globals_;
   std::map<uint32_t, VarPtr> identities_; // Value.identity: one variable per recorded object
+  bool loweringComplex_ = false;           // complexCall's own calls are on the pairs
   std::map<int, VarPtr> functions_;
   std::map<std::string, VarPtr> weights_; // a model's parameters and buffers by name
   std::set<std::string> buffers_;          // which of them are buffers

@@ -836,6 +836,11 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
                        ? fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}})
                        : pop(f);
     bool generator = f.generator;
+    if (state.frames.size() == 1 && !generator && holdsComplex(value))
+      fail(DiagCode::FrontendUnsupportedConstruct,
+           "returning a complex tensor: an artifact returns real tensors (return "
+           "torch.view_as_real of it)",
+           f);
     state.frames.pop_back();
     if (generator) // the generator is exhausted: its resumer sees no item (StopIteration)
       return {};

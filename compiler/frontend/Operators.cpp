@@ -497,6 +497,25 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     consume(a, loc);
     return percentFormat(f, a, b);
   }
+  if (a->kind == K::Dict && b->kind == K::Dict && op == "or") { // a | b: b's items win
+    VarPtr d = inplace ? a : Variable::make(K::Dict, computedFrom({a, b}));
+    if (!inplace) {
+      d->keys = a->keys;
+      d->items = a->items;
+    }
+    for (size_t i = 0; i < b->keys.size(); ++i) {
+      auto same = std::find_if(d->keys.begin(), d->keys.end(), [&](const VarPtr &k) {
+        return k->isConstant() && b->keys[i]->isConstant() && k->constant == b->keys[i]->constant;
+      });
+      if (same != d->keys.end()) {
+        d->items[same - d->keys.begin()] = b->items[i];
+      } else {
+        d->keys.push_back(b->keys[i]);
+        d->items.push_back(b->items[i]);
+      }
+    }
+    return d;
+  }
   if (isSet(a) && isSet(b) && (op == "or" || op == "and" || op == "sub" || op == "xor")) {
     VarPtr r = setAlgebra(op, a, {b->items});
     if (inplace && a->name == "set") { // s |= t changes s
@@ -889,11 +908,23 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
   case K::Tensor: {
     // Tensor attributes are constants covered by the tensor's guard.
     consume(obj, loc);
+    // A complex tensor's pairs: Python sees it without their dimension (ComplexTensors.cpp).
+    std::vector<int64_t> shape = obj->meta.shape;
+    if (obj->complexPair) {
+      shape.pop_back();
+      if (name == "dtype") {
+        VarPtr v = Variable::make(K::External, computedFrom({obj}));
+        v->name = obj->meta.dtype == ops::DType::Float64 ? "torch.complex128" : "torch.complex64";
+        return v;
+      }
+      if (name == "real" || name == "imag")
+        return tensorCall(f, sir, "api", "torch." + name, "torch." + name, {obj}, {});
+    }
     if (name == "shape") {
       // A dynamic dimension's size is known at run time only: a value that may be carried
       // (x.shape[-1] and unpacking read the others) but not computed with (kDynamicSize).
       std::vector<VarPtr> dims;
-      for (int64_t d : obj->meta.shape) {
+      for (int64_t d : shape) {
         if (!ops::isDynamicDim(d)) {
           dims.push_back(makeConst(PyConst::ofInt(d), {obj}));
           continue;
@@ -903,7 +934,7 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       return makeSequence(framework_ == "torch" ? K::Tuple : K::List, dims, {obj});
     }
     if (name == "ndim")
-      return makeConst(PyConst::ofInt(obj->meta.rank()), {obj});
+      return makeConst(PyConst::ofInt(static_cast<int64_t>(shape.size())), {obj});
     if (name == "size" && framework_ == "paddle") {
       int64_t n = obj->meta.numElements();
       if (n == ops::kDynamic)

@@ -127,6 +127,9 @@ struct Variable {
   PyConst constant;          // Constant
   ops::TensorMeta meta;      // Tensor
   bool stopGradient = true;  // Tensor
+  // Tensor: a complex tensor as its (real, imaginary) pairs in a last dimension of 2
+  // (ComplexTensors.cpp); Python sees the complex shape and dtype.
+  bool complexPair = false;
   std::string tensorName;    // Tensor: var_N
   std::string parameter;     // the entry function's parameter it was passed as
   std::string global;        // a tensor input read from this module global

@@ -139,6 +139,18 @@ def p_fold(cols, dilated, x):
                                       paddings=1))
 
 
+def t_complex_rope(x, angles):
+    # LLaMA 4's and DeepSeek-V2's rotary embedding with complex numbers, computed as pairs of
+    # reals; products, sums, conj, slices, cat and the real and imaginary parts
+    freqs = torch.polar(torch.ones_like(angles), angles)
+    xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+    rotated = torch.view_as_real(xc * freqs[None, :, None, :]).flatten(3).type_as(x)
+    both = torch.cat([freqs, freqs.conj()], dim=-1)[..., 1:3] * 2.0 + freqs[:, :2]
+    torch._check(xc.shape[-1] == 4, "half the head")
+    return (rotated, torch.view_as_real(both - freqs[:, 1:3]), freqs.real * freqs.imag,
+            xc.abs(), x.to(torch.float32, memory_format=torch.contiguous_format))
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -413,6 +425,7 @@ CASES = {
     "torch_fold": (t_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4)),
                             (F32, (2, 12, 15))]),
     "paddle_fold": (p_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4))]),
+    "torch_complex_rope": (t_complex_rope, [(F32, (2, 5, 3, 8)), (F32, (5, 4))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
@@ -545,6 +558,26 @@ def test_a_data_dependent_one_hot_is_refused_by_name(tmp_path, sotc_bin):  # noq
                         str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode != 0 and "num_classes=-1" in r.stderr, r.stderr
     assert "test_functionals.py:" in r.stderr, r.stderr  # the user's line
+    assert not (tmp_path / "k.so").exists()
+
+
+def complex_returned(x):
+    return torch.view_as_complex(x)
+
+
+def complex_exp(x):
+    return torch.view_as_real(torch.exp(torch.view_as_complex(x)))
+
+
+@pytest.mark.parametrize("fn, message", [(complex_returned, "returning a complex tensor"),
+                                         (complex_exp, "complex tensors: torch.exp")])
+def test_complex_tensors_beyond_pairs_are_refused_by_name(fn, message, tmp_path, sotc_bin):  # noqa: F811
+    trace = tmp_path / "t.pb"
+    sotc.trace(fn, torch.zeros(3, 2)).save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    assert "test_functionals.py:" in r.stderr, r.stderr
     assert not (tmp_path / "k.so").exists()
 
 

@@ -262,6 +262,14 @@ def id_keys_and_subclass_items(x):
     return x * MAKERS["double"], len(table), [table[id(o)] for o in objs[::13]], MAKERS["one"]
 
 
+def dict_union(x):
+    """d | e and d |= e (granite's configs merge keyword dicts so): e's values win."""
+    d = {"a": x, "b": 1}
+    e = d | {"b": 2, "c": x + 1}
+    d |= {"a": 3}
+    return e, d
+
+
 DIGITS = frozenset("0123456789.")
 
 
@@ -312,6 +320,7 @@ CASES = [
     attributes_of_builtin_values,
     id_keys_and_subclass_items,
     set_methods_and_operators,
+    dict_union,
 ]
 
 
