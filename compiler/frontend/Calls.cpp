@@ -379,6 +379,15 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   kwargs.erase(std::remove_if(kwargs.begin(), kwargs.end(),
                               [](const auto &kv) { return kv.first == "memory_format"; }),
                kwargs.end());
+  // torch takes Python's types as dtypes: int is int64, float float32, bool bool.
+  for (auto &[k, v] : kwargs)
+    if (k == "dtype" && v->kind == K::Builtin && framework_ == "torch" &&
+        (v->name == "int" || v->name == "float" || v->name == "bool")) {
+      VarPtr dtype = Variable::make(K::External, constTracker());
+      dtype->name = v->name == "int" ? "torch.int64" : v->name == "float" ? "torch.float32"
+                                                                           : "torch.bool";
+      v = dtype;
+    }
   refuseComputedSizes(f, opName, args);
   if (opName == "__getitem__")
     indexWithDynamicSize(f, args);

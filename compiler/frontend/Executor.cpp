@@ -414,6 +414,7 @@ VarPtr Executor::fromTrace(const trace::Value &value, Tracker tracker) {
       meta.shape.push_back(d.size());
     VarPtr t = newTensor(meta, Tracker{Tracker::Kind::Weight, w.name(), {}, {}, {}});
     t->stopGradient = w.spec().stop_gradient();
+    t->complexPair = w.complex_pairs();
     t->parameter = t->weight = w.name();
     if (w.buffer())
       buffers_.insert(w.name());

@@ -406,3 +406,23 @@ class JointPositions(nn.Module):
 
 def test_tensor_flags_and_data(sotc_bin, tmp_path):  # noqa: F811
     check(JointPositions(), torch.randn(4, 8), sotc_bin, tmp_path)
+
+
+class ComplexRotary(nn.Module):
+    """Qwen-Image's and LLaMA 4's rotary embedding: complex frequencies made once in __init__
+    (a complex buffer, saved as its real pairs) rotate the heads as complex numbers."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        angles = torch.outer(torch.arange(6.0), 1.0 / 10000 ** (torch.arange(0, 8, 2) / 8))
+        self.register_buffer("freqs", torch.polar(torch.ones_like(angles), angles))
+
+    def forward(self, x):
+        q = self.proj(x)
+        qc = torch.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        return torch.view_as_real(qc * self.freqs[: x.shape[1]].unsqueeze(0)).flatten(2)
+
+
+def test_complex_buffers_and_rotations(sotc_bin, tmp_path):  # noqa: F811
+    check(ComplexRotary(), torch.randn(2, 6, 8), sotc_bin, tmp_path)

@@ -421,6 +421,10 @@ def _layer_internals(framework):
     return _LAYER_INTERNALS[framework]
 
 
+# Complex weights are saved as their (real, imaginary) pairs, in these real dtypes.
+_COMPLEX_PAIRS = {"complex64": pb.FLOAT32, "complex128": pb.FLOAT64}
+
+
 def _weight_array(tensor, name):
     """A parameter's or buffer's values as a contiguous numpy array."""
     import numpy as np
@@ -435,6 +439,10 @@ def _weight_array(tensor, name):
         if "memory's size is 0" not in str(exc):
             raise TraceError(f"cannot read the weight '{name}': {exc}") from exc
         return np.zeros([int(d) for d in tensor.shape], np.dtype(str(tensor.dtype).split(".")[-1]))
+    if str(getattr(t, "dtype", "")).split(".")[-1] in _COMPLEX_PAIRS:  # (real, imaginary) pairs
+        array = t.numpy() if hasattr(t, "numpy") else np.asarray(t)
+        real = np.float32 if array.dtype == np.complex64 else np.float64
+        return np.require(array.view(real).reshape(*array.shape, 2), requirements="C")
     if str(getattr(t, "dtype", "")).endswith("bfloat16"):  # torch, paddle, ml_dtypes: the bits
         if type(t).__module__.split(".")[0] == "torch":
             t = t.view(sys.modules["torch"].int16)
@@ -789,6 +797,10 @@ class _Builder:
                              "by their state-dict path, so a function may read one model")
         out.weight.name, out.weight.buffer = name, buffer
         out.weight.spec.CopyFrom(spec_of_tensor(tensor))
+        if str(getattr(tensor, "dtype", "")).split(".")[-1] in _COMPLEX_PAIRS:  # as its pairs
+            out.weight.complex_pairs = True
+            out.weight.spec.dtype = _COMPLEX_PAIRS[str(tensor.dtype).split(".")[-1]]
+            out.weight.spec.dims.add(size=2)
 
     # -- code objects ------------------------------------------------------------------
     def add_code(self, code):
