@@ -324,6 +324,13 @@ bool frameworkQuery(CallContext &c) {
     c.push(none());
     return true;
   }
+  if (c.name == "torch.device" && c.args.size() + c.kwargs.size() >= 1) {
+    // Where tensors live is where the artifact runs (as x.device, Operators.cpp).
+    VarPtr device = Variable::make(Variable::Kind::External, computedFrom(c.args));
+    device->name = "device";
+    c.push(device);
+    return true;
+  }
   if (c.name == "torch.jit.annotate" && c.args.size() == 2 && c.kwargs.empty()) {
     c.push(c.args[1]); // annotate(type, value) is value
     return true;

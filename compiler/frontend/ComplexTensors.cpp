@@ -218,6 +218,20 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
     return pairOf(call(base == "stack" ? "torch.stack" : "torch.cat",
                        {list, intConst(pairDim(dim))}));
   }
+  if (base == "split" || base == "chunk" || base == "unbind") { // each piece a complex tensor
+    std::string name = "torch." + base;
+    std::vector<VarPtr> a = {self};
+    if (base != "unbind")
+      a.push_back(arg(base == "split" ? "split_size_or_sections" : "chunks", 1));
+    int64_t dim = dimArg("dim", base == "unbind" ? 1 : 2, 0);
+    if (base != "unbind" && !a.back())
+      fail_("without sizes");
+    a.push_back(intConst(pairDim(dim)));
+    VarPtr pieces = call(name, a);
+    for (const VarPtr &p : pieces->items)
+      pairOf(p);
+    return pieces;
+  }
   static const std::set<std::string> same = {"contiguous", "clone", "detach"};
   if (same.count(base) || (base == "type_as" && args.size() == 2 && isComplex(args[1])))
     return self;

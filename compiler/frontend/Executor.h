@@ -447,7 +447,8 @@ private:
   void deleteItem(Frame &f, const VarPtr &obj, const VarPtr &key);
   /// `a is b` (`is not` when negated): identity of variables, or of None and bools.
   VarPtr identical(Frame &f, const VarPtr &a, const VarPtr &b, bool negate);
-  /// A constant slice's clamped start, stop and (positive) step over a sequence of n items.
+  /// A constant slice's start, stop and step over n items, as CPython's slice.indices clamps
+  /// them (a negative step's stop may be -1: before the first item).
   std::array<int64_t, 3> sliceBounds(Frame &f, const VarPtr &key, int64_t n);
   VarPtr compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b);
   bool truthy(Frame &f, const VarPtr &v);

@@ -1212,9 +1212,13 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
 }
 
 std::array<int64_t, 3> Executor::sliceBounds(Frame &f, const VarPtr &key, int64_t n) {
+  auto given = [&](int i) {
+    const VarPtr &p = key->items[i];
+    return !(p->isConstant() && p->constant.kind == PyConst::Kind::None);
+  };
   auto part = [&](int i, int64_t dflt) {
     const VarPtr &p = key->items[i];
-    if (p->isConstant() && p->constant.kind == PyConst::Kind::None)
+    if (!given(i))
       return dflt;
     if (!isInt(p))
       fail(DiagCode::FrontendPythonError,
@@ -1222,11 +1226,21 @@ std::array<int64_t, 3> Executor::sliceBounds(Frame &f, const VarPtr &key, int64_
     return p->constant.intValue;
   };
   int64_t step = part(2, 1);
-  if (step <= 0)
-    fail(DiagCode::FrontendUnsupportedConstruct,
-         "slices with a non-positive step on Python sequences", f);
-  auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i < 0 ? i + n : i, 0), n); };
-  return {clamp(part(0, 0)), clamp(part(1, n)), step};
+  if (step == 0)
+    fail(DiagCode::FrontendPythonError, "ValueError: slice step cannot be zero", f);
+  // CPython's slice.indices: a negative step runs from the end down to before the start
+  // (its stop may be -1, before element 0).
+  int64_t low = step < 0 ? -1 : 0, high = step < 0 ? n - 1 : n;
+  auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i < 0 ? i + n : i, low), high); };
+  return {given(0) ? clamp(part(0, 0)) : step < 0 ? n - 1 : 0,
+          given(1) ? clamp(part(1, 0)) : step < 0 ? -1 : n, step};
+}
+
+/// How many items sliceBounds' (start, stop, step) selects.
+static int64_t sliceLength(const std::array<int64_t, 3> &bounds) {
+  auto [start, stop, step] = bounds;
+  return step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                  : std::max<int64_t>(0, (start - stop - step - 1) / -step);
 }
 
 void Executor::setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, const VarPtr &key,
@@ -1243,13 +1257,14 @@ void Executor::setItem(ExecState &state, StatementIR &sir, const VarPtr &obj, co
     obj->items[i] = value;
   } else if (obj->kind == K::List && key->kind == K::Slice) {
     consume(key, loc);
-    auto [start, stop, step] = sliceBounds(f, key, static_cast<int64_t>(obj->items.size()));
+    std::array<int64_t, 3> bounds = sliceBounds(f, key, static_cast<int64_t>(obj->items.size()));
+    auto [start, stop, step] = bounds;
     std::vector<VarPtr> values = iterate(f, sir, value);
     if (step == 1) {
       obj->items.erase(obj->items.begin() + start, obj->items.begin() + std::max(start, stop));
       obj->items.insert(obj->items.begin() + start, values.begin(), values.end());
     } else {
-      size_t count = start < stop ? static_cast<size_t>((stop - start + step - 1) / step) : 0;
+      size_t count = static_cast<size_t>(sliceLength(bounds));
       if (values.size() != count)
         fail(DiagCode::FrontendPythonError,
              "ValueError: attempt to assign sequence of size " + std::to_string(values.size()) +
@@ -1642,10 +1657,10 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     std::vector<VarPtr> items = obj->isSequence() ? obj->items : iterate(f, sir, obj);
     int64_t n = static_cast<int64_t>(items.size());
     if (key->kind == K::Slice) {
-      auto [start, stop, step] = sliceBounds(f, key, n);
+      std::array<int64_t, 3> bounds = sliceBounds(f, key, n);
       std::vector<VarPtr> out;
-      for (int64_t i = start; i < stop; i += step)
-        out.push_back(items[i]);
+      for (int64_t k = 0; k < sliceLength(bounds); ++k)
+        out.push_back(items[bounds[0] + k * bounds[2]]);
       if (obj->isConstant()) {
         std::string s;
         for (const VarPtr &c : out)
@@ -1680,11 +1695,11 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
     int64_t n = obj->step > 0 ? std::max<int64_t>(0, (span + obj->step - 1) / obj->step)
                               : std::max<int64_t>(0, (-span - obj->step - 1) / -obj->step);
     if (key->kind == K::Slice) {
-      auto [start, stop, step] = sliceBounds(f, key, n);
+      std::array<int64_t, 3> bounds = sliceBounds(f, key, n);
       VarPtr r = Variable::make(K::Range, computedFrom({obj, key}));
-      r->start = obj->start + start * obj->step;
-      r->stop = obj->start + std::max(start, stop) * obj->step;
-      r->step = obj->step * step;
+      r->start = obj->start + bounds[0] * obj->step;
+      r->stop = obj->start + (bounds[0] + sliceLength(bounds) * bounds[2]) * obj->step;
+      r->step = obj->step * bounds[2];
       return r;
     }
     if (!isInt(key))

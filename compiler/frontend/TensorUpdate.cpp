@@ -109,8 +109,11 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
       if (i < 0 || i >= n)
         fail(DiagCode::FrontendPythonError, "IndexError: index out of range for the tensor", f);
       ranges.push_back({i, i + 1, 1, true});
-    } else if (item->kind == K::Slice) { // a positive step (sliceBounds refuses others)
+    } else if (item->kind == K::Slice) {
       auto [start, stop, step] = sliceBounds(f, item, n);
+      if (step < 0)
+        fail(DiagCode::FrontendUnsupportedConstruct,
+             "assigning into a tensor through a slice with a negative step is not supported", f);
       ranges.push_back({start, std::max(start, stop), step, false});
     } else {
       fail(DiagCode::FrontendUnsupportedConstruct,

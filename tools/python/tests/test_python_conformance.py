@@ -270,6 +270,15 @@ def dict_union(x):
     return e, d
 
 
+def negative_steps(x):
+    """Slices with negative steps of lists, tuples, strings and ranges (Qwen-Image reverses a
+    split's pieces with [::-1]); and assigned through."""
+    items = [x, 1, 2, 3, 4, 5]
+    items[5:1:-2] = ["a", "b"]
+    return (items[::-1], tuple(items)[-2::-2], "abcdef"[4:0:-1], list(range(10)[8:1:-3]),
+            items[1:4][::-1], list(range(5)[::-1]), "xyz"[::-1], items[10:-10:-1])
+
+
 DIGITS = frozenset("0123456789.")
 
 
@@ -321,6 +330,7 @@ CASES = [
     id_keys_and_subclass_items,
     set_methods_and_operators,
     dict_union,
+    negative_steps,
 ]
 
 
