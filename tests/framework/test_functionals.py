@@ -152,6 +152,13 @@ def t_complex_rope(x, angles):
             torch.view_as_real(torch.cat(freqs.split([1, 3], dim=-1)[::-1], -1) * freqs.chunk(2)[0][:1]))
 
 
+def t_gated_norm(x, g):
+    # Qwen3.5's gated RMS norm: rows of heads transposed out of the attention, a gate reshaped
+    rows = x.transpose(1, 2).reshape(-1, 8)
+    normed = rows * torch.rsqrt(rows.pow(2).mean(-1, keepdim=True) + 1e-6)
+    return (normed * F.silu(g.reshape(2, 3, 4, 8).reshape(-1, 8))).reshape(2, 3, 32)
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -427,6 +434,7 @@ CASES = {
                             (F32, (2, 12, 15))]),
     "paddle_fold": (p_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4))]),
     "torch_complex_rope": (t_complex_rope, [(F32, (2, 5, 3, 8)), (F32, (5, 4))]),
+    "torch_gated_norm": (t_gated_norm, [(F32, (2, 4, 3, 8)), (F32, (2, 3, 32))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),

@@ -476,6 +476,19 @@ private:
         return numel(kernel_.tensors[t].shape) == numel(kernel_.tensors[candidates[0]].shape) &&
                llvm::is_contained(kernel_.outputs, t);
       });
+    // A stage after a reduction runs on its rows: among the largest candidates, one of the
+    // reduction's iteration space first (a gated norm's gate, reshaped otherwise, would make
+    // the stage iterate over other rows).
+    auto reduction = std::find_if(kernel_.stmts.begin(), kernel_.stmts.end(), [](const auto &a) {
+      return std::any_of(a.dims.begin(), a.dims.end(), [](const auto &d) { return d.reduced; });
+    });
+    if (reduction != kernel_.stmts.end() && !candidates.empty()) {
+      int64_t largest = numel(kernel_.tensors[candidates[0]].shape);
+      std::stable_partition(candidates.begin(), candidates.end(), [&](int t) {
+        return numel(kernel_.tensors[t].shape) == largest &&
+               kernel_.tensors[t].shape == reduction->space;
+      });
+    }
     // The anchor's points are the points computed: it covers the kernel outputs the stage
     // writes and what its reductions read, or some of them would never be written (values
     // only sliced further are computed at the points read).

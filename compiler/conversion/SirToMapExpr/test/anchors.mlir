@@ -132,3 +132,31 @@ sir.subgraph @SIR_0(%x: tensor<2x7xf32> {sir.name = "x"}, %y: tensor<2x7xf32> {s
   }
   sir.output %0#0, %0#1 : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// A gated norm: the rows are the heads of a transposed tensor, the gate is another tensor
+// reshaped to them. The stage after the sum runs on the sum's rows (24 of 8), not on the
+// gate's 4-d shape of as many elements, whose rows would not be the sum's.
+// CHECK-LABEL: mapexpr.kernel @gated_norm
+// CHECK:         mapexpr.anchored {{.*}} : tensor<24x8xf32> attributes {dims = [#sched.injective<24>, #sched.reduced<8>]}
+// CHECK:         mapexpr.anchored {{.*}} : tensor<24x8xf32> attributes {dims = [#sched.injective<24>, #sched.injective<8>]}
+sir.subgraph @SIR_0(%x: tensor<2x4x3x8xf32> {sir.name = "x"}, %g: tensor<2x3x32xf32> {sir.name = "g"}) -> tensor<2x3x32xf32> {
+  %0 = sir.group "gated_norm" "reduction"(%x, %g) : (tensor<2x4x3x8xf32>, tensor<2x3x32xf32>) -> tensor<2x3x32xf32> {
+  ^bb0(%a: tensor<2x4x3x8xf32>, %b: tensor<2x3x32xf32>):
+    %gate4 = sir.prim reshape(%b) {shape = array<i64: 2, 3, 4, 8>} : (tensor<2x3x32xf32>) -> tensor<2x3x4x8xf32>
+    %t = sir.prim transpose(%a) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x3x8xf32>) -> tensor<2x3x4x8xf32>
+    %rows = sir.prim reshape(%t) {shape = array<i64: 24, 8>} : (tensor<2x3x4x8xf32>) -> tensor<24x8xf32>
+    %gate = sir.prim reshape(%gate4) {shape = array<i64: 24, 8>} : (tensor<2x3x4x8xf32>) -> tensor<24x8xf32>
+    %sq = sir.prim multiply(%rows, %rows) : (tensor<24x8xf32>, tensor<24x8xf32>) -> tensor<24x8xf32>
+    %sum = sir.prim reduce_sum(%sq) {axes = array<i64: 1>, keepdim = true} : (tensor<24x8xf32>) -> tensor<24x1xf32>
+    %inv = sir.prim rsqrt(%sum) : (tensor<24x1xf32>) -> tensor<24x1xf32>
+    %wide = sir.prim broadcast_to(%inv) {shape = array<i64: 24, 8>} : (tensor<24x1xf32>) -> tensor<24x8xf32>
+    %normed = sir.prim multiply(%rows, %wide) : (tensor<24x8xf32>, tensor<24x8xf32>) -> tensor<24x8xf32>
+    %e = sir.prim exp(%gate) : (tensor<24x8xf32>) -> tensor<24x8xf32>
+    %gated = sir.prim multiply(%normed, %e) : (tensor<24x8xf32>, tensor<24x8xf32>) -> tensor<24x8xf32>
+    %out = sir.prim reshape(%gated) {shape = array<i64: 2, 3, 32>} : (tensor<24x8xf32>) -> tensor<2x3x32xf32>
+    sir.yield %out : tensor<2x3x32xf32>
+  }
+  sir.output %0 : tensor<2x3x32xf32>
+}
