@@ -218,6 +218,9 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
     return pairOf(call(base == "stack" ? "torch.stack" : "torch.cat",
                        {list, intConst(pairDim(dim))}));
   }
+  if (base == "index_select" && arg("index", 2) && arg("index", 2)->isTensor())
+    return pairOf(call("torch.index_select",
+                       {self, intConst(pairDim(dimArg("dim", 1, 0))), arg("index", 2)}));
   if (base == "split" || base == "chunk" || base == "unbind") { // each piece a complex tensor
     std::string name = "torch." + base;
     std::vector<VarPtr> a = {self};

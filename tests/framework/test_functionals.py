@@ -149,7 +149,8 @@ def t_complex_rope(x, angles):
     torch._check(xc.shape[-1] == 4, "half the head")
     return (rotated, torch.view_as_real(both - freqs[:, 1:3]), freqs.real * freqs.imag,
             xc.abs(), x.to(torch.float32, memory_format=torch.contiguous_format),
-            torch.view_as_real(torch.cat(freqs.split([1, 3], dim=-1)[::-1], -1) * freqs.chunk(2)[0][:1]))
+            torch.view_as_real(torch.cat(freqs.split([1, 3], dim=-1)[::-1], -1) * freqs.chunk(2)[0][:1]),
+            torch.view_as_real(freqs.index_select(0, torch.tensor([4, 0, 2]))))
 
 
 def t_gated_norm(x, g):
