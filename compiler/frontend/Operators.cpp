@@ -117,11 +117,14 @@ std::optional<PyConst> foldNumbers(const std::string &op, const PyConst &a, cons
   return std::nullopt;
 }
 
-const std::map<std::string, double> kMathConstants = {{"math.pi", M_PI},
-                                                      {"math.e", M_E},
-                                                      {"math.tau", 2 * M_PI},
-                                                      {"math.inf", INFINITY},
-                                                      {"math.nan", NAN}};
+// math's constants, and the same numbers as torch, paddle and numpy name them (-torch.inf).
+const std::map<std::string, double> kMathConstants = {
+    {"math.pi", M_PI},     {"math.e", M_E},       {"math.tau", 2 * M_PI},
+    {"math.inf", INFINITY}, {"math.nan", NAN},    {"torch.pi", M_PI},
+    {"torch.e", M_E},      {"torch.inf", INFINITY}, {"torch.nan", NAN},
+    {"paddle.pi", M_PI},   {"paddle.e", M_E},     {"paddle.inf", INFINITY},
+    {"paddle.nan", NAN},   {"numpy.pi", M_PI},    {"numpy.e", M_E},
+    {"numpy.inf", INFINITY}, {"numpy.nan", NAN}};
 } // namespace
 
 bool Executor::truthy(Frame &f, const VarPtr &v) {

@@ -160,6 +160,13 @@ def t_gated_norm(x, g):
     return (normed * F.silu(g.reshape(2, 3, 4, 8).reshape(-1, 8))).reshape(2, 3, 32)
 
 
+def t_module_constants(x):
+    # the frameworks' and numpy's own names for math's constants (Granite's -torch.inf mask)
+    import numpy
+    return (x.masked_fill(x > 1, -torch.inf).clamp(min=-torch.pi) * torch.e,
+            torch.where(x > 2, torch.nan, x) + numpy.pi - numpy.e)
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -436,6 +443,7 @@ CASES = {
     "paddle_fold": (p_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4))]),
     "torch_complex_rope": (t_complex_rope, [(F32, (2, 5, 3, 8)), (F32, (5, 4))]),
     "torch_gated_norm": (t_gated_norm, [(F32, (2, 4, 3, 8)), (F32, (2, 3, 32))]),
+    "torch_module_constants": (t_module_constants, [(F32, (3, 4))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
