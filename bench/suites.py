@@ -759,14 +759,15 @@ def run_one(suite_name, name, workdir):
     return {"outcome": "wrong", "cause": diff} if diff else {"outcome": "ok"}
 
 
-# A worker's address space: a model a library builds too large for the machine fails in its
-# own process (MemoryError) instead of taking the machine down with it.
+# A worker's memory (its data segment and anonymous maps, not the address space the frameworks
+# reserve): a model a library builds too large for the machine fails in its own process
+# (MemoryError) instead of taking the machine down with it.
 WORKER_MEMORY = 12 << 30
 
 
 def worker(suite_name, name, workdir):
     import resource
-    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+    resource.setrlimit(resource.RLIMIT_DATA, (WORKER_MEMORY, WORKER_MEMORY))
     try:
         result = run_one(suite_name, name, workdir)
     except Exception as e:  # noqa: BLE001

@@ -167,6 +167,7 @@ const CallTable &tensorMethods() {
       {"view", sizesAsArguments},
       {"permute", sizesAsArguments},
       {"expand", sizesAsArguments},
+      {"broadcast_to", sizesAsArguments},
       {"repeat", sizesAsArguments},
       {"flip", sizesAsArguments},
       {"zero_", fillInPlace},
