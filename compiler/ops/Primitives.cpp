@@ -389,6 +389,18 @@ int64_t PrimBuilder::concatDim(const std::vector<int64_t> &parts) {
 int PrimBuilder::concat(const std::vector<int> &xs, int64_t axis) {
   if (xs.size() == 1)
     return xs[0];
+  // A kernel takes each buffer as an argument, at most 64 (the CPU ABI): many pieces (a
+  // chunked attention's 64 chunks) are concatenated in groups, then the groups.
+  constexpr size_t kMostPieces = 32;
+  if (xs.size() > kMostPieces) {
+    std::vector<int> groups;
+    for (size_t i = 0; i < xs.size(); i += kMostPieces)
+      groups.push_back(concat(std::vector<int>(xs.begin() + static_cast<long>(i),
+                                               xs.begin() + static_cast<long>(std::min(
+                                                                i + kMostPieces, xs.size()))),
+                              axis));
+    return concat(groups, axis);
+  }
   TensorMeta out = meta(xs[0]);
   DType dtype = out.dtype;
   for (size_t i = 1; i < xs.size(); ++i)

@@ -167,6 +167,11 @@ def t_module_constants(x):
             torch.where(x > 2, torch.nan, x) + numpy.pi - numpy.e)
 
 
+def t_many_pieces(x):
+    # 70 pieces concatenated (a chunked attention's chunks): kernels take at most 64 buffers
+    return torch.cat([x[:, i:i + 1] * i for i in range(70)], 1)
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -444,6 +449,7 @@ CASES = {
     "torch_complex_rope": (t_complex_rope, [(F32, (2, 5, 3, 8)), (F32, (5, 4))]),
     "torch_gated_norm": (t_gated_norm, [(F32, (2, 4, 3, 8)), (F32, (2, 3, 32))]),
     "torch_module_constants": (t_module_constants, [(F32, (3, 4))]),
+    "torch_many_pieces": (t_many_pieces, [(F32, (3, 70))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
