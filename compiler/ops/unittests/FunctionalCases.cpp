@@ -870,6 +870,31 @@ void addMoreCases(std::vector<Case> &c) {
                {T(0), ints({2, 3}), ints({2, 1}), ints({1, 1, 1, 1})},
                {},
                unfoldRef});
+  // fold, unfold's adjoint: columns [2, 3*2*3, 2*3] of a 2x3 kernel, stride (2, 1), padding 1
+  // summed into [2, 3, 2, 3].
+  auto foldRef = [](const Refs &in) {
+    return Refs{build({2, 3, 2, 3}, [&](std::vector<int64_t> &i) {
+      double s = 0;
+      for (int64_t ky = 0; ky < 2; ++ky)
+        for (int64_t kx = 0; kx < 3; ++kx)
+          for (int64_t oy = 0; oy < 2; ++oy)
+            for (int64_t ox = 0; ox < 3; ++ox)
+              if (oy * 2 - 1 + ky == i[2] && ox - 1 + kx == i[3])
+                s += in[0].at({i[0], i[1] * 6 + ky * 3 + kx, oy * 3 + ox});
+      return s;
+    })};
+  };
+  const TensorMeta columns{{2, 18, 6}, DType::Float32};
+  c.push_back({{tf + "fold"},
+               {columns},
+               {T(0), ints({2, 3}), ints({2, 3})},
+               {{"padding", Arg::ofInt(1)}, {"stride", ints({2, 1})}},
+               foldRef});
+  c.push_back({{pf + "fold"},
+               {columns},
+               {T(0), ints({2, 3}), ints({2, 3}), ints({2, 1}), ints({1, 1, 1, 1})},
+               {},
+               foldRef});
   // bilinear: [5, 3] x [4, 3, 2] x [5, 2] + [4].
   c.push_back({{tf + "bilinear", "torch.bilinear", pf + "bilinear"},
                {TensorMeta{{5, 3}, DType::Float32}, TensorMeta{{5, 2}, DType::Float32},

@@ -4,7 +4,7 @@ import torch.nn.functional as F
 
 def three(x, y):
     a = torch.special.zeta(x, 2.0) + 1
-    b = F.fold(y, (4, 4), 2)
+    b = F.ctc_loss(y, y, 2, 2)
     c = x.frobnicate().sum()
     return a, b * 2, c, torch.relu(x)
 
