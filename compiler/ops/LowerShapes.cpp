@@ -67,6 +67,8 @@ LowerFn chunkOp(std::string xn, std::string axisName, bool paddle) {
     std::vector<int64_t> sizes;
     for (int64_t at = 0; at < n; at += size)
       sizes.push_back(std::min(size, n - at));
+    if (n == 0) // an empty axis: as many empty chunks as asked for, as the frameworks give
+      sizes.assign(static_cast<size_t>(chunks), 0);
     splitSizes(L, x, sizes, axis);
   };
 }

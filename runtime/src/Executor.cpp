@@ -63,9 +63,11 @@ std::string formatTensor(const sotc_value &v) {
 }
 
 bool sameMeta(const sotc_value &v, int dtype, const int64_t *shape, size_t rank) {
-  if (!v.is_tensor || !v.data || v.dtype != dtype || v.rank != static_cast<int32_t>(rank))
+  if (!v.is_tensor || v.dtype != dtype || v.rank != static_cast<int32_t>(rank))
     return false;
-  return std::equal(shape, shape + rank, v.shape);
+  // A tensor of no elements may have no data (numpy's and the frameworks' empty arrays).
+  bool empty = std::any_of(v.shape, v.shape + v.rank, [](int64_t d) { return d == 0; });
+  return (v.data || empty) && std::equal(shape, shape + rank, v.shape);
 }
 
 Memory::~Memory() { release(); }
@@ -326,7 +328,8 @@ std::vector<Mismatch> Executor::mismatchesOf(size_t entry, const sotc_value *in,
     if (matches && !misaligned && !elsewhere)
       continue;
     std::string got = formatTensor(in[i]);
-    if (!in[i].data)
+    if (!in[i].data && !std::any_of(in[i].shape, in[i].shape + in[i].rank,
+                                    [](int64_t d) { return d == 0; }))
       got += " without data";
     else if (misaligned)
       got += " at an address not " + std::to_string(alignment) + "-byte aligned";

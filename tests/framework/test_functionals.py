@@ -172,6 +172,13 @@ def t_many_pieces(x):
     return torch.cat([x[:, i:i + 1] * i for i in range(70)], 1)
 
 
+def t_empty_chunks(x, w):
+    # an empty axis chunks into as many empty pieces as asked for (a projection to width 0),
+    # and an empty input runs (its array may have no data pointer)
+    a, b = (x @ w).chunk(2, dim=-1)
+    return a.sum(-1) + b.sum(-1) + x.sum(-1), a
+
+
 def t_binary(p, y, logits):
     return (F.binary_cross_entropy(p, y), F.binary_cross_entropy_with_logits(logits, y),
             F.kl_div(logits, y, reduction="batchmean"))
@@ -450,6 +457,7 @@ CASES = {
     "torch_gated_norm": (t_gated_norm, [(F32, (2, 4, 3, 8)), (F32, (2, 3, 32))]),
     "torch_module_constants": (t_module_constants, [(F32, (3, 4))]),
     "torch_many_pieces": (t_many_pieces, [(F32, (3, 70))]),
+    "torch_empty_chunks": (t_empty_chunks, [(F32, (3, 4)), (F32, (4, 0))]),
     "torch_binary": (t_binary, [(PROB, (3, 4)), (PROB, (3, 4)), (F32, (3, 4))]),
     "torch_distance": (t_distance, [(F32, (3, 1, 4)), (F32, (5, 4))]),
     "torch_layers": (TorchImageHead, [(F32, (2, 4, 6, 5))]),
