@@ -351,10 +351,10 @@ def test_refusals_name_what_is_not_supported(sotc_bin, tmp_path):  # noqa: F811
     with pytest.raises(sotc.TraceError, match="training mode: call .eval"):
         sotc.trace(torch.nn.Linear(2, 2), "float32[1,2]")
     # A library layer runs its forward; what it calls that has no bytecode is named.
-    net = torch.nn.Sequential(torch.nn.Fold(output_size=(4, 4), kernel_size=2)).eval()
-    error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,4,9]"), tmp_path, "fold")
-    assert "E3004" in error and "torch.nn.functional.fold" in error
-    assert "torch/nn/modules/fold.py:" in error
+    net = torch.nn.Sequential(torch.nn.LPPool2d(2, 2)).eval()
+    error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,4,8,8]"), tmp_path, "lp_pool")
+    assert "E3004" in error and "torch.nn.functional.lp_pool2d" in error
+    assert "torch/nn/modules/pooling.py:" in error
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")).eval()
     error = compile_trace(sotc_bin, sotc.trace(net, "float32[1,3,8,8]"), tmp_path, "reflect")
     assert "E3004" in error and "padding_mode='reflect' is not supported" in error
