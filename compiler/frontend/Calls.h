@@ -132,11 +132,15 @@ struct CallContext {
 };
 
 /// A keyword argument, or the positional one at `index`, or null.
-inline VarPtr argument(const CallContext &c, const std::string &name, size_t index) {
-  for (const auto &[k, v] : c.kwargs)
+inline VarPtr argument(const std::vector<VarPtr> &args, const Kwargs &kwargs,
+                       const std::string &name, size_t index) {
+  for (const auto &[k, v] : kwargs)
     if (k == name)
       return v;
-  return index < c.args.size() ? c.args[index] : nullptr;
+  return index < args.size() ? args[index] : nullptr;
+}
+inline VarPtr argument(const CallContext &c, const std::string &name, size_t index) {
+  return argument(c.args, c.kwargs, name, index);
 }
 
 using CallHandler = bool (*)(CallContext &);

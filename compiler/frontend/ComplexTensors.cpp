@@ -35,11 +35,9 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
   bool creates = opName == "torch.polar" || opName == "torch.view_as_complex" ||
                  opName == "torch.complex";
   auto anyComplex = [&]() {
-    std::function<bool(const VarPtr &)> has = [&](const VarPtr &v) {
-      return isComplex(v) || std::any_of(v->items.begin(), v->items.end(), has);
-    };
-    return std::any_of(args.begin(), args.end(), has) ||
-           std::any_of(kwargs.begin(), kwargs.end(), [&](const auto &kv) { return has(kv.second); });
+    return std::any_of(args.begin(), args.end(), [&](const VarPtr &a) { return holdsComplex(a); }) ||
+           std::any_of(kwargs.begin(), kwargs.end(),
+                       [&](const auto &kv) { return holdsComplex(kv.second); });
   };
   if (loweringComplex_ || (!creates && !anyComplex()))
     return nullptr;
@@ -73,11 +71,8 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
   auto real = [&](const VarPtr &v) { // a real operand, lined up with the pairs
     return v->isTensor() ? call("torch.unsqueeze", {v, intConst(-1)}) : v;
   };
-  auto arg = [&](const std::string &name, size_t index) -> VarPtr {
-    for (const auto &[k, v] : kwargs)
-      if (k == name)
-        return v;
-    return index < args.size() ? args[index] : nullptr;
+  auto arg = [&](const std::string &name, size_t index) {
+    return argument(args, kwargs, name, index);
   };
   auto dimArg = [&](const std::string &name, size_t index, int64_t otherwise) {
     VarPtr d = arg(name, index);
