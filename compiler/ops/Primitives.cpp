@@ -303,6 +303,14 @@ int PrimBuilder::slice(int x, const std::vector<int64_t> &axes, const std::vecto
     int64_t n = ends[i] > starts[i] ? (ends[i] - starts[i] + steps[i] - 1) / steps[i] : 0;
     shape[axes[i]] = n;
   }
+  // A slice that keeps every element is its operand (x[:, :2] of a [1, 2] tensor): as a
+  // primitive it would only hide its input's index from the fused kernel's later readers.
+  bool identity = true;
+  for (size_t i = 0; i < axes.size(); ++i)
+    identity = identity && starts[i] == 0 && steps[i] == 1 && !isDynamicDim(ends[i]) &&
+               !isDynamicDim(meta(x).shape[axes[i]]) && shape[axes[i]] == meta(x).shape[axes[i]];
+  if (identity)
+    return x;
   PrimAttrs a;
   a.axes = axes;
   a.starts = starts;

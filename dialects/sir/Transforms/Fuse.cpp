@@ -99,6 +99,7 @@ public:
         op->erase();
       erased = !dead.empty();
     }
+    cloneSharedConstants();
     for (mlir::Operation &op : subgraph_.getBody().front().without_terminator()) {
       auto prim = mlir::dyn_cast<PrimOp>(op);
       if (!prim)
@@ -128,6 +129,41 @@ public:
   }
 
 private:
+  /// A constant (a fill, an iota) read by several primitives is made again for each reader:
+  /// made wherever it is read, it costs nothing, and as one shared producer it would merge
+  /// readers that have nothing else in common into one kernel (SVD's one zero [1, 2] read by
+  /// 43 chains, one of them broadcast to another shape of the anchor's size: no one index).
+  /// The original keeps its name for the subgraph's outputs; the copies are named later.
+  void cloneSharedConstants() {
+    mlir::Block &block = subgraph_.getBody().front();
+    for (mlir::Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+      auto prim = mlir::cast<PrimOp>(op);
+      if (ops::primKind(primOf(prim)) != ops::PrimKind::Source || prim->hasOneUse())
+        continue;
+      bool keep = llvm::any_of(prim->getUsers(),
+                               [&](mlir::Operation *u) { return u == block.getTerminator(); });
+      std::vector<mlir::OpOperand *> uses;
+      for (mlir::OpOperand &use : prim->getUses())
+        if (use.getOwner() != block.getTerminator())
+          uses.push_back(&use);
+      std::sort(uses.begin(), uses.end(), [](mlir::OpOperand *a, mlir::OpOperand *b) {
+        return a->getOwner() != b->getOwner()
+                   ? a->getOwner()->isBeforeInBlock(b->getOwner())
+                   : a->getOperandNumber() < b->getOperandNumber();
+      });
+      for (mlir::OpOperand *use : uses) {
+        if (!keep) { // the first reader reads the original
+          keep = true;
+          continue;
+        }
+        mlir::OpBuilder b(use->getOwner());
+        auto copy = mlir::cast<PrimOp>(b.clone(op));
+        copy.removeNameAttr();
+        use->set(copy.getResult());
+      }
+    }
+  }
+
   size_t find(size_t i) { return parent_[i] == i ? i : parent_[i] = find(parent_[i]); }
 
   std::vector<size_t> members(size_t root) {
@@ -197,11 +233,26 @@ private:
       for (size_t j : ops)
         if (j != i && llvm::is_contained(prims_[j]->getOperands(), sliced))
           return false;
-      // Made in the group and needed outside it: the group's output is the other window.
-      if (auto def = sliced.getDefiningOp<PrimOp>(); def && inUnion.count(index_.at(def)))
-        for (mlir::Operation *user : sliced.getUsers()) {
+      // Made in the group, what the slice reads is computed at the window's points only: so
+      // must everything in the group it is computed from (constants aside, made wherever they
+      // are read). Needed by anything else, in the group or outside, it would be the other
+      // window (SVD's eleven x[:1] of one broadcast that is also handed on).
+      std::set<size_t> cone;
+      std::vector<mlir::Value> work = {sliced};
+      while (!work.empty()) {
+        auto def = work.back().getDefiningOp<PrimOp>();
+        work.pop_back();
+        if (!def || !inUnion.count(index_.at(def)) ||
+            ops::primKind(primOf(def)) == ops::PrimKind::Source ||
+            !cone.insert(index_.at(def)).second)
+          continue;
+        for (mlir::Value v : def->getOperands())
+          work.push_back(v);
+      }
+      for (size_t c : cone)
+        for (mlir::Operation *user : prims_[c]->getUsers()) {
           auto p = mlir::dyn_cast<PrimOp>(user);
-          if (!p || !inUnion.count(index_.at(p)))
+          if (!p || !index_.count(p) || (index_.at(p) != i && !cone.count(index_.at(p))))
             return false;
         }
     }

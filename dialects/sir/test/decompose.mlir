@@ -65,3 +65,17 @@ module attributes {sir.derived_sizes = ["s2=s1-1"]} {
     sir.output %0, %1 : tensor<?x?x16xf32, "s0,s1">, tensor<?x?x8xf32, "s0,s2">
   }
 }
+
+// -----
+
+// A slice that keeps every element is its operand: x[:, :2] of a [1, 2] tensor is no
+// primitive (one would hide x's index from the fused kernel's later readers); x[:, :1] is.
+// CHECK-LABEL: sir.subgraph @whole_slice
+// CHECK-NOT:  ends = array<i64: 1, 2>
+// CHECK:      %[[S:.*]] = sir.prim slice(%arg0) {axes = array<i64: 0, 1>, ends = array<i64: 1, 1>
+// CHECK:      sir.output %arg0, %[[S]]
+sir.subgraph @whole_slice(%x: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x1xf32>) {
+  %0 = sir.call "operator" "__getitem__"(%x) {args = [#sir.arg<0>, #sir.tuple<[#sir.slice<#sir.none, #sir.none, #sir.none>, #sir.slice<#sir.none, 2 : i64, #sir.none>]>], kwargs = [], op = "__getitem__"} : (tensor<1x2xf32>) -> tensor<1x2xf32>
+  %1 = sir.call "operator" "__getitem__"(%x) {args = [#sir.arg<0>, #sir.tuple<[#sir.slice<#sir.none, #sir.none, #sir.none>, #sir.slice<#sir.none, 1 : i64, #sir.none>]>], kwargs = [], op = "__getitem__"} : (tensor<1x2xf32>) -> tensor<1x1xf32>
+  sir.output %0, %1 : tensor<1x2xf32>, tensor<1x1xf32>
+}

@@ -319,3 +319,39 @@ sir.subgraph @different_powers(%q: tensor<?x?xi64, "s0,s1">, %k: tensor<?x?x?xi6
   %3 = sir.prim add(%2, %k) : (tensor<?x?x?xi64, "s0,s1,s1">, tensor<?x?x?xi64, "s0,s1,s1">) -> tensor<?x?x?xi64, "s0,s1,s1">
   sir.output %0, %3 : tensor<?x?xi64, "s0,s1">, tensor<?x?x?xi64, "s0,s1,s1">
 }
+
+// -----
+
+// A constant read by two chains with nothing else in common is made for each: shared, it
+// would merge them into one kernel (SVD's UNet: one zero [1, 2] merged 43 chains, two of them
+// broadcasts to [2, 4, 32] and [1, 32, 2, 2, 2] that no one anchor indexes: E4002).
+// CHECK-LABEL: sir.subgraph @shared_constant
+// CHECK:      sir.group "fill_constant_0_add_1_reshape_2" "injective"(%arg0)
+// CHECK:      sir.group "broadcast_to_3" "injective"
+// CHECK:      sir.group "fill_constant_4_add_5_reshape_6_broadcast_to_7" "injective"(%arg1)
+sir.subgraph @shared_constant(%x: tensor<1x2xf32>, %y: tensor<1x2xf32>) -> (tensor<2x4x32xf32>, tensor<1x32x2x2x2xf32>) {
+  %c = sir.prim fill_constant() {value = 1.0 : f64, shape = array<i64: 1, 2>} : () -> tensor<1x2xf32>
+  %0 = sir.prim add(%x, %c) : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+  %1 = sir.prim reshape(%0) {shape = array<i64: 2, 1, 1>} : (tensor<1x2xf32>) -> tensor<2x1x1xf32>
+  %2 = sir.prim broadcast_to(%1) {shape = array<i64: 2, 4, 32>} : (tensor<2x1x1xf32>) -> tensor<2x4x32xf32>
+  %3 = sir.prim add(%y, %c) : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+  %4 = sir.prim reshape(%3) {shape = array<i64: 1, 1, 2, 1, 1>} : (tensor<1x2xf32>) -> tensor<1x1x2x1x1xf32>
+  %5 = sir.prim broadcast_to(%4) {shape = array<i64: 1, 32, 2, 2, 2>} : (tensor<1x1x2x1x1xf32>) -> tensor<1x32x2x2x2xf32>
+  sir.output %2, %5 : tensor<2x4x32xf32>, tensor<1x32x2x2x2xf32>
+}
+
+// -----
+
+// What a slice reads is computed at the window's points only, and so is what that is computed
+// from: a broadcast the group also hands on whole (through a reshape) is the other window, so
+// the slice of its reshape starts a group of its own.
+// CHECK-LABEL: sir.subgraph @slice_of_a_reshape_handed_on
+// CHECK:      sir.group "broadcast_to_0_exp_1_reshape_2" "injective"
+// CHECK:      sir.group "slice_3" "injective"
+sir.subgraph @slice_of_a_reshape_handed_on(%x: tensor<1x4x32xf32>) -> (tensor<2x4x32xf32>, tensor<1x1x4x32xf32>) {
+  %0 = sir.prim broadcast_to(%x) {shape = array<i64: 2, 4, 32>} : (tensor<1x4x32xf32>) -> tensor<2x4x32xf32>
+  %1 = sir.prim exp(%0) : (tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+  %2 = sir.prim reshape(%1) {shape = array<i64: 1, 2, 4, 32>} : (tensor<2x4x32xf32>) -> tensor<1x2x4x32xf32>
+  %3 = sir.prim slice(%2) {axes = array<i64: 0, 1>, starts = array<i64: 0, 0>, ends = array<i64: 1, 1>, steps = array<i64: 1, 1>} : (tensor<1x2x4x32xf32>) -> tensor<1x1x4x32xf32>
+  sir.output %1, %3 : tensor<2x4x32xf32>, tensor<1x1x4x32xf32>
+}
