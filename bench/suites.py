@@ -490,24 +490,10 @@ class Diffusers(Suite):
                   "joint_attention_dim", "text_embed_dim", "caption_channels", "encoder_hid_dim",
                   "text_dim", "context_dim")
 
-    def small_config(self, cls, layers_only):
-        params = inspect.signature(cls.__init__).parameters
-        small = {}
-        for key, p in params.items():
-            d = p.default
-            if key in self.LAYERS and isinstance(d, int) and not isinstance(d, bool) and d > 1:
-                small[key] = 1
-            elif key == "transformer_layers_per_block" and isinstance(d, int) and d > 1:
-                small[key] = 1
-            elif layers_only:
-                continue
-            elif key in self.WIDTHS and isinstance(d, (tuple, list)) and d and all(
-                    isinstance(v, int) for v in d):
-                small[key] = type(d)(min(v, self.WIDTHS[key]) for v in d)
-            elif key in self.WIDTHS and isinstance(d, int) and not isinstance(d, bool):
-                small[key] = min(d, self.WIDTHS[key])
-        # Rotary axes that split the head (Flux's (16, 56, 56) of 128) split the smaller head:
-        # two lanes each, the rest to the last axis.
+    @staticmethod
+    def split_rotary_axes(params, small):
+        """Rotary axes that split the head (Flux's (16, 56, 56) of 128) split the smaller head
+        of `small`: two lanes each, the rest to the last axis."""
         def default(key):
             d = params[key].default if key in params else None
             return d if isinstance(d, int) and not isinstance(d, bool) else None
@@ -523,6 +509,78 @@ class Diffusers(Suite):
                         and sum(d) == old and ("rope" in key or "axes" in key)
                         and new >= 2 * len(d)):
                     small[key] = type(d)([2] * (len(d) - 1) + [new - 2 * (len(d) - 1)])
+
+    # Parameters a model needs though their default is None (a transformer that patches
+    # latents of a size it is told): the suite's latents are 16 channels, in patches of 2.
+    NEEDED = {"in_channels": 16, "patch_size": 2}
+
+    def needed(self, params):
+        """Values for what the constructor needs but leaves unset: the table's, and widths it
+        requires (a projection's text_encoder_dim) at the suite's text width."""
+        out = {k: v for k, v in self.NEEDED.items() if k in params and params[k].default is None}
+        for k, p in params.items():
+            if p.default is inspect.Parameter.empty and k != "self" and p.kind not in (
+                    inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) and (
+                    k.endswith(("_dim", "_size", "_channels"))):
+                out[k] = 32
+        return out
+
+    def small_config(self, cls, layers_only):
+        params = inspect.signature(cls.__init__).parameters
+        small = self.needed(params)
+        for key, p in params.items():
+            d = p.default
+            if key in self.LAYERS and isinstance(d, int) and not isinstance(d, bool) and d > 1:
+                small[key] = 1
+            elif key == "transformer_layers_per_block" and isinstance(d, int) and d > 1:
+                small[key] = 1
+            elif layers_only:
+                continue
+            elif key in self.WIDTHS and isinstance(d, (tuple, list)) and d and all(
+                    isinstance(v, int) for v in d):
+                small[key] = type(d)(min(v, self.WIDTHS[key]) for v in d)
+            elif key in self.WIDTHS and isinstance(d, int) and not isinstance(d, bool):
+                small[key] = min(d, self.WIDTHS[key])
+        self.split_rotary_axes(params, small)
+        return small
+
+    # Integer parameters that are not widths though they end like one.
+    NOT_WIDTHS = ("patch_size", "patch_size_t", "sample_size", "vocab_size", "kernel_size",
+                  "num_embeds_ada_norm", "max_position_embeddings")
+
+    def scaled_config(self, cls):
+        """Every width divided by one power of two (so that heads x head size, and ratios
+        between widths, still hold) and every count of layers or blocks at one: for models
+        whose widths are named otherwise than the suite's table knows (model_dim, ff_dim,
+        approximator_hidden_dim, ...)."""
+        params = inspect.signature(cls.__init__).parameters
+        def whole(d):
+            return isinstance(d, int) and not isinstance(d, bool)
+        def layers(key):
+            return key in self.LAYERS or (key.startswith(("num_", "n_")) and key.endswith(
+                ("_layers", "_blocks"))) or key == "transformer_layers_per_block"
+        def width(key, d):
+            if key in self.NOT_WIDTHS or key.startswith(("num_", "max_")) or "ratio" in key:
+                return False
+            tuple_of_ints = isinstance(d, (tuple, list)) and d and all(whole(v) for v in d)
+            return ((whole(d) and key.endswith(("_dim", "_size", "_features")) or "hidden" in key)
+                    or (tuple_of_ints and key.endswith("channels")))
+        widths = [max(d) if isinstance(d, (tuple, list)) else d
+                  for key, p in params.items() if width(key, d := p.default)]
+        factor = 1
+        while widths and max(widths) // factor > 256:
+            factor *= 2
+        small = self.needed(params)
+        for key, p in params.items():
+            d = p.default
+            if layers(key) and whole(d) and d > 1:
+                small[key] = 1
+            elif factor > 1 and width(key, d):
+                values = list(d) if isinstance(d, (tuple, list)) else [d]
+                if all(v % factor == 0 and v // factor >= 2 for v in values):
+                    scaled = [v // factor for v in values]
+                    small[key] = type(d)(scaled) if isinstance(d, (tuple, list)) else scaled[0]
+        self.split_rotary_axes(params, small)
         return small
 
     def inputs(self, model):
@@ -588,34 +646,58 @@ class Diffusers(Suite):
                              torch.randn(x.shape[0], channels or x.shape[1],
                                          *(d * scale for d in x.shape[-2:]), generator=gen))
             return kwargs
-        return [((x,), with_images(x)) for x in latents]
+        def float_steps(kwargs):  # the step as a float, as schedulers hand it on
+            return {k: (v.float() if k in steps and not v.is_floating_point() else v)
+                    for k, v in kwargs.items()}
+        steps = [n for n in extra if "timestep" in n or n == "t"]
+        candidates = [((x,), with_images(x)) for x in latents]
+        if steps:
+            candidates += [(args, float_steps(kwargs)) for args, kwargs in candidates]
+        return candidates
 
     def build(self, name):
         import diffusers
         import torch
         cls = getattr(diffusers, name)
-        model, error = None, None
-        for layers_only in (False, True):
+        # The widths the table names, then only the layers, then every width scaled alike: the
+        # first that builds small and runs eagerly on one of the suite's inputs. The skip
+        # names the furthest any got (ran > built > too large > not built).
+        why = (0, "")
+        for config in (lambda: self.small_config(cls, False), lambda: self.small_config(cls, True),
+                       lambda: self.scaled_config(cls)):
             try:
-                torch.manual_seed(0)
-                model = cls(**self.small_config(cls, layers_only)).eval()
-                break
+                kwargs = config()
+                try:  # counted without memory first: a default config may be billions
+                    with torch.device("meta"):
+                        large = sum(p.numel() for p in cls(**kwargs).parameters()) > 50_000_000
+                except Exception:  # noqa: BLE001 (built for real below, or the error is its)
+                    large = False
+                if not large:
+                    torch.manual_seed(0)
+                    model = cls(**kwargs).eval()
             except Exception as e:  # noqa: BLE001
-                error = e
-        if model is None:
-            raise Skip(f"the library cannot build it: {type(error).__name__}: {error}")
-        if sum(p.numel() for p in model.parameters()) > 50_000_000:
-            raise Skip("the library cannot build it small: over 50M parameters at the suite's sizes")
-        randomize_constant_weights(model, "torch")
-        failures = []
-        for args, kwargs in self.inputs(model):
+                why = max(why, (1, f"the library cannot build it: {type(e).__name__}: {e}"))
+                continue
+            if large or sum(p.numel() for p in model.parameters()) > 50_000_000:
+                why = max(why, (2, "the library cannot build it small: over 50M parameters at "
+                                   "the suite's sizes"))
+                continue
+            randomize_constant_weights(model, "torch")
+            failures = []
             try:
-                with torch.no_grad():
-                    model(*args, **kwargs)
-                return "torch", model, args, kwargs
-            except Exception as e:  # noqa: BLE001
-                failures.append(f"{args[0].dim()}-d latent: {type(e).__name__}: {e}"[:90])
-        raise Skip("the library's eager run fails: " + "; ".join(failures))
+                candidates = self.inputs(model)
+            except Skip as e:
+                why = max(why, (3, str(e)))
+                continue
+            for args, kwargs in candidates:
+                try:
+                    with torch.no_grad():
+                        model(*args, **kwargs)
+                    return "torch", model, args, kwargs
+                except Exception as e:  # noqa: BLE001
+                    failures.append(f"{args[0].dim()}-d latent: {type(e).__name__}: {e}"[:90])
+            why = max(why, (4, "the library's eager run fails: " + "; ".join(failures)))
+        raise Skip(why[1])
 
 
 class Ultralytics(Suite):
