@@ -577,8 +577,10 @@ class Diffusers(Suite):
                 small[key] = 1
             elif factor > 1 and width(key, d):
                 values = list(d) if isinstance(d, (tuple, list)) else [d]
-                if all(v % factor == 0 and v // factor >= 2 for v in values):
-                    scaled = [v // factor for v in values]
+                # a head keeps 16 lanes: rotary axes split it, two lanes each at least
+                f = max(1, min(factor, d // 16)) if "head_dim" in key and whole(d) else factor
+                if all(v % f == 0 and v // f >= 2 for v in values):
+                    scaled = [v // f for v in values]
                     small[key] = type(d)(scaled) if isinstance(d, (tuple, list)) else scaled[0]
         self.split_rotary_axes(params, small)
         return small
@@ -597,13 +599,20 @@ class Diffusers(Suite):
         latents = [torch.randn(1, channels, 16, 16, generator=gen),
                    torch.randn(1, channels, 2, 16, 16, generator=gen),
                    torch.randn(1, 64, channels, generator=gen),  # 8x8 patches as tokens
-                   torch.randn(1, 2, channels, 16, 16, generator=gen)]  # frames, then channels
-        width = next((getattr(config, k) for k in self.TEXT_WIDTH
-                      if isinstance(getattr(config, k, None), int)), 32)
+                   torch.randn(1, 2, channels, 16, 16, generator=gen),  # frames, then channels
+                   torch.randn(1, channels, 64, generator=gen)]  # a 1-d signal, channels first
+        # The widths of text the config names, the first tried first (cross_attention_dim is
+        # the text's width in a UNet, the attention's in Sana, whose text is caption_channels)
+        widths = list(dict.fromkeys(getattr(config, k) for k in self.TEXT_WIDTH
+                                    if isinstance(getattr(config, k, None), int))) or [32]
+        width = widths[0]
         # Text the size the model embeds positions for, where it fixes one
         words = next((getattr(config, k) for k in ("max_text_seq_length",)
                       if isinstance(getattr(config, k, None), int)), 4)
-        extra, images = {}, {}
+        # Position ids have one column per rotary axis (3, or Flux 2's 4)
+        rope = getattr(config, "axes_dims_rope", None)
+        axes = len(rope) if isinstance(rope, (tuple, list)) and len(rope) >= 3 else 3
+        extra, images, sizes = {}, {}, []
         for n, p in forward.items():
             if n == names[0] or n in ("self", "return_dict"):
                 continue
@@ -611,7 +620,14 @@ class Diffusers(Suite):
             if n in ("timestep", "timesteps", "t") or (required and ("timestep" in n or n == "fps")):
                 # a diffusion step, a ratio of steps, frames per second
                 extra[n] = torch.tensor([0.5]) if "ratio" in n else torch.tensor([10])
-            elif n == "controlnet_cond" and required:  # an image at the resolution its encoder downsamples
+            elif n == "guidance" and getattr(config, "guidance_embeds", False):  # a guidance scale
+                extra[n] = torch.tensor([3.5])
+            elif n == "class_labels" and (getattr(config, "num_embeds_ada_norm", None)
+                                          or getattr(config, "num_class_embeds", None)):
+                extra[n] = torch.tensor([1])
+            elif n in ("num_frames", "height", "width") and not required:
+                sizes.append(n)  # of the latent, per candidate below
+            elif n == "controlnet_cond":  # an image at the resolution its encoder downsamples
                 steps = len(getattr(config, "conditioning_embedding_out_channels", None) or (1,))
                 images[n] = (getattr(config, "conditioning_channels", None), 2 ** (steps - 1))
             elif n in ("original_size", "target_size", "crop_coords") and required:  # SDXL-style micro-
@@ -628,18 +644,24 @@ class Diffusers(Suite):
             elif n == "encoder_attention_mask":
                 extra[n] = torch.ones(1, words, dtype=torch.int64)
             elif n == "txt_ids":  # rotary positions of the text and the latent's 2x2 patches
-                extra[n] = torch.zeros(words, 3)
+                extra[n] = torch.zeros(words, axes)
             elif n == "img_shapes":  # (frames, rows, columns) of patches: 8x8 of the latent
                 extra[n] = [(1, 8, 8)]
-            elif n == "img_ids":
-                extra[n] = torch.stack(torch.meshgrid(
+            elif n == "img_ids":  # (0, row, column), and zeros on any further axis
+                grid = torch.stack(torch.meshgrid(
                     torch.zeros(1), torch.arange(8.0), torch.arange(8.0), indexing="ij"),
                     -1).reshape(-1, 3)
+                extra[n] = torch.cat([grid, torch.zeros(64, axes - 3)], -1) if axes > 3 else grid
             elif p.default is inspect.Parameter.empty and p.kind not in (
                     inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 raise Skip(f"inputs of kind {n!r} are not generated by the suite")
         def with_images(x):
             kwargs = dict(extra)
+            # Frames, rows and columns of latent tokens a model is told (8x8 of one frame)
+            grid = ({"num_frames": 1, "height": 8, "width": 8} if x.dim() == 3 else
+                    {"num_frames": x.shape[2] if x.dim() == 5 else 1,
+                     "height": x.shape[-2], "width": x.shape[-1]})
+            kwargs.update({n: grid[n] for n in sizes})
             for n, (channels, scale) in images.items():
                 # (without a conditioning encoder of its own: a latent like the sample)
                 kwargs[n] = (torch.randn(x.shape, generator=gen) if x.dim() == 3 else
@@ -650,9 +672,15 @@ class Diffusers(Suite):
             return {k: (v.float() if k in steps and not v.is_floating_point() else v)
                     for k, v in kwargs.items()}
         steps = [n for n in extra if "timestep" in n or n == "t"]
+        def text_of(kwargs, w):
+            return {k: (torch.randn(1, words, w, generator=gen) if k == "encoder_hidden_states"
+                        else v) for k, v in kwargs.items()}
         candidates = [((x,), with_images(x)) for x in latents]
         if steps:
             candidates += [(args, float_steps(kwargs)) for args, kwargs in candidates]
+        if "encoder_hidden_states" in extra:
+            candidates += [(args, text_of(kwargs, w)) for w in widths[1:]
+                           for args, kwargs in candidates]
         return candidates
 
     def build(self, name):

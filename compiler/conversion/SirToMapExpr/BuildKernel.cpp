@@ -19,6 +19,7 @@
 #include "compiler/ops/Primitives.h"
 #include "compiler/support/MlirDiagnostics.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <map>
 #include <set>
@@ -683,8 +684,22 @@ bool recompute(sir::GroupOp group, mlir::Value value, mlir::Operation *op) {
     if (!producer || ops::primKind(primOf(producer)) == PrimKind::Reduce ||
         ops::primKind(primOf(producer)) == PrimKind::Matmul)
       return false;
+    // A copy of a layout primitive (a transpose) would read its input where the original
+    // does; the layout primitives above it are copied too, so that the next conflict is over
+    // what computes or holds the data (m & m.transpose(-1, -2): the mask's second read).
+    std::vector<sir::PrimOp> chain = {producer};
+    while (ops::primKind(primOf(chain.back())) == PrimKind::Layout &&
+           chain.back()->getNumOperands() == 1)
+      if (auto above = chain.back()->getOperand(0).getDefiningOp<sir::PrimOp>();
+          above && ops::primKind(primOf(above)) == PrimKind::Layout)
+        chain.push_back(above);
+      else
+        break;
     mlir::OpBuilder b(op);
-    copy = b.clone(*producer)->getResult(0);
+    mlir::IRMapping copies;
+    for (sir::PrimOp p : llvm::reverse(chain))
+      b.clone(*p, copies);
+    copy = copies.lookup(producer.getResult());
   }
   // An op that reads the value twice (a concat of it with itself) keeps the first.
   auto reads = llvm::make_filter_range(op->getOpOperands(),
@@ -692,6 +707,13 @@ bool recompute(sir::GroupOp group, mlir::Value value, mlir::Operation *op) {
   bool several = std::distance(reads.begin(), reads.end()) > 1;
   for (mlir::OpOperand &o : llvm::drop_begin(reads, several ? 1 : 0))
     o.set(copy);
+  // What the copy replaced may have no reader left (the transpose above): not computed.
+  for (mlir::Operation *dead = value.getDefiningOp();
+       dead && mlir::isa<sir::PrimOp>(dead) && dead->use_empty();) {
+    mlir::Value in = dead->getNumOperands() == 1 ? dead->getOperand(0) : mlir::Value();
+    dead->erase();
+    dead = in ? in.getDefiningOp() : nullptr;
+  }
   return true;
 }
 
