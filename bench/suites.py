@@ -571,14 +571,17 @@ class Diffusers(Suite):
         while widths and max(widths) // factor > 256:
             factor *= 2
         small = self.needed(params)
+        rotary = any(("rope" in k or "axes" in k) and isinstance(p.default, (tuple, list))
+                     for k, p in params.items())
         for key, p in params.items():
             d = p.default
             if layers(key) and whole(d) and d > 1:
                 small[key] = 1
             elif factor > 1 and width(key, d):
                 values = list(d) if isinstance(d, (tuple, list)) else [d]
-                # a head keeps 16 lanes: rotary axes split it, two lanes each at least
-                f = max(1, min(factor, d // 16)) if "head_dim" in key and whole(d) else factor
+                # a head that rotary axes split keeps 16 lanes: two each at least
+                f = (max(1, min(factor, d // 16)) if "head_dim" in key and whole(d) and rotary
+                     else factor)
                 if all(v % f == 0 and v // f >= 2 for v in values):
                     scaled = [v // f for v in values]
                     small[key] = type(d)(scaled) if isinstance(d, (tuple, list)) else scaled[0]

@@ -685,13 +685,18 @@ bool recompute(sir::GroupOp group, mlir::Value value, mlir::Operation *op) {
         ops::primKind(primOf(producer)) == PrimKind::Matmul)
       return false;
     // A copy of a layout primitive (a transpose) would read its input where the original
-    // does; the layout primitives above it are copied too, so that the next conflict is over
-    // what computes or holds the data (m & m.transpose(-1, -2): the mask's second read).
+    // does, and propagation from that shared input would meet the copy's own index there
+    // again: the chain of one-input primitives above it is copied too, so that the next
+    // conflict is over what holds the data (m & m.transpose(-1, -2) of a cast mask: the
+    // mask, read a second time).
+    auto oneInput = [](sir::PrimOp p) {
+      PrimKind kind = ops::primKind(primOf(p));
+      return p->getNumOperands() == 1 && (kind == PrimKind::Layout || kind == PrimKind::Unary);
+    };
     std::vector<sir::PrimOp> chain = {producer};
-    while (ops::primKind(primOf(chain.back())) == PrimKind::Layout &&
-           chain.back()->getNumOperands() == 1)
+    while (ops::primKind(primOf(chain.back())) == PrimKind::Layout && oneInput(chain.back()))
       if (auto above = chain.back()->getOperand(0).getDefiningOp<sir::PrimOp>();
-          above && ops::primKind(primOf(above)) == PrimKind::Layout)
+          above && oneInput(above))
         chain.push_back(above);
       else
         break;
