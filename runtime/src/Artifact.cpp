@@ -22,7 +22,7 @@ namespace sotc::runtime {
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error("E8001", path + ": cannot read");
+    throw Error(ErrorCode::ArtifactUnreadable, path + ": cannot read");
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -47,7 +47,7 @@ Buffer bufferOf(const Json &j) {
     if (!d.is_string()) {
       b.shape.push_back(d.get<int64_t>());
       if (b.shape.back() < -kMaxSizes)
-        throw Error("E8001", "buffer " + b.name + " has a dimension of " + d.dump());
+        throw Error(ErrorCode::ArtifactUnreadable, "buffer " + b.name + " has a dimension of " + d.dump());
       continue;
     }
     b.shape.push_back(-kMaxSizes - 1 - static_cast<int64_t>(b.products.size()));
@@ -84,7 +84,7 @@ std::pair<int64_t, Powers> countOf(const Json &j) {
   if (j.is_number_integer())
     return {j.get<int64_t>(), powers};
   auto bad = [&] {
-    return Error("E8001", "a count of " + j.dump() + " (a number or N*s0^P*s1^Q)");
+    return Error(ErrorCode::ArtifactUnreadable, "a count of " + j.dump() + " (a number or N*s0^P*s1^Q)");
   };
   std::string text = j.is_string() ? j.get<std::string>() : "";
   int64_t factor = 1;
@@ -126,7 +126,7 @@ int64_t timesPowers(int64_t factor, const Sizes &sizes, const Powers &powers) {
   for (int k = 0; k < kMaxSizes; ++k)
     for (int i = 0; i < powers[k]; ++i)
       if (out < 0 || __builtin_mul_overflow(out, sizes[k], &out) || out > kMaxBytes)
-        throw Error("E8004", "a dynamic size of " + std::to_string(sizes[k]) +
+        throw Error(ErrorCode::InputsMismatch, "a dynamic size of " + std::to_string(sizes[k]) +
                                  " is beyond what a plan can hold (2^48 bytes a buffer)");
   return out;
 }
@@ -136,7 +136,7 @@ Step convStepOf(const Json &j, Step s) {
   s.kind = Step::Kind::Conv;
   s.name = j.at("name").get<std::string>();
   if (j.at("dtype") != "float32")
-    throw Error("E8002", "a convolution step of " + j.at("dtype").dump());
+    throw Error(ErrorCode::FormatUnsupported, "a convolution step of " + j.at("dtype").dump());
   ConvPlan &p = s.conv;
   for (auto [field, size] : {std::pair{"n", &p.n},
                              {"c", &p.c},
@@ -151,7 +151,7 @@ Step convStepOf(const Json &j, Step s) {
   auto list = [&](const char *field, auto &out) {
     const Json &v = j.at(field);
     if (!v.is_array() || v.size() != out.size())
-      throw Error("E8001", "convolution step " + s.name + ": " + field + " needs " +
+      throw Error(ErrorCode::ArtifactUnreadable, "convolution step " + s.name + ": " + field + " needs " +
                                std::to_string(out.size()) + " values");
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = v[i].get<int64_t>();
@@ -170,10 +170,10 @@ Step convStepOf(const Json &j, Step s) {
       {"hardswish", ConvPlan::Activation::Hardswish}};
   std::string activation = epilogue.at("activation").get<std::string>();
   if (!activations.count(activation))
-    throw Error("E8002", "a convolution step with activation " + activation);
+    throw Error(ErrorCode::FormatUnsupported, "a convolution step with activation " + activation);
   p.activation = activations.at(activation);
   if (std::string why = validate(p); !why.empty())
-    throw Error("E8001", "convolution step " + s.name + ": " + why);
+    throw Error(ErrorCode::ArtifactUnreadable, "convolution step " + s.name + ": " + why);
   return s;
 }
 
@@ -191,11 +191,11 @@ Step stepOf(const Json &j) {
       auto k = std::find(one.second.begin(), one.second.end(), 1) - one.second.begin();
       if (one.first != 1 || k == kMaxSizes ||
           std::count(one.second.begin(), one.second.end(), 0) != kMaxSizes - 1)
-        throw Error("E8001", "kernel " + s.symbol + " takes sizes " + j.at("sizes").dump());
+        throw Error(ErrorCode::ArtifactUnreadable, "kernel " + s.symbol + " takes sizes " + j.at("sizes").dump());
       s.sizes.push_back(static_cast<int>(k));
     }
     if (s.sizes.size() > kMaxKernelSizes)
-      throw Error("E8002", "kernel " + s.symbol + " takes more than " +
+      throw Error(ErrorCode::FormatUnsupported, "kernel " + s.symbol + " takes more than " +
                                std::to_string(kMaxKernelSizes) + " dynamic sizes");
     if (j.contains("block"))
       s.block = j.at("block").get<int64_t>(), s.sharedBytes = j.at("shared_bytes").get<int64_t>();
@@ -206,7 +206,7 @@ Step stepOf(const Json &j) {
   if (j.at("kind") == "conv")
     return convStepOf(j, s);
   if (j.at("kind") != "gemm")
-    throw Error("E8002", "unknown step kind " + j.at("kind").dump());
+    throw Error(ErrorCode::FormatUnsupported, "unknown step kind " + j.at("kind").dump());
   s.kind = Step::Kind::Gemm;
   s.name = j.at("name").get<std::string>();
   GemmPlan &p = s.plan;
@@ -216,7 +216,7 @@ Step stepOf(const Json &j) {
                                                               {"float64", GemmPlan::Type::F64}};
   std::string dtype = j.at("dtype").get<std::string>();
   if (!types.count(dtype))
-    throw Error("E8002", "a GEMM step of " + dtype);
+    throw Error(ErrorCode::FormatUnsupported, "a GEMM step of " + dtype);
   p.type = types.at(dtype);
   p.transposeA = j.at("transpose_a"), p.transposeB = j.at("transpose_b");
   p.alpha = j.at("alpha"), p.beta = j.at("beta");
@@ -249,12 +249,12 @@ Step stepOf(const Json &j) {
       {"gelu_erf", GemmPlan::Activation::GeluErf}};
   std::string activation = j.at("epilogue").at("activation").get<std::string>();
   if (!activations.count(activation))
-    throw Error("E8002", "a GEMM step with activation " + activation);
+    throw Error(ErrorCode::FormatUnsupported, "a GEMM step with activation " + activation);
   p.activation = activations.at(activation);
   // Counts of dynamic sizes are checked once the call's sizes are known (atSizes).
   std::string why = p.powers.empty() ? validate(p) : "";
   if (!why.empty())
-    throw Error("E8001", "GEMM step " + j.at("name").get<std::string>() + ": " + why);
+    throw Error(ErrorCode::ArtifactUnreadable, "GEMM step " + j.at("name").get<std::string>() + ": " + why);
   return s;
 }
 
@@ -342,7 +342,7 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
     constexpr int64_t kAlignment = 64;
     auto aligned = [&](int64_t bytes) {
       if (bytes > kMaxBytes)
-        throw Error("E8004", "a dynamic size of " + std::to_string(named(sizes)) +
+        throw Error(ErrorCode::InputsMismatch, "a dynamic size of " + std::to_string(named(sizes)) +
                                  " is beyond what a plan can hold (2^48 bytes a buffer)");
       return (bytes + kAlignment - 1) / kAlignment * kAlignment;
     };
@@ -374,7 +374,7 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
       step.dynamicShared = timesPowers(step.dynamicShared, sizes, step.dynamicSharedPowers);
       step.dynamicSharedPowers = {};
       if (step.sharedBytes + step.dynamicShared > a.sharedBytesPerBlock)
-        throw Error("E8004", "a dynamic size of " + std::to_string(named(sizes)) +
+        throw Error(ErrorCode::InputsMismatch, "a dynamic size of " + std::to_string(named(sizes)) +
                                  " is beyond what kernel " + step.symbol +
                                  " can hold: its blocks would keep " +
                                  std::to_string(step.sharedBytes + step.dynamicShared) +
@@ -390,7 +390,7 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
             [&](int64_t &count) { count = timesPowers(count, sizes, p.powers[next++]); });
       p.powers.clear();
       if (std::string why = step.kind == Step::Kind::Gemm ? validate(p) : ""; !why.empty())
-        throw Error("E8001", "GEMM step " + step.name + ": " + why);
+        throw Error(ErrorCode::ArtifactUnreadable, "GEMM step " + step.name + ": " + why);
     }
     countStepBytes(s);
   }
@@ -482,10 +482,10 @@ void chooseKernels(Artifact &a) {
     for (const Artifact::Variant &v : a.variants)
       has += ", " + v.cpu;
     if (named == tables.end())
-      throw Error("E8003", std::string("SOTC_KERNEL_CPU=") + pinned + ": " + a.binaryPath +
+      throw Error(ErrorCode::CannotRunHere, std::string("SOTC_KERNEL_CPU=") + pinned + ": " + a.binaryPath +
                                " has kernels for " + has + " only");
     if (!cpuHasAll(named->features))
-      throw Error("E8003", "SOTC_KERNEL_CPU=" + named->cpu + ": this machine lacks an "
+      throw Error(ErrorCode::CannotRunHere, "SOTC_KERNEL_CPU=" + named->cpu + ": this machine lacks an "
                            "extension of that CPU");
     chosen = &*named;
   }
@@ -572,7 +572,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       if (expected.size() < 4 || used != number.size() || (multiple && k < 2) ||
           (!multiple && expected.rfind(">= ", 0) != 0 && expected.rfind("!= ", 0) != 0 &&
            expected.rfind("<= ", 0) != 0))
-        throw Error("E8001", manifestPath +
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath +
                                  ": a batch guard expects '>= N', '<= N', '!= N' or '% N == 0', "
                                  "not '" +
                                  expected + "'");
@@ -601,10 +601,10 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
         bool multiple = d.is_string() && k < kMaxSizes &&
                         std::count(count.second.begin(), count.second.end(), 0) == kMaxSizes - 1;
         if (d.is_string() && !multiple)
-          throw Error("E8001", manifestPath + ": input " + param.name + " has a dimension of " +
+          throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": input " + param.name + " has a dimension of " +
                                    d.dump() + ", not a multiple of one size");
         if (!d.is_string() && count.first < -kMaxSizes)
-          throw Error("E8001",
+          throw Error(ErrorCode::ArtifactUnreadable,
                       manifestPath + ": input " + param.name + " has a dimension of " + d.dump());
         param.spec.shape.push_back(multiple ? -1 - k : count.first);
         param.multiples.push_back(multiple ? count.first : 1);
@@ -648,7 +648,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       }
     }
     if (k < 0 || times < 1)
-      throw Error("E8001", manifestPath + ": guard " + g->at("id").get<std::string>() +
+      throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": guard " + g->at("id").get<std::string>() +
                                " expects " + expected);
     Entry::SizeGuards &on = entry.sizeGuards[size];
     std::string id =
@@ -669,7 +669,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
     auto size = [&](const Json &name) {
       std::string t = name.get<std::string>();
       if (t.size() != 2 || t[0] != 's' || t[1] < '0' || t[1] >= '0' + kMaxSizes)
-        throw Error("E8001", manifestPath + ": a derived size of " + t + ", not s0 to s" +
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": a derived size of " + t + ", not s0 to s" +
                                  std::to_string(kMaxSizes - 1));
       return t[1] - '0';
     };
@@ -678,17 +678,17 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
                                  d.at("offset").get<int64_t>()};
       for (const Entry::DerivedSize &o : entry.derivedSizes)
         if (o.size == derived.size || o.size == derived.base || o.base == derived.size)
-          throw Error("E8001", manifestPath + ": derived size s" + std::to_string(derived.size) +
+          throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": derived size s" + std::to_string(derived.size) +
                                    " is derived twice or from a derived size");
       if (derived.size == derived.base || std::abs(derived.offset) > kMaxBytes)
-        throw Error("E8001", manifestPath + ": derived size s" + std::to_string(derived.size) +
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": derived size s" + std::to_string(derived.size) +
                                  " is not a size plus a number");
       entry.derivedSizes.push_back(derived);
     }
   }
   int64_t first = e.at("segment").get<int64_t>();
   if (first < 0)
-    throw Error("E8001", manifestPath + ": an entry starts at segment " + std::to_string(first));
+    throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": an entry starts at segment " + std::to_string(first));
   entry.first = static_cast<size_t>(first);
   entry.prepare.name = "prepare_weights";
   if (e.contains("weights")) {
@@ -756,9 +756,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
   try {
     if (m.is_discarded() || !m.is_object() || !m.contains("format") ||
         m.at("format") != "sotc-manifest")
-      throw Error("E8001", manifestPath + ": not a sotc manifest");
+      throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": not a sotc manifest");
     if (!m.contains("version") || m.at("version") != 3)
-      throw Error("E8002", manifestPath + ": manifest version " +
+      throw Error(ErrorCode::FormatUnsupported, manifestPath + ": manifest version " +
                                (m.contains("version") ? m.at("version").dump() : "missing") +
                                "; this runtime reads version 3 (recompile the trace)");
     a.target = m.at("target").at("kind").get<std::string>();
@@ -782,10 +782,10 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         const std::string prefix = "sotc_kernels_";
         if (table.size() <= prefix.size() || table.rfind(prefix, 0) != 0 ||
             !std::all_of(table.begin(), table.end(), symbolChar))
-          throw Error("E8001", manifestPath + ": " + table + " is not a kernel table's name");
+          throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": " + table + " is not a kernel table's name");
       }
     } else if (a.target != "cuda")
-      throw Error("E8002", manifestPath + ": unknown target " + a.target);
+      throw Error(ErrorCode::FormatUnsupported, manifestPath + ": unknown target " + a.target);
     for (const Json &s : m.at("segments"))
       a.segments.push_back(segmentOf(s));
     if (m.contains("weights")) {
@@ -803,7 +803,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     }
     const Json &entries = m.at("entries");
     if (!entries.is_array() || entries.empty())
-      throw Error("E8001", manifestPath + ": no entries");
+      throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": no entries");
     for (const Json &e : entries)
       a.entries.push_back(entryOf(e, manifestPath));
     // Each entry's segments run from its first to the next entry's, and the last entry's to
@@ -812,15 +812,15 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       Entry &e = a.entries[i];
       e.end = i + 1 < a.entries.size() ? a.entries[i + 1].first : a.segments.size();
       if (e.first >= e.end || (i == 0 && e.first != 0))
-        throw Error("E8001",
+        throw Error(ErrorCode::ArtifactUnreadable,
                     manifestPath + ": entry " + std::to_string(i) + " has no segments of its own");
     }
     for (const Json &e : entries)
       if (e.contains("weights") != m.contains("weights"))
-        throw Error("E8001", manifestPath + ": weights without an entry's bindings, or bindings "
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": weights without an entry's bindings, or bindings "
                                             "without weights");
   } catch (const Json::exception &e) {
-    throw Error("E8001", manifestPath + ": malformed manifest (" + e.what() + ")");
+    throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": malformed manifest (" + e.what() + ")");
   }
   // The plan must hold together: branches lead to segments of their entry, names resolve.
   for (const Entry &e : a.entries) {
@@ -829,12 +829,12 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     for (const Buffer &in : e.prepare.inputs)
       if (std::none_of(a.weights.begin(), a.weights.end(),
                        [&](const Weight &w) { return w.name == in.name; }))
-        throw Error("E8001", manifestPath + ": the weights' preparation reads " + in.name +
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": the weights' preparation reads " + in.name +
                                  ", which is no weight");
     for (const Buffer &out : e.prepare.outputs)
       if (std::none_of(first.inputs.begin(), first.inputs.end(),
                        [&](const Buffer &b) { return b.name == out.name; }))
-        throw Error("E8001", manifestPath + ": the weights' preparation writes " + out.name +
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": the weights' preparation writes " + out.name +
                                  ", which " + first.name + " does not read");
     auto outside = [&](int to) {
       return to < 0 || static_cast<size_t>(to) < e.first || static_cast<size_t>(to) >= e.end;
@@ -842,9 +842,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     for (size_t i = e.first; i < e.end; ++i) {
       const Segment &s = a.segments[i];
       if (s.end == Segment::End::Branch && (outside(s.onTrue) || outside(s.onFalse)))
-        throw Error("E8001", manifestPath + ": " + s.name + " branches to no segment of its entry");
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": " + s.name + " branches to no segment of its entry");
       if (s.end == Segment::End::HostCallback && outside(s.next))
-        throw Error("E8001",
+        throw Error(ErrorCode::ArtifactUnreadable,
                     manifestPath + ": " + s.name + " continues in no segment of its entry");
     }
   }
@@ -855,7 +855,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
           (step.kind == Step::Kind::Conv &&
            (step.outputs.size() != 1 ||
             step.inputs.size() != 2u + step.conv.bias + step.conv.residual)))
-        throw Error("E8001", manifestPath + ": a " +
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": a " +
                                  (step.kind == Step::Kind::Gemm ? "GEMM" : "convolution") +
                                  " step's buffers do not match its epilogue");
   // A dynamic batch is checked as a plan of one row (every call's plan is checked again).
@@ -906,24 +906,24 @@ Artifact loadArtifact(const std::string &path) {
     a.binaryPath = path;
   std::string binary = readFile(a.binaryPath);
   if (sha256Hex(binary) != a.binarySha256)
-    throw Error("E8003", a.binaryPath + ": its sha256 differs from the manifest's (rebuilt or "
+    throw Error(ErrorCode::CannotRunHere, a.binaryPath + ": its sha256 differs from the manifest's (rebuilt or "
                                         "replaced since)");
   std::string_view trailer =
       std::string_view(binary).substr(binary.size() - std::min(binary.size(), kDigestTrailerBytes));
   if (trailer.size() != kDigestTrailerBytes ||
       trailer.substr(0, kDigestMark.size()) != kDigestMark ||
       trailer.back() != '\n')
-    throw Error("E8003", a.binaryPath + ": carries no manifest digest (written by an older sotc, "
+    throw Error(ErrorCode::CannotRunHere, a.binaryPath + ": carries no manifest digest (written by an older sotc, "
                                         "or not by sotc: recompile)");
   if (trailer.substr(kDigestMark.size(), 64) != a.digest)
-    throw Error("E8003", manifestPath + ": is not the manifest sotc wrote for " + a.binaryPath +
+    throw Error(ErrorCode::CannotRunHere, manifestPath + ": is not the manifest sotc wrote for " + a.binaryPath +
                              " (edited since: its digest differs from the one the binary carries)");
   std::string why = a.target == "cpu" ? elfProblem(binary) : fatbinProblem(binary);
   if (!why.empty())
-    throw Error("E8003", a.binaryPath + ": " + why);
+    throw Error(ErrorCode::CannotRunHere, a.binaryPath + ": " + why);
   for (const std::string &f : a.features)
     if (!cpuHas(f))
-      throw Error("E8003", a.binaryPath + ": compiled for CPUs with " + f +
+      throw Error(ErrorCode::CannotRunHere, a.binaryPath + ": compiled for CPUs with " + f +
                                ", which this machine lacks (recompile with --cpu native)");
   if (a.target == "cpu")
     chooseKernels(a);
@@ -932,10 +932,10 @@ Artifact loadArtifact(const std::string &path) {
 
 std::vector<std::string_view> readWeights(const Artifact &a, const std::string &file) {
   if (sha256Hex(file) != a.weightsSha256)
-    throw Error("E8003", a.weightsPath + ": its sha256 differs from the manifest's (rebuilt or "
+    throw Error(ErrorCode::CannotRunHere, a.weightsPath + ": its sha256 differs from the manifest's (rebuilt or "
                                          "replaced since)");
   // safetensors: an 8-byte little-endian header size, a JSON header, the tensors' bytes.
-  auto bad = [&](const std::string &why) { return Error("E8001", a.weightsPath + ": " + why); };
+  auto bad = [&](const std::string &why) { return Error(ErrorCode::ArtifactUnreadable, a.weightsPath + ": " + why); };
   uint64_t size = 0;
   for (int i = 7; i >= 0 && file.size() >= 8; --i)
     size = size << 8 | static_cast<uint8_t>(file[i]);

@@ -13,7 +13,7 @@ void *lookup(const std::map<std::string, void *> &buffers, const Segment &seg,
              const std::string &name) {
   auto it = buffers.find(name);
   if (it == buffers.end())
-    throw Error("E8001", seg.name + " names " + name + ", which no step or input provides");
+    throw Error(ErrorCode::ArtifactUnreadable, seg.name + " names " + name + ", which no step or input provides");
   return it->second;
 }
 
@@ -25,7 +25,7 @@ sotc_value tensorValue(const Segment &seg, const std::string &name, void *data, 
       if (!spec && b.name == name)
         spec = &b;
   if (!spec)
-    throw Error("E8001", seg.name + " names " + name + ", which it has no buffer for");
+    throw Error(ErrorCode::ArtifactUnreadable, seg.name + " names " + name + ", which it has no buffer for");
   sotc_value v;
   std::memset(&v, 0, sizeof(v));
   v.name = spec->name.c_str();
@@ -88,7 +88,7 @@ void *Memory::reserve(Backend *backend, size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   data_ = backend ? backend->allocate(rounded) : std::aligned_alloc(64, rounded);
   if (!data_)
-    throw Error("E8005", "cannot allocate " + std::to_string(bytes) + " bytes");
+    throw Error(ErrorCode::RunFailed, "cannot allocate " + std::to_string(bytes) + " bytes");
   bytes_ = rounded;
   return data_;
 }
@@ -225,12 +225,12 @@ void Executor::setWeight(const std::string &name, const sotc_value &value) {
     if (artifact_.weights[i].name != name)
       continue;
     if (!sameMeta(value, spec.dtype, spec.shape.data(), spec.shape.size()))
-      throw Error("E8004", "weight " + name + ": expected " +
+      throw Error(ErrorCode::InputsMismatch, "weight " + name + ": expected " +
                                formatTensor(spec.dtype, spec.shape.data(),
                                             static_cast<int>(spec.shape.size())) +
                                ", got " + formatTensor(value) + (value.data ? "" : " without data"));
     if (value.device == SOTC_DEVICE_CUDA && !backend_->onDevice())
-      throw Error("E8004", "weight " + name + " is on a CUDA device; this artifact runs on the CPU");
+      throw Error(ErrorCode::InputsMismatch, "weight " + name + " is on a CUDA device; this artifact runs on the CPU");
     if (value.device == SOTC_DEVICE_CUDA)
       backend_->copy(weights_[i].data(), value.data, static_cast<size_t>(spec.bytes));
     else
@@ -239,7 +239,7 @@ void Executor::setWeight(const std::string &name, const sotc_value &value) {
     backend_->weightsChanged();
     return;
   }
-  throw Error("E8005", "the model has no weight " + name);
+  throw Error(ErrorCode::RunFailed, "the model has no weight " + name);
 }
 
 void Executor::setProfiling(bool on) {
@@ -368,7 +368,7 @@ size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n
   found.clear();
   const std::vector<Entry> &entries = artifact_.entries;
   if (n != entries.front().parameters.size())
-    throw Error("E8004", "expected " + std::to_string(entries.front().parameters.size()) +
+    throw Error(ErrorCode::InputsMismatch, "expected " + std::to_string(entries.front().parameters.size()) +
                              " parameters, got " + std::to_string(n));
   bool bundle = entries.size() > 1;
   std::string text = bundle ? "the inputs match no entry of the artifact: "
@@ -392,8 +392,8 @@ size_t Executor::chooseEntry(RunContext &context, const sotc_value *in, size_t n
     found.insert(found.end(), mismatches.begin(), mismatches.end());
   }
   if (found.empty())
-    throw Error("E8004", "the caller's guards hold for no entry of the artifact");
-  throw Error("E8004", text);
+    throw Error(ErrorCode::InputsMismatch, "the caller's guards hold for no entry of the artifact");
+  throw Error(ErrorCode::InputsMismatch, text);
 }
 
 void Executor::callHost(RunContext &context, const Segment &seg, size_t index,
@@ -406,7 +406,7 @@ void Executor::callHost(RunContext &context, const Segment &seg, size_t index,
     handler = hostHandler_, user = hostUser_;
   }
   if (!handler)
-    throw Error("E8005", seg.name + " ends in a host callback, " + what +
+    throw Error(ErrorCode::RunFailed, seg.name + " ends in a host callback, " + what +
                              ", and no handler is registered (sotc_set_host_handler)");
   // The handler reads and writes host memory: device tensors travel through host copies.
   bool device = backend_->onDevice();
@@ -440,7 +440,7 @@ void Executor::callHost(RunContext &context, const Segment &seg, size_t index,
                       results.data()};
   sotc_error error{};
   if (handler(user, &call, &error) != 0)
-    throw Error("E8006", "the host callback " + what + " failed" +
+    throw Error(ErrorCode::HostCallbackFailed, "the host callback " + what + " failed" +
                              (error.message[0] ? std::string(": ") + error.message : ""));
   if (device)
     for (size_t r = 0; r < results.size(); ++r)
@@ -507,7 +507,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   prepareWeights(chosen);
   for (size_t index = entry.first, hops = 0;; ++hops) {
     if (hops > 100000)
-      throw Error("E8005", "more than 100000 segments in one run (a loop that does not end?)");
+      throw Error(ErrorCode::RunFailed, "more than 100000 segments in one run (a loop that does not end?)");
     const Segment &seg = plan.segments.at(index);
     if (index == entry.first)
       bindWeights(chosen, buffers);
@@ -547,7 +547,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     }
     // Return: the result's tensors, in order.
     if (*numOut < seg.results.size())
-      throw Error("E8005", "the result has " + std::to_string(seg.results.size()) +
+      throw Error(ErrorCode::RunFailed, "the result has " + std::to_string(seg.results.size()) +
                                " tensors; room was given for " + std::to_string(*numOut));
     for (size_t r = 0; r < seg.results.size(); ++r)
       out[r] = tensorValue(seg, seg.results[r], lookup(buffers, seg, seg.results[r]),
@@ -636,7 +636,7 @@ void Executor::copyOut(const sotc_value &result, void *dest, bool destOnDevice) 
   if (!bytes)
     return;
   if (destOnDevice && !backend_->onDevice())
-    throw Error("E8005", "a CUDA buffer for the result of a CPU artifact");
+    throw Error(ErrorCode::RunFailed, "a CUDA buffer for the result of a CPU artifact");
   if (backend_->onDevice() && !destOnDevice)
     backend_->toHost(dest, result.data, bytes);
   else

@@ -60,7 +60,7 @@ public:
   }
 
   [[noreturn]] void fail(const std::string &what) const {
-    throw Error("E8001", artifact_.manifestPath + ": " + plan_.name + " " + what);
+    throw Error(ErrorCode::ArtifactUnreadable, artifact_.manifestPath + ": " + plan_.name + " " + what);
   }
 
 private:
@@ -248,7 +248,7 @@ int64_t tensorBytes(int dtype, const std::vector<int64_t> &shape) {
 
 void checkPlan(const Artifact &a) {
   auto fail = [&](const std::string &what) {
-    throw Error("E8001", a.manifestPath + ": " + what);
+    throw Error(ErrorCode::ArtifactUnreadable, a.manifestPath + ": " + what);
   };
   for (const Entry &e : a.entries)
     for (const Parameter &p : e.parameters)

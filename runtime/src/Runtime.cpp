@@ -42,14 +42,14 @@ void fill(sotc_error *error, const std::string &code, const std::string &message
 
 /// Runs `body`, turning what it throws into a coded error (`fallback`: the code of anything
 /// that is not a runtime Error); returns 0 or 1 as the C API does.
-template <typename Body> int guarded(sotc_error *error, const char *fallback, Body &&body) {
+template <typename Body> int guarded(sotc_error *error, ErrorCode fallback, Body &&body) {
   try {
     body();
     return 0;
   } catch (const Error &e) {
     fill(error, e.code(), e.what());
   } catch (const std::exception &e) {
-    fill(error, fallback, e.what());
+    fill(error, errorId(fallback), e.what());
   }
   return 1;
 }
@@ -66,7 +66,7 @@ public:
   explicit InFlight(sotc_artifact *artifact, const char *what) : artifact_(artifact) {
     std::lock_guard<std::mutex> open(openMutex);
     if (!openArtifacts.count(artifact))
-      throw Error("E8005", std::string(what) + " on an artifact that is closed");
+      throw Error(ErrorCode::RunFailed, std::string(what) + " on an artifact that is closed");
     std::lock_guard<std::mutex> lock(artifact_->mutex);
     ++artifact_->inFlight;
   }
@@ -101,9 +101,9 @@ extern "C" {
 
 int sotc_open_device(const char *path, const char *device, sotc_artifact **artifact,
                      sotc_error *error) {
-  return guarded(error, "E8001", [&] {
+  return guarded(error, ErrorCode::ArtifactUnreadable, [&] {
     if (!artifact)
-      throw Error("E8005", "sotc_open needs somewhere to put the artifact");
+      throw Error(ErrorCode::RunFailed, "sotc_open needs somewhere to put the artifact");
     // "cpu", "cuda", "cuda:N" or "emulator" (a CUDA artifact on the CUDA emulator).
     std::string kind = device && *device ? device : "", ordinal = "0";
     if (size_t colon = kind.find(':'); colon != std::string::npos)
@@ -112,12 +112,12 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
         ordinal.empty() || ordinal.size() > 4 ||
         ordinal.find_first_not_of("0123456789") != std::string::npos ||
         (kind != "cuda" && ordinal != "0"))
-      throw Error("E8005",
+      throw Error(ErrorCode::RunFailed,
                   std::string("unknown device '") + device + "' (cpu, cuda, cuda:N or emulator)");
     Artifact a = loadArtifact(path ? path : "");
     std::string target = a.target;
     if (!kind.empty() && kind != target && !(kind == "emulator" && target == "cuda"))
-      throw Error("E8003",
+      throw Error(ErrorCode::CannotRunHere,
                   a.binaryPath + " is a " + target + " artifact; it cannot run on " + device);
     std::unique_ptr<Backend> backend;
     if (kind == "emulator") {
@@ -260,9 +260,9 @@ int sotc_weight_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec) 
 
 int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value *value,
                     sotc_error *error) {
-  return guarded(error, "E8005", [&] {
+  return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || !name || !value)
-      throw Error("E8005", "sotc_set_weight needs an artifact, a weight's name and its value");
+      throw Error(ErrorCode::RunFailed, "sotc_set_weight needs an artifact, a weight's name and its value");
     InFlight call(artifact, "sotc_set_weight");
     artifact->executor->setWeight(name, *value);
   });
@@ -270,9 +270,9 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
 
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error) {
-  return guarded(error, "E8005", [&] {
+  return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || !num_outputs || (num_inputs && !inputs) || (*num_outputs && !outputs))
-      throw Error("E8005", "sotc_run needs an artifact, its inputs and room for the outputs");
+      throw Error(ErrorCode::RunFailed, "sotc_run needs an artifact, its inputs and room for the outputs");
     InFlight call(artifact, "sotc_run");
     artifact->executor->run(inputs, num_inputs, outputs, num_outputs);
   });
@@ -280,20 +280,20 @@ int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_input
 
 int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
                   const sotc_value *outputs, size_t num_outputs, sotc_error *error) {
-  return guarded(error, "E8005", [&] {
+  return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || (num_inputs && !inputs) || (num_outputs && !outputs))
-      throw Error("E8005", "sotc_run_into needs an artifact, its inputs and the output buffers");
+      throw Error(ErrorCode::RunFailed, "sotc_run_into needs an artifact, its inputs and the output buffers");
     InFlight call(artifact, "sotc_run_into");
     std::vector<sotc_value> results(num_outputs + 1);
     size_t count = results.size();
     artifact->executor->run(inputs, num_inputs, results.data(), &count, outputs, num_outputs);
     if (count != num_outputs)
-      throw Error("E8005", "the result has " + std::to_string(count) + " tensors; " +
+      throw Error(ErrorCode::RunFailed, "the result has " + std::to_string(count) + " tensors; " +
                                std::to_string(num_outputs) + " buffers were given");
     for (size_t i = 0; i < count; ++i) {
       const sotc_value &r = results[i], &o = outputs[i];
       if (!sameMeta(o, r.dtype, r.shape, static_cast<size_t>(r.rank)))
-        throw Error("E8005", std::string("output buffer ") + std::to_string(i) + " is " +
+        throw Error(ErrorCode::RunFailed, std::string("output buffer ") + std::to_string(i) + " is " +
                                  formatTensor(o) + (o.data ? "" : " without data") + "; result " +
                                  r.name + " is " + formatTensor(r));
       if (r.data != o.data) // not computed in place
@@ -304,18 +304,18 @@ int sotc_run_into(sotc_artifact *artifact, const sotc_value *inputs, size_t num_
 
 int sotc_copy_out(sotc_artifact *artifact, const sotc_value *value, void *dest,
                   sotc_device dest_device, sotc_error *error) {
-  return guarded(error, "E8005", [&] {
+  return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || !value || !dest)
-      throw Error("E8005", "sotc_copy_out needs an artifact, a value and a destination");
+      throw Error(ErrorCode::RunFailed, "sotc_copy_out needs an artifact, a value and a destination");
     InFlight call(artifact, "sotc_copy_out");
     artifact->executor->copyOut(*value, dest, dest_device == SOTC_DEVICE_CUDA);
   });
 }
 
 int sotc_synchronize(sotc_artifact *artifact, sotc_error *error) {
-  return guarded(error, "E8005", [&] {
+  return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact)
-      throw Error("E8005", "sotc_synchronize needs an artifact");
+      throw Error(ErrorCode::RunFailed, "sotc_synchronize needs an artifact");
     InFlight call(artifact, "sotc_synchronize");
     artifact->executor->synchronize();
   });

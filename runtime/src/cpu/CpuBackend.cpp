@@ -136,7 +136,7 @@ public:
     library_.reset(dlopen((binary.find('/') == std::string::npos ? "./" + binary : binary).c_str(),
                           RTLD_NOW | RTLD_LOCAL));
     if (!library_)
-      throw Error("E8001", binary + ": cannot load (" + dlerror() + ")");
+      throw Error(ErrorCode::ArtifactUnreadable, binary + ": cannot load (" + dlerror() + ")");
     // The kernels as the library's own table lists them (never a symbol looked up by name:
     // that could be any function of its dependencies).
     // The table of the CPU whose kernels run here (Artifact::kernelCpu).
@@ -144,7 +144,7 @@ public:
         dlsym(library_.get(), artifact.kernelTable.c_str()));
     auto *count = static_cast<const int64_t *>(dlsym(library_.get(), "sotc_kernel_count"));
     if (!table || !count || *count < 0)
-      throw Error("E8001", binary + ": has no kernel table " + artifact.kernelTable +
+      throw Error(ErrorCode::ArtifactUnreadable, binary + ": has no kernel table " + artifact.kernelTable +
                                " (written by an older sotc: recompile)");
     kernelCpu_ = artifact.kernelCpu;
     std::map<std::string, const KernelEntry *> kernels;
@@ -175,29 +175,29 @@ public:
         if (step.kind == Step::Kind::Gemm) {
           std::string why = cpu::unsupported(step.plan);
           if (!why.empty())
-            throw Error("E8002", step.name + ": " + why);
+            throw Error(ErrorCode::FormatUnsupported, step.name + ": " + why);
           continue;
         }
         if (step.kind == Step::Kind::Conv)
           continue;
         auto it = kernels.find(step.symbol);
         if (it == kernels.end())
-          throw Error("E8001", binary + ": defines no kernel " + step.symbol);
+          throw Error(ErrorCode::ArtifactUnreadable, binary + ": defines no kernel " + step.symbol);
         const KernelEntry &kernel = *it->second;
         size_t buffers = step.outputs.size() + step.inputs.size();
         if (step.grid != kernel.grid || static_cast<int64_t>(buffers) != kernel.buffers)
-          throw Error("E8001", seg->name + " launches " + step.symbol + " over a grid of " +
+          throw Error(ErrorCode::ArtifactUnreadable, seg->name + " launches " + step.symbol + " over a grid of " +
                                    std::to_string(step.grid) + " with " + std::to_string(buffers) +
                                    " buffers; it was compiled for " + std::to_string(kernel.grid) +
                                    " and " + std::to_string(kernel.buffers));
         if (buffers > kMaxKernelBuffers)
-          throw Error("E8002", step.symbol + ": a kernel of more than " +
+          throw Error(ErrorCode::FormatUnsupported, step.symbol + ": a kernel of more than " +
                                    std::to_string(kMaxKernelBuffers) + " buffers");
         size_t b = 0;
         for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
           for (const std::string &name : *names)
             if (int64_t bytes = bytesOf(*seg, name); bytes != kernel.bufferBytes[b++])
-              throw Error("E8001", seg->name + " gives " + step.symbol + " " + name + " of " +
+              throw Error(ErrorCode::ArtifactUnreadable, seg->name + " gives " + step.symbol + " " + name + " of " +
                                        std::to_string(bytes) + " bytes; it was compiled for " +
                                        std::to_string(kernel.bufferBytes[b - 1]));
         step.function = kernel.function;
@@ -211,7 +211,7 @@ public:
   void *allocate(size_t bytes) override {
     void *data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!data)
-      throw Error("E8005", "cannot allocate " + std::to_string(bytes) + " bytes");
+      throw Error(ErrorCode::RunFailed, "cannot allocate " + std::to_string(bytes) + " bytes");
     return data;
   }
   void release(void *data) override { std::free(data); }

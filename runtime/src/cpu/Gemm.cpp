@@ -69,7 +69,7 @@ void runOnednnItem(const Onednn &onednn, const GemmPlan &s, int64_t item, float 
   if (onednn.sgemm(s.transposeA ? 'T' : 'N', s.transposeB ? 'T' : 'N', s.m, s.n, s.k,
                    static_cast<float>(s.alpha), a + offA, s.lda, b + offB, s.ldb,
                    static_cast<float>(s.beta), c + offC, s.ldc) != 0)
-    throw Error("E8003", "oneDNN's dnnl_sgemm refused a GEMM step (m " + std::to_string(s.m) +
+    throw Error(ErrorCode::CannotRunHere, "oneDNN's dnnl_sgemm refused a GEMM step (m " + std::to_string(s.m) +
                              ", n " + std::to_string(s.n) + ", k " + std::to_string(s.k) + ")");
 }
 
@@ -143,7 +143,7 @@ template <typename T>
 void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
   const Cblas &blas = processCblas();
   if (!blas.failure.empty())
-    throw Error("E8003", blas.failure);
+    throw Error(ErrorCode::CannotRunHere, blas.failure);
   CBLAS_TRANSPOSE ta = s.transposeA ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE tb = s.transposeB ? CblasTrans : CblasNoTrans;
   for (int64_t i = 0, count = s.batchCount(); i < count; ++i) {

@@ -331,7 +331,7 @@ struct Scratch {
     if (bytes < wanted) {
       data.reset(static_cast<char *>(std::aligned_alloc(64, (wanted + 63) / 64 * 64)));
       if (!data)
-        throw Error("E8005", "cannot allocate " + std::string(what) + " of " +
+        throw Error(ErrorCode::RunFailed, "cannot allocate " + std::string(what) + " of " +
                                  std::to_string(wanted) + " bytes");
       bytes = wanted;
     }
@@ -354,7 +354,7 @@ ThreadState &threadState(const Api &api) {
   thread_local ThreadState local;
   if (!local.stream) {
     if (api.streamCreate(&local.stream, api.engine, dnnl_stream_default_flags) != dnnl_success)
-      throw Error("E8003", "oneDNN creates no stream for its primitives");
+      throw Error(ErrorCode::CannotRunHere, "oneDNN creates no stream for its primitives");
     local.api = &api;
   }
   return local;
@@ -384,7 +384,7 @@ void execute(const Api &api, dnnl_primitive_t primitive, std::vector<Operand> op
     dnnl_memory_t memory = nullptr;
     if (api.memoryCreate(&memory, o.md, api.engine, const_cast<void *>(o.data)) != dnnl_success) {
       release();
-      throw Error("E8003", "oneDNN refused a primitive's operand");
+      throw Error(ErrorCode::CannotRunHere, "oneDNN refused a primitive's operand");
     }
     args.push_back({o.arg, memory});
   }
@@ -394,7 +394,7 @@ void execute(const Api &api, dnnl_primitive_t primitive, std::vector<Operand> op
     ran = api.streamWait(local.stream);
   release();
   if (ran != dnnl_success)
-    throw Error("E8003", "oneDNN failed to run a primitive (status " +
+    throw Error(ErrorCode::CannotRunHere, "oneDNN failed to run a primitive (status " +
                              std::to_string(static_cast<int>(ran)) + ")");
 }
 
@@ -661,7 +661,7 @@ bool runConvPrimitive(const Onednn &onednn, const ConvPlan &s, float *out, const
                      ? static_cast<char *>(std::aligned_alloc(64, (p->weightsBytes + 63) / 64 * 64))
                      : weightCopy.reserve(p->weightsBytes, "a convolution's weight");
       if (!to)
-        throw Error("E8005", "cannot allocate a convolution's weight of " +
+        throw Error(ErrorCode::RunFailed, "cannot allocate a convolution's weight of " +
                                  std::to_string(p->weightsBytes) + " bytes");
       p->weightsIn.run(api, weight, to);
       weights = s.constantWeight ? packed.keep(weight, p, to) : to;
@@ -692,7 +692,7 @@ void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, ChainLay
               bool toChained, const float *in, float *out) {
   const Api &api = apiOf(onednn.handle);
   if (!api.failure.empty())
-    throw Error("E8003", "a convolution's layout without oneDNN's primitives: " + api.failure);
+    throw Error(ErrorCode::CannotRunHere, "a convolution's layout without oneDNN's primitives: " + api.failure);
   static Cache<LayoutReorder> reorders;
   const LayoutReorder *r = reorders.get(
       {dims[0], dims[1], dims[2], dims[3], static_cast<int64_t>(layout), toChained}, [&] {
@@ -706,7 +706,7 @@ void relayout(const Onednn &onednn, const std::array<int64_t, 4> &dims, ChainLay
         return made;
       });
   if (!r)
-    throw Error("E8003", "oneDNN has no reorder between NCHW and a convolution's layout");
+    throw Error(ErrorCode::CannotRunHere, "oneDNN has no reorder between NCHW and a convolution's layout");
   if (r->reorder.primitive)
     r->reorder.run(api, in, out);
   else

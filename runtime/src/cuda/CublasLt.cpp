@@ -25,12 +25,12 @@ Api load() {
       tried += (tried.empty() ? "" : ", ") + std::string(name);
     }
   if (!library)
-    throw Error("E8003", "the artifact has GEMM steps and cuBLASLt is not found (tried " + tried +
+    throw Error(ErrorCode::CannotRunHere, "the artifact has GEMM steps and cuBLASLt is not found (tried " + tried +
                              "; SOTC_CUBLASLT names the library)");
   Api api{};
   auto bind = [&](auto &entry, const char *name) {
     if (!(*reinterpret_cast<void **>(&entry) = dlsym(library, name)))
-      throw Error("E8003", std::string("cuBLASLt lacks ") + name);
+      throw Error(ErrorCode::CannotRunHere, std::string("cuBLASLt lacks ") + name);
   };
   bind(api.create, "cublasLtCreate");
   bind(api.destroy, "cublasLtDestroy");
@@ -50,7 +50,7 @@ Api load() {
 
 void check(Status status, const char *what) {
   if (status != 0)
-    throw Error("E8005", std::string("cuBLASLt ") + what + " failed (status " +
+    throw Error(ErrorCode::RunFailed, std::string("cuBLASLt ") + what + " failed (status " +
                              std::to_string(status) + ")");
 }
 
@@ -122,7 +122,7 @@ Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans, const Driver &drive
         "preference");
   for (const GemmPlan *p : plans) {
     if (p->activation == GemmPlan::Activation::GeluErf)
-      throw Error("E8002", "a CUDA GEMM step with an erf-GELU epilogue (cuBLASLt's GELU is the "
+      throw Error(ErrorCode::FormatUnsupported, "a CUDA GEMM step with an erf-GELU epilogue (cuBLASLt's GELU is the "
                            "tanh form; sotc folds erf-GELU on the CPU only)");
     Planned &m = impl_->planned.emplace_back();
     m.plan = p;
@@ -158,7 +158,7 @@ Matmuls::Matmuls(const std::vector<const GemmPlan *> &plans, const Driver &drive
     check(api.heuristic(impl_->handle, m.desc, m.a, m.b, m.c, m.c, preference, 1, &result, &found),
           "heuristic");
     if (found < 1)
-      throw Error("E8002",
+      throw Error(ErrorCode::FormatUnsupported,
                   "cuBLASLt has no algorithm for a GEMM step of m=" + std::to_string(p->m) +
                       " n=" + std::to_string(p->n) + " k=" + std::to_string(p->k));
     m.algo = result.algo;

@@ -31,7 +31,7 @@ public:
     int count = 0;
     d_.check(d_.cuDeviceGetCount(&count), "cuDeviceGetCount");
     if (ordinal < 0 || ordinal >= count)
-      throw Error("E8003", "no CUDA device " + std::to_string(ordinal) + " (this machine has " +
+      throw Error(ErrorCode::CannotRunHere, "no CUDA device " + std::to_string(ordinal) + " (this machine has " +
                                std::to_string(count) + ")");
     d_.check(d_.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
     int major = 0, minor = 0;
@@ -58,9 +58,9 @@ private:
     if (CUresult r = d_.cuModuleLoadData(&module_, image.data())) {
       module_ = nullptr;
       if (emulated_)
-        throw Error("E8003", artifact.binaryPath + ": the CUDA emulator cannot load the fatbin: " +
+        throw Error(ErrorCode::CannotRunHere, artifact.binaryPath + ": the CUDA emulator cannot load the fatbin: " +
                                  errorName(d_, r));
-      throw Error("E8003", artifact.binaryPath + ": the fatbin does not load on device " +
+      throw Error(ErrorCode::CannotRunHere, artifact.binaryPath + ": the fatbin does not load on device " +
                                std::to_string(ordinal) + " (" + arch_ + "): " + errorName(d_, r) +
                                " (recompile with --gpu-arch " + arch_ + ")");
     }
@@ -72,7 +72,7 @@ private:
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
         if (step.kind == Step::Kind::Conv)
-          throw Error("E8002", step.name + ": a convolution step (sotc writes those for the "
+          throw Error(ErrorCode::FormatUnsupported, step.name + ": a convolution step (sotc writes those for the "
                                            "CPU only)");
         if (step.kind == Step::Kind::Gemm) {
           gemmIndex_[&step] = plans.size();
@@ -81,9 +81,9 @@ private:
         }
         CUfunction fn = nullptr;
         if (d_.cuModuleGetFunction(&fn, module_, step.symbol.c_str()))
-          throw Error("E8001", artifact.binaryPath + ": no kernel " + step.symbol);
+          throw Error(ErrorCode::ArtifactUnreadable, artifact.binaryPath + ": no kernel " + step.symbol);
         if (step.block < 1)
-          throw Error("E8001", step.symbol + ": a CUDA kernel step without a block size");
+          throw Error(ErrorCode::ArtifactUnreadable, step.symbol + ": a CUDA kernel step without a block size");
         step.function = fn;
         if ((step.dynamicShared || anyPower(step.dynamicSharedPowers)) &&
             artifact.sharedBytesPerBlock > kSharedBytesPerBlock)
@@ -174,7 +174,7 @@ public:
     run(matmuls, 0);
   }
   void conv(const Step &step, const std::vector<void *> &) override {
-    throw Error("E8002", step.name + ": a convolution step on CUDA"); // refused at load
+    throw Error(ErrorCode::FormatUnsupported, step.name + ": a convolution step on CUDA"); // refused at load
   }
   void toHost(void *host, const void *data, size_t bytes) override {
     Current current(*this);

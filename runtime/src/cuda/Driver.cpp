@@ -33,11 +33,11 @@ Driver load() {
   const char *path = std::getenv("SOTC_CUDA_DRIVER");
   void *library = dlopen(path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library)
-    throw Error("E8003", std::string("no CUDA driver on this machine (") + dlerror() + ")");
+    throw Error(ErrorCode::CannotRunHere, std::string("no CUDA driver on this machine (") + dlerror() + ")");
   Driver d{};
   auto bind = [&](auto &entry, const char *name) {
     if (!(*reinterpret_cast<void **>(&entry) = dlsym(library, name)))
-      throw Error("E8003", std::string("the CUDA driver lacks ") + name + " (too old?)");
+      throw Error(ErrorCode::CannotRunHere, std::string("the CUDA driver lacks ") + name + " (too old?)");
   };
   bind(d.cuInit, "cuInit");
   bind(d.cuGetErrorName, "cuGetErrorName");
@@ -60,7 +60,7 @@ Driver load() {
   bind(d.cuLaunchKernel, "cuLaunchKernel");
   bind(d.cuFuncSetAttribute, "cuFuncSetAttribute");
   if (CUresult r = d.cuInit(0))
-    throw Error("E8003", "the CUDA driver does not initialize (cuInit: " + errorName(d, r) + ")");
+    throw Error(ErrorCode::CannotRunHere, "the CUDA driver does not initialize (cuInit: " + errorName(d, r) + ")");
   return d; // the library stays loaded for the process
 }
 
@@ -69,7 +69,7 @@ Driver load() {
 void Driver::check(CUresult result, const char *what) const {
   if (result == 0)
     return;
-  throw Error("E8005", std::string(what) + " failed: " + errorName(*this, result));
+  throw Error(ErrorCode::RunFailed, std::string(what) + " failed: " + errorName(*this, result));
 }
 
 const Driver &driver() { return loadOnce<Driver, load>(); }

@@ -23,7 +23,7 @@ template <typename T, T (*Load)()> const T &loadOnce() {
     }
   });
   if (!failure.empty())
-    throw Error("E8003", failure);
+    throw Error(ErrorCode::CannotRunHere, failure);
   return loaded;
 }
 

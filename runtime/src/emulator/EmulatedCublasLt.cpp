@@ -98,7 +98,7 @@ uint64_t extent(const LayoutState &l) {
 void checkOperand(const void *p, uint64_t bytes, const char *name) {
   std::string why;
   if (!deviceRange(reinterpret_cast<uint64_t>(p), bytes, &why))
-    throw Error("E8007", std::string("CUDA emulator: cublasLtMatmul's ") + name + " (" +
+    throw Error(ErrorCode::EmulatorFault, std::string("CUDA emulator: cublasLtMatmul's ") + name + " (" +
                              std::to_string(bytes) + " bytes at " +
                              std::to_string(reinterpret_cast<uint64_t>(p)) + "): " + why);
 }

@@ -400,7 +400,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     runKernel(k, config, device().snapshot(),
               threads ? static_cast<unsigned>(std::strtoul(threads, nullptr, 10)) : 0);
   } catch (const Fault &fault) {
-    throw Error("E8007", std::string("CUDA emulator: ") + fault.what());
+    throw Error(ErrorCode::EmulatorFault, std::string("CUDA emulator: ") + fault.what());
   }
   return Success;
 }
