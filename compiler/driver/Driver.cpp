@@ -12,6 +12,7 @@
 #include "compiler/target/cuda/CudaTarget.h"
 #include "compiler/target/manifest/Manifest.h"
 
+#include "contract/ArtifactFiles.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/sched/Utils/Mesh.h"
 #include "dialects/sir/IR/SirDialect.h"
@@ -388,7 +389,7 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   std::optional<manifest::Artifact> weightsFile;
   if (weights)
-    weightsFile = manifest::Artifact{llvm::sys::path::filename(weightsPath(output)).str(),
+    weightsFile = manifest::Artifact{llvm::sys::path::filename(contract::weightsPathOf(output)).str(),
                                      manifest::sha256(*weights)};
   std::vector<manifest::Entry> entries;
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -406,12 +407,12 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   writeOutputFile(output, binary);
   try { // all or none
     if (weights)
-      writeOutputFile(weightsPath(output), *weights);
-    writeOutputFile(manifestPath(output), manifest);
+      writeOutputFile(contract::weightsPathOf(output), *weights);
+    writeOutputFile(contract::manifestPathOf(output), manifest);
   } catch (const CodedError &) {
     llvm::sys::fs::remove(output);
     if (weights)
-      llvm::sys::fs::remove(weightsPath(output));
+      llvm::sys::fs::remove(contract::weightsPathOf(output));
     throw;
   }
 }
@@ -426,24 +427,6 @@ std::string ptxText(const std::string &path, const pipelines::PipelineOptions &o
   if (!ptx)
     throw CodedError(ptx.error().code(), path + ": " + ptx.error().what());
   return ptx->at(options.gpuArchs.back());
-}
-
-namespace {
-/// The files beside a binary share its name without the extension, and a fatbin's say so
-/// (k.so -> k, k.fatbin -> k.cuda): a CPU and a CUDA artifact of one name do not share them.
-std::string stemOf(const std::string &binary) {
-  llvm::StringRef stem(binary);
-  if (stem.consume_back(".fatbin"))
-    return stem.str() + ".cuda";
-  stem.consume_back(".so");
-  return stem.str();
-}
-} // namespace
-
-std::string manifestPath(const std::string &binary) { return stemOf(binary) + ".manifest.json"; }
-
-std::string weightsPath(const std::string &binary) {
-  return stemOf(binary) + ".weights.safetensors";
 }
 
 std::string printModule(mlir::ModuleOp module) {

@@ -76,13 +76,6 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
 /// The PTX of the newest of `options.gpuArchs`, as the fatbin would hold it.
 std::string ptxText(const std::string &path, const pipelines::PipelineOptions &options);
 
-/// Where the manifest of `binary` goes: k.so -> k.manifest.json, k.fatbin ->
-/// k.cuda.manifest.json.
-std::string manifestPath(const std::string &binary);
-/// Where a model's weights go: k.so -> k.weights.safetensors, k.fatbin ->
-/// k.cuda.weights.safetensors.
-std::string weightsPath(const std::string &binary);
-
 /// The module as MLIR text, locations inline so every statement shows its Python line.
 std::string printModule(mlir::ModuleOp module);
 

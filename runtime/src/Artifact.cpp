@@ -1,4 +1,6 @@
 #include "runtime/src/Artifact.h"
+
+#include "contract/ArtifactFiles.h"
 #include "runtime/src/PlanCheck.h"
 
 #include "sotc/runtime.h"
@@ -886,21 +888,8 @@ Artifact atSizes(const Artifact &artifact, size_t entry, const Sizes &sizes) {
 }
 
 Artifact loadArtifact(const std::string &path) {
-  bool isManifest = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  std::string manifestPath = path;
-  if (!isManifest) {
-    // k.so -> k.manifest.json, k.fatbin -> k.cuda.manifest.json (docs/manifest.md).
-    std::string stem = path;
-    using Rename = std::pair<std::string, std::string>;
-    for (auto [ext, suffix] : {Rename{".so", ""}, Rename{".fatbin", ".cuda"}})
-      if (stem.size() > ext.size() &&
-          stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
-        stem.resize(stem.size() - ext.size());
-        stem += suffix;
-        break;
-      }
-    manifestPath = stem + ".manifest.json";
-  }
+  bool isManifest = contract::isManifestPath(path);
+  std::string manifestPath = isManifest ? path : contract::manifestPathOf(path);
   Artifact a = readManifest(readFile(manifestPath), manifestPath);
   if (!isManifest)
     a.binaryPath = path;

@@ -2,6 +2,7 @@
 // C++ inside throws and returns it as a coded sotc_error.
 #include "sotc/runtime.h"
 
+#include "contract/ArtifactFiles.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Backend.h"
 #include "runtime/src/Executor.h"
@@ -145,6 +146,14 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     openArtifacts.insert(s.get());
     *artifact = s.release();
   });
+}
+
+size_t sotc_manifest_path(const char *path, char *out, size_t size) {
+  namespace contract = sotc::contract;
+  std::string manifest = contract::isManifestPath(path) ? path : contract::manifestPathOf(path);
+  if (out && manifest.size() < size)
+    std::memcpy(out, manifest.c_str(), manifest.size() + 1);
+  return manifest.size();
 }
 
 int sotc_open(const char *path, sotc_artifact **artifact, sotc_error *error) {

@@ -16,6 +16,7 @@ import sys
 
 # (path prefix, layer, rank). The longest matching prefix wins.
 LAYERS = [
+    ("contract/", "contract", -1),
     ("compiler/support/", "support", 0),
     ("compiler/ops/", "ops", 1),
     ("dialects/FunctionLike.h", "dialects-common", 2),
@@ -67,6 +68,8 @@ def violations(files):
             _, tname, trank = there
             if tname == name:
                 continue
+            if tname == "contract" and name != "contract":
+                continue  # the artifact contract: below the compiler and the runtime both
             if name == "runtime" or tname == "runtime":
                 if tname == "runtime" and name in ("tools", "tests"):
                     continue
@@ -83,9 +86,11 @@ def self_test():
         "compiler/frontend/Y.cpp": '#include "compiler/conversion/SirToMapExpr/Passes.h"\n',
         "dialects/sched/Utils/Z.cpp": '#include "mlir/IR/Builders.h"\n',
         "runtime/src/R.cpp": '#include "compiler/support/Diagnostics.h"\n',
+        "contract/C.h": '#include "compiler/support/Diagnostics.h"\n',
     }
     good = {"compiler/driver/D.cpp": '#include "compiler/frontend/Translation.h"\n'
-                                     '#include "compiler/pipelines/Pipelines.h"\n'}
+                                     '#include "compiler/pipelines/Pipelines.h"\n',
+            "runtime/src/A.cpp": '#include "contract/ArtifactFiles.h"\n'}
     found = violations(bad)
     assert len(found) == len(bad), found
     assert not violations(good), violations(good)

@@ -6,6 +6,7 @@
 #include "compiler/support/Safetensors.h"
 #include "compiler/target/cuda/Fatbin.h"
 #include "compiler/target/manifest/Manifest.h"
+#include "contract/ArtifactFiles.h"
 #include "dialects/mapexpr/Utils/MapExpr.h"
 #include "dialects/sched/Utils/Mesh.h"
 
@@ -442,8 +443,8 @@ std::string inspectManifest(const std::string &path, const Json &m, bool isManif
 } // namespace
 
 std::string inspect(const std::string &path, bool asDot) {
-  bool isManifest = llvm::StringRef(path).ends_with(".json");
-  std::string manifestPath = isManifest ? path : driver::manifestPath(path);
+  bool isManifest = contract::isManifestPath(path);
+  std::string manifestPath = isManifest ? path : contract::manifestPathOf(path);
   Json m = Json::parse(readFile(manifestPath), nullptr, /*allow_exceptions=*/false);
   if (m.is_discarded() || m.value("format", "") != "sotc-manifest")
     bad(manifestPath + ": not a sotc manifest");

@@ -25,6 +25,7 @@
 #include "compiler/support/OutputFile.h"
 #include "compiler/support/Version.h"
 #include "compiler/target/cuda/CudaTarget.h"
+#include "contract/ArtifactFiles.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda.h>
@@ -216,12 +217,12 @@ void runCompile(const CompileOptions &opts) {
                              "-o " + opts.output + ": a " + (cpu ? "CPU" : "CUDA") +
                                  " artifact is a " + (cpu ? ".so" : ".fatbin") +
                                  " (--target " + opts.target + ")");
-    std::string displaced = binaryDescribedBy(sotc::driver::manifestPath(opts.output));
+    std::string displaced = binaryDescribedBy(sotc::contract::manifestPathOf(opts.output));
     sotc::driver::writeBinary(opts.traces, options, opts.output);
     if (!displaced.empty() && displaced != opts.output)
       spdlog::warn("{} now describes {}; {} (of the same name) can no longer be opened: give "
                    "artifacts for different targets different names",
-                   sotc::driver::manifestPath(opts.output), opts.output, displaced);
+                   sotc::contract::manifestPathOf(opts.output), opts.output, displaced);
     return;
   }
   if (opts.traces.size() > 1)

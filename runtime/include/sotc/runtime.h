@@ -101,6 +101,10 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
 /* Waits for the calls in flight on other threads, then frees the artifact; NULL, or an
  * artifact closed already, is nothing. */
 void sotc_close(sotc_artifact *artifact);
+/* The manifest sotc_open reads for `path` (k.so -> k.manifest.json, k.fatbin ->
+ * k.cuda.manifest.json; a manifest's own path stays), into `out` of `size` bytes with its NUL
+ * (nothing written when it does not fit). Returns its length without the NUL. */
+size_t sotc_manifest_path(const char *path, char *out, size_t size);
 
 /* "cpu" or "cuda". */
 const char *sotc_target(const sotc_artifact *artifact);

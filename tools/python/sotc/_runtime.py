@@ -126,6 +126,8 @@ def _runtime():
         lib.sotc_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
                                   ctypes.POINTER(_Error)]
         lib.sotc_close.argtypes = [ctypes.c_void_p]
+        lib.sotc_manifest_path.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.sotc_manifest_path.restype = ctypes.c_size_t
         lib.sotc_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
                                  ctypes.POINTER(_Value), ctypes.POINTER(ctypes.c_size_t),
                                  ctypes.POINTER(_Error)]
@@ -223,7 +225,7 @@ class Compiled:
         self._handle = None
         self._pool_lock = threading.Lock()  # guards _returned
         path = os.fspath(path)
-        manifest = path if path.endswith(".json") else _manifest_of(path)
+        manifest = _manifest_of(path)
         if device is not None and not isinstance(device, str):
             raise SotcError("E8005", f"device={device!r}: a device is 'cpu', 'cuda', 'cuda:N' or "
                              "'emulator'")
@@ -653,10 +655,14 @@ _DL_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64
              (4, 16): "bfloat16", (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
 
 
-def _manifest_of(binary):
-    """The manifest beside a binary: k.so -> k.manifest.json, k.fatbin -> k.cuda.manifest.json."""
-    stem, ext = os.path.splitext(binary)
-    return stem + (".cuda" if ext == ".fatbin" else "") + ".manifest.json"
+def _manifest_of(path):
+    """The manifest the runtime reads for `path` (its naming rule: k.so -> k.manifest.json,
+    k.fatbin -> k.cuda.manifest.json)."""
+    lib = _runtime()
+    size = lib.sotc_manifest_path(path.encode(), None, 0) + 1
+    out = ctypes.create_string_buffer(size)
+    lib.sotc_manifest_path(path.encode(), out, size)
+    return out.value.decode()
 
 
 def _framework_of(fn):

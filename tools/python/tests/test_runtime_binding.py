@@ -92,6 +92,16 @@ def test_bad_artifacts(tmp_path):
         sotc.load(tmp_path / "nothing.so")
 
 
+def test_manifest_named_by_the_runtime(tmp_path):
+    """The binding asks the runtime where an artifact's manifest lies (its one naming rule,
+    contract/ArtifactFiles.h), with room for any path length."""
+    from sotc import _runtime
+    long_dir = str(tmp_path / ("d" * 200))
+    assert _runtime._manifest_of(long_dir + "/k.so") == long_dir + "/k.manifest.json"
+    assert _runtime._manifest_of("k.fatbin") == "k.cuda.manifest.json"
+    assert _runtime._manifest_of("k.cuda.manifest.json") == "k.cuda.manifest.json"
+
+
 def test_host_callbacks_run_in_python(root, sotc_bin, tmp_path, capsys):
     """print(y) and y.numpy() between compiled segments run here, on that point's values."""
     library = tmp_path / "host.so"
