@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace sotc::frontend {
@@ -32,10 +34,49 @@ template <double (*F)(double)> bool roundingMath(CallContext &c) {
   return true;
 }
 
+/// A math function of two float arguments (pow, atan2, hypot, copysign, fmod).
+template <double (*F)(double, double)> bool binaryMath(CallContext &c) {
+  if (c.args.size() != 2)
+    return false;
+  c.push(makeConst(PyConst::ofFloat(F(arg(c, 0), arg(c, 1))), c.args));
+  return true;
+}
+
 bool mathPow(CallContext &c) {
   if (c.args.size() != 2)
     return false;
   c.push(makeConst(PyConst::ofFloat(std::pow(arg(c, 0), arg(c, 1))), c.args));
+  return true;
+}
+
+/// math.log(x[, base]): LTX-Video's rotary frequencies take logarithms to their theta.
+bool mathLog(CallContext &c) {
+  if (c.args.size() != 1 && c.args.size() != 2)
+    return false;
+  double v = std::log(arg(c, 0));
+  c.push(makeConst(PyConst::ofFloat(c.args.size() == 2 ? v / std::log(arg(c, 1)) : v), c.args));
+  return true;
+}
+
+/// isfinite / isinf / isnan: a bool.
+template <bool (*F)(double)> bool mathPredicate(CallContext &c) {
+  if (c.args.size() != 1)
+    return false;
+  c.push(makeConst(PyConst::ofBool(F(arg(c, 0))), c.args));
+  return true;
+}
+
+/// gcd / lcm of ints (Python's: non-negative, lcm of 0 is 0).
+template <bool Lcm> bool mathIntPair(CallContext &c) {
+  if (c.args.size() != 2)
+    return false;
+  for (const auto &v : c.args)
+    if (v->constant.kind != PyConst::Kind::Int)
+      return false;
+  int64_t a = std::llabs(c.args[0]->constant.intValue);
+  int64_t b = std::llabs(c.args[1]->constant.intValue);
+  int64_t g = std::gcd(a, b);
+  c.push(makeConst(PyConst::ofInt(Lcm ? (g == 0 ? 0 : a / g * b) : g), c.args));
   return true;
 }
 
@@ -68,13 +109,32 @@ constexpr double (*kLog10)(double) = std::log10;
 constexpr double (*kErf)(double) = std::erf;
 constexpr double (*kFloor)(double) = std::floor;
 constexpr double (*kCeil)(double) = std::ceil;
+constexpr double (*kTrunc)(double) = std::trunc;
+constexpr double (*kTan)(double) = std::tan;
+constexpr double (*kAsin)(double) = std::asin;
+constexpr double (*kAcos)(double) = std::acos;
+constexpr double (*kAtan)(double) = std::atan;
+constexpr double (*kSinh)(double) = std::sinh;
+constexpr double (*kCosh)(double) = std::cosh;
+constexpr double (*kLog1p)(double) = std::log1p;
+constexpr double (*kExpm1)(double) = std::expm1;
+constexpr double (*kErfc)(double) = std::erfc;
+constexpr double (*kAtan2)(double, double) = std::atan2;
+constexpr double (*kHypot)(double, double) = std::hypot;
+constexpr double (*kCopysign)(double, double) = std::copysign;
+constexpr double (*kFmod)(double, double) = std::fmod;
+double radians(double v) { return v * M_PI / 180; }
+double degrees(double v) { return v * 180 / M_PI; }
+bool isFinite(double v) { return std::isfinite(v); }
+bool isInf(double v) { return std::isinf(v); }
+bool isNan(double v) { return std::isnan(v); }
 
 /// `math` on number constants folds at compile time.
 const CallTable &mathFunctions() {
   static const CallTable table = {
       {"math.sqrt", unaryMath<kSqrt>},
       {"math.exp", unaryMath<kExp>},
-      {"math.log", unaryMath<kLog>},
+      {"math.log", mathLog},
       {"math.sin", unaryMath<kSin>},
       {"math.cos", unaryMath<kCos>},
       {"math.tanh", unaryMath<kTanh>},
@@ -84,7 +144,28 @@ const CallTable &mathFunctions() {
       {"math.erf", unaryMath<kErf>},
       {"math.floor", roundingMath<kFloor>},
       {"math.ceil", roundingMath<kCeil>},
+      {"math.trunc", roundingMath<kTrunc>},
       {"math.pow", mathPow},
+      {"math.tan", unaryMath<kTan>},
+      {"math.asin", unaryMath<kAsin>},
+      {"math.acos", unaryMath<kAcos>},
+      {"math.atan", unaryMath<kAtan>},
+      {"math.sinh", unaryMath<kSinh>},
+      {"math.cosh", unaryMath<kCosh>},
+      {"math.log1p", unaryMath<kLog1p>},
+      {"math.expm1", unaryMath<kExpm1>},
+      {"math.erfc", unaryMath<kErfc>},
+      {"math.radians", unaryMath<radians>},
+      {"math.degrees", unaryMath<degrees>},
+      {"math.atan2", binaryMath<kAtan2>},
+      {"math.hypot", binaryMath<kHypot>},
+      {"math.copysign", binaryMath<kCopysign>},
+      {"math.fmod", binaryMath<kFmod>},
+      {"math.isfinite", mathPredicate<isFinite>},
+      {"math.isinf", mathPredicate<isInf>},
+      {"math.isnan", mathPredicate<isNan>},
+      {"math.gcd", mathIntPair<false>},
+      {"math.lcm", mathIntPair<true>},
   };
   return table;
 }

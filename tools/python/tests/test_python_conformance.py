@@ -11,6 +11,7 @@ function or class read twice, dict subclasses with methods (transformers 5.25's 
 os.environ reads."""
 
 import collections
+import math
 import subprocess
 
 import numpy as np
@@ -308,6 +309,17 @@ def double_star_of_a_mapping_object(x):
     return spread(**fields, c=x + 1), {**fields}
 
 
+def math_on_numbers(x):
+    """The math module on numbers folds as CPython computes it (LTX-Video's math.log(x, theta))."""
+    floats = [math.log(8.0, 2.0), math.log(3), math.atan2(1, 2), math.hypot(3, 4),
+              math.copysign(2, -0.0), math.fmod(7.5, 2), math.tan(0.5), math.asin(0.5),
+              math.acos(0.5), math.atan(2), math.sinh(1), math.cosh(1), math.log1p(1e-9),
+              math.expm1(1e-9), math.erfc(0.5), math.radians(90), math.degrees(1)]
+    ints = [math.trunc(-2.5), math.gcd(12, -18), math.lcm(4, 6), math.lcm(0, 5)]
+    flags = [math.isfinite(1.0), math.isinf(float("inf")), math.isnan(1.0)]
+    return x * floats[0] + floats[1], floats, ints, flags
+
+
 CASES = [
     extend_chains_through_the_list,
     for_loop_feeds_the_generator,
@@ -331,6 +343,7 @@ CASES = [
     set_methods_and_operators,
     dict_union,
     negative_steps,
+    math_on_numbers,
 ]
 
 
