@@ -242,7 +242,7 @@ private:
       while (!work.empty()) {
         auto def = work.back().getDefiningOp<PrimOp>();
         work.pop_back();
-        if (!def || !inUnion.count(index_.at(def)) ||
+        if (!def || !index_.count(def) || !inUnion.count(index_.at(def)) ||
             ops::primKind(primOf(def)) == ops::PrimKind::Source ||
             !cone.insert(index_.at(def)).second)
           continue;
