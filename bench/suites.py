@@ -20,6 +20,12 @@ a defect), and `skipped` (the library itself cannot build or run the model at th
 sizes; not counted). Runs in the reference environment (scripts/reference-env.sh), whose
 tests/framework/requirements.txt pins the libraries; `suites.py --check-releases` lists the
 pins a newer release has passed (exit 1), to move them forward and run the suites again.
+torchaudio runs in an environment of its own, bench/requirements-torchaudio.txt (its newest
+release that loads needs an older torch than the reference environment's):
+
+    python3 -m venv ~/.cache/sotc/torchaudio-env
+    ~/.cache/sotc/torchaudio-env/bin/pip install -r bench/requirements-torchaudio.txt
+    ~/.cache/sotc/torchaudio-env/bin/python bench/suites.py --suite torchaudio
 """
 
 import argparse
@@ -791,15 +797,19 @@ class TorchAudio(Suite):
         import torch
         import torchaudio.models as models
         builder = getattr(models, name)
+        # What a builder requires by name: a source separator the stems it separates into.
+        needed = {"sources": ["drums", "bass", "other", "vocals"]}
+        kwargs = {k: needed[k] for k, p in inspect.signature(builder).parameters.items()
+                  if p.default is inspect.Parameter.empty and k in needed}
         try:
             with torch.device("meta"):  # counted without memory: the 2B-parameter XLS-R
-                large = sum(p.numel() for p in builder().parameters()) > 150_000_000
+                large = sum(p.numel() for p in builder(**kwargs).parameters()) > 150_000_000
         except Exception as e:  # noqa: BLE001
             raise Skip(f"the library cannot build it: {type(e).__name__}: {e}") from None
         if large:
             raise Skip("the library cannot build it small: over 150M parameters")
         torch.manual_seed(0)
-        model = builder().eval()
+        model = builder(**kwargs).eval()
         randomize_constant_weights(model, "torch")
         # A quarter second of 16 kHz audio: as a batch of waveforms, of mono or stereo channels.
         gen = torch.Generator().manual_seed(0)
