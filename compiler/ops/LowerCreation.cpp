@@ -44,6 +44,52 @@ LowerFn arangeOp() {
   };
 }
 
+/// The window functions of signal processing (torch.hann_window and its kin): a function of
+/// n / D for n < N, with D = N for a periodic window (one period of a longer one, as spectra
+/// take them) and N - 1 for a symmetric one; a window of one sample is 1.
+enum class Window { Hann, Hamming, Blackman, Bartlett };
+
+LowerFn windowOp(Window kind) {
+  return [=](Lowering &L) {
+    PrimBuilder &b = L.b;
+    int64_t n = L.args.intValue("window_length");
+    if (n < 0)
+      badValue(L, "window_length must not be negative");
+    DType dtype = dtypeOr(L, "dtype", DType::Float32);
+    if (!isFloating(dtype))
+      badValue(L, "a window's dtype is a floating type, not " + std::string(dtypeName(dtype)));
+    if (n <= 1)
+      return L.out(b.fill(1, {n}, dtype));
+    double d = static_cast<double>(L.args.boolValue("periodic") ? n : n - 1);
+    int x = b.binaryScalar(Prim::Mul, b.iota(n, dtype), 1 / d); // n / D, in dtype as torch
+    auto cosine = [&](double turns) { // cos(2 pi turns n / D)
+      return b.unary(Prim::Cos, b.binaryScalar(Prim::Mul, x, 2 * M_PI * turns));
+    };
+    auto minus = [&](double a, int y) { // a - y
+      return b.binaryScalar(Prim::Add, b.unary(Prim::Neg, y), a);
+    };
+    int w = -1;
+    switch (kind) {
+    case Window::Hann:
+      w = minus(0.5, b.binaryScalar(Prim::Mul, cosine(1), 0.5));
+      break;
+    case Window::Hamming:
+      w = minus(L.args.scalar("alpha"),
+                b.binaryScalar(Prim::Mul, cosine(1), L.args.scalar("beta")));
+      break;
+    case Window::Blackman:
+      w = b.binary(Prim::Add, minus(0.42, b.binaryScalar(Prim::Mul, cosine(1), 0.5)),
+                   b.binaryScalar(Prim::Mul, cosine(2), 0.08));
+      break;
+    case Window::Bartlett:
+      w = minus(1, b.unary(Prim::Abs,
+                           b.binaryScalar(Prim::Add, b.binaryScalar(Prim::Mul, x, 2), -1)));
+      break;
+    }
+    L.out(w);
+  };
+}
+
 /// tril / triu: x where the triangle of its last two axes holds, else zero.
 LowerFn triangleOp(std::string xn, bool lower) {
   return [=](Lowering &L) {
@@ -88,6 +134,10 @@ void registerCreation(OpTable &t) {
   t.bind("torch.nn.functional.one_hot", oneHotOp("tensor", DType::Int64));
   t.bind("paddle.nn.functional.one_hot", oneHotOp("x", DType::Float32));
   paddleLower(t, "arange", arangeOp(), false);
+  for (auto [name, kind] :
+       {std::pair{"hann_window", Window::Hann}, {"hamming_window", Window::Hamming},
+        {"blackman_window", Window::Blackman}, {"bartlett_window", Window::Bartlett}})
+    torchLower(t, name, windowOp(kind), false);
   torchLower(t, "arange", arangeOp(), false);
   for (bool lower : {true, false}) {
     paddleLower(t, lower ? "tril" : "triu", triangleOp("x", lower));

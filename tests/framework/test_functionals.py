@@ -106,6 +106,15 @@ def t_eye(x):
     return x @ torch.eye(64, 48) + torch.eye(2, 48, dtype=torch.bool) * torch.eye(2, 48, dtype=torch.int32)
 
 
+def t_windows(x):
+    # torchaudio's spectrogram windows (HDemucs' hann_window): periodic and symmetric
+    return (x * torch.hann_window(16) + torch.hamming_window(16, periodic=False, alpha=0.5,
+                                                             beta=0.4),
+            x * torch.blackman_window(16, dtype=torch.float32),
+            torch.bartlett_window(7), torch.bartlett_window(16, periodic=False) * x,
+            torch.hann_window(1))
+
+
 def p_eye(x):
     return paddle.matmul(x, paddle.eye(64, 48)) + paddle.eye(2, 48, dtype="int32").astype("float32")
 
@@ -448,6 +457,7 @@ CASES = {
     "torch_vq_losses": (t_vq_losses, [(F32, (2, 8, 7)), (F32, (6, 8)), (I64, (2, 7))]),
     "torch_eye": (t_eye, [(F32, (2, 64))]),
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
+    "torch_windows": (t_windows, [(F32, (2, 16))]),
     "torch_associative_scan": (t_associative_scan, [(PROB, (2, 3, 5, 4)), (F32, (2, 3, 5, 4)),
                                                      (F32, (6, 3))]),
     "torch_fold": (t_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4)),

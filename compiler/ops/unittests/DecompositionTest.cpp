@@ -1899,6 +1899,19 @@ std::vector<Case> all() {
   c.push_back({{"paddle.arange"}, {}, {Arg::ofInt(3)}, {{"dtype", Arg::ofString("float32")}},
                ramp({0, 1, 2}, DType::Float32)});
   c.push_back({{"torch.arange"}, {}, {Arg::ofInt(5), Arg::ofInt(2)}, {}, ramp({}, DType::Int64)});
+  // Windows: periodic (n / N) unless periodic=False (n / (N - 1)); one sample is 1.
+  c.push_back({{"torch.hann_window"}, {}, {Arg::ofInt(4)}, {}, ramp({0, 0.5, 1, 0.5}, DType::Float32)});
+  c.push_back({{"torch.hann_window"}, {}, {Arg::ofInt(5), Arg::ofBool(false)}, {},
+               ramp({0, 0.5, 1, 0.5, 0}, DType::Float32)});
+  c.push_back({{"torch.hann_window"}, {}, {Arg::ofInt(1)}, {}, ramp({1}, DType::Float32)});
+  c.push_back({{"torch.hamming_window"}, {}, {Arg::ofInt(4)}, {},
+               ramp({0.08, 0.54, 1, 0.54}, DType::Float32)});
+  c.push_back({{"torch.hamming_window"}, {}, {Arg::ofInt(3), Arg::ofBool(false), Arg::ofFloat(0.5),
+               Arg::ofFloat(0.5)}, {}, ramp({0, 1, 0}, DType::Float32)});
+  c.push_back({{"torch.blackman_window"}, {}, {Arg::ofInt(4)}, {{"dtype", Arg::ofString("float64")}},
+               ramp({0, 0.34, 1, 0.34}, DType::Float64)});
+  c.push_back({{"torch.bartlett_window"}, {}, {Arg::ofInt(5), Arg::ofBool(false)}, {},
+               ramp({0, 0.5, 1, 0.5, 0}, DType::Float32)});
   // tril / triu keep one side of a diagonal of the last two axes, zero the other.
   auto triangle = [](bool lower, int64_t diagonal) {
     return [=](const Refs &in) {
