@@ -4,6 +4,7 @@
 #include "compiler/ops/OpTable.h"
 
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -18,19 +19,41 @@ namespace {
 
 double arg(const CallContext &c, size_t i) { return c.args[i]->constant.number(); }
 
+/// A libm result as CPython's math module gives it: where libm signals a domain error
+/// (sqrt(-1), log(0), sin(inf), fmod(x, 0)) math raises ValueError, where the result overflows
+/// OverflowError, as the program's handlers may catch; numpy returns the nan or inf.
+template <typename Compute> double libm(CallContext &c, Compute &&compute) {
+  std::feclearexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+  double v = compute();
+  if (c.name.rfind("math.", 0) != 0)
+    return v;
+  if (std::fetestexcept(FE_INVALID | FE_DIVBYZERO))
+    c.fail(DiagCode::FrontendPythonError, "ValueError: math domain error");
+  if (std::fetestexcept(FE_OVERFLOW))
+    c.fail(DiagCode::FrontendPythonError, "OverflowError: math range error");
+  return v;
+}
+
 /// A math function of one float argument.
 template <double (*F)(double)> bool unaryMath(CallContext &c) {
   if (c.args.size() != 1)
     return false;
-  c.push(makeConst(PyConst::ofFloat(F(arg(c, 0))), c.args));
+  c.push(makeConst(PyConst::ofFloat(libm(c, [&] { return F(arg(c, 0)); })), c.args));
   return true;
 }
 
-/// floor / ceil: an int result.
+/// floor / ceil / trunc: an int result, which infinity and nan have not.
 template <double (*F)(double)> bool roundingMath(CallContext &c) {
   if (c.args.size() != 1)
     return false;
-  c.push(makeConst(PyConst::ofInt(static_cast<int64_t>(F(arg(c, 0)))), c.args));
+  double v = F(arg(c, 0));
+  if (std::isnan(v))
+    c.fail(DiagCode::FrontendPythonError, "ValueError: cannot convert float NaN to integer");
+  if (!std::isfinite(v) || std::fabs(v) >= 0x1p63)
+    c.fail(DiagCode::FrontendPythonError,
+           std::isfinite(v) ? "OverflowError: the integer does not fit 64 bits"
+                            : "OverflowError: cannot convert float infinity to integer");
+  c.push(makeConst(PyConst::ofInt(static_cast<int64_t>(v)), c.args));
   return true;
 }
 
@@ -38,23 +61,21 @@ template <double (*F)(double)> bool roundingMath(CallContext &c) {
 template <double (*F)(double, double)> bool binaryMath(CallContext &c) {
   if (c.args.size() != 2)
     return false;
-  c.push(makeConst(PyConst::ofFloat(F(arg(c, 0), arg(c, 1))), c.args));
+  c.push(makeConst(PyConst::ofFloat(libm(c, [&] { return F(arg(c, 0), arg(c, 1)); })), c.args));
   return true;
 }
 
-bool mathPow(CallContext &c) {
-  if (c.args.size() != 2)
-    return false;
-  c.push(makeConst(PyConst::ofFloat(std::pow(arg(c, 0), arg(c, 1))), c.args));
-  return true;
-}
+constexpr double (*kPow)(double, double) = std::pow;
 
 /// math.log(x[, base]): LTX-Video's rotary frequencies take logarithms to their theta.
 bool mathLog(CallContext &c) {
   if (c.args.size() != 1 && c.args.size() != 2)
     return false;
-  double v = std::log(arg(c, 0));
-  c.push(makeConst(PyConst::ofFloat(c.args.size() == 2 ? v / std::log(arg(c, 1)) : v), c.args));
+  double v = libm(c, [&] { return std::log(arg(c, 0)); });
+  double base = c.args.size() == 2 ? libm(c, [&] { return std::log(arg(c, 1)); }) : 1;
+  if (base == 0)
+    c.fail(DiagCode::FrontendPythonError, "ZeroDivisionError: float division by zero");
+  c.push(makeConst(PyConst::ofFloat(v / base), c.args));
   return true;
 }
 
@@ -93,7 +114,7 @@ bool numpyPow(CallContext &c) {
     c.push(makeConst(PyConst::ofInt(out), c.args));
     return true;
   }
-  return mathPow(c);
+  return binaryMath<kPow>(c);
 }
 
 // The <cmath> functions are overloaded; these pick the double one for the templates.
@@ -145,7 +166,7 @@ const CallTable &mathFunctions() {
       {"math.floor", roundingMath<kFloor>},
       {"math.ceil", roundingMath<kCeil>},
       {"math.trunc", roundingMath<kTrunc>},
-      {"math.pow", mathPow},
+      {"math.pow", binaryMath<kPow>},
       {"math.tan", unaryMath<kTan>},
       {"math.asin", unaryMath<kAsin>},
       {"math.acos", unaryMath<kAcos>},

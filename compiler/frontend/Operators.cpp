@@ -873,7 +873,10 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       return cls;
     }
     VarPtr type = Variable::make(obj->isTensor() ? K::External : K::Builtin, computedFrom({obj}));
-    type->name = obj->isTensor() ? framework_ + ".Tensor" : obj->typeName();
+    // An exception object's class is its type (its own name reads "ValueError('rank')").
+    type->name = obj->isTensor()                  ? framework_ + ".Tensor"
+                 : !obj->exceptionType.empty() ? obj->exceptionType
+                                                : obj->typeName();
     return type;
   }
   if (obj->kind == K::Opaque && obj->name == "super" && obj->self)

@@ -320,6 +320,32 @@ def math_on_numbers(x):
     return x * floats[0] + floats[1], floats, ints, flags
 
 
+def math_errors_as_cpython_raises_them(x):
+    """Where CPython's math raises, the compiled program raises the same (caught here)."""
+    caught = []
+    for attempt in range(8):
+        try:
+            if attempt == 0:
+                math.sqrt(-1.0)
+            elif attempt == 1:
+                math.log(0.0)
+            elif attempt == 2:
+                math.exp(1000.0)
+            elif attempt == 3:
+                math.fmod(1.0, 0.0)
+            elif attempt == 4:
+                math.log(8.0, 1.0)
+            elif attempt == 5:
+                math.floor(float("inf"))
+            elif attempt == 6:
+                math.sin(float("inf"))
+            else:
+                math.pow(0.0, -1.0)
+        except (ValueError, OverflowError, ZeroDivisionError) as e:
+            caught.append(type(e).__name__)
+    return x + len(caught), caught, math.sqrt(float("nan")) != 0.0
+
+
 CASES = [
     extend_chains_through_the_list,
     for_loop_feeds_the_generator,
@@ -344,6 +370,7 @@ CASES = [
     dict_union,
     negative_steps,
     math_on_numbers,
+    math_errors_as_cpython_raises_them,
 ]
 
 
