@@ -877,8 +877,7 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
   switch (callable->kind) {
   case K::External:
     // Complex numbers are pairs of reals (ComplexTensors.cpp), not operators of the table.
-    if (c.name == "torch.polar" || c.name == "torch.view_as_complex" ||
-        c.name == "torch.complex" || std::any_of(c.args.begin(), c.args.end(), [&](const VarPtr &a) {
+    if (makesComplex(c.name) || std::any_of(c.args.begin(), c.args.end(), [&](const VarPtr &a) {
           return holdsComplex(a);
         }))
       return c.push(tensorCall(c.f(), sir, "api", c.name, c.name, c.args, c.kwargs));
@@ -896,7 +895,8 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
       c.args.erase(c.args.begin());
     }
     const VarPtr &self = c.self;
-    if (self->isTensor() && self->complexPair) { // its pairs (ComplexTensors.cpp)
+    if (self->isTensor() && (self->complexPair || makesComplex("torch.Tensor." + c.name))) {
+      // its pairs, or x.stft(...) (ComplexTensors.cpp)
       c.args.insert(c.args.begin(), self);
       return c.push(tensorCall(c.f(), sir, "method", c.name, "torch.Tensor." + c.name, c.args,
                                c.kwargs));

@@ -169,6 +169,8 @@ bool resizeAsInPlace(CallContext &c);
 /// Functions of modules: the operator table, `operator` (Python's operators as functions),
 /// then `math` on constants (CallsModules.cpp).
 bool callModuleFunction(CallContext &c);
+/// Whether the operation makes a complex tensor from real ones (ComplexTensors.cpp).
+bool makesComplex(const std::string &opName);
 /// Tensors made from Python values: to_tensor, arange, eye, ... (CallsCreation.cpp).
 bool callCreation(CallContext &c);
 

@@ -30,10 +30,15 @@ std::string baseName(const std::string &opName) {
 }
 } // namespace
 
+bool makesComplex(const std::string &opName) {
+  static const std::set<std::string> makers = {"torch.polar", "torch.view_as_complex",
+                                               "torch.complex", "torch.stft", "torch.Tensor.stft"};
+  return makers.count(opName) != 0;
+}
+
 VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opName,
                              std::vector<VarPtr> &args, Kwargs &kwargs) {
-  bool creates = opName == "torch.polar" || opName == "torch.view_as_complex" ||
-                 opName == "torch.complex";
+  bool creates = makesComplex(opName);
   auto anyComplex = [&]() {
     return std::any_of(args.begin(), args.end(), [&](const VarPtr &a) { return holdsComplex(a); }) ||
            std::any_of(kwargs.begin(), kwargs.end(),
@@ -82,6 +87,8 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
   };
 
   // Makers and readers of complex tensors.
+  if (base == "stft" || base == "istft")
+    return spectralTransform(f, sir, opName, args, kwargs);
   if (opName == "torch.polar") { // abs * (cos angle, sin angle)
     VarPtr abs = arg("abs", 0), angle = arg("angle", 1);
     if (!abs || !angle || !abs->isTensor() || !angle->isTensor())
@@ -212,6 +219,19 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
     int64_t dim = dimArg("dim", 1, 0);
     return pairOf(call(base == "stack" ? "torch.stack" : "torch.cat",
                        {list, intConst(pairDim(dim))}));
+  }
+  if (base == "pad") { // zeros around a complex tensor: the pairs' own dimension is not padded
+    VarPtr pad = arg("pad", 1), mode = arg("mode", 2), value = arg("value", 3);
+    bool zeros = (!mode || (mode->isConstant() && mode->constant.kind == PyConst::Kind::Str &&
+                            mode->constant.text == "constant")) &&
+                 (!value || (value->isConstant() && (value->constant.kind == PyConst::Kind::None ||
+                                                     (value->constant.isNumber() &&
+                                                      value->constant.number() == 0))));
+    if (!zeros || !pad || !pad->isSequence())
+      fail_("other than with zeros");
+    std::vector<VarPtr> widths = {intConst(0), intConst(0)};
+    widths.insert(widths.end(), pad->items.begin(), pad->items.end());
+    return pairOf(call(opName, {self, makeSequence(K::List, widths, {})}));
   }
   if (base == "index_select" && arg("index", 2) && arg("index", 2)->isTensor())
     return pairOf(call("torch.index_select",

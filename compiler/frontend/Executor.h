@@ -274,6 +274,12 @@ private:
                      std::vector<VarPtr> &args, std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// Whether a value is or holds a complex tensor.
   bool holdsComplex(const VarPtr &v) const;
+  // SpectralTransforms.cpp
+  /// torch.stft (a real signal to a complex spectrum) or torch.istft (back), as a strided
+  /// convolution with a windowed Fourier bank and its transpose.
+  VarPtr spectralTransform(Frame &f, StatementIR &sir, const std::string &opName,
+                           std::vector<VarPtr> &args,
+                           std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// The result the trace recorded for this call of a constant function with these constant
   /// arguments (Function.constant_calls), or null.
   VarPtr recordedConstantCall(const VarPtr &function, const std::vector<VarPtr> &args,

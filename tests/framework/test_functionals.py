@@ -115,6 +115,19 @@ def t_windows(x):
             torch.hann_window(1))
 
 
+def t_spectrogram(x, window):
+    # HDemucs' spectrogram and its inverse (a complex mask between them), torchaudio's
+    # power spectrogram (a shorter window, no centring), and a 1-d signal's frames
+    z = torch.stft(x, 32, 8, window=window, normalized=True, center=True, pad_mode="reflect",
+                   return_complex=True)[..., :-1, :]
+    mask = torch.view_as_complex(torch.view_as_real(z) * 0.5)
+    back = torch.istft(F.pad(mask, [0, 0, 0, 1]), 32, 8, window=window, normalized=True,
+                       length=x.shape[-1])
+    power = x.stft(24, 6, win_length=20, center=False, return_complex=True).abs().pow(2)
+    frames = torch.stft(x[0], 16, return_complex=False)
+    return torch.view_as_real(z), back, power, frames, torch.istft(torch.stft(x, 16, return_complex=True), 16)
+
+
 def p_eye(x):
     return paddle.matmul(x, paddle.eye(64, 48)) + paddle.eye(2, 48, dtype="int32").astype("float32")
 
@@ -458,6 +471,7 @@ CASES = {
     "torch_eye": (t_eye, [(F32, (2, 64))]),
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
     "torch_windows": (t_windows, [(F32, (2, 16))]),
+    "torch_spectrogram": (t_spectrogram, [(F32, (3, 100)), (PROB, (32,))]),
     "torch_associative_scan": (t_associative_scan, [(PROB, (2, 3, 5, 4)), (F32, (2, 3, 5, 4)),
                                                      (F32, (6, 3))]),
     "torch_fold": (t_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4)),
