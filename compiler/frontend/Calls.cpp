@@ -373,6 +373,9 @@ void Executor::markBatchIota(const std::string &opName, const std::vector<VarPtr
 VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
                             const std::string &callee, const std::string &opName,
                             std::vector<VarPtr> args, Kwargs kwargs) {
+  for (const VarPtr &a : args)
+    if (a->itemRead)
+      refuseHostValue(a, f);
   if (VarPtr complex = complexCall(f, sir, opName, args, kwargs))
     return complex;
   // torch's memory_format says how elements are laid out, never what they are.

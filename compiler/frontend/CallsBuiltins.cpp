@@ -452,6 +452,8 @@ bool convert(CallContext &c) {
     return false;
   const std::string &b = c.name;
   VarPtr a = c.args[0];
+  if (a->itemRead && b == "bool")
+    return c.truthBranch(a, false);
   if (a->isTensor()) {
     if (b == "abs") {
       c.push(c.tensorCall("operator", "__abs__", "__abs__", {a}, {}));
@@ -472,7 +474,7 @@ bool convert(CallContext &c) {
     return true;
   }
   if (b == "str" || b == "repr") {
-    c.push(makeConst(PyConst::ofStr(b == "str" && a->isConstant() ? a->constant.str() : a->repr()),
+    c.push(makeConst(PyConst::ofStr(b == "str" ? a->str() : a->repr()),
                      {a}));
     return true;
   }

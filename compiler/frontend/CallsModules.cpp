@@ -213,7 +213,7 @@ bool operatorFunction(CallContext &c, const std::string &op) {
     c.push(c.compare(compare.at(op), a[0], a[1]));
   } else if (a.size() == 1 && unary.count(op)) {
     c.push(c.unary(unary.at(op), a[0]));
-  } else if (a.size() == 1 && (op == "truth" || op == "not_") && a[0]->isTensor()) {
+  } else if (a.size() == 1 && (op == "truth" || op == "not_") && Executor::branchCondition(a[0])) {
     return c.truthBranch(a[0], op == "not_");
   } else if (a.size() == 1 && (op == "truth" || op == "not_")) {
     bool value = c.truthy(a[0]);
@@ -329,11 +329,16 @@ bool contextManager(CallContext &c) {
                                                  "torch.cuda.amp.autocast",
                                                  "torch.cpu.amp.autocast", "paddle.amp.auto_cast"};
   bool isAutocast = autocast.count(c.name) > 0;
-  if (!inert.count(c.name) && !isAutocast)
+  // contextlib.nullcontext(enter_result=None): a block that only binds `as` to enter_result
+  // (transformers' maybe_autocast where autocast is off).
+  bool isNull = c.name == "contextlib.nullcontext" && c.args.size() + c.kwargs.size() <= 1;
+  if (!inert.count(c.name) && !isAutocast && !isNull)
     return false;
   std::vector<VarPtr> settings;
   if (isAutocast)
     settings = autocastSettings(c);
+  else if (isNull)
+    settings = {argument(c, "enter_result", 0) ? argument(c, "enter_result", 0) : none()};
   else
     c.consumeArgs();
   VarPtr manager = Variable::make(Variable::Kind::Opaque, computedFrom(c.args));
@@ -374,6 +379,29 @@ bool isTensorQuery(CallContext &c) {
       !c.kwargs.empty())
     return false;
   c.push(makeConst(PyConst::ofBool(c.args[0]->isTensor()), {}));
+  return true;
+}
+
+/// torch.is_autocast_enabled(device_type="cuda"): whether the innermost autocast block for that
+/// device (Autocast.cpp) turns it on; for a tensor's own device (x.device.type: where the
+/// artifact runs), the innermost block of either device.
+bool autocastQuery(CallContext &c) {
+  if (c.name != "torch.is_autocast_enabled" || c.args.size() + c.kwargs.size() > 1)
+    return false;
+  VarPtr device = argument(c, "device_type", 0);
+  bool named = device && device->isConstant() && device->constant.kind == PyConst::Kind::Str;
+  bool tensors = device && device->kind == Variable::Kind::External &&
+                 device->name.rfind("device", 0) == 0;
+  if (device && !named && !tensors)
+    return false;
+  std::string wanted = named ? device->constant.text : "cuda";
+  bool enabled = false;
+  for (auto it = c.state.autocast.rbegin(); it != c.state.autocast.rend(); ++it)
+    if (it->framework == "torch" && (tensors || it->device == wanted)) {
+      enabled = it->dtype.has_value();
+      break;
+    }
+  c.push(makeConst(PyConst::ofBool(enabled), {}));
   return true;
 }
 
@@ -633,7 +661,8 @@ bool callModuleFunction(CallContext &c) {
     if (ops::OpTable::get().lookup(leaf))
       c.name = leaf;
   }
-  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || environmentVariable(c) ||
+  if (callCreation(c) || contextManager(c) || frameworkQuery(c) || autocastQuery(c) ||
+      environmentVariable(c) ||
       isTensorQuery(c) || itertoolsRepeat(c) || typeInfo(c) || signature(c) ||
       associativeScan(c))
     return true;

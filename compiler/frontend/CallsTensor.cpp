@@ -17,6 +17,13 @@ bool hostRead(CallContext &c) {
   if (c.hostCallback("Tensor." + c.name, {c.self}, {},
                      c.hostValue(c.self->tensorName + "." + c.name + "()")))
     return true;
+  // A number read for a decision (LED's `is_global_attn = mask.any().item()` then `if
+  // is_global_attn:`, `if steps.item() >= n:`): compared and branched on in the graph.
+  if (c.name == "item" && c.args.empty() && c.kwargs.empty() &&
+      c.self->meta.numElements() == 1) {
+    c.push(Executor::itemRead(c.self));
+    return true;
+  }
   c.hostError("Tensor." + c.name + "()");
 }
 

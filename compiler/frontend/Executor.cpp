@@ -626,19 +626,23 @@ int64_t Executor::objectId(const VarPtr &v) {
   return it->second.second;
 }
 
-ExecState Executor::clone(const ExecState &state) {
+ExecState Executor::clone(const ExecState &state) { return clone(state, nullptr, nullptr); }
+
+ExecState Executor::clone(const ExecState &state, const VarPtr &decided, const VarPtr &value) {
   std::map<const Variable *, VarPtr> memo;
+  if (decided)
+    memo[decided.get()] = value;
   std::function<VarPtr(const VarPtr &)> copy = [&](const VarPtr &v) -> VarPtr {
     if (!v)
       return v;
+    auto it = memo.find(v.get());
+    if (it != memo.end())
+      return it->second;
     using K = Variable::Kind;
     if (v->kind == K::Tensor || v->kind == K::Constant || v->kind == K::Module ||
         v->kind == K::External || v->kind == K::Builtin || v->kind == K::Null ||
         v->kind == K::Opaque)
       return v;
-    auto it = memo.find(v.get());
-    if (it != memo.end())
-      return it->second;
     VarPtr c = std::make_shared<Variable>(*v);
     VariableArena::record(c);
     memo[v.get()] = c;

@@ -40,6 +40,8 @@ struct Break {
   bool popOnTrue = false, popOnFalse = false;
   // bool(x) as a value (not x, bool(x), operator.truth(x)): what each side continues with.
   VarPtr pushOnTrue, pushOnFalse;
+  // A branch on an x.item() bool: each side continues with it replaced by its constant.
+  VarPtr decided;
   std::string reason;
   SourceLoc loc;
   // HostCallback: what the host runs, on which values, and what it hands back.
@@ -156,6 +158,13 @@ public:
   Break run(ExecState &state, StatementIR &sir);
   /// A deep copy sharing nothing mutable with `state` (tensors and constants are shared).
   static ExecState clone(const ExecState &state);
+  /// clone, with every reference to `decided` (an x.item() bool) replaced by `value`.
+  static ExecState clone(const ExecState &state, const VarPtr &decided, const VarPtr &value);
+  /// The tensor a jump on `v` branches on: v itself, the tensor an x.item() bool was read
+  /// from, or null for a Python value.
+  static VarPtr branchCondition(const VarPtr &v);
+  /// x.item() of a one-element tensor: a Python number that is compared and decides branches.
+  static VarPtr itemRead(const VarPtr &tensor);
   /// Tensors reachable from the frames, in a canonical order (outer frames first).
   static std::vector<VarPtr> liveTensors(const ExecState &state);
   /// A text that is equal for two states exactly when they may share a segment.
@@ -243,7 +252,8 @@ private:
                           const Frame &f) const;
   /// A branch on the truth of a one-element tensor whose sides both continue at `next` with
   /// the bool (negated for `not`) on the stack: PaddleSOT's graph break at bool(tensor).
-  Break truthBranch(Frame &f, const VarPtr &tensor, bool negate, size_t next);
+  /// `value` is the tensor or an x.item() bool (branchCondition).
+  Break truthBranch(Frame &f, const VarPtr &value, bool negate, size_t next);
   VarPtr formatValue(Frame &f, const VarPtr &value, unsigned conversion, const VarPtr &spec);
   // Calls.cpp
   void call(ExecState &state, StatementIR &sir, VarPtr callable, std::vector<VarPtr> args,
@@ -373,6 +383,12 @@ private:
   /// The object whose next attribute lookup skips its class's __getattribute__ (plainGetAttr).
   const Variable *plainLookup_ = nullptr;
   ExecState *running_ = nullptr; // the state run() steps (its autocast blocks, generators)
+  /// The coded error for computing with a value only the host knows (isHostValue); nothing
+  /// for any other value.
+  void refuseHostValue(const VarPtr &v, const Frame &f);
+  /// a < b (and the other comparisons) where one side is an x.item() number and the other
+  /// one too or a Python number: an x.item() bool computed in the graph.
+  VarPtr compareItems(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b);
   VarPtr binaryOp(Frame &f, StatementIR &sir, const std::string &op, bool inplace, VarPtr a,
                   VarPtr b);
   /// Python's printf-style `format % values`.

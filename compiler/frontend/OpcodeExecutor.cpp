@@ -92,7 +92,22 @@ VarPtr sequence(K kind, std::vector<VarPtr> items) {
 }
 } // namespace
 
-Break Executor::truthBranch(Frame &f, const VarPtr &tensor, bool negate, size_t next) {
+VarPtr Executor::branchCondition(const VarPtr &v) {
+  if (v->itemRead && v->self->meta.dtype == ops::DType::Bool)
+    return v->self;
+  return v->isTensor() ? v : nullptr;
+}
+
+VarPtr Executor::itemRead(const VarPtr &tensor) {
+  VarPtr v = Variable::make(K::Opaque, computedFrom({tensor}));
+  v->name = "host value of " + tensor->tensorName + ".item()";
+  v->self = tensor;
+  v->itemRead = true;
+  return v;
+}
+
+Break Executor::truthBranch(Frame &f, const VarPtr &value, bool negate, size_t next) {
+  const VarPtr tensor = branchCondition(value);
   if (tensor->meta.numElements() != 1)
     fail(DiagCode::FrontendPythonError,
          "ValueError: the truth value of a tensor with " +
@@ -107,7 +122,9 @@ Break Executor::truthBranch(Frame &f, const VarPtr &tensor, bool negate, size_t 
   b.targetIfTrue = b.targetIfFalse = next;
   b.pushOnTrue = Variable::constant_(PyConst::ofBool(!negate), computedFrom({tensor}));
   b.pushOnFalse = Variable::constant_(PyConst::ofBool(negate), computedFrom({tensor}));
-  b.reason = "truth value of a tensor";
+  if (value->itemRead)
+    b.decided = value;
+  b.reason = value->itemRead ? "a bool read by Tensor.item()" : "truth value of a tensor";
   b.loc = locOf(f);
   return b;
 }
@@ -468,17 +485,19 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
   }
   case Opcode::UNARY_NOT: {
     VarPtr a = pop(f);
-    if (a->isTensor())
+    if (branchCondition(a))
       return truthBranch(f, a, /*negate=*/true, next);
     bool value = truthy(f, a);
     f.stack.push_back(Variable::constant_(PyConst::ofBool(!value), computedFrom({a})));
     break;
   }
   case Opcode::TO_BOOL: { // 3.13: before every conditional jump on a value that may not be bool
-    // A tensor stays itself: the jump that reads it is where the graph branches.
+    // A tensor (or an x.item() bool) stays itself: the jump that reads it is where the graph
+    // branches.
     VarPtr a = pop(f);
-    f.stack.push_back(
-        a->isTensor() ? a : Variable::constant_(PyConst::ofBool(truthy(f, a)), computedFrom({a})));
+    f.stack.push_back(branchCondition(a) ? a
+                                         : Variable::constant_(PyConst::ofBool(truthy(f, a)),
+                                                               computedFrom({a})));
     break;
   }
   case Opcode::COMPARE_OP: {
@@ -756,15 +775,17 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     bool onNone = name.find("_NONE") != std::string::npos;
     bool jumpWhenTrue =
         name.find("IF_TRUE") != std::string::npos || name.find("IF_NOT_NONE") != std::string::npos;
-    if (cond->isTensor() && !onNone) {
+    if (branchCondition(cond) && !onNone) {
       Break b;
       b.kind = Break::Kind::Branch;
-      b.condition = cond;
+      b.condition = branchCondition(cond);
+      if (cond->itemRead)
+        b.decided = cond;
       b.targetIfTrue = pastJumps(jumpWhenTrue ? jumpIndex() : next);
       b.targetIfFalse = pastJumps(jumpWhenTrue ? next : jumpIndex());
       b.popOnTrue = orPop && !jumpWhenTrue;
       b.popOnFalse = orPop && jumpWhenTrue;
-      b.reason = "branch on a tensor value";
+      b.reason = cond->itemRead ? "branch on a bool read by Tensor.item()" : "branch on a tensor value";
       b.loc = loc;
       return b;
     }
@@ -818,6 +839,12 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     throw MalformedBytecode{"END_FOR is reached only past an exhausted FOR_ITER"};
     break;
   }
+  case Opcode::LOAD_ASSERTION_ERROR: { // a failed assert: RAISE_VARARGS raises the class
+    VarPtr cls = Variable::make(K::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
+    cls->name = "AssertionError";
+    f.stack.push_back(cls);
+    break;
+  }
   case Opcode::RETURN_GENERATOR: {
     f.stack.push_back(constant(PyConst::none())); // the value "sent" into the new generator
     break;
@@ -841,6 +868,17 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
            "returning a complex tensor: an artifact returns real tensors (return "
            "torch.view_as_real of it)",
            f);
+    std::function<void(const VarPtr &)> noItemBool = [&](const VarPtr &v) {
+      if (v->itemRead)
+        fail(DiagCode::FrontendHostInteraction,
+             "returning the " + v->name + " needs its value on the host (a number read from "
+             "a tensor decides branches ahead of time; return the tensor instead)",
+             f);
+      for (const VarPtr &i : v->items)
+        noItemBool(i);
+    };
+    if (state.frames.size() == 1 && !generator)
+      noItemBool(value);
     state.frames.pop_back();
     if (generator) // the generator is exhausted: its resumer sees no item (StopIteration)
       return {};
@@ -995,7 +1033,8 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
       exit->name = "autocast exit";
     }
     f.stack.push_back(exit);
-    f.stack.push_back(constant(PyConst::none()));
+    // What `as` binds: nullcontext's enter_result, else None.
+    f.stack.push_back(manager->items.size() == 1 ? manager->items[0] : constant(PyConst::none()));
     break;
   }
   case Opcode::GET_YIELD_FROM_ITER: {
@@ -1018,13 +1057,13 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
 VarPtr Executor::formatValue(Frame &f, const VarPtr &value, unsigned conversion,
                              const VarPtr &spec) {
   SourceLoc loc = locOf(f);
-  if (value->isTensor())
+  if (value->isTensor() || value->isHostValue())
     fail(DiagCode::FrontendHostInteraction,
-         "formatting a tensor into a string needs its value on the host", f);
+         "formatting " + (value->isTensor() ? "a tensor" : "the " + value->name) +
+             " into a string needs its value on the host",
+         f);
   consume(value, loc);
-  std::string text = conversion == 2 || conversion == 3 ? value->repr()
-                     : value->isConstant()              ? value->constant.str()
-                                                        : value->repr();
+  std::string text = conversion == 2 || conversion == 3 ? value->repr() : value->str();
   if (spec && !spec->constant.text.empty()) {
     // Only the part of Python's format-spec language that C's printf means the same way:
     // sign, #, zero padding, width and precision up to two digits, and one numeric type.

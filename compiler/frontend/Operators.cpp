@@ -141,6 +141,13 @@ bool Executor::truthy(Frame &f, const VarPtr &v) {
   case K::Tensor:
     fail(DiagCode::FrontendHostInteraction,
          "the truth value of a tensor needs its value on the host", f);
+  case K::Opaque:
+    if (v->itemRead)
+      fail(DiagCode::FrontendHostInteraction,
+           "the " + v->name + " decides a branch of the graph (if, and, or, not), but "
+           "here its value is needed ahead of time",
+           f);
+    return true;
   default:
     return true;
   }
@@ -544,18 +551,25 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
     return makeSequence(a->kind, items, {a, b});
   }
   for (const VarPtr &v : {a, b}) {
-    if (v->kind == K::Opaque && v->name.rfind("host value of ", 0) == 0)
-      fail(DiagCode::FrontendHostInteraction,
-           "computing with the " + v->name +
-               " needs it on the host: a host callback's result can be returned, not computed "
-               "with ahead of time",
-           f);
+    refuseHostValue(v, f);
     failOnDynamicSize(v, f);
   }
   fail(DiagCode::FrontendPythonError,
        "TypeError: unsupported operand type(s) for " + op + ": '" + a->typeName() + "' and '" +
            b->typeName() + "'",
        f);
+}
+
+void Executor::refuseHostValue(const VarPtr &v, const Frame &f) {
+  if (v->isHostValue())
+    fail(DiagCode::FrontendHostInteraction,
+         "computing with the " + v->name + " needs it on the host: " +
+             (v->itemRead ? "a number read from a tensor can be compared and decide a branch ahead of "
+                            "time, not be computed with (pass --allow-host-callbacks to read it "
+                            "between graphs)"
+                          : "a host callback's result can be returned, not computed with ahead of "
+                            "time"),
+         f);
 }
 
 namespace {
@@ -662,11 +676,43 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   return makeConst(PyConst::ofBool(holds), {a, b});
 }
 
+VarPtr Executor::compareItems(Frame &f, StatementIR &sir, const std::string &op, VarPtr a,
+                              VarPtr b) {
+  // As Python compares the numbers: exactly, so integers in int64 and floats in float64 (a
+  // float32 tensor compared in float32 would round the other side).
+  for (const VarPtr &v : {a, b})
+    if (!v->itemRead && !(v->isConstant() && v->constant.isNumber()))
+      refuseHostValue(a->itemRead ? a : b, f);
+  auto floating = [](const VarPtr &v) {
+    return v->itemRead ? ops::isFloating(v->self->meta.dtype)
+                       : v->constant.kind == PyConst::Kind::Float;
+  };
+  VarPtr dtype = Variable::make(K::External, constTracker());
+  dtype->name = framework_ + "." + (floating(a) || floating(b) ? "float64" : "int64");
+  auto operand = [&](const VarPtr &v) {
+    bool torch = framework_ == "torch";
+    return v->itemRead ? tensorCall(f, sir, "method", torch ? "to" : "astype",
+                                    torch ? "torch.Tensor.to" : "Tensor.astype", {v->self, dtype}, {})
+                       : v;
+  };
+  static const std::map<std::string, std::string> dunders = {{"<", "__lt__"},  {"<=", "__le__"},
+                                                             {"==", "__eq__"}, {"!=", "__ne__"},
+                                                             {">", "__gt__"},  {">=", "__ge__"}};
+  if (!dunders.count(op))
+    refuseHostValue(a->itemRead ? a : b, f);
+  VarPtr x = operand(a), y = operand(b);
+  if (!x->isTensor()) // 3 < n.item()  ->  n > 3
+    return compareItems(f, sir, mirrored(op), b, a);
+  return itemRead(tensorCall(f, sir, "operator", dunders.at(op), dunders.at(op), {x, y}, {}));
+}
+
 VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarPtr a, VarPtr b) {
   static const std::map<std::string, std::string> dunders = {{"<", "__lt__"},  {"<=", "__le__"},
                                                              {"==", "__eq__"}, {"!=", "__ne__"},
                                                              {">", "__gt__"},  {">=", "__ge__"}};
   SourceLoc loc = locOf(f);
+  if (op != "in" && (a->itemRead || b->itemRead))
+    return compareItems(f, sir, op, a, b);
   if (op != "in" && (a->isTensor() || b->isTensor())) {
     if (!a->isTensor()) // 0 < x  ->  x > 0
       return compare(f, sir, mirrored(op), b, a);
@@ -1372,6 +1418,12 @@ VarPtr Executor::identical(Frame &f, const VarPtr &a, const VarPtr &b, bool nega
       return a->classIndex >= 0 && a->classIndex == b->classIndex && a->name == b->name;
     return a->kind == K::Builtin && a->name == b->name;
   };
+  for (const VarPtr &v : {a, b})
+    if (v->itemRead && a.get() != b.get())
+      fail(DiagCode::FrontendHostInteraction,
+           "'is' on the " + v->name + " needs its value on the host (it can decide a branch: "
+           "if, and, or, not)",
+           f);
   bool same = a.get() == b.get() ||
               (a->isConstant() && b->isConstant() && a->constant.kind == b->constant.kind &&
                (a->constant.kind == PyConst::Kind::None ||

@@ -324,7 +324,13 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
     }
     // A branch on a tensor: the condition and every live tensor leave the subgraph.
     ex.consume(b.condition, b.loc);
-    ExecState onTrue = Executor::clone(p.state), onFalse = Executor::clone(p.state);
+    // A bool read by x.item() is a constant on each side (LED tests one in every layer).
+    auto constantOn = [&](bool side) {
+      return b.decided ? Variable::constant_(PyConst::ofBool(side), computedFrom({b.condition}))
+                       : nullptr;
+    };
+    ExecState onTrue = Executor::clone(p.state, b.decided, constantOn(true));
+    ExecState onFalse = Executor::clone(p.state, b.decided, constantOn(false));
     onTrue.frames.back().pc = b.targetIfTrue;
     onFalse.frames.back().pc = b.targetIfFalse;
     if (b.popOnTrue)

@@ -356,8 +356,25 @@ std::string Variable::repr() const {
   case Kind::Class:
     return "<class " + name + ">";
   default:
+    if (!exceptionType.empty()) { // ValueError('a', 1), as CPython prints its arguments
+      std::string s = name.substr(0, name.find('(')) + "(";
+      for (size_t i = 0; i < items.size(); ++i)
+        s += (i ? ", " : "") + items[i]->repr();
+      return s + ")";
+    }
     return "<" + typeName() + ">";
   }
+}
+
+std::string Variable::str() const {
+  if (isConstant())
+    return constant.str();
+  if (kind == Kind::Opaque && !exceptionType.empty()) { // its one argument, or their tuple
+    if (items.size() == 1) // a KeyError shows its key as repr() does
+      return exceptionType == "KeyError" ? items[0]->repr() : items[0]->str();
+    return items.empty() ? "" : repr().substr(repr().find('('));
+  }
+  return repr();
 }
 
 } // namespace sotc::frontend

@@ -165,7 +165,13 @@ struct Variable {
   std::vector<std::string> fields;       // Tuple: a named tuple's field names (values, indices)
   int64_t start = 0, stop = 0, step = 1; // Range
   std::string name;                      // Module, External, Builtin, Method, Opaque type, Function
-  VarPtr self;                           // Method; Cell contents
+  VarPtr self;                           // Method; Cell contents; itemRead: its tensor
+  // Opaque: the Python number x.item() reads from the one-element tensor in `self`. It is
+  // compared (a bool read the same way) and decides branches (a jump on a bool branches on
+  // its tensor; each side continues with it as a constant), and nothing else.
+  bool itemRead = false;
+  /// A value only the host knows: a host callback's result or an x.item() bool.
+  bool isHostValue() const { return kind == Kind::Opaque && name.rfind("host value of ", 0) == 0; }
   // Function
   int functionIndex = -1; // a function of the trace (Trace.functions): its identity, however
                           // many variables (bound, unbound, read twice) stand for it
@@ -207,6 +213,8 @@ struct Variable {
   std::string typeName() const;
   /// repr() of Python values; tensors print as their var name.
   std::string repr() const;
+  /// str(): a constant's text, an exception's message, else repr().
+  std::string str() const;
 };
 
 /// Appends the tensors reachable from `v` (through items, keys, cells, bound selves,

@@ -145,6 +145,10 @@ void registerCreation(OpTable &t) {
   }
   paddleLower(t, "full", fullOp("shape", "fill_value", "dtype", false), false);
   torchLower(t, "full", fullOp("size", "fill_value", "dtype", true), false);
+  torchLower(
+      t, "scalar_tensor",
+      [](Lowering &L) { L.out(L.b.fill(L.args.scalar("s"), {}, dtypeOr(L, "dtype", DType::Float32))); },
+      false);
   // empty: uninitialized memory in the frameworks; zeros here (deterministic bytes).
   for (auto [name, value] :
        {std::pair<const char *, double>{"zeros", 0}, {"ones", 1}, {"empty", 0}}) {

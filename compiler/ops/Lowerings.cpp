@@ -21,6 +21,10 @@ Operands promoteOperands(Lowering &L, const std::string &xn, const std::string &
     DType d = promoteWithScalar(xa.tensor.dtype, ya);
     return {L.in(xn), L.b.fill(ya.scalar(), {}, d), d};
   }
+  if (!ya.isTensor()) { // two Python scalars (torch.where(c, 2, 0)): bool, then int64, float32
+    DType d = promoteWithScalar(promoteWithScalar(DType::Bool, xa), ya);
+    return {L.b.fill(xa.scalar(), {}, d), L.b.fill(ya.scalar(), {}, d), d};
+  }
   DType d = promoteWithScalar(ya.tensor.dtype, xa);
   return {L.b.fill(xa.scalar(), {}, d), L.in(yn), d};
 }

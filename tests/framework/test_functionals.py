@@ -637,6 +637,39 @@ def test_complex_tensors_beyond_pairs_are_refused_by_name(fn, message, tmp_path,
     assert not (tmp_path / "k.so").exists()
 
 
+def item_returned(x):
+    return (x > 0).any().item()
+
+
+def item_computed_with(x):
+    return x.sum() + (x > 0).any().item()
+
+
+def item_compared_by_identity(x):
+    return x + 1 if (x > 0).any().item() is True else x
+
+
+def item_formatted(x):
+    return f"{(x > 0).all().item()}"
+
+
+@pytest.mark.parametrize("fn, message", [
+    (item_returned, "returning the host value of"),
+    (item_computed_with, "computing with the host value of"),
+    (item_compared_by_identity, "'is' on the host value of"),
+    (item_formatted, "formatting the host value of")])
+def test_item_numbers_only_compared_and_tested(fn, message, tmp_path, sotc_bin):  # noqa: F811
+    """x.item() is compiled where it is compared and tested (52_item_decisions); anything
+    that needs its value ahead of time is E3005 naming the line, with nothing written."""
+    trace = tmp_path / "t.pb"
+    sotc.trace(fn, torch.zeros(3)).save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "error E3005: " + message in r.stderr, r.stderr
+    assert "test_functionals.py:" in r.stderr, r.stderr
+    assert not (tmp_path / "k.so").exists()
+
+
 def resize_then_scale(x, t):
     x.resize_as_(t)
     return x * 2

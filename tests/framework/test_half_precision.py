@@ -133,6 +133,26 @@ def test_torch_autocast_cuda_lists(device, tmp_path, sotc_bin):  # noqa: F811
     np.testing.assert_allclose(s, h_ref + p, rtol=rtol, atol=1e-5)
 
 
+def autocast_queries(x):
+    outside = torch.is_autocast_enabled("cpu")
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        inside = (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled(),
+                  torch.is_autocast_enabled(device_type="cuda"))
+        with torch.autocast("cpu", enabled=False):
+            off = torch.is_autocast_enabled("cpu")
+    return x + 1, outside, inside, off
+
+
+def test_torch_is_autocast_enabled_as_eager(tmp_path, sotc_bin):  # noqa: F811
+    """torch.is_autocast_enabled(device) answers for the innermost block of that device, as
+    eager torch does (the CUDA question, asked with no device, outside any CUDA block)."""
+    x = _randn(3)
+    got = _compiled(autocast_queries, [x], "cpu", tmp_path, sotc_bin)(x)
+    want = autocast_queries(x)
+    np.testing.assert_allclose(got[0], want[0])
+    assert got[1:] == want[1:] == (False, (True, False, False), False)
+
+
 def autocast_cpu(x, w):
     with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
         y = x @ w                       # bfloat16

@@ -237,8 +237,10 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
       continue; // the programs whose documented errors the frontend tests pin
     }
     ++programs;
-    // Matmul groups the library runs become GEMM steps first, as the pipeline does next.
+    // Convolution and matmul groups the library runs become steps first, as the pipeline
+    // does next (a convolution step is oneDNN's business, not checked here).
     mlir::PassManager gemmPm(context.get());
+    gemmPm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
     gemmPm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     REQUIRE(mlir::succeeded(gemmPm.run(*module)));
     // The reference: every group's (and GEMM step's) primitives on random inputs.

@@ -985,13 +985,28 @@ private:
     llvm::SmallVector<mlir::Value> results(loop.getResults().begin(), loop.getResults().end());
     if (thread && reducesAcrossThreads(a)) {
       // Every thread of the block takes part (uniform), and every one gets the row's result.
-      for (size_t r = 0; r < reduced.size() && testingBreak_ != "reduction"; ++r)
-        results[r] = mlir::gpu::AllReduceOp::create(
-            b_, loc(), results[r],
+      for (size_t r = 0; r < reduced.size() && testingBreak_ != "reduction"; ++r) {
+        // Warp shuffles move 32-bit words: narrower values (any()'s bools) widen for it.
+        mlir::Type t = results[r].getType();
+        mlir::Value v = results[r];
+        bool narrowInt = t.isInteger() && t.getIntOrFloatBitWidth() < 32;
+        bool narrowFloat = mlir::isa<mlir::FloatType>(t) && t.getIntOrFloatBitWidth() < 32;
+        if (narrowInt)
+          v = t.isInteger(1) ? mlir::arith::ExtUIOp::create(b_, loc(), b_.getI32Type(), v).getResult()
+                             : mlir::arith::ExtSIOp::create(b_, loc(), b_.getI32Type(), v).getResult();
+        else if (narrowFloat)
+          v = mlir::arith::ExtFOp::create(b_, loc(), b_.getF32Type(), v);
+        v = mlir::gpu::AllReduceOp::create(
+            b_, loc(), v,
             mlir::gpu::AllReduceOperationAttr::get(
-                b_.getContext(), allReduceKind(reductionOf(reductionStatement(a, reduced[r])),
-                                               results[r].getType())),
+                b_.getContext(), allReduceKind(reductionOf(reductionStatement(a, reduced[r])), t)),
             /*uniform=*/true);
+        if (narrowInt)
+          v = mlir::arith::TruncIOp::create(b_, loc(), t, v);
+        else if (narrowFloat)
+          v = mlir::arith::TruncFOp::create(b_, loc(), t, v);
+        results[r] = v;
+      }
       // One thread stores what all of them hold.
       mlir::Value first =
           mlir::arith::CmpIOp::create(b_, loc(), mlir::arith::CmpIPredicate::eq, thread, idx_.c(0));

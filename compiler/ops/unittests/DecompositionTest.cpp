@@ -1764,6 +1764,20 @@ std::vector<Case> all() {
            out.data[i] = in[0].data[i] != 0 ? in[1].data[i] : in[2].data[i % 4];
          return Refs{out};
        }});
+  // Two Python scalars (CPM-Ant's torch.where(ids != 0, 2, 0)): int64 from two ints, float32
+  // when one is a float.
+  for (bool floating : {false, true})
+    c.push_back({{"torch.where"},
+                 {kB},
+                 {T(0), floating ? Arg::ofFloat(2.5) : Arg::ofInt(2), Arg::ofInt(0)},
+                 {},
+                 [floating](const Refs &in) {
+                   Buffer out = in[0];
+                   out.meta.dtype = floating ? DType::Float32 : DType::Int64;
+                   for (double &v : out.data)
+                     v = v != 0 ? (floating ? 2.5 : 2) : 0;
+                   return Refs{out};
+                 }});
   // masked_fill: the value where the mask holds (a scalar, or a tensor cast to x's dtype).
   c.push_back({{"paddle.masked_fill", "Tensor.masked_fill", "torch.masked_fill",
                 "torch.Tensor.masked_fill"},
@@ -1901,6 +1915,10 @@ std::vector<Case> all() {
   c.push_back({{"torch.arange"}, {}, {Arg::ofInt(5), Arg::ofInt(2)}, {}, ramp({}, DType::Int64)});
   // Windows: periodic (n / N) unless periodic=False (n / (N - 1)); one sample is 1.
   c.push_back({{"torch.hann_window"}, {}, {Arg::ofInt(4)}, {}, ramp({0, 0.5, 1, 0.5}, DType::Float32)});
+  // scalar_tensor: a 0-d tensor, float32 even from an int (CPM-Ant's scores' fill values).
+  c.push_back({{"torch.scalar_tensor"}, {}, {Arg::ofInt(3)}, {}, [](const Refs &) {
+                 return Refs{Buffer{{{}, DType::Float32}, {3}}};
+               }});
   c.push_back({{"torch.hann_window"}, {}, {Arg::ofInt(5), Arg::ofBool(false)}, {},
                ramp({0, 0.5, 1, 0.5, 0}, DType::Float32)});
   c.push_back({{"torch.hann_window"}, {}, {Arg::ofInt(1)}, {}, ramp({1}, DType::Float32)});

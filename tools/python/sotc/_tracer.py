@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import warnings
 import types
 
 from google.protobuf import text_format
@@ -528,6 +529,9 @@ def _public_name(obj):
                     return f"{public}.{name}"
     return f"{module}.{name}"
 
+_VALUE_BUDGET = 1_000_000  # objects and containers a trace records (_Builder.value)
+_VALUE_DEPTH = 24  # objects and containers nested in one another (three messages each)
+
 
 class _Builder:
     def __init__(self, root):
@@ -541,6 +545,10 @@ class _Builder:
         self._constant_functions = []  # (fn, Function msg) of constant functions with parameters
         self._constant_calls = set()   # (id(fn), args, kwargs) recorded
         self._identities = {}  # id(obj) -> Value.identity
+        # Objects and containers recorded, at most _VALUE_BUDGET: a shared object is recorded
+        # again on each path that reaches it, so a large object graph behind a global (a test
+        # runner's, a framework's registry) could otherwise take exponential time and memory.
+        self._values_left = _VALUE_BUDGET
         self.code_objects = []  # the CodeType objects, by index
         self._functions = {}   # id(function) -> index
         self._namespaces = {}  # id(globals dict) -> index
@@ -589,6 +597,22 @@ class _Builder:
 
     def value(self, obj, out, allow_tensor=False, _seen=None):
         """Encodes `obj` into the pb.Value `out`."""
+        # Code and its constants (literals, and tuples and frozensets of them) always are.
+        if not isinstance(obj, (type(None), bool, int, float, complex, str, bytes,
+                                type(Ellipsis), types.CodeType, tuple, frozenset)):
+            self._values_left -= 1
+            if self._values_left < 0:
+                if self._values_left == -1:
+                    warnings.warn(f"sotc.trace: the values the traced code reaches hold more than "
+                                  f"{_VALUE_BUDGET} objects; the rest are recorded as opaque "
+                                  f"(compiling code that uses one of them is refused)")
+                out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+                out.opaque.repr = f"not recorded: beyond the trace's {_VALUE_BUDGET} objects"
+                return
+            if _seen and len(_seen) >= _VALUE_DEPTH:  # protobuf readers stop at 100 levels
+                out.opaque.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+                out.opaque.repr = f"not recorded: nested in more than {_VALUE_DEPTH} objects"
+                return
         if obj is None:
             out.none.SetInParent()
         elif obj is Ellipsis:

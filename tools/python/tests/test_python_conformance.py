@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import sotc
+from conformance_asserts import failed_asserts_raise_assertion_error
 
 FRAMEWORK = "paddle"  # the programs name no framework and take numpy arrays
 
@@ -320,6 +321,16 @@ def math_on_numbers(x):
     return x * floats[0] + floats[1], floats, ints, flags
 
 
+def null_context_binds_its_result(x):
+    """contextlib.nullcontext: a with block that binds `as` to its enter_result (or None)."""
+    import contextlib
+    with contextlib.nullcontext(3) as three, contextlib.nullcontext() as nothing:
+        y = x * three
+    with contextlib.nullcontext(enter_result=[1, 2]) as pair:
+        pair.append(3)
+    return y, nothing, pair
+
+
 def math_errors_as_cpython_raises_them(x):
     """Where CPython's math raises, the compiled program raises the same (caught here)."""
     caught = []
@@ -371,6 +382,8 @@ CASES = [
     negative_steps,
     math_on_numbers,
     math_errors_as_cpython_raises_them,
+    failed_asserts_raise_assertion_error,
+    null_context_binds_its_result,
 ]
 
 

@@ -137,3 +137,30 @@ mapexpr.kernel @fill_constant_1_sin_0_max_2(%arg0: tensor<100xf32> {mapexpr.name
   }
   mapexpr.return %0 : tensor<100xf32>
 }
+
+// -----
+
+// any() over rows of bools: warp shuffles move 32-bit words, so the i1 partial results widen
+// for the block-wide OR and narrow back.
+// CHECK-LABEL: gpu.func @fill_constant_0_greater_than_1_reduce_max_2
+// CHECK:         %[[WIDE:.*]] = arith.extui %{{.*}} : i1 to i32
+// CHECK-NEXT:    %[[ANY:.*]] = gpu.all_reduce or %[[WIDE]] uniform
+// CHECK:         arith.trunci %[[ANY]] : i32 to i1
+module {
+  sir.subgraph @SIR_0(%arg0: tensor<4x256xf32> {sir.name = "m", sir.stop_gradient = true}) -> tensor<4xi1> {
+    %0 = mapexpr.launch @fill_constant_0_greater_than_1_reduce_max_2(%arg0) {names = ["var_2"]} : (tensor<4x256xf32>) -> tensor<4xi1>
+    sir.output %0 : tensor<4xi1>
+  }
+  mapexpr.kernel @fill_constant_0_greater_than_1_reduce_max_2(%arg0: tensor<4x256xf32> {mapexpr.name = "m"}) -> tensor<4xi1> {
+    %0 = mapexpr.tensor "var_2" : tensor<4xi1>
+    %1 = mapexpr.tensor "var_1" : tensor<4x256xi1>
+    %2 = mapexpr.tensor "zero" : tensor<4x256xf32>
+    mapexpr.anchored %1 : tensor<4x256xi1> attributes {dims = [#sched.injective<4>, #sched.reduced<256>], loops = [#sched.loop<S0x, 4>, #sched.loop<S1x, 256>, #sched.loop<Temporal, 1>], mesh = #sched.mesh<[#sched.injective<4>, #sched.reduced<256>], [#sched.transpose<[0, 1]>, #sched.reshape<[4, 256]>, #sched.reshape<[4, 1, 256]>, #sched.transpose<[0, 2, 1]>]>} {
+      mapexpr.op "fill_constant" outs(%2 : tensor<4x256xf32>) {indices = [#mapexpr.index<[i0, i1]>], value = 0.000000e+00 : f64}
+      mapexpr.op "greater_than" outs(%1 : tensor<4x256xi1>) ins(%arg0, %2 : tensor<4x256xf32>, tensor<4x256xf32>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+      mapexpr.op "reduce_max_init" outs(%0 : tensor<4xi1>) {indices = [#mapexpr.index<[i0]>]}
+      mapexpr.op "reduce_max_acc" outs(%0 : tensor<4xi1>) ins(%1 : tensor<4x256xi1>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0, i1]>]}
+    }
+    mapexpr.return %0 : tensor<4xi1>
+  }
+}
