@@ -128,6 +128,14 @@ def t_spectrogram(x, window):
     return torch.view_as_real(z), back, power, frames, torch.istft(torch.stft(x, 16, return_complex=True), 16)
 
 
+def t_mask_handed_on(w):
+    # FSMT's causal mask: added to the heads' scores, and also handed on broadcast to their
+    # shape (a kernel output no index path connects to the softmax rows)
+    causal = torch.triu(torch.zeros(8, 8).fill_(torch.finfo(torch.float32).min), diagonal=1)
+    p = torch.softmax((w.view(2, 4, 8, 8) + causal).view(8, 8, 8), -1)
+    return p, causal.expand(2, 4, 8, 8) * 0.5
+
+
 def p_eye(x):
     return paddle.matmul(x, paddle.eye(64, 48)) + paddle.eye(2, 48, dtype="int32").astype("float32")
 
@@ -471,6 +479,7 @@ CASES = {
     "torch_eye": (t_eye, [(F32, (2, 64))]),
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
     "torch_windows": (t_windows, [(F32, (2, 16))]),
+    "torch_mask_handed_on": (t_mask_handed_on, [(F32, (8, 8, 8))]),
     "torch_spectrogram": (t_spectrogram, [(F32, (3, 100)), (PROB, (32,))]),
     "torch_associative_scan": (t_associative_scan, [(PROB, (2, 3, 5, 4)), (F32, (2, 3, 5, 4)),
                                                      (F32, (6, 3))]),

@@ -160,3 +160,49 @@ sir.subgraph @SIR_0(%x: tensor<2x4x3x8xf32> {sir.name = "x"}, %g: tensor<2x3x32x
   }
   sir.output %0 : tensor<2x3x32xf32>
 }
+
+// -----
+
+// A tensor of as many elements as the anchor in another shape, that nothing indexed connects
+// to it (FSMT's causal mask broadcast to [batch, heads, tgt, src] and handed on, beside the
+// softmax rows it masks): indexed by the anchor's points in row-major order.
+
+// CHECK-LABEL: mapexpr.kernel @masked_softmax
+// CHECK:         mapexpr.anchored %{{.*}} : tensor<8x8x8xf32> attributes {dims = [#sched.injective<8>, #sched.injective<8>, #sched.injective<8>]}
+// CHECK:           mapexpr.op "multiply" outs(%{{.*}} : tensor<2x4x8x8xf32>) {{.*}}indices = [#mapexpr.index<[ListGetItem(IndexUnDot(i0, [2, 4]), 0), ListGetItem(IndexUnDot(i0, [2, 4]), 1), i1, i2]>
+module {
+  sir.subgraph @SIR_0(%arg0: tensor<8x8x8xf32> {sir.name = "w", sir.stop_gradient = true}) -> (tensor<8x8x8xf32>, tensor<2x4x8x8xf32>) {
+    %0:2 = sir.group "masked_softmax" "reduction"(%arg0) : (tensor<8x8x8xf32>) -> (tensor<8x8x8xf32>, tensor<2x4x8x8xf32>) {
+    ^bb0(%arg1: tensor<8x8x8xf32>):
+      %1 = sir.prim fill_constant() {name = "var_2", shape = array<i64: 8, 8>, value = -3.000000e+38 : f64} : () -> tensor<8x8xf32>
+      %2 = sir.prim iota() {name = "iota_1", shape = array<i64: 8>} : () -> tensor<8xi64>
+      %3 = sir.prim iota() {name = "iota_3", shape = array<i64: 8>} : () -> tensor<8xi64>
+      %4 = sir.prim fill_constant() {name = "one", shape = array<i64: 8, 1>, value = 1.000000e+00 : f64} : () -> tensor<8x1xi64>
+      %5 = sir.prim fill_constant() {name = "zero", shape = array<i64: 8, 8>, value = 0.000000e+00 : f64} : () -> tensor<8x8xf32>
+      %6 = sir.prim fill_constant() {name = "fill_constant_24", shape = array<i64: 2, 4, 8, 8>, value = 1.000000e+00 : f64} : () -> tensor<2x4x8x8xf32>
+      %7 = sir.prim reshape(%2) {name = "reshape_2", shape = array<i64: 8, 1>} : (tensor<8xi64>) -> tensor<8x1xi64>
+      %8 = sir.prim reshape(%3) {name = "reshape_4", shape = array<i64: 1, 8>} : (tensor<8xi64>) -> tensor<1x8xi64>
+      %9 = sir.prim add(%7, %4) {name = "add_6"} : (tensor<8x1xi64>, tensor<8x1xi64>) -> tensor<8x1xi64>
+      %10 = sir.prim broadcast_to(%8) {name = "broadcast_to_7", shape = array<i64: 8, 8>} : (tensor<1x8xi64>) -> tensor<8x8xi64>
+      %11 = sir.prim broadcast_to(%9) {name = "broadcast_to_8", shape = array<i64: 8, 8>} : (tensor<8x1xi64>) -> tensor<8x8xi64>
+      %12 = sir.prim greater_equal(%10, %11) {name = "greater_equal_9"} : (tensor<8x8xi64>, tensor<8x8xi64>) -> tensor<8x8xi1>
+      %13 = sir.prim select(%12, %1, %5) {name = "var_3"} : (tensor<8x8xi1>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+      %14 = sir.prim reshape(%arg1) {name = "var_4", shape = array<i64: 2, 4, 8, 8>} : (tensor<8x8x8xf32>) -> tensor<2x4x8x8xf32>
+      %15 = sir.prim broadcast_to(%13) {name = "broadcast_to_13", shape = array<i64: 2, 4, 8, 8>} : (tensor<8x8xf32>) -> tensor<2x4x8x8xf32>
+      %16 = sir.prim add(%14, %15) {name = "var_5"} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+      %17 = sir.prim reshape(%16) {name = "var_6", shape = array<i64: 8, 8, 8>} : (tensor<2x4x8x8xf32>) -> tensor<8x8x8xf32>
+      %18 = sir.prim reduce_max(%17) {axes = array<i64: 2>, keepdim = true, name = "reduce_max_16"} : (tensor<8x8x8xf32>) -> tensor<8x8x1xf32>
+      %19 = sir.prim broadcast_to(%18) {name = "broadcast_to_17", shape = array<i64: 8, 8, 8>} : (tensor<8x8x1xf32>) -> tensor<8x8x8xf32>
+      %20 = sir.prim subtract(%17, %19) {name = "subtract_18"} : (tensor<8x8x8xf32>, tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+      %21 = sir.prim exp(%20) {name = "exp_19"} : (tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+      %22 = sir.prim reduce_sum(%21) {axes = array<i64: 2>, keepdim = true, name = "reduce_sum_20"} : (tensor<8x8x8xf32>) -> tensor<8x8x1xf32>
+      %23 = sir.prim broadcast_to(%22) {name = "broadcast_to_21", shape = array<i64: 8, 8, 8>} : (tensor<8x8x1xf32>) -> tensor<8x8x8xf32>
+      %24 = sir.prim divide(%21, %23) {name = "var_7"} : (tensor<8x8x8xf32>, tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+      %25 = sir.prim broadcast_to(%13) {name = "var_8", shape = array<i64: 2, 4, 8, 8>} : (tensor<8x8xf32>) -> tensor<2x4x8x8xf32>
+      %26 = sir.prim multiply(%25, %6) {name = "var_9"} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+      sir.yield %24, %26 : tensor<8x8x8xf32>, tensor<2x4x8x8xf32>
+    }
+    sir.output %0#0, %0#1 : tensor<8x8x8xf32>, tensor<2x4x8x8xf32>
+  }
+}
+
