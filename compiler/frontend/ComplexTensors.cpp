@@ -53,7 +53,7 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
   } reset{loweringComplex_};
 
   std::string base = baseName(opName);
-  auto fail_ = [&](const std::string &why) {
+  auto fail_ = [&](const std::string &why) -> VarPtr { // never returns
     fail(DiagCode::FrontendUnsupportedCall,
          "complex tensors: " + opName + " " + why +
              " (sotc computes complex numbers as pairs: polar, view_as_complex/real, products, "
@@ -263,7 +263,7 @@ VarPtr Executor::complexCall(Frame &f, StatementIR &sir, const std::string &opNa
         fail_("to a real dtype (it drops the imaginary part)");
     return self;
   }
-  fail_("is not supported yet");
+  return fail_("is not supported yet");
 }
 
 bool Executor::holdsComplex(const VarPtr &v) const {
