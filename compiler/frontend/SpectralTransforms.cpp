@@ -1,12 +1,14 @@
-//===- SpectralTransforms.cpp - torch.stft and torch.istft as convolutions ---------------===//
+//===- SpectralTransforms.cpp - torch.stft and torch.istft as GEMMs with a Fourier bank ---===//
 //
-// A short-time Fourier transform is a strided convolution with a bank of windowed cosines and
-// sines (one output channel per frequency's real and imaginary part), and its inverse is the
-// transposed convolution with the inverse bank: the transposed convolution's stride is the
-// overlap-add. So both are computed by operators sotc already fuses and schedules, with the
-// banks built from iota in the graph (weight hoisting computes them once, at load). The complex
-// spectrum is a pair tensor (ComplexTensors.cpp). Angles are reduced modulo the frame length in
-// integers before the cosine, so a 4096-point frame loses no precision to large arguments.
+// A short-time Fourier transform is the signal's frames (unfold) times a bank of windowed
+// cosines and sines (one row per frequency's real and imaginary part): a GEMM. Its inverse is
+// the inverse bank times the spectrum, then the frames added where they overlap: with R =
+// ceil(n_fft / hop), R shifted copies of the frames' hop-long blocks. (A transposed convolution
+// would do both, but computed over the stride's inserted zeros: 1024x the work for HDemucs.)
+// The banks are built from iota in the graph (weight hoisting computes them once, at load);
+// angles are reduced modulo the frame length in integers before the cosine, so a 4096-point
+// frame loses no precision to large arguments. The complex spectrum is a pair tensor
+// (ComplexTensors.cpp).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
@@ -114,11 +116,11 @@ VarPtr Executor::spectralTransform(Frame &f, StatementIR &sir, const std::string
   }
   VarPtr bank = call("torch.mul", {call("torch.cat", {makeSequence(K::List, {cosines, sines}, {}),
                                                       intConst(0)}),
-                                   call("torch.unsqueeze", {window, intConst(0)})});
-  bank = call("torch.unsqueeze", {bank, intConst(1)}); // [2F, 1, N]
+                                   call("torch.unsqueeze", {window, intConst(0)})}); // [2F, N]
 
   if (!inverse) {
-    // [L] or [B, L] -> [B, 1, L], padded by half a frame on each side when centred.
+    // [L] or [B, L] -> [B, 1, L], padded by half a frame on each side when centred; its frames
+    // [B, T, N] times the bank: [B, T, 2F].
     int64_t rank = x->meta.rank();
     if (rank != 1 && rank != 2)
       fail_("needs a signal of shape [L] or [B, L]");
@@ -130,10 +132,14 @@ VarPtr Executor::spectralTransform(Frame &f, StatementIR &sir, const std::string
                     {signal, intList({nFft / 2, nFft / 2}),
                      mode ? mode : makeConst(PyConst::ofStr("reflect"), {})});
     }
-    VarPtr spectrum = call("torch.nn.functional.conv1d", {signal, bank, none(), intConst(hop)});
-    // [B, 2F, T] -> [B, F, T, 2]: the pair layout.
-    spectrum = call("torch.unflatten", {spectrum, intConst(1), intList({2, bins})});
-    spectrum = call("torch.permute", {spectrum, intList({0, 2, 3, 1})});
+    VarPtr frames = tensorCall(f, sir, "method", "unfold", "torch.Tensor.unfold",
+                               {call("torch.squeeze", {signal, intConst(1)}), intConst(-1),
+                                intConst(nFft), intConst(hop)},
+                               {});
+    VarPtr spectrum = call("torch.matmul", {frames, call("torch.transpose", {bank, intConst(0), intConst(1)})});
+    // [B, T, 2F] -> [B, F, T, 2]: the pair layout.
+    spectrum = call("torch.unflatten", {spectrum, intConst(-1), intList({2, bins})});
+    spectrum = call("torch.permute", {spectrum, intList({0, 3, 1, 2})});
     if (rank == 1)
       spectrum = call("torch.squeeze", {spectrum, intConst(0)});
     if (!arg("return_complex", 9))
@@ -142,7 +148,7 @@ VarPtr Executor::spectralTransform(Frame &f, StatementIR &sir, const std::string
     return spectrum;
   }
 
-  // istft: [B, F, T, 2] -> [B, 2F, T], then the transposed convolution adds up the frames.
+  // istft: [B, F, T, 2] -> [B, 2F, T]; the bank's transpose makes the windowed frames [B, N, T].
   int64_t rank = x->meta.rank() - 1;
   if (rank != 2 && rank != 3)
     fail_("needs a spectrum of shape [F, T] or [B, F, T]");
@@ -151,24 +157,41 @@ VarPtr Executor::spectralTransform(Frame &f, StatementIR &sir, const std::string
   VarPtr pairs = rank == 2 ? call("torch.unsqueeze", {x, intConst(0)}) : x;
   pairs = call("torch.permute", {pairs, intList({0, 3, 1, 2})});
   pairs = call("torch.flatten", {pairs, intConst(1), intConst(2)});
-  VarPtr signal = call("torch.nn.functional.conv_transpose1d", {pairs, bank, none(), intConst(hop)});
+  VarPtr frames = call("torch.matmul", {call("torch.transpose", {bank, intConst(0), intConst(1)}), pairs});
+  // Overlap-add of [b, N, T] frames, hop apart: N padded to R hops, frame t's hop r lands in
+  // output block t + r, so R shifted [b, hop, T + R - 1] copies added make the blocks.
+  const int64_t hops = (nFft + hop - 1) / hop;
+  auto overlapAdd = [&](VarPtr framed) {
+    VarPtr blocks = call("torch.unflatten",
+                         {call("torch.nn.functional.pad", {framed, intList({0, 0, 0, hops * hop - nFft})}),
+                          intConst(1), intList({hops, hop})});
+    VarPtr sum;
+    for (int64_t r = 0; r < hops; ++r) {
+      VarPtr shifted = call("torch.nn.functional.pad",
+                            {call("torch.select", {blocks, intConst(1), intConst(r)}),
+                             intList({r, hops - 1 - r})});
+      sum = sum ? call("torch.add", {sum, shifted}) : shifted;
+    }
+    return call("torch.flatten", {call("torch.transpose", {sum, intConst(1), intConst(2)}),
+                                  intConst(1), intConst(2)});
+  };
   // The windows' squares added up the same way: what the windowed frames are divided by.
   VarPtr ones = call("torch.ones_like",
-                     {call("torch.narrow", {pairs, intConst(1), intConst(0), intConst(1)})});
-  ones = call("torch.narrow", {ones, intConst(0), intConst(0), intConst(1)});
-  VarPtr squares = call("torch.reshape", {call("torch.mul", {window, window}), intList({1, 1, nFft})});
-  VarPtr envelope = call("torch.nn.functional.conv_transpose1d", {ones, squares, none(), intConst(hop)});
-  signal = call("torch.div", {signal, envelope});
-  signal = call("torch.squeeze", {signal, intConst(1)});
+                     {call("torch.narrow", {call("torch.narrow", {pairs, intConst(0), intConst(0), intConst(1)}),
+                                            intConst(1), intConst(0), intConst(1)})});
+  VarPtr squares = call("torch.mul", {call("torch.reshape", {call("torch.mul", {window, window}),
+                                                            intList({1, nFft, 1})}),
+                                      ones});
+  VarPtr signal = call("torch.div", {overlapAdd(frames), overlapAdd(squares)});
 
   int64_t start = center ? nFft / 2 : 0;
   VarPtr length = arg("length", 8);
   if (length && !isInt(length))
     fail_("with a length that is not a number");
-  int64_t frames = x->meta.shape[rank - 1];
-  if (frames < 0 && (length || center))
+  int64_t count = x->meta.shape[rank - 1];
+  if (count < 0 && (length || center))
     fail_("of a spectrum whose frame count is a symbolic size is not supported yet");
-  int64_t produced = nFft + hop * (frames - 1);
+  int64_t produced = nFft + hop * (count - 1);
   int64_t end = length ? start + length->constant.intValue : center ? produced - nFft / 2 : produced;
   VarPtr out = call("torch.narrow", {signal, intConst(-1), intConst(start),
                                      intConst(std::min(end, produced) - start)});

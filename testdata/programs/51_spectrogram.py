@@ -1,7 +1,7 @@
 # sotc-trace: fn x=float32[2,64]
-"""A spectrogram and its inverse (torchaudio's HDemucs): torch.stft as a strided convolution
-with a windowed Fourier bank, the complex spectrum as (real, imaginary) pairs, and torch.istft
-as the transposed convolution whose stride adds the frames up."""
+"""A spectrogram and its inverse (torchaudio's HDemucs): torch.stft as the signal's frames
+times a windowed Fourier bank (a GEMM), the complex spectrum as (real, imaginary) pairs, and
+torch.istft as the inverse bank times the spectrum, the frames added where they overlap."""
 import torch
 
 
