@@ -36,6 +36,14 @@ inline VarPtr makeSequence(Variable::Kind kind, std::vector<VarPtr> items,
 }
 
 inline VarPtr none() { return makeConst(PyConst::none(), {}); }
+inline VarPtr intConst(int64_t v) { return makeConst(PyConst::ofInt(v), {}); }
+/// A list of int constants (a shape, a permutation, paddings).
+inline VarPtr intList(const std::vector<int64_t> &values) {
+  std::vector<VarPtr> items;
+  for (int64_t v : values)
+    items.push_back(intConst(v));
+  return makeSequence(Variable::Kind::List, items, {});
+}
 /// functools.partial(func, *args, **keywords): calling it calls func (Executor::call).
 VarPtr makePartial(VarPtr func, std::vector<VarPtr> args, Kwargs keywords, Tracker tracker);
 

@@ -135,13 +135,6 @@ public:
   const std::vector<VarPtr> &from() const { return from_; }
 
 private:
-  VarPtr intList(const std::vector<int64_t> &values) {
-    std::vector<VarPtr> items;
-    for (int64_t v : values)
-      items.push_back(makeConst(PyConst::ofInt(v), {}));
-    return makeSequence(K::List, items, {});
-  }
-
   CallContext &c_;
   std::vector<int64_t> shape_;
   std::vector<double> values_;

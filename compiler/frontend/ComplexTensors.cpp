@@ -18,8 +18,6 @@ using K = Variable::Kind;
 
 bool isComplex(const VarPtr &v) { return v && v->isTensor() && v->complexPair; }
 
-VarPtr intConst(int64_t v) { return makeConst(PyConst::ofInt(v), {}); }
-
 /// A dimension of the complex tensor as a dimension of its pairs (negatives count from the
 /// end, before the pair's own).
 int64_t pairDim(int64_t d) { return d < 0 ? d - 1 : d; }

@@ -285,8 +285,8 @@ private:
   /// Whether a value is or holds a complex tensor.
   bool holdsComplex(const VarPtr &v) const;
   // SpectralTransforms.cpp
-  /// torch.stft (a real signal to a complex spectrum) or torch.istft (back), as a strided
-  /// convolution with a windowed Fourier bank and its transpose.
+  /// torch.stft (a real signal to a complex spectrum) or torch.istft (back), as GEMMs with a
+  /// windowed Fourier bank (and an overlap-add for istft).
   VarPtr spectralTransform(Frame &f, StatementIR &sir, const std::string &opName,
                            std::vector<VarPtr> &args,
                            std::vector<std::pair<std::string, VarPtr>> &kwargs);

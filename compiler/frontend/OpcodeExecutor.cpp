@@ -775,10 +775,10 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     bool onNone = name.find("_NONE") != std::string::npos;
     bool jumpWhenTrue =
         name.find("IF_TRUE") != std::string::npos || name.find("IF_NOT_NONE") != std::string::npos;
-    if (branchCondition(cond) && !onNone) {
+    if (VarPtr tensor = branchCondition(cond); tensor && !onNone) {
       Break b;
       b.kind = Break::Kind::Branch;
-      b.condition = branchCondition(cond);
+      b.condition = tensor;
       if (cond->itemRead)
         b.decided = cond;
       b.targetIfTrue = pastJumps(jumpWhenTrue ? jumpIndex() : next);

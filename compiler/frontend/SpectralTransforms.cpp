@@ -19,14 +19,7 @@ namespace sotc::frontend {
 namespace {
 using K = Variable::Kind;
 
-VarPtr intConst(int64_t v) { return makeConst(PyConst::ofInt(v), {}); }
 VarPtr floatConst(double v) { return makeConst(PyConst::ofFloat(v), {}); }
-VarPtr intList(std::vector<int64_t> values) {
-  std::vector<VarPtr> items;
-  for (int64_t v : values)
-    items.push_back(intConst(v));
-  return makeSequence(K::List, items, {});
-}
 } // namespace
 
 VarPtr Executor::spectralTransform(Frame &f, StatementIR &sir, const std::string &opName,
@@ -77,7 +70,7 @@ VarPtr Executor::spectralTransform(Frame &f, StatementIR &sir, const std::string
 
   // The frame's window, centred in n_fft samples (torch pads a shorter one on both sides).
   const int64_t bins = nFft / 2 + 1;
-  VarPtr like = inverse ? call("torch.select", {x, intConst(-1), intConst(0)}) : x;
+  const VarPtr &like = x; // the dtype of the signal, or of the spectrum's pairs
   if (!window)
     window = call("torch.full_like",
                   {call("torch.Tensor.type_as", {call("torch.arange", {intConst(winLength)}), like}),

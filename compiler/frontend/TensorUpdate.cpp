@@ -16,13 +16,6 @@ namespace sotc::frontend {
 namespace {
 using K = Variable::Kind;
 
-VarPtr intList(const std::vector<int64_t> &values) {
-  std::vector<VarPtr> items;
-  for (int64_t v : values)
-    items.push_back(makeConst(PyConst::ofInt(v), {}));
-  return makeSequence(K::List, items, {});
-}
-
 bool isNoneConst(const VarPtr &v) {
   return v->isConstant() && v->constant.kind == PyConst::Kind::None;
 }

@@ -372,7 +372,10 @@ std::string Variable::str() const {
   if (kind == Kind::Opaque && !exceptionType.empty()) { // its one argument, or their tuple
     if (items.size() == 1) // a KeyError shows its key as repr() does
       return exceptionType == "KeyError" ? items[0]->repr() : items[0]->str();
-    return items.empty() ? "" : repr().substr(repr().find('('));
+    if (items.empty())
+      return "";
+    std::string all = repr(); // ValueError('a', 1) -> ('a', 1)
+    return all.substr(all.find('('));
   }
   return repr();
 }

@@ -414,27 +414,17 @@ private:
       // the anchor (a mask broadcast to the heads' shape and handed on, beside the rows it
       // masks) is indexed by the anchor's points in row-major order: each of its elements at
       // one point, and propagation goes on from it (set() refuses an index that disagrees).
-      auto staticCount = [](const std::vector<int64_t> &shape) -> int64_t {
-        int64_t n = 1;
-        for (int64_t s : shape) {
-          if (s < 0)
-            return -1;
-          n *= s;
-        }
-        return n;
-      };
+      // (Sizes are the model's: a dynamic one is its prime stand-in, as reshapes index it.)
       for (sir::PrimOp p : stage) {
         std::vector<mlir::Value> values(p->getOperands().begin(), p->getOperands().end());
         values.push_back(p.getResult());
         for (mlir::Value v : values) {
           const std::vector<int64_t> &shape = kernel_.tensors[id(v)].shape;
-          if (seeded || a.index.count(id(v)) || staticCount(a.space) < 0 ||
-              staticCount(shape) != staticCount(a.space))
+          if (seeded || a.index.count(id(v)) || numel(shape) != numel(a.space))
             continue;
-          Expr flat = IndexExpr::dot(iters, a.space);
           std::vector<Expr> index;
           for (size_t k = 0; k < shape.size(); ++k)
-            index.push_back(IndexExpr::undot(flat, shape, k));
+            index.push_back(IndexExpr::undot(IndexExpr::dot(iters, a.space), shape, k));
           a.index[id(v)] = index;
           seeded = true;
         }
