@@ -905,6 +905,7 @@ Break Executor::stepUnchecked(ExecState &state, StatementIR &sir) {
     if (exception->exceptionType.empty())
       fail(DiagCode::FrontendUnsupportedConstruct,
            "the program raises " + exception->repr() + " here, which is not an exception", f);
+    exception->raisedAt = locOf(f);
     raise(exception, "the program raises " + exception->repr() + " here", f);
   }
   case Opcode::RERAISE: { // [..., exception]: on from a handler that did not match

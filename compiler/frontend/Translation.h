@@ -2,7 +2,8 @@
 //
 // A translation is a segment graph: each segment is one StatementIR subgraph (SIR_N) that runs
 // from an entry state to a return, a branch on a tensor value (a decision node reading one
-// scalar), or a host callback. Guards say when the whole translation is valid.
+// scalar), a host callback, or a `raise` that a tensor's value chose. Guards say when the whole
+// translation is valid.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_FRONTEND_TRANSLATION_H
@@ -15,12 +16,6 @@
 #include <vector>
 
 namespace sotc::frontend {
-
-struct SourceLoc {
-  std::string file;
-  int line = 0;
-  std::string str() const { return file + ":" + std::to_string(line); }
-};
 
 /// One Python-level call on tensors, as PaddleSOT records it.
 struct Statement {
@@ -69,7 +64,7 @@ struct SideEffect {
 };
 
 struct Segment {
-  enum class End { Return, Branch, HostCallback };
+  enum class End { Return, Branch, HostCallback, Raise };
   StatementIR sir;
   End end = End::Return;
   std::string reason; // why the segment ends (branch/host callback), for explain
@@ -87,6 +82,10 @@ struct Segment {
   VarPtr result; // Return: the value itself (tensors, constants, containers)
   // Return: what the call changed besides its result, for the caller to apply after it.
   std::vector<SideEffect> sideEffects;
+  // Raise: the program's exception, uncaught, on a side a tensor's value chose (`assert
+  // x.max().item() <= n`): its builtin class (a traced subclass: the builtin it derives from),
+  // its class's own name, and its str().
+  std::string exceptionType, exceptionClass, exceptionMessage;
 };
 
 struct Translation {

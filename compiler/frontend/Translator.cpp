@@ -9,6 +9,7 @@
 
 #include <deque>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 namespace sotc::frontend {
@@ -169,6 +170,10 @@ std::string Translation::explain() const {
         << "\n";
       break;
     }
+    case Segment::End::Raise:
+      s << "raises " << seg.exceptionClass << ": " << seg.exceptionMessage << " ("
+        << seg.endLoc.str() << ")\n";
+      break;
     }
   }
   s << guardTable();
@@ -262,14 +267,41 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
   while (!work.empty()) {
     Pending p = std::move(work.front());
     work.pop_front();
-    Break b = [&] {
-      try {
-        return ex.run(p.state, t.segments[p.segment].sir);
-      } catch (const CodedError &) {
-        ex.reportUnsupported(); // what failed may have been an unsupported call's result
+    // A Python value computed from the inputs is part of what the caller sees: guard what it
+    // read.
+    std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
+      ex.usesUnsupported(v); // returned: a refused operator's result is used
+      if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
+        ex.consume(
+            v, {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
+      for (const VarPtr &i : v->items)
+        consumeComputed(i);
+    };
+    std::optional<Break> ran;
+    try {
+      ran = ex.run(p.state, t.segments[p.segment].sir);
+    } catch (const PythonException &e) {
+      // The program's own `raise`, uncaught, on a side that a tensor's value chose: the run
+      // raises it there, as the program would. Elsewhere it raises for every input the guards
+      // admit, which is an error now.
+      if (p.segment == 0 || e.exception->raisedAt.file.empty()) {
+        ex.reportUnsupported();
         throw;
       }
-    }();
+      Segment &seg = t.segments[p.segment];
+      seg.end = Segment::End::Raise;
+      seg.sir.statements.clear(); // nothing they computed is seen
+      seg.exceptionType = e.exception->exceptionType;
+      seg.exceptionClass = e.exception->name.substr(0, e.exception->name.find('(')); // Name(args)
+      seg.exceptionMessage = e.exception->str();
+      seg.endLoc = e.exception->raisedAt;
+      consumeComputed(e.exception);
+      continue;
+    } catch (const CodedError &) {
+      ex.reportUnsupported(); // what failed may have been an unsupported call's result
+      throw;
+    }
+    Break &b = *ran;
     if (b.kind == Break::Kind::None) {
       Segment &seg = t.segments[p.segment];
       seg.end = Segment::End::Return;
@@ -281,16 +313,6 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       for (const SideEffect &e : seg.sideEffects)
         if (e.value)
           collectTensors(e.value, seg.sir.outputs, seen);
-      // A Python value computed from the inputs is part of the result: guard what it read.
-      std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
-        ex.usesUnsupported(v); // returned: a refused operator's result is used
-        if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
-          ex.consume(
-              v,
-              {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
-        for (const VarPtr &i : v->items)
-          consumeComputed(i);
-      };
       consumeComputed(p.state.returnValue);
       for (const SideEffect &e : seg.sideEffects)
         if (e.value)

@@ -51,6 +51,13 @@ struct PyConst {
   bool operator==(const PyConst &o) const;
 };
 
+/// A line of the traced program.
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  std::string str() const { return file + ":" + std::to_string(line); }
+};
+
 struct Variable;
 using VarPtr = std::shared_ptr<Variable>;
 
@@ -201,6 +208,9 @@ struct Variable {
   // Opaque: an exception object of this builtin class (KeyError), and the error it reports
   // if no handler catches it.
   std::string exceptionType, exceptionMessage;
+  // ... and where the program's own `raise` statement raised it (file:line); empty for the
+  // errors sotc finds itself (a missing key, a bad argument), which may be sotc's limits.
+  SourceLoc raisedAt;
   std::vector<std::string> children; // a layer's sublayers (attribute names), in order
 
   static VarPtr constant_(PyConst c, Tracker t = {});

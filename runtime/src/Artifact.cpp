@@ -425,6 +425,12 @@ Segment segmentOf(const Json &j) {
     s.trueArgs = end.at("true_args").get<std::vector<std::string>>();
     s.falseArgs = end.at("false_args").get<std::vector<std::string>>();
     s.source = end.at("source").get<std::string>();
+  } else if (kind == "raise") {
+    s.end = Segment::End::Raise;
+    s.exception = end.at("exception").get<std::string>();
+    s.exceptionClass = end.at("class").get<std::string>();
+    s.message = end.at("message").get<std::string>();
+    s.source = end.at("source").get<std::string>();
   } else {
     s.end = Segment::End::HostCallback;
     s.callee = end.at("callee").get<std::string>();

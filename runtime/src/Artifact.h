@@ -100,17 +100,18 @@ struct Segment {
   std::vector<Buffer> inputs, outputs, arena;
   int64_t arenaBytes = 0; // the static buffers'; atSizes places the dynamic ones after them
   std::vector<Step> steps;
-  enum class End { Return, Branch, HostCallback } end = End::Return;
+  enum class End { Return, Branch, HostCallback, Raise } end = End::Return;
   std::vector<std::string> results; // Return: the result's tensors, in order
   std::string condition;            // Branch
   int onTrue = -1, onFalse = -1;
   std::vector<std::string> trueArgs, falseArgs;
-  std::string source;                    // Branch, HostCallback: the Python line
+  std::string source;                    // Branch, HostCallback, Raise: the Python line
   std::string callee;                    // HostCallback
   int next = -1;                         // HostCallback: the segment after the call
   std::vector<std::string> callbackArgs; // HostCallback: the tensors the call reads
   std::vector<Buffer> callbackResults;   // HostCallback: the tensors the call returns
   std::vector<std::string> nextArgs;     // HostCallback: passed to `next`'s inputs
+  std::string exception, exceptionClass, message; // Raise: what the program raises
 };
 
 /// One trace of the function (a bundle has several; a run takes the first whose parameters

@@ -539,6 +539,13 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       jump(seg.next, seg.nextArgs);
       continue;
     }
+    if (seg.end == Segment::End::Raise) { // the call ends as the program's would
+      context.lastSegment = static_cast<int32_t>(index);
+      context.lastEntry = static_cast<int32_t>(chosen);
+      throw Error(ErrorCode::ProgramRaised,
+                  seg.exceptionClass + (seg.message.empty() ? "" : ": " + seg.message) + " (" +
+                      seg.source + ")");
+    }
     if (seg.end == Segment::End::Branch) {
       unsigned char taken = 0;
       backend.toHost(&taken, lookup(buffers, seg, seg.condition), 1);

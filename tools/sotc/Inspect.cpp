@@ -195,6 +195,13 @@ std::string fatbinText(const std::vector<cuda::FatbinEntry> &entries) {
 }
 
 /// One segment: its inputs, steps, arena and end; `index` is its place in the manifest.
+/// `AssertionError('n too large')`: a raise end's exception, as Python shows it.
+std::string raisedText(const Json &end) {
+  std::string message = end.at("message").get<std::string>();
+  return end.at("class").get<std::string>() + "(" + (message.empty() ? "" : Json(message).dump()) +
+         ")";
+}
+
 std::string segmentText(const Json &seg, size_t index) {
   std::ostringstream s;
   s << "  [" << index << "] " << seg.at("name").get<std::string>() << "(";
@@ -223,6 +230,8 @@ std::string segmentText(const Json &seg, size_t index) {
       << end.at("on_true").get<int>() << "](" << join(end.at("true_args")) << "), false -> ["
       << end.at("on_false").get<int>() << "](" << join(end.at("false_args")) << ")    # "
       << end.at("source").get<std::string>() << "\n";
+  else if (kind == "raise")
+    s << "    raise " << raisedText(end) << "    # " << end.at("source").get<std::string>() << "\n";
   else
     s << "    host callback " << end.at("callee").get<std::string>() << "(" << join(end.at("args"))
       << ") -> [" << end.at("next").get<int>() << "]    # " << end.at("source").get<std::string>()
@@ -340,6 +349,7 @@ std::string dot(const Json &m) {
     std::string kind = end.at("kind").get<std::string>();
     std::string label = kind == "return"   ? "return " + end.at("value").get<std::string>()
                         : kind == "branch" ? "branch on " + end.at("condition").get<std::string>()
+                        : kind == "raise"  ? "raise " + raisedText(end)
                                            : "host: " + end.at("callee").get<std::string>();
     s << "    " << id << "_end [shape=" << (kind == "branch" ? "diamond" : "oval")
       << ", label=" << quote(label) << "];\n    " << previous << " -> " << id << "_end;\n  }\n";

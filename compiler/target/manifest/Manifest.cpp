@@ -549,6 +549,13 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
                  {"source", seg.endLoc.str()}};
       break;
     }
+    case frontend::Segment::End::Raise:
+      end = Json{{"kind", "raise"},
+                 {"exception", seg.exceptionType},
+                 {"class", seg.exceptionClass},
+                 {"message", seg.exceptionMessage},
+                 {"source", seg.endLoc.str()}};
+      break;
     }
     s["end"] = end;
     segments.push_back(s);

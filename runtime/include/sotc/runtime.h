@@ -171,7 +171,8 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
  * manifest's result lists them, and *num_outputs their count; their data belongs to the
  * artifact until the calling thread's next run on it, or sotc_close. A parameter that does
  * not match what the trace was compiled for fails with E8004 and says which, expected and
- * got. */
+ * got. A run whose values reach the program's own `raise` (a failed `assert x.max().item() <
+ * n`) fails with E8008: the exception's class, message and Python line. */
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,
              sotc_value *outputs, size_t *num_outputs, sotc_error *error);
 
@@ -241,7 +242,7 @@ int sotc_mismatch(const sotc_artifact *artifact, size_t i, sotc_parameter_mismat
 
 /* The segment whose return ended the calling thread's last run, when it succeeded (its
  * place in the manifest's segments, whose end says how the results rebuild the Python return
- * value), or -1. */
+ * value); when it failed with E8008, the segment whose `raise` end it reached; else -1. */
 int32_t sotc_last_segment(const sotc_artifact *artifact);
 
 #ifdef __cplusplus

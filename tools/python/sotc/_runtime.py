@@ -507,6 +507,8 @@ class Compiled:
                 return self._run_fallback(args, kwargs)
             if self._host_calls and self._host_error is not None:
                 raise self._host_error
+            if error.code.decode() == "E8008":
+                raise self._raised(self._lib.sotc_last_segment(handle), error.message.decode())
             _raise(error, self._lib, handle)
         segment = self._lib.sotc_last_segment(handle)
         end = self._manifest["segments"][segment]["end"]
@@ -562,6 +564,18 @@ class Compiled:
                          for (dtype, _), shape in zip(self._fresh, shapes)]
             self._returned = self._returned[-(_POOL_SIZE - 1):] + [group]
             return list(group)
+
+    def _raised(self, segment, message):
+        """The exception the program raises where the run stopped (E8008): the builtin class
+        (a traced subclass's builtin base) with the program's message."""
+        end = self._manifest["segments"][segment]["end"] if segment >= 0 else {}
+        cls = getattr(builtins, end.get("exception", ""), None)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return SotcError("E8008", message)
+        exception = cls(end["message"]) if end["message"] else cls()
+        if hasattr(exception, "add_note"):  # Python 3.11 on
+            exception.add_note(f"sotc E8008: raised by the compiled program: {message}")
+        return exception
 
     def _check_globals(self, entry):
         """The guards of an entry on the function's globals that no longer hold, as
