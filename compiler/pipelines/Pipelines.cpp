@@ -8,6 +8,7 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "dialects/mapexpr/Transforms/Passes.h"
 #include "dialects/sched/IR/SchedDialect.h"
+#include "dialects/sched/Transforms/Passes.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/Transforms/Passes.h"
 
@@ -66,28 +67,22 @@ const std::vector<Phase> &allPhases() {
   return phases;
 }
 
-const char *targetName(Target target) { return target == Target::Cpu ? "cpu" : "cuda"; }
-
-std::optional<Target> targetByName(const std::string &name) {
-  if (name == "cuda")
-    return Target::Cuda;
-  if (name == "cpu")
-    return Target::Cpu;
-  return std::nullopt;
-}
-
 void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phase upTo,
                    Phase from) {
   auto reaches = [&](Phase p) {
     return static_cast<int>(from) < static_cast<int>(p) &&
            static_cast<int>(upTo) >= static_cast<int>(p);
   };
+  // Every pass whose output depends on the target reads it from the module.
+  if (static_cast<int>(from) < static_cast<int>(upTo)) {
+    sched::SchedAttachTargetOptions attach;
+    attach.target = targetName(options.target);
+    pm.addPass(sched::createSchedAttachTarget(attach));
+  }
   if (reaches(Phase::Prim)) {
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldBatchNorm());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirDecompose());
-    sir::SirExpandConvolutionsOptions convolutions;
-    convolutions.target = targetName(options.target);
-    pm.nest<sir::SubgraphOp>().addPass(sir::createSirExpandConvolutions(convolutions));
+    pm.nest<sir::SubgraphOp>().addPass(sir::createSirExpandConvolutions());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirUnmergeBatch());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
@@ -101,16 +96,12 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirStoreHalf());
   }
   if (reaches(Phase::MapExpr)) {
-    ConvertMatmulToGemmOptions gemm;
-    gemm.target = options.target == Target::Cpu ? "cpu" : "cuda";
     pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
-    pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm(gemm));
+    pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     pm.addPass(createConvertSirToMapExpr());
   }
   if (reaches(Phase::Scheduled)) {
-    mapexpr::MapExprScheduleOptions schedule;
-    schedule.target = options.target == Target::Cpu ? "cpu" : "gpu";
-    pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule(schedule));
+    pm.nest<mapexpr::KernelOp>().addPass(mapexpr::createMapExprSchedule());
     if (options.target == Target::Cuda) {
       mapexpr::MapExprSpillRowsOptions spill;
       spill.sizeMax.assign(options.sizeMax.begin(), options.sizeMax.end());
@@ -120,7 +111,6 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   bool cuda = options.target == Target::Cuda;
   if (reaches(Phase::Loops)) {
     ConvertMapExprToLoopsOptions loops;
-    loops.target = cuda ? "gpu" : "cpu";
     loops.testingBreak = options.testingBreak;
     pm.addPass(createConvertMapExprToLoops(loops));
     // The index arithmetic of the mesh replay folds to what the loops need.
@@ -185,6 +175,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
 
 void registerAllPasses() {
   mlir::registerTransformsPasses();
+  sched::registerSchedPasses();
   sir::registerSirPasses();
   mapexpr::registerMapExprPasses();
   registerConvertConvToStep();

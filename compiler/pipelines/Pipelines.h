@@ -8,6 +8,8 @@
 #ifndef SOTC_PIPELINES_PIPELINES_H
 #define SOTC_PIPELINES_PIPELINES_H
 
+#include "dialects/sched/Utils/Target.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -34,10 +36,9 @@ std::optional<Phase> phaseByName(const std::string &name);
 /// Every phase, in order.
 const std::vector<Phase> &allPhases();
 
-enum class Target { Cuda, Cpu };
-
-const char *targetName(Target target);
-std::optional<Target> targetByName(const std::string &name);
+using sched::Target;
+using sched::targetByName;
+using sched::targetName;
 
 /// Everything a compilation is parameterized by, from the command line or a build rule.
 struct PipelineOptions {

@@ -512,7 +512,7 @@ public:
         if (threads && !gpuModule_)
           return emitCodedError(op_.getLoc(), DiagCode::CliNotImplemented)
                  << "kernel " << op_.getSymName() << " maps " << l.str()
-                 << ": thread-level loops lower to the GPU (target=gpu); schedule for the CPU "
+                 << ": thread-level loops lower to the GPU (target=cuda); schedule for the CPU "
                     "(target=cpu)";
         if (!threads && l.type != sched::LoopType::S0x && l.type != sched::LoopType::Temporal &&
             l.type != sched::LoopType::Vectorize)
@@ -1401,11 +1401,9 @@ struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExp
 
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    if (target != "cpu" && target != "gpu") {
-      module.emitError("sotc-convert-mapexpr-to-loops: target must be cpu or gpu, not '")
-          << target << "'";
+    mlir::FailureOr<sched::Target> compiledFor = sched::passTarget(module, target, getArgument());
+    if (mlir::failed(compiledFor))
       return signalPassFailure();
-    }
     if (!testingBreak.empty() && testingBreak != "barrier" && testingBreak != "index" &&
         testingBreak != "reduction") {
       module.emitError("sotc-convert-mapexpr-to-loops: testing-break is barrier, index or "
@@ -1418,7 +1416,7 @@ struct ConvertMapExprToLoopsPass : impl::ConvertMapExprToLoopsBase<ConvertMapExp
     // GPU kernels go into one gpu.module, which becomes the fatbin (an empty one when every
     // step is a library call).
     mlir::gpu::GPUModuleOp gpuModule;
-    if (target == "gpu") {
+    if (*compiledFor == sched::Target::Cuda) {
       mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(module.getBody());
       gpuModule = mlir::gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
       module->setAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());

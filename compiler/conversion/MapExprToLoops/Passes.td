@@ -16,7 +16,7 @@ def ConvertMapExprToLoops : Pass<"sotc-convert-mapexpr-to-loops", "::mlir::Modul
     scalars; register intermediates stay SSA values, shared ones live in a per-block
     `memref.alloca`, reductions accumulate in loop-carried values.
 
-    With `target=gpu` each kernel becomes a `gpu.func` in one `gpu.module @sotc_kernels`:
+    With `target=cuda` each kernel becomes a `gpu.func` in one `gpu.module @sotc_kernels`:
     `gpu.block_id x` and `gpu.thread_id x` stand for the S0x and S1x loops (the block size is
     the function's `known_block_size`), the sequential loop runs per thread, shared tensors
     are workgroup buffers, and `gpu.barrier` separates statements. A reduction whose reduced
@@ -25,7 +25,8 @@ def ConvertMapExprToLoops : Pass<"sotc-convert-mapexpr-to-loops", "::mlir::Modul
     map threads are refused for the CPU.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or gpu">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "cuda or cpu (default: the module's sched.target)">,
     Option<"testingBreak", "testing-break", "std::string", /*default=*/"\"\"",
            "testing only: lower GPU kernels wrongly on purpose, to see the CUDA emulator catch "
            "it: barrier (no barriers between statements), index (each thread takes the "

@@ -16,6 +16,7 @@
 
 #include "compiler/support/MlirDiagnostics.h"
 #include "dialects/sir/IR/SirDialect.h"
+#include "dialects/sched/IR/SchedDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
 
 #include <cmath>
@@ -172,19 +173,19 @@ std::optional<Epilogue> epilogueOf(sir::GroupOp consumer, mlir::BlockArgument ar
 
 struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGemmPass> {
   using Base::Base;
+  sched::Target compiledFor = sched::Target::Cpu; // the module's, or the option's
 
   bool libraryTakes(mlir::Type element) const {
     if (element.isF32() || element.isF64())
       return true;
-    return target == "cuda" && (element.isF16() || element.isBF16());
+    return compiledFor == sched::Target::Cuda && (element.isF16() || element.isBF16());
   }
 
   void runOnOperation() override {
-    if (target != "cpu" && target != "cuda") {
-      getOperation().emitError("sotc-convert-matmul-to-gemm: target must be cpu or cuda, not '")
-          << target << "'";
+    mlir::FailureOr<sched::Target> found = sched::passTarget(getOperation(), target, getArgument());
+    if (mlir::failed(found))
       return signalPassFailure();
-    }
+    compiledFor = *found;
     llvm::SmallVector<sir::GroupOp> groups(getOperation().getBody().getOps<sir::GroupOp>());
     std::set<mlir::Operation *> folded; // consumers an earlier step took in: erased
     for (sir::GroupOp group : groups) {
@@ -216,7 +217,7 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
       auto [consumer, arg] = epilogue::soleReader(result);
       // A 1-D right operand leaves no n dimension to add a row along.
       if (consumer && shapeOf(operand(1)).size() > 1)
-        epilogue = epilogueOf(consumer, arg, plan->n, /*erf=*/target == "cpu");
+        epilogue = epilogueOf(consumer, arg, plan->n, /*erf=*/compiledFor == sched::Target::Cpu);
       mlir::OpBuilder b(group);
       auto name = matmul.getNameAttr();
       std::string resultName = epilogue ? epilogue->name : name ? name.str() : "";

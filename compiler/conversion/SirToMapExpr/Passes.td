@@ -41,7 +41,8 @@ def ConvertMatmulToGemm : Pass<"sotc-convert-matmul-to-gemm", "::sotc::sir::Subg
     goes; a bias add or activation inside a larger group stays there (fused, it is free).
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"", "cpu or cuda">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "cuda or cpu (default: the module's sched.target)">,
   ];
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }

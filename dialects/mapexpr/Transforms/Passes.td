@@ -15,7 +15,8 @@ def MapExprSchedule : Pass<"sotc-mapexpr-schedule", "::sotc::mapexpr::KernelOp">
     reduction, rows on the parallel loop and within a row a serial reduction or a vector loop.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"gpu\"", "gpu or cpu">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "cuda or cpu (default: the module's sched.target)">,
   ];
 }
 

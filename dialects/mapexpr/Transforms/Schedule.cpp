@@ -15,15 +15,12 @@ struct MapExprSchedulePass : impl::MapExprScheduleBase<MapExprSchedulePass> {
   using MapExprScheduleBase::MapExprScheduleBase;
 
   void runOnOperation() override {
-    if (target != "gpu" && target != "cpu") {
-      getOperation().emitError("sotc-mapexpr-schedule: target must be gpu or cpu, not '")
-          << target << "'";
+    mlir::FailureOr<Target> t = sched::passTarget(getOperation(), target, getArgument());
+    if (mlir::failed(t))
       return signalPassFailure();
-    }
-    Target t = target == "cpu" ? Target::Cpu : Target::Gpu;
     // One kernel is one launch: its statements are scheduled together, on one grid.
     Kernel kernel = kernelFromIR(getOperation());
-    Expected<std::monostate> scheduled = scheduleKernel(kernel, t);
+    Expected<std::monostate> scheduled = scheduleKernel(kernel, *t);
     if (!scheduled) {
       (void)emitCodedError(getOperation(), scheduled.error());
       return signalPassFailure();

@@ -14,6 +14,7 @@
 #include "compiler/support/Expected.h"
 #include "dialects/mapexpr/Utils/IndexExpr.h"
 #include "dialects/sched/Utils/Mesh.h"
+#include "dialects/sched/Utils/Target.h"
 
 #include <map>
 #include <optional>
@@ -100,7 +101,7 @@ constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 /// Where each tensor of a scheduled kernel lives (indexed by tensor id).
 std::vector<Storage> tensorStorage(const Kernel &k);
 
-enum class Target { Gpu, Cpu };
+using sched::Target;
 
 /// The mesh and loops the target's policy chooses for `dims`: GPU injective or reduction,
 /// or the CPU parallel + vector loops (E4001 when the dims do not fit the policy).

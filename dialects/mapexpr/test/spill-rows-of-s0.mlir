@@ -2,10 +2,10 @@
 // exponentials, a row of s0 floats): global memory (one more output) unless size-max
 // bounds T so that the row fits what a kernel may opt in to (227 KiB: 1024 floats do, 100000
 // do not); then the launch's dynamic shared memory (4*s0 bytes).
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows)' | FileCheck %s --check-prefix=GLOBAL
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows{size-max=100000})' | FileCheck %s --check-prefix=GLOBAL
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows{size-max=1024})' | FileCheck %s --check-prefix=SHARED
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows{size-max=1024},sotc-convert-mapexpr-to-loops{target=gpu})' | FileCheck %s --check-prefix=DYNAMIC
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows)' | FileCheck %s --check-prefix=GLOBAL
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=100000})' | FileCheck %s --check-prefix=GLOBAL
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=1024})' | FileCheck %s --check-prefix=SHARED
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=1024},sotc-convert-mapexpr-to-loops{target=cuda})' | FileCheck %s --check-prefix=DYNAMIC
 // GLOBAL: mapexpr.launch @rows_of_s0(%arg0) {names = ["y", "e"]} : (tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xf32>)
 // GLOBAL: mapexpr.return %{{.*}}, %{{.*}} : tensor<2x?xf32>, tensor<2x?xf32>
 // SHARED: mapexpr.launch @rows_of_s0(%arg0) {names = ["y"]} : (tensor<2x?xf32>) -> tensor<2x?xf32>

@@ -1,9 +1,9 @@
 // Rows of a size other than s0 (a softmax over T, s1, of a batch and a sequence both
 // dynamic): global memory unless size-max bounds s1 (its second entry) so that the row fits
 // what a kernel may opt in to; a bound on s0 alone leaves them global.
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows{size-max=1024})' | FileCheck %s --check-prefix=GLOBAL
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows{size-max=0,1024})' | FileCheck %s --check-prefix=SHARED
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}),sotc-mapexpr-spill-rows{size-max=0,1024},sotc-convert-mapexpr-to-loops{target=gpu})' | FileCheck %s --check-prefix=DYNAMIC
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=1024})' | FileCheck %s --check-prefix=GLOBAL
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=0,1024})' | FileCheck %s --check-prefix=SHARED
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=0,1024},sotc-convert-mapexpr-to-loops{target=cuda})' | FileCheck %s --check-prefix=DYNAMIC
 // GLOBAL: mapexpr.launch @rows_of_s1(%arg0) {names = ["y", "e"]}
 // SHARED: mapexpr.launch @rows_of_s1(%arg0) {names = ["y"]} : (tensor<2x?xf32, "s1">) -> tensor<2x?xf32, "s1">
 // DYNAMIC: sotc.dynamic_shared_bytes = "4*s1"

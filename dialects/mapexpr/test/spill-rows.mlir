@@ -4,7 +4,7 @@
 // launch that nothing reads; the row's maximum and sum (4 bytes each) stay shared. The GPU
 // lowering then stores and loads them in the kernel's buffer argument.
 // RUN: sotc-opt %s --sotc-mapexpr-spill-rows | FileCheck %s
-// RUN: sotc-opt %s --sotc-mapexpr-spill-rows --sotc-convert-mapexpr-to-loops=target=gpu | FileCheck %s --check-prefix=GPU
+// RUN: sotc-opt %s --sotc-mapexpr-spill-rows --sotc-convert-mapexpr-to-loops=target=cuda | FileCheck %s --check-prefix=GPU
 // A kernel that fits is left as it is.
 // RUN: sotc-opt %s --sotc-mapexpr-spill-rows | FileCheck %s --check-prefix=FITS
 

@@ -14,9 +14,12 @@ def Sched_Dialect : Dialect {
     Attributes only: `#sched.injective<64>` / `#sched.reduced<128>` schedule dims,
     `#sched.reshape<[-1, 128]>`, `#sched.transpose<[1, 0]>`, `#sched.padding<[...]>` and
     `#sched.round_up<[256]>` mesh steps, `#sched.mesh<[dims], [steps]>` (verified by replaying the algebra of
-    dialects/sched/Utils/Mesh.h), and `#sched.loop<S0x, 4>` loop descriptors.
+    dialects/sched/Utils/Mesh.h), `#sched.loop<S0x, 4>` loop descriptors, and
+    `#sched.target<cuda>`: the machine a module is compiled for, which the module carries as
+    its `sched.target` attribute for every pass whose output depends on it.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 class Sched_Attr<string name, string attrMnemonic, list<Trait> traits = []>
@@ -87,6 +90,12 @@ def Sched_LoopAttr : Sched_Attr<"Loop", "loop"> {
   let parameters = (ins EnumParameter<Sched_LoopKind>:$kind, "int64_t":$size);
   let assemblyFormat = "`<` $kind `,` $size `>`";
   let genVerifyDecl = 1;
+}
+
+def Sched_TargetAttr : Sched_Attr<"Target", "target"> {
+  let summary = "The machine a module is compiled for: cuda or cpu";
+  let parameters = (ins "::sotc::sched::Target":$target);
+  let assemblyFormat = "`<` $target `>`";
 }
 
 #endif // SOTC_DIALECT_SCHED_BASE

@@ -3,6 +3,7 @@
 #include "compiler/support/Expected.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -22,7 +23,39 @@ void SchedDialect::initialize() {
       >();
 }
 
+LogicalResult SchedDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
+  if (attribute.getName() != kTargetAttrName)
+    return success();
+  if (!isa<TargetAttr>(attribute.getValue()))
+    return op->emitError() << kTargetAttrName << " must be a #sched.target";
+  if (!isa<ModuleOp>(op))
+    return op->emitError() << kTargetAttrName << " belongs on a module";
+  return success();
+}
+
 namespace sotc::sched {
+
+std::optional<Target> moduleTarget(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  if (!module)
+    return std::nullopt;
+  if (auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName))
+    return target.getTarget();
+  return std::nullopt;
+}
+
+FailureOr<Target> passTarget(Operation *op, StringRef option, StringRef pass) {
+  if (!option.empty()) {
+    if (std::optional<Target> target = targetByName(option))
+      return *target;
+    return op->emitError() << pass << ": target must be cuda or cpu, not '" << option << "'";
+  }
+  if (std::optional<Target> target = moduleTarget(op))
+    return *target;
+  return op->emitError() << pass << ": the module says no target (" << kTargetAttrName
+                         << " = #sched.target<cuda> or <cpu>) and the pass was given none "
+                            "(target=cuda or target=cpu)";
+}
 
 std::vector<ScheduleDim> dimsOf(ArrayAttr dims) {
   std::vector<ScheduleDim> out;

@@ -34,3 +34,24 @@ module attributes {l = #sched.loop<Temporal, -1>} {}
 
 // expected-error @+1 {{round-up padding of rank 1 does not fit a rank-2 mesh}}
 module attributes {m = #sched.mesh<[#sched.injective<4>, #sched.reduced<6>], [#sched.round_up<[32]>]>} {}
+
+// -----
+
+// A module's target is cuda or cpu, as #sched.target, on the module itself.
+// expected-error @+2 {{a target is cuda or cpu, not 'tpu'}}
+// expected-error @+1 {{failed to parse Sched_TargetAttr parameter 'target'}}
+module attributes {sched.target = #sched.target<tpu>} {}
+
+// -----
+
+// expected-error @+1 {{sched.target must be a #sched.target}}
+module attributes {sched.target = "cpu"} {}
+
+// -----
+
+module {
+  // expected-error @+1 {{sched.target belongs on a module}}
+  func.func @f() attributes {sched.target = #sched.target<cpu>} {
+    return
+  }
+}

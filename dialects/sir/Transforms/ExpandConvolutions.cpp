@@ -8,6 +8,7 @@
 // depthwise one, the taps times the filters, summed).
 //
 //===--------------------------------------------------------------------------------------===//
+#include "dialects/sched/IR/SchedDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
 #include "dialects/sir/Transforms/Passes.h"
 #include "dialects/sir/Transforms/PrimGraphs.h"
@@ -27,8 +28,8 @@ namespace {
 /// depthwise convolutions as they are, RegNet's 3x and ResNeXt's 2x faster than their
 /// expansion's batched GEMMs). A dynamic batch is expanded: a step's sizes are static (the
 /// expansion's GEMM takes its rows at run time).
-bool keptAsStep(PrimOp conv, llvm::StringRef target) {
-  return target == "cpu" && conv.getType().getElementType().isF32() &&
+bool keptAsStep(PrimOp conv, sched::Target target) {
+  return target == sched::Target::Cpu && conv.getType().getElementType().isF32() &&
          conv.getType().hasStaticShape();
 }
 
@@ -64,9 +65,13 @@ struct SirExpandConvolutionsPass : impl::SirExpandConvolutionsBase<SirExpandConv
   using Base::Base;
 
   void runOnOperation() override {
+    mlir::FailureOr<sched::Target> compiledFor =
+        sched::passTarget(getOperation(), target, getArgument());
+    if (mlir::failed(compiledFor))
+      return signalPassFailure();
     llvm::SmallVector<PrimOp> convs;
     getOperation().walk([&](PrimOp prim) {
-      if (toOpsPrim(prim.getPrim()) == ops::Prim::Conv2d && !keptAsStep(prim, target))
+      if (toOpsPrim(prim.getPrim()) == ops::Prim::Conv2d && !keptAsStep(prim, *compiledFor))
         convs.push_back(prim);
     });
     for (PrimOp conv : convs)

@@ -42,8 +42,8 @@ def SirExpandConvolutions : Pass<"sotc-sir-expand-convolutions", "::sotc::sir::S
     form every target's kernels and GEMM steps compute.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
-           "cpu or cuda: whether float32 convolutions stay conv2d steps (cpu)">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "cuda or cpu (default: the module's sched.target)">,
   ];
 }
 

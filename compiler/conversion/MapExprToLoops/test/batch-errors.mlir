@@ -1,5 +1,5 @@
 // Kernels over a dynamic size that could not run at the call's s0 are refused by name.
-// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops --split-input-file --verify-diagnostics
+// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops=target=cpu --split-input-file --verify-diagnostics
 
 // A mesh that pads s0 would read its size (its mask).
 // expected-error @+1 {{E4002: kernel padded over a dynamic size: its schedule ([I(4099), I(3)].reshape([12297]).padding([12304]).reshape([1538, 8])) pads the dynamic size}}

@@ -2,7 +2,7 @@
 // holds s0 is padded to a multiple of the block's threads, which loop over it
 // ceil(s0 / threads) times (the call's count: the proxy's 17 is never read) with a mask of
 // the call's s0. What a block keeps of such a row is in the launch's dynamic shared memory.
-// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=gpu}), sotc-convert-mapexpr-to-loops{target=gpu}, canonicalize, cse)' --split-input-file | FileCheck %s
+// RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}), sotc-convert-mapexpr-to-loops{target=cuda}, canonicalize, cse)' --split-input-file | FileCheck %s
 
 // The T x T scores elementwise: a block per row of T (not per element), 256 threads over it.
 // CHECK-LABEL: gpu.func @square

@@ -1,8 +1,8 @@
 // Kernels this conversion cannot lower yet fail with a coded diagnostic naming them.
-// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops --split-input-file --verify-diagnostics
+// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops=target=cpu --split-input-file --verify-diagnostics
 
-// A GPU schedule maps threads: the GPU lowering's job (target=gpu).
-// expected-error @+1 {{E9001: kernel gpu_kernel maps threadIdx.x=0..64: thread-level loops lower to the GPU (target=gpu); schedule for the CPU (target=cpu)}}
+// A GPU schedule maps threads: the GPU lowering's job (target=cuda).
+// expected-error @+1 {{E9001: kernel gpu_kernel maps threadIdx.x=0..64: thread-level loops lower to the GPU (target=cuda); schedule for the CPU (target=cpu)}}
 mapexpr.kernel @gpu_kernel(%x: tensor<64xf32> {mapexpr.name = "x"}) -> tensor<64xf32> {
   %y = mapexpr.tensor "y" : tensor<64xf32>
   mapexpr.anchored %y : tensor<64xf32> attributes {dims = [#sched.injective<64>], loops = [#sched.loop<S0x, 1>, #sched.loop<S1x, 64>], mesh = #sched.mesh<[#sched.injective<64>], [#sched.reshape<[64]>, #sched.padding<[64]>, #sched.reshape<[1, 64]>]>} {

@@ -1,5 +1,5 @@
 // GPU kernels this conversion cannot lower yet fail with a coded diagnostic naming them.
-// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops=target=gpu --verify-diagnostics
+// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops=target=cuda --verify-diagnostics
 
 // Softmax over rows of 16384 floats: exp, kept between the sum and the division, needs 64 KiB
 // per block, more than a block's static shared memory: sotc-mapexpr-spill-rows (which the

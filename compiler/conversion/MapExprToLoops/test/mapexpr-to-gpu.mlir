@@ -1,16 +1,16 @@
-// sotc-convert-mapexpr-to-loops{target=gpu}: scheduled GPU kernels become gpu.func kernels
+// sotc-convert-mapexpr-to-loops{target=cuda}: scheduled GPU kernels become gpu.func kernels
 // in one gpu.module, with block and thread ids for the S0x and S1x loops. The inputs are what
 // `--sotc-pipeline="target=cuda compile-to=scheduled"` makes of softmax over [32, 128], a
 // row sum of exp over [4, 1000] (rows padded to 1024) and relu(sin(x)) over 100 elements.
-// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops=target=gpu --canonicalize --cse | FileCheck %s
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops=target=cuda --canonicalize --cse | FileCheck %s
 //
 // testing-break lowers wrongly on purpose (the CUDA emulator's tests show it caught): no
 // barriers between statements, each thread on the next one's element, partial results left
 // uncombined. Anything else is refused.
-// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=barrier" | FileCheck %s --check-prefix=BARRIER
-// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=index" | FileCheck %s --check-prefix=INDEX
-// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=reduction" | FileCheck %s --check-prefix=REDUCTION
-// RUN: not sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=gpu testing-break=other" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=cuda testing-break=barrier" | FileCheck %s --check-prefix=BARRIER
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=cuda testing-break=index" | FileCheck %s --check-prefix=INDEX
+// RUN: sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=cuda testing-break=reduction" | FileCheck %s --check-prefix=REDUCTION
+// RUN: not sotc-opt %s --split-input-file --sotc-convert-mapexpr-to-loops="target=cuda testing-break=other" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // BARRIER-LABEL: gpu.func @reduce_max_0_
 // BARRIER-NOT:     gpu.barrier
 // BARRIER:         gpu.return

@@ -1,7 +1,7 @@
 // sotc-convert-mapexpr-to-loops: scheduled kernels (CPU) become loop nests on memrefs. The
 // input is what `--sotc-pipeline="target=cpu compile-to=scheduled"` makes of softmax, relu on
 // 10 elements (a padded vector loop), concat, matmul, an integer remainder and abs.
-// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops --canonicalize --cse | FileCheck %s
+// RUN: sotc-opt %s --sotc-convert-mapexpr-to-loops=target=cpu --canonicalize --cse | FileCheck %s
 
 // Launches now name the lowered functions.
 // CHECK: mapexpr.launch @reduce_max_0_broadcast_to_1_subtract_2_exp_3_reduce_sum_4_broadcast_to_5_divide_6(%arg0)

@@ -1,7 +1,7 @@
 // sotc-convert-matmul-to-gemm: matmul groups the target's GEMM library takes become
 // mapexpr.gemm steps; a consumer that only adds a bias row and applies an activation the
 // library has folds into the step.
-// RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm))" | FileCheck %s
+// RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm{target=cpu}))" | FileCheck %s
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-matmul-to-gemm{target=cuda}))" | FileCheck %s --check-prefix=CUDA
 
 // linear: matmul, then a group that only adds the broadcast bias. One step, the group gone;

@@ -356,7 +356,7 @@ TEST_CASE("MapExpr index expressions agree with the primitives they index", "[ma
       ++kernels;
       INFO(k->str(/*indexDetail=*/true));
       REQUIRE(mapexpr::scheduleKernel(*k, trial % 4 == 3 ? mapexpr::Target::Cpu
-                                                         : mapexpr::Target::Gpu));
+                                                         : mapexpr::Target::Cuda));
       checkKernel(*k);
     });
     REQUIRE(ok);
