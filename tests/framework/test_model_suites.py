@@ -51,3 +51,20 @@ def test_scaled_config_divides_every_width_alike():
     assert "sample_size" not in small and "vocab_size" not in small
     assert "num_attention_heads" not in small
     assert small["in_channels"] == 16 and small["patch_size"] == 2
+
+
+def test_rows_in_another_order_are_told_apart_from_other_values():
+    """Outputs equal to the library's up to the order of some rows (the order torch's CPU topk
+    gives equal values) are reordered; a changed value, or a row that appears twice, is not."""
+    import numpy as np
+    want = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+    swapped = want.copy()
+    swapped[0, [1, 2]] = swapped[0, [2, 1]]
+    assert suites.compare([swapped], [want]) is not None
+    assert "output 0 along axis 1" in suites.reordered([swapped], [want])
+    changed = swapped.copy()
+    changed[0, 1, 0] += 1
+    assert suites.reordered([changed], [want]) is None
+    doubled = want.copy()
+    doubled[0, 1] = doubled[0, 2]
+    assert suites.reordered([doubled], [want]) is None

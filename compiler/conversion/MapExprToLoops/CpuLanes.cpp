@@ -73,9 +73,7 @@ void KernelLowering::emitLaneReduction(const AnchoredMapStmt &a, mlir::Value blo
   auto at = [&](mlir::Value reduced, mlir::Value v) {
     return idx_.anchor(a.schedule->mesh, {block, reduced, v}, unused);
   };
-  auto identity = [&](int t) {
-    return scalars.identity(reductionOf(reductionStatement(a, t)), elementType(t));
-  };
+  auto identity = [&](int t) { return scalars.identity(reductionInto(a, t), elementType(t)); };
   if (reduce <= kUnrolledReduction) {
     std::vector<std::vector<mlir::Value>> atZero;
     for (int64_t r = 0; r < reduce; ++r)
@@ -100,9 +98,9 @@ void KernelLowering::emitLaneReduction(const AnchoredMapStmt &a, mlir::Value blo
             /*fuse=*/true);
       std::vector<mlir::Value> iters = at(idx_.c(0), v);
       for (auto &[t, chains] : accs) {
-        std::string reduction = reductionOf(reductionStatement(a, t));
-        if (reduction == "matmul") // its partial results add up
-          reduction = "reduce_sum";
+        ops::Prim reduction = reductionInto(a, t);
+        if (reduction == ops::Prim::Matmul) // its partial results add up
+          reduction = ops::Prim::ReduceSum;
         for (size_t step = 1; step < chains.size(); step *= 2) // a tree: (c0 + c1) + (c2 + c3)
           for (size_t c = 0; c + step < chains.size(); c += 2 * step)
             chains[c] = scalars.accumulate(reduction, chains[c], {chains[c + step]});
@@ -113,7 +111,7 @@ void KernelLowering::emitLaneReduction(const AnchoredMapStmt &a, mlir::Value blo
   forLanes(idx_.c(0), lanes, [&](mlir::Value v) {
     std::vector<mlir::Value> iters = at(idx_.c(0), v);
     for (const OpStmt &op : a.stmts)
-      if (llvm::StringRef(op.op).ends_with("_init"))
+      if (op.isInit())
         store(op.outs[0], a, iters, identity(op.outs[0]));
   });
   auto reduced = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), idx_.c(reduce), idx_.c(1));
@@ -149,7 +147,7 @@ KernelLowering::interiorLanes(const AnchoredMapStmt &a, int lane,
   bool moves = false;
   for (const std::vector<mlir::Value> &point : atZero)
     for (const OpStmt &op : a.stmts) {
-      if (op.op != "window")
+      if (op.prim() != ops::Prim::Window)
         continue;
       const std::vector<Expr> &exprs = a.index.at(op.ins[0]);
       for (size_t d = 0; d < exprs.size(); ++d) {

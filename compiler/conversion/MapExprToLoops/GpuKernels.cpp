@@ -146,15 +146,14 @@ bool KernelLowering::reducesAcrossThreads(const AnchoredMapStmt &a) {
   return false;
 }
 
-mlir::gpu::AllReduceOperation KernelLowering::allReduceKind(const std::string &reduction,
-                                                            mlir::Type t) {
+mlir::gpu::AllReduceOperation KernelLowering::allReduceKind(ops::Prim reduction, mlir::Type t) {
   using K = mlir::gpu::AllReduceOperation;
   bool f = mlir::isa<mlir::FloatType>(t), bit = t.isInteger(1);
-  if (reduction == "reduce_max")
+  if (reduction == ops::Prim::ReduceMax)
     return f ? K::MAXIMUMF : bit ? K::OR : K::MAXSI;
-  if (reduction == "reduce_min")
+  if (reduction == ops::Prim::ReduceMin)
     return f ? K::MINIMUMF : bit ? K::AND : K::MINSI;
-  if (reduction == "reduce_prod")
+  if (reduction == ops::Prim::ReduceProd)
     return K::MUL;
   return K::ADD; // reduce_sum, matmul
 }

@@ -41,9 +41,8 @@ mlir::LogicalResult KernelLowering::run() {
              << "statement is not lowered yet";
     // A reduction keeps one accumulator per row: every loop inside the block must run over
     // reduced elements only, or rows would mix.
-    bool reduces = std::any_of(a.stmts.begin(), a.stmts.end(), [](const OpStmt &op) {
-      return llvm::StringRef(op.op).ends_with("_acc");
-    });
+    bool reduces =
+        std::any_of(a.stmts.begin(), a.stmts.end(), [](const OpStmt &op) { return op.isAcc(); });
     for (size_t i = 0; reduces && !laneReduction(a) && i < a.schedule->loops.size(); ++i)
       if (a.schedule->loops[i].type != sched::LoopType::S0x && a.schedule->loops[i].size > 1 &&
           !a.schedule->mesh.outputReduced(i))
@@ -61,8 +60,7 @@ mlir::LogicalResult KernelLowering::run() {
   storage_ = tensorStorage(kernel_);
   for (const AnchoredMapStmt &a : kernel_.stmts)
     for (const OpStmt &op : a.stmts)
-      if (laneReduction(a) && llvm::StringRef(op.op).ends_with("_init") &&
-          storage_[op.outs[0]].kind != StorageKind::Output)
+      if (laneReduction(a) && op.isInit() && storage_[op.outs[0]].kind != StorageKind::Output)
         return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
                << "kernel " << op_.getSymName() << ": a lane reduction accumulates in its "
                << "outputs, and " << kernel_.tensors[op.outs[0]].name << " is "
@@ -295,9 +293,9 @@ void KernelLowering::emitStatement(size_t s, mlir::Value block, mlir::Value thre
   llvm::SmallVector<mlir::Value> inits;
   Scalars scalars(b_, loc());
   for (const OpStmt &op : a.stmts)
-    if (llvm::StringRef(op.op).ends_with("_init")) {
+    if (op.isInit()) {
       reduced.push_back(op.outs[0]);
-      inits.push_back(scalars.identity(reductionOf(op.op), elementType(op.outs[0])));
+      inits.push_back(scalars.identity(*op.prim(), elementType(op.outs[0])));
     }
   auto loop = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), tripCount(a, inner), idx_.c(1), inits);
   mlir::OpBuilder::InsertionGuard guard(b_);
@@ -348,8 +346,8 @@ void KernelLowering::emitStatement(size_t s, mlir::Value block, mlir::Value thre
         v = mlir::arith::ExtFOp::create(b_, loc(), b_.getF32Type(), v);
       v = mlir::gpu::AllReduceOp::create(
           b_, loc(), v,
-          mlir::gpu::AllReduceOperationAttr::get(
-              b_.getContext(), allReduceKind(reductionOf(reductionStatement(a, reduced[r])), t)),
+          mlir::gpu::AllReduceOperationAttr::get(b_.getContext(),
+                                                 allReduceKind(reductionInto(a, reduced[r]), t)),
           /*uniform=*/true);
       if (narrowInt)
         v = mlir::arith::TruncIOp::create(b_, loc(), t, v);
@@ -376,19 +374,28 @@ mlir::Value KernelLowering::compute(const OpStmt &op, const AnchoredMapStmt &a,
   Scalars scalars(b_, loc());
   int out = op.outs[0];
   mlir::Value v;
-  if (op.op == "fill_constant")
+  switch (op.prim().value_or(ops::Prim::Conv2d)) { // the verifier admits primitives only
+  case ops::Prim::FillConstant:
     v = scalars.constant(elementType(out), *op.value);
-  else if (op.op == "iota") // its value is its position
+    break;
+  case ops::Prim::Iota: // its value is its position
     v = mlir::arith::IndexCastOp::create(b_, loc(), b_.getI64Type(),
                                          idx_.expr(a.index.at(out)[0], iters));
-  else if (op.op == "concat")
+    break;
+  case ops::Prim::Concat:
     v = concat(op, a, iters);
-  else if (op.op == "window")
+    break;
+  case ops::Prim::Window:
     v = window(op, a, iters);
-  else if (op.op == "gather")
+    break;
+  case ops::Prim::Gather:
     v = gather(op, a, iters);
-  else
-    v = scalars.apply(op.op, args, elementType(out));
+    break;
+  case ops::Prim::Conv2d: // a step of its own (mapexpr.conv), or expanded before
+    break;
+  default:
+    v = scalars.apply(*op.prim(), args, elementType(out));
+  }
   if (!v) {
     failed_ = true;
     emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
@@ -408,15 +415,15 @@ void KernelLowering::emitPoint(const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Va
     return it != values.end() ? it->second : load(t, a, iters);
   };
   for (const OpStmt &op : a.stmts) {
-    if (llvm::StringRef(op.op).ends_with("_init"))
+    if (op.isInit())
       continue;
     llvm::SmallVector<mlir::Value> args;
-    if (op.op != "window" && op.op != "gather") // read where and as the op says
+    if (op.prim() != ops::Prim::Window && op.prim() != ops::Prim::Gather) // read as they say
       for (int t : op.ins)
         args.push_back(read(t));
     int out = op.outs[0];
-    if (llvm::StringRef(op.op).ends_with("_acc")) {
-      acc(out) = scalars.accumulate(reductionOf(op.op), acc(out), args, fuse);
+    if (op.isAcc()) {
+      acc(out) = scalars.accumulate(*op.prim(), acc(out), args, fuse);
       continue;
     }
     mlir::Value v = compute(op, a, iters, args);
@@ -427,11 +434,11 @@ void KernelLowering::emitPoint(const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Va
   }
 }
 
-std::string KernelLowering::reductionStatement(const AnchoredMapStmt &a, int t) {
+ops::Prim KernelLowering::reductionInto(const AnchoredMapStmt &a, int t) {
   for (const OpStmt &op : a.stmts)
-    if (llvm::StringRef(op.op).ends_with("_acc") && op.outs[0] == t)
-      return op.op;
-  return "reduce_sum_acc";
+    if (op.isAcc() && op.outs[0] == t)
+      return *op.prim();
+  return ops::Prim::ReduceSum;
 }
 
 mlir::Value KernelLowering::concat(const OpStmt &op, const AnchoredMapStmt &a,

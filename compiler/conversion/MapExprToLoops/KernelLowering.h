@@ -156,11 +156,11 @@ private:
   interiorLanes(const AnchoredMapStmt &a, int lane, llvm::ArrayRef<std::vector<mlir::Value>> atZero,
                 mlir::Value lanes);
 
-  /// The `_acc` statement of `a` that accumulates into tensor `t`.
-  std::string reductionStatement(const AnchoredMapStmt &a, int t);
+  /// The reduction (or matmul) whose `_acc` statement of `a` accumulates into tensor `t`.
+  ops::Prim reductionInto(const AnchoredMapStmt &a, int t);
 
   /// The block-wide combination of partial results of `reduction`.
-  static mlir::gpu::AllReduceOperation allReduceKind(const std::string &reduction, mlir::Type t);
+  static mlir::gpu::AllReduceOperation allReduceKind(ops::Prim reduction, mlir::Type t);
 
   /// concat: input k holds the elements whose index along the axis falls in its range; its
   /// index expression is already shifted by the offset, so the axis is the dimension where

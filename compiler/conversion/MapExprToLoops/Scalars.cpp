@@ -4,6 +4,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <map>
+
 namespace sotc::mapexpr::loops {
 
 mlir::Value Scalars::constant(mlir::Type t, double v) {
@@ -39,14 +41,99 @@ mlir::Value Scalars::cast(mlir::Value x, mlir::Type to) {
   return mlir::arith::TruncIOp::create(b_, loc_, to, x);
 }
 
-mlir::Value Scalars::apply(const std::string &op, llvm::ArrayRef<mlir::Value> args,
-                           mlir::Type out) {
-  if (op == "cast")
+namespace {
+using ops::Prim;
+
+/// Builds one op of `Op` on the operands: the entries of the tables below, as Linalg's
+/// buildUnaryFn and Triton's elementwise table map an operation to what it emits.
+template <typename Op> mlir::Value one(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x) {
+  return Op::create(b, loc, x);
+}
+template <typename Op>
+mlir::Value two(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y) {
+  return Op::create(b, loc, x, y);
+}
+using Unary = mlir::Value (*)(mlir::OpBuilder &, mlir::Location, mlir::Value);
+using Binary = mlir::Value (*)(mlir::OpBuilder &, mlir::Location, mlir::Value, mlir::Value);
+
+/// The float primitives that are one math or arith op.
+const std::map<Prim, Unary> &floatUnaries() {
+  namespace math = mlir::math;
+  static const std::map<Prim, Unary> table = {
+      {Prim::Exp, one<math::ExpOp>},
+      {Prim::Log, one<math::LogOp>},
+      {Prim::Log1p, one<math::Log1pOp>},
+      {Prim::Sin, one<math::SinOp>},
+      {Prim::Cos, one<math::CosOp>},
+      {Prim::Tanh, one<math::TanhOp>},
+      {Prim::Sqrt, one<math::SqrtOp>},
+      {Prim::Rsqrt, one<math::RsqrtOp>},
+      {Prim::Erf, one<math::ErfOp>},
+      {Prim::Abs, one<math::AbsFOp>},
+      {Prim::Neg, one<mlir::arith::NegFOp>},
+      {Prim::Floor, one<math::FloorOp>},
+      {Prim::Ceil, one<math::CeilOp>},
+      {Prim::Round, one<math::RoundEvenOp>}, // halves to even, as numpy and torch
+      {Prim::Tan, one<math::TanOp>},
+      {Prim::Asin, one<math::AsinOp>},
+      {Prim::Acos, one<math::AcosOp>},
+      {Prim::Atan, one<math::AtanOp>},
+      {Prim::Sinh, one<math::SinhOp>},
+      {Prim::Cosh, one<math::CoshOp>},
+      {Prim::Asinh, one<math::AsinhOp>},
+      {Prim::Acosh, one<math::AcoshOp>},
+      {Prim::Atanh, one<math::AtanhOp>},
+      {Prim::Expm1, one<math::ExpM1Op>},
+      {Prim::Exp2, one<math::Exp2Op>},
+      {Prim::Log2, one<math::Log2Op>},
+      {Prim::Log10, one<math::Log10Op>},
+      {Prim::Erfc, one<math::ErfcOp>}};
+  return table;
+}
+
+/// The float and the integer primitives of two operands that are one op.
+const std::map<Prim, Binary> &floatBinaries() {
+  namespace arith = mlir::arith;
+  static const std::map<Prim, Binary> table = {
+      {Prim::Add, two<arith::AddFOp>},
+      {Prim::Sub, two<arith::SubFOp>},
+      {Prim::Mul, two<arith::MulFOp>},
+      {Prim::Div, two<arith::DivFOp>},
+      {Prim::Pow, two<mlir::math::PowFOp>},
+      {Prim::Max, two<arith::MaximumFOp>},
+      {Prim::Min, two<arith::MinimumFOp>},
+      {Prim::Atan2, two<mlir::math::Atan2Op>},
+      {Prim::Copysign, two<mlir::math::CopySignOp>},
+      {Prim::Fmod, two<arith::RemFOp>}}; // C's fmod: the sign of the dividend
+  return table;
+}
+
+const std::map<Prim, Binary> &integerBinaries() {
+  namespace arith = mlir::arith;
+  static const std::map<Prim, Binary> table = {
+      {Prim::Add, two<arith::AddIOp>},        {Prim::Sub, two<arith::SubIOp>},
+      {Prim::Mul, two<arith::MulIOp>},        {Prim::Pow, two<mlir::math::IPowIOp>},
+      {Prim::LogicalAnd, two<arith::AndIOp>}, {Prim::BitwiseAnd, two<arith::AndIOp>},
+      {Prim::LogicalOr, two<arith::OrIOp>},   {Prim::BitwiseOr, two<arith::OrIOp>},
+      {Prim::LogicalXor, two<arith::XOrIOp>}, {Prim::BitwiseXor, two<arith::XOrIOp>}};
+  return table;
+}
+} // namespace
+
+mlir::Value Scalars::apply(Prim op, llvm::ArrayRef<mlir::Value> args, mlir::Type out) {
+  switch (op) {
+  case Prim::Cast:
     return cast(args[0], out);
-  if (op == "broadcast_to" || op == "reshape" || op == "transpose" || op == "slice")
+  case Prim::BroadcastTo:
+  case Prim::Reshape:
+  case Prim::Transpose:
+  case Prim::Slice:
     return args[0]; // the index expressions did the moving
-  if (op == "select")
+  case Prim::Select:
     return mlir::arith::SelectOp::create(b_, loc_, args[0], args[1], args[2]);
+  default:
+    break;
+  }
   if (args.size() == 1)
     return unary(op, args[0]);
   if (args.size() == 2)
@@ -54,11 +141,11 @@ mlir::Value Scalars::apply(const std::string &op, llvm::ArrayRef<mlir::Value> ar
   return {};
 }
 
-mlir::Value Scalars::identity(const std::string &reduction, mlir::Type t) {
-  if (reduction == "reduce_prod")
+mlir::Value Scalars::identity(Prim reduction, mlir::Type t) {
+  if (reduction == Prim::ReduceProd)
     return constant(t, 1);
-  if (reduction == "reduce_max" || reduction == "reduce_min") {
-    bool max = reduction == "reduce_max";
+  if (reduction == Prim::ReduceMax || reduction == Prim::ReduceMin) {
+    bool max = reduction == Prim::ReduceMax;
     if (auto f = mlir::dyn_cast<mlir::FloatType>(t))
       return mlir::arith::ConstantOp::create(
           b_, loc_, b_.getFloatAttr(f, llvm::APFloat::getInf(f.getFloatSemantics(), max)));
@@ -71,63 +158,37 @@ mlir::Value Scalars::identity(const std::string &reduction, mlir::Type t) {
   return constant(t, 0); // reduce_sum, matmul
 }
 
-mlir::Value Scalars::accumulate(const std::string &reduction, mlir::Value acc,
-                                llvm::ArrayRef<mlir::Value> args, bool fuse) {
+mlir::Value Scalars::accumulate(Prim reduction, mlir::Value acc, llvm::ArrayRef<mlir::Value> args,
+                                bool fuse) {
   mlir::Value x = cast(args[0], acc.getType());
-  if (fuse && isFloat(acc) && (reduction == "matmul" || reduction == "reduce_sum")) {
-    if (reduction == "matmul")
+  if (fuse && isFloat(acc) && (reduction == Prim::Matmul || reduction == Prim::ReduceSum)) {
+    if (reduction == Prim::Matmul)
       return mlir::math::FmaOp::create(b_, loc_, x, cast(args[1], acc.getType()), acc);
     if (auto product = x.getDefiningOp<mlir::arith::MulFOp>())
       return mlir::math::FmaOp::create(b_, loc_, product.getLhs(), product.getRhs(), acc);
   }
-  if (reduction == "matmul")
-    x = binary("multiply", x, cast(args[1], acc.getType()));
+  if (reduction == Prim::Matmul)
+    x = binary(Prim::Mul, x, cast(args[1], acc.getType()));
   if (!isFloat(acc) ||
-      (reduction != "reduce_sum" && reduction != "reduce_prod" && reduction != "matmul"))
-    return binary(reduction == "reduce_max"    ? "max"
-                  : reduction == "reduce_min"  ? "min"
-                  : reduction == "reduce_prod" ? "multiply"
-                                               : "add",
+      (reduction != Prim::ReduceSum && reduction != Prim::ReduceProd && reduction != Prim::Matmul))
+    return binary(reduction == Prim::ReduceMax    ? Prim::Max
+                  : reduction == Prim::ReduceMin  ? Prim::Min
+                  : reduction == Prim::ReduceProd ? Prim::Mul
+                                                  : Prim::Add,
                   acc, x);
   auto reassoc =
       mlir::arith::FastMathFlagsAttr::get(b_.getContext(), mlir::arith::FastMathFlags::reassoc);
-  if (reduction == "reduce_prod")
+  if (reduction == Prim::ReduceProd)
     return mlir::arith::MulFOp::create(b_, loc_, acc, x, reassoc);
   return mlir::arith::AddFOp::create(b_, loc_, acc, x, reassoc);
 }
 
-mlir::Value Scalars::unary(const std::string &op, mlir::Value x) {
+mlir::Value Scalars::unary(Prim op, mlir::Value x) {
   mlir::Type t = x.getType();
   if (isFloat(x)) {
-    if (op == "exp")
-      return mlir::math::ExpOp::create(b_, loc_, x);
-    if (op == "log")
-      return mlir::math::LogOp::create(b_, loc_, x);
-    if (op == "log1p")
-      return mlir::math::Log1pOp::create(b_, loc_, x);
-    if (op == "sin")
-      return mlir::math::SinOp::create(b_, loc_, x);
-    if (op == "cos")
-      return mlir::math::CosOp::create(b_, loc_, x);
-    if (op == "tanh")
-      return mlir::math::TanhOp::create(b_, loc_, x);
-    if (op == "sqrt")
-      return mlir::math::SqrtOp::create(b_, loc_, x);
-    if (op == "rsqrt")
-      return mlir::math::RsqrtOp::create(b_, loc_, x);
-    if (op == "erf")
-      return mlir::math::ErfOp::create(b_, loc_, x);
-    if (op == "abs")
-      return mlir::math::AbsFOp::create(b_, loc_, x);
-    if (op == "neg")
-      return mlir::arith::NegFOp::create(b_, loc_, x);
-    if (op == "floor")
-      return mlir::math::FloorOp::create(b_, loc_, x);
-    if (op == "ceil")
-      return mlir::math::CeilOp::create(b_, loc_, x);
-    if (op == "round") // halves to even, as numpy and torch
-      return mlir::math::RoundEvenOp::create(b_, loc_, x);
-    if (op == "trunc") { // floor or ceil by the sign: convert-gpu-to-nvvm leaves math.trunc
+    if (auto it = floatUnaries().find(op); it != floatUnaries().end())
+      return it->second(b_, loc_, x);
+    if (op == Prim::Trunc) { // floor or ceil by the sign: convert-gpu-to-nvvm leaves math.trunc
       mlir::Value zero = mlir::arith::ConstantOp::create(b_, loc_, b_.getZeroAttr(x.getType()));
       mlir::Value negative =
           mlir::arith::CmpFOp::create(b_, loc_, mlir::arith::CmpFPredicate::OLT, x, zero);
@@ -135,60 +196,40 @@ mlir::Value Scalars::unary(const std::string &op, mlir::Value x) {
                                            mlir::math::CeilOp::create(b_, loc_, x),
                                            mlir::math::FloorOp::create(b_, loc_, x));
     }
-    if (op == "tan")
-      return mlir::math::TanOp::create(b_, loc_, x);
-    if (op == "asin")
-      return mlir::math::AsinOp::create(b_, loc_, x);
-    if (op == "acos")
-      return mlir::math::AcosOp::create(b_, loc_, x);
-    if (op == "atan")
-      return mlir::math::AtanOp::create(b_, loc_, x);
-    if (op == "sinh")
-      return mlir::math::SinhOp::create(b_, loc_, x);
-    if (op == "cosh")
-      return mlir::math::CoshOp::create(b_, loc_, x);
-    if (op == "asinh")
-      return mlir::math::AsinhOp::create(b_, loc_, x);
-    if (op == "acosh")
-      return mlir::math::AcoshOp::create(b_, loc_, x);
-    if (op == "atanh")
-      return mlir::math::AtanhOp::create(b_, loc_, x);
-    if (op == "expm1")
-      return mlir::math::ExpM1Op::create(b_, loc_, x);
-    if (op == "exp2")
-      return mlir::math::Exp2Op::create(b_, loc_, x);
-    if (op == "log2")
-      return mlir::math::Log2Op::create(b_, loc_, x);
-    if (op == "log10")
-      return mlir::math::Log10Op::create(b_, loc_, x);
-    if (op == "erfc")
-      return mlir::math::ErfcOp::create(b_, loc_, x);
   } else {
-    if (op == "abs") // max(x, -x): arith, which both targets lower (math.absi has no NVVM path)
+    switch (op) {
+    case Prim::Abs: // max(x, -x): arith, which both targets lower (math.absi has no NVVM path)
       return mlir::arith::MaxSIOp::create(b_, loc_, x,
                                           mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x));
-    if (op == "neg")
+    case Prim::Neg:
       return mlir::arith::SubIOp::create(b_, loc_, constant(t, 0), x);
-    if (op == "floor" || op == "ceil" || op == "round" || op == "trunc")
+    case Prim::Floor:
+    case Prim::Ceil:
+    case Prim::Round:
+    case Prim::Trunc:
       return x;
-    if (op == "logical_not" || op == "bitwise_not") // xor with all ones (true for i1)
+    case Prim::LogicalNot:
+    case Prim::BitwiseNot: // xor with all ones (true for i1)
       return mlir::arith::XOrIOp::create(b_, loc_, x, constant(t, -1));
+    default:
+      break;
+    }
   }
-  if (op == "sign") { // (x > 0) - (x < 0)
-    mlir::Value pos = cast(compare("greater_than", x, constant(t, 0)), t);
-    mlir::Value neg = cast(compare("less_than", x, constant(t, 0)), t);
-    return binary("subtract", pos, neg);
+  if (op == Prim::Sign) { // (x > 0) - (x < 0)
+    mlir::Value pos = cast(compare(Prim::Greater, x, constant(t, 0)), t);
+    mlir::Value neg = cast(compare(Prim::Less, x, constant(t, 0)), t);
+    return binary(Prim::Sub, pos, neg);
   }
   return {};
 }
 
-mlir::Value Scalars::compare(const std::string &op, mlir::Value a, mlir::Value c) {
+mlir::Value Scalars::compare(Prim op, mlir::Value a, mlir::Value c) {
   using FP = mlir::arith::CmpFPredicate;
   using IP = mlir::arith::CmpIPredicate;
-  static const std::map<std::string, std::pair<FP, IP>> preds = {
-      {"less_than", {FP::OLT, IP::slt}},    {"less_equal", {FP::OLE, IP::sle}},
-      {"equal", {FP::OEQ, IP::eq}},         {"not_equal", {FP::UNE, IP::ne}},
-      {"greater_than", {FP::OGT, IP::sgt}}, {"greater_equal", {FP::OGE, IP::sge}}};
+  static const std::map<Prim, std::pair<FP, IP>> preds = {
+      {Prim::Less, {FP::OLT, IP::slt}},    {Prim::LessEqual, {FP::OLE, IP::sle}},
+      {Prim::Equal, {FP::OEQ, IP::eq}},    {Prim::NotEqual, {FP::UNE, IP::ne}},
+      {Prim::Greater, {FP::OGT, IP::sgt}}, {Prim::GreaterEqual, {FP::OGE, IP::sge}}};
   auto it = preds.find(op);
   if (it == preds.end())
     return {};
@@ -202,80 +243,57 @@ Scalars::integerDivision(mlir::Value a, mlir::Value c, bool remainder,
                          const std::function<mlir::Value(mlir::Value, mlir::Value)> &divide) {
   mlir::Type t = a.getType();
   mlir::Value zero = constant(t, 0), one = constant(t, 1);
-  mlir::Value byZero = compare("equal", c, zero);
-  mlir::Value byMinusOne = t.isInteger(1) ? mlir::Value() : compare("equal", c, constant(t, -1));
+  mlir::Value byZero = compare(Prim::Equal, c, zero);
+  mlir::Value byMinusOne =
+      t.isInteger(1) ? mlir::Value() : compare(Prim::Equal, c, constant(t, -1));
   mlir::Value special =
       byMinusOne ? mlir::arith::OrIOp::create(b_, loc_, byZero, byMinusOne).getResult() : byZero;
   mlir::Value r = divide(a, mlir::arith::SelectOp::create(b_, loc_, special, one, c));
   if (byMinusOne)
     r = mlir::arith::SelectOp::create(b_, loc_, byMinusOne,
-                                      remainder ? zero : binary("subtract", zero, a), r);
+                                      remainder ? zero : binary(Prim::Sub, zero, a), r);
   return mlir::arith::SelectOp::create(b_, loc_, byZero, zero, r);
 }
 
-mlir::Value Scalars::binary(const std::string &op, mlir::Value a, mlir::Value c) {
+mlir::Value Scalars::binary(Prim op, mlir::Value a, mlir::Value c) {
   if (mlir::Value cmp = compare(op, a, c))
     return cmp;
   if (isFloat(a)) {
-    if (op == "add")
-      return mlir::arith::AddFOp::create(b_, loc_, a, c);
-    if (op == "subtract")
-      return mlir::arith::SubFOp::create(b_, loc_, a, c);
-    if (op == "multiply")
-      return mlir::arith::MulFOp::create(b_, loc_, a, c);
-    if (op == "divide")
-      return mlir::arith::DivFOp::create(b_, loc_, a, c);
-    if (op == "floor_divide")
+    if (auto it = floatBinaries().find(op); it != floatBinaries().end())
+      return it->second(b_, loc_, a, c);
+    if (op == Prim::FloorDiv)
       return mlir::math::FloorOp::create(b_, loc_, mlir::arith::DivFOp::create(b_, loc_, a, c));
-    if (op == "remainder") // Python's: a - floor(a / c) * c, the sign of the divisor
-      return binary("subtract", a, binary("multiply", binary("floor_divide", a, c), c));
-    if (op == "pow")
-      return mlir::math::PowFOp::create(b_, loc_, a, c);
-    if (op == "max")
-      return mlir::arith::MaximumFOp::create(b_, loc_, a, c);
-    if (op == "min")
-      return mlir::arith::MinimumFOp::create(b_, loc_, a, c);
-    if (op == "atan2")
-      return mlir::math::Atan2Op::create(b_, loc_, a, c);
-    if (op == "copysign")
-      return mlir::math::CopySignOp::create(b_, loc_, a, c);
-    if (op == "fmod") // C's fmod: the sign of the dividend
-      return mlir::arith::RemFOp::create(b_, loc_, a, c);
+    if (op == Prim::Mod) // Python's: a - floor(a / c) * c, the sign of the divisor
+      return binary(Prim::Sub, a, binary(Prim::Mul, binary(Prim::FloorDiv, a, c), c));
     return {};
   }
-  if (op == "add")
-    return mlir::arith::AddIOp::create(b_, loc_, a, c);
-  if (op == "subtract")
-    return mlir::arith::SubIOp::create(b_, loc_, a, c);
-  if (op == "multiply")
-    return mlir::arith::MulIOp::create(b_, loc_, a, c);
-  if (op == "divide" || op == "floor_divide")
+  bool boolean = a.getType().isInteger(1);
+  switch (op) {
+  case Prim::Div:
+  case Prim::FloorDiv:
     return integerDivision(a, c, /*remainder=*/false, [&](mlir::Value x, mlir::Value d) {
       return mlir::arith::FloorDivSIOp::create(b_, loc_, x, d).getResult();
     });
-  if (op == "fmod") // C's %: truncating, the sign of the dividend
+  case Prim::Fmod: // C's %: truncating, the sign of the dividend
     return integerDivision(a, c, /*remainder=*/true, [&](mlir::Value x, mlir::Value d) {
       return mlir::arith::RemSIOp::create(b_, loc_, x, d).getResult();
     });
-  if (op == "remainder") // a - floordiv(a, c) * c
+  case Prim::Mod: // a - floordiv(a, c) * c
     return integerDivision(a, c, /*remainder=*/true, [&](mlir::Value x, mlir::Value d) {
       mlir::Value q = mlir::arith::FloorDivSIOp::create(b_, loc_, x, d);
-      return binary("subtract", x, binary("multiply", q, d));
+      return binary(Prim::Sub, x, binary(Prim::Mul, q, d));
     });
-  if (op == "pow")
-    return mlir::math::IPowIOp::create(b_, loc_, a, c);
-  if (op == "max")
-    return a.getType().isInteger(1) ? mlir::arith::OrIOp::create(b_, loc_, a, c).getResult()
-                                    : mlir::arith::MaxSIOp::create(b_, loc_, a, c).getResult();
-  if (op == "min")
-    return a.getType().isInteger(1) ? mlir::arith::AndIOp::create(b_, loc_, a, c).getResult()
-                                    : mlir::arith::MinSIOp::create(b_, loc_, a, c).getResult();
-  if (op == "logical_and" || op == "bitwise_and")
-    return mlir::arith::AndIOp::create(b_, loc_, a, c);
-  if (op == "logical_or" || op == "bitwise_or")
-    return mlir::arith::OrIOp::create(b_, loc_, a, c);
-  if (op == "logical_xor" || op == "bitwise_xor")
-    return mlir::arith::XOrIOp::create(b_, loc_, a, c);
+  case Prim::Max: // of bools: or
+    return boolean ? mlir::arith::OrIOp::create(b_, loc_, a, c).getResult()
+                   : mlir::arith::MaxSIOp::create(b_, loc_, a, c).getResult();
+  case Prim::Min: // of bools: and
+    return boolean ? mlir::arith::AndIOp::create(b_, loc_, a, c).getResult()
+                   : mlir::arith::MinSIOp::create(b_, loc_, a, c).getResult();
+  default:
+    break;
+  }
+  if (auto it = integerBinaries().find(op); it != integerBinaries().end())
+    return it->second(b_, loc_, a, c);
   return {};
 }
 

@@ -174,6 +174,11 @@ LogicalResult AnchoredOp::verify() {
 //===-- OpStmtOp --------------------------------------------------------------------------===//
 
 LogicalResult OpStmtOp::verify() {
+  OpStmt named;
+  named.op = getName().str();
+  if (!named.prim())
+    return emitOpError("'") << getName()
+                            << "' is no primitive, nor a reduction's or matmul's _init or _acc";
   // fill_constant's value; a window's pad value, read where the window leaves its input.
   bool valued = getName() == "fill_constant" || getName() == "window";
   if (valued != getValue().has_value())

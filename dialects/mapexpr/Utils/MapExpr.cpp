@@ -9,6 +9,26 @@
 
 namespace sotc::mapexpr {
 
+namespace {
+bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::char_traits<char>::length(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+} // namespace
+
+bool OpStmt::isInit() const { return endsWith(op, "_init"); }
+bool OpStmt::isAcc() const { return endsWith(op, "_acc"); }
+
+std::optional<ops::Prim> OpStmt::prim() const {
+  std::string name = isInit() || isAcc() ? op.substr(0, op.rfind('_')) : op;
+  std::optional<ops::Prim> p = ops::primByName(name);
+  // Only reductions and matmul's accumulation have an _init and an _acc.
+  if (p && (isInit() || isAcc()) && ops::primKind(*p) != ops::PrimKind::Reduce &&
+      ops::primKind(*p) != ops::PrimKind::Matmul)
+    return std::nullopt;
+  return p;
+}
+
 std::string Kernel::str(bool indexDetail) const {
   auto name = [&](int t) { return "t_" + tensors[t].name; };
   std::ostringstream s;
@@ -311,7 +331,7 @@ std::vector<int64_t> writeOrder(const Kernel &k, const AnchoredMapStmt &a) {
 bool accumulatesInOutputs(const Kernel &k) {
   for (const AnchoredMapStmt &a : k.stmts)
     for (const OpStmt &op : a.stmts)
-      if (op.op.size() > 5 && op.op.compare(op.op.size() - 5, 5, "_init") == 0 &&
+      if (op.isInit() &&
           std::find(k.outputs.begin(), k.outputs.end(), op.outs[0]) == k.outputs.end())
         return false;
   return true;

@@ -11,6 +11,7 @@
 #ifndef SOTC_MAPEXPR_MAPEXPR_H
 #define SOTC_MAPEXPR_MAPEXPR_H
 
+#include "compiler/ops/Primitives.h"
 #include "compiler/support/Expected.h"
 #include "dialects/mapexpr/Utils/IndexExpr.h"
 #include "dialects/sched/Utils/Mesh.h"
@@ -53,6 +54,13 @@ struct OpStmt {
   /// statement can be evaluated on its own.
   std::map<std::string, std::vector<int64_t>> attrs;
   std::optional<double> value; // fill_constant
+
+  /// The primitive it computes (reduce_sum for reduce_sum_init and reduce_sum_acc); nullopt
+  /// for a name that is none (the mapexpr.op verifier admits none such).
+  std::optional<ops::Prim> prim() const;
+  /// A reduction's start (`_init`, its identity) or step (`_acc`, one point combined in).
+  bool isInit() const;
+  bool isAcc() const;
 };
 
 struct AnchoredMapStmt {

@@ -155,3 +155,26 @@ sir.subgraph @g(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %b: tensor<2x3xf32>) -
   %o = mapexpr.gemm "matmul_0"(%x, %w bias %b) : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   sir.output %o : tensor<2x3xf32>
 }
+
+// -----
+
+// A statement computes a primitive, or a reduction's start (_init) or step (_acc).
+mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = mapexpr.tensor "y" : tensor<4xf32>
+  mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
+    // expected-error @+1 {{'explode' is no primitive, nor a reduction's or matmul's _init or _acc}}
+    mapexpr.op "explode" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+  }
+  mapexpr.return %y : tensor<4xf32>
+}
+
+// -----
+
+mapexpr.kernel @k(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = mapexpr.tensor "y" : tensor<4xf32>
+  mapexpr.anchored %y : tensor<4xf32> attributes {dims = [#sched.injective<4>]} {
+    // expected-error @+1 {{'exp_acc' is no primitive, nor a reduction's or matmul's _init or _acc}}
+    mapexpr.op "exp_acc" outs(%y : tensor<4xf32>) ins(%x : tensor<4xf32>) {indices = [#mapexpr.index<[i0]>, #mapexpr.index<[i0]>]}
+  }
+  mapexpr.return %y : tensor<4xf32>
+}
