@@ -1,5 +1,6 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelWeights.h"
+#include "compiler/driver/TargetBackend.h"
 
 #include "compiler/conversion/MapExprToLoops/Passes.h"
 #include "compiler/conversion/SirToMapExpr/BuildKernel.h"
@@ -8,7 +9,6 @@
 #include "compiler/support/Format.h"
 #include "compiler/support/MlirDiagnostics.h"
 #include "compiler/support/OutputFile.h"
-#include "compiler/target/cpu/CpuTarget.h"
 #include "compiler/target/cuda/CudaTarget.h"
 #include "compiler/target/manifest/Manifest.h"
 
@@ -265,12 +265,9 @@ std::string signatureOf(const frontend::Translation &t) {
 
 void writeBinary(const std::vector<std::string> &paths, const pipelines::PipelineOptions &options,
                  const std::string &output) {
-  bool cuda = options.target == pipelines::Target::Cuda;
+  std::unique_ptr<TargetBackend> backend = targetBackend(options);
   if (output.empty() || output == "-")
-    throw CodedError(DiagCode::CliOutputUnwritable,
-                     std::string(cuda ? "a fatbin needs an output file (-o kernels.fatbin)"
-                                      : "a shared library needs an output file (-o kernels.so)") +
-                         ", not stdout");
+    throw CodedError(DiagCode::CliOutputUnwritable, backend->outputNeeded() + ", not stdout");
   auto context = createContext();
   Instrumentation instrumentation(options);
   // Every trace to loops, its kernels merged into one module (alike kernels once).
@@ -318,74 +315,11 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
                                "(the call's size of it) before its buffers (several sizes: "
                                "those its step's `sizes` name, in order)"
                              : "";
-  std::string binary;
-  manifest::Target target;
-  if (cuda) {
-    Expected<cuda::Fatbin> fatbin =
-        cuda::buildFatbin(*kernels, options.gpuArchs,
-                          [&](const std::string &name) { return instrumentation.step(name); });
-    if (!fatbin)
-      fail(fatbin.error());
-    // What ptxas allotted: registers per architecture, and the static shared memory (the
-    // block's buffers and what the reductions use) of the most demanding one.
-    for (auto &[arch, kernels] : fatbin->usage)
-      for (auto &[kernel, usage] : kernels) {
-        launches[kernel].registers[arch] = usage.registers;
-        launches[kernel].sharedBytes =
-            std::max<int64_t>(launches[kernel].sharedBytes, usage.sharedBytes);
-      }
-    binary = std::move(fatbin->bytes);
-    target = {"cuda",
-              cuda::kTriple,
-              "",
-              {},
-              {},
-              options.gpuArchs,
-              options.gpuArchs.back(),
-              "__global__ void kernel(T *outputs..., const T *inputs...) <<<grid, block>>>; "
-              "buffers 16-byte aligned, never overlapping" +
-                  rowsAbi,
-              "cublaslt"};
-  } else {
-    Expected<std::string> library = [&] {
-      mlir::TimingScope codegen = instrumentation.step("LLVM codegen and lld link");
-      std::map<std::string, cpu::KernelSignature> signatures;
-      // The kernel table's sizes are those at s0 = 1, as the runtime checks a plan at load.
-      for (const auto &[kernel, launch] : launches) {
-        cpu::KernelSignature &signature = signatures[kernel];
-        signature = {sched::staticFactor(launch.grid),
-                     {},
-                     launch.takesRows ? std::max<int>(1, launch.sizes.size()) : 0};
-        for (int64_t bytes : launch.bufferBytes)
-          signature.bufferBytes.push_back(sched::staticFactor(bytes));
-      }
-      return cpu::buildSharedLibrary(
-          *kernels, {options.cpu, options.cpuVariants, options.optLevel, signatures});
-    }();
-    if (!library)
-      fail(library.error());
-    auto features = [&](const std::string &cpu) {
-      Expected<std::vector<std::string>> has = cpu::cpuFeatures(cpu);
-      if (!has)
-        fail(has.error());
-      return *has;
-    };
-    std::vector<manifest::Target::Variant> variants;
-    for (const std::string &cpu : options.cpuVariants)
-      variants.push_back({cpu, cpu::variantTable(cpu), features(cpu)});
-    binary = std::move(*library);
-    target = {"cpu",
-              cpu::kTriple,
-              options.cpu,
-              features(options.cpu),
-              variants,
-              {},
-              "",
-              "void kernel(int64_t begin, int64_t end, T *outputs..., const T *inputs...); "
-              "buffers never overlapping" +
-                  rowsAbi,
-              "cblas"};
-  }
+  Expected<TargetBinary> built = backend->build(*kernels, launches, rowsAbi, instrumentation);
+  if (!built)
+    fail(built.error());
+  std::string &binary = built->bytes;
+  const manifest::Target &target = built->target;
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   std::optional<manifest::Artifact> weightsFile;
   if (weights)
