@@ -1768,6 +1768,13 @@ VarPtr Executor::getItem(Frame &f, StatementIR &sir, VarPtr obj, VarPtr key) {
       fail(DiagCode::FrontendPythonError, "IndexError: range object index out of range", f);
     return makeConst(PyConst::ofInt(obj->start + i * obj->step), {obj, key});
   }
+  if (obj->kind == K::External && obj->name.rfind("typing.", 0) == 0) {
+    // A type annotation (List[torch.Tensor] for torch.jit.annotate): a value that only names
+    // the type, and is subscripted further (Dict[str, Optional[Tensor]]).
+    VarPtr annotation = Variable::make(K::External, computedFrom({obj, key}));
+    annotation->name = obj->name + "[" + key->repr() + "]";
+    return annotation;
+  }
   fail(DiagCode::FrontendUnsupportedConstruct,
        "subscripting a " + obj->typeName() + " is not supported", f);
 }

@@ -6,6 +6,7 @@ the CUDA emulator), and compared with each framework's eager result on the same 
 import os
 import subprocess
 import sys
+from typing import Dict, List, Optional
 
 import numpy as np
 import paddle
@@ -134,6 +135,15 @@ def t_mask_handed_on(w):
     causal = torch.triu(torch.zeros(8, 8).fill_(torch.finfo(torch.float32).min), diagonal=1)
     p = torch.softmax((w.view(2, 4, 8, 8) + causal).view(8, 8, 8), -1)
     return p, causal.expand(2, 4, 8, 8) * 0.5
+
+
+def t_annotated_containers(x):
+    # timm's CrossViT: containers typed for TorchScript, torch.jit.annotate(List[Tensor], [])
+    outs = torch.jit.annotate(List[torch.Tensor], [])
+    named = torch.jit.annotate(Dict[str, Optional[torch.Tensor]], {})
+    outs.append(x * 2)
+    named["shifted"] = x + 1
+    return outs[0] - named["shifted"]
 
 
 def p_eye(x):
@@ -480,6 +490,7 @@ CASES = {
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
     "torch_windows": (t_windows, [(F32, (2, 16))]),
     "torch_mask_handed_on": (t_mask_handed_on, [(F32, (8, 8, 8))]),
+    "torch_annotated_containers": (t_annotated_containers, [(F32, (3, 4))]),
     "torch_spectrogram": (t_spectrogram, [(F32, (3, 100)), (PROB, (32,))]),
     "torch_associative_scan": (t_associative_scan, [(PROB, (2, 3, 5, 4)), (F32, (2, 3, 5, 4)),
                                                      (F32, (6, 3))]),
