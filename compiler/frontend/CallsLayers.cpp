@@ -259,6 +259,13 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
   // Layer.__call__ runs the hooks (a traced model has none) and then forward: the first
   // class of the MRO with a forward of its own or a layer-table entry says which (a leaf's
   // library bases have forwards too: torch.nn.BatchNorm2d's _BatchNorm).
+  // ... forward as Python finds self.forward: an instance's own first (timm's FasterNet sets
+  // self.forward = self.forward_split_cat).
+  for (size_t i = 0; i < layer->keys.size(); ++i)
+    if (layer->keys[i]->isConstant() && layer->keys[i]->constant.text == "forward") {
+      call(state, sir, layer->items[i], std::move(args), std::move(kwargs));
+      return;
+    }
   const ops::LayerEntry *entry = nullptr;
   for (uint32_t c : trace_.classes(layer->classIndex).mro()) {
     const trace::ClassDef &cls = trace_.classes(c);

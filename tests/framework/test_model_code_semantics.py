@@ -426,3 +426,36 @@ class ComplexRotary(nn.Module):
 
 def test_complex_buffers_and_rotations(sotc_bin, tmp_path):  # noqa: F811
     check(ComplexRotary(), torch.randn(2, 6, 8), sotc_bin, tmp_path)
+
+
+class PartialConv(nn.Module):
+    """timm's FasterNet: the instance's forward is one of two methods, chosen at construction
+    (`self.forward = self.forward_split_cat`); the class's own forward must not run."""
+
+    def __init__(self, channels=8, split=True):
+        super().__init__()
+        self.conv = nn.Conv2d(channels // 2, channels // 2, 3, padding=1)
+        self.forward = self.forward_split_cat if split else self.forward_slicing
+
+    def forward(self, x):  # shadowed by the instance's
+        return x * 0
+
+    def forward_split_cat(self, x):
+        x1, x2 = torch.split(x, [4, 4], dim=1)
+        return torch.cat((self.conv(x1), x2), 1)
+
+    def forward_slicing(self, x):
+        return x + 1
+
+
+class PartialBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(PartialConv(), PartialConv(split=False))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def test_an_instances_own_forward_is_what_a_call_runs(sotc_bin, tmp_path):  # noqa: F811
+    check(PartialBlocks(), torch.randn(2, 8, 6, 6), sotc_bin, tmp_path)

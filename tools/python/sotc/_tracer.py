@@ -597,6 +597,11 @@ class _Builder:
 
     def value(self, obj, out, allow_tensor=False, _seen=None):
         """Encodes `obj` into the pb.Value `out`."""
+        if _seen and id(obj) in _seen and id(obj) in self._identities:
+            # An object being recorded, reached again from inside itself (a layer's
+            # `self.forward = self.forward_split`): itself, by its identity.
+            out.identity = self._identities[id(obj)]
+            return
         # Code and its constants (literals, and tuples and frozensets of them) always are.
         if not isinstance(obj, (type(None), bool, int, float, complex, str, bytes,
                                 type(Ellipsis), types.CodeType, tuple, frozenset)):
