@@ -117,6 +117,21 @@ bool numpyPow(CallContext &c) {
   return binaryMath<kPow>(c);
 }
 
+/// math.prod(iterable, *, start=1): the items multiplied as `*` multiplies them (sizes of
+/// dynamic dimensions included), from the left.
+bool mathProd(CallContext &c) {
+  VarPtr start = argument(c, "start", 1);
+  if (c.args.size() != 1 || c.kwargs.size() > (start ? 1u : 0u))
+    return false;
+  VarPtr acc = start ? start : makeConst(PyConst::ofInt(1), {});
+  for (const VarPtr &item : c.iterate(c.args[0])) {
+    c.consume(item);
+    acc = c.binary("mul", acc, item);
+  }
+  c.push(acc);
+  return true;
+}
+
 // The <cmath> functions are overloaded; these pick the double one for the templates.
 constexpr double (*kSqrt)(double) = std::sqrt;
 constexpr double (*kExp)(double) = std::exp;
@@ -698,6 +713,8 @@ bool callModuleFunction(CallContext &c) {
   for (const char *module : {"operator.", "_operator."})
     if (c.name.rfind(module, 0) == 0)
       return operatorFunction(c, c.name.substr(std::strlen(module)));
+  if (c.name == "math.prod") // of an iterable, not of numbers
+    return mathProd(c);
   bool constantNumbers = c.kwargs.empty() && !c.args.empty() &&
                          std::all_of(c.args.begin(), c.args.end(), [](const VarPtr &a) {
                            return a->isConstant() && a->constant.isNumber();

@@ -316,7 +316,10 @@ def math_on_numbers(x):
               math.copysign(2, -0.0), math.fmod(7.5, 2), math.tan(0.5), math.asin(0.5),
               math.acos(0.5), math.atan(2), math.sinh(1), math.cosh(1), math.log1p(1e-9),
               math.expm1(1e-9), math.erfc(0.5), math.radians(90), math.degrees(1)]
-    ints = [math.trunc(-2.5), math.gcd(12, -18), math.lcm(4, 6), math.lcm(0, 5)]
+    ints = [math.trunc(-2.5), math.gcd(12, -18), math.lcm(4, 6), math.lcm(0, 5),
+            math.prod((2, 3, 4)), math.prod([]), math.prod(range(1, 5), start=2),
+            math.prod(d for d in x.shape)]  # Hiera's math.prod of a size tuple
+    floats.append(math.prod([1.5, 2]))
     flags = [math.isfinite(1.0), math.isinf(float("inf")), math.isnan(1.0)]
     return x * floats[0] + floats[1], floats, ints, flags
 
