@@ -41,6 +41,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -979,13 +980,19 @@ def worker(suite_name, name, workdir):
 
 def run_isolated(suite_name, name, timeout):
     workdir = tempfile.mkdtemp(prefix="sotc-suite-")
+    # A session of its own: a timeout ends the worker and what it started (sotc compile).
+    worker = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", suite_name,
+                               name, workdir], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", suite_name,
-                               name, workdir], capture_output=True, text=True, timeout=timeout)
+        stdout, stderr = worker.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.communicate()
         return {"outcome": "broken", "cause": f"timed out after {timeout} s"}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    proc = subprocess.CompletedProcess(worker.args, worker.returncode, stdout, stderr)
     for line in proc.stdout.splitlines():
         if line.startswith("SUITE-RESULT "):
             return json.loads(line[len("SUITE-RESULT "):])
