@@ -1046,6 +1046,9 @@ def write_doc():
                 groups.setdefault((r["outcome"], r.get("cause", "")), []).append(name)
         details.append(f"\n### {data['suite']} ({data['package']} {data['version']}, sotc "
                        f"{data.get('commit', '?')}, {data['date']}, {data['machine']})\n")
+        for commit, names in sorted(data.get("reruns", {}).items()):  # models run again after
+            details.append(f"Run again at sotc {commit}, after the fixes they needed: "
+                           f"{', '.join(sorted(names))}.\n")
         if not groups:
             details.append("Every model compiles and matches.\n")
         order = {"wrong": 0, "broken": 1, "refused": 2, "ok": 3, "skipped": 4}
