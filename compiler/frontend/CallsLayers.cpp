@@ -256,11 +256,11 @@ void Executor::callLayer(ExecState &state, StatementIR &sir, const VarPtr &layer
                          std::vector<VarPtr> args, Kwargs kwargs) {
   Frame &f = state.frames.back();
   SourceLoc loc = locOf(f);
-  // Layer.__call__ runs the hooks (a traced model has none) and then forward: the first
-  // class of the MRO with a forward of its own or a layer-table entry says which (a leaf's
-  // library bases have forwards too: torch.nn.BatchNorm2d's _BatchNorm).
-  // ... forward as Python finds self.forward: an instance's own first (timm's FasterNet sets
-  // self.forward = self.forward_split_cat).
+  // Layer.__call__ runs the hooks (a traced model has none) and then self.forward: the
+  // instance's own where it has one (timm's FasterNet sets self.forward =
+  // self.forward_split_cat), else the first class of the MRO with a forward of its own or a
+  // layer-table entry (a leaf's library bases have forwards too: torch.nn.BatchNorm2d's
+  // _BatchNorm).
   for (size_t i = 0; i < layer->keys.size(); ++i)
     if (layer->keys[i]->isConstant() && layer->keys[i]->constant.text == "forward") {
       call(state, sir, layer->items[i], std::move(args), std::move(kwargs));

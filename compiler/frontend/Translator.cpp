@@ -264,19 +264,20 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
   segmentFor(ex.start(), {});
   t.parameters = ex.parameters();
 
+  // A Python value computed from the inputs is part of what the caller sees (a result, a side
+  // effect, an exception's message): guard what it read.
+  std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
+    ex.usesUnsupported(v); // returned: a refused operator's result is used
+    if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
+      ex.consume(
+          v, {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
+    for (const VarPtr &i : v->items)
+      consumeComputed(i);
+  };
+
   while (!work.empty()) {
     Pending p = std::move(work.front());
     work.pop_front();
-    // A Python value computed from the inputs is part of what the caller sees: guard what it
-    // read.
-    std::function<void(const VarPtr &)> consumeComputed = [&](const VarPtr &v) {
-      ex.usesUnsupported(v); // returned: a refused operator's result is used
-      if (v->isConstant() && v->tracker.kind == Tracker::Kind::Computed)
-        ex.consume(
-            v, {trace.code_objects(trace.functions(trace.entry_function()).code()).filename(), 0});
-      for (const VarPtr &i : v->items)
-        consumeComputed(i);
-    };
     std::optional<Break> ran;
     try {
       ran = ex.run(p.state, t.segments[p.segment].sir);
@@ -292,7 +293,9 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       seg.end = Segment::End::Raise;
       seg.sir.statements.clear(); // nothing they computed is seen
       seg.exceptionType = e.exception->exceptionType;
-      seg.exceptionClass = e.exception->name.substr(0, e.exception->name.find('(')); // Name(args)
+      seg.exceptionClass = e.exception->classIndex >= 0
+                               ? trace.classes(e.exception->classIndex).qualname()
+                               : e.exception->exceptionType;
       seg.exceptionMessage = e.exception->str();
       seg.endLoc = e.exception->raisedAt;
       consumeComputed(e.exception);

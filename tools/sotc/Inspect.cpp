@@ -194,14 +194,14 @@ std::string fatbinText(const std::vector<cuda::FatbinEntry> &entries) {
   return s;
 }
 
-/// One segment: its inputs, steps, arena and end; `index` is its place in the manifest.
-/// `AssertionError('n too large')`: a raise end's exception, as Python shows it.
+/// `AssertionError("n too large")`: a raise end's exception, as Python shows it.
 std::string raisedText(const Json &end) {
   std::string message = end.at("message").get<std::string>();
   return end.at("class").get<std::string>() + "(" + (message.empty() ? "" : Json(message).dump()) +
          ")";
 }
 
+/// One segment: its inputs, steps, arena and end; `index` is its place in the manifest.
 std::string segmentText(const Json &seg, size_t index) {
   std::ostringstream s;
   s << "  [" << index << "] " << seg.at("name").get<std::string>() << "(";
