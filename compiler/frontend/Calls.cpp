@@ -270,7 +270,7 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
         guardBatch(relation, k, locOf(f), ops::symbolOf(shape[at]));
       else if (k > 1)
         fail(DiagCode::FrontendHostInteraction,
-             "indexing a dimension of " + ops::productText(ops::productOf(shape[at])) +
+             "indexing a dimension of " + ops::productOf(shape[at]).text() +
                  " (a product of dynamic sizes) at static positions is not compiled yet",
              f);
     };
@@ -298,8 +298,8 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
              f);
       if (dynamic && !derivedSizes_.difference(end, shape[at]))
         fail(DiagCode::FrontendHostInteraction,
-             "a slice of one dynamic size (" + ops::productText(ops::productOf(shape[at])) +
-                 ") up to another (" + ops::productText(ops::productOf(end)) +
+             "a slice of one dynamic size (" + ops::productOf(shape[at]).text() +
+                 ") up to another (" + ops::productOf(end).text() +
                  ") is not compiled yet",
              f);
       if (!dynamic && !isSymbolSize(k->items[1]))

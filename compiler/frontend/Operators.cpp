@@ -619,7 +619,7 @@ VarPtr Executor::compareBatchSize(Frame &f, const std::string &op, VarPtr a, Var
   for (const VarPtr &v : {a, b})
     if (isDynamicSize(v) && !isSymbolSize(v))
       fail(DiagCode::FrontendHostInteraction,
-           "comparing a product of dynamic sizes (" + ops::productText(ops::productOf(v->sizeDim)) +
+           "comparing a product of dynamic sizes (" + ops::productOf(v->sizeDim).text() +
                ") is not compiled yet",
            f);
   // Sizes of one base differ by a number (T - 1 < T); a size derived from another is not

@@ -40,7 +40,7 @@ public:
       case PyConst::Kind::Int: // a dynamic size as the types write it
         if (ops::isSymbolSize(v->constant.intValue))
           return sir::SizeAttr::get(
-              &ctx_, ops::productText(ops::productOf(ops::dimOfSymbolSize(v->constant.intValue))));
+              &ctx_, ops::productOf(ops::dimOfSymbolSize(v->constant.intValue)).text());
         return b_.getI64IntegerAttr(v->constant.intValue);
       case PyConst::Kind::Float:
         return b_.getF64FloatAttr(v->constant.floatValue);

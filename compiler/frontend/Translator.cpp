@@ -430,7 +430,7 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
         shape += (i ? ", " : "") +
                  (ops::isSymbolDim(v->meta.shape[i]) || !ops::isDynamicDim(v->meta.shape[i])
                       ? std::to_string(v->meta.shape[i])
-                      : ops::productText(ops::productOf(v->meta.shape[i])));
+                      : ops::productOf(v->meta.shape[i]).text());
       add(Guard::Kind::TensorMeta, "(" + shape + "], " + prefix + "." +
                                        ops::dtypeName(v->meta.dtype) + ", " +
                                        (v->stopGradient ? "True" : "False") + ")");

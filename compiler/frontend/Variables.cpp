@@ -108,7 +108,7 @@ std::string PyConst::repr() const {
     return boolValue ? "True" : "False";
   case Kind::Int: // a dynamic size passed to a call (ops::sizeOfDim) as the size it is
     return ops::isSymbolSize(intValue)
-               ? ops::productText(ops::productOf(ops::dimOfSymbolSize(intValue)))
+               ? ops::productOf(ops::dimOfSymbolSize(intValue)).text()
                : std::to_string(intValue);
   case Kind::BigInt:
     return text;

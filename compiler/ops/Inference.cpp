@@ -184,7 +184,7 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
     std::string text = "[";
     for (size_t i = 0; i < out.size(); ++i)
       text += (i ? ", " : "") + (static_cast<int>(i) == inferred ? std::string("-1")
-                                 : isDynamicDim(out[i])          ? productText(productOf(out[i]))
+                                 : isDynamicDim(out[i])          ? productOf(out[i]).text()
                                                                  : std::to_string(out[i]));
     return text + "]";
   };
@@ -213,9 +213,9 @@ std::vector<int64_t> reshapeShape(const std::string &op, const std::vector<int64
   }
   if (known != total)
     throw CodedError(DiagCode::OpShapeMismatch, op + "(): cannot reshape a tensor of shape " +
-                                                    formatShape(in) + " (" + productText(total) +
+                                                    formatShape(in) + " (" + total.text() +
                                                     " elements) into " + targetText() + " (" +
-                                                    productText(known) + " elements)");
+                                                    known.text() + " elements)");
   return out;
 }
 

@@ -432,8 +432,8 @@ int basicIndex(Lowering &L, int x, const std::vector<Arg> &items) {
         std::optional<int64_t> beyond = L.b.sizeDifference(n, size);
         if (!beyond)
           badValue(L, "a slice of dimension " + std::to_string(dim) + " (" +
-                          productText(productOf(size)) + ") up to a size of another (" +
-                          productText(productOf(n)) + ") is not supported yet");
+                          productOf(size).text() + ") up to a size of another (" +
+                          productOf(n).text() + ") is not supported yet");
         end = *beyond < 0 ? n : size;
       }
       if (start == 0 && end == size) {

@@ -71,18 +71,6 @@ constexpr int64_t kMaxFactor = int64_t{1} << 37;
 constexpr int64_t kFirstProduct = -kMaxSymbols - 1;
 } // namespace
 
-bool SizeProduct::dynamic() const {
-  return std::any_of(powers.begin(), powers.end(), [](int p) { return p > 0; });
-}
-
-SizeProduct SizeProduct::operator*(const SizeProduct &o) const {
-  SizeProduct p;
-  p.factor = factor * o.factor;
-  for (int k = 0; k < kMaxSymbols; ++k)
-    p.powers[k] = powers[k] + o.powers[k];
-  return p;
-}
-
 SizeProduct productOf(int64_t dim) {
   SizeProduct p;
   if (!isDynamicDim(dim)) {
@@ -121,7 +109,7 @@ int64_t productDim(const SizeProduct &p) {
                           [](int power) { return power < (1 << kPowerBits); });
   if (!fits)
     throw CodedError(DiagCode::OpBadAttribute,
-                     "a dimension of " + productText(p) +
+                     "a dimension of " + p.text() +
                          " is more than sotc computes (powers to 7, factors below 2^37)");
   int64_t packed = p.factor << kFactorShift;
   for (int k = 0; k < kMaxSymbols; ++k)
@@ -129,55 +117,12 @@ int64_t productDim(const SizeProduct &p) {
   return kFirstProduct - packed;
 }
 
-std::optional<SizeProduct> quotient(const SizeProduct &a, const SizeProduct &b) {
-  if (b.factor <= 0 || a.factor % b.factor)
-    return std::nullopt;
-  SizeProduct q;
-  q.factor = a.factor / b.factor;
-  for (int k = 0; k < kMaxSymbols; ++k) {
-    q.powers[k] = a.powers[k] - b.powers[k];
-    if (q.powers[k] < 0)
-      return std::nullopt;
-  }
-  return q;
-}
-
-std::string productText(const SizeProduct &p) {
-  std::string text = p.factor != 1 || !p.dynamic() ? std::to_string(p.factor) : "";
-  for (int k = 0; k < kMaxSymbols; ++k)
-    if (p.powers[k])
-      text += (text.empty() ? "s" : "*s") + std::to_string(k) +
-              (p.powers[k] > 1 ? "^" + std::to_string(p.powers[k]) : "");
-  return text;
-}
-
 std::optional<SizeProduct> parseProduct(const std::string &text) {
-  SizeProduct p;
-  size_t start = 0;
-  for (bool first = true; start <= text.size(); first = false) {
-    size_t star = std::min(text.find('*', start), text.size());
-    std::string token = text.substr(start, star - start);
-    start = star + 1;
-    if (token.empty())
-      return std::nullopt;
-    if (token[0] != 's') {
-      if (!first || token.find_first_not_of("0123456789") != std::string::npos || token.size() > 12)
-        return std::nullopt;
-      p.factor = std::stoll(token);
-      if (p.factor < 1 || p.factor >= kMaxFactor)
-        return std::nullopt;
-      continue;
-    }
-    size_t caret = token.find('^');
-    std::string power = caret == std::string::npos ? "1" : token.substr(caret + 1);
-    if (caret != 2 && !(caret == std::string::npos && token.size() == 2))
-      return std::nullopt;
-    int k = token[1] - '0';
-    if (k < 0 || k >= kMaxSymbols || p.powers[k] || power.size() != 1 || power[0] < '1' ||
-        power[0] > '7')
-      return std::nullopt;
-    p.powers[k] = power[0] - '0';
-  }
+  std::optional<SizeProduct> p = SizeProduct::parse(text);
+  if (!p || p->factor >= kMaxFactor ||
+      std::any_of(p->powers.begin(), p->powers.end(),
+                  [](int power) { return power >= (1 << kPowerBits); }))
+    return std::nullopt;
   return p;
 }
 
@@ -190,7 +135,7 @@ int64_t DerivedSizes::offsetDim(int64_t dim, int64_t offset) {
     return dim + offset;
   if (!isSymbolDim(dim))
     throw CodedError(DiagCode::OpBadAttribute,
-                     "a dimension of " + productText(productOf(dim)) +
+                     "a dimension of " + productOf(dim).text() +
                          (offset < 0 ? " - " : " + ") + std::to_string(std::abs(offset)) +
                          " (a product of dynamic sizes plus a number) is not supported yet");
   SizeOffset d = of(symbolOf(dim));
@@ -255,7 +200,7 @@ std::string sizesEncoding(const std::vector<int64_t> &shape) {
   bool named = false;
   for (int64_t d : shape)
     if (isDynamicDim(d)) {
-      text += (text.empty() ? "" : ",") + productText(productOf(d));
+      text += (text.empty() ? "" : ",") + productOf(d).text();
       named |= d != kDynamic;
     }
   return named ? text : "";
@@ -293,7 +238,7 @@ std::string formatShape(const std::vector<int64_t> &shape) {
     if (i)
       s += ", ";
     s += shape[i] == kDynamic     ? "?"
-         : isDynamicDim(shape[i]) ? productText(productOf(shape[i]))
+         : isDynamicDim(shape[i]) ? productOf(shape[i]).text()
                                   : std::to_string(shape[i]);
   }
   return s + "]";

@@ -8,6 +8,7 @@
 #define SOTC_OPS_TYPES_H
 
 #include "compiler/support/Format.h"
+#include "contract/SizeProduct.h"
 
 #include <array>
 #include <cstdint>
@@ -56,18 +57,11 @@ constexpr bool isSymbolDim(int64_t d) { return d < 0 && d >= -kMaxSymbols; }
 /// The symbol a dimension of one symbol is.
 constexpr int symbolOf(int64_t d) { return static_cast<int>(-1 - d); }
 
-/// A dimension's size as a static factor times powers of the dynamic sizes: s0*s1 where
-/// x.view(-1, C) merges [B, T, C]'s B and T, 16*s0 where [?, 16, 64] is viewed as (-1, 64),
-/// 2*s0 for x.reshape(B * 2, -1).
-struct SizeProduct {
-  int64_t factor = 1;
-  std::array<int, kMaxSymbols> powers{};
-
-  bool dynamic() const;
-  SizeProduct operator*(const SizeProduct &o) const;
-  bool operator==(const SizeProduct &o) const { return factor == o.factor && powers == o.powers; }
-  bool operator!=(const SizeProduct &o) const { return !(*this == o); }
-};
+/// A dimension's size as a static factor times powers of the dynamic sizes (the artifact
+/// contract's encoding): s0*s1 where x.view(-1, C) merges [B, T, C]'s B and T, 16*s0 where
+/// [?, 16, 64] is viewed as (-1, 64), 2*s0 for x.reshape(B * 2, -1).
+using contract::SizeProduct;
+static_assert(contract::kMaxSizeSymbols == kMaxSymbols);
 /// The product a dimension is: a static one its size without powers.
 SizeProduct productOf(int64_t dim);
 /// The product of a shape's dimensions.
@@ -76,11 +70,9 @@ SizeProduct productOf(const std::vector<int64_t> &shape);
 /// code below -kMaxSymbols otherwise. E2010 (a CodedError) where a power passes 7 or the
 /// factor 2^37.
 int64_t productDim(const SizeProduct &p);
-/// `a / b` where that is a product again (whole factor, no negative power).
-std::optional<SizeProduct> quotient(const SizeProduct &a, const SizeProduct &b);
-/// "16*s0", "s0*s1^2", "8"; dimension text as the manifest writes counts.
-std::string productText(const SizeProduct &p);
-/// The product productText wrote; nullopt for other text and for what productDim refuses.
+using contract::quotient;
+/// The product SizeProduct::text wrote; nullopt for other text and for what productDim
+/// refuses.
 std::optional<SizeProduct> parseProduct(const std::string &text);
 
 /// A dynamic size that is another one plus a number, with a symbol of its own: x[:, 1:] of T

@@ -80,57 +80,32 @@ void valueTensors(const Json &r, std::vector<std::string> &out) {
 }
 
 /// A count of a plan: a number, or powers of the dynamic sizes times one ("64*s0", "4*s0^2",
-/// "s1", "8*s0*s1^2"): the number at every size 1, and the powers.
+/// "s1", "8*s0*s1^2"; the contract's SizeProduct text): the number at every size 1, and the
+/// powers.
 std::pair<int64_t, Powers> countOf(const Json &j) {
-  Powers powers{};
   if (j.is_number_integer())
-    return {j.get<int64_t>(), powers};
-  auto bad = [&] {
-    return Error(ErrorCode::ArtifactUnreadable, "a count of " + j.dump() + " (a number or N*s0^P*s1^Q)");
-  };
-  std::string text = j.is_string() ? j.get<std::string>() : "";
-  int64_t factor = 1;
-  size_t at = 0;
-  if (!text.empty() && text[0] != 's') { // "64*..."
-    const char *p = text.c_str();
-    char *end = nullptr;
-    errno = 0;
-    factor = std::strtoll(p, &end, 10);
-    if (errno || end == p || *end != '*' || factor < 1)
-      throw bad();
-    at = static_cast<size_t>(end - p) + 1;
-  }
-  // s<k>[^p], joined by '*', each size once.
-  if (at >= text.size())
-    throw bad();
-  while (at < text.size()) {
-    size_t star = text.find('*', at);
-    std::string term = text.substr(at, star == std::string::npos ? std::string::npos : star - at);
-    at = star == std::string::npos ? text.size() : star + 1;
-    if (star != std::string::npos && at == text.size())
-      throw bad();
-    bool power = term.size() == 4 && term[2] == '^';
-    if ((term.size() != 2 && !power) || term[0] != 's' || term[1] < '0' ||
-        term[1] >= '0' + kMaxSizes || (power && (term[3] < '1' || term[3] > '9')))
-      throw bad();
-    int8_t &p = powers[term[1] - '0'];
-    if (p)
-      throw bad();
-    p = static_cast<int8_t>(power ? term[3] - '0' : 1);
-  }
-  return {factor, powers};
+    return {j.get<int64_t>(), Powers{}};
+  std::optional<contract::SizeProduct> p =
+      j.is_string() ? contract::SizeProduct::parse(j.get<std::string>()) : std::nullopt;
+  if (!p)
+    throw Error(ErrorCode::ArtifactUnreadable,
+                "a count of " + j.dump() + " (a number or N*s0^P*s1^Q)");
+  return {p->factor, p->powers};
 }
 
 /// `factor` times each size to its power; E8004 beyond kMaxBytes (a size too large for any
 /// machine).
 int64_t timesPowers(int64_t factor, const Sizes &sizes, const Powers &powers) {
-  int64_t out = factor;
+  if (!anyPower(powers))
+    return factor;
+  if (std::optional<int64_t> out = contract::SizeProduct{factor, powers}.valueAt(sizes, kMaxBytes))
+    return *out;
+  int64_t largest = 0;
   for (int k = 0; k < kMaxSizes; ++k)
-    for (int i = 0; i < powers[k]; ++i)
-      if (out < 0 || __builtin_mul_overflow(out, sizes[k], &out) || out > kMaxBytes)
-        throw Error(ErrorCode::InputsMismatch, "a dynamic size of " + std::to_string(sizes[k]) +
-                                 " is beyond what a plan can hold (2^48 bytes a buffer)");
-  return out;
+    if (powers[k])
+      largest = std::max(largest, sizes[k]);
+  throw Error(ErrorCode::InputsMismatch, "a dynamic size of " + std::to_string(largest) +
+                                             " is beyond what a plan can hold (2^48 bytes a buffer)");
 }
 
 /// A convolution step (docs/manifest.md): its sizes, groups, window and epilogue.

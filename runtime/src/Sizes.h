@@ -10,6 +10,8 @@
 #ifndef SOTC_RUNTIME_SIZES_H
 #define SOTC_RUNTIME_SIZES_H
 
+#include "contract/SizeProduct.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -17,16 +19,16 @@
 
 namespace sotc::runtime {
 
-constexpr int kMaxSizes = 8;
+constexpr int kMaxSizes = contract::kMaxSizeSymbols;
 /// The most sizes one CPU kernel takes (its C signature: runtime/src/cpu/CpuBackend.cpp).
 constexpr size_t kMaxKernelSizes = 4;
 /// A call's value of each dynamic size (0 for the sizes its entry does not have).
-using Sizes = std::array<int64_t, kMaxSizes>;
+using Sizes = contract::SizeValues;
 /// The power of each dynamic size a count holds ("64*s0*s1^2": 1, 2, 0, ...).
-using Powers = std::array<int8_t, kMaxSizes>;
+using Powers = decltype(contract::SizeProduct::powers);
 
 inline bool anyPower(const Powers &p) {
-  return std::any_of(p.begin(), p.end(), [](int8_t v) { return v != 0; });
+  return std::any_of(p.begin(), p.end(), [](int v) { return v != 0; });
 }
 /// The size a manifest shape's dimension is (k for -1 - k), or -1 for a static one.
 inline int sizeOfDim(int64_t d) { return d < 0 && d >= -kMaxSizes ? static_cast<int>(-1 - d) : -1; }

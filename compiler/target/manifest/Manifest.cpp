@@ -44,7 +44,7 @@ Json shapeJson(const std::vector<int64_t> &dims) {
   Json shape = Json::array();
   for (int64_t d : dims) {
     bool product = ops::isDynamicDim(d) && !ops::isSymbolDim(d);
-    shape.push_back(product ? Json(ops::productText(ops::productOf(d))) : Json(d));
+    shape.push_back(product ? Json(ops::productOf(d).text()) : Json(d));
   }
   return shape;
 }

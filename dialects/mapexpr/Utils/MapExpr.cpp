@@ -122,12 +122,7 @@ static_assert(sched::kSizeSymbols == ops::kMaxSymbols, "a stand-in for every dyn
 int64_t modelDim(int64_t dim) {
   if (!ops::isDynamicDim(dim))
     return dim;
-  ops::SizeProduct p = ops::productOf(dim);
-  int64_t size = p.factor;
-  for (int k = 0; k < ops::kMaxSymbols; ++k)
-    for (int power = 0; power < p.powers[k]; ++power)
-      size *= sched::kSizeStandIns[k];
-  return size;
+  return sched::standInSize(ops::productOf(dim));
 }
 
 std::vector<int64_t> modelShape(const std::vector<int64_t> &shape, const std::string &encoding) {

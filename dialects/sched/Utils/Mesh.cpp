@@ -218,33 +218,43 @@ bool anyHoldsBatch(const std::vector<ScheduleDim> &dims) {
                      [](const ScheduleDim &d) { return holdsBatch(d.size); });
 }
 
-bool holdsBatch(int64_t size) {
-  return size > 0 && std::any_of(std::begin(kSizeStandIns), std::end(kSizeStandIns),
-                                 [&](int64_t standIn) { return size % standIn == 0; });
+contract::SizeProduct sizeProduct(int64_t size) {
+  contract::SizeProduct p{size, {}};
+  for (int k = 0; k < kSizeSymbols && p.factor > 0; ++k)
+    while (p.factor % kSizeStandIns[k] == 0) {
+      p.factor /= kSizeStandIns[k];
+      ++p.powers[k];
+    }
+  return p;
 }
 
+namespace {
+std::optional<int64_t> atStandIns(const contract::SizeProduct &p) {
+  contract::SizeValues standIns;
+  std::copy(std::begin(kSizeStandIns), std::end(kSizeStandIns), standIns.begin());
+  return p.valueAt(standIns);
+}
+} // namespace
+
+int64_t standInSize(const contract::SizeProduct &p) {
+  if (std::optional<int64_t> size = atStandIns(p))
+    return *size;
+  throw MeshError("a size of " + p.text() + " is more than the schedules compute");
+}
+
+bool holdsBatch(int64_t size) { return sizeProduct(size).dynamic(); }
+
 std::vector<int> sizePowers(int64_t size) {
-  std::vector<int> powers;
-  for (int k = 0; k < kSizeSymbols && size > 0; ++k)
-    for (int p = 0; size % kSizeStandIns[k] == 0; ++p) {
-      size /= kSizeStandIns[k];
-      powers.resize(k + 1, 0);
-      powers[k] = p + 1;
-    }
+  contract::SizeProduct p = sizeProduct(size);
+  std::vector<int> powers(p.powers.begin(), p.powers.end());
+  while (!powers.empty() && powers.back() == 0)
+    powers.pop_back();
   return powers;
 }
 
-int batchDegree(int64_t size) {
-  std::vector<int> powers = sizePowers(size);
-  return std::accumulate(powers.begin(), powers.end(), 0);
-}
+int batchDegree(int64_t size) { return sizeProduct(size).degree(); }
 
-int64_t staticFactor(int64_t size) {
-  for (int64_t standIn : kSizeStandIns)
-    while (size > 0 && size % standIn == 0)
-      size /= standIn;
-  return size;
-}
+int64_t staticFactor(int64_t size) { return sizeProduct(size).factor; }
 
 std::string perRowText(int64_t count, const std::string &symbol, int degree) {
   std::string power = symbol + (degree > 1 ? "^" + std::to_string(degree) : "");
@@ -254,56 +264,12 @@ std::string perRowText(int64_t count, const std::string &symbol, int degree) {
 }
 
 std::string sizeText(int64_t size, bool batch) {
-  std::vector<int> powers = batch ? sizePowers(size) : std::vector<int>{};
-  int64_t factor = staticFactor(size);
-  std::string text = powers.empty() || factor != 1 ? std::to_string(batch ? factor : size) : "";
-  for (size_t k = 0; k < powers.size(); ++k)
-    if (powers[k])
-      text += (text.empty() ? "" : "*") + perRowText(1, "s" + std::to_string(k), powers[k]);
-  return text;
+  return batch ? sizeProduct(size).text() : std::to_string(size);
 }
 
 std::optional<int64_t> sizeOfText(const std::string &text) {
-  // [N*]s<k>[^p]*...: a number first or not at all, each size once, powers 1 to 9.
-  int64_t size = 1;
-  std::vector<bool> seen(kSizeSymbols, false);
-  size_t start = 0;
-  for (bool first = true;; first = false) {
-    size_t star = text.find('*', start);
-    std::string token =
-        text.substr(start, star == std::string::npos ? std::string::npos : star - start);
-    if (token.empty())
-      return std::nullopt;
-    if (token[0] == 's') {
-      size_t caret = token.find('^');
-      std::string index =
-          token.substr(1, caret == std::string::npos ? std::string::npos : caret - 1);
-      std::string power = caret == std::string::npos ? "1" : token.substr(caret + 1);
-      if (index.size() != 1 || !std::isdigit(index[0]) || power.size() != 1 || power[0] < '1' ||
-          power[0] > '9')
-        return std::nullopt;
-      int k = index[0] - '0';
-      if (k >= kSizeSymbols || seen[k])
-        return std::nullopt;
-      seen[k] = true;
-      for (int p = 0; p < power[0] - '0'; ++p)
-        size *= kSizeStandIns[k];
-    } else {
-      size_t used = 0;
-      int64_t n = 0;
-      try {
-        n = std::stoll(token, &used);
-      } catch (const std::exception &) {
-        return std::nullopt;
-      }
-      if (!first || used != token.size())
-        return std::nullopt;
-      size = n;
-    }
-    if (star == std::string::npos)
-      return size;
-    start = star + 1;
-  }
+  std::optional<contract::SizeProduct> p = contract::SizeProduct::parse(text);
+  return p ? atStandIns(*p) : std::nullopt;
 }
 
 std::string LoopDescriptor::str(bool batch) const {

@@ -11,6 +11,7 @@
 #define SOTC_DIALECT_SCHED_MESH_H
 
 #include "compiler/support/Diagnostics.h"
+#include "contract/SizeProduct.h"
 
 #include <cstdint>
 #include <optional>
@@ -27,10 +28,15 @@ namespace sotc::sched {
 /// 64*s0*s1^2 is 64 * 4099 * 4111^2. The code never uses them: where a size holding one is
 /// needed (a stride, a division, a loop's bound), the kernel computes it from the call's
 /// sizes, which it takes as arguments; the grid is the runtime's to scale.
-constexpr int kSizeSymbols = 8;
+constexpr int kSizeSymbols = contract::kMaxSizeSymbols;
 constexpr int64_t kSizeStandIns[kSizeSymbols] = {4099, 4111, 4127, 4129, 4133, 4139, 4153, 4157};
 constexpr int64_t kBatchRows = kSizeStandIns[0]; // s0's
 
+/// A size of a model or mesh as the product it stands for (64 * 4099 * 4111^2: 64*s0*s1^2),
+/// and back.
+contract::SizeProduct sizeProduct(int64_t size);
+/// MeshError where the stand-ins overflow.
+int64_t standInSize(const contract::SizeProduct &p);
 /// Whether a size of a model or mesh holds a dynamic size.
 bool holdsBatch(int64_t size);
 /// The power of each dynamic size a size holds, s0 first (64*s0*s1^2: {1, 2}; trailing
@@ -46,7 +52,8 @@ std::string perRowText(int64_t count, const std::string &symbol = "s0", int degr
 /// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds
 /// them as their powers times the rest ("s0", "64*s0", "4*s0^2", "8*s0*s1^2").
 std::string sizeText(int64_t size, bool batch);
-/// The size sizeText wrote ("4*s0^2": 4 * kBatchRows^2), or nullopt.
+/// The size sizeText wrote ("4*s0^2": 4 * kBatchRows^2; contract::SizeProduct's text), or
+/// nullopt.
 std::optional<int64_t> sizeOfText(const std::string &text);
 
 /// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element

@@ -130,8 +130,8 @@ std::string violation(PrimOp op, const ops::DerivedSizes &sizes) {
     ops::SizeProduct from = ops::productOf(shapeWithSizes(in)),
                      to = ops::productOf(shapeWithSizes(out));
     return from == to ? ""
-                      : "a reshape changes the number of elements (" + ops::productText(from) +
-                            " into " + ops::productText(to) + ")";
+                      : "a reshape changes the number of elements (" + from.text() +
+                            " into " + to.text() + ")";
   }
   case Prim::Transpose:
     return "";
