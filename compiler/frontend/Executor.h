@@ -1,9 +1,9 @@
 //===- Executor.h - Symbolic execution of CPython 3.11-3.13 bytecode (internal) ----------===//
 //
 // An explicit frame stack, so that the whole interpreter state can be copied at a graph break
-// and both continuations translated ahead of time. Opcode handlers live in
-// OpcodeExecutor.cpp, calls (user functions, builtins, tensor operations) in Calls.cpp, and
-// the segment graph and guards in Translator.cpp.
+// and both continuations translated ahead of time. Opcode handlers live in Opcodes*.cpp
+// (OpcodeStep.h; the table is OpcodeHandlers.def), calls (user functions, builtins, tensor
+// operations) in Calls.cpp, and the segment graph and guards in Translator.cpp.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_FRONTEND_EXECUTOR_H
@@ -235,6 +235,7 @@ private:
   /// so no other variable reuses its address while the translation runs).
   std::map<const Variable *, std::pair<VarPtr, int64_t>> ids_;
   friend struct CallContext;
+  friend struct OpcodeStep;
 
   // OpcodeExecutor.cpp
   Break step(ExecState &state, StatementIR &sir);

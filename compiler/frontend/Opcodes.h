@@ -37,6 +37,12 @@ enum class Opcode : uint16_t {
 #include "compiler/frontend/OpcodeNames.inc"
 #undef OPCODE_NAME
 };
+/// The number of Opcode enumerators.
+constexpr size_t kOpcodeCount = 0
+#define OPCODE_NAME(name) +1
+#include "compiler/frontend/OpcodeNames.inc"
+#undef OPCODE_NAME
+    ;
 
 struct OpcodeInfo {
   const char *name = nullptr; // nullptr: no such opcode in this version
