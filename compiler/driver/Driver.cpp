@@ -14,7 +14,7 @@
 
 #include "contract/ArtifactFiles.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
-#include "dialects/sched/Utils/Mesh.h"
+#include "dialects/sched/IR/SchedDialect.h"
 #include "dialects/sir/IR/SirDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -115,7 +115,7 @@ pipelines::PipelineOptions withGpuIndexBits(mlir::ModuleOp module,
   bool fits = true;
   module.walk([&](mlir::gpu::GPUFuncOp func) {
     // A dynamic size may make any buffer larger than 2^31 elements.
-    fits &= !func->hasAttr(kBatchGridAttr);
+    fits &= !func->hasAttr(sched::kGridAttrName);
     for (mlir::BlockArgument arg : func.getBody().getArguments()) // parameters, workgroup
       if (auto memref = mlir::dyn_cast<mlir::MemRefType>(arg.getType()))
         fits &= memref.hasStaticShape() && memref.getNumElements() < (int64_t{1} << 31);
@@ -158,12 +158,11 @@ int64_t bytesOf(mlir::MemRefType memref) {
   return memref.getNumElements() * manifest::elementBytes(memref.getElementType());
 }
 
-/// The sizes a kernel takes when not s0 alone (its kSizesAttr: "s1", "s0,s1").
+/// The sizes a kernel takes when not s0 alone (its sched.sizes: [1], [0, 1]).
 std::vector<int> sizesTaken(mlir::Operation *func) {
   std::vector<int> sizes;
-  if (auto names = func->getAttrOfType<mlir::StringAttr>(kSizesAttr))
-    for (llvm::StringRef name : llvm::split(names.getValue(), ','))
-      sizes.push_back(std::stoi(name.drop_front().str()));
+  if (auto taken = func->getAttrOfType<mlir::DenseI64ArrayAttr>(sched::kSizesAttrName))
+    sizes.assign(taken.asArrayRef().begin(), taken.asArrayRef().end());
   return sizes;
 }
 
@@ -174,7 +173,7 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
     if (auto func = grid->getParentOfType<mlir::func::FuncOp>()) {
       manifest::KernelLaunch &launch = launches[func.getSymName().str()];
       launch.grid = grid.getStaticUpperBound()[0]; // s0 as sched::kBatchRows
-      launch.takesRows = func->hasAttr(kBatchGridAttr);
+      launch.takesRows = func->hasAttr(sched::kGridAttrName);
       launch.sizes = sizesTaken(func);
       for (mlir::Type buffer : func.getArgumentTypes())
         if (auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer)) // not the call's sizes
@@ -183,16 +182,16 @@ std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp modu
   });
   module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory
     manifest::KernelLaunch &launch = launches[func.getName().str()];
-    if (auto grid = func->getAttrOfType<mlir::StringAttr>(kBatchGridAttr))
-      launch.grid = sched::sizeOfText(grid.str()).value(), launch.takesRows = true;
+    if (auto grid = func->getAttrOfType<sched::SizeAttr>(sched::kGridAttrName))
+      launch.grid = sched::standInSize(grid.getSize()), launch.takesRows = true;
     else
       launch.grid = (*func.getKnownGridSize())[0];
     launch.sizes = sizesTaken(func);
     launch.block = (*func.getKnownBlockSize())[0];
     for (mlir::BlockArgument buffer : func.getWorkgroupAttributions())
       launch.sharedBytes += bytesOf(mlir::cast<mlir::MemRefType>(buffer.getType()));
-    if (auto bytes = func->getAttrOfType<mlir::StringAttr>(kDynamicSharedAttr))
-      launch.dynamicSharedBytes = sched::sizeOfText(bytes.str()).value();
+    if (auto bytes = func->getAttrOfType<sched::SizeAttr>(sched::kDynamicSharedAttrName))
+      launch.dynamicSharedBytes = sched::standInSize(bytes.getSize());
   });
   return launches;
 }

@@ -71,7 +71,7 @@ void KernelLowering::emitGpuFunction() {
   }
   func.setKnownBlockSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(threads), 1, 1});
   if (takesRows_) // the grid is the call's, in s0
-    func->setAttr(kBatchGridAttr, b_.getStringAttr(sched::sizeText(blocks, true)));
+    func->setAttr(sched::kGridAttrName, sizeAttr(blocks));
   else
     func.setKnownGridSize(llvm::ArrayRef<int32_t>{static_cast<int32_t>(blocks), 1, 1});
   mlir::Block &entry = func.getBody().front();
@@ -123,7 +123,7 @@ void KernelLowering::placeInDynamicSharedMemory(mlir::gpu::GPUFuncOp func,
         idx_.add(offset, mlir::arith::MulIOp::create(b_, loc(), count, idx_.c(elementBytes(t))));
     bytes += storage_[t].elementsPerBlock * elementBytes(t);
   }
-  func->setAttr(kDynamicSharedAttr, b_.getStringAttr(sched::sizeText(bytes, true)));
+  func->setAttr(sched::kDynamicSharedAttrName, sizeAttr(bytes));
 }
 
 mlir::Value KernelLowering::sharedOffset(int t, const std::vector<mlir::Value> &index) {

@@ -158,10 +158,12 @@ llvm::SmallVector<mlir::Value> KernelLowering::bufferIndex(int t,
 void KernelLowering::markSizes(mlir::Operation *func) {
   if (sizes_.empty() || sizes_ == std::vector<int>{0})
     return;
-  std::string names;
-  for (int symbol : sizes_)
-    names += (names.empty() ? "s" : ",s") + std::to_string(symbol);
-  func->setAttr(kSizesAttr, b_.getStringAttr(names));
+  func->setAttr(sched::kSizesAttrName,
+                b_.getDenseI64ArrayAttr(std::vector<int64_t>(sizes_.begin(), sizes_.end())));
+}
+
+mlir::Attribute KernelLowering::sizeAttr(int64_t size) {
+  return sched::SizeAttr::get(b_.getContext(), sched::sizeProduct(size));
 }
 
 void KernelLowering::emitFunction() {
@@ -195,7 +197,7 @@ void KernelLowering::emitFunction() {
     if (l.type == sched::LoopType::S0x)
       blocks = l.size;
   if (takesRows_) // the launch's grid, in s0
-    func->setAttr(kBatchGridAttr, b_.getStringAttr(sched::sizeText(blocks, true)));
+    func->setAttr(sched::kGridAttrName, sizeAttr(blocks));
   // What a block keeps of a row of s0 (a softmax over a sequence): one heap buffer of the
   // call's row, reused by the blocks of this call (the stack may not hold a long row).
   auto rowOfS0 = [&](size_t t) {

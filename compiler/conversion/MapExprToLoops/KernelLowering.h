@@ -10,6 +10,7 @@
 
 #include "compiler/conversion/MapExprToLoops/Indices.h"
 #include "dialects/mapexpr/IR/MapExprDialect.h"
+#include "dialects/sched/IR/SchedDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -54,8 +55,10 @@ private:
   /// The index of an element of tensor `t` in its buffer (Input, Output, Scratch).
   llvm::SmallVector<mlir::Value> bufferIndex(int t, llvm::ArrayRef<mlir::Value> index);
 
-  /// A kernel that takes sizes other than s0 alone says which (kSizesAttr).
+  /// A kernel that takes sizes other than s0 alone says which (sched.sizes).
   void markSizes(mlir::Operation *func);
+  /// A count of the model (a grid, bytes) as the #sched.size it holds.
+  mlir::Attribute sizeAttr(int64_t size);
 
   void emitFunction();
 

@@ -34,7 +34,8 @@ def ConvertMapExprToLoops : Pass<"sotc-convert-mapexpr-to-loops", "::mlir::Modul
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect"];
+                           "::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect",
+                           "::sotc::sched::SchedDialect"];
 }
 
 #endif // SOTC_CONVERSION_MAPEXPRTOLOOPS_PASSES

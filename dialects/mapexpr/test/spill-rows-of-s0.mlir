@@ -9,7 +9,7 @@
 // GLOBAL: mapexpr.launch @rows_of_s0(%arg0) {names = ["y", "e"]} : (tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xf32>)
 // GLOBAL: mapexpr.return %{{.*}}, %{{.*}} : tensor<2x?xf32>, tensor<2x?xf32>
 // SHARED: mapexpr.launch @rows_of_s0(%arg0) {names = ["y"]} : (tensor<2x?xf32>) -> tensor<2x?xf32>
-// DYNAMIC: sotc.dynamic_shared_bytes = "4*s0"
+// DYNAMIC: sched.dynamic_shared_bytes = #sched.size<"4*s0">
 
 sir.subgraph @SIR_0(%arg0: tensor<2x?xf32> {sir.name = "x", sir.stop_gradient = true}) -> tensor<2x?xf32> {
   %0 = mapexpr.launch @rows_of_s0(%arg0) {names = ["y"]} : (tensor<2x?xf32>) -> tensor<2x?xf32>

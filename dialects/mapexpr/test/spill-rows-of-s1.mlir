@@ -6,7 +6,7 @@
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cuda}),sotc-mapexpr-spill-rows{size-max=0,1024},sotc-convert-mapexpr-to-loops{target=cuda})' | FileCheck %s --check-prefix=DYNAMIC
 // GLOBAL: mapexpr.launch @rows_of_s1(%arg0) {names = ["y", "e"]}
 // SHARED: mapexpr.launch @rows_of_s1(%arg0) {names = ["y"]} : (tensor<2x?xf32, "s1">) -> tensor<2x?xf32, "s1">
-// DYNAMIC: sotc.dynamic_shared_bytes = "4*s1"
+// DYNAMIC: sched.dynamic_shared_bytes = #sched.size<"4*s1">
 
 sir.subgraph @SIR_0(%arg0: tensor<2x?xf32, "s1"> {sir.name = "x", sir.stop_gradient = true}) -> tensor<2x?xf32, "s1"> {
   %0 = mapexpr.launch @rows_of_s1(%arg0) {names = ["y"]} : (tensor<2x?xf32, "s1">) -> tensor<2x?xf32, "s1">

@@ -16,7 +16,10 @@ def Sched_Dialect : Dialect {
     `#sched.round_up<[256]>` mesh steps, `#sched.mesh<[dims], [steps]>` (verified by replaying the algebra of
     dialects/sched/Utils/Mesh.h), `#sched.loop<S0x, 4>` loop descriptors, and
     `#sched.target<cuda>`: the machine a module is compiled for, which the module carries as
-    its `sched.target` attribute for every pass whose output depends on it.
+    its `sched.target` attribute for every pass whose output depends on it, and
+    `#sched.size<"64*s0">`: a count that holds dynamic sizes, which a lowered kernel function
+    carries as its `sched.grid` and `sched.dynamic_shared_bytes` (with `sched.sizes`, the
+    sizes it takes before its buffers).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -96,6 +99,16 @@ def Sched_TargetAttr : Sched_Attr<"Target", "target"> {
   let summary = "The machine a module is compiled for: cuda or cpu";
   let parameters = (ins "::sotc::sched::Target":$target);
   let assemblyFormat = "`<` $target `>`";
+}
+
+def Sched_SizeAttr : Sched_Attr<"Size", "size"> {
+  let summary = "A count as a number times powers of the dynamic sizes: \"64*s0*s1^2\"";
+  let description = [{
+    The artifact contract's size product (contract/SizeProduct.h) in its one text form,
+    parsed and checked where the attribute is read: `#sched.size<"24*s0">`.
+  }];
+  let parameters = (ins "::sotc::contract::SizeProduct":$size);
+  let assemblyFormat = "`<` $size `>`";
 }
 
 #endif // SOTC_DIALECT_SCHED_BASE

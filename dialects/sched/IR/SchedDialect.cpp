@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -24,12 +25,30 @@ void SchedDialect::initialize() {
 }
 
 LogicalResult SchedDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
-  if (attribute.getName() != kTargetAttrName)
+  StringRef name = attribute.getName().getValue();
+  if (name == kTargetAttrName) {
+    if (!isa<TargetAttr>(attribute.getValue()))
+      return op->emitError() << kTargetAttrName << " must be a #sched.target";
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << kTargetAttrName << " belongs on a module";
     return success();
-  if (!isa<TargetAttr>(attribute.getValue()))
-    return op->emitError() << kTargetAttrName << " must be a #sched.target";
-  if (!isa<ModuleOp>(op))
-    return op->emitError() << kTargetAttrName << " belongs on a module";
+  }
+  if (name != kGridAttrName && name != kSizesAttrName && name != kDynamicSharedAttrName)
+    return success();
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError() << name << " belongs on a kernel function";
+  if (name != kSizesAttrName)
+    return isa<SizeAttr>(attribute.getValue())
+               ? success()
+               : op->emitError() << name << " must be a #sched.size";
+  auto sizes = dyn_cast<DenseI64ArrayAttr>(attribute.getValue());
+  ArrayRef<int64_t> list = sizes ? sizes.asArrayRef() : ArrayRef<int64_t>();
+  bool increasing = !list.empty() && list.front() >= 0 && list.back() < kSizeSymbols;
+  for (size_t i = 1; i < list.size(); ++i)
+    increasing &= list[i - 1] < list[i];
+  if (!increasing)
+    return op->emitError() << name << " must list sizes 0 to " << kSizeSymbols - 1
+                           << " in increasing order (array<i64: 0, 1>)";
   return success();
 }
 

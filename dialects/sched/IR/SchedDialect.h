@@ -30,6 +30,32 @@ struct mlir::FieldParser<sotc::sched::Target> {
   }
 };
 
+namespace sotc::contract {
+inline llvm::hash_code hash_value(const SizeProduct &p) {
+  return llvm::hash_combine(p.factor, llvm::hash_combine_range(p.powers.begin(), p.powers.end()));
+}
+/// The parameter of #sched.size: its text, quoted.
+inline mlir::AsmPrinter &operator<<(mlir::AsmPrinter &printer, const SizeProduct &p) {
+  printer.printString(p.text());
+  return printer;
+}
+} // namespace sotc::contract
+
+/// "64*s0*s1^2", quoted: the parameter of #sched.size.
+template <>
+struct mlir::FieldParser<sotc::contract::SizeProduct> {
+  static mlir::FailureOr<sotc::contract::SizeProduct> parse(mlir::AsmParser &parser) {
+    llvm::SMLoc loc = parser.getCurrentLocation();
+    std::string text;
+    if (parser.parseString(&text))
+      return mlir::failure();
+    if (std::optional<sotc::contract::SizeProduct> p = sotc::contract::SizeProduct::parse(text))
+      return *p;
+    return parser.emitError(loc, "a size is a number times powers of s0..s7 (\"64*s0*s1^2\"), not '")
+           << text << "'";
+  }
+};
+
 #include "dialects/sched/IR/SchedDialect.h.inc"
 #include "dialects/sched/IR/SchedEnums.h.inc"
 
@@ -42,6 +68,14 @@ std::vector<LoopDescriptor> loopsOf(mlir::ArrayAttr loops);
 mlir::ArrayAttr loopsAttr(mlir::MLIRContext *ctx, const std::vector<LoopDescriptor> &loops);
 std::vector<ScheduleDim> dimsOf(mlir::ArrayAttr dims);
 mlir::ArrayAttr dimsAttr(mlir::MLIRContext *ctx, const std::vector<ScheduleDim> &dims);
+
+/// A lowered kernel function over dynamic sizes: its grid's blocks (#sched.size), the sizes it
+/// takes before its buffers where not s0 alone (an array of their numbers, increasing: [0, 1],
+/// [1]), and, on CUDA, the shared bytes a launch gives each block (#sched.size). Its loops are
+/// written for the sizes' stand-ins and never read these counts; the runtime does, per call.
+inline constexpr llvm::StringLiteral kGridAttrName = "sched.grid";
+inline constexpr llvm::StringLiteral kSizesAttrName = "sched.sizes";
+inline constexpr llvm::StringLiteral kDynamicSharedAttrName = "sched.dynamic_shared_bytes";
 
 /// The module attribute that says what the module is compiled for (#sched.target<cpu>).
 inline constexpr llvm::StringLiteral kTargetAttrName = "sched.target";

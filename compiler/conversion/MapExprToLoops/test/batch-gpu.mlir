@@ -7,7 +7,7 @@
 // The T x T scores elementwise: a block per row of T (not per element), 256 threads over it.
 // CHECK-LABEL: gpu.func @square
 // CHECK-SAME: (%[[S0:[^:]*]]: index,
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, sotc.grid = "s0"
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, sched.grid = #sched.size<"s0">
 // CHECK: %[[PADDED:.*]] = arith.addi %[[S0]], %c255
 // CHECK: %[[TRIPS:.*]] = arith.divui %[[PADDED]], %c256
 // CHECK: scf.for %[[T:.*]] = %c0 to %[[TRIPS]] step %c1
@@ -31,8 +31,8 @@ mapexpr.kernel @square(%x: tensor<?x?xf32> {mapexpr.name = "x"}) -> tensor<?x?xf
 // bytes per launch the function names.
 // CHECK-LABEL: gpu.func @scores
 // CHECK-SAME: (%[[S0:[^:]*]]: index,
-// CHECK-SAME: sotc.dynamic_shared_bytes = "4*s0"
-// CHECK-SAME: sotc.grid = "4*s0"
+// CHECK-SAME: sched.dynamic_shared_bytes = #sched.size<"4*s0">
+// CHECK-SAME: sched.grid = #sched.size<"4*s0">
 // CHECK: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[ROW:.*]] = memref.view %[[BASE]][%c0][%[[S0]]] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.store %{{.*}}, %[[ROW]]
@@ -59,7 +59,7 @@ mapexpr.kernel @scores(%x: tensor<4x?x?xf32> {mapexpr.name = "x"}) -> tensor<4x?
 // A CUDA kernel over a second size takes the sizes it holds, in order, and says which.
 // CHECK-LABEL: gpu.func @exp_sequence
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: memref<4111x4xf32> {llvm.align = 16 : i64, llvm.noalias}
-// CHECK-SAME: sotc.grid = "s1", sotc.sizes = "s1"
+// CHECK-SAME: sched.grid = #sched.size<"s1">, sched.sizes = array<i64: 1>
 mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s1"> {
   %y = mapexpr.tensor "y" : tensor<?x4xf32, "s1">
   mapexpr.anchored %y : tensor<?x4xf32, "s1"> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {

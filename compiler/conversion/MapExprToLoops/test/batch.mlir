@@ -6,7 +6,7 @@
 
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME: (%{{.*}}: index, %[[Y:[^:]*]]: memref<4099x2x3xf32>, %[[X:[^:]*]]: memref<4099x2x3xf32>)
-// CHECK-SAME: attributes {sotc.grid = "2*s0"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"2*s0">}
 // CHECK: scf.forall (%[[B:.*]]) in (8198)
 // CHECK-NOT: remui %{{.*}}, %c4099
 // CHECK: %[[ROW:.*]] = arith.divui %[[B]], %c2
@@ -23,7 +23,7 @@ mapexpr.kernel @rows(%x: tensor<?x2x3xf32> {mapexpr.name = "x"}) -> tensor<?x2x3
 
 // A row reduction: one block per row of the batch.
 // CHECK-LABEL: func.func @softmax_rows
-// CHECK-SAME: attributes {sotc.grid = "s0"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"s0">}
 // CHECK: scf.forall (%{{.*}}) in (4099)
 mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor<?x1xf32> {
   %s = mapexpr.tensor "s" : tensor<?x1xf32>
@@ -41,7 +41,7 @@ mapexpr.kernel @softmax_rows(%x: tensor<?x8xf32> {mapexpr.name = "x"}) -> tensor
 // block's coordinates are quotients by static sizes (no division by the rows).
 // CHECK-LABEL: func.func @moved
 // CHECK-SAME: (%[[ROWS:[^:]*]]: index, %[[Y:[^:]*]]: memref<32792xf32>, %[[X:[^:]*]]: memref<4099x4x2xf32>)
-// CHECK-SAME: attributes {sotc.grid = "4*s0"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"4*s0">}
 // CHECK: scf.forall (%[[B:.*]]) in (16396)
 // CHECK-NOT: divui %{{.*}}, %[[ROWS]]
 // CHECK-NOT: remui %{{.*}}, %[[ROWS]]
@@ -63,7 +63,7 @@ mapexpr.kernel @moved(%x: tensor<?x4x2xf32> {mapexpr.name = "x"}) -> tensor<4x?x
 // exponentials) is one heap buffer of s0 elements per call.
 // CHECK-LABEL: func.func @scores
 // CHECK-SAME: (%[[S0:[^:]*]]: index, %{{.*}}: memref<67207204xf32>, %{{.*}}: memref<67207204xf32>)
-// CHECK-SAME: attributes {sotc.grid = "4*s0"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"4*s0">}
 // CHECK: %[[ROW:.*]] = memref.alloc(%[[S0]]) : memref<?xf32>
 // CHECK: scf.forall (%{{.*}}) in (16396)
 // CHECK: scf.for %{{.*}} = %c0 to %[[S0]] step %c1
@@ -112,10 +112,10 @@ mapexpr.kernel @wide_rows(%x: tensor<?x8000xf32> {mapexpr.name = "x"}) -> tensor
 
 // Two dynamic sizes (a batch s0 and a sequence s1, named by the types' encoding): the model is
 // built for each at its stand-in (4099, 4111); the kernel takes both, in order, and says so
-// (sotc.sizes); the row of s1 is a loop up to the call's s1, the flat index computed from it.
+// (sched.sizes); the row of s1 is a loop up to the call's s1, the flat index computed from it.
 // CHECK-LABEL: func.func @sum_sequence
 // CHECK-SAME: (%{{.*}}: index, %[[S1:[^:]*]]: index, %[[S:[^:]*]]: memref<4099x1xf32>, %[[X:[^:]*]]: memref<16850989xf32>)
-// CHECK-SAME: attributes {sotc.grid = "s0", sotc.sizes = "s0,s1"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"s0">, sched.sizes = array<i64: 0, 1>}
 // CHECK: scf.forall (%[[B:.*]]) in (4099)
 // CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[S1]]
 // CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %[[S1]]
@@ -135,7 +135,7 @@ mapexpr.kernel @sum_sequence(%x: tensor<?x?xf32, "s0,s1"> {mapexpr.name = "x"}) 
 // A kernel over s1 alone takes s1 alone.
 // CHECK-LABEL: func.func @exp_sequence
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: memref<4111x4xf32>, %{{.*}}: memref<4111x4xf32>)
-// CHECK-SAME: attributes {sotc.grid = "s1", sotc.sizes = "s1"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"s1">, sched.sizes = array<i64: 1>}
 mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s1"> {
   %y = mapexpr.tensor "y" : tensor<?x4xf32, "s1">
   mapexpr.anchored %y : tensor<?x4xf32, "s1"> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {
@@ -150,7 +150,7 @@ mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> 
 // takes both, and the grid is their product.
 // CHECK-LABEL: func.func @exp_tokens
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<16850989x4xf32>, %{{.*}}: memref<16850989x4xf32>)
-// CHECK-SAME: attributes {sotc.grid = "s0*s1", sotc.sizes = "s0,s1"}
+// CHECK-SAME: attributes {sched.grid = #sched.size<"s0*s1">, sched.sizes = array<i64: 0, 1>}
 mapexpr.kernel @exp_tokens(%x: tensor<?x4xf32, "s0*s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s0*s1"> {
   %y = mapexpr.tensor "y" : tensor<?x4xf32, "s0*s1">
   mapexpr.anchored %y : tensor<?x4xf32, "s0*s1"> attributes {dims = [#sched.injective<16850989>, #sched.injective<4>]} {
