@@ -616,14 +616,19 @@ LowerFn batchNormOp(std::string xn, std::string eps, bool paddle) {
   return [=](Lowering &L) {
     bool useGlobal = paddle && !L.args.isNone("use_global_stats") &&
                      L.args.boolValue("use_global_stats");
-    if (L.args.boolValue("training") && !useGlobal)
-      badValue(L, "training=True normalizes with the batch's statistics, which sotc does not "
-                  "compile (inference: training=False)");
+    bool running = L.in("running_mean") >= 0 && L.in("running_var") >= 0;
+    // training=True without running statistics normalizes with the batch's and changes
+    // nothing else (a BatchNorm with track_running_stats=False, timm's weight standardization);
+    // with them it would also update them, which a compiled function does not.
+    bool batchStats = L.args.boolValue("training") && !useGlobal;
+    if (batchStats && (L.in("running_mean") >= 0 || L.in("running_var") >= 0))
+      badValue(L, "training=True updates the running statistics as it normalizes with the "
+                  "batch's, which a compiled function does not (inference: training=False; "
+                  "without running statistics it normalizes with the batch's alone)");
+    if (!batchStats && !running)
+      badValue(L, "needs the running statistics where training=False");
     if (paddle)
       requireLayout(L, {"NCHW", "NCL", "NC", "NCDHW"});
-    if (L.in("running_mean") < 0 || L.in("running_var") < 0)
-      badValue(L, "needs the running statistics (a layer with track_running_stats=False "
-                  "normalizes with the batch's)");
     PrimBuilder &b = L.b;
     int x = floatInput(L, xn);
     int64_t rank = b.meta(x).rank();
@@ -633,11 +638,22 @@ LowerFn batchNormOp(std::string xn, std::string eps, bool paddle) {
     std::vector<int64_t> perChannel(static_cast<size_t>(rank - 1), 1);
     perChannel[0] = c; // [C, 1, 1] broadcasts over the axes after the channels
     auto channel = [&](const std::string &name) { return b.reshape(L.in(name), perChannel); };
-    int inv = b.unary(Prim::Rsqrt,
-                      b.binaryScalar(Prim::Add, channel("running_var"), L.args.scalar(eps)));
+    int centered = -1, var;
+    if (batchStats) { // the biased variance over every axis but the channels', as torch's
+      std::vector<int64_t> axes = {0};
+      for (int64_t d = 2; d < rank; ++d)
+        axes.push_back(d);
+      centered = b.binary(Prim::Sub, x, mean(L, x, axes, true));
+      var = mean(L, b.binary(Prim::Mul, centered, centered), axes, true);
+    } else {
+      var = channel("running_var");
+    }
+    int inv = b.unary(Prim::Rsqrt, b.binaryScalar(Prim::Add, var, L.args.scalar(eps)));
     if (L.in("weight") >= 0)
       inv = b.binary(Prim::Mul, inv, channel("weight"));
-    int y = b.binary(Prim::Mul, b.binary(Prim::Sub, x, channel("running_mean")), inv);
+    if (!batchStats)
+      centered = b.binary(Prim::Sub, x, channel("running_mean"));
+    int y = b.binary(Prim::Mul, centered, inv);
     if (L.in("bias") >= 0)
       y = b.binary(Prim::Add, y, channel("bias"));
     L.out(y);

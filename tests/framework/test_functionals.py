@@ -193,6 +193,15 @@ def t_complex_rope(x, angles):
             torch.view_as_real(freqs.index_select(0, torch.tensor([4, 0, 2]))))
 
 
+def t_batch_statistics(x, w, bn_weight, bn_bias):
+    # timm's StdConv2d standardizes its weight with batch_norm(training=True) and no running
+    # statistics; a BatchNorm with track_running_stats=False normalizes with the batch's in eval
+    std = F.batch_norm(w.reshape(1, 6, -1), None, None, training=True, momentum=0.0,
+                       eps=1e-6).reshape_as(w)
+    y = F.conv2d(x, std, padding=1)
+    return F.batch_norm(y, None, None, bn_weight, bn_bias, training=True, eps=1e-5), std
+
+
 def t_gated_norm(x, g):
     # Qwen3.5's gated RMS norm: rows of heads transposed out of the attention, a gate reshaped
     rows = x.transpose(1, 2).reshape(-1, 8)
@@ -498,6 +507,8 @@ CASES = {
                             (F32, (2, 12, 15))]),
     "paddle_fold": (p_fold, [(F32, (2, 12, 12)), (F32, (2, 18, 9)), (F32, (2, 3, 5, 4))]),
     "torch_complex_rope": (t_complex_rope, [(F32, (2, 5, 3, 8)), (F32, (5, 4))]),
+    "torch_batch_statistics": (t_batch_statistics, [(F32, (2, 4, 5, 6)), (F32, (6, 4, 3, 3)),
+                                                     (F32, (6,)), (F32, (6,))]),
     "torch_gated_norm": (t_gated_norm, [(F32, (2, 4, 3, 8)), (F32, (2, 3, 32))]),
     "torch_module_constants": (t_module_constants, [(F32, (3, 4))]),
     "torch_many_pieces": (t_many_pieces, [(F32, (3, 70))]),
@@ -634,6 +645,21 @@ def test_a_data_dependent_one_hot_is_refused_by_name(tmp_path, sotc_bin):  # noq
                         str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode != 0 and "num_classes=-1" in r.stderr, r.stderr
     assert "test_functionals.py:" in r.stderr, r.stderr  # the user's line
+    assert not (tmp_path / "k.so").exists()
+
+
+def test_batch_norm_that_would_update_running_statistics_is_refused(tmp_path, sotc_bin):  # noqa: F811
+    """training=True with running statistics updates them (a side effect the artifact would
+    not have); without them it normalizes with the batch's (t_batch_statistics)."""
+    def f(x, mean, var):
+        return F.batch_norm(x, mean, var, training=True)
+    trace = tmp_path / "t.pb"
+    sotc.trace(f, torch.zeros(2, 3, 4), torch.zeros(3), torch.ones(3)).save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "E2010" in r.stderr, r.stderr
+    assert "training=True updates the running statistics" in r.stderr, r.stderr
+    assert "test_functionals.py:" in r.stderr, r.stderr
     assert not (tmp_path / "k.so").exists()
 
 
