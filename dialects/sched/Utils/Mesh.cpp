@@ -229,17 +229,21 @@ contract::SizeProduct sizeProduct(int64_t size) {
 }
 
 namespace {
-std::optional<int64_t> atStandIns(const contract::SizeProduct &p) {
-  contract::SizeValues standIns;
-  std::copy(std::begin(kSizeStandIns), std::end(kSizeStandIns), standIns.begin());
-  return p.valueAt(standIns);
+contract::SizeValues standIns() {
+  contract::SizeValues values;
+  std::copy(std::begin(kSizeStandIns), std::end(kSizeStandIns), values.begin());
+  return values;
 }
 } // namespace
 
 int64_t standInSize(const contract::SizeProduct &p) {
-  if (std::optional<int64_t> size = atStandIns(p))
-    return *size;
-  throw MeshError("a size of " + p.text() + " is more than the schedules compute");
+  // Wrapping, as the model's arithmetic on sizes does (sotc-sir-check-batch-dims keeps the
+  // powers to a cube, so a size that wraps would need a static part past 2^27 as well).
+  uint64_t size = static_cast<uint64_t>(p.factor);
+  for (int k = 0; k < kSizeSymbols; ++k)
+    for (int i = 0; i < p.powers[k]; ++i)
+      size *= static_cast<uint64_t>(kSizeStandIns[k]);
+  return static_cast<int64_t>(size);
 }
 
 bool holdsBatch(int64_t size) { return sizeProduct(size).dynamic(); }
@@ -269,7 +273,7 @@ std::string sizeText(int64_t size, bool batch) {
 
 std::optional<int64_t> sizeOfText(const std::string &text) {
   std::optional<contract::SizeProduct> p = contract::SizeProduct::parse(text);
-  return p ? atStandIns(*p) : std::nullopt;
+  return p ? p->valueAt(standIns()) : std::nullopt;
 }
 
 std::string LoopDescriptor::str(bool batch) const {

@@ -35,7 +35,6 @@ constexpr int64_t kBatchRows = kSizeStandIns[0]; // s0's
 /// A size of a model or mesh as the product it stands for (64 * 4099 * 4111^2: 64*s0*s1^2),
 /// and back.
 contract::SizeProduct sizeProduct(int64_t size);
-/// MeshError where the stand-ins overflow.
 int64_t standInSize(const contract::SizeProduct &p);
 /// Whether a size of a model or mesh holds a dynamic size.
 bool holdsBatch(int64_t size);
