@@ -153,6 +153,9 @@ constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 
 struct Artifact {
   std::string manifestPath, binaryPath, binarySha256;
+  /// The manifest's text as read and checked (sotc_manifest): what bindings describe the
+  /// artifact by, so that none opens the file again.
+  std::string manifestText;
   std::string digest; // the manifest's (docs/manifest.md#digest), which the binary must carry
   std::string target; // "cpu" or "cuda"
   std::vector<std::string> features;

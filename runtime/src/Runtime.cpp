@@ -177,6 +177,10 @@ const char *sotc_target(const sotc_artifact *artifact) {
   return artifact ? artifact->target.c_str() : nullptr;
 }
 
+const char *sotc_manifest(const sotc_artifact *artifact) {
+  return artifact ? artifact->executor->artifact().manifestText.c_str() : nullptr;
+}
+
 const char *sotc_gemm_implementation(const sotc_artifact *artifact) {
   return artifact ? artifact->gemm.c_str() : nullptr;
 }

@@ -109,6 +109,12 @@ size_t sotc_manifest_path(const char *path, char *out, size_t size);
 /* "cpu" or "cuda". */
 const char *sotc_target(const sotc_artifact *artifact);
 
+/* The manifest the artifact was opened from (JSON, docs/manifest.md), as the runtime read and
+ * checked it when it opened the artifact: what a binding describes the artifact by (its
+ * entries, parameters, guards, results, host callbacks, weights) without opening the file
+ * again, which may have been replaced or removed since. Valid until sotc_close. */
+const char *sotc_manifest(const sotc_artifact *artifact);
+
 /* What the artifact's GEMM steps run on, "" when it has none: on the CPU the CBLAS library (the
  * file loaded) and, for OpenBLAS, its build and the kernel family it runs on this CPU
  * ("OpenBLAS 0.3.34 DYNAMIC_ARCH ... (/usr/local/lib/libscipy_openblas.so), SkylakeX

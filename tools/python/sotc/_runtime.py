@@ -126,8 +126,6 @@ def _runtime():
         lib.sotc_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
                                   ctypes.POINTER(_Error)]
         lib.sotc_close.argtypes = [ctypes.c_void_p]
-        lib.sotc_manifest_path.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.sotc_manifest_path.restype = ctypes.c_size_t
         lib.sotc_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_size_t,
                                  ctypes.POINTER(_Value), ctypes.POINTER(ctypes.c_size_t),
                                  ctypes.POINTER(_Error)]
@@ -145,6 +143,8 @@ def _runtime():
                                          ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Error)]
         lib.sotc_target.argtypes = [ctypes.c_void_p]
         lib.sotc_target.restype = ctypes.c_char_p
+        lib.sotc_manifest.argtypes = [ctypes.c_void_p]
+        lib.sotc_manifest.restype = ctypes.c_char_p
         lib.sotc_gemm_implementation.argtypes = [ctypes.c_void_p]
         lib.sotc_gemm_implementation.restype = ctypes.c_char_p
         lib.sotc_kernel_cpu.argtypes = [ctypes.c_void_p]
@@ -225,7 +225,6 @@ class Compiled:
         self._handle = None
         self._pool_lock = threading.Lock()  # guards _returned
         path = os.fspath(path)
-        manifest = _manifest_of(path)
         if device is not None and not isinstance(device, str):
             raise SotcError("E8005", f"device={device!r}: a device is 'cpu', 'cuda', 'cuda:N' or "
                              "'emulator'")
@@ -236,11 +235,8 @@ class Compiled:
         self._handle = handle
         self.target = self._lib.sotc_target(handle).decode()
         self._device = int(device.partition(":")[2] or 0) if device else 0
-        try:  # the runtime has checked it: only a file replaced since can fail here
-            with open(manifest) as f:
-                self._manifest = json.load(f)
-        except (OSError, ValueError) as e:
-            raise SotcError("E8001", f"{manifest}: cannot read ({e})") from None
+        # The manifest as the runtime read and checked it (the file may be gone since).
+        self._manifest = json.loads(self._lib.sotc_manifest(handle))
         # The function's parameters (every entry has the same); the runtime's inputs add the
         # tensors of module globals.
         entries = self._manifest["entries"]
@@ -667,16 +663,6 @@ _DL_CUDA = 2
 _DL_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
              (1, 8): "uint8", (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
              (4, 16): "bfloat16", (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
-
-
-def _manifest_of(path):
-    """The manifest the runtime reads for `path` (its naming rule: k.so -> k.manifest.json,
-    k.fatbin -> k.cuda.manifest.json)."""
-    lib = _runtime()
-    size = lib.sotc_manifest_path(path.encode(), None, 0) + 1
-    out = ctypes.create_string_buffer(size)
-    lib.sotc_manifest_path(path.encode(), out, size)
-    return out.value.decode()
 
 
 def _framework_of(fn):

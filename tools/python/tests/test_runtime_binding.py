@@ -2,6 +2,7 @@
 runtime library (runtime/include/sotc/runtime.h): numbers against numpy, the function's own
 return structure, both sides of a tensor branch, guard failures and the eager fallback."""
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -93,13 +94,50 @@ def test_bad_artifacts(tmp_path):
 
 
 def test_manifest_named_by_the_runtime(tmp_path):
-    """The binding asks the runtime where an artifact's manifest lies (its one naming rule,
+    """The runtime's C API says where an artifact's manifest lies (its one naming rule,
     contract/ArtifactFiles.h), with room for any path length."""
     from sotc import _runtime
+    lib = _runtime._runtime()
+    lib.sotc_manifest_path.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.sotc_manifest_path.restype = ctypes.c_size_t
+
+    def manifest_of(path):
+        size = lib.sotc_manifest_path(path.encode(), None, 0) + 1
+        out = ctypes.create_string_buffer(size)
+        lib.sotc_manifest_path(path.encode(), out, size)
+        return out.value.decode()
     long_dir = str(tmp_path / ("d" * 200))
-    assert _runtime._manifest_of(long_dir + "/k.so") == long_dir + "/k.manifest.json"
-    assert _runtime._manifest_of("k.fatbin") == "k.cuda.manifest.json"
-    assert _runtime._manifest_of("k.cuda.manifest.json") == "k.cuda.manifest.json"
+    assert manifest_of(long_dir + "/k.so") == long_dir + "/k.manifest.json"
+    assert manifest_of("k.fatbin") == "k.cuda.manifest.json"
+    assert manifest_of("k.cuda.manifest.json") == "k.cuda.manifest.json"
+
+
+def test_an_artifact_is_described_by_the_runtime_alone(root, sotc_bin, tmp_path, capsys,
+                                                      monkeypatch):
+    """The binding describes an artifact by the manifest the runtime read and checked
+    (sotc_manifest) and never opens the file: it may be removed once loaded, host callbacks
+    and all still run."""
+    library = tmp_path / "host.so"
+    subprocess.run([sotc_bin, "compile", os.path.join(root, "testdata", "traces",
+                                                      "36_host_callback.pb"),
+                    "--allow-host-callbacks", "--target", "cpu", "-o", str(library)],
+                   check=True, capture_output=True)
+    real_open = open
+
+    def no_manifest(path, *args, **kwargs):
+        assert not str(path).endswith(".manifest.json"), f"the binding opened {path}"
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr("builtins.open", no_manifest)
+    f = sotc.load(library)
+    os.remove(tmp_path / "host.manifest.json")
+    assert f.info()["target"] == "cpu" and f.parameters == ["x"]
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    z, y = f(x)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    assert capsys.readouterr().out == f"y: {y}\n"
+    np.testing.assert_allclose(z, np.sin(np.exp(x)) * 2, rtol=1e-6)
+    with pytest.raises(sotc.SotcError, match="E8001"):  # loading again needs the file
+        sotc.load(library)
 
 
 def test_host_callbacks_run_in_python(root, sotc_bin, tmp_path, capsys):
