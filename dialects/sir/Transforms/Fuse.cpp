@@ -22,6 +22,7 @@
 #include "llvm/ADT/bit.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <set>
@@ -120,6 +121,10 @@ public:
     nameUnnamed();
     parent_.resize(prims_.size());
     std::iota(parent_.begin(), parent_.end(), 0);
+    members_.resize(prims_.size());
+    visited_.assign(prims_.size(), 0);
+    for (size_t i = 0; i < prims_.size(); ++i)
+      members_[i] = {i};
     for (size_t i = 0; i < prims_.size(); ++i)
       for (mlir::Value operand : prims_[i].getOperands())
         if (auto def = operand.getDefiningOp<PrimOp>())
@@ -147,9 +152,8 @@ private:
         if (use.getOwner() != block.getTerminator())
           uses.push_back(&use);
       std::sort(uses.begin(), uses.end(), [](mlir::OpOperand *a, mlir::OpOperand *b) {
-        return a->getOwner() != b->getOwner()
-                   ? a->getOwner()->isBeforeInBlock(b->getOwner())
-                   : a->getOperandNumber() < b->getOperandNumber();
+        return a->getOwner() != b->getOwner() ? a->getOwner()->isBeforeInBlock(b->getOwner())
+                                              : a->getOperandNumber() < b->getOperandNumber();
       });
       for (mlir::OpOperand *use : uses) {
         if (!keep) { // the first reader reads the original
@@ -166,18 +170,13 @@ private:
 
   size_t find(size_t i) { return parent_[i] == i ? i : parent_[i] = find(parent_[i]); }
 
-  std::vector<size_t> members(size_t root) {
-    std::vector<size_t> out;
-    for (size_t i = 0; i < prims_.size(); ++i)
-      if (find(i) == root)
-        out.push_back(i);
-    return out;
-  }
+  /// The primitives of the group whose root is `root`, in program order.
+  const std::vector<size_t> &members(size_t root) const { return members_[root]; }
 
   /// Whether the groups of `a` and `b` may become one group.
   bool legal(size_t a, size_t b) {
-    std::vector<size_t> ops = members(a), more = members(b);
-    ops.insert(ops.end(), more.begin(), more.end());
+    std::vector<size_t> ops = members(a);
+    ops.insert(ops.end(), members(b).begin(), members(b).end());
     std::set<size_t> inUnion(ops.begin(), ops.end());
     // One anchor: a largest tensor any member reads or writes.
     std::vector<mlir::RankedTensorType> tensors;
@@ -403,42 +402,52 @@ private:
       return false;
     // No cycle between groups: no other group may be both fed by the union and feed it. Paths
     // run through whole groups (a group may hold a producer of the union and a consumer of it
-    // without either being on a path of primitives between the union's members).
-    const size_t kUnion = prims_.size();
-    auto node = [&](size_t i) { return inUnion.count(i) ? kUnion : find(i); };
-    std::map<size_t, std::vector<size_t>> succ, pred;
-    for (size_t i = 0; i < prims_.size(); ++i)
-      for (mlir::Value operand : prims_[i].getOperands())
-        if (auto def = operand.getDefiningOp<PrimOp>(); def && index_.count(def)) {
-          size_t from = node(index_.at(def)), to = node(i);
-          if (from != to) {
-            succ[from].push_back(to);
-            pred[to].push_back(from);
+    // without either being on a path of primitives between the union's members). The merges
+    // run in program order, so every primitive after the union's last one is still a group of
+    // its own and reaches only later ones: the search stays before it.
+    size_t last = *inUnion.rbegin();
+    ++search_; // a group is seen in this search where visited_[root] == search_
+    std::vector<size_t> work;
+    // Queues the groups that read primitive `i`; false where one of them is the union.
+    auto follow = [&](size_t i, bool fromUnion) {
+      for (mlir::Operation *user : prims_[i]->getUsers())
+        if (auto p = mlir::dyn_cast<PrimOp>(user); p && index_.count(p)) {
+          size_t u = index_.at(p);
+          if (u > last)
+            continue;
+          if (inUnion.count(u)) {
+            if (!fromUnion)
+              return false;
+          } else if (visited_[find(u)] != search_) {
+            visited_[find(u)] = search_;
+            work.push_back(find(u));
           }
         }
-    auto reached = [&](std::map<size_t, std::vector<size_t>> &edges) {
-      std::set<size_t> seen;
-      std::vector<size_t> work = {kUnion};
-      while (!work.empty()) {
-        size_t n = work.back();
-        work.pop_back();
-        for (size_t m : edges[n])
-          if (seen.insert(m).second)
-            work.push_back(m);
-      }
-      return seen;
+      return true;
     };
-    std::set<size_t> fed = reached(succ), feeding = reached(pred);
-    for (size_t n : fed)
-      if (n != kUnion && feeding.count(n))
-        return false;
+    for (size_t i : ops)
+      follow(i, true);
+    while (!work.empty()) {
+      size_t group = work.back();
+      work.pop_back();
+      for (size_t m : members(group))
+        if (!follow(m, false))
+          return false; // the union feeds this group, which feeds the union
+    }
     return true;
   }
 
   void tryMerge(size_t producer, size_t consumer) {
     size_t a = find(producer), b = find(consumer);
-    if (a != b && legal(a, b))
-      parent_[std::max(a, b)] = std::min(a, b);
+    if (a == b || !legal(a, b))
+      return;
+    size_t root = std::min(a, b), other = std::max(a, b);
+    parent_[other] = root;
+    std::vector<size_t> merged;
+    std::merge(members_[root].begin(), members_[root].end(), members_[other].begin(),
+               members_[other].end(), std::back_inserter(merged));
+    members_[root] = std::move(merged);
+    members_[other].clear();
   }
 
   /// Every primitive result gets a name for the kernel text: the frontend's (var_N) where the
@@ -577,6 +586,9 @@ private:
   std::vector<PrimOp> empties_; // tensors with no elements: left outside every group
   std::map<mlir::Operation *, size_t> index_;
   std::vector<size_t> parent_;
+  std::vector<std::vector<size_t>> members_; // by root
+  std::vector<uint64_t> visited_;            // by root: the cycle search that last saw it
+  uint64_t search_ = 0;
 };
 
 struct SirFusePass : impl::SirFuseBase<SirFusePass> {
