@@ -1046,7 +1046,7 @@ def write_doc():
                 groups.setdefault((r["outcome"], r.get("cause", "")), []).append(name)
         details.append(f"\n### {data['suite']} ({data['package']} {data['version']}, sotc "
                        f"{data.get('commit', '?')}, {data['date']}, {data['machine']})\n")
-        for commit, names in sorted(data.get("reruns", {}).items()):  # models run again after
+        for commit, names in data.get("reruns", {}).items():  # in the order they were run again
             details.append(f"Run again at sotc {commit}, after the fixes they needed: "
                            f"{', '.join(sorted(names))}.\n")
         if not groups:
