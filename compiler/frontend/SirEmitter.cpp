@@ -39,8 +39,8 @@ public:
         return b_.getBoolAttr(v->constant.boolValue);
       case PyConst::Kind::Int: // a dynamic size as the types write it
         if (ops::isSymbolSize(v->constant.intValue))
-          return sir::SizeAttr::get(
-              &ctx_, ops::productOf(ops::dimOfSymbolSize(v->constant.intValue)).text());
+          return sir::SizeAttr::get(&ctx_,
+                                    ops::productOf(ops::dimOfSymbolSize(v->constant.intValue)));
         return b_.getI64IntegerAttr(v->constant.intValue);
       case PyConst::Kind::Float:
         return b_.getF64FloatAttr(v->constant.floatValue);

@@ -195,26 +195,24 @@ std::optional<SizeOffset> DerivedSizes::parse(const std::string &text) {
   return SizeOffset{*k, *b, text[sign] == '-' ? -n : n};
 }
 
-std::string sizesEncoding(const std::vector<int64_t> &shape) {
-  std::string text;
+std::vector<SizeProduct> dynamicDimSizes(const std::vector<int64_t> &shape) {
+  std::vector<SizeProduct> sizes;
   bool named = false;
   for (int64_t d : shape)
     if (isDynamicDim(d)) {
-      text += (text.empty() ? "" : ",") + productOf(d).text();
+      sizes.push_back(productOf(d));
       named |= d != kDynamic;
     }
-  return named ? text : "";
+  return named ? sizes : std::vector<SizeProduct>{};
 }
 
-std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &encoding) {
+std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::vector<SizeProduct> &sizes) {
   size_t at = 0;
   for (int64_t &d : shape) {
     if (d >= 0)
       continue;
-    size_t comma = encoding.find(',', at);
-    std::string name = at < encoding.size() ? encoding.substr(at, comma - at) : "";
-    at = comma == std::string::npos ? encoding.size() : comma + 1;
-    std::optional<SizeProduct> p = name.empty() ? std::nullopt : parseProduct(name);
+    const SizeProduct *p = at < sizes.size() ? &sizes[at] : nullptr;
+    ++at;
     d = p && p->dynamic() ? productDim(*p) : kDynamic;
   }
   return shape;

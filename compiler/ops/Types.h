@@ -126,12 +126,12 @@ constexpr int64_t symbolSize(int symbol) { return sizeOfDim(dynamicDim(symbol));
 constexpr bool isSymbolSize(int64_t v) { return v >= kBatchSize && v <= sizeOfDim(kMinDynamicDim); }
 /// The dimension a size of sizeOfDim stands for.
 constexpr int64_t dimOfSymbolSize(int64_t v) { return -1 - (v - kBatchSize); }
-/// How a tensor type names its dynamic dims' sizes (its encoding, "s0,s1" or "s0*s1,s1": one
-/// productText per dynamic dim), "" when every one is s0 (such types stay plain).
-std::string sizesEncoding(const std::vector<int64_t> &shape);
+/// The sizes of a shape's dynamic dims in order, as a tensor type names them (its encoding,
+/// #sir.dims<"s0*s1", "s1">); none when every one is s0 (such types stay plain).
+std::vector<SizeProduct> dynamicDimSizes(const std::vector<int64_t> &shape);
 /// `shape` of a tensor type (any negative dim dynamic) with its dynamic dims as the sizes its
 /// encoding names (dynamicDim(k), productDim); s0 where it names none.
-std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::string &encoding);
+std::vector<int64_t> withSizes(std::vector<int64_t> shape, const std::vector<SizeProduct> &sizes);
 /// The symbols of `shape`'s dynamic dims, in order, each as often as its power (s0*s1^2 is
 /// 0, 1, 1).
 std::vector<int> dynamicSizes(const std::vector<int64_t> &shape);

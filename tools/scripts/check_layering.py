@@ -20,6 +20,7 @@ LAYERS = [
     ("compiler/support/", "support", 0),
     ("compiler/ops/", "ops", 1),
     ("dialects/FunctionLike.h", "dialects-common", 2),
+    ("dialects/SizeProductAsm.h", "dialects-common", 2),
     ("dialects/sched/Utils/", "sched-utils", 2),
     ("dialects/sched/", "sched", 3),
     ("dialects/mapexpr/Utils/", "mapexpr-utils", 3),

@@ -77,7 +77,7 @@ mlir::LogicalResult KernelLowering::run() {
 mlir::LogicalResult KernelLowering::checkBatch() {
   std::set<int> taken;
   for (mlir::Value v : values_)
-    for (int symbol : dynamicSizesOf(mlir::cast<mlir::RankedTensorType>(v.getType())))
+    for (int symbol : sir::dynamicSymbols(mlir::cast<mlir::RankedTensorType>(v.getType())))
       taken.insert(symbol);
   sizes_.assign(taken.begin(), taken.end());
   takesRows_ = !sizes_.empty();

@@ -248,7 +248,7 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
 namespace {
 /// The shape as the operator library writes it: a dynamic dimension as its size (-1 for s0).
 std::vector<int64_t> shapeOf(Value v) {
-  return shapeWithSizesOf(cast<RankedTensorType>(v.getType()));
+  return sotc::sir::shapeWithSizes(cast<RankedTensorType>(v.getType()));
 }
 } // namespace
 
@@ -321,27 +321,12 @@ LogicalResult ConvOp::verify() {
 
 namespace sotc::mapexpr {
 
-namespace {
-std::string sizesOf(mlir::RankedTensorType type) {
-  auto encoding = mlir::dyn_cast_or_null<mlir::StringAttr>(type.getEncoding());
-  return encoding ? encoding.getValue().str() : "";
-}
-} // namespace
-
 std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type) {
-  return modelShape({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
+  return modelShape(sir::shapeWithSizes(type));
 }
 
 std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type) {
-  return bufferShape({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
-}
-
-std::vector<int64_t> shapeWithSizesOf(mlir::RankedTensorType type) {
-  return ops::withSizes({type.getShape().begin(), type.getShape().end()}, sizesOf(type));
-}
-
-std::vector<int> dynamicSizesOf(mlir::RankedTensorType type) {
-  return ops::dynamicSizes(shapeWithSizesOf(type));
+  return bufferShape(sir::shapeWithSizes(type));
 }
 
 Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {

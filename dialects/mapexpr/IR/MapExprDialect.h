@@ -5,6 +5,7 @@
 #include "dialects/mapexpr/Utils/Gemm.h"
 #include "dialects/mapexpr/Utils/MapExpr.h"
 #include "dialects/sched/IR/SchedDialect.h"
+#include "dialects/sir/IR/SirTypes.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
@@ -35,11 +36,6 @@ Kernel kernelFromIR(KernelOp op, std::vector<mlir::Value> *values = nullptr);
 /// modelShape and bufferShape of a tensor type, with the sizes its encoding names.
 std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type);
 std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type);
-/// A tensor type's shape as the operator library writes it: each dynamic dim as the size its
-/// encoding names (ops::dynamicDim; -1 for s0).
-std::vector<int64_t> shapeWithSizesOf(mlir::RankedTensorType type);
-/// The symbol of each dynamic dim of a tensor type (s0 unless its encoding names others).
-std::vector<int> dynamicSizesOf(mlir::RankedTensorType type);
 
 } // namespace sotc::mapexpr
 

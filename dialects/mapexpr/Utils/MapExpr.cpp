@@ -125,15 +125,15 @@ int64_t modelDim(int64_t dim) {
   return sched::standInSize(ops::productOf(dim));
 }
 
-std::vector<int64_t> modelShape(const std::vector<int64_t> &shape, const std::string &encoding) {
-  std::vector<int64_t> out = ops::withSizes(shape, encoding);
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> out = shape;
   for (int64_t &d : out)
     d = modelDim(d);
   return out;
 }
 
-std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape, const std::string &encoding) {
-  std::vector<int64_t> model = modelShape(shape, encoding);
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> model = modelShape(shape);
   // Strides hold s0 where a dim after the first is dynamic: then a flat buffer.
   if (shape.size() < 2 ||
       std::none_of(shape.begin() + 1, shape.end(), [](int64_t d) { return d < 0; }))

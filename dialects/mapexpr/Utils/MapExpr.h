@@ -29,16 +29,13 @@ namespace sotc::mapexpr {
 /// ops::productDim) as its product at the sizes' stand-ins (sched::kSizeStandIns; s0*s1 is
 /// 4099 * 4111).
 int64_t modelDim(int64_t dim);
-/// A tensor type's shape as the model holds it: each dynamic dimension (negative) as the
-/// stand-in of its size (sched::kSizeStandIns), which the type's encoding names ("s0,s1";
-/// "" for s0 alone).
-std::vector<int64_t> modelShape(const std::vector<int64_t> &shape,
-                                const std::string &encoding = "");
+/// A shape with its dynamic dims as their sizes (ops::withSizes) as the model holds it: each
+/// dynamic dimension as the stand-in of its size (sched::kSizeStandIns).
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape);
 /// The shape of a lowered kernel's buffer of a tensor: its modelShape, or, when a dim after the
 /// first is dynamic (its strides hold s0), one flat dimension that the kernel indexes with the
 /// call's s0.
-std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape,
-                                 const std::string &encoding = "");
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape);
 
 struct Tensor {
   std::string name; // printed as t_<name>

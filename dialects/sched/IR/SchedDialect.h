@@ -2,6 +2,7 @@
 #ifndef SOTC_DIALECT_SCHED_IR_SCHEDDIALECT_H
 #define SOTC_DIALECT_SCHED_IR_SCHEDDIALECT_H
 
+#include "dialects/SizeProductAsm.h"
 #include "dialects/sched/Utils/Mesh.h"
 #include "dialects/sched/Utils/Target.h"
 
@@ -17,8 +18,7 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os, Target target) {
 } // namespace sotc::sched
 
 /// `cuda` or `cpu`, the parameter of #sched.target.
-template <>
-struct mlir::FieldParser<sotc::sched::Target> {
+template <> struct mlir::FieldParser<sotc::sched::Target> {
   static mlir::FailureOr<sotc::sched::Target> parse(mlir::AsmParser &parser) {
     llvm::SMLoc loc = parser.getCurrentLocation();
     llvm::StringRef name;
@@ -27,32 +27,6 @@ struct mlir::FieldParser<sotc::sched::Target> {
     if (std::optional<sotc::sched::Target> target = sotc::sched::targetByName(name))
       return *target;
     return parser.emitError(loc, "a target is cuda or cpu, not '") << name << "'";
-  }
-};
-
-namespace sotc::contract {
-inline llvm::hash_code hash_value(const SizeProduct &p) {
-  return llvm::hash_combine(p.factor, llvm::hash_combine_range(p.powers.begin(), p.powers.end()));
-}
-/// The parameter of #sched.size: its text, quoted.
-inline mlir::AsmPrinter &operator<<(mlir::AsmPrinter &printer, const SizeProduct &p) {
-  printer.printString(p.text());
-  return printer;
-}
-} // namespace sotc::contract
-
-/// "64*s0*s1^2", quoted: the parameter of #sched.size.
-template <>
-struct mlir::FieldParser<sotc::contract::SizeProduct> {
-  static mlir::FailureOr<sotc::contract::SizeProduct> parse(mlir::AsmParser &parser) {
-    llvm::SMLoc loc = parser.getCurrentLocation();
-    std::string text;
-    if (parser.parseString(&text))
-      return mlir::failure();
-    if (std::optional<sotc::contract::SizeProduct> p = sotc::contract::SizeProduct::parse(text))
-      return *p;
-    return parser.emitError(loc, "a size is a number times powers of s0..s7 (\"64*s0*s1^2\"), not '")
-           << text << "'";
   }
 };
 

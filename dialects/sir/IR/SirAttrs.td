@@ -44,8 +44,19 @@ def Sir_SizeAttr : Sir_Attr<"Size", "size"> {
     `#sir.size<"s0*s1">`, `#sir.size<"2*s1">`): what a reshape, an expand, a slice bound or
     `arange` takes where Python passed `x.shape[d]` or arithmetic on it.
   }];
-  let parameters = (ins StringRefParameter<>:$size);
+  let parameters = (ins "::sotc::contract::SizeProduct":$size);
   let assemblyFormat = "`<` $size `>`";
+  let genVerifyDecl = 1;
+}
+
+def Sir_DimsAttr : Sir_Attr<"Dims", "dims"> {
+  let summary = "The sizes of a tensor type's dynamic dimensions, in order (its encoding)";
+  let description = [{
+    `tensor<?x?x4xf32, #sir.dims<"s0*s1", "s1">>`: rows of a batch and a sequence merged,
+    then the sequence. A type without it has s0 for every `?`.
+  }];
+  let parameters = (ins ArrayRefParameter<"::sotc::contract::SizeProduct">:$sizes);
+  let assemblyFormat = "`<` $sizes `>`";
   let genVerifyDecl = 1;
 }
 

@@ -3,6 +3,7 @@
 #define SOTC_DIALECT_SIR_IR_SIRDIALECT_H
 
 #include "compiler/ops/Primitives.h"
+#include "dialects/SizeProductAsm.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"

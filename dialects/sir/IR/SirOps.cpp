@@ -221,14 +221,13 @@ LogicalResult PrimOp::verify() {
     if (prim == sotc::ops::Prim::Window) {
       auto in = cast<RankedTensorType>(operands[0].getType());
       auto pair = [](std::optional<ArrayRef<int64_t>> v) { return v && v->size() == 2; };
-      if (!pair(getKernel()) || !pair(getStrides()) || !pair(getDilations()) ||
-          !pair(getPads()) || !getValue())
+      if (!pair(getKernel()) || !pair(getStrides()) || !pair(getDilations()) || !pair(getPads()) ||
+          !getValue())
         return emitOpError("window needs kernel, strides, dilations and pads of two values, "
                            "and a value");
       auto out = resultType.getShape();
       if (in.getRank() != 4 || out.size() != 6 || out[0] != in.getDimSize(0) ||
-          out[1] != in.getDimSize(1) || out[2] != (*getKernel())[0] ||
-          out[3] != (*getKernel())[1])
+          out[1] != in.getDimSize(1) || out[2] != (*getKernel())[0] || out[3] != (*getKernel())[1])
         return emitOpError("window takes an NCHW tensor to [N, C, KH, KW, OH, OW]");
     }
     if (prim == sotc::ops::Prim::Slice &&
@@ -275,10 +274,27 @@ LogicalResult GroupOp::verify() {
   return success();
 }
 
-LogicalResult SizeAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef size) {
-  std::optional<sotc::ops::SizeProduct> p = sotc::ops::parseProduct(size.str());
-  if (!p || !p->dynamic())
-    return emitError() << "#sir.size holds \"" << size << "\", not a product of sizes (s0*s1)";
+namespace {
+/// Whether `p` is a size a dimension may be: dynamic, within what ops::productDim encodes.
+bool isDimensionSize(const sotc::contract::SizeProduct &p) {
+  return p.dynamic() && sotc::ops::parseProduct(p.text()).has_value();
+}
+} // namespace
+
+LogicalResult SizeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               sotc::contract::SizeProduct size) {
+  if (!isDimensionSize(size))
+    return emitError() << "#sir.size holds \"" << size.text()
+                       << "\", not a product of sizes (s0*s1)";
+  return success();
+}
+
+LogicalResult DimsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<sotc::contract::SizeProduct> sizes) {
+  for (const sotc::contract::SizeProduct &size : sizes)
+    if (!isDimensionSize(size))
+      return emitError() << "#sir.dims holds \"" << size.text()
+                         << "\", not a product of sizes (s0*s1)";
   return success();
 }
 

@@ -1,5 +1,7 @@
 #include "dialects/sir/IR/SirTypes.h"
 
+#include "dialects/sir/IR/SirDialect.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace sotc::sir {
@@ -72,15 +74,17 @@ mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, const ops::TensorMeta 
   for (int64_t d : meta.shape)
     shape.push_back(ops::isDynamicDim(d) ? mlir::ShapedType::kDynamic : d);
   // Types of s0 alone stay plain: every `?` without an encoding is s0.
-  std::string sizes = ops::sizesEncoding(meta.shape);
-  mlir::Attribute encoding = sizes.empty() ? mlir::Attribute() : mlir::StringAttr::get(ctx, sizes);
+  std::vector<ops::SizeProduct> sizes = ops::dynamicDimSizes(meta.shape);
+  mlir::Attribute encoding = sizes.empty() ? mlir::Attribute() : DimsAttr::get(ctx, sizes);
   return mlir::RankedTensorType::get(shape, elementType(ctx, meta.dtype), encoding);
 }
 
 std::vector<int64_t> shapeWithSizes(mlir::RankedTensorType type) {
-  auto encoding = mlir::dyn_cast_or_null<mlir::StringAttr>(type.getEncoding());
+  auto encoding = mlir::dyn_cast_or_null<DimsAttr>(type.getEncoding());
   return ops::withSizes({type.getShape().begin(), type.getShape().end()},
-                        encoding ? encoding.getValue().str() : "");
+                        encoding ? std::vector<ops::SizeProduct>(encoding.getSizes().begin(),
+                                                                 encoding.getSizes().end())
+                                 : std::vector<ops::SizeProduct>{});
 }
 
 std::vector<int> dynamicSymbols(mlir::RankedTensorType type) {

@@ -17,7 +17,7 @@ mlir::Type elementType(mlir::MLIRContext *ctx, ops::DType dtype);
 std::optional<ops::DType> dtypeOf(mlir::Type type);
 
 /// A shape's dynamic dimensions are `?`; where one is not s0, the type's encoding names the
-/// symbol of each (`tensor<?x?x64xf32, "s0,s1">`).
+/// symbol of each (`tensor<?x?x64xf32, #sir.dims<"s0", "s1">>`).
 mlir::RankedTensorType tensorType(mlir::MLIRContext *ctx, const ops::TensorMeta &meta);
 /// The symbol of each `?` of `type`, in order (0 for a type without an encoding).
 std::vector<int> dynamicSymbols(mlir::RankedTensorType type);

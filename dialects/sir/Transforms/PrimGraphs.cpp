@@ -31,8 +31,7 @@ mlir::FailureOr<ops::Arg> toArg(CallOp call, mlir::Attribute attr) {
   if (auto r = mlir::dyn_cast<RefAttr>(attr))
     return ops::Arg::ofString(r.getName().str());
   if (auto size = mlir::dyn_cast<SizeAttr>(attr)) // verified: a product of sizes
-    return ops::Arg::ofInt(
-        ops::sizeOfDim(ops::productDim(*ops::parseProduct(size.getSize().str()))));
+    return ops::Arg::ofInt(ops::sizeOfDim(ops::productDim(size.getSize())));
   auto items = [&](mlir::ArrayAttr array) -> mlir::FailureOr<std::vector<ops::Arg>> {
     std::vector<ops::Arg> out;
     for (mlir::Attribute item : array) {

@@ -85,11 +85,11 @@ sir.subgraph @sliced(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 // part starting at s0).
 // CHECK-LABEL: sir.subgraph @derived
 module attributes {sir.derived_sizes = ["s1=s0-1", "s2=s0+1"]} {
-  sir.subgraph @derived(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> (tensor<?x4xf32, "s1">, tensor<?x4xf32, "s1">, tensor<?x4xf32, "s2">) {
-    %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: -1>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, "s1">
-    %1 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: -2>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, "s1">
-    %2 = sir.prim concat(%x, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, "s2">
-    sir.output %0, %1, %2 : tensor<?x4xf32, "s1">, tensor<?x4xf32, "s1">, tensor<?x4xf32, "s2">
+  sir.subgraph @derived(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> (tensor<?x4xf32, #sir.dims<"s1">>, tensor<?x4xf32, #sir.dims<"s1">>, tensor<?x4xf32, #sir.dims<"s2">>) {
+    %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: -1>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">>
+    %1 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 0>, ends = array<i64: -2>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">>
+    %2 = sir.prim concat(%x, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, #sir.dims<"s2">>
+    sir.output %0, %1, %2 : tensor<?x4xf32, #sir.dims<"s1">>, tensor<?x4xf32, #sir.dims<"s1">>, tensor<?x4xf32, #sir.dims<"s2">>
   }
 }
 
@@ -97,10 +97,10 @@ module attributes {sir.derived_sizes = ["s1=s0-1", "s2=s0+1"]} {
 
 // A slice that does not take end - start of its size: x[1:] is not s0 - 2.
 module attributes {sir.derived_sizes = ["s1=s0-2"]} {
-  sir.subgraph @derived_wrongly(%x: tensor<?x4xf32>) -> tensor<?x4xf32, "s1"> {
+  sir.subgraph @derived_wrongly(%x: tensor<?x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">> {
     // expected-error @+1 {{here a slice of the dynamic dimension that is not a size derived from it}}
-    %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: -1>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, "s1">
-    sir.output %0 : tensor<?x4xf32, "s1">
+    %0 = sir.prim slice(%x) {axes = array<i64: 0>, starts = array<i64: 1>, ends = array<i64: -1>, steps = array<i64: 1>} : (tensor<?x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">>
+    sir.output %0 : tensor<?x4xf32, #sir.dims<"s1">>
   }
 }
 
@@ -108,10 +108,10 @@ module attributes {sir.derived_sizes = ["s1=s0-2"]} {
 
 // Parts after the first that start at a size plus a number ([s0, 1, 1]: the third at s0 + 1).
 module attributes {sir.derived_sizes = ["s1=s0+2"]} {
-  sir.subgraph @padded_twice(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> tensor<?x4xf32, "s1"> {
+  sir.subgraph @padded_twice(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">> {
     // expected-error @+1 {{here a concatenation along the dynamic dimension whose parts start at a size plus a number}}
-    %0 = sir.prim concat(%x, %one, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, "s1">
-    sir.output %0 : tensor<?x4xf32, "s1">
+    %0 = sir.prim concat(%x, %one, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">>
+    sir.output %0 : tensor<?x4xf32, #sir.dims<"s1">>
   }
 }
 
@@ -119,10 +119,10 @@ module attributes {sir.derived_sizes = ["s1=s0+2"]} {
 
 // A concatenation of another length than its parts' ([s0, 1] is not s0 + 2).
 module attributes {sir.derived_sizes = ["s1=s0+2"]} {
-  sir.subgraph @padded_wrongly(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> tensor<?x4xf32, "s1"> {
+  sir.subgraph @padded_wrongly(%x: tensor<?x4xf32>, %one: tensor<1x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">> {
     // expected-error @+1 {{here a concatenation along the dynamic dimension of another length than its parts'}}
-    %0 = sir.prim concat(%x, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, "s1">
-    sir.output %0 : tensor<?x4xf32, "s1">
+    %0 = sir.prim concat(%x, %one) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32, #sir.dims<"s1">>
+    sir.output %0 : tensor<?x4xf32, #sir.dims<"s1">>
   }
 }
 
@@ -184,18 +184,18 @@ sir.subgraph @cubed(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
 // size follows the rules of one: a batch and a sequence in one tensor pass.
 // CHECK-LABEL: sir.subgraph @two_sizes
 // CHECK: sir.prim exp
-sir.subgraph @two_sizes(%x: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s1"> {
-  %0 = sir.prim exp(%x) : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s1">
-  sir.output %0 : tensor<?x?x8xf32, "s0,s1">
+sir.subgraph @two_sizes(%x: tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s1">> {
+  %0 = sir.prim exp(%x) : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s1">>
+  sir.output %0 : tensor<?x?x8xf32, #sir.dims<"s0", "s1">>
 }
 
 // -----
 
 // The encoding of s0 alone is the plain type's: nothing to refuse.
 // CHECK-LABEL: sir.subgraph @named_s0
-sir.subgraph @named_s0(%x: tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0"> {
-  %0 = sir.prim exp(%x) : (tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0">
-  sir.output %0 : tensor<?x8xf32, "s0">
+sir.subgraph @named_s0(%x: tensor<?x8xf32, #sir.dims<"s0">>) -> tensor<?x8xf32, #sir.dims<"s0">> {
+  %0 = sir.prim exp(%x) : (tensor<?x8xf32, #sir.dims<"s0">>) -> tensor<?x8xf32, #sir.dims<"s0">>
+  sir.output %0 : tensor<?x8xf32, #sir.dims<"s0">>
 }
 
 // -----
@@ -203,20 +203,20 @@ sir.subgraph @named_s0(%x: tensor<?x8xf32, "s0">) -> tensor<?x8xf32, "s0"> {
 // Merged sizes: the batch and the sequence as one dim of s0*s1 rows, a batch with the dims
 // after it as 4*s0, and back.
 // CHECK-LABEL: sir.subgraph @merged_sizes
-// CHECK: sir.prim reshape(%arg0) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0*s1">
-sir.subgraph @merged_sizes(%x: tensor<?x?x8xf32, "s0,s1">, %y: tensor<?x4x8xf32>) -> (tensor<?x?x8xf32, "s0,s1">, tensor<?x8xf32, "4*s0">) {
-  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0*s1">
-  %1 = sir.prim exp(%0) : (tensor<?x8xf32, "s0*s1">) -> tensor<?x8xf32, "s0*s1">
-  %2 = sir.prim reshape(%1) {shape = array<i64: -1, -1, 8>} : (tensor<?x8xf32, "s0*s1">) -> tensor<?x?x8xf32, "s0,s1">
-  %3 = sir.prim reshape(%y) {shape = array<i64: -1, 8>} : (tensor<?x4x8xf32>) -> tensor<?x8xf32, "4*s0">
-  sir.output %2, %3 : tensor<?x?x8xf32, "s0,s1">, tensor<?x8xf32, "4*s0">
+// CHECK: sir.prim reshape(%arg0) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x8xf32, #sir.dims<"s0*s1">>
+sir.subgraph @merged_sizes(%x: tensor<?x?x8xf32, #sir.dims<"s0", "s1">>, %y: tensor<?x4x8xf32>) -> (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>, tensor<?x8xf32, #sir.dims<"4*s0">>) {
+  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x8xf32, #sir.dims<"s0*s1">>
+  %1 = sir.prim exp(%0) : (tensor<?x8xf32, #sir.dims<"s0*s1">>) -> tensor<?x8xf32, #sir.dims<"s0*s1">>
+  %2 = sir.prim reshape(%1) {shape = array<i64: -1, -1, 8>} : (tensor<?x8xf32, #sir.dims<"s0*s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s1">>
+  %3 = sir.prim reshape(%y) {shape = array<i64: -1, 8>} : (tensor<?x4x8xf32>) -> tensor<?x8xf32, #sir.dims<"4*s0">>
+  sir.output %2, %3 : tensor<?x?x8xf32, #sir.dims<"s0", "s1">>, tensor<?x8xf32, #sir.dims<"4*s0">>
 }
 
 // -----
 
-sir.subgraph @merged_wrongly(%x: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0^2"> {
+sir.subgraph @merged_wrongly(%x: tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x8xf32, #sir.dims<"s0^2">> {
   // expected-error @+1 {{here a reshape changes the number of elements (8*s0*s1 into 8*s0^2)}}
-  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x8xf32, "s0^2">
-  sir.output %0 : tensor<?x8xf32, "s0^2">
+  %0 = sir.prim reshape(%x) {shape = array<i64: -1, 8>} : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x8xf32, #sir.dims<"s0^2">>
+  sir.output %0 : tensor<?x8xf32, #sir.dims<"s0^2">>
 }
 

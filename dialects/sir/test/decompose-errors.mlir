@@ -27,9 +27,9 @@ sir.subgraph @wrong_type(%x: tensor<2xf32>) -> tensor<3xf32> {
 
 // A call that derives a size the module does not list (x[:, 2:] of T: T - 2).
 module attributes {sir.derived_sizes = ["s2=s1-1"]} {
-  sir.subgraph @unlisted(%y: tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s3"> {
+  sir.subgraph @unlisted(%y: tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s3">> {
     // expected-error @+1 {{derives a size the module does not list (s3=s1-2)}}
-    %0 = sir.call "operator" "__getitem__"(%y) {args = [#sir.arg<0>, #sir.tuple<[#sir.slice<#sir.none, #sir.none, #sir.none>, #sir.slice<2 : i64, #sir.none, #sir.none>]>], kwargs = [], op = "__getitem__"} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s3">
-    sir.output %0 : tensor<?x?x8xf32, "s0,s3">
+    %0 = sir.call "operator" "__getitem__"(%y) {args = [#sir.arg<0>, #sir.tuple<[#sir.slice<#sir.none, #sir.none, #sir.none>, #sir.slice<2 : i64, #sir.none, #sir.none>]>], kwargs = [], op = "__getitem__"} : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s3">>
+    sir.output %0 : tensor<?x?x8xf32, #sir.dims<"s0", "s3">>
   }
 }

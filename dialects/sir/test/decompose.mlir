@@ -56,13 +56,13 @@ sir.subgraph @mixed(%i: tensor<3xi32>, %a: tensor<2x5xf32>, %b: tensor<4x5xf32>)
 // (its half s1), and x[:, 1:] of T positions, T - 1 -- a size the module derives (s2), from
 // position 1 up to T (its end, -2).
 // CHECK-LABEL: sir.subgraph @sizes
-// CHECK: sir.prim reshape(%arg0) {shape = array<i64: -1, -1, 16>} : (tensor<?x?x8xf32, "s0,2*s1">) -> tensor<?x?x16xf32, "s0,s1">
-// CHECK: sir.prim slice(%arg1) {axes = array<i64: 1>, ends = array<i64: -2>, starts = array<i64: 1>, steps = array<i64: 1>} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s2">
+// CHECK: sir.prim reshape(%arg0) {shape = array<i64: -1, -1, 16>} : (tensor<?x?x8xf32, #sir.dims<"s0", "2*s1">>) -> tensor<?x?x16xf32, #sir.dims<"s0", "s1">>
+// CHECK: sir.prim slice(%arg1) {axes = array<i64: 1>, ends = array<i64: -2>, starts = array<i64: 1>, steps = array<i64: 1>} : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s2">>
 module attributes {sir.derived_sizes = ["s2=s1-1"]} {
-  sir.subgraph @sizes(%x: tensor<?x?x8xf32, "s0,2*s1">, %y: tensor<?x?x8xf32, "s0,s1">) -> (tensor<?x?x16xf32, "s0,s1">, tensor<?x?x8xf32, "s0,s2">) {
-    %0 = sir.call "method" "view"(%x) {args = [#sir.arg<0>, #sir.tuple<[#sir.size<"s0">, #sir.size<"s1">, 16]>], kwargs = [], op = "torch.Tensor.view"} : (tensor<?x?x8xf32, "s0,2*s1">) -> tensor<?x?x16xf32, "s0,s1">
-    %1 = sir.call "operator" "__getitem__"(%y) {args = [#sir.arg<0>, #sir.tuple<[#sir.slice<#sir.none, #sir.none, #sir.none>, #sir.slice<1 : i64, #sir.none, #sir.none>]>], kwargs = [], op = "__getitem__"} : (tensor<?x?x8xf32, "s0,s1">) -> tensor<?x?x8xf32, "s0,s2">
-    sir.output %0, %1 : tensor<?x?x16xf32, "s0,s1">, tensor<?x?x8xf32, "s0,s2">
+  sir.subgraph @sizes(%x: tensor<?x?x8xf32, #sir.dims<"s0", "2*s1">>, %y: tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> (tensor<?x?x16xf32, #sir.dims<"s0", "s1">>, tensor<?x?x8xf32, #sir.dims<"s0", "s2">>) {
+    %0 = sir.call "method" "view"(%x) {args = [#sir.arg<0>, #sir.tuple<[#sir.size<"s0">, #sir.size<"s1">, 16]>], kwargs = [], op = "torch.Tensor.view"} : (tensor<?x?x8xf32, #sir.dims<"s0", "2*s1">>) -> tensor<?x?x16xf32, #sir.dims<"s0", "s1">>
+    %1 = sir.call "operator" "__getitem__"(%y) {args = [#sir.arg<0>, #sir.tuple<[#sir.slice<#sir.none, #sir.none, #sir.none>, #sir.slice<1 : i64, #sir.none, #sir.none>]>], kwargs = [], op = "__getitem__"} : (tensor<?x?x8xf32, #sir.dims<"s0", "s1">>) -> tensor<?x?x8xf32, #sir.dims<"s0", "s2">>
+    sir.output %0, %1 : tensor<?x?x16xf32, #sir.dims<"s0", "s1">>, tensor<?x?x8xf32, #sir.dims<"s0", "s2">>
   }
 }
 

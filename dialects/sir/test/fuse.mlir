@@ -310,14 +310,14 @@ sir.subgraph @partial_broadcast_handed_on(%t: tensor<1x4x4xf32>, %x: tensor<2x4x
 // anchor (transformers' masks: an E4002 at kernel building before).
 // CHECK-LABEL: sir.subgraph @different_powers
 // CHECK:      sir.group "add_0_reshape_1" "injective"
-// CHECK-SAME: -> (tensor<?x?xi64, "s0,s1">, tensor<?x?x1xi64, "s0,s1">)
+// CHECK-SAME: -> (tensor<?x?xi64, #sir.dims<"s0", "s1">>, tensor<?x?x1xi64, #sir.dims<"s0", "s1">>)
 // CHECK:      sir.group "broadcast_to_2_add_3" "injective"
-sir.subgraph @different_powers(%q: tensor<?x?xi64, "s0,s1">, %k: tensor<?x?x?xi64, "s0,s1,s1">) -> (tensor<?x?xi64, "s0,s1">, tensor<?x?x?xi64, "s0,s1,s1">) {
-  %0 = sir.prim add(%q, %q) : (tensor<?x?xi64, "s0,s1">, tensor<?x?xi64, "s0,s1">) -> tensor<?x?xi64, "s0,s1">
-  %1 = sir.prim reshape(%0) {shape = array<i64: -1, -1, 1>} : (tensor<?x?xi64, "s0,s1">) -> tensor<?x?x1xi64, "s0,s1">
-  %2 = sir.prim broadcast_to(%1) {shape = array<i64: -1, -1, -1>} : (tensor<?x?x1xi64, "s0,s1">) -> tensor<?x?x?xi64, "s0,s1,s1">
-  %3 = sir.prim add(%2, %k) : (tensor<?x?x?xi64, "s0,s1,s1">, tensor<?x?x?xi64, "s0,s1,s1">) -> tensor<?x?x?xi64, "s0,s1,s1">
-  sir.output %0, %3 : tensor<?x?xi64, "s0,s1">, tensor<?x?x?xi64, "s0,s1,s1">
+sir.subgraph @different_powers(%q: tensor<?x?xi64, #sir.dims<"s0", "s1">>, %k: tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>) -> (tensor<?x?xi64, #sir.dims<"s0", "s1">>, tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>) {
+  %0 = sir.prim add(%q, %q) : (tensor<?x?xi64, #sir.dims<"s0", "s1">>, tensor<?x?xi64, #sir.dims<"s0", "s1">>) -> tensor<?x?xi64, #sir.dims<"s0", "s1">>
+  %1 = sir.prim reshape(%0) {shape = array<i64: -1, -1, 1>} : (tensor<?x?xi64, #sir.dims<"s0", "s1">>) -> tensor<?x?x1xi64, #sir.dims<"s0", "s1">>
+  %2 = sir.prim broadcast_to(%1) {shape = array<i64: -1, -1, -1>} : (tensor<?x?x1xi64, #sir.dims<"s0", "s1">>) -> tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>
+  %3 = sir.prim add(%2, %k) : (tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>, tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>) -> tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>
+  sir.output %0, %3 : tensor<?x?xi64, #sir.dims<"s0", "s1">>, tensor<?x?x?xi64, #sir.dims<"s0", "s1", "s1">>
 }
 
 // -----

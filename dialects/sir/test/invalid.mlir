@@ -192,7 +192,23 @@ sir.subgraph @conv2d_without_window(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3x
 // -----
 
 sir.subgraph @bad_size(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{#sir.size holds "s0+1", not a product of sizes (s0*s1)}}
+  // expected-error @+2 {{a size is a number times powers of s0..s7 ("64*s0*s1^2"), not 's0+1'}}
+  // expected-error @+1 {{failed to parse Sir_SizeAttr parameter 'size'}}
   %0 = sir.call "method" "view"(%x) {args = [#sir.arg<0>, #sir.size<"s0+1">, 8], kwargs = [], op = "torch.Tensor.view"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
   sir.output %0 : tensor<?x8xf32>
+}
+
+// -----
+
+sir.subgraph @static_size(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{#sir.size holds "8", not a product of sizes (s0*s1)}}
+  %0 = sir.call "method" "view"(%x) {args = [#sir.arg<0>, #sir.size<"8">, 8], kwargs = [], op = "torch.Tensor.view"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  sir.output %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{#sir.dims holds "4", not a product of sizes (s0*s1)}}
+sir.subgraph @static_dims(%x: tensor<?x8xf32, #sir.dims<"4">>) -> tensor<?x8xf32> {
+  sir.output %x : tensor<?x8xf32>
 }

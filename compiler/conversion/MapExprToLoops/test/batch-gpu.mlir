@@ -60,10 +60,10 @@ mapexpr.kernel @scores(%x: tensor<4x?x?xf32> {mapexpr.name = "x"}) -> tensor<4x?
 // CHECK-LABEL: gpu.func @exp_sequence
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: memref<4111x4xf32> {llvm.align = 16 : i64, llvm.noalias}
 // CHECK-SAME: sched.grid = #sched.size<"s1">, sched.sizes = array<i64: 1>
-mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s1"> {
-  %y = mapexpr.tensor "y" : tensor<?x4xf32, "s1">
-  mapexpr.anchored %y : tensor<?x4xf32, "s1"> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {
-    mapexpr.op "exp" outs(%y : tensor<?x4xf32, "s1">) ins(%x : tensor<?x4xf32, "s1">) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, #sir.dims<"s1">> {mapexpr.name = "x"}) -> tensor<?x4xf32, #sir.dims<"s1">> {
+  %y = mapexpr.tensor "y" : tensor<?x4xf32, #sir.dims<"s1">>
+  mapexpr.anchored %y : tensor<?x4xf32, #sir.dims<"s1">> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {
+    mapexpr.op "exp" outs(%y : tensor<?x4xf32, #sir.dims<"s1">>) ins(%x : tensor<?x4xf32, #sir.dims<"s1">>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
   }
-  mapexpr.return %y : tensor<?x4xf32, "s1">
+  mapexpr.return %y : tensor<?x4xf32, #sir.dims<"s1">>
 }

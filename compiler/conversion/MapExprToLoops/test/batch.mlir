@@ -121,11 +121,11 @@ mapexpr.kernel @wide_rows(%x: tensor<?x8000xf32> {mapexpr.name = "x"}) -> tensor
 // CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %[[S1]]
 // CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %[[T]]
 // CHECK: memref.load %[[X]][%[[AT]]]
-mapexpr.kernel @sum_sequence(%x: tensor<?x?xf32, "s0,s1"> {mapexpr.name = "x"}) -> tensor<?x1xf32> {
+mapexpr.kernel @sum_sequence(%x: tensor<?x?xf32, #sir.dims<"s0", "s1">> {mapexpr.name = "x"}) -> tensor<?x1xf32> {
   %s = mapexpr.tensor "s" : tensor<?x1xf32>
-  mapexpr.anchored %x : tensor<?x?xf32, "s0,s1"> attributes {dims = [#sched.injective<4099>, #sched.reduced<4111>]} {
+  mapexpr.anchored %x : tensor<?x?xf32, #sir.dims<"s0", "s1">> attributes {dims = [#sched.injective<4099>, #sched.reduced<4111>]} {
     mapexpr.op "reduce_sum_init" outs(%s : tensor<?x1xf32>) {indices = [#mapexpr.index<[i0, 0]>]}
-    mapexpr.op "reduce_sum_acc" outs(%s : tensor<?x1xf32>) ins(%x : tensor<?x?xf32, "s0,s1">) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
+    mapexpr.op "reduce_sum_acc" outs(%s : tensor<?x1xf32>) ins(%x : tensor<?x?xf32, #sir.dims<"s0", "s1">>) {indices = [#mapexpr.index<[i0, 0]>, #mapexpr.index<[i0, i1]>]}
   }
   mapexpr.return %s : tensor<?x1xf32>
 }
@@ -136,12 +136,12 @@ mapexpr.kernel @sum_sequence(%x: tensor<?x?xf32, "s0,s1"> {mapexpr.name = "x"}) 
 // CHECK-LABEL: func.func @exp_sequence
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: memref<4111x4xf32>, %{{.*}}: memref<4111x4xf32>)
 // CHECK-SAME: attributes {sched.grid = #sched.size<"s1">, sched.sizes = array<i64: 1>}
-mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s1"> {
-  %y = mapexpr.tensor "y" : tensor<?x4xf32, "s1">
-  mapexpr.anchored %y : tensor<?x4xf32, "s1"> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {
-    mapexpr.op "exp" outs(%y : tensor<?x4xf32, "s1">) ins(%x : tensor<?x4xf32, "s1">) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, #sir.dims<"s1">> {mapexpr.name = "x"}) -> tensor<?x4xf32, #sir.dims<"s1">> {
+  %y = mapexpr.tensor "y" : tensor<?x4xf32, #sir.dims<"s1">>
+  mapexpr.anchored %y : tensor<?x4xf32, #sir.dims<"s1">> attributes {dims = [#sched.injective<4111>, #sched.injective<4>]} {
+    mapexpr.op "exp" outs(%y : tensor<?x4xf32, #sir.dims<"s1">>) ins(%x : tensor<?x4xf32, #sir.dims<"s1">>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
   }
-  mapexpr.return %y : tensor<?x4xf32, "s1">
+  mapexpr.return %y : tensor<?x4xf32, #sir.dims<"s1">>
 }
 
 // -----
@@ -151,10 +151,10 @@ mapexpr.kernel @exp_sequence(%x: tensor<?x4xf32, "s1"> {mapexpr.name = "x"}) -> 
 // CHECK-LABEL: func.func @exp_tokens
 // CHECK-SAME: (%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<16850989x4xf32>, %{{.*}}: memref<16850989x4xf32>)
 // CHECK-SAME: attributes {sched.grid = #sched.size<"s0*s1">, sched.sizes = array<i64: 0, 1>}
-mapexpr.kernel @exp_tokens(%x: tensor<?x4xf32, "s0*s1"> {mapexpr.name = "x"}) -> tensor<?x4xf32, "s0*s1"> {
-  %y = mapexpr.tensor "y" : tensor<?x4xf32, "s0*s1">
-  mapexpr.anchored %y : tensor<?x4xf32, "s0*s1"> attributes {dims = [#sched.injective<16850989>, #sched.injective<4>]} {
-    mapexpr.op "exp" outs(%y : tensor<?x4xf32, "s0*s1">) ins(%x : tensor<?x4xf32, "s0*s1">) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
+mapexpr.kernel @exp_tokens(%x: tensor<?x4xf32, #sir.dims<"s0*s1">> {mapexpr.name = "x"}) -> tensor<?x4xf32, #sir.dims<"s0*s1">> {
+  %y = mapexpr.tensor "y" : tensor<?x4xf32, #sir.dims<"s0*s1">>
+  mapexpr.anchored %y : tensor<?x4xf32, #sir.dims<"s0*s1">> attributes {dims = [#sched.injective<16850989>, #sched.injective<4>]} {
+    mapexpr.op "exp" outs(%y : tensor<?x4xf32, #sir.dims<"s0*s1">>) ins(%x : tensor<?x4xf32, #sir.dims<"s0*s1">>) {indices = [#mapexpr.index<[i0, i1]>, #mapexpr.index<[i0, i1]>]}
   }
-  mapexpr.return %y : tensor<?x4xf32, "s0*s1">
+  mapexpr.return %y : tensor<?x4xf32, #sir.dims<"s0*s1">>
 }
