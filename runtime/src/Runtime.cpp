@@ -3,6 +3,7 @@
 #include "sotc/runtime.h"
 
 #include "contract/ArtifactFiles.h"
+#include "contract/SizeProduct.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Backend.h"
 #include "runtime/src/Executor.h"
@@ -175,6 +176,16 @@ void sotc_close(sotc_artifact *artifact) {
 
 const char *sotc_target(const sotc_artifact *artifact) {
   return artifact ? artifact->target.c_str() : nullptr;
+}
+
+int sotc_parse_size(const char *text, int64_t *factor, int32_t powers[8]) {
+  std::optional<sotc::contract::SizeProduct> p =
+      text ? sotc::contract::SizeProduct::parse(text) : std::nullopt;
+  if (!p || !factor || !powers)
+    return 1;
+  *factor = p->factor;
+  std::copy(p->powers.begin(), p->powers.end(), powers);
+  return 0;
 }
 
 const char *sotc_manifest(const sotc_artifact *artifact) {

@@ -39,6 +39,17 @@ void checkClose(const float *got, const std::vector<double> &want, double tolera
 
 } // namespace
 
+TEST_CASE("the C API parses a size as the manifest writes it", "[runtime]") {
+  int64_t factor = 0;
+  int32_t powers[8] = {};
+  REQUIRE(sotc_parse_size("16*s0*s1^2", &factor, powers) == 0);
+  CHECK(factor == 16);
+  CHECK((powers[0] == 1 && powers[1] == 2 && powers[2] == 0));
+  for (const char *bad : {"s0*s0", "s0+1", "2*s8", "", "s0^"})
+    CHECK(sotc_parse_size(bad, &factor, powers) == 1);
+  CHECK(sotc_parse_size(nullptr, &factor, powers) == 1);
+}
+
 TEST_CASE("softmax runs and matches", "[runtime]") {
   Opened a("testdata/softmax_cpu.so");
   INFO(a.error.code << ": " << a.error.message);

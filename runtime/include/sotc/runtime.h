@@ -106,6 +106,12 @@ void sotc_close(sotc_artifact *artifact);
  * (nothing written when it does not fit). Returns its length without the NUL. */
 size_t sotc_manifest_path(const char *path, char *out, size_t size);
 
+/* A size that holds dynamic sizes in the manifest's one text form ("64*s0*s1^2",
+ * docs/manifest.md): its factor and the power of each size s0..s7. Returns 0, or 1 (nothing
+ * written) for text that is no such size. The runtime's own parser, for bindings that read
+ * sotc_manifest. */
+int sotc_parse_size(const char *text, int64_t *factor, int32_t powers[8]);
+
 /* "cpu" or "cuda". */
 const char *sotc_target(const sotc_artifact *artifact);
 

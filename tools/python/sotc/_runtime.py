@@ -145,6 +145,8 @@ def _runtime():
         lib.sotc_target.restype = ctypes.c_char_p
         lib.sotc_manifest.argtypes = [ctypes.c_void_p]
         lib.sotc_manifest.restype = ctypes.c_char_p
+        lib.sotc_parse_size.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
+                                        ctypes.POINTER(ctypes.c_int32)]
         lib.sotc_gemm_implementation.argtypes = [ctypes.c_void_p]
         lib.sotc_gemm_implementation.restype = ctypes.c_char_p
         lib.sotc_kernel_cpu.argtypes = [ctypes.c_void_p]
@@ -869,17 +871,14 @@ def _address(tensor):
 def _parsed_dim(d):
     """A manifest shape's dimension (a number, -1 - k for s_k, or a product of sizes as text:
     "s0*s1", "16*s0^2") as (number, ((key, power), ...)), each size keyed as a call's `sizes`
-    are (-1 - k): parsed once, evaluated per call by _dim_at."""
+    are (-1 - k): parsed once, by the runtime's parser (sotc_parse_size), evaluated per call
+    by _dim_at."""
     if isinstance(d, int):
         return (d, ()) if d >= 0 else (1, ((d, 1),))
-    factor, terms = 1, []
-    for term in d.split("*"):
-        if term.startswith("s"):
-            k, _, power = term[1:].partition("^")
-            terms.append((-1 - int(k), int(power or 1)))
-        else:
-            factor = int(term)
-    return factor, tuple(terms)
+    factor, powers = ctypes.c_int64(), (ctypes.c_int32 * 8)()
+    if _runtime().sotc_parse_size(d.encode(), ctypes.byref(factor), powers):
+        raise SotcError("E8001", f"a dimension of {d!r} (a number or N*s0^P*s1^Q)")
+    return factor.value, tuple((-1 - k, p) for k, p in enumerate(powers) if p)
 
 
 def _dim_at(dim, sizes):

@@ -112,6 +112,17 @@ def test_manifest_named_by_the_runtime(tmp_path):
     assert manifest_of("k.cuda.manifest.json") == "k.cuda.manifest.json"
 
 
+def test_manifest_sizes_parsed_by_the_runtime():
+    """The binding reads a manifest's sizes with the runtime's parser (sotc_parse_size), the
+    one the runtime checked the manifest with."""
+    from sotc import _runtime
+    assert _runtime._parsed_dim("16*s0*s1^2") == (16, ((-1, 1), (-2, 2)))
+    assert _runtime._parsed_dim("s1") == (1, ((-2, 1),))
+    assert _runtime._parsed_dim(-3) == (1, ((-3, 1),)) and _runtime._parsed_dim(8) == (8, ())
+    with pytest.raises(sotc.SotcError, match="E8001"):
+        _runtime._parsed_dim("s0*s0")
+
+
 def test_an_artifact_is_described_by_the_runtime_alone(root, sotc_bin, tmp_path, capsys,
                                                       monkeypatch):
     """The binding describes an artifact by the manifest the runtime read and checked
