@@ -47,7 +47,8 @@ struct SizeProduct {
   /// with a power, s0 first.
   std::string text() const;
   /// The product text() writes: `[N*]s<k>[^p]` joined by '*', a number first or not at all,
-  /// each size once, powers 1 to kMaxSizePower; or a number alone. The factor is positive.
+  /// each size once, powers 1 to kMaxSizePower; or a number alone. The factor is positive,
+  /// of at most 18 digits.
   static std::optional<SizeProduct> parse(std::string_view text);
 
   /// Its value at `sizes`; nullopt past `limit` (or where it would overflow).
