@@ -102,7 +102,7 @@ std::optional<Break> OpcodeStep::endFor() {
   return std::nullopt;
 }
 
-// LOAD_ASSERTION_ERROR. a failed assert: RAISE_VARARGS raises the class
+// LOAD_ASSERTION_ERROR (a failed assert: RAISE_VARARGS raises the class)
 std::optional<Break> OpcodeStep::loadAssertionError() {
   VarPtr cls = Variable::make(K::Builtin, Tracker{Tracker::Kind::Const, "", {}, {}, {}});
   cls->name = "AssertionError";
@@ -126,7 +126,7 @@ std::optional<Break> OpcodeStep::yieldValue() {
   return std::nullopt;
 }
 
-// RETURN_VALUE, RETURN_CONST. 3.12
+// RETURN_VALUE, RETURN_CONST (3.12)
 std::optional<Break> OpcodeStep::returnValue() {
   VarPtr value = op == Opcode::RETURN_CONST
                      ? ex.fromTrace(co.consts(arg), Tracker{Tracker::Kind::Const, "", {}, {}, {}})
@@ -159,7 +159,7 @@ std::optional<Break> OpcodeStep::returnValue() {
   return Break{};
 }
 
-// RAISE_VARARGS. [exception, cause]; arg 0 re-raises the handled one
+// RAISE_VARARGS ([exception, cause]; arg 0 re-raises the handled one)
 std::optional<Break> OpcodeStep::raiseVarargs() {
   if (arg == 0) {
     if (!state.handling)
@@ -181,13 +181,13 @@ std::optional<Break> OpcodeStep::raiseVarargs() {
   return std::nullopt;
 }
 
-// RERAISE. [..., exception]: on from a handler that did not match
+// RERAISE ([..., exception]: on from a handler that did not match)
 std::optional<Break> OpcodeStep::reraise() {
   throw PythonException(pop(f));
   return std::nullopt;
 }
 
-// PUSH_EXC_INFO. [exception] -> [the one handled before, exception]
+// PUSH_EXC_INFO ([exception] -> [the one handled before, exception])
 std::optional<Break> OpcodeStep::pushExcInfo() {
   VarPtr exception = pop(f);
   f.stack.push_back(state.handling ? state.handling : constant(PyConst::none()));
@@ -196,14 +196,14 @@ std::optional<Break> OpcodeStep::pushExcInfo() {
   return std::nullopt;
 }
 
-// POP_EXCEPT. [the one handled before] -> []
+// POP_EXCEPT ([the one handled before] -> [])
 std::optional<Break> OpcodeStep::popExcept() {
   VarPtr before = pop(f);
   state.handling = before->exceptionType.empty() ? nullptr : before;
   return std::nullopt;
 }
 
-// CHECK_EXC_MATCH. [exception, class] -> [exception, isinstance(...)]
+// CHECK_EXC_MATCH ([exception, class] -> [exception, isinstance(...)])
 std::optional<Break> OpcodeStep::checkExcMatch() {
   VarPtr cls = pop(f);
   const VarPtr &exception = peek(f, 1);
@@ -228,7 +228,7 @@ std::optional<Break> OpcodeStep::checkExcMatch() {
   return std::nullopt;
 }
 
-// BEFORE_WITH. [manager] -> [its __exit__, what __enter__ returned]
+// BEFORE_WITH ([manager] -> [its __exit__, what __enter__ returned])
 std::optional<Break> OpcodeStep::beforeWith() {
   VarPtr manager = pop(f);
   if (manager->kind != K::Opaque || manager->name.rfind("context manager ", 0) != 0)

@@ -74,7 +74,7 @@ std::optional<Break> OpcodeStep::loadFast() {
   return std::nullopt;
 }
 
-// LOAD_FAST_AND_CLEAR. 3.12: saves a name an inlined comprehension reuses
+// LOAD_FAST_AND_CLEAR (3.12: saves a name an inlined comprehension reuses)
 std::optional<Break> OpcodeStep::loadFastAndClear() {
   VarPtr v = slot(f, arg);
   f.stack.push_back(v ? v : Variable::make(K::Null));
@@ -82,7 +82,7 @@ std::optional<Break> OpcodeStep::loadFastAndClear() {
   return std::nullopt;
 }
 
-// STORE_FAST, STORE_FAST_STORE_FAST. 3.13: STACK[-1] to the first, STACK[-2] to the second
+// STORE_FAST, STORE_FAST_STORE_FAST (3.13: STACK[-1] to the first, STACK[-2] to the second)
 std::optional<Break> OpcodeStep::storeFast() {
   for (unsigned local : ex.opcodes_->localIndices(info, arg)) {
     VarPtr v = pop(f);
@@ -92,7 +92,7 @@ std::optional<Break> OpcodeStep::storeFast() {
   return std::nullopt;
 }
 
-// STORE_FAST_LOAD_FAST. 3.13
+// STORE_FAST_LOAD_FAST (3.13)
 std::optional<Break> OpcodeStep::storeFastLoadFast() {
   std::vector<unsigned> locals = ex.opcodes_->localIndices(info, arg);
   slot(f, locals[0]) = pop(f);
@@ -170,7 +170,7 @@ std::optional<Break> OpcodeStep::loadAttr() {
   return std::nullopt;
 }
 
-// LOAD_SUPER_ATTR. 3.12 on: super().name, from the global super, cls, self
+// LOAD_SUPER_ATTR (3.12 on: super().name, from the global super, cls, self)
 std::optional<Break> OpcodeStep::loadSuperAttr() {
   VarPtr self = pop(f), cls = pop(f);
   pop(f); // the builtin super
@@ -195,7 +195,7 @@ std::optional<Break> OpcodeStep::keywordNames() {
   return std::nullopt;
 }
 
-// CALL, CALL_KW. 3.13: the keywords' names on the stack, not in KW_NAMES
+// CALL, CALL_KW (3.13: the keywords' names on the stack, not in KW_NAMES)
 std::optional<Break> OpcodeStep::callWithArguments() {
   if (op == Opcode::CALL_KW)
     f.kwNames = pop(f);
@@ -257,7 +257,7 @@ std::optional<Break> OpcodeStep::makeFunction() {
   return std::nullopt;
 }
 
-// SET_FUNCTION_ATTRIBUTE. 3.13: MAKE_FUNCTION's flags, one at a time
+// SET_FUNCTION_ATTRIBUTE (3.13: MAKE_FUNCTION's flags, one at a time)
 std::optional<Break> OpcodeStep::setFunctionAttribute() {
   VarPtr fn = pop(f), value = pop(f);
   if (fn->kind != K::Function)
@@ -267,7 +267,7 @@ std::optional<Break> OpcodeStep::setFunctionAttribute() {
   return std::nullopt;
 }
 
-// IMPORT_NAME. [level, fromlist] -> [the module]
+// IMPORT_NAME ([level, fromlist] -> [the module])
 std::optional<Break> OpcodeStep::importName() {
   // An import names a module as a global would (library code imports torch in its
   // functions); what the program calls from it resolves by name, from the code the tracer
@@ -293,13 +293,13 @@ std::optional<Break> OpcodeStep::importName() {
   return std::nullopt;
 }
 
-// IMPORT_FROM. [module] -> [module, module.name]
+// IMPORT_FROM ([module] -> [module, module.name])
 std::optional<Break> OpcodeStep::importFrom() {
   f.stack.push_back(ex.getAttr(f, sir, f.stack.back(), co.names(arg)));
   return std::nullopt;
 }
 
-// STORE_GLOBAL, DELETE_GLOBAL. side effects, applied by the host after the call
+// STORE_GLOBAL, DELETE_GLOBAL (side effects, applied by the host after the call)
 std::optional<Break> OpcodeStep::storeGlobal() {
   const std::string &name = co.names(arg);
   VarPtr value = op == Opcode::STORE_GLOBAL ? pop(f) : nullptr;

@@ -47,7 +47,7 @@ std::optional<Break> OpcodeStep::unaryOperator() {
   return std::nullopt;
 }
 
-// CALL_INTRINSIC_1. 3.12
+// CALL_INTRINSIC_1 (3.12)
 std::optional<Break> OpcodeStep::callIntrinsic() {
   // CPython's Include/internal/pycore_intrinsics.h numbers.
   constexpr unsigned kStopIterationError = 3, kUnaryPositive = 5, kListToTuple = 6;
@@ -79,7 +79,7 @@ std::optional<Break> OpcodeStep::unaryNot() {
   return std::nullopt;
 }
 
-// TO_BOOL. 3.13: before every conditional jump on a value that may not be bool
+// TO_BOOL (3.13: before every conditional jump on a value that may not be bool)
 std::optional<Break> OpcodeStep::toBool() {
   // A tensor (or an x.item() bool) stays itself: the jump that reads it is where the graph
   // branches.
@@ -149,7 +149,7 @@ std::optional<Break> OpcodeStep::binarySubscr() {
   return std::nullopt;
 }
 
-// BINARY_SLICE. 3.12: obj[start:end]
+// BINARY_SLICE (3.12: obj[start:end])
 std::optional<Break> OpcodeStep::binarySlice() {
   VarPtr end = pop(f), start = pop(f), obj = pop(f);
   f.stack.push_back(
@@ -157,7 +157,7 @@ std::optional<Break> OpcodeStep::binarySlice() {
   return std::nullopt;
 }
 
-// STORE_SUBSCR, STORE_SLICE. 3.12: obj[start:end] = value
+// STORE_SUBSCR, STORE_SLICE (3.12: obj[start:end] = value)
 std::optional<Break> OpcodeStep::storeSubscr() {
   VarPtr key;
   if (op == Opcode::STORE_SLICE) {
@@ -355,7 +355,7 @@ std::optional<Break> OpcodeStep::unpackEx() {
   return std::nullopt;
 }
 
-// FORMAT_VALUE. 3.11, 3.12: conversion and spec in one instruction
+// FORMAT_VALUE (3.11, 3.12: conversion and spec in one instruction)
 std::optional<Break> OpcodeStep::formatWithConversion() {
   VarPtr spec = (arg & 0x04) ? pop(f) : nullptr;
   VarPtr value = pop(f);
@@ -363,19 +363,19 @@ std::optional<Break> OpcodeStep::formatWithConversion() {
   return std::nullopt;
 }
 
-// CONVERT_VALUE. 3.13: !s, !r, !a
+// CONVERT_VALUE (3.13: !s, !r, !a)
 std::optional<Break> OpcodeStep::convertValue() {
   f.stack.push_back(ex.formatValue(f, pop(f), arg, nullptr));
   return std::nullopt;
 }
 
-// FORMAT_SIMPLE. 3.13
+// FORMAT_SIMPLE (3.13)
 std::optional<Break> OpcodeStep::formatSimple() {
   f.stack.push_back(ex.formatValue(f, pop(f), 0, nullptr));
   return std::nullopt;
 }
 
-// FORMAT_WITH_SPEC. 3.13
+// FORMAT_WITH_SPEC (3.13)
 std::optional<Break> OpcodeStep::formatWithSpec() {
   VarPtr spec = pop(f), value = pop(f);
   f.stack.push_back(ex.formatValue(f, value, 0, spec));
