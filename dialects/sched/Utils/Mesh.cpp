@@ -228,14 +228,6 @@ contract::SizeProduct sizeProduct(int64_t size) {
   return p;
 }
 
-namespace {
-contract::SizeValues standIns() {
-  contract::SizeValues values;
-  std::copy(std::begin(kSizeStandIns), std::end(kSizeStandIns), values.begin());
-  return values;
-}
-} // namespace
-
 int64_t standInSize(const contract::SizeProduct &p) {
   // Wrapping, as the model's arithmetic on sizes does (sotc-sir-check-batch-dims keeps the
   // powers to a cube, so a size that wraps would need a static part past 2^27 as well).
@@ -273,7 +265,7 @@ std::string sizeText(int64_t size, bool batch) {
 
 std::optional<int64_t> sizeOfText(const std::string &text) {
   std::optional<contract::SizeProduct> p = contract::SizeProduct::parse(text);
-  return p ? p->valueAt(standIns()) : std::nullopt;
+  return p ? std::optional<int64_t>(standInSize(*p)) : std::nullopt;
 }
 
 std::string LoopDescriptor::str(bool batch) const {

@@ -51,8 +51,8 @@ std::string perRowText(int64_t count, const std::string &symbol = "s0", int degr
 /// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds
 /// them as their powers times the rest ("s0", "64*s0", "4*s0^2", "8*s0*s1^2").
 std::string sizeText(int64_t size, bool batch);
-/// The size sizeText wrote ("4*s0^2": 4 * kBatchRows^2; contract::SizeProduct's text), or
-/// nullopt.
+/// The size sizeText wrote, at the stand-ins (standInSize: "4*s0^2" is 4 * kBatchRows^2), or
+/// nullopt for text that is no contract::SizeProduct.
 std::optional<int64_t> sizeOfText(const std::string &text);
 
 /// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element
