@@ -735,7 +735,7 @@ std::vector<const Segment *> Artifact::plans() const { return plansOf(*this); }
 Artifact readManifest(const std::string &text, const std::string &manifestPath) {
   Artifact a;
   a.manifestPath = manifestPath;
-  a.manifestText = text;
+  a.manifestText = std::make_shared<const std::string>(text);
   Json m = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   try {
     if (m.is_discarded() || !m.is_object() || !m.contains("format") ||

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -154,8 +155,9 @@ constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 struct Artifact {
   std::string manifestPath, binaryPath, binarySha256;
   /// The manifest's text as read and checked (sotc_manifest): what bindings describe the
-  /// artifact by, so that none opens the file again.
-  std::string manifestText;
+  /// artifact by, so that none opens the file again. Shared: the plans of each call's sizes
+  /// (atSizes) copy the artifact, not the text.
+  std::shared_ptr<const std::string> manifestText;
   std::string digest; // the manifest's (docs/manifest.md#digest), which the binary must carry
   std::string target; // "cpu" or "cuda"
   std::vector<std::string> features;

@@ -189,7 +189,7 @@ int sotc_parse_size(const char *text, int64_t *factor, int32_t powers[8]) {
 }
 
 const char *sotc_manifest(const sotc_artifact *artifact) {
-  return artifact ? artifact->executor->artifact().manifestText.c_str() : nullptr;
+  return artifact ? artifact->executor->artifact().manifestText->c_str() : nullptr;
 }
 
 const char *sotc_gemm_implementation(const sotc_artifact *artifact) {

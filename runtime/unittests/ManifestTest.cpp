@@ -106,7 +106,7 @@ void checkRefusals(const Json &base, const std::vector<Probe> &probes) {
 
 TEST_CASE("a model's weight preparation is read beside its segments", "[runtime][manifest]") {
   Artifact a = readManifest(modelManifest("cpu").dump(), "k.manifest.json");
-  CHECK(a.manifestText == modelManifest("cpu").dump()); // what sotc_manifest hands bindings
+  CHECK(*a.manifestText == modelManifest("cpu").dump()); // what sotc_manifest hands bindings
   const sotc::runtime::Segment &prepare = a.entries.at(0).prepare;
   REQUIRE(prepare.steps.size() == 1);
   CHECK(prepare.steps[0].symbol == "prep");
