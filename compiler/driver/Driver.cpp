@@ -169,29 +169,31 @@ std::vector<int> sizesTaken(mlir::Operation *func) {
 /// Each kernel's launch, as the loops have it; the manifest tells the runtime.
 std::map<std::string, manifest::KernelLaunch> kernelLaunches(mlir::ModuleOp module) {
   std::map<std::string, manifest::KernelLaunch> launches;
+  // The loops and buffers are built for the dynamic sizes at their stand-ins.
+  sched::SizeStandIns standIns = sched::standInsOf(module);
   module.walk([&](mlir::scf::ForallOp grid) { // CPU: the grid loop, over the kernel's buffers
     if (auto func = grid->getParentOfType<mlir::func::FuncOp>()) {
       manifest::KernelLaunch &launch = launches[func.getSymName().str()];
-      launch.grid = grid.getStaticUpperBound()[0]; // s0 as sched::kBatchRows
+      launch.grid = standIns.sizeProduct(grid.getStaticUpperBound()[0]);
       launch.takesRows = func->hasAttr(sched::kGridAttrName);
       launch.sizes = sizesTaken(func);
       for (mlir::Type buffer : func.getArgumentTypes())
         if (auto memref = mlir::dyn_cast<mlir::MemRefType>(buffer)) // not the call's sizes
-          launch.bufferBytes.push_back(bytesOf(memref));
+          launch.bufferBytes.push_back(standIns.sizeProduct(bytesOf(memref)));
     }
   });
   module.walk([&](mlir::gpu::GPUFuncOp func) { // CUDA: grid, block and shared memory
     manifest::KernelLaunch &launch = launches[func.getName().str()];
     if (auto grid = func->getAttrOfType<sched::SizeAttr>(sched::kGridAttrName))
-      launch.grid = sched::standInSize(grid.getSize()), launch.takesRows = true;
+      launch.grid = grid.getSize(), launch.takesRows = true;
     else
-      launch.grid = (*func.getKnownGridSize())[0];
+      launch.grid = contract::SizeProduct::constant((*func.getKnownGridSize())[0]);
     launch.sizes = sizesTaken(func);
     launch.block = (*func.getKnownBlockSize())[0];
     for (mlir::BlockArgument buffer : func.getWorkgroupAttributions())
       launch.sharedBytes += bytesOf(mlir::cast<mlir::MemRefType>(buffer.getType()));
     if (auto bytes = func->getAttrOfType<sched::SizeAttr>(sched::kDynamicSharedAttrName))
-      launch.dynamicSharedBytes = sched::standInSize(bytes.getSize());
+      launch.dynamicSharedBytes = bytes.getSize();
   });
   return launches;
 }
@@ -322,8 +324,9 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
   mlir::TimingScope writing = instrumentation.step("manifest and output files");
   std::optional<manifest::Artifact> weightsFile;
   if (weights)
-    weightsFile = manifest::Artifact{llvm::sys::path::filename(contract::weightsPathOf(output)).str(),
-                                     manifest::sha256(*weights)};
+    weightsFile =
+        manifest::Artifact{llvm::sys::path::filename(contract::weightsPathOf(output)).str(),
+                           manifest::sha256(*weights)};
   std::vector<manifest::Entry> entries;
   for (size_t i = 0; i < paths.size(); ++i) {
     auto traceBytes = llvm::MemoryBuffer::getFile(paths[i]);
@@ -388,7 +391,7 @@ std::string gemmText(mapexpr::GemmOp gemm) {
   if (gemm.getBias())
     text += ", " + name(gemm.getBias());
   // A dynamic size: a count as the power of s0 it holds times the rest.
-  auto size = [](int64_t n) { return sched::sizeText(n, true); };
+  auto size = [&](int64_t n) { return p.standIns.sizeText(n, true); };
   text += ") {\n  LibraryCall(gemm, m=" + size(p.m) + ", n=" + size(p.n) + ", k=" + size(p.k);
   if (p.transposeA)
     text += ", transpose_a";

@@ -74,11 +74,10 @@ public:
       // The kernel table's sizes are those at s0 = 1, as the runtime checks a plan at load.
       for (const auto &[kernel, launch] : launches) {
         cpu::KernelSignature &signature = signatures[kernel];
-        signature = {sched::staticFactor(launch.grid),
-                     {},
-                     launch.takesRows ? std::max<int>(1, launch.sizes.size()) : 0};
-        for (int64_t bytes : launch.bufferBytes)
-          signature.bufferBytes.push_back(sched::staticFactor(bytes));
+        signature = {
+            launch.grid.factor, {}, launch.takesRows ? std::max<int>(1, launch.sizes.size()) : 0};
+        for (const contract::SizeProduct &bytes : launch.bufferBytes)
+          signature.bufferBytes.push_back(bytes.factor);
       }
       return cpu::buildSharedLibrary(
           kernels, {options_.cpu, options_.cpuVariants, options_.optLevel, signatures});

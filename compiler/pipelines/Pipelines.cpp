@@ -96,6 +96,8 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirStoreHalf());
   }
   if (reaches(Phase::MapExpr)) {
+    // The GEMM plans and kernel models from here on hold each dynamic size as its stand-in.
+    pm.addPass(sched::createSchedChooseStandIns());
     pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     pm.addPass(createConvertSirToMapExpr());

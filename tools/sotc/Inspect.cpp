@@ -7,8 +7,7 @@
 #include "compiler/target/cuda/Fatbin.h"
 #include "compiler/target/manifest/Manifest.h"
 #include "contract/ArtifactFiles.h"
-#include "dialects/mapexpr/Utils/MapExpr.h"
-#include "dialects/sched/Utils/Mesh.h"
+#include "contract/SizeProduct.h"
 
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
@@ -65,14 +64,14 @@ std::string shape(const Json &tensor) {
 
 /// A tensor's bytes as the powers of its dynamic sizes times those at every size 1 ("8*s0*s1").
 std::string bytesText(const Json &tensor) {
-  int64_t bytes = tensor.at("bytes").get<int64_t>();
-  bool dynamic = false;
+  contract::SizeProduct bytes = contract::SizeProduct::constant(tensor.at("bytes").get<int64_t>());
   for (int64_t d : dimsOf(tensor))
-    if (ops::isDynamicDim(d)) { // its number is in the bytes already: the sizes' stand-ins
-      bytes *= mapexpr::modelDim(d) / ops::productOf(d).factor;
-      dynamic = true;
+    if (ops::isDynamicDim(d)) { // its number is in the bytes already
+      contract::SizeProduct sizes = ops::productOf(d);
+      sizes.factor = 1;
+      bytes = bytes * sizes;
     }
-  return dynamic ? sched::sizeText(bytes, true) : std::to_string(bytes);
+  return bytes.text();
 }
 
 std::string join(const Json &names) {
@@ -248,8 +247,8 @@ std::string text(const Json &m) {
   if (t.at("kind") == "cpu") {
     s << ", cpu " << t.at("cpu").get<std::string>() << " (" << join(t.at("features")) << ")\n";
     for (const Json &v : t.value("variants", Json::array()))
-      s << "  kernels also for " << v.at("cpu").get<std::string>() << " ("
-        << join(v.at("features")) << "): " << v.at("kernel_table").get<std::string>() << "\n";
+      s << "  kernels also for " << v.at("cpu").get<std::string>() << " (" << join(v.at("features"))
+        << "): " << v.at("kernel_table").get<std::string>() << "\n";
   } else
     s << ", SASS for " << join(t.at("archs")) << ", PTX for " << t.at("ptx").get<std::string>()
       << "\n";
@@ -289,8 +288,8 @@ std::string text(const Json &m) {
     }
     if (entry.contains("weights") && entry.at("weights").contains("prepare")) {
       const Json &p = entry.at("weights").at("prepare"); // run at load and after rebinding
-      s << "prepared from them: " << p.at("outputs").size() << " tensors, "
-        << p.at("steps").size() << " steps at load and after rebinding\n";
+      s << "prepared from them: " << p.at("outputs").size() << " tensors, " << p.at("steps").size()
+        << " steps at load and after rebinding\n";
       for (const Json &step : p.at("steps"))
         s << "    " << stepLine(step) << "\n";
     }

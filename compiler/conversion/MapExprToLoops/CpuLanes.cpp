@@ -17,7 +17,7 @@ bool KernelLowering::laneReduction(const AnchoredMapStmt &a) const {
   return !gpuModule_ && loops.size() == 3 && loops[0].type == sched::LoopType::S0x &&
          loops[1].type == sched::LoopType::Temporal &&
          loops[2].type == sched::LoopType::Vectorize && a.schedule->mesh.outputReduced(1) &&
-         !a.schedule->mesh.outputReduced(2) && !sched::holdsBatch(loops[1].size) &&
+         !a.schedule->mesh.outputReduced(2) && !idx_.standIns.holdsBatch(loops[1].size) &&
          a.schedule->mesh.keepsLastDim();
 }
 

@@ -16,7 +16,7 @@ mlir::LogicalResult KernelLowering::placeInSharedMemory() {
   int64_t bytes = 0;
   for (size_t t = 0; t < storage_.size(); ++t)
     if ((storage_[t].kind == StorageKind::Shared || storage_[t].kind == StorageKind::Scratch) &&
-        !sched::holdsBatch(storage_[t].elementsPerBlock)) // those are the call's (dynamic)
+        !idx_.standIns.holdsBatch(storage_[t].elementsPerBlock)) // those are the call's (dynamic)
       bytes += storage_[t].elementsPerBlock * elementBytes(static_cast<int>(t));
   if (bytes > kSharedBytesPerBlock)
     return emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
@@ -44,7 +44,8 @@ void KernelLowering::emitGpuFunction() {
   std::vector<int> shared, sharedOfS0;
   auto space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
   for (size_t t = 0; t < kernel_.tensors.size(); ++t)
-    if (storage_[t].kind == StorageKind::Shared && sched::holdsBatch(storage_[t].elementsPerBlock))
+    if (storage_[t].kind == StorageKind::Shared &&
+        idx_.standIns.holdsBatch(storage_[t].elementsPerBlock))
       sharedOfS0.push_back(static_cast<int>(t));
     else if (storage_[t].kind == StorageKind::Shared) {
       workgroup.push_back(mlir::MemRefType::get({storage_[t].elementsPerBlock},

@@ -10,14 +10,14 @@ bool Indices::dynamic() const {
 }
 
 mlir::Value Indices::size(int64_t k) {
-  if (!dynamic() || !sched::holdsBatch(k))
+  if (!dynamic() || !standIns.holdsBatch(k))
     return c(k);
   mlir::Value v;
-  std::vector<int> powers = sched::sizePowers(k);
+  std::vector<int> powers = standIns.sizePowers(k);
   for (size_t symbol = 0; symbol < powers.size(); ++symbol)
     for (int p = 0; p < powers[symbol]; ++p)
       v = v ? mlir::arith::MulIOp::create(b, loc, v, sizes[symbol]).getResult() : sizes[symbol];
-  int64_t factor = sched::staticFactor(k);
+  int64_t factor = standIns.staticFactor(k);
   return factor == 1 ? v : mlir::arith::MulIOp::create(b, loc, v, c(factor)).getResult();
 }
 
@@ -48,7 +48,7 @@ mlir::Value Indices::unflat(mlir::Value f, llvm::ArrayRef<int64_t> dims, size_t 
   int64_t inner = 1;
   for (size_t d = k + 1; d < dims.size(); ++d)
     inner *= dims[d];
-  if (dynamic() && k == 0 && sched::holdsBatch(dims[0]))
+  if (dynamic() && k == 0 && standIns.holdsBatch(dims[0]))
     return div(f, inner);
   return rem(div(f, inner), dims[k]);
 }

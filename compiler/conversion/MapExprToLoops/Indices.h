@@ -21,9 +21,10 @@ namespace sotc::mapexpr::loops {
 struct Indices {
   mlir::OpBuilder &b;
   mlir::Location loc;
+  sched::SizeStandIns standIns; // the module's
   /// A kernel over dynamic sizes: the call's value of each size it takes (its arguments),
-  /// which a size holding that size's stand-in (sched::kSizeStandIns) stands for; null for
-  /// the sizes it does not take.
+  /// which a size holding that size's stand-in stands for; null for the sizes it does not
+  /// take.
   std::array<mlir::Value, sched::kSizeSymbols> sizes{};
 
   bool dynamic() const;

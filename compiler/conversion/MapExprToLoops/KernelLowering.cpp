@@ -99,22 +99,24 @@ mlir::LogicalResult KernelLowering::checkBatch() {
     if (gpuModule_ && storage_[t].kind == StorageKind::Scratch &&
         !mlir::cast<mlir::RankedTensorType>(values_[t].getType()).hasStaticShape())
       return refuse("a scratch buffer of the whole batch is not supported yet");
-    std::vector<int> powers = sched::sizePowers(storage_[t].elementsPerBlock);
+    std::vector<int> powers = idx_.standIns.sizePowers(storage_[t].elementsPerBlock);
     if (gpuModule_ && storage_[t].kind == StorageKind::Shared && !powers.empty()) {
       if (!sharedPowers.empty() && powers != sharedPowers)
         return refuse("its blocks would keep rows of " +
-                      sched::sizeText(storage_[t].elementsPerBlock, true) +
+                      idx_.standIns.sizeText(storage_[t].elementsPerBlock, true) +
                       " and of other sizes in shared memory, which CUDA kernels do not do yet");
       sharedPowers = powers;
     }
   }
   for (const AnchoredMapStmt &a : kernel_.stmts) {
     const sched::ScheduleMesh &mesh = a.schedule->mesh;
-    if (sched::padsBatch(mesh) && !(gpuModule_ && sched::paddedBatchRow(*a.schedule)))
+    if (sched::padsBatch(mesh, idx_.standIns) &&
+        !(gpuModule_ && sched::paddedBatchRow(*a.schedule, idx_.standIns)))
       return refuse("its schedule (" + mesh.str() + ") pads the dynamic size");
     const std::vector<int64_t> &shape = mesh.outputShape();
-    if (gpuModule_ &&
-        (shape.empty() || std::any_of(shape.begin() + 1, shape.end(), sched::holdsBatch)))
+    if (gpuModule_ && (shape.empty() || std::any_of(shape.begin() + 1, shape.end(), [&](int64_t d) {
+                         return idx_.standIns.holdsBatch(d);
+                       })))
       return refuse("its schedule (" + mesh.str() +
                     ") loops over the dynamic size outside its grid and a padded row of its "
                     "threads, which CUDA kernels do not do yet (the CPU's do)");
@@ -124,7 +126,7 @@ mlir::LogicalResult KernelLowering::checkBatch() {
 
 mlir::Value KernelLowering::tripCount(const AnchoredMapStmt &a, int64_t inner) {
   std::optional<sched::PaddedRow> row =
-      gpuModule_ && takesRows_ ? sched::paddedBatchRow(*a.schedule) : std::nullopt;
+      gpuModule_ && takesRows_ ? sched::paddedBatchRow(*a.schedule, idx_.standIns) : std::nullopt;
   if (!row)
     return idx_.size(inner);
   mlir::Value padded = idx_.add(idx_.size(row->size), idx_.c(row->threads - 1));
@@ -145,7 +147,7 @@ bool KernelLowering::flatBuffer(int t) {
 
 mlir::MemRefType KernelLowering::memrefType(int t) {
   auto type = mlir::cast<mlir::RankedTensorType>(values_[t].getType());
-  return mlir::MemRefType::get(bufferShapeOf(type), type.getElementType());
+  return mlir::MemRefType::get(bufferShapeOf(type, idx_.standIns), type.getElementType());
 }
 
 llvm::SmallVector<mlir::Value> KernelLowering::bufferIndex(int t,
@@ -163,7 +165,7 @@ void KernelLowering::markSizes(mlir::Operation *func) {
 }
 
 mlir::Attribute KernelLowering::sizeAttr(int64_t size) {
-  return sched::SizeAttr::get(b_.getContext(), sched::sizeProduct(size));
+  return sched::SizeAttr::get(b_.getContext(), idx_.standIns.sizeProduct(size));
 }
 
 void KernelLowering::emitFunction() {
@@ -202,7 +204,7 @@ void KernelLowering::emitFunction() {
   // call's row, reused by the blocks of this call (the stack may not hold a long row).
   auto rowOfS0 = [&](size_t t) {
     return storage_[t].kind == StorageKind::Shared &&
-           sched::holdsBatch(storage_[t].elementsPerBlock);
+           idx_.standIns.holdsBatch(storage_[t].elementsPerBlock);
   };
   for (size_t t = 0; t < kernel_.tensors.size(); ++t)
     if (rowOfS0(t))
@@ -237,7 +239,7 @@ mlir::Value KernelLowering::allocateScratch(int t) {
   llvm::SmallVector<int64_t> shape(type.getShape());
   llvm::SmallVector<mlir::Value> sizes;
   for (int64_t &d : shape)
-    if (sched::holdsBatch(d)) {
+    if (idx_.standIns.holdsBatch(d)) {
       sizes.push_back(idx_.size(d));
       d = mlir::ShapedType::kDynamic;
     }

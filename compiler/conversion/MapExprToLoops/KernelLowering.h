@@ -26,7 +26,8 @@ class KernelLowering {
 public:
   /// `kernels`: where GPU kernels go (null for the CPU); `testingBreak`: the pass option.
   KernelLowering(KernelOp op, mlir::gpu::GPUModuleOp kernels, llvm::StringRef testingBreak)
-      : op_(op), gpuModule_(kernels), b_(op), idx_{b_, op.getLoc()}, testingBreak_(testingBreak) {}
+      : op_(op), gpuModule_(kernels), b_(op), idx_{b_, op.getLoc(), sched::standInsOf(op)},
+        testingBreak_(testingBreak) {}
 
   mlir::LogicalResult run();
 
@@ -50,7 +51,7 @@ private:
   /// A tensor whose batch is not its first dimension: its strides hold the batch, so the
   /// kernel addresses it by the flat index it computes from the call's rows.
   bool flatBuffer(int t);
-  /// The buffer's type (bufferShape): a batch as sched::kBatchRows rows.
+  /// The buffer's type (bufferShape): a batch as its stand-in's rows.
   mlir::MemRefType memrefType(int t);
   /// The index of an element of tensor `t` in its buffer (Input, Output, Scratch).
   llvm::SmallVector<mlir::Value> bufferIndex(int t, llvm::ArrayRef<mlir::Value> index);

@@ -30,11 +30,6 @@ namespace {
 using ops::Prim;
 using ops::PrimKind;
 
-/// The model's shape: each dynamic size as its stand-in.
-std::vector<int64_t> shapeOf(mlir::Value v) {
-  return modelShapeOf(mlir::cast<mlir::RankedTensorType>(v.getType()));
-}
-
 int64_t numel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -52,6 +47,7 @@ class Builder {
 public:
   Builder(sir::GroupOp group, std::vector<mlir::Value> *values) : group_(group), values_(values) {
     kernel_.name = group.getName().str();
+    kernel_.standIns = sched::standInsOf(group);
   }
 
   mlir::FailureOr<Kernel> run() {
@@ -83,7 +79,7 @@ public:
   }
 
 private:
-  /// A group with a dynamic size writes it as its stand-in (sched::kSizeStandIns): no static
+  /// A group with a dynamic size writes it as its stand-in (sotc-choose-stand-ins): no static
   /// size of its tensors may be a multiple of one, or the two could not be told apart.
   mlir::LogicalResult checkBatchRows(const std::vector<sir::PrimOp> &prims) {
     std::vector<mlir::RankedTensorType> types;
@@ -94,10 +90,10 @@ private:
       return mlir::success();
     for (mlir::RankedTensorType t : types)
       for (int64_t d : t.getShape())
-        if (!mlir::ShapedType::isDynamic(d) && sched::holdsBatch(d))
+        if (!mlir::ShapedType::isDynamic(d) && kernel_.standIns.holdsBatch(d))
           return emitCodedError(group_.getLoc(), DiagCode::KernelUnsupported)
                  << "a kernel with a dynamic batch cannot hold a static size of " << d
-                 << " (a multiple of " << d / sched::staticFactor(d)
+                 << " (a multiple of " << d / kernel_.standIns.staticFactor(d)
                  << ", which stands for a dynamic size)";
     return mlir::success();
   }
@@ -107,7 +103,10 @@ private:
     if (it != ids_.end())
       return it->second;
     int i = static_cast<int>(kernel_.tensors.size());
-    kernel_.tensors.push_back({tensorName(v), shapeOf(v)});
+    // The model's shape: each dynamic size as its stand-in.
+    kernel_.tensors.push_back(
+        {tensorName(v),
+         modelShapeOf(mlir::cast<mlir::RankedTensorType>(v.getType()), kernel_.standIns)});
     tensorValues_.push_back(v);
     ids_[v.getAsOpaquePointer()] = i;
     if (values_)
@@ -203,7 +202,6 @@ public:
   const std::string &error() const { return error_; }
 
 private:
-
   /// Sets `t`'s index, or checks it against the one it has. Returns whether it changed.
   mlir::FailureOr<bool> assign(AnchoredMapStmt &a, int t, std::vector<Expr> index) {
     auto it = a.index.find(t);
@@ -352,7 +350,8 @@ private:
         const std::vector<Expr> &g = a.index[r];
         std::vector<Expr> table = {IndexExpr::constant(0)};
         table.insert(table.end(), g.begin() + static_cast<long>(k), g.end());
-        if (mlir::failed(set(in[1], std::vector<Expr>(g.begin(), g.begin() + static_cast<long>(k)))) ||
+        if (mlir::failed(
+                set(in[1], std::vector<Expr>(g.begin(), g.begin() + static_cast<long>(k)))) ||
             mlir::failed(set(in[0], table)))
           return mlir::failure();
       } else if (prim == Prim::Concat) {
@@ -404,7 +403,8 @@ private:
         values.push_back(p.getResult());
         for (mlir::Value v : values) {
           const std::vector<int64_t> &shape = kernel_.tensors[id(v)].shape;
-          if (!seeded && !a.index.count(id(v)) && llvm::all_of(shape, [](int64_t s) { return s == 1; })) {
+          if (!seeded && !a.index.count(id(v)) &&
+              llvm::all_of(shape, [](int64_t s) { return s == 1; })) {
             a.index[id(v)] = std::vector<Expr>(shape.size(), IndexExpr::constant(0));
             seeded = true;
           }
@@ -485,8 +485,9 @@ private:
     // largest: a loop over what it writes stores contiguous elements, where one over its
     // input scatters with strides that multiply by the call's s0 (a transposed key, q/k/v
     // split from a GEMM's output), which the compiler cannot fold.
-    bool dynamic = llvm::any_of(
-        kernel_.tensors, [](const Tensor &t) { return llvm::any_of(t.shape, sched::holdsBatch); });
+    bool dynamic = llvm::any_of(kernel_.tensors, [&](const Tensor &t) {
+      return llvm::any_of(t.shape, [&](int64_t d) { return kernel_.standIns.holdsBatch(d); });
+    });
     // (Not in a kernel with a reduction: its later stages run on the reduction's rows.)
     bool reduces = false;
     group_.getBody().walk(

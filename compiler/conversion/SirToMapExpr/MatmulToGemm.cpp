@@ -15,8 +15,8 @@
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 
 #include "compiler/support/MlirDiagnostics.h"
-#include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sched/IR/SchedDialect.h"
+#include "dialects/sir/IR/SirDialect.h"
 #include "dialects/sir/IR/SirTypes.h"
 
 #include <cmath>
@@ -209,7 +209,8 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
       auto sizes = [&](unsigned i) {
         return sir::shapeWithSizes(mlir::cast<mlir::RankedTensorType>(operand(i).getType()));
       };
-      std::optional<GemmPlan> plan = planGemm(sizes(0), sizes(1), ta, tb);
+      std::optional<GemmPlan> plan =
+          planGemm(sizes(0), sizes(1), ta, tb, sched::standInsOf(matmul));
       if (!plan)
         continue; // dynamic shapes: the kernel path reports them
       std::optional<Epilogue> epilogue;

@@ -71,21 +71,22 @@ int batchDegree(const Json &tensor) {
   }));
 }
 
-/// A count of a plan, made for s0 = sched::kBatchRows: a number, or the power of s0 it holds
-/// as text ("64*s0", "4*s0^2").
-Json sizeJson(int64_t size) {
-  return sched::holdsBatch(size) ? Json(sched::sizeText(size, true)) : Json(size);
-}
-Json sizesJson(const std::vector<int64_t> &sizes) {
-  Json out = Json::array();
-  for (int64_t size : sizes)
-    out.push_back(sizeJson(size));
-  return out;
+/// A count of a plan: a number, or the powers of the dynamic sizes it holds times one, as text
+/// ("64*s0", "4*s0^2").
+Json sizeJson(const contract::SizeProduct &size) {
+  return size.dynamic() ? Json(size.text()) : Json(size.factor);
 }
 
 /// A GEMM step: the library call's shape (mapexpr/Utils/Gemm.h), row-major, and its epilogue.
 Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
   mapexpr::GemmPlan p = gemm.getPlan();
+  auto count = [&](int64_t n) { return sizeJson(p.standIns.sizeProduct(n)); };
+  auto counts = [&](const std::vector<int64_t> &sizes) {
+    Json out = Json::array();
+    for (int64_t n : sizes)
+      out.push_back(count(n));
+    return out;
+  };
   Json inputs = {mapexpr::tensorName(gemm.getA()), mapexpr::tensorName(gemm.getB())};
   Json bias;
   if (gemm.getBias()) {
@@ -97,20 +98,20 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
       {"name", gemm.getName()},
       {"library", library},
       {"dtype", tensorJson("", gemm.getResult().getType())["dtype"]},
-      {"m", sizeJson(p.m)},
-      {"n", sizeJson(p.n)},
-      {"k", sizeJson(p.k)},
+      {"m", count(p.m)},
+      {"n", count(p.n)},
+      {"k", count(p.k)},
       {"transpose_a", p.transposeA},
       {"transpose_b", p.transposeB},
-      {"lda", sizeJson(p.lda)},
-      {"ldb", sizeJson(p.ldb)},
-      {"ldc", sizeJson(p.ldc)},
+      {"lda", count(p.lda)},
+      {"ldb", count(p.ldb)},
+      {"ldc", count(p.ldc)},
       {"alpha", 1.0},
       // With a bias the library accumulates onto C, which starts as the bias rows.
       {"beta", gemm.getBias() ? 1.0 : 0.0},
-      {"batch", sizesJson(p.batch)},
+      {"batch", counts(p.batch)},
       {"batch_strides",
-       Json{{"a", sizesJson(p.strideA)}, {"b", sizesJson(p.strideB)}, {"c", sizesJson(p.strideC)}}},
+       Json{{"a", counts(p.strideA)}, {"b", counts(p.strideB)}, {"c", counts(p.strideC)}}},
       {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
       {"outputs", {mapexpr::tensorName(gemm.getResult())}},
       {"inputs", inputs}};
@@ -198,7 +199,7 @@ public:
         if (how.block) { // CUDA
           json["block"] = how.block;
           json["shared_bytes"] = how.sharedBytes;
-          if (how.dynamicSharedBytes)
+          if (how.dynamicSharedBytes.factor)
             json["dynamic_shared_bytes"] = sizeJson(how.dynamicSharedBytes);
           json["registers"] = how.registers;
         }

@@ -11,6 +11,7 @@
 #define SOTC_TARGET_MANIFEST_MANIFEST_H
 
 #include "compiler/frontend/Translation.h"
+#include "contract/SizeProduct.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -34,10 +35,10 @@ struct Target {
     std::vector<std::string> features;
   };
   std::vector<Variant> variants;
-  std::vector<std::string> archs;    // CUDA: the architectures with SASS in the fatbin
-  std::string ptx;                   // CUDA: the architecture whose PTX the fatbin holds
-  std::string abi;                   // the kernels' calling convention, in C
-  std::string gemm; // the library GEMM steps call: "cblas" (OpenBLAS), "cublaslt"
+  std::vector<std::string> archs; // CUDA: the architectures with SASS in the fatbin
+  std::string ptx;                // CUDA: the architecture whose PTX the fatbin holds
+  std::string abi;                // the kernels' calling convention, in C
+  std::string gemm;               // the library GEMM steps call: "cblas" (OpenBLAS), "cublaslt"
 };
 
 /// How a kernel is launched: grid (CPU: the range [0, grid) of its rows), and on CUDA the
@@ -45,14 +46,15 @@ struct Target {
 /// block (rows of s0 a block keeps; 0 otherwise) and the registers per thread ptxas allotted
 /// on each architecture (with the shared memory, they bound how many blocks share a
 /// multiprocessor).
-/// Over the dynamic size s0, the grid and the bytes are counted at s0 = sched::kBatchRows
-/// (the manifest writes them as powers of s0), and the kernel takes the call's s0
-/// (`takesRows`).
+/// Over dynamic sizes, the grid and the bytes are powers of them times a number (the manifest
+/// writes their text), and the kernel takes the call's sizes (`takesRows`).
 struct KernelLaunch {
-  int64_t grid = 0, block = 0, sharedBytes = 0, dynamicSharedBytes = 0;
+  contract::SizeProduct grid = contract::SizeProduct::constant(0);
+  int64_t block = 0, sharedBytes = 0;
+  contract::SizeProduct dynamicSharedBytes = contract::SizeProduct::constant(0);
   bool takesRows = false;
   std::vector<int> sizes; // the dynamic sizes it takes when not s0 alone (`sizes`: s0, s1)
-  std::vector<int64_t> bufferBytes; // CPU: each buffer's, outputs then inputs
+  std::vector<contract::SizeProduct> bufferBytes; // CPU: each buffer's, outputs then inputs
   std::map<std::string, int> registers;
 };
 

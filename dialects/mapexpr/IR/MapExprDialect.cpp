@@ -130,7 +130,7 @@ LogicalResult AnchoredOp::verify() {
   std::vector<sotc::sched::ScheduleDim> dims = sotc::sched::dimsOf(getDims());
   if (dims.size() != getDims().size())
     return emitOpError("dims must be #sched.injective or #sched.reduced");
-  std::vector<int64_t> space = modelShapeOf(anchor);
+  std::vector<int64_t> space = modelShapeOf(anchor, sotc::sched::standInsOf(*this));
   if (getSpace()) {
     ArrayRef<int64_t> s = *getSpace();
     if (s.size() < space.size() || !std::equal(space.begin(), space.end(), s.begin()))
@@ -212,10 +212,11 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   // its inputs, as memrefs of their buffer shapes (bufferShape), after the call's rows of a
   // dynamic batch and (after sotc-cpu-kernel-abi) a grid range.
   if (auto func = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr())) {
+    sotc::sched::SizeStandIns sizes = sotc::sched::standInsOf(*this);
     llvm::SmallVector<Type> expected;
     for (Type t : llvm::concat<const Type>(getResultTypes(), getInputs().getTypes())) {
       auto tensor = cast<RankedTensorType>(t);
-      expected.push_back(MemRefType::get(bufferShapeOf(tensor), tensor.getElementType()));
+      expected.push_back(MemRefType::get(bufferShapeOf(tensor, sizes), tensor.getElementType()));
     }
     ArrayRef<Type> args = func.getArgumentTypes();
     while (args.size() > expected.size() && args[0].isIndex())
@@ -253,13 +254,14 @@ std::vector<int64_t> shapeOf(Value v) {
 } // namespace
 
 GemmPlan GemmOp::getPlan() {
-  return *planGemm(shapeOf(getA()), shapeOf(getB()), getTransposeA(), getTransposeB());
+  return *planGemm(shapeOf(getA()), shapeOf(getB()), getTransposeA(), getTransposeB(),
+                   sotc::sched::standInsOf(*this));
 }
 
 LogicalResult GemmOp::verify() {
   std::string why;
-  std::optional<GemmPlan> plan =
-      planGemm(shapeOf(getA()), shapeOf(getB()), getTransposeA(), getTransposeB(), &why);
+  std::optional<GemmPlan> plan = planGemm(shapeOf(getA()), shapeOf(getB()), getTransposeA(),
+                                          getTransposeB(), sotc::sched::standInsOf(*this), &why);
   if (!plan)
     return emitOpError("is not a GEMM: ") << why;
   if (plan->shape != shapeOf(getResult()))
@@ -321,12 +323,12 @@ LogicalResult ConvOp::verify() {
 
 namespace sotc::mapexpr {
 
-std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type) {
-  return modelShape(sir::shapeWithSizes(type));
+std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type, const sched::SizeStandIns &sizes) {
+  return modelShape(sir::shapeWithSizes(type), sizes);
 }
 
-std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type) {
-  return bufferShape(sir::shapeWithSizes(type));
+std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type, const sched::SizeStandIns &sizes) {
+  return bufferShape(sir::shapeWithSizes(type), sizes);
 }
 
 Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
@@ -334,6 +336,7 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
   if (values)
     values->clear();
   k.name = op.getSymName().str();
+  k.standIns = sched::standInsOf(op);
   std::map<const void *, int> ids;
   auto id = [&](Value v) {
     auto it = ids.find(v.getAsOpaquePointer());
@@ -350,7 +353,7 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
     auto complex = dyn_cast<ComplexType>(element);
     int64_t bits = complex ? 2 * complex.getElementType().getIntOrFloatBitWidth()
                            : element.getIntOrFloatBitWidth();
-    k.tensors.push_back({name, modelShapeOf(type), std::max<int64_t>(bits / 8, 1)});
+    k.tensors.push_back({name, modelShapeOf(type, k.standIns), std::max<int64_t>(bits / 8, 1)});
     k.batch |= !type.hasStaticShape();
     if (values)
       values->push_back(v);

@@ -34,8 +34,8 @@ namespace sotc::mapexpr {
 Kernel kernelFromIR(KernelOp op, std::vector<mlir::Value> *values = nullptr);
 
 /// modelShape and bufferShape of a tensor type, with the sizes its encoding names.
-std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type);
-std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type);
+std::vector<int64_t> modelShapeOf(mlir::RankedTensorType type, const sched::SizeStandIns &sizes);
+std::vector<int64_t> bufferShapeOf(mlir::RankedTensorType type, const sched::SizeStandIns &sizes);
 
 } // namespace sotc::mapexpr
 

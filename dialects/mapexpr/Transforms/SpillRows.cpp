@@ -47,12 +47,12 @@ std::vector<int> spilled(KernelOp kernel, std::vector<mlir::Value> &values,
       continue;
     int64_t bytes = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
     int64_t elements = storage[t].elementsPerBlock;
-    if (sched::holdsBatch(elements)) {
+    if (k.standIns.holdsBatch(elements)) {
       if (storage[t].kind == StorageKind::Scratch) // rows of several s0: refused when lowered
         continue;
       // At the bounds of its sizes (an unbounded one past any).
-      int64_t atMax = sched::staticFactor(elements) * bytes;
-      std::vector<int> powers = sched::sizePowers(elements);
+      int64_t atMax = k.standIns.staticFactor(elements) * bytes;
+      std::vector<int> powers = k.standIns.sizePowers(elements);
       for (size_t k = 0; k < powers.size(); ++k)
         for (int d = powers[k]; d > 0 && atMax <= kSharedBytesOptin; --d)
           atMax *= k < sizeMax.size() && sizeMax[k] > 0 ? sizeMax[k] : kSharedBytesOptin + 1;

@@ -17,7 +17,8 @@ int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
 } // namespace
 
 std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
-                                 bool transposeA, bool transposeB, std::string *why) {
+                                 bool transposeA, bool transposeB, const sched::SizeStandIns &sizes,
+                                 std::string *why) {
   auto fail = [&](const std::string &message) -> std::optional<GemmPlan> {
     if (why)
       *why = message;
@@ -28,7 +29,7 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
   if (!shape)
     return fail(shape.error().what());
   // Dynamic sizes (sotc-sir-check-batch-dims) anywhere: the plan is made for each at its
-  // stand-in (sched::kSizeStandIns), primes no static size has as a factor, so each of its
+  // stand-in (sched::SizeStandIns), primes no static size has as a factor, so each of its
   // counts holds the powers of the sizes it is made of.
   bool dynamic = false;
   for (const std::vector<int64_t> *s : {&a, &b})
@@ -37,7 +38,7 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
         dynamic = true;
   for (const std::vector<int64_t> *s : {&a, &b})
     for (int64_t d : *s)
-      if (dynamic && sched::holdsBatch(d))
+      if (dynamic && sizes.holdsBatch(d))
         return fail("a GEMM step of a dynamic size cannot have a dimension of " +
                     std::to_string(d));
   // Matrices as stored: a 1-D operand is a row (A) or a column (B), never transposed.
@@ -45,7 +46,7 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
   for (std::vector<int64_t> *s : {&as, &bs})
     for (int64_t &d : *s)
       if (d < 0) // a size the operand's type names (ops::dynamicDim, productDim), else s0
-        d = modelDim(ops::isDynamicDim(d) ? d : ops::kDynamic);
+        d = modelDim(ops::isDynamicDim(d) ? d : ops::kDynamic, sizes);
   if (as.size() == 1) {
     as.insert(as.begin(), 1);
     transposeA = false;
@@ -56,6 +57,7 @@ std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vecto
   }
   size_t ra = as.size(), rb = bs.size();
   GemmPlan p;
+  p.standIns = sizes;
   p.transposeA = transposeA;
   p.transposeB = transposeB;
   p.m = transposeA ? as[ra - 1] : as[ra - 2];

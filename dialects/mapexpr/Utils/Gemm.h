@@ -12,13 +12,15 @@
 //
 // A dynamic size (sotc-sir-check-batch-dims) may be any dimension of A or B (negative in the
 // shapes: ops::dynamicDim names which): the plan is made for each size at its stand-in
-// (sched::kSizeStandIns), and each count (m, n, k, a leading dimension, a batch size or
-// stride) that holds powers of them is those powers times a static number (sched::sizePowers,
+// (sched::SizeStandIns), and each count (m, n, k, a leading dimension, a batch size or
+// stride) that holds powers of them is those powers times a static number (sizePowers,
 // staticFactor), which the manifest writes as `64*s0` and the runtime computes per call.
 //
 //===--------------------------------------------------------------------------------------===//
 #ifndef SOTC_MAPEXPR_GEMM_H
 #define SOTC_MAPEXPR_GEMM_H
+
+#include "dialects/sched/Utils/Mesh.h"
 
 #include <cstdint>
 #include <optional>
@@ -35,12 +37,15 @@ struct GemmPlan {
   std::vector<int64_t> shape;
   /// The batch loop: sizes, and per operand the element stride of each batch dimension.
   std::vector<int64_t> batch, strideA, strideB, strideC;
+  /// The stand-ins the counts hold where they hold dynamic sizes.
+  sched::SizeStandIns standIns;
 };
 
 /// The plan of `a @ b` (matmul's transpose flags and broadcasting); nullopt with `why` set
 /// when the shapes do not form a matmul.
 std::optional<GemmPlan> planGemm(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
-                                 bool transposeA, bool transposeB, std::string *why = nullptr);
+                                 bool transposeA, bool transposeB, const sched::SizeStandIns &sizes,
+                                 std::string *why = nullptr);
 
 } // namespace sotc::mapexpr
 

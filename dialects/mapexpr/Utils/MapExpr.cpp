@@ -53,7 +53,7 @@ std::string Kernel::str(bool indexDetail) const {
         continue;
       s << "  // " << name(static_cast<int>(t)) << ": " << storageKindName(st.kind);
       if (st.kind != StorageKind::Register)
-        s << ", " << sched::sizeText(st.elementsPerBlock, batch) << " per block";
+        s << ", " << standIns.sizeText(st.elementsPerBlock, batch) << " per block";
       s << "\n";
     }
   }
@@ -62,7 +62,7 @@ std::string Kernel::str(bool indexDetail) const {
     s << "    MapStmt(";
     if (a.schedule) { // the loop descriptors, as the readme-era CINN prints them
       for (size_t i = 0; i < a.schedule->loops.size(); ++i)
-        s << (i ? ", " : "") << sched::loopText(*a.schedule, i, batch);
+        s << (i ? ", " : "") << sched::loopText(*a.schedule, i, batch ? &standIns : nullptr);
     } else { // not scheduled yet: the anchor iterators
       s << "[";
       for (size_t i = 0; i < a.space.size(); ++i)
@@ -94,46 +94,49 @@ std::string Kernel::str(bool indexDetail) const {
 }
 
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
-                                      int64_t vector, const sched::CpuHints &cpu) {
+                                      const sched::SizeStandIns &sizes, int64_t vector,
+                                      const sched::CpuHints &cpu) {
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const sched::ScheduleDim &d) { return d.reduced; });
   return catchCodedError([&] {
     if (target == Target::Cpu)
-      return sched::cpuSchedule(dims, cpu);
-    if (!reduction && sched::anyHoldsBatch(dims)) {
+      return sched::cpuSchedule(dims, sizes, cpu);
+    if (!reduction && sched::anyHoldsBatch(dims, sizes)) {
       // Rows of the innermost static dim, a block each, the dims that hold s0 first (the
       // flat, padded mesh would read s0 in its mask). A tensor whose last dim holds s0 (the
       // T x T scores) keeps its order: rows of that dim, which its threads loop over, padded.
       // A tensor of s0 alone is a block per element.
-      std::vector<int64_t> perm = sched::batchFirst(dims);
-      if (dims.size() > 1 && sched::holdsBatch(dims.back().size))
+      std::vector<int64_t> perm = sched::batchFirst(dims, sizes);
+      if (dims.size() > 1 && sizes.holdsBatch(dims.back().size))
         std::iota(perm.begin(), perm.end(), int64_t{0});
       int64_t inner = dims.size() > 1 ? dims[perm.back()].size : 1;
       int64_t rows = sched::ScheduleMesh(dims).inputNumElements() / inner;
       return sched::gpuRowSchedule(dims, perm, rows, sched::gpuRowThreads(inner));
     }
-    return reduction ? sched::gpuReductionSchedule(dims)
+    return reduction ? sched::gpuReductionSchedule(dims, sizes)
                      : sched::gpuInjectiveSchedule(dims, vector);
   });
 }
 
 static_assert(sched::kSizeSymbols == ops::kMaxSymbols, "a stand-in for every dynamic size");
 
-int64_t modelDim(int64_t dim) {
+int64_t modelDim(int64_t dim, const sched::SizeStandIns &sizes) {
   if (!ops::isDynamicDim(dim))
     return dim;
-  return sched::standInSize(ops::productOf(dim));
+  return sizes.standInSize(ops::productOf(dim));
 }
 
-std::vector<int64_t> modelShape(const std::vector<int64_t> &shape) {
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape,
+                                const sched::SizeStandIns &sizes) {
   std::vector<int64_t> out = shape;
   for (int64_t &d : out)
-    d = modelDim(d);
+    d = modelDim(d, sizes);
   return out;
 }
 
-std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> model = modelShape(shape);
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape,
+                                 const sched::SizeStandIns &sizes) {
+  std::vector<int64_t> model = modelShape(shape, sizes);
   // Strides hold s0 where a dim after the first is dynamic: then a flat buffer.
   if (shape.size() < 2 ||
       std::none_of(shape.begin() + 1, shape.end(), [](int64_t d) { return d < 0; }))
@@ -228,9 +231,10 @@ bool hasReduction(const std::vector<sched::ScheduleDim> &dims) {
 
 /// The anchor iterators of `dims` that count rows, in row order: the injective ones of size
 /// above 1 (size-1 dims are always 0 and count nothing), a dynamic batch first.
-std::vector<int> rowIterators(const std::vector<sched::ScheduleDim> &dims) {
+std::vector<int> rowIterators(const std::vector<sched::ScheduleDim> &dims,
+                              const sched::SizeStandIns &sizes) {
   std::vector<int> iters;
-  for (int64_t i : sched::batchFirst(dims))
+  for (int64_t i : sched::batchFirst(dims, sizes))
     if (!dims[i].reduced && dims[i].size != 1)
       iters.push_back(static_cast<int>(i));
   return iters;
@@ -344,12 +348,12 @@ std::optional<KernelRows> kernelRows(const Kernel &k) {
   if (defining == k.stmts.end())
     return std::nullopt;
   // Each statement's row iterators, in the defining reduction's row order.
-  const std::vector<int> definingRows = rowIterators(defining->dims);
+  const std::vector<int> definingRows = rowIterators(defining->dims, k.standIns);
   const std::vector<int64_t> rowSizes = sizesOf(defining->dims, definingRows);
   std::vector<std::vector<int>> rows;
   bool fits = true;
   for (const AnchoredMapStmt &a : k.stmts) {
-    std::vector<int> iters = rowIterators(a.dims);
+    std::vector<int> iters = rowIterators(a.dims, k.standIns);
     if (!hasReduction(a.dims) && a.dims.size() == defining->dims.size() &&
         sizesOf(a.dims, definingRows) == rowSizes)
       iters = definingRows; // the reduction's space: its rows, the rest within a row
@@ -370,14 +374,15 @@ std::optional<KernelRows> kernelRows(const Kernel &k) {
 
 Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
   std::optional<KernelRows> kr = kernelRows(k);
-  if (!kr) { // injective: one statement on its own policy
+  if (!kr) {            // injective: one statement on its own policy
     int64_t widest = 1; // the widest element the kernel loads or stores
     for (const std::vector<int> *buffers : {&k.inputs, &k.outputs})
       for (int t : *buffers)
         widest = std::max(widest, k.tensors[t].elementBytes);
     for (AnchoredMapStmt &a : k.stmts) {
-      Expected<sched::Schedule> s = scheduleFor(a.dims, target, sched::gpuVectorElements(widest),
-                                                {readsWindows(a) ? 4 : 8, writeOrder(k, a)});
+      Expected<sched::Schedule> s =
+          scheduleFor(a.dims, target, k.standIns, sched::gpuVectorElements(widest),
+                      {readsWindows(a) ? 4 : 8, writeOrder(k, a)});
       if (!s)
         return s.error();
       a.schedule = *s;
@@ -385,7 +390,8 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
     return std::monostate();
   }
   if (target == Target::Cpu && k.stmts.size() == 1 && accumulatesInOutputs(k)) {
-    std::optional<sched::Schedule> lanes = sched::cpuLaneReductionSchedule(k.stmts[0].dims);
+    std::optional<sched::Schedule> lanes =
+        sched::cpuLaneReductionSchedule(k.stmts[0].dims, k.standIns);
     if (lanes) {
       k.stmts[0].schedule = *lanes;
       return std::monostate();
@@ -395,11 +401,11 @@ Expected<std::monostate> scheduleKernel(Kernel &k, Target target) {
   int64_t rowCount = kr->count, threads = 0;
   for (const AnchoredMapStmt &a : k.stmts)
     if (hasReduction(a.dims))
-      threads = std::max(threads, sched::gpuRowThreads(sched::rowSplit(a.dims).reduce));
+      threads = std::max(threads, sched::gpuRowThreads(sched::rowSplit(a.dims, k.standIns).reduce));
   Expected<std::vector<sched::Schedule>> schedules = catchCodedError([&] {
     // On one row, a reduction of several rows would sum them all into one accumulator.
     for (const AnchoredMapStmt &a : k.stmts)
-      if (rowCount == 1 && hasReduction(a.dims) && sched::rowSplit(a.dims).rows > 1)
+      if (rowCount == 1 && hasReduction(a.dims) && sched::rowSplit(a.dims, k.standIns).rows > 1)
         throw CodedError(DiagCode::KernelUnsupported,
                          "the statements fused into kernel " + k.name +
                              " do not run on the same rows as its reduction; not supported yet");

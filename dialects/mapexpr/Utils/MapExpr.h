@@ -26,16 +26,18 @@
 namespace sotc::mapexpr {
 
 /// A dimension as the model holds it: a static one as it is, a dynamic one (ops::dynamicDim,
-/// ops::productDim) as its product at the sizes' stand-ins (sched::kSizeStandIns; s0*s1 is
-/// 4099 * 4111).
-int64_t modelDim(int64_t dim);
+/// ops::productDim) as its product at the sizes' stand-ins (s0*s1 is 4099 * 4111 at the
+/// first).
+int64_t modelDim(int64_t dim, const sched::SizeStandIns &sizes);
 /// A shape with its dynamic dims as their sizes (ops::withSizes) as the model holds it: each
-/// dynamic dimension as the stand-in of its size (sched::kSizeStandIns).
-std::vector<int64_t> modelShape(const std::vector<int64_t> &shape);
+/// dynamic dimension as the stand-in of its size.
+std::vector<int64_t> modelShape(const std::vector<int64_t> &shape,
+                                const sched::SizeStandIns &sizes);
 /// The shape of a lowered kernel's buffer of a tensor: its modelShape, or, when a dim after the
 /// first is dynamic (its strides hold s0), one flat dimension that the kernel indexes with the
 /// call's s0.
-std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape);
+std::vector<int64_t> bufferShape(const std::vector<int64_t> &shape,
+                                 const sched::SizeStandIns &sizes);
 
 struct Tensor {
   std::string name; // printed as t_<name>
@@ -75,7 +77,8 @@ struct Kernel {
   std::vector<Tensor> tensors;
   std::vector<int> outputs, inputs;
   std::vector<AnchoredMapStmt> stmts;
-  bool batch = false; // over a dynamic batch: sizes holding sched::kBatchRows print as s0
+  bool batch = false; // over dynamic sizes: sizes holding their stand-ins print as s0, s1, ...
+  sched::SizeStandIns standIns; // its module's
 
   /// CINN's text form; `indexDetail` puts each argument on its own line with its index.
   std::string str(bool indexDetail = false) const;
@@ -113,7 +116,8 @@ using sched::Target;
 /// `vector`: the elements a GPU thread moves at once (sched::gpuVectorElements); `cpu`: what
 /// the statement asks of the CPU policy (sched::CpuHints).
 Expected<sched::Schedule> scheduleFor(const std::vector<sched::ScheduleDim> &dims, Target target,
-                                      int64_t vector = 4, const sched::CpuHints &cpu = {});
+                                      const sched::SizeStandIns &sizes, int64_t vector = 4,
+                                      const sched::CpuHints &cpu = {});
 
 /// The rows a kernel with a reduction runs on: per AnchoredMapStmt, the anchor iterators that
 /// count rows (in row order), and how many rows; no iterators and one row when its statements

@@ -33,6 +33,16 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op, NamedAttribu
       return op->emitError() << kTargetAttrName << " belongs on a module";
     return success();
   }
+  if (name == kStandInsAttrName) {
+    auto values = dyn_cast<DenseI64ArrayAttr>(attribute.getValue());
+    if (!values || !SizeStandIns::of(std::vector<int64_t>(values.asArrayRef().begin(),
+                                                          values.asArrayRef().end())))
+      return op->emitError() << kStandInsAttrName << " must be " << kSizeSymbols
+                             << " increasing primes from 4099 (array<i64: ...>)";
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << kStandInsAttrName << " belongs on a module";
+    return success();
+  }
   if (name != kGridAttrName && name != kSizesAttrName && name != kDynamicSharedAttrName)
     return success();
   if (!isa<FunctionOpInterface>(op))
@@ -61,6 +71,24 @@ std::optional<Target> moduleTarget(Operation *op) {
   if (auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName))
     return target.getTarget();
   return std::nullopt;
+}
+
+SizeStandIns standInsOf(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  if (auto values = module ? module->getAttrOfType<DenseI64ArrayAttr>(kStandInsAttrName)
+                           : DenseI64ArrayAttr())
+    if (std::optional<SizeStandIns> sizes = SizeStandIns::of(
+            std::vector<int64_t>(values.asArrayRef().begin(), values.asArrayRef().end())))
+      return *sizes;
+  return SizeStandIns();
+}
+
+void setStandIns(Operation *module, const SizeStandIns &sizes) {
+  if (sizes.isFirst())
+    module->removeAttr(kStandInsAttrName);
+  else
+    module->setAttr(kStandInsAttrName,
+                    DenseI64ArrayAttr::get(module->getContext(), sizes.values()));
 }
 
 FailureOr<Target> passTarget(Operation *op, StringRef option, StringRef pass) {

@@ -51,6 +51,14 @@ inline constexpr llvm::StringLiteral kGridAttrName = "sched.grid";
 inline constexpr llvm::StringLiteral kSizesAttrName = "sched.sizes";
 inline constexpr llvm::StringLiteral kDynamicSharedAttrName = "sched.dynamic_shared_bytes";
 
+/// The module attribute that names its sizes' stand-ins (SizeStandIns), an array of them, s0's
+/// first; absent where they are the first eight.
+inline constexpr llvm::StringLiteral kStandInsAttrName = "sched.stand_ins";
+/// The stand-ins of the module around `op` (or `op` itself).
+SizeStandIns standInsOf(mlir::Operation *op);
+/// Writes `sizes` on `module` as its sched.stand_ins (none where they are the first).
+void setStandIns(mlir::Operation *module, const SizeStandIns &sizes);
+
 /// The module attribute that says what the module is compiled for (#sched.target<cpu>).
 inline constexpr llvm::StringLiteral kTargetAttrName = "sched.target";
 /// The target of the module around `op` (or `op` itself), if it says one.

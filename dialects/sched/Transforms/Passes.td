@@ -19,4 +19,18 @@ def SchedAttachTarget : Pass<"sotc-attach-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def SchedChooseStandIns : Pass<"sotc-choose-stand-ins", "::mlir::ModuleOp"> {
+  let summary = "Say on the module which stand-ins its dynamic sizes have: sched.stand_ins";
+  let description = [{
+    The kernel models, schedules and loops hold each dynamic size s_k as a prime stand-in
+    (sched::SizeStandIns), so a size holds s_k exactly where it is a multiple of s_k's. The
+    stand-ins are the first primes from 4099 that divide no static dimension of the module's
+    tensors: a model with a static dimension of 4099 has others. Where they are not the first
+    eight the pass writes them on the module (sched.stand_ins = array<i64: ...>), and every
+    pass after it reads them there. A module that already says its stand-ins keeps them, and
+    is an error where one divides a static dimension.
+  }];
+  let dependentDialects = ["::sotc::sched::SchedDialect"];
+}
+
 #endif // SOTC_DIALECT_SCHED_PASSES

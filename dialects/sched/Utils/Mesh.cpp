@@ -213,34 +213,80 @@ std::optional<LoopType> loopTypeByName(const std::string &name) {
   return std::nullopt;
 }
 
-bool anyHoldsBatch(const std::vector<ScheduleDim> &dims) {
+bool anyHoldsBatch(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes) {
   return std::any_of(dims.begin(), dims.end(),
-                     [](const ScheduleDim &d) { return holdsBatch(d.size); });
+                     [&](const ScheduleDim &d) { return sizes.holdsBatch(d.size); });
 }
 
-contract::SizeProduct sizeProduct(int64_t size) {
+namespace {
+constexpr int64_t kFirstStandIn = 4099;
+
+bool isPrime(int64_t n) {
+  if (n < 2)
+    return false;
+  for (int64_t d = 2; d * d <= n; ++d)
+    if (n % d == 0)
+      return false;
+  return true;
+}
+
+/// The first prime after `n`.
+int64_t nextPrime(int64_t n) {
+  while (!isPrime(++n)) {
+  }
+  return n;
+}
+} // namespace
+
+SizeStandIns::SizeStandIns() : SizeStandIns(avoiding({})) {}
+
+SizeStandIns SizeStandIns::avoiding(const std::vector<int64_t> &staticSizes) {
+  contract::SizeValues values{};
+  int64_t p = kFirstStandIn - 1;
+  for (int64_t &v : values) {
+    // A static size has at most a few prime factors this large: the search ends soon.
+    do
+      p = nextPrime(p);
+    while (std::any_of(staticSizes.begin(), staticSizes.end(),
+                       [&](int64_t size) { return size != 0 && size % p == 0; }));
+    v = p;
+  }
+  return SizeStandIns(values);
+}
+
+std::optional<SizeStandIns> SizeStandIns::of(const std::vector<int64_t> &values) {
+  if (values.size() != static_cast<size_t>(kSizeSymbols))
+    return std::nullopt;
+  contract::SizeValues out{};
+  for (int k = 0; k < kSizeSymbols; ++k) {
+    if (values[k] < kFirstStandIn || !isPrime(values[k]) || (k && values[k] <= values[k - 1]))
+      return std::nullopt;
+    out[k] = values[k];
+  }
+  return SizeStandIns(out);
+}
+
+contract::SizeProduct SizeStandIns::sizeProduct(int64_t size) const {
   contract::SizeProduct p{size, {}};
   for (int k = 0; k < kSizeSymbols && p.factor > 0; ++k)
-    while (p.factor % kSizeStandIns[k] == 0) {
-      p.factor /= kSizeStandIns[k];
+    while (p.factor % values_[k] == 0) {
+      p.factor /= values_[k];
       ++p.powers[k];
     }
   return p;
 }
 
-int64_t standInSize(const contract::SizeProduct &p) {
+int64_t SizeStandIns::standInSize(const contract::SizeProduct &p) const {
   // Wrapping, as the model's arithmetic on sizes does (sotc-sir-check-batch-dims keeps the
   // powers to a cube, so a size that wraps would need a static part past 2^27 as well).
   uint64_t size = static_cast<uint64_t>(p.factor);
   for (int k = 0; k < kSizeSymbols; ++k)
     for (int i = 0; i < p.powers[k]; ++i)
-      size *= static_cast<uint64_t>(kSizeStandIns[k]);
+      size *= static_cast<uint64_t>(values_[k]);
   return static_cast<int64_t>(size);
 }
 
-bool holdsBatch(int64_t size) { return sizeProduct(size).dynamic(); }
-
-std::vector<int> sizePowers(int64_t size) {
+std::vector<int> SizeStandIns::sizePowers(int64_t size) const {
   contract::SizeProduct p = sizeProduct(size);
   std::vector<int> powers(p.powers.begin(), p.powers.end());
   while (!powers.empty() && powers.back() == 0)
@@ -248,9 +294,14 @@ std::vector<int> sizePowers(int64_t size) {
   return powers;
 }
 
-int batchDegree(int64_t size) { return sizeProduct(size).degree(); }
+std::string SizeStandIns::sizeText(int64_t size, bool batch) const {
+  return batch ? sizeProduct(size).text() : std::to_string(size);
+}
 
-int64_t staticFactor(int64_t size) { return sizeProduct(size).factor; }
+std::optional<int64_t> SizeStandIns::sizeOfText(const std::string &text) const {
+  std::optional<contract::SizeProduct> p = contract::SizeProduct::parse(text);
+  return p ? std::optional<int64_t>(standInSize(*p)) : std::nullopt;
+}
 
 std::string perRowText(int64_t count, const std::string &symbol, int degree) {
   std::string power = symbol + (degree > 1 ? "^" + std::to_string(degree) : "");
@@ -259,20 +310,11 @@ std::string perRowText(int64_t count, const std::string &symbol, int degree) {
                       : std::to_string(count) + "*" + power;
 }
 
-std::string sizeText(int64_t size, bool batch) {
-  return batch ? sizeProduct(size).text() : std::to_string(size);
-}
-
-std::optional<int64_t> sizeOfText(const std::string &text) {
-  std::optional<contract::SizeProduct> p = contract::SizeProduct::parse(text);
-  return p ? std::optional<int64_t>(standInSize(*p)) : std::nullopt;
-}
-
-std::string LoopDescriptor::str(bool batch) const {
+std::string LoopDescriptor::str(const SizeStandIns *sizes) const {
   static const char *names[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                 "threadIdx.x", "threadIdx.y", "threadIdx.z"};
   std::string var = spatial() ? names[static_cast<int>(type)] : iterator;
-  return var + "=0.." + sizeText(size, batch);
+  return var + "=0.." + (sizes ? sizes->sizeText(size, true) : std::to_string(size));
 }
 
 std::vector<LoopDescriptor> loopDescriptors(const ScheduleMesh &mesh,
@@ -337,10 +379,10 @@ ScheduleMesh asRows(const std::vector<ScheduleDim> &dims, const std::vector<int6
 }
 } // namespace
 
-RowSplit rowSplit(const std::vector<ScheduleDim> &dims) {
+RowSplit rowSplit(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes) {
   RowSplit split;
   for (bool reduced : {false, true})
-    for (int64_t i : batchFirst(dims))
+    for (int64_t i : batchFirst(dims, sizes))
       if (dims[i].reduced == reduced) {
         split.perm.push_back(static_cast<int64_t>(i));
         (reduced ? split.reduce : split.rows) *= dims[i].size;
@@ -366,10 +408,10 @@ Schedule gpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::S1x, LoopType::Temporal})};
 }
 
-Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims) {
+Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes) {
   if (std::none_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; }))
     throw MeshError("the reduction policy got no reduced dim");
-  RowSplit split = rowSplit(dims);
+  RowSplit split = rowSplit(dims, sizes);
   return gpuRowSchedule(dims, split.perm, split.rows, gpuRowThreads(split.reduce));
 }
 
@@ -383,22 +425,23 @@ Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
       m, loopDescriptors(m, {LoopType::S0x, reduction ? LoopType::Temporal : LoopType::Vectorize})};
 }
 
-std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims) {
+std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes) {
   std::vector<int64_t> perm;
   for (bool batch : {true, false})
     for (size_t i = 0; i < dims.size(); ++i)
-      if (holdsBatch(dims[i].size) == batch)
+      if (sizes.holdsBatch(dims[i].size) == batch)
         perm.push_back(static_cast<int64_t>(i));
   return perm;
 }
 
-Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints) {
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes,
+                     const CpuHints &hints) {
   ScheduleMesh base(dims);
   constexpr int64_t kVector = 8;
   bool reduction =
       std::any_of(dims.begin(), dims.end(), [](const ScheduleDim &d) { return d.reduced; });
   if (reduction) { // rows in parallel, each row's reduction a serial loop
-    RowSplit split = rowSplit(dims);
+    RowSplit split = rowSplit(dims, sizes);
     return cpuRowSchedule(dims, split.perm, split.rows);
   }
   int64_t n = base.inputNumElements();
@@ -407,9 +450,9 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints
   // rows), so the innermost of the other dims is the vector loop. A tensor whose last dim is
   // s0 ([H, D, T]: a transposed key) keeps its order: the vector loop runs over T, up to the
   // call's, and stores contiguous elements.
-  bool batch = anyHoldsBatch(dims);
-  std::vector<int64_t> order = batchFirst(dims);
-  if (dims.size() > 1 && holdsBatch(dims.back().size))
+  bool batch = anyHoldsBatch(dims, sizes);
+  std::vector<int64_t> order = batchFirst(dims, sizes);
+  if (dims.size() > 1 && sizes.holdsBatch(dims.back().size))
     std::iota(order.begin(), order.end(), int64_t{0});
   if (!batch && hints.order.size() == dims.size())
     order = hints.order;
@@ -418,7 +461,7 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints
   // Rows of the innermost dimension when it fills a vector: the inner loop then walks
   // contiguous elements, which LLVM vectorizes; otherwise flat chunks of one vector.
   int64_t inner = dims.empty() ? 1 : dims[order.back()].size;
-  if (dims.size() > 1 && (holdsBatch(inner) || inner >= hints.minRow || batch)) {
+  if (dims.size() > 1 && (sizes.holdsBatch(inner) || inner >= hints.minRow || batch)) {
     ScheduleMesh m = base.reshape({n / inner, inner});
     return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
   }
@@ -427,18 +470,19 @@ Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints
   return {m, loopDescriptors(m, {LoopType::S0x, LoopType::Vectorize})};
 }
 
-std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> &dims) {
+std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> &dims,
+                                                 const SizeStandIns &sizes) {
   // Shorter rows (a 7x7 feature map's) gain too: the lanes' loop holds the unrolled taps.
   constexpr int64_t kMinLanes = 4;
   if (dims.empty() || dims.back().reduced || dims.back().size < kMinLanes ||
-      holdsBatch(dims.back().size))
+      sizes.holdsBatch(dims.back().size))
     return std::nullopt;
   std::vector<int64_t> perm;
   int64_t rows = 1, reduce = 1;
   for (bool reduced : {false, true})
-    for (int64_t i : batchFirst(dims))
+    for (int64_t i : batchFirst(dims, sizes))
       if (dims[i].reduced == reduced && i + 1 != static_cast<int64_t>(dims.size())) {
-        if (reduced && holdsBatch(dims[i].size))
+        if (reduced && sizes.holdsBatch(dims[i].size))
           return std::nullopt;
         perm.push_back(i);
         (reduced ? reduce : rows) *= dims[i].size;
@@ -453,16 +497,16 @@ std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> 
   return Schedule{m, loopDescriptors(m, {LoopType::S0x, LoopType::Temporal, LoopType::Vectorize})};
 }
 
-bool padsBatch(const ScheduleMesh &mesh) {
+bool padsBatch(const ScheduleMesh &mesh, const SizeStandIns &sizes) {
   for (const ScheduleMesh::Step &step : mesh.steps())
     if (step.kind == ScheduleMesh::Step::Kind::Padding)
       for (size_t d = 0; d < step.before.size(); ++d)
-        if (holdsBatch(step.before[d]) && step.after[d] != step.before[d])
+        if (sizes.holdsBatch(step.before[d]) && step.after[d] != step.before[d])
           return true;
   return false;
 }
 
-std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule) {
+std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule, const SizeStandIns &sizes) {
   int64_t trips = 1, threads = 1;
   for (const LoopDescriptor &l : schedule.loops) {
     if (l.type == LoopType::Temporal)
@@ -474,7 +518,7 @@ std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule) {
   for (const ScheduleMesh::Step &step : schedule.mesh.steps())
     if (step.kind == ScheduleMesh::Step::Kind::Padding)
       for (size_t d = 0; d < step.before.size(); ++d)
-        if (holdsBatch(step.before[d]) && step.after[d] != step.before[d]) {
+        if (sizes.holdsBatch(step.before[d]) && step.after[d] != step.before[d]) {
           if (row || step.after[d] != trips * threads)
             return std::nullopt;
           row = PaddedRow{step.before[d], threads};
@@ -482,13 +526,13 @@ std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule) {
   return row;
 }
 
-std::string loopText(const Schedule &schedule, size_t loop, bool batch) {
+std::string loopText(const Schedule &schedule, size_t loop, const SizeStandIns *sizes) {
   const LoopDescriptor &l = schedule.loops[loop];
   std::optional<PaddedRow> row;
-  if (batch && l.type == LoopType::Temporal && (row = paddedBatchRow(schedule)))
-    return l.iterator + "=0..ceil(" + sizeText(row->size, true) + "/" +
+  if (sizes && l.type == LoopType::Temporal && (row = paddedBatchRow(schedule, *sizes)))
+    return l.iterator + "=0..ceil(" + sizes->sizeText(row->size, true) + "/" +
            std::to_string(row->threads) + ")";
-  return l.str(batch);
+  return l.str(sizes);
 }
 
 } // namespace sotc::sched

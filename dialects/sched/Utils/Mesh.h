@@ -22,38 +22,59 @@ namespace sotc::sched {
 
 /// The dynamic sizes s0, s1, ... (the inputs' `?` and the sizes they name,
 /// sotc-sir-check-batch-dims: a batch, a sequence length) in a kernel's model, mesh and loops:
-/// they are built for each size at its stand-in here, primes that no static dimension may be
-/// a multiple of, so a size holds s_k exactly where it is a multiple of kSizeStandIns[k], and
+/// they are built for each size at its stand-in here, primes that divide no static dimension
+/// of the module, so a size holds s_k exactly where it is a multiple of s_k's stand-in, and
 /// holds s_k^d where it is a multiple of its d-th power (the T x T scores of an attention):
-/// 64*s0*s1^2 is 64 * 4099 * 4111^2. The code never uses them: where a size holding one is
-/// needed (a stride, a division, a loop's bound), the kernel computes it from the call's
-/// sizes, which it takes as arguments; the grid is the runtime's to scale.
+/// with the first stand-ins, 64*s0*s1^2 is 64 * 4099 * 4111^2. The code never uses them:
+/// where a size holding one is needed (a stride, a division, a loop's bound), the kernel
+/// computes it from the call's sizes, which it takes as arguments; the grid is the runtime's
+/// to scale.
 constexpr int kSizeSymbols = contract::kMaxSizeSymbols;
-constexpr int64_t kSizeStandIns[kSizeSymbols] = {4099, 4111, 4127, 4129, 4133, 4139, 4153, 4157};
-constexpr int64_t kBatchRows = kSizeStandIns[0]; // s0's
 
-/// A size of a model or mesh as the product it stands for (64 * 4099 * 4111^2: 64*s0*s1^2),
-/// and back.
-contract::SizeProduct sizeProduct(int64_t size);
-int64_t standInSize(const contract::SizeProduct &p);
-/// Whether a size of a model or mesh holds a dynamic size.
-bool holdsBatch(int64_t size);
-/// The power of each dynamic size a size holds, s0 first (64*s0*s1^2: {1, 2}; trailing
-/// zeros dropped, {} for a static size).
-std::vector<int> sizePowers(int64_t size);
-/// The total power of the dynamic sizes a size holds (64*s0^2: 2), and its static factor (64).
-int batchDegree(int64_t size);
-int64_t staticFactor(int64_t size);
+/// The stand-ins of one module's sizes: the first kSizeSymbols primes from 4099 that divide
+/// none of its static dimensions (sotc-convert-sir-to-mapexpr chooses them and writes them on
+/// the module, as its sched.stand_ins, where they are not the first eight).
+class SizeStandIns {
+public:
+  /// The first kSizeSymbols primes from 4099: 4099, 4111, 4127, ...
+  SizeStandIns();
+  /// The first primes from 4099 none of which divides a size of `staticSizes` (0 divides none).
+  static SizeStandIns avoiding(const std::vector<int64_t> &staticSizes);
+  /// `values` as stand-ins, if they are kSizeSymbols increasing primes from 4099.
+  static std::optional<SizeStandIns> of(const std::vector<int64_t> &values);
+
+  const contract::SizeValues &values() const { return values_; }
+  int64_t rows() const { return values_[0]; } // s0's
+  bool isFirst() const { return *this == SizeStandIns(); }
+  bool operator==(const SizeStandIns &o) const { return values_ == o.values_; }
+
+  /// A size of a model or mesh as the product it stands for (64 * 4099 * 4111^2: 64*s0*s1^2),
+  /// and back (wrapping, as the model's arithmetic on sizes does).
+  contract::SizeProduct sizeProduct(int64_t size) const;
+  int64_t standInSize(const contract::SizeProduct &p) const;
+  /// Whether a size of a model or mesh holds a dynamic size.
+  bool holdsBatch(int64_t size) const { return sizeProduct(size).dynamic(); }
+  /// The power of each dynamic size a size holds, s0 first (64*s0*s1^2: {1, 2}; trailing
+  /// zeros dropped, {} for a static size).
+  std::vector<int> sizePowers(int64_t size) const;
+  /// The total power of the dynamic sizes a size holds (64*s0^2: 2), and its static factor (64).
+  int batchDegree(int64_t size) const { return sizeProduct(size).degree(); }
+  int64_t staticFactor(int64_t size) const { return sizeProduct(size).factor; }
+  /// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds
+  /// them as their powers times the rest ("s0", "64*s0", "4*s0^2", "8*s0*s1^2").
+  std::string sizeText(int64_t size, bool batch) const;
+  /// The size sizeText wrote, at the stand-ins ("4*s0^2" is 4 * rows()^2), or nullopt for
+  /// text that is no contract::SizeProduct.
+  std::optional<int64_t> sizeOfText(const std::string &text) const;
+
+private:
+  explicit SizeStandIns(const contract::SizeValues &values) : values_(values) {}
+  contract::SizeValues values_;
+};
 
 /// `count` per row of the batch, as `symbol` times it: "s0", "64*s0" (the dumps), "64*?"
 /// (sotc inspect), and per power `degree` of it: "64*s0^2".
 std::string perRowText(int64_t count, const std::string &symbol = "s0", int degree = 1);
-/// A size as the dumps print it: in a kernel over a dynamic size (`batch`), one that holds
-/// them as their powers times the rest ("s0", "64*s0", "4*s0^2", "8*s0*s1^2").
-std::string sizeText(int64_t size, bool batch);
-/// The size sizeText wrote, at the stand-ins (standInSize: "4*s0^2" is 4 * kBatchRows^2), or
-/// nullopt for text that is no contract::SizeProduct.
-std::optional<int64_t> sizeOfText(const std::string &text);
 
 /// A misuse of the mesh algebra (a shrinking padding, a reshape that changes the element
 /// count, ...). The message says which rule was broken.
@@ -72,8 +93,8 @@ struct ScheduleDim {
   std::string str() const; // I(64), R(128)
 };
 
-/// Whether any of `dims` holds the batch.
-bool anyHoldsBatch(const std::vector<ScheduleDim> &dims);
+/// Whether any of `dims` holds a dynamic size.
+bool anyHoldsBatch(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes);
 
 class ScheduleMesh {
 public:
@@ -134,8 +155,9 @@ struct LoopDescriptor {
   std::string iterator; // Temporal/Vectorize/Unroll: the loop variable's name
 
   bool spatial() const { return type <= LoopType::S1z; }
-  /// "blockIdx.x=0..4", "threadIdx.x=0..256", "t0=0..2"; "blockIdx.x=0..64*s0" over a batch
-  std::string str(bool batch = false) const;
+  /// "blockIdx.x=0..4", "threadIdx.x=0..256", "t0=0..2"; "blockIdx.x=0..64*s0" in a kernel
+  /// over dynamic sizes, given their stand-ins.
+  std::string str(const SizeStandIns *sizes = nullptr) const;
 };
 
 /// Pairs each output dimension with a loop type; the counts must match, a spatial type may
@@ -159,14 +181,14 @@ Schedule gpuInjectiveSchedule(const std::vector<ScheduleDim> &dims, int64_t vect
 int64_t gpuVectorElements(int64_t widestBytes);
 /// The dims in order, one that holds a dynamic batch first: a grid over it then finds a block's
 /// batch coordinate as a quotient by static sizes.
-std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims);
+std::vector<int64_t> batchFirst(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes);
 /// A space split into rows: `perm` lists the injective dims (in order, a batch first), then
 /// the reduced ones; `rows` and `reduce` are their element counts.
 struct RowSplit {
   std::vector<int64_t> perm;
   int64_t rows = 1, reduce = 1;
 };
-RowSplit rowSplit(const std::vector<ScheduleDim> &dims);
+RowSplit rowSplit(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes);
 
 /// GPU block size for rows of `reduce` elements: a power of two, 32 to 256.
 int64_t gpuRowThreads(int64_t reduce);
@@ -176,7 +198,7 @@ int64_t gpuRowThreads(int64_t reduce);
 Schedule gpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows, int64_t threads);
 /// GPU policy with reduced dims: gpuRowSchedule with the reduced axes innermost.
-Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims);
+Schedule gpuReductionSchedule(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes);
 /// CPU: rows on the outer parallel loop; within a row a serial (reduction) or vector loop.
 Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<int64_t> &perm,
                         int64_t rows);
@@ -187,7 +209,8 @@ Schedule cpuRowSchedule(const std::vector<ScheduleDim> &dims, const std::vector<
 /// Each row's results are a vector accumulated in place, read and written contiguously, where
 /// cpuSchedule's rows would walk the reduced dims with a stride. Nullopt where it does not
 /// apply: the innermost dim reduced, shorter than 4 or holding s0, or s0 reduced.
-std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> &dims);
+std::optional<Schedule> cpuLaneReductionSchedule(const std::vector<ScheduleDim> &dims,
+                                                 const SizeStandIns &sizes);
 /// CPU policy: an injective space runs its innermost dimension as the inner vector loop
 /// (contiguous elements) and the rest on the outer parallel loop (S0x), or, when the innermost
 /// dimension is shorter than a vector and the space holds no batch, flat chunks of 8; with
@@ -201,11 +224,12 @@ struct CpuHints {
   int64_t minRow = 8;
   std::vector<int64_t> order;
 };
-Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const CpuHints &hints = {});
+Schedule cpuSchedule(const std::vector<ScheduleDim> &dims, const SizeStandIns &sizes,
+                     const CpuHints &hints = {});
 
 /// Whether a step of `mesh` pads a dim that holds s0 (its mask would compare with the
-/// stand-in kBatchRows, not the call's s0).
-bool padsBatch(const ScheduleMesh &mesh);
+/// stand-in, not the call's s0).
+bool padsBatch(const ScheduleMesh &mesh, const SizeStandIns &sizes);
 
 /// A GPU row that holds s0 (gpuRowSchedule's), padded to a multiple of the block's threads and
 /// split [trips, threads]: the row's size and the threads. Its trips at a call are
@@ -213,10 +237,10 @@ bool padsBatch(const ScheduleMesh &mesh);
 struct PaddedRow {
   int64_t size, threads;
 };
-std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule);
+std::optional<PaddedRow> paddedBatchRow(const Schedule &schedule, const SizeStandIns &sizes);
 
 /// The loop's text (LoopDescriptor::str), a padded row's trips as `ceil(s0/256)`.
-std::string loopText(const Schedule &schedule, size_t loop, bool batch);
+std::string loopText(const Schedule &schedule, size_t loop, const SizeStandIns *sizes);
 
 } // namespace sotc::sched
 

@@ -25,6 +25,9 @@ std::string loops(const Schedule &s) {
 }
 
 ScheduleMesh mesh(std::vector<ScheduleDim> dims) { return ScheduleMesh(std::move(dims)); }
+
+const SizeStandIns kSizes; // the first stand-ins
+const int64_t kBatchRows = kSizes.rows();
 } // namespace
 
 TEST_CASE("meshes reshape, transpose and pad", "[sched]") {
@@ -58,7 +61,9 @@ TEST_CASE("mesh algebra errors say which rule broke", "[sched]") {
   CHECK(errorOf([&] {
           m.reshape({-1, 5});
         }) == "reshape [-1, 5]: 24 elements do not divide into it");
-  CHECK(errorOf([&] { m.reshape({-2, 24}); }) == "reshape [-2, 24]: sizes must be non-negative or -1");
+  CHECK(errorOf([&] {
+          m.reshape({-2, 24});
+        }) == "reshape [-2, 24]: sizes must be non-negative or -1");
   CHECK(errorOf([&] { m.transpose({0, 0}); }) == "transpose [0, 0] is not a permutation");
   CHECK(errorOf([&] { m.transpose({0}); }) == "transpose [0] does not fit a rank-2 mesh");
   CHECK(errorOf([&] { m.padding({4, 5}); }) == "padding [4, 5] would shrink dim 1 from 6 to 5");
@@ -124,12 +129,14 @@ TEST_CASE("GPU threads move 128 bits of the widest element at once", "[sched][po
 TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threads",
           "[sched][policy]") {
   // softmax over [32, 128], reducing the last axis.
-  Schedule s = gpuReductionSchedule({ScheduleDim::injective(32), ScheduleDim::reducedDim(128)});
+  Schedule s =
+      gpuReductionSchedule({ScheduleDim::injective(32), ScheduleDim::reducedDim(128)}, kSizes);
   CHECK(loops(s) == "blockIdx.x=0..32, threadIdx.x=0..128, t0=0..1");
   CHECK(s.mesh.str() == "[I(32), R(128)].transpose([0, 1]).reshape([32, 128]).reshape([32, -1, "
                         "128]).transpose([0, 2, 1])");
   // A reduced axis first ([R(1000), I(4)]): moved innermost, padded to the thread count.
-  Schedule t = gpuReductionSchedule({ScheduleDim::reducedDim(1000), ScheduleDim::injective(4)});
+  Schedule t =
+      gpuReductionSchedule({ScheduleDim::reducedDim(1000), ScheduleDim::injective(4)}, kSizes);
   CHECK(loops(t) == "blockIdx.x=0..4, threadIdx.x=0..256, t0=0..4");
   CHECK(t.mesh.outputReduced(1));
   CHECK_FALSE(t.mesh.outputReduced(0));
@@ -138,20 +145,20 @@ TEST_CASE("the reduction GPU policy puts rows on blocks and reduces across threa
 TEST_CASE("empty spaces schedule to empty loops", "[sched][policy]") {
   CHECK(loops(gpuInjectiveSchedule({ScheduleDim::injective(0), ScheduleDim::injective(8)})) ==
         "blockIdx.x=0..0, threadIdx.x=0..32");
-  CHECK(loops(gpuReductionSchedule({ScheduleDim::injective(4), ScheduleDim::reducedDim(0)})) ==
-        "blockIdx.x=0..4, threadIdx.x=0..32, t0=0..0");
+  CHECK(loops(gpuReductionSchedule({ScheduleDim::injective(4), ScheduleDim::reducedDim(0)},
+                                   kSizes)) == "blockIdx.x=0..4, threadIdx.x=0..32, t0=0..0");
   CHECK(errorOf([] { mesh({ScheduleDim::injective(0)}).reshape({-1, 0}); }) == "no error");
 }
 
 TEST_CASE("the CPU policy maps the same space to a parallel and a vector loop", "[sched][policy]") {
   // The innermost dimension is the contiguous vector loop when it fills a vector...
-  CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)})) ==
+  CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(128)}, kSizes)) ==
         "blockIdx.x=0..64, v0=0..128");
   // ...else flat chunks of 8, padded.
-  CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(3)})) ==
+  CHECK(loops(cpuSchedule({ScheduleDim::injective(64), ScheduleDim::injective(3)}, kSizes)) ==
         "blockIdx.x=0..24, v0=0..8");
-  CHECK(loops(cpuSchedule({ScheduleDim::injective(10)})) == "blockIdx.x=0..2, v0=0..8");
-  CHECK(loops(cpuSchedule({ScheduleDim::reducedDim(6), ScheduleDim::injective(4)})) ==
+  CHECK(loops(cpuSchedule({ScheduleDim::injective(10)}, kSizes)) == "blockIdx.x=0..2, v0=0..8");
+  CHECK(loops(cpuSchedule({ScheduleDim::reducedDim(6), ScheduleDim::injective(4)}, kSizes)) ==
         "blockIdx.x=0..4, t0=0..6");
 }
 
@@ -161,28 +168,29 @@ TEST_CASE("the CPU runs a reduction whose innermost dim is injective as lanes", 
   // output row's lanes; the last dim stays the mesh's last.
   std::optional<Schedule> dw =
       cpuLaneReductionSchedule({D::injective(2), D::injective(4), D::reducedDim(3),
-                                D::reducedDim(3), D::injective(8), D::injective(16)});
+                                D::reducedDim(3), D::injective(8), D::injective(16)},
+                               kSizes);
   REQUIRE(dw);
   CHECK(loops(*dw) == "blockIdx.x=0..64, t0=0..9, v1=0..16");
   CHECK(dw->mesh.keepsLastDim());
   // x.sum(1) of [B, T, C] needs no transpose.
   std::optional<Schedule> middle =
-      cpuLaneReductionSchedule({D::injective(4), D::reducedDim(128), D::injective(16)});
+      cpuLaneReductionSchedule({D::injective(4), D::reducedDim(128), D::injective(16)}, kSizes);
   REQUIRE(middle);
   CHECK(middle->mesh.str() == "[I(4), R(128), I(16)].reshape([4, 128, 16])");
   // Not for a reduced or short innermost dim, nor one or a reduced dim holding s0.
-  CHECK_FALSE(cpuLaneReductionSchedule({D::injective(4), D::reducedDim(16)}));
-  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(16), D::injective(3)}));
-  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(16), D::injective(kBatchRows)}));
-  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(kBatchRows), D::injective(16)}));
-  CHECK(cpuLaneReductionSchedule({D::injective(kBatchRows), D::reducedDim(3), D::injective(16)}));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::injective(4), D::reducedDim(16)}, kSizes));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(16), D::injective(3)}, kSizes));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(16), D::injective(kBatchRows)}, kSizes));
+  CHECK_FALSE(cpuLaneReductionSchedule({D::reducedDim(kBatchRows), D::injective(16)}, kSizes));
+  CHECK(cpuLaneReductionSchedule({D::injective(kBatchRows), D::reducedDim(3), D::injective(16)},
+                                 kSizes));
   // Rows of a short innermost dim where the caller asks (a statement reading windows).
-  CHECK(loops(cpuSchedule({D::injective(64), D::injective(7)}, {4, {}})) ==
+  CHECK(loops(cpuSchedule({D::injective(64), D::injective(7)}, kSizes, {4, {}})) ==
         "blockIdx.x=0..64, v0=0..7");
   // A loop order of the caller's: the statement's writes.
-  CHECK(
-      cpuSchedule({D::injective(4), D::injective(6), D::injective(8)}, {8, {1, 0, 2}}).mesh.str() ==
-      "[I(4), I(6), I(8)].transpose([1, 0, 2]).reshape([24, 8])");
+  CHECK(cpuSchedule({D::injective(4), D::injective(6), D::injective(8)}, kSizes, {8, {1, 0, 2}})
+            .mesh.str() == "[I(4), I(6), I(8)].transpose([1, 0, 2]).reshape([24, 8])");
   // keepsLastDim: a transpose that moves it, a reshape that splits it.
   CHECK_FALSE(mesh({D::injective(4), D::injective(8)}).transpose({1, 0}).keepsLastDim());
   CHECK_FALSE(mesh({D::injective(4), D::injective(8)}).reshape({8, 4}).keepsLastDim());
@@ -193,7 +201,7 @@ TEST_CASE("loop coordinates map back to anchor coordinates", "[sched]") {
   // Every point of the anchor space is reached exactly once; padding maps to nothing.
   for (const Schedule &s :
        {gpuInjectiveSchedule({ScheduleDim::injective(10), ScheduleDim::injective(10)}),
-        gpuReductionSchedule({ScheduleDim::reducedDim(40), ScheduleDim::injective(3)})}) {
+        gpuReductionSchedule({ScheduleDim::reducedDim(40), ScheduleDim::injective(3)}, kSizes)}) {
     std::map<std::vector<int64_t>, int> hits;
     std::vector<int64_t> idx(s.mesh.outputRank(), 0);
     int64_t total = s.mesh.outputNumElements();
@@ -220,7 +228,7 @@ TEST_CASE("row schedules put a kernel's rows on blocks or the parallel loop", "[
   // A reduction over the trailing axis, and its consumer over the same [32, 128] space.
   std::vector<ScheduleDim> reduction = {ScheduleDim::injective(32), ScheduleDim::reducedDim(128)};
   std::vector<ScheduleDim> consumer = {ScheduleDim::injective(32), ScheduleDim::injective(128)};
-  RowSplit split = rowSplit(reduction);
+  RowSplit split = rowSplit(reduction, kSizes);
   CHECK(split.perm == std::vector<int64_t>{0, 1});
   CHECK(split.rows == 32);
   CHECK(split.reduce == 128);
@@ -238,7 +246,7 @@ TEST_CASE("row schedules put a kernel's rows on blocks or the parallel loop", "[
   CHECK(cpu.loops[1].type == LoopType::Vectorize);
   CHECK(cpuRowSchedule(reduction, split.perm, 32).loops[1].type == LoopType::Temporal);
   // A reduction over the leading axis: rows are the columns, the reduced axis goes last.
-  RowSplit columns = rowSplit({ScheduleDim::reducedDim(64), ScheduleDim::injective(8)});
+  RowSplit columns = rowSplit({ScheduleDim::reducedDim(64), ScheduleDim::injective(8)}, kSizes);
   CHECK(columns.perm == std::vector<int64_t>{1, 0});
   CHECK(columns.rows == 8);
   // Rows must divide the space.
@@ -250,55 +258,79 @@ TEST_CASE("a dynamic size leads the grid, unpadded", "[sched][batch]") {
   auto I = ScheduleDim::injective;
   // First, or behind static dims (a transpose moved it): the grid holds it first (a block's
   // coordinate in it is a quotient by static sizes).
-  Schedule first = cpuSchedule({I(kBatchRows), I(3)});
+  Schedule first = cpuSchedule({I(kBatchRows), I(3)}, kSizes);
   CHECK(first.mesh.str() == "[I(4099), I(3)].reshape([4099, 3])");
-  Schedule moved = cpuSchedule({I(3), I(kBatchRows), I(4), I(16)});
+  Schedule moved = cpuSchedule({I(3), I(kBatchRows), I(4), I(16)}, kSizes);
   CHECK(moved.mesh.str() ==
         "[I(3), I(4099), I(4), I(16)].transpose([1, 0, 2, 3]).reshape([49188, 16])");
   // Innermost ([H, D, T]: a transposed key): the order kept, the vector loop up to s0 over
   // contiguous elements.
-  Schedule inner = cpuSchedule({I(4), I(kBatchRows)});
+  Schedule inner = cpuSchedule({I(4), I(kBatchRows)}, kSizes);
   CHECK(loops(inner) == "blockIdx.x=0..4, v0=0..4099");
   // Only dims of s0 ([T, T] scores): a grid of T, a vector loop up to T.
-  Schedule square = cpuSchedule({I(kBatchRows), I(kBatchRows)});
+  Schedule square = cpuSchedule({I(kBatchRows), I(kBatchRows)}, kSizes);
   CHECK(loops(square) == "blockIdx.x=0..4099, v0=0..4099");
-  CHECK_FALSE(padsBatch(square.mesh));
-  CHECK(rowSplit({I(4), I(kBatchRows), ScheduleDim::reducedDim(8)}).perm ==
+  CHECK_FALSE(padsBatch(square.mesh, kSizes));
+  CHECK(rowSplit({I(4), I(kBatchRows), ScheduleDim::reducedDim(8)}, kSizes).perm ==
         std::vector<int64_t>{1, 0, 2});
   // A padded s0 is one a mask would compare with the stand-in.
   ScheduleMesh padded = mesh({I(kBatchRows), I(3)}).reshape({-1}).roundUpPadding({8});
-  CHECK(padsBatch(padded.reshape({-1, 8})));
-  CHECK_FALSE(padsBatch(mesh({I(4), I(kBatchRows)}).reshape({4, kBatchRows})));
+  CHECK(padsBatch(padded.reshape({-1, 8}), kSizes));
+  CHECK_FALSE(padsBatch(mesh({I(4), I(kBatchRows)}).reshape({4, kBatchRows}), kSizes));
   // Counts per row print as the batch symbol times them.
   CHECK(perRowText(1) == "s0");
   CHECK(perRowText(64, "?") == "64*?");
-  CHECK(sizeText(64 * kBatchRows, true) == "64*s0");
-  CHECK(sizeText(64 * kBatchRows, false) == std::to_string(64 * kBatchRows));
-  CHECK(sizeText(64 * kBatchRows * kBatchRows, true) == "64*s0^2");
-  CHECK(sizeText(kBatchRows * kBatchRows, true) == "s0^2");
-  CHECK(sizeText(64, true) == "64");
-  CHECK(batchDegree(3 * kBatchRows * kBatchRows) == 2);
-  CHECK(staticFactor(3 * kBatchRows * kBatchRows) == 3);
+  CHECK(kSizes.sizeText(64 * kBatchRows, true) == "64*s0");
+  CHECK(kSizes.sizeText(64 * kBatchRows, false) == std::to_string(64 * kBatchRows));
+  CHECK(kSizes.sizeText(64 * kBatchRows * kBatchRows, true) == "64*s0^2");
+  CHECK(kSizes.sizeText(kBatchRows * kBatchRows, true) == "s0^2");
+  CHECK(kSizes.sizeText(64, true) == "64");
+  CHECK(kSizes.batchDegree(3 * kBatchRows * kBatchRows) == 2);
+  CHECK(kSizes.staticFactor(3 * kBatchRows * kBatchRows) == 3);
   for (int64_t size : {int64_t{7}, kBatchRows, 64 * kBatchRows, 4 * kBatchRows * kBatchRows})
-    CHECK(sizeOfText(sizeText(size, true)) == size);
-  CHECK_FALSE(sizeOfText("4*"));
-  CHECK_FALSE(sizeOfText("s0*4"));
+    CHECK(kSizes.sizeOfText(kSizes.sizeText(size, true)) == size);
+  CHECK_FALSE(kSizes.sizeOfText("4*"));
+  CHECK_FALSE(kSizes.sizeOfText("s0*4"));
   // A second size (a sequence beside a batch) at its own stand-in: powers of each.
-  const int64_t s1 = kSizeStandIns[1];
-  CHECK(holdsBatch(3 * s1));
-  CHECK_FALSE(holdsBatch(4098));
-  CHECK(sizePowers(8 * kBatchRows * s1 * s1) == std::vector<int>{1, 2});
-  CHECK(sizePowers(8 * s1) == std::vector<int>{0, 1});
-  CHECK(sizePowers(8).empty());
-  CHECK(batchDegree(8 * kBatchRows * s1 * s1) == 3);
-  CHECK(staticFactor(8 * kBatchRows * s1 * s1) == 8);
-  CHECK(sizeText(8 * kBatchRows * s1 * s1, true) == "8*s0*s1^2");
-  CHECK(sizeText(s1, true) == "s1");
-  CHECK(sizeText(kBatchRows * s1, true) == "s0*s1");
+  const int64_t s1 = kSizes.values()[1];
+  CHECK(kSizes.holdsBatch(3 * s1));
+  CHECK_FALSE(kSizes.holdsBatch(4098));
+  CHECK(kSizes.sizePowers(8 * kBatchRows * s1 * s1) == std::vector<int>{1, 2});
+  CHECK(kSizes.sizePowers(8 * s1) == std::vector<int>{0, 1});
+  CHECK(kSizes.sizePowers(8).empty());
+  CHECK(kSizes.batchDegree(8 * kBatchRows * s1 * s1) == 3);
+  CHECK(kSizes.staticFactor(8 * kBatchRows * s1 * s1) == 8);
+  CHECK(kSizes.sizeText(8 * kBatchRows * s1 * s1, true) == "8*s0*s1^2");
+  CHECK(kSizes.sizeText(s1, true) == "s1");
+  CHECK(kSizes.sizeText(kBatchRows * s1, true) == "s0*s1");
   for (int64_t size : {s1, 2 * s1 * s1, 8 * kBatchRows * s1 * s1, kBatchRows * s1})
-    CHECK(sizeOfText(sizeText(size, true)) == size);
-  CHECK_FALSE(sizeOfText("s1*s1"));
-  CHECK_FALSE(sizeOfText("s9"));
-  CHECK_FALSE(sizeOfText("2*s1^0"));
-  CHECK_FALSE(sizeOfText("s0^10"));
+    CHECK(kSizes.sizeOfText(kSizes.sizeText(size, true)) == size);
+  CHECK_FALSE(kSizes.sizeOfText("s1*s1"));
+  CHECK_FALSE(kSizes.sizeOfText("s9"));
+  CHECK_FALSE(kSizes.sizeOfText("2*s1^0"));
+  CHECK_FALSE(kSizes.sizeOfText("s0^10"));
+}
+
+TEST_CASE("a module's stand-ins are the first primes that divide none of its static sizes",
+          "[sched][batch]") {
+  CHECK(kSizes.values() ==
+        sotc::contract::SizeValues{4099, 4111, 4127, 4129, 4133, 4139, 4153, 4157});
+  CHECK(kSizes.isFirst());
+  CHECK(SizeStandIns::avoiding({0, 1, 7, 4098, 4100}).isFirst());
+  // A static 4099 and a multiple of 4127: each stand-in taken by a factor moves on.
+  SizeStandIns moved = SizeStandIns::avoiding({4099, 3 * 4127});
+  CHECK(moved.values() ==
+        sotc::contract::SizeValues{4111, 4129, 4133, 4139, 4153, 4157, 4159, 4177});
+  CHECK_FALSE(moved.isFirst());
+  // A static 4099 is then a static size, and a size of s0 one of 4111.
+  CHECK_FALSE(moved.holdsBatch(4099));
+  CHECK(moved.sizeText(4099 * 4111, true) == "4099*s0");
+  CHECK(moved.sizeProduct(4099 * 4111) == sotc::contract::SizeProduct{4099, {1}});
+  CHECK(moved.standInSize(sotc::contract::SizeProduct{4099, {1}}) == 4099 * 4111);
+  // Only increasing primes from 4099 are stand-ins.
+  CHECK(SizeStandIns::of({4111, 4129, 4133, 4139, 4153, 4157, 4159, 4177}) == moved);
+  CHECK_FALSE(SizeStandIns::of({4111, 4129}));
+  CHECK_FALSE(SizeStandIns::of({4111, 4129, 4133, 4139, 4153, 4157, 4177, 4159}));
+  CHECK_FALSE(SizeStandIns::of({4111, 4129, 4133, 4139, 4153, 4157, 4159, 4179}));
+  CHECK_FALSE(SizeStandIns::of({2, 3, 5, 7, 11, 13, 17, 19}));
 }

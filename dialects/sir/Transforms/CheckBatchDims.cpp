@@ -77,8 +77,8 @@ std::string violation(PrimOp op, const ops::DerivedSizes &sizes) {
   for (mlir::Type t : llvm::concat<const mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensor = mlir::cast<mlir::RankedTensorType>(t);
     anyDynamic |= dynamic(tensor);
-    // Sizes are computed as powers of the sizes at their stand-ins (4099 for s0,
-    // sched::kSizeStandIns): a square of each (the scores of an attention, s0^2 or
+    // Sizes are computed as powers of the sizes at their stand-ins (sched::SizeStandIns,
+    // primes from 4099): a square of each (the scores of an attention, s0^2 or
     // s0*s1^2 with a batch) is as far as they go.
     std::vector<int> symbols = dynamicSymbols(tensor);
     for (int k : symbols)
@@ -130,8 +130,8 @@ std::string violation(PrimOp op, const ops::DerivedSizes &sizes) {
     ops::SizeProduct from = ops::productOf(shapeWithSizes(in)),
                      to = ops::productOf(shapeWithSizes(out));
     return from == to ? ""
-                      : "a reshape changes the number of elements (" + from.text() +
-                            " into " + to.text() + ")";
+                      : "a reshape changes the number of elements (" + from.text() + " into " +
+                            to.text() + ")";
   }
   case Prim::Transpose:
     return "";

@@ -624,3 +624,36 @@ def test_a_bundle_serves_the_size_a_guard_left_out(sotc_bin, tmp_path, programs)
     for n, scale in ((1, 2), (2, 3), (9, 3), (1, 2)):
         x = np.full((n, 4), 1.5, np.float32)
         np.testing.assert_array_equal(f(x), x * scale)
+
+
+def test_static_dimensions_that_are_multiples_of_the_first_stand_ins(sotc_bin, tmp_path,
+                                                                     programs):
+    """The kernels are built for each dynamic size at a prime stand-in (4099 for s0 first);
+    a model whose static dimensions are multiples of the first ones (4099, 3 * 4111) gets
+    others, so it compiles, and its static sizes stay static: a reduction over 4099 columns
+    and a GEMM contracting them, on rows of the batch, for the CPU and for CUDA."""
+    rng = np.random.default_rng(12)
+    specs = ("float32[?,4099]", "float32[4099]", "float32[4099]")
+    norm = _compiled(sotc_bin, tmp_path, sotc.trace(programs.layer_norm, *specs), "ln4099")
+    mlp_specs = ("float32[?,2,4099]", "float32[4099,16]", "float32[16]", "float32[16,12333]")
+    mlp = _compiled(sotc_bin, tmp_path, sotc.trace(programs.mlp, *mlp_specs), "mlp4099")
+    manifest = json.loads((tmp_path / "mlp4099.manifest.json").read_text())
+    gemms = [s for s in manifest["segments"][0]["steps"] if s["kind"] == "gemm"]
+    assert [(g["m"], g["k"], g["n"]) for g in gemms] == [("2*s0", 4099, 16),
+                                                        ("2*s0", 16, 12333)]
+    w, b = rng.standard_normal(4099, np.float32), rng.standard_normal(4099, np.float32)
+    w1 = rng.standard_normal((4099, 16), np.float32) * 0.02
+    b1 = rng.standard_normal(16, np.float32)
+    w2 = rng.standard_normal((16, 12333), np.float32) * 0.2
+    for n in (1, 3, 8):
+        x = rng.standard_normal((n, 4099), np.float32)
+        np.testing.assert_allclose(norm(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
+        x3 = rng.standard_normal((n, 2, 4099), np.float32)
+        np.testing.assert_allclose(mlp(x3, w1, b1, w2), np.maximum(x3 @ w1 + b1, 0) @ w2,
+                                   rtol=1e-3, atol=1e-3)
+    path = tmp_path / "ln4099.fatbin"
+    subprocess.run([sotc_bin, "compile", str(tmp_path / "ln4099.pb"), "--gpu-arch", "sm_90",
+                    "-o", str(path)], check=True)
+    x = rng.standard_normal((3, 4099), np.float32)
+    np.testing.assert_allclose(sotc.load(path, device="emulator")(x, w, b), _layer_norm(x, w, b),
+                               rtol=1e-4, atol=1e-4)

@@ -1,7 +1,8 @@
 // A kernel over the dynamic size s0 (sotc-sir-check-batch-dims): its model, mesh and loops are
-// built for s0 = 4099 (sched::kBatchRows), which the code never reads: it takes the call's s0
-// first, a batch first in a tensor is the grid index's quotient (no remainder), and the
-// function says what its grid is in s0. A short inner dim keeps its rows (no padding).
+// built for s0 = 4099 (the first stand-in, sotc-choose-stand-ins), which the code never reads:
+// it takes the call's s0 first, a batch first in a tensor is the grid index's quotient (no
+// remainder), and the function says what its grid is in s0. A short inner dim keeps its rows
+// (no padding).
 // RUN: sotc-opt %s --pass-pipeline='builtin.module(mapexpr.kernel(sotc-mapexpr-schedule{target=cpu}), sotc-convert-mapexpr-to-loops{target=cpu})' --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @rows
