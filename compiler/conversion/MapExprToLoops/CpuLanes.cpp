@@ -147,7 +147,7 @@ KernelLowering::interiorLanes(const AnchoredMapStmt &a, int lane,
   bool moves = false;
   for (const std::vector<mlir::Value> &point : atZero)
     for (const OpStmt &op : a.stmts) {
-      if (op.prim() != ops::Prim::Window)
+      if (op.prim != ops::Prim::Window)
         continue;
       const std::vector<Expr> &exprs = a.index.at(op.ins[0]);
       for (size_t d = 0; d < exprs.size(); ++d) {

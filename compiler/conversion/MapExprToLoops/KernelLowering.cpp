@@ -299,7 +299,7 @@ void KernelLowering::emitStatement(size_t s, mlir::Value block, mlir::Value thre
   for (const OpStmt &op : a.stmts)
     if (op.isInit()) {
       reduced.push_back(op.outs[0]);
-      inits.push_back(scalars.identity(*op.prim(), elementType(op.outs[0])));
+      inits.push_back(scalars.identity(op.prim, elementType(op.outs[0])));
     }
   auto loop = mlir::scf::ForOp::create(b_, loc(), idx_.c(0), tripCount(a, inner), idx_.c(1), inits);
   mlir::OpBuilder::InsertionGuard guard(b_);
@@ -378,7 +378,7 @@ mlir::Value KernelLowering::compute(const OpStmt &op, const AnchoredMapStmt &a,
   Scalars scalars(b_, loc());
   int out = op.outs[0];
   mlir::Value v;
-  switch (op.prim().value_or(ops::Prim::Conv2d)) { // the verifier admits primitives only
+  switch (op.prim) {
   case ops::Prim::FillConstant:
     v = scalars.constant(elementType(out), *op.value);
     break;
@@ -398,12 +398,12 @@ mlir::Value KernelLowering::compute(const OpStmt &op, const AnchoredMapStmt &a,
   case ops::Prim::Conv2d: // a step of its own (mapexpr.conv), or expanded before
     break;
   default:
-    v = scalars.apply(*op.prim(), args, elementType(out));
+    v = scalars.apply(op.prim, args, elementType(out));
   }
   if (!v) {
     failed_ = true;
     emitCodedError(op_.getLoc(), DiagCode::KernelUnsupported)
-        << "kernel " << op_.getSymName() << ": " << op.op << " on "
+        << "kernel " << op_.getSymName() << ": " << op.name() << " on "
         << (args.empty() ? elementType(out) : args[0].getType()) << " is not lowered yet";
     return nullptr;
   }
@@ -422,12 +422,12 @@ void KernelLowering::emitPoint(const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Va
     if (op.isInit())
       continue;
     llvm::SmallVector<mlir::Value> args;
-    if (op.prim() != ops::Prim::Window && op.prim() != ops::Prim::Gather) // read as they say
+    if (op.prim != ops::Prim::Window && op.prim != ops::Prim::Gather) // read as they say
       for (int t : op.ins)
         args.push_back(read(t));
     int out = op.outs[0];
     if (op.isAcc()) {
-      acc(out) = scalars.accumulate(*op.prim(), acc(out), args, fuse);
+      acc(out) = scalars.accumulate(op.prim, acc(out), args, fuse);
       continue;
     }
     mlir::Value v = compute(op, a, iters, args);
@@ -441,7 +441,7 @@ void KernelLowering::emitPoint(const AnchoredMapStmt &a, llvm::ArrayRef<mlir::Va
 ops::Prim KernelLowering::reductionInto(const AnchoredMapStmt &a, int t) {
   for (const OpStmt &op : a.stmts)
     if (op.isAcc() && op.outs[0] == t)
-      return *op.prim();
+      return op.prim;
   return ops::Prim::ReduceSum;
 }
 

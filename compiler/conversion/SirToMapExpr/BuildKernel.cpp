@@ -559,24 +559,17 @@ private:
     }
     for (sir::PrimOp p : stage) {
       OpStmt s;
+      s.prim = primOf(p);
       s.outs = {id(p.getResult())};
       for (mlir::Value v : p->getOperands())
         s.ins.push_back(id(v));
-      for (auto [key, value] : {std::pair{"perm", p.getPerm()},
-                                {"axes", p.getAxes()},
-                                {"starts", p.getStarts()},
-                                {"steps", p.getSteps()}})
-        if (value)
-          s.attrs[key] = ints(value);
-      if (p.getKeepdim())
-        s.attrs["keepdim"] = {*p.getKeepdim()};
+      s.attrs = {ints(p.getPerm()), ints(p.getAxes()), ints(p.getStarts()), ints(p.getSteps()),
+                 p.getKeepdim().value_or(false)};
       if (p.getValue())
         s.value = p.getValue()->convertToDouble();
-      if (ops::primKind(primOf(p)) == PrimKind::Reduce) {
-        a.stmts.push_back({std::string(ops::primName(primOf(p))) + "_init", s.outs, {}, {}});
-        s.op = std::string(ops::primName(primOf(p))) + "_acc";
-      } else {
-        s.op = std::string(ops::primName(primOf(p)));
+      if (ops::primKind(s.prim) == PrimKind::Reduce) {
+        a.stmts.push_back({s.prim, OpStmt::Step::Init, s.outs});
+        s.step = OpStmt::Step::Acc;
       }
       a.stmts.push_back(s);
     }
@@ -618,8 +611,8 @@ private:
     for (int64_t size : os)
       a.dims.push_back(sched::ScheduleDim::injective(size));
     a.dims.push_back(sched::ScheduleDim::reducedDim(k));
-    a.stmts.push_back({"matmul_init", {out}, {}, {}});
-    a.stmts.push_back({"matmul_acc", {out}, {x, y}, {}});
+    a.stmts.push_back({Prim::Matmul, OpStmt::Step::Init, {out}});
+    a.stmts.push_back({Prim::Matmul, OpStmt::Step::Acc, {out}, {x, y}});
     kernel_.stmts.push_back(std::move(a));
     return kernel_;
   }
@@ -638,7 +631,7 @@ private:
     }
     a.index[out] = it;
     int64_t axis = *p.getAxis(), offset = 0;
-    OpStmt s{"concat", {out}, {}, {}};
+    OpStmt s{Prim::Concat, OpStmt::Step::Compute, {out}};
     for (mlir::Value v : p->getOperands()) {
       int t = id(v);
       std::vector<Expr> index = it;
@@ -653,7 +646,7 @@ private:
       offset += kernel_.tensors[t].shape[axis];
       s.ins.push_back(t);
     }
-    s.attrs["axis"] = {axis};
+    s.attrs.axis = axis;
     a.stmts.push_back(s);
     kernel_.stmts.push_back(std::move(a));
     return kernel_;

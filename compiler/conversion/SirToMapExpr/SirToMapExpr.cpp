@@ -67,7 +67,7 @@ KernelOp emitKernel(mlir::OpBuilder &b, mlir::Location loc, const std::string &s
         ins.push_back(mapped[t]);
         index(t);
       }
-      OpStmtOp::create(ab, loc, ab.getStringAttr(s.op), outs, ins, ab.getArrayAttr(indices),
+      OpStmtOp::create(ab, loc, ab.getStringAttr(s.name()), outs, ins, ab.getArrayAttr(indices),
                        s.value ? ab.getF64FloatAttr(*s.value) : nullptr);
     }
   }

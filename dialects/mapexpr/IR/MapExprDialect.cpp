@@ -77,7 +77,10 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
 
 void KernelOp::print(OpAsmPrinter &p) { sotc::printFunctionLike(p, *this); }
 
-static bool isInit(OpStmtOp op) { return op.getName().ends_with("_init"); }
+static bool isInit(OpStmtOp op) {
+  std::optional<OpStmt> s = OpStmt::named(op.getName());
+  return s && s->isInit();
+}
 
 LogicalResult KernelOp::verify() {
   Block &body = getBody().front();
@@ -174,9 +177,7 @@ LogicalResult AnchoredOp::verify() {
 //===-- OpStmtOp --------------------------------------------------------------------------===//
 
 LogicalResult OpStmtOp::verify() {
-  OpStmt named;
-  named.op = getName().str();
-  if (!named.prim())
+  if (!OpStmt::named(getName()))
     return emitOpError("'") << getName()
                             << "' is no primitive, nor a reduction's or matmul's _init or _acc";
   // fill_constant's value; a window's pad value, read where the window leaves its input.
@@ -375,8 +376,8 @@ Kernel kernelFromIR(KernelOp op, std::vector<Value> *values) {
       a.schedule = sched::Schedule{cast<sched::MeshAttr>(*anchored.getMesh()).mesh(),
                                    sched::loopsOf(*anchored.getLoops())};
     for (OpStmtOp stmt : anchored.getBody().front().getOps<OpStmtOp>()) {
-      OpStmt s;
-      s.op = stmt.getName().str();
+      // The verifier checked that the name is a statement's.
+      OpStmt s = OpStmt::named(stmt.getName()).value_or(OpStmt());
       if (stmt.getValue())
         s.value = stmt.getValue()->convertToDouble();
       for (Value v : stmt.getOuts())

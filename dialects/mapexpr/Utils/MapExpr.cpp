@@ -10,23 +10,33 @@
 namespace sotc::mapexpr {
 
 namespace {
-bool endsWith(const std::string &s, const char *suffix) {
-  size_t n = std::char_traits<char>::length(suffix);
-  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
-}
+constexpr std::string_view kInitSuffix = "_init", kAccSuffix = "_acc";
 } // namespace
 
-bool OpStmt::isInit() const { return endsWith(op, "_init"); }
-bool OpStmt::isAcc() const { return endsWith(op, "_acc"); }
+std::string OpStmt::name() const {
+  std::string name(ops::primName(prim));
+  return step == Step::Init  ? name + std::string(kInitSuffix)
+         : step == Step::Acc ? name + std::string(kAccSuffix)
+                             : name;
+}
 
-std::optional<ops::Prim> OpStmt::prim() const {
-  std::string name = isInit() || isAcc() ? op.substr(0, op.rfind('_')) : op;
-  std::optional<ops::Prim> p = ops::primByName(name);
+std::optional<OpStmt> OpStmt::named(std::string_view name) {
+  OpStmt s;
+  for (auto [suffix, step] : {std::pair{kInitSuffix, Step::Init}, {kAccSuffix, Step::Acc}})
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+      name.remove_suffix(suffix.size());
+      s.step = step;
+      break;
+    }
+  std::optional<ops::Prim> p = ops::primByName(std::string(name));
+  if (!p)
+    return std::nullopt;
   // Only reductions and matmul's accumulation have an _init and an _acc.
-  if (p && (isInit() || isAcc()) && ops::primKind(*p) != ops::PrimKind::Reduce &&
+  if (s.step != Step::Compute && ops::primKind(*p) != ops::PrimKind::Reduce &&
       ops::primKind(*p) != ops::PrimKind::Matmul)
     return std::nullopt;
-  return p;
+  s.prim = *p;
+  return s;
 }
 
 std::string Kernel::str(bool indexDetail) const {
@@ -82,7 +92,7 @@ std::string Kernel::str(bool indexDetail) const {
         arg(t, true);
       for (int t : op.ins)
         arg(t, false);
-      s << "      " << op.op << "(";
+      s << "      " << op.name() << "(";
       for (size_t i = 0; i < args.size(); ++i)
         s << (indexDetail ? (i ? ",\n          " : "\n          ") : (i ? ", " : "")) << args[i];
       s << ");\n";
@@ -339,7 +349,7 @@ bool accumulatesInOutputs(const Kernel &k) {
 
 bool readsWindows(const AnchoredMapStmt &a) {
   return std::any_of(a.stmts.begin(), a.stmts.end(),
-                     [](const OpStmt &op) { return op.op == "window"; });
+                     [](const OpStmt &op) { return op.prim == ops::Prim::Window; });
 }
 
 std::optional<KernelRows> kernelRows(const Kernel &k) {

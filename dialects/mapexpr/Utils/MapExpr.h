@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -45,21 +46,34 @@ struct Tensor {
   int64_t elementBytes = 4; // the width of one element in memory (vector widths follow it)
 };
 
-/// One primitive (or half of a reduction) writing `outs` from `ins` (tensor ids).
-struct OpStmt {
-  std::string op; // "sin", "reduce_sum_init", "reduce_sum_acc", "matmul_acc"
-  std::vector<int> outs, ins;
-  /// The primitive's attributes (perm, axes, starts, steps, keepdim, axis), so the
-  /// statement can be evaluated on its own.
-  std::map<std::string, std::vector<int64_t>> attrs;
-  std::optional<double> value; // fill_constant
+/// The attributes of the primitive a statement computes, so that it can be evaluated on its
+/// own (the model's property test does).
+struct PrimAttrs {
+  std::vector<int64_t> perm;                // transpose
+  std::vector<int64_t> axes, starts, steps; // reductions (axes), slice
+  bool keepdim = false;                     // reductions
+  int64_t axis = 0;                         // concat
+};
 
-  /// The primitive it computes (reduce_sum for reduce_sum_init and reduce_sum_acc); nullopt
-  /// for a name that is none (the mapexpr.op verifier admits none such).
-  std::optional<ops::Prim> prim() const;
-  /// A reduction's start (`_init`, its identity) or step (`_acc`, one point combined in).
-  bool isInit() const;
-  bool isAcc() const;
+/// One primitive (or one step of a reduction) writing `outs` from `ins` (tensor ids).
+struct OpStmt {
+  /// A reduction (and matmul's accumulation) is two statements: its start (`_init`, the
+  /// identity) and one point combined in (`_acc`); any other primitive computes at once.
+  enum class Step { Compute, Init, Acc };
+
+  ops::Prim prim = ops::Prim::FillConstant;
+  Step step = Step::Compute;
+  std::vector<int> outs, ins;
+  PrimAttrs attrs;
+  std::optional<double> value; // fill_constant's; a window's pad value
+
+  bool isInit() const { return step == Step::Init; }
+  bool isAcc() const { return step == Step::Acc; }
+  /// Its name in a mapexpr.op and the dumps: "sin", "reduce_sum_init", "matmul_acc".
+  std::string name() const;
+  /// The statement a name says (its primitive and step); nullopt for a name that is no
+  /// primitive, nor a reduction's or matmul's `_init` or `_acc`.
+  static std::optional<OpStmt> named(std::string_view name);
 };
 
 struct AnchoredMapStmt {

@@ -185,23 +185,18 @@ private:
   mlir::Block *block_ = nullptr;
 };
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// The input element a primitive reads for output element `out`; `got` is the element the
 /// index expressions chose (returned for reductions, whose reduced coordinates are free).
 Shape wanted(const mapexpr::OpStmt &s, const Shape &out, const Shape &os, const Shape &is,
              const Shape &got) {
-  if (s.op == "broadcast_to") {
+  if (s.prim == ops::Prim::BroadcastTo) {
     Shape want;
     size_t off = os.size() - is.size();
     for (size_t j = 0; j < is.size(); ++j)
       want.push_back(is[j] == 1 && os[j + off] != 1 ? 0 : out[j + off]);
     return want;
   }
-  if (s.op == "reshape") {
+  if (s.prim == ops::Prim::Reshape) {
     int64_t f = flat(out, os);
     Shape want(is.size(), 0);
     for (size_t j = is.size(); j-- > 0;) {
@@ -210,26 +205,25 @@ Shape wanted(const mapexpr::OpStmt &s, const Shape &out, const Shape &os, const 
     }
     return want;
   }
-  if (s.op == "transpose") {
-    const Shape &perm = s.attrs.at("perm");
+  if (s.prim == ops::Prim::Transpose) {
+    const Shape &perm = s.attrs.perm;
     Shape want(perm.size());
     for (size_t i = 0; i < perm.size(); ++i)
       want[perm[i]] = out[i];
     return want;
   }
-  if (s.op == "slice") {
+  if (s.prim == ops::Prim::Slice) {
     Shape want = out;
-    const Shape &axes = s.attrs.at("axes"), &starts = s.attrs.at("starts"),
-                &steps = s.attrs.at("steps");
+    const Shape &axes = s.attrs.axes, &starts = s.attrs.starts, &steps = s.attrs.steps;
     for (size_t k = 0; k < axes.size(); ++k)
       want[axes[k]] = starts[k] + out[axes[k]] * steps[k];
     return want;
   }
-  if (endsWith(s.op, "_acc")) {
+  if (s.isAcc()) {
     // The output is the input with the reduced axes at 0 (keepdim): any reduced
     // coordinate is right as long as the rest match.
     Shape projected = got;
-    for (int64_t ax : s.attrs.at("axes"))
+    for (int64_t ax : s.attrs.axes)
       projected[ax] = 0;
     return projected == out ? got : Shape{-1};
   }
@@ -289,29 +283,29 @@ void checkKernel(const mapexpr::Kernel &k) {
       };
       for (size_t si = 0; si < a.stmts.size(); ++si) {
         const mapexpr::OpStmt &s = a.stmts[si];
-        if (endsWith(s.op, "_init"))
+        if (s.isInit())
           continue;
         Shape out = coords(s.outs[0]);
         const Shape &os = k.tensors[s.outs[0]].shape;
-        if (!endsWith(s.op, "_acc"))
+        if (!s.isAcc())
           ++writes[s.outs[0]][flat(out, os)];
         writerBlock[s.outs[0]][flat(out, os)] = loop[blockDim];
         for (int in : s.ins) {
           Shape got = coords(in);
           const Shape &is = k.tensors[in].shape;
-          INFO(s.op << " reads t_" << k.tensors[in].name);
+          INFO(s.name() << " reads t_" << k.tensors[in].name);
           if (producedIn.count(in) && producedIn[in] < static_cast<size_t>(&a - &k.stmts[0]))
             CHECK(writerBlock[in].at(flat(got, is)) == loop[blockDim]);
           CHECK(got == wanted(s, out, os, is, got)); // the element the primitive means
-          if (endsWith(s.op, "_acc"))
+          if (s.isAcc())
             ++accumulated[{si, flat(got, is)}];
         }
       }
     }
     for (const mapexpr::OpStmt &s : a.stmts) {
       int t = s.outs[0];
-      INFO(s.op << " writes t_" << k.tensors[t].name);
-      if (mustBeComplete.count(t) && !endsWith(s.op, "_init") && !endsWith(s.op, "_acc"))
+      INFO(s.name() << " writes t_" << k.tensors[t].name);
+      if (mustBeComplete.count(t) && !s.isInit() && !s.isAcc())
         CHECK(static_cast<int64_t>(writes[t].size()) == numel(k.tensors[t].shape));
       if (numel(k.tensors[t].shape) == numel(a.space))
         for (const auto &[e, times] : writes[t])
@@ -319,7 +313,7 @@ void checkKernel(const mapexpr::Kernel &k) {
     }
     // A reduction adds every input element exactly once.
     for (size_t si = 0; si < a.stmts.size(); ++si)
-      if (endsWith(a.stmts[si].op, "_acc")) {
+      if (a.stmts[si].isAcc()) {
         int in = a.stmts[si].ins[0];
         for (int64_t e = 0; e < numel(k.tensors[in].shape); ++e)
           CHECK(accumulated[{si, e}] == 1);
