@@ -306,7 +306,11 @@ void writeBinary(const std::vector<std::string> &paths, const pipelines::Pipelin
                            " read different weights: the entries of one artifact read one "
                            "weights file");
   }
-  std::map<std::string, manifest::KernelLaunch> launches = kernelLaunches(*kernels);
+  // Each entry's launches are read in its own module, whose stand-ins its kernels are built
+  // at, under the names the merge gave them (a kernel the entries share is one launch).
+  std::map<std::string, manifest::KernelLaunch> launches;
+  for (mlir::OwningOpRef<mlir::ModuleOp> &module : modules)
+    launches.merge(kernelLaunches(*module));
   runPipeline(*kernels, path, withGpuIndexBits(*kernels, options), pipelines::Phase::Loops,
               pipelines::Phase::Llvm, instrumentation);
   auto fail = [&](const CodedError &e) { throw CodedError(e.code(), path + ": " + e.what()); };

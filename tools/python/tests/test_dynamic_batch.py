@@ -657,3 +657,22 @@ def test_static_dimensions_that_are_multiples_of_the_first_stand_ins(sotc_bin, t
     x = rng.standard_normal((3, 4099), np.float32)
     np.testing.assert_allclose(sotc.load(path, device="emulator")(x, w, b), _layer_norm(x, w, b),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_a_bundle_whose_entries_stand_in_apart(sotc_bin, tmp_path, programs):
+    """A bundle's entries are compiled apart, each at its own stand-ins (the one with 4099
+    columns at others than the one with 64): each kernel's grid and buffers are read at its
+    entry's, so both run at any rows."""
+    paths = [sotc.trace(programs.layer_norm, f"float32[?,{c}]", f"float32[{c}]",
+                        f"float32[{c}]").save(str(tmp_path / f"ln{c}.pb")) for c in (64, 4099)]
+    library = tmp_path / "k.so"
+    subprocess.run([sotc_bin, "compile", *paths, "--target", "cpu", "-o", str(library)],
+                   check=True, capture_output=True)
+    manifest = json.loads((tmp_path / "k.manifest.json").read_text())
+    assert [s["grid"] for seg in manifest["segments"] for s in seg["steps"]] == ["s0", "s0"]
+    f = sotc.load(library)
+    rng = np.random.default_rng(13)
+    for n, c in ((3, 64), (5, 4099), (2, 4099), (7, 64)):
+        x = rng.standard_normal((n, c), np.float32)
+        w, b = rng.standard_normal(c, np.float32), rng.standard_normal(c, np.float32)
+        np.testing.assert_allclose(f(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
