@@ -24,6 +24,17 @@ void SchedDialect::initialize() {
       >();
 }
 
+namespace {
+/// The stand-ins a sched.stand_ins value names, if it names some.
+std::optional<SizeStandIns> standInsIn(Attribute value) {
+  auto values = dyn_cast_or_null<DenseI64ArrayAttr>(value);
+  if (!values)
+    return std::nullopt;
+  return SizeStandIns::of(
+      std::vector<int64_t>(values.asArrayRef().begin(), values.asArrayRef().end()));
+}
+} // namespace
+
 LogicalResult SchedDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
   if (name == kTargetAttrName) {
@@ -34,9 +45,7 @@ LogicalResult SchedDialect::verifyOperationAttribute(Operation *op, NamedAttribu
     return success();
   }
   if (name == kStandInsAttrName) {
-    auto values = dyn_cast<DenseI64ArrayAttr>(attribute.getValue());
-    if (!values || !SizeStandIns::of(std::vector<int64_t>(values.asArrayRef().begin(),
-                                                          values.asArrayRef().end())))
+    if (!standInsIn(attribute.getValue()))
       return op->emitError() << kStandInsAttrName << " must be " << kSizeSymbols
                              << " increasing primes from 4099 (array<i64: ...>)";
     if (!isa<ModuleOp>(op))
@@ -75,12 +84,9 @@ std::optional<Target> moduleTarget(Operation *op) {
 
 SizeStandIns standInsOf(Operation *op) {
   auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
-  if (auto values = module ? module->getAttrOfType<DenseI64ArrayAttr>(kStandInsAttrName)
-                           : DenseI64ArrayAttr())
-    if (std::optional<SizeStandIns> sizes = SizeStandIns::of(
-            std::vector<int64_t>(values.asArrayRef().begin(), values.asArrayRef().end())))
-      return *sizes;
-  return SizeStandIns();
+  std::optional<SizeStandIns> named =
+      module ? standInsIn(module->getAttr(kStandInsAttrName)) : std::nullopt;
+  return named.value_or(SizeStandIns());
 }
 
 void setStandIns(Operation *module, const SizeStandIns &sizes) {

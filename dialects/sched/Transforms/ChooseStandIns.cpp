@@ -3,6 +3,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
+
 namespace sotc::sched {
 #define GEN_PASS_DEF_SCHEDCHOOSESTANDINS
 #include "dialects/sched/Transforms/Passes.h.inc"

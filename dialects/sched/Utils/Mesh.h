@@ -32,7 +32,7 @@ namespace sotc::sched {
 constexpr int kSizeSymbols = contract::kMaxSizeSymbols;
 
 /// The stand-ins of one module's sizes: the first kSizeSymbols primes from 4099 that divide
-/// none of its static dimensions (sotc-convert-sir-to-mapexpr chooses them and writes them on
+/// none of its static dimensions (sotc-choose-stand-ins chooses them and writes them on
 /// the module, as its sched.stand_ins, where they are not the first eight).
 class SizeStandIns {
 public:
