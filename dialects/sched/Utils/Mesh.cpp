@@ -238,7 +238,11 @@ int64_t nextPrime(int64_t n) {
 }
 } // namespace
 
-SizeStandIns::SizeStandIns() : SizeStandIns(avoiding({})) {}
+SizeStandIns::SizeStandIns() {
+  // Every module without sched.stand_ins reads these: searched for once.
+  static const contract::SizeValues first = avoiding({}).values_;
+  values_ = first;
+}
 
 SizeStandIns SizeStandIns::avoiding(const std::vector<int64_t> &staticSizes) {
   contract::SizeValues values{};
