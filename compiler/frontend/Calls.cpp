@@ -176,6 +176,32 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
     std::copy(target.begin(), target.end(), args.begin() + 1);
 }
 
+void Executor::sizesAsTensors(Frame &f, StatementIR &sir, const std::string &opName,
+                              std::vector<VarPtr> &args, Kwargs &kwargs) {
+  if (kReshapes.count(opName) || kExpands.count(opName) || kCreations.count(opName) ||
+      opName == "__getitem__" || std::none_of(args.begin(), args.end(), [](const VarPtr &a) {
+        return a->isTensor();
+      }))
+    return;
+  auto asTensor = [&](VarPtr &v) {
+    if (!isDynamicSize(v))
+      return;
+    // The count of a run-time-sized row of ones: the size's value, as the frameworks' int64.
+    const bool torch = framework_ == "torch";
+    VarPtr int64 = Variable::make(K::External, constTracker());
+    int64->name = torch ? "torch.int64" : "paddle.int64";
+    VarPtr ones = tensorCall(
+        f, sir, "api", torch ? "torch.full" : "paddle.full", torch ? "torch.full" : "paddle.full",
+        {makeSequence(K::List, {v}, {}), makeConst(PyConst::ofInt(1), {})}, {{"dtype", int64}});
+    const std::string sum = torch ? "torch.sum" : "paddle.sum";
+    v = tensorCall(f, sir, "api", sum, sum, {ones}, {});
+  };
+  for (VarPtr &a : args)
+    asTensor(a);
+  for (auto &[name, value] : kwargs)
+    asTensor(value);
+}
+
 void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol) {
   ops::SizeOffset derived = derivedSizes_.of(symbol); // T - 1 <= N is T <= N + 1
   symbol = derived.base;
@@ -394,6 +420,7 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
   refuseComputedSizes(f, opName, args);
   if (opName == "__getitem__")
     indexWithDynamicSize(f, args);
+  sizesAsTensors(f, sir, opName, args, kwargs);
   passBatchSizes(f, opName, args, kwargs);
   applyAutocast(f, sir, opName, args, kwargs);
   SourceLoc loc = locOf(f);

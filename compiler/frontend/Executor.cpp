@@ -613,6 +613,7 @@ ExecState Executor::start() {
                          "the weight '" + w->weight +
                              "' has the name of an input of forward: rename one of them");
     parameters_.push_back(w);
+    state.weights.push_back({w->weight, w});
   }
   pushFrame(state, fn, positional, named);
   return state;
@@ -664,6 +665,8 @@ ExecState Executor::clone(const ExecState &state, const VarPtr &decided, const V
     g.value = copy(g.value);
   for (auto &[name, value] : out.arguments)
     value = copy(value);
+  for (auto &[name, value] : out.weights)
+    value = copy(value);
   for (ExecState::AssignedAttribute &a : out.assignedAttributes)
     a.object = copy(a.object), a.before = copy(a.before);
   return out;
@@ -702,6 +705,8 @@ void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const Var
   walkState(state, visit);
   for (auto &[name, value] : state.arguments)
     visit(value);
+  for (auto &[name, value] : state.weights)
+    visit(value);
 }
 
 bool Executor::viewed(const ExecState &state, const VarPtr &base, const VarPtr &except) {
@@ -738,6 +743,21 @@ std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
                            a.loc.str() + ")");
   }
   std::vector<SideEffect> out;
+  for (const auto &[name, value] : state.weights) {
+    const VarPtr &loaded = weights_.at(name);
+    if (value == loaded)
+      continue;
+    // Written in place (self.keys.index_copy_(...)): the runtime keeps the new value as the
+    // weight's for the next call, so it must stay a tensor of the weight's dtype and shape.
+    if (!value->isTensor() || value->meta.dtype != loaded->meta.dtype ||
+        value->meta.shape != loaded->meta.shape)
+      throw CodedError(DiagCode::FrontendUnsupportedConstruct,
+                       "the weight '" + name + "' (" + ops::formatMeta(loaded->meta) +
+                           ") is changed in place to " +
+                           (value->isTensor() ? ops::formatMeta(value->meta) : value->repr()) +
+                           ": state keeps its dtype and shape");
+    out.push_back({SideEffect::Kind::State, name, value});
+  }
   for (const GlobalSlot &g : state.globals)
     if (g.written)
       out.push_back(

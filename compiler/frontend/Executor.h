@@ -75,6 +75,8 @@ struct ExecState {
   std::vector<GlobalSlot> globals; // tensor globals (inputs) and every global written
   // The entry function's container arguments (lists, dicts), whose mutations are side effects.
   std::vector<std::pair<std::string, VarPtr>> arguments;
+  // A model's weights as they are now, by name: one written in place is state.
+  std::vector<std::pair<std::string, VarPtr>> weights;
   std::vector<Autocast> autocast; // innermost last
   VarPtr handling;                // the exception an `except` block handles (sys.exc_info)
   // Attributes the program assigned on objects passed in (a library's context variable set
@@ -356,6 +358,11 @@ private:
   int symbolOf(const std::string &name);
   void passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// A dynamic size passed where an operator of tensors takes a number (t + T, a step
+  /// counter's count.add_(T)): the size as a 0-d int64 tensor, computed at run time.
+  void sizesAsTensors(Frame &f, StatementIR &sir, const std::string &opName,
+                      std::vector<VarPtr> &args,
+                      std::vector<std::pair<std::string, VarPtr>> &kwargs);
   /// E3005 when `v` is the dynamic batch's size, which is known at run time only.
   void failOnDynamicSize(const VarPtr &v, Frame &f);
   /// E3005 when a size computed from the dynamic one (Variable::ofDynamicSize) is passed as a

@@ -9,6 +9,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace sotc::frontend {
@@ -20,7 +21,8 @@ mlir::RankedTensorType tensorType(mlir::MLIRContext &ctx, const ops::TensorMeta 
 
 class Emitter {
 public:
-  explicit Emitter(mlir::MLIRContext &ctx) : ctx_(ctx), b_(&ctx) {}
+  Emitter(mlir::MLIRContext &ctx, std::set<std::string> state)
+      : ctx_(ctx), b_(&ctx), state_(std::move(state)) {}
 
   /// A Python value as a call-argument attribute; tensors become #sir.arg<N>.
   mlir::Attribute arg(const VarPtr &v, llvm::SmallVectorImpl<mlir::Value> &operands) {
@@ -90,6 +92,8 @@ public:
           ob.getNamedAttr("sir.stop_gradient", ob.getBoolAttr(v->stopGradient))};
       if (!v->weight.empty())
         attrs.push_back(ob.getNamedAttr(sir::kWeightAttr, ob.getUnitAttr()));
+      if (state_.count(v->weight))
+        attrs.push_back(ob.getNamedAttr(sir::kStateAttr, ob.getUnitAttr()));
       argAttrs.push_back(ob.getDictionaryAttr(attrs));
     }
     op.setArgAttrsAttr(ob.getArrayAttr(argAttrs));
@@ -128,6 +132,7 @@ public:
 private:
   mlir::MLIRContext &ctx_;
   mlir::Builder b_;
+  std::set<std::string> state_; // the weights the program writes in place
   std::map<const Variable *, mlir::Value> values_;
 };
 
@@ -143,7 +148,7 @@ mlir::OwningOpRef<mlir::ModuleOp> emitSir(const Translation &translation,
       sizes.push_back(mlir::StringAttr::get(&context, d.definition()));
     (*module)->setAttr(sir::kDerivedSizesAttr, mlir::ArrayAttr::get(&context, sizes));
   }
-  Emitter emitter(context);
+  Emitter emitter(context, translation.stateWeights());
   for (const Segment &seg : translation.segments)
     emitter.subgraph(*module, seg);
   // The translator only records what the operator table accepted; sir that does not verify

@@ -89,7 +89,7 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   };
   std::vector<Range> ranges;
   for (const VarPtr &item : items) {
-    int64_t n = shape[ranges.size() < shape.size() ? ranges.size() : 0];
+    int64_t n = shape.empty() ? 0 : shape[ranges.size() < shape.size() ? ranges.size() : 0];
     if (item->isConstant() && item->constant.kind == PyConst::Kind::Ellipsis) {
       for (size_t k = 0; k < shape.size() - explicitDims; ++k) // the dimensions `...` spans
         ranges.push_back({0, shape[ranges.size()], 1, false});
@@ -205,11 +205,13 @@ VarPtr Executor::fillInPlace(ExecState &state, StatementIR &sir, const VarPtr &x
          "filling a tensor in place that another view shares memory with is not supported "
          "(only x.fill_(v) or x[...].fill_(v) with no other views of x)",
          f);
-  if (x->meta.rank() == 0 && !throughIndex)
-    fail(DiagCode::FrontendUnsupportedConstruct, "filling a 0-d tensor in place is not supported",
-         f);
   if (!throughIndex) {
-    VarPtr filled = tensorSetItem(f, sir, x, all, value);
+    // x[:] = value; a 0-d tensor (a step counter, transformers' cumulative_length) has no
+    // dimension to slice: x[...] = value.
+    PyConst ellipsis;
+    ellipsis.kind = PyConst::Kind::Ellipsis;
+    VarPtr key = x->meta.rank() == 0 ? makeConst(ellipsis, {}) : all;
+    VarPtr filled = tensorSetItem(f, sir, x, key, value);
     replaceEverywhere(state, x, filled);
     return filled;
   }

@@ -12,6 +12,7 @@
 #include "compiler/frontend/Variables.h"
 #include "compiler/frontend/trace.pb.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,11 +56,13 @@ struct Guard {
 };
 
 /// A change the traced function makes outside its result: a module global it assigns or
-/// deletes, or an argument (list or dict) it mutates. Applied by the host after the call.
+/// deletes, or an argument (list or dict) it mutates, applied by the host after the call; or
+/// a model's weight it writes in place (a KV cache, a step counter): state, which the runtime
+/// keeps for the next call.
 struct SideEffect {
-  enum class Kind { Global, DeleteGlobal, Argument };
+  enum class Kind { Global, DeleteGlobal, Argument, State };
   Kind kind;
-  std::string name; // the global's or the parameter's
+  std::string name; // the global's, the parameter's or the weight's
   VarPtr value;     // the new value (null when deleted)
 };
 
@@ -96,6 +99,9 @@ struct Translation {
   std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order
   std::vector<int64_t> sizeMax;    // per size, the least `<= N` guard's N (0: unbounded)
   std::vector<ops::SizeOffset> derivedSizes; // sizes derived from the inputs' (T - 1)
+
+  /// The weights the program writes in place (SideEffect::Kind::State), by name.
+  std::set<std::string> stateWeights() const;
 
   std::string sirText() const; // every segment's StatementIR
   std::string guardTable() const;

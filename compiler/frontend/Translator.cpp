@@ -104,6 +104,15 @@ std::string Guard::condition() const {
   return "True";
 }
 
+std::set<std::string> Translation::stateWeights() const {
+  std::set<std::string> out;
+  for (const Segment &seg : segments)
+    for (const SideEffect &e : seg.sideEffects)
+      if (e.kind == SideEffect::Kind::State)
+        out.insert(e.name);
+  return out;
+}
+
 std::string Translation::sirText() const {
   std::string s;
   for (size_t i = 0; i < segments.size(); ++i)
@@ -155,7 +164,9 @@ std::string Translation::explain() const {
     case Segment::End::Return:
       s << "returns " << seg.returnValue;
       for (const SideEffect &e : seg.sideEffects)
-        s << (e.kind == SideEffect::Kind::Argument ? "; mutates argument " : "; sets global ")
+        s << (e.kind == SideEffect::Kind::Argument ? "; mutates argument "
+              : e.kind == SideEffect::Kind::State  ? "; updates state "
+                                                   : "; sets global ")
           << e.name << (e.value ? " = " + e.value->repr() : std::string(" (deleted)"));
       s << "\n";
       break;

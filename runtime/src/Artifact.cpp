@@ -386,7 +386,14 @@ Segment segmentOf(const Json &j) {
     // The tensors of the side effects (new values of globals and arguments) follow, once each.
     if (end.contains("side_effects"))
       for (const Json &effect : end.at("side_effects"))
-        if (effect.contains("value")) {
+        if (effect.contains("state")) {
+          const Json &value = effect.at("value");
+          if (!value.contains("tensor"))
+            throw Error(ErrorCode::ArtifactUnreadable,
+                        s.name + ": the new value of a state is not one tensor");
+          s.stateUpdates.push_back(
+              {effect.at("state").get<std::string>(), value.at("tensor").get<std::string>()});
+        } else if (effect.contains("value")) {
           std::vector<std::string> more;
           valueTensors(effect.at("value"), more);
           for (std::string &name : more)
@@ -782,6 +789,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         weight.spec.dtype = dtypeIndex(t.at("dtype").get<std::string>());
         weight.spec.shape = t.at("shape").get<std::vector<int64_t>>();
         weight.spec.bytes = tensorBytes(weight.spec.dtype, weight.spec.shape);
+        weight.state = t.value("state", false);
         a.weights.push_back(std::move(weight));
       }
     }
@@ -825,6 +833,19 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     };
     for (size_t i = e.first; i < e.end; ++i) {
       const Segment &s = a.segments[i];
+      for (const auto &[weight, tensor] : s.stateUpdates) {
+        auto w = std::find_if(a.weights.begin(), a.weights.end(),
+                              [&](const Weight &x) { return x.name == weight; });
+        auto named = [&](const Buffer &x) { return x.name == tensor; };
+        auto b = std::find_if(s.outputs.begin(), s.outputs.end(), named);
+        if (b == s.outputs.end()) // computed in an earlier segment
+          b = std::find_if(s.inputs.begin(), s.inputs.end(), named);
+        if (w == a.weights.end() || !w->state || b == s.inputs.end() ||
+            b->dtype != w->spec.dtype || b->shape != w->spec.shape)
+          throw Error(ErrorCode::ArtifactUnreadable,
+                      manifestPath + ": " + s.name + " updates the state " + weight + " with " +
+                          tensor + ", which is no buffer of the state's dtype and shape");
+      }
       if (s.end == Segment::End::Branch && (outside(s.onTrue) || outside(s.onFalse)))
         throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": " + s.name + " branches to no segment of its entry");
       if (s.end == Segment::End::HostCallback && outside(s.next))

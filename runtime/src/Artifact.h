@@ -76,6 +76,9 @@ struct Parameter {
 struct Weight {
   std::string name; // its state-dict name, the key in the weights file
   Buffer spec;
+  /// The program writes it in place (a KV cache, a step counter): the file holds its initial
+  /// value, and each sequence state (sotc_state) a value of its own that runs update.
+  bool state = false;
 };
 
 struct Step {
@@ -103,6 +106,9 @@ struct Segment {
   std::vector<Step> steps;
   enum class End { Return, Branch, HostCallback, Raise } end = End::Return;
   std::vector<std::string> results; // Return: the result's tensors, in order
+  /// Return: the new values of state weights, (weight name, tensor), copied into the run's
+  /// sequence state after it (not among the results).
+  std::vector<std::pair<std::string, std::string>> stateUpdates;
   std::string condition;            // Branch
   int onTrue = -1, onFalse = -1;
   std::vector<std::string> trueArgs, falseArgs;

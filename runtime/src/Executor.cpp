@@ -143,8 +143,16 @@ void ContextPool::clear() {
   all_.clear();
 }
 
+void ContextPool::forget(const SequenceState *state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::unique_ptr<RunContext> &context : all_)
+    if (context->state == state)
+      context->state = nullptr;
+}
+
 void ContextPool::giveBack(RunContext *context) {
   std::lock_guard<std::mutex> lock(mutex_);
+  context->state = nullptr; // the next thread's runs start on the artifact's own
   for (auto it = held_.begin(); it != held_.end(); ++it)
     if (it->second == context) {
       held_.erase(it);
@@ -161,12 +169,43 @@ Executor::Executor(Artifact artifact, std::unique_ptr<Backend> backend)
       preparedVersion_(std::make_unique<std::atomic<uint64_t>[]>(artifact_.entries.size())) {
   if (artifact_.weights.empty())
     return;
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    weightIndex_[artifact_.weights[i].name] = i;
   std::string file = readFile(artifact_.weightsPath);
   std::vector<std::string_view> bytes = readWeights(artifact_, file);
   for (size_t i = 0; i < bytes.size(); ++i)
     backend_->fromHost(weights_[i].reserve(backend_.get(), bytes[i].size()), bytes[i].data(),
                        bytes[i].size());
+  if (std::any_of(artifact_.weights.begin(), artifact_.weights.end(),
+                  [](const Weight &w) { return w.state; }))
+    ownState_ = newState();
 }
+
+std::unique_ptr<SequenceState> Executor::newState() {
+  auto state = std::make_unique<SequenceState>();
+  state->values = std::vector<Memory>(artifact_.weights.size());
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    if (artifact_.weights[i].state)
+      state->values[i].reserve(backend_.get(), static_cast<size_t>(artifact_.weights[i].spec.bytes));
+  resetState(state.get());
+  return state;
+}
+
+void Executor::resetState(SequenceState *state) {
+  SequenceState &s = state ? *state : *ownState_;
+  std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  backend_->setStream(threadContext().stream);
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    if (artifact_.weights[i].state && artifact_.weights[i].spec.bytes)
+      backend_->copy(s.values[i].data(), weights_[i].data(),
+                     static_cast<size_t>(artifact_.weights[i].spec.bytes));
+  backend_->synchronize(); // ready for a run on any stream
+}
+
+void Executor::useState(SequenceState *state) { threadContext().state = state; }
+
+void Executor::forgetState(const SequenceState *state) { contexts_->forget(state); }
 
 Executor::~Executor() { contexts_->clear(); } // their memory goes before the backend
 
@@ -490,6 +529,11 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   const Artifact &plan = batchPlan ? *batchPlan : artifact_;
   const Entry &entry = plan.entries[chosen];
   std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
+  // The sequence state the run reads and updates: one run at a time on it.
+  SequenceState *state = context.state ? context.state : ownState_.get();
+  std::unique_lock<std::mutex> stateLock;
+  if (state)
+    stateLock = std::unique_lock<std::mutex>(state->mutex);
   Backend &backend = *backend_;
   std::map<std::string, void *> buffers; // the current segment's, by name
   for (size_t i = 0; i < entry.parameters.size(); ++i) {
@@ -510,7 +554,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       throw Error(ErrorCode::RunFailed, "more than 100000 segments in one run (a loop that does not end?)");
     const Segment &seg = plan.segments.at(index);
     if (index == entry.first)
-      bindWeights(chosen, buffers);
+      bindWeights(chosen, buffers, state);
     char *arena = static_cast<char *>(context.arena.reserve(&backend, seg.arenaBytes));
     for (const Buffer &b : seg.arena)
       buffers[b.name] = arena + b.offset;
@@ -552,7 +596,16 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       jump(taken ? seg.onTrue : seg.onFalse, taken ? seg.trueArgs : seg.falseArgs);
       continue;
     }
-    // Return: the result's tensors, in order.
+    // Return: the state's new values kept for the next run, then the result's tensors.
+    for (const auto &[weight, tensor] : seg.stateUpdates) {
+      size_t w = weightIndex_.at(weight);
+      void *from = lookup(buffers, seg, tensor);
+      if (from != state->values[w].data() && artifact_.weights[w].spec.bytes)
+        backend.copy(state->values[w].data(), from,
+                     static_cast<size_t>(artifact_.weights[w].spec.bytes));
+    }
+    if (!seg.stateUpdates.empty() && backend.onDevice())
+      backend.synchronize(); // the next run on the state may be on another stream
     if (*numOut < seg.results.size())
       throw Error(ErrorCode::RunFailed, "the result has " + std::to_string(seg.results.size()) +
                                " tensors; room was given for " + std::to_string(*numOut));
@@ -628,11 +681,13 @@ void Executor::prepareWeights(size_t entry) {
   preparedVersion_[entry] = version;
 }
 
-void Executor::bindWeights(size_t entry, std::map<std::string, void *> &buffers) {
+void Executor::bindWeights(size_t entry, std::map<std::string, void *> &buffers,
+                           const SequenceState *state) {
   const std::map<std::string, std::string> &bindings = artifact_.entries[entry].weightBuffers;
   for (size_t i = 0; i < artifact_.weights.size(); ++i)
     if (auto it = bindings.find(artifact_.weights[i].name); it != bindings.end())
-      buffers[it->second] = weights_[i].data();
+      buffers[it->second] =
+          artifact_.weights[i].state ? state->values[i].data() : weights_[i].data();
   for (auto &[name, memory] : prepared_[entry])
     buffers[name] = memory.data();
 }

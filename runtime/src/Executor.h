@@ -45,6 +45,13 @@ private:
   size_t bytes_ = 0;
 };
 
+/// A sequence's state (sotc_state): its own value of each state weight (Weight::state), which
+/// the runs that use it read and update, one run at a time.
+struct SequenceState {
+  std::mutex mutex;
+  std::vector<Memory> values; // per weight of the artifact; only state weights' hold bytes
+};
+
 /// One parameter that does not match what an entry was compiled for.
 struct Mismatch {
   std::string parameter, expected, got, guard;
@@ -63,6 +70,7 @@ struct RunContext {
   int32_t lastSegment = -1, lastEntry = -1;
   std::vector<bool> allowed; // the entries this thread's runs may take (empty: all)
   void *stream = nullptr; // CUDA: what this context's runs are issued on
+  SequenceState *state = nullptr; // what this thread's runs read and update (null: the artifact's own)
 };
 
 /// The run contexts of one executor: each thread that runs holds one until it ends (then the
@@ -79,6 +87,8 @@ public:
   void clear();
   /// What a thread that ends gives back.
   void giveBack(RunContext *context);
+  /// Unbinds a state about to be freed from every context that uses it.
+  void forget(const SequenceState *state);
 
 private:
   mutable std::mutex mutex_;
@@ -120,6 +130,15 @@ public:
   /// and shape; E8005 for a name the model has no weight of); waits for runs in flight.
   void setWeight(const std::string &name, const sotc_value &value);
 
+  /// Sequence states: a new one (each state weight at its initial value, the weights file's
+  /// or the last setWeight's), one set back to that, and the state the calling thread's later
+  /// runs read and update (null: the artifact's own, made when it opens).
+  bool hasState() const { return ownState_ != nullptr; }
+  std::unique_ptr<SequenceState> newState();
+  void resetState(SequenceState *state);
+  void useState(SequenceState *state);
+  void forgetState(const SequenceState *state);
+
   /// The calling thread's last run: its mismatches and the segment that returned (-1: none).
   const std::vector<Mismatch> &mismatches() const;
   /// The calling thread's run context, remembered for it (given back when it ends).
@@ -156,14 +175,18 @@ private:
   /// Computes what an entry's kernels read of the weights (its `prepare`) into its prepared_,
   /// once after the weights change.
   void prepareWeights(size_t entry);
-  /// Binds the weights and what was prepared of them to the entry's first segment's inputs.
-  void bindWeights(size_t entry, std::map<std::string, void *> &buffers);
+  /// Binds the weights (state weights: `state`'s values) and what was prepared of them to the
+  /// entry's first segment's inputs.
+  void bindWeights(size_t entry, std::map<std::string, void *> &buffers,
+                   const SequenceState *state);
 
   Artifact artifact_;
   std::unique_ptr<Backend> backend_; // before every Memory: released after them
   std::shared_ptr<ContextPool> contexts_; // shared with the threads that hold its contexts
   std::shared_mutex weightsMutex_; // runs share it; replacing a weight takes it alone
   std::vector<Memory> weights_; // a model's weights, in the backend's memory
+  std::unique_ptr<SequenceState> ownState_; // where the model has state weights
+  std::map<std::string, size_t> weightIndex_; // by name
   std::mutex prepareMutex_;
   std::vector<Memory> prepareArenas_;                   // per entry
   std::vector<std::map<std::string, Memory>> prepared_; // per entry: computed from them, by name

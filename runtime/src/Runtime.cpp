@@ -27,6 +27,12 @@ struct sotc_artifact {
   std::mutex mutex;
   std::condition_variable idle;
   size_t inFlight = 0;
+  std::set<sotc_state *> states; // made by sotc_state_new, not freed yet (guarded by mutex)
+};
+
+struct sotc_state {
+  sotc_artifact *artifact; // null once the artifact is closed
+  std::unique_ptr<SequenceState> state;
 };
 
 namespace {
@@ -171,6 +177,15 @@ void sotc_close(sotc_artifact *artifact) {
     std::unique_lock<std::mutex> lock(artifact->mutex);
     artifact->idle.wait(lock, [&] { return artifact->inFlight == 0; });
   }
+  {
+    // States not freed yet: their memory goes with the backend's (sotc_state_free, under the
+    // same lock, then frees only the handle).
+    std::lock_guard<std::mutex> open(openMutex);
+    for (sotc_state *state : artifact->states) {
+      state->state.reset();
+      state->artifact = nullptr;
+    }
+  }
   delete artifact;
 }
 
@@ -290,6 +305,55 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
     InFlight call(artifact, "sotc_set_weight");
     artifact->executor->setWeight(name, *value);
   });
+}
+
+int sotc_state_new(sotc_artifact *artifact, sotc_state **state, sotc_error *error) {
+  return guarded(error, ErrorCode::RunFailed, [&] {
+    if (!artifact || !state)
+      throw Error(ErrorCode::RunFailed, "sotc_state_new needs an artifact and where to put the state");
+    InFlight call(artifact, "sotc_state_new");
+    if (!artifact->executor->hasState())
+      throw Error(ErrorCode::RunFailed, "the model keeps no state between runs (no weight is written in place)");
+    auto made = std::make_unique<sotc_state>(sotc_state{artifact, artifact->executor->newState()});
+    std::lock_guard<std::mutex> open(openMutex); // as sotc_close and sotc_state_free take them
+    std::lock_guard<std::mutex> lock(artifact->mutex);
+    artifact->states.insert(made.get());
+    *state = made.release();
+  });
+}
+
+int sotc_state_reset(sotc_artifact *artifact, sotc_state *state, sotc_error *error) {
+  return guarded(error, ErrorCode::RunFailed, [&] {
+    if (!artifact || (state && state->artifact != artifact))
+      throw Error(ErrorCode::RunFailed, "sotc_state_reset needs an artifact and a state of it (or NULL)");
+    InFlight call(artifact, "sotc_state_reset");
+    if (!artifact->executor->hasState())
+      throw Error(ErrorCode::RunFailed, "the model keeps no state between runs (no weight is written in place)");
+    artifact->executor->resetState(state ? state->state.get() : nullptr);
+  });
+}
+
+int sotc_use_state(sotc_artifact *artifact, sotc_state *state, sotc_error *error) {
+  return guarded(error, ErrorCode::RunFailed, [&] {
+    if (!artifact || (state && state->artifact != artifact))
+      throw Error(ErrorCode::RunFailed, "sotc_use_state needs an artifact and a state of it (or NULL)");
+    InFlight call(artifact, "sotc_use_state");
+    artifact->executor->useState(state ? state->state.get() : nullptr);
+  });
+}
+
+void sotc_state_free(sotc_state *state) {
+  if (!state)
+    return;
+  {
+    std::lock_guard<std::mutex> open(openMutex);
+    if (sotc_artifact *artifact = state->artifact) { // not closed: sotc_close nulls it first
+      artifact->executor->forgetState(state->state.get());
+      std::lock_guard<std::mutex> lock(artifact->mutex);
+      artifact->states.erase(state);
+    }
+  }
+  delete state;
 }
 
 int sotc_run(sotc_artifact *artifact, const sotc_value *inputs, size_t num_inputs,

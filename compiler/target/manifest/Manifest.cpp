@@ -398,13 +398,20 @@ Json parametersJson(const frontend::Translation &translation, const Json &segmen
 }
 
 /// A model's weights: the file beside the artifact that holds them and each one's meta, in
-/// the order the model holds them (every entry of a bundle reads the same weights).
-Json weightsJson(const frontend::Translation &translation, const Artifact &file) {
+/// the order the model holds them (every entry of a bundle reads the same weights); `state`
+/// where some entry writes it in place (the file holds its initial value).
+Json weightsJson(const std::vector<Entry> &entries, const Artifact &file) {
+  std::set<std::string> state;
+  for (const Entry &entry : entries)
+    state.merge(entry.translation->stateWeights());
   Json tensors = Json::array();
-  for (const frontend::VarPtr &p : translation.parameters)
-    if (!p->weight.empty())
+  for (const frontend::VarPtr &p : entries.front().translation->parameters)
+    if (!p->weight.empty()) {
       tensors.push_back(Json{
           {"name", p->weight}, {"dtype", ops::dtypeName(p->meta.dtype)}, {"shape", p->meta.shape}});
+      if (state.count(p->weight))
+        tensors.back()["state"] = true;
+    }
   return Json{{"file", file.file}, {"sha256", file.sha256}, {"tensors", tensors}};
 }
 
@@ -509,7 +516,10 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
         Json effects = Json::array();
         for (const frontend::SideEffect &e : seg.sideEffects) {
           using Kind = frontend::SideEffect::Kind;
-          Json effect{{e.kind == Kind::Argument ? "argument" : "global", e.name}};
+          Json effect{{e.kind == Kind::Argument ? "argument"
+                       : e.kind == Kind::State  ? "state"
+                                                : "global",
+                       e.name}};
           if (e.value)
             effect["value"] = valueJson(e.value, seg, s, translation, first);
           else
@@ -604,7 +614,7 @@ std::string writeManifest(const std::vector<Entry> &entries,
                        {"ptx", target.ptx},   {"abi", target.abi},       {"gemm", target.gemm}};
   m["binary"] = Json{{"file", binary.file}, {"sha256", binary.sha256}};
   if (weights)
-    m["weights"] = weightsJson(*entries.front().translation, *weights);
+    m["weights"] = weightsJson(entries, *weights);
   Json list = Json::array(), segments = Json::array();
   int64_t arena = 0;
   for (const Entry &entry : entries)

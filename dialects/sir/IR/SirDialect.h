@@ -31,6 +31,9 @@ namespace sotc::sir {
 /// An argument attribute: the argument is a model's weight (a parameter or buffer by its
 /// state-dict name), bound by the runtime rather than passed by the caller.
 inline constexpr llvm::StringLiteral kWeightAttr = "sir.weight";
+/// With kWeightAttr: a weight the program writes in place (state the runtime keeps per
+/// sequence), so nothing is computed from it ahead of a call.
+inline constexpr llvm::StringLiteral kStateAttr = "sir.state";
 /// The subgraph that computes, once per set of weights, what the kernels read of them
 /// (sotc-sir-hoist-weights); its results are the entry subgraph's trailing arguments.
 inline constexpr llvm::StringLiteral kPrepareWeights = "prepare_weights";

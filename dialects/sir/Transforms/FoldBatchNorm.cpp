@@ -47,13 +47,15 @@ std::optional<Bound> bind(CallOp call, llvm::StringRef functional) {
   return Bound{call, *bound, llvm::StringRef(entry->name).starts_with("paddle.")};
 }
 
-/// A model weight: an argument the frontend marked `sir.weight`.
+/// A model weight that stays what it was loaded as: an argument the frontend marked
+/// `sir.weight` and not `sir.state`.
 bool isWeight(mlir::Value v) {
   auto arg = mlir::dyn_cast_or_null<mlir::BlockArgument>(v);
   if (!arg)
     return false;
   auto subgraph = mlir::dyn_cast<SubgraphOp>(arg.getOwner()->getParentOp());
-  return subgraph && subgraph.getArgAttr(arg.getArgNumber(), kWeightAttr);
+  return subgraph && subgraph.getArgAttr(arg.getArgNumber(), kWeightAttr) &&
+         !subgraph.getArgAttr(arg.getArgNumber(), kStateAttr);
 }
 
 /// Points the call's parameter `name` (a tensor or None) at a new operand `value`.

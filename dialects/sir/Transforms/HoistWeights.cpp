@@ -51,7 +51,8 @@ public:
   void run() {
     mlir::Block &body = entry_.getBody().front();
     for (mlir::BlockArgument arg : body.getArguments())
-      if (entry_.getArgAttr(arg.getArgNumber(), kWeightAttr))
+      if (entry_.getArgAttr(arg.getArgNumber(), kWeightAttr) &&
+          !entry_.getArgAttr(arg.getArgNumber(), kStateAttr)) // state changes every call
         source_[arg] = {arg};
     if (source_.empty())
       return;

@@ -178,6 +178,23 @@ int sotc_weight_spec(const sotc_artifact *artifact, size_t i, sotc_value *spec);
 int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value *value,
                     sotc_error *error);
 
+/* Sequence state: a model that writes some of its weights in place (a static KV cache's
+ * buffers, its position counter: the manifest marks them "state") keeps their values between
+ * runs, per sequence. An artifact opens with a state of its own; sotc_state_new makes another
+ * (each state weight at its initial value: the weights file's, or the last sotc_set_weight's),
+ * so that one artifact runs many sequences. sotc_use_state: the state the calling thread's
+ * later runs read and update (NULL: the artifact's own); runs on one state take turns.
+ * sotc_state_reset sets a state (NULL: the artifact's own) back to the initial values.
+ * sotc_state_free unbinds the state from every thread that uses it and frees it (not while a
+ * run uses it); a state still held when its artifact closes is freed with it, all but the
+ * handle, which sotc_state_free then frees. On an artifact without state weights,
+ * sotc_state_new and sotc_state_reset fail with E8005. */
+typedef struct sotc_state sotc_state;
+int sotc_state_new(sotc_artifact *artifact, sotc_state **state, sotc_error *error);
+int sotc_state_reset(sotc_artifact *artifact, sotc_state *state, sotc_error *error);
+int sotc_use_state(sotc_artifact *artifact, sotc_state *state, sotc_error *error);
+void sotc_state_free(sotc_state *state);
+
 /* Runs the artifact on `num_inputs` parameters (in the traced order). On success `outputs`
  * (room for *num_outputs values) holds the tensors of the returned value in the order the
  * manifest's result lists them, and *num_outputs their count; their data belongs to the

@@ -158,6 +158,8 @@ def _runtime():
                                         ctypes.POINTER(_Error)]
         lib.sotc_copy_out.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Value), ctypes.c_void_p,
                                       ctypes.c_int, ctypes.POINTER(_Error)]
+        lib.sotc_state_reset.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                         ctypes.POINTER(_Error)]
         i = 0
         while lib.sotc_dtype_name(i):
             _DTYPES.append(lib.sotc_dtype_name(i).decode())
@@ -299,6 +301,10 @@ class Compiled:
             self._lib.sotc_set_host_handler(self._handle, self._handler, None)
         # A model's weights, by state-dict name (the runtime loaded them from the weights file).
         self.weights = [w["name"] for w in self._manifest.get("weights", {}).get("tensors", [])]
+        # Those the program writes in place (a static KV cache): the runtime keeps their values
+        # from call to call, as the model object would.
+        self.state = [w["name"] for w in self._manifest.get("weights", {}).get("tensors", [])
+                      if w.get("state")]
         if params is not None:
             self.set_weights(params, strict=strict)
 
@@ -338,6 +344,14 @@ class Compiled:
                 if self._lib.sotc_set_weight(handle, name.encode(), ctypes.byref(value),
                                              ctypes.byref(error)):
                     _raise(error)
+
+    def reset_state(self):
+        """Sets the state weights (self.state) back to their initial values, the weights
+        file's or the last set_weights' (a new sequence on a static KV cache)."""
+        error = _Error()
+        with self._in_call() as handle:
+            if self._lib.sotc_state_reset(handle, None, ctypes.byref(error)):
+                _raise(error)
 
     def _host_call(self, _user, call, _error):
         """The runtime's host handler: rebuilds and runs the call that ends a segment."""
@@ -407,8 +421,11 @@ class Compiled:
 
     def _apply_side_effects(self, effects, tensors, bound):
         """What the function changed besides its result, done to the caller's objects: module
-        globals assigned or deleted, list and dict arguments mutated in place."""
+        globals assigned or deleted, list and dict arguments mutated in place (the state
+        weights' new values stay in the runtime)."""
         for effect in effects:
+            if "state" in effect:
+                continue
             value = (_rebuild(effect["value"], tensors, self._host_results)
                      if "value" in effect else None)
             if "global" in effect:
@@ -938,7 +955,7 @@ def _result_names(end):
     side effects not among them yet (as runtime/src/Artifact.cpp lists them)."""
     names = _tensor_names(end["result"])
     for effect in end.get("side_effects", []):
-        if "value" in effect:
+        if "value" in effect and "state" not in effect:  # a state's stays in the runtime
             names += [n for n in _tensor_names(effect["value"]) if n not in names]
     return names
 

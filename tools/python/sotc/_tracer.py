@@ -660,6 +660,10 @@ class _Builder:
                     and _in_installed_package(getattr(obj, "__file__", None) or ""))
                     or (obj.__name__ + ".").startswith(_LAYER_MODULES)):
                 self._modules.setdefault(id(obj), obj)  # pkg.name: what code names, recorded
+        elif id(obj) in self._weight_names and is_tensor_like(obj):
+            # a model's parameter or buffer that another object holds too (transformers'
+            # StaticCache layers hold the K/V buffers its export wrapper registers): that weight
+            self.add_weight(obj, out, self._weight_names[id(obj)], buffer=True)
         elif isinstance(obj, pb.TensorSpec) or (allow_tensor and is_tensor_like(obj)):
             out.tensor.CopyFrom(spec_of_tensor(obj))
             package = type(obj).__module__.split(".")[0]
@@ -770,6 +774,12 @@ class _Builder:
             if id(layer) in self._layer_paths:
                 continue
             self._layer_paths[id(layer)] = prefix
+            # Every weight is named by its state-dict path before anything is recorded, so that
+            # an object reached first (an attribute sorted before the layer's _buffers) names it so.
+            for group in ("_parameters", "_buffers"):
+                for name, tensor in getattr(layer, group).items():
+                    if tensor is not None:
+                        self._weight_names.setdefault(id(tensor), prefix + name)
             children = layer._modules if _layer_framework(layer) == "torch" else layer._sub_layers
             pending.extend((child, f"{prefix}{name}.") for name, child in
                            reversed(list(children.items())) if child is not None)
