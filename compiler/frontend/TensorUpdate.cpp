@@ -15,10 +15,6 @@
 namespace sotc::frontend {
 namespace {
 using K = Variable::Kind;
-
-bool isNoneConst(const VarPtr &v) {
-  return v->isConstant() && v->constant.kind == PyConst::Kind::None;
-}
 } // namespace
 
 VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key,

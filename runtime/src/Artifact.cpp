@@ -384,15 +384,12 @@ Segment segmentOf(const Json &j) {
     if (end.contains("result"))
       valueTensors(end.at("result"), s.results);
     // The tensors of the side effects (new values of globals and arguments) follow, once each.
-    if (end.contains("side_effects"))
-      for (const Json &effect : end.at("side_effects"))
-        if (effect.contains("state")) {
-          const Json &value = effect.at("value");
-          if (!value.contains("tensor"))
-            throw Error(ErrorCode::ArtifactUnreadable,
-                        s.name + ": the new value of a state is not one tensor");
-          s.stateUpdates.push_back(
-              {effect.at("state").get<std::string>(), value.at("tensor").get<std::string>()});
+    // A state's new value stays in the runtime (Segment::stateUpdates).
+    if (end.contains("side_effects")) {
+      for (const Json &effect : end.at("side_effects")) {
+        if (effect.contains("state")) { // "" for a value that is not one tensor (refused)
+          s.stateUpdates.push_back({effect.at("state").get<std::string>(),
+                                    effect.at("value").value("tensor", std::string())});
         } else if (effect.contains("value")) {
           std::vector<std::string> more;
           valueTensors(effect.at("value"), more);
@@ -400,6 +397,8 @@ Segment segmentOf(const Json &j) {
             if (std::find(s.results.begin(), s.results.end(), name) == s.results.end())
               s.results.push_back(std::move(name));
         }
+      }
+    }
   } else if (kind == "branch") {
     s.end = Segment::End::Branch;
     s.condition = end.at("condition").get<std::string>();
@@ -844,7 +843,9 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
             b->dtype != w->spec.dtype || b->shape != w->spec.shape)
           throw Error(ErrorCode::ArtifactUnreadable,
                       manifestPath + ": " + s.name + " updates the state " + weight + " with " +
-                          tensor + ", which is no buffer of the state's dtype and shape");
+                          (tensor.empty() ? "a value that is not one tensor"
+                                          : tensor + ", which is no buffer of the state's "
+                                                     "dtype and shape"));
       }
       if (s.end == Segment::End::Branch && (outside(s.onTrue) || outside(s.onFalse)))
         throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": " + s.name + " branches to no segment of its entry");

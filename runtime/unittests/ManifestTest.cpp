@@ -136,6 +136,35 @@ TEST_CASE("a preparation that reads no weight or writes what nothing reads is re
         std::string::npos);
 }
 
+TEST_CASE("a state weight's new value is kept by the runtime, not returned",
+          "[runtime][manifest]") {
+  // w is state (written in place): SIR_0 returns y and gives w's new value as y too.
+  Json m = modelManifest("cpu");
+  m["weights"]["tensors"][0]["state"] = true;
+  m["segments"][0]["end"]["side_effects"] = {{{"state", "w"}, {"value", {{"tensor", "y"}}}}};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  CHECK(a.weights.at(0).state);
+  CHECK(a.segments.at(0).results == std::vector<std::string>{"y"});
+  CHECK(a.segments[0].stateUpdates ==
+        std::vector<std::pair<std::string, std::string>>{{"w", "y"}});
+  checkRefusals(m, {
+                       {"a weight not marked state", "updates the state w with y, which is no "
+                                                     "buffer of the state's dtype and shape",
+                        [](Json &j) { j["weights"]["tensors"][0].erase("state"); }},
+                       {"no such buffer", "updates the state w with z",
+                        [](Json &j) {
+                          j["segments"][0]["end"]["side_effects"][0]["value"]["tensor"] = "z";
+                        }},
+                       {"another shape", "which is no buffer of the state's dtype and shape",
+                        [](Json &j) { j["weights"]["tensors"][0]["shape"] = {2, 2}; }},
+                       {"not one tensor", "updates the state w with a value that is not one tensor",
+                        [](Json &j) {
+                          j["segments"][0]["end"]["side_effects"][0]["value"] = {
+                              {"tuple", {{{"tensor", "y"}}}}};
+                        }},
+                   });
+}
+
 TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runtime][manifest]") {
   Artifact a = readManifest(modelManifest("cuda").dump(), "k.manifest.json");
   REQUIRE(a.segments.size() == 1);

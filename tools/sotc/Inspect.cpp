@@ -222,9 +222,13 @@ std::string segmentText(const Json &seg, size_t index) {
   }
   const Json &end = seg.at("end");
   std::string kind = end.at("kind").get<std::string>();
-  if (kind == "return")
+  if (kind == "return") {
     s << "    return " << end.at("value").get<std::string>() << "\n";
-  else if (kind == "branch")
+    for (const Json &effect : end.value("side_effects", Json::array()))
+      if (effect.contains("state"))
+        s << "    state " << effect.at("state").get<std::string>() << " <- "
+          << effect.at("value").at("tensor").get<std::string>() << "\n";
+  } else if (kind == "branch")
     s << "    branch on " << end.at("condition").get<std::string>() << ": true -> ["
       << end.at("on_true").get<int>() << "](" << join(end.at("true_args")) << "), false -> ["
       << end.at("on_false").get<int>() << "](" << join(end.at("false_args")) << ")    # "
@@ -283,8 +287,9 @@ std::string text(const Json &m) {
       const Json &w = m.at("weights");
       s << "weights: " << w.at("file").get<std::string>() << ", " << w.at("tensors").size()
         << " tensors (sha256 " << w.at("sha256").get<std::string>().substr(0, 16) << "...)\n";
-      for (const Json &t : w.at("tensors"))
-        s << "  " << t.at("name").get<std::string>() << ": " << shape(t) << "\n";
+      for (const Json &t : w.at("tensors")) // state: written in place, kept per sequence
+        s << "  " << t.at("name").get<std::string>() << ": " << shape(t)
+          << (t.value("state", false) ? " (state)" : "") << "\n";
     }
     if (entry.contains("weights") && entry.at("weights").contains("prepare")) {
       const Json &p = entry.at("weights").at("prepare"); // run at load and after rebinding

@@ -79,3 +79,24 @@ sir.subgraph @SIR_0(%x: tensor<4x3xf32> {sir.name = "x"}, %b: tensor<3xf32> {sir
   %5 = sir.prim add(%1, %4) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
   sir.output %5 : tensor<4x3xf32>
 }
+
+// -----
+
+// A state weight (sir.state: the program writes it in place, a KV cache) changes every call:
+// nothing is computed from it ahead of the call. The plain weight's reshape is hoisted.
+// CHECK-LABEL: sir.subgraph @SIR_0
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4xf32> {sir.name = "x"}
+// CHECK-SAME: %[[C:[^:]*]]: tensor<2x4xf32> {sir.name = "cache", sir.state, sir.weight}
+// CHECK-SAME: %[[PW:[^:]*]]: tensor<4x2xf32> {sir.name = "prepared.w", sir.stop_gradient = true}
+// CHECK:      %[[T:.*]] = sir.prim transpose(%[[C]])
+// CHECK-NEXT: %[[A:.*]] = sir.prim add(%[[T]], %[[PW]])
+// CHECK-LABEL: sir.subgraph @prepare_weights
+// CHECK-SAME: (%{{[^:]*}}: tensor<8xf32> {sir.name = "w", sir.weight}) -> tensor<4x2xf32>
+// CHECK-NOT: cache
+sir.subgraph @SIR_0(%x: tensor<2x4xf32> {sir.name = "x"}, %c: tensor<2x4xf32> {sir.name = "cache", sir.weight, sir.state}, %w: tensor<8xf32> {sir.name = "w", sir.weight}) -> (tensor<4x2xf32>, tensor<2x4xf32>) {
+  %0 = sir.prim transpose(%c) {perm = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<4x2xf32>
+  %1 = sir.prim reshape(%w) {shape = array<i64: 4, 2>} : (tensor<8xf32>) -> tensor<4x2xf32>
+  %2 = sir.prim add(%0, %1) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %3 = sir.prim add(%c, %x) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  sir.output %2, %3 : tensor<4x2xf32>, tensor<2x4xf32>
+}

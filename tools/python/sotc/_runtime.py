@@ -160,6 +160,10 @@ def _runtime():
                                       ctypes.c_int, ctypes.POINTER(_Error)]
         lib.sotc_state_reset.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                          ctypes.POINTER(_Error)]
+        lib.sotc_state_new.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.POINTER(_Error)]
+        lib.sotc_use_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(_Error)]
+        lib.sotc_state_free.argtypes = [ctypes.c_void_p]
         i = 0
         while lib.sotc_dtype_name(i):
             _DTYPES.append(lib.sotc_dtype_name(i).decode())
@@ -179,6 +183,25 @@ def _raise(error, lib=None, handle=None):
         mismatches.append({"parameter": m.parameter.decode(), "compiled_for": m.expected.decode(),
                            "got": m.got.decode(), "guard": m.guard.decode(), "entry": m.entry})
     raise GuardError(code, message, mismatches)
+
+
+class State:
+    """A sequence state of a compiled model that keeps state (Compiled.new_state): its own
+    values of the state weights. Freed by close(), or when collected."""
+
+    def __init__(self, compiled, handle):
+        self._compiled, self._handle = compiled, handle
+
+    def reset(self):
+        self._compiled.reset_state(self)
+
+    def close(self):
+        handle, self._handle = self._handle, None
+        if handle:
+            self._compiled._lib.sotc_state_free(handle)
+
+    def __del__(self):
+        self.close()
 
 
 class _InCall:
@@ -345,13 +368,51 @@ class Compiled:
                                              ctypes.byref(error)):
                     _raise(error)
 
-    def reset_state(self):
+    def reset_state(self, state=None):
         """Sets the state weights (self.state) back to their initial values, the weights
-        file's or the last set_weights' (a new sequence on a static KV cache)."""
+        file's or the last set_weights' (a new sequence on a static KV cache): those of
+        `state` (a new_state()), or the artifact's own."""
         error = _Error()
         with self._in_call() as handle:
-            if self._lib.sotc_state_reset(handle, None, ctypes.byref(error)):
+            if self._lib.sotc_state_reset(handle, state and state._handle, ctypes.byref(error)):
                 _raise(error)
+
+    def new_state(self):
+        """A sequence state of its own (the state weights at their initial values), for
+        use_state: one artifact, many sequences."""
+        error, state = _Error(), ctypes.c_void_p()
+        with self._in_call() as handle:
+            if self._lib.sotc_state_new(handle, ctypes.byref(state), ctypes.byref(error)):
+                _raise(error)
+        return State(self, state)
+
+    def use_state(self, state):
+        """The state the calling thread's later calls read and update: a new_state(), or None
+        for the artifact's own."""
+        error = _Error()
+        with self._in_call() as handle:
+            if self._lib.sotc_use_state(handle, state and state._handle, ctypes.byref(error)):
+                _raise(error)
+        self._local.state = state
+
+    def generate(self, input_ids, max_new_tokens=32, do_sample=False, temperature=1.0,
+                 top_k=None, top_p=1.0, eos_token_id=None, seed=None):
+        """Generates text token by token on a compiled language model that keeps its KV
+        cache as state (traced as forward(tokens[1, T], positions[T]) -> logits, compiled with
+        a prefill and a one-token decode entry): the prompt `input_ids` then up to
+        `max_new_tokens` new tokens, as transformers' generate returns them. Greedy, or with
+        `do_sample` drawn at `temperature` among the `top_k` likeliest and the `top_p` nucleus,
+        reproducibly for one `seed`; it stops after an `eos_token_id` (one or a list). Runs on a
+        sequence state of its own: threads may generate at once."""
+        from ._generate import generate
+        return generate(self, input_ids, max_new_tokens=max_new_tokens, do_sample=do_sample,
+                        temperature=temperature, top_k=top_k, top_p=top_p,
+                        eos_token_id=eos_token_id, seed=seed)
+
+    def generate_stream(self, input_ids, **options):
+        """generate's new tokens as they come, one int at a time (the same options)."""
+        from ._generate import stream
+        return stream(self, input_ids, **options)
 
     def _host_call(self, _user, call, _error):
         """The runtime's host handler: rebuilds and runs the call that ends a segment."""

@@ -1,0 +1,226 @@
+"""Models that keep state from call to call by writing their weights in place: the static KV
+cache a decoder fills as it generates, and its count of tokens. Compiled (the prefill of a
+dynamic number of tokens and the one-token decode as two entries of one artifact, sharing the
+weights and the state), run through sotc.load call after call, and compared with the same
+model object in eager mode fed the same calls, which carries its state the same way.
+
+- testdata/models/kv_cache_torch.py: index_copy_ into registered buffers and a 0-d counter's
+  add_ of the new tokens' count; CPU and the CUDA emulator; sequence states (new_state,
+  use_state, reset) and a dozen threads each decoding its own sequence on one artifact.
+- transformers' own export wrapper over its StaticCache (TorchExportableModuleWithStaticCache,
+  what users write for ExecuTorch): GPT-2, LLaMA (grouped-query attention) and Qwen2 at tiny
+  configs, greedy decoding equal to `model.generate` token for token, every step's logits
+  within 1e-4 of their scale.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import torch
+import transformers
+from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+from test_library_models import assert_matches, workdir  # noqa: F401
+from test_programs_vs_framework import ROOT, sotc_bin  # noqa: F401
+
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
+import make_model_traces  # noqa: E402
+
+import sotc  # noqa: E402
+
+PROMPT = [5, 17, 3, 9, 21]
+
+
+def compile_entries(sotc_bin, traces, output, target="cpu"):  # noqa: F811
+    result = subprocess.run([sotc_bin, "compile", *map(str, traces), "--target", target, "-o",
+                             str(output)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr.strip().splitlines()[-1:]
+
+
+def kv_cache_artifact(sotc_bin, workdir, target):  # noqa: F811
+    """kv_cache_torch compiled for `target`: its prefill (the model file's header) and a
+    one-token decode entry."""
+    prefill = make_model_traces.trace_model("kv_cache_torch", str(workdir))
+    decode = sotc.trace(make_model_traces.make_model("kv_cache_torch"), "int64[1,1]",
+                        "int64[1]").save(str(workdir / "decode.pb"))
+    artifact = workdir / ("kv_cache.so" if target == "cpu" else "kv_cache.fatbin")
+    compile_entries(sotc_bin, [prefill, decode], artifact, target)
+    return artifact
+
+
+def decode_calls(steps, seed):
+    """The calls of one sequence: a prompt, then one token at a time (tokens, positions)."""
+    rng = np.random.default_rng(seed)
+    calls = [(torch.tensor([PROMPT]), torch.arange(len(PROMPT)))]
+    for i in range(steps):
+        calls.append((torch.tensor([[int(rng.integers(32))]]), torch.tensor([len(PROMPT) + i])))
+    return calls
+
+
+def eager_results(calls):
+    model = make_model_traces.make_model("kv_cache_torch")
+    with torch.no_grad():
+        return [model(tokens, position).numpy() for tokens, position in calls]
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_a_kv_cache_written_in_place_is_kept_from_call_to_call(device, sotc_bin, workdir):  # noqa: F811
+    artifact = kv_cache_artifact(sotc_bin, workdir, "cpu" if device == "cpu" else "cuda")
+    f = sotc.load(str(artifact), device=device)
+    assert f.state == ["seen", "attention.keys", "attention.values"]
+    calls = decode_calls(4, seed=1)
+    want = eager_results(calls)
+    for (tokens, position), w in zip(calls, want):
+        assert_matches([np.asarray(f(tokens, position))], [w], f"{device} at {position.tolist()}")
+    # A new sequence: after reset_state the same calls give the same results.
+    f.reset_state()
+    assert_matches([np.asarray(f(*calls[0]))], [want[0]], "after reset_state")
+
+
+def test_a_state_that_is_not_reset_carries_over(sotc_bin, workdir):  # noqa: F811
+    """The counter and the cache are the model's: without a reset, the second sequence sees
+    the first (as the eager model does), so the results differ from a fresh one's."""
+    f = sotc.load(str(kv_cache_artifact(sotc_bin, workdir, "cpu")))
+    calls = decode_calls(2, seed=2)
+    for call in calls:
+        f(*call)
+    again = np.asarray(f(*calls[0]))
+    model = make_model_traces.make_model("kv_cache_torch")
+    with torch.no_grad():
+        for call in calls:
+            model(*call)
+        assert_matches([again], [model(*calls[0]).numpy()], "a second sequence without reset")
+    assert np.abs(again - eager_results(calls[:1])[0]).max() > 1e-3
+
+
+def test_sequence_states_on_threads_decode_apart(sotc_bin, workdir):  # noqa: F811
+    """A dozen threads, each with a state of its own on one artifact, decode their own
+    sequences at once and get what each gets alone."""
+    f = sotc.load(str(kv_cache_artifact(sotc_bin, workdir, "cpu")))
+    sequences = [decode_calls(6, seed=10 + i) for i in range(12)]
+    want = [eager_results(calls) for calls in sequences]
+    got, errors = [None] * len(sequences), []
+
+    def decode(i):
+        try:
+            state = f.new_state()
+            f.use_state(state)
+            got[i] = [np.asarray(f(*call)).copy() for call in sequences[i]]
+            state.close()
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(sequences))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i in range(len(sequences)):
+        assert_matches(got[i], want[i], f"sequence {i}")
+    # The artifact's own state was never used by them: it starts a sequence afresh.
+    assert_matches([np.asarray(f(*sequences[0][0]))], [want[0][0]], "the artifact's own state")
+
+
+def test_a_state_reset_starts_over_and_others_are_untouched(sotc_bin, workdir):  # noqa: F811
+    f = sotc.load(str(kv_cache_artifact(sotc_bin, workdir, "cpu")))
+    calls = decode_calls(3, seed=3)
+    want = eager_results(calls)
+    mine = f.new_state()
+    f.use_state(mine)
+    for call in calls:
+        f(*call)
+    mine.reset()
+    assert_matches([np.asarray(f(*calls[0]))], [want[0]], "after the state's reset")
+    f.use_state(None)  # the artifact's own, untouched so far
+    assert_matches([np.asarray(f(*calls[0]))], [want[0]], "the artifact's own state")
+    mine.close()
+
+
+def eager_greedy(prompt, steps):
+    model = make_model_traces.make_model("kv_cache_torch")
+    tokens, position, out = torch.tensor([prompt]), torch.arange(len(prompt)), []
+    with torch.no_grad():
+        for _ in range(steps):
+            out.append(int(model(tokens, position)[0].argmax()))
+            tokens, position = torch.tensor([[out[-1]]]), position[-1:] + 1
+    return out
+
+
+def test_generate_decodes_greedily_and_samples_reproducibly(sotc_bin, workdir):  # noqa: F811
+    f = sotc.load(str(kv_cache_artifact(sotc_bin, workdir, "cpu")))
+    want = eager_greedy(PROMPT, 8)
+    out = f.generate(torch.tensor([PROMPT]), max_new_tokens=8)
+    assert isinstance(out, torch.Tensor) and out[0].tolist() == PROMPT + want
+    assert list(f.generate_stream(np.array(PROMPT), max_new_tokens=8)) == want
+    assert f.generate(np.array([PROMPT]), max_new_tokens=8, eos_token_id=want[2])[0].tolist() \
+        == PROMPT + want[:3]
+    sampled = [f.generate(np.array([PROMPT]), max_new_tokens=8, do_sample=True, temperature=2.0,
+                          top_k=20, top_p=0.9, seed=seed)[0].tolist() for seed in (1, 1, 2)]
+    assert sampled[0] == sampled[1] and sampled[0] != sampled[2]
+    # Generation runs on a state of its own: the artifact's is untouched.
+    assert_matches([np.asarray(f(torch.tensor([PROMPT]), torch.arange(len(PROMPT))))],
+                   [eager_results(decode_calls(0, seed=0))[0]], "the artifact's own state")
+    # The cache holds 16 positions: more is refused before anything runs.
+    with pytest.raises(sotc.SotcError, match="exceed the 16 positions the compiled cache holds"):
+        f.generate(np.array([PROMPT]), max_new_tokens=12)
+
+
+def test_a_model_without_state_has_none(sotc_bin, workdir):  # noqa: F811
+    trace = make_model_traces.trace_model("mlp_torch", str(workdir))
+    compile_entries(sotc_bin, [trace], workdir / "mlp.so")
+    f = sotc.load(str(workdir / "mlp.so"))
+    assert f.state == []
+    with pytest.raises(sotc.SotcError, match="keeps no state"):
+        f.new_state()
+    with pytest.raises(sotc.SotcError, match="generate needs a model that keeps a KV cache"):
+        f.generate(np.array([PROMPT]))
+
+
+# -- transformers' static cache --------------------------------------------------------------
+
+MAX_CACHE = 32
+CONFIGS = {
+    "gpt2": lambda: transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=100,
+                                            n_positions=64),
+    "llama": lambda: transformers.LlamaConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=100, max_position_embeddings=64),
+    "qwen2": lambda: transformers.Qwen2Config(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=100, max_position_embeddings=64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_static_cache_decoding_equals_generate(name, sotc_bin, workdir):  # noqa: F811
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(CONFIGS[name]()).eval()
+    model.generation_config.cache_implementation = "static"
+    wrapper = TorchExportableModuleWithStaticCache(model, 1, MAX_CACHE).eval()
+    prefill = sotc.trace(wrapper, f"int64[1,?<={MAX_CACHE}]",
+                         cache_position=f"int64[?<={MAX_CACHE}]").save(str(workdir / "p.pb"))
+    decode = sotc.trace(wrapper, "int64[1,1]", cache_position="int64[1]").save(
+        str(workdir / "d.pb"))
+    compile_entries(sotc_bin, [prefill, decode], workdir / "lm.so")
+    f = sotc.load(str(workdir / "lm.so"))
+    eager = TorchExportableModuleWithStaticCache(model, 1, MAX_CACHE).eval()
+    steps = 12
+    with torch.no_grad():
+        expected = model.generate(torch.tensor([PROMPT]), max_new_tokens=steps, do_sample=False,
+                                  cache_implementation="dynamic")[0, len(PROMPT):].tolist()
+    ids, position, tokens = torch.tensor([PROMPT]), torch.arange(len(PROMPT)), []
+    for step in range(steps):
+        got = np.asarray(f(ids, cache_position=position))
+        with torch.no_grad():
+            want = eager(input_ids=ids, cache_position=position).numpy()
+        assert_matches([got], [want], f"{name}, step {step}")
+        tokens.append(int(got[0, -1].argmax()))
+        ids, position = torch.tensor([[tokens[-1]]]), torch.tensor([int(position[-1]) + 1])
+    assert tokens == expected
+    assert f.generate(torch.tensor([PROMPT]), max_new_tokens=steps)[0].tolist() == \
+        PROMPT + expected
