@@ -596,11 +596,17 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
       jump(taken ? seg.onTrue : seg.onFalse, taken ? seg.trueArgs : seg.falseArgs);
       continue;
     }
-    // Return: the state's new values kept for the next run, then the result's tensors.
+    // Return: the state's new values kept for the next run, then the result's tensors. An
+    // output of this context that is no result becomes the state's value and the state's old
+    // bytes its buffer (the next run overwrites them); others are copied.
     for (const auto &[weight, tensor] : seg.stateUpdates) {
       size_t w = weightIndex_.at(weight);
       void *from = lookup(buffers, seg, tensor);
-      if (from != state->values[w].data() && artifact_.weights[w].spec.bytes)
+      auto output = context.outputs.find(std::to_string(index) + "/" + tensor);
+      if (output != context.outputs.end() && output->second.data() == from &&
+          std::find(seg.results.begin(), seg.results.end(), tensor) == seg.results.end())
+        state->values[w].swap(output->second);
+      else if (from != state->values[w].data() && artifact_.weights[w].spec.bytes)
         backend.copy(state->values[w].data(), from,
                      static_cast<size_t>(artifact_.weights[w].spec.bytes));
     }

@@ -38,6 +38,12 @@ public:
   void *reserve(Backend *backend, size_t bytes);
   void *data() const { return data_; }
   void release();
+  /// Exchanges the bytes of two (a state's value and the output that computed its next one).
+  void swap(Memory &other) {
+    std::swap(backend_, other.backend_);
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+  }
 
 private:
   Backend *backend_ = nullptr;

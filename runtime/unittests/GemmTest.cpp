@@ -1,6 +1,7 @@
 // The CPU runtime's GEMM steps against a naive triple loop over the same step description.
 #include "runtime/src/cpu/Gemm.h"
 #include "runtime/src/cpu/GemmLibraries.h"
+#include "runtime/src/cpu/Gemv.h"
 #include "runtime/src/cpu/OnednnPrimitives.h"
 
 #include <catch2/catch.hpp>
@@ -511,4 +512,52 @@ TEST_CASE("an activation over a dense C is an eltwise primitive", "[runtime][gem
   for (size_t i = 0; i < c.size(); ++i)
     wrong += !(std::fabs(c[i] - activated(s.activation, before[i])) <= 1e-6);
   CHECK(wrong == 0);
+}
+
+TEST_CASE("a step of one row runs as a matrix-vector product, split over the pool",
+          "[runtime][gemm]") {
+  // B [N, K] (a linear layer's weight) and [K, N] (GPT-2's Conv1D), sizes that leave vector
+  // and four-row remainders, large enough (>= 2 MiB of B) to be split over two threads; A a
+  // row, or a column of a transposed A; a bias with GELU; alpha and beta on the old C.
+  for (bool transposeB : {true, false})
+    for (bool transposeA : {false, true})
+      for (int64_t n : {1, 67, 1031}) {
+        GemmPlan s;
+        s.m = 1, s.n = n, s.k = 771, s.transposeA = transposeA, s.transposeB = transposeB;
+        s.lda = transposeA ? 3 : s.k, s.ldb = transposeB ? s.k : s.n, s.ldc = s.n;
+        bool withBias = n != 67;
+        if (withBias)
+          s.beta = 1, s.activation = GemmPlan::Activation::GeluTanh;
+        else
+          s.alpha = 0.5, s.beta = 2;
+        REQUIRE(validate(s).empty());
+        INFO("transposeB " << transposeB << ", transposeA " << transposeA << ", n " << n);
+        std::mt19937 rng(11);
+        size_t sizeA = transposeA ? static_cast<size_t>(s.k * 3) : static_cast<size_t>(s.k);
+        std::vector<float> a = random<float>(sizeA, rng),
+                           b = random<float>(static_cast<size_t>(s.n * s.k), rng),
+                           bias = random<float>(static_cast<size_t>(s.n), rng),
+                           c(static_cast<size_t>(s.n), 0.5f);
+        std::vector<float> want = naive(s, a, b, c, withBias ? bias.data() : nullptr);
+        std::atomic<int> split{0};
+        ParallelFor parallel{2, [&](int64_t count,
+                                    const std::function<void(int64_t, int64_t)> &body) {
+                               std::thread other([&] { body(count / 2, count); });
+                               body(0, count / 2);
+                               other.join();
+                               ++split;
+                             }};
+        REQUIRE(sotc::runtime::cpu::runGemv(s, c.data(), a.data(), b.data(),
+                                            withBias ? bias.data() : nullptr, parallel));
+        CHECK(split == (n == 1031 ? 1 : 0)); // 3 MiB of B: split; the others on one thread
+        for (size_t i = 0; i < c.size(); ++i) {
+          INFO("element " << i);
+          CHECK(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+        }
+      }
+  GemmPlan batched; // not one row, or a batch of them: left to the GEMM libraries
+  batched.m = 1, batched.n = 4, batched.k = 4, batched.lda = 4, batched.ldb = 4, batched.ldc = 4;
+  batched.batch = {2}, batched.strideA = {4}, batched.strideB = {16}, batched.strideC = {4};
+  float x[32] = {};
+  CHECK_FALSE(sotc::runtime::cpu::runGemv(batched, x, x, x, nullptr, {}));
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/src/Error.h"
 #include "runtime/src/cpu/GemmLibraries.h"
+#include "runtime/src/cpu/Gemv.h"
 #include "runtime/src/cpu/OnednnPrimitives.h"
 
 #include <atomic>
@@ -32,19 +33,7 @@ template <typename T> void fillBias(const GemmPlan &s, T *out, const T *bias) {
 /// The step's activation applied to C in place, element by element (where no oneDNN primitive
 /// does it: float64, CBLAS alone).
 template <typename T> void activateScalar(const GemmPlan &s, T *c) {
-  auto f = [&](T x) -> T {
-    switch (s.activation) {
-    case GemmPlan::Activation::Relu:
-      return x > 0 ? x : T(0);
-    case GemmPlan::Activation::GeluTanh: // as the operator library decomposes it
-      return T(0.5) * x * (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
-    case GemmPlan::Activation::GeluErf:
-      return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
-    case GemmPlan::Activation::None:
-      break;
-    }
-    return x;
-  };
+  auto f = [&](T x) { return activated(s.activation, x); };
   if (s.activation == GemmPlan::Activation::None)
     return;
   for (int64_t i = 0, count = s.batchCount(); i < count; ++i) {
@@ -194,6 +183,9 @@ void runGemm(const GemmPlan &s, void *c, const void *a, const void *b, const voi
              const ParallelFor &parallel) {
   auto *cf = static_cast<float *>(c);
   auto *af = static_cast<const float *>(a), *bf = static_cast<const float *>(b);
+  if (s.type == GemmPlan::Type::F32 &&
+      runGemv(s, cf, af, bf, static_cast<const float *>(bias), parallel))
+    return;
   if (s.type == GemmPlan::Type::F32 && processOnednn().sgemm)
     runOnednn(processOnednn(), s, cf, af, bf, static_cast<const float *>(bias), parallel);
   else if (s.type == GemmPlan::Type::F32)

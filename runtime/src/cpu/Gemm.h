@@ -5,6 +5,7 @@
 #include "runtime/src/GemmPlan.h"
 #include "runtime/src/cpu/GemmLibraries.h"
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -25,6 +26,22 @@ std::string gemmImplementation();
 /// The process's oneDNN, for float32 (opened on first use), unless SOTC_CBLAS names the
 /// library for every GEMM: then its `failure` says so.
 const Onednn &processOnednn();
+
+/// A step's activation of one value, as the operator library decomposes it (where no oneDNN
+/// primitive applies it).
+template <typename T> T activated(GemmPlan::Activation activation, T x) {
+  switch (activation) {
+  case GemmPlan::Activation::Relu:
+    return x > 0 ? x : T(0);
+  case GemmPlan::Activation::GeluTanh:
+    return T(0.5) * x * (T(1) + std::tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
+  case GemmPlan::Activation::GeluErf:
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+  case GemmPlan::Activation::None:
+    break;
+  }
+  return x;
+}
 
 /// Splits [0, n) over `threads` threads (the CPU backend's pool): body(begin, end) per chunk.
 struct ParallelFor {
