@@ -135,10 +135,15 @@ def in_process_of_its_own(tool, model, directory):
 
 
 def bandwidth_gbs():
-    """The machine's memory bandwidth on THREADS threads (bench/stream: the best copy)."""
-    stream = json.loads(subprocess.run([STREAM, str(THREADS), "256"], capture_output=True,
-                                       text=True, check=True).stdout)
-    return max(r["copy_gbs"] for r in stream["results"] if r["threads"] == THREADS)
+    """The machine's memory bandwidth on THREADS threads (bench/stream: the best copy of three
+    runs; a VM's varies from run to run)."""
+    best = 0.0
+    for _ in range(3):
+        stream = json.loads(subprocess.run([STREAM, str(THREADS), "256"], capture_output=True,
+                                           text=True, check=True).stdout)
+        best = max([best] + [r["copy_gbs"] for r in stream["results"]
+                             if r["threads"] == THREADS])
+    return best
 
 
 def table(report):

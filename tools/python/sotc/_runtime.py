@@ -1025,7 +1025,8 @@ def _tensor_names(r):
     """The tensors of a manifest value, in the order the runtime returns them."""
     if "tensor" in r:
         return [r["tensor"]]
-    pairs = r.get("dict") or r.get("record", {}).get("fields", [])
+    pairs = (r.get("dict") or r.get("record", {}).get("fields", [])
+             or r.get("object", {}).get("attributes", []))
     items = r.get("tuple") or r.get("list") or [pair[1] for pair in pairs]
     return [name for item in items for name in _tensor_names(item)]
 
@@ -1074,6 +1075,8 @@ def _rebuild(r, tensors, host_results):
     if "record" in r:
         fields = {name: _rebuild(v, tensors, host_results) for name, v in r["record"]["fields"]}
         return _record_class(r["record"]["class"])(**fields)
+    if "object" in r:
+        return _rebuild_object(r["object"], tensors, host_results)
     if r.get("callback") in host_results:
         return host_results[r["callback"]]
     raise SotcError("E8005", f"no host callback computed {r.get('host')}")
@@ -1096,6 +1099,30 @@ class Record(collections.OrderedDict):
 
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}=...' for k in self)})"
+
+
+def _rebuild_object(o, tensors, host_results):
+    """An object the function returns (transformers' DynamicCache in a model's output): of its
+    own class where its module is imported here, as pickle rebuilds one (the class's __new__,
+    then its attributes), else a namespace named after it. An attribute only the traced
+    process had (a torch.device's repr) is left unset, and named in __sotc_unset__."""
+    module, _, qualname = o["class"].partition(":")
+    cls = sys.modules.get(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    if not isinstance(cls, type):
+        cls = type(qualname.rpartition(".")[2], (types.SimpleNamespace,),
+                   {"__module__": "sotc.objects"})
+    obj = cls.__new__(cls)
+    unset = []
+    for name, value in o["attributes"]:
+        try:
+            obj.__dict__[name] = _rebuild(value, tensors, host_results)
+        except SotcError:  # a value the host cannot rebuild
+            unset.append(name)
+    if unset:
+        obj.__dict__["__sotc_unset__"] = unset
+    return obj
 
 
 def _record_class(qualified):
