@@ -77,6 +77,9 @@ void valueTensors(const Json &r, std::vector<std::string> &out) {
   if (r.contains("record"))
     for (const Json &field : r.at("record").at("fields"))
       valueTensors(field.at(1), out);
+  if (r.contains("object"))
+    for (const Json &attribute : r.at("object").at("attributes"))
+      valueTensors(attribute.at(1), out);
 }
 
 /// A count of a plan: a number, or powers of the dynamic sizes times one ("64*s0", "4*s0^2",

@@ -196,6 +196,27 @@ CONFIGS = {
 }
 
 
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_decoders_at_their_defaults_return_their_cache(name, sotc_bin, workdir):  # noqa: F811
+    """use_cache=True, the library's default: the output holds the DynamicCache the forward
+    filled, rebuilt of its own class with every layer's keys and values."""
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(CONFIGS[name]()).eval()
+    sotc.trace(model, f"int64[1,?<={MAX_CACHE}]").save(str(workdir / "m.pb"))
+    compile_entries(sotc_bin, [workdir / "m.pb"], workdir / "m.so")
+    ids = torch.tensor([PROMPT])
+    got = sotc.load(str(workdir / "m.so"), fallback=model)(ids)
+    with torch.no_grad():
+        want = model(ids)
+    assert_matches([np.asarray(got.logits)], [want.logits.numpy()], "logits")
+    cache = getattr(want, "cache", None) or want.past_key_values
+    got_cache = getattr(got, "cache", None) or got.past_key_values
+    assert type(got_cache) is type(cache) and len(got_cache.layers) == len(cache.layers)
+    for i, (g, w) in enumerate(zip(got_cache.layers, cache.layers)):
+        assert_matches([np.asarray(g.keys), np.asarray(g.values)],
+                       [w.keys.numpy(), w.values.numpy()], f"layer {i}")
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_static_cache_decoding_equals_generate(name, sotc_bin, workdir):  # noqa: F811
     torch.manual_seed(0)

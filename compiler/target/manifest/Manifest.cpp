@@ -293,14 +293,16 @@ Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &s
 }
 
 /// A Python value as the runtime rebuilds it (a return value, a host call's arguments):
-/// tensors by buffer name, constants by their Python repr, tuples, lists and dicts nested, and
+/// tensors by buffer name, constants by their Python repr, tuples, lists and dicts nested, an
+/// object of a class by its class and attributes (a DynamicCache in a model's output), and
 /// the result of an earlier host callback by the index of the segment whose end called it (the
 /// entry's segments start at `first` in the manifest's list).
 Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Json &plan,
-               const frontend::Translation &translation, int64_t first) {
+               const frontend::Translation &translation, const trace::Trace &trace,
+               int64_t first) {
   using K = frontend::Variable::Kind;
   auto recurse = [&](const frontend::VarPtr &item) {
-    return valueJson(item, seg, plan, translation, first);
+    return valueJson(item, seg, plan, translation, trace, first);
   };
   auto items = [&](const std::vector<frontend::VarPtr> &vars) {
     Json out = Json::array();
@@ -329,6 +331,14 @@ Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Js
       for (size_t i = 0; i < v->keys.size(); ++i)
         fields.push_back(Json::array({v->keys[i]->constant.text, recurse(v->items[i])}));
       return Json{{"record", Json{{"class", v->recordClass}, {"fields", fields}}}};
+    }
+    if (v->classIndex >= 0 && !v->layer) { // an object of a class: its attributes
+      const trace::ClassDef &c = trace.classes(v->classIndex);
+      Json attributes = Json::array();
+      for (size_t i = 0; i < v->keys.size() && i < v->items.size(); ++i)
+        attributes.push_back(Json::array({v->keys[i]->constant.text, recurse(v->items[i])}));
+      return Json{{"object", Json{{"class", c.module() + ":" + c.qualname()},
+                                  {"attributes", attributes}}}};
     }
     [[fallthrough]];
   default: {
@@ -511,7 +521,7 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
     case frontend::Segment::End::Return:
       end = Json{{"kind", "return"}, {"value", seg.returnValue}};
       if (seg.result)
-        end["result"] = valueJson(seg.result, seg, s, translation, first);
+        end["result"] = valueJson(seg.result, seg, s, translation, *entry.trace, first);
       if (!seg.sideEffects.empty()) {
         Json effects = Json::array();
         for (const frontend::SideEffect &e : seg.sideEffects) {
@@ -521,7 +531,7 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
                                                 : "global",
                        e.name}};
           if (e.value)
-            effect["value"] = valueJson(e.value, seg, s, translation, first);
+            effect["value"] = valueJson(e.value, seg, s, translation, *entry.trace, first);
           else
             effect["deleted"] = true;
           effects.push_back(effect);
@@ -543,7 +553,7 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
       size_t positional = seg.callbackArgs.size() - seg.callbackKwargs.size();
       Json args = Json::array(), kwargs = Json::array();
       for (auto [k, arg] : llvm::enumerate(seg.callbackArgs)) {
-        Json value = valueJson(arg, seg, s, translation, first);
+        Json value = valueJson(arg, seg, s, translation, *entry.trace, first);
         if (k < positional)
           args.push_back(value);
         else
@@ -553,7 +563,7 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
                  {"callee", seg.callee},
                  {"args", args},
                  {"kwargs", kwargs},
-                 {"result", valueJson(seg.callbackResult, seg, s, translation, first)},
+                 {"result", valueJson(seg.callbackResult, seg, s, translation, *entry.trace, first)},
                  {"result_tensors", callbackTensorsJson(seg.callbackResult, plan.getContext())},
                  {"next", first + seg.next},
                  {"next_args", names(seg.nextArgs, seg, s)},

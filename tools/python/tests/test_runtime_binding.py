@@ -64,6 +64,38 @@ def test_return_structures(root, sotc_bin, tmp_path):
     np.testing.assert_allclose(state["z"], x * 2 + 1)
 
 
+def test_returned_objects_are_rebuilt_of_their_class(root, sotc_bin, tmp_path, monkeypatch):
+    """An object of the program's class in the result: of that class where its module is
+    imported (as pickle rebuilds one, without calling __init__), else a namespace named after
+    it; the attributes only the traced process had are left unset and named."""
+    inputs = os.path.join(root, "tools", "sotc", "test", "Inputs")
+    trace = tmp_path / "objects.pb"
+    subprocess.run([sys.executable, "-m", "sotc", "trace", "objects.py:split", "--framework",
+                    "torch", "-i", "x=f32[4]", "-o", str(trace)], check=True, cwd=inputs,
+                   env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools", "python")))
+    library = tmp_path / "objects.so"
+    subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o", str(library)],
+                   check=True)
+    x = np.arange(4, dtype=np.float32)
+    plain = sotc.load(library)(x)
+    assert type(plain).__name__ == "Pair" and type(plain).__module__ == "sotc.objects"
+    np.testing.assert_allclose(plain.low, x - 1)
+    np.testing.assert_allclose(plain.high, x * 2)
+    assert plain.count == 2
+    monkeypatch.syspath_prepend(inputs)
+    import objects
+    own = sotc.load(library)(x)
+    assert type(own) is objects.Pair
+    np.testing.assert_allclose(own.high, x * 2)
+    manifest = sotc.load(library)._manifest
+    manifest["segments"][0]["end"]["result"]["object"]["attributes"].append(
+        ["device", {"host": "device(type='cpu')"}])
+    result = manifest["segments"][0]["end"]["result"]
+    rebuilt = sotc._runtime._rebuild(result, {n: x for n in sotc._runtime._tensor_names(result)},
+                                     {})
+    assert rebuilt.__sotc_unset__ == ["device"] and not hasattr(rebuilt, "device")
+
+
 def test_tensor_branch_both_sides(root, sotc_bin, tmp_path):
     f = sotc.load(compile_cpu(root, sotc_bin, tmp_path, "14_tensor_branch"))
     x = np.linspace(0.5, 4, 8, dtype=np.float32)
