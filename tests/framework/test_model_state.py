@@ -9,8 +9,10 @@ model object in eager mode fed the same calls, which carries its state the same 
   use_state, reset) and a dozen threads each decoding its own sequence on one artifact.
 - transformers' own export wrapper over its StaticCache (TorchExportableModuleWithStaticCache,
   what users write for ExecuTorch): GPT-2, LLaMA (grouped-query attention) and Qwen2 at tiny
-  configs, greedy decoding equal to `model.generate` token for token, every step's logits
-  within 1e-4 of their scale.
+  configs (GPT-2 on the CUDA emulator too), greedy decoding equal to `model.generate` token
+  for token, every step's logits within 1e-4 of their scale.
+- GPT-2 and LLaMA at their defaults (use_cache=True): the DynamicCache the forward returns,
+  rebuilt of its class.
 """
 
 import os
@@ -165,6 +167,11 @@ def test_generate_decodes_greedily_and_samples_reproducibly(sotc_bin, workdir): 
     # Generation runs on a state of its own: the artifact's is untouched.
     assert_matches([np.asarray(f(torch.tensor([PROMPT]), torch.arange(len(PROMPT))))],
                    [eager_results(decode_calls(0, seed=0))[0]], "the artifact's own state")
+    # The command line decodes the same tokens.
+    cli = subprocess.run([sotc_bin, "generate", str(workdir / "kv_cache.so"), "--prompt-ids",
+                          ",".join(map(str, PROMPT)), "--max-new-tokens", "8"],
+                         capture_output=True, text=True, check=True)
+    assert cli.stdout.split() == [",".join(map(str, want))]
     # The cache holds 16 positions: more is refused before anything runs.
     with pytest.raises(sotc.SotcError, match="exceed the 16 positions the compiled cache holds"):
         f.generate(np.array([PROMPT]), max_new_tokens=12)
@@ -217,8 +224,9 @@ def test_decoders_at_their_defaults_return_their_cache(name, sotc_bin, workdir):
                        [w.keys.numpy(), w.values.numpy()], f"layer {i}")
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_static_cache_decoding_equals_generate(name, sotc_bin, workdir):  # noqa: F811
+@pytest.mark.parametrize("name,device", [(name, "cpu") for name in sorted(CONFIGS)]
+                         + [("gpt2", "emulator")])
+def test_static_cache_decoding_equals_generate(name, device, sotc_bin, workdir):  # noqa: F811
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(CONFIGS[name]()).eval()
     model.generation_config.cache_implementation = "static"
@@ -227,8 +235,9 @@ def test_static_cache_decoding_equals_generate(name, sotc_bin, workdir):  # noqa
                          cache_position=f"int64[?<={MAX_CACHE}]").save(str(workdir / "p.pb"))
     decode = sotc.trace(wrapper, "int64[1,1]", cache_position="int64[1]").save(
         str(workdir / "d.pb"))
-    compile_entries(sotc_bin, [prefill, decode], workdir / "lm.so")
-    f = sotc.load(str(workdir / "lm.so"))
+    artifact = workdir / ("lm.so" if device == "cpu" else "lm.fatbin")
+    compile_entries(sotc_bin, [prefill, decode], artifact, "cpu" if device == "cpu" else "cuda")
+    f = sotc.load(str(artifact), device=device)
     eager = TorchExportableModuleWithStaticCache(model, 1, MAX_CACHE).eval()
     steps = 12
     with torch.no_grad():

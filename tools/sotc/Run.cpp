@@ -7,6 +7,8 @@
 #include "compiler/support/OutputFile.h"
 #include "sotc/runtime.h"
 
+#include <nlohmann/json.hpp>
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
@@ -405,6 +407,87 @@ std::string milliseconds(double seconds) {
 }
 
 } // namespace
+
+namespace {
+/// The positions the cache of a stateful model holds: the third dimension of its rank-4 state
+/// weights ([batch, heads, positions, head size]), or 0 when none says.
+int64_t cachePositions(const sotc_artifact *artifact) {
+  nlohmann::json manifest = nlohmann::json::parse(sotc_manifest(artifact));
+  if (manifest.contains("weights"))
+    for (const auto &w : manifest.at("weights").at("tensors"))
+      if (w.value("state", false) && w.at("shape").size() == 4)
+        return w.at("shape")[2].get<int64_t>();
+  return 0;
+}
+} // namespace
+
+void generateTokens(const GenerateOptions &options) {
+  ArtifactPtr artifact = open(options.artifact, options.device);
+  sotc_value tokensSpec{}, positionsSpec{};
+  if (sotc_num_parameters(artifact.get()) < 2 ||
+      sotc_parameter_spec(artifact.get(), 0, &tokensSpec) ||
+      sotc_parameter_spec(artifact.get(), 1, &positionsSpec) || !tokensSpec.is_tensor ||
+      tokensSpec.dtype != SOTC_INT64 || tokensSpec.rank != 2 || !positionsSpec.is_tensor ||
+      positionsSpec.rank != 1)
+    badInput(options.artifact + ": generate takes a model compiled from forward(tokens "
+                                "int64[1, T], positions int64[T]) -> logits");
+  sotc_state *raw = nullptr;
+  sotc_error error{};
+  if (sotc_state_new(artifact.get(), &raw, &error) ||
+      sotc_use_state(artifact.get(), raw, &error))
+    throw RuntimeFailure(error.code, error.message);
+  std::unique_ptr<sotc_state, void (*)(sotc_state *)> state(raw, sotc_state_free);
+  int64_t positions = cachePositions(artifact.get()),
+          total = static_cast<int64_t>(options.prompt.size()) + options.maxNewTokens;
+  if (options.prompt.empty())
+    badInput("--prompt-ids: no tokens");
+  if (positions && total > positions)
+    badInput(std::to_string(options.prompt.size()) + " prompt tokens and " +
+             std::to_string(options.maxNewTokens) + " new ones exceed the " +
+             std::to_string(positions) + " positions the compiled cache holds");
+  std::vector<int64_t> tokens = options.prompt, at(tokens.size());
+  for (size_t i = 0; i < at.size(); ++i)
+    at[i] = static_cast<int64_t>(i);
+  std::vector<sotc_value> results(64);
+  std::vector<char> host;
+  std::vector<int64_t> generated;
+  std::vector<double> seconds;
+  for (int64_t step = 0; step < options.maxNewTokens; ++step) {
+    std::vector<sotc_value> values(2);
+    values[0] = tokensSpec, values[1] = positionsSpec;
+    values[0].shape[0] = 1, values[0].shape[1] = static_cast<int64_t>(tokens.size());
+    values[0].data = tokens.data();
+    values[1].shape[0] = static_cast<int64_t>(at.size());
+    values[1].data = at.data();
+    auto start = std::chrono::steady_clock::now();
+    runOnce(artifact.get(), values, results);
+    sotc_value logits = onHost(artifact.get(), results[0], host);
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    // The last position's row of [1, T, V] or [1, V] float32 logits.
+    int64_t vocabulary = logits.shape[logits.rank - 1];
+    if (logits.dtype != SOTC_FLOAT32 || (logits.rank != 2 && logits.rank != 3) || !vocabulary)
+      badInput(options.artifact + ": its first result is not float32 logits [1, T, V] or [1, V]");
+    const float *row =
+        static_cast<const float *>(logits.data) + (static_cast<int64_t>(elements(logits)) - vocabulary);
+    int64_t token = std::max_element(row, row + vocabulary) - row;
+    generated.push_back(token);
+    if (std::find(options.eos.begin(), options.eos.end(), token) != options.eos.end())
+      break;
+    int64_t next = at.back() + 1;
+    tokens.assign(1, token), at.assign(1, next);
+  }
+  for (size_t i = 0; i < generated.size(); ++i)
+    std::cout << (i ? "," : "") << generated[i];
+  std::cout << "\n";
+  if (options.timing && !seconds.empty()) {
+    std::vector<double> decode(seconds.begin() + 1, seconds.end());
+    std::sort(decode.begin(), decode.end());
+    std::cout << "prefill: " << options.prompt.size() << " tokens in " << milliseconds(seconds[0])
+              << "\ndecode: " << (decode.empty() ? std::string("-") : milliseconds(decode[decode.size() / 2]))
+              << " per token (median of " << decode.size() << ")\n";
+  }
+}
 
 void runArtifact(const RunOptions &options) {
   ArtifactPtr artifact = open(options.artifact, options.device);

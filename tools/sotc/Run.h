@@ -36,6 +36,21 @@ struct RunOptions {
 /// an unusable input is E9009 and an unwritable output E9002.
 void runArtifact(const RunOptions &options);
 
+struct GenerateOptions {
+  std::string artifact, device;
+  std::vector<int64_t> prompt; // token ids
+  int64_t maxNewTokens = 32;
+  std::vector<int64_t> eos; // stop after one of these
+  bool timing = false;       // print prefill ms and decode ms/token
+};
+
+/// Greedy generation on a language model that keeps its KV cache as state (compiled from a
+/// forward(tokens int64[1, T], positions int64[T]) -> logits: docs/runtime.md), on a sequence
+/// state of its own: prints the new tokens' ids, comma-separated, and with `timing` the
+/// prefill's and each decode step's time. E9009 for a prompt and new tokens past the cache's
+/// positions or an artifact of another signature.
+void generateTokens(const GenerateOptions &options);
+
 /// Runs the artifact `warmup` times, then `repeat` times timed, and prints the run's and each
 /// step's fastest and median time, with the bandwidth of the bytes each step moves.
 void benchArtifact(const RunOptions &options);

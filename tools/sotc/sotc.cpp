@@ -390,6 +390,22 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(1, 1000000));
   benchCmd->add_option("--warmup", benchOpts.warmup, "untimed runs first (default 3)");
 
+  sotc::run::GenerateOptions generateOpts;
+  CLI::App *generateCmd = app.add_subcommand(
+      "generate", "greedy generation on a language model that keeps its KV cache as state");
+  generateCmd->add_option("artifact", generateOpts.artifact, "k.so or k.fatbin")->required();
+  generateCmd->add_option("--prompt-ids", generateOpts.prompt, "the prompt's token ids")
+      ->delimiter(',')
+      ->required();
+  generateCmd->add_option("--max-new-tokens", generateOpts.maxNewTokens, "default 32")
+      ->check(CLI::PositiveNumber);
+  generateCmd->add_option("--eos-token-id", generateOpts.eos, "stop after one of these")
+      ->delimiter(',');
+  generateCmd->add_option("--device", generateOpts.device,
+                          "cpu, cuda, cuda:N or emulator (default: the artifact's target)");
+  generateCmd->add_flag("--timing", generateOpts.timing,
+                        "print the prefill's time and the median decode step's");
+
   std::string opName;
   CLI::App *ops = app.add_subcommand("ops", "list the supported callables, or show one");
   ops->add_option("name", opName, "a callable, e.g. paddle.add, Tensor.sum, __add__, torch.add");
@@ -419,6 +435,10 @@ int main(int argc, char **argv) {
     }
     if (*benchCmd) {
       sotc::run::benchArtifact(benchOpts);
+      return 0;
+    }
+    if (*generateCmd) {
+      sotc::run::generateTokens(generateOpts);
       return 0;
     }
     runDump(dump);
