@@ -179,9 +179,8 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
 void Executor::sizesAsTensors(Frame &f, StatementIR &sir, const std::string &opName,
                               std::vector<VarPtr> &args, Kwargs &kwargs) {
   if (kReshapes.count(opName) || kExpands.count(opName) || kCreations.count(opName) ||
-      opName == "__getitem__" || std::none_of(args.begin(), args.end(), [](const VarPtr &a) {
-        return a->isTensor();
-      }))
+      opName == "__getitem__" ||
+      std::none_of(args.begin(), args.end(), [](const VarPtr &a) { return a->isTensor(); }))
     return;
   auto asTensor = [&](VarPtr &v) {
     if (!isDynamicSize(v))

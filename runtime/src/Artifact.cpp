@@ -842,8 +842,8 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         auto b = std::find_if(s.outputs.begin(), s.outputs.end(), named);
         if (b == s.outputs.end()) // computed in an earlier segment
           b = std::find_if(s.inputs.begin(), s.inputs.end(), named);
-        if (w == a.weights.end() || !w->state || b == s.inputs.end() ||
-            b->dtype != w->spec.dtype || b->shape != w->spec.shape)
+        if (w == a.weights.end() || !w->state || b == s.inputs.end() || b->dtype != w->spec.dtype ||
+            b->shape != w->spec.shape)
           throw Error(ErrorCode::ArtifactUnreadable,
                       manifestPath + ": " + s.name + " updates the state " + weight + " with " +
                           (tensor.empty() ? "a value that is not one tensor"

@@ -186,7 +186,8 @@ std::unique_ptr<SequenceState> Executor::newState() {
   state->values = std::vector<Memory>(artifact_.weights.size());
   for (size_t i = 0; i < artifact_.weights.size(); ++i)
     if (artifact_.weights[i].state)
-      state->values[i].reserve(backend_.get(), static_cast<size_t>(artifact_.weights[i].spec.bytes));
+      state->values[i].reserve(backend_.get(),
+                               static_cast<size_t>(artifact_.weights[i].spec.bytes));
   resetState(state.get());
   return state;
 }

@@ -76,7 +76,8 @@ struct RunContext {
   int32_t lastSegment = -1, lastEntry = -1;
   std::vector<bool> allowed; // the entries this thread's runs may take (empty: all)
   void *stream = nullptr; // CUDA: what this context's runs are issued on
-  SequenceState *state = nullptr; // what this thread's runs read and update (null: the artifact's own)
+  SequenceState *state =
+      nullptr; // what this thread's runs read and update (null: the artifact's own)
 };
 
 /// The run contexts of one executor: each thread that runs holds one until it ends (then the
@@ -191,7 +192,7 @@ private:
   std::shared_ptr<ContextPool> contexts_; // shared with the threads that hold its contexts
   std::shared_mutex weightsMutex_; // runs share it; replacing a weight takes it alone
   std::vector<Memory> weights_; // a model's weights, in the backend's memory
-  std::unique_ptr<SequenceState> ownState_; // where the model has state weights
+  std::unique_ptr<SequenceState> ownState_;   // where the model has state weights
   std::map<std::string, size_t> weightIndex_; // by name
   std::mutex prepareMutex_;
   std::vector<Memory> prepareArenas_;                   // per entry

@@ -90,6 +90,13 @@ private:
   sotc_artifact *artifact_;
 };
 
+/// E8005 unless the artifact's model keeps state between runs.
+void requireState(const sotc_artifact *artifact) {
+  if (!artifact->executor->hasState())
+    throw Error(ErrorCode::RunFailed,
+                "the model keeps no state between runs (no weight is written in place)");
+}
+
 /// `spec` for a parameter or weight: its name and, for a tensor, its dtype and shape.
 void describe(const std::string &name, const Buffer *tensor, sotc_value *spec) {
   std::memset(spec, 0, sizeof(*spec));
@@ -310,10 +317,10 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
 int sotc_state_new(sotc_artifact *artifact, sotc_state **state, sotc_error *error) {
   return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || !state)
-      throw Error(ErrorCode::RunFailed, "sotc_state_new needs an artifact and where to put the state");
+      throw Error(ErrorCode::RunFailed,
+                  "sotc_state_new needs an artifact and where to put the state");
     InFlight call(artifact, "sotc_state_new");
-    if (!artifact->executor->hasState())
-      throw Error(ErrorCode::RunFailed, "the model keeps no state between runs (no weight is written in place)");
+    requireState(artifact);
     auto made = std::make_unique<sotc_state>(sotc_state{artifact, artifact->executor->newState()});
     std::lock_guard<std::mutex> open(openMutex); // as sotc_close and sotc_state_free take them
     std::lock_guard<std::mutex> lock(artifact->mutex);
@@ -325,10 +332,10 @@ int sotc_state_new(sotc_artifact *artifact, sotc_state **state, sotc_error *erro
 int sotc_state_reset(sotc_artifact *artifact, sotc_state *state, sotc_error *error) {
   return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || (state && state->artifact != artifact))
-      throw Error(ErrorCode::RunFailed, "sotc_state_reset needs an artifact and a state of it (or NULL)");
+      throw Error(ErrorCode::RunFailed,
+                  "sotc_state_reset needs an artifact and a state of it (or NULL)");
     InFlight call(artifact, "sotc_state_reset");
-    if (!artifact->executor->hasState())
-      throw Error(ErrorCode::RunFailed, "the model keeps no state between runs (no weight is written in place)");
+    requireState(artifact);
     artifact->executor->resetState(state ? state->state.get() : nullptr);
   });
 }
@@ -336,7 +343,8 @@ int sotc_state_reset(sotc_artifact *artifact, sotc_state *state, sotc_error *err
 int sotc_use_state(sotc_artifact *artifact, sotc_state *state, sotc_error *error) {
   return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || (state && state->artifact != artifact))
-      throw Error(ErrorCode::RunFailed, "sotc_use_state needs an artifact and a state of it (or NULL)");
+      throw Error(ErrorCode::RunFailed,
+                  "sotc_use_state needs an artifact and a state of it (or NULL)");
     InFlight call(artifact, "sotc_use_state");
     artifact->executor->useState(state ? state->state.get() : nullptr);
   });

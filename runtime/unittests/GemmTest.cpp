@@ -540,8 +540,8 @@ TEST_CASE("a step of one row runs as a matrix-vector product, split over the poo
                            c(static_cast<size_t>(s.n), 0.5f);
         std::vector<float> want = naive(s, a, b, c, withBias ? bias.data() : nullptr);
         std::atomic<int> split{0};
-        ParallelFor parallel{2, [&](int64_t count,
-                                    const std::function<void(int64_t, int64_t)> &body) {
+        ParallelFor parallel{2,
+                             [&](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
                                std::thread other([&] { body(count / 2, count); });
                                body(0, count / 2);
                                other.join();

@@ -145,24 +145,25 @@ TEST_CASE("a state weight's new value is kept by the runtime, not returned",
   Artifact a = readManifest(m.dump(), "k.manifest.json");
   CHECK(a.weights.at(0).state);
   CHECK(a.segments.at(0).results == std::vector<std::string>{"y"});
-  CHECK(a.segments[0].stateUpdates ==
-        std::vector<std::pair<std::string, std::string>>{{"w", "y"}});
-  checkRefusals(m, {
-                       {"a weight not marked state", "updates the state w with y, which is no "
-                                                     "buffer of the state's dtype and shape",
-                        [](Json &j) { j["weights"]["tensors"][0].erase("state"); }},
-                       {"no such buffer", "updates the state w with z",
-                        [](Json &j) {
-                          j["segments"][0]["end"]["side_effects"][0]["value"]["tensor"] = "z";
-                        }},
-                       {"another shape", "which is no buffer of the state's dtype and shape",
-                        [](Json &j) { j["weights"]["tensors"][0]["shape"] = {2, 2}; }},
-                       {"not one tensor", "updates the state w with a value that is not one tensor",
-                        [](Json &j) {
-                          j["segments"][0]["end"]["side_effects"][0]["value"] = {
-                              {"tuple", {{{"tensor", "y"}}}}};
-                        }},
-                   });
+  CHECK(a.segments[0].stateUpdates == std::vector<std::pair<std::string, std::string>>{{"w", "y"}});
+  checkRefusals(
+      m,
+      {
+          {"a weight not marked state",
+           "updates the state w with y, which is no "
+           "buffer of the state's dtype and shape",
+           [](Json &j) { j["weights"]["tensors"][0].erase("state"); }},
+          {"no such buffer", "updates the state w with z",
+           [](Json &j) { j["segments"][0]["end"]["side_effects"][0]["value"]["tensor"] = "z"; }},
+          {"another shape", "which is no buffer of the state's dtype and shape",
+           [](Json &j) {
+             j["weights"]["tensors"][0]["shape"] = {2, 2};
+           }},
+          {"not one tensor", "updates the state w with a value that is not one tensor",
+           [](Json &j) {
+             j["segments"][0]["end"]["side_effects"][0]["value"] = {{"tuple", {{{"tensor", "y"}}}}};
+           }},
+      });
 }
 
 TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runtime][manifest]") {

@@ -32,8 +32,7 @@ TEST_CASE("parallelFor covers [0, n) once, for any n and pool size", "[runtime][
   }
 }
 
-TEST_CASE("a worker busy with a long chunk leaves the rest to the caller",
-          "[runtime][threads]") {
+TEST_CASE("a worker busy with a long chunk leaves the rest to the caller", "[runtime][threads]") {
   // The first range's chunk that the worker claims blocks it until the caller has run every
   // other chunk of the range: the caller did not wait for the worker to take a share.
   ThreadPool pool(2);

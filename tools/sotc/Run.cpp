@@ -433,8 +433,7 @@ void generateTokens(const GenerateOptions &options) {
                                 "int64[1, T], positions int64[T]) -> logits");
   sotc_state *raw = nullptr;
   sotc_error error{};
-  if (sotc_state_new(artifact.get(), &raw, &error) ||
-      sotc_use_state(artifact.get(), raw, &error))
+  if (sotc_state_new(artifact.get(), &raw, &error) || sotc_use_state(artifact.get(), raw, &error))
     throw RuntimeFailure(error.code, error.message);
   std::unique_ptr<sotc_state, void (*)(sotc_state *)> state(raw, sotc_state_free);
   int64_t positions = cachePositions(artifact.get()),
@@ -468,8 +467,8 @@ void generateTokens(const GenerateOptions &options) {
     int64_t vocabulary = logits.shape[logits.rank - 1];
     if (logits.dtype != SOTC_FLOAT32 || (logits.rank != 2 && logits.rank != 3) || !vocabulary)
       badInput(options.artifact + ": its first result is not float32 logits [1, T, V] or [1, V]");
-    const float *row =
-        static_cast<const float *>(logits.data) + (static_cast<int64_t>(elements(logits)) - vocabulary);
+    const float *row = static_cast<const float *>(logits.data) +
+                       (static_cast<int64_t>(elements(logits)) - vocabulary);
     int64_t token = std::max_element(row, row + vocabulary) - row;
     generated.push_back(token);
     if (std::find(options.eos.begin(), options.eos.end(), token) != options.eos.end())
@@ -484,7 +483,8 @@ void generateTokens(const GenerateOptions &options) {
     std::vector<double> decode(seconds.begin() + 1, seconds.end());
     std::sort(decode.begin(), decode.end());
     std::cout << "prefill: " << options.prompt.size() << " tokens in " << milliseconds(seconds[0])
-              << "\ndecode: " << (decode.empty() ? std::string("-") : milliseconds(decode[decode.size() / 2]))
+              << "\ndecode: "
+              << (decode.empty() ? std::string("-") : milliseconds(decode[decode.size() / 2]))
               << " per token (median of " << decode.size() << ")\n";
   }
 }

@@ -41,7 +41,7 @@ struct GenerateOptions {
   std::vector<int64_t> prompt; // token ids
   int64_t maxNewTokens = 32;
   std::vector<int64_t> eos; // stop after one of these
-  bool timing = false;       // print prefill ms and decode ms/token
+  bool timing = false;      // print prefill ms and decode ms/token
 };
 
 /// Greedy generation on a language model that keeps its KV cache as state (compiled from a

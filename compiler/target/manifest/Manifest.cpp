@@ -298,8 +298,7 @@ Json names(const std::vector<frontend::VarPtr> &vars, const frontend::Segment &s
 /// the result of an earlier host callback by the index of the segment whose end called it (the
 /// entry's segments start at `first` in the manifest's list).
 Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Json &plan,
-               const frontend::Translation &translation, const trace::Trace &trace,
-               int64_t first) {
+               const frontend::Translation &translation, const trace::Trace &trace, int64_t first) {
   using K = frontend::Variable::Kind;
   auto recurse = [&](const frontend::VarPtr &item) {
     return valueJson(item, seg, plan, translation, trace, first);
@@ -337,8 +336,8 @@ Json valueJson(const frontend::VarPtr &v, const frontend::Segment &seg, const Js
       Json attributes = Json::array();
       for (size_t i = 0; i < v->keys.size() && i < v->items.size(); ++i)
         attributes.push_back(Json::array({v->keys[i]->constant.text, recurse(v->items[i])}));
-      return Json{{"object", Json{{"class", c.module() + ":" + c.qualname()},
-                                  {"attributes", attributes}}}};
+      return Json{
+          {"object", Json{{"class", c.module() + ":" + c.qualname()}, {"attributes", attributes}}}};
     }
     [[fallthrough]];
   default: {
@@ -559,15 +558,16 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
         else
           kwargs.push_back(Json::array({seg.callbackKwargs[k - positional], value}));
       }
-      end = Json{{"kind", "host_callback"},
-                 {"callee", seg.callee},
-                 {"args", args},
-                 {"kwargs", kwargs},
-                 {"result", valueJson(seg.callbackResult, seg, s, translation, *entry.trace, first)},
-                 {"result_tensors", callbackTensorsJson(seg.callbackResult, plan.getContext())},
-                 {"next", first + seg.next},
-                 {"next_args", names(seg.nextArgs, seg, s)},
-                 {"source", seg.endLoc.str()}};
+      end =
+          Json{{"kind", "host_callback"},
+               {"callee", seg.callee},
+               {"args", args},
+               {"kwargs", kwargs},
+               {"result", valueJson(seg.callbackResult, seg, s, translation, *entry.trace, first)},
+               {"result_tensors", callbackTensorsJson(seg.callbackResult, plan.getContext())},
+               {"next", first + seg.next},
+               {"next_args", names(seg.nextArgs, seg, s)},
+               {"source", seg.endLoc.str()}};
       break;
     }
     case frontend::Segment::End::Raise:

@@ -35,8 +35,7 @@ float dotScalar(const float *a, const float *row, int64_t k) {
   return sum;
 }
 
-__attribute__((target("avx2,fma"))) float dotAvx2(const float *a, const float *row,
-                                                   int64_t k) {
+__attribute__((target("avx2,fma"))) float dotAvx2(const float *a, const float *row, int64_t k) {
   __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(),
          s3 = _mm256_setzero_ps();
   int64_t i = 0;
@@ -61,8 +60,8 @@ __attribute__((target("avx2,fma"))) float dotAvx2(const float *a, const float *r
 /// y[0..n) = sum_k a[k] B[k, :] over B's rows [first, last): B [K, N] (GPT-2's Conv1D
 /// weight), rows `ldb` apart, four at a time, so that a thread streams one contiguous range of B.
 template <typename Axpy4>
-void rowsOfKB(const float *a, const float *b, int64_t ldb, int64_t first, int64_t last,
-              int64_t n, float *y, Axpy4 axpy4) {
+void rowsOfKB(const float *a, const float *b, int64_t ldb, int64_t first, int64_t last, int64_t n,
+              float *y, Axpy4 axpy4) {
   std::fill(y, y + n, 0.0f);
   int64_t r = first;
   for (; r + 4 <= last; r += 4)
@@ -103,8 +102,7 @@ bool hasAvx2() {
 
 bool runGemv(const GemmPlan &s, float *c, const float *a, const float *b, const float *bias,
              const ParallelFor &parallel) {
-  if (s.type != GemmPlan::Type::F32 || s.m != 1 || s.batchCount() != 1 || s.n <= 0 ||
-      s.k <= 0)
+  if (s.type != GemmPlan::Type::F32 || s.m != 1 || s.batchCount() != 1 || s.n <= 0 || s.k <= 0)
     return false;
   int64_t offA, offB, offC;
   s.offsets(0, offA, offB, offC);
@@ -138,7 +136,7 @@ bool runGemv(const GemmPlan &s, float *c, const float *a, const float *b, const 
       epilogue(y.data() - begin, begin, end);
     };
     int64_t blocks = (s.n + kBlock - 1) / kBlock;
-    split && blocks > 1 ? parallel.run(blocks, body) : body(0, blocks);
+    split &&blocks > 1 ? parallel.run(blocks, body) : body(0, blocks);
     return true;
   }
   // B [K, N]: each part of B's rows its partial sums of all of C, added up after.
@@ -147,7 +145,8 @@ bool runGemv(const GemmPlan &s, float *c, const float *a, const float *b, const 
   std::vector<float> partial(static_cast<size_t>(parts * s.n));
   auto body = [&](int64_t first, int64_t last) {
     for (int64_t p = first; p < last; ++p) {
-      int64_t lo = s.k * p / parts / 4 * 4, hi = p + 1 == parts ? s.k : s.k * (p + 1) / parts / 4 * 4;
+      int64_t lo = s.k * p / parts / 4 * 4,
+              hi = p + 1 == parts ? s.k : s.k * (p + 1) / parts / 4 * 4;
       float *y = partial.data() + p * s.n;
       avx2 ? rowsOfKB(a, b, s.ldb, lo, hi, s.n, y, axpy4Avx2)
            : rowsOfKB(a, b, s.ldb, lo, hi, s.n, y, axpy4Scalar);
