@@ -178,27 +178,33 @@ void Executor::passBatchSizes(Frame &f, const std::string &opName, std::vector<V
 
 void Executor::sizesAsTensors(Frame &f, StatementIR &sir, const std::string &opName,
                               std::vector<VarPtr> &args, Kwargs &kwargs) {
-  if (kReshapes.count(opName) || kExpands.count(opName) || kCreations.count(opName) ||
+  const ops::OpEntry *entry = ops::OpTable::get().lookup(opName);
+  if (!entry || kReshapes.count(opName) || kExpands.count(opName) || kCreations.count(opName) ||
       opName == "__getitem__" ||
       std::none_of(args.begin(), args.end(), [](const VarPtr &a) { return a->isTensor(); }))
     return;
-  auto asTensor = [&](VarPtr &v) {
-    if (!isDynamicSize(v))
-      return;
-    // The count of a run-time-sized row of ones: the size's value, as the frameworks' int64.
-    const bool torch = framework_ == "torch";
-    VarPtr int64 = Variable::make(K::External, constTracker());
-    int64->name = torch ? "torch.int64" : "paddle.int64";
-    VarPtr ones = tensorCall(
-        f, sir, "api", torch ? "torch.full" : "paddle.full", torch ? "torch.full" : "paddle.full",
-        {makeSequence(K::List, {v}, {}), makeConst(PyConst::ofInt(1), {})}, {{"dtype", int64}});
-    const std::string sum = torch ? "torch.sum" : "paddle.sum";
-    v = tensorCall(f, sir, "api", sum, sum, {ones}, {});
+  // Only where a signature takes a tensor (add's `other`), not where all take an int
+  // (narrow's length: refused, by passBatchSizes).
+  auto takesTensor = [&](size_t position, const std::string &keyword) {
+    return std::any_of(entry->signatures.begin(), entry->signatures.end(),
+                       [&](const ops::Signature &s) {
+                         const ops::Param *p = keyword.empty()
+                                                   ? (position < s.params.size() &&
+                                                              !s.params[position].keywordOnly
+                                                          ? &s.params[position]
+                                                          : nullptr)
+                                                   : s.find(keyword);
+                         return p && p->type == ops::ParamType::Tensor && !p->variadic;
+                       });
   };
-  for (VarPtr &a : args)
-    asTensor(a);
+  auto asTensor = [&](VarPtr &v, size_t position, const std::string &keyword) {
+    if (isDynamicSize(v) && takesTensor(position, keyword))
+      v = sizeTensor(f, sir, v); // as the operators take it (t / T)
+  };
+  for (size_t i = 0; i < args.size(); ++i)
+    asTensor(args[i], i, "");
   for (auto &[name, value] : kwargs)
-    asTensor(value);
+    asTensor(value, 0, name);
 }
 
 void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol) {

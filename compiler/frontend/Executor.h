@@ -358,8 +358,8 @@ private:
   int symbolOf(const std::string &name);
   void passBatchSizes(Frame &f, const std::string &opName, std::vector<VarPtr> &args,
                       const std::vector<std::pair<std::string, VarPtr>> &kwargs);
-  /// A dynamic size passed where an operator of tensors takes a number (t + T, a step
-  /// counter's count.add_(T)): the size as a 0-d int64 tensor, computed at run time.
+  /// A dynamic size passed to a method or API where a signature takes a tensor (a step
+  /// counter's count.add_(T)): the size's tensor (sizeTensor), as the operators take it.
   void sizesAsTensors(Frame &f, StatementIR &sir, const std::string &opName,
                       std::vector<VarPtr> &args,
                       std::vector<std::pair<std::string, VarPtr>> &kwargs);

@@ -838,11 +838,11 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       for (const auto &[weight, tensor] : s.stateUpdates) {
         auto w = std::find_if(a.weights.begin(), a.weights.end(),
                               [&](const Weight &x) { return x.name == weight; });
-        auto named = [&](const Buffer &x) { return x.name == tensor; };
-        auto b = std::find_if(s.outputs.begin(), s.outputs.end(), named);
-        if (b == s.outputs.end()) // computed in an earlier segment
-          b = std::find_if(s.inputs.begin(), s.inputs.end(), named);
-        if (w == a.weights.end() || !w->state || b == s.inputs.end() || b->dtype != w->spec.dtype ||
+        const Buffer *b = nullptr; // an output, or an input computed in an earlier segment
+        for (const std::vector<Buffer> *list : {&s.outputs, &s.inputs})
+          for (const Buffer &x : *list)
+            b = b ? b : x.name == tensor ? &x : nullptr;
+        if (w == a.weights.end() || !w->state || !b || b->dtype != w->spec.dtype ||
             b->shape != w->spec.shape)
           throw Error(ErrorCode::ArtifactUnreadable,
                       manifestPath + ": " + s.name + " updates the state " + weight + " with " +

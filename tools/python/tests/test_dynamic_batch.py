@@ -4,6 +4,7 @@ of a vector or of the rows a kernel is built for included, the batch first or mo
 static dims; the manifest writes the batch as -1 and its counts per row; calls whose batches disagree, or that have none, get the usual
 mismatch table; what would tie the batch to another size is a coded error at compile time."""
 
+import os
 import json
 import subprocess
 import sys
@@ -676,3 +677,22 @@ def test_a_bundle_whose_entries_stand_in_apart(sotc_bin, tmp_path, programs):
         x = rng.standard_normal((n, c), np.float32)
         w, b = rng.standard_normal(c, np.float32), rng.standard_normal(c, np.float32)
         np.testing.assert_allclose(f(x, w, b), _layer_norm(x, w, b), rtol=1e-4, atol=1e-4)
+
+
+def test_a_dynamic_size_where_a_method_takes_a_tensor(root, sotc_bin, tmp_path):
+    """x.sum(0) / x.shape[0] and x.sum(0).div(x.shape[0]): the size's run-time value, at
+    several batch sizes, against numpy."""
+    inputs = os.path.join(root, "tools", "sotc", "test", "Inputs")
+    trace = tmp_path / "mean.pb"
+    subprocess.run([sys.executable, "-m", "sotc", "trace", "sizes_as_tensors.py:mean_rows",
+                    "--framework", "torch", "-i", "x=f32[?,4]", "-o", str(trace)], check=True,
+                   cwd=inputs, env=dict(os.environ, PYTHONPATH=os.path.join(root, "tools",
+                                                                              "python")))
+    library = tmp_path / "mean.so"
+    subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o", str(library)],
+                   check=True)
+    f = sotc.load(library)
+    for rows in (1, 3, 17):
+        x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
+        for got in f(x):
+            np.testing.assert_allclose(got, x.sum(0) / rows, rtol=1e-5, atol=1e-6)
