@@ -458,6 +458,21 @@ std::string convText(mapexpr::ConvOp conv) {
     text += "    " + conv.getActivation().str() + "(&" + out + ");\n";
   return text + "  }\n}\n";
 }
+/// An index_copy step in the same form (in place: the result is x's own buffer):
+///   index_copy_4(&t_keys, t_keys, t_pos, t_var_3) {
+///     RuntimeCall(index_copy, axis=2, in_place) {
+///       index_copy(&t_keys, t_pos, t_var_3);
+///     }
+///   }
+std::string indexCopyText(mapexpr::IndexCopyOp copy) {
+  auto name = [](mlir::Value v) { return "t_" + mapexpr::tensorName(v); };
+  std::string out = name(copy.getResult());
+  return copy.getName().str() + "(&" + out + ", " + name(copy.getX()) + ", " +
+         name(copy.getIndex()) + ", " + name(copy.getSource()) +
+         ") {\n  RuntimeCall(index_copy, axis=" + std::to_string(copy.getAxis()) +
+         (copy.getInPlace() ? ", in_place" : "") + ") {\n    index_copy(&" + out + ", " +
+         name(copy.getIndex()) + ", " + name(copy.getSource()) + ");\n  }\n}\n";
+}
 } // namespace
 
 std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
@@ -474,6 +489,8 @@ std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
         text += gemmText(gemm) + "\n";
       else if (auto conv = mlir::dyn_cast<mapexpr::ConvOp>(op))
         text += convText(conv) + "\n";
+      else if (auto copy = mlir::dyn_cast<mapexpr::IndexCopyOp>(op))
+        text += indexCopyText(copy) + "\n";
     }
   });
   return text;

@@ -251,9 +251,18 @@ LowerFn indexUpdateOp(std::string xn, std::string dim, std::string sourceName, I
     if (rank == 0)
       x = b.reshape(x, {1});
     int64_t axis = normalizeDim(b.opName(), L.args.intValue(dim), b.meta(x).rank());
-    int64_t n = staticDim(L, x, axis), m = b.meta(index).numElements();
     if (b.meta(index).rank() > 1)
       badValue(L, "index must be 1-d, not of shape " + formatShape(b.meta(index).shape));
+    if (kind == IndexUpdate::Copy) { // a step that copies the slices (PrimBuilder::indexCopy)
+      int source = b.cast(L.in(sourceName), d);
+      if (b.meta(index).rank() == 0)
+        index = b.reshape(index, {1});
+      int out = b.indexCopy(x, axis, b.cast(index, DType::Int64),
+                            rank == 0 ? b.reshape(source, {1}) : source);
+      L.out(rank == 0 ? b.reshape(out, {}) : out);
+      return;
+    }
+    int64_t n = staticDim(L, x, axis), m = b.meta(index).numElements();
     AxisLast layout = axisLast(b, x, axis);
     int xl = b.transpose(x, layout.perm);
     int64_t rows = b.meta(xl).numElements() / std::max<int64_t>(n, 1);
@@ -265,28 +274,17 @@ LowerFn indexUpdateOp(std::string xn, std::string dim, std::string sourceName, I
       const Arg &v = L.args.get("value");
       int value = v.isTensor() ? b.cast(L.in("value"), d) : b.fill(v.scalar(), {}, d);
       out = b.select(any, value, x2);
-    } else {
+    } else { // add
       int source = b.cast(L.in(sourceName), d);
       if (b.meta(source).rank() == 0)
         source = b.reshape(source, {1});
       int sl = b.reshape(b.transpose(source, layout.perm), {rows, 1, m});
-      if (kind == IndexUpdate::Add) {
-        if (L.args.signature().find("alpha") && L.args.scalar("alpha") != 1)
-          sl = b.binaryScalar(Prim::Mul, sl, L.args.scalar("alpha"));
-        int sum = b.reduce(Prim::ReduceSum,
-                           b.select(mask, b.broadcastTo(sl, {rows, n, m}), b.fill(0, {}, d)), {2},
-                           true);
-        out = b.binary(Prim::Add, x2, sum, d);
-      } else {
-        int pos = b.reshape(b.iota(m, DType::Int64), {1, 1, m});
-        int last = b.reduce(Prim::ReduceMax, b.select(mask, pos, b.fill(-1, {}, DType::Int64)),
-                            {2}, true); // [1, n, 1]
-        int picked = b.reduce(Prim::ReduceSum,
-                              b.select(b.binary(Prim::Equal, pos, last), b.broadcastTo(sl, {rows, n, m}),
-                                       b.fill(0, {}, d)),
-                              {2}, true);
-        out = b.select(b.binary(Prim::GreaterEqual, last, b.fill(0, {}, DType::Int64)), picked, x2);
-      }
+      if (L.args.signature().find("alpha") && L.args.scalar("alpha") != 1)
+        sl = b.binaryScalar(Prim::Mul, sl, L.args.scalar("alpha"));
+      int sum = b.reduce(Prim::ReduceSum,
+                         b.select(mask, b.broadcastTo(sl, {rows, n, m}), b.fill(0, {}, d)), {2},
+                         true);
+      out = b.binary(Prim::Add, x2, sum, d);
     }
     int back = b.transpose(b.reshape(out, layout.movedShape), inversePerm(layout.perm));
     L.out(rank == 0 ? b.reshape(back, {}) : back);

@@ -77,6 +77,7 @@ std::string PrimGraph::str() const {
         << ", ends = " << formatInts(a.ends) << ", steps = " << formatInts(a.steps) << "}";
       break;
     case Prim::Concat:
+    case Prim::IndexCopy:
       s << " {axis = " << a.axis << "}";
       break;
     case Prim::Window:
@@ -367,6 +368,24 @@ int PrimBuilder::gather(int table, int index) {
   std::vector<int64_t> shape = i.shape;
   shape.insert(shape.end(), t.shape.begin() + 1, t.shape.end());
   return add(Prim::Gather, {table, index}, {}, {shape, t.dtype});
+}
+
+int PrimBuilder::indexCopy(int x, int64_t axis, int index, int source) {
+  const TensorMeta &m = meta(x), &i = meta(index), &s = meta(source);
+  if (i.rank() != 1 || i.dtype != DType::Int64 || axis < 0 || axis >= m.rank() ||
+      s.rank() != m.rank() || s.dtype != m.dtype)
+    throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): slices of " + formatMeta(s) +
+                                                    " at an index " + formatMeta(i) +
+                                                    " into " + formatMeta(m));
+  for (int64_t d = 0; d < m.rank(); ++d)
+    if (s.shape[d] != (d == axis ? i.shape[0] : m.shape[d]))
+      throw CodedError(DiagCode::OpShapeMismatch,
+                       op_ + "(): the source " + formatShape(s.shape) + " must be " +
+                           formatShape(m.shape) + " with the index's length at dim " +
+                           std::to_string(axis));
+  PrimAttrs a;
+  a.axis = axis;
+  return add(Prim::IndexCopy, {x, index, source}, a, m);
 }
 
 int64_t PrimBuilder::concatDim(const std::vector<int64_t> &parts) {

@@ -122,6 +122,11 @@ public:
   /// Rows of `table` [V, D...] picked by the integer `index` [I...]: [I..., D...], element
   /// (i..., d...) = table[index[i...], d...] (an index outside [0, V) is clamped into it).
   int gather(int table, int index);
+  /// `x` with its slices at `index` [M] (int64; negative from the end) along `axis` replaced
+  /// by `source`'s M slices there: x's shape, source's x's with M at `axis`. A library step
+  /// (the runtime copies the slices; in place where x is a state the program overwrites), so
+  /// a one-token write into a KV cache costs the token's bytes, not the cache's.
+  int indexCopy(int x, int64_t axis, int index, int source);
   /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);

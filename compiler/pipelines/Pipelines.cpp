@@ -99,6 +99,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     // The GEMM plans and kernel models from here on hold each dynamic size as its stand-in.
     pm.addPass(sched::createSchedChooseStandIns());
     pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
+    pm.nest<sir::SubgraphOp>().addPass(createConvertIndexCopyToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     pm.addPass(createConvertSirToMapExpr());
   }
@@ -181,6 +182,7 @@ void registerAllPasses() {
   sir::registerSirPasses();
   mapexpr::registerMapExprPasses();
   registerConvertConvToStep();
+  registerConvertIndexCopyToStep();
   registerConvertMatmulToGemm();
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();

@@ -185,6 +185,17 @@ Step stepOf(const Json &j) {
   }
   if (j.at("kind") == "conv")
     return convStepOf(j, s);
+  if (j.at("kind") == "index_copy") {
+    s.kind = Step::Kind::IndexCopy;
+    s.name = j.at("name").get<std::string>();
+    s.indexCopy.axis = j.at("axis").get<int64_t>();
+    s.indexCopy.inPlace = j.at("in_place").get<bool>();
+    if (s.outputs.size() != 1 || s.inputs.size() != (s.indexCopy.inPlace ? 2u : 3u) ||
+        s.indexCopy.axis < 0)
+      throw Error(ErrorCode::ArtifactUnreadable,
+                  "index_copy step " + s.name + ": its axis or buffers are not an index_copy's");
+    return s;
+  }
   if (j.at("kind") != "gemm")
     throw Error(ErrorCode::FormatUnsupported, "unknown step kind " + j.at("kind").dump());
   s.kind = Step::Kind::Gemm;
@@ -239,12 +250,30 @@ Step stepOf(const Json &j) {
 }
 
 /// Each step's bytes: what it reads and writes, each buffer once.
-void countStepBytes(Segment &s) {
+/// Each step's bytes (what it reads and writes, each buffer once) and an index_copy's
+/// geometry, from its buffers at the plan's sizes (a dynamic plan's are placeholders until
+/// resolveSizes).
+void sizeSteps(Segment &s) {
   std::map<std::string, int64_t> bytes;
+  std::map<std::string, const Buffer *> buffers;
   for (const std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.arena})
-    for (const Buffer &b : *list)
+    for (const Buffer &b : *list) {
       bytes[b.name] = b.bytes;
+      buffers.emplace(b.name, &b);
+    }
   for (Step &step : s.steps) {
+    if (step.kind == Step::Kind::IndexCopy && buffers.count(step.outputs.at(0)) &&
+        buffers.count(step.inputs.back())) {
+      IndexCopyPlan &p = step.indexCopy;
+      const Buffer &out = *buffers.at(step.outputs[0]), &source = *buffers.at(step.inputs.back());
+      p.rows = p.inner = 1;
+      for (int64_t d = 0; d < int64_t(out.shape.size()); ++d)
+        if (d != p.axis)
+          (d < p.axis ? p.rows : p.inner) *= out.shape[d];
+      p.n = p.axis < int64_t(out.shape.size()) ? out.shape[p.axis] : 0;
+      p.m = p.axis < int64_t(source.shape.size()) ? source.shape[p.axis] : 0;
+      p.elementBytes = static_cast<int64_t>(sotc_dtype_size(out.dtype));
+    }
     step.bytes = 0;
     std::set<std::string> touched(step.outputs.begin(), step.outputs.end());
     touched.insert(step.inputs.begin(), step.inputs.end());
@@ -278,7 +307,7 @@ void readPlan(const Json &j, Segment &s) {
       for (const std::string &name : *names)
         if (step.kind == Step::Kind::Kernel && step.sizes.empty() && dynamic.count(name))
           step.sizes = {0};
-  countStepBytes(s);
+  sizeSteps(s);
 }
 
 void resolveBuffer(Buffer &b, const Sizes &sizes) {
@@ -372,7 +401,7 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
       if (std::string why = step.kind == Step::Kind::Gemm ? validate(p) : ""; !why.empty())
         throw Error(ErrorCode::ArtifactUnreadable, "GEMM step " + step.name + ": " + why);
     }
-    countStepBytes(s);
+    sizeSteps(s);
   }
   e.batched = false;
 }
@@ -835,6 +864,18 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     };
     for (size_t i = e.first; i < e.end; ++i) {
       const Segment &s = a.segments[i];
+      // A step that writes in place writes a state weight the entry binds, never a caller's
+      // tensor or a weight threads share.
+      for (const Step &step : s.steps)
+        if (step.kind == Step::Kind::IndexCopy && step.indexCopy.inPlace &&
+            (i != e.first || std::none_of(a.weights.begin(), a.weights.end(), [&](const Weight &w) {
+               auto bound = e.weightBuffers.find(w.name);
+               return w.state && bound != e.weightBuffers.end() &&
+                      bound->second == step.outputs[0];
+             })))
+          throw Error(ErrorCode::ArtifactUnreadable,
+                      manifestPath + ": " + s.name + " writes " + step.outputs[0] +
+                          " in place, which is no state weight its entry binds");
       for (const auto &[weight, tensor] : s.stateUpdates) {
         auto w = std::find_if(a.weights.begin(), a.weights.end(),
                               [&](const Weight &x) { return x.name == weight; });

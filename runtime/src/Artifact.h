@@ -81,8 +81,16 @@ struct Weight {
   bool state = false;
 };
 
+/// An index_copy step (docs/manifest.md) at its plan's sizes: the output (and x) as [rows, n,
+/// inner] elements of `elementBytes`, the source as [rows, m, inner], the index m int64s.
+struct IndexCopyPlan {
+  int64_t axis = 0;
+  bool inPlace = false; // the output is x's own buffer: a state the entry binds
+  int64_t rows = 0, n = 0, m = 0, inner = 0, elementBytes = 0;
+};
+
 struct Step {
-  enum class Kind { Kernel, Gemm, Conv } kind = Kind::Kernel;
+  enum class Kind { Kernel, Gemm, Conv, IndexCopy } kind = Kind::Kernel;
   std::string name;   // the kernel's symbol, or the GEMM's or convolution's group name
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
@@ -95,6 +103,7 @@ struct Step {
   Powers dynamicSharedPowers{};       // these powers (rows of s0 a block keeps)
   GemmPlan plan;                      // GEMM steps
   ConvPlan conv;                      // convolution steps
+  IndexCopyPlan indexCopy;            // index_copy steps
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
 };

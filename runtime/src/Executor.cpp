@@ -654,6 +654,8 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
       backend.gemm(step, args);
     else if (step.kind == Step::Kind::Conv)
       backend.conv(step, args);
+    else if (step.kind == Step::Kind::IndexCopy)
+      indexCopy(step, args);
     else
       backend.kernel(step, args);
     if (profiling) {
@@ -665,6 +667,37 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
       profile_[it->second].second.push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+  }
+}
+
+void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {
+  const IndexCopyPlan &p = step.indexCopy;
+  Backend &backend = *backend_;
+  char *out = static_cast<char *>(buffers[0]);
+  const char *source = static_cast<const char *>(buffers.back());
+  std::vector<int64_t> at(static_cast<size_t>(p.m));
+  if (p.m)
+    backend.toHost(at.data(), buffers[buffers.size() - 2], at.size() * sizeof(int64_t));
+  for (int64_t &i : at) {
+    if (i < -p.n || i >= p.n)
+      throw Error(ErrorCode::InputsMismatch,
+                  step.name + " writes position " + std::to_string(i) + " of a dimension of " +
+                      std::to_string(p.n) + " (index_copy: a position past the end of a cache "
+                      "that holds " + std::to_string(p.n) + "?); nothing was written");
+    i += i < 0 ? p.n : 0;
+  }
+  size_t slice = static_cast<size_t>(p.inner * p.elementBytes);
+  if (!p.inPlace && buffers[1] != out)
+    backend.copy(out, buffers[1], static_cast<size_t>(p.rows * p.n) * slice);
+  // Runs of consecutive positions (a prompt's) are one copy per row.
+  for (int64_t j = 0; j < p.m;) {
+    int64_t run = 1;
+    while (j + run < p.m && at[j + run] == at[j] + run)
+      ++run;
+    for (int64_t r = 0; r < p.rows; ++r)
+      backend.copy(out + static_cast<size_t>(r * p.n + at[j]) * slice,
+                   source + static_cast<size_t>(r * p.m + j) * slice, static_cast<size_t>(run) * slice);
+    j += run;
   }
 }
 

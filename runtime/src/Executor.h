@@ -179,6 +179,9 @@ private:
   /// Runs the steps of `plan` on `buffers` (each step's buffers by name), timing them when
   /// profiling.
   void runSteps(const Segment &plan, const std::map<std::string, void *> &buffers);
+  /// An index_copy step on its buffers (output, then x unless in place, the index, the
+  /// source): E8004 for a position outside the tensor, before anything is written.
+  void indexCopy(const Step &step, const std::vector<void *> &buffers);
   /// Computes what an entry's kernels read of the weights (its `prepare`) into its prepared_,
   /// once after the weights change.
   void prepareWeights(size_t entry);

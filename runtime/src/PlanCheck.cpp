@@ -98,7 +98,9 @@ private:
     std::set<std::string> written;
     for (const std::string &name : step.outputs) {
       operand(name, index);
-      if (inputs_.count(name))
+      // An in-place index_copy writes a state the entry binds (checked with the entry's).
+      if (inputs_.count(name) &&
+          !(step.kind == Step::Kind::IndexCopy && step.indexCopy.inPlace))
         fail(which + " writes its input " + name);
       if (!written.insert(name).second)
         fail(which + " writes " + name + " twice");
@@ -113,6 +115,8 @@ private:
       return checkGemm(step, which);
     if (step.kind == Step::Kind::Conv)
       return checkConv(step, which);
+    if (step.kind == Step::Kind::IndexCopy)
+      return checkIndexCopy(step, index, which);
     if (step.symbol.empty() || step.outputs.empty())
       fail(which + " is a kernel without a symbol or an output");
     if (step.grid < 1 || step.grid > 0x7fffffff)
@@ -122,6 +126,24 @@ private:
          step.sharedBytes > 228 * 1024))
       fail(which + " has a block of " + std::to_string(step.block) + " threads and " +
            std::to_string(step.sharedBytes) + " bytes of shared memory");
+  }
+
+  /// x and the output alike, an int64 index [m], the source x's with m at the axis.
+  void checkIndexCopy(const Step &step, size_t index, const std::string &which) const {
+    const IndexCopyPlan &p = step.indexCopy;
+    const Buffer &out = operand(step.outputs[0], index),
+                 &x = p.inPlace ? out : operand(step.inputs[0], index),
+                 &at = operand(step.inputs[p.inPlace ? 0 : 1], index),
+                 &source = operand(step.inputs.back(), index);
+    std::vector<int64_t> expected = out.shape;
+    if (p.axis < int64_t(expected.size()) && at.shape.size() == 1)
+      expected[p.axis] = at.shape[0];
+    if (!sameTensor(x, out) || at.dtype != SOTC_INT64 || at.shape.size() != 1 ||
+        p.axis >= int64_t(out.shape.size()) || source.dtype != out.dtype ||
+        source.shape != expected)
+      fail(which + " copies " + shapeText(source) + " at an index " + shapeText(at) +
+           " along axis " + std::to_string(p.axis) + " into " + shapeText(out) +
+           ", not an index_copy's buffers");
   }
 
   void checkGemm(const Step &step, const std::string &which) const {

@@ -151,7 +151,9 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     // GEMM and convolution steps run on the GEMM libraries (convolutions on oneDNN's).
     auto callsLibrary = [](const Segment &plan) {
       return std::any_of(plan.steps.begin(), plan.steps.end(),
-                         [](const Step &x) { return x.kind != Step::Kind::Kernel; });
+                         [](const Step &x) {
+                           return x.kind == Step::Kind::Gemm || x.kind == Step::Kind::Conv;
+                         });
     };
     std::vector<const Segment *> plans = opened.plans();
     if (std::any_of(plans.begin(), plans.end(), [&](const Segment *p) { return callsLibrary(*p); }))
@@ -445,6 +447,8 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
     kind = "conv";
     flops = 2.0 * static_cast<double>(c.outputElements()) *
             static_cast<double>(c.c / c.groups * c.kh * c.kw);
+  } else if (step->kind == Step::Kind::IndexCopy) {
+    kind = "index_copy";
   }
   *profile = {step->name.c_str(),        kind,        sorted.size(), sorted.front(),
               sorted[sorted.size() / 2], step->bytes, flops};

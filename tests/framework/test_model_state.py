@@ -128,6 +128,20 @@ def test_sequence_states_on_threads_decode_apart(sotc_bin, workdir):  # noqa: F8
     assert_matches([np.asarray(f(*sequences[0][0]))], [want[0][0]], "the artifact's own state")
 
 
+def test_a_position_past_the_cache_is_refused_and_writes_nothing(sotc_bin, workdir):  # noqa: F811
+    """The cache's update is a step that writes the new token's keys and values into the state
+    in place: a position outside the 16 the cache holds fails the call with E8004 before
+    anything is written, and the sequence goes on as if that call had not been made."""
+    f = sotc.load(str(kv_cache_artifact(sotc_bin, workdir, "cpu")))
+    calls = decode_calls(2, seed=4)
+    want = eager_results(calls)
+    assert_matches([np.asarray(f(*calls[0]))], [want[0]], "the prompt")
+    with pytest.raises(sotc.SotcError, match="E8004.*position 16 of a dimension of 16"):
+        f(torch.tensor([[3]]), torch.tensor([16]))
+    for call, w in zip(calls[1:], want[1:]):
+        assert_matches([np.asarray(f(*call))], [w], "after the refused call")
+
+
 def test_a_state_reset_starts_over_and_others_are_untouched(sotc_bin, workdir):  # noqa: F811
     f = sotc.load(str(kv_cache_artifact(sotc_bin, workdir, "cpu")))
     calls = decode_calls(3, seed=3)

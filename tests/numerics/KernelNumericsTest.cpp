@@ -237,10 +237,12 @@ TEST_CASE("every CPU kernel of every testdata program computes what its primitiv
       continue; // the programs whose documented errors the frontend tests pin
     }
     ++programs;
-    // Convolution and matmul groups the library runs become steps first, as the pipeline
-    // does next (a convolution step is oneDNN's business, not checked here).
+    // Convolution, index_copy and matmul groups the library or the runtime runs become steps
+    // first, as the pipeline does next (convolution and index_copy steps are not kernels: the
+    // runtime's tests check them).
     mlir::PassManager gemmPm(context.get());
     gemmPm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
+    gemmPm.nest<sir::SubgraphOp>().addPass(createConvertIndexCopyToStep());
     gemmPm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     REQUIRE(mlir::succeeded(gemmPm.run(*module)));
     // The reference: every group's (and GEMM step's) primitives on random inputs.

@@ -92,8 +92,13 @@ std::string registersText(const Json &registers) {
 /// One step, without its buffers: "kernel NAME  grid 8" (CUDA: "grid 8 x block 256, 520 B
 /// shared", "+ 8*s0 B" where a launch adds dynamic shared memory) or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2" or
-/// "conv conv2d_3  8x64x56x56 -> 64x56x56, kernel 3x3, strides 1,1, pads 1,1,1,1, relu".
+/// "conv conv2d_3  8x64x56x56 -> 64x56x56, kernel 3x3, strides 1,1, pads 1,1,1,1, relu" or
+/// "index_copy index_copy_4  axis 2, in place".
 std::string stepText(const Json &step) {
+  if (step.at("kind") == "index_copy")
+    return "index_copy " + step.at("name").get<std::string>() + "  axis " +
+           std::to_string(step.at("axis").get<int64_t>()) +
+           (step.at("in_place").get<bool>() ? ", in place" : "");
   if (step.at("kind") == "kernel")
     return "kernel " + step.at("symbol").get<std::string>() + "  grid " + count(step.at("grid")) +
            (step.contains("block")

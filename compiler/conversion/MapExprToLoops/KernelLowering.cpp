@@ -395,7 +395,8 @@ mlir::Value KernelLowering::compute(const OpStmt &op, const AnchoredMapStmt &a,
   case ops::Prim::Gather:
     v = gather(op, a, iters);
     break;
-  case ops::Prim::Conv2d: // a step of its own (mapexpr.conv), or expanded before
+  case ops::Prim::Conv2d:    // a step of its own (mapexpr.conv), or expanded before
+  case ops::Prim::IndexCopy: // a step of its own (mapexpr.index_copy)
     break;
   default:
     v = scalars.apply(op.prim, args, elementType(out));

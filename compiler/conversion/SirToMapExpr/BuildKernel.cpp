@@ -281,6 +281,10 @@ private:
       error_ = "a conv2d in a kernel";
       return mlir::failure();
     case PrimKind::Layout: {
+      if (prim == Prim::IndexCopy) { // a step (sotc-convert-index-copy-to-step)
+        error_ = "an index_copy in a kernel";
+        return mlir::failure();
+      }
       const std::vector<int64_t> &xs = kernel_.tensors[in[0]].shape;
       if (prim == Prim::BroadcastTo && has(r)) {
         std::vector<Expr> x;
@@ -754,6 +758,9 @@ mlir::FailureOr<Kernel> buildKernel(sir::GroupOp group, std::vector<mlir::Value>
 }
 
 std::string tensorName(mlir::Value v) {
+  // An in-place step's result is the buffer it wrote.
+  if (auto copy = v.getDefiningOp<IndexCopyOp>(); copy && copy.getInPlace())
+    return tensorName(copy.getX());
   if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v)) {
     mlir::Operation *owner = arg.getOwner()->getParentOp();
     if (auto g = mlir::dyn_cast<sir::GroupOp>(owner))
@@ -777,6 +784,8 @@ std::string tensorName(mlir::Value v) {
     names = gemm.getNamesAttr();
   else if (auto conv = mlir::dyn_cast<ConvOp>(def))
     names = conv.getNamesAttr();
+  else if (auto copy = mlir::dyn_cast<IndexCopyOp>(def))
+    names = copy.getNamesAttr();
   else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
     names = call.getNamesAttr();
   if (names) {

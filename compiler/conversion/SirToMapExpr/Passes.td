@@ -30,6 +30,19 @@ def ConvertConvToStep : Pass<"sotc-convert-conv-to-step", "::sotc::sir::Subgraph
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }
 
+def ConvertIndexCopyToStep : Pass<"sotc-convert-index-copy-to-step", "::sotc::sir::SubgraphOp"> {
+  let summary = "Turn index_copy groups into mapexpr.index_copy steps, in place into state";
+  let description = [{
+    Runs after sotc-sir-fuse, before sotc-convert-sir-to-mapexpr. Every index_copy (alone in
+    its group) becomes a `mapexpr.index_copy` step, which the runtime runs by copying the
+    slices the index names. The step is `in_place` where the tensor it writes is a state
+    weight of the entry subgraph (`sir.state`, a KV cache the program overwrites) or an
+    in-place step's result, and the step is its only reader: the runtime then writes the
+    state's buffer and copies nothing else.
+  }];
+  let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
+}
+
 def ConvertMatmulToGemm : Pass<"sotc-convert-matmul-to-gemm", "::sotc::sir::SubgraphOp"> {
   let summary = "Turn matmul groups that a GEMM library can run into mapexpr.gemm steps";
   let description = [{

@@ -376,6 +376,19 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
           src.insert(src.end(), idx.begin() + rank, idx.end());
           out.data.push_back(table.at(src));
         });
+      } else if (op.prim == Prim::IndexCopy) { // the last write of a position wins
+        const Buffer &x = operand(0), &index = operand(1), &source = operand(2);
+        out.data = x.data;
+        int64_t n = x.meta.shape[a.axis];
+        forEachIndex(source.meta.shape, [&](const std::vector<int64_t> &idx) {
+          std::vector<int64_t> at = idx;
+          int64_t i = static_cast<int64_t>(index.at({idx[a.axis]}));
+          at[a.axis] = i < 0 ? i + n : i;
+          int64_t flat = 0;
+          for (size_t d = 0; d < at.size(); ++d)
+            flat = flat * x.meta.shape[d] + at[d];
+          out.data[flat] = source.at(idx);
+        });
       } else if (op.prim == Prim::Window) {
         const Buffer &x = operand(0);
         forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {

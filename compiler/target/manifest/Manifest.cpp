@@ -161,6 +161,21 @@ Json convJson(mapexpr::ConvOp conv) {
               {"inputs", inputs}};
 }
 
+/// An index_copy step: the runtime copies the slices the index names into the output, after
+/// copying x there unless the step writes x's own buffer in place.
+Json indexCopyJson(mapexpr::IndexCopyOp copy) {
+  Json inputs = {mapexpr::tensorName(copy.getIndex()), mapexpr::tensorName(copy.getSource())};
+  if (!copy.getInPlace())
+    inputs.insert(inputs.begin(), mapexpr::tensorName(copy.getX()));
+  return Json{{"kind", "index_copy"},
+              {"name", copy.getName()},
+              {"dtype", tensorJson("", copy.getResult().getType())["dtype"]},
+              {"axis", copy.getAxis()},
+              {"in_place", copy.getInPlace()},
+              {"outputs", {mapexpr::tensorName(copy.getResult())}},
+              {"inputs", inputs}};
+}
+
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and
 /// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
@@ -209,10 +224,16 @@ public:
         json = gemmJson(gemm, gemmLibrary);
       } else if (auto conv = mlir::dyn_cast<mapexpr::ConvOp>(op)) {
         json = convJson(conv);
+      } else if (auto copy = mlir::dyn_cast<mapexpr::IndexCopyOp>(op)) {
+        json = indexCopyJson(copy);
       } else {
         continue;
       }
+      auto copy = mlir::dyn_cast<mapexpr::IndexCopyOp>(op);
       for (mlir::Value v : op.getResults()) {
+        if (copy && copy.getInPlace())
+          continue; // the state's buffer, an input
+
         std::string name = mapexpr::tensorName(v);
         live[name] = {step, step};
         intermediates[name] = tensorJson(name, v.getType());

@@ -320,6 +320,22 @@ LogicalResult ConvOp::verify() {
   return success();
 }
 
+LogicalResult IndexCopyOp::verify() {
+  std::vector<int64_t> x = shapeOf(getX()), index = shapeOf(getIndex()),
+                       source = shapeOf(getSource());
+  int64_t axis = getAxis();
+  bool fits = axis >= 0 && axis < int64_t(x.size()) && index.size() == 1 &&
+              getIndex().getType().getElementType().isInteger(64) && source.size() == x.size() &&
+              getSource().getType().getElementType() == getX().getType().getElementType() &&
+              getResult().getType() == getX().getType();
+  for (size_t d = 0; fits && d < x.size(); ++d)
+    fits = source[d] == (int64_t(d) == axis ? index[0] : x[d]);
+  if (!fits)
+    return emitOpError("takes x, an i64 index [M] and a source of x's shape with M at `axis`, "
+                       "to x's type");
+  return success();
+}
+
 //===-- IR -> model -----------------------------------------------------------------------===//
 
 namespace sotc::mapexpr {

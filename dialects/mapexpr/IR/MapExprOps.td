@@ -182,4 +182,26 @@ def MapExpr_ConvOp : MapExpr_Op<"conv", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def MapExpr_IndexCopyOp : MapExpr_Op<"index_copy"> {
+  let summary = "An index_copy run by the runtime, as a step of a sir.subgraph";
+  let description = [{
+    `result` is `x` with its slices at `index` (i64 `[M]`, negative from the end) along
+    `axis` replaced by `source`'s M slices there (`source` has x's shape with M at `axis`;
+    of a position written twice, the last write stays). Not a kernel: the runtime copies
+    the M slices (a one-token write into a KV cache moves the token's bytes), after copying
+    `x` into the result unless `in_place`. `in_place` (set where `x` is a state the program
+    overwrites and nothing else reads: sotc-convert-index-copy-to-step) makes the result `x`'s
+    own buffer, which the step updates: nothing is copied but the slices. `name` is the
+    fusion group's name; `names` the result's Python name.
+  }];
+  let arguments = (ins StrAttr:$name, AnyRankedTensor:$x, AnyRankedTensor:$index,
+                       AnyRankedTensor:$source, I64Attr:$axis, UnitAttr:$in_place,
+                       OptionalAttr<StrArrayAttr>:$names);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name `(` $x `,` $index `,` $source `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SOTC_DIALECT_MAPEXPR_OPS

@@ -177,6 +177,23 @@ LogicalResult PrimOp::verify() {
         return emitOpError("concat needs operands and an axis");
       return success();
     }
+    if (prim == sotc::ops::Prim::IndexCopy) {
+      if (failed(expectOperands(3)))
+        return failure();
+      auto x = cast<RankedTensorType>(operands[0].getType());
+      auto index = cast<RankedTensorType>(operands[1].getType());
+      auto source = cast<RankedTensorType>(operands[2].getType());
+      std::optional<int64_t> axis = getAxis();
+      bool fits = axis && *axis >= 0 && *axis < x.getRank() && index.getRank() == 1 &&
+                  index.getElementType().isInteger(64) && source.getRank() == x.getRank() &&
+                  source.getElementType() == x.getElementType() && x == resultType;
+      for (int64_t d = 0; fits && d < x.getRank(); ++d)
+        fits = source.getDimSize(d) == (d == *axis ? index.getDimSize(0) : x.getDimSize(d));
+      if (!fits)
+        return emitOpError("index_copy takes x, an i64 index [M] and a source of x's shape with "
+                           "M at `axis`, to x's type");
+      return success();
+    }
     if (prim == sotc::ops::Prim::Gather) {
       if (failed(expectOperands(2)))
         return failure();

@@ -105,7 +105,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
       prim.setShapeAttr(sizes(b, op.result.shape));
     else if (op.prim == Prim::Transpose)
       prim.setPermAttr(ints(b, a.perm));
-    else if (op.prim == Prim::Concat)
+    else if (op.prim == Prim::Concat || op.prim == Prim::IndexCopy)
       prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
     else if (op.prim == Prim::Window) {
       prim.setKernelAttr(ints(b, a.kernel));

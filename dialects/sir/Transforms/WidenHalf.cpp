@@ -72,9 +72,10 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
       if (!halfResult && !halfOperand)
         continue;
       mlir::OpBuilder b(p);
-      if (halfMatmuls && libraryMatmul(p)) {
+      if ((halfMatmuls && libraryMatmul(p)) || toOpsPrim(p.getPrim()) == ops::Prim::IndexCopy) {
         // Half operands as the framework stores them (a computed one rounded once); the
-        // library accumulates in float32 and rounds its result once.
+        // library accumulates in float32 and rounds its result once. An index_copy step
+        // moves half values as they are (a half KV cache is written in place).
         for (mlir::OpOperand &operand : p->getOpOperands()) {
           mlir::Value v = operand.get();
           if (!isHalf(v.getType()) || mlir::isa<mlir::BlockArgument>(v))

@@ -178,7 +178,7 @@ public:
             throw Error(ErrorCode::FormatUnsupported, step.name + ": " + why);
           continue;
         }
-        if (step.kind == Step::Kind::Conv)
+        if (step.kind == Step::Kind::Conv || step.kind == Step::Kind::IndexCopy)
           continue;
         auto it = kernels.find(step.symbol);
         if (it == kernels.end())

@@ -71,6 +71,8 @@ private:
     std::vector<const GemmPlan *> plans;
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
+        if (step.kind == Step::Kind::IndexCopy) // the executor's copies
+          continue;
         if (step.kind == Step::Kind::Conv)
           throw Error(ErrorCode::FormatUnsupported, step.name + ": a convolution step (sotc writes those for the "
                                            "CPU only)");
