@@ -281,9 +281,9 @@ LowerFn indexUpdateOp(std::string xn, std::string dim, std::string sourceName, I
       int sl = b.reshape(b.transpose(source, layout.perm), {rows, 1, m});
       if (L.args.signature().find("alpha") && L.args.scalar("alpha") != 1)
         sl = b.binaryScalar(Prim::Mul, sl, L.args.scalar("alpha"));
-      int sum = b.reduce(Prim::ReduceSum,
-                         b.select(mask, b.broadcastTo(sl, {rows, n, m}), b.fill(0, {}, d)), {2},
-                         true);
+      int sum =
+          b.reduce(Prim::ReduceSum,
+                   b.select(mask, b.broadcastTo(sl, {rows, n, m}), b.fill(0, {}, d)), {2}, true);
       out = b.binary(Prim::Add, x2, sum, d);
     }
     int back = b.transpose(b.reshape(out, layout.movedShape), inversePerm(layout.perm));

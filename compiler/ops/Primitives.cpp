@@ -375,14 +375,14 @@ int PrimBuilder::indexCopy(int x, int64_t axis, int index, int source) {
   if (i.rank() != 1 || i.dtype != DType::Int64 || axis < 0 || axis >= m.rank() ||
       s.rank() != m.rank() || s.dtype != m.dtype)
     throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): slices of " + formatMeta(s) +
-                                                    " at an index " + formatMeta(i) +
-                                                    " into " + formatMeta(m));
+                                                    " at an index " + formatMeta(i) + " into " +
+                                                    formatMeta(m));
   for (int64_t d = 0; d < m.rank(); ++d)
     if (s.shape[d] != (d == axis ? i.shape[0] : m.shape[d]))
-      throw CodedError(DiagCode::OpShapeMismatch,
-                       op_ + "(): the source " + formatShape(s.shape) + " must be " +
-                           formatShape(m.shape) + " with the index's length at dim " +
-                           std::to_string(axis));
+      throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): the source " + formatShape(s.shape) +
+                                                      " must be " + formatShape(m.shape) +
+                                                      " with the index's length at dim " +
+                                                      std::to_string(axis));
   PrimAttrs a;
   a.axis = axis;
   return add(Prim::IndexCopy, {x, index, source}, a, m);

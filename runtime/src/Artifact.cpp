@@ -870,8 +870,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         if (step.kind == Step::Kind::IndexCopy && step.indexCopy.inPlace &&
             (i != e.first || std::none_of(a.weights.begin(), a.weights.end(), [&](const Weight &w) {
                auto bound = e.weightBuffers.find(w.name);
-               return w.state && bound != e.weightBuffers.end() &&
-                      bound->second == step.outputs[0];
+               return w.state && bound != e.weightBuffers.end() && bound->second == step.outputs[0];
              })))
           throw Error(ErrorCode::ArtifactUnreadable,
                       manifestPath + ": " + s.name + " writes " + step.outputs[0] +

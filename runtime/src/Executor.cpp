@@ -680,10 +680,11 @@ void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {
     backend.toHost(at.data(), buffers[buffers.size() - 2], at.size() * sizeof(int64_t));
   for (int64_t &i : at) {
     if (i < -p.n || i >= p.n)
-      throw Error(ErrorCode::InputsMismatch,
-                  step.name + " writes position " + std::to_string(i) + " of a dimension of " +
-                      std::to_string(p.n) + " (index_copy: a position past the end of a cache "
-                      "that holds " + std::to_string(p.n) + "?); nothing was written");
+      throw Error(ErrorCode::InputsMismatch, step.name + " writes position " + std::to_string(i) +
+                                                 " of a dimension of " + std::to_string(p.n) +
+                                                 " (index_copy: a position past the end of a cache "
+                                                 "that holds " +
+                                                 std::to_string(p.n) + "?); nothing was written");
     i += i < 0 ? p.n : 0;
   }
   size_t slice = static_cast<size_t>(p.inner * p.elementBytes);
@@ -696,7 +697,8 @@ void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {
       ++run;
     for (int64_t r = 0; r < p.rows; ++r)
       backend.copy(out + static_cast<size_t>(r * p.n + at[j]) * slice,
-                   source + static_cast<size_t>(r * p.m + j) * slice, static_cast<size_t>(run) * slice);
+                   source + static_cast<size_t>(r * p.m + j) * slice,
+                   static_cast<size_t>(run) * slice);
     j += run;
   }
 }

@@ -99,8 +99,7 @@ private:
     for (const std::string &name : step.outputs) {
       operand(name, index);
       // An in-place index_copy writes a state the entry binds (checked with the entry's).
-      if (inputs_.count(name) &&
-          !(step.kind == Step::Kind::IndexCopy && step.indexCopy.inPlace))
+      if (inputs_.count(name) && !(step.kind == Step::Kind::IndexCopy && step.indexCopy.inPlace))
         fail(which + " writes its input " + name);
       if (!written.insert(name).second)
         fail(which + " writes " + name + " twice");

@@ -150,10 +150,9 @@ int sotc_open_device(const char *path, const char *device, sotc_artifact **artif
     s->kernelCpu = s->executor->kernelCpu();
     // GEMM and convolution steps run on the GEMM libraries (convolutions on oneDNN's).
     auto callsLibrary = [](const Segment &plan) {
-      return std::any_of(plan.steps.begin(), plan.steps.end(),
-                         [](const Step &x) {
-                           return x.kind == Step::Kind::Gemm || x.kind == Step::Kind::Conv;
-                         });
+      return std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step &x) {
+        return x.kind == Step::Kind::Gemm || x.kind == Step::Kind::Conv;
+      });
     };
     std::vector<const Segment *> plans = opened.plans();
     if (std::any_of(plans.begin(), plans.end(), [&](const Segment *p) { return callsLibrary(*p); }))

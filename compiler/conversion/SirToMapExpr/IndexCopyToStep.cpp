@@ -34,8 +34,7 @@ bool writableInPlace(mlir::Value x, sir::SubgraphOp entry) {
   return earlier && earlier.getInPlace();
 }
 
-struct ConvertIndexCopyToStepPass
-    : impl::ConvertIndexCopyToStepBase<ConvertIndexCopyToStepPass> {
+struct ConvertIndexCopyToStepPass : impl::ConvertIndexCopyToStepBase<ConvertIndexCopyToStepPass> {
   void runOnOperation() override {
     sir::SubgraphOp subgraph = getOperation();
     // The runtime binds weights (the state's included) to the entry's first subgraph only.
@@ -53,8 +52,8 @@ struct ConvertIndexCopyToStepPass
       if (!copy || sir::toOpsPrim(copy.getPrim()) != ops::Prim::IndexCopy)
         continue;
       auto operand = [&](unsigned i) {
-        return group.getInputs()[mlir::cast<mlir::BlockArgument>(copy->getOperand(i))
-                                     .getArgNumber()];
+        return group
+            .getInputs()[mlir::cast<mlir::BlockArgument>(copy->getOperand(i)).getArgNumber()];
       };
       // sotc-sir-fuse leaves an index_copy alone in its group; its inputs are distinct.
       if (!llvm::hasSingleElement(body.without_terminator()) ||
@@ -67,10 +66,10 @@ struct ConvertIndexCopyToStepPass
       mlir::Value x = operand(0);
       mlir::OpBuilder b(group);
       auto name = copy.getNameAttr();
-      auto step = mapexpr::IndexCopyOp::create(
-          b, group.getLoc(), group->getResult(0).getType(), group.getName(), x, operand(1),
-          operand(2), *copy.getAxis(), entry && writableInPlace(x, entry),
-          b.getStrArrayAttr({name ? name.str() : ""}));
+      auto step = mapexpr::IndexCopyOp::create(b, group.getLoc(), group->getResult(0).getType(),
+                                               group.getName(), x, operand(1), operand(2),
+                                               *copy.getAxis(), entry && writableInPlace(x, entry),
+                                               b.getStrArrayAttr({name ? name.str() : ""}));
       if (mlir::failed(mlir::verify(step)))
         return signalPassFailure();
       group->getResult(0).replaceAllUsesWith(step.getResult());
