@@ -273,6 +273,10 @@ void sizeSteps(Segment &s) {
       p.n = p.axis < int64_t(out.shape.size()) ? out.shape[p.axis] : 0;
       p.m = p.axis < int64_t(source.shape.size()) ? source.shape[p.axis] : 0;
       p.elementBytes = static_cast<int64_t>(sotc_dtype_size(out.dtype));
+      // The slices read and written and the index; x read and written unless in place.
+      step.bytes = 2 * source.bytes + p.m * static_cast<int64_t>(sizeof(int64_t)) +
+                   (p.inPlace ? 0 : 2 * out.bytes);
+      continue;
     }
     step.bytes = 0;
     std::set<std::string> touched(step.outputs.begin(), step.outputs.end());
@@ -821,6 +825,13 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
         weight.spec.shape = t.at("shape").get<std::vector<int64_t>>();
         weight.spec.bytes = tensorBytes(weight.spec.dtype, weight.spec.shape);
         weight.state = t.value("state", false);
+        weight.cacheAxis = t.value("cache_axis", int64_t{-1});
+        if (weight.cacheAxis != -1 &&
+            (!weight.state || weight.cacheAxis < 0 ||
+             weight.cacheAxis >= static_cast<int64_t>(weight.spec.shape.size())))
+          throw Error(ErrorCode::ArtifactUnreadable,
+                      manifestPath + ": weight " + weight.name + " is a cache along axis " +
+                          std::to_string(weight.cacheAxis) + ", not a state weight's axis");
         a.weights.push_back(std::move(weight));
       }
     }

@@ -79,6 +79,9 @@ struct Weight {
   /// The program writes it in place (a KV cache, a step counter): the file holds its initial
   /// value, and each sequence state (sotc_state) a value of its own that runs update.
   bool state = false;
+  /// A KV cache's: the axis of its positions, which an in-place index_copy step writes
+  /// (-1: none).
+  int64_t cacheAxis = -1;
 };
 
 /// An index_copy step (docs/manifest.md) at its plan's sizes: the output (and x) as [rows, n,

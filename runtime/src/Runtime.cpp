@@ -315,6 +315,18 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
   });
 }
 
+int64_t sotc_cache_positions(const sotc_artifact *artifact) {
+  if (!artifact)
+    return 0;
+  int64_t positions = 0;
+  for (const Weight &w : artifact->executor->artifact().weights)
+    if (w.cacheAxis >= 0) {
+      int64_t n = w.spec.shape[static_cast<size_t>(w.cacheAxis)];
+      positions = positions ? std::min(positions, n) : n;
+    }
+  return positions;
+}
+
 int sotc_state_new(sotc_artifact *artifact, sotc_state **state, sotc_error *error) {
   return guarded(error, ErrorCode::RunFailed, [&] {
     if (!artifact || !state)

@@ -74,6 +74,7 @@ def test_a_kv_cache_written_in_place_is_kept_from_call_to_call(device, sotc_bin,
     artifact = kv_cache_artifact(sotc_bin, workdir, "cpu" if device == "cpu" else "cuda")
     f = sotc.load(str(artifact), device=device)
     assert f.state == ["seen", "attention.keys", "attention.values"]
+    assert f.cache_positions == 16  # the keys' and values' positions axis, from the manifest
     calls = decode_calls(4, seed=1)
     want = eager_results(calls)
     for (tokens, position), w in zip(calls, want):
@@ -195,7 +196,7 @@ def test_a_model_without_state_has_none(sotc_bin, workdir):  # noqa: F811
     trace = make_model_traces.trace_model("mlp_torch", str(workdir))
     compile_entries(sotc_bin, [trace], workdir / "mlp.so")
     f = sotc.load(str(workdir / "mlp.so"))
-    assert f.state == []
+    assert f.state == [] and f.cache_positions == 0
     with pytest.raises(sotc.SotcError, match="keeps no state"):
         f.new_state()
     with pytest.raises(sotc.SotcError, match="generate needs a model that keeps a KV cache"):
@@ -252,6 +253,7 @@ def test_static_cache_decoding_equals_generate(name, device, sotc_bin, workdir):
     artifact = workdir / ("lm.so" if device == "cpu" else "lm.fatbin")
     compile_entries(sotc_bin, [prefill, decode], artifact, "cpu" if device == "cpu" else "cuda")
     f = sotc.load(str(artifact), device=device)
+    assert f.cache_positions == MAX_CACHE
     eager = TorchExportableModuleWithStaticCache(model, 1, MAX_CACHE).eval()
     steps = 12
     with torch.no_grad():

@@ -294,7 +294,15 @@ std::string text(const Json &m) {
         << " tensors (sha256 " << w.at("sha256").get<std::string>().substr(0, 16) << "...)\n";
       for (const Json &t : w.at("tensors")) // state: written in place, kept per sequence
         s << "  " << t.at("name").get<std::string>() << ": " << shape(t)
-          << (t.value("state", false) ? " (state)" : "") << "\n";
+          << (t.contains("cache_axis")
+                  ? " (state, a cache of " +
+                        std::to_string(
+                            t.at("shape").at(t.at("cache_axis").get<size_t>()).get<int64_t>()) +
+                        " positions along axis " +
+                        std::to_string(t.at("cache_axis").get<int64_t>()) + ")"
+              : t.value("state", false) ? " (state)"
+                                        : "")
+          << "\n";
     }
     if (entry.contains("weights") && entry.at("weights").contains("prepare")) {
       const Json &p = entry.at("weights").at("prepare"); // run at load and after rebinding

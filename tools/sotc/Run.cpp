@@ -408,19 +408,6 @@ std::string milliseconds(double seconds) {
 
 } // namespace
 
-namespace {
-/// The positions the cache of a stateful model holds: the third dimension of its rank-4 state
-/// weights ([batch, heads, positions, head size]), or 0 when none says.
-int64_t cachePositions(const sotc_artifact *artifact) {
-  nlohmann::json manifest = nlohmann::json::parse(sotc_manifest(artifact));
-  if (manifest.contains("weights"))
-    for (const auto &w : manifest.at("weights").at("tensors"))
-      if (w.value("state", false) && w.at("shape").size() == 4)
-        return w.at("shape")[2].get<int64_t>();
-  return 0;
-}
-} // namespace
-
 void generateTokens(const GenerateOptions &options) {
   ArtifactPtr artifact = open(options.artifact, options.device);
   sotc_value tokensSpec{}, positionsSpec{};
@@ -436,7 +423,7 @@ void generateTokens(const GenerateOptions &options) {
   if (sotc_state_new(artifact.get(), &raw, &error) || sotc_use_state(artifact.get(), raw, &error))
     throw RuntimeFailure(error.code, error.message);
   std::unique_ptr<sotc_state, void (*)(sotc_state *)> state(raw, sotc_state_free);
-  int64_t positions = cachePositions(artifact.get()),
+  int64_t positions = sotc_cache_positions(artifact.get()),
           total = static_cast<int64_t>(options.prompt.size()) + options.maxNewTokens;
   if (options.prompt.empty())
     badInput("--prompt-ids: no tokens");

@@ -650,6 +650,18 @@ std::string writeManifest(const std::vector<Entry> &entries,
   int64_t arena = 0;
   for (const Entry &entry : entries)
     list.push_back(entryJson(entry, launches, target, weights != nullptr, segments, arena));
+  if (weights) { // a KV cache: a state weight an in-place index_copy writes, along its axis
+    std::map<std::string, int64_t> cacheAxes;
+    for (const Json &entry : list)
+      for (const Json &step : segments[entry["segment"].get<size_t>()]["steps"])
+        if (step["kind"] == "index_copy" && step["in_place"].get<bool>())
+          for (const Json &w : entry["weights"]["tensors"])
+            if (w["buffer"] == step["outputs"][0])
+              cacheAxes[w["name"].get<std::string>()] = step["axis"].get<int64_t>();
+    for (Json &t : m["weights"]["tensors"])
+      if (auto it = cacheAxes.find(t["name"].get<std::string>()); it != cacheAxes.end())
+        t["cache_axis"] = it->second;
+  }
   m["entries"] = list;
   m["segments"] = segments;
   m["arena"] = Json{{"bytes", arena}, {"alignment", kBufferAlignment}};

@@ -190,6 +190,10 @@ int sotc_set_weight(sotc_artifact *artifact, const char *name, const sotc_value 
  * handle, which sotc_state_free then frees. On an artifact without state weights,
  * sotc_state_new and sotc_state_reset fail with E8005. */
 typedef struct sotc_state sotc_state;
+/* The positions a KV cache of the artifact holds: the smallest length along its positions
+ * axis (the manifest's `cache_axis`) of the state weights an in-place index_copy writes; 0
+ * when it keeps none. A run that writes a position past them fails with E8004. */
+int64_t sotc_cache_positions(const sotc_artifact *artifact);
 int sotc_state_new(sotc_artifact *artifact, sotc_state **state, sotc_error *error);
 int sotc_state_reset(sotc_artifact *artifact, sotc_state *state, sotc_error *error);
 int sotc_use_state(sotc_artifact *artifact, sotc_state *state, sotc_error *error);

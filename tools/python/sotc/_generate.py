@@ -10,12 +10,11 @@ from ._runtime import SotcError
 
 
 def _context_length(compiled):
-    """The positions the cache holds: the third dimension of the rank-4 state weights
-    ([batch, heads, positions, head size], transformers' and ExecuTorch's layout); else the
-    largest number of tokens the prefill entry takes (its `<= N` guard)."""
-    for tensor in compiled._manifest.get("weights", {}).get("tensors", []):
-        if tensor.get("state") and len(tensor["shape"]) == 4:
-            return tensor["shape"][2]
+    """The positions the cache holds (the runtime's reading of the manifest: its state
+    weights written in place along a positions axis); else the largest number of tokens the
+    prefill entry takes (its `<= N` guard)."""
+    if compiled.cache_positions:
+        return compiled.cache_positions
     bounds = [int(g["expected"][3:]) for e in compiled._manifest["entries"]
               for g in e["guards"] if g["kind"] == "batch" and g["expected"].startswith("<= ")]
     return max(bounds) if bounds else None

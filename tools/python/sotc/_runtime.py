@@ -164,6 +164,8 @@ def _runtime():
                                        ctypes.POINTER(_Error)]
         lib.sotc_use_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(_Error)]
         lib.sotc_state_free.argtypes = [ctypes.c_void_p]
+        lib.sotc_cache_positions.argtypes = [ctypes.c_void_p]
+        lib.sotc_cache_positions.restype = ctypes.c_int64
         i = 0
         while lib.sotc_dtype_name(i):
             _DTYPES.append(lib.sotc_dtype_name(i).decode())
@@ -328,6 +330,8 @@ class Compiled:
         # from call to call, as the model object would.
         self.state = [w["name"] for w in self._manifest.get("weights", {}).get("tensors", [])
                       if w.get("state")]
+        # The positions its KV cache holds (0: none), as the runtime reads the manifest.
+        self.cache_positions = self._lib.sotc_cache_positions(self._handle)
         if params is not None:
             self.set_weights(params, strict=strict)
 
