@@ -239,21 +239,28 @@ def test_decoders_at_their_defaults_return_their_cache(name, sotc_bin, workdir):
                        [w.keys.numpy(), w.values.numpy()], f"layer {i}")
 
 
-@pytest.mark.parametrize("name,device", [(name, "cpu") for name in sorted(CONFIGS)]
-                         + [("gpt2", "emulator")])
-def test_static_cache_decoding_equals_generate(name, device, sotc_bin, workdir):  # noqa: F811
+def static_cache_artifact(name, device, sotc_bin, workdir, cache=MAX_CACHE):  # noqa: F811
+    """The tiny `name` decoder and sotc.load of its static-cache wrapper compiled for
+    `device`: a prefill of up to `cache` tokens and a one-token decode entry."""
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(CONFIGS[name]()).eval()
     model.generation_config.cache_implementation = "static"
-    wrapper = TorchExportableModuleWithStaticCache(model, 1, MAX_CACHE).eval()
-    prefill = sotc.trace(wrapper, f"int64[1,?<={MAX_CACHE}]",
-                         cache_position=f"int64[?<={MAX_CACHE}]").save(str(workdir / "p.pb"))
+    wrapper = TorchExportableModuleWithStaticCache(model, 1, cache).eval()
+    prefill = sotc.trace(wrapper, f"int64[1,?<={cache}]",
+                         cache_position=f"int64[?<={cache}]").save(str(workdir / "p.pb"))
     decode = sotc.trace(wrapper, "int64[1,1]", cache_position="int64[1]").save(
         str(workdir / "d.pb"))
     artifact = workdir / ("lm.so" if device == "cpu" else "lm.fatbin")
     compile_entries(sotc_bin, [prefill, decode], artifact, "cpu" if device == "cpu" else "cuda")
     f = sotc.load(str(artifact), device=device)
-    assert f.cache_positions == MAX_CACHE
+    assert f.cache_positions == cache
+    return model, f
+
+
+@pytest.mark.parametrize("name,device", [(name, "cpu") for name in sorted(CONFIGS)]
+                         + [("gpt2", "emulator")])
+def test_static_cache_decoding_equals_generate(name, device, sotc_bin, workdir):  # noqa: F811
+    model, f = static_cache_artifact(name, device, sotc_bin, workdir)
     eager = TorchExportableModuleWithStaticCache(model, 1, MAX_CACHE).eval()
     steps = 12
     with torch.no_grad():
@@ -270,3 +277,42 @@ def test_static_cache_decoding_equals_generate(name, device, sotc_bin, workdir):
     assert tokens == expected
     assert f.generate(torch.tensor([PROMPT]), max_new_tokens=steps)[0].tolist() == \
         PROMPT + expected
+
+
+def test_generate_equals_transformers_over_32_tokens(sotc_bin, workdir):  # noqa: F811
+    """Greedy generate of 32 new tokens from prompts of 1, 5 and 13 tokens: transformers'
+    tokens, one artifact, a sequence state each."""
+    model, f = static_cache_artifact("qwen2", "cpu", sotc_bin, workdir, cache=48)
+    for length in (1, 5, 13):
+        prompt = torch.tensor([[(7 * i + 3) % 100 for i in range(length)]])
+        with torch.no_grad():
+            want = model.generate(prompt, max_new_tokens=32, do_sample=False,
+                                  cache_implementation="dynamic")[0].tolist()
+        got = f.generate(prompt, max_new_tokens=32,
+                         eos_token_id=model.generation_config.eos_token_id)
+        assert got[0].tolist() == want, f"prompt of {length}"
+
+
+def test_a_sequence_rewound_decodes_as_a_fresh_one(sotc_bin, workdir):  # noqa: F811
+    """Sequence.rewind: back at the end of the prompt after some decoding, the next token's
+    logits are a fresh sequence's for the prompt and that token (transformers' too); a sequence
+    goes on from where it is, and rewinds only backwards."""
+    model, f = static_cache_artifact("llama", "cpu", sotc_bin, workdir)
+    with f.sequence() as sequence:
+        sequence.append(PROMPT)
+        for token in (7, 8, 9):
+            sequence.append([token])
+        sequence.rewind(len(PROMPT))
+        got = sequence.append([11])
+        assert sequence.position == len(PROMPT) + 1
+        with pytest.raises(sotc.SotcError, match="rewind to position 9: the sequence has reached 6"):
+            sequence.rewind(9)
+        with pytest.raises(sotc.SotcError, match="exceed the 32 positions"):
+            sequence.append(list(range(27)))
+    with f.sequence() as fresh:
+        want = fresh.append(PROMPT + [11])
+    assert_matches([got], [want], "rewound vs fresh")
+    with torch.no_grad():
+        eager = model(torch.tensor([PROMPT + [11]])).logits[0, -1].numpy()
+    assert_matches([got], [eager], "rewound vs transformers")
+

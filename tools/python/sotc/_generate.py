@@ -61,51 +61,104 @@ def _choose(logits, rng, do_sample, temperature, top_k, top_p):
     return int(rng.choice(p.size, p=p))
 
 
+def _token_ids(ids, what):
+    """`ids` (a list, numpy array or torch tensor of token ids) as int64[1, T], T >= 1."""
+    ids = np.asarray(ids.cpu() if hasattr(ids, "cpu") else ids, dtype=np.int64)
+    if ids.ndim <= 1:
+        ids = ids.reshape(1, -1)
+    if ids.ndim != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
+        raise SotcError("E8004", f"{what} takes one sequence of at least one token "
+                        f"(int64[1, T]); got shape {list(ids.shape)} (batches of prompts are "
+                        "not supported yet)")
+    return ids
+
+
+class Sequence:
+    """One sequence on a compiled language model's KV cache (Compiled.sequence()): a state of
+    its own and the position it has reached. append() runs tokens at the next positions and
+    returns the last one's logits; rewind() goes back to an earlier position, for a model that
+    masks the cache by the positions it is given (transformers' static cache): the entries past
+    it are hidden, then overwritten by the next append. One thread at a time uses a sequence;
+    threads use sequences of their own at once."""
+
+    def __init__(self, compiled):
+        _check_signature(compiled)
+        self._compiled = compiled
+        self._state = compiled.new_state()
+        self.position = 0
+        # The positions the cache holds (None: the model keeps no cache the manifest names).
+        self.capacity = _context_length(compiled)
+
+    def append(self, tokens):
+        """Runs `tokens` (int64[1, T] or a list) at positions position .. position + T - 1
+        and returns the logits of the last one ([vocabulary])."""
+        tokens = _token_ids(tokens, "append")
+        count = tokens.shape[1]
+        if self.capacity is not None and self.position + count > self.capacity:
+            raise SotcError("E8004", f"{count} tokens at position {self.position} exceed the "
+                            f"{self.capacity} positions the compiled cache holds")
+        positions = np.arange(self.position, self.position + count, dtype=np.int64)
+        compiled = self._compiled
+        before = getattr(compiled._local, "state", None)
+        compiled.use_state(self._state)
+        try:
+            logits = _last_logits(compiled(tokens, positions))
+        finally:
+            compiled.use_state(before)
+        self.position += count
+        return logits
+
+    def rewind(self, position):
+        """Goes back to `position` (at most the current one): the next append writes there."""
+        if not 0 <= position <= self.position:
+            raise SotcError("E8004", f"rewind to position {position}: the sequence has "
+                            f"reached {self.position}")
+        self.position = position
+
+    def reset(self):
+        """Starts over: the state's initial values, position 0."""
+        self._state.reset()
+        self.position = 0
+
+    def close(self):
+        self._state.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def stream(compiled, input_ids, max_new_tokens=32, do_sample=False, temperature=1.0,
            top_k=None, top_p=1.0, eos_token_id=None, seed=None):
     """Yields the new tokens one at a time (see Compiled.generate)."""
-    _check_signature(compiled)
-    prompt = np.asarray(input_ids.cpu() if hasattr(input_ids, "cpu") else input_ids,
-                        dtype=np.int64)
-    if prompt.ndim == 1:
-        prompt = prompt[None]
-    if prompt.ndim != 2 or prompt.shape[0] != 1 or prompt.shape[1] == 0:
-        raise SotcError("E8004", f"generate takes one prompt of at least one token "
-                        f"(int64[1, T]); got shape {list(prompt.shape)} (batches of prompts are "
-                        "not supported yet)")
+    prompt = _token_ids(input_ids, "generate")
     if do_sample and temperature <= 0:
         raise SotcError("E8004", "sampling needs a temperature above 0 (do_sample=False for "
                         "greedy decoding)")
-    context = _context_length(compiled)
-    if context is not None and prompt.shape[1] + max_new_tokens > context:
-        raise SotcError("E8004", f"{prompt.shape[1]} prompt tokens and {max_new_tokens} new "
-                        f"ones exceed the {context} positions the compiled cache holds")
     stops = set([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id or [])
     rng = np.random.default_rng(seed)
-    state = compiled.new_state()
-    before = getattr(compiled._local, "state", None)
-    compiled.use_state(state)
-    try:
-        tokens, positions = prompt, np.arange(prompt.shape[1], dtype=np.int64)
-        for _ in range(max_new_tokens):
-            logits = _last_logits(compiled(tokens, positions))
+    with Sequence(compiled) as sequence:
+        if (sequence.capacity is not None
+                and prompt.shape[1] + max_new_tokens > sequence.capacity):
+            raise SotcError("E8004", f"{prompt.shape[1]} prompt tokens and {max_new_tokens} "
+                            f"new ones exceed the {sequence.capacity} positions the compiled "
+                            "cache holds")
+        logits = sequence.append(prompt)
+        for step in range(max_new_tokens):
             token = _choose(logits, rng, do_sample, temperature, top_k, top_p)
             yield token
-            if token in stops:
+            if token in stops or step + 1 == max_new_tokens:
                 return
-            tokens = np.array([[token]], dtype=np.int64)
-            positions = positions[-1:] + 1
-    finally:
-        compiled.use_state(before)
-        state.close()
+            logits = sequence.append([[token]])
 
 
 def generate(compiled, input_ids, **options):
     """The prompt followed by the new tokens, as transformers' generate returns them (a torch
     tensor for a torch prompt, else a numpy array)."""
     new = list(stream(compiled, input_ids, **options))
-    prompt = np.asarray(input_ids.cpu() if hasattr(input_ids, "cpu") else input_ids,
-                        dtype=np.int64).reshape(1, -1)
+    prompt = _token_ids(input_ids, "generate")
     out = np.concatenate([prompt, np.array([new], dtype=np.int64).reshape(1, -1)], axis=1)
     if type(input_ids).__module__.startswith("torch"):
         import torch

@@ -413,6 +413,12 @@ class Compiled:
                         temperature=temperature, top_k=top_k, top_p=top_p,
                         eos_token_id=eos_token_id, seed=seed)
 
+    def sequence(self):
+        """A sequence on the model's KV cache with a state of its own (sotc._generate.Sequence):
+        append tokens, get the last one's logits, rewind to an earlier position, go on."""
+        from ._generate import Sequence
+        return Sequence(self)
+
     def generate_stream(self, input_ids, **options):
         """generate's new tokens as they come, one int at a time (the same options)."""
         from ._generate import stream
