@@ -680,11 +680,11 @@ void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {
     backend.toHost(at.data(), buffers[buffers.size() - 2], at.size() * sizeof(int64_t));
   for (int64_t &i : at) {
     if (i < -p.n || i >= p.n)
-      throw Error(ErrorCode::InputsMismatch, step.name + " writes position " + std::to_string(i) +
-                                                 " of a dimension of " + std::to_string(p.n) +
-                                                 " (index_copy: a position past the end of a cache "
-                                                 "that holds " +
-                                                 std::to_string(p.n) + "?); nothing was written");
+      throw Error(ErrorCode::InputsMismatch,
+                  step.name + ": position " + std::to_string(i) + " is outside the " +
+                      std::to_string(p.n) +
+                      " positions it writes (a KV cache written past its end); nothing was "
+                      "written");
     i += i < 0 ? p.n : 0;
   }
   size_t slice = static_cast<size_t>(p.inner * p.elementBytes);

@@ -166,6 +166,56 @@ TEST_CASE("a state weight's new value is kept by the runtime, not returned",
       });
 }
 
+TEST_CASE("an index_copy step writes a cache in place only where the state is the entry's",
+          "[runtime][manifest]") {
+  // w: a state cache of 4 rows of 2, written at x's first element's row by an in-place step
+  // (the rows of v, int64 positions in p), then read by the kernel.
+  Json m = modelManifest("cpu");
+  Json &tensors = m["weights"]["tensors"];
+  tensors[0] = {{"name", "w"}, {"dtype", "float32"}, {"shape", {4, 2}}, {"state", true},
+                {"cache_axis", 0}};
+  Json &seg = m["segments"][0];
+  seg["inputs"] = {buffer("x", 4), buffer("w", 8), buffer("prepared.w", 4),
+                   {{"name", "p"}, {"dtype", "int64"}, {"shape", {1}}, {"bytes", 8}},
+                   {{"name", "v"}, {"dtype", "float32"}, {"shape", {1, 2}}, {"bytes", 8}}};
+  seg["inputs"][1]["shape"] = {4, 2};
+  seg["steps"] = {{{"kind", "index_copy"}, {"name", "index_copy_0"}, {"dtype", "float32"},
+                   {"axis", 0}, {"in_place", true}, {"outputs", {"w"}}, {"inputs", {"p", "v"}}},
+                  kernel("k", "y", "w")};
+  seg["end"]["side_effects"] = {{{"state", "w"}, {"value", {{"tensor", "w"}}}}};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  CHECK(a.weights.at(0).cacheAxis == 0);
+  const sotc::runtime::Step &step = a.segments.at(0).steps.at(0);
+  CHECK(step.kind == sotc::runtime::Step::Kind::IndexCopy);
+  // [rows, n, inner] = [1, 4, 2]; one position of 4-byte elements; the bytes it moves: the
+  // source read and written and the index, not the cache.
+  CHECK(step.indexCopy.rows == 1);
+  CHECK(step.indexCopy.n == 4);
+  CHECK(step.indexCopy.m == 1);
+  CHECK(step.indexCopy.inner == 2);
+  CHECK(step.indexCopy.elementBytes == 4);
+  CHECK(step.bytes == 2 * 8 + 8);
+  checkRefusals(
+      m, {
+             {"in place into the caller's input", "writes x in place, which is no state weight",
+              [](Json &j) { j["segments"][0]["steps"][0]["outputs"] = {"x"}; }},
+             {"in place into a weight that is not state", "which is no state weight",
+              [](Json &j) {
+                j["weights"]["tensors"][0].erase("state");
+                j["weights"]["tensors"][0].erase("cache_axis");
+                j["segments"][0]["end"].erase("side_effects");
+              }},
+             {"a source of another shape", "not an index_copy's buffers",
+              [](Json &j) { j["segments"][0]["inputs"][4]["shape"] = {1, 3}; }},
+             {"a float index", "not an index_copy's buffers",
+              [](Json &j) { j["segments"][0]["inputs"][3]["dtype"] = "float64"; }},
+             {"buffers of another step", "its axis or buffers are not an index_copy's",
+              [](Json &j) { j["segments"][0]["steps"][0]["inputs"] = {"v"}; }},
+             {"a cache axis past the shape", "is a cache along axis 2",
+              [](Json &j) { j["weights"]["tensors"][0]["cache_axis"] = 2; }},
+         });
+}
+
 TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runtime][manifest]") {
   Artifact a = readManifest(modelManifest("cuda").dump(), "k.manifest.json");
   REQUIRE(a.segments.size() == 1);
