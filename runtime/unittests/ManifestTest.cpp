@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <vector>
 
 using Json = nlohmann::ordered_json;
@@ -179,6 +180,17 @@ TEST_CASE("an index_copy step writes a cache in place only where the state is th
                    {{"name", "p"}, {"dtype", "int64"}, {"shape", {1}}, {"bytes", 8}},
                    {{"name", "v"}, {"dtype", "float32"}, {"shape", {1, 2}}, {"bytes", 8}}};
   seg["inputs"][1]["shape"] = {4, 2};
+  m["entries"][0]["weights"].erase("prepare"); // nothing is prepared from a state
+  seg["inputs"].erase(2);
+  seg["steps"] = Json::array();
+  for (const auto &[name, dtype, shape] :
+       {std::tuple{"p", "int64", Json{1}}, std::tuple{"v", "float32", Json{1, 2}}})
+    m["entries"][0]["inputs"].push_back({{"name", name},
+                                         {"kind", "tensor"},
+                                         {"dtype", dtype},
+                                         {"shape", shape},
+                                         {"stop_gradient", true},
+                                         {"buffer", name}});
   seg["steps"] = {{{"kind", "index_copy"}, {"name", "index_copy_0"}, {"dtype", "float32"},
                    {"axis", 0}, {"in_place", true}, {"outputs", {"w"}}, {"inputs", {"p", "v"}}},
                   kernel("k", "y", "w")};
@@ -206,14 +218,23 @@ TEST_CASE("an index_copy step writes a cache in place only where the state is th
                 j["segments"][0]["end"].erase("side_effects");
               }},
              {"a source of another shape", "not an index_copy's buffers",
-              [](Json &j) { j["segments"][0]["inputs"][4]["shape"] = {1, 3}; }},
+              [](Json &j) {
+                j["segments"][0]["inputs"][3]["shape"] = {1, 3};
+                j["segments"][0]["inputs"][3]["bytes"] = 12;
+                j["entries"][0]["inputs"][2]["shape"] = {1, 3};
+              }},
              {"a float index", "not an index_copy's buffers",
-              [](Json &j) { j["segments"][0]["inputs"][3]["dtype"] = "float64"; }},
-             {"buffers of another step", "its axis or buffers are not an index_copy's",
-              [](Json &j) { j["segments"][0]["steps"][0]["inputs"] = {"v"}; }},
+              [](Json &j) {
+                j["segments"][0]["inputs"][2]["dtype"] = "float64";
+                j["entries"][0]["inputs"][1]["dtype"] = "float64";
+              }},
              {"a cache axis past the shape", "is a cache along axis 2",
               [](Json &j) { j["weights"]["tensors"][0]["cache_axis"] = 2; }},
          });
+  Json fewer = m; // read before any buffer is looked up
+  fewer["segments"][0]["steps"][0]["inputs"] = {"v"};
+  CHECK(refusal(fewer) ==
+        "E8001: index_copy step index_copy_0: its axis or buffers are not an index_copy's");
 }
 
 TEST_CASE("a CUDA manifest's segments are read as a CPU manifest's are", "[runtime][manifest]") {

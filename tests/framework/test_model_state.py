@@ -316,3 +316,22 @@ def test_a_sequence_rewound_decodes_as_a_fresh_one(sotc_bin, workdir):  # noqa: 
         eager = model(torch.tensor([PROMPT + [11]])).logits[0, -1].numpy()
     assert_matches([got], [eager], "rewound vs transformers")
 
+
+def test_a_batch_of_left_padded_prompts_generates_as_transformers_does(sotc_bin, workdir):  # noqa: F811
+    """Prompts of 2, 5 and 3 tokens padded on the left with an attention_mask (as a tokenizer
+    pads for generation): transformers' batched greedy generate, row for row, padding kept."""
+    model, f = static_cache_artifact("gpt2", "cpu", sotc_bin, workdir)
+    rows = [[11, 12], [5, 17, 3, 9, 21], [40, 41, 42]]
+    width = max(map(len, rows))
+    ids = torch.tensor([[0] * (width - len(r)) + r for r in rows])
+    mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
+    with torch.no_grad():
+        want = model.generate(ids, attention_mask=mask, max_new_tokens=10, do_sample=False,
+                              pad_token_id=0, cache_implementation="dynamic")
+    got = f.generate(ids, attention_mask=mask, max_new_tokens=10, pad_token_id=0)
+    assert got.tolist() == want.tolist()
+    for row, prompt in zip(got.tolist(), rows):  # each row as its prompt alone generates
+        assert row[width:] == f.generate(torch.tensor([prompt]), max_new_tokens=10)[0, len(prompt):].tolist()
+    with pytest.raises(sotc.SotcError, match="padding on the left"):
+        f.generate(ids, attention_mask=torch.flip(mask, [1]), max_new_tokens=2)
+

@@ -154,12 +154,42 @@ def stream(compiled, input_ids, max_new_tokens=32, do_sample=False, temperature=
             logits = sequence.append([[token]])
 
 
-def generate(compiled, input_ids, **options):
-    """The prompt followed by the new tokens, as transformers' generate returns them (a torch
-    tensor for a torch prompt, else a numpy array)."""
-    new = list(stream(compiled, input_ids, **options))
-    prompt = _token_ids(input_ids, "generate")
-    out = np.concatenate([prompt, np.array([new], dtype=np.int64).reshape(1, -1)], axis=1)
+def _prompts(input_ids, attention_mask):
+    """The prompts of a batch [B, T] (one prompt: [T] or [1, T]) and its rows as given: each
+    row's tokens are where `attention_mask` is 1, padding on the left only (as transformers'
+    tokenizers pad for generation)."""
+    ids = np.asarray(input_ids.cpu() if hasattr(input_ids, "cpu") else input_ids, dtype=np.int64)
+    ids = ids.reshape(1, -1) if ids.ndim <= 1 else ids
+    mask = np.ones(ids.shape) if attention_mask is None else np.asarray(
+        attention_mask.cpu() if hasattr(attention_mask, "cpu") else attention_mask)
+    if ids.ndim != 2 or ids.shape[1] == 0 or mask.shape != ids.shape:
+        raise SotcError("E8004", f"generate takes prompts [B, T] of at least one token (and an "
+                        f"attention_mask of their shape); got {list(ids.shape)}"
+                        + ("" if attention_mask is None else f" and {list(mask.shape)}"))
+    prompts = []
+    for b, (row, keep) in enumerate(zip(ids, mask.astype(bool))):
+        first = int(keep.argmax())
+        if not keep.any() or not keep[first:].all():
+            raise SotcError("E8004", f"prompt {b}: its attention_mask must be padding on the left "
+                            "then at least one token (padding_side='left', as transformers "
+                            "pads for generation)")
+        prompts.append(row[None, first:])
+    return prompts, ids
+
+
+def generate(compiled, input_ids, attention_mask=None, pad_token_id=None, **options):
+    """The prompts followed by their new tokens, as transformers' generate returns them (a
+    torch tensor for a torch prompt, else a numpy array): one sequence per prompt, one after
+    another; a row that stopped at an eos token, or made fewer tokens than the longest,
+    continues with `pad_token_id` (default: the first eos token, else 0)."""
+    prompts, rows = _prompts(input_ids, attention_mask)
+    new = [list(stream(compiled, prompt, **options)) for prompt in prompts]
+    stops = options.get("eos_token_id")
+    stops = [stops] if isinstance(stops, int) else list(stops or [])
+    pad = pad_token_id if pad_token_id is not None else (stops[0] if stops else 0)
+    width = max(len(tokens) for tokens in new)
+    tail = np.array([tokens + [pad] * (width - len(tokens)) for tokens in new], dtype=np.int64)
+    out = np.concatenate([rows, tail.reshape(len(new), width)], axis=1)
     if type(input_ids).__module__.startswith("torch"):
         import torch
         return torch.from_numpy(out)

@@ -400,17 +400,22 @@ class Compiled:
         self._local.state = state
 
     def generate(self, input_ids, max_new_tokens=32, do_sample=False, temperature=1.0,
-                 top_k=None, top_p=1.0, eos_token_id=None, seed=None):
+                 top_k=None, top_p=1.0, eos_token_id=None, seed=None, attention_mask=None,
+                 pad_token_id=None):
         """Generates text token by token on a compiled language model that keeps its KV
         cache as state (traced as forward(tokens[1, T], positions[T]) -> logits, compiled with
         a prefill and a one-token decode entry): the prompt `input_ids` then up to
         `max_new_tokens` new tokens, as transformers' generate returns them. Greedy, or with
         `do_sample` drawn at `temperature` among the `top_k` likeliest and the `top_p` nucleus,
         reproducibly for one `seed`; it stops after an `eos_token_id` (one or a list). Runs on a
-        sequence state of its own: threads may generate at once."""
+        sequence state of its own: threads may generate at once. A batch of prompts [B, T],
+        padded on the left with an `attention_mask` as transformers' tokenizers pad them, runs
+        one sequence per prompt (one after another, not batched kernels) and returns the rows
+        as transformers does (rows that stop early padded with `pad_token_id`)."""
         from ._generate import generate
-        return generate(self, input_ids, max_new_tokens=max_new_tokens, do_sample=do_sample,
-                        temperature=temperature, top_k=top_k, top_p=top_p,
+        return generate(self, input_ids, attention_mask=attention_mask,
+                        pad_token_id=pad_token_id, max_new_tokens=max_new_tokens,
+                        do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
                         eos_token_id=eos_token_id, seed=seed)
 
     def sequence(self):
