@@ -438,7 +438,11 @@ void generateTokens(const GenerateOptions &options) {
   std::vector<char> host;
   std::vector<int64_t> generated;
   std::vector<double> seconds;
-  for (int64_t step = 0; step < options.maxNewTokens; ++step) {
+  // Timed: the prompt once untimed first (the weights' preparation, the first call's plans),
+  // then from the state's initial values.
+  for (int64_t step = options.timing ? -1 : 0; step < options.maxNewTokens; ++step) {
+    if (step == 0 && options.timing && sotc_state_reset(artifact.get(), state.get(), &error))
+      throw RuntimeFailure(error.code, error.message);
     std::vector<sotc_value> values(2);
     values[0] = tokensSpec, values[1] = positionsSpec;
     values[0].shape[0] = 1, values[0].shape[1] = static_cast<int64_t>(tokens.size());
@@ -447,6 +451,8 @@ void generateTokens(const GenerateOptions &options) {
     values[1].data = at.data();
     auto start = std::chrono::steady_clock::now();
     runOnce(artifact.get(), values, results);
+    if (step < 0)
+      continue;
     sotc_value logits = onHost(artifact.get(), results[0], host);
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -469,10 +475,28 @@ void generateTokens(const GenerateOptions &options) {
   if (options.timing && !seconds.empty()) {
     std::vector<double> decode(seconds.begin() + 1, seconds.end());
     std::sort(decode.begin(), decode.end());
-    std::cout << "prefill: " << options.prompt.size() << " tokens in " << milliseconds(seconds[0])
-              << "\ndecode: "
-              << (decode.empty() ? std::string("-") : milliseconds(decode[decode.size() / 2]))
-              << " per token (median of " << decode.size() << ")\n";
+    // A decode step reads every weight (the cache included) at least once: the bandwidth that
+    // implies, next to the machine's (bench/stream measures it).
+    double weightBytes = 0;
+    for (size_t i = 0; i < sotc_num_weights(artifact.get()); ++i) {
+      sotc_value spec{};
+      if (!sotc_weight_spec(artifact.get(), i, &spec))
+        weightBytes += static_cast<double>(elements(spec) * sotc_dtype_size(spec.dtype));
+    }
+    std::ostringstream rates;
+    rates.setf(std::ios::fixed);
+    rates.precision(1);
+    rates << "prefill: " << options.prompt.size() << " tokens in " << milliseconds(seconds[0])
+          << " (" << static_cast<double>(options.prompt.size()) / seconds[0] << " tokens/s)\n";
+    if (decode.empty()) {
+      rates << "decode: -\n";
+    } else {
+      double median = decode[decode.size() / 2];
+      rates << "decode: " << milliseconds(median) << " per token (median of " << decode.size()
+            << "), " << 1 / median << " tokens/s, " << weightBytes / median / 1e9
+            << " GB/s of its " << weightBytes / 1e6 << " MB of weights\n";
+    }
+    std::cout << rates.str();
   }
 }
 
