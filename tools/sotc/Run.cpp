@@ -493,8 +493,8 @@ void generateTokens(const GenerateOptions &options) {
     } else {
       double median = decode[decode.size() / 2];
       rates << "decode: " << milliseconds(median) << " per token (median of " << decode.size()
-            << "), " << 1 / median << " tokens/s, " << weightBytes / median / 1e9
-            << " GB/s of its " << weightBytes / 1e6 << " MB of weights\n";
+            << "), " << 1 / median << " tokens/s, " << weightBytes / median / 1e9 << " GB/s of its "
+            << weightBytes / 1e6 << " MB of weights\n";
     }
     std::cout << rates.str();
   }
