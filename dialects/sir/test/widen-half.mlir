@@ -36,3 +36,23 @@ sir.subgraph @casts(%x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf64>, tensor<4
   %2 = sir.prim cast(%0) : (tensor<4xbf16>) -> tensor<4xf64>
   sir.output %1, %2, %0 : tensor<4xi1>, tensor<4xf64>, tensor<4xbf16>
 }
+
+// -----
+
+// An index_copy only moves values: it stays in half on every target, so a half KV cache (a
+// state argument) is written as it is (in place, later) and its computed source is rounded to
+// half once, as the framework stores it; what reads the new cache widens it.
+// CHECK-LABEL: sir.subgraph @half_cache
+// CHECK:      %[[K:.*]] = sir.prim cast(%arg2) {stored_as = f16} : (tensor<1x2x1x4xf16>) -> tensor<1x2x1x4xf32>
+// CHECK:      %[[E:.*]] = sir.prim exp(%[[K]]) : (tensor<1x2x1x4xf32>) -> tensor<1x2x1x4xf32>
+// CHECK-NEXT: %[[H:.*]] = sir.prim cast(%[[E]]) : (tensor<1x2x1x4xf32>) -> tensor<1x2x1x4xf16>
+// CHECK-NEXT: %[[C:.*]] = sir.prim index_copy(%arg0, %arg1, %[[H]]) {axis = 2 : i64} : (tensor<1x2x8x4xf16>, tensor<1xi64>, tensor<1x2x1x4xf16>) -> tensor<1x2x8x4xf16>
+// CHECK-NEXT: %[[CW:.*]] = sir.prim cast(%[[C]]) {stored_as = f16} : (tensor<1x2x8x4xf16>) -> tensor<1x2x8x4xf32>
+// CHECK-NEXT: sir.prim add(%[[CW]], %[[CW]])
+// CHECK:      sir.output %[[C]]
+sir.subgraph @half_cache(%cache: tensor<1x2x8x4xf16> {sir.name = "cache", sir.weight, sir.state}, %pos: tensor<1xi64>, %k: tensor<1x2x1x4xf16>) -> (tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>) {
+  %0 = sir.prim exp(%k) : (tensor<1x2x1x4xf16>) -> tensor<1x2x1x4xf16>
+  %1 = sir.prim index_copy(%cache, %pos, %0) {axis = 2 : i64} : (tensor<1x2x8x4xf16>, tensor<1xi64>, tensor<1x2x1x4xf16>) -> tensor<1x2x8x4xf16>
+  %2 = sir.prim add(%1, %1) : (tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>) -> tensor<1x2x8x4xf16>
+  sir.output %1, %2 : tensor<1x2x8x4xf16>, tensor<1x2x8x4xf16>
+}
