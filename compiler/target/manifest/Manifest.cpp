@@ -229,11 +229,11 @@ public:
       } else {
         continue;
       }
-      auto copy = mlir::dyn_cast<mapexpr::IndexCopyOp>(op);
+      // An in-place step's result is the state's buffer, an input: no intermediate.
+      bool inPlace = json["kind"] == "index_copy" && json["in_place"].get<bool>();
       for (mlir::Value v : op.getResults()) {
-        if (copy && copy.getInPlace())
-          continue; // the state's buffer, an input
-
+        if (inPlace)
+          continue;
         std::string name = mapexpr::tensorName(v);
         live[name] = {step, step};
         intermediates[name] = tensorJson(name, v.getType());
