@@ -249,7 +249,6 @@ Step stepOf(const Json &j) {
   return s;
 }
 
-/// Each step's bytes: what it reads and writes, each buffer once.
 /// Each step's bytes (what it reads and writes, each buffer once) and an index_copy's
 /// geometry, from its buffers at the plan's sizes (a dynamic plan's are placeholders until
 /// resolveSizes).

@@ -54,6 +54,8 @@ size_t elements(const sotc_value &v) {
   return n;
 }
 
+size_t bytesOf(const sotc_value &v) { return elements(v) * sotc_dtype_size(v.dtype); }
+
 /// A .npy file (format 1.0/2.0, C order) as a tensor whose bytes `storage` owns. Only a
 /// regular file is read, and no more of it than its header's shape says.
 sotc_value readNpy(const std::string &path, std::vector<char> &storage) {
@@ -140,7 +142,7 @@ std::string npyBytes(const sotc_value &v) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>(header.size() >> 8);
   out += header;
-  out.append(static_cast<const char *>(v.data), elements(v) * sotc_dtype_size(v.dtype));
+  out.append(static_cast<const char *>(v.data), bytesOf(v));
   return out;
 }
 
@@ -265,7 +267,7 @@ ArtifactPtr open(const std::string &path, const std::string &device) {
 sotc_value onHost(sotc_artifact *artifact, sotc_value v, std::vector<char> &storage) {
   if (v.device != SOTC_DEVICE_CUDA)
     return v;
-  storage.resize(elements(v) * sotc_dtype_size(v.dtype));
+  storage.resize(bytesOf(v));
   sotc_error error{};
   if (sotc_copy_out(artifact, &v, storage.data(), SOTC_DEVICE_CPU, &error))
     throw RuntimeFailure(error.code, error.message);
@@ -321,7 +323,7 @@ std::vector<sotc_value> parameters(sotc_artifact *artifact, const RunOptions &op
           spec.shape[d] = options.batch[options.batch.size() > 1 ? k : 0];
         }
       values[i] = spec;
-      storage[i].resize(elements(spec) * sotc_dtype_size(spec.dtype));
+      storage[i].resize(bytesOf(spec));
       // Floats normal; integers in 0..15 (token ids and indices of small tables); bools even.
       std::normal_distribution<float> normal;
       std::uniform_int_distribution<int32_t> small(0, 15);
@@ -481,7 +483,7 @@ void generateTokens(const GenerateOptions &options) {
     for (size_t i = 0; i < sotc_num_weights(artifact.get()); ++i) {
       sotc_value spec{};
       if (!sotc_weight_spec(artifact.get(), i, &spec))
-        weightBytes += static_cast<double>(elements(spec) * sotc_dtype_size(spec.dtype));
+        weightBytes += static_cast<double>(bytesOf(spec));
     }
     std::ostringstream rates;
     rates.setf(std::ios::fixed);

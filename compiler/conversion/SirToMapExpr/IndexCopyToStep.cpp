@@ -8,7 +8,6 @@
 // stays in place the same way.
 //
 //===--------------------------------------------------------------------------------------===//
-#include "compiler/conversion/SirToMapExpr/EpilogueMatcher.h"
 #include "compiler/conversion/SirToMapExpr/Passes.h"
 
 #include "dialects/sir/IR/SirDialect.h"

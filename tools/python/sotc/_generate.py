@@ -130,6 +130,11 @@ class Sequence:
         self.close()
 
 
+def _stop_tokens(eos_token_id):
+    """An `eos_token_id` (one, a list, or None) as a list."""
+    return [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id or [])
+
+
 def stream(compiled, input_ids, max_new_tokens=32, do_sample=False, temperature=1.0,
            top_k=None, top_p=1.0, eos_token_id=None, seed=None):
     """Yields the new tokens one at a time (see Compiled.generate)."""
@@ -137,7 +142,7 @@ def stream(compiled, input_ids, max_new_tokens=32, do_sample=False, temperature=
     if do_sample and temperature <= 0:
         raise SotcError("E8004", "sampling needs a temperature above 0 (do_sample=False for "
                         "greedy decoding)")
-    stops = set([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id or [])
+    stops = set(_stop_tokens(eos_token_id))
     rng = np.random.default_rng(seed)
     with Sequence(compiled) as sequence:
         if (sequence.capacity is not None
@@ -184,8 +189,7 @@ def generate(compiled, input_ids, attention_mask=None, pad_token_id=None, **opti
     continues with `pad_token_id` (default: the first eos token, else 0)."""
     prompts, rows = _prompts(input_ids, attention_mask)
     new = [list(stream(compiled, prompt, **options)) for prompt in prompts]
-    stops = options.get("eos_token_id")
-    stops = [stops] if isinstance(stops, int) else list(stops or [])
+    stops = _stop_tokens(options.get("eos_token_id"))
     pad = pad_token_id if pad_token_id is not None else (stops[0] if stops else 0)
     width = max(len(tokens) for tokens in new)
     tail = np.array([tokens + [pad] * (width - len(tokens)) for tokens in new], dtype=np.int64)
