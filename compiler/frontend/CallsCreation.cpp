@@ -227,6 +227,10 @@ bool torchFill(CallContext &c) {
     sizes = sizes[0]->items;
   std::vector<VarPtr> dims;
   for (const VarPtr &s : sizes) { // numbers and dynamic sizes (torch.ones(T, T))
+    if (s->isTensor() && s->meta.shape.empty() && !s->ofDynamicSize)
+      c.fail(DiagCode::FrontendHostInteraction,
+             c.name + ": a size that is a tensor's value (known only when the program runs) "
+                      "is not compiled yet");
     if (!isInt(s) && !isDynamicSize(s))
       return false;
     dims.push_back(s);

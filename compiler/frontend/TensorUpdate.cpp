@@ -26,10 +26,13 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     return tensorCall(f, sir, "api", name, name, std::move(args), {});
   };
   const std::vector<int64_t> &shape = x->meta.shape;
-  for (int64_t d : shape)
-    if (ops::isDynamicDim(d))
-      fail(DiagCode::FrontendUnsupportedConstruct,
-           "assigning into a tensor with dynamic dimensions is not supported", f);
+  bool dynamic = std::any_of(shape.begin(), shape.end(), ops::isDynamicDim);
+  bool mask = key->isTensor() && key->meta.dtype == ops::DType::Bool && key->meta.shape == shape;
+  if (dynamic && !mask) // the other forms index x at static positions
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "assigning into a tensor with dynamic dimensions is not supported (through a boolean "
+         "mask of its shape it is)",
+         f);
   auto dtypeVar = [&] {
     VarPtr v = Variable::make(K::External, constTracker());
     v->name = framework_ + "." + ops::dtypeName(x->meta.dtype);
@@ -43,13 +46,16 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
         fail(DiagCode::FrontendUnsupportedConstruct,
              "assigning a " + v->typeName() + " into a tensor (a number or a tensor is)", f);
       consume(v, locOf(f));
+      if (dynamic) // x's own shape (a mask's value)
+        return tensorCall(f, sir, "api", torch ? "torch.full_like" : "paddle.full_like",
+                          torch ? "torch.full_like" : "paddle.full_like", {x, v}, {});
       return tensorCall(f, sir, "api", torch ? "torch.full" : "paddle.full",
                         torch ? "torch.full" : "paddle.full", {intList(target), v},
                         {{"dtype", dtypeVar()}});
     }
     if (v->meta.dtype != x->meta.dtype)
       v = api("paddle.cast", "torch.Tensor.to", {v, dtypeVar()});
-    if (v->meta.shape != target)
+    if (v->meta.shape != target && !dynamic) // (a mask's `where` broadcasts it)
       v = api("paddle.broadcast_to", "torch.broadcast_to", {v, intList(target)});
     return v;
   };

@@ -180,14 +180,23 @@ def token_norm(x, w, b):
     return torch.nn.functional.layer_norm(x.reshape(-1, x.shape[-1]), (8,), w, b).view(x.shape)
 
 
+def token_clamp(x):  # assignment through boolean masks of the tokens' own shape
+    y = x * 2
+    y[x > 1] = -1.0
+    y[x < -1] = x.mean()
+    return y
+
+
 @pytest.mark.parametrize("fn, specs", [
     (token_loss, ["float32[B,T,16]", "int64[B,T]"]),
     (token_router, ["float32[B,T,8]", "float32[8,4]"]),
     (token_norm, ["float32[B,T,8]", "float32[8]", "float32[8]"]),
-], ids=["loss", "router", "norm"])
+    (token_clamp, ["float32[B,T,8]"]),
+], ids=["loss", "router", "norm", "masked-assignment"])
 def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs):  # noqa: F811
     """Work over rows of B*T tokens (docs/dynamic-shapes.md#merged-sizes): a loss over every
-    token, a router's top-k per token, a layer norm of the flattened tokens viewed back; one
+    token, a router's top-k per token, a layer norm of the flattened tokens viewed back,
+    values assigned through masks of the tokens' shape; one
     CPU artifact against torch at every pair of sizes."""
     trace = sotc.trace(fn, *specs, sotc_framework="torch").save(str(workdir / f"{fn.__name__}.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))

@@ -302,6 +302,32 @@ def test_half_model(name, device, half, tmp_path, sotc_bin, monkeypatch):  # noq
     np.testing.assert_allclose(got.float(), expected, rtol=rounding, atol=4 * rounding * scale)
 
 
+@pytest.mark.parametrize("half", sorted(HALVES))
+def test_a_decoder_with_rotary_embeddings_in_half(half, tmp_path, sotc_bin):  # noqa: F811
+    """transformers' LLaMA converted to half: its rotary embedding's rotate_half is a concat
+    that is a kernel of its own (stored in float32 between kernels, not rounded inside it).
+    Against the same model in float32; bound as for the models above."""
+    transformers = pytest.importorskip("transformers")
+    dtype, rounding = HALVES[half]
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=100, max_position_embeddings=64, use_cache=False)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval().to(dtype)
+    ids = torch.tensor([[5, 17, 3, 9, 21, 4]])
+    trace = tmp_path / "t.pb"
+    sotc.trace(model, "int64[1,?<=16]").save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = sotc.load(str(tmp_path / "k.so"), fallback=model)(ids).logits
+    assert got.dtype == dtype
+    with torch.no_grad():
+        expected = model.float()(ids).logits
+    scale = float(expected.abs().max())
+    np.testing.assert_allclose(got.float(), expected, rtol=rounding, atol=4 * rounding * scale)
+
+
 def paddle_softmax(x):
     return paddle.nn.functional.softmax(x * 2, -1)
 

@@ -5,7 +5,8 @@
 // where a group's result goes to other groups (global memory between kernels) it is rounded
 // to its half type when the producer stores it and widened where each reader loads it, as the
 // frameworks store every operator's result: half the bytes between kernels, one rounding per
-// kernel. Matmul groups keep float32 on both sides (a GEMM library reads them as they are).
+// kernel. Matmul groups keep float32 on both sides (a GEMM library reads them as they are),
+// and so does a concat that is a kernel of its own.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "dialects/sir/IR/SirTypes.h"
@@ -104,10 +105,20 @@ void readWidened(mlir::BlockArgument arg, mlir::Type half, const std::string &na
   }
 }
 
+/// Whether `group` is one concat (a kernel of its own that moves its operands as they are:
+/// a rounding inside it would make it a fused kernel that concats).
+bool loneConcat(GroupOp group) {
+  mlir::Block &body = group.getBody().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return false;
+  auto p = mlir::dyn_cast<PrimOp>(body.front());
+  return p && toOpsPrim(p.getPrim()) == ops::Prim::Concat;
+}
+
 struct SirStoreHalfPass : impl::SirStoreHalfBase<SirStoreHalfPass> {
   void runOnOperation() override {
     for (GroupOp group : getOperation().getBody().front().getOps<GroupOp>()) {
-      if (group.getKind() == "matmul")
+      if (group.getKind() == "matmul" || loneConcat(group))
         continue;
       mlir::Operation *yield = group.getBody().front().getTerminator();
       for (unsigned i = 0; i < group->getNumResults(); ++i) {

@@ -74,6 +74,31 @@ sir.subgraph @kept(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %y: tensor<4x8xf32>
 
 // -----
 
+// A concat that is a kernel of its own stores float32 (a rounding inside it would fuse it with
+// a cast), read by a kernel that takes half values.
+// CHECK-LABEL: sir.subgraph @lone_concat
+// CHECK:       sir.group "concat_0" "injective"(%arg0, %arg0) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    sir.prim concat
+// CHECK-NEXT:    sir.yield %{{.*}} : tensor<8x8xf32>
+// CHECK:       sir.group "exp_1" "injective"(%{{.*}}) : (tensor<8x8xf32>) -> tensor<8x8xf16>
+sir.subgraph @lone_concat(%x: tensor<4x8xf32>) -> tensor<8x8xf16> {
+  %0 = sir.group "concat_0" "injective"(%x, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>):
+    %c = sir.prim concat(%a, %b) {axis = 0, name = "concat_0", stored_as = f16} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+    sir.yield %c : tensor<8x8xf32>
+  }
+  %1 = sir.group "exp_1" "injective"(%0) : (tensor<8x8xf32>) -> tensor<8x8xf16> {
+  ^bb0(%a: tensor<8x8xf32>):
+    %e = sir.prim exp(%a) {name = "exp_1", stored_as = f16} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %r = sir.prim cast(%e) {name = "var_2"} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+    sir.yield %r : tensor<8x8xf16>
+  }
+  sir.output %1 : tensor<8x8xf16>
+}
+
+// -----
+
 // A layout primitive moves the half values as they are (a window reads its operand from
 // memory); its result is widened after it.
 // CHECK-LABEL: sir.subgraph @moved
