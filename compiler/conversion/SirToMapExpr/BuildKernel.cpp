@@ -61,7 +61,7 @@ public:
       auto p = mlir::cast<sir::PrimOp>(op);
       // A kernel (and a GEMM step) iterates over at least one element.
       auto type = mlir::cast<mlir::RankedTensorType>(p.getResult().getType());
-      if (type.hasStaticShape() && type.getNumElements() == 0)
+      if (llvm::is_contained(type.getShape(), 0))
         return emitCodedError(p.getLoc(), DiagCode::KernelUnsupported)
                << "a tensor with no elements (" << type << ") is not supported yet";
       prims.push_back(p);

@@ -28,9 +28,9 @@ namespace sotc::sir {
 
 namespace {
 
+/// Whether `v` has no elements: a static dimension of 0, whatever its dynamic sizes.
 bool isEmpty(mlir::Value v) {
-  auto t = mlir::cast<mlir::RankedTensorType>(v.getType());
-  return t.hasStaticShape() && t.getNumElements() == 0;
+  return llvm::is_contained(mlir::cast<mlir::RankedTensorType>(v.getType()).getShape(), 0);
 }
 
 /// The value a reduction over no elements starts from, in `dtype`'s range.
@@ -64,7 +64,10 @@ void replaceWithFill(PrimOp like, double value) {
   auto type = mlir::cast<mlir::RankedTensorType>(like.getType());
   PrimOp fill = createPrim(b, like.getLoc(), type, ops::Prim::FillConstant, {});
   fill.setValueAttr(b.getF64FloatAttr(value));
-  fill.setShapeAttr(b.getDenseI64ArrayAttr(type.getShape()));
+  llvm::SmallVector<int64_t> shape; // -1 for a dynamic dimension, as the verifier reads it
+  for (int64_t d : type.getShape())
+    shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  fill.setShapeAttr(b.getDenseI64ArrayAttr(shape));
   if (like.getNameAttr())
     fill.setNameAttr(like.getNameAttr());
   like.replaceAllUsesWith(fill.getResult());

@@ -40,8 +40,11 @@ ops::Prim primOf(PrimOp op) { return toOpsPrim(op.getPrim()); }
 /// The most buffers (inputs and outputs) one kernel may take.
 constexpr size_t kMaxKernelBuffers = 64;
 
+/// A tensor's elements: -1 where a dynamic size counts (0 where a static dimension is 0).
 int64_t numel(mlir::Type t) {
   auto shaped = mlir::cast<mlir::RankedTensorType>(t);
+  if (llvm::is_contained(shaped.getShape(), 0))
+    return 0;
   return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
 }
 

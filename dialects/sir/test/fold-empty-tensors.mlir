@@ -44,3 +44,18 @@ sir.subgraph @gather_empty(%x: tensor<0x3xf32>, %i: tensor<2xi64>) -> tensor<2x3
   %0 = sir.prim gather(%x, %i) : (tensor<0x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   sir.output %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// A static dimension of 0 empties a tensor whatever its dynamic sizes (a rotary embedding over
+// none of a head's dims, at every sequence length); the fill keeps the dynamic one as -1.
+// CHECK-LABEL: sir.subgraph @empty_beside_dynamic
+// CHECK-DAG:  %[[E:.*]] = sir.prim fill_constant() {name = "var_1", shape = array<i64: -1, 0>, value = 0.000000e+00 : f64} : () -> tensor<?x0xf32>
+// CHECK-DAG:  %[[S:.*]] = sir.prim fill_constant() {name = "var_2", shape = array<i64: -1>, value = 0.000000e+00 : f64} : () -> tensor<?xf32>
+// CHECK-NOT:  exp
+// CHECK:      sir.output %[[E]], %[[S]]
+sir.subgraph @empty_beside_dynamic(%x: tensor<?x0xf32>) -> (tensor<?x0xf32>, tensor<?xf32>) {
+  %0 = sir.prim exp(%x) {name = "var_1"} : (tensor<?x0xf32>) -> tensor<?x0xf32>
+  %1 = sir.prim reduce_sum(%0) {axes = array<i64: 1>, keepdim = false, name = "var_2"} : (tensor<?x0xf32>) -> tensor<?xf32>
+  sir.output %0, %1 : tensor<?x0xf32>, tensor<?xf32>
+}
