@@ -192,17 +192,25 @@ def token_rotary_of_none(x):  # a partial rotary embedding over none of the dims
     return torch.cat([rotated.sin() * 2, kept], -1).exp(), rotated.cos(), rotated.sum(-1)
 
 
+def token_attention_sink(scores, mask, sinks):  # granite_swa's: a logsumexp beside a softmax
+    scores = scores + mask
+    scale = (torch.logsumexp(scores, dim=-1) - sinks.view(1, -1, 1)).sigmoid()
+    return torch.softmax(scores, dim=-1) * scale.unsqueeze(-1)
+
+
 @pytest.mark.parametrize("fn, specs", [
     (token_loss, ["float32[B,T,16]", "int64[B,T]"]),
     (token_router, ["float32[B,T,8]", "float32[8,4]"]),
     (token_norm, ["float32[B,T,8]", "float32[8]", "float32[8]"]),
     (token_clamp, ["float32[B,T,8]"]),
     (token_rotary_of_none, ["float32[B,T,8]"]),
-], ids=["loss", "router", "norm", "masked-assignment", "no-elements"])
+    (token_attention_sink, ["float32[B,4,T,T]", "float32[B,1,T,T]", "float32[4]"]),
+], ids=["loss", "router", "norm", "masked-assignment", "no-elements", "attention-sink"])
 def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs):  # noqa: F811
     """Work over rows of B*T tokens (docs/dynamic-shapes.md#merged-sizes): a loss over every
     token, a router's top-k per token, a layer norm of the flattened tokens viewed back,
-    values assigned through masks of the tokens' shape, tensors of no elements; one
+    values assigned through masks of the tokens' shape, tensors of no elements, an attention
+    sink's logsumexp beside its softmax; one
     CPU artifact against torch at every pair of sizes."""
     trace = sotc.trace(fn, *specs, sotc_framework="torch").save(str(workdir / f"{fn.__name__}.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))

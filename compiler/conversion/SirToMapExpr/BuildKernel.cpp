@@ -21,7 +21,9 @@
 #include "dialects/mapexpr/IR/MapExprDialect.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace sotc::mapexpr {
@@ -73,7 +75,7 @@ public:
     if (prims.size() == 1 && primOf(prims.front()) == Prim::Concat)
       return concat(prims.front());
     for (const std::vector<sir::PrimOp> &stage : stages(prims))
-      if (mlir::failed(anchored(stage)))
+      if (mlir::failed(anchored(stage)) && mlir::failed(anchoredApart(stage)))
         return mlir::failure();
     return kernel_;
   }
@@ -112,6 +114,49 @@ private:
     if (values_)
       values_->push_back(v);
     return i;
+  }
+
+  /// A stage no anchor indexes whole, as its parts that share no value (a logsumexp's row
+  /// results beside the softmax of the same rows): each part a stage of its own, in the order
+  /// the stage had them. Fails, keeping the stage's own error, unless every part is anchored.
+  mlir::LogicalResult anchoredApart(const std::vector<sir::PrimOp> &stage) {
+    std::map<mlir::Operation *, size_t> part; // each primitive's part, merged as values join
+    std::vector<size_t> parent(stage.size());
+    std::iota(parent.begin(), parent.end(), size_t{0});
+    std::function<size_t(size_t)> root = [&](size_t i) {
+      return parent[i] == i ? i : parent[i] = root(parent[i]);
+    };
+    for (size_t i = 0; i < stage.size(); ++i) {
+      part[stage[i]] = i;
+      for (mlir::Value v : stage[i]->getOperands())
+        if (auto it = part.find(v.getDefiningOp()); it != part.end())
+          parent[root(i)] = root(it->second);
+    }
+    std::map<size_t, std::vector<sir::PrimOp>> byRoot;
+    std::vector<size_t> order;
+    for (size_t i = 0; i < stage.size(); ++i) {
+      size_t r = root(i);
+      if (!byRoot.count(r))
+        order.push_back(r);
+      byRoot[r].push_back(stage[i]);
+    }
+    if (order.size() < 2)
+      return mlir::failure();
+    std::string error = error_;
+    Conflict conflict = conflict_;
+    size_t stmts = kernel_.stmts.size();
+    indexingFailed_ = false;
+    for (size_t r : order)
+      if (mlir::failed(anchored(byRoot[r]))) {
+        kernel_.stmts.resize(stmts);
+        error_ = error;
+        conflict_ = conflict;
+        indexingFailed_ = true;
+        return mlir::failure();
+      }
+    error_.clear();
+    conflict_ = {};
+    return mlir::success();
   }
 
   std::vector<std::vector<sir::PrimOp>> stages(const std::vector<sir::PrimOp> &prims) {
