@@ -107,6 +107,12 @@ def t_eye(x):
     return x @ torch.eye(64, 48) + torch.eye(2, 48, dtype=torch.bool) * torch.eye(2, 48, dtype=torch.int32)
 
 
+def t_alibi_slopes(x):
+    # MPT's ALiBi slopes: a number raised to a tensor (torch.pow's Scalar-first form)
+    base = torch.arange(1, 9, dtype=torch.int64).float() * 0.5
+    return x / torch.pow(2, base) + torch.pow(1.5, x)
+
+
 def t_windows(x):
     # torchaudio's spectrogram windows (HDemucs' hann_window): periodic and symmetric
     return (x * torch.hann_window(16) + torch.hamming_window(16, periodic=False, alpha=0.5,
@@ -497,6 +503,7 @@ CASES = {
     "torch_vq_losses": (t_vq_losses, [(F32, (2, 8, 7)), (F32, (6, 8)), (I64, (2, 7))]),
     "torch_eye": (t_eye, [(F32, (2, 64))]),
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
+    "torch_alibi_slopes": (t_alibi_slopes, [(F32, (3, 8))]),
     "torch_windows": (t_windows, [(F32, (2, 16))]),
     "torch_mask_handed_on": (t_mask_handed_on, [(F32, (8, 8, 8))]),
     "torch_annotated_containers": (t_annotated_containers, [(F32, (3, 4))]),
