@@ -9,6 +9,9 @@ compared with the library's own eager output.
         --sample N runs a fixed sample of N models per suite (CI); results go to
         build/suites/NAME.json; --doc regenerates docs/model-suites.md from every
         build/suites/*.json (and is implied unless --sample is given)
+    suites.py --suite NAME --rerun [--jobs J]
+        runs again the models of build/suites/NAME.json that did not pass (after fixes),
+        recording them and the commit under "reruns"
     suites.py --list NAME        prints a suite's models
     suites.py --check-releases   each pinned library against the newest release the index has
     suites.py --worker NAME MODEL DIR   one model, one JSON line on stdout (internal)
@@ -1219,6 +1222,7 @@ def main():
     parser.add_argument("--list")
     parser.add_argument("--check-releases", action="store_true")
     parser.add_argument("--worker", nargs=3)
+    parser.add_argument("--rerun", action="store_true")
     a = parser.parse_args()
     if a.worker:
         worker(*a.worker)
@@ -1232,6 +1236,8 @@ def main():
         write_doc()
         return 0
     failed = 0
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
     for suite_name in a.suite or SUITES:
         cls = SUITES[suite_name]
         package_version = version(cls.package)
@@ -1239,6 +1245,13 @@ def main():
             print(f"{suite_name}: {cls.package} is not installed, skipped")
             continue
         names = cls().sampled(a.sample) if a.sample else cls().names()
+        path = os.path.join(RESULTS, f"{suite_name}{'-sample' if a.sample else ''}.json")
+        earlier = None
+        if a.rerun:
+            with open(path) as f:
+                earlier = json.load(f)
+            names = [n for n, r in earlier["results"].items()
+                     if r["outcome"] not in ("ok", "skipped")]
         results = {}
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
             futures = {pool.submit(run_isolated, suite_name, n, a.timeout): n for n in names}
@@ -1248,16 +1261,17 @@ def main():
                 r = results[name]
                 print(f"{suite_name} {name}: {r['outcome']}"
                       + (f" ({r['cause']})" if r.get("cause") else ""), flush=True)
+        if earlier:  # the models run again replace their results; the run keeps its commit
+            earlier.setdefault("reruns", {})[commit] = sorted(results)
+            results = {**earlier["results"], **results}
         failed += sum(r["outcome"] in ("wrong", "broken") for r in results.values())
         os.makedirs(RESULTS, exist_ok=True)
-        with open(os.path.join(RESULTS, f"{suite_name}{'-sample' if a.sample else ''}.json"), "w") as f:
-            commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                    capture_output=True, text=True).stdout.strip()
-            json.dump({"suite": suite_name, "package": cls.package, "version": package_version,
-                       "commit": commit,
-                       "sample": a.sample, "date": datetime.date.today().isoformat(),
-                       "machine": machine(),
-                       "results": dict(sorted(results.items()))}, f, indent=1)
+        data = earlier or {"suite": suite_name, "package": cls.package,
+                           "version": package_version, "commit": commit, "sample": a.sample,
+                           "date": datetime.date.today().isoformat(), "machine": machine()}
+        data["results"] = dict(sorted(results.items()))
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
         counts = {k: sum(r["outcome"] == k for r in results.values())
                   for k in ("ok", "refused", "wrong", "broken", "skipped")}
         print(f"{suite_name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
