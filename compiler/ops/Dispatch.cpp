@@ -2,6 +2,7 @@
 
 #include "compiler/support/Diagnostics.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace sotc::ops {
@@ -142,6 +143,23 @@ std::optional<BindFailure> bind(const Signature &sig, const CallArgs &argsIn, Bo
       continue;
     }
     const Arg &arg = *given[i];
+    // A 0-d tensor where the framework reads its number (arange's bounds, a slice's start):
+    // a value known only when the program runs, not a wrong type.
+    auto zeroD = [](const Arg &a) { return a.isTensor() && a.tensor.shape.empty(); };
+    auto slicedByValue = [&](const Arg &a) {
+      return a.kind == Arg::Kind::Slice && std::any_of(a.items.begin(), a.items.end(), zeroD);
+    };
+    bool valueOfTensor = false;
+    if (p.type == ParamType::Scalar || p.type == ParamType::Int || p.type == ParamType::Float)
+      valueOfTensor = zeroD(arg);
+    else if (p.type == ParamType::Index)
+      valueOfTensor = arg.kind == Arg::Kind::Tuple
+                          ? std::any_of(arg.items.begin(), arg.items.end(), slicedByValue)
+                          : slicedByValue(arg);
+    if (valueOfTensor)
+      return BindFailure{DiagCode::FrontendHostInteraction,
+                         "argument '" + p.name + "' is a tensor's value (known only when the "
+                         "program runs) where a number is taken: not compiled yet"};
     if (!(arg.isNone() && p.optional) && !argMatches(p, arg))
       return BindFailure{DiagCode::OpArgumentType, "argument '" + p.name + "' must be " +
                                                        describeType(p) + ", not " + arg.typeName()};

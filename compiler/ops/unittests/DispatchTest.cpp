@@ -92,11 +92,19 @@ TEST_CASE("every dispatch error has its code and exact text", "[dispatch]") {
 
 TEST_CASE("slice bounds are ints or None, never tensors", "[dispatch]") {
   // x[t:] with a tensor t needs its value on the host; the fuzzer found it reaching sir.
+  // Refused as what it is: a value known only when the program runs (E3005).
   Arg bad = Arg::slice(tensor({}, DType::Int64), Arg::none(), Arg::none());
   auto [code, message] = failure("__getitem__", {{tensor({8, 4}), bad}, {}});
-  CHECK(code == DiagCode::OpArgumentType);
-  CHECK(message == "__getitem__(): argument 'index' must be int, slice, None, Ellipsis, a list "
-                   "of ints or a tuple of those, not slice");
+  CHECK(code == DiagCode::FrontendHostInteraction);
+  CHECK(message == "__getitem__(): argument 'index' is a tensor's value (known only when the "
+                   "program runs) where a number is taken: not compiled yet");
+  // A float bound is still the wrong type.
+  auto [listCode, listMessage] =
+      failure("__getitem__", {{tensor({8, 4}), Arg::slice(Arg::ofFloat(1), Arg::none(),
+                                                          Arg::none())}, {}});
+  CHECK(listCode == DiagCode::OpArgumentType);
+  CHECK(listMessage == "__getitem__(): argument 'index' must be int, slice, None, Ellipsis, a "
+                       "list of ints or a tuple of those, not slice");
   LoweredCall ok = OpTable::get().lower(
       "__getitem__", {{tensor({8, 4}), Arg::slice(Arg::ofInt(1), Arg::none(), Arg::ofInt(2))}, {}});
   CHECK(ok.outputs()[0].shape == std::vector<int64_t>{4, 4});
