@@ -28,10 +28,11 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   const std::vector<int64_t> &shape = x->meta.shape;
   bool dynamic = std::any_of(shape.begin(), shape.end(), ops::isDynamicDim);
   bool mask = key->isTensor() && key->meta.dtype == ops::DType::Bool && key->meta.shape == shape;
-  if (dynamic && !mask) // the other forms index x at static positions
+  bool rows = key->isTensor() && torch && ops::isIntegral(key->meta.dtype) && !shape.empty();
+  if (dynamic && !mask && !rows) // the other forms index x at static positions
     fail(DiagCode::FrontendUnsupportedConstruct,
          "assigning into a tensor with dynamic dimensions is not supported (through a boolean "
-         "mask of its shape it is)",
+         "mask of its shape or a tensor of row positions it is)",
          f);
   auto dtypeVar = [&] {
     VarPtr v = Variable::make(K::External, constTracker());
@@ -60,8 +61,7 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     return v;
   };
 
-  if (key->isTensor() && torch && ops::isIntegral(key->meta.dtype) && !shape.empty() &&
-      !std::any_of(key->meta.shape.begin(), key->meta.shape.end(), ops::isDynamicDim)) {
+  if (rows) {
     // x[idx] = v: the rows idx names (the last write of a repeated one wins, as on the CPU)
     std::vector<int64_t> target = key->meta.shape;
     target.insert(target.end(), shape.begin() + 1, shape.end());

@@ -123,7 +123,7 @@ LowerFn takeAlongOp(std::string xn, std::string in, std::string dim, bool broadc
 /// For each output position n (of size `size`) along the last axis of [..., size, 1] and each
 /// index m: whether index m names n: a bool [size, M] mask from a 1-d (or flat) index.
 int hits(PrimBuilder &b, int64_t size, int flatIndex) {
-  int64_t m = b.meta(flatIndex).numElements();
+  int64_t m = productDim(productOf(b.meta(flatIndex).shape)); // a product of sizes, or static
   int n = b.reshape(b.iota(size, DType::Int64), {size, 1});
   return b.binary(Prim::Equal, n, b.reshape(b.cast(flatIndex, DType::Int64), {1, m}));
 }
@@ -160,7 +160,7 @@ int stridedPositions(Lowering &L) {
 /// `values` ([M]); the last of duplicate positions wins.
 int putFlat(PrimBuilder &b, int x, int flat, int values, bool accumulate) {
   std::vector<int64_t> shape = b.meta(x).shape;
-  int64_t n = b.meta(x).numElements(), m = b.meta(flat).numElements();
+  int64_t n = productDim(productOf(shape)), m = productDim(productOf(b.meta(flat).shape));
   DType d = b.meta(x).dtype;
   int mask = hits(b, n, flat);
   int v = b.cast(b.reshape(values, {m}), d);

@@ -163,8 +163,8 @@ std::string violation(PrimOp op, const ops::DerivedSizes &sizes) {
     return "";
   case Prim::IndexCopy: // a step over its buffers' sizes at each call
     return "";
-  case Prim::Gather: // rows of a table: its first dim
-    return in.isDynamicDim(0) ? "a lookup in a table of dynamic size" : "";
+  case Prim::Gather: // rows of a table of any rows (its other dims are the lookup's)
+    return "";
   case Prim::Window:
     return dynamicFirstOnly(out) && dynamicFirstOnly(in) ? ""
                                                          : "a window over the dynamic dimension";
