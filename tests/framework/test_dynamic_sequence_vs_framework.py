@@ -198,6 +198,15 @@ def token_attention_sink(scores, mask, sinks):  # granite_swa's: a logsumexp bes
     return torch.softmax(scores, dim=-1) * scale.unsqueeze(-1)
 
 
+def token_expert_order(x, experts):  # a mixture of experts' dispatch: rows by expert and back
+    rows = x.reshape(-1, x.shape[-1])
+    _, order = torch.sort(experts.reshape(-1), stable=True)
+    grouped = rows[order] * 2 + 1
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.size(0))
+    return grouped[inverse], torch.index_select(rows, 0, order), rows[order // 2]
+
+
 @pytest.mark.parametrize("fn, specs", [
     (token_loss, ["float32[B,T,16]", "int64[B,T]"]),
     (token_router, ["float32[B,T,8]", "float32[8,4]"]),
@@ -205,12 +214,14 @@ def token_attention_sink(scores, mask, sinks):  # granite_swa's: a logsumexp bes
     (token_clamp, ["float32[B,T,8]"]),
     (token_rotary_of_none, ["float32[B,T,8]"]),
     (token_attention_sink, ["float32[B,4,T,T]", "float32[B,1,T,T]", "float32[4]"]),
-], ids=["loss", "router", "norm", "masked-assignment", "no-elements", "attention-sink"])
+    (token_expert_order, ["float32[1,T,8]", "int64[1,T]"]),
+], ids=["loss", "router", "norm", "masked-assignment", "no-elements", "attention-sink",
+        "expert-order"])
 def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs):  # noqa: F811
     """Work over rows of B*T tokens (docs/dynamic-shapes.md#merged-sizes): a loss over every
     token, a router's top-k per token, a layer norm of the flattened tokens viewed back,
     values assigned through masks of the tokens' shape, tensors of no elements, an attention
-    sink's logsumexp beside its softmax; one
+    sink's logsumexp beside its softmax, rows gathered and put back in an expert's order; one
     CPU artifact against torch at every pair of sizes."""
     trace = sotc.trace(fn, *specs, sotc_framework="torch").save(str(workdir / f"{fn.__name__}.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))

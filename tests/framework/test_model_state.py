@@ -8,7 +8,8 @@ model object in eager mode fed the same calls, which carries its state the same 
   add_ of the new tokens' count; CPU and the CUDA emulator; sequence states (new_state,
   use_state, reset) and a dozen threads each decoding its own sequence on one artifact.
 - transformers' own export wrapper over its StaticCache (TorchExportableModuleWithStaticCache,
-  what users write for ExecuTorch): GPT-2, LLaMA (grouped-query attention) and Qwen2 at tiny
+  what users write for ExecuTorch): GPT-2, LLaMA (grouped-query attention), Qwen2 and Mixtral
+  (a mixture of experts) at tiny
   configs (GPT-2 on the CUDA emulator too), greedy decoding equal to `model.generate` token
   for token, every step's logits within 1e-4 of their scale.
 - GPT-2 and LLaMA at their defaults (use_cache=True): the DynamicCache the forward returns,
@@ -215,6 +216,11 @@ CONFIGS = {
     "qwen2": lambda: transformers.Qwen2Config(
         num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
         intermediate_size=128, vocab_size=100, max_position_embeddings=64),
+    # a mixture of experts: tokens sorted by expert, gathered and put back at any prompt length
+    "mixtral": lambda: transformers.MixtralConfig(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=100, max_position_embeddings=64, num_local_experts=4,
+        num_experts_per_tok=2),
 }
 
 
