@@ -367,6 +367,12 @@ std::optional<KernelRows> kernelRows(const Kernel &k) {
     if (!hasReduction(a.dims) && a.dims.size() == defining->dims.size() &&
         sizesOf(a.dims, definingRows) == rowSizes)
       iters = definingRows; // the reduction's space: its rows, the rest within a row
+    else if (!hasReduction(a.dims) && iters.size() > rowSizes.size() &&
+             sizesOf(a.dims, {iters.begin(), iters.begin() + rowSizes.size()}) == rowSizes)
+      // A space of other rank (a row result broadcast back over [4, 4] after a reduction of
+      // [1, 4, 4]): its leading iterators are the rows where they have their sizes
+      // (rowAligned checks what it reads of the reduction's).
+      iters.resize(rowSizes.size());
     fits = fits && sizesOf(a.dims, iters) == rowSizes;
     rows.push_back(iters);
   }

@@ -370,18 +370,27 @@ private:
       if (permuted)
         return false;
       std::vector<int64_t> t = shapeWithSizes(mlir::cast<mlir::RankedTensorType>(v.getType()));
+      std::vector<int64_t> out = shapeWithSizes(prims_[i].getType());
       for (PrimOp def : reductions) {
         auto in = mlir::cast<mlir::RankedTensorType>(def->getOperand(0).getType());
         std::vector<int64_t> axes = primAttrsOf(def).axes;
         if (axes.empty())
           continue; // a reduction to one value broadcasts anywhere
         std::vector<int64_t> s = shapeWithSizes(in);
-        if (t.size() > s.size())
+        if (t.size() > s.size() || out.size() > s.size())
           return false;
         for (size_t k = 1; k <= t.size(); ++k) {
           int64_t axis = static_cast<int64_t>(s.size() - k), size = t[t.size() - k];
           bool reduced = llvm::is_contained(axes, axis);
           if (reduced ? size != 1 : size != s[axis] && size != 1)
+            return false;
+        }
+        // ... and broadcast along the reduced axes only, never to other rows (a cumulative
+        // sum's [4] laid along a new axis of [4, 4] where its rows are [1, ..., 4]).
+        for (size_t k = 1; k <= out.size(); ++k) {
+          int64_t axis = static_cast<int64_t>(s.size() - k);
+          if (!llvm::is_contained(axes, axis) && out[out.size() - k] != s[axis] &&
+              out[out.size() - k] != 1)
             return false;
         }
       }
