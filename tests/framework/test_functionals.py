@@ -113,6 +113,18 @@ def t_alibi_slopes(x):
     return x / torch.pow(2, base) + torch.pow(1.5, x)
 
 
+def t_row_sums_back(x, w):
+    # a reduction of [1, 4, 4] whose row results come back over [4, 4] (the leading 1 gone)
+    s = x.sum(-1)
+    return s.reshape(4, 1).expand(4, 4) * w, s
+
+
+def t_counts_laid_across(x, y):
+    # a cumulative sum of a row laid along a new axis (a router's bins): rows of another kernel
+    c = torch.cumsum(x, -1).reshape(1, 4)
+    return (c.expand(4, 4) <= y).long(), c
+
+
 def t_windows(x):
     # torchaudio's spectrogram windows (HDemucs' hann_window): periodic and symmetric
     return (x * torch.hann_window(16) + torch.hamming_window(16, periodic=False, alpha=0.5,
@@ -504,6 +516,8 @@ CASES = {
     "torch_eye": (t_eye, [(F32, (2, 64))]),
     "paddle_eye": (p_eye, [(F32, (2, 64))]),
     "torch_alibi_slopes": (t_alibi_slopes, [(F32, (3, 8))]),
+    "torch_row_sums_back": (t_row_sums_back, [(F32, (1, 4, 4)), (F32, (4, 4))]),
+    "torch_counts_laid_across": (t_counts_laid_across, [(F32, (1, 4)), (F32, (4, 4))]),
     "torch_windows": (t_windows, [(F32, (2, 16))]),
     "torch_mask_handed_on": (t_mask_handed_on, [(F32, (8, 8, 8))]),
     "torch_annotated_containers": (t_annotated_containers, [(F32, (3, 4))]),
