@@ -29,11 +29,6 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   bool dynamic = std::any_of(shape.begin(), shape.end(), ops::isDynamicDim);
   bool mask = key->isTensor() && key->meta.dtype == ops::DType::Bool && key->meta.shape == shape;
   bool rows = key->isTensor() && torch && ops::isIntegral(key->meta.dtype) && !shape.empty();
-  if (dynamic && !mask && !rows) // the other forms index x at static positions
-    fail(DiagCode::FrontendUnsupportedConstruct,
-         "assigning into a tensor with dynamic dimensions is not supported (through a boolean "
-         "mask of its shape or a tensor of row positions it is)",
-         f);
   auto dtypeVar = [&] {
     VarPtr v = Variable::make(K::External, constTracker());
     v->name = framework_ + "." + ops::dtypeName(x->meta.dtype);
@@ -61,6 +56,36 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     return v;
   };
 
+  // x[:] = v, x[...] = v (an in-place operator's write: out.add_(bias)): all of x, at any size.
+  auto everything = [](const VarPtr &k) {
+    if (k->isConstant() && k->constant.kind == PyConst::Kind::Ellipsis)
+      return true;
+    return k->kind == K::Slice && std::all_of(k->items.begin(), k->items.end(), [](const VarPtr &i) {
+             return i->isConstant() && i->constant.kind == PyConst::Kind::None;
+           });
+  };
+  // x becomes a tensor of its own, never the value assigned (x[...] = y is not y).
+  auto own = [&](const VarPtr &result) {
+    if (result != value)
+      return result;
+    PyConst all;
+    all.kind = PyConst::Kind::Ellipsis;
+    return tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
+                      {result, makeConst(all, {})}, {});
+  };
+  if (dynamic && everything(key)) {
+    VarPtr v = valueAs(shape); // a number as full_like(x, v); a tensor in x's dtype
+    VarPtr result = v->meta.shape == shape
+                        ? own(v)
+                        : api("paddle.expand_as", "torch.Tensor.expand_as", {v, x});
+    result->viewOf = nullptr; // a tensor of its own, however it was made
+    return result;
+  }
+  if (dynamic && !mask && !rows) // the other forms index x at static positions
+    fail(DiagCode::FrontendUnsupportedConstruct,
+         "assigning into a tensor with dynamic dimensions is not supported (through a boolean "
+         "mask of its shape or a tensor of row positions it is)",
+         f);
   if (rows) {
     // x[idx] = v: the rows idx names (the last write of a repeated one wins, as on the CPU)
     std::vector<int64_t> target = key->meta.shape;
@@ -184,13 +209,7 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
         {makeSequence(K::List, parts, {}), makeConst(PyConst::ofInt(static_cast<int64_t>(d)), {})},
         {});
   };
-  VarPtr result = update(x, v, 0);
-  if (result == value) { // x[...] = y: x becomes a tensor of its own, not y
-    PyConst all;
-    all.kind = PyConst::Kind::Ellipsis;
-    result = tensorCall(f, sir, "operator", "__getitem__", "__getitem__",
-                        {result, makeConst(all, {})}, {});
-  }
+  VarPtr result = own(update(x, v, 0));
   result->viewOf = nullptr;
   return result;
 }

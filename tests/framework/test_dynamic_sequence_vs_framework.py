@@ -207,6 +207,15 @@ def token_expert_order(x, experts):  # a mixture of experts' dispatch: rows by e
     return grouped[inverse], torch.index_select(rows, 0, order), rows[order // 2]
 
 
+def token_updates_in_place(x, b):  # in-place operators and whole writes at every size
+    out = x * 2
+    out.add_(b)
+    whole, rows = x.clone(), x.clone()
+    whole[:] = 3.0
+    rows[...] = x.sum(-1, keepdim=True)
+    return out, whole, rows
+
+
 @pytest.mark.parametrize("fn, specs", [
     (token_loss, ["float32[B,T,16]", "int64[B,T]"]),
     (token_router, ["float32[B,T,8]", "float32[8,4]"]),
@@ -215,13 +224,15 @@ def token_expert_order(x, experts):  # a mixture of experts' dispatch: rows by e
     (token_rotary_of_none, ["float32[B,T,8]"]),
     (token_attention_sink, ["float32[B,4,T,T]", "float32[B,1,T,T]", "float32[4]"]),
     (token_expert_order, ["float32[1,T,8]", "int64[1,T]"]),
+    (token_updates_in_place, ["float32[B,T,8]", "float32[8]"]),
 ], ids=["loss", "router", "norm", "masked-assignment", "no-elements", "attention-sink",
-        "expert-order"])
+        "expert-order", "in-place"])
 def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs):  # noqa: F811
     """Work over rows of B*T tokens (docs/dynamic-shapes.md#merged-sizes): a loss over every
     token, a router's top-k per token, a layer norm of the flattened tokens viewed back,
     values assigned through masks of the tokens' shape, tensors of no elements, an attention
-    sink's logsumexp beside its softmax, rows gathered and put back in an expert's order; one
+    sink's logsumexp beside its softmax, rows gathered and put back in an expert's order,
+    in-place operators and whole writes; one
     CPU artifact against torch at every pair of sizes."""
     trace = sotc.trace(fn, *specs, sotc_framework="torch").save(str(workdir / f"{fn.__name__}.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))
