@@ -73,7 +73,7 @@ bool fillInPlace(CallContext &c) {
 }
 
 /// torch's x.new_zeros(size), new_ones(size), new_full(size, value), new_empty(size) (zeros
-/// here): a filled tensor of x's dtype (or the dtype= given).
+/// here): a filled tensor of x's dtype (or the dtype= given); sizes numbers or dynamic ones.
 bool newFilled(CallContext &c) {
   if (c.framework() != "torch" || c.args.empty())
     return false;
@@ -88,7 +88,8 @@ bool newFilled(CallContext &c) {
   std::vector<VarPtr> sizes = args;
   if (sizes.size() == 1 && sizes[0]->isSequence())
     sizes = sizes[0]->items;
-  if (!std::all_of(sizes.begin(), sizes.end(), isInt))
+  if (!std::all_of(sizes.begin(), sizes.end(),
+                   [](const VarPtr &s) { return isInt(s) || isDynamicSize(s); }))
     return false;
   Kwargs kwargs = {{"dtype", c.getAttr(c.self, "dtype")}};
   for (const auto &[k, v] : c.kwargs) { // (an artifact keeps no gradients: requires_grad)

@@ -600,13 +600,15 @@ void registerIndexing(OpTable &t) {
       if (r < 0)
         badValue(L, "repeats must not be negative");
       if (L.args.isNone(dim))
-        x = b.reshape(x, {b.meta(x).numElements()});
+        x = b.reshape(x, {productDim(productOf(b.meta(x).shape))});
       int64_t axis = L.args.isNone(dim) ? 0 : normalizeDim(b.opName(), L.args.intValue(dim), b.meta(x).rank());
       std::vector<int64_t> shape = b.meta(x).shape, split = shape, merged = shape;
       split.insert(split.begin() + axis + 1, 1);
       std::vector<int64_t> expanded = split;
       expanded[axis + 1] = r;
-      merged[axis] *= r;
+      SizeProduct repeated = productOf(shape[axis]); // r times a size, or a static size
+      repeated.factor *= r;
+      merged[axis] = r == 0 ? 0 : productDim(repeated);
       L.out(b.reshape(b.broadcastTo(b.reshape(x, split), expanded), merged));
     };
   };

@@ -216,6 +216,12 @@ def token_updates_in_place(x, b):  # in-place operators and whole writes at ever
     return out, whole, rows
 
 
+def token_routes(x):  # ergo's experts: each token once per route, tensors made like them
+    rows = x.reshape(-1, x.shape[-1]).repeat_interleave(2, dim=0)
+    return rows * 3, rows.new_ones(rows.shape) + rows.new_zeros((rows.shape[0], 1)), \
+        x.repeat_interleave(2)
+
+
 @pytest.mark.parametrize("fn, specs", [
     (token_loss, ["float32[B,T,16]", "int64[B,T]"]),
     (token_router, ["float32[B,T,8]", "float32[8,4]"]),
@@ -225,14 +231,15 @@ def token_updates_in_place(x, b):  # in-place operators and whole writes at ever
     (token_attention_sink, ["float32[B,4,T,T]", "float32[B,1,T,T]", "float32[4]"]),
     (token_expert_order, ["float32[1,T,8]", "int64[1,T]"]),
     (token_updates_in_place, ["float32[B,T,8]", "float32[8]"]),
+    (token_routes, ["float32[B,T,8]"]),
 ], ids=["loss", "router", "norm", "masked-assignment", "no-elements", "attention-sink",
-        "expert-order", "in-place"])
+        "expert-order", "in-place", "routes"])
 def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs):  # noqa: F811
     """Work over rows of B*T tokens (docs/dynamic-shapes.md#merged-sizes): a loss over every
     token, a router's top-k per token, a layer norm of the flattened tokens viewed back,
     values assigned through masks of the tokens' shape, tensors of no elements, an attention
     sink's logsumexp beside its softmax, rows gathered and put back in an expert's order,
-    in-place operators and whole writes; one
+    in-place operators and whole writes, rows repeated per route; one
     CPU artifact against torch at every pair of sizes."""
     trace = sotc.trace(fn, *specs, sotc_framework="torch").save(str(workdir / f"{fn.__name__}.pb"))
     f = compile_cpu(sotc_bin, trace, str(workdir / f"{fn.__name__}.so"))
