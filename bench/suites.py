@@ -1134,9 +1134,31 @@ def machine():
     return f"{names[0] if names else platform.machine()}, {os.cpu_count()} cores"
 
 
+def kept_from_doc():
+    """The table rows and failure sections docs/model-suites.md has now, by suite: a suite
+    with no results in build/suites keeps them (a machine that ran one suite, or --rerun)."""
+    rows, sections = {}, {}
+    if not os.path.exists(DOC):
+        return rows, sections
+    with open(DOC) as f:
+        text = f.read()
+    table, _, failures = text.partition("## Failures by cause")
+    for line in table.splitlines():
+        m = re.match(r"\| (\S+) \| ", line)
+        if m and m.group(1) not in ("suite", "---"):
+            rows[m.group(1)] = line
+    for block in re.split(r"\n(?=### )", failures):
+        m = re.match(r"### (\S+) \(", block)
+        if m:
+            # (less the newline the next section's join puts back)
+            sections[m.group(1)] = "\n" + (block[:-1] if block.endswith("\n") else block)
+    return rows, sections
+
+
 def write_doc():
-    """The table from build/suites: each suite's full run, or its sample where none ran."""
-    rows, details = [], []
+    """The table from build/suites: each suite's full run, or its sample where none ran; the
+    doc's own rows for suites that have no results here."""
+    rows, sections = kept_from_doc()
     files = sorted(os.listdir(RESULTS)) if os.path.isdir(RESULTS) else []
     for path in files:
         if not path.endswith(".json") or (path.endswith("-sample.json") and
@@ -1150,9 +1172,11 @@ def write_doc():
         counted = len(results) - counts["skipped"]
         rate = f"{100 * counts['ok'] / counted:.1f}%" if counted else "-"
         scope = "all" if not data.get("sample") else f"sample of {data['sample']}"
-        rows.append(f"| {data['suite']} | {data['package']} {data['version']} | {scope} | "
-                    f"{counted} | {counts['ok']} | {rate} | {counts['refused']} | "
-                    f"{counts['wrong']} | {counts['broken']} | {counts['skipped']} |")
+        rows[data["suite"]] = (
+            f"| {data['suite']} | {data['package']} {data['version']} | {scope} | "
+            f"{counted} | {counts['ok']} | {rate} | {counts['refused']} | "
+            f"{counts['wrong']} | {counts['broken']} | {counts['skipped']} |")
+        details = []
         groups = {}
         for name, r in results.items():
             if r["outcome"] != "ok" or r.get("cause"):  # an ok with a cause: rows reordered
@@ -1170,6 +1194,7 @@ def write_doc():
             shown = ", ".join(sorted(names)[:8]) + (" ..." if len(names) > 8 else "")
             why = " ".join(why.split())  # one line, however the library worded it
             details.append(f"- **{outcome}** ({len(names)}): {why} -- {shown}")
+        sections[data["suite"]] = "\n".join(details)
     text = [
         "# Model suites: pass rates over whole libraries",
         "",
@@ -1183,14 +1208,17 @@ def write_doc():
         "library itself cannot build or run at the suite's sizes (or with the inputs the suite",
         "makes; not counted). Pass rate = ok / counted. A sample is the models whose names hash",
         "least (`--sample N`): the same",
-        "models every run; a whole library takes hours on two cores.",
+        "models every run; a whole library takes hours on two cores. `transformers-generate`",
+        "runs every causal LM as users export it for generation: transformers' static-cache",
+        "wrapper traced as a prefill of up to 32 tokens and a one-token decode in one artifact,",
+        "every step's logits against the wrapper run eagerly, then `generate`'s greedy tokens.",
         "",
         "| suite | library | models run | counted | ok | pass rate | refused | wrong | broken | skipped |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        *rows,
+        *(rows[k] for k in sorted(rows)),
         "",
         "## Failures by cause",
-        *details,
+        *(sections[k] for k in sorted(sections)),
         "",
     ]
     with open(DOC, "w") as f:
