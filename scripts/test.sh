@@ -87,7 +87,8 @@ run_pytest wheels python3 tests/wheels -s
 
 echo "== every testdata program vs paddle/torch eager (tests/framework)"
 if reference_python=$(bash scripts/reference-env.sh); then
-  run_pytest "vs framework" "$reference_python" tests/framework
+  # Its files on both cores (a file's tests on one worker: module fixtures computed once).
+  run_pytest "vs framework" "$reference_python" tests/framework -n 2 --dist loadfile
 else
   echo "vs framework: the reference environment did not install"; count 0 1
 fi

@@ -60,7 +60,8 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   auto everything = [](const VarPtr &k) {
     if (k->isConstant() && k->constant.kind == PyConst::Kind::Ellipsis)
       return true;
-    return k->kind == K::Slice && std::all_of(k->items.begin(), k->items.end(), [](const VarPtr &i) {
+    return k->kind == K::Slice &&
+           std::all_of(k->items.begin(), k->items.end(), [](const VarPtr &i) {
              return i->isConstant() && i->constant.kind == PyConst::Kind::None;
            });
   };
@@ -75,9 +76,8 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   };
   if (dynamic && everything(key)) {
     VarPtr v = valueAs(shape); // a number as full_like(x, v); a tensor in x's dtype
-    VarPtr result = v->meta.shape == shape
-                        ? own(v)
-                        : api("paddle.expand_as", "torch.Tensor.expand_as", {v, x});
+    VarPtr result =
+        v->meta.shape == shape ? own(v) : api("paddle.expand_as", "torch.Tensor.expand_as", {v, x});
     result->viewOf = nullptr; // a tensor of its own, however it was made
     return result;
   }

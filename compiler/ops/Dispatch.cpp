@@ -158,8 +158,9 @@ std::optional<BindFailure> bind(const Signature &sig, const CallArgs &argsIn, Bo
                           : slicedByValue(arg);
     if (valueOfTensor)
       return BindFailure{DiagCode::FrontendHostInteraction,
-                         "argument '" + p.name + "' is a tensor's value (known only when the "
-                         "program runs) where a number is taken: not compiled yet"};
+                         "argument '" + p.name +
+                             "' is a tensor's value (known only when the "
+                             "program runs) where a number is taken: not compiled yet"};
     if (!(arg.isNone() && p.optional) && !argMatches(p, arg))
       return BindFailure{DiagCode::OpArgumentType, "argument '" + p.name + "' must be " +
                                                        describeType(p) + ", not " + arg.typeName()};

@@ -512,10 +512,10 @@ mlir::Value KernelLowering::gather(const OpStmt &op, const AnchoredMapStmt &a,
   mlir::Value row =
       mlir::arith::IndexCastOp::create(b_, loc(), b_.getIndexType(), load(op.ins[1], a, iters));
   // Clamped to the table's rows (a product of sizes where the table has a dynamic size).
-  mlir::Value last = mlir::arith::SubIOp::create(
-      b_, loc(), idx_.size(kernel_.tensors[table].shape[0]), idx_.c(1));
-  row = mlir::arith::MinSIOp::create(
-      b_, loc(), mlir::arith::MaxSIOp::create(b_, loc(), row, idx_.c(0)), last);
+  mlir::Value last =
+      mlir::arith::SubIOp::create(b_, loc(), idx_.size(kernel_.tensors[table].shape[0]), idx_.c(1));
+  row = mlir::arith::MinSIOp::create(b_, loc(),
+                                     mlir::arith::MaxSIOp::create(b_, loc(), row, idx_.c(0)), last);
   std::vector<mlir::Value> index = {row};
   const std::vector<Expr> &exprs = a.index.at(table);
   for (size_t d = 1; d < exprs.size(); ++d)

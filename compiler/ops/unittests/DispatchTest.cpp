@@ -99,9 +99,8 @@ TEST_CASE("slice bounds are ints or None, never tensors", "[dispatch]") {
   CHECK(message == "__getitem__(): argument 'index' is a tensor's value (known only when the "
                    "program runs) where a number is taken: not compiled yet");
   // A float bound is still the wrong type.
-  auto [listCode, listMessage] =
-      failure("__getitem__", {{tensor({8, 4}), Arg::slice(Arg::ofFloat(1), Arg::none(),
-                                                          Arg::none())}, {}});
+  auto [listCode, listMessage] = failure(
+      "__getitem__", {{tensor({8, 4}), Arg::slice(Arg::ofFloat(1), Arg::none(), Arg::none())}, {}});
   CHECK(listCode == DiagCode::OpArgumentType);
   CHECK(listMessage == "__getitem__(): argument 'index' must be int, slice, None, Ellipsis, a "
                        "list of ints or a tuple of those, not slice");
