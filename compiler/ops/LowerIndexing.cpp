@@ -366,6 +366,15 @@ int atLeast(PrimBuilder &b, int x, int64_t rank) {
 }
 
 /// x repeated `times[i]` whole along each axis (tile; torch's Tensor.repeat).
+/// `r` times the dimension `dim`: a number, or r times a product of sizes.
+int64_t repeatedDim(int64_t dim, int64_t r) {
+  if (r == 0)
+    return 0;
+  SizeProduct p = productOf(dim);
+  p.factor *= r;
+  return productDim(p);
+}
+
 int tile(Lowering &L, int x, std::vector<int64_t> times) {
   PrimBuilder &b = L.b;
   std::vector<int64_t> shape = b.meta(x).shape;
@@ -380,7 +389,7 @@ int tile(Lowering &L, int x, std::vector<int64_t> times) {
     split.push_back(shape[i]);
     expanded.push_back(times[i]);
     expanded.push_back(shape[i]);
-    merged.push_back(times[i] * shape[i]);
+    merged.push_back(repeatedDim(shape[i], times[i]));
   }
   return b.reshape(b.broadcastTo(b.reshape(x, split), expanded), merged);
 }
@@ -606,9 +615,7 @@ void registerIndexing(OpTable &t) {
       split.insert(split.begin() + axis + 1, 1);
       std::vector<int64_t> expanded = split;
       expanded[axis + 1] = r;
-      SizeProduct repeated = productOf(shape[axis]); // r times a size, or a static size
-      repeated.factor *= r;
-      merged[axis] = r == 0 ? 0 : productDim(repeated);
+      merged[axis] = repeatedDim(shape[axis], r);
       L.out(b.reshape(b.broadcastTo(b.reshape(x, split), expanded), merged));
     };
   };
