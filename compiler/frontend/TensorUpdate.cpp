@@ -42,11 +42,13 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
         fail(DiagCode::FrontendUnsupportedConstruct,
              "assigning a " + v->typeName() + " into a tensor (a number or a tensor is)", f);
       consume(v, locOf(f));
-      if (dynamic) // x's own shape (a mask's value)
+      if (dynamic && target == shape) // x's own shape (a mask's value, a whole write)
         return tensorCall(f, sir, "api", torch ? "torch.full_like" : "paddle.full_like",
                           torch ? "torch.full_like" : "paddle.full_like", {x, v}, {});
+      // (at dynamic sizes one element, which index_put broadcasts to the rows it writes)
       return tensorCall(f, sir, "api", torch ? "torch.full" : "paddle.full",
-                        torch ? "torch.full" : "paddle.full", {intList(target), v},
+                        torch ? "torch.full" : "paddle.full",
+                        {intList(dynamic ? std::vector<int64_t>{} : target), v},
                         {{"dtype", dtypeVar()}});
     }
     if (v->meta.dtype != x->meta.dtype)

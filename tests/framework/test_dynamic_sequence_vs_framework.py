@@ -260,6 +260,29 @@ def test_rows_of_every_token_as_torch_computes_them(sotc_bin, workdir, fn, specs
                        f"{fn.__name__}, B={b} T={t}")
 
 
+def rows_written(x, rows, v):  # x[rows] = ... of x's own size, M rows of another size
+    filled, put = x.clone(), x.clone()
+    filled[rows] = 0.5
+    put[rows] = v
+    return filled, put
+
+
+def test_rows_written_at_sizes_of_their_own(sotc_bin, workdir):  # noqa: F811
+    """x[rows] = v where x has N rows and `rows` M positions, both dynamic and unrelated (a
+    number or a row broadcast to the M rows; the last write of a repeated row wins, as torch's
+    CPU does): one artifact against torch at several (N, M)."""
+    trace = sotc.trace(rows_written, "float32[N,3]", "int64[M]", "float32[3]",
+                       sotc_framework="torch").save(str(workdir / "rows_written.pb"))
+    f = compile_cpu(sotc_bin, trace, str(workdir / "rows_written.so"))
+    rng = np.random.default_rng(10)
+    for n, m in ((6, 2), (3, 5), (1, 1)):
+        args = [torch.from_numpy(rng.standard_normal((n, 3)).astype(np.float32)),
+                torch.from_numpy(rng.integers(0, n, m)),
+                torch.from_numpy(rng.standard_normal(3).astype(np.float32))]
+        assert_matches([np.asarray(g) for g in f(*args)], [w.numpy() for w in rows_written(*args)],
+                       f"N={n} M={m}")
+
+
 def paddle_token_rows(x, w):  # paddle's reshape: -1 merges B and T, 0 copies a dim
     B, T, C = x.shape
     h = paddle.matmul(paddle.reshape(x, [-1, C]), w)
