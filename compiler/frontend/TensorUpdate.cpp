@@ -46,10 +46,9 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
         return tensorCall(f, sir, "api", torch ? "torch.full_like" : "paddle.full_like",
                           torch ? "torch.full_like" : "paddle.full_like", {x, v}, {});
       // (at dynamic sizes one element, which index_put broadcasts to the rows it writes)
-      return tensorCall(f, sir, "api", torch ? "torch.full" : "paddle.full",
-                        torch ? "torch.full" : "paddle.full",
-                        {intList(dynamic ? std::vector<int64_t>{} : target), v},
-                        {{"dtype", dtypeVar()}});
+      return tensorCall(
+          f, sir, "api", torch ? "torch.full" : "paddle.full", torch ? "torch.full" : "paddle.full",
+          {intList(dynamic ? std::vector<int64_t>{} : target), v}, {{"dtype", dtypeVar()}});
     }
     if (v->meta.dtype != x->meta.dtype)
       v = api("paddle.cast", "torch.Tensor.to", {v, dtypeVar()});
