@@ -120,10 +120,13 @@ LowerFn takeAlongOp(std::string xn, std::string in, std::string dim, bool broadc
   };
 }
 
+/// A shape's element count as a dimension: a number, or a product of sizes.
+int64_t elementsDim(const std::vector<int64_t> &shape) { return productDim(productOf(shape)); }
+
 /// For each output position n (of size `size`) along the last axis of [..., size, 1] and each
 /// index m: whether index m names n: a bool [size, M] mask from a 1-d (or flat) index.
 int hits(PrimBuilder &b, int64_t size, int flatIndex) {
-  int64_t m = productDim(productOf(b.meta(flatIndex).shape)); // a product of sizes, or static
+  int64_t m = elementsDim(b.meta(flatIndex).shape);
   int n = b.reshape(b.iota(size, DType::Int64), {size, 1});
   return b.binary(Prim::Equal, n, b.reshape(b.cast(flatIndex, DType::Int64), {1, m}));
 }
@@ -160,7 +163,7 @@ int stridedPositions(Lowering &L) {
 /// `values` ([M]); the last of duplicate positions wins.
 int putFlat(PrimBuilder &b, int x, int flat, int values, bool accumulate) {
   std::vector<int64_t> shape = b.meta(x).shape;
-  int64_t n = productDim(productOf(shape)), m = productDim(productOf(b.meta(flat).shape));
+  int64_t n = elementsDim(shape), m = elementsDim(b.meta(flat).shape);
   DType d = b.meta(x).dtype;
   int mask = hits(b, n, flat);
   int v = b.cast(b.reshape(values, {m}), d);
@@ -365,7 +368,6 @@ int atLeast(PrimBuilder &b, int x, int64_t rank) {
   return b.reshape(x, s);
 }
 
-/// x repeated `times[i]` whole along each axis (tile; torch's Tensor.repeat).
 /// `r` times the dimension `dim`: a number, or r times a product of sizes.
 int64_t repeatedDim(int64_t dim, int64_t r) {
   if (r == 0)
@@ -375,6 +377,7 @@ int64_t repeatedDim(int64_t dim, int64_t r) {
   return productDim(p);
 }
 
+/// x repeated `times[i]` whole along each axis (tile; torch's Tensor.repeat).
 int tile(Lowering &L, int x, std::vector<int64_t> times) {
   PrimBuilder &b = L.b;
   std::vector<int64_t> shape = b.meta(x).shape;
@@ -609,7 +612,7 @@ void registerIndexing(OpTable &t) {
       if (r < 0)
         badValue(L, "repeats must not be negative");
       if (L.args.isNone(dim))
-        x = b.reshape(x, {productDim(productOf(b.meta(x).shape))});
+        x = b.reshape(x, {elementsDim(b.meta(x).shape)});
       int64_t axis = L.args.isNone(dim) ? 0 : normalizeDim(b.opName(), L.args.intValue(dim), b.meta(x).rank());
       std::vector<int64_t> shape = b.meta(x).shape, split = shape, merged = shape;
       split.insert(split.begin() + axis + 1, 1);
