@@ -210,6 +210,11 @@ void Executor::sizesAsTensors(Frame &f, StatementIR &sir, const std::string &opN
 void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc, int symbol) {
   ops::SizeOffset derived = derivedSizes_.of(symbol); // T - 1 <= N is T <= N + 1
   symbol = derived.base;
+  if (derivedSizes_.produced(symbol)) // a guard reads the inputs, before any kernel ran
+    throw CodedError(DiagCode::FrontendHostInteraction,
+                     "a decision on the size " + symbols_[symbol].name +
+                         " counts (`" + relation + " " + std::to_string(k) +
+                         "`) is not supported yet (" + loc.str() + ")");
   k -= derived.offset;
   if (std::string(relation) == "<=")
     sizeMax_[symbol] = sizeMax_[symbol] ? std::min(sizeMax_[symbol], k) : k;
@@ -916,7 +921,7 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
           return holdsComplex(a);
         }))
       return c.push(tensorCall(c.f(), sir, "api", c.name, c.name, c.args, c.kwargs));
-    if (callModuleFunction(c))
+    if (producedSizeCall(f, sir, c.name, nullptr, c.args, c.kwargs) || callModuleFunction(c))
       return;
     if (VarPtr cls = constructibleLayerClass(c.name))
       return c.push(constructLayer(state, cls, std::move(c.args), std::move(c.kwargs)));
@@ -937,7 +942,7 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
                                c.kwargs));
     }
     if (self->isTensor()) {
-      if (dispatch(tensorMethods(), c))
+      if (dispatch(tensorMethods(), c) || producedSizeCall(f, sir, c.name, self, c.args, c.kwargs))
         return;
       const ops::OpTable &table = ops::OpTable::get();
       // x.name(...) is the method's entry, else the framework's function of that name whose

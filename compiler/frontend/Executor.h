@@ -17,6 +17,7 @@
 #include <array>
 #include <deque>
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -31,7 +32,7 @@ namespace sotc::frontend {
 
 /// Why execution stopped before the entry function returned.
 struct Break {
-  enum class Kind { None, Branch, HostCallback };
+  enum class Kind { None, Branch, HostCallback, Size };
   Kind kind = Kind::None;
   VarPtr condition;                           // Branch: the tensor the jump reads
   size_t targetIfTrue = 0, targetIfFalse = 0; // Branch: instruction indices
@@ -48,7 +49,13 @@ struct Break {
   std::string callee;
   std::vector<VarPtr> callbackArgs;    // positional, then the keyword arguments' values
   std::vector<std::string> kwargNames; // the keyword arguments' names, in order
-  VarPtr result;
+  VarPtr result;                       // HostCallback, Size: what the call returns
+  // Size: a kernel counted `count` (an int64 0-d tensor), which becomes size s_`symbol`; each
+  // of `bounded` (its rows at their bound) continues as its `produced` tensor, its first
+  // s_symbol rows.
+  int symbol = -1;
+  VarPtr count;
+  std::vector<VarPtr> bounded, produced;
 };
 
 /// A module global the program reads as a tensor input, or has assigned or deleted.
@@ -493,6 +500,24 @@ private:
   /// The state's slot for a global, or null.
   static GlobalSlot *slotOf(ExecState &state, int namespaceIndex, const std::string &name);
 
+  /// Ends the segment where a call's result has as many rows as a kernel counts (nonzero,
+  /// x[mask]; ProducedSizes.cpp): `count` becomes a new size, each of `bounded` continues as
+  /// its first that many rows, and `result` builds what the call returns from those.
+  void produceSize(Frame &f, const std::string &what, const VarPtr &count,
+                   const std::vector<VarPtr> &bounded,
+                   const std::function<VarPtr(const std::vector<VarPtr> &)> &result,
+                   const Variable *mask = nullptr);
+
+public:
+  /// x[mask] with a bool tensor `mask` over x's leading dimensions: the rows it selects, a
+  /// produced size; false for any other key.
+  bool selectByMask(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key);
+  /// The data-dependent operators (nonzero, argwhere, masked_select, where(cond)) called as
+  /// `name` (torch.nonzero, or a tensor method's name): false when `name` is none of them.
+  bool producedSizeCall(Frame &f, StatementIR &sir, const std::string &name, VarPtr self,
+                        std::vector<VarPtr> args, const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+
+private:
   /// Ends the segment at a call the host must run (--allow-host-callbacks); false when
   /// host callbacks are off.
   bool hostCallback(Frame &f, const std::string &callee, const std::vector<VarPtr> &args,
@@ -517,6 +542,7 @@ private:
   std::vector<DynamicSymbol> symbols_;
   ops::DerivedSizes derivedSizes_;
   std::set<int> guardedSizes_; // derived sizes guarded to be at least 1
+  std::map<const Variable *, int> maskSizes_; // the size each mask selected (produceSize)
   std::array<int64_t, ops::kMaxSymbols> sizeMax_{}; // the inputs' sizes' (sizeMax)
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object

@@ -145,6 +145,10 @@ std::optional<Break> OpcodeStep::binarySubscr() {
     ex.call(state, sir, method, {key}, {});
     return ex.takePendingBreak();
   }
+  if (ex.selectByMask(f, sir, obj, key)) { // x[mask]: its rows, as many as the mask selects
+    f.pc = next;
+    return ex.takePendingBreak();
+  }
   f.stack.push_back(ex.getItem(f, sir, obj, key));
   return std::nullopt;
 }

@@ -67,7 +67,8 @@ struct SideEffect {
 };
 
 struct Segment {
-  enum class End { Return, Branch, HostCallback, Raise };
+  // Size: a kernel counted a size (nonzero's); the runtime reads it (output 0) and goes on.
+  enum class End { Return, Branch, HostCallback, Raise, Size };
   StatementIR sir;
   End end = End::Return;
   std::string reason; // why the segment ends (branch/host callback), for explain
@@ -75,12 +76,14 @@ struct Segment {
   int onTrue = -1, onFalse = -1; // Branch: successor segments (the condition is output 0)
   // Branch: the tensors passed to each successor's inputs, position by position.
   std::vector<VarPtr> trueArgs, falseArgs;
-  int next = -1;                           // HostCallback: the segment after the callback
+  int next = -1;                           // HostCallback, Size: the segment after it
+  int sizeSymbol = -1;                     // Size: the size s_k output 0 counts
+  int64_t sizeBound = 0;                   // Size: the rows it counts at most
   std::string callee;                      // HostCallback: what the host runs (print, Tensor.numpy)
   std::vector<VarPtr> callbackArgs;        // HostCallback: the values the host call reads
   std::vector<std::string> callbackKwargs; // HostCallback: names of callbackArgs' keyword tail
   VarPtr callbackResult;                   // HostCallback: what the call returns
-  std::vector<VarPtr> nextArgs;            // HostCallback: tensors passed to the next segment
+  std::vector<VarPtr> nextArgs;            // HostCallback, Size: tensors passed to `next`
   std::string returnValue;                 // Return: the Python value's structure, e.g. (var_3, 2)
   VarPtr result; // Return: the value itself (tensors, constants, containers)
   // Return: what the call changed besides its result, for the caller to apply after it.
@@ -99,6 +102,7 @@ struct Translation {
   std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order
   std::vector<int64_t> sizeMax;    // per size, the least `<= N` guard's N (0: unbounded)
   std::vector<ops::SizeOffset> derivedSizes; // sizes derived from the inputs' (T - 1)
+  std::vector<int> producedSizes; // sizes kernels count (nonzero's), each a Size end's
 
   /// The weights the program writes in place (SideEffect::Kind::State), by name.
   std::set<std::string> stateWeights() const;

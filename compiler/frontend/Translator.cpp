@@ -181,6 +181,11 @@ std::string Translation::explain() const {
         << "\n";
       break;
     }
+    case Segment::End::Size:
+      s << "counts size s" << seg.sizeSymbol << " in " << seg.sir.outputs[0]->tensorName << " ("
+        << seg.endLoc.str() << ") -> " << segments[seg.next].sir.name << callArgs(seg.nextArgs)
+        << "\n";
+      break;
     case Segment::End::Raise:
       s << "raises " << seg.exceptionClass << ": " << seg.exceptionMessage << " ("
         << seg.endLoc.str() << ")\n";
@@ -358,6 +363,35 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       t.segments[p.segment].next = nextId;
       continue;
     }
+    if (b.kind == Break::Kind::Size) {
+      // The count and the bounded tensors leave the subgraph with every live tensor; the
+      // next segment starts after the call, its result made of their first s_k rows.
+      ex.consume(b.count, b.loc);
+      Segment &seg = t.segments[p.segment];
+      seg.end = Segment::End::Size;
+      seg.reason = b.reason;
+      seg.endLoc = b.loc;
+      seg.sizeSymbol = b.symbol;
+      seg.sizeBound = b.bounded.front()->meta.shape[0];
+      std::set<const Variable *> seen;
+      for (const VarPtr &v : std::vector<VarPtr>{b.count})
+        collectTensors(v, seg.sir.outputs, seen);
+      for (const VarPtr &v : b.bounded)
+        collectTensors(v, seg.sir.outputs, seen);
+      for (const VarPtr &v : Executor::liveTensors(p.state))
+        if (seen.insert(v.get()).second)
+          seg.sir.outputs.push_back(v);
+      ExecState after = Executor::clone(p.state);
+      after.frames.back().stack.push_back(b.result);
+      std::vector<VarPtr> args = Executor::liveTensors(after);
+      for (VarPtr &a : args) // passed as the bounded tensor it is the first rows of
+        if (auto it = std::find(b.produced.begin(), b.produced.end(), a); it != b.produced.end())
+          a = b.bounded[static_cast<size_t>(it - b.produced.begin())];
+      t.segments[p.segment].nextArgs = args;
+      int nextId = segmentFor(std::move(after), b.loc);
+      t.segments[p.segment].next = nextId;
+      continue;
+    }
     // A branch on a tensor: the condition and every live tensor leave the subgraph.
     ex.consume(b.condition, b.loc);
     // A bool read by x.item() is a constant on each side (LED tests one in every layer).
@@ -502,6 +536,7 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
     }
   t.sizeMax = ex.sizeMax();
   t.derivedSizes = ex.derivedSizes().sizes();
+  t.producedSizes = ex.derivedSizes().producedSizes();
   return t;
 }
 } // namespace

@@ -145,9 +145,7 @@ int64_t DerivedSizes::offsetDim(int64_t dim, int64_t offset) {
   for (const SizeOffset &s : sizes_)
     if (s.base == d.base && s.offset == d.offset)
       return dynamicDim(s.symbol);
-  d.symbol = inputs_;
-  for (const SizeOffset &s : sizes_)
-    d.symbol = std::max(d.symbol, s.symbol + 1);
+  d.symbol = nextSymbol();
   if (d.symbol >= kMaxSymbols)
     throw CodedError(DiagCode::OpBadAttribute,
                      "the dimension " + d.text() + " would be more than the " +
@@ -167,6 +165,30 @@ std::optional<int64_t> DerivedSizes::difference(int64_t a, int64_t b) const {
   if (x.base != y.base)
     return std::nullopt;
   return x.offset - y.offset;
+}
+
+int DerivedSizes::nextSymbol() const {
+  int next = inputs_;
+  for (const SizeOffset &s : sizes_)
+    next = std::max(next, s.symbol + 1);
+  for (int k : produced_)
+    next = std::max(next, k + 1);
+  return next;
+}
+
+int DerivedSizes::produce() {
+  int k = nextSymbol();
+  if (k >= kMaxSymbols)
+    throw CodedError(DiagCode::OpBadAttribute,
+                     "a size computed from tensor values would be more than the " +
+                         std::to_string(kMaxSymbols) + " dynamic sizes sotc compiles");
+  produced_.push_back(k);
+  return k;
+}
+
+bool DerivedSizes::produced(int symbol) const {
+  int base = of(symbol).base;
+  return std::find(produced_.begin(), produced_.end(), base) != produced_.end();
 }
 
 SizeOffset DerivedSizes::of(int symbol) const {

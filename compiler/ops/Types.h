@@ -106,15 +106,25 @@ public:
   int64_t offsetDim(int64_t dim, int64_t offset);
   /// `a` - `b` where that is a number: two static dims, or sizes of one base (T - 1 and T).
   std::optional<int64_t> difference(int64_t a, int64_t b) const;
-  /// Symbol k's base and offset: {k, k, 0} for a size of the inputs.
+  /// A new size that no input gives and no other derives from: one a kernel computes
+  /// (nonzero's count), numbered after every size so far. E2010 past kMaxSymbols.
+  int produce();
+  /// Whether s_k (or the base a derived s_k has) is one `produce` made.
+  bool produced(int symbol) const;
+  /// Symbol k's base and offset: {k, k, 0} for a size of the inputs (or a produced one).
   SizeOffset of(int symbol) const;
   const std::vector<SizeOffset> &sizes() const { return sizes_; }
+  const std::vector<int> &producedSizes() const { return produced_; }
   /// "s2=s1-1" and back (nullopt for other text).
   static std::optional<SizeOffset> parse(const std::string &text);
 
 private:
+  /// The next symbol no size has yet.
+  int nextSymbol() const;
+
   int inputs_ = 0;
   std::vector<SizeOffset> sizes_;
+  std::vector<int> produced_;
 };
 
 /// In a list of sizes the frontend passes: a dynamic size (x.shape[d] of a `?` dimension,

@@ -339,6 +339,15 @@ int64_t named(const Sizes &sizes) {
 /// Entry `entry`'s plans with its dynamic sizes as `sizes` (unchecked: see atSizes).
 void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
   Entry &e = a.entries.at(entry);
+  // A size a segment counted may be 0 (nothing selected): steps over it then write nothing.
+  bool countedNone = std::any_of(e.producedSizes.begin(), e.producedSizes.end(),
+                                 [&](int k) { return sizes[static_cast<size_t>(k)] == 0; }) ||
+                     std::any_of(e.derivedSizes.begin(), e.derivedSizes.end(),
+                                 [&](const Entry::DerivedSize &d) {
+                                   return std::count(e.producedSizes.begin(),
+                                                     e.producedSizes.end(), d.base) &&
+                                          sizes[static_cast<size_t>(d.size)] == 0;
+                                 });
   for (Parameter &p : e.parameters) {
     p.spec = p.boundSpec();
     p.multiples.clear();
@@ -401,7 +410,16 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
         p.forEachCount(
             [&](int64_t &count) { count = timesPowers(count, sizes, p.powers[next++]); });
       p.powers.clear();
-      if (std::string why = step.kind == Step::Kind::Gemm ? validate(p) : ""; !why.empty())
+      step.empty = countedNone && (step.kind == Step::Kind::Gemm
+                                       ? p.m == 0 || p.n == 0 || p.batchCount() == 0
+                                       : step.kind == Step::Kind::Kernel && step.grid == 0);
+      if (countedNone && step.kind == Step::Kind::Gemm && !step.empty && p.k == 0)
+        throw Error(ErrorCode::InputsMismatch,
+                    "GEMM step " + step.name +
+                        " sums products over the rows a segment counted, and it counted none "
+                        "(not supported yet)");
+      if (std::string why = step.kind == Step::Kind::Gemm && !step.empty ? validate(p) : "";
+          !why.empty())
         throw Error(ErrorCode::ArtifactUnreadable, "GEMM step " + step.name + ": " + why);
     }
     sizeSteps(s);
@@ -440,6 +458,20 @@ Segment segmentOf(const Json &j) {
     s.onTrue = end.at("on_true"), s.onFalse = end.at("on_false");
     s.trueArgs = end.at("true_args").get<std::vector<std::string>>();
     s.falseArgs = end.at("false_args").get<std::vector<std::string>>();
+    s.source = end.at("source").get<std::string>();
+  } else if (kind == "size") {
+    s.end = Segment::End::Size;
+    std::string size = end.at("size").get<std::string>();
+    if (size.size() != 2 || size[0] != 's' || size[1] < '0' || size[1] >= '0' + kMaxSizes)
+      throw Error(ErrorCode::ArtifactUnreadable, s.name + " counts a size " + size + ", not s0 to s" +
+                                                     std::to_string(kMaxSizes - 1));
+    s.size = size[1] - '0';
+    s.condition = end.at("count").get<std::string>();
+    s.bound = end.at("bound").get<int64_t>();
+    if (s.bound < 0 || s.bound > kMaxBytes)
+      throw Error(ErrorCode::ArtifactUnreadable, s.name + " counts at most " + std::to_string(s.bound));
+    s.next = end.at("next").get<int>();
+    s.nextArgs = end.at("next_args").get<std::vector<std::string>>();
     s.source = end.at("source").get<std::string>();
   } else if (kind == "raise") {
     s.end = Segment::End::Raise;
@@ -710,6 +742,14 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       entry.derivedSizes.push_back(derived);
     }
   }
+  if (e.contains("produced_sizes")) // bound where a segment ends: the plan is made per call
+    for (const Json &p : e.at("produced_sizes")) {
+      std::string t = p.at("size").get<std::string>();
+      if (t.size() != 2 || t[0] != 's' || t[1] < '0' || t[1] >= '0' + kMaxSizes)
+        throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": a produced size of " + t);
+      entry.producedSizes.push_back(t[1] - '0');
+      entry.batched = true;
+    }
   int64_t first = e.at("segment").get<int64_t>();
   if (first < 0)
     throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": an entry starts at segment " + std::to_string(first));
@@ -902,7 +942,7 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       }
       if (s.end == Segment::End::Branch && (outside(s.onTrue) || outside(s.onFalse)))
         throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": " + s.name + " branches to no segment of its entry");
-      if (s.end == Segment::End::HostCallback && outside(s.next))
+      if ((s.end == Segment::End::HostCallback || s.end == Segment::End::Size) && outside(s.next))
         throw Error(ErrorCode::ArtifactUnreadable,
                     manifestPath + ": " + s.name + " continues in no segment of its entry");
     }

@@ -109,6 +109,9 @@ struct Step {
   IndexCopyPlan indexCopy;            // index_copy steps
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
+  /// Resolved at sizes where a size a segment counted is 0: the step has nothing to write
+  /// (a grid, m or n of 0) and does not run.
+  bool empty = false;
 };
 
 struct Segment {
@@ -116,20 +119,24 @@ struct Segment {
   std::vector<Buffer> inputs, outputs, arena;
   int64_t arenaBytes = 0; // the static buffers'; atSizes places the dynamic ones after them
   std::vector<Step> steps;
-  enum class End { Return, Branch, HostCallback, Raise } end = End::Return;
+  /// Size: the segment counted a size (nonzero's rows): `condition` holds it (int64), at most
+  /// `bound`; the run binds it as size `size` and goes on in `next` at the plan of that size.
+  enum class End { Return, Branch, HostCallback, Raise, Size } end = End::Return;
   std::vector<std::string> results; // Return: the result's tensors, in order
   /// Return: the new values of state weights, (weight name, tensor), copied into the run's
   /// sequence state after it (not among the results).
   std::vector<std::pair<std::string, std::string>> stateUpdates;
-  std::string condition;            // Branch
+  std::string condition;            // Branch; Size: the count
+  int size = -1;                    // Size
+  int64_t bound = 0;                // Size
   int onTrue = -1, onFalse = -1;
   std::vector<std::string> trueArgs, falseArgs;
   std::string source;                    // Branch, HostCallback, Raise: the Python line
   std::string callee;                    // HostCallback
-  int next = -1;                         // HostCallback: the segment after the call
+  int next = -1;                         // HostCallback, Size: the segment after it
   std::vector<std::string> callbackArgs; // HostCallback: the tensors the call reads
   std::vector<Buffer> callbackResults;   // HostCallback: the tensors the call returns
-  std::vector<std::string> nextArgs;     // HostCallback: passed to `next`'s inputs
+  std::vector<std::string> nextArgs;     // HostCallback, Size: passed to `next`'s inputs
   std::string exception, exceptionClass, message; // Raise: what the program raises
 };
 
@@ -159,6 +166,8 @@ struct Entry {
     int64_t offset = 0;
   };
   std::vector<DerivedSize> derivedSizes;
+  /// Sizes a segment counts (Segment::End::Size), bound when it ends.
+  std::vector<int> producedSizes;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;

@@ -523,11 +523,16 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   context.lastSegment = context.lastEntry = -1;
   Sizes sizes{};
   size_t chosen = chooseEntry(context, in, n, sizes);
+  // Sizes a segment counts are planned at 1 until it has counted them.
+  for (int k : artifact_.entries[chosen].producedSizes)
+    sizes[static_cast<size_t>(k)] = 1;
   // Dynamic sizes run the entry's plan of the call's sizes.
   std::shared_ptr<const Artifact> batchPlan;
   if (artifact_.entries[chosen].batched)
     batchPlan = planOfSizes(chosen, sizes);
-  const Artifact &plan = batchPlan ? *batchPlan : artifact_;
+  const Artifact *planned = batchPlan ? batchPlan.get() : &artifact_;
+  std::shared_ptr<const Artifact> countedPlan; // at the sizes segments counted so far
+  const Artifact &plan = *planned;
   const Entry &entry = plan.entries[chosen];
   std::shared_lock<std::shared_mutex> weightsShared(weightsMutex_);
   // The sequence state the run reads and updates: one run at a time on it.
@@ -553,7 +558,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   for (size_t index = entry.first, hops = 0;; ++hops) {
     if (hops > 100000)
       throw Error(ErrorCode::RunFailed, "more than 100000 segments in one run (a loop that does not end?)");
-    const Segment &seg = plan.segments.at(index);
+    const Segment &seg = planned->segments.at(index);
     if (index == entry.first)
       bindWeights(chosen, buffers, state);
     char *arena = static_cast<char *>(context.arena.reserve(&backend, seg.arenaBytes));
@@ -572,7 +577,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     runSteps(seg, buffers);
     // Continues in segment `next`, its inputs bound to `args` by position.
     auto jump = [&](int next, const std::vector<std::string> &args) {
-      const Segment &target = plan.segments.at(static_cast<size_t>(next));
+      const Segment &target = planned->segments.at(static_cast<size_t>(next));
       std::map<std::string, void *> passed;
       for (size_t i = 0; i < args.size() && i < target.inputs.size(); ++i)
         passed[target.inputs[i].name] = lookup(buffers, seg, args[i]);
@@ -582,6 +587,25 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
     if (seg.end == Segment::End::HostCallback) {
       callHost(context, seg, index, buffers);
       jump(seg.next, seg.nextArgs);
+      continue;
+    }
+    if (seg.end == Segment::End::Size) {
+      // The count a kernel made is the size from here on: the rest runs at the plan of it,
+      // each tensor of that many rows the first rows of the one passed.
+      int64_t count = -1;
+      backend.toHost(&count, lookup(buffers, seg, seg.condition), sizeof count);
+      if (count < 0 || count > seg.bound)
+        throw Error(ErrorCode::RunFailed, seg.name + " counted " + std::to_string(count) +
+                                              " rows where at most " + std::to_string(seg.bound) +
+                                              " fit (" + seg.source + ")");
+      sizes[static_cast<size_t>(seg.size)] = count;
+      for (const Entry::DerivedSize &d : artifact_.entries[chosen].derivedSizes)
+        if (d.base == seg.size)
+          sizes[static_cast<size_t>(d.size)] = std::max<int64_t>(0, count + d.offset);
+      std::shared_ptr<const Artifact> next = planOfSizes(chosen, sizes);
+      jump(seg.next, seg.nextArgs); // the names are the same in every plan
+      countedPlan = std::move(next); // `seg` is not read after this
+      planned = countedPlan.get();
       continue;
     }
     if (seg.end == Segment::End::Raise) { // the call ends as the program's would
@@ -643,6 +667,8 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
   Backend &backend = *backend_;
   bool profiling = profiling_;
   for (const Step &step : plan.steps) {
+    if (step.empty)
+      continue;
     std::vector<void *> args;
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)

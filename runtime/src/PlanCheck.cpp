@@ -110,6 +110,8 @@ private:
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
         use(name, index);
+    if (step.empty) // over a counted size of 0: it does not run
+      return;
     if (step.kind == Step::Kind::Gemm)
       return checkGemm(step, which);
     if (step.kind == Step::Kind::Conv)
@@ -234,9 +236,17 @@ private:
   std::map<std::string, std::pair<size_t, size_t>> live_; // first and last step
 };
 
+/// Whether `passed` may be given for `input` after a size end: its first rows (the input's
+/// first dimension at most the passed one's, the others the same).
+bool firstRowsOf(const Buffer &passed, const Buffer &input) {
+  return passed.dtype == input.dtype && passed.shape.size() == input.shape.size() &&
+         !input.shape.empty() && input.shape[0] <= passed.shape[0] &&
+         std::equal(input.shape.begin() + 1, input.shape.end(), passed.shape.begin() + 1);
+}
+
 /// `args` of `from` passed to the inputs of segment `to`, in order.
 void checkJump(const Artifact &a, const PlanChecker &from, const std::vector<std::string> &args,
-               int to, bool callbackResults) {
+               int to, bool callbackResults, bool firstRows = false) {
   const Segment &target = a.segments[static_cast<size_t>(to)];
   if (args.size() != target.inputs.size())
     from.fail("passes " + std::to_string(args.size()) + " tensors to " + target.name +
@@ -245,7 +255,7 @@ void checkJump(const Artifact &a, const PlanChecker &from, const std::vector<std
     const Buffer *b = from.find(args[i], callbackResults);
     if (!b)
       from.fail("passes " + args[i] + ", which is no buffer of it");
-    if (!sameTensor(*b, target.inputs[i]))
+    if (!sameTensor(*b, target.inputs[i]) && !(firstRows && firstRowsOf(*b, target.inputs[i])))
       from.fail("passes " + args[i] + " (" + shapeText(*b) + ") to " + target.name + "'s input " +
                 target.inputs[i].name + " (" + shapeText(target.inputs[i]) + ")");
   }
@@ -316,6 +326,15 @@ void checkPlan(const Artifact &a) {
       for (const std::string &name : s.nextArgs)
         resolves(name, true);
       checkJump(a, checker, s.nextArgs, s.next, true);
+      break;
+    case Segment::End::Size:
+      resolves(s.condition, false);
+      if (const Buffer *count = checker.find(s.condition);
+          count->dtype != SOTC_INT64 || count->bytes != 8)
+        checker.fail("counts a size in " + s.condition + ", which is no int64 scalar");
+      for (const std::string &name : s.nextArgs)
+        resolves(name, false);
+      checkJump(a, checker, s.nextArgs, s.next, false, true);
       break;
     case Segment::End::Raise: // reads nothing: its exception is the manifest's text
       break;

@@ -591,6 +591,16 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
                {"source", seg.endLoc.str()}};
       break;
     }
+    case frontend::Segment::End::Size:
+      end = Json{{"kind", "size"},
+                 {"size", "s" + std::to_string(seg.sizeSymbol)},
+                 {"count", s["outputs"].empty() ? Json() : s["outputs"][0]["name"]},
+                 {"bound", seg.sizeBound},
+                 {"next", first + seg.next},
+                 {"next_args", names(seg.nextArgs, seg, s)},
+                 {"reason", seg.reason},
+                 {"source", seg.endLoc.str()}};
+      break;
     case frontend::Segment::End::Raise:
       end = Json{{"kind", "raise"},
                  {"exception", seg.exceptionType},
@@ -617,6 +627,16 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
                              {"base", "s" + std::to_string(d.base)},
                              {"offset", d.offset}});
     out["derived_sizes"] = derived;
+  }
+  if (!translation.producedSizes.empty()) { // each counted where a segment ends
+    Json produced = Json::array();
+    for (int k : translation.producedSizes)
+      for (auto [i, seg] : llvm::enumerate(translation.segments))
+        if (seg.end == frontend::Segment::End::Size && seg.sizeSymbol == k)
+          produced.push_back(Json{{"size", "s" + std::to_string(k)},
+                                  {"segment", first + static_cast<int64_t>(i)},
+                                  {"source", seg.endLoc.str()}});
+    out["produced_sizes"] = produced;
   }
   out["segment"] = first;
   for (Json &s : segments)

@@ -287,7 +287,8 @@ class Compiled:
         derived = [e.get("derived_sizes", []) for e in entries]
         self._derived_sizes = [(-1 - int(d["size"][1:]), -1 - int(d["base"][1:]), d["offset"])
                                for d in derived[0]]
-        if any(d != derived[0] for d in derived):
+        # Sizes a kernel counts (nonzero's rows) are known after the run only.
+        if any(d != derived[0] for d in derived) or any(e.get("produced_sizes") for e in entries):
             self._fresh = None
         self._returned = []  # result arrays handed out, reused once nobody holds them
         self._globals = globals if globals is not None else getattr(fallback, "__globals__", None)

@@ -1,0 +1,18 @@
+"""Sizes a kernel counts (docs/dynamic-shapes.md#sizes-a-kernel-counts): nonzero's rows, a
+mask's selection, then work on them."""
+import torch
+
+
+def positions(x):
+    return torch.nonzero(x > 0)
+
+
+def selected(x):
+    return x[x > 0.5] * 2.0
+
+
+def scored(boxes, scores):
+    keep = scores > 0.3
+    b = boxes[keep]
+    s = scores[keep]
+    return b * s[:, None], b.sum(0)
