@@ -473,6 +473,19 @@ std::string indexCopyText(mapexpr::IndexCopyOp copy) {
          (copy.getInPlace() ? ", in_place" : "") + ") {\n    index_copy(&" + out + ", " +
          name(copy.getIndex()) + ", " + name(copy.getSource()) + ");\n  }\n}\n";
 }
+/// A nonzero step in the same form:
+///   nonzero_3(&t_var_4, t_var_2) {
+///     RuntimeCall(nonzero, fill=0) {
+///       nonzero(&t_var_4, t_var_2);
+///     }
+///   }
+std::string nonzeroText(mapexpr::NonzeroOp nonzero) {
+  std::string out = "t_" + mapexpr::tensorName(nonzero.getResult()),
+              x = "t_" + mapexpr::tensorName(nonzero.getX());
+  return nonzero.getName().str() + "(&" + out + ", " + x + ") {\n  RuntimeCall(nonzero, fill=" +
+         std::to_string(static_cast<int64_t>(nonzero.getFill().convertToDouble())) +
+         ") {\n    nonzero(&" + out + ", " + x + ");\n  }\n}\n";
+}
 } // namespace
 
 std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
@@ -491,6 +504,8 @@ std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
         text += convText(conv) + "\n";
       else if (auto copy = mlir::dyn_cast<mapexpr::IndexCopyOp>(op))
         text += indexCopyText(copy) + "\n";
+      else if (auto nonzero = mlir::dyn_cast<mapexpr::NonzeroOp>(op))
+        text += nonzeroText(nonzero) + "\n";
     }
   });
   return text;

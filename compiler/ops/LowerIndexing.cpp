@@ -1138,33 +1138,10 @@ void registerIndexing(OpTable &t) {
   t.bind("torch.Tensor.unfold", unfold);
   t.bind("torch.unfold_copy", unfold);
   torchLower(t, "nonzero_static", [](Lowering &L) { // the first `size` nonzeros' coordinates
-    PrimBuilder &b = L.b;
-    int x = L.in("input");
-    std::vector<int64_t> shape = b.meta(x).shape;
-    int64_t n = b.meta(x).numElements(), size = L.args.intValue("size"), rank = int64_t(shape.size());
+    int64_t size = L.args.intValue("size");
     if (size < 0)
       badValue(L, "size must not be negative");
-    int nz = b.cast(b.binary(Prim::NotEqual, b.reshape(x, {n}), b.fill(0, {}, b.meta(x).dtype)), DType::Int64);
-    int count = scan(b, Prim::ReduceSum, nz, 0, 0);
-    // Row k: the position whose inclusive count is k + 1 and that is nonzero.
-    int want = b.reshape(b.binaryScalar(Prim::Add, b.iota(std::max<int64_t>(size, 1), DType::Int64), 1),
-                         {std::max<int64_t>(size, 1), 1});
-    int hit = b.binary(Prim::LogicalAnd, b.binary(Prim::Equal, b.reshape(count, {1, n}), want),
-                       b.binary(Prim::NotEqual, b.reshape(nz, {1, n}), b.fill(0, {}, DType::Int64)), DType::Bool);
-    int pos = b.reduce(Prim::ReduceSum, b.select(hit, b.reshape(b.iota(n, DType::Int64), {1, n}), b.fill(0, {}, DType::Int64)),
-                       {1}, true);
-    int found = b.reduce(Prim::ReduceMax, hit, {1}, true);
-    std::vector<int> coords;
-    int64_t stride = n;
-    for (int64_t k = 0; k < rank; ++k) {
-      stride /= std::max<int64_t>(shape[k], 1);
-      int c = b.binary(Prim::Mod, b.binary(Prim::FloorDiv, pos, b.fill(double(stride), {}, DType::Int64)),
-                       b.fill(double(shape[k]), {}, DType::Int64));
-      coords.push_back(b.select(found, c, b.fill(double(L.args.intValue("fill_value")), {}, DType::Int64)));
-    }
-    int out = rank == 0 ? b.fill(0, {std::max<int64_t>(size, 1), 0}, DType::Int64)
-                        : coords.size() == 1 ? coords[0] : b.concat(coords, 1);
-    L.out(size == 0 ? b.fill(0, {0, rank}, DType::Int64) : out);
+    L.out(L.b.nonzero(L.in("input"), size, double(L.args.intValue("fill_value"))));
   });
   torchLower(t, "index_add", indexUpdateOp("input", "dim", "source", IndexUpdate::Add));
   paddleLower(t, "index_add", indexUpdateOp("x", "axis", "value", IndexUpdate::Add));

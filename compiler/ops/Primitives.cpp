@@ -63,6 +63,7 @@ std::string PrimGraph::str() const {
     const PrimAttrs &a = op.attrs;
     switch (op.prim) {
     case Prim::FillConstant:
+    case Prim::Nonzero:
       s << " {value = " << a.value << "}";
       break;
     case Prim::BroadcastTo:
@@ -386,6 +387,17 @@ int PrimBuilder::indexCopy(int x, int64_t axis, int index, int source) {
   PrimAttrs a;
   a.axis = axis;
   return add(Prim::IndexCopy, {x, index, source}, a, m);
+}
+
+int PrimBuilder::nonzero(int x, int64_t size, double fill) {
+  const TensorMeta &m = meta(x);
+  if (m.numElements() == kDynamic || size < 0)
+    throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): the nonzeros of " + formatMeta(m) +
+                                                    " at a size of " + std::to_string(size) +
+                                                    " (static sizes only)");
+  PrimAttrs a;
+  a.value = fill;
+  return add(Prim::Nonzero, {x}, a, {{size, m.rank()}, DType::Int64});
 }
 
 int64_t PrimBuilder::concatDim(const std::vector<int64_t> &parts) {

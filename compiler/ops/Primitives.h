@@ -33,7 +33,7 @@ const std::vector<Prim> &allPrims();
 
 /// Attributes of one primitive application; each primitive reads only its own fields.
 struct PrimAttrs {
-  double value = 0;                            // fill_constant
+  double value = 0;                            // fill_constant; nonzero's fill
   std::vector<int64_t> shape;                  // fill_constant, iota, broadcast_to, reshape
   std::vector<int64_t> perm;                   // transpose
   std::vector<int64_t> axes;                   // reduce_*, slice
@@ -127,6 +127,10 @@ public:
   /// (the runtime copies the slices; in place where x is a state the program overwrites), so
   /// a one-token write into a KV cache costs the token's bytes, not the cache's.
   int indexCopy(int x, int64_t axis, int index, int source);
+  /// The coordinates of x's first `size` nonzero elements in row-major order: int64 [size,
+  /// rank], the rows past x's count of nonzeros `fill`. A library step (the runtime compacts
+  /// them in one pass; torch.nonzero_static, and nonzero's rows at their bound).
+  int nonzero(int x, int64_t size, double fill);
   /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);

@@ -100,6 +100,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.addPass(sched::createSchedChooseStandIns());
     pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertIndexCopyToStep());
+    pm.nest<sir::SubgraphOp>().addPass(createConvertNonzeroToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     pm.addPass(createConvertSirToMapExpr());
   }
@@ -183,6 +184,7 @@ void registerAllPasses() {
   mapexpr::registerMapExprPasses();
   registerConvertConvToStep();
   registerConvertIndexCopyToStep();
+  registerConvertNonzeroToStep();
   registerConvertMatmulToGemm();
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();

@@ -196,6 +196,15 @@ Step stepOf(const Json &j) {
                   "index_copy step " + s.name + ": its axis or buffers are not an index_copy's");
     return s;
   }
+  if (j.at("kind") == "nonzero") {
+    s.kind = Step::Kind::Nonzero;
+    s.name = j.at("name").get<std::string>();
+    s.fill = j.at("fill").get<int64_t>();
+    if (s.outputs.size() != 1 || s.inputs.size() != 1)
+      throw Error(ErrorCode::ArtifactUnreadable,
+                  "nonzero step " + s.name + ": its buffers are not a nonzero's");
+    return s;
+  }
   if (j.at("kind") != "gemm")
     throw Error(ErrorCode::FormatUnsupported, "unknown step kind " + j.at("kind").dump());
   s.kind = Step::Kind::Gemm;

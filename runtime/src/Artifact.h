@@ -93,7 +93,7 @@ struct IndexCopyPlan {
 };
 
 struct Step {
-  enum class Kind { Kernel, Gemm, Conv, IndexCopy } kind = Kind::Kernel;
+  enum class Kind { Kernel, Gemm, Conv, IndexCopy, Nonzero } kind = Kind::Kernel;
   std::string name;   // the kernel's symbol, or the GEMM's or convolution's group name
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
@@ -107,6 +107,7 @@ struct Step {
   GemmPlan plan;                      // GEMM steps
   ConvPlan conv;                      // convolution steps
   IndexCopyPlan indexCopy;            // index_copy steps
+  int64_t fill = 0;                   // nonzero steps: the rows past the nonzeros
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
   /// Resolved at sizes where a size a segment counted is 0: the step has nothing to write

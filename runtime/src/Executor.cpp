@@ -17,15 +17,22 @@ void *lookup(const std::map<std::string, void *> &buffers, const Segment &seg,
   return it->second;
 }
 
-/// The buffer `name` of segment `seg` (an output, input or host call result) as a tensor value.
-sotc_value tensorValue(const Segment &seg, const std::string &name, void *data, bool onDevice) {
-  const Buffer *spec = nullptr;
+/// The buffer `name` of segment `seg` among its outputs, inputs, host call results and (with
+/// `arena`) intermediates; E8001 when it has none.
+const Buffer &specOf(const Segment &seg, const std::string &name, bool arena) {
   for (const std::vector<Buffer> *list : {&seg.outputs, &seg.inputs, &seg.callbackResults})
     for (const Buffer &b : *list)
-      if (!spec && b.name == name)
-        spec = &b;
-  if (!spec)
-    throw Error(ErrorCode::ArtifactUnreadable, seg.name + " names " + name + ", which it has no buffer for");
+      if (b.name == name)
+        return b;
+  for (const Buffer &b : seg.arena)
+    if (arena && b.name == name)
+      return b;
+  throw Error(ErrorCode::ArtifactUnreadable, seg.name + " names " + name + ", which it has no buffer for");
+}
+
+/// The buffer `name` of segment `seg` (an output, input or host call result) as a tensor value.
+sotc_value tensorValue(const Segment &seg, const std::string &name, void *data, bool onDevice) {
+  const Buffer *spec = &specOf(seg, name, false);
   sotc_value v;
   std::memset(&v, 0, sizeof(v));
   v.name = spec->name.c_str();
@@ -682,6 +689,8 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
       backend.conv(step, args);
     else if (step.kind == Step::Kind::IndexCopy)
       indexCopy(step, args);
+    else if (step.kind == Step::Kind::Nonzero)
+      nonzero(step, plan, args);
     else
       backend.kernel(step, args);
     if (profiling) {
@@ -694,6 +703,50 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   }
+}
+
+void Executor::nonzero(const Step &step, const Segment &plan, const std::vector<void *> &buffers) {
+  const Buffer &out = specOf(plan, step.outputs[0], true), &x = specOf(plan, step.inputs[0], true);
+  Backend &backend = *backend_;
+  size_t width = sotc_dtype_size(x.dtype), count = static_cast<size_t>(x.bytes) / width;
+  // The CPU's buffers are read and written where they are; a device's through host copies.
+  std::vector<unsigned char> copied(backend.onDevice() ? static_cast<size_t>(x.bytes) : 0);
+  if (!copied.empty())
+    backend.toHost(copied.data(), buffers[1], copied.size());
+  const unsigned char *elements =
+      backend.onDevice() ? copied.data() : static_cast<const unsigned char *>(buffers[1]);
+  // An element is zero when its bits are, a float's sign bit aside (-0.0 is zero).
+  bool floating = x.dtype == SOTC_FLOAT16 || x.dtype == SOTC_BFLOAT16 ||
+                  x.dtype == SOTC_FLOAT32 || x.dtype == SOTC_FLOAT64 ||
+                  x.dtype == SOTC_COMPLEX64 || x.dtype == SOTC_COMPLEX128;
+  size_t part = x.dtype == SOTC_COMPLEX64 ? 4 : x.dtype == SOTC_COMPLEX128 ? 8 : width;
+  auto isZero = [&](const unsigned char *e) {
+    for (size_t at = 0; at < width; at += part) // a complex number's parts each
+      for (size_t k = 0; k < part; ++k) {
+        unsigned char b = e[at + k];
+        if (floating && k == part - 1) // little-endian: the sign bit is the last byte's top
+          b &= 0x7f;
+        if (b)
+          return false;
+      }
+    return true;
+  };
+  size_t rows = static_cast<size_t>(out.shape[0]), rank = x.shape.size();
+  std::vector<int64_t> staged(backend.onDevice() ? rows * rank : 0);
+  int64_t *coords = backend.onDevice() ? staged.data() : static_cast<int64_t *>(buffers[0]);
+  size_t found = 0;
+  for (size_t i = 0; i < count && found < rows; ++i) {
+    if (isZero(elements + i * width))
+      continue;
+    for (size_t d = rank, rest = i; d-- > 0;) { // row-major: the last dimension fastest
+      coords[found * rank + d] = static_cast<int64_t>(rest % static_cast<size_t>(x.shape[d]));
+      rest /= static_cast<size_t>(x.shape[d]);
+    }
+    ++found;
+  }
+  std::fill(coords + found * rank, coords + rows * rank, step.fill);
+  if (!staged.empty())
+    backend.fromHost(buffers[0], staged.data(), staged.size() * sizeof(int64_t));
 }
 
 void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {

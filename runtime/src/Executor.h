@@ -182,6 +182,9 @@ private:
   /// An index_copy step on its buffers (output, then x unless in place, the index, the
   /// source): E8004 for a position outside the tensor, before anything is written.
   void indexCopy(const Step &step, const std::vector<void *> &buffers);
+  /// A nonzero step of `plan` on its buffers (output, input): the coordinates of the input's
+  /// nonzeros in one pass (on the host: a CUDA input is copied over and the result back).
+  void nonzero(const Step &step, const Segment &plan, const std::vector<void *> &buffers);
   /// Computes what an entry's kernels read of the weights (its `prepare`) into its prepared_,
   /// once after the weights change.
   void prepareWeights(size_t entry);

@@ -118,6 +118,14 @@ private:
       return checkConv(step, which);
     if (step.kind == Step::Kind::IndexCopy)
       return checkIndexCopy(step, index, which);
+    if (step.kind == Step::Kind::Nonzero) {
+      const Buffer &out = operand(step.outputs[0], index), &x = operand(step.inputs[0], index);
+      if (out.dtype != SOTC_INT64 || out.shape.size() != 2 ||
+          out.shape[1] != static_cast<int64_t>(x.shape.size()))
+        fail(which + " writes the nonzeros of " + shapeText(x) + " to " + shapeText(out) +
+             ", not int64 [size, " + std::to_string(x.shape.size()) + "]");
+      return;
+    }
     if (step.symbol.empty() || step.outputs.empty())
       fail(which + " is a kernel without a symbol or an output");
     if (step.grid < 1 || step.grid > 0x7fffffff)

@@ -460,6 +460,8 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
             static_cast<double>(c.c / c.groups * c.kh * c.kw);
   } else if (step->kind == Step::Kind::IndexCopy) {
     kind = "index_copy";
+  } else if (step->kind == Step::Kind::Nonzero) {
+    kind = "nonzero";
   }
   *profile = {step->name.c_str(),        kind,        sorted.size(), sorted.front(),
               sorted[sorted.size() / 2], step->bytes, flops};

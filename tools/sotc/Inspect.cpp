@@ -93,8 +93,11 @@ std::string registersText(const Json &registers) {
 /// shared", "+ 8*s0 B" where a launch adds dynamic shared memory) or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2" or
 /// "conv conv2d_3  8x64x56x56 -> 64x56x56, kernel 3x3, strides 1,1, pads 1,1,1,1, relu" or
-/// "index_copy index_copy_4  axis 2, in place".
+/// "index_copy index_copy_4  axis 2, in place" or "nonzero nonzero_2  fill 0".
 std::string stepText(const Json &step) {
+  if (step.at("kind") == "nonzero")
+    return "nonzero " + step.at("name").get<std::string>() + "  fill " +
+           std::to_string(step.at("fill").get<int64_t>());
   if (step.at("kind") == "index_copy")
     return "index_copy " + step.at("name").get<std::string>() + "  axis " +
            std::to_string(step.at("axis").get<int64_t>()) +
@@ -240,6 +243,11 @@ std::string segmentText(const Json &seg, size_t index) {
       << end.at("source").get<std::string>() << "\n";
   else if (kind == "raise")
     s << "    raise " << raisedText(end) << "    # " << end.at("source").get<std::string>() << "\n";
+  else if (kind == "size")
+    s << "    size " << end.at("size").get<std::string>() << " = "
+      << end.at("count").get<std::string>() << " (at most " << end.at("bound").get<int64_t>()
+      << ") -> [" << end.at("next").get<int>() << "](" << join(end.at("next_args")) << ")    # "
+      << end.at("source").get<std::string>() << "\n";
   else
     s << "    host callback " << end.at("callee").get<std::string>() << "(" << join(end.at("args"))
       << ") -> [" << end.at("next").get<int>() << "]    # " << end.at("source").get<std::string>()
@@ -286,6 +294,13 @@ std::string text(const Json &m) {
         s << " " << d.at("size").get<std::string>() << " = " << d.at("base").get<std::string>()
           << (offset < 0 ? " - " : " + ") << std::llabs(offset);
       }
+      s << "\n";
+    }
+    if (entry.contains("produced_sizes")) { // counted by a segment, bound where it ends
+      s << "counted sizes:";
+      for (const Json &p : entry.at("produced_sizes"))
+        s << " " << p.at("size").get<std::string>() << " (segment " << p.at("segment").get<int>()
+          << ", " << p.at("source").get<std::string>() << ")";
       s << "\n";
     }
     if (e == 0 && m.contains("weights")) {
@@ -367,6 +382,8 @@ std::string dot(const Json &m) {
     std::string label = kind == "return"   ? "return " + end.at("value").get<std::string>()
                         : kind == "branch" ? "branch on " + end.at("condition").get<std::string>()
                         : kind == "raise"  ? "raise " + raisedText(end)
+                        : kind == "size"   ? end.at("size").get<std::string>() + " = " +
+                                               end.at("count").get<std::string>()
                                            : "host: " + end.at("callee").get<std::string>();
     s << "    " << id << "_end [shape=" << (kind == "branch" ? "diamond" : "oval")
       << ", label=" << quote(label) << "];\n    " << previous << " -> " << id << "_end;\n  }\n";

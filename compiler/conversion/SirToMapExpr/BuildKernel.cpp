@@ -326,8 +326,8 @@ private:
       error_ = "a conv2d in a kernel";
       return mlir::failure();
     case PrimKind::Layout: {
-      if (prim == Prim::IndexCopy) { // a step (sotc-convert-index-copy-to-step)
-        error_ = "an index_copy in a kernel";
+      if (prim == Prim::IndexCopy || prim == Prim::Nonzero) { // steps (sotc-convert-*-to-step)
+        error_ = std::string("a ") + ops::primName(prim) + " in a kernel";
         return mlir::failure();
       }
       const std::vector<int64_t> &xs = kernel_.tensors[in[0]].shape;
@@ -831,6 +831,8 @@ std::string tensorName(mlir::Value v) {
     names = conv.getNamesAttr();
   else if (auto copy = mlir::dyn_cast<IndexCopyOp>(def))
     names = copy.getNamesAttr();
+  else if (auto nonzero = mlir::dyn_cast<NonzeroOp>(def))
+    names = nonzero.getNamesAttr();
   else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
     names = call.getNamesAttr();
   if (names) {

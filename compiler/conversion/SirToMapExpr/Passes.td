@@ -43,6 +43,16 @@ def ConvertIndexCopyToStep : Pass<"sotc-convert-index-copy-to-step", "::sotc::si
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }
 
+def ConvertNonzeroToStep : Pass<"sotc-convert-nonzero-to-step", "::sotc::sir::SubgraphOp"> {
+  let summary = "Turn nonzero groups into mapexpr.nonzero steps the runtime compacts";
+  let description = [{
+    Runs after sotc-sir-fuse, before sotc-convert-sir-to-mapexpr. Every nonzero primitive
+    (alone in its group: nonzero's rows at their bound, torch.nonzero_static) becomes a
+    `mapexpr.nonzero` step, which the runtime runs in one pass over its input.
+  }];
+  let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
+}
+
 def ConvertMatmulToGemm : Pass<"sotc-convert-matmul-to-gemm", "::sotc::sir::SubgraphOp"> {
   let summary = "Turn matmul groups that a GEMM library can run into mapexpr.gemm steps";
   let description = [{

@@ -389,6 +389,14 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
             flat = flat * x.meta.shape[d] + at[d];
           out.data[flat] = source.at(idx);
         });
+      } else if (op.prim == Prim::Nonzero) { // coordinates in row-major order, then fill
+        const Buffer &x = operand(0);
+        int64_t rows = op.result.shape[0];
+        forEachIndex(x.meta.shape, [&](const std::vector<int64_t> &idx) {
+          if (x.at(idx) != 0 && int64_t(out.data.size()) < rows * x.meta.rank())
+            out.data.insert(out.data.end(), idx.begin(), idx.end());
+        });
+        out.data.resize(static_cast<size_t>(rows * x.meta.rank()), a.value);
       } else if (op.prim == Prim::Window) {
         const Buffer &x = operand(0);
         forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {

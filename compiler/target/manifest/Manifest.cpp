@@ -176,6 +176,15 @@ Json indexCopyJson(mapexpr::IndexCopyOp copy) {
               {"inputs", inputs}};
 }
 
+/// A nonzero step: the runtime writes the coordinates of the input's nonzeros, then `fill`.
+Json nonzeroJson(mapexpr::NonzeroOp nonzero) {
+  return Json{{"kind", "nonzero"},
+              {"name", nonzero.getName()},
+              {"fill", static_cast<int64_t>(nonzero.getFill().convertToDouble())},
+              {"outputs", {mapexpr::tensorName(nonzero.getResult())}},
+              {"inputs", {mapexpr::tensorName(nonzero.getX())}}};
+}
+
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and
 /// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
@@ -226,6 +235,8 @@ public:
         json = convJson(conv);
       } else if (auto copy = mlir::dyn_cast<mapexpr::IndexCopyOp>(op)) {
         json = indexCopyJson(copy);
+      } else if (auto nonzero = mlir::dyn_cast<mapexpr::NonzeroOp>(op)) {
+        json = nonzeroJson(nonzero);
       } else {
         continue;
       }

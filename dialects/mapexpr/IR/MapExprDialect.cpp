@@ -336,6 +336,15 @@ LogicalResult IndexCopyOp::verify() {
   return success();
 }
 
+LogicalResult NonzeroOp::verify() {
+  auto result = getResult().getType();
+  if (!getX().getType().hasStaticShape() || !result.hasStaticShape() || result.getRank() != 2 ||
+      result.getDimSize(1) != getX().getType().getRank() ||
+      !result.getElementType().isInteger(64))
+    return emitOpError("takes a tensor of static shape to i64 [size, its rank]");
+  return success();
+}
+
 //===-- IR -> model -----------------------------------------------------------------------===//
 
 namespace sotc::mapexpr {

@@ -204,4 +204,22 @@ def MapExpr_IndexCopyOp : MapExpr_Op<"index_copy"> {
   let hasVerifier = 1;
 }
 
+def MapExpr_NonzeroOp : MapExpr_Op<"nonzero"> {
+  let summary = "The coordinates of a tensor's nonzeros, compacted by the runtime as a step";
+  let description = [{
+    `result` (i64 `[size, rank]`) holds the coordinates of `x`'s first `size` nonzero elements
+    in row-major order (a float's zero of either sign is zero, NaN is not), and `fill` in each
+    row past x's count of them. Not a kernel: the runtime compacts them in one pass over `x`
+    (a kernel of static shapes would compare every element with every row, work of size times
+    x's elements). `name` is the fusion group's name; `names` the result's Python name.
+  }];
+  let arguments = (ins StrAttr:$name, AnyRankedTensor:$x, F64Attr:$fill,
+                       OptionalAttr<StrArrayAttr>:$names);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name `(` $x `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SOTC_DIALECT_MAPEXPR_OPS

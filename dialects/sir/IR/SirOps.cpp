@@ -194,6 +194,17 @@ LogicalResult PrimOp::verify() {
                            "M at `axis`, to x's type");
       return success();
     }
+    if (prim == sotc::ops::Prim::Nonzero) {
+      if (failed(expectOperands(1)))
+        return failure();
+      auto x = cast<RankedTensorType>(operands[0].getType());
+      if (!x.hasStaticShape() || !getValue() || resultType.getRank() != 2 ||
+          resultType.isDynamicDim(0) || resultType.getDimSize(1) != x.getRank() ||
+          !resultType.getElementType().isInteger(64))
+        return emitOpError("nonzero takes a tensor of static shape to i64 [size, its rank], with "
+                           "a fill value");
+      return success();
+    }
     if (prim == sotc::ops::Prim::Gather) {
       if (failed(expectOperands(2)))
         return failure();

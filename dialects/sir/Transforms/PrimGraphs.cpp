@@ -107,6 +107,8 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
       prim.setPermAttr(ints(b, a.perm));
     else if (op.prim == Prim::Concat || op.prim == Prim::IndexCopy)
       prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
+    else if (op.prim == Prim::Nonzero)
+      prim.setValueAttr(b.getF64FloatAttr(a.value));
     else if (op.prim == Prim::Window) {
       prim.setKernelAttr(ints(b, a.kernel));
       prim.setStridesAttr(ints(b, a.strides));

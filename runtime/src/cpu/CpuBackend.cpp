@@ -178,7 +178,8 @@ public:
             throw Error(ErrorCode::FormatUnsupported, step.name + ": " + why);
           continue;
         }
-        if (step.kind == Step::Kind::Conv || step.kind == Step::Kind::IndexCopy)
+        if (step.kind == Step::Kind::Conv || step.kind == Step::Kind::IndexCopy ||
+            step.kind == Step::Kind::Nonzero)
           continue;
         auto it = kernels.find(step.symbol);
         if (it == kernels.end())
