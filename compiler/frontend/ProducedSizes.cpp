@@ -78,9 +78,14 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
                                 std::vector<VarPtr> args, const Kwargs &kwargs) {
   bool torch = framework_ == "torch";
   std::string op = name;
-  if (self) { // a tensor method: the function of that name, the tensor first
-    op = (torch ? "torch." : "paddle.") + name;
-    args.insert(args.begin(), self);
+  // torch.Tensor.nonzero(x), paddle's Tensor.nonzero(x): the method, unbound.
+  for (const char *unbound : {"torch.Tensor.", "Tensor.", "paddle.Tensor."})
+    if (!self && op.rfind(unbound, 0) == 0)
+      op = op.substr(std::string(unbound).size());
+  if (self || op.find('.') == std::string::npos) { // a method: the function, the tensor first
+    op = (torch ? "torch." : "paddle.") + op;
+    if (self)
+      args.insert(args.begin(), self);
   }
   bool oneArgWhere = (op == "torch.where" || op == "paddle.where") &&
                      ((args.size() == 1 && kwargs.empty()) ||
@@ -129,22 +134,19 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
                                : argument(torch ? std::vector<VarPtr>{} : args, kwargs, 1,
                                           "as_tuple");
   bool tuple = asTuple && truthy(f, asTuple);
+  if (tuple && x->meta.rank() == 0) // one tensor of positions, as of a 1-d tensor of one
+    x = call("torch.reshape", {x, intList({1})});
   int64_t rank = x->meta.rank();
-  if (tuple && rank == 0)
-    fail(DiagCode::FrontendUnsupportedCall, op + "(as_tuple=True) of a 0-d tensor is not supported",
-         f);
   Nonzeros nz = nonzeros(x);
   if (!tuple) {
     produceSize(f, what, nz.count, {nz.positions},
                 [](const std::vector<VarPtr> &p) { return p[0]; });
     return true;
   }
-  // One tensor of coordinates per dimension: torch's [k] each, paddle's [k, 1].
+  // One tensor of coordinates [k] per dimension (in both frameworks).
   std::vector<VarPtr> columns;
-  for (int64_t d = 0; d < rank; ++d) {
-    VarPtr column = call("torch.select", {nz.positions, intConst(1), intConst(d)});
-    columns.push_back(torch ? column : call("torch.reshape", {column, intList({-1, 1})}));
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    columns.push_back(call("torch.select", {nz.positions, intConst(1), intConst(d)}));
   produceSize(f, what, nz.count, columns, [](const std::vector<VarPtr> &p) {
     return makeSequence(K::Tuple, p, {});
   });

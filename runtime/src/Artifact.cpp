@@ -345,18 +345,27 @@ int64_t named(const Sizes &sizes) {
   return sizes[0];
 }
 
+} // namespace
+
+Sizes plannedAtOne(const Entry &e) {
+  Sizes sizes;
+  sizes.fill(1);
+  for (const Entry::ProducedSize &p : e.producedSizes)
+    sizes[static_cast<size_t>(p.size)] = p.planned;
+  return sizes;
+}
+
+namespace {
 /// Entry `entry`'s plans with its dynamic sizes as `sizes` (unchecked: see atSizes).
 void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
   Entry &e = a.entries.at(entry);
   // A size a segment counted may be 0 (nothing selected): steps over it then write nothing.
-  bool countedNone = std::any_of(e.producedSizes.begin(), e.producedSizes.end(),
-                                 [&](int k) { return sizes[static_cast<size_t>(k)] == 0; }) ||
-                     std::any_of(e.derivedSizes.begin(), e.derivedSizes.end(),
-                                 [&](const Entry::DerivedSize &d) {
-                                   return std::count(e.producedSizes.begin(),
-                                                     e.producedSizes.end(), d.base) &&
-                                          sizes[static_cast<size_t>(d.size)] == 0;
-                                 });
+  bool countedNone = false;
+  for (const Entry::ProducedSize &p : e.producedSizes) {
+    countedNone |= sizes[static_cast<size_t>(p.size)] == 0;
+    for (const Entry::DerivedSize &d : e.derivedSizes)
+      countedNone |= d.base == p.size && sizes[static_cast<size_t>(d.size)] == 0;
+  }
   for (Parameter &p : e.parameters) {
     p.spec = p.boundSpec();
     p.multiples.clear();
@@ -756,7 +765,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       std::string t = p.at("size").get<std::string>();
       if (t.size() != 2 || t[0] != 's' || t[1] < '0' || t[1] >= '0' + kMaxSizes)
         throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": a produced size of " + t);
-      entry.producedSizes.push_back(t[1] - '0');
+      entry.producedSizes.push_back({t[1] - '0', 1});
       entry.batched = true;
     }
   int64_t first = e.at("segment").get<int64_t>();
@@ -896,6 +905,12 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       if (e.first >= e.end || (i == 0 && e.first != 0))
         throw Error(ErrorCode::ArtifactUnreadable,
                     manifestPath + ": entry " + std::to_string(i) + " has no segments of its own");
+      // A size a segment counts is planned at 1 before it is counted, or at 0 where a size
+      // end counts at most 0 (the nonzeros of a tensor without elements).
+      for (Entry::ProducedSize &p : e.producedSizes)
+        for (size_t s = e.first; s < e.end && s < a.segments.size(); ++s)
+          if (a.segments[s].end == Segment::End::Size && a.segments[s].size == p.size)
+            p.planned = std::min(p.planned, a.segments[s].bound);
     }
     for (const Json &e : entries)
       if (e.contains("weights") != m.contains("weights"))
@@ -971,24 +986,20 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
     checkPlan(a);
     return a;
   }
-  Sizes ones;
-  ones.fill(1);
   Artifact oneRow = a;
   for (size_t e = 0; e < a.entries.size(); ++e)
     if (a.entries[e].batched)
-      resolveSizes(oneRow, e, ones);
+      resolveSizes(oneRow, e, plannedAtOne(a.entries[e]));
   checkPlan(oneRow);
   return a;
 }
 
 Artifact atSizes(const Artifact &artifact, size_t entry, const Sizes &sizes) {
   Artifact a = artifact;
-  Sizes ones;
-  ones.fill(1);
   // The other entries of a bundle with sizes of their own are checked as at load.
   for (size_t e = 0; e < a.entries.size(); ++e)
     if (a.entries[e].batched)
-      resolveSizes(a, e, e == entry ? sizes : ones);
+      resolveSizes(a, e, e == entry ? sizes : plannedAtOne(a.entries[e]));
   checkPlan(a);
   return a;
 }

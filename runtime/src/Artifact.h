@@ -167,8 +167,13 @@ struct Entry {
     int64_t offset = 0;
   };
   std::vector<DerivedSize> derivedSizes;
-  /// Sizes a segment counts (Segment::End::Size), bound when it ends.
-  std::vector<int> producedSizes;
+  /// Sizes a segment counts (Segment::End::Size), bound when it ends; the plan before that
+  /// has them at `planned` (1, or 0 where a size end counts at most 0).
+  struct ProducedSize {
+    int size = 0;
+    int64_t planned = 1;
+  };
+  std::vector<ProducedSize> producedSizes;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;
@@ -217,6 +222,10 @@ struct Artifact {
 /// branches to segments, buffers inside their arena), without touching the binary; E8001 or
 /// E8002 otherwise. The fuzzed entry point.
 Artifact readManifest(const std::string &text, const std::string &manifestPath);
+
+/// Every size of entry `e` at 1, but its counted sizes as they are planned before they are
+/// counted (Entry::ProducedSize::planned): the sizes a manifest's plan is checked at on load.
+Sizes plannedAtOne(const Entry &e);
 
 /// The artifact with entry `entry`'s dynamic sizes (Entry::batched) resolved to `sizes`: its
 /// parameters' and segments' shapes, bytes and arena offsets, its kernels' grids and size

@@ -530,9 +530,9 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   context.lastSegment = context.lastEntry = -1;
   Sizes sizes{};
   size_t chosen = chooseEntry(context, in, n, sizes);
-  // Sizes a segment counts are planned at 1 until it has counted them.
-  for (int k : artifact_.entries[chosen].producedSizes)
-    sizes[static_cast<size_t>(k)] = 1;
+  // Sizes a segment counts are planned at 1 (or 0) until it has counted them.
+  for (const Entry::ProducedSize &p : artifact_.entries[chosen].producedSizes)
+    sizes[static_cast<size_t>(p.size)] = p.planned;
   // Dynamic sizes run the entry's plan of the call's sizes.
   std::shared_ptr<const Artifact> batchPlan;
   if (artifact_.entries[chosen].batched)

@@ -601,3 +601,90 @@ TEST_CASE("an input dimension that is a multiple of a size binds the size as its
   CHECK(refusal(product).find("input a has a dimension of \"s0*s1\", not a multiple of one size") !=
         std::string::npos);
 }
+
+namespace {
+/// y = 2 * x[nonzero(x)]: segment 0 computes the coordinates of x's nonzeros at their bound (5)
+/// and their count n, which its size end binds as s0; segment 1 doubles the first s0 rows.
+Json countedManifest() {
+  auto tensor = [](const std::string &name, const char *dtype, Json shape, int64_t bytes) {
+    return Json{{"name", name}, {"dtype", dtype}, {"shape", std::move(shape)}, {"bytes", bytes}};
+  };
+  Json m{{"format", "sotc-manifest"},
+         {"version", 3},
+         {"target", {{"kind", "cpu"}, {"features", Json::array()}}},
+         {"binary", {{"file", "k.so"}, {"sha256", "0"}}},
+         {"entries",
+          {entry({{{"name", "x"},
+                   {"kind", "tensor"},
+                   {"dtype", "float32"},
+                   {"shape", {5}},
+                   {"stop_gradient", true},
+                   {"buffer", "x"}}})}}};
+  m["entries"][0]["produced_sizes"] = {{{"size", "s0"}, {"segment", 0}, {"source", "p.py:3"}}};
+  Json kernelOfRows = kernel("twice", "y", "rows");
+  kernelOfRows["grid"] = "s0";
+  m["segments"] = Json::array(
+      {{{"name", "SIR_0"},
+        {"inputs", {buffer("x", 5)}},
+        {"outputs", {tensor("rows", "int64", {5, 1}, 40), tensor("n", "int64", Json::array(), 8)}},
+        {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
+        {"steps",
+         {{{"kind", "nonzero"}, {"name", "nonzero_0"}, {"fill", 0}, {"outputs", {"rows"}},
+           {"inputs", {"x"}}},
+          kernel("count", "n", "x")}},
+        {"end",
+         {{"kind", "size"}, {"size", "s0"}, {"count", "n"}, {"bound", 5}, {"next", 1},
+          {"next_args", {"rows"}}, {"reason", "the rows of nonzero() (size s0)"},
+          {"source", "p.py:3"}}}},
+       {{"name", "SIR_1"},
+        {"inputs", {tensor("rows", "int64", {-1, 1}, 8)}},
+        {"outputs", {tensor("y", "int64", {-1, 1}, 8)}},
+        {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
+        {"steps", {kernelOfRows}},
+        {"end", {{"kind", "return"}, {"value", "y"}, {"result", {{"tensor", "y"}}}}}}});
+  return m;
+}
+} // namespace
+
+TEST_CASE("a size a segment counts is bound where it ends; steps over none do not run",
+          "[runtime][manifest]") {
+  Artifact a = readManifest(countedManifest().dump(), "k.manifest.json");
+  REQUIRE(a.entries[0].batched); // its inputs are static, its plan is made per count
+  REQUIRE(a.entries[0].producedSizes.size() == 1);
+  CHECK((a.entries[0].producedSizes[0].size == 0 && a.entries[0].producedSizes[0].planned == 1));
+  const sotc::runtime::Segment &counting = a.segments[0];
+  CHECK((counting.end == sotc::runtime::Segment::End::Size && counting.size == 0 &&
+         counting.condition == "n" && counting.bound == 5 && counting.next == 1));
+  CHECK(counting.steps[0].kind == sotc::runtime::Step::Kind::Nonzero);
+
+  Artifact three = sotc::runtime::atSizes(a, 0, {3});
+  CHECK(three.segments[1].inputs[0].shape == std::vector<int64_t>{3, 1});
+  CHECK((three.segments[1].steps[0].grid == 3 && !three.segments[1].steps[0].empty));
+  Artifact none = sotc::runtime::atSizes(a, 0, {0});
+  CHECK((none.segments[1].steps[0].grid == 0 && none.segments[1].steps[0].empty));
+  CHECK(none.segments[1].outputs[0].bytes == 0);
+  // Passed on as the first rows: more rows than were computed do not fit.
+  CHECK_THROWS_WITH(sotc::runtime::atSizes(a, 0, {6}), Catch::Contains("passes rows"));
+
+  // A tensor without elements counts at most 0: planned at 0 before it is counted.
+  Json empty = countedManifest();
+  empty["segments"][0]["end"]["bound"] = 0;
+  empty["segments"][0]["outputs"][0]["shape"] = {0, 1};
+  empty["segments"][0]["outputs"][0]["bytes"] = 0;
+  CHECK(readManifest(empty.dump(), "k.manifest.json").entries[0].producedSizes[0].planned == 0);
+
+  checkRefusals(countedManifest(),
+                {{"a count that is no int64 scalar", "counts a size in rows, which is no int64 scalar",
+                  [](Json &m) { m["segments"][0]["end"]["count"] = "rows"; }},
+                 {"a size end to no segment", "continues in no segment of its entry",
+                  [](Json &m) { m["segments"][0]["end"]["next"] = 7; }},
+                 {"a nonzero step whose output is no int64 [size, rank]",
+                  "writes the nonzeros of float32[5] to",
+                  [](Json &m) {
+                    m["segments"][0]["outputs"][0]["shape"] = {5, 2};
+                    m["segments"][0]["outputs"][0]["bytes"] = 80;
+                  }}});
+  Json beyond = countedManifest();
+  beyond["segments"][0]["end"]["size"] = "s9";
+  CHECK(refusal(beyond).find("SIR_0 counts a size s9, not s0 to s7") != std::string::npos);
+}

@@ -310,3 +310,26 @@ TEST_CASE("sizes derived by a number are sizes of their own", "[inference]") {
         "E2010 __getitem__(): a dimension of a dynamic size plus a number needs the program's "
         "derived sizes");
 }
+
+TEST_CASE("sizes a kernel counts are numbered after the others", "[inference]") {
+  DerivedSizes sizes;
+  sizes.setInputSizes(1);                                // B
+  int64_t shorter = sizes.offsetDim(kDynamic, -1);       // B - 1: s1
+  int counted = sizes.produce();                         // nonzero's rows: s2, a base
+  CHECK(symbolOf(shorter) == 1);
+  CHECK(counted == 2);
+  CHECK(sizes.produced(counted));
+  CHECK(!sizes.produced(0));
+  CHECK(!sizes.produced(1));
+  CHECK(sizes.of(counted).base == counted);
+  int64_t fewer = sizes.offsetDim(dynamicDim(counted), -1); // its rows but one: s3 = s2 - 1
+  CHECK(symbolOf(fewer) == 3);
+  CHECK(sizes.of(3).base == counted);
+  CHECK(sizes.produced(3));
+  CHECK(sizes.producedSizes() == std::vector<int>{2});
+  for (int k = 4; k < kMaxSymbols; ++k)
+    sizes.produce();
+  CHECK(errorOf([&] { sizes.produce(); }) ==
+        "E2010 a size computed from tensor values would be more than the 8 dynamic sizes sotc "
+        "compiles");
+}

@@ -1,0 +1,168 @@
+"""Sizes a kernel counts (docs/dynamic-shapes.md#sizes-a-kernel-counts): nonzero, argwhere,
+masked_select, x[mask] and where(cond) in torch and paddle, and a detector's filtering on
+what they select, traced once, compiled for the CPU and for CUDA (run on the CUDA emulator),
+and compared with the framework's eager result where nothing, some and everything is
+selected."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import paddle
+import pytest
+import torch
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+
+from test_programs_vs_framework import DEVICES, assert_same, sotc_bin  # noqa: E402,F401
+
+import sotc  # noqa: E402
+
+
+def t_nonzero(x):
+    return torch.nonzero(x > 0), torch.argwhere(x < -1)
+
+
+def t_as_tuple(x):
+    rows, cols = torch.nonzero(x > 0, as_tuple=True)
+    i, j = torch.where(x < 0)
+    return rows * 10 + cols, i - j
+
+
+def t_masked_select(x, m):  # the mask broadcast over x's rows
+    return torch.masked_select(x, m), x.masked_select(m).sum()
+
+
+def t_boolean_index(x, m):  # a mask over the leading dimensions: whole rows
+    return x[m] * 2.0
+
+
+def t_filter(boxes, scores):  # a detector's score threshold on boxes, scores and their sum
+    keep = scores > 0.5
+    b, s = boxes[keep], scores[keep]
+    return b * s[:, None], s, b.sum(0)
+
+
+def t_indices(x, m):  # nonzero's positions as an index
+    idx = torch.nonzero(m).squeeze(1)
+    return x[idx] + idx[:, None].float()
+
+
+def p_nonzero(x):
+    return paddle.nonzero(x > 0), paddle.nonzero(x < 0, as_tuple=True)[1]
+
+
+def p_masked_select(x, m):
+    return paddle.masked_select(x, m)
+
+
+def p_boolean_index(x, m):
+    return x[m] + 1.0
+
+
+# name: (function, inputs(rng, selected) with `selected` the fraction the masks select)
+def _x(rng, selected, shape):
+    """Values whose sign selects: positive with probability `selected`."""
+    magnitude = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    return np.where(rng.random(shape) < selected, magnitude, -magnitude).astype(np.float32)
+
+
+def _mask(rng, selected, shape):
+    return rng.random(shape) < selected
+
+
+CASES = {
+    "t_nonzero": (t_nonzero, lambda r, s: [_x(r, s, (4, 6)) * np.float32(1.5)]),
+    "t_as_tuple": (t_as_tuple, lambda r, s: [_x(r, s, (5, 3))]),
+    "t_masked_select": (t_masked_select, lambda r, s: [_x(r, 0.5, (3, 8)), _mask(r, s, (8,))]),
+    "t_boolean_index": (t_boolean_index, lambda r, s: [_x(r, 0.5, (4, 5, 3)), _mask(r, s, (4, 5))]),
+    "t_filter": (t_filter, lambda r, s: [r.random((30, 4)).astype(np.float32),
+                                         np.where(r.random(30) < s, r.uniform(0.6, 1, 30),
+                                                  r.uniform(0, 0.4, 30)).astype(np.float32)]),
+    "t_indices": (t_indices, lambda r, s: [_x(r, 0.5, (7, 2)), _mask(r, s, (7,))]),
+    "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
+    "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),
+    "p_boolean_index": (p_boolean_index, lambda r, s: [_x(r, 0.5, (6, 2)), _mask(r, s, (6,))]),
+}
+SELECTED = {"none": 0.0, "some": 0.5, "all": 1.0}
+
+
+def _framework(name):
+    return paddle if name.startswith("p_") else torch
+
+
+def _tensors(name, values):
+    if _framework(name) is paddle:
+        return [paddle.to_tensor(v) for v in values]
+    return [torch.from_numpy(v.copy()) for v in values]
+
+
+def _numpy(value):
+    if isinstance(value, (tuple, list)):
+        return tuple(_numpy(v) for v in value)
+    return value.detach().numpy() if hasattr(value, "detach") else value.numpy()
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory, sotc_bin):  # noqa: F811
+    out, cache = tmp_path_factory.mktemp("counted"), {}
+
+    def get(name, device, folder_only=False):
+        if folder_only:
+            return out / name
+        if (name, device) not in cache:
+            fn, make = CASES[name]
+            folder = out / name
+            folder.mkdir(exist_ok=True)
+            trace = folder / "t.pb"
+            values = make(np.random.default_rng(0), 0.5)
+            sotc.trace(fn, *_tensors(name, values), sotc_root=str(folder)).save(str(trace))
+            target = "cpu" if device == "cpu" else "cuda"
+            artifact = folder / ("k.so" if target == "cpu" else "k.fatbin")
+            r = subprocess.run([sotc_bin, "compile", str(trace), "--target", target, "-o",
+                                str(artifact)], cwd=ROOT, capture_output=True, text=True)
+            if r.returncode != 0:
+                pytest.fail(f"sotc compile failed: {r.stderr.strip()}")
+            cache[name, device] = sotc.load(artifact, device=device)
+        return cache[name, device]
+    return get
+
+
+@pytest.mark.parametrize("selected", sorted(SELECTED))
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_counted_rows_match_framework(name, device, selected, compiled):
+    artifact = compiled(name, device)
+    fn, make = CASES[name]
+    values = make(np.random.default_rng(sum(map(ord, name + selected))), SELECTED[selected])
+    expected = _numpy(fn(*_tensors(name, values)))
+    got = artifact(*values)
+    assert_same(tuple(got) if isinstance(expected, tuple) else got, expected, 2e-6, where=name)
+
+
+def test_the_manifest_names_each_counted_size(compiled):
+    """One size for boxes[keep] and scores[keep] (one mask), bound where each segment ends."""
+    compiled("t_filter", "cpu")
+    manifest = json.loads((compiled("t_filter", "cpu", True) / "k.manifest.json").read_text())
+    entry = manifest["entries"][0]
+    assert {p["size"] for p in entry["produced_sizes"]} == {"s0"}, entry["produced_sizes"]
+    ends = [s["end"] for s in manifest["segments"] if s["end"]["kind"] == "size"]
+    assert len(ends) == 2 and all(e["size"] == "s0" and e["bound"] == 30 for e in ends), ends
+
+
+def test_a_decision_on_a_counted_size_is_refused_at_its_line(tmp_path, sotc_bin):  # noqa: F811
+    def f(x):
+        rows = torch.nonzero(x > 0)
+        if rows.shape[0] < 4:
+            return rows
+        return rows * 2
+    trace = tmp_path / "t.pb"
+    sotc.trace(f, torch.zeros(5)).save(str(trace))
+    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "E3005" in r.stderr and "not supported yet" in r.stderr, r.stderr
+    assert "test_counted_sizes.py:" in r.stderr, r.stderr
+    assert not (tmp_path / "k.so").exists()
