@@ -28,6 +28,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace sotc::driver {
 
@@ -486,6 +487,21 @@ std::string nonzeroText(mapexpr::NonzeroOp nonzero) {
          std::to_string(static_cast<int64_t>(nonzero.getFill().convertToDouble())) +
          ") {\n    nonzero(&" + out + ", " + x + ");\n  }\n}\n";
 }
+/// An nms step in the same form:
+///   nms_3(&t_keep, t_boxes, t_scores) {
+///     RuntimeCall(nms, iou_threshold=0.5) {
+///       nms(&t_keep, t_boxes, t_scores);
+///     }
+///   }
+std::string nmsText(mapexpr::NmsOp nms) {
+  auto name = [](mlir::Value v) { return "t_" + mapexpr::tensorName(v); };
+  std::string out = name(nms.getResult()),
+              in = name(nms.getBoxes()) + ", " + name(nms.getScores());
+  std::ostringstream iou;
+  iou << nms.getIouThreshold().convertToDouble();
+  return nms.getName().str() + "(&" + out + ", " + in + ") {\n  RuntimeCall(nms, iou_threshold=" +
+         iou.str() + ") {\n    nms(&" + out + ", " + in + ");\n  }\n}\n";
+}
 } // namespace
 
 std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
@@ -506,6 +522,8 @@ std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
         text += indexCopyText(copy) + "\n";
       else if (auto nonzero = mlir::dyn_cast<mapexpr::NonzeroOp>(op))
         text += nonzeroText(nonzero) + "\n";
+      else if (auto nms = mlir::dyn_cast<mapexpr::NmsOp>(op))
+        text += nmsText(nms) + "\n";
     }
   });
   return text;

@@ -47,7 +47,14 @@ bool size(CallContext &c) {
 /// torch's x.numel(): the element count, known ahead of time (paddle's is a tensor: an op).
 bool numel(CallContext &c) {
   int64_t n = c.self->meta.numElements();
-  if (c.framework() != "torch" || !c.args.empty() || n == ops::kDynamic)
+  if (c.framework() != "torch" || !c.args.empty())
+    return false;
+  if (n == ops::kDynamic && !c.self->complexPair) { // a size: the product of its dimensions
+    c.consume(c.self);
+    c.push(makeDynamicSize(ops::productDim(ops::productOf(c.self->meta.shape)), {c.self}));
+    return true;
+  }
+  if (n == ops::kDynamic)
     return false;
   if (c.self->complexPair) // a complex tensor's elements are its pairs
     n /= 2;

@@ -543,6 +543,7 @@ private:
   ops::DerivedSizes derivedSizes_;
   std::set<int> guardedSizes_; // derived sizes guarded to be at least 1
   std::map<const Variable *, int> maskSizes_; // the size each mask selected (produceSize)
+  std::map<int, int64_t> producedBounds_;     // a counted size's static bound, where it has one
   std::array<int64_t, ops::kMaxSymbols> sizeMax_{}; // the inputs' sizes' (sizeMax)
   std::set<const Variable *> consumedSet_;
   std::vector<std::map<uint32_t, size_t>> offsetIndex_; // per code object

@@ -732,6 +732,35 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
       found = b->constant.text.find(a->constant.text) != std::string::npos;
     return makeConst(PyConst::ofBool(found), {a, b});
   }
+  // A size a segment counted (nonzero's rows) is known once that segment ran: compared as a
+  // tensor, so a decision on it is a branch whose sides are both compiled.
+  auto counted = [&](const VarPtr &v) {
+    if (!isDynamicSize(v))
+      return false;
+    std::vector<int> sizes = ops::dynamicSizes({v->sizeDim});
+    return std::any_of(sizes.begin(), sizes.end(), [&](int k) { return derivedSizes_.produced(k); });
+  };
+  if (counted(a) || counted(b)) {
+    if (!isDynamicSize(a)) // k < n  ->  n > k
+      return compare(f, sir, mirrored(op), b, a);
+    // g*n against a number, where n counts at most B rows: settled when every value from 0
+    // to g*B decides alike (torchvision's `boxes.numel() > 4000` of 40 boxes).
+    ops::SizeProduct p = ops::productOf(a->sizeDim);
+    int64_t g = p.factor;
+    p.factor = 1;
+    int64_t n = ops::isSymbolDim(ops::productDim(p)) ? ops::symbolOf(ops::productDim(p)) : -1;
+    auto bound = n >= 0 ? producedBounds_.find(static_cast<int>(n)) : producedBounds_.end();
+    if (bound != producedBounds_.end() && isInt(b)) {
+      int64_t k = b->constant.intValue, most = g * bound->second;
+      bool never = k < 0 || k > most || k % g != 0;
+      if ((op == "==" || op == "!=") && never)
+        return makeConst(PyConst::ofBool(op == "!="), {a, b});
+      if (op != "==" && op != "!=" && holds(op, 0, k) == holds(op, most, k))
+        return makeConst(PyConst::ofBool(holds(op, 0, k)), {a, b});
+    }
+    auto value = [&](const VarPtr &v) { return isDynamicSize(v) ? sizeTensor(f, sir, v) : v; };
+    return compare(f, sir, op, value(a), value(b));
+  }
   if (isDynamicSize(a) || isDynamicSize(b))
     return compareBatchSize(f, op, a, b);
   consume(a, loc);

@@ -42,6 +42,8 @@ void Executor::produceSize(Frame &f, const std::string &what, const VarPtr &coun
   }();
   if (mask)
     maskSizes_[mask] = k;
+  if (int64_t bound = bounded.front()->meta.shape[0]; bound >= 0) // static: decisions it settles
+    producedBounds_[k] = std::min(bound, producedBounds_.count(k) ? producedBounds_[k] : bound);
   // Numbered after every size so far, which symbols_ names in order.
   while (symbols_.size() < static_cast<size_t>(k))
     symbols_.push_back({"s" + std::to_string(symbols_.size()), 0});
@@ -66,6 +68,13 @@ void Executor::produceSize(Frame &f, const std::string &what, const VarPtr &coun
 }
 
 namespace {
+/// t's element count as nonzero_static's size: a number, or the dynamic size it is
+/// (ops::sizeOfDim: a count of rows another segment counted, or of a batch).
+VarPtr elementsOf(const VarPtr &t) {
+  int64_t n = t->meta.numElements();
+  return intConst(n != ops::kDynamic ? n : ops::sizeOfDim(ops::productDim(ops::productOf(t->meta.shape))));
+}
+
 /// What every data-dependent call computes first: x's nonzeros' flat positions at their bound
 /// (x's element count; zeros past the count) and how many there are.
 struct Nonzeros {
@@ -92,27 +101,27 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
                       (args.empty() && kwargs.size() == 1 && kwargs[0].first == "condition"));
   static const std::set<std::string> kOps = {"torch.nonzero", "torch.argwhere",
                                              "torch.masked_select", "paddle.nonzero",
-                                             "paddle.masked_select"};
+                                             "paddle.masked_select", "torch.ops.torchvision.nms"};
   if (!kOps.count(op) && !oneArgWhere)
-    return false;
-  VarPtr x = argument(args, kwargs, 0, oneArgWhere ? "condition" : torch ? "input" : "x");
-  if (!x || !x->isTensor())
     return false;
   auto call = [&](const std::string &callee, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
     return tensorCall(f, sir, "api", callee, callee, std::move(callArgs), std::move(callKwargs));
   };
+  std::string what = op.substr(op.rfind('.') + 1) + "()";
+  if (op == "torch.ops.torchvision.nms") { // the kept boxes' indices, then -1: those >= 0 count
+    VarPtr keep = call(op, args, kwargs);
+    VarPtr count = call("torch.count_nonzero", {call("torch.ge", {keep, intConst(0)})});
+    produceSize(f, what, count, {keep}, [](const std::vector<VarPtr> &p) { return p[0]; });
+    return true;
+  }
+  VarPtr x = argument(args, kwargs, 0, oneArgWhere ? "condition" : torch ? "input" : "x");
+  if (!x || !x->isTensor())
+    return false;
   auto nonzeros = [&](const VarPtr &t) {
-    int64_t n = t->meta.numElements();
-    if (n == ops::kDynamic)
-      fail(DiagCode::FrontendHostInteraction,
-           op + " of a tensor with dynamic sizes is not supported yet (its rows' bound is a "
-                "size computed at run time)",
-           f);
     return Nonzeros{call("torch.nonzero_static", {t},
-                         {{"size", intConst(n)}, {"fill_value", intConst(0)}}),
+                         {{"size", elementsOf(t)}, {"fill_value", intConst(0)}}),
                     call("torch.count_nonzero", {t})};
   };
-  std::string what = op.substr(op.find('.') + 1) + "()";
   if (op == "torch.masked_select" || op == "paddle.masked_select") {
     VarPtr mask = argument(args, kwargs, 1, "mask");
     if (!mask || !mask->isTensor() || mask->meta.dtype != ops::DType::Bool)
@@ -169,14 +178,8 @@ bool Executor::selectByMask(Frame &f, StatementIR &sir, const VarPtr &x, const V
   std::vector<int64_t> rows = {-1};
   rows.insert(rows.end(), shape.begin() + static_cast<long>(masked.size()), shape.end());
   VarPtr flatMask = call("torch.reshape", {key, intList({-1})});
-  int64_t n = flatMask->meta.numElements();
-  if (n == ops::kDynamic)
-    fail(DiagCode::FrontendHostInteraction,
-         "x[mask] with a mask of dynamic sizes is not supported yet (its rows' bound is a size "
-         "computed at run time)",
-         f);
   VarPtr positions = call("torch.nonzero_static", {flatMask},
-                          {{"size", intConst(n)}, {"fill_value", intConst(0)}});
+                          {{"size", elementsOf(flatMask)}, {"fill_value", intConst(0)}});
   VarPtr selected = call("torch.index_select", {call("torch.reshape", {x, intList(rows)}),
                                                 intConst(0),
                                                 call("torch.reshape", {positions, intList({-1})})});

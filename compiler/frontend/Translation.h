@@ -78,7 +78,8 @@ struct Segment {
   std::vector<VarPtr> trueArgs, falseArgs;
   int next = -1;                           // HostCallback, Size: the segment after it
   int sizeSymbol = -1;                     // Size: the size s_k output 0 counts
-  int64_t sizeBound = 0;                   // Size: the rows it counts at most
+  int64_t sizeBound = 0; // Size: the rows it counts at most (a dimension: dynamic where the
+                         // rows selected from are)
   std::string callee;                      // HostCallback: what the host runs (print, Tensor.numpy)
   std::vector<VarPtr> callbackArgs;        // HostCallback: the values the host call reads
   std::vector<std::string> callbackKwargs; // HostCallback: names of callbackArgs' keyword tail

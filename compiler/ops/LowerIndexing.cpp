@@ -1139,9 +1139,16 @@ void registerIndexing(OpTable &t) {
   t.bind("torch.unfold_copy", unfold);
   torchLower(t, "nonzero_static", [](Lowering &L) { // the first `size` nonzeros' coordinates
     int64_t size = L.args.intValue("size");
-    if (size < 0)
+    if (isSymbolSize(size)) // a dynamic size (the frontend's: an element count at run time)
+      size = dimOfSymbolSize(size);
+    else if (size < 0)
       badValue(L, "size must not be negative");
     L.out(L.b.nonzero(L.in("input"), size, double(L.args.intValue("fill_value"))));
+  });
+  // torchvision's nms as the step computes it: the kept boxes' indices, then -1 (the frontend
+  // ends the segment at their count: ProducedSizes.cpp).
+  t.bind("torch.ops.torchvision.nms", [](Lowering &L) {
+    L.out(L.b.nms(L.in("boxes"), L.in("scores"), L.args.scalar("iou_threshold")));
   });
   torchLower(t, "index_add", indexUpdateOp("input", "dim", "source", IndexUpdate::Add));
   paddleLower(t, "index_add", indexUpdateOp("x", "axis", "value", IndexUpdate::Add));

@@ -64,6 +64,7 @@ std::string PrimGraph::str() const {
     switch (op.prim) {
     case Prim::FillConstant:
     case Prim::Nonzero:
+    case Prim::Nms:
       s << " {value = " << a.value << "}";
       break;
     case Prim::BroadcastTo:
@@ -391,13 +392,25 @@ int PrimBuilder::indexCopy(int x, int64_t axis, int index, int source) {
 
 int PrimBuilder::nonzero(int x, int64_t size, double fill) {
   const TensorMeta &m = meta(x);
-  if (m.numElements() == kDynamic || size < 0)
+  if (size < 0 && !isDynamicDim(size))
     throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): the nonzeros of " + formatMeta(m) +
-                                                    " at a size of " + std::to_string(size) +
-                                                    " (static sizes only)");
+                                                    " at a size of " + std::to_string(size));
   PrimAttrs a;
   a.value = fill;
   return add(Prim::Nonzero, {x}, a, {{size, m.rank()}, DType::Int64});
+}
+
+int PrimBuilder::nms(int boxes, int scores, double iou) {
+  const TensorMeta &b = meta(boxes), &s = meta(scores);
+  if (b.rank() != 2 || b.shape[1] != 4 || s.rank() != 1 || s.shape[0] != b.shape[0] ||
+      !isFloating(b.dtype) || s.dtype != b.dtype)
+    throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): boxes " + formatMeta(b) +
+                                                    " and scores " + formatMeta(s) +
+                                                    " (boxes [N, 4] and scores [N] of one "
+                                                    "floating dtype)");
+  PrimAttrs a;
+  a.value = iou;
+  return add(Prim::Nms, {boxes, scores}, a, {{b.shape[0]}, DType::Int64});
 }
 
 int64_t PrimBuilder::concatDim(const std::vector<int64_t> &parts) {

@@ -33,7 +33,7 @@ const std::vector<Prim> &allPrims();
 
 /// Attributes of one primitive application; each primitive reads only its own fields.
 struct PrimAttrs {
-  double value = 0;                            // fill_constant; nonzero's fill
+  double value = 0;                            // fill_constant; nonzero's fill; nms's IoU
   std::vector<int64_t> shape;                  // fill_constant, iota, broadcast_to, reshape
   std::vector<int64_t> perm;                   // transpose
   std::vector<int64_t> axes;                   // reduce_*, slice
@@ -128,9 +128,15 @@ public:
   /// a one-token write into a KV cache costs the token's bytes, not the cache's.
   int indexCopy(int x, int64_t axis, int index, int source);
   /// The coordinates of x's first `size` nonzero elements in row-major order: int64 [size,
-  /// rank], the rows past x's count of nonzeros `fill`. A library step (the runtime compacts
+  /// rank], the rows past x's count of nonzeros `fill`. `size` may be a dynamic dimension (x's
+  /// element count where x has a dynamic size). A library step (the runtime compacts
   /// them in one pass; torch.nonzero_static, and nonzero's rows at their bound).
   int nonzero(int x, int64_t size, double fill);
+  /// Non-maximum suppression (torchvision's nms) of `boxes` [N, 4] (x1, y1, x2, y2) by
+  /// `scores` [N]: int64 [N], the indices of the boxes kept in decreasing score order (a box is
+  /// dropped where its IoU with a kept box of a higher score passes `iou`), then -1. A library
+  /// step (the runtime runs the greedy loop).
+  int nms(int boxes, int scores, double iou);
   /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);

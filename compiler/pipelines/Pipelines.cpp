@@ -100,7 +100,7 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.addPass(sched::createSchedChooseStandIns());
     pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertIndexCopyToStep());
-    pm.nest<sir::SubgraphOp>().addPass(createConvertNonzeroToStep());
+    pm.nest<sir::SubgraphOp>().addPass(createConvertRuntimePrimsToSteps());
     pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());
     pm.addPass(createConvertSirToMapExpr());
   }
@@ -184,7 +184,7 @@ void registerAllPasses() {
   mapexpr::registerMapExprPasses();
   registerConvertConvToStep();
   registerConvertIndexCopyToStep();
-  registerConvertNonzeroToStep();
+  registerConvertRuntimePrimsToSteps();
   registerConvertMatmulToGemm();
   registerConvertSirToMapExpr();
   registerConvertMapExprToLoops();

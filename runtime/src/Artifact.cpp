@@ -205,6 +205,14 @@ Step stepOf(const Json &j) {
                   "nonzero step " + s.name + ": its buffers are not a nonzero's");
     return s;
   }
+  if (j.at("kind") == "nms") {
+    s.kind = Step::Kind::Nms;
+    s.name = j.at("name").get<std::string>();
+    s.iouThreshold = j.at("iou_threshold").get<double>();
+    if (s.outputs.size() != 1 || s.inputs.size() != 2)
+      throw Error(ErrorCode::ArtifactUnreadable, "nms step " + s.name + ": its buffers are not an nms's");
+    return s;
+  }
   if (j.at("kind") != "gemm")
     throw Error(ErrorCode::FormatUnsupported, "unknown step kind " + j.at("kind").dump());
   s.kind = Step::Kind::Gemm;
@@ -345,26 +353,25 @@ int64_t named(const Sizes &sizes) {
   return sizes[0];
 }
 
-} // namespace
-
+/// Every size of entry `e` at 1, but its counted sizes at 0 as they are planned before they
+/// are counted: the sizes a manifest's plan is checked at on load.
 Sizes plannedAtOne(const Entry &e) {
   Sizes sizes;
   sizes.fill(1);
-  for (const Entry::ProducedSize &p : e.producedSizes)
-    sizes[static_cast<size_t>(p.size)] = p.planned;
+  for (int k : e.producedSizes)
+    sizes[static_cast<size_t>(k)] = 0;
   return sizes;
 }
 
-namespace {
 /// Entry `entry`'s plans with its dynamic sizes as `sizes` (unchecked: see atSizes).
 void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
   Entry &e = a.entries.at(entry);
   // A size a segment counted may be 0 (nothing selected): steps over it then write nothing.
   bool countedNone = false;
-  for (const Entry::ProducedSize &p : e.producedSizes) {
-    countedNone |= sizes[static_cast<size_t>(p.size)] == 0;
+  for (int k : e.producedSizes) {
+    countedNone |= sizes[static_cast<size_t>(k)] == 0;
     for (const Entry::DerivedSize &d : e.derivedSizes)
-      countedNone |= d.base == p.size && sizes[static_cast<size_t>(d.size)] == 0;
+      countedNone |= d.base == k && sizes[static_cast<size_t>(d.size)] == 0;
   }
   for (Parameter &p : e.parameters) {
     p.spec = p.boundSpec();
@@ -376,6 +383,8 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
     for (std::vector<Buffer> *list : {&s.inputs, &s.outputs, &s.callbackResults})
       for (Buffer &b : *list)
         resolveBuffer(b, sizes);
+    s.bound = timesPowers(s.bound, sizes, s.boundPowers);
+    s.boundPowers = {};
     // The buffers of dynamic sizes follow the static ones, first fit over their live ranges at the
     // call's sizes (as the compiler placed the static ones), each 64-byte aligned.
     constexpr int64_t kAlignment = 64;
@@ -431,12 +440,9 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
       step.empty = countedNone && (step.kind == Step::Kind::Gemm
                                        ? p.m == 0 || p.n == 0 || p.batchCount() == 0
                                        : step.kind == Step::Kind::Kernel && step.grid == 0);
-      if (countedNone && step.kind == Step::Kind::Gemm && !step.empty && p.k == 0)
-        throw Error(ErrorCode::InputsMismatch,
-                    "GEMM step " + step.name +
-                        " sums products over the rows a segment counted, and it counted none "
-                        "(not supported yet)");
-      if (std::string why = step.kind == Step::Kind::Gemm && !step.empty ? validate(p) : "";
+      step.sumsNone = countedNone && step.kind == Step::Kind::Gemm && !step.empty && p.k == 0;
+      if (std::string why =
+              step.kind == Step::Kind::Gemm && !step.empty && !step.sumsNone ? validate(p) : "";
           !why.empty())
         throw Error(ErrorCode::ArtifactUnreadable, "GEMM step " + step.name + ": " + why);
     }
@@ -485,7 +491,7 @@ Segment segmentOf(const Json &j) {
                                                      std::to_string(kMaxSizes - 1));
     s.size = size[1] - '0';
     s.condition = end.at("count").get<std::string>();
-    s.bound = end.at("bound").get<int64_t>();
+    std::tie(s.bound, s.boundPowers) = countOf(end.at("bound"));
     if (s.bound < 0 || s.bound > kMaxBytes)
       throw Error(ErrorCode::ArtifactUnreadable, s.name + " counts at most " + std::to_string(s.bound));
     s.next = end.at("next").get<int>();
@@ -765,7 +771,7 @@ Entry entryOf(const Json &e, const std::string &manifestPath) {
       std::string t = p.at("size").get<std::string>();
       if (t.size() != 2 || t[0] != 's' || t[1] < '0' || t[1] >= '0' + kMaxSizes)
         throw Error(ErrorCode::ArtifactUnreadable, manifestPath + ": a produced size of " + t);
-      entry.producedSizes.push_back({t[1] - '0', 1});
+      entry.producedSizes.push_back(t[1] - '0');
       entry.batched = true;
     }
   int64_t first = e.at("segment").get<int64_t>();
@@ -905,12 +911,6 @@ Artifact readManifest(const std::string &text, const std::string &manifestPath) 
       if (e.first >= e.end || (i == 0 && e.first != 0))
         throw Error(ErrorCode::ArtifactUnreadable,
                     manifestPath + ": entry " + std::to_string(i) + " has no segments of its own");
-      // A size a segment counts is planned at 1 before it is counted, or at 0 where a size
-      // end counts at most 0 (the nonzeros of a tensor without elements).
-      for (Entry::ProducedSize &p : e.producedSizes)
-        for (size_t s = e.first; s < e.end && s < a.segments.size(); ++s)
-          if (a.segments[s].end == Segment::End::Size && a.segments[s].size == p.size)
-            p.planned = std::min(p.planned, a.segments[s].bound);
     }
     for (const Json &e : entries)
       if (e.contains("weights") != m.contains("weights"))

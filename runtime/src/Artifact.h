@@ -93,7 +93,7 @@ struct IndexCopyPlan {
 };
 
 struct Step {
-  enum class Kind { Kernel, Gemm, Conv, IndexCopy, Nonzero } kind = Kind::Kernel;
+  enum class Kind { Kernel, Gemm, Conv, IndexCopy, Nonzero, Nms } kind = Kind::Kernel;
   std::string name;   // the kernel's symbol, or the GEMM's or convolution's group name
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
@@ -108,11 +108,13 @@ struct Step {
   ConvPlan conv;                      // convolution steps
   IndexCopyPlan indexCopy;            // index_copy steps
   int64_t fill = 0;                   // nonzero steps: the rows past the nonzeros
+  double iouThreshold = 0;            // nms steps
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
   /// Resolved at sizes where a size a segment counted is 0: the step has nothing to write
-  /// (a grid, m or n of 0) and does not run.
-  bool empty = false;
+  /// (a grid, m or n of 0) and does not run; or it is a GEMM that would sum over none of
+  /// the rows (k of 0), which fails the run where it runs (not supported yet).
+  bool empty = false, sumsNone = false;
 };
 
 struct Segment {
@@ -129,7 +131,8 @@ struct Segment {
   std::vector<std::pair<std::string, std::string>> stateUpdates;
   std::string condition;            // Branch; Size: the count
   int size = -1;                    // Size
-  int64_t bound = 0;                // Size
+  int64_t bound = 0;                // Size: times these powers of the sizes (4*s1: the rows
+  Powers boundPowers{};             // of a mask of s1 x 4 elements)
   int onTrue = -1, onFalse = -1;
   std::vector<std::string> trueArgs, falseArgs;
   std::string source;                    // Branch, HostCallback, Raise: the Python line
@@ -168,12 +171,8 @@ struct Entry {
   };
   std::vector<DerivedSize> derivedSizes;
   /// Sizes a segment counts (Segment::End::Size), bound when it ends; the plan before that
-  /// has them at `planned` (1, or 0 where a size end counts at most 0).
-  struct ProducedSize {
-    int size = 0;
-    int64_t planned = 1;
-  };
-  std::vector<ProducedSize> producedSizes;
+  /// has them at 0 (the steps after it do not run before it).
+  std::vector<int> producedSizes;
   size_t first = 0, end = 0; // its segments: [first, end) of Artifact::segments
   std::map<std::string, std::string> weightBuffers; // weight -> first segment's input
   // What the kernels read of the weights, computed from them (inputs: weights by name;
@@ -222,10 +221,6 @@ struct Artifact {
 /// branches to segments, buffers inside their arena), without touching the binary; E8001 or
 /// E8002 otherwise. The fuzzed entry point.
 Artifact readManifest(const std::string &text, const std::string &manifestPath);
-
-/// Every size of entry `e` at 1, but its counted sizes as they are planned before they are
-/// counted (Entry::ProducedSize::planned): the sizes a manifest's plan is checked at on load.
-Sizes plannedAtOne(const Entry &e);
 
 /// The artifact with entry `entry`'s dynamic sizes (Entry::batched) resolved to `sizes`: its
 /// parameters' and segments' shapes, bytes and arena offsets, its kernels' grids and size

@@ -530,9 +530,9 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   context.lastSegment = context.lastEntry = -1;
   Sizes sizes{};
   size_t chosen = chooseEntry(context, in, n, sizes);
-  // Sizes a segment counts are planned at 1 (or 0) until it has counted them.
-  for (const Entry::ProducedSize &p : artifact_.entries[chosen].producedSizes)
-    sizes[static_cast<size_t>(p.size)] = p.planned;
+  // Sizes a segment counts are planned at 0 until it has counted them.
+  for (int k : artifact_.entries[chosen].producedSizes)
+    sizes[static_cast<size_t>(k)] = 0;
   // Dynamic sizes run the entry's plan of the call's sizes.
   std::shared_ptr<const Artifact> batchPlan;
   if (artifact_.entries[chosen].batched)
@@ -676,6 +676,11 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
   for (const Step &step : plan.steps) {
     if (step.empty)
       continue;
+    if (step.sumsNone)
+      throw Error(ErrorCode::InputsMismatch,
+                  "GEMM step " + step.name +
+                      " sums products over rows a segment counted, and it counted none (not "
+                      "supported yet)");
     std::vector<void *> args;
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
@@ -691,6 +696,8 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
       indexCopy(step, args);
     else if (step.kind == Step::Kind::Nonzero)
       nonzero(step, plan, args);
+    else if (step.kind == Step::Kind::Nms)
+      nms(step, plan, args);
     else
       backend.kernel(step, args);
     if (profiling) {
@@ -747,6 +754,65 @@ void Executor::nonzero(const Step &step, const Segment &plan, const std::vector<
   std::fill(coords + found * rank, coords + rows * rank, step.fill);
   if (!staged.empty())
     backend.fromHost(buffers[0], staged.data(), staged.size() * sizeof(int64_t));
+}
+
+namespace {
+/// torchvision's CPU nms on n boxes (x1, y1, x2, y2) and their scores: the kept indices.
+template <class T>
+size_t suppress(const T *boxes, const T *scores, size_t n, double threshold, int64_t *keep) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::vector<T> areas(n);
+  for (size_t i = 0; i < n; ++i)
+    areas[i] = (boxes[4 * i + 2] - boxes[4 * i]) * (boxes[4 * i + 3] - boxes[4 * i + 1]);
+  std::vector<char> suppressed(n, 0);
+  size_t kept = 0;
+  for (size_t a = 0; a < n; ++a) {
+    size_t i = order[a];
+    if (suppressed[i])
+      continue;
+    keep[kept++] = static_cast<int64_t>(i);
+    const T *bi = boxes + 4 * i;
+    for (size_t b = a + 1; b < n; ++b) {
+      size_t j = order[b];
+      if (suppressed[j])
+        continue;
+      const T *bj = boxes + 4 * j;
+      T w = std::max(T(0), std::min(bi[2], bj[2]) - std::max(bi[0], bj[0]));
+      T h = std::max(T(0), std::min(bi[3], bj[3]) - std::max(bi[1], bj[1]));
+      T inter = w * h;
+      if (inter / (areas[i] + areas[j] - inter) > threshold)
+        suppressed[j] = 1;
+    }
+  }
+  return kept;
+}
+} // namespace
+
+void Executor::nms(const Step &step, const Segment &plan, const std::vector<void *> &buffers) {
+  const Buffer &boxes = specOf(plan, step.inputs[0], true), &scores = specOf(plan, step.inputs[1], true);
+  Backend &backend = *backend_;
+  size_t n = static_cast<size_t>(scores.shape[0]);
+  // A device's buffers through host copies; the CPU's where they are.
+  std::vector<unsigned char> host(backend.onDevice() ? static_cast<size_t>(boxes.bytes + scores.bytes) : 0);
+  const void *b = buffers[1], *s = buffers[2];
+  if (backend.onDevice()) {
+    backend.toHost(host.data(), buffers[1], static_cast<size_t>(boxes.bytes));
+    backend.toHost(host.data() + boxes.bytes, buffers[2], static_cast<size_t>(scores.bytes));
+    b = host.data(), s = host.data() + boxes.bytes;
+  }
+  std::vector<int64_t> keep(n, -1);
+  if (boxes.dtype == SOTC_FLOAT64)
+    suppress(static_cast<const double *>(b), static_cast<const double *>(s), n, step.iouThreshold,
+             keep.data());
+  else
+    suppress(static_cast<const float *>(b), static_cast<const float *>(s), n, step.iouThreshold,
+             keep.data());
+  if (!keep.empty())
+    backend.fromHost(buffers[0], keep.data(), keep.size() * sizeof(int64_t));
 }
 
 void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {

@@ -185,6 +185,10 @@ private:
   /// A nonzero step of `plan` on its buffers (output, input): the coordinates of the input's
   /// nonzeros in one pass (on the host: a CUDA input is copied over and the result back).
   void nonzero(const Step &step, const Segment &plan, const std::vector<void *> &buffers);
+  /// An nms step of `plan` on its buffers (output, boxes, scores), as torchvision's CPU kernel
+  /// runs it: boxes in decreasing score order, each kept unless a kept one overlaps it by more
+  /// than the threshold (on the host).
+  void nms(const Step &step, const Segment &plan, const std::vector<void *> &buffers);
   /// Computes what an entry's kernels read of the weights (its `prepare`) into its prepared_,
   /// once after the weights change.
   void prepareWeights(size_t entry);

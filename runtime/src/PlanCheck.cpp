@@ -110,7 +110,7 @@ private:
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)
         use(name, index);
-    if (step.empty) // over a counted size of 0: it does not run
+    if (step.empty || step.sumsNone) // over a counted size of 0: it does not run
       return;
     if (step.kind == Step::Kind::Gemm)
       return checkGemm(step, which);
@@ -124,6 +124,18 @@ private:
           out.shape[1] != static_cast<int64_t>(x.shape.size()))
         fail(which + " writes the nonzeros of " + shapeText(x) + " to " + shapeText(out) +
              ", not int64 [size, " + std::to_string(x.shape.size()) + "]");
+      return;
+    }
+    if (step.kind == Step::Kind::Nms) {
+      const Buffer &out = operand(step.outputs[0], index), &boxes = operand(step.inputs[0], index),
+                   &scores = operand(step.inputs[1], index);
+      bool floating = boxes.dtype == SOTC_FLOAT32 || boxes.dtype == SOTC_FLOAT64;
+      if (!floating || scores.dtype != boxes.dtype || boxes.shape.size() != 2 ||
+          boxes.shape[1] != 4 || scores.shape.size() != 1 || scores.shape[0] != boxes.shape[0] ||
+          out.dtype != SOTC_INT64 || out.shape != scores.shape)
+        fail(which + " suppresses boxes " + shapeText(boxes) + " by scores " +
+             shapeText(scores) + " into " + shapeText(out) +
+             ", not float32 or float64 [N, 4] and [N] into int64 [N]");
       return;
     }
     if (step.symbol.empty() || step.outputs.empty())

@@ -462,6 +462,8 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
     kind = "index_copy";
   } else if (step->kind == Step::Kind::Nonzero) {
     kind = "nonzero";
+  } else if (step->kind == Step::Kind::Nms) {
+    kind = "nms";
   }
   *profile = {step->name.c_str(),        kind,        sorted.size(), sorted.front(),
               sorted[sorted.size() / 2], step->bytes, flops};

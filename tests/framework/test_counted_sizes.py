@@ -13,6 +13,7 @@ import numpy as np
 import paddle
 import pytest
 import torch
+import torchvision
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
@@ -51,6 +52,37 @@ def t_indices(x, m):  # nonzero's positions as an index
     return x[idx] + idx[:, None].float()
 
 
+def t_chained(x):  # a mask over rows another mask selected: its bound is a counted size
+    a = x[x > 0]
+    return a[a < 1.5] * 3.0
+
+
+def t_nms(boxes, scores):  # torchvision's non-maximum suppression
+    keep = torchvision.ops.nms(boxes, scores, 0.5)
+    return boxes[keep], keep
+
+
+def t_detect(boxes, scores, labels):  # a detector's post-processing: threshold, then per class
+    keep = scores > 0.5
+    b, s, l = boxes[keep], scores[keep], labels[keep]
+    kept = torchvision.ops.batched_nms(b, s, l, 0.4)
+    return b[kept], s[kept], l[kept]
+
+
+def t_decided(x):  # a decision on a counted size: a branch, both sides compiled
+    rows = torch.nonzero(x > 0)
+    if rows.shape[0] < 4:
+        return rows
+    return rows * 2
+
+
+def t_numel(x):  # torchvision's guard against no boxes
+    kept = x[x > 0]
+    if kept.numel() == 0:
+        return torch.zeros(1)
+    return kept.sum(0, keepdim=True)
+
+
 def p_nonzero(x):
     return paddle.nonzero(x > 0), paddle.nonzero(x < 0, as_tuple=True)[1]
 
@@ -74,6 +106,18 @@ def _mask(rng, selected, shape):
     return rng.random(shape) < selected
 
 
+def _boxes(rng, n):
+    """n boxes (x1, y1, x2, y2) of sides 1 to 3 around 12 x 12: many overlap."""
+    corner = rng.uniform(0, 10, (n, 2))
+    return np.concatenate([corner, corner + rng.uniform(1, 3, (n, 2))], 1).astype(np.float32)
+
+
+def _scores(rng, selected, n):
+    """Scores above 0.5 with probability `selected`."""
+    return np.where(rng.random(n) < selected, rng.uniform(0.55, 1, n),
+                    rng.uniform(0, 0.45, n)).astype(np.float32)
+
+
 CASES = {
     "t_nonzero": (t_nonzero, lambda r, s: [_x(r, s, (4, 6)) * np.float32(1.5)]),
     "t_as_tuple": (t_as_tuple, lambda r, s: [_x(r, s, (5, 3))]),
@@ -83,6 +127,12 @@ CASES = {
                                          np.where(r.random(30) < s, r.uniform(0.6, 1, 30),
                                                   r.uniform(0, 0.4, 30)).astype(np.float32)]),
     "t_indices": (t_indices, lambda r, s: [_x(r, 0.5, (7, 2)), _mask(r, s, (7,))]),
+    "t_decided": (t_decided, lambda r, s: [_x(r, s * 0.6, (6,))]),
+    "t_numel": (t_numel, lambda r, s: [_x(r, s, (9,))]),
+    "t_chained": (t_chained, lambda r, s: [_x(r, s, (24,)) * np.float32(2)]),
+    "t_nms": (t_nms, lambda r, s: [_boxes(r, 40), _scores(r, 0.5, 40)]),
+    "t_detect": (t_detect, lambda r, s: [_boxes(r, 40), _scores(r, s, 40),
+                                         r.integers(0, 3, 40).astype(np.int64)]),
     "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
     "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),
     "p_boolean_index": (p_boolean_index, lambda r, s: [_x(r, 0.5, (6, 2)), _mask(r, s, (6,))]),
@@ -151,18 +201,3 @@ def test_the_manifest_names_each_counted_size(compiled):
     assert {p["size"] for p in entry["produced_sizes"]} == {"s0"}, entry["produced_sizes"]
     ends = [s["end"] for s in manifest["segments"] if s["end"]["kind"] == "size"]
     assert len(ends) == 2 and all(e["size"] == "s0" and e["bound"] == 30 for e in ends), ends
-
-
-def test_a_decision_on_a_counted_size_is_refused_at_its_line(tmp_path, sotc_bin):  # noqa: F811
-    def f(x):
-        rows = torch.nonzero(x > 0)
-        if rows.shape[0] < 4:
-            return rows
-        return rows * 2
-    trace = tmp_path / "t.pb"
-    sotc.trace(f, torch.zeros(5)).save(str(trace))
-    r = subprocess.run([sotc_bin, "compile", str(trace), "--target", "cpu", "-o",
-                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode != 0 and "E3005" in r.stderr and "not supported yet" in r.stderr, r.stderr
-    assert "test_counted_sizes.py:" in r.stderr, r.stderr
-    assert not (tmp_path / "k.so").exists()

@@ -95,6 +95,9 @@ std::string registersText(const Json &registers) {
 /// "conv conv2d_3  8x64x56x56 -> 64x56x56, kernel 3x3, strides 1,1, pads 1,1,1,1, relu" or
 /// "index_copy index_copy_4  axis 2, in place" or "nonzero nonzero_2  fill 0".
 std::string stepText(const Json &step) {
+  if (step.at("kind") == "nms")
+    return "nms " + step.at("name").get<std::string>() + "  iou_threshold " +
+           Json(step.at("iou_threshold").get<double>()).dump();
   if (step.at("kind") == "nonzero")
     return "nonzero " + step.at("name").get<std::string>() + "  fill " +
            std::to_string(step.at("fill").get<int64_t>());
@@ -245,7 +248,7 @@ std::string segmentText(const Json &seg, size_t index) {
     s << "    raise " << raisedText(end) << "    # " << end.at("source").get<std::string>() << "\n";
   else if (kind == "size")
     s << "    size " << end.at("size").get<std::string>() << " = "
-      << end.at("count").get<std::string>() << " (at most " << end.at("bound").get<int64_t>()
+      << end.at("count").get<std::string>() << " (at most " << count(end.at("bound"))
       << ") -> [" << end.at("next").get<int>() << "](" << join(end.at("next_args")) << ")    # "
       << end.at("source").get<std::string>() << "\n";
   else

@@ -397,7 +397,8 @@ mlir::Value KernelLowering::compute(const OpStmt &op, const AnchoredMapStmt &a,
     break;
   case ops::Prim::Conv2d:    // a step of its own (mapexpr.conv), or expanded before
   case ops::Prim::IndexCopy: // a step of its own (mapexpr.index_copy)
-  case ops::Prim::Nonzero:   // a step of its own (mapexpr.nonzero)
+  case ops::Prim::Nonzero:   // steps of their own (mapexpr.nonzero, mapexpr.nms)
+  case ops::Prim::Nms:
     break;
   default:
     v = scalars.apply(op.prim, args, elementType(out));

@@ -326,7 +326,7 @@ private:
       error_ = "a conv2d in a kernel";
       return mlir::failure();
     case PrimKind::Layout: {
-      if (prim == Prim::IndexCopy || prim == Prim::Nonzero) { // steps (sotc-convert-*-to-step)
+      if (prim == Prim::IndexCopy || prim == Prim::Nonzero || prim == Prim::Nms) { // steps
         error_ = std::string("a ") + ops::primName(prim) + " in a kernel";
         return mlir::failure();
       }
@@ -833,6 +833,8 @@ std::string tensorName(mlir::Value v) {
     names = copy.getNamesAttr();
   else if (auto nonzero = mlir::dyn_cast<NonzeroOp>(def))
     names = nonzero.getNamesAttr();
+  else if (auto nms = mlir::dyn_cast<NmsOp>(def))
+    names = nms.getNamesAttr();
   else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
     names = call.getNamesAttr();
   if (names) {

@@ -43,12 +43,15 @@ def ConvertIndexCopyToStep : Pass<"sotc-convert-index-copy-to-step", "::sotc::si
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }
 
-def ConvertNonzeroToStep : Pass<"sotc-convert-nonzero-to-step", "::sotc::sir::SubgraphOp"> {
-  let summary = "Turn nonzero groups into mapexpr.nonzero steps the runtime compacts";
+def ConvertRuntimePrimsToSteps
+    : Pass<"sotc-convert-runtime-prims-to-steps", "::sotc::sir::SubgraphOp"> {
+  let summary = "Turn nonzero and nms groups into the runtime's mapexpr.nonzero and mapexpr.nms steps";
   let description = [{
     Runs after sotc-sir-fuse, before sotc-convert-sir-to-mapexpr. Every nonzero primitive
     (alone in its group: nonzero's rows at their bound, torch.nonzero_static) becomes a
-    `mapexpr.nonzero` step, which the runtime runs in one pass over its input.
+    `mapexpr.nonzero` step, which the runtime runs in one pass over its input, and every nms
+    (torchvision's non-maximum suppression) a `mapexpr.nms` step, the greedy loop over the
+    boxes sorted by score.
   }];
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }

@@ -397,6 +397,35 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
             out.data.insert(out.data.end(), idx.begin(), idx.end());
         });
         out.data.resize(static_cast<size_t>(rows * x.meta.rank()), a.value);
+      } else if (op.prim == Prim::Nms) { // torchvision's greedy loop, in doubles
+        const Buffer &boxes = operand(0), &scores = operand(1);
+        int64_t n = scores.meta.shape[0];
+        std::vector<int64_t> order(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+          order[static_cast<size_t>(i)] = i;
+        std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+          return scores.at({x}) > scores.at({y});
+        });
+        auto area = [&](int64_t i) {
+          return (boxes.at({i, 2}) - boxes.at({i, 0})) * (boxes.at({i, 3}) - boxes.at({i, 1}));
+        };
+        std::vector<bool> dropped(static_cast<size_t>(n));
+        for (int64_t p = 0; p < n; ++p) {
+          int64_t i = order[static_cast<size_t>(p)];
+          if (dropped[static_cast<size_t>(i)])
+            continue;
+          out.data.push_back(double(i));
+          for (int64_t q = p + 1; q < n; ++q) {
+            int64_t j = order[static_cast<size_t>(q)];
+            double w = std::max(0.0, std::min(boxes.at({i, 2}), boxes.at({j, 2})) -
+                                         std::max(boxes.at({i, 0}), boxes.at({j, 0})));
+            double h = std::max(0.0, std::min(boxes.at({i, 3}), boxes.at({j, 3})) -
+                                         std::max(boxes.at({i, 1}), boxes.at({j, 1})));
+            if (w * h / (area(i) + area(j) - w * h) > a.value)
+              dropped[static_cast<size_t>(j)] = true;
+          }
+        }
+        out.data.resize(static_cast<size_t>(n), -1);
       } else if (op.prim == Prim::Window) {
         const Buffer &x = operand(0);
         forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {

@@ -185,6 +185,15 @@ Json nonzeroJson(mapexpr::NonzeroOp nonzero) {
               {"inputs", {mapexpr::tensorName(nonzero.getX())}}};
 }
 
+/// An nms step: the runtime writes the kept boxes' indices in decreasing score order, then -1.
+Json nmsJson(mapexpr::NmsOp nms) {
+  return Json{{"kind", "nms"},
+              {"name", nms.getName()},
+              {"iou_threshold", nms.getIouThreshold().convertToDouble()},
+              {"outputs", {mapexpr::tensorName(nms.getResult())}},
+              {"inputs", {mapexpr::tensorName(nms.getBoxes()), mapexpr::tensorName(nms.getScores())}}};
+}
+
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and
 /// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
@@ -237,6 +246,8 @@ public:
         json = indexCopyJson(copy);
       } else if (auto nonzero = mlir::dyn_cast<mapexpr::NonzeroOp>(op)) {
         json = nonzeroJson(nonzero);
+      } else if (auto nms = mlir::dyn_cast<mapexpr::NmsOp>(op)) {
+        json = nmsJson(nms);
       } else {
         continue;
       }
@@ -606,7 +617,7 @@ Json entryJson(const Entry &entry, const std::map<std::string, KernelLaunch> &la
       end = Json{{"kind", "size"},
                  {"size", "s" + std::to_string(seg.sizeSymbol)},
                  {"count", s["outputs"].empty() ? Json() : s["outputs"][0]["name"]},
-                 {"bound", seg.sizeBound},
+                 {"bound", sizeJson(ops::productOf(seg.sizeBound))},
                  {"next", first + seg.next},
                  {"next_args", names(seg.nextArgs, seg, s)},
                  {"reason", seg.reason},

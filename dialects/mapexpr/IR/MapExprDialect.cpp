@@ -338,10 +338,19 @@ LogicalResult IndexCopyOp::verify() {
 
 LogicalResult NonzeroOp::verify() {
   auto result = getResult().getType();
-  if (!getX().getType().hasStaticShape() || !result.hasStaticShape() || result.getRank() != 2 ||
+  if (result.getRank() != 2 || result.isDynamicDim(1) ||
       result.getDimSize(1) != getX().getType().getRank() ||
       !result.getElementType().isInteger(64))
-    return emitOpError("takes a tensor of static shape to i64 [size, its rank]");
+    return emitOpError("takes a tensor to i64 [size, its rank]");
+  return success();
+}
+
+LogicalResult NmsOp::verify() {
+  std::vector<int64_t> boxes = shapeOf(getBoxes()), scores = shapeOf(getScores()),
+                       result = shapeOf(getResult());
+  if (boxes.size() != 2 || boxes[1] != 4 || scores.size() != 1 || result != scores ||
+      boxes[0] != scores[0] || !getResult().getType().getElementType().isInteger(64))
+    return emitOpError("takes boxes [N, 4] and scores [N] to i64 [N]");
   return success();
 }
 

@@ -207,7 +207,8 @@ def MapExpr_IndexCopyOp : MapExpr_Op<"index_copy"> {
 def MapExpr_NonzeroOp : MapExpr_Op<"nonzero"> {
   let summary = "The coordinates of a tensor's nonzeros, compacted by the runtime as a step";
   let description = [{
-    `result` (i64 `[size, rank]`) holds the coordinates of `x`'s first `size` nonzero elements
+    `result` (i64 `[size, rank]`; `size` may be dynamic: x's element count at a dynamic size)
+    holds the coordinates of `x`'s first `size` nonzero elements
     in row-major order (a float's zero of either sign is zero, NaN is not), and `fill` in each
     row past x's count of them. Not a kernel: the runtime compacts them in one pass over `x`
     (a kernel of static shapes would compare every element with every row, work of size times
@@ -218,6 +219,23 @@ def MapExpr_NonzeroOp : MapExpr_Op<"nonzero"> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $name `(` $x `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MapExpr_NmsOp : MapExpr_Op<"nms"> {
+  let summary = "Non-maximum suppression, run by the runtime as a step";
+  let description = [{
+    `result` (i64 `[N]`) holds the indices of the `boxes` (`[N, 4]`: x1, y1, x2, y2) kept in
+    decreasing `scores` order, then -1: a box is dropped where its IoU with a box kept before
+    it is above `iou_threshold` (torchvision's nms). Not a kernel: the runtime runs the greedy
+    loop. `name` is the fusion group's name; `names` the result's Python name.
+  }];
+  let arguments = (ins StrAttr:$name, AnyRankedTensor:$boxes, AnyRankedTensor:$scores,
+                       F64Attr:$iou_threshold, OptionalAttr<StrArrayAttr>:$names);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name `(` $boxes `,` $scores `)` attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

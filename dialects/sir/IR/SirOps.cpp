@@ -198,11 +198,24 @@ LogicalResult PrimOp::verify() {
       if (failed(expectOperands(1)))
         return failure();
       auto x = cast<RankedTensorType>(operands[0].getType());
-      if (!x.hasStaticShape() || !getValue() || resultType.getRank() != 2 ||
-          resultType.isDynamicDim(0) || resultType.getDimSize(1) != x.getRank() ||
-          !resultType.getElementType().isInteger(64))
-        return emitOpError("nonzero takes a tensor of static shape to i64 [size, its rank], with "
-                           "a fill value");
+      if (!getValue() || resultType.getRank() != 2 || resultType.isDynamicDim(1) ||
+          resultType.getDimSize(1) != x.getRank() || !resultType.getElementType().isInteger(64))
+        return emitOpError("nonzero takes a tensor to i64 [size, its rank], with a fill value");
+      return success();
+    }
+    if (prim == sotc::ops::Prim::Nms) {
+      if (failed(expectOperands(2)))
+        return failure();
+      auto boxes = cast<RankedTensorType>(operands[0].getType());
+      auto scores = cast<RankedTensorType>(operands[1].getType());
+      if (!getValue() || boxes.getRank() != 2 || boxes.getDimSize(1) != 4 ||
+          scores.getRank() != 1 || scores.getElementType() != boxes.getElementType() ||
+          !isa<FloatType>(boxes.getElementType()) || resultType.getRank() != 1 ||
+          !resultType.getElementType().isInteger(64) ||
+          resultType.getDimSize(0) != scores.getDimSize(0) ||
+          boxes.getDimSize(0) != scores.getDimSize(0))
+        return emitOpError("nms takes boxes [N, 4] and scores [N] of one float type to i64 [N], "
+                           "with an IoU threshold");
       return success();
     }
     if (prim == sotc::ops::Prim::Gather) {

@@ -162,7 +162,8 @@ std::string violation(PrimOp op, const ops::DerivedSizes &sizes) {
         return meets(size);
     return "";
   case Prim::IndexCopy: // a step over its buffers' sizes at each call
-  case Prim::Nonzero:   // of static shapes only (the verifier's)
+  case Prim::Nonzero:   // a step over its buffers' sizes at each call
+  case Prim::Nms:
     return "";
   case Prim::Gather: // rows of a table of any rows (its other dims are the lookup's)
     return "";

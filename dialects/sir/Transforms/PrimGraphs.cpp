@@ -107,7 +107,7 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
       prim.setPermAttr(ints(b, a.perm));
     else if (op.prim == Prim::Concat || op.prim == Prim::IndexCopy)
       prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
-    else if (op.prim == Prim::Nonzero)
+    else if (op.prim == Prim::Nonzero || op.prim == Prim::Nms)
       prim.setValueAttr(b.getF64FloatAttr(a.value));
     else if (op.prim == Prim::Window) {
       prim.setKernelAttr(ints(b, a.kernel));

@@ -179,7 +179,7 @@ public:
           continue;
         }
         if (step.kind == Step::Kind::Conv || step.kind == Step::Kind::IndexCopy ||
-            step.kind == Step::Kind::Nonzero)
+            step.kind == Step::Kind::Nonzero || step.kind == Step::Kind::Nms)
           continue;
         auto it = kernels.find(step.symbol);
         if (it == kernels.end())

@@ -1,0 +1,66 @@
+//===- RuntimePrimsToSteps.cpp - nonzero and nms groups to runtime steps ------------------===//
+//
+// A nonzero (the coordinates of a tensor's nonzeros at a bound: nonzero's rows before the
+// runtime has counted them, torch.nonzero_static) and an nms (torchvision's greedy
+// suppression) are steps the runtime runs: a pass over the input, a loop over sorted boxes.
+// As kernels they would compare every element with every row.
+//
+//===--------------------------------------------------------------------------------------===//
+#include "compiler/conversion/SirToMapExpr/Passes.h"
+
+#include "dialects/sir/IR/SirDialect.h"
+
+#include "mlir/IR/Verifier.h"
+
+namespace sotc {
+
+#define GEN_PASS_DEF_CONVERTRUNTIMEPRIMSTOSTEPS
+#include "compiler/conversion/SirToMapExpr/Passes.h.inc"
+
+namespace {
+
+struct ConvertRuntimePrimsToStepsPass
+    : impl::ConvertRuntimePrimsToStepsBase<ConvertRuntimePrimsToStepsPass> {
+  void runOnOperation() override {
+    llvm::SmallVector<sir::GroupOp> groups(getOperation().getBody().getOps<sir::GroupOp>());
+    for (sir::GroupOp group : groups) {
+      mlir::Block &body = group.getBody().front();
+      auto prim = mlir::dyn_cast<sir::PrimOp>(body.front());
+      ops::Prim kind = prim ? sir::toOpsPrim(prim.getPrim()) : ops::Prim::FillConstant;
+      if (kind != ops::Prim::Nonzero && kind != ops::Prim::Nms)
+        continue;
+      // sotc-sir-fuse leaves each alone in its group, on the group's inputs.
+      if (!llvm::hasSingleElement(body.without_terminator()) ||
+          body.getTerminator()->getOperand(0) != prim.getResult() ||
+          !llvm::all_of(prim->getOperands(),
+                        [](mlir::Value v) { return mlir::isa<mlir::BlockArgument>(v); })) {
+        group.emitOpError() << "a " << ops::primName(kind)
+                            << " group holds its " << ops::primName(kind) << " and nothing else";
+        return signalPassFailure();
+      }
+      auto input = [&](unsigned i) {
+        return group.getInputs()[mlir::cast<mlir::BlockArgument>(prim->getOperand(i))
+                                     .getArgNumber()];
+      };
+      mlir::OpBuilder b(group);
+      auto name = prim.getNameAttr();
+      mlir::ArrayAttr names = b.getStrArrayAttr({name ? name.str() : ""});
+      mlir::Type type = group->getResult(0).getType();
+      mlir::Operation *step =
+          kind == ops::Prim::Nonzero
+              ? mapexpr::NonzeroOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
+                                           prim.getValueAttr(), names)
+                    .getOperation()
+              : mapexpr::NmsOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
+                                       input(1), prim.getValueAttr(), names)
+                    .getOperation();
+      if (mlir::failed(mlir::verify(step)))
+        return signalPassFailure();
+      group->getResult(0).replaceAllUsesWith(step->getResult(0));
+      group.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace sotc
