@@ -201,3 +201,33 @@ def test_the_manifest_names_each_counted_size(compiled):
     assert {p["size"] for p in entry["produced_sizes"]} == {"s0"}, entry["produced_sizes"]
     ends = [s["end"] for s in manifest["segments"] if s["end"]["kind"] == "size"]
     assert len(ends) == 2 and all(e["size"] == "s0" and e["bound"] == 30 for e in ends), ends
+
+
+class Anchored(torch.nn.Module):
+    """Tensors a layer holds in a list outside its state dict (torchvision's AnchorGenerator
+    and DefaultBoxGenerator do): constants of the model, saved with its weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell_anchors = [torch.arange(8.0).reshape(2, 4), torch.ones(3, 4)]
+
+    def forward(self, x):
+        anchors = torch.cat([a.to(dtype=x.dtype) for a in self.cell_anchors])
+        return x[x[:, 0] > 0] + anchors[:1]
+
+
+def test_tensors_a_layer_holds_in_a_list_are_its_constants(tmp_path, sotc_bin):  # noqa: F811
+    model = Anchored().eval()
+    x = torch.randn(5, 4)
+    sotc.trace(model, x).save(str(tmp_path / "t.pb"))
+    r = subprocess.run([sotc_bin, "compile", str(tmp_path / "t.pb"), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "k.manifest.json").read_text())
+    assert {t["name"] for t in manifest["weights"]["tensors"]} >= {"cell_anchors.0", "cell_anchors.1"}
+    compiled = sotc.load(str(tmp_path / "k.so"))
+    for rows in (np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32),
+                 -np.ones((5, 4), np.float32)):
+        with torch.no_grad():
+            expected = model(torch.from_numpy(rows)).numpy()
+        assert_same(compiled(rows), expected, 1e-6)

@@ -807,6 +807,15 @@ class _Builder:
             entry = obj.attributes.add(name=name).value
             if is_tensor_like(attribute):  # a tensor the layer holds outside its state dict
                 self.add_weight(attribute, entry, prefix + name, buffer=True)
+            elif (isinstance(attribute, (list, tuple)) and attribute
+                  and all(is_tensor_like(t) for t in attribute)):
+                # tensors it holds in a list (torchvision's anchors per feature map): each one
+                target = entry.list_value if isinstance(attribute, list) else entry.tuple_value
+                target.SetInParent()
+                if isinstance(attribute, list):
+                    entry.identity = self._identity(attribute)
+                for i, tensor in enumerate(attribute):
+                    self.add_weight(tensor, target.items.add(), f"{prefix}{name}.{i}", buffer=True)
             else:
                 self.value(attribute, entry, _seen=_seen)
         for group, buffer in (("_parameters", False), ("_buffers", True)):
