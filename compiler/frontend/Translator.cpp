@@ -291,6 +291,31 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       consumeComputed(i);
   };
 
+  // `first`'s tensors, then every other live tensor of `state`, leave the segment's subgraph.
+  auto leaveWith = [](Segment &seg, const std::vector<VarPtr> &first, const ExecState &state) {
+    std::set<const Variable *> seen;
+    for (const VarPtr &v : first)
+      collectTensors(v, seg.sir.outputs, seen);
+    for (const VarPtr &v : Executor::liveTensors(state))
+      if (seen.insert(v.get()).second)
+        seg.sir.outputs.push_back(v);
+  };
+  // The one segment after a call that ended this one (a host callback's, a count's): it starts
+  // with the call's result on the stack; its inputs are passed the live tensors, or what
+  // `passedAs` names for them.
+  auto continueAfter = [&](const Pending &p, const Break &b,
+                           const std::map<const Variable *, VarPtr> &passedAs) {
+    ExecState after = Executor::clone(p.state);
+    after.frames.back().stack.push_back(b.result);
+    std::vector<VarPtr> args = Executor::liveTensors(after);
+    for (VarPtr &a : args)
+      if (auto it = passedAs.find(a.get()); it != passedAs.end())
+        a = it->second;
+    t.segments[p.segment].nextArgs = args;
+    int nextId = segmentFor(std::move(after), b.loc);
+    t.segments[p.segment].next = nextId;
+  };
+
   while (!work.empty()) {
     Pending p = std::move(work.front());
     work.pop_front();
@@ -350,17 +375,8 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       seg.callbackArgs = b.callbackArgs;
       seg.callbackKwargs = b.kwargNames;
       seg.callbackResult = b.result;
-      std::set<const Variable *> seen;
-      for (const VarPtr &a : b.callbackArgs)
-        collectTensors(a, seg.sir.outputs, seen);
-      for (const VarPtr &v : Executor::liveTensors(p.state))
-        if (seen.insert(v.get()).second)
-          seg.sir.outputs.push_back(v);
-      ExecState after = Executor::clone(p.state);
-      after.frames.back().stack.push_back(b.result);
-      t.segments[p.segment].nextArgs = Executor::liveTensors(after);
-      int nextId = segmentFor(std::move(after), b.loc);
-      t.segments[p.segment].next = nextId;
+      leaveWith(seg, b.callbackArgs, p.state);
+      continueAfter(p, b, {});
       continue;
     }
     if (b.kind == Break::Kind::Size) {
@@ -373,23 +389,14 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       seg.endLoc = b.loc;
       seg.sizeSymbol = b.symbol;
       seg.sizeBound = b.bounded.front()->meta.shape[0];
-      std::set<const Variable *> seen;
-      for (const VarPtr &v : std::vector<VarPtr>{b.count})
-        collectTensors(v, seg.sir.outputs, seen);
-      for (const VarPtr &v : b.bounded)
-        collectTensors(v, seg.sir.outputs, seen);
-      for (const VarPtr &v : Executor::liveTensors(p.state))
-        if (seen.insert(v.get()).second)
-          seg.sir.outputs.push_back(v);
-      ExecState after = Executor::clone(p.state);
-      after.frames.back().stack.push_back(b.result);
-      std::vector<VarPtr> args = Executor::liveTensors(after);
-      for (VarPtr &a : args) // passed as the bounded tensor it is the first rows of
-        if (auto it = std::find(b.produced.begin(), b.produced.end(), a); it != b.produced.end())
-          a = b.bounded[static_cast<size_t>(it - b.produced.begin())];
-      t.segments[p.segment].nextArgs = args;
-      int nextId = segmentFor(std::move(after), b.loc);
-      t.segments[p.segment].next = nextId;
+      std::vector<VarPtr> leaving = {b.count};
+      leaving.insert(leaving.end(), b.bounded.begin(), b.bounded.end());
+      leaveWith(seg, leaving, p.state);
+      // Each produced tensor is passed as the bounded one it is the first rows of.
+      std::map<const Variable *, VarPtr> passedAs;
+      for (size_t i = 0; i < b.produced.size(); ++i)
+        passedAs[b.produced[i].get()] = b.bounded[i];
+      continueAfter(p, b, passedAs);
       continue;
     }
     // A branch on a tensor: the condition and every live tensor leave the subgraph.
