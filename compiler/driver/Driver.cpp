@@ -495,12 +495,12 @@ std::string nonzeroText(mapexpr::NonzeroOp nonzero) {
 ///   }
 std::string nmsText(mapexpr::NmsOp nms) {
   auto name = [](mlir::Value v) { return "t_" + mapexpr::tensorName(v); };
-  std::string out = name(nms.getResult()),
-              in = name(nms.getBoxes()) + ", " + name(nms.getScores());
+  std::string out = name(nms.getResult()), in = name(nms.getBoxes()) + ", " + name(nms.getScores());
   std::ostringstream iou;
   iou << nms.getIouThreshold().convertToDouble();
-  return nms.getName().str() + "(&" + out + ", " + in + ") {\n  RuntimeCall(nms, iou_threshold=" +
-         iou.str() + ") {\n    nms(&" + out + ", " + in + ");\n  }\n}\n";
+  return nms.getName().str() + "(&" + out + ", " + in +
+         ") {\n  RuntimeCall(nms, iou_threshold=" + iou.str() + ") {\n    nms(&" + out + ", " + in +
+         ");\n  }\n}\n";
 }
 } // namespace
 

@@ -212,9 +212,8 @@ void Executor::guardBatch(const char *relation, int64_t k, const SourceLoc &loc,
   symbol = derived.base;
   if (derivedSizes_.produced(symbol)) // a guard reads the inputs, before any kernel ran
     throw CodedError(DiagCode::FrontendHostInteraction,
-                     "a decision on the size " + symbols_[symbol].name +
-                         " counts (`" + relation + " " + std::to_string(k) +
-                         "`) is not supported yet (" + loc.str() + ")");
+                     "a decision on the size " + symbols_[symbol].name + " counts (`" + relation +
+                         " " + std::to_string(k) + "`) is not supported yet (" + loc.str() + ")");
   k -= derived.offset;
   if (std::string(relation) == "<=")
     sizeMax_[symbol] = sizeMax_[symbol] ? std::min(sizeMax_[symbol], k) : k;

@@ -16,8 +16,8 @@
 
 #include <array>
 #include <deque>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -515,7 +515,8 @@ public:
   /// The data-dependent operators (nonzero, argwhere, masked_select, where(cond)) called as
   /// `name` (torch.nonzero, or a tensor method's name): false when `name` is none of them.
   bool producedSizeCall(Frame &f, StatementIR &sir, const std::string &name, VarPtr self,
-                        std::vector<VarPtr> args, const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+                        std::vector<VarPtr> args,
+                        const std::vector<std::pair<std::string, VarPtr>> &kwargs);
 
 private:
   /// Ends the segment at a call the host must run (--allow-host-callbacks); false when

@@ -738,7 +738,8 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
     if (!isDynamicSize(v))
       return false;
     std::vector<int> sizes = ops::dynamicSizes({v->sizeDim});
-    return std::any_of(sizes.begin(), sizes.end(), [&](int k) { return derivedSizes_.produced(k); });
+    return std::any_of(sizes.begin(), sizes.end(),
+                       [&](int k) { return derivedSizes_.produced(k); });
   };
   if (counted(a) || counted(b)) {
     if (!isDynamicSize(a)) // k < n  ->  n > k

@@ -72,7 +72,8 @@ namespace {
 /// (ops::sizeOfDim: a count of rows another segment counted, or of a batch).
 VarPtr elementsOf(const VarPtr &t) {
   int64_t n = t->meta.numElements();
-  return intConst(n != ops::kDynamic ? n : ops::sizeOfDim(ops::productDim(ops::productOf(t->meta.shape))));
+  return intConst(
+      n != ops::kDynamic ? n : ops::sizeOfDim(ops::productDim(ops::productOf(t->meta.shape))));
 }
 
 /// What every data-dependent call computes first: x's nonzeros' flat positions at their bound
@@ -99,8 +100,8 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   bool oneArgWhere = (op == "torch.where" || op == "paddle.where") &&
                      ((args.size() == 1 && kwargs.empty()) ||
                       (args.empty() && kwargs.size() == 1 && kwargs[0].first == "condition"));
-  static const std::set<std::string> kOps = {"torch.nonzero", "torch.argwhere",
-                                             "torch.masked_select", "paddle.nonzero",
+  static const std::set<std::string> kOps = {"torch.nonzero",        "torch.argwhere",
+                                             "torch.masked_select",  "paddle.nonzero",
                                              "paddle.masked_select", "torch.ops.torchvision.nms"};
   if (!kOps.count(op) && !oneArgWhere)
     return false;
@@ -118,9 +119,9 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   if (!x || !x->isTensor())
     return false;
   auto nonzeros = [&](const VarPtr &t) {
-    return Nonzeros{call("torch.nonzero_static", {t},
-                         {{"size", elementsOf(t)}, {"fill_value", intConst(0)}}),
-                    call("torch.count_nonzero", {t})};
+    return Nonzeros{
+        call("torch.nonzero_static", {t}, {{"size", elementsOf(t)}, {"fill_value", intConst(0)}}),
+        call("torch.count_nonzero", {t})};
   };
   if (op == "torch.masked_select" || op == "paddle.masked_select") {
     VarPtr mask = argument(args, kwargs, 1, "mask");
@@ -135,13 +136,14 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
     Nonzeros nz = nonzeros(flat(mask));
     VarPtr rows = call("torch.index_select",
                        {values, intConst(0), call("torch.reshape", {nz.positions, intList({-1})})});
-    produceSize(f, what, nz.count, {rows}, [](const std::vector<VarPtr> &p) { return p[0]; },
-                mask->meta.shape == x->meta.shape ? mask.get() : nullptr);
+    produceSize(
+        f, what, nz.count, {rows}, [](const std::vector<VarPtr> &p) { return p[0]; },
+        mask->meta.shape == x->meta.shape ? mask.get() : nullptr);
     return true;
   }
-  VarPtr asTuple = oneArgWhere ? makeConst(PyConst::ofBool(true), {})
-                               : argument(torch ? std::vector<VarPtr>{} : args, kwargs, 1,
-                                          "as_tuple");
+  VarPtr asTuple = oneArgWhere
+                       ? makeConst(PyConst::ofBool(true), {})
+                       : argument(torch ? std::vector<VarPtr>{} : args, kwargs, 1, "as_tuple");
   bool tuple = asTuple && truthy(f, asTuple);
   if (tuple && x->meta.rank() == 0) // one tensor of positions, as of a 1-d tensor of one
     x = call("torch.reshape", {x, intList({1})});
@@ -156,9 +158,8 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   std::vector<VarPtr> columns;
   for (int64_t d = 0; d < rank; ++d)
     columns.push_back(call("torch.select", {nz.positions, intConst(1), intConst(d)}));
-  produceSize(f, what, nz.count, columns, [](const std::vector<VarPtr> &p) {
-    return makeSequence(K::Tuple, p, {});
-  });
+  produceSize(f, what, nz.count, columns,
+              [](const std::vector<VarPtr> &p) { return makeSequence(K::Tuple, p, {}); });
   return true;
 }
 
@@ -180,11 +181,12 @@ bool Executor::selectByMask(Frame &f, StatementIR &sir, const VarPtr &x, const V
   VarPtr flatMask = call("torch.reshape", {key, intList({-1})});
   VarPtr positions = call("torch.nonzero_static", {flatMask},
                           {{"size", elementsOf(flatMask)}, {"fill_value", intConst(0)}});
-  VarPtr selected = call("torch.index_select", {call("torch.reshape", {x, intList(rows)}),
-                                                intConst(0),
-                                                call("torch.reshape", {positions, intList({-1})})});
-  produceSize(f, "x[mask]", call("torch.count_nonzero", {flatMask}), {selected},
-              [](const std::vector<VarPtr> &p) { return p[0]; }, key.get());
+  VarPtr selected =
+      call("torch.index_select", {call("torch.reshape", {x, intList(rows)}), intConst(0),
+                                  call("torch.reshape", {positions, intList({-1})})});
+  produceSize(
+      f, "x[mask]", call("torch.count_nonzero", {flatMask}), {selected},
+      [](const std::vector<VarPtr> &p) { return p[0]; }, key.get());
   return true;
 }
 

@@ -76,8 +76,8 @@ struct Segment {
   int onTrue = -1, onFalse = -1; // Branch: successor segments (the condition is output 0)
   // Branch: the tensors passed to each successor's inputs, position by position.
   std::vector<VarPtr> trueArgs, falseArgs;
-  int next = -1;                           // HostCallback, Size: the segment after it
-  int sizeSymbol = -1;                     // Size: the size s_k output 0 counts
+  int next = -1;         // HostCallback, Size: the segment after it
+  int sizeSymbol = -1;   // Size: the size s_k output 0 counts
   int64_t sizeBound = 0; // Size: the rows it counts at most (a dimension: dynamic where the
                          // rows selected from are)
   std::string callee;                      // HostCallback: what the host runs (print, Tensor.numpy)
@@ -103,7 +103,7 @@ struct Translation {
   std::vector<std::string> breaks; // "reason (file:line)" per graph break, in order
   std::vector<int64_t> sizeMax;    // per size, the least `<= N` guard's N (0: unbounded)
   std::vector<ops::SizeOffset> derivedSizes; // sizes derived from the inputs' (T - 1)
-  std::vector<int> producedSizes; // sizes kernels count (nonzero's), each a Size end's
+  std::vector<int> producedSizes;            // sizes kernels count (nonzero's), each a Size end's
 
   /// The weights the program writes in place (SideEffect::Kind::State), by name.
   std::set<std::string> stateWeights() const;

@@ -210,7 +210,8 @@ Step stepOf(const Json &j) {
     s.name = j.at("name").get<std::string>();
     s.iouThreshold = j.at("iou_threshold").get<double>();
     if (s.outputs.size() != 1 || s.inputs.size() != 2)
-      throw Error(ErrorCode::ArtifactUnreadable, "nms step " + s.name + ": its buffers are not an nms's");
+      throw Error(ErrorCode::ArtifactUnreadable,
+                  "nms step " + s.name + ": its buffers are not an nms's");
     return s;
   }
   if (j.at("kind") != "gemm")
@@ -487,13 +488,15 @@ Segment segmentOf(const Json &j) {
     s.end = Segment::End::Size;
     std::string size = end.at("size").get<std::string>();
     if (size.size() != 2 || size[0] != 's' || size[1] < '0' || size[1] >= '0' + kMaxSizes)
-      throw Error(ErrorCode::ArtifactUnreadable, s.name + " counts a size " + size + ", not s0 to s" +
+      throw Error(ErrorCode::ArtifactUnreadable, s.name + " counts a size " + size +
+                                                     ", not s0 to s" +
                                                      std::to_string(kMaxSizes - 1));
     s.size = size[1] - '0';
     s.condition = end.at("count").get<std::string>();
     std::tie(s.bound, s.boundPowers) = countOf(end.at("bound"));
     if (s.bound < 0 || s.bound > kMaxBytes)
-      throw Error(ErrorCode::ArtifactUnreadable, s.name + " counts at most " + std::to_string(s.bound));
+      throw Error(ErrorCode::ArtifactUnreadable,
+                  s.name + " counts at most " + std::to_string(s.bound));
     s.next = end.at("next").get<int>();
     s.nextArgs = end.at("next_args").get<std::vector<std::string>>();
     s.source = end.at("source").get<std::string>();

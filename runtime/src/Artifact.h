@@ -129,10 +129,10 @@ struct Segment {
   /// Return: the new values of state weights, (weight name, tensor), copied into the run's
   /// sequence state after it (not among the results).
   std::vector<std::pair<std::string, std::string>> stateUpdates;
-  std::string condition;            // Branch; Size: the count
-  int size = -1;                    // Size
-  int64_t bound = 0;                // Size: times these powers of the sizes (4*s1: the rows
-  Powers boundPowers{};             // of a mask of s1 x 4 elements)
+  std::string condition; // Branch; Size: the count
+  int size = -1;         // Size
+  int64_t bound = 0;     // Size: times these powers of the sizes (4*s1: the rows
+  Powers boundPowers{};  // of a mask of s1 x 4 elements)
   int onTrue = -1, onFalse = -1;
   std::vector<std::string> trueArgs, falseArgs;
   std::string source;                    // Branch, HostCallback, Raise: the Python line

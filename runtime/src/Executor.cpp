@@ -27,7 +27,8 @@ const Buffer &specOf(const Segment &seg, const std::string &name, bool arena) {
   for (const Buffer &b : seg.arena)
     if (arena && b.name == name)
       return b;
-  throw Error(ErrorCode::ArtifactUnreadable, seg.name + " names " + name + ", which it has no buffer for");
+  throw Error(ErrorCode::ArtifactUnreadable,
+              seg.name + " names " + name + ", which it has no buffer for");
 }
 
 /// The buffer `name` of segment `seg` (an output, input or host call result) as a tensor value.
@@ -610,7 +611,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
         if (d.base == seg.size)
           sizes[static_cast<size_t>(d.size)] = std::max<int64_t>(0, count + d.offset);
       std::shared_ptr<const Artifact> next = planOfSizes(chosen, sizes);
-      jump(seg.next, seg.nextArgs); // the names are the same in every plan
+      jump(seg.next, seg.nextArgs);  // the names are the same in every plan
       countedPlan = std::move(next); // `seg` is not read after this
       planned = countedPlan.get();
       continue;
@@ -723,9 +724,9 @@ void Executor::nonzero(const Step &step, const Segment &plan, const std::vector<
   const unsigned char *elements =
       backend.onDevice() ? copied.data() : static_cast<const unsigned char *>(buffers[1]);
   // An element is zero when its bits are, a float's sign bit aside (-0.0 is zero).
-  bool floating = x.dtype == SOTC_FLOAT16 || x.dtype == SOTC_BFLOAT16 ||
-                  x.dtype == SOTC_FLOAT32 || x.dtype == SOTC_FLOAT64 ||
-                  x.dtype == SOTC_COMPLEX64 || x.dtype == SOTC_COMPLEX128;
+  bool floating = x.dtype == SOTC_FLOAT16 || x.dtype == SOTC_BFLOAT16 || x.dtype == SOTC_FLOAT32 ||
+                  x.dtype == SOTC_FLOAT64 || x.dtype == SOTC_COMPLEX64 ||
+                  x.dtype == SOTC_COMPLEX128;
   size_t part = x.dtype == SOTC_COMPLEX64 ? 4 : x.dtype == SOTC_COMPLEX128 ? 8 : width;
   auto isZero = [&](const unsigned char *e) {
     for (size_t at = 0; at < width; at += part) // a complex number's parts each
@@ -793,11 +794,13 @@ size_t suppress(const T *boxes, const T *scores, size_t n, double threshold, int
 } // namespace
 
 void Executor::nms(const Step &step, const Segment &plan, const std::vector<void *> &buffers) {
-  const Buffer &boxes = specOf(plan, step.inputs[0], true), &scores = specOf(plan, step.inputs[1], true);
+  const Buffer &boxes = specOf(plan, step.inputs[0], true),
+               &scores = specOf(plan, step.inputs[1], true);
   Backend &backend = *backend_;
   size_t n = static_cast<size_t>(scores.shape[0]);
   // A device's buffers through host copies; the CPU's where they are.
-  std::vector<unsigned char> host(backend.onDevice() ? static_cast<size_t>(boxes.bytes + scores.bytes) : 0);
+  std::vector<unsigned char> host(
+      backend.onDevice() ? static_cast<size_t>(boxes.bytes + scores.bytes) : 0);
   const void *b = buffers[1], *s = buffers[2];
   if (backend.onDevice()) {
     backend.toHost(host.data(), buffers[1], static_cast<size_t>(boxes.bytes));

@@ -133,9 +133,8 @@ private:
       if (!floating || scores.dtype != boxes.dtype || boxes.shape.size() != 2 ||
           boxes.shape[1] != 4 || scores.shape.size() != 1 || scores.shape[0] != boxes.shape[0] ||
           out.dtype != SOTC_INT64 || out.shape != scores.shape)
-        fail(which + " suppresses boxes " + shapeText(boxes) + " by scores " +
-             shapeText(scores) + " into " + shapeText(out) +
-             ", not float32 or float64 [N, 4] and [N] into int64 [N]");
+        fail(which + " suppresses boxes " + shapeText(boxes) + " by scores " + shapeText(scores) +
+             " into " + shapeText(out) + ", not float32 or float64 [N, 4] and [N] into int64 [N]");
       return;
     }
     if (step.symbol.empty() || step.outputs.empty())

@@ -629,12 +629,20 @@ Json countedManifest() {
         {"outputs", {tensor("rows", "int64", {5, 1}, 40), tensor("n", "int64", Json::array(), 8)}},
         {"arena", {{"bytes", 0}, {"buffers", Json::array()}}},
         {"steps",
-         {{{"kind", "nonzero"}, {"name", "nonzero_0"}, {"fill", 0}, {"outputs", {"rows"}},
+         {{{"kind", "nonzero"},
+           {"name", "nonzero_0"},
+           {"fill", 0},
+           {"outputs", {"rows"}},
            {"inputs", {"x"}}},
           kernel("count", "n", "x")}},
         {"end",
-         {{"kind", "size"}, {"size", "s0"}, {"count", "n"}, {"bound", 5}, {"next", 1},
-          {"next_args", {"rows"}}, {"reason", "the rows of nonzero() (size s0)"},
+         {{"kind", "size"},
+          {"size", "s0"},
+          {"count", "n"},
+          {"bound", 5},
+          {"next", 1},
+          {"next_args", {"rows"}},
+          {"reason", "the rows of nonzero() (size s0)"},
           {"source", "p.py:3"}}}},
        {{"name", "SIR_1"},
         {"inputs", {tensor("rows", "int64", {-1, 1}, 8)}},
@@ -673,17 +681,17 @@ TEST_CASE("a size a segment counts is bound where it ends; steps over none do no
   empty["segments"][0]["outputs"][0]["bytes"] = 0;
   CHECK(refusal(empty) == "read");
 
-  checkRefusals(countedManifest(),
-                {{"a count that is no int64 scalar", "counts a size in rows, which is no int64 scalar",
-                  [](Json &m) { m["segments"][0]["end"]["count"] = "rows"; }},
-                 {"a size end to no segment", "continues in no segment of its entry",
-                  [](Json &m) { m["segments"][0]["end"]["next"] = 7; }},
-                 {"a nonzero step whose output is no int64 [size, rank]",
-                  "writes the nonzeros of float32[5] to",
-                  [](Json &m) {
-                    m["segments"][0]["outputs"][0]["shape"] = {5, 2};
-                    m["segments"][0]["outputs"][0]["bytes"] = 80;
-                  }}});
+  checkRefusals(
+      countedManifest(),
+      {{"a count that is no int64 scalar", "counts a size in rows, which is no int64 scalar",
+        [](Json &m) { m["segments"][0]["end"]["count"] = "rows"; }},
+       {"a size end to no segment", "continues in no segment of its entry",
+        [](Json &m) { m["segments"][0]["end"]["next"] = 7; }},
+       {"a nonzero step whose output is no int64 [size, rank]",
+        "writes the nonzeros of float32[5] to", [](Json &m) {
+          m["segments"][0]["outputs"][0]["shape"] = {5, 2};
+          m["segments"][0]["outputs"][0]["bytes"] = 80;
+        }}});
   Json beyond = countedManifest();
   beyond["segments"][0]["end"]["size"] = "s9";
   CHECK(refusal(beyond).find("SIR_0 counts a size s9, not s0 to s7") != std::string::npos);

@@ -248,8 +248,8 @@ std::string segmentText(const Json &seg, size_t index) {
     s << "    raise " << raisedText(end) << "    # " << end.at("source").get<std::string>() << "\n";
   else if (kind == "size")
     s << "    size " << end.at("size").get<std::string>() << " = "
-      << end.at("count").get<std::string>() << " (at most " << count(end.at("bound"))
-      << ") -> [" << end.at("next").get<int>() << "](" << join(end.at("next_args")) << ")    # "
+      << end.at("count").get<std::string>() << " (at most " << count(end.at("bound")) << ") -> ["
+      << end.at("next").get<int>() << "](" << join(end.at("next_args")) << ")    # "
       << end.at("source").get<std::string>() << "\n";
   else
     s << "    host callback " << end.at("callee").get<std::string>() << "(" << join(end.at("args"))
@@ -387,7 +387,7 @@ std::string dot(const Json &m) {
                         : kind == "raise"  ? "raise " + raisedText(end)
                         : kind == "size"   ? end.at("size").get<std::string>() + " = " +
                                                end.at("count").get<std::string>()
-                                           : "host: " + end.at("callee").get<std::string>();
+                                         : "host: " + end.at("callee").get<std::string>();
     s << "    " << id << "_end [shape=" << (kind == "branch" ? "diamond" : "oval")
       << ", label=" << quote(label) << "];\n    " << previous << " -> " << id << "_end;\n  }\n";
     auto edge = [&](const char *key, const char *text) {

@@ -34,13 +34,13 @@ struct ConvertRuntimePrimsToStepsPass
           body.getTerminator()->getOperand(0) != prim.getResult() ||
           !llvm::all_of(prim->getOperands(),
                         [](mlir::Value v) { return mlir::isa<mlir::BlockArgument>(v); })) {
-        group.emitOpError() << "a " << ops::primName(kind)
-                            << " group holds its " << ops::primName(kind) << " and nothing else";
+        group.emitOpError() << "a " << ops::primName(kind) << " group holds its "
+                            << ops::primName(kind) << " and nothing else";
         return signalPassFailure();
       }
       auto input = [&](unsigned i) {
-        return group.getInputs()[mlir::cast<mlir::BlockArgument>(prim->getOperand(i))
-                                     .getArgNumber()];
+        return group
+            .getInputs()[mlir::cast<mlir::BlockArgument>(prim->getOperand(i)).getArgNumber()];
       };
       mlir::OpBuilder b(group);
       auto name = prim.getNameAttr();

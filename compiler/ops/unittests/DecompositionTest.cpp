@@ -1354,35 +1354,40 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
                })});
   // torchvision's nms on random boxes of [0, 4] (corners in any order: the areas and overlaps
   // are computed as torchvision does all the same): the kept indices by score, then -1.
-  c.push_back({{"torch.ops.torchvision.nms"},
-               {TensorMeta{{6, 4}, DType::Float32}, TensorMeta{{6}, DType::Float32}},
-               {T(0), T(1), Arg::ofFloat(0.3)}, {}, one([](const Refs &in) {
-                 const auto &b = in[0];
-                 auto area = [&](int64_t i) {
-                   return (b.at({i, 2}) - b.at({i, 0})) * (b.at({i, 3}) - b.at({i, 1}));
-                 };
-                 std::vector<int64_t> order = {0, 1, 2, 3, 4, 5};
-                 std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-                   return in[1].at({x}) > in[1].at({y});
-                 });
-                 std::vector<double> kept;
-                 std::vector<bool> gone(6);
-                 for (int64_t i : order) {
-                   if (gone[size_t(i)])
-                     continue;
-                   kept.push_back(double(i));
-                   for (int64_t j : order) {
-                     double w = std::min(b.at({i, 2}), b.at({j, 2})) - std::max(b.at({i, 0}), b.at({j, 0}));
-                     double h = std::min(b.at({i, 3}), b.at({j, 3})) - std::max(b.at({i, 1}), b.at({j, 1}));
-                     double inter = std::max(0.0, w) * std::max(0.0, h);
-                     if (j != i && !gone[size_t(j)] && std::find(kept.begin(), kept.end(), double(j)) == kept.end() &&
-                         inter / (area(i) + area(j) - inter) > 0.3)
-                       gone[size_t(j)] = true;
-                   }
-                 }
-                 kept.resize(6, -1);
-                 return Buffer{{{6}, DType::Int64}, kept};
-               }), 0, 4});
+  c.push_back(
+      {{"torch.ops.torchvision.nms"},
+       {TensorMeta{{6, 4}, DType::Float32}, TensorMeta{{6}, DType::Float32}},
+       {T(0), T(1), Arg::ofFloat(0.3)},
+       {},
+       one([](const Refs &in) {
+         const auto &b = in[0];
+         auto area = [&](int64_t i) {
+           return (b.at({i, 2}) - b.at({i, 0})) * (b.at({i, 3}) - b.at({i, 1}));
+         };
+         std::vector<int64_t> order = {0, 1, 2, 3, 4, 5};
+         std::stable_sort(order.begin(), order.end(),
+                          [&](int64_t x, int64_t y) { return in[1].at({x}) > in[1].at({y}); });
+         std::vector<double> kept;
+         std::vector<bool> gone(6);
+         for (int64_t i : order) {
+           if (gone[size_t(i)])
+             continue;
+           kept.push_back(double(i));
+           for (int64_t j : order) {
+             double w = std::min(b.at({i, 2}), b.at({j, 2})) - std::max(b.at({i, 0}), b.at({j, 0}));
+             double h = std::min(b.at({i, 3}), b.at({j, 3})) - std::max(b.at({i, 1}), b.at({j, 1}));
+             double inter = std::max(0.0, w) * std::max(0.0, h);
+             if (j != i && !gone[size_t(j)] &&
+                 std::find(kept.begin(), kept.end(), double(j)) == kept.end() &&
+                 inter / (area(i) + area(j) - inter) > 0.3)
+               gone[size_t(j)] = true;
+           }
+         }
+         kept.resize(6, -1);
+         return Buffer{{{6}, DType::Int64}, kept};
+       }),
+       0,
+       4});
   c.push_back({{"torch.constant_pad_nd"}, {kX}, {T(0), ints({1, 0}), Arg::ofFloat(2.5)}, {},
                one([](const Refs &in) {
                  return build({3, 5}, [&](const I &i) { return i[1] == 0 ? 2.5 : in[0].at({i[0], i[1] - 1}); });

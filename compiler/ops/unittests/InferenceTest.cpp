@@ -313,9 +313,9 @@ TEST_CASE("sizes derived by a number are sizes of their own", "[inference]") {
 
 TEST_CASE("sizes a kernel counts are numbered after the others", "[inference]") {
   DerivedSizes sizes;
-  sizes.setInputSizes(1);                                // B
-  int64_t shorter = sizes.offsetDim(kDynamic, -1);       // B - 1: s1
-  int counted = sizes.produce();                         // nonzero's rows: s2, a base
+  sizes.setInputSizes(1);                          // B
+  int64_t shorter = sizes.offsetDim(kDynamic, -1); // B - 1: s1
+  int counted = sizes.produce();                   // nonzero's rows: s2, a base
   CHECK(symbolOf(shorter) == 1);
   CHECK(counted == 2);
   CHECK(sizes.produced(counted));

@@ -403,9 +403,8 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
         std::vector<int64_t> order(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i)
           order[static_cast<size_t>(i)] = i;
-        std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-          return scores.at({x}) > scores.at({y});
-        });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int64_t x, int64_t y) { return scores.at({x}) > scores.at({y}); });
         auto area = [&](int64_t i) {
           return (boxes.at({i, 2}) - boxes.at({i, 0})) * (boxes.at({i, 3}) - boxes.at({i, 1}));
         };

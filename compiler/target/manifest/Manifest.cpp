@@ -187,11 +187,12 @@ Json nonzeroJson(mapexpr::NonzeroOp nonzero) {
 
 /// An nms step: the runtime writes the kept boxes' indices in decreasing score order, then -1.
 Json nmsJson(mapexpr::NmsOp nms) {
-  return Json{{"kind", "nms"},
-              {"name", nms.getName()},
-              {"iou_threshold", nms.getIouThreshold().convertToDouble()},
-              {"outputs", {mapexpr::tensorName(nms.getResult())}},
-              {"inputs", {mapexpr::tensorName(nms.getBoxes()), mapexpr::tensorName(nms.getScores())}}};
+  return Json{
+      {"kind", "nms"},
+      {"name", nms.getName()},
+      {"iou_threshold", nms.getIouThreshold().convertToDouble()},
+      {"outputs", {mapexpr::tensorName(nms.getResult())}},
+      {"inputs", {mapexpr::tensorName(nms.getBoxes()), mapexpr::tensorName(nms.getScores())}}};
 }
 
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and

@@ -339,8 +339,7 @@ LogicalResult IndexCopyOp::verify() {
 LogicalResult NonzeroOp::verify() {
   auto result = getResult().getType();
   if (result.getRank() != 2 || result.isDynamicDim(1) ||
-      result.getDimSize(1) != getX().getType().getRank() ||
-      !result.getElementType().isInteger(64))
+      result.getDimSize(1) != getX().getType().getRank() || !result.getElementType().isInteger(64))
     return emitOpError("takes a tensor to i64 [size, its rank]");
   return success();
 }

@@ -184,8 +184,8 @@ private:
     // One anchor: a largest tensor any member reads or writes.
     std::vector<mlir::RankedTensorType> tensors;
     for (size_t i : ops) {
-      // A matmul, a conv2d, an index_copy, a nonzero, an nms (library steps) and a concat (each output
-      // element reads one of several inputs) stay alone.
+      // A matmul, a conv2d, an index_copy, a nonzero, an nms (library steps) and a concat (each
+      // output element reads one of several inputs) stay alone.
       if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Conv2d ||
           primOf(prims_[i]) == ops::Prim::IndexCopy || primOf(prims_[i]) == ops::Prim::Nonzero ||
           primOf(prims_[i]) == ops::Prim::Nms || primOf(prims_[i]) == ops::Prim::Concat)
