@@ -1,10 +1,11 @@
 //===- ProducedSizes.cpp - Calls whose result has as many rows as a kernel counts ----------===//
 //
 // nonzero, argwhere, masked_select, x[mask] and where(cond) return one row per nonzero of
-// their input: a size known only once a kernel has counted them. The segment ends there (a
-// size end): it computes the result at its bound (every element nonzero; rows past the count
-// are zeros) and the count, which the runtime reads back and binds as a new size s_k; the
-// next segment goes on with the result's first s_k rows (docs/dynamic-shapes.md).
+// their input, torchvision's nms one per box it keeps: a size known only once a kernel has
+// counted them. The segment ends there (a size end): it computes the result at its bound
+// (every element selected; the rows past the count are zeros, or -1) and the count, which the
+// runtime reads back and binds as a new size s_k; the next segment goes on with the result's
+// first s_k rows (docs/dynamic-shapes.md#sizes-a-kernel-counts).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/frontend/Calls.h"
