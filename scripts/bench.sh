@@ -8,7 +8,8 @@
 # GEMM table); then half precision (bench/half.py: bench/results/half.json and the half table);
 # then small calls (bench/latency.py: bench/results/latency.json and the latency table);
 # then a dynamic batch against static shapes (bench/dynamic.py: bench/results/dynamic.json and
-# its table);
+# its table); then a detector's threshold and nms against torch eager (bench/counted.py, in the
+# reference environment: its table);
 # then calls per second of one artifact shared by 1-8 threads
 # (bench/concurrent_calls.cpp, docs/runtime.md). Takes about 15 minutes on a 2-core machine.
 set -euo pipefail
@@ -43,6 +44,8 @@ SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/pytho
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/latency.py
 # A dynamic batch: one artifact for every batch against one per batch.
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/dynamic.py
+# Sizes a kernel counts: a score threshold and batched_nms against torch eager (torchvision).
+[ -x "$reference" ] && SOTC_REFERENCE_PYTHON="$reference" "$env/bin/python" bench/counted.py
 # One artifact, many callers: the transformer block of the testdata models.
 mkdir -p build/bench
 bazel-bin/tools/sotc/sotc compile testdata/traces/models/transformer_torch.pb --target cpu \

@@ -759,6 +759,9 @@ void Executor::nonzero(const Step &step, const Segment &plan, const std::vector<
 
 namespace {
 /// torchvision's CPU nms on n boxes (x1, y1, x2, y2) and their scores: the kept indices.
+/// The boxes are laid out by decreasing score first, so that the overlaps of one kept box
+/// with all later ones are one loop over contiguous columns (marking a box already dropped
+/// again changes nothing).
 template <class T>
 size_t suppress(const T *boxes, const T *scores, size_t n, double threshold, int64_t *keep) {
   std::vector<size_t> order(n);
@@ -766,27 +769,23 @@ size_t suppress(const T *boxes, const T *scores, size_t n, double threshold, int
     order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  std::vector<T> areas(n);
-  for (size_t i = 0; i < n; ++i)
-    areas[i] = (boxes[4 * i + 2] - boxes[4 * i]) * (boxes[4 * i + 3] - boxes[4 * i + 1]);
-  std::vector<char> suppressed(n, 0);
+  std::vector<T> x1(n), y1(n), x2(n), y2(n), areas(n);
+  for (size_t a = 0; a < n; ++a) {
+    const T *box = boxes + 4 * order[a];
+    x1[a] = box[0], y1[a] = box[1], x2[a] = box[2], y2[a] = box[3];
+    areas[a] = (x2[a] - x1[a]) * (y2[a] - y1[a]);
+  }
+  std::vector<unsigned char> dropped(n, 0);
   size_t kept = 0;
   for (size_t a = 0; a < n; ++a) {
-    size_t i = order[a];
-    if (suppressed[i])
+    if (dropped[a])
       continue;
-    keep[kept++] = static_cast<int64_t>(i);
-    const T *bi = boxes + 4 * i;
-    for (size_t b = a + 1; b < n; ++b) {
-      size_t j = order[b];
-      if (suppressed[j])
-        continue;
-      const T *bj = boxes + 4 * j;
-      T w = std::max(T(0), std::min(bi[2], bj[2]) - std::max(bi[0], bj[0]));
-      T h = std::max(T(0), std::min(bi[3], bj[3]) - std::max(bi[1], bj[1]));
+    keep[kept++] = static_cast<int64_t>(order[a]);
+    for (size_t b = a + 1; b < n; ++b) { // the IoU in T, compared with the double threshold
+      T w = std::max(T(0), std::min(x2[a], x2[b]) - std::max(x1[a], x1[b]));
+      T h = std::max(T(0), std::min(y2[a], y2[b]) - std::max(y1[a], y1[b]));
       T inter = w * h;
-      if (inter / (areas[i] + areas[j] - inter) > threshold)
-        suppressed[j] = 1;
+      dropped[b] |= static_cast<unsigned char>(inter / (areas[a] + areas[b] - inter) > threshold);
     }
   }
   return kept;
