@@ -49,13 +49,13 @@ bool numel(CallContext &c) {
   int64_t n = c.self->meta.numElements();
   if (c.framework() != "torch" || !c.args.empty())
     return false;
-  if (n == ops::kDynamic && !c.self->complexPair) { // a size: the product of its dimensions
+  if (n == ops::kDynamic) { // a size: the product of its dimensions
+    if (c.self->complexPair)
+      return false;
     c.consume(c.self);
     c.push(makeDynamicSize(ops::productDim(ops::productOf(c.self->meta.shape)), {c.self}));
     return true;
   }
-  if (n == ops::kDynamic)
-    return false;
   if (c.self->complexPair) // a complex tensor's elements are its pairs
     n /= 2;
   c.consume(c.self);

@@ -508,6 +508,16 @@ private:
                    const std::function<VarPtr(const std::vector<VarPtr> &)> &result,
                    const Variable *mask = nullptr);
 
+  /// tensorCall of API `callee` (the statements the data-dependent calls are made of).
+  VarPtr apiCall(Frame &f, StatementIR &sir, const std::string &callee, std::vector<VarPtr> args,
+                 std::vector<std::pair<std::string, VarPtr>> kwargs = {});
+  /// The rows of `rows` a 1-d bool `mask` of as many elements selects, at their bound (the
+  /// mask's element count; row 0 past the count), and how many it selects.
+  struct SelectedRows {
+    VarPtr rows, count;
+  };
+  SelectedRows selectRows(Frame &f, StatementIR &sir, const VarPtr &mask, const VarPtr &rows);
+
 public:
   /// x[mask] with a bool tensor `mask` over x's leading dimensions: the rows it selects, a
   /// produced size; false for any other key.

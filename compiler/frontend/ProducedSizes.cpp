@@ -77,13 +77,27 @@ VarPtr elementsOf(const VarPtr &t) {
       n != ops::kDynamic ? n : ops::sizeOfDim(ops::productDim(ops::productOf(t->meta.shape))));
 }
 
-/// What every data-dependent call computes first: x's nonzeros' flat positions at their bound
+/// What every data-dependent call computes first: x's nonzeros' coordinates at their bound
 /// (x's element count; zeros past the count) and how many there are.
 struct Nonzeros {
   VarPtr positions; // int64 [n, rank]
   VarPtr count;     // int64 0-d
 };
 } // namespace
+
+VarPtr Executor::apiCall(Frame &f, StatementIR &sir, const std::string &callee,
+                         std::vector<VarPtr> args, Kwargs kwargs) {
+  return tensorCall(f, sir, "api", callee, callee, std::move(args), std::move(kwargs));
+}
+
+Executor::SelectedRows Executor::selectRows(Frame &f, StatementIR &sir, const VarPtr &mask,
+                                            const VarPtr &rows) {
+  VarPtr positions = apiCall(f, sir, "torch.nonzero_static", {mask},
+                             {{"size", elementsOf(mask)}, {"fill_value", intConst(0)}});
+  VarPtr index = apiCall(f, sir, "torch.reshape", {positions, intList({-1})});
+  return {apiCall(f, sir, "torch.index_select", {rows, intConst(0), index}),
+          apiCall(f, sir, "torch.count_nonzero", {mask})};
+}
 
 bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &name, VarPtr self,
                                 std::vector<VarPtr> args, const Kwargs &kwargs) {
@@ -107,7 +121,7 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   if (!kOps.count(op) && !oneArgWhere)
     return false;
   auto call = [&](const std::string &callee, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
-    return tensorCall(f, sir, "api", callee, callee, std::move(callArgs), std::move(callKwargs));
+    return apiCall(f, sir, callee, std::move(callArgs), std::move(callKwargs));
   };
   std::string what = op.substr(op.rfind('.') + 1) + "()";
   if (op == "torch.ops.torchvision.nms") { // the kept boxes' indices, then -1: those >= 0 count
@@ -133,12 +147,9 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
     auto flat = [&](const VarPtr &t) {
       return call("torch.reshape", {call("torch.broadcast_to", {t, shape}), intList({-1})});
     };
-    VarPtr values = flat(x);
-    Nonzeros nz = nonzeros(flat(mask));
-    VarPtr rows = call("torch.index_select",
-                       {values, intConst(0), call("torch.reshape", {nz.positions, intList({-1})})});
+    SelectedRows selected = selectRows(f, sir, flat(mask), flat(x));
     produceSize(
-        f, what, nz.count, {rows}, [](const std::vector<VarPtr> &p) { return p[0]; },
+        f, what, selected.count, {selected.rows}, [](const std::vector<VarPtr> &p) { return p[0]; },
         mask->meta.shape == x->meta.shape ? mask.get() : nullptr);
     return true;
   }
@@ -174,19 +185,12 @@ bool Executor::selectByMask(Frame &f, StatementIR &sir, const VarPtr &x, const V
          "IndexError: the mask " + key->tensorName +
              " does not have the shape of the indexed tensor's leading dimensions",
          f);
-  auto call = [&](const std::string &callee, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
-    return tensorCall(f, sir, "api", callee, callee, std::move(callArgs), std::move(callKwargs));
-  };
   std::vector<int64_t> rows = {-1};
   rows.insert(rows.end(), shape.begin() + static_cast<long>(masked.size()), shape.end());
-  VarPtr flatMask = call("torch.reshape", {key, intList({-1})});
-  VarPtr positions = call("torch.nonzero_static", {flatMask},
-                          {{"size", elementsOf(flatMask)}, {"fill_value", intConst(0)}});
-  VarPtr selected =
-      call("torch.index_select", {call("torch.reshape", {x, intList(rows)}), intConst(0),
-                                  call("torch.reshape", {positions, intList({-1})})});
+  SelectedRows selected = selectRows(f, sir, apiCall(f, sir, "torch.reshape", {key, intList({-1})}),
+                                     apiCall(f, sir, "torch.reshape", {x, intList(rows)}));
   produceSize(
-      f, "x[mask]", call("torch.count_nonzero", {flatMask}), {selected},
+      f, "x[mask]", selected.count, {selected.rows},
       [](const std::vector<VarPtr> &p) { return p[0]; }, key.get());
   return true;
 }

@@ -530,10 +530,8 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
   backend_->setStream(context.stream);
   context.lastSegment = context.lastEntry = -1;
   Sizes sizes{};
+  // Sizes a segment counts no input gives: they stay 0 (planned so) until it counted them.
   size_t chosen = chooseEntry(context, in, n, sizes);
-  // Sizes a segment counts are planned at 0 until it has counted them.
-  for (int k : artifact_.entries[chosen].producedSizes)
-    sizes[static_cast<size_t>(k)] = 0;
   // Dynamic sizes run the entry's plan of the call's sizes.
   std::shared_ptr<const Artifact> batchPlan;
   if (artifact_.entries[chosen].batched)
