@@ -27,9 +27,11 @@ bool print(CallContext &c) {
 bool len(CallContext &c) {
   VarPtr a = c.args[0];
   if (a->isTensor()) {
+    if (a->meta.shape.empty())
+      c.fail(DiagCode::FrontendPythonError, "TypeError: len() of a 0-d tensor");
+    if (ops::isDynamicDim(a->meta.shape[0])) // as x.shape[0] is: len(keep) of kept boxes
+      return c.push(makeDynamicSize(a->meta.shape[0], {a})), true;
     c.consume(a);
-    if (a->meta.shape.empty() || ops::isDynamicDim(a->meta.shape[0]))
-      c.fail(DiagCode::FrontendHostInteraction, "len() of a tensor with a dynamic first dimension");
     c.push(makeConst(PyConst::ofInt(a->meta.shape[0]), {a}));
     return true;
   }
@@ -370,6 +372,9 @@ bool aggregate(CallContext &c) {
     c.push(acc);
     return true;
   }
+  if ((b == "min" || b == "max") && !keyword(c, "key") &&
+      c.ex.countedExtreme(c.f(), c.sir, b, items))
+    return true;
   for (const VarPtr &v : items)
     c.consume(v);
   if (b == "all" || b == "any") {
@@ -397,7 +402,7 @@ bool aggregate(CallContext &c) {
   }
   VarPtr best = items[0];
   for (const VarPtr &v : items)
-    if (c.compare(b == "min" ? "<" : ">", v, best)->constant.boolValue)
+    if (c.truthy(c.compare(b == "min" ? "<" : ">", v, best)))
       best = v;
   c.push(best);
   return true;

@@ -96,7 +96,7 @@ bool sameItem(CallContext &c, const VarPtr &item, const VarPtr &x) {
   if (item->isTensor() || x->isTensor())
     c.fail(DiagCode::FrontendHostInteraction,
            "comparing a tensor with another value needs tensor values on the host");
-  return c.compare("==", item, x)->constant.truthy();
+  return c.truthy(c.compare("==", item, x));
 }
 
 bool listRemove(CallContext &c) {

@@ -672,21 +672,6 @@ ExecState Executor::clone(const ExecState &state, const VarPtr &decided, const V
   return out;
 }
 
-namespace {
-/// Walks every value slot of the state in a fixed order (State: ExecState or const ExecState).
-template <typename State, typename Visit> void walkState(State &state, Visit &&visit) {
-  for (auto &f : state.frames) {
-    for (auto &v : f.localsplus)
-      visit(v);
-    for (auto &v : f.stack)
-      visit(v);
-  }
-  visit(state.returnValue);
-  for (auto &g : state.globals)
-    visit(g.value);
-}
-} // namespace
-
 void Executor::replaceEverywhere(ExecState &state, const VarPtr &from, const VarPtr &to) {
   std::set<const Variable *> seen;
   std::function<void(VarPtr &)> visit = [&](VarPtr &v) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,11 +51,12 @@ struct Break {
   std::vector<VarPtr> callbackArgs;    // positional, then the keyword arguments' values
   std::vector<std::string> kwargNames; // the keyword arguments' names, in order
   VarPtr result;                       // HostCallback, Size: what the call returns
-  // Size: a kernel counted `count` (an int64 0-d tensor), which becomes size s_`symbol`; each
-  // of `bounded` (its rows at their bound) continues as its `produced` tensor, its first
-  // s_symbol rows.
+  // Size: a kernel counted `count` (an int64 0-d tensor, at most `bound`, a dimension), which
+  // becomes size s_`symbol`; each of `bounded` (its rows at their bound) continues as its
+  // `produced` tensor, its first s_symbol rows.
   int symbol = -1;
   VarPtr count;
+  int64_t bound = 0;
   std::vector<VarPtr> bounded, produced;
 };
 
@@ -96,6 +98,19 @@ struct ExecState {
   };
   std::vector<AssignedAttribute> assignedAttributes;
 };
+
+/// Walks every value slot of the state in a fixed order (State: ExecState or const ExecState).
+template <typename State, typename Visit> void walkState(State &state, Visit &&visit) {
+  for (auto &f : state.frames) {
+    for (auto &v : f.localsplus)
+      visit(v);
+    for (auto &v : f.stack)
+      visit(v);
+  }
+  visit(state.returnValue);
+  for (auto &g : state.globals)
+    visit(g.value);
+}
 
 /// A Python exception the program raises (`raise`, a missing dict key, a bad argument):
 /// handlers of the bytecode's exception tables may catch it; uncaught, it is reported as
@@ -152,6 +167,15 @@ public:
 
 class Executor {
 public:
+  /// Which size a size end binds, and to at most what.
+  /// What a count is of: the same each time is one size (a mask, or the row sizes a
+  /// concatenation joins).
+  using CountKey = std::variant<const Variable *, std::vector<int64_t>>;
+  struct SizeEnd {
+    std::optional<CountKey> key;  // what is counted: one size each time
+    int symbol = -1;              // a size bound before (topk's k), not a new one
+    std::optional<int64_t> bound; // where no tensor is bounded: the count's bound (a dim)
+  };
   Executor(const trace::Trace &trace, const TranslateOptions &options);
 
   /// The initial state: the entry frame with its arguments bound from the trace's inputs.
@@ -501,12 +525,12 @@ private:
   static GlobalSlot *slotOf(ExecState &state, int namespaceIndex, const std::string &name);
 
   /// Ends the segment where a call's result has as many rows as a kernel counts (nonzero,
-  /// x[mask]; ProducedSizes.cpp): `count` becomes a new size, each of `bounded` continues as
-  /// its first that many rows, and `result` builds what the call returns from those.
+  /// x[mask]; ProducedSizes.cpp): `count` becomes a new size s_k, each of `bounded` continues
+  /// as its first s_k rows, and `result` builds what the call returns from those and k.
   void produceSize(Frame &f, const std::string &what, const VarPtr &count,
                    const std::vector<VarPtr> &bounded,
-                   const std::function<VarPtr(const std::vector<VarPtr> &)> &result,
-                   const Variable *mask = nullptr);
+                   const std::function<VarPtr(const std::vector<VarPtr> &, int)> &result,
+                   const SizeEnd &end);
 
   /// tensorCall of API `callee` (the statements the data-dependent calls are made of).
   VarPtr apiCall(Frame &f, StatementIR &sir, const std::string &callee, std::vector<VarPtr> args,
@@ -521,12 +545,35 @@ private:
 public:
   /// x[mask] with a bool tensor `mask` over x's leading dimensions: the rows it selects, a
   /// produced size; false for any other key.
-  bool selectByMask(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key);
+  bool countedSubscript(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key);
+  /// x[:n] (x[:-n], x[:k]) of rows a kernel counted: its first rows, a size of their own;
+  /// false for another slice.
+  bool firstRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key);
   /// The data-dependent operators (nonzero, argwhere, masked_select, where(cond)) called as
   /// `name` (torch.nonzero, or a tensor method's name): false when `name` is none of them.
   bool producedSizeCall(Frame &f, StatementIR &sir, const std::string &name, VarPtr self,
                         std::vector<VarPtr> args,
                         const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// min() / max() (`builtin`) of ints where one is a size a kernel counted: a size of its own,
+  /// counted from theirs (torchvision's min(1000, len(scores))); false where none is counted.
+  bool countedExtreme(Frame &f, StatementIR &sir, const std::string &builtin,
+                      const std::vector<VarPtr> &items);
+  /// Whether size `v` is one a kernel counted (or derived from one).
+  bool isCountedSize(const VarPtr &v) const;
+  /// A counted size no value the program holds (nor `bounded`) has: one a new count may
+  /// bind again, once every symbol is taken; -1 where each is live.
+  int deadCountedSize(const std::vector<VarPtr> &bounded) const;
+  /// torch.cat / paddle.concat of rows of sizes a kernel counted (a detector's levels): each
+  /// part copied after the ones before it into rows at their bounds, the rows so filled a
+  /// size of their own; false for other concatenations.
+  bool countedConcat(Frame &f, StatementIR &sir, const std::vector<VarPtr> &args,
+                     const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// The static bound of size `size` (g * a counted size's bound, or the number it is).
+  std::optional<int64_t> boundOf(int64_t size) const;
+  /// topk(x, k) with k a size known at run time (a counted one): x's rows sorted, their first
+  /// k; false where k is a number.
+  bool countedTopk(Frame &f, StatementIR &sir, const std::vector<VarPtr> &args,
+                   const std::vector<std::pair<std::string, VarPtr>> &kwargs);
 
 private:
   /// Ends the segment at a call the host must run (--allow-host-callbacks); false when
@@ -553,7 +600,7 @@ private:
   std::vector<DynamicSymbol> symbols_;
   ops::DerivedSizes derivedSizes_;
   std::set<int> guardedSizes_; // derived sizes guarded to be at least 1
-  std::map<const Variable *, int> maskSizes_; // the size each mask selected (produceSize)
+  std::map<CountKey, int> countedSizes_;     // the size each count made (produceSize)
   std::map<int, int64_t> producedBounds_;     // a counted size's static bound, where it has one
   std::array<int64_t, ops::kMaxSymbols> sizeMax_{}; // the inputs' sizes' (sizeMax)
   std::set<const Variable *> consumedSet_;

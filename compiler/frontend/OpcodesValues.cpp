@@ -145,7 +145,8 @@ std::optional<Break> OpcodeStep::binarySubscr() {
     ex.call(state, sir, method, {key}, {});
     return ex.takePendingBreak();
   }
-  if (ex.selectByMask(f, sir, obj, key)) { // x[mask]: its rows, as many as the mask selects
+  // x[mask], keep[:100]: as many rows as a kernel counts
+  if (ex.countedSubscript(f, sir, obj, key)) {
     f.pc = next;
     return ex.takePendingBreak();
   }
@@ -156,8 +157,12 @@ std::optional<Break> OpcodeStep::binarySubscr() {
 // BINARY_SLICE (3.12: obj[start:end])
 std::optional<Break> OpcodeStep::binarySlice() {
   VarPtr end = pop(f), start = pop(f), obj = pop(f);
-  f.stack.push_back(
-      ex.getItem(f, sir, obj, sequence(K::Slice, {start, end, constant(PyConst::none())})));
+  VarPtr key = sequence(K::Slice, {start, end, constant(PyConst::none())});
+  if (ex.countedSubscript(f, sir, obj, key)) {
+    f.pc = next;
+    return ex.takePendingBreak();
+  }
+  f.stack.push_back(ex.getItem(f, sir, obj, key));
   return std::nullopt;
 }
 

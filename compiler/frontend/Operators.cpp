@@ -734,14 +734,7 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
   }
   // A size a segment counted (nonzero's rows) is known once that segment ran: compared as a
   // tensor, so a decision on it is a branch whose sides are both compiled.
-  auto counted = [&](const VarPtr &v) {
-    if (!isDynamicSize(v))
-      return false;
-    std::vector<int> sizes = ops::dynamicSizes({v->sizeDim});
-    return std::any_of(sizes.begin(), sizes.end(),
-                       [&](int k) { return derivedSizes_.produced(k); });
-  };
-  if (counted(a) || counted(b)) {
+  if (isCountedSize(a) || isCountedSize(b)) {
     if (!isDynamicSize(a)) // k < n  ->  n > k
       return compare(f, sir, mirrored(op), b, a);
     // g*n against a number, where n counts at most B rows: settled when every value from 0
@@ -792,7 +785,7 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
         a->items.size() == b->items.size()) {
       eq = true;
       for (size_t i = 0; i < a->items.size(); ++i)
-        eq = eq && compare(f, sir, "==", a->items[i], b->items[i])->constant.boolValue;
+        eq = eq && truthy(f, compare(f, sir, "==", a->items[i], b->items[i]));
     }
     if ((a->kind == K::External || a->kind == K::Module) && a->kind == b->kind)
       eq = a->name == b->name;

@@ -388,7 +388,7 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       seg.reason = b.reason;
       seg.endLoc = b.loc;
       seg.sizeSymbol = b.symbol;
-      seg.sizeBound = b.bounded.front()->meta.shape[0];
+      seg.sizeBound = b.bound;
       std::vector<VarPtr> leaving = {b.count};
       leaving.insert(leaving.end(), b.bounded.begin(), b.bounded.end());
       leaveWith(seg, leaving, p.state);

@@ -1,4 +1,5 @@
 #include "runtime/src/Executor.h"
+#include "runtime/src/PlanCheck.h"
 
 #include <algorithm>
 #include <chrono>
@@ -609,6 +610,7 @@ void Executor::run(const sotc_value *in, size_t n, sotc_value *out, size_t *numO
         if (d.base == seg.size)
           sizes[static_cast<size_t>(d.size)] = std::max<int64_t>(0, count + d.offset);
       std::shared_ptr<const Artifact> next = planOfSizes(chosen, sizes);
+      checkCountedJump(*planned, index, *next);
       jump(seg.next, seg.nextArgs);  // the names are the same in every plan
       countedPlan = std::move(next); // `seg` is not read after this
       planned = countedPlan.get();

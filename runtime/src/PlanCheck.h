@@ -30,6 +30,10 @@ int64_t tensorBytes(int dtype, const std::vector<int64_t> &shape);
 /// E8001 naming the first thing in `artifact`'s plans that does not hold (see above).
 void checkPlan(const Artifact &artifact);
 
+/// E8001 where segment `segment` of `from`, a size end, passes a tensor that does not hold
+/// the input of its next segment in `to`, the plan at the size it counted.
+void checkCountedJump(const Artifact &from, size_t segment, const Artifact &to);
+
 } // namespace sotc::runtime
 
 #endif // SOTC_RUNTIME_PLANCHECK_H

@@ -2,6 +2,7 @@
 // (weights in, segment-0 inputs out), a CUDA manifest's plan read like a CPU one's, and the
 // entries of an artifact of several traces (each its own segments, the same parameters).
 #include "runtime/src/Artifact.h"
+#include "runtime/src/PlanCheck.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -670,8 +671,12 @@ TEST_CASE("a size a segment counts is bound where it ends; steps over none do no
   Artifact none = sotc::runtime::atSizes(a, 0, {0});
   CHECK((none.segments[1].steps[0].grid == 0 && none.segments[1].steps[0].empty));
   CHECK(none.segments[1].outputs[0].bytes == 0);
-  // Passed on as the first rows: more rows than were computed do not fit.
-  CHECK_THROWS_WITH(sotc::runtime::atSizes(a, 0, {6}), Catch::Contains("passes rows"));
+  // Passed on as the first rows: more rows than were computed do not fit, checked where the
+  // end jumps (a plan has a size a later end counts again at an older count).
+  Artifact six = sotc::runtime::atSizes(a, 0, {6});
+  CHECK_THROWS_WITH(sotc::runtime::checkCountedJump(three, 0, six),
+                    Catch::Contains("does not hold"));
+  CHECK_NOTHROW(sotc::runtime::checkCountedJump(three, 0, none));
 
   // A tensor without elements counts at most 0: its plan holds (counted sizes are planned
   // at 0 until counted).

@@ -83,6 +83,21 @@ def t_numel(x):  # torchvision's guard against no boxes
     return kept.sum(0, keepdim=True)
 
 
+def t_levels(scores, boxes):  # RetinaNet's and FCOS's levels: threshold, top k, concatenate
+    parts, kept = [], []
+    for level in range(3):
+        s = scores[level * 12:(level + 1) * 12]
+        keep = s > 0
+        s = s[keep]
+        idx = torch.where(keep)[0]
+        k = min(5, s.size(0))  # torchvision's _topk_min: a size counted from a counted one
+        s, order = s.topk(k)
+        parts.append(s)
+        kept.append(boxes[level * 12 + idx[order]])
+    s, b = torch.cat(parts), torch.cat(kept)
+    return s[:8], b[:8] * 2, torch.ones(max(3, len(s)))  # first rows at most; a bounded max
+
+
 def p_nonzero(x):
     return paddle.nonzero(x > 0), paddle.nonzero(x < 0, as_tuple=True)[1]
 
@@ -133,6 +148,7 @@ CASES = {
     "t_nms": (t_nms, lambda r, s: [_boxes(r, 40), _scores(r, 0.5, 40)]),
     "t_detect": (t_detect, lambda r, s: [_boxes(r, 40), _scores(r, s, 40),
                                          r.integers(0, 3, 40).astype(np.int64)]),
+    "t_levels": (t_levels, lambda r, s: [_x(r, s, (36,)), r.random((36, 4)).astype(np.float32)]),
     "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
     "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),
     "p_boolean_index": (p_boolean_index, lambda r, s: [_x(r, 0.5, (6, 2)), _mask(r, s, (6,))]),
