@@ -3,7 +3,7 @@
 # then pytest, then the wheels (scripts/build-wheels.sh) installed into a fresh environment,
 # then every testdata program against paddle/torch eager in the reference
 # environment (scripts/reference-env.sh: paddle, torch, torchvision); with --full also every
-# library model (not only those under 6M parameters) and the runtime's tests under
+# library model (not only those under 4.5M parameters) and the runtime's tests under
 # AddressSanitizer and UBSan (--config=asan) and its concurrency tests under ThreadSanitizer
 # (--config=tsan). Installs what is missing first. Ends with one line "N passed, N failed"
 # over all layers; exits non-zero on failure.

@@ -502,6 +502,19 @@ std::string nmsText(mapexpr::NmsOp nms) {
          ") {\n  RuntimeCall(nms, iou_threshold=" + iou.str() + ") {\n    nms(&" + out + ", " + in +
          ");\n  }\n}\n";
 }
+/// An argsort step in the same form:
+///   argsort_2(&t_order, t_scores) {
+///     RuntimeCall(argsort, axis=0, descending) {
+///       argsort(&t_order, t_scores);
+///     }
+///   }
+std::string argsortText(mapexpr::ArgsortOp sort) {
+  std::string out = "t_" + mapexpr::tensorName(sort.getResult()),
+              x = "t_" + mapexpr::tensorName(sort.getX());
+  return sort.getName().str() + "(&" + out + ", " + x + ") {\n  RuntimeCall(argsort, axis=" +
+         std::to_string(sort.getAxis()) + (sort.getDescending() ? ", descending" : "") +
+         ") {\n    argsort(&" + out + ", " + x + ");\n  }\n}\n";
+}
 } // namespace
 
 std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
@@ -524,6 +537,8 @@ std::string mapExprText(mlir::ModuleOp module, bool indexDetail) {
         text += nonzeroText(nonzero) + "\n";
       else if (auto nms = mlir::dyn_cast<mapexpr::NmsOp>(op))
         text += nmsText(nms) + "\n";
+      else if (auto sort = mlir::dyn_cast<mapexpr::ArgsortOp>(op))
+        text += argsortText(sort) + "\n";
     }
   });
   return text;

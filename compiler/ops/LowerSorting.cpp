@@ -4,7 +4,9 @@
 // that sort before it (ties by position, so the order is stable; NaN sorts last, as in
 // torch), and the k-th sorted element is the one whose rank is k. n^2 comparisons along the
 // axis, all fused: no sorting network, and positions that are tensors (a NaN-skipping
-// median's middle) work like constants.
+// median's middle) work like constants. Rows longer than kFusedSortUpTo, or of a size known
+// only at run time (a counted one: a detector's scores), are sorted by an argsort step of
+// the runtime instead (n log n), and the k-th element is read at the k-th sorted position.
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/ops/Lowerings.h"
@@ -18,11 +20,15 @@ namespace sotc::ops::lowering {
 
 namespace {
 
-/// x and every element's rank along `axis` (x's shape). The comparisons put element i at
-/// `axis` and element j next to it: no transposes, which would leave the ranks out of line
-/// with the reductions that read them.
+/// The longest rows sorted by ranks in a kernel (a million comparisons a row).
+constexpr int64_t kFusedSortUpTo = 1024;
+
+/// x and every element's rank along `axis` (x's shape), or, for long rows, the positions that
+/// sort x along it (`order`, from the runtime's argsort step; rank -1). The comparisons put
+/// element i at `axis` and element j next to it: no transposes, which would leave the ranks
+/// out of line with the reductions that read them.
 struct Ranked {
-  int x = -1, rank = -1;
+  int x = -1, rank = -1, order = -1;
   int64_t axis = 0, n = 0;
 };
 
@@ -34,7 +40,11 @@ std::vector<int64_t> withUnit(const std::vector<int64_t> &shape, int64_t at) {
 }
 
 Ranked rankAlong(PrimBuilder &b, int x, int64_t axis, bool descending) {
-  Ranked r{x, -1, axis, b.meta(x).shape[axis]};
+  Ranked r{x, -1, -1, axis, b.meta(x).shape[axis]};
+  if (isDynamicDim(r.n) || r.n > kFusedSortUpTo) {
+    r.order = b.argsort(x, axis, descending);
+    return r;
+  }
   std::vector<int64_t> shape = b.meta(x).shape;
   int a = b.reshape(x, withUnit(shape, axis + 1)); // element i: [..., n, 1, ...]
   int c = b.reshape(x, withUnit(shape, axis));     // element j: [..., 1, n, ...]
@@ -65,6 +75,17 @@ Ranked rankAlong(PrimBuilder &b, int x, int64_t axis, bool descending) {
 std::pair<int, int> pick(PrimBuilder &b, const Ranked &r, int wanted) {
   std::vector<int64_t> shape = b.meta(r.x).shape;
   int64_t rank = int64_t(shape.size()), axis = r.axis;
+  if (r.order >= 0) { // the sorted positions at the wanted ranks, x at those
+    std::vector<int64_t> at = shape; // x's shape with Q at the axis
+    at[axis] = b.meta(wanted).shape[b.meta(wanted).rank() == 1 ? 0 : axis];
+    if (b.meta(wanted).rank() == 1 && rank != 1) {
+      std::vector<int64_t> unit(rank, 1);
+      unit[axis] = at[axis];
+      wanted = b.reshape(wanted, unit);
+    }
+    int i = takeAlong(b, r.order, b.broadcastTo(wanted, at), axis);
+    return {takeAlong(b, r.x, i, axis), i};
+  }
   std::vector<int64_t> want;
   if (b.meta(wanted).rank() == 1 && rank != 1) {
     want.assign(rank + 1, 1);
@@ -93,6 +114,15 @@ int restore(PrimBuilder &b, int v, const Ranked &r, bool keep) {
 }
 
 int ranksUpTo(PrimBuilder &b, int64_t k) { return b.iota(k, DType::Int64); }
+
+/// The k smallest (largest, where r was ranked descending) elements along the axis, in order,
+/// and their positions: [..., k, ...]; k of n sorts the whole row.
+std::pair<int, int> firstRanks(PrimBuilder &b, const Ranked &r, int64_t k) {
+  if (r.order < 0)
+    return pick(b, r, ranksUpTo(b, k));
+  int i = k == r.n ? r.order : b.slice(r.order, {r.axis}, {0}, {k}, {1});
+  return {takeAlong(b, r.x, i, r.axis), i};
+}
 
 /// The axis an order statistic works along: `dim` (None: the flattened x, `flattened` set).
 int64_t statAxis(Lowering &L, int &x, const std::string &dimName, bool &flattened) {
@@ -123,7 +153,7 @@ LowerFn sortOp(std::string xn, std::string dim, bool values, bool indices) {
     }
     int64_t axis = normalizeDim(b.opName(), L.args.intValue(dim), b.meta(x).rank());
     Ranked r = rankAlong(b, x, axis, L.args.boolValue("descending"));
-    auto [v, i] = pick(b, r, ranksUpTo(b, r.n));
+    auto [v, i] = firstRanks(b, r, r.n);
     if (values)
       L.out(restore(b, v, r, true));
     if (indices)
@@ -309,7 +339,7 @@ LowerFn modeOp(std::string xn, std::string dim) {
     int index = b.reduce(Prim::ReduceMax,
                          b.select(b.binary(Prim::Equal, x, value), pos, b.fill(-1, {}, DType::Int64)),
                          {axis}, true);
-    Ranked r{x, -1, axis, n};
+    Ranked r{x, -1, -1, axis, n};
     L.out(restore(b, value, r, keep));
     L.out(restore(b, index, r, keep));
   };
@@ -330,7 +360,7 @@ void registerSorting(OpTable &t) {
       return;
     }
     Ranked r = rankAlong(b, x, 0, false);
-    L.out(restore(b, pick(b, r, ranksUpTo(b, r.n)).first, r, true));
+    L.out(restore(b, firstRanks(b, r, r.n).first, r, true));
   });
   auto topk = [](std::string xn, std::string dim) {
     return [=](Lowering &L) {
@@ -350,7 +380,7 @@ void registerSorting(OpTable &t) {
         badValue(L, "k is " + std::to_string(k) + ", but dimension " + std::to_string(axis) +
                         " has " + std::to_string(b.meta(x).shape[axis]) + " elements");
       Ranked r = rankAlong(b, x, axis, L.args.boolValue("largest"));
-      auto [v, i] = pick(b, r, ranksUpTo(b, k));
+      auto [v, i] = firstRanks(b, r, k);
       L.out(restore(b, v, r, true));
       L.out(restore(b, i, r, true));
     };

@@ -27,6 +27,11 @@ constexpr PrimInfo kPrims[] = {
 const char *primName(Prim prim) { return kPrims[static_cast<int>(prim)].name; }
 PrimKind primKind(Prim prim) { return kPrims[static_cast<int>(prim)].kind; }
 
+bool isRuntimeStep(Prim prim) {
+  return prim == Prim::IndexCopy || prim == Prim::Nonzero || prim == Prim::Nms ||
+         prim == Prim::Argsort;
+}
+
 std::optional<Prim> primByName(const std::string &name) {
   for (const PrimInfo &p : kPrims)
     if (name == p.name)
@@ -93,6 +98,9 @@ std::string PrimGraph::str() const {
       if (a.groups != 1)
         s << ", groups = " << a.groups;
       s << "}";
+      break;
+    case Prim::Argsort:
+      s << " {axis = " << a.axis << ", descending = " << a.descending << "}";
       break;
     case Prim::Matmul:
       s << " {transpose_x = " << a.transposeX << ", transpose_y = " << a.transposeY << "}";
@@ -411,6 +419,17 @@ int PrimBuilder::nms(int boxes, int scores, double iou) {
   PrimAttrs a;
   a.value = iou;
   return add(Prim::Nms, {boxes, scores}, a, {{b.shape[0]}, DType::Int64});
+}
+
+int PrimBuilder::argsort(int x, int64_t axis, bool descending) {
+  const TensorMeta &m = meta(x);
+  if (axis < 0 || axis >= m.rank() || m.dtype == DType::Complex64 || m.dtype == DType::Complex128)
+    throw CodedError(DiagCode::OpShapeMismatch, op_ + "(): the order of " + formatMeta(m) +
+                                                    " along dim " + std::to_string(axis));
+  PrimAttrs a;
+  a.axis = axis;
+  a.descending = descending;
+  return add(Prim::Argsort, {x}, a, {m.shape, DType::Int64});
 }
 
 int64_t PrimBuilder::concatDim(const std::vector<int64_t> &parts) {

@@ -30,6 +30,9 @@ std::optional<Prim> primByName(const std::string &name);
 PrimKind primKind(Prim prim);
 /// Every primitive, in declaration order.
 const std::vector<Prim> &allPrims();
+/// Whether `prim` is a step the runtime runs on its own (index_copy, nonzero, nms, argsort):
+/// never fused, never part of a kernel.
+bool isRuntimeStep(Prim prim);
 
 /// Attributes of one primitive application; each primitive reads only its own fields.
 struct PrimAttrs {
@@ -39,11 +42,12 @@ struct PrimAttrs {
   std::vector<int64_t> axes;                   // reduce_*, slice
   std::vector<int64_t> starts, ends;           // slice (normalized, non-negative)
   std::vector<int64_t> steps;                  // slice (positive)
-  int64_t axis = 0;                            // concat
+  int64_t axis = 0;                            // concat, index_copy, argsort
   std::vector<int64_t> kernel, strides, dilations, pads; // window, conv2d: (h, w) each;
                                                          // pads before (conv2d: no kernel)
   int64_t groups = 1;                                    // conv2d
   bool keepdim = false;                        // reduce_*
+  bool descending = false;                     // argsort
   bool transposeX = false, transposeY = false; // matmul
   DType dtype = DType::Float32;                // fill_constant, iota, cast
 };
@@ -137,6 +141,11 @@ public:
   /// dropped where its IoU with a kept box of a higher score passes `iou`), then -1. A library
   /// step (the runtime runs the greedy loop).
   int nms(int boxes, int scores, double iou);
+  /// The positions that sort `x` along `axis`: int64 of x's shape, stable (equal elements
+  /// keep their order), NaN the largest (last ascending, first `descending`), as torch.sort
+  /// and paddle.argsort order them. A library step (the runtime sorts each row: n log n
+  /// comparisons where ranks take n^2).
+  int argsort(int x, int64_t axis, bool descending);
   /// Over `axes` (none: every axis); over one element, a reshape.
   int reduce(Prim prim, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int x, int y, bool transposeX, bool transposeY);

@@ -214,6 +214,16 @@ Step stepOf(const Json &j) {
                   "nms step " + s.name + ": its buffers are not an nms's");
     return s;
   }
+  if (j.at("kind") == "argsort") {
+    s.kind = Step::Kind::Argsort;
+    s.name = j.at("name").get<std::string>();
+    s.sortAxis = j.at("axis").get<int64_t>();
+    s.descending = j.at("descending").get<bool>();
+    if (s.outputs.size() != 1 || s.inputs.size() != 1 || s.sortAxis < 0)
+      throw Error(ErrorCode::ArtifactUnreadable,
+                  "argsort step " + s.name + ": its axis or buffers are not an argsort's");
+    return s;
+  }
   if (j.at("kind") != "gemm")
     throw Error(ErrorCode::FormatUnsupported, "unknown step kind " + j.at("kind").dump());
   s.kind = Step::Kind::Gemm;

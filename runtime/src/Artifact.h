@@ -93,7 +93,7 @@ struct IndexCopyPlan {
 };
 
 struct Step {
-  enum class Kind { Kernel, Gemm, Conv, IndexCopy, Nonzero, Nms } kind = Kind::Kernel;
+  enum class Kind { Kernel, Gemm, Conv, IndexCopy, Nonzero, Nms, Argsort } kind = Kind::Kernel;
   std::string name;   // the kernel's symbol, or the GEMM's or convolution's group name
   std::string symbol; // kernels
   int64_t bytes = 0;  // what it reads and writes, counting each buffer once
@@ -109,12 +109,20 @@ struct Step {
   IndexCopyPlan indexCopy;            // index_copy steps
   int64_t fill = 0;                   // nonzero steps: the rows past the nonzeros
   double iouThreshold = 0;            // nms steps
+  int64_t sortAxis = 0;               // argsort steps: the axis each row runs along,
+  bool descending = false;            // and the order
   std::vector<std::string> outputs, inputs;
   void *function = nullptr; // kernels, once the backend has loaded the binary
   /// Resolved at sizes where a size a segment counted is 0: the step has nothing to write
   /// (a grid, m or n of 0) and does not run; or it is a GEMM that would sum over none of
   /// the rows (k of 0), which fails the run where it runs (not supported yet).
   bool empty = false, sumsNone = false;
+  /// Whether the executor runs the step itself (on the host where buffers are a device's),
+  /// not a backend's kernel or library.
+  bool executorStep() const {
+    return kind == Kind::IndexCopy || kind == Kind::Nonzero || kind == Kind::Nms ||
+           kind == Kind::Argsort;
+  }
 };
 
 struct Segment {

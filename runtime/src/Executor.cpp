@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace sotc::runtime {
 namespace {
@@ -699,6 +700,8 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
       nonzero(step, plan, args);
     else if (step.kind == Step::Kind::Nms)
       nms(step, plan, args);
+    else if (step.kind == Step::Kind::Argsort)
+      argsort(step, plan, args);
     else
       backend.kernel(step, args);
     if (profiling) {
@@ -815,6 +818,88 @@ void Executor::nms(const Step &step, const Segment &plan, const std::vector<void
              keep.data());
   if (!keep.empty())
     backend.fromHost(buffers[0], keep.data(), keep.size() * sizeof(int64_t));
+}
+
+namespace {
+/// An element as an unsigned key in the order torch.sort gives: NaN above every number, the
+/// two zeros equal.
+template <class T> uint64_t orderKey(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    constexpr Bits sign = Bits(1) << (8 * sizeof(T) - 1);
+    if (v != v)
+      return ~uint64_t(0);
+    if (v == T(0))
+      v = T(0);
+    Bits bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return (bits & sign) ? Bits(~bits) : Bits(bits | sign);
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v)) ^ (uint64_t(1) << 63);
+  } else {
+    return static_cast<uint64_t>(v);
+  }
+}
+
+/// The positions that sort each of x's rows of n elements (`inner` apart, rows of
+/// outer x inner) into out, stable: (key, position) pairs sorted whole.
+template <class T>
+void sortRows(const T *x, int64_t *out, int64_t outer, int64_t n, int64_t inner,
+              bool descending) {
+  std::vector<std::pair<uint64_t, int64_t>> row(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *first = x + o * n * inner + i;
+      for (int64_t p = 0; p < n; ++p) {
+        uint64_t key = orderKey(first[p * inner]);
+        row[static_cast<size_t>(p)] = {descending ? ~key : key, p};
+      }
+      std::sort(row.begin(), row.end());
+      int64_t *to = out + o * n * inner + i;
+      for (int64_t p = 0; p < n; ++p)
+        to[p * inner] = row[static_cast<size_t>(p)].second;
+    }
+}
+} // namespace
+
+void Executor::argsort(const Step &step, const Segment &plan, const std::vector<void *> &buffers) {
+  const Buffer &x = specOf(plan, step.inputs[0], true);
+  Backend &backend = *backend_;
+  size_t axis = static_cast<size_t>(step.sortAxis);
+  int64_t outer = 1, n = x.shape[axis], inner = 1;
+  for (size_t d = 0; d < axis; ++d)
+    outer *= x.shape[d];
+  for (size_t d = axis + 1; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  size_t elements = static_cast<size_t>(outer * n * inner);
+  // A device's buffers through host copies; the CPU's where they are.
+  std::vector<unsigned char> host(backend.onDevice() ? static_cast<size_t>(x.bytes) : 0);
+  std::vector<int64_t> staged(backend.onDevice() ? elements : 0);
+  const void *in = buffers[1];
+  int64_t *out = backend.onDevice() ? staged.data() : static_cast<int64_t *>(buffers[0]);
+  if (backend.onDevice()) {
+    backend.toHost(host.data(), buffers[1], host.size());
+    in = host.data();
+  }
+  switch (x.dtype) {
+#define SOTC_SORT_ROWS(DTYPE, T)                                                                  \
+  case DTYPE:                                                                                     \
+    sortRows(static_cast<const T *>(in), out, outer, n, inner, step.descending);                  \
+    break;
+    SOTC_SORT_ROWS(SOTC_BOOL, uint8_t)
+    SOTC_SORT_ROWS(SOTC_INT8, int8_t)
+    SOTC_SORT_ROWS(SOTC_UINT8, uint8_t)
+    SOTC_SORT_ROWS(SOTC_INT16, int16_t)
+    SOTC_SORT_ROWS(SOTC_INT32, int32_t)
+    SOTC_SORT_ROWS(SOTC_INT64, int64_t)
+    SOTC_SORT_ROWS(SOTC_FLOAT32, float)
+    SOTC_SORT_ROWS(SOTC_FLOAT64, double)
+#undef SOTC_SORT_ROWS
+  default: // PlanCheck refuses the others at load
+    break;
+  }
+  if (!staged.empty())
+    backend.fromHost(buffers[0], staged.data(), staged.size() * sizeof(int64_t));
 }
 
 void Executor::indexCopy(const Step &step, const std::vector<void *> &buffers) {

@@ -189,6 +189,9 @@ private:
   /// runs it: boxes in decreasing score order, each kept unless a kept one overlaps it by more
   /// than the threshold (on the host).
   void nms(const Step &step, const Segment &plan, const std::vector<void *> &buffers);
+  /// An argsort step of `plan` on its buffers (output, input): the positions that sort each
+  /// row along the step's axis, stable, NaN the largest (on the host).
+  void argsort(const Step &step, const Segment &plan, const std::vector<void *> &buffers);
   /// Computes what an entry's kernels read of the weights (its `prepare`) into its prepared_,
   /// once after the weights change.
   void prepareWeights(size_t entry);

@@ -19,6 +19,13 @@ std::string shapeText(const Buffer &b) {
   return s + "]";
 }
 
+/// The dtypes an argsort step orders: every real one but the halves (computed in float32).
+bool sortable(int dtype) {
+  return dtype == SOTC_BOOL || dtype == SOTC_INT8 || dtype == SOTC_UINT8 || dtype == SOTC_INT16 ||
+         dtype == SOTC_INT32 || dtype == SOTC_INT64 || dtype == SOTC_FLOAT32 ||
+         dtype == SOTC_FLOAT64;
+}
+
 bool sameTensor(const Buffer &a, const Buffer &b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.products == b.products;
 }
@@ -135,6 +142,15 @@ private:
           out.dtype != SOTC_INT64 || out.shape != scores.shape)
         fail(which + " suppresses boxes " + shapeText(boxes) + " by scores " + shapeText(scores) +
              " into " + shapeText(out) + ", not float32 or float64 [N, 4] and [N] into int64 [N]");
+      return;
+    }
+    if (step.kind == Step::Kind::Argsort) {
+      const Buffer &out = operand(step.outputs[0], index), &x = operand(step.inputs[0], index);
+      if (out.dtype != SOTC_INT64 || out.shape != x.shape || !sortable(x.dtype) ||
+          step.sortAxis >= static_cast<int64_t>(x.shape.size()))
+        fail(which + " sorts " + shapeText(x) + " along dim " + std::to_string(step.sortAxis) +
+             " into " + shapeText(out) + ", not a real tensor along one of its dims into int64 "
+             "of its shape");
       return;
     }
     if (step.symbol.empty() || step.outputs.empty())

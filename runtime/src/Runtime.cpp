@@ -464,6 +464,8 @@ int sotc_profiled_step(const sotc_artifact *artifact, size_t i, sotc_step_profil
     kind = "nonzero";
   } else if (step->kind == Step::Kind::Nms) {
     kind = "nms";
+  } else if (step->kind == Step::Kind::Argsort) {
+    kind = "argsort";
   }
   *profile = {step->name.c_str(),        kind,        sorted.size(), sorted.front(),
               sorted[sorted.size() / 2], step->bytes, flops};

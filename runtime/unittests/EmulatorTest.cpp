@@ -59,6 +59,41 @@ $L_done:
 }
 )";
 
+/// out[t] = 10, 20 or 30 by t % 3 through a jump table (LLVM's lowering of a switch: each lane
+/// of a warp to its own entry), 40 for a guarded-off lane (t of 31).
+const char *kSwitch = R"(
+.visible .entry switched(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  rem.u32 %r2, %r1, 3;
+  mov.u32 %r3, 40;
+  setp.eq.u32 %p1, %r1, 31;
+$L_brx_0: .branchtargets
+  $L_zero,
+  $L_one,
+  $L_two;
+  @!%p1 brx.idx %r2, $L_brx_0;
+  bra.uni $L_store;
+$L_two:
+  mov.u32 %r3, 30;
+  bra.uni $L_store;
+$L_one:
+  mov.u32 %r3, 20;
+  bra.uni $L_store;
+$L_zero:
+  mov.u32 %r3, 10;
+$L_store:
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+)";
+
 /// out[warp] = the sum of the warp's 32 inputs, by butterfly shuffles; lane 0 stores it.
 const char *kWarpSum = R"(
 .visible .entry warpsum(.param .u64 out, .param .u64 in)
@@ -311,6 +346,16 @@ TEST_CASE("the emulator runs a kernel over a grid, with masked tails", "[emulato
   std::vector<float> y = out.get<float>();
   for (unsigned k = 0; k < n; ++k)
     CHECK(y[k] == x[k] * 2 + 1);
+}
+
+TEST_CASE("brx.idx sends each lane to its own entry of a jump table", "[emulator]") {
+  Module m(ptx(kSwitch));
+  Buffer out(64 * 4);
+  CUdeviceptr o = out.p;
+  REQUIRE(launch(m.get("switched"), 1, 64, {&o}) == 0);
+  std::vector<uint32_t> y = out.get<uint32_t>();
+  for (uint32_t t = 0; t < 64; ++t)
+    CHECK(y[t] == (t == 31 ? 40u : 10u * (t % 3 + 1)));
 }
 
 TEST_CASE("butterfly shuffles sum a warp; the sums match every warp of several blocks",

@@ -290,6 +290,35 @@ Json functionManifest() {
 
 } // namespace
 
+TEST_CASE("an argsort step orders a real tensor's rows into int64 of its shape",
+          "[runtime][manifest]") {
+  Json m = functionManifest();
+  Json order = matrix("order", 4, 8);
+  order["dtype"] = "int64", order["bytes"] = 256;
+  Json &segment = m["segments"][0];
+  segment["outputs"] = {order};
+  segment["arena"] = {{"bytes", 0}, {"buffers", Json::array()}};
+  segment["steps"] = {{{"kind", "argsort"},
+                       {"name", "argsort_0"},
+                       {"axis", 1},
+                       {"descending", true},
+                       {"outputs", {"order"}},
+                       {"inputs", {"a"}}}};
+  segment["end"] = {{"kind", "return"}, {"value", "order"}, {"result", {{"tensor", "order"}}}};
+  Artifact a = readManifest(m.dump(), "k.manifest.json");
+  const sotc::runtime::Step &step = a.segments[0].steps[0];
+  CHECK((step.kind == sotc::runtime::Step::Kind::Argsort && step.sortAxis == 1 &&
+         step.descending && step.executorStep()));
+  checkRefusals(m, {{"an axis past the input's rank", "sorts float32[4, 8] along dim 2",
+                     [](Json &m) { m["segments"][0]["steps"][0]["axis"] = 2; }},
+                    {"positions that are no int64", "into float32[4, 8]", [](Json &m) {
+                       m["segments"][0]["outputs"][0]["dtype"] = "float32";
+                       m["segments"][0]["outputs"][0]["bytes"] = 128;
+                     }}});
+  m["segments"][0]["steps"][0]["axis"] = -1;
+  CHECK(refusal(m).find("are not an argsort's") != std::string::npos);
+}
+
 TEST_CASE("a plan that does not hold together is refused, check by check", "[runtime][manifest]") {
   REQUIRE(refusal(functionManifest()) == "read");
   const std::vector<Probe> probes = {

@@ -98,6 +98,12 @@ def t_levels(scores, boxes):  # RetinaNet's and FCOS's levels: threshold, top k,
     return s[:8], b[:8] * 2, torch.ones(max(3, len(s)))  # first rows at most; a bounded max
 
 
+def t_many(scores):  # a detector's level with thousands of candidates: the runtime sorts them
+    s = scores[scores > 0]
+    v, i = s.topk(min(1000, s.size(0)))
+    return v, i, torch.sort(s)[0][:3]
+
+
 def p_nonzero(x):
     return paddle.nonzero(x > 0), paddle.nonzero(x < 0, as_tuple=True)[1]
 
@@ -115,6 +121,12 @@ def _x(rng, selected, shape):
     """Values whose sign selects: positive with probability `selected`."""
     magnitude = rng.uniform(0.5, 2.0, shape).astype(np.float32)
     return np.where(rng.random(shape) < selected, magnitude, -magnitude).astype(np.float32)
+
+
+def _distinct(rng, selected, n):
+    """n distinct values (no ties for topk to order) whose sign selects, as _x."""
+    magnitude = (rng.permutation(n) + 1).astype(np.float32) / np.float32(n)
+    return np.where(rng.random(n) < selected, magnitude, -magnitude).astype(np.float32)
 
 
 def _mask(rng, selected, shape):
@@ -149,6 +161,7 @@ CASES = {
     "t_detect": (t_detect, lambda r, s: [_boxes(r, 40), _scores(r, s, 40),
                                          r.integers(0, 3, 40).astype(np.int64)]),
     "t_levels": (t_levels, lambda r, s: [_x(r, s, (36,)), r.random((36, 4)).astype(np.float32)]),
+    "t_many": (t_many, lambda r, s: [_distinct(r, s, 6000)]),
     "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
     "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),
     "p_boolean_index": (p_boolean_index, lambda r, s: [_x(r, 0.5, (6, 2)), _mask(r, s, (6,))]),

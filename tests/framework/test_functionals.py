@@ -495,6 +495,21 @@ def p_grid_sample(x, g, x3, g3):
             PF.grid_sample(x3, g3, padding_mode="border"))
 
 
+def t_long_sorts(x, labels):  # rows past the fused sort's 1024: the runtime's argsort step
+    holes = torch.where(x > 2.5, torch.nan, x)  # NaN the largest: last, first descending
+    v, i = torch.sort(x, dim=1, descending=True)
+    return (v, i, torch.topk(x, 5, dim=1), torch.median(x, dim=1), torch.kthvalue(x[0], 7),
+            torch.sort(holes, dim=1, stable=True), torch.sort(holes, dim=1, descending=True, stable=True)[1],
+            torch.argsort(labels, dim=0, stable=True), torch.msort(x.t()),
+            torch.quantile(x, 0.25, dim=1))
+
+
+def p_long_sorts(x, labels):
+    return (paddle.sort(x, axis=1, descending=True), paddle.argsort(x, axis=1),
+            paddle.topk(x, 5, axis=1, largest=False), paddle.argsort(labels, axis=0, stable=True),
+            paddle.median(x, axis=1))
+
+
 F32, I64, PROB = "f32", "i64", "prob"
 
 CASES = {
@@ -559,6 +574,8 @@ CASES = {
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
     "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
     "torch_calculus": (t_calculus, [(F32, (5, 4)), (F32, (5,)), (F32, (2, 2))]),
+    "torch_long_sorts": (t_long_sorts, [(F32, (3, 2000)), (I64, (1500, 2))]),
+    "paddle_long_sorts": (p_long_sorts, [(F32, (3, 2000)), (I64, (1500, 2))]),
     "torch_grid_sample": (t_grid_sample, [(F32, (2, 3, 5, 6)), (F32, (2, 4, 3, 2)),
                                           (F32, (1, 2, 3, 4, 5)), (F32, (1, 2, 3, 2, 3))]),
     "paddle_grid_sample": (p_grid_sample, [(F32, (2, 3, 5, 6)), (F32, (2, 4, 3, 2)),

@@ -93,8 +93,13 @@ std::string registersText(const Json &registers) {
 /// shared", "+ 8*s0 B" where a launch adds dynamic shared memory) or
 /// "gemm matmul_0  m=32 n=256 k=1024, transpose_b, bias b2" or
 /// "conv conv2d_3  8x64x56x56 -> 64x56x56, kernel 3x3, strides 1,1, pads 1,1,1,1, relu" or
-/// "index_copy index_copy_4  axis 2, in place" or "nonzero nonzero_2  fill 0".
+/// "index_copy index_copy_4  axis 2, in place" or "nonzero nonzero_2  fill 0" or
+/// "argsort argsort_1  axis 0, descending".
 std::string stepText(const Json &step) {
+  if (step.at("kind") == "argsort")
+    return "argsort " + step.at("name").get<std::string>() + "  axis " +
+           std::to_string(step.at("axis").get<int64_t>()) +
+           (step.at("descending").get<bool>() ? ", descending" : "");
   if (step.at("kind") == "nms")
     return "nms " + step.at("name").get<std::string>() + "  iou_threshold " +
            Json(step.at("iou_threshold").get<double>()).dump();

@@ -397,8 +397,9 @@ mlir::Value KernelLowering::compute(const OpStmt &op, const AnchoredMapStmt &a,
     break;
   case ops::Prim::Conv2d:    // a step of its own (mapexpr.conv), or expanded before
   case ops::Prim::IndexCopy: // a step of its own (mapexpr.index_copy)
-  case ops::Prim::Nonzero:   // steps of their own (mapexpr.nonzero, mapexpr.nms)
-  case ops::Prim::Nms:
+  case ops::Prim::Nonzero:   // steps of their own (mapexpr.nonzero, mapexpr.nms,
+  case ops::Prim::Nms:       // mapexpr.argsort)
+  case ops::Prim::Argsort:
     break;
   default:
     v = scalars.apply(op.prim, args, elementType(out));

@@ -326,7 +326,7 @@ private:
       error_ = "a conv2d in a kernel";
       return mlir::failure();
     case PrimKind::Layout: {
-      if (prim == Prim::IndexCopy || prim == Prim::Nonzero || prim == Prim::Nms) { // steps
+      if (ops::isRuntimeStep(prim)) {
         error_ = std::string("a ") + ops::primName(prim) + " in a kernel";
         return mlir::failure();
       }
@@ -835,6 +835,8 @@ std::string tensorName(mlir::Value v) {
     names = nonzero.getNamesAttr();
   else if (auto nms = mlir::dyn_cast<NmsOp>(def))
     names = nms.getNamesAttr();
+  else if (auto sort = mlir::dyn_cast<ArgsortOp>(def))
+    names = sort.getNamesAttr();
   else if (auto call = mlir::dyn_cast<sir::CallOp>(def))
     names = call.getNamesAttr();
   if (names) {

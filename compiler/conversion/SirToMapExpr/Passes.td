@@ -45,13 +45,13 @@ def ConvertIndexCopyToStep : Pass<"sotc-convert-index-copy-to-step", "::sotc::si
 
 def ConvertRuntimePrimsToSteps
     : Pass<"sotc-convert-runtime-prims-to-steps", "::sotc::sir::SubgraphOp"> {
-  let summary = "Turn nonzero and nms groups into the runtime's mapexpr.nonzero and mapexpr.nms steps";
+  let summary = "Turn nonzero, nms and argsort groups into the runtime's steps";
   let description = [{
     Runs after sotc-sir-fuse, before sotc-convert-sir-to-mapexpr. Every nonzero primitive
     (alone in its group: nonzero's rows at their bound, torch.nonzero_static) becomes a
-    `mapexpr.nonzero` step, which the runtime runs in one pass over its input, and every nms
+    `mapexpr.nonzero` step, which the runtime runs in one pass over its input, every nms
     (torchvision's non-maximum suppression) a `mapexpr.nms` step, the greedy loop over the
-    boxes sorted by score.
+    boxes sorted by score, and every argsort a `mapexpr.argsort` step, a sort of each row.
   }];
   let dependentDialects = ["::sotc::mapexpr::MapExprDialect"];
 }

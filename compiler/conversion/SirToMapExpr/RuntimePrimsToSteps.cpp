@@ -1,9 +1,10 @@
-//===- RuntimePrimsToSteps.cpp - nonzero and nms groups to runtime steps ------------------===//
+//===- RuntimePrimsToSteps.cpp - nonzero, nms and argsort groups to runtime steps ---------===//
 //
 // A nonzero (the coordinates of a tensor's nonzeros at a bound: nonzero's rows before the
-// runtime has counted them, torch.nonzero_static) and an nms (torchvision's greedy
-// suppression) are steps the runtime runs: a pass over the input, a loop over sorted boxes.
-// As kernels they would compare every element with every row.
+// runtime has counted them, torch.nonzero_static), an nms (torchvision's greedy
+// suppression) and an argsort are steps the runtime runs: a pass over the input, a loop over
+// sorted boxes, a sort of each row. As kernels they would compare every element with every
+// row (or every other element of its row).
 //
 //===--------------------------------------------------------------------------------------===//
 #include "compiler/conversion/SirToMapExpr/Passes.h"
@@ -27,14 +28,15 @@ struct ConvertRuntimePrimsToStepsPass
       mlir::Block &body = group.getBody().front();
       auto prim = mlir::dyn_cast<sir::PrimOp>(body.front());
       ops::Prim kind = prim ? sir::toOpsPrim(prim.getPrim()) : ops::Prim::FillConstant;
-      if (kind != ops::Prim::Nonzero && kind != ops::Prim::Nms)
+      if (kind != ops::Prim::Nonzero && kind != ops::Prim::Nms && kind != ops::Prim::Argsort)
         continue;
       // sotc-sir-fuse leaves each alone in its group, on the group's inputs.
       if (!llvm::hasSingleElement(body.without_terminator()) ||
           body.getTerminator()->getOperand(0) != prim.getResult() ||
           !llvm::all_of(prim->getOperands(),
                         [](mlir::Value v) { return mlir::isa<mlir::BlockArgument>(v); })) {
-        group.emitOpError() << "a " << ops::primName(kind) << " group holds its "
+        group.emitOpError() << (kind == ops::Prim::Argsort ? "an " : "a ") << ops::primName(kind)
+                            << " group holds its "
                             << ops::primName(kind) << " and nothing else";
         return signalPassFailure();
       }
@@ -46,14 +48,16 @@ struct ConvertRuntimePrimsToStepsPass
       auto name = prim.getNameAttr();
       mlir::ArrayAttr names = b.getStrArrayAttr({name ? name.str() : ""});
       mlir::Type type = group->getResult(0).getType();
-      mlir::Operation *step =
-          kind == ops::Prim::Nonzero
-              ? mapexpr::NonzeroOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
-                                           prim.getValueAttr(), names)
-                    .getOperation()
-              : mapexpr::NmsOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
-                                       input(1), prim.getValueAttr(), names)
-                    .getOperation();
+      mlir::Operation *step;
+      if (kind == ops::Prim::Nonzero)
+        step = mapexpr::NonzeroOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
+                                          prim.getValueAttr(), names);
+      else if (kind == ops::Prim::Nms)
+        step = mapexpr::NmsOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
+                                      input(1), prim.getValueAttr(), names);
+      else
+        step = mapexpr::ArgsortOp::create(b, group.getLoc(), type, group.getNameAttr(), input(0),
+                                          prim.getAxisAttr(), prim.getDescendingAttr(), names);
       if (mlir::failed(mlir::verify(step)))
         return signalPassFailure();
       group->getResult(0).replaceAllUsesWith(step->getResult(0));

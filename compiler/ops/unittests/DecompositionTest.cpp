@@ -1061,7 +1061,7 @@ void addLinearAlgebraAndSortingCases(std::vector<Case> &c) {
   // Order statistics, along the rows of kX (random values: no ties).
   auto sortedRow = [](const Buffer &x, int64_t r, bool descending) {
     std::vector<std::pair<double, int64_t>> v;
-    for (int64_t j = 0; j < 4; ++j)
+    for (int64_t j = 0; j < x.meta.shape[1]; ++j)
       v.push_back({x.at({r, j}), j});
     std::stable_sort(v.begin(), v.end(), [&](auto a, auto b) {
       return descending ? a.first > b.first : a.first < b.first;
@@ -1103,6 +1103,21 @@ void addLinearAlgebraAndSortingCases(std::vector<Case> &c) {
                }});
   c.push_back({{"torch.topk"}, {kX}, {T(0), Arg::ofInt(3)}, {{"largest", Arg::ofBool(false)}},
                [=](const Refs &in) { return Refs{sorted(false, 3, true)(in), sorted(false, 3, false)(in)}; }});
+  // Rows past the 1024 a kernel ranks: the runtime's argsort step, then gathers.
+  const TensorMeta kLong{{2, 1500}, DType::Float32};
+  auto firstOfLong = [=](bool descending, int64_t k) {
+    return [=](const Refs &in) {
+      std::vector<std::vector<std::pair<double, int64_t>>> rows = {
+          sortedRow(in[0], 0, descending), sortedRow(in[0], 1, descending)};
+      auto at = [&](const I &i) { return rows[size_t(i[0])][size_t(i[1])]; };
+      return Refs{build({2, k}, [&](const I &i) { return at(i).first; }),
+                  build({2, k}, [&](const I &i) { return double(at(i).second); }, DType::Int64)};
+    };
+  };
+  c.push_back({{"torch.sort"}, {kLong}, {T(0)}, {{"descending", Arg::ofBool(true)}},
+               firstOfLong(true, 1500)});
+  c.push_back({{"torch.topk"}, {kLong}, {T(0), Arg::ofInt(4)}, {{"largest", Arg::ofBool(false)}},
+               firstOfLong(false, 4)});
   auto rankOf = [=](int64_t k) { // (values, indices) of rank k per row, [3]
     return [=](const Refs &in) {
       Buffer v = build({3}, [&](const I &i) { return sortedRow(in[0], i[0], false)[k].first; });

@@ -425,6 +425,35 @@ std::vector<Buffer> evaluate(const PrimGraph &graph, const std::vector<Buffer> &
           }
         }
         out.data.resize(static_cast<size_t>(n), -1);
+      } else if (op.prim == Prim::Argsort) { // each row's positions by value, NaN largest
+        const Buffer &x = operand(0);
+        std::vector<int64_t> rows = x.meta.shape;
+        int64_t n = rows[a.axis];
+        rows[a.axis] = 1;
+        out.data.resize(x.data.size());
+        forEachIndex(rows, [&](std::vector<int64_t> idx) {
+          auto value = [&](int64_t i) {
+            idx[a.axis] = i;
+            return x.at(idx);
+          };
+          auto key = [&](int64_t i) { // NaN above every number
+            double v = value(i);
+            return std::make_pair(std::isnan(v), std::isnan(v) ? 0.0 : v);
+          };
+          std::vector<int64_t> order(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i)
+            order[static_cast<size_t>(i)] = i;
+          std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+            return a.descending ? key(j) < key(i) : key(i) < key(j);
+          });
+          for (int64_t i = 0; i < n; ++i) {
+            idx[a.axis] = i;
+            int64_t flat = 0;
+            for (size_t d = 0; d < idx.size(); ++d)
+              flat = flat * x.meta.shape[d] + idx[d];
+            out.data[static_cast<size_t>(flat)] = double(order[static_cast<size_t>(i)]);
+          }
+        });
       } else if (op.prim == Prim::Window) {
         const Buffer &x = operand(0);
         forEachIndex(op.result.shape, [&](const std::vector<int64_t> &idx) {

@@ -195,6 +195,16 @@ Json nmsJson(mapexpr::NmsOp nms) {
       {"inputs", {mapexpr::tensorName(nms.getBoxes()), mapexpr::tensorName(nms.getScores())}}};
 }
 
+/// An argsort step: the runtime writes the positions that sort each row of the input.
+Json argsortJson(mapexpr::ArgsortOp sort) {
+  return Json{{"kind", "argsort"},
+              {"name", sort.getName()},
+              {"axis", sort.getAxis()},
+              {"descending", sort.getDescending()},
+              {"outputs", {mapexpr::tensorName(sort.getResult())}},
+              {"inputs", {mapexpr::tensorName(sort.getX())}}};
+}
+
 /// One segment's plan: its buffers by name, its steps (kernel launches and GEMM calls), and
 /// the arena offsets of its intermediates (first fit over their live ranges, 64-byte aligned).
 class SegmentPlan {
@@ -249,6 +259,8 @@ public:
         json = nonzeroJson(nonzero);
       } else if (auto nms = mlir::dyn_cast<mapexpr::NmsOp>(op)) {
         json = nmsJson(nms);
+      } else if (auto sort = mlir::dyn_cast<mapexpr::ArgsortOp>(op)) {
+        json = argsortJson(sort);
       } else {
         continue;
       }

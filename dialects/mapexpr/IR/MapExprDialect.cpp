@@ -353,6 +353,14 @@ LogicalResult NmsOp::verify() {
   return success();
 }
 
+LogicalResult ArgsortOp::verify() {
+  std::vector<int64_t> x = shapeOf(getX()), result = shapeOf(getResult());
+  if (getAxis() >= x.size() || result != x ||
+      !getResult().getType().getElementType().isInteger(64))
+    return emitOpError("takes a tensor to i64 of its shape, sorted along one of its axes");
+  return success();
+}
+
 //===-- IR -> model -----------------------------------------------------------------------===//
 
 namespace sotc::mapexpr {

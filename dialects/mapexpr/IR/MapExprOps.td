@@ -240,4 +240,22 @@ def MapExpr_NmsOp : MapExpr_Op<"nms"> {
   let hasVerifier = 1;
 }
 
+def MapExpr_ArgsortOp : MapExpr_Op<"argsort"> {
+  let summary = "The positions that sort a tensor along an axis, run by the runtime as a step";
+  let description = [{
+    `result` (i64, `x`'s shape) holds, for each row of `x` along `axis`, the positions of its
+    elements in sorted order: stable (equal elements keep their order), ascending or
+    `descending`, NaN the largest. Not a kernel: the runtime sorts each row (n log n
+    comparisons, at the row's length of the call). `name` is the fusion group's name; `names`
+    the result's Python name.
+  }];
+  let arguments = (ins StrAttr:$name, AnyRankedTensor:$x, I64Attr:$axis, BoolAttr:$descending,
+                       OptionalAttr<StrArrayAttr>:$names);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name `(` $x `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SOTC_DIALECT_MAPEXPR_OPS

@@ -218,6 +218,18 @@ LogicalResult PrimOp::verify() {
                            "with an IoU threshold");
       return success();
     }
+    if (prim == sotc::ops::Prim::Argsort) {
+      if (failed(expectOperands(1)))
+        return failure();
+      auto x = cast<RankedTensorType>(operands[0].getType());
+      std::optional<int64_t> axis = getAxis();
+      if (!axis || *axis < 0 || *axis >= x.getRank() || !getDescending() ||
+          x.getShape() != resultType.getShape() || !resultType.getElementType().isInteger(64) ||
+          isa<ComplexType>(x.getElementType()))
+        return emitOpError("argsort takes a real tensor to i64 of its shape, with an axis and "
+                           "descending");
+      return success();
+    }
     if (prim == sotc::ops::Prim::Gather) {
       if (failed(expectOperands(2)))
         return failure();
@@ -374,6 +386,7 @@ sotc::ops::PrimAttrs sotc::sir::primAttrsOf(PrimOp op) {
   a.pads = ints(op.getPads());
   a.groups = op.getGroups().value_or(1);
   a.keepdim = op.getKeepdim().value_or(false);
+  a.descending = op.getDescending().value_or(false);
   a.transposeX = op.getTransposeX().value_or(false);
   a.transposeY = op.getTransposeY().value_or(false);
   auto type = cast<RankedTensorType>(op.getResult().getType());

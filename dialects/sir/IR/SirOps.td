@@ -71,6 +71,8 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
     an `[OC, C/groups, KH, KW]` weight (`strides`, `dilations`, leading `pads`, zeros
     outside; `groups`, 1 where absent, slices the channels, each slice convolved with its own
     OC/groups filters): `tensor<NxCxHxW>`, `tensor<OCx(C/groups)xKHxKW>` -> `tensor<NxOCxOHxOW>`.
+    `argsort` gives the positions that sort its operand along `axis` (stable; `descending`
+    where set): `tensor<...xT>` -> `tensor<...xi64>`, a step the runtime runs.
   }];
   let arguments = (ins Sir_PrimitiveAttr:$prim, Variadic<AnyRankedTensor>:$operands,
                        OptionalAttr<F64Attr>:$value,
@@ -87,6 +89,7 @@ def Sir_PrimOp : Sir_Op<"prim", [Pure]> {
                        OptionalAttr<DenseI64ArrayAttr>:$pads,
                        OptionalAttr<I64Attr>:$groups,
                        OptionalAttr<BoolAttr>:$keepdim,
+                       OptionalAttr<BoolAttr>:$descending,
                        OptionalAttr<BoolAttr>:$transpose_x,
                        OptionalAttr<BoolAttr>:$transpose_y,
                        OptionalAttr<StrAttr>:$name);

@@ -184,11 +184,10 @@ private:
     // One anchor: a largest tensor any member reads or writes.
     std::vector<mlir::RankedTensorType> tensors;
     for (size_t i : ops) {
-      // A matmul, a conv2d, an index_copy, a nonzero, an nms (library steps) and a concat (each
-      // output element reads one of several inputs) stay alone.
+      // A matmul, a conv2d, the runtime's steps (index_copy, nonzero, nms, argsort) and a
+      // concat (each output element reads one of several inputs) stay alone.
       if (primOf(prims_[i]) == ops::Prim::Matmul || primOf(prims_[i]) == ops::Prim::Conv2d ||
-          primOf(prims_[i]) == ops::Prim::IndexCopy || primOf(prims_[i]) == ops::Prim::Nonzero ||
-          primOf(prims_[i]) == ops::Prim::Nms || primOf(prims_[i]) == ops::Prim::Concat)
+          ops::isRuntimeStep(primOf(prims_[i])) || primOf(prims_[i]) == ops::Prim::Concat)
         return false;
       // What a window or a gather reads is read through it (padded windows, rows picked by
       // values), not indexed from the anchor: it comes from outside the group, whole.

@@ -109,6 +109,10 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
       prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
     else if (op.prim == Prim::Nonzero || op.prim == Prim::Nms)
       prim.setValueAttr(b.getF64FloatAttr(a.value));
+    else if (op.prim == Prim::Argsort) {
+      prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
+      prim.setDescendingAttr(b.getBoolAttr(a.descending));
+    }
     else if (op.prim == Prim::Window) {
       prim.setKernelAttr(ints(b, a.kernel));
       prim.setStridesAttr(ints(b, a.strides));

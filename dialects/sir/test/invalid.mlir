@@ -212,3 +212,19 @@ sir.subgraph @static_size(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 sir.subgraph @static_dims(%x: tensor<?x8xf32, #sir.dims<"4">>) -> tensor<?x8xf32> {
   sir.output %x : tensor<?x8xf32>
 }
+
+// -----
+
+sir.subgraph @argsort_to_f32(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{argsort takes a real tensor to i64 of its shape, with an axis and descending}}
+  %0 = sir.prim argsort(%x) {axis = 1 : i64, descending = false} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  sir.output %0 : tensor<4x8xf32>
+}
+
+// -----
+
+sir.subgraph @argsort_past_rank(%x: tensor<4x8xf32>) -> tensor<4x8xi64> {
+  // expected-error @+1 {{argsort takes a real tensor to i64 of its shape, with an axis and descending}}
+  %0 = sir.prim argsort(%x) {axis = 2 : i64, descending = false} : (tensor<4x8xf32>) -> tensor<4x8xi64>
+  sir.output %0 : tensor<4x8xi64>
+}

@@ -178,8 +178,7 @@ public:
             throw Error(ErrorCode::FormatUnsupported, step.name + ": " + why);
           continue;
         }
-        if (step.kind == Step::Kind::Conv || step.kind == Step::Kind::IndexCopy ||
-            step.kind == Step::Kind::Nonzero || step.kind == Step::Kind::Nms)
+        if (step.kind == Step::Kind::Conv || step.executorStep())
           continue;
         auto it = kernels.find(step.symbol);
         if (it == kernels.end())

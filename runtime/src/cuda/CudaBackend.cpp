@@ -71,8 +71,7 @@ private:
     std::vector<const GemmPlan *> plans;
     for (Segment *seg : artifact.plans())
       for (Step &step : seg->steps) {
-        if (step.kind == Step::Kind::IndexCopy || step.kind == Step::Kind::Nonzero ||
-            step.kind == Step::Kind::Nms) // the executor's
+        if (step.executorStep())
           continue;
         if (step.kind == Step::Kind::Conv)
           throw Error(ErrorCode::FormatUnsupported, step.name + ": a convolution step (sotc writes those for the "

@@ -644,6 +644,23 @@ private:
             break;
           continue;
         }
+        if (in.op == Op::BrxIdx) { // each lane to its entry of the table
+          const std::vector<uint32_t> &table = k_.jumpTables[in.target];
+          const uint64_t *index = row(w, in.src[0]);
+          forLanes(group, [&](int l) {
+            if (!(active >> l & 1)) {
+              w.pc[l] = pc + 1;
+              return;
+            }
+            uint64_t i = index[l] & 0xffffffffu;
+            if (i >= table.size())
+              fault(wi, l, pc,
+                    "brx.idx to entry " + std::to_string(i) + " of a table of " +
+                        std::to_string(table.size()));
+            w.pc[l] = table[i];
+          });
+          goto reselect;
+        }
         if (in.op == Op::Exit || in.op == Op::Bar) {
           if (in.op == Op::Exit) {
             w.live &= ~active;
@@ -1197,6 +1214,7 @@ private:
     case Op::Nop:
       break;
     case Op::Bra:
+    case Op::BrxIdx:
     case Op::Bar:
     case Op::Exit:
     case Op::Shfl:

@@ -257,12 +257,21 @@ public:
     if (text.rfind(".pragma", 0) == 0 || text.rfind(".loc", 0) == 0 ||
         text.rfind(".file", 0) == 0)
       return;
+    if (text.rfind(".branchtargets", 0) == 0) { // "$L_brx_0: .branchtargets $L1, $L2, ..."
+      if (lastLabel_.empty())
+        fail(line, ".branchtargets without a label");
+      tables_[lastLabel_] = operands(text.substr(14));
+      return;
+    }
     if (text[0] == '.')
       fail(line, "unsupported directive in a kernel: " + text);
     instruction(text, line);
   }
 
-  void label(const std::string &name) { labels_[name] = static_cast<uint32_t>(k_.code.size()); }
+  void label(const std::string &name) {
+    labels_[name] = static_cast<uint32_t>(k_.code.size());
+    lastLabel_ = name;
+  }
 
   void finish() {
     Instr exit;
@@ -270,11 +279,23 @@ public:
     exit.line = k_.code.empty() ? 0 : k_.code.back().line;
     k_.code.push_back(exit);
     k_.text.push_back("(end of kernel)");
-    for (auto &[index, name] : branches_) {
+    auto at = [&](size_t index, const std::string &name) {
       auto l = labels_.find(name);
       if (l == labels_.end())
         fail(k_.code[index].line, "branch to an unknown label " + name);
-      k_.code[index].target = l->second;
+      return l->second;
+    };
+    for (auto &[index, name] : branches_)
+      k_.code[index].target = at(index, name);
+    for (auto &[index, name] : indirect_) {
+      auto table = tables_.find(name);
+      if (table == tables_.end())
+        fail(k_.code[index].line, "brx.idx over " + name + ", which is no .branchtargets");
+      std::vector<uint32_t> targets;
+      for (const std::string &target : table->second)
+        targets.push_back(at(index, target));
+      k_.code[index].target = static_cast<uint32_t>(k_.jumpTables.size());
+      k_.jumpTables.push_back(std::move(targets));
     }
   }
 
@@ -474,6 +495,8 @@ private:
                                        : m == "any" ? VoteMode::Any
                                        : m == "uni" ? VoteMode::Uni
                                                     : VoteMode::Ballot);
+      else if (base == "brx" && m == "idx")
+        continue; // the only brx
       else if (base == "testp")
         in.mode = static_cast<uint8_t>(m == "finite"       ? TestpMode::Finite
                                        : m == "infinite"   ? TestpMode::Infinite
@@ -662,9 +685,12 @@ private:
         fail(line, "a vector store of " + std::to_string(in.vec) + " needs as many values");
       for (const std::string &x : v)
         in.src[in.numSrc++] = source(x, t, line);
-    } else if (base == "bra" || base == "brx") {
-      if (base == "brx")
-        fail(line, "indirect branches are not supported");
+    } else if (base == "brx") { // brx.idx %r, $L_table: the table's entry at %r
+      need(2);
+      in.op = Op::BrxIdx;
+      in.src[in.numSrc++] = source(ops[0], Type::U32, line);
+      indirect_.push_back({k_.code.size(), ops[1]});
+    } else if (base == "bra") {
       need(1);
       in.op = Op::Bra;
       branches_.push_back({k_.code.size(), ops[0]});
@@ -721,6 +747,9 @@ private:
   std::map<uint64_t, uint32_t> constants_;
   std::map<std::string, uint32_t> labels_;
   std::vector<std::pair<size_t, std::string>> branches_;
+  std::vector<std::pair<size_t, std::string>> indirect_; // brx.idx: its table's label
+  std::map<std::string, std::vector<std::string>> tables_; // .branchtargets by label
+  std::string lastLabel_;
 };
 
 /// The text with comments blanked (newlines kept, so line numbers stay).

@@ -67,7 +67,7 @@ enum class Space : uint8_t { Generic, Global, Shared, Local, Param, Const };
 
 enum class Op : uint8_t {
   Mov, Add, Sub, Mul, MulHi, MulWide, Mad, MadHi, MadWide, Fma, Div, Rem, Min, Max, Neg, Abs,
-  Not, And, Or, Xor, Shl, Shr, Setp, Selp, Cvt, Cvta, Ld, St, Bra, Bar, WarpSync, Shfl, Vote,
+  Not, And, Or, Xor, Shl, Shr, Setp, Selp, Cvt, Cvta, Ld, St, Bra, BrxIdx, Bar, WarpSync, Shfl, Vote,
   Exit, Sqrt, Rsqrt, Rcp, Ex2, Lg2, Sin, Cos, Tanh, Copysign, Bfe, Bfi, ShfL, ShfR, Popc, Clz,
   Brev, Testp, AddCarry, SubCarry, MadCarry, Fence, Nop
 };
@@ -101,7 +101,7 @@ struct Instr {
   std::array<uint32_t, 4> dst{};
   std::array<uint32_t, 5> src{};
   int64_t offset = 0;   // ld/st: the address is src[0] + offset
-  uint32_t target = 0;  // bra: the instruction it jumps to
+  uint32_t target = 0;  // bra: the instruction it jumps to; brx.idx: its jump table
   uint32_t line = 0;    // its line in the PTX text
 };
 
@@ -139,6 +139,8 @@ struct Kernel {
   std::vector<std::pair<uint32_t, uint64_t>> constants; // immediates: register, value
   std::vector<std::pair<uint32_t, std::string>> globals; // module globals' addresses
   std::vector<SpecialRegister> specials;
+  /// brx.idx's tables (.branchtargets): the instructions their entries jump to.
+  std::vector<std::vector<uint32_t>> jumpTables;
   std::vector<SharedVariable> shared;
   uint64_t sharedBytes = 0, localBytes = 0;
   bool dynamicShared = false;

@@ -1,6 +1,6 @@
 // sotc-convert-runtime-prims-to-steps: every nonzero group becomes a mapexpr.nonzero step (the
-// runtime's pass over its input), every nms group a mapexpr.nms step (its greedy loop); other
-// groups stay. Either with company in its group (sotc-sir-fuse never makes one) is an error.
+// runtime's pass over its input), every nms group a mapexpr.nms step (its greedy loop), every
+// argsort group a mapexpr.argsort step (a sort of each row); other groups stay. Either with company in its group (sotc-sir-fuse never makes one) is an error.
 // RUN: sotc-opt %s --split-input-file --verify-diagnostics --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-runtime-prims-to-steps))" | FileCheck %s
 
 // nonzero's rows at their bound: the coordinates of a [3, 4] mask's nonzeros, 12 rows.
@@ -89,4 +89,42 @@ sir.subgraph @wrong(%b: tensor<6x3xf32> {sir.name = "b"}, %s: tensor<6xf32> {sir
     sir.yield %k : tensor<6xi64>
   }
   sir.output %0 : tensor<6xi64>
+}
+
+// -----
+
+// torch.sort(x, dim=1, descending=True) of long rows: the order from the runtime, the values
+// gathered by a kernel after it (a group that stays).
+// CHECK-LABEL: sir.subgraph @sorted
+// CHECK-NEXT:    %[[O:.*]] = mapexpr.argsort "argsort_0"(%arg0) {axis = 1 : i64, descending = true, names = ["order"]} : (tensor<2x2000xf32>) -> tensor<2x2000xi64>
+// CHECK-NEXT:    sir.group "gather_1"
+// CHECK:         sir.output
+sir.subgraph @sorted(%x: tensor<2x2000xf32> {sir.name = "x"}) -> (tensor<2x2000xi64>, tensor<4000xf32>) {
+  %0 = sir.group "argsort_0" "injective"(%x) : (tensor<2x2000xf32>) -> tensor<2x2000xi64> {
+  ^bb0(%a: tensor<2x2000xf32>):
+    %o = sir.prim argsort(%a) {axis = 1 : i64, descending = true, name = "order"} : (tensor<2x2000xf32>) -> tensor<2x2000xi64>
+    sir.yield %o : tensor<2x2000xi64>
+  }
+  %1 = sir.group "gather_1" "injective"(%x, %0) : (tensor<2x2000xf32>, tensor<2x2000xi64>) -> tensor<4000xf32> {
+  ^bb0(%a: tensor<2x2000xf32>, %o: tensor<2x2000xi64>):
+    %f = sir.prim reshape(%a) {shape = array<i64: 4000>} : (tensor<2x2000xf32>) -> tensor<4000xf32>
+    %i = sir.prim reshape(%o) {shape = array<i64: 4000>} : (tensor<2x2000xi64>) -> tensor<4000xi64>
+    %g = sir.prim gather(%f, %i) : (tensor<4000xf32>, tensor<4000xi64>) -> tensor<4000xf32>
+    sir.yield %g : tensor<4000xf32>
+  }
+  sir.output %0, %1 : tensor<2x2000xi64>, tensor<4000xf32>
+}
+
+// -----
+
+// An argsort with company in its group.
+sir.subgraph @argsort_fused(%x: tensor<3000xf32> {sir.name = "x"}) -> (tensor<3000xi64>) {
+  // expected-error @+1 {{an argsort group holds its argsort and nothing else}}
+  %0 = sir.group "argsort_0" "injective"(%x) : (tensor<3000xf32>) -> tensor<3000xi64> {
+  ^bb0(%a: tensor<3000xf32>):
+    %o = sir.prim argsort(%a) {axis = 0 : i64, descending = false} : (tensor<3000xf32>) -> tensor<3000xi64>
+    %z = sir.prim neg(%o) : (tensor<3000xi64>) -> tensor<3000xi64>
+    sir.yield %z : tensor<3000xi64>
+  }
+  sir.output %0 : tensor<3000xi64>
 }
