@@ -511,9 +511,10 @@ std::string nmsText(mapexpr::NmsOp nms) {
 std::string argsortText(mapexpr::ArgsortOp sort) {
   std::string out = "t_" + mapexpr::tensorName(sort.getResult()),
               x = "t_" + mapexpr::tensorName(sort.getX());
-  return sort.getName().str() + "(&" + out + ", " + x + ") {\n  RuntimeCall(argsort, axis=" +
-         std::to_string(sort.getAxis()) + (sort.getDescending() ? ", descending" : "") +
-         ") {\n    argsort(&" + out + ", " + x + ");\n  }\n}\n";
+  return sort.getName().str() + "(&" + out + ", " + x +
+         ") {\n  RuntimeCall(argsort, axis=" + std::to_string(sort.getAxis()) +
+         (sort.getDescending() ? ", descending" : "") + ") {\n    argsort(&" + out + ", " + x +
+         ");\n  }\n}\n";
 }
 } // namespace
 

@@ -20,9 +20,9 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace sotc::ops {
@@ -600,7 +600,7 @@ private:
   std::vector<DynamicSymbol> symbols_;
   ops::DerivedSizes derivedSizes_;
   std::set<int> guardedSizes_; // derived sizes guarded to be at least 1
-  std::map<CountKey, int> countedSizes_;     // the size each count made (produceSize)
+  std::map<CountKey, int> countedSizes_;      // the size each count made (produceSize)
   std::map<int, int64_t> producedBounds_;     // a counted size's static bound, where it has one
   std::array<int64_t, ops::kMaxSymbols> sizeMax_{}; // the inputs' sizes' (sizeMax)
   std::set<const Variable *> consumedSet_;

@@ -51,15 +51,15 @@ void Executor::produceSize(Frame &f, const std::string &what, const VarPtr &coun
   auto known = end.key ? countedSizes_.find(*end.key) : countedSizes_.end();
   int k = end.symbol >= 0                ? end.symbol
           : known != countedSizes_.end() ? known->second
-                                      : [&] {
-                                          try {
-                                            return derivedSizes_.produce();
-                                          } catch (const CodedError &e) {
-                                            if (int dead = deadCountedSize(bounded); dead >= 0)
-                                              return dead;
-                                            fail(e.code(), e.what(), f);
-                                          }
-                                        }();
+                                         : [&] {
+                                             try {
+                                               return derivedSizes_.produce();
+                                             } catch (const CodedError &e) {
+                                               if (int dead = deadCountedSize(bounded); dead >= 0)
+                                                 return dead;
+                                               fail(e.code(), e.what(), f);
+                                             }
+                                           }();
   if (end.symbol < 0 && known == countedSizes_.end()) { // what an earlier count of s_k settled
     producedBounds_.erase(k);
     for (auto it = countedSizes_.begin(); it != countedSizes_.end();)
@@ -194,13 +194,14 @@ bool Executor::countedExtreme(Frame &f, StatementIR &sir, const std::string &bui
     value = value ? apiCall(f, sir, pick, {value, t}) : t;
   }
   if (number)
-    value = apiCall(f, sir, "torch.clamp", {value},
-                    {{least ? "max" : "min", intConst(*number)}});
+    value = apiCall(f, sir, "torch.clamp", {value}, {{least ? "max" : "min", intConst(*number)}});
   SizeEnd end;
   end.bound = bound;
   produceSize(
       f, builtin + "()", value, {},
-      [&](const std::vector<VarPtr> &, int k) { return makeDynamicSize(ops::dynamicDim(k), {value}); },
+      [&](const std::vector<VarPtr> &, int k) {
+        return makeDynamicSize(ops::dynamicDim(k), {value});
+      },
       end);
   return true;
 }
@@ -253,9 +254,10 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
                      ((args.size() == 1 && kwargs.empty()) ||
                       (args.empty() && kwargs.size() == 1 && kwargs[0].first == "condition"));
   static const std::set<std::string> kOps = {
-      "torch.nonzero",        "torch.argwhere",            "torch.masked_select", "paddle.nonzero",
-      "paddle.masked_select", "torch.ops.torchvision.nms", "torch.topk",          "paddle.topk",
-      "torch.cat",            "torch.concat",              "torch.concatenate",   "paddle.concat"};
+      "torch.nonzero",  "torch.argwhere",       "torch.masked_select",
+      "paddle.nonzero", "paddle.masked_select", "torch.ops.torchvision.nms",
+      "torch.topk",     "paddle.topk",          "torch.cat",
+      "torch.concat",   "torch.concatenate",    "paddle.concat"};
   if (!kOps.count(op) && !oneArgWhere)
     return false;
   auto call = [&](const std::string &callee, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
@@ -270,8 +272,8 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   if (op == "torch.ops.torchvision.nms") { // the kept boxes' indices, then -1: those >= 0 count
     VarPtr keep = call(op, args, kwargs);
     VarPtr count = call("torch.count_nonzero", {call("torch.ge", {keep, intConst(0)})});
-    produceSize(f, what, count, {keep}, [](const std::vector<VarPtr> &p, int) { return p[0]; },
-                SizeEnd());
+    produceSize(
+        f, what, count, {keep}, [](const std::vector<VarPtr> &p, int) { return p[0]; }, SizeEnd());
     return true;
   }
   VarPtr x = argument(args, kwargs, 0, oneArgWhere ? "condition" : torch ? "input" : "x");
@@ -293,7 +295,8 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
     };
     SelectedRows selected = selectRows(f, sir, flat(mask), flat(x));
     produceSize(
-        f, what, selected.count, {selected.rows}, [](const std::vector<VarPtr> &p, int) { return p[0]; },
+        f, what, selected.count, {selected.rows},
+        [](const std::vector<VarPtr> &p, int) { return p[0]; },
         selectedBy(mask->meta.shape == x->meta.shape ? mask.get() : nullptr));
     return true;
   }
@@ -308,17 +311,18 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   // As many rows as x[x != 0] has: where(keep)[0] and scores[keep] are of one size.
   SizeEnd end = selectedBy(x.get());
   if (!tuple) {
-    produceSize(f, what, nz.count, {nz.positions},
-                [](const std::vector<VarPtr> &p, int) { return p[0]; }, end);
+    produceSize(
+        f, what, nz.count, {nz.positions}, [](const std::vector<VarPtr> &p, int) { return p[0]; },
+        end);
     return true;
   }
   // One tensor of coordinates [k] per dimension (in both frameworks).
   std::vector<VarPtr> columns;
   for (int64_t d = 0; d < rank; ++d)
     columns.push_back(call("torch.select", {nz.positions, intConst(1), intConst(d)}));
-  produceSize(f, what, nz.count, columns,
-              [](const std::vector<VarPtr> &p, int) { return makeSequence(K::Tuple, p, {}); },
-              end);
+  produceSize(
+      f, what, nz.count, columns,
+      [](const std::vector<VarPtr> &p, int) { return makeSequence(K::Tuple, p, {}); }, end);
   return true;
 }
 
@@ -368,7 +372,8 @@ bool Executor::countedConcat(Frame &f, StatementIR &sir, const std::vector<VarPt
                        {{"dtype", torchDType(parts[0]->meta.dtype)}});
   VarPtr count = apiCall(f, sir, "torch.full", {intList({}), intConst(0)}, {{"dtype", int64}});
   for (size_t i = 0; i < parts.size(); ++i) {
-    VarPtr n = ops::isDynamicDim(rows[i]) ? makeDynamicSize(rows[i], {parts[i]}) : intConst(rows[i]);
+    VarPtr n =
+        ops::isDynamicDim(rows[i]) ? makeDynamicSize(rows[i], {parts[i]}) : intConst(rows[i]);
     VarPtr at = apiCall(f, sir, "torch.add",
                         {apiCall(f, sir, "torch.arange", {n}, {{"dtype", int64}}), count});
     out = apiCall(f, sir, "torch.index_copy", {out, intConst(0), at, parts[i]});
@@ -377,8 +382,8 @@ bool Executor::countedConcat(Frame &f, StatementIR &sir, const std::vector<VarPt
   }
   SizeEnd end;
   end.key = rows;
-  produceSize(f, "cat()", count, {out}, [](const std::vector<VarPtr> &p, int) { return p[0]; },
-              end);
+  produceSize(
+      f, "cat()", count, {out}, [](const std::vector<VarPtr> &p, int) { return p[0]; }, end);
   return true;
 }
 
@@ -418,8 +423,9 @@ bool Executor::countedTopk(Frame &f, StatementIR &sir, const std::vector<VarPtr>
       derivedSizes_.of(static_cast<int>(ops::symbolOf(k->sizeDim))).base ==
           ops::symbolOf(k->sizeDim))
     end.symbol = static_cast<int>(ops::symbolOf(k->sizeDim));
-  produceSize(f, "topk()", sizeTensor(f, sir, k), sorted->items,
-              [&](const std::vector<VarPtr> &p, int) { return named(p); }, end);
+  produceSize(
+      f, "topk()", sizeTensor(f, sir, k), sorted->items,
+      [&](const std::vector<VarPtr> &p, int) { return named(p); }, end);
   return true;
 }
 
@@ -472,15 +478,16 @@ bool Executor::firstRows(Frame &f, StatementIR &sir, const VarPtr &x, const VarP
     if (n >= 0 && bound && *bound <= n) // keep[:100] of at most 80 rows: all of them
       return f.stack.push_back(x), true;
     count = n >= 0 ? apiCall(f, sir, "torch.clamp", {count}, {{"max", intConst(n)}})
-                   : apiCall(f, sir, "torch.clamp", {apiCall(f, sir, "torch.add", {count, intConst(n)})},
+                   : apiCall(f, sir, "torch.clamp",
+                             {apiCall(f, sir, "torch.add", {count, intConst(n)})},
                              {{"min", intConst(0)}});
     if (n >= 0)
       end.bound = bound ? std::min(*bound, n) : n;
   } else {
     count = apiCall(f, sir, "torch.minimum", {count, sizeTensor(f, sir, stop)});
   }
-  produceSize(f, "a slice", count, {x}, [](const std::vector<VarPtr> &p, int) { return p[0]; },
-              end);
+  produceSize(
+      f, "a slice", count, {x}, [](const std::vector<VarPtr> &p, int) { return p[0]; }, end);
   return true;
 }
 

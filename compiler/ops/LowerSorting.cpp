@@ -75,7 +75,7 @@ Ranked rankAlong(PrimBuilder &b, int x, int64_t axis, bool descending) {
 std::pair<int, int> pick(PrimBuilder &b, const Ranked &r, int wanted) {
   std::vector<int64_t> shape = b.meta(r.x).shape;
   int64_t rank = int64_t(shape.size()), axis = r.axis;
-  if (r.order >= 0) { // the sorted positions at the wanted ranks, x at those
+  if (r.order >= 0) {                // the sorted positions at the wanted ranks, x at those
     std::vector<int64_t> at = shape; // x's shape with Q at the axis
     at[axis] = b.meta(wanted).shape[b.meta(wanted).rank() == 1 ? 0 : axis];
     if (b.meta(wanted).rank() == 1 && rank != 1) {

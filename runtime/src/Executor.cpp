@@ -844,8 +844,7 @@ template <class T> uint64_t orderKey(T v) {
 /// The positions that sort each of x's rows of n elements (`inner` apart, rows of
 /// outer x inner) into out, stable: (key, position) pairs sorted whole.
 template <class T>
-void sortRows(const T *x, int64_t *out, int64_t outer, int64_t n, int64_t inner,
-              bool descending) {
+void sortRows(const T *x, int64_t *out, int64_t outer, int64_t n, int64_t inner, bool descending) {
   std::vector<std::pair<uint64_t, int64_t>> row(static_cast<size_t>(n));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
@@ -882,9 +881,9 @@ void Executor::argsort(const Step &step, const Segment &plan, const std::vector<
     in = host.data();
   }
   switch (x.dtype) {
-#define SOTC_SORT_ROWS(DTYPE, T)                                                                  \
-  case DTYPE:                                                                                     \
-    sortRows(static_cast<const T *>(in), out, outer, n, inner, step.descending);                  \
+#define SOTC_SORT_ROWS(DTYPE, T)                                                                   \
+  case DTYPE:                                                                                      \
+    sortRows(static_cast<const T *>(in), out, outer, n, inner, step.descending);                   \
     break;
     SOTC_SORT_ROWS(SOTC_BOOL, uint8_t)
     SOTC_SORT_ROWS(SOTC_INT8, int8_t)

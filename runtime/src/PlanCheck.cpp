@@ -149,7 +149,8 @@ private:
       if (out.dtype != SOTC_INT64 || out.shape != x.shape || !sortable(x.dtype) ||
           step.sortAxis >= static_cast<int64_t>(x.shape.size()))
         fail(which + " sorts " + shapeText(x) + " along dim " + std::to_string(step.sortAxis) +
-             " into " + shapeText(out) + ", not a real tensor along one of its dims into int64 "
+             " into " + shapeText(out) +
+             ", not a real tensor along one of its dims into int64 "
              "of its shape");
       return;
     }

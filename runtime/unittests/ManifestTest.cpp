@@ -307,8 +307,8 @@ TEST_CASE("an argsort step orders a real tensor's rows into int64 of its shape",
   segment["end"] = {{"kind", "return"}, {"value", "order"}, {"result", {{"tensor", "order"}}}};
   Artifact a = readManifest(m.dump(), "k.manifest.json");
   const sotc::runtime::Step &step = a.segments[0].steps[0];
-  CHECK((step.kind == sotc::runtime::Step::Kind::Argsort && step.sortAxis == 1 &&
-         step.descending && step.executorStep()));
+  CHECK((step.kind == sotc::runtime::Step::Kind::Argsort && step.sortAxis == 1 && step.descending &&
+         step.executorStep()));
   checkRefusals(m, {{"an axis past the input's rank", "sorts float32[4, 8] along dim 2",
                      [](Json &m) { m["segments"][0]["steps"][0]["axis"] = 2; }},
                     {"positions that are no int64", "into float32[4, 8]", [](Json &m) {

@@ -36,8 +36,7 @@ struct ConvertRuntimePrimsToStepsPass
           !llvm::all_of(prim->getOperands(),
                         [](mlir::Value v) { return mlir::isa<mlir::BlockArgument>(v); })) {
         group.emitOpError() << (kind == ops::Prim::Argsort ? "an " : "a ") << ops::primName(kind)
-                            << " group holds its "
-                            << ops::primName(kind) << " and nothing else";
+                            << " group holds its " << ops::primName(kind) << " and nothing else";
         return signalPassFailure();
       }
       auto input = [&](unsigned i) {

@@ -1107,16 +1107,23 @@ void addLinearAlgebraAndSortingCases(std::vector<Case> &c) {
   const TensorMeta kLong{{2, 1500}, DType::Float32};
   auto firstOfLong = [=](bool descending, int64_t k) {
     return [=](const Refs &in) {
-      std::vector<std::vector<std::pair<double, int64_t>>> rows = {
-          sortedRow(in[0], 0, descending), sortedRow(in[0], 1, descending)};
+      std::vector<std::vector<std::pair<double, int64_t>>> rows = {sortedRow(in[0], 0, descending),
+                                                                   sortedRow(in[0], 1, descending)};
       auto at = [&](const I &i) { return rows[size_t(i[0])][size_t(i[1])]; };
       return Refs{build({2, k}, [&](const I &i) { return at(i).first; }),
-                  build({2, k}, [&](const I &i) { return double(at(i).second); }, DType::Int64)};
+                  build(
+                      {2, k}, [&](const I &i) { return double(at(i).second); }, DType::Int64)};
     };
   };
-  c.push_back({{"torch.sort"}, {kLong}, {T(0)}, {{"descending", Arg::ofBool(true)}},
+  c.push_back({{"torch.sort"},
+               {kLong},
+               {T(0)},
+               {{"descending", Arg::ofBool(true)}},
                firstOfLong(true, 1500)});
-  c.push_back({{"torch.topk"}, {kLong}, {T(0), Arg::ofInt(4)}, {{"largest", Arg::ofBool(false)}},
+  c.push_back({{"torch.topk"},
+               {kLong},
+               {T(0), Arg::ofInt(4)},
+               {{"largest", Arg::ofBool(false)}},
                firstOfLong(false, 4)});
   auto rankOf = [=](int64_t k) { // (values, indices) of rank k per row, [3]
     return [=](const Refs &in) {

@@ -355,8 +355,7 @@ LogicalResult NmsOp::verify() {
 
 LogicalResult ArgsortOp::verify() {
   std::vector<int64_t> x = shapeOf(getX()), result = shapeOf(getResult());
-  if (getAxis() >= x.size() || result != x ||
-      !getResult().getType().getElementType().isInteger(64))
+  if (getAxis() >= x.size() || result != x || !getResult().getType().getElementType().isInteger(64))
     return emitOpError("takes a tensor to i64 of its shape, sorted along one of its axes");
   return success();
 }

@@ -112,15 +112,13 @@ mlir::Value emitPrim(mlir::OpBuilder &b, mlir::Location loc, const ops::PrimOp &
     else if (op.prim == Prim::Argsort) {
       prim.setAxisAttr(b.getI64IntegerAttr(a.axis));
       prim.setDescendingAttr(b.getBoolAttr(a.descending));
-    }
-    else if (op.prim == Prim::Window) {
+    } else if (op.prim == Prim::Window) {
       prim.setKernelAttr(ints(b, a.kernel));
       prim.setStridesAttr(ints(b, a.strides));
       prim.setDilationsAttr(ints(b, a.dilations));
       prim.setPadsAttr(ints(b, a.pads));
       prim.setValueAttr(b.getF64FloatAttr(a.value));
-    }
-    else if (op.prim == Prim::Slice) {
+    } else if (op.prim == Prim::Slice) {
       prim.setAxesAttr(ints(b, a.axes));
       prim.setStartsAttr(ints(b, a.starts));
       prim.setEndsAttr(ints(b, a.ends)); // a dynamic end as its size: -2 for s1

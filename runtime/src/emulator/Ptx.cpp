@@ -747,7 +747,7 @@ private:
   std::map<uint64_t, uint32_t> constants_;
   std::map<std::string, uint32_t> labels_;
   std::vector<std::pair<size_t, std::string>> branches_;
-  std::vector<std::pair<size_t, std::string>> indirect_; // brx.idx: its table's label
+  std::vector<std::pair<size_t, std::string>> indirect_;   // brx.idx: its table's label
   std::map<std::string, std::vector<std::string>> tables_; // .branchtargets by label
   std::string lastLabel_;
 };

@@ -67,9 +67,9 @@ enum class Space : uint8_t { Generic, Global, Shared, Local, Param, Const };
 
 enum class Op : uint8_t {
   Mov, Add, Sub, Mul, MulHi, MulWide, Mad, MadHi, MadWide, Fma, Div, Rem, Min, Max, Neg, Abs,
-  Not, And, Or, Xor, Shl, Shr, Setp, Selp, Cvt, Cvta, Ld, St, Bra, BrxIdx, Bar, WarpSync, Shfl, Vote,
-  Exit, Sqrt, Rsqrt, Rcp, Ex2, Lg2, Sin, Cos, Tanh, Copysign, Bfe, Bfi, ShfL, ShfR, Popc, Clz,
-  Brev, Testp, AddCarry, SubCarry, MadCarry, Fence, Nop
+  Not, And, Or, Xor, Shl, Shr, Setp, Selp, Cvt, Cvta, Ld, St, Bra, BrxIdx, Bar, WarpSync, Shfl,
+  Vote, Exit, Sqrt, Rsqrt, Rcp, Ex2, Lg2, Sin, Cos, Tanh, Copysign, Bfe, Bfi, ShfL, ShfR, Popc,
+  Clz, Brev, Testp, AddCarry, SubCarry, MadCarry, Fence, Nop
 };
 
 /// Rounding of floating-point results (and of float-to-integer conversions: the "i" forms).
