@@ -281,9 +281,6 @@ void Executor::indexWithDynamicSize(Frame &f, std::vector<VarPtr> &args) {
   bool tuple = args[1]->kind == K::Tuple;
   std::vector<VarPtr> items = tuple ? args[1]->items : std::vector<VarPtr>{args[1]};
   const std::vector<int64_t> &shape = args[0]->meta.shape;
-  auto isNone = [](const VarPtr &v) {
-    return v->isConstant() && v->constant.kind == PyConst::Kind::None;
-  };
   auto position = [](const VarPtr &v) { return isInt(v) && v->constant.intValue >= 0; };
   size_t consumed = 0, dim = 0;
   for (const VarPtr &k : items)

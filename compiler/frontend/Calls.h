@@ -36,6 +36,10 @@ inline VarPtr makeSequence(Variable::Kind kind, std::vector<VarPtr> items,
 }
 
 inline VarPtr none() { return makeConst(PyConst::none(), {}); }
+/// An argument left out (null) or passed as None.
+inline bool isNone(const VarPtr &v) {
+  return !v || (v->isConstant() && v->constant.kind == PyConst::Kind::None);
+}
 inline VarPtr intConst(int64_t v) { return makeConst(PyConst::ofInt(v), {}); }
 /// A list of int constants (a shape, a permutation, paddings).
 inline VarPtr intList(const std::vector<int64_t> &values) {

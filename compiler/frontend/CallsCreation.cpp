@@ -20,10 +20,6 @@ using K = Variable::Kind;
 /// Elements a constant made in the function may have (each is a statement or part of one).
 constexpr size_t kMaxConstantElements = 256;
 
-bool isNone(const VarPtr &v) {
-  return !v || (v->isConstant() && v->constant.kind == PyConst::Kind::None);
-}
-
 /// The framework's name for a dtype ("paddle.float32"), as a DataType argument spells it.
 VarPtr dtypeVar(const CallContext &c, ops::DType dtype) {
   VarPtr v = Variable::make(K::External, constTracker());

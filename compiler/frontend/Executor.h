@@ -574,6 +574,13 @@ public:
   /// k; false where k is a number.
   bool countedTopk(Frame &f, StatementIR &sir, const std::vector<VarPtr> &args,
                    const std::vector<std::pair<std::string, VarPtr>> &kwargs);
+  /// unique / unique_consecutive (`op`: torch's or paddle's, no dim): the values at the
+  /// starts of x's runs of equal elements (sorted first for unique), a size counted at their
+  /// starts; the inverse, the counts (and paddle's first indices) as each framework returns
+  /// them.
+  void countedUnique(Frame &f, StatementIR &sir, const std::string &op,
+                     const std::vector<VarPtr> &args,
+                     const std::vector<std::pair<std::string, VarPtr>> &kwargs);
 
 private:
   /// Ends the segment at a call the host must run (--allow-host-callbacks); false when

@@ -258,6 +258,10 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
       "paddle.nonzero", "paddle.masked_select", "torch.ops.torchvision.nms",
       "torch.topk",     "paddle.topk",          "torch.cat",
       "torch.concat",   "torch.concatenate",    "paddle.concat"};
+  static const std::set<std::string> kUnique = {
+      "torch.unique", "paddle.unique", "torch.unique_consecutive", "paddle.unique_consecutive"};
+  if (kUnique.count(op))
+    return countedUnique(f, sir, op, args, kwargs), true;
   if (!kOps.count(op) && !oneArgWhere)
     return false;
   auto call = [&](const std::string &callee, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
@@ -427,6 +431,97 @@ bool Executor::countedTopk(Frame &f, StatementIR &sir, const std::vector<VarPtr>
       f, "topk()", sizeTensor(f, sir, k), sorted->items,
       [&](const std::vector<VarPtr> &p, int) { return named(p); }, end);
   return true;
+}
+
+void Executor::countedUnique(Frame &f, StatementIR &sir, const std::string &op,
+                             const std::vector<VarPtr> &args, const Kwargs &kwargs) {
+  bool torch = framework_ == "torch", consecutive = op.find("consecutive") != std::string::npos;
+  auto call = [&](const std::string &callee, std::vector<VarPtr> callArgs, Kwargs callKwargs = {}) {
+    return apiCall(f, sir, callee, std::move(callArgs), std::move(callKwargs));
+  };
+  VarPtr x = argument(args, kwargs, 0, torch ? "input" : "x");
+  if (!x || !x->isTensor())
+    fail(DiagCode::FrontendPythonError, "TypeError: " + op + "() takes a tensor", f);
+  // Where each option sits: torch.unique(input, sorted, return_inverse, return_counts, dim),
+  // torch.unique_consecutive(input, return_inverse, return_counts, dim), paddle.unique(x,
+  // return_index, return_inverse, return_counts, axis, dtype), paddle.unique_consecutive(x,
+  // return_inverse, return_counts, axis, dtype).
+  size_t at = torch && !consecutive ? 2 : !torch && !consecutive ? 2 : 1;
+  auto option = [&](size_t position, const char *name) {
+    VarPtr v = argument(args, kwargs, position, name);
+    return v && truthy(f, v);
+  };
+  bool withIndex = !torch && !consecutive && option(1, "return_index");
+  bool inverse = option(at, "return_inverse"), counts = option(at + 1, "return_counts");
+  VarPtr dim = argument(args, kwargs, at + 2, torch ? "dim" : "axis");
+  if (!isNone(dim))
+    fail(DiagCode::FrontendUnsupportedCall,
+         op.substr(op.rfind('.') + 1) + "() along a dimension is not supported yet (of the " +
+             "flattened tensor it is)",
+         f);
+  VarPtr dtype = torch ? nullptr : argument(args, kwargs, at + 3, "dtype");
+  // torch.unique's sorted=False order is unspecified: sotc's is sorted.
+  VarPtr v = call("torch.reshape", {x, intList({-1})}), order;
+  if (!consecutive) {
+    VarPtr sorted = call("torch.sort", {v},
+                         {{"dim", intConst(0)}, {"stable", makeConst(PyConst::ofBool(true), {})}});
+    v = sorted->items[0], order = sorted->items[1];
+  }
+  // Element i starts a run where it differs from element i - 1 (NaN from everything).
+  VarPtr zero = intConst(0), one = intConst(1);
+  int64_t elements = v->meta.shape[0];
+  VarPtr pos = call("torch.arange", {ops::isDynamicDim(elements) ? makeDynamicSize(elements, {v})
+                                                                 : intConst(elements)});
+  VarPtr n = call("torch.sum", {call("torch.ones_like", {pos})});
+  VarPtr previous =
+      call("torch.index_select",
+           {v, zero, call("torch.clamp", {call("torch.sub", {pos, one})}, {{"min", zero}})});
+  VarPtr first =
+      call("torch.logical_or", {call("torch.ne", {v, previous}), call("torch.eq", {pos, zero})});
+  // The runs' starts at their bound (then -1), and how many there are.
+  VarPtr starts =
+      call("torch.reshape", {call("torch.nonzero_static", {first},
+                                  {{"size", elementsOf(first)}, {"fill_value", intConst(-1)}}),
+                             intList({-1})});
+  VarPtr count = call("torch.count_nonzero", {call("torch.ge", {starts, zero})});
+  VarPtr at0 = call("torch.clamp", {starts}, {{"min", zero}});
+  std::vector<VarPtr> rows = {call("torch.index_select", {v, zero, at0})};
+  VarPtr asDType = isNone(dtype) ? nullptr : dtype;
+  auto indices = [&](VarPtr t) { // paddle's dtype= of indices and counts
+    return asDType ? call("paddle.cast", {t, asDType}) : t;
+  };
+  if (withIndex) // the stable sort's first position of a run is the value's first occurrence
+    rows.push_back(indices(call("torch.index_select", {order, zero, at0})));
+  if (counts) { // from one start to the next (the last run to n)
+    VarPtr next =
+        call("torch.index_select",
+             {starts, zero,
+              call("torch.minimum", {call("torch.add", {pos, one}), call("torch.sub", {n, one})})});
+    VarPtr inside = call("torch.logical_and", {call("torch.lt", {call("torch.add", {pos, one}), n}),
+                                               call("torch.ge", {next, zero})});
+    rows.push_back(indices(call("torch.sub", {call("torch.where", {inside, next, n}), starts})));
+  }
+  VarPtr inverseOf;
+  if (inverse) { // each element's run, put back where the sort took it from
+    VarPtr run = call("torch.sub", {call("torch.cumsum", {first, zero}), one});
+    if (order)
+      run = call("torch.index_copy", {call("torch.zeros_like", {run}), zero, order, run});
+    inverseOf = indices(torch ? call("torch.reshape", {run, intList(x->meta.shape)}) : run);
+  }
+  produceSize(
+      f, op.substr(op.rfind('.') + 1) + "()", count, rows,
+      [&](const std::vector<VarPtr> &p, int) {
+        std::vector<VarPtr> out = {p[0]};
+        size_t next = 1;
+        if (withIndex)
+          out.push_back(p[next++]);
+        if (inverse)
+          out.push_back(inverseOf);
+        if (counts)
+          out.push_back(p[next]);
+        return out.size() == 1 ? out[0] : makeSequence(K::Tuple, out, {});
+      },
+      selectedBy(first.get()));
 }
 
 bool Executor::countedSubscript(Frame &f, StatementIR &sir, const VarPtr &x, const VarPtr &key) {

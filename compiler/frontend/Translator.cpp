@@ -391,6 +391,14 @@ Translation translateOnce(const trace::Trace &trace, const TranslateOptions &opt
       seg.sizeBound = b.bound;
       std::vector<VarPtr> leaving = {b.count};
       leaving.insert(leaving.end(), b.bounded.begin(), b.bounded.end());
+      // Tensors of the call's result that are no rows of the count (unique's inverse) were
+      // made by the call: live only in its result, they leave too.
+      std::vector<VarPtr> inResult;
+      std::set<const Variable *> producedSet;
+      for (const VarPtr &v : b.produced)
+        producedSet.insert(v.get());
+      collectTensors(b.result, inResult, producedSet);
+      leaving.insert(leaving.end(), inResult.begin(), inResult.end());
       leaveWith(seg, leaving, p.state);
       // Each produced tensor is passed as the bounded one it is the first rows of.
       std::map<const Variable *, VarPtr> passedAs;

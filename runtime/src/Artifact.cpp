@@ -375,6 +375,16 @@ Sizes plannedAtOne(const Entry &e) {
 }
 
 /// Entry `entry`'s plans with its dynamic sizes as `sizes` (unchecked: see atSizes).
+/// Whether any of `step`'s outputs has elements in `plan` (at its sizes).
+bool writesElements(const Segment &plan, const Step &step) {
+  for (const std::vector<Buffer> *buffers : {&plan.outputs, &plan.arena})
+    for (const Buffer &b : *buffers)
+      if (b.bytes > 0 &&
+          std::find(step.outputs.begin(), step.outputs.end(), b.name) != step.outputs.end())
+        return true;
+  return false;
+}
+
 void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
   Entry &e = a.entries.at(entry);
   // A size a segment counted may be 0 (nothing selected): steps over it then write nothing.
@@ -452,6 +462,10 @@ void resolveSizes(Artifact &a, size_t entry, const Sizes &sizes) {
                                        ? p.m == 0 || p.n == 0 || p.batchCount() == 0
                                        : step.kind == Step::Kind::Kernel && step.grid == 0);
       step.sumsNone = countedNone && step.kind == Step::Kind::Gemm && !step.empty && p.k == 0;
+      // A kernel over no rows that still has elements to write (a sum over the counted rows
+      // fused with work on them) cannot write them: refused where it runs, not left unwritten.
+      if (step.empty && writesElements(s, step))
+        step.empty = false, step.sumsNone = true;
       if (std::string why =
               step.kind == Step::Kind::Gemm && !step.empty && !step.sumsNone ? validate(p) : "";
           !why.empty())

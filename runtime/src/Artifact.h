@@ -115,7 +115,8 @@ struct Step {
   void *function = nullptr; // kernels, once the backend has loaded the binary
   /// Resolved at sizes where a size a segment counted is 0: the step has nothing to write
   /// (a grid, m or n of 0) and does not run; or it is a GEMM that would sum over none of
-  /// the rows (k of 0), which fails the run where it runs (not supported yet).
+  /// the rows (k of 0), or a kernel of no blocks with elements to write (a sum over the rows
+  /// fused with work on them), which fails the run where it runs (not supported yet).
   bool empty = false, sumsNone = false;
   /// Whether the executor runs the step itself (on the host where buffers are a device's),
   /// not a backend's kernel or library.

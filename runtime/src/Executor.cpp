@@ -680,9 +680,10 @@ void Executor::runSteps(const Segment &plan, const std::map<std::string, void *>
       continue;
     if (step.sumsNone)
       throw Error(ErrorCode::InputsMismatch,
-                  "GEMM step " + step.name +
-                      " sums products over rows a segment counted, and it counted none (not "
-                      "supported yet)");
+                  std::string(step.kind == Step::Kind::Gemm ? "GEMM step " : "kernel ") +
+                      step.name +
+                      " sums over rows a segment counted, and it counted none (not supported "
+                      "yet)");
     std::vector<void *> args;
     for (const std::vector<std::string> *names : {&step.outputs, &step.inputs})
       for (const std::string &name : *names)

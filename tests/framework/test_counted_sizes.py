@@ -104,6 +104,22 @@ def t_many(scores):  # a detector's level with thousands of candidates: the runt
     return v, i, torch.sort(s)[0][:3]
 
 
+def t_unique(x, labels):  # the classes among kept rows, how often, and where each went
+    kept = labels[x > 0]
+    values, inverse, counts = torch.unique(kept, return_inverse=True, return_counts=True)
+    runs, run_counts = torch.unique_consecutive(labels, return_counts=True)
+    return (values, inverse, counts, runs, run_counts, kept.unique(),
+            torch.unique_consecutive(x.floor(), return_inverse=True)[1])
+
+
+def p_unique(x, labels):
+    kept = paddle.masked_select(labels, x > 0)
+    values, index, inverse, counts = paddle.unique(kept, return_index=True, return_inverse=True,
+                                                   return_counts=True)
+    runs, run_counts = paddle.unique_consecutive(labels, return_counts=True, dtype="int32")
+    return values, index, inverse, counts, runs, run_counts, paddle.unique(x.floor())
+
+
 def p_nonzero(x):
     return paddle.nonzero(x > 0), paddle.nonzero(x < 0, as_tuple=True)[1]
 
@@ -162,6 +178,8 @@ CASES = {
                                          r.integers(0, 3, 40).astype(np.int64)]),
     "t_levels": (t_levels, lambda r, s: [_x(r, s, (36,)), r.random((36, 4)).astype(np.float32)]),
     "t_many": (t_many, lambda r, s: [_distinct(r, s, 6000)]),
+    "t_unique": (t_unique, lambda r, s: [_x(r, s, (40,)), r.integers(0, 5, 40).astype(np.int64)]),
+    "p_unique": (p_unique, lambda r, s: [_x(r, s, (40,)), r.integers(0, 5, 40).astype(np.int64)]),
     "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
     "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),
     "p_boolean_index": (p_boolean_index, lambda r, s: [_x(r, 0.5, (6, 2)), _mask(r, s, (6,))]),
@@ -230,6 +248,26 @@ def test_the_manifest_names_each_counted_size(compiled):
     assert {p["size"] for p in entry["produced_sizes"]} == {"s0"}, entry["produced_sizes"]
     ends = [s["end"] for s in manifest["segments"] if s["end"]["kind"] == "size"]
     assert len(ends) == 2 and all(e["size"] == "s0" and e["bound"] == 30 for e in ends), ends
+
+
+def t_sum_beside_running_count(x):  # one kernel sums the kept rows and counts along them
+    f = x[x > 0] > 1
+    return torch.count_nonzero(f), torch.cumsum(f, 0)
+
+
+def test_a_sum_over_no_counted_rows_is_refused_where_its_kernel_cannot_run(tmp_path, sotc_bin):  # noqa: F811
+    """Fused with a cumsum over the kept rows, the count's kernel has a block per row: with
+    none kept it has no block to write the count with. The run fails by name (it used to
+    return what the buffer held); with rows kept it matches torch."""
+    sotc.trace(t_sum_beside_running_count, torch.randn(40)).save(str(tmp_path / "t.pb"))
+    r = subprocess.run([sotc_bin, "compile", str(tmp_path / "t.pb"), "--target", "cpu", "-o",
+                        str(tmp_path / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    compiled = sotc.load(str(tmp_path / "k.so"))
+    kept = np.linspace(-1, 3, 40).astype(np.float32)
+    assert_same(compiled(kept), _numpy(t_sum_beside_running_count(torch.from_numpy(kept))), 0)
+    with pytest.raises(sotc.SotcError, match="counted none"):
+        compiled(-np.ones(40, np.float32))
 
 
 class Anchored(torch.nn.Module):

@@ -29,3 +29,7 @@ def top(x):  # torchvision's _topk_min: a size counted from a counted one, then 
     s = x[x > 0]
     v, i = s.topk(min(3, s.size(0)))
     return v, i[:2]
+
+
+def distinct(x):  # unique: the values at the starts of the sorted runs, a size counted there
+    return torch.unique(x.floor(), return_counts=True)
