@@ -700,6 +700,15 @@ TEST_CASE("a size a segment counts is bound where it ends; steps over none do no
   Artifact none = sotc::runtime::atSizes(a, 0, {0});
   CHECK((none.segments[1].steps[0].grid == 0 && none.segments[1].steps[0].empty));
   CHECK(none.segments[1].outputs[0].bytes == 0);
+  // A kernel over the rows that also writes a 0-d sum of them has no block to write it with
+  // at a count of 0: it fails where it runs instead of leaving the sum unwritten.
+  Json summed = countedManifest();
+  summed["segments"][1]["outputs"].push_back(
+      {{"name", "total"}, {"dtype", "int64"}, {"shape", Json::array()}, {"bytes", 8}});
+  summed["segments"][1]["steps"][0]["outputs"].push_back("total");
+  Artifact noneSummed =
+      sotc::runtime::atSizes(readManifest(summed.dump(), "k.manifest.json"), 0, {0});
+  CHECK((noneSummed.segments[1].steps[0].sumsNone && !noneSummed.segments[1].steps[0].empty));
   // Passed on as the first rows: more rows than were computed do not fit, checked where the
   // end jumps (a plan has a size a later end counts again at an older count).
   Artifact six = sotc::runtime::atSizes(a, 0, {6});

@@ -211,6 +211,24 @@ private:
       if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
         tensors.push_back(mlir::cast<mlir::RankedTensorType>(prims_[i].getType()));
     }
+    // A reduction that sums a dynamic size away writes its result even where the size is 0
+    // (a kernel counted none): among tensors of that size to a higher power (a cumsum's
+    // [s0, s0] beside a count over [s0]) the kernel's blocks would run over the rows, none
+    // of them there to write it.
+    for (size_t i : ops) {
+      if (ops::primKind(primOf(prims_[i])) != ops::PrimKind::Reduce)
+        continue;
+      ops::SizeProduct in = ops::productOf(shapeWithSizes(
+                           mlir::cast<mlir::RankedTensorType>(prims_[i]->getOperand(0).getType()))),
+                       out = ops::productOf(shapeWithSizes(
+                           mlir::cast<mlir::RankedTensorType>(prims_[i].getType())));
+      for (mlir::RankedTensorType t : tensors) {
+        ops::SizeProduct p = ops::productOf(shapeWithSizes(t));
+        for (size_t k = 0; k < in.powers.size(); ++k)
+          if (in.powers[k] > out.powers[k] && p.powers[k] > in.powers[k])
+            return false;
+      }
+    }
     // Any of the largest tensors may be the anchor (sotc-convert-sir-to-mapexpr tries them
     // all): a bias read as [C, 1, 1] indexes from a conv's [N, C, H, W] result, not from the
     // GEMM's [N, C, H*W] it reshapes.
