@@ -446,7 +446,7 @@ void Executor::countedUnique(Frame &f, StatementIR &sir, const std::string &op,
   // torch.unique_consecutive(input, return_inverse, return_counts, dim), paddle.unique(x,
   // return_index, return_inverse, return_counts, axis, dtype), paddle.unique_consecutive(x,
   // return_inverse, return_counts, axis, dtype).
-  size_t at = torch && !consecutive ? 2 : !torch && !consecutive ? 2 : 1;
+  size_t at = consecutive ? 1 : 2;
   auto option = [&](size_t position, const char *name) {
     VarPtr v = argument(args, kwargs, position, name);
     return v && truthy(f, v);
@@ -460,6 +460,8 @@ void Executor::countedUnique(Frame &f, StatementIR &sir, const std::string &op,
              "flattened tensor it is)",
          f);
   VarPtr dtype = torch ? nullptr : argument(args, kwargs, at + 3, "dtype");
+  if (isNone(dtype))
+    dtype = nullptr;
   // torch.unique's sorted=False order is unspecified: sotc's is sorted.
   VarPtr v = call("torch.reshape", {x, intList({-1})}), order;
   if (!consecutive) {
@@ -486,9 +488,8 @@ void Executor::countedUnique(Frame &f, StatementIR &sir, const std::string &op,
   VarPtr count = call("torch.count_nonzero", {call("torch.ge", {starts, zero})});
   VarPtr at0 = call("torch.clamp", {starts}, {{"min", zero}});
   std::vector<VarPtr> rows = {call("torch.index_select", {v, zero, at0})};
-  VarPtr asDType = isNone(dtype) ? nullptr : dtype;
   auto indices = [&](VarPtr t) { // paddle's dtype= of indices and counts
-    return asDType ? call("paddle.cast", {t, asDType}) : t;
+    return dtype ? call("paddle.cast", {t, dtype}) : t;
   };
   if (withIndex) // the stable sort's first position of a run is the value's first occurrence
     rows.push_back(indices(call("torch.index_select", {order, zero, at0})));
@@ -506,7 +507,10 @@ void Executor::countedUnique(Frame &f, StatementIR &sir, const std::string &op,
     VarPtr run = call("torch.sub", {call("torch.cumsum", {first, zero}), one});
     if (order)
       run = call("torch.index_copy", {call("torch.zeros_like", {run}), zero, order, run});
-    inverseOf = indices(torch ? call("torch.reshape", {run, intList(x->meta.shape)}) : run);
+    if (torch && x->meta.rank() != 1) // torch's has x's shape, paddle's is flat
+      run = tensorCall(f, sir, "method", "torch.Tensor.reshape_as", "torch.Tensor.reshape_as",
+                       {run, x}, {});
+    inverseOf = indices(run);
   }
   produceSize(
       f, op.substr(op.rfind('.') + 1) + "()", count, rows,

@@ -109,7 +109,8 @@ def t_unique(x, labels):  # the classes among kept rows, how often, and where ea
     values, inverse, counts = torch.unique(kept, return_inverse=True, return_counts=True)
     runs, run_counts = torch.unique_consecutive(labels, return_counts=True)
     return (values, inverse, counts, runs, run_counts, kept.unique(),
-            torch.unique_consecutive(x.floor(), return_inverse=True)[1])
+            torch.unique_consecutive(x.floor(), return_inverse=True)[1],
+            torch.unique(labels.view(8, 5), return_inverse=True)[1])
 
 
 def p_unique(x, labels):

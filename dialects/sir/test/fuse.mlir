@@ -355,3 +355,18 @@ sir.subgraph @slice_of_a_reshape_handed_on(%x: tensor<1x4x32xf32>) -> (tensor<2x
   %3 = sir.prim slice(%2) {axes = array<i64: 0, 1>, starts = array<i64: 0, 0>, ends = array<i64: 1, 1>, steps = array<i64: 1, 1>} : (tensor<1x2x4x32xf32>) -> tensor<1x1x4x32xf32>
   sir.output %1, %3 : tensor<2x4x32xf32>, tensor<1x1x4x32xf32>
 }
+
+// -----
+
+// A count over [s0] rows (summed away) beside a running count's [s0, s0] comparisons: apart,
+// since a kernel over [s0, s0] runs a block per row and with s0 of 0 none would write the sum.
+// CHECK-LABEL: sir.subgraph @count_beside_running
+// CHECK:      sir.group "add_0_reduce_sum_1_reshape_2" "reduction"
+// CHECK:      sir.group "broadcast_to_3" "injective"
+sir.subgraph @count_beside_running(%f: tensor<?xi64, #sir.dims<"s0">>) -> (tensor<i64>, tensor<?x?xi64, #sir.dims<"s0", "s0">>) {
+  %0 = sir.prim add(%f, %f) : (tensor<?xi64, #sir.dims<"s0">>, tensor<?xi64, #sir.dims<"s0">>) -> tensor<?xi64, #sir.dims<"s0">>
+  %1 = sir.prim reduce_sum(%0) {axes = array<i64: 0>, keepdim = false} : (tensor<?xi64, #sir.dims<"s0">>) -> tensor<i64>
+  %2 = sir.prim reshape(%0) {shape = array<i64: -1, 1>} : (tensor<?xi64, #sir.dims<"s0">>) -> tensor<?x1xi64, #sir.dims<"s0">>
+  %3 = sir.prim broadcast_to(%2) {shape = array<i64: -1, -1>} : (tensor<?x1xi64, #sir.dims<"s0">>) -> tensor<?x?xi64, #sir.dims<"s0", "s0">>
+  sir.output %1, %3 : tensor<i64>, tensor<?x?xi64, #sir.dims<"s0", "s0">>
+}
