@@ -254,10 +254,11 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
                      ((args.size() == 1 && kwargs.empty()) ||
                       (args.empty() && kwargs.size() == 1 && kwargs[0].first == "condition"));
   static const std::set<std::string> kOps = {
-      "torch.nonzero",  "torch.argwhere",       "torch.masked_select",
-      "paddle.nonzero", "paddle.masked_select", "torch.ops.torchvision.nms",
-      "torch.topk",     "paddle.topk",          "torch.cat",
-      "torch.concat",   "torch.concatenate",    "paddle.concat"};
+      "torch.nonzero",        "torch.argwhere",       "torch.masked_select",
+      "paddle.nonzero",       "paddle.masked_select", "torch.ops.torchvision.nms",
+      "torch.topk",           "paddle.topk",          "torch.cat",
+      "torch.concat",         "torch.concatenate",    "paddle.concat",
+      "paddle.vision.ops.nms"};
   static const std::set<std::string> kUnique = {
       "torch.unique", "paddle.unique", "torch.unique_consecutive", "paddle.unique_consecutive"};
   if (kUnique.count(op))
@@ -273,8 +274,31 @@ bool Executor::producedSizeCall(Frame &f, StatementIR &sir, const std::string &n
   if (op == "torch.cat" || op == "torch.concat" || op == "torch.concatenate" ||
       op == "paddle.concat")
     return countedConcat(f, sir, args, kwargs);
+  bool paddleNms = op == "paddle.vision.ops.nms";
+  if (paddleNms) { // torchvision's nms; without scores, boxes in order
+    VarPtr boxes = argument(args, kwargs, 0, "boxes"),
+           iou = argument(args, kwargs, 1, "iou_threshold"),
+           scores = argument(args, kwargs, 2, "scores");
+    if (!isNone(argument(args, kwargs, 3, "category_idxs")) ||
+        !isNone(argument(args, kwargs, 5, "top_k")))
+      fail(DiagCode::FrontendUnsupportedCall,
+           "paddle.vision.ops.nms() with category_idxs or top_k is not supported yet (with "
+           "scores or without it is)",
+           f);
+    if (!boxes || !boxes->isTensor() || boxes->meta.rank() != 2)
+      fail(DiagCode::FrontendPythonError, "TypeError: nms() takes boxes [N, 4]", f);
+    if (isNone(scores)) { // the first box first: descending positions as its scores
+      int64_t n = boxes->meta.shape[0];
+      scores = call(
+          "torch.neg",
+          {call("torch.arange", {ops::isDynamicDim(n) ? makeDynamicSize(n, {boxes}) : intConst(n)},
+                {{"dtype", torchDType(boxes->meta.dtype)}})});
+    }
+    op = "torch.ops.torchvision.nms";
+    args = {boxes, scores, isNone(iou) ? makeConst(PyConst::ofFloat(0.3), {}) : iou};
+  }
   if (op == "torch.ops.torchvision.nms") { // the kept boxes' indices, then -1: those >= 0 count
-    VarPtr keep = call(op, args, kwargs);
+    VarPtr keep = call(op, args, paddleNms ? Kwargs() : kwargs);
     VarPtr count = call("torch.count_nonzero", {call("torch.ge", {keep, intConst(0)})});
     produceSize(
         f, what, count, {keep}, [](const std::vector<VarPtr> &p, int) { return p[0]; }, SizeEnd());

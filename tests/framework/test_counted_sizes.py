@@ -121,6 +121,10 @@ def p_unique(x, labels):
     return values, index, inverse, counts, runs, run_counts, paddle.unique(x.floor())
 
 
+def p_nms(boxes, scores):  # paddle's nms: by scores, or the boxes in their order
+    return paddle.vision.ops.nms(boxes, 0.5, scores), paddle.vision.ops.nms(boxes, iou_threshold=0.4)
+
+
 def p_nonzero(x):
     return paddle.nonzero(x > 0), paddle.nonzero(x < 0, as_tuple=True)[1]
 
@@ -181,6 +185,7 @@ CASES = {
     "t_many": (t_many, lambda r, s: [_distinct(r, s, 6000)]),
     "t_unique": (t_unique, lambda r, s: [_x(r, s, (40,)), r.integers(0, 5, 40).astype(np.int64)]),
     "p_unique": (p_unique, lambda r, s: [_x(r, s, (40,)), r.integers(0, 5, 40).astype(np.int64)]),
+    "p_nms": (p_nms, lambda r, s: [_boxes(r, 40), _scores(r, 0.5, 40)]),
     "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
     "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),
     "p_boolean_index": (p_boolean_index, lambda r, s: [_x(r, 0.5, (6, 2)), _mask(r, s, (6,))]),
