@@ -35,6 +35,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import datetime
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -930,6 +931,47 @@ class Ultralytics(Suite):
         return "torch", model, (_images(3, 64),), {}
 
 
+@functools.lru_cache(maxsize=None)
+def _with_nms():
+    """The layer that runs an ultralytics model and then the library's own
+    non_max_suppression, as its predictors do (nc for segment and pose, whose extra channels
+    follow the classes; rotated boxes for obb). Made on first use: the suite's parent process
+    imports no framework."""
+    import torch
+
+    class WithNms(torch.nn.Module):
+        def __init__(self, model, nc, rotated):
+            super().__init__()
+            self.model, self.nc, self.rotated = model, nc, rotated
+
+        def forward(self, images):
+            from ultralytics.utils.nms import non_max_suppression
+            return non_max_suppression(self.model(images), conf_thres=0.25, iou_thres=0.7,
+                                       nc=self.nc, rotated=self.rotated)
+    return WithNms
+
+
+class UltralyticsNms(Ultralytics):
+    """ultralytics: every detect, segment, pose and obb yaml, the model and the library's
+    non_max_suppression together (torchvision's nms imported, as the library imports it).
+    The model runs once before tracing (the suite's eager run), which fills its head's anchor
+    cache as the library's exporter's dry run does."""
+
+    def names(self):
+        from ultralytics.nn.tasks import guess_model_task, yaml_model_load
+        root = os.path.join(os.path.dirname(__import__("ultralytics").__file__), "cfg", "models")
+        return [n for n in super().names() if guess_model_task(yaml_model_load(
+            os.path.join(root, n))) in ("detect", "segment", "pose", "obb")]
+
+    def build(self, name):
+        import torchvision  # noqa: F401  (non_max_suppression takes its nms once imported)
+        from ultralytics.nn.tasks import guess_model_task
+        framework, model, args, kwargs = super().build(name)
+        task = guess_model_task(model)
+        nc = len(model.names) if task in ("segment", "pose") else 0
+        return framework, _with_nms()(model, nc, task == "obb").eval(), args, kwargs
+
+
 class TorchAudio(Suite):
     """torchaudio: every model builder function of torchaudio.models."""
     package = "torchaudio"
@@ -981,6 +1023,7 @@ class TorchAudio(Suite):
 SUITES = {"timm": Timm, "transformers": Transformers,
           "transformers-generate": TransformersGenerate, "torchvision": TorchVision,
           "paddle": PaddleLayers, "diffusers": Diffusers, "ultralytics": Ultralytics,
+          "ultralytics-nms": UltralyticsNms,
           "torchaudio": TorchAudio}
 
 

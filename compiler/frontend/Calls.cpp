@@ -967,6 +967,13 @@ void Executor::call(ExecState &state, StatementIR &sir, VarPtr callable, std::ve
         if (!result->isTensor())
           c.fail(DiagCode::FrontendUnsupportedCall,
                  "tensor method '" + c.name + "' updates in place what returns several tensors");
+        // x.squeeze_(-1), x.t_(): x itself takes the new shape (its metadata, in torch).
+        static const std::set<std::string> reshaping = {"squeeze", "unsqueeze", "transpose",
+                                                        "t",       "swapaxes",  "swapdims"};
+        if (reshaping.count(plain)) {
+          c.push(c.resizeInPlace(self, result));
+          return;
+        }
         c.push(c.fillInPlace(self, result));
         return;
       }

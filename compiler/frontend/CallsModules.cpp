@@ -388,6 +388,23 @@ bool environmentVariable(CallContext &c) {
   return true;
 }
 
+/// time.time(), time.perf_counter() and the other clocks: a reading whose only use is the
+/// time to another reading (binaryOp), none in a compiled program.
+bool clockReading(CallContext &c) {
+  static const std::set<std::string> clocks = {
+      "time.time",        "time.time_ns",       "time.perf_counter", "time.perf_counter_ns",
+      "time.monotonic",   "time.monotonic_ns",  "time.process_time", "time.process_time_ns",
+      "time.thread_time", "time.thread_time_ns"};
+  if (!clocks.count(c.name) || !c.args.empty() || !c.kwargs.empty())
+    return false;
+  VarPtr v = Variable::make(Variable::Kind::Opaque, computedFrom({}));
+  v->name = "clock reading of " + c.name + "()";
+  bool ns = c.name.size() > 3 && c.name.compare(c.name.size() - 3, 3, "_ns") == 0;
+  v->constant = ns ? PyConst::ofInt(0) : PyConst::ofFloat(0);
+  c.push(v);
+  return true;
+}
+
 /// torch.is_tensor(x), paddle.is_tensor(x): whether x is a tensor (known at compile time).
 bool isTensorQuery(CallContext &c) {
   if ((c.name != "torch.is_tensor" && c.name != "paddle.is_tensor") || c.args.size() != 1 ||
@@ -436,6 +453,10 @@ bool frameworkQuery(CallContext &c) {
       {"torch.distributed.is_available", false}, // an artifact runs in one process
       {"torch.distributed.is_initialized", false},
       {"torch.is_grad_enabled", false}, // an artifact computes no gradients
+      // Whether the framework's nondeterministic kernels are refused: an artifact's never are
+      // (torchvision's roi_align then takes its operator, not its Python fallback).
+      {"torch.are_deterministic_algorithms_enabled", false},
+      {"torch.is_deterministic_algorithms_warn_only_enabled", false},
       // Which accelerator libraries the framework was built with: none of theirs runs in an
       // artifact (its kernels are sotc's), so the portable code path is taken.
       {"torch.backends.mha.get_fastpath_enabled", false}, // torch's fused kernel path
@@ -677,9 +698,8 @@ bool callModuleFunction(CallContext &c) {
       c.name = leaf;
   }
   if (callCreation(c) || contextManager(c) || frameworkQuery(c) || autocastQuery(c) ||
-      environmentVariable(c) ||
-      isTensorQuery(c) || itertoolsRepeat(c) || typeInfo(c) || signature(c) ||
-      associativeScan(c))
+      environmentVariable(c) || clockReading(c) || isTensorQuery(c) || itertoolsRepeat(c) ||
+      typeInfo(c) || signature(c) || associativeScan(c))
     return true;
   if (c.name == "functools.partial" && !c.args.empty()) {
     std::vector<VarPtr> bound(c.args.begin() + 1, c.args.end());

@@ -722,9 +722,11 @@ std::vector<SideEffect> Executor::sideEffects(const ExecState &state) {
         it != a.object->keys.end() ? a.object->items[it - a.object->keys.begin()] : nullptr;
     if (now != a.before && !(now && a.before && sameValue(now, a.before)))
       throw CodedError(DiagCode::FrontendUnsupportedConstruct,
-                       "attribute assignment ." + a.name + " = " + (now ? now->repr() : "(deleted)") +
-                           " on a " + a.object->typeName() + " passed in, which keeps the new value when the function returns (a "
-                           "side effect sotc does not apply yet) (" +
+                       "attribute assignment ." + a.name + " = " +
+                           (now ? now->repr() : "(deleted)") + " on a " + a.object->typeName() +
+                           " passed in, which keeps the new value when the function returns (a "
+                           "side effect sotc does not apply yet; a cache the object fills on its "
+                           "first call is filled by calling it once before tracing) (" +
                            a.loc.str() + ")");
   }
   std::vector<SideEffect> out;

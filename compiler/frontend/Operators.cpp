@@ -400,6 +400,20 @@ VarPtr Executor::binaryOp(Frame &f, StatementIR &sir, const std::string &op, boo
   if (anyUnsupported(a, b))
     return unsupportedResult();
   SourceLoc loc = locOf(f);
+  if (a->isClockReading() || b->isClockReading()) {
+    // A compiled program runs no Python between its clock reads: the time between two is
+    // none (an NMS's time limit, a timing log), and a reading itself is never a value.
+    if (op != "sub" || !a->isClockReading() || !b->isClockReading())
+      fail(DiagCode::FrontendHostInteraction,
+           "a " + (a->isClockReading() ? a : b)->name +
+               " is subtracted from another reading (the time between them, which no Python "
+               "code takes in a compiled program) and not otherwise computed with",
+           f);
+    consume(a, loc);
+    consume(b, loc);
+    return makeConst(
+        a->constant.kind == PyConst::Kind::Int ? PyConst::ofInt(0) : PyConst::ofFloat(0), {a, b});
+  }
   // The dynamic size through arithmetic that keeps it (T + 0: transformers' past length).
   auto is = [](const VarPtr &v, int64_t n) { return isInt(v) && v->constant.intValue == n; };
   if (isDynamicSize(a) && ((is(b, 0) && (op == "add" || op == "sub")) ||
@@ -790,6 +804,17 @@ VarPtr Executor::compare(Frame &f, StatementIR &sir, const std::string &op, VarP
     if ((a->kind == K::External || a->kind == K::Module) && a->kind == b->kind)
       eq = a->name == b->name;
     return makeConst(PyConst::ofBool(op == "==" ? eq : !eq), {a, b});
+  }
+  if (a->kind == b->kind && (a->kind == K::Tuple || a->kind == K::List)) {
+    // Python orders sequences by their first items that differ, else by their lengths
+    // (`sys.version_info >= (3, 10)`).
+    size_t n = std::min(a->items.size(), b->items.size());
+    for (size_t i = 0; i < n; ++i)
+      if (!truthy(f, compare(f, sir, "==", a->items[i], b->items[i])))
+        return compare(f, sir, op, a->items[i], b->items[i]);
+    return makeConst(PyConst::ofBool(holds(op, static_cast<int64_t>(a->items.size()),
+                                           static_cast<int64_t>(b->items.size()))),
+                     {a, b});
   }
   fail(DiagCode::FrontendPythonError,
        "TypeError: '" + op + "' not supported between '" + a->typeName() + "' and '" +
@@ -1197,8 +1222,10 @@ VarPtr Executor::getAttr(Frame &f, StatementIR &sir, VarPtr obj, const std::stri
       }
     [[fallthrough]];
   case K::Class: {
-    if (obj->kind == K::Class && (name == "__name__" || name == "__qualname__" ||
-                                  name == "__module__" || name == "__mro__")) {
+    // (an object's __module__ is its class's: torchvision's _log_api_usage_once(self))
+    if ((obj->kind == K::Class && (name == "__name__" || name == "__qualname__" ||
+                                   name == "__module__" || name == "__mro__")) ||
+        (obj->kind == K::Object && obj->classIndex >= 0 && name == "__module__")) {
       const trace::ClassDef &cls = trace_.classes(obj->classIndex);
       const std::string &qualname = cls.qualname();
       if (name == "__mro__") { // the recorded classes, then `object`

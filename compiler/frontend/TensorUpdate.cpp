@@ -27,7 +27,6 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
   };
   const std::vector<int64_t> &shape = x->meta.shape;
   bool dynamic = std::any_of(shape.begin(), shape.end(), ops::isDynamicDim);
-  bool mask = key->isTensor() && key->meta.dtype == ops::DType::Bool && key->meta.shape == shape;
   bool rows = key->isTensor() && torch && ops::isIntegral(key->meta.dtype) && !shape.empty();
   auto dtypeVar = [&] {
     VarPtr v = Variable::make(K::External, constTracker());
@@ -82,11 +81,13 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
     result->viewOf = nullptr; // a tensor of its own, however it was made
     return result;
   }
-  if (dynamic && !mask && !rows) // the other forms index x at static positions
+  auto refuseDynamic = [&] {
     fail(DiagCode::FrontendUnsupportedConstruct,
-         "assigning into a tensor with dynamic dimensions is not supported (through a boolean "
-         "mask of its shape or a tensor of row positions it is)",
+         "assigning into a tensor with dynamic dimensions is supported through a boolean mask of "
+         "its shape, a tensor of row positions, or integers and slices of its static dimensions "
+         "that take the dynamic ones whole",
          f);
+  };
   if (rows) {
     // x[idx] = v: the rows idx names (the last write of a repeated one wins, as on the CPU)
     std::vector<int64_t> target = key->meta.shape;
@@ -124,6 +125,12 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
       continue;
     }
     consume(item, locOf(f));
+    if (ops::isDynamicDim(n)) { // a dynamic dimension is taken whole (`:`), its range its size
+      if (!everything(item))
+        refuseDynamic();
+      ranges.push_back({0, n, 1, false});
+      continue;
+    }
     if (isInt(item)) {
       int64_t i =
           item->constant.intValue < 0 ? item->constant.intValue + n : item->constant.intValue;
@@ -148,15 +155,36 @@ VarPtr Executor::tensorSetItem(Frame &f, StatementIR &sir, const VarPtr &x, cons
 
   std::vector<int64_t> region, valueShape;
   for (const Range &r : ranges) {
-    region.push_back(r.count());
+    int64_t count = ops::isDynamicDim(r.stop) ? r.stop : r.count();
+    region.push_back(count);
     if (!r.integer)
-      valueShape.push_back(r.count());
+      valueShape.push_back(count);
   }
-  if (ops::TensorMeta{region, x->meta.dtype}.numElements() == 0)
+  if (std::find(region.begin(), region.end(), 0) != region.end())
     return x; // nothing assigned
-  VarPtr v = valueAs(valueShape);
-  if (valueShape != region)
-    v = api("paddle.reshape", "torch.reshape", {v, intList(region)});
+  VarPtr v;
+  if (!dynamic) {
+    v = valueAs(valueShape);
+    if (valueShape != region)
+      v = api("paddle.reshape", "torch.reshape", {v, intList(region)});
+  } else {
+    // Sizes known at run time: the value takes the shape of x's region (x[key]) by
+    // expand_as, and the dimensions integers index come back one at a time by unsqueeze.
+    VarPtr part = getItem(f, sir, x, key);
+    if (!value->isTensor() && value->isConstant() && value->constant.isNumber()) {
+      consume(value, locOf(f));
+      v = tensorCall(f, sir, "api", torch ? "torch.full_like" : "paddle.full_like",
+                     torch ? "torch.full_like" : "paddle.full_like", {part, value}, {});
+    } else {
+      v = valueAs(valueShape);
+    }
+    if (v->meta.shape != part->meta.shape)
+      v = api("paddle.expand_as", "torch.Tensor.expand_as", {v, part});
+    for (size_t d = 0; d < ranges.size(); ++d)
+      if (ranges[d].integer)
+        v = api("paddle.unsqueeze", "torch.unsqueeze",
+                {v, makeConst(PyConst::ofInt(static_cast<int64_t>(d)), {})});
+  }
 
   // Dimension by dimension: the parts of `cur` outside the region and the updated region,
   // concatenated; `val` is the value for `cur`'s part of the region. A strided dimension

@@ -179,6 +179,11 @@ struct Variable {
   bool itemRead = false;
   /// A value only the host knows: a host callback's result or an x.item() bool.
   bool isHostValue() const { return kind == Kind::Opaque && name.rfind("host value of ", 0) == 0; }
+  /// time.time() and the other clocks read in the program (CallsModules.cpp clockReading);
+  /// `constant` says int (the _ns clocks) or float.
+  bool isClockReading() const {
+    return kind == Kind::Opaque && name.rfind("clock reading of ", 0) == 0;
+  }
   // Function
   int functionIndex = -1; // a function of the trace (Trace.functions): its identity, however
                           // many variables (bound, unbound, read twice) stand for it

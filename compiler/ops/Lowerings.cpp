@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace sotc::ops::lowering {
 
@@ -238,15 +239,44 @@ std::vector<int64_t> shapeOf(Lowering &L, const std::string &name) {
   return dims;
 }
 
+namespace {
+
+/// full's value as a tensor of `shape`: a number filled in, or a tensor of one element (a
+/// buffer's value, as YOLO's anchor strides) broadcast; `dtype` nullopt: the torch type its
+/// number would have (float32, int64, bool), paddle's float32 otherwise.
+int filled(Lowering &L, const std::string &value, const std::vector<int64_t> &shape,
+           std::optional<DType> dtype, bool torchInference) {
+  const Arg &v = L.args.get(value);
+  auto numberType = [&](bool isBool, bool isInt) {
+    return !torchInference ? DType::Float32
+           : isBool        ? DType::Bool
+           : isInt         ? DType::Int64
+                           : DType::Float32;
+  };
+  if (!v.isTensor())
+    return L.b.fill(
+        v.scalar(), shape,
+        dtype.value_or(numberType(v.kind == Arg::Kind::Bool, v.kind == Arg::Kind::Int)));
+  int x = L.in(value);
+  const TensorMeta &m = L.b.meta(x);
+  if (!std::all_of(m.shape.begin(), m.shape.end(), [](int64_t d) { return d == 1; }))
+    badValue(L, "a tensor fill_value holds one element, not a tensor of shape " +
+                    formatShape(m.shape));
+  DType to = dtype.value_or(numberType(m.dtype == DType::Bool, isIntegral(m.dtype)));
+  return L.b.broadcastTo(L.b.cast(L.b.reshape(x, {}), to), shape);
+}
+
+std::optional<DType> givenDtype(Lowering &L, const std::string &dtype) {
+  if (dtype.empty() || L.args.isNone(dtype))
+    return std::nullopt;
+  return dtypeOr(L, dtype, DType::Float32);
+}
+
+} // namespace
+
 LowerFn fullOp(std::string shape, std::string value, std::string dtype, bool torchInference) {
   return [=](Lowering &L) {
-    const Arg &v = L.args.get(value);
-    DType fallback = DType::Float32;
-    if (torchInference)
-      fallback = v.kind == Arg::Kind::Bool  ? DType::Bool
-                 : v.kind == Arg::Kind::Int ? DType::Int64
-                                            : DType::Float32;
-    L.out(L.b.fill(v.scalar(), shapeOf(L, shape), dtypeOr(L, dtype, fallback)));
+    L.out(filled(L, value, shapeOf(L, shape), givenDtype(L, dtype), torchInference));
   };
 }
 
@@ -261,8 +291,9 @@ int triangle(PrimBuilder &b, int64_t rows, int64_t cols, int64_t diagonal, bool 
 LowerFn fullLikeOp(std::string xn, double value, std::string valueName, std::string dtype) {
   return [=](Lowering &L) {
     const TensorMeta &m = L.b.meta(L.in(xn));
-    double v = valueName.empty() ? value : L.args.scalar(valueName);
-    L.out(L.b.fill(v, m.shape, dtypeOr(L, dtype, m.dtype)));
+    DType to = givenDtype(L, dtype).value_or(m.dtype);
+    L.out(valueName.empty() ? L.b.fill(value, m.shape, to)
+                            : filled(L, valueName, m.shape, to, false));
   };
 }
 
@@ -675,6 +706,7 @@ void registerLowerings(OpTable &table) {
   lowering::registerLinearAlgebra(table);
   lowering::registerActivations(table);
   lowering::registerResampling(table);
+  lowering::registerRegions(table);
   lowering::registerLosses(table);
   lowering::registerConvolution(table);
   lowering::registerOperators(table);

@@ -205,6 +205,7 @@ int adaptivePoolAxis(PrimBuilder &b, int x, int64_t axis, int64_t out, bool max)
 
 /// Padding modes, interpolation, pixel shuffles (LowerResampling.cpp).
 void registerResampling(OpTable &t);
+void registerRegions(OpTable &t);
 /// conv2d, pooling, batch norm (LowerConvolution.cpp).
 void registerConvolution(OpTable &t);
 /// Python operators (__add__, __lt__, __neg__, ...).

@@ -121,6 +121,39 @@ def p_unique(x, labels):
     return values, index, inverse, counts, runs, run_counts, paddle.unique(x.floor())
 
 
+def t_write_columns(x):  # YOLO's decoding of kept rows: columns written at a counted size
+    y = x[x[:, 4] > 0]
+    y[:, :2] = y[:, :2] - y[:, 2:4] / 2  # (centre, size) to corners, in place
+    y[..., 2:4] += y[..., :2]
+    y[:, 4] = 1.0
+    y[:, -2:] = torch.arange(2.0)  # a value broadcast along the counted rows
+    picked = torch.nonzero(y[:, 3] > 0.5).squeeze_(-1)  # (ultralytics' fast_nms) a new shape
+    z = x * 2
+    z.t_()  # in place, on a static one
+    return y, picked, z
+
+
+def t_roi_align(features, boxes, scores):  # a two-stage detector's pooling of kept proposals
+    kept = boxes[scores > 0.5]
+    pool = torchvision.ops.RoIAlign((3, 2), spatial_scale=0.5, sampling_ratio=2, aligned=True)
+    return (torchvision.ops.roi_align(features, [kept], 3, 0.5, 2),
+            pool(features, [kept, boxes[:3] * 1.5]),
+            torchvision.ops.roi_align(features[:1], [boxes * 2 - 6], (2, 2), 0.5, 3))
+
+
+def p_roi_align(features, boxes, boxes_num):  # boxes_num: the boxes of each image
+    return (paddle.vision.ops.roi_align(features, boxes, boxes_num, 3, 0.5, 2),
+            paddle.vision.ops.roi_align(features, boxes * 1.5, boxes_num, (2, 3), 0.5, 1,
+                                        aligned=False))
+
+
+def p_write_columns(x):
+    y = x[x[:, 4] > 0]
+    y[:, :2] = y[:, :2] - y[:, 2:4] / 2
+    y[:, 4] = 1.0
+    return y
+
+
 def p_nms(boxes, scores):  # paddle's nms: by scores, or the boxes in their order
     return paddle.vision.ops.nms(boxes, 0.5, scores), paddle.vision.ops.nms(boxes, iou_threshold=0.4)
 
@@ -185,6 +218,12 @@ CASES = {
     "t_many": (t_many, lambda r, s: [_distinct(r, s, 6000)]),
     "t_unique": (t_unique, lambda r, s: [_x(r, s, (40,)), r.integers(0, 5, 40).astype(np.int64)]),
     "p_unique": (p_unique, lambda r, s: [_x(r, s, (40,)), r.integers(0, 5, 40).astype(np.int64)]),
+    "t_write_columns": (t_write_columns, lambda r, s: [_x(r, s, (9, 6)) * np.float32(3)]),
+    "p_write_columns": (p_write_columns, lambda r, s: [_x(r, s, (9, 6)) * np.float32(3)]),
+    "t_roi_align": (t_roi_align, lambda r, s: [r.standard_normal((2, 3, 7, 8)).astype(np.float32),
+                                               _boxes(r, 12), _scores(r, s, 12)]),
+    "p_roi_align": (p_roi_align, lambda r, s: [r.standard_normal((2, 3, 7, 8)).astype(np.float32),
+                                               _boxes(r, 12), np.array([5, 7], np.int32)]),
     "p_nms": (p_nms, lambda r, s: [_boxes(r, 40), _scores(r, 0.5, 40)]),
     "p_nonzero": (p_nonzero, lambda r, s: [_x(r, s, (3, 5))]),
     "p_masked_select": (p_masked_select, lambda r, s: [_x(r, 0.5, (4, 3)), _mask(r, s, (4, 3))]),

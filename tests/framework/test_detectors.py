@@ -1,4 +1,5 @@
-"""torchvision's one-stage detectors (RetinaNet, FCOS) as users build them, whole: backbone,
+"""torchvision's one-stage detectors (RetinaNet, FCOS) and ultralytics' YOLO as users build them,
+whole: backbone,
 head, anchors and the library's own post-processing (a score threshold, a top-k of a counted
 selection per level, the levels concatenated, batched_nms, the best detections kept). Each is
 traced once and compiled once; its classification bias is then set (set_weights, no
@@ -8,6 +9,10 @@ recompiling) so that no anchor, a few or most pass the score threshold, and the 
 In CI a small backbone keeps each model to seconds; with `scripts/test.sh --full`
 (SOTC_TEST_FULL=1) the library's own builders (retinanet_resnet50_fpn, fcos_resnet50_fpn)
 run too, where "many" means thousands of candidates a level (the runtime's argsort step).
+
+YOLO's post-processing is ultralytics' own non_max_suppression (its confidence filter, its
+corner conversion written into the kept rows, torchvision's nms, the time limit it checks
+with time.time()).
 """
 
 import collections
@@ -167,3 +172,65 @@ def test_a_detector_on_the_cuda_emulator(built):
         want = wrapped(image)
     compiled.set_weights({BIAS: wrapped.state_dict()[BIAS]}, strict=False)
     assert_same_detections(compiled(image.numpy()), want, "small-retinanet on the emulator")
+
+
+class YoloWithNms(nn.Module):
+    """An ultralytics detector and the library's non_max_suppression, as its predictor runs
+    them on one batch."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, images):
+        from ultralytics.utils.nms import non_max_suppression
+        return non_max_suppression(self.model(images), conf_thres=0.25, iou_thres=0.7)
+
+
+@pytest.fixture(scope="module")
+def yolo(tmp_path_factory, sotc_bin):  # noqa: F811
+    """yolov8n from the library's yaml (its own initialisation), its detect head's class
+    biases by name, and its artifact."""
+    pytest.importorskip("ultralytics")
+    import torchvision  # noqa: F401  (non_max_suppression takes torchvision's nms when imported)
+    from ultralytics.nn.tasks import DetectionModel
+    torch.manual_seed(0)
+    wrapped = YoloWithNms(DetectionModel("yolov8n.yaml", verbose=False).eval()).eval()
+    # Batch norms calibrated on images (train mode, one pass): at their initial statistics the
+    # activations shrink layer by layer until the image no longer shows, and most anchors tie.
+    calibration = torch.rand(4, 3, 160, 160, generator=torch.Generator().manual_seed(2))
+    for m in wrapped.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.momentum = 1.0
+    with torch.no_grad():
+        wrapped.model.train()(calibration)
+    wrapped.model.eval()
+    head = wrapped.model.model[-1]
+    heads = head.one2many["cls_head"] if hasattr(head, "one2many") else head.cv3
+    last = {id(h[-1].bias) for h in heads}
+    biases = [n for n, p in wrapped.named_parameters() if id(p) in last]
+    image = torch.rand(1, 3, 160, 160, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        wrapped(image)  # the head caches its anchors on its first call (as the exporter's dry run)
+    folder = tmp_path_factory.mktemp("yolo")
+    sotc.trace(wrapped, image).save(str(folder / "t.pb"))
+    r = subprocess.run([sotc_bin, "compile", str(folder / "t.pb"), "--target", "cpu", "-o",
+                        str(folder / "k.so")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr.strip().splitlines()[-1:]
+    return wrapped, biases, image, sotc.load(str(folder / "k.so"))
+
+
+@pytest.mark.parametrize("regime,bias", [("none", -8.0), ("few", -3.0), ("many", -2.0)])
+def test_yolo_detections_match_eager(regime, bias, yolo):
+    wrapped, biases, image, compiled = yolo
+    with torch.no_grad():
+        for name in biases:
+            wrapped.get_parameter(name).fill_(bias)
+        want = wrapped(image)
+    compiled.set_weights({n: wrapped.state_dict()[n] for n in biases}, strict=False)
+    got = compiled(image.numpy())
+    assert len(got) == len(want) == 1
+    rows = {"none": (0, 0), "few": (1, 49), "many": (50, 300)}[regime]
+    assert rows[0] <= len(want[0]) <= rows[1], len(want[0])
+    as_dict = lambda d: {"boxes": d[:, :4], "scores": d[:, 4], "labels": d[:, 5]}  # noqa: E731
+    assert_same_detections(as_dict(np.asarray(got[0])), as_dict(want[0]), f"yolov8n, {regime}")

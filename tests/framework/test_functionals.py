@@ -510,6 +510,15 @@ def p_long_sorts(x, labels):
             paddle.median(x, axis=1))
 
 
+def t_filled_by_tensors(x, s, n):  # fill values held in tensors (YOLO's anchor strides)
+    return (torch.full((2, 3), s), torch.full_like(x, s), x.new_full((4, 1), s, dtype=x.dtype),
+            torch.full((3,), n), torch.full((2,), n > 1), torch.full_like(x, n))
+
+
+def p_filled_by_tensors(x, s, n):
+    return paddle.full([2, 3], s), paddle.full_like(x, s), paddle.full([3], n, dtype="int64")
+
+
 F32, I64, PROB = "f32", "i64", "prob"
 
 CASES = {
@@ -574,6 +583,8 @@ CASES = {
     "torch_channel_ops": (t_channel_ops, [(F32, (2, 6, 3, 4)), (F32, (5, 3, 2)), (F32, (5,))]),
     "torch_margin_losses": (t_margin_losses, [(F32, (3, 4)), (F32, (3, 4)), (F32, (3, 4))]),
     "torch_calculus": (t_calculus, [(F32, (5, 4)), (F32, (5,)), (F32, (2, 2))]),
+    "torch_filled_by_tensors": (t_filled_by_tensors, [(F32, (3, 4)), (F32, ()), (I64, ())]),
+    "paddle_filled_by_tensors": (p_filled_by_tensors, [(F32, (3, 4)), (F32, ()), (I64, ())]),
     "torch_long_sorts": (t_long_sorts, [(F32, (3, 2000)), (I64, (1500, 2))]),
     "paddle_long_sorts": (p_long_sorts, [(F32, (3, 2000)), (I64, (1500, 2))]),
     "torch_grid_sample": (t_grid_sample, [(F32, (2, 3, 5, 6)), (F32, (2, 4, 3, 2)),
@@ -603,11 +614,11 @@ def values(name, rng):
     out = []
     for kind, shape in CASES[name][1]:
         if kind == F32:
-            out.append(rng.standard_normal(shape).astype(np.float32) * 2)
+            out.append(np.asarray(rng.standard_normal(shape) * 2, dtype=np.float32))
         elif kind == I64:
-            out.append(rng.integers(0, 6, shape).astype(np.int64))
+            out.append(np.asarray(rng.integers(0, 6, shape), dtype=np.int64))
         else:
-            out.append(rng.uniform(0.05, 0.95, shape).astype(np.float32))
+            out.append(np.asarray(rng.uniform(0.05, 0.95, shape), dtype=np.float32))
     return out
 
 

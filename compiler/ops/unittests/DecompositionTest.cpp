@@ -1575,6 +1575,88 @@ void addScatterAndSearchCases(std::vector<Case> &c) {
        one([=](const Refs &in) { return gridSampled(in, false, false, false); }),
        -1.2,
        1.2});
+  // roi_align: torchvision's CPU loop written out (a bin's samples, each sample's four taps
+  // clipped at the edges), over boxes of [0, 1) scaled by 4 onto a [*, 2, 4, 5] input: some
+  // reversed (x2 < x1), some near the far edge. batch(j) is box j's image; a flat position
+  // past the input reads its last element, as the lowering's gather clamps.
+  auto roiAligned = [](const Buffer &x, int64_t k, const std::function<double(int64_t, int)> &box,
+                       const std::function<int64_t(int64_t)> &batch, double scale, int64_t ph,
+                       int64_t pw, int64_t grid, bool aligned) {
+    int64_t c = x.meta.shape[1], h = x.meta.shape[2], w = x.meta.shape[3];
+    int64_t size = x.meta.numElements();
+    return build({k, c, ph, pw}, [&](const I &o) {
+      float offset = aligned ? 0.5f : 0.f;
+      float x0 = float(box(o[0], 0)) * float(scale) - offset,
+            y0 = float(box(o[0], 1)) * float(scale) - offset;
+      float rw = float(box(o[0], 2)) * float(scale) - offset - x0;
+      float rh = float(box(o[0], 3)) * float(scale) - offset - y0;
+      if (!aligned)
+        rw = std::max(rw, 1.f), rh = std::max(rh, 1.f);
+      float bh = rh / float(ph), bw = rw / float(pw), sum = 0;
+      auto at = [&](int64_t yy, int64_t xx) {
+        int64_t flat = ((batch(o[0]) * c + o[1]) * h + yy) * w + xx;
+        return float(x.data[size_t(std::min(flat, size - 1))]);
+      };
+      for (int64_t iy = 0; iy < grid; ++iy)
+        for (int64_t ix = 0; ix < grid; ++ix) {
+          float y = y0 + float(o[2]) * bh + (float(iy) + .5f) * bh / float(grid);
+          float xx = x0 + float(o[3]) * bw + (float(ix) + .5f) * bw / float(grid);
+          if (y < -1.f || y > float(h) || xx < -1.f || xx > float(w))
+            continue;
+          y = std::max(y, 0.f), xx = std::max(xx, 0.f);
+          int64_t yl = int64_t(y), xl = int64_t(xx), yh = yl + 1, xh = xl + 1;
+          if (yl >= h - 1)
+            yh = yl = h - 1, y = float(yl);
+          if (xl >= w - 1)
+            xh = xl = w - 1, xx = float(xl);
+          float ly = y - float(yl), lx = xx - float(xl), hy = 1.f - ly, hx = 1.f - lx;
+          sum += hy * hx * at(yl, xl) + hy * lx * at(yl, xh) + ly * hx * at(yh, xl) +
+                 ly * lx * at(yh, xh);
+        }
+      return double(sum / float(grid * grid));
+    });
+  };
+  c.push_back({{"torch.ops.torchvision.roi_align"},
+               {TensorMeta{{1, 2, 4, 5}, DType::Float32}, TensorMeta{{3, 5}, DType::Float32}},
+               {T(0), T(1), Arg::ofFloat(4.0), Arg::ofInt(2), Arg::ofInt(3), Arg::ofInt(2),
+                Arg::ofBool(false)},
+               {},
+               one([=](const Refs &in) {
+                 return roiAligned(
+                     in[0], 3,
+                     [&](int64_t j, int i) {
+                       return in[1].at({j, i + 1});
+                     },
+                     [&](int64_t j) {
+                       return int64_t(in[1].at({j, 0}));
+                     },
+                     4.0, 2, 3, 2, false);
+               }),
+               0,
+               0.99});
+  c.push_back({{"paddle.vision.ops.roi_align"},
+               {TensorMeta{{2, 2, 4, 5}, DType::Float32}, TensorMeta{{3, 4}, DType::Float32},
+                TensorMeta{{2}, DType::Int32}},
+               {T(0), T(1), T(2), Arg::ofInt(2), Arg::ofFloat(4.0), Arg::ofInt(1)},
+               {},
+               one([=](const Refs &in) {
+                 // image of box j: how many running totals of boxes_num are at most j
+                 auto image = [&](int64_t j) {
+                   double total = 0;
+                   int64_t n = 0;
+                   for (double v : in[2].data)
+                     n += (total += v) <= double(j);
+                   return n;
+                 };
+                 return roiAligned(
+                     in[0], 3,
+                     [&](int64_t j, int i) {
+                       return in[1].at({j, i});
+                     },
+                     image, 4.0, 2, 2, 1, true);
+               }),
+               0,
+               0.99});
   // Triangular solves, checked against substitution in double precision here: a [3, 3] with
   // entries in [0.5, 1.5) (no tiny diagonal), right-hand sides [3, 2].
   auto solveRef = [](const Buffer &a, const Buffer &b, bool upper, bool unit) {

@@ -332,6 +332,19 @@ private:
           return false;
       }
     }
+    // A kernel's points span the anchor's dynamic sizes, which a kernel may have counted as 0:
+    // a result it hands on without one of them (the [1, 1, 3, 1] bin positions beside a
+    // roi_align's [s0, C, 3, 3] samples) would then go unwritten, so it is made by a group of
+    // its own. (A reduction's rows are the reduction rule's above.)
+    for (size_t i : ops) {
+      if (afterReduction.count(i) || (Extent(prims_[i].getType()).which & most.which) == most.which)
+        continue;
+      for (mlir::Operation *user : prims_[i]->getUsers()) {
+        auto p = mlir::dyn_cast<PrimOp>(user);
+        if (!p || !index_.count(p) || !inUnion.count(index_.at(p)))
+          return false;
+      }
+    }
     // One row structure: every reduction reduces the same axes of the same shape (softmax's
     // max and sum do; a column sum and a row sum of one tensor would need two), and the rows
     // span the kernel: nothing in the group is larger than what the reductions read.

@@ -370,3 +370,19 @@ sir.subgraph @count_beside_running(%f: tensor<?xi64, #sir.dims<"s0">>) -> (tenso
   %3 = sir.prim broadcast_to(%2) {shape = array<i64: -1, -1>} : (tensor<?x1xi64, #sir.dims<"s0">>) -> tensor<?x?xi64, #sir.dims<"s0", "s0">>
   sir.output %1, %3 : tensor<i64>, tensor<?x?xi64, #sir.dims<"s0", "s0">>
 }
+
+// -----
+
+// Bin positions [1, 3] computed beside rows [s0, 3] they are added to, and handed on: apart,
+// since a kernel over the s0 rows writes nothing when s0 is 0 (a roi_align over no boxes).
+// CHECK-LABEL: sir.subgraph @static_beside_counted_rows
+// CHECK:      sir.group "iota_0_reshape_1_cast_2" "injective"
+// CHECK:      sir.group "broadcast_to_3_add_4" "injective"
+sir.subgraph @static_beside_counted_rows(%r: tensor<?x3xf32, #sir.dims<"s0">>) -> (tensor<?x3xf32, #sir.dims<"s0">>, tensor<1x3xf32>) {
+  %0 = sir.prim iota() {shape = array<i64: 3>} : () -> tensor<3xi64>
+  %1 = sir.prim reshape(%0) {shape = array<i64: 1, 3>} : (tensor<3xi64>) -> tensor<1x3xi64>
+  %2 = sir.prim cast(%1) : (tensor<1x3xi64>) -> tensor<1x3xf32>
+  %3 = sir.prim broadcast_to(%2) {shape = array<i64: -1, 3>} : (tensor<1x3xf32>) -> tensor<?x3xf32, #sir.dims<"s0">>
+  %4 = sir.prim add(%r, %3) : (tensor<?x3xf32, #sir.dims<"s0">>, tensor<?x3xf32, #sir.dims<"s0">>) -> tensor<?x3xf32, #sir.dims<"s0">>
+  sir.output %4, %2 : tensor<?x3xf32, #sir.dims<"s0">>, tensor<1x3xf32>
+}

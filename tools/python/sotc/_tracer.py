@@ -658,7 +658,7 @@ class _Builder:
             out.module = obj.__name__
             if ((obj.__name__.split(".")[0] not in _LIBRARY_ROOTS
                     and _in_installed_package(getattr(obj, "__file__", None) or ""))
-                    or (obj.__name__ + ".").startswith(_LAYER_MODULES)):
+                    or (obj.__name__ + ".").startswith(_LAYER_MODULES) or obj is sys):
                 self._modules.setdefault(id(obj), obj)  # pkg.name: what code names, recorded
         elif id(obj) in self._weight_names and is_tensor_like(obj):
             # a model's parameter or buffer that another object holds too (transformers'
@@ -1032,7 +1032,8 @@ class _Builder:
             self._namespaces[key] = len(self.trace.namespaces)
             self.trace.namespaces.add(
                 module=globals_dict.get("__name__", ""),
-                library=_in_installed_package(globals_dict.get("__file__") or ""),
+                library=(_in_installed_package(globals_dict.get("__file__") or "")
+                         or globals_dict is vars(sys)),
                 package=globals_dict.get("__package__") or "")
             self._keep.append(globals_dict)
             self.imported_frameworks |= {
@@ -1072,8 +1073,10 @@ class _Builder:
                 name = f"{base}.{name}" if name else base
             for full in [name] + [f"{name}.{f}" for f in (fromlist or ()) if isinstance(f, str)]:
                 module = sys.modules.get(full)
-                if (module is not None and full.split(".")[0] not in _LIBRARY_ROOTS
-                        and _in_installed_package(getattr(module, "__file__", None) or "")):
+                if module is sys or (module is not None
+                                     and full.split(".")[0] not in _LIBRARY_ROOTS
+                                     and _in_installed_package(getattr(module, "__file__", None)
+                                                               or "")):
                     self._modules.setdefault(id(module), module)
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
@@ -1109,9 +1112,34 @@ class _Builder:
             for name in sorted(self._names & vars(module).keys() - known):
                 if framework and not _is_traced_function(vars(module)[name]):
                     continue  # a framework module's operators are called by name
+                if module is sys:
+                    found |= self._record_sys(name, ns)
+                    continue
                 self.value(vars(module)[name], ns.globals.add(name=name).value)
                 found = True
         return found
+
+    def _record_sys(self, name, ns):
+        """sys's state as the trace found it: `"torchvision" in sys.modules` (the modules
+        imported, each by name) and its plain values (sys.platform, sys.version_info); its
+        functions and files stay names."""
+        value = getattr(sys, name)
+        if name == "modules":
+            out = ns.globals.add(name=name).value
+            out.identity = self._identity(value)
+            out.dict_value.SetInParent()
+            for key in sorted(k for k in list(value) if isinstance(k, str)):
+                entry = out.dict_value.items.add()
+                entry.key.str_value = key
+                entry.value.module = key
+            return True
+        plain = (type(None), bool, int, float, str)
+        if isinstance(value, plain) or (isinstance(value, tuple)
+                                        and all(isinstance(v, plain) for v in value)):
+            self.value(tuple(value) if isinstance(value, tuple) else value,
+                       ns.globals.add(name=name).value)
+            return True
+        return False
 
     def finish(self):
         """Ends the recording: what is still deferred is listed as not recorded."""

@@ -5,6 +5,7 @@ collections.abc.Iterable), as ConvTranspose2d's forward calls them."""
 import collections.abc
 import itertools
 import subprocess
+import sys
 
 import numpy as np
 
@@ -30,3 +31,26 @@ def test_repeat_and_abstract_classes_fold(sotc_bin, tmp_path):
                    check=True, capture_output=True, text=True)
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_allclose(sotc.load(library)(x, 2), x * 2 + 2 * 3 - 4 + 1.0)
+
+
+def imported(x):
+    # ultralytics' non_max_suppression picks torchvision's nms when it is imported
+    import sys
+    scale = 2.0 if "json" in sys.modules and sys.modules.get("no_such_module") is None else 3.0
+    if sys.version_info >= (3, 8) and sys.platform:
+        scale += 1.0
+    return x * scale
+
+
+def test_sys_modules_and_plain_values_are_the_traces(sotc_bin, tmp_path):
+    trace = sotc.trace(imported, "float32[4]", sotc_framework="torch")
+    glob = {ns.module: {g.name: g.value for g in ns.globals} for ns in trace.proto.namespaces}
+    assert glob["sys"]["modules"].dict_value.items  # recorded by name, not their contents
+    assert glob["sys"]["platform"].str_value == sys.platform
+    assert "stdout" not in glob["sys"]  # a file stays a name
+    path = trace.save(str(tmp_path / "t.pb"))
+    library = tmp_path / "t.so"
+    subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(library)],
+                   check=True, capture_output=True, text=True)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(sotc.load(library)(x), x * 3.0)
