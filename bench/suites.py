@@ -946,8 +946,11 @@ def _with_nms():
 
         def forward(self, images):
             from ultralytics.utils.nms import non_max_suppression
-            return non_max_suppression(self.model(images), conf_thres=0.25, iou_thres=0.7,
-                                       nc=self.nc, rotated=self.rotated)
+            preds = self.model(images)
+            if isinstance(preds[0], tuple):  # segment: (detections, protos) first, as its
+                preds = preds[0]             # predictor takes them
+            return non_max_suppression(preds, conf_thres=0.25, iou_thres=0.7, nc=self.nc,
+                                       rotated=self.rotated)
     return WithNms
 
 

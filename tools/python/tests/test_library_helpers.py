@@ -6,6 +6,7 @@ import collections.abc
 import itertools
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -54,3 +55,30 @@ def test_sys_modules_and_plain_values_are_the_traces(sotc_bin, tmp_path):
                    check=True, capture_output=True, text=True)
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_allclose(sotc.load(library)(x), x * 3.0)
+
+
+def timed(x):
+    # ultralytics' non_max_suppression: a time limit checked between two clock reads
+    t = time.time()
+    y = x * 2
+    if time.time() - t > 2.0:
+        return y * 0
+    return y + (time.perf_counter_ns() - time.perf_counter_ns())
+
+
+def stamped(x):
+    return x * time.time()
+
+
+def test_clock_reads_are_a_time_of_none_between_them(sotc_bin, tmp_path):
+    library = tmp_path / "t.so"
+    path = sotc.trace(timed, "float32[4]", sotc_framework="torch").save(str(tmp_path / "t.pb"))
+    subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(library)],
+                   check=True, capture_output=True, text=True)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(sotc.load(library)(x), x * 2)
+    path = sotc.trace(stamped, "float32[4]", sotc_framework="torch").save(str(tmp_path / "s.pb"))
+    r = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(library)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "E3005" in r.stderr and "clock reading of time.time()" in r.stderr, r.stderr
