@@ -410,9 +410,16 @@ VarPtr Executor::tensorCall(Frame &f, StatementIR &sir, const std::string &kind,
       refuseHostValue(a, f);
   if (VarPtr complex = complexCall(f, sir, opName, args, kwargs))
     return complex;
-  // torch's memory_format says how elements are laid out, never what they are.
+  // torch's memory_format says how elements are laid out, never what they are; so does a
+  // strided layout (torchvision's full_like(..., layout=torch.strided)), the only one there is.
+  for (const auto &[k, v] : kwargs)
+    if (k == "layout" && !(v->kind == K::External && v->name == "torch.strided"))
+      fail(DiagCode::FrontendUnsupportedCall,
+           opName + "(): layout " + v->repr() + " is not supported (tensors here are strided)", f);
   kwargs.erase(std::remove_if(kwargs.begin(), kwargs.end(),
-                              [](const auto &kv) { return kv.first == "memory_format"; }),
+                              [](const auto &kv) {
+                                return kv.first == "memory_format" || kv.first == "layout";
+                              }),
                kwargs.end());
   // torch takes Python's types as dtypes: int is int64, float float32, bool bool.
   for (auto &[k, v] : kwargs)

@@ -141,6 +141,18 @@ def t_roi_align(features, boxes, scores):  # a two-stage detector's pooling of k
             torchvision.ops.roi_align(features[:1], [boxes * 2 - 6], (2, 2), 0.5, 3))
 
 
+# Faster R-CNN's box head pooling: each kept proposal from the level its size picks. Its
+# scales are set on the first call (as a model's warm-up run sets them), before tracing.
+_POOL = torchvision.ops.MultiScaleRoIAlign(["0", "1"], 3, 2)
+_POOL({"0": torch.zeros(1, 4, 16, 16), "1": torch.zeros(1, 4, 8, 8)}, [torch.zeros(1, 4)],
+      [(64, 64)])
+
+
+def t_multiscale_pool(f0, f1, boxes, scores):
+    kept = boxes[scores > 0.5]
+    return _POOL({"0": f0, "1": f1}, [kept], [(64, 64)])
+
+
 def p_roi_align(features, boxes, boxes_num):  # boxes_num: the boxes of each image
     return (paddle.vision.ops.roi_align(features, boxes, boxes_num, 3, 0.5, 2),
             paddle.vision.ops.roi_align(features, boxes * 1.5, boxes_num, (2, 3), 0.5, 1,
@@ -193,6 +205,13 @@ def _boxes(rng, n):
     return np.concatenate([corner, corner + rng.uniform(1, 3, (n, 2))], 1).astype(np.float32)
 
 
+def _sized_boxes(rng, n):
+    """n boxes in a 64 x 64 image of sides 2 to 200: pooled from either of two levels (those
+    over 112 from the coarser)."""
+    corner = rng.uniform(0, 50, (n, 2))
+    return np.concatenate([corner, corner + rng.uniform(2, 200, (n, 2))], 1).astype(np.float32)
+
+
 def _scores(rng, selected, n):
     """Scores above 0.5 with probability `selected`."""
     return np.where(rng.random(n) < selected, rng.uniform(0.55, 1, n),
@@ -222,6 +241,10 @@ CASES = {
     "p_write_columns": (p_write_columns, lambda r, s: [_x(r, s, (9, 6)) * np.float32(3)]),
     "t_roi_align": (t_roi_align, lambda r, s: [r.standard_normal((2, 3, 7, 8)).astype(np.float32),
                                                _boxes(r, 12), _scores(r, s, 12)]),
+    "t_multiscale_pool": (t_multiscale_pool, lambda r, s: [
+        r.standard_normal((1, 4, 16, 16)).astype(np.float32),
+        r.standard_normal((1, 4, 8, 8)).astype(np.float32), _sized_boxes(r, 20),
+        _scores(r, s, 20)]),
     "p_roi_align": (p_roi_align, lambda r, s: [r.standard_normal((2, 3, 7, 8)).astype(np.float32),
                                                _boxes(r, 12), np.array([5, 7], np.int32)]),
     "p_nms": (p_nms, lambda r, s: [_boxes(r, 40), _scores(r, 0.5, 40)]),
