@@ -787,3 +787,24 @@ def test_resize_as_writes_into_the_callers_tensor(kind, tmp_path, sotc_bin):  # 
     assert tuple(arg.shape) == (4, 2)
     np.testing.assert_array_equal(np.asarray(got)[:3], expected.numpy()[:3])  # the kept elements
     np.testing.assert_array_equal(np.asarray(arg).reshape(-1)[:6], x.reshape(-1))
+
+
+def sparse_like(x):
+    return torch.zeros_like(x, layout=torch.sparse_coo)
+
+
+def filled_by_rows(x):
+    return torch.full((2,), x)
+
+
+@pytest.mark.parametrize("fn,message", [
+    (sparse_like, "E3004: torch.zeros_like(): layout torch.sparse_coo is not supported"),
+    (filled_by_rows, "a tensor fill_value holds one element, not a tensor of shape [4]"),
+])
+def test_layouts_and_fill_values_that_do_not_compile(sotc_bin, tmp_path, fn, message):
+    path = sotc.trace(fn, "float32[4]", sotc_framework="torch").save(str(tmp_path / "t.pb"))
+    library = tmp_path / "t.so"
+    r = subprocess.run([sotc_bin, "compile", path, "--target", "cpu", "-o", str(library)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not library.exists()
