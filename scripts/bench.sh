@@ -4,7 +4,8 @@
 # missing (the peers into their own environment, $SOTC_BENCH_ENV, default
 # ~/.cache/sotc/bench-env), then writes bench/results/latest.json, bench/results/chart.png and
 # the table in docs/benchmarks.md; then whole models (bench/models.py: bench/results/models.json
-# and the model table); then the models' GEMMs (bench/gemm.py: bench/results/gemm.json and the
+# and the model table); then the same kind of models against ONNX Runtime and OpenVINO
+# (bench/peers.py: bench/results/peers.json and its table); then the models' GEMMs (bench/gemm.py: bench/results/gemm.json and the
 # GEMM table); then half precision (bench/half.py: bench/results/half.json and the half table);
 # then small calls (bench/latency.py: bench/results/latency.json and the latency table);
 # then a dynamic batch against static shapes (bench/dynamic.py: bench/results/dynamic.json and
@@ -36,6 +37,8 @@ paddle_args=()
 [ -x "$reference" ] && paddle_args=(--paddle-python "$reference")
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/models.py \
   "${paddle_args[@]}"
+# The CPU runtimes users deploy on: ONNX Runtime and OpenVINO (float32 and its default).
+SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/peers.py
 # The models' GEMMs against torch's matmul and the machine's FMA peak.
 SOTC_RUNTIME_LIBRARY="$PWD/bazel-bin/runtime/libsotc_runtime.so" "$env/bin/python" bench/gemm.py
 # float16 and bfloat16 workloads against torch eager in half and in float32.

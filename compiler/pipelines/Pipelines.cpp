@@ -86,8 +86,12 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirUnmergeBatch());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
+    if (options.bf16Matmuls)
+      pm.nest<sir::SubgraphOp>().addPass(sir::createSirBf16Matmuls());
     sir::SirWidenHalfOptions widen;
-    widen.halfMatmuls = options.target == Target::Cuda; // cuBLASLt: f16/bf16, f32 accumulation
+    // cuBLASLt: f16/bf16, f32 accumulation; the CPU's oneDNN: bf16 (AMX, AVX-512 BF16).
+    widen.halfMatmuls = true;
+    widen.bf16MatmulsOnly = options.target != Target::Cuda;
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirWidenHalf(widen));
     pm.addPass(sir::createSirHoistWeights());
   }
@@ -98,7 +102,9 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
   if (reaches(Phase::MapExpr)) {
     // The GEMM plans and kernel models from here on hold each dynamic size as its stand-in.
     pm.addPass(sched::createSchedChooseStandIns());
-    pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep());
+    ConvertConvToStepOptions convSteps;
+    convSteps.bf16 = options.bf16Matmuls;
+    pm.nest<sir::SubgraphOp>().addPass(createConvertConvToStep(convSteps));
     pm.nest<sir::SubgraphOp>().addPass(createConvertIndexCopyToStep());
     pm.nest<sir::SubgraphOp>().addPass(createConvertRuntimePrimsToSteps());
     pm.nest<sir::SubgraphOp>().addPass(createConvertMatmulToGemm());

@@ -68,6 +68,9 @@ struct PipelineOptions {
   /// for no bound: CUDA keeps rows of a size in shared memory only within one
   /// (sotc-mapexpr-spill-rows).
   std::vector<int64_t> sizeMax;
+  /// `--precision bf16`: float32 matmuls read bfloat16 operands, accumulate in float32 and
+  /// round their products to bfloat16 (sotc-sir-bf16-matmuls); false: as traced.
+  bool bf16Matmuls = false;
 };
 
 /// Adds the passes that take a module at phase `from` (the frontend's sir by default) to

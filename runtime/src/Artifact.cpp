@@ -140,6 +140,10 @@ Step convStepOf(const Json &j, Step s) {
   list("dilations", p.dilations);
   list("pads", p.pads);
   p.groups = j.value("groups", int64_t{1});
+  std::string compute = j.value("compute", std::string("float32"));
+  if (compute != "float32" && compute != "bfloat16")
+    throw Error(ErrorCode::FormatUnsupported, "a convolution step computed in " + compute);
+  p.bf16 = compute == "bfloat16";
   const Json &epilogue = j.at("epilogue");
   p.bias = !epilogue.at("bias").is_null();
   p.residual = !epilogue.at("residual").is_null();

@@ -38,6 +38,9 @@ struct ConvPlan {
   /// Whether the weight is the model's (or prepared from it): the same on every call until the
   /// weights change, so the backend may keep it in the layout its library wants.
   bool constantWeight = false;
+  /// The manifest's "compute": "bfloat16" (`--precision bf16`): x and the weight read in
+  /// bfloat16, accumulated in float32 (AMX, AVX-512 BF16); what the step holds stays float32.
+  bool bf16 = false;
   /// Set by the CPU backend for convolutions that pass tensors to each other: x, the residual
   /// and the output held in the layout `chain` (the same elements as NCHW, rearranged), not
   /// NCHW.

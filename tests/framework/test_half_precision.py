@@ -96,11 +96,12 @@ def _randn(*shape, seed=3):
 
 
 def _read_back(product, dtype, device):
-    """What the operators after a half matmul read of it: on the CPU its float32 value (the
-    matmul is computed in float32 there), on CUDA the GEMM's rounded half result. The
-    tolerance of a value computed from it: float32 math (on CUDA a tie rounded the other way
-    by the library's summation order moves it by one half ulp more)."""
-    if device == "cpu":
+    """What the operators after a half matmul read of it: the GEMM's rounded half result (on
+    CUDA, and in bfloat16 on the CPU: oneDNN's bfloat16 GEMM), but in float16 on the CPU its
+    float32 value (oneDNN has no float16 GEMM: computed in float32). The tolerance of a value
+    computed from it: float32 math (a tie rounded the other way by the library's summation
+    order moves it by one half ulp more)."""
+    if device == "cpu" and dtype == torch.float16:
         return product, 1e-5
     return product.to(dtype).float(), 1e-5 + (2.0 ** -10 if dtype == torch.float16 else 2.0 ** -7)
 

@@ -147,6 +147,8 @@ std::string stepText(const Json &step) {
       s += ", residual " + epilogue.at("residual").get<std::string>();
     if (epilogue.at("activation") != "none")
       s += ", " + epilogue.at("activation").get<std::string>();
+    if (step.value("compute", std::string("float32")) == "bfloat16")
+      s += ", computed in bfloat16";
     return s;
   }
   std::string s = "gemm " + step.at("name").get<std::string>() + "  m=" + count(step.at("m")) +

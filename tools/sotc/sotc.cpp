@@ -97,9 +97,11 @@ std::string phaseList() {
 }
 
 /// Frontend flags shared by dump, explain and compile.
+/// The flags that shape the compiled program, which compile, dump and explain share.
 struct FrontendFlags {
   bool allowHostCallbacks = false;
   std::vector<std::string> breakOn;
+  std::string precision = "float32";
 
   void add(CLI::App *cmd) {
     cmd->add_flag(
@@ -107,11 +109,17 @@ struct FrontendFlags {
         "record host-callback boundaries (print, .numpy(), --break-on) instead of failing");
     cmd->add_option("--break-on", breakOn, "force a graph boundary at every call of this API")
         ->type_name("API");
+    cmd->add_option("--precision", precision,
+                    "float32 (default: as traced) or bf16: float32 matrix products read "
+                    "bfloat16 operands with float32 accumulation (AMX, AVX-512 BF16, tensor "
+                    "cores), their products rounded to bfloat16")
+        ->check(CLI::IsMember({"float32", "bf16"}));
   }
   sotc::pipelines::PipelineOptions options() const {
     sotc::pipelines::PipelineOptions o;
     o.allowHostCallbacks = allowHostCallbacks;
     o.breakOn = breakOn;
+    o.bf16Matmuls = precision == "bf16";
     return o;
   }
 };

@@ -214,6 +214,8 @@ mlir::Value withBias(mlir::OpBuilder &b, mlir::Value value, mlir::Value bias,
 }
 
 struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     llvm::SmallVector<sir::GroupOp> groups(getOperation().getBody().getOps<sir::GroupOp>());
     // Consumers an earlier step took in and conv groups an earlier step converted: erased.
@@ -244,6 +246,8 @@ struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass
       epilogue::replaceWithStep(group, epilogue ? consumer : sir::GroupOp(), step.getResult(),
                                 folded);
     }
+    if (bf16)
+      getOperation().walk([](mapexpr::ConvOp step) { step.setBf16(true); });
   }
 };
 

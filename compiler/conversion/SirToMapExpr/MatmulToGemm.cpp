@@ -178,7 +178,7 @@ struct ConvertMatmulToGemmPass : impl::ConvertMatmulToGemmBase<ConvertMatmulToGe
   bool libraryTakes(mlir::Type element) const {
     if (element.isF32() || element.isF64())
       return true;
-    return compiledFor == sched::Target::Cuda && (element.isF16() || element.isBF16());
+    return element.isBF16() || (compiledFor == sched::Target::Cuda && element.isF16());
   }
 
   void runOnOperation() override {

@@ -155,6 +155,7 @@ Json convJson(mapexpr::ConvOp conv) {
               {"dilations", ints(conv.getDilations())},
               {"pads", ints(conv.getPads())},
               {"groups", conv.getGroups()},
+              {"compute", conv.getBf16() ? "bfloat16" : "float32"},
               {"epilogue",
                Json{{"bias", bias}, {"residual", residual}, {"activation", conv.getActivation()}}},
               {"outputs", {mapexpr::tensorName(conv.getResult())}},

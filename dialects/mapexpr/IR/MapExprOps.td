@@ -166,14 +166,16 @@ def MapExpr_ConvOp : MapExpr_Op<"conv", [AttrSizedOperandSegments]> {
     `activation` (`none`, `relu`, `relu6`, `hardswish`).
     Not a kernel: the CPU runtime runs it as a oneDNN convolution (docs/manifest.md), so the
     manifest describes it by its sizes. `name` is the fusion group's name; `names` the
-    result's Python name.
+    result's Python name. `bf16` (`sotc compile --precision bf16`): the library reads x and
+    the weight rounded to bfloat16 and accumulates in float32 (AMX, AVX-512 BF16); the
+    result and the epilogue stay float32.
   }];
   let arguments = (ins StrAttr:$name, AnyRankedTensor:$x, AnyRankedTensor:$weight,
                        Optional<AnyRankedTensor>:$bias, Optional<AnyRankedTensor>:$residual,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                        DenseI64ArrayAttr:$pads, DefaultValuedAttr<I64Attr, "1">:$groups,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
-                       OptionalAttr<StrArrayAttr>:$names);
+                       OptionalAttr<StrArrayAttr>:$names, UnitAttr:$bf16);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $name `(` $x `,` $weight (`bias` $bias^)? (`residual` $residual^)? `)` attr-dict `:`

@@ -92,6 +92,18 @@ def SirFoldEmptyTensors : Pass<"sotc-sir-fold-empty-tensors", "::sotc::sir::Subg
   }];
 }
 
+def SirBf16Matmuls : Pass<"sotc-sir-bf16-matmuls", "::sotc::sir::SubgraphOp"> {
+  let summary = "Compute float32 matmuls in bfloat16 (`sotc compile --precision bf16`)";
+  let description = [{
+    Runs after sotc-sir-decompose, before sotc-sir-widen-half. A float32 matmul of static
+    shapes reads its operands rounded to bfloat16 and rounds its product once, which is
+    widened for what reads it: a bfloat16 GEMM step with float32 accumulation (AMX or
+    AVX-512 BF16 on the CPU, tensor cores on CUDA), as OpenVINO's bf16 inference precision
+    and torch's CPU autocast compute. A weight operand's rounding is hoisted (done once, at
+    load); normalizations, softmax and elementwise math stay float32.
+  }];
+}
+
 def SirWidenHalf : Pass<"sotc-sir-widen-half", "::sotc::sir::SubgraphOp"> {
   let summary = "Compute float16 and bfloat16 in float32";
   let description = [{
@@ -102,12 +114,16 @@ def SirWidenHalf : Pass<"sotc-sir-widen-half", "::sotc::sir::SubgraphOp"> {
     keeps its rounding (a cast to half and back). Layout primitives move the widened
     values; values between kernels stay in float32. With `half-matmuls` (CUDA), a matmul of
     half operands stays one: the GEMM library reads half, accumulates in float32 and rounds
-    once when it stores (tensor cores).
+    once when it stores (tensor cores; on the CPU, bfloat16 only: oneDNN's AMX and
+    AVX-512 BF16 kernels).
   }];
   let options = [
     Option<"halfMatmuls", "half-matmuls", "bool", /*default=*/"false",
            "keep matmuls of half operands in half (a GEMM library with float32 accumulation "
            "runs them)">,
+    Option<"bf16MatmulsOnly", "bf16-matmuls-only", "bool", /*default=*/"false",
+           "with half-matmuls, only bfloat16 ones (the CPU's oneDNN has bfloat16 GEMMs with "
+           "float32 accumulation, no float16 ones)">,
   ];
 }
 

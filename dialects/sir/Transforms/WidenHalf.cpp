@@ -34,9 +34,11 @@ mlir::RankedTensorType withElement(mlir::Type t, mlir::Type element) {
   return mlir::cast<mlir::RankedTensorType>(t).clone(element);
 }
 
-/// A matmul a GEMM library can run in half: half result, static shapes (planned ahead).
-bool libraryMatmul(PrimOp p) {
+/// A matmul a GEMM library can run in half: half result (bfloat16 where `bf16Only`), static
+/// shapes (planned ahead).
+bool libraryMatmul(PrimOp p, bool bf16Only) {
   return toOpsPrim(p.getPrim()) == ops::Prim::Matmul && isHalf(p.getType()) &&
+         (!bf16Only || mlir::cast<mlir::RankedTensorType>(p.getType()).getElementType().isBF16()) &&
          llvm::all_of(
              p->getOperandTypes(),
              [](mlir::Type t) { return mlir::cast<mlir::RankedTensorType>(t).hasStaticShape(); }) &&
@@ -72,7 +74,7 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
       if (!halfResult && !halfOperand)
         continue;
       mlir::OpBuilder b(p);
-      if ((halfMatmuls && libraryMatmul(p)) || toOpsPrim(p.getPrim()) == ops::Prim::IndexCopy) {
+      if ((halfMatmuls && libraryMatmul(p, bf16MatmulsOnly)) || toOpsPrim(p.getPrim()) == ops::Prim::IndexCopy) {
         // Half operands as the framework stores them (a computed one rounded once); the
         // library accumulates in float32 and rounds its result once. An index_copy step
         // moves half values as they are (a half KV cache is written in place).

@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <vector>
 
 namespace sotc::runtime::cpu {
 namespace {
@@ -150,6 +152,61 @@ void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
   activateScalar(s, c);
 }
 
+/// bfloat16 is float32's upper half: widened exactly, rounded to the nearest even (NaN kept).
+float widenBf16(uint16_t half) {
+  uint32_t bits = static_cast<uint32_t>(half) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+uint16_t roundBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40); // a quiet NaN
+  bits += 0x7fffu + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// A bfloat16 step where oneDNN has no fast primitive for it (an AVX2 CPU, a left operand
+/// shared by the batch, C accumulated into): each product's operands widened to dense
+/// float32 matrices, multiplied as a float32 step, its C rounded back (one rounding, as the
+/// primitive's).
+void runWidenedBf16(const GemmPlan &s, uint16_t *c, const uint16_t *a, const uint16_t *b,
+                    const uint16_t *bias, const ParallelFor &parallel) {
+  GemmPlan one = s;
+  one.type = GemmPlan::Type::F32;
+  one.batch.clear(), one.strideA.clear(), one.strideB.clear(), one.strideC.clear();
+  one.powers.clear();
+  // op(A) is m x k and op(B) k x n, stored as the plan stores them but dense.
+  int64_t aRows = s.transposeA ? s.k : s.m, aCols = s.transposeA ? s.m : s.k;
+  int64_t bRows = s.transposeB ? s.n : s.k, bCols = s.transposeB ? s.k : s.n;
+  one.lda = aCols, one.ldb = bCols, one.ldc = s.n;
+  std::vector<float> wa(aRows * aCols), wb(bRows * bCols), wc(s.m * s.n), wbias;
+  if (bias)
+    for (int64_t j = 0; j < s.n; ++j)
+      wbias.push_back(widenBf16(bias[j]));
+  auto widen = [](std::vector<float> &to, const uint16_t *from, int64_t rows, int64_t cols,
+                  int64_t ld) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j)
+        to[r * cols + j] = widenBf16(from[r * ld + j]);
+  };
+  for (int64_t i = 0, count = s.batchCount(); i < count; ++i) {
+    int64_t offA, offB, offC;
+    s.offsets(i, offA, offB, offC);
+    widen(wa, a + offA, aRows, aCols, s.lda);
+    widen(wb, b + offB, bRows, bCols, s.ldb);
+    if (s.beta != 0 && !bias)
+      widen(wc, c + offC, s.m, s.n, s.ldc);
+    runGemm(one, wc.data(), wa.data(), wb.data(), bias ? wbias.data() : nullptr, parallel);
+    for (int64_t r = 0; r < s.m; ++r)
+      for (int64_t j = 0; j < s.n; ++j)
+        c[offC + r * s.ldc + j] = roundBf16(wc[r * s.n + j]);
+  }
+}
+
 } // namespace
 
 const Onednn &processOnednn() {
@@ -174,13 +231,23 @@ std::string gemmImplementation() {
 }
 
 std::string unsupported(const GemmPlan &s) {
-  if (s.type != GemmPlan::Type::F32 && s.type != GemmPlan::Type::F64)
-    return "a CPU GEMM step of float16 or bfloat16 (float32 and float64 are run)";
+  if (s.type == GemmPlan::Type::F16)
+    return "a CPU GEMM step of float16 (bfloat16, float32 and float64 are run)";
   return "";
 }
 
 void runGemm(const GemmPlan &s, void *c, const void *a, const void *b, const void *bias,
              const ParallelFor &parallel) {
+  if (s.type == GemmPlan::Type::BF16) {
+    // C overwritten (the bias its primitive's, alpha 1 then): one matmul primitive.
+    bool overwrites = s.bias ? s.beta == 1 && s.alpha == 1 : s.beta == 0;
+    if (overwrites && processOnednn().sgemm &&
+        runMatmulPrimitive(processOnednn(), s, c, a, b, bias))
+      return;
+    return runWidenedBf16(s, static_cast<uint16_t *>(c), static_cast<const uint16_t *>(a),
+                          static_cast<const uint16_t *>(b), static_cast<const uint16_t *>(bias),
+                          parallel);
+  }
   auto *cf = static_cast<float *>(c);
   auto *af = static_cast<const float *>(a), *bf = static_cast<const float *>(b);
   if (s.type == GemmPlan::Type::F32 &&

@@ -139,6 +139,7 @@ struct Primitive {
 bool describe(const Api &api, dnnl_memory_desc_t &md, const GemmPlan &s,
               const std::vector<int64_t> &strides, int64_t rows, int64_t cols, int64_t rowStride,
               int64_t colStride) {
+  dnnl_data_type_t type = s.type == GemmPlan::Type::BF16 ? dnnl_bf16 : dnnl_f32;
   dnnl_dims_t dims{}, steps{};
   int n = 0;
   for (size_t d = 0; d < s.batch.size(); ++d, ++n) {
@@ -148,7 +149,7 @@ bool describe(const Api &api, dnnl_memory_desc_t &md, const GemmPlan &s,
   }
   dims[n] = rows, steps[n++] = rowStride;
   dims[n] = cols, steps[n++] = colStride;
-  return api.describe(&md, n, dims, dnnl_f32, steps) == dnnl_success;
+  return api.describe(&md, n, dims, type, steps) == dnnl_success;
 }
 
 /// oneDNN's algorithm for an activation.
@@ -289,6 +290,7 @@ std::vector<int64_t> keyOf(Kind kind, GemmPlan s, int threads) {
   static_assert(sizeof alphaBits == sizeof s.alpha);
   std::memcpy(&alphaBits, &s.alpha, sizeof alphaBits);
   std::vector<int64_t> key{static_cast<int64_t>(kind),
+                           static_cast<int64_t>(s.type),
                            s.transposeA,
                            s.transposeB,
                            s.bias,
@@ -401,8 +403,8 @@ void execute(const Api &api, dnnl_primitive_t primitive, std::vector<Operand> op
 /// Runs the process's primitive of `kind` for `s` (created on its first run, for the calling
 /// thread's OpenMP team size: oneDNN splits the work when it creates a primitive); false where
 /// there is none. An activation's eltwise primitive reads and writes C (`a` and `b` null).
-bool run(const Onednn &onednn, Kind kind, const GemmPlan &s, float *c, const float *a,
-         const float *b, const float *bias) {
+bool run(const Onednn &onednn, Kind kind, const GemmPlan &s, void *c, const void *a,
+         const void *b, const void *bias) {
   const Api &api = apiOf(onednn.handle);
   if (!api.failure.empty())
     return false;
@@ -528,9 +530,11 @@ ConvPrimitive createConvolution(const Api &api, const ConvPlan &s) {
   dnnl_dims_t strides{s.strides[0], s.strides[1]},
       dilations{s.dilations[0] - 1, s.dilations[1] - 1}, before{s.pads[0], s.pads[2]},
       after{s.pads[1], s.pads[3]};
+  // In bfloat16 the reorders into the picked layouts also round x and the weight.
+  dnnl_data_type_t computed = s.bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_convolution_desc_t op;
-  if (api.describeByTag(&pickedSrc, 4, src, dnnl_f32, pickedTag) != dnnl_success ||
-      api.describeByTag(&pickedWeights, weightRank, weights, dnnl_f32, dnnl_format_tag_any) !=
+  if (api.describeByTag(&pickedSrc, 4, src, computed, pickedTag) != dnnl_success ||
+      api.describeByTag(&pickedWeights, weightRank, weights, computed, dnnl_format_tag_any) !=
           dnnl_success ||
       api.describeByTag(&pickedDst, 4, dst, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
       api.describeByTag(&p.bias, 1, bias, dnnl_f32, dnnl_x) != dnnl_success ||
@@ -570,8 +574,8 @@ std::vector<int64_t> keyOf(const ConvPlan &s, int threads) {
   key.insert(key.end(), s.strides.begin(), s.strides.end());
   key.insert(key.end(), s.dilations.begin(), s.dilations.end());
   key.insert(key.end(), s.pads.begin(), s.pads.end());
-  key.insert(key.end(),
-             {static_cast<int64_t>(s.chain), s.chainedInput, s.chainedResidual, s.chainedOutput});
+  key.insert(key.end(), {static_cast<int64_t>(s.chain), s.chainedInput, s.chainedResidual,
+                         s.chainedOutput, s.bf16});
   return key;
 }
 
@@ -596,8 +600,10 @@ bool prefersMatmulPrimitive(const GemmPlan &s) {
   return s.beta == 0;
 }
 
-bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &s, float *c, const float *a,
-                        const float *b, const float *bias) {
+bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &s, void *c, const void *a,
+                        const void *b, const void *bias) {
+  if (s.batch.size() > DNNL_MAX_NDIMS - 2) // more dims than a memory descriptor has
+    return false;
   return run(onednn, Kind::Matmul, s, c, a, b, bias);
 }
 

@@ -31,13 +31,15 @@ namespace sotc::runtime::cpu {
 /// overwritten (beta 0, or 1 over the bias), alpha 1 where there is a bias.
 bool prefersMatmulPrimitive(const GemmPlan &plan);
 
-/// Runs a step that prefersMatmulPrimitive() takes as one matmul primitive of `onednn`, its
-/// activation included; false, with nothing written, where
-/// that oneDNN has no primitive API of oneDNN 2's, or only its reference kernel for the shape
-/// (then dnnl_sgemm runs it). Safe to call from several threads at once; E8003 where a
+/// Runs a float32 step that prefersMatmulPrimitive() takes, or a bfloat16 step whose C is
+/// overwritten (beta 0, or 1 over the bias with alpha 1), as one matmul primitive of `onednn`
+/// (bfloat16: float32 accumulation, AMX or AVX-512 BF16 kernels where the CPU has them), its
+/// activation included; false, with nothing written, where that oneDNN has no primitive API
+/// of oneDNN 2's, or only its reference kernel for the shape (then dnnl_sgemm runs it, or the
+/// bfloat16 operands widened). Safe to call from several threads at once; E8003 where a
 /// primitive fails to run.
-bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &plan, float *c, const float *a,
-                        const float *b, const float *bias);
+bool runMatmulPrimitive(const Onednn &onednn, const GemmPlan &plan, void *c, const void *a,
+                        const void *b, const void *bias);
 
 /// Applies a float32 step's activation to its C in place, as an eltwise primitive (vectorized
 /// and threaded by oneDNN); false, with nothing written, where there is none.
