@@ -25,8 +25,9 @@ def ConvertConvToStep : Pass<"sotc-convert-conv-to-step", "::sotc::sir::Subgraph
     channel and/or a residual of the result's shape, then applies relu, relu6 or hardswish
     (or none), that group folds into the step and goes; a residual that is another
     convolution plus its bias (a downsampling ResNet block) makes that convolution a step with
-    the bias, computed first. With `bf16` (`--precision bf16`) every step computes in
-    bfloat16 with float32 accumulation (its `bf16` attribute).
+    the bias, computed first. With `bf16` (`--precision bf16`) every step but a depthwise
+    one (memory-bound) computes in bfloat16 with float32 accumulation (its `bf16`
+    attribute).
   }];
   let options = [
     Option<"bf16", "bf16", "bool", /*default=*/"false",

@@ -216,12 +216,17 @@ Onednn openOnednn(const std::vector<std::string> &candidates) {
   void *handle;
   std::string name, tried;
   {
-    // OpenMP threads that wait for the next parallel region by spinning (libgomp's default,
-    // for up to about a millisecond) take the cores from the kernels and batched GEMMs that
-    // run on sotc's own threads in between: the transformer block ran 15% slower so.
-    std::optional<LoadTimeVariable> passive;
+    // OpenMP threads wait for the next parallel region by spinning briefly, then sleep.
+    // libgomp's default spin (300000 rounds, milliseconds) takes the cores from the kernels
+    // and batched GEMMs that run on sotc's own threads in between (the transformer block
+    // ran 15% slower so); sleeping at once (OMP_WAIT_POLICY=PASSIVE) makes every oneDNN step
+    // wake its threads, tens of microseconds each on a VM: a CNN's back-to-back convolutions
+    // ran 2x slower so (MobileNetV2 at batch 1 on a 2-core Xeon: 9.2-10.2 ms against
+    // 4.6-5.2 with a short spin; BERT, GPT and the transformer block the same within noise).
+    // Only where libgomp is not loaded yet: its variables are read when it loads.
+    std::optional<LoadTimeVariable> shortSpin;
     if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
-      passive.emplace("OMP_WAIT_POLICY", "PASSIVE");
+      shortSpin.emplace("GOMP_SPINCOUNT", "30000");
     handle = openFirst(candidates, name, tried);
   }
   if (!handle) {

@@ -2,6 +2,7 @@
 // a bias per channel and a residual, then applies relu, relu6 or hardswish, folds into the
 // step.
 // RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-conv-to-step))" | FileCheck %s
+// RUN: sotc-opt %s --split-input-file --pass-pipeline="builtin.module(sir.subgraph(sotc-convert-conv-to-step{bf16=true}))" | FileCheck %s --check-prefix=BF16
 
 // A ResNet block's second convolution: bias, the skip connection, relu. One step where the
 // sum was (the residual may be computed after the convolution), the group gone; the step's
@@ -10,6 +11,10 @@
 // CHECK-NEXT:    %[[S:.*]] = sir.prim fill_constant() {name = "skip"
 // CHECK-NEXT:    %[[C:.*]] = mapexpr.conv "conv2d_0"(%arg0, %arg1 bias %arg2 residual %[[S]]) {activation = "relu", dilations = array<i64: 1, 1>, names = ["out"], pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6x1x1xf32>, tensor<2x6x8x8xf32>) -> tensor<2x6x8x8xf32>
 // CHECK-NEXT:    sir.output %[[C]]
+// CHECK-NOT:     bf16
+// With --precision bf16 the step computes in bfloat16.
+// BF16-LABEL: sir.subgraph @residual_block
+// BF16:         mapexpr.conv "conv2d_0"(%arg0, %arg1 bias %arg2 residual %{{.*}}) {activation = "relu", bf16, dilations
 sir.subgraph @residual_block(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6x1x1xf32>) -> tensor<2x6x8x8xf32> {
   %0 = sir.group "conv2d_0" "conv"(%x, %w) : (tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<2x6x8x8xf32> {
   ^bb0(%a: tensor<2x4x8x8xf32>, %c: tensor<6x4x3x3xf32>):
@@ -118,6 +123,9 @@ sir.subgraph @downsample(%h: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>, %x: t
 
 // MobileNetV2's depthwise convolution (groups = C = OC, a [C, 1, 3, 3] weight) with its folded
 // batch norm's bias and relu6: one step of 16 groups.
+// A depthwise step stays float32 with --precision bf16 (memory-bound).
+// BF16-LABEL: sir.subgraph @depthwise
+// BF16:         mapexpr.conv "conv2d_0"(%arg0, %arg1 bias %arg2) {activation = "relu6", dilations
 // CHECK-LABEL: sir.subgraph @depthwise
 // CHECK-NEXT:    %[[C:.*]] = mapexpr.conv "conv2d_0"(%arg0, %arg1 bias %arg2) {activation = "relu6", dilations = array<i64: 1, 1>, groups = 16 : i64, names = ["y"], pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>, tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>
 // CHECK-NEXT:    sir.output %[[C]]
