@@ -10,10 +10,14 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <thread>
+#include <utility>
+#include <vector>
 
 using sotc::runtime::GemmPlan;
 using sotc::runtime::validate;
@@ -560,4 +564,83 @@ TEST_CASE("a step of one row runs as a matrix-vector product, split over the poo
   batched.batch = {2}, batched.strideA = {4}, batched.strideB = {16}, batched.strideC = {4};
   float x[32] = {};
   CHECK_FALSE(sotc::runtime::cpu::runGemv(batched, x, x, x, nullptr, {}));
+}
+
+namespace {
+
+uint16_t toBf16(float x) { // round to nearest even (no NaN here)
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+}
+
+float fromBf16(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/// A bfloat16 step against the naive product of its operands widened (in double): every
+/// element within one bfloat16 rounding (2^-8 relative) of it, plus float32 accumulation.
+void checkBf16(const GemmPlan &s, size_t sizeA, size_t sizeB, size_t sizeC, bool withBias) {
+  REQUIRE(validate(s).empty());
+  std::mt19937 rng(11);
+  std::vector<float> a = random<float>(sizeA, rng), b = random<float>(sizeB, rng),
+                     c(sizeC, 0.5f), bias = random<float>(s.n, rng);
+  std::vector<uint16_t> ha, hb, hc, hbias;
+  for (auto [from, to] : {std::pair{&a, &ha}, {&b, &hb}, {&c, &hc}, {&bias, &hbias}})
+    for (float &x : *from) {
+      to->push_back(toBf16(x));
+      x = fromBf16(to->back()); // the reference reads the rounded operands
+    }
+  GemmPlan wide = s;
+  wide.type = GemmPlan::Type::F32;
+  std::vector<float> want = naive(wide, a, b, c, withBias ? bias.data() : nullptr);
+  runGemm(s, hc.data(), ha.data(), hb.data(), withBias ? hbias.data() : nullptr);
+  for (size_t i = 0; i < hc.size(); ++i) {
+    INFO("element " << i);
+    CHECK(std::fabs(fromBf16(hc[i]) - want[i]) <=
+          std::ldexp(1.0, -8) * std::fabs(want[i]) + 1e-5 * s.k);
+  }
+}
+
+} // namespace
+
+TEST_CASE("bfloat16 steps: float32 accumulation, the product rounded once", "[runtime][gemm]") {
+  SECTION("C overwritten (a matmul primitive where oneDNN has bfloat16 kernels)") {
+    GemmPlan s;
+    s.type = GemmPlan::Type::BF16;
+    s.m = 33, s.n = 20, s.k = 24, s.lda = 24, s.ldb = 20, s.ldc = 20;
+    checkBf16(s, 33 * 24, 24 * 20, 33 * 20, false);
+  }
+  SECTION("a bias row and GELU, B transposed") {
+    GemmPlan s;
+    s.type = GemmPlan::Type::BF16;
+    s.m = 40, s.n = 24, s.k = 12, s.transposeB = true, s.lda = 12, s.ldb = 12, s.ldc = 24;
+    s.bias = true, s.beta = 1, s.activation = GemmPlan::Activation::GeluTanh;
+    checkBf16(s, 40 * 12, 24 * 12, 40 * 24, true);
+  }
+  SECTION("A shared by the batch, A transposed (oneDNN 2: widened to float32)") {
+    GemmPlan s;
+    s.type = GemmPlan::Type::BF16;
+    s.m = 6, s.n = 5, s.k = 7, s.transposeA = true, s.lda = 6, s.ldb = 5, s.ldc = 5;
+    s.batch = {3}, s.strideA = {0}, s.strideB = {7 * 5}, s.strideC = {6 * 5};
+    checkBf16(s, 7 * 6, 3 * 7 * 5, 3 * 6 * 5, false);
+  }
+  SECTION("C accumulated into (beta 1, no bias): widened") {
+    GemmPlan s;
+    s.type = GemmPlan::Type::BF16;
+    s.m = 4, s.n = 9, s.k = 5, s.lda = 5, s.ldb = 9, s.ldc = 9, s.beta = 1;
+    checkBf16(s, 4 * 5, 5 * 9, 4 * 9, false);
+  }
+}
+
+TEST_CASE("the CPU refuses float16 GEMM steps, not bfloat16 ones", "[runtime][gemm]") {
+  GemmPlan s;
+  s.m = s.n = s.k = s.lda = s.ldb = s.ldc = 2;
+  s.type = GemmPlan::Type::BF16;
+  CHECK(sotc::runtime::cpu::unsupported(s).empty());
+  s.type = GemmPlan::Type::F16;
+  CHECK_FALSE(sotc::runtime::cpu::unsupported(s).empty());
 }
