@@ -3,6 +3,7 @@
 #include "runtime/src/Backend.h"
 #include "runtime/src/cpu/Convolution.h"
 #include "runtime/src/cpu/Gemm.h"
+#include "runtime/src/cpu/OpenmpTeam.h"
 #include "runtime/src/cpu/ThreadPool.h"
 
 #include <dlfcn.h>
@@ -202,8 +203,17 @@ public:
                                        std::to_string(kernel.bufferBytes[b - 1]));
         step.function = kernel.function;
       }
-    pool_ = std::make_unique<cpu::ThreadPool>(
-        threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
+    unsigned size = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    // Kernels between oneDNN's steps run on oneDNN's own OpenMP threads (OpenmpTeam.h).
+    bool library = std::any_of(plans.begin(), plans.end(), [](const Segment *seg) {
+      return std::any_of(seg->steps.begin(), seg->steps.end(), [](const Step &s) {
+        return s.kind == Step::Kind::Gemm || s.kind == Step::Kind::Conv;
+      });
+    });
+    if (library && cpu::processOnednn().sgemm)
+      team_ = cpu::OpenmpTeam::of(cpu::processOnednn().handle, size);
+    if (!team_)
+      pool_ = std::make_unique<cpu::ThreadPool>(size);
   }
   ~CpuBackend() override { pool_.reset(); } // the workers stop before the library goes
 
@@ -223,22 +233,17 @@ public:
     // virtual machine whose idle vCPU halts): those run on the calling thread.
     if (step.bytes < kParallelBytes)
       return body(0, step.grid);
-    pool_->parallelFor(step.grid, body);
+    parallel().run(step.grid, body);
   }
   void gemm(const Step &step, const std::vector<void *> &b) override {
-    cpu::ParallelFor parallel{pool_->size(), [this](int64_t n, const auto &body) {
-                                pool_->parallelFor(n, body);
-                              }};
-    cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr, parallel);
+    cpu::runGemm(step.plan, b[0], b[1], b[2], step.plan.bias ? b[3] : nullptr, parallel());
   }
   void conv(const Step &step, const std::vector<void *> &b) override {
-    cpu::ParallelFor parallel{pool_->size(),
-                              [this](int64_t n, const auto &body) { pool_->parallelFor(n, body); }};
     size_t next = 3;
     auto *bias = step.conv.bias ? static_cast<const float *>(b[next++]) : nullptr;
     auto *residual = step.conv.residual ? static_cast<const float *>(b[next]) : nullptr;
     cpu::runConv(step.conv, static_cast<float *>(b[0]), static_cast<const float *>(b[1]),
-                 static_cast<const float *>(b[2]), bias, residual, packedWeights_, parallel);
+                 static_cast<const float *>(b[2]), bias, residual, packedWeights_, parallel());
   }
   void weightsChanged() override { packedWeights_.clear(); }
   void toHost(void *host, const void *data, size_t bytes) override {
@@ -253,7 +258,16 @@ public:
   void synchronize() override {}
 
 private:
+  /// The threads kernels and batched GEMMs split their work over: oneDNN's OpenMP team, or
+  /// sotc's own pool.
+  cpu::ParallelFor parallel() {
+    if (team_)
+      return {team_->size(), [this](int64_t n, const auto &body) { team_->parallelFor(n, body); }};
+    return {pool_->size(), [this](int64_t n, const auto &body) { pool_->parallelFor(n, body); }};
+  }
+
   std::unique_ptr<void, int (*)(void *)> library_{nullptr, dlclose};
+  std::unique_ptr<cpu::OpenmpTeam> team_;
   std::unique_ptr<cpu::ThreadPool> pool_;
   std::string kernelCpu_;
   cpu::PackedWeights packedWeights_;
