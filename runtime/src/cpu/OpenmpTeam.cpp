@@ -48,7 +48,10 @@ std::unique_ptr<OpenmpTeam> OpenmpTeam::of(void *onednnHandle, unsigned threads)
 }
 
 void OpenmpTeam::parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &body) {
-  if (n < 2) {
+  // One caller's range at a time: a caller that finds the team busy runs its whole range
+  // itself (as on sotc's pool: with more callers than cores, each core runs one caller's).
+  std::unique_lock<std::mutex> busy(busy_, std::defer_lock);
+  if (n < 2 || !busy.try_lock()) {
     if (n > 0)
       body(0, n);
     return;

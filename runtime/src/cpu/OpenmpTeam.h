@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 namespace sotc::runtime::cpu {
 
@@ -24,7 +25,9 @@ public:
   static std::unique_ptr<OpenmpTeam> of(void *onednnHandle, unsigned threads);
 
   /// Calls `body(begin, end)` over chunks that cover [0, n); returns when all have run. An
-  /// exception a chunk throws is thrown here, after every thread is done.
+  /// exception a chunk throws is thrown here, after every thread is done. Any number of
+  /// threads may call it at once: one caller's range is split over the team, and a caller
+  /// that finds it busy runs its whole range itself.
   void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &body);
   unsigned size() const { return threads_; }
 
@@ -34,6 +37,7 @@ private:
 
   Parallel parallel_;
   unsigned threads_;
+  std::mutex busy_; // held by the caller whose range the team runs
 };
 
 } // namespace sotc::runtime::cpu
