@@ -86,8 +86,13 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options, Phas
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirUnmergeBatch());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirCheckBatchDims());
     pm.nest<sir::SubgraphOp>().addPass(sir::createSirFoldEmptyTensors());
-    if (options.bf16Matmuls)
-      pm.nest<sir::SubgraphOp>().addPass(sir::createSirBf16Matmuls());
+    if (options.bf16Matmuls) {
+      // The CPU's oneDNN stores a bfloat16 product in float32 (what follows reads it without
+      // converting, a float32 bias its epilogue); cuBLASLt's half GEMMs round it.
+      sir::SirBf16MatmulsOptions bf16;
+      bf16.f32Products = options.target != Target::Cuda;
+      pm.nest<sir::SubgraphOp>().addPass(sir::createSirBf16Matmuls(bf16));
+    }
     sir::SirWidenHalfOptions widen;
     // cuBLASLt: f16/bf16, f32 accumulation; the CPU's oneDNN: bf16 (AMX, AVX-512 BF16).
     widen.halfMatmuls = true;

@@ -240,7 +240,14 @@ Step stepOf(const Json &j) {
   std::string dtype = j.at("dtype").get<std::string>();
   if (!types.count(dtype))
     throw Error(ErrorCode::FormatUnsupported, "a GEMM step of " + dtype);
-  p.type = types.at(dtype);
+  p.type = p.operands = types.at(dtype);
+  if (j.contains("operand_dtype")) { // bfloat16 operands, a float32 C
+    std::string operands = j.at("operand_dtype").get<std::string>();
+    if (operands != "bfloat16" || p.type != GemmPlan::Type::F32)
+      throw Error(ErrorCode::FormatUnsupported,
+                  "a GEMM step of " + operands + " operands and a " + dtype + " result");
+    p.operands = GemmPlan::Type::BF16;
+  }
   p.transposeA = j.at("transpose_a"), p.transposeB = j.at("transpose_b");
   p.alpha = j.at("alpha"), p.beta = j.at("beta");
   const Json &strides = j.at("batch_strides");

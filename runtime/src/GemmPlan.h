@@ -18,6 +18,10 @@ namespace sotc::runtime {
 
 struct GemmPlan {
   enum class Type { F16, BF16, F32, F64 } type = Type::F32;
+  /// BF16 with an F32 `type`: A and B are bfloat16, C and the bias float32 (the manifest's
+  /// operand_dtype); otherwise A and B are of `type`.
+  Type operands = Type::F32;
+  bool bf16Operands() const { return type == Type::F32 && operands == Type::BF16; }
   enum class Activation { None, Relu, GeluTanh, GeluErf } activation = Activation::None;
   int64_t m = 0, n = 0, k = 0;
   bool transposeA = false, transposeB = false;

@@ -189,7 +189,7 @@ private:
                                                          {GemmPlan::Type::BF16, SOTC_BFLOAT16},
                                                          {GemmPlan::Type::F32, SOTC_FLOAT32},
                                                          {GemmPlan::Type::F64, SOTC_FLOAT64}};
-    int dtype = dtypes.at(p.type);
+    int dtype = dtypes.at(p.type), operandDtype = p.bf16Operands() ? SOTC_BFLOAT16 : dtype;
     // The last element an operand's products reach: (rows - 1) * ld + cols, plus the largest
     // batch offset, in elements.
     auto reach = [&](Wide rows, Wide cols, Wide ld, const std::vector<int64_t> &strides) {
@@ -198,23 +198,23 @@ private:
         last += Wide(p.batch[d] - 1) * strides[d];
       return last;
     };
-    auto fits = [&](const std::string &name, Wide elements, const char *role) {
+    auto fits = [&](const std::string &name, Wide elements, const char *role, int type) {
       const Buffer &b = *find(name);
-      if (b.dtype != dtype)
-        fail(which + "'s " + role + " " + name + " is " + shapeText(b) + "; the GEMM is of " +
-             sotc_dtype_name(dtype));
-      if (elements > Wide(b.bytes / static_cast<int64_t>(sotc_dtype_size(dtype))))
+      if (b.dtype != type)
+        fail(which + "'s " + role + " " + name + " is " + shapeText(b) + "; the GEMM's is " +
+             sotc_dtype_name(type));
+      if (elements > Wide(b.bytes / static_cast<int64_t>(sotc_dtype_size(type))))
         fail(which + " reaches past its " + role + " " + name + " (" + shapeText(b) + ")");
     };
-    fits(step.outputs[0], reach(p.m, p.n, p.ldc, p.strideC), "C");
+    fits(step.outputs[0], reach(p.m, p.n, p.ldc, p.strideC), "C", dtype);
     fits(step.inputs[0],
          p.transposeA ? reach(p.k, p.m, p.lda, p.strideA) : reach(p.m, p.k, p.lda, p.strideA),
-         "A");
+         "A", operandDtype);
     fits(step.inputs[1],
          p.transposeB ? reach(p.n, p.k, p.ldb, p.strideB) : reach(p.k, p.n, p.ldb, p.strideB),
-         "B");
+         "B", operandDtype);
     if (p.bias)
-      fits(step.inputs[2], p.n, "bias");
+      fits(step.inputs[2], p.n, "bias", dtype);
   }
 
   void checkConv(const Step &step, const std::string &which) const {

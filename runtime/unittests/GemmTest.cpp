@@ -644,3 +644,32 @@ TEST_CASE("the CPU refuses float16 GEMM steps, not bfloat16 ones", "[runtime][ge
   s.type = GemmPlan::Type::F16;
   CHECK_FALSE(sotc::runtime::cpu::unsupported(s).empty());
 }
+
+TEST_CASE("bfloat16 operands with a float32 C and bias (--precision bf16)", "[runtime][gemm]") {
+  for (bool sharedA : {false, true}) { // a left operand shared by the batch: widened
+    GemmPlan s;
+    s.operands = GemmPlan::Type::BF16;
+    s.m = 20, s.n = 12, s.k = 16, s.lda = 16, s.ldb = 12, s.ldc = 12;
+    s.bias = true, s.beta = 1, s.activation = GemmPlan::Activation::Relu;
+    s.batch = {2}, s.strideA = {sharedA ? 0 : 20 * 16}, s.strideB = {16 * 12},
+    s.strideC = {20 * 12};
+    REQUIRE(s.bf16Operands());
+    REQUIRE(validate(s).empty());
+    std::mt19937 rng(5);
+    std::vector<float> a = random<float>(2 * 20 * 16, rng), b = random<float>(2 * 16 * 12, rng),
+                       bias = random<float>(12, rng), c(2 * 20 * 12, 0.5f);
+    std::vector<uint16_t> ha, hb;
+    for (auto [from, to] : {std::pair{&a, &ha}, {&b, &hb}})
+      for (float &x : *from) {
+        to->push_back(toBf16(x));
+        x = fromBf16(to->back());
+      }
+    GemmPlan wide = s;
+    wide.operands = GemmPlan::Type::F32;
+    std::vector<float> want = naive(wide, a, b, c, bias.data());
+    runGemm(s, c.data(), ha.data(), hb.data(), bias.data());
+    INFO("A shared by the batch: " << sharedA);
+    for (size_t i = 0; i < c.size(); ++i) // float32 accumulation of exact products: no rounding
+      CHECK(std::fabs(c[i] - want[i]) <= 1e-5 * (1 + std::fabs(want[i])) * s.k);
+  }
+}

@@ -115,6 +115,8 @@ Json gemmJson(mapexpr::GemmOp gemm, const std::string &library) {
       {"epilogue", Json{{"bias", bias}, {"activation", gemm.getActivation()}}},
       {"outputs", {mapexpr::tensorName(gemm.getResult())}},
       {"inputs", inputs}};
+  if (gemm.getA().getType().getElementType() != gemm.getResult().getType().getElementType())
+    json["operand_dtype"] = tensorJson("", gemm.getA().getType())["dtype"];
   return json;
 }
 

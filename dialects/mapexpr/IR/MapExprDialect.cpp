@@ -268,8 +268,11 @@ LogicalResult GemmOp::verify() {
   if (plan->shape != shapeOf(getResult()))
     return emitOpError("result shape does not match the matmul of its operands");
   Type element = getResult().getType().getElementType();
-  if (getA().getType().getElementType() != element || getB().getType().getElementType() != element)
-    return emitOpError("operands and result must have one element type");
+  Type operand = getA().getType().getElementType();
+  if (getB().getType().getElementType() != operand ||
+      (operand != element && !(operand.isBF16() && element.isF32())))
+    return emitOpError("operands must have the result's element type, or be bf16 with an f32 "
+                       "result");
   if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "gelu_tanh" &&
       getActivation() != "gelu_erf")
     return emitOpError("activation must be none, relu, gelu_tanh or gelu_erf, not '")

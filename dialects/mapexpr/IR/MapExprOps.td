@@ -130,7 +130,8 @@ def MapExpr_GemmOp : MapExpr_Op<"gemm"> {
     `result = activation(a @ b + bias)` with matmul's transpose flags and batch
     broadcasting; `bias` (shape `[n]` or `[1, ..., 1, n]`, added to every row) and
     `activation` (`none`, `relu`, `gelu_tanh`, and `gelu_erf` on the CPU) are the epilogue
-    folded in.
+    folded in. The operands are of the result's type, or bfloat16 with a float32 result (the
+    CPU's `--precision bf16`: the library reads bfloat16 and accumulates and stores float32).
     Not a kernel: the runtime calls the target's GEMM library (oneDNN or CBLAS on the CPU), so the
     manifest describes it with its m, n, k, leading dimensions and batch strides
     (Utils/Gemm.h). `name` is the fusion group's name; `names` the result's Python name.

@@ -149,6 +149,15 @@ sir.subgraph @g(%x: tensor<2x4xf32>, %w: tensor<5x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// Operands of the result's type, or bfloat16 ones with a float32 result; not float16 ones.
+sir.subgraph @g(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'mapexpr.gemm' op operands must have the result's element type, or be bf16 with an f32 result}}
+  %o = mapexpr.gemm "matmul_0"(%x, %w) : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf32>
+  sir.output %o : tensor<2x3xf32>
+}
+
+// -----
+
 // The bias is one row of n elements.
 sir.subgraph @g(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{'mapexpr.gemm' op bias must be one row of 3 elements of the result type}}

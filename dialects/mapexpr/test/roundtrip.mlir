@@ -74,3 +74,11 @@ sir.subgraph @gemm(%x: tensor<3x2x4xf32>, %w: tensor<5x4xf32>, %v: tensor<5x6xf3
   %o = mapexpr.gemm "matmul_1"(%h, %v bias %b) : (tensor<3x2x5xf32>, tensor<5x6xf32>, tensor<6xf32>) -> tensor<3x2x6xf32>
   sir.output %o : tensor<3x2x6xf32>
 }
+
+// --precision bf16 on the CPU: bfloat16 operands, a float32 product and bias.
+// CHECK-LABEL: sir.subgraph @gemm_bf16_operands
+// CHECK: mapexpr.gemm "matmul_0"(%arg0, %arg1 bias %arg2) : (tensor<2x4xbf16>, tensor<4x3xbf16>, tensor<3xf32>) -> tensor<2x3xf32>
+sir.subgraph @gemm_bf16_operands(%x: tensor<2x4xbf16>, %w: tensor<4x3xbf16>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %o = mapexpr.gemm "matmul_0"(%x, %w bias %b) : (tensor<2x4xbf16>, tensor<4x3xbf16>, tensor<3xf32>) -> tensor<2x3xf32>
+  sir.output %o : tensor<2x3xf32>
+}

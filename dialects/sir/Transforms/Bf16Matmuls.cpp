@@ -4,8 +4,9 @@
 // INFERENCE_PRECISION_HINT=bf16 and torch's CPU autocast do: a float32 model's matrix
 // products read bfloat16 operands and accumulate in float32, on AMX or AVX-512 BF16 where the
 // CPU has them. Each float32 matmul of static shape becomes one of operands rounded to
-// bfloat16, its product rounded once and widened for what reads it; sotc-sir-widen-half then
-// keeps it a bfloat16 GEMM step, and the roundings of the operands fuse into the kernels that
+// bfloat16, its product rounded once and widened for what reads it (on the CPU, whose oneDNN
+// stores float32 products, `f32-products`: not rounded); sotc-sir-widen-half then keeps it a
+// bfloat16 GEMM step, and the roundings of the operands fuse into the kernels that
 // compute them (a weight's is hoisted: rounded once, at load). Everything else (normalizations,
 // softmax, the elementwise math) stays float32.
 //
@@ -43,6 +44,8 @@ bool narrowable(PrimOp p) {
 }
 
 struct SirBf16MatmulsPass : impl::SirBf16MatmulsBase<SirBf16MatmulsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     mlir::Type bf16 = mlir::BFloat16Type::get(&getContext());
     llvm::SmallVector<PrimOp> matmuls;
@@ -54,6 +57,8 @@ struct SirBf16MatmulsPass : impl::SirBf16MatmulsBase<SirBf16MatmulsPass> {
       mlir::OpBuilder b(p);
       for (mlir::OpOperand &operand : p->getOpOperands())
         operand.set(castPrim(b, p.getLoc(), operand.get(), tensorType(operand.get()).clone(bf16)));
+      if (f32Products)
+        continue;
       mlir::RankedTensorType wide = tensorType(p.getResult());
       p.getResult().setType(wide.clone(bf16));
       b.setInsertionPointAfter(p);

@@ -100,8 +100,14 @@ def SirBf16Matmuls : Pass<"sotc-sir-bf16-matmuls", "::sotc::sir::SubgraphOp"> {
     widened for what reads it: a bfloat16 GEMM step with float32 accumulation (AMX or
     AVX-512 BF16 on the CPU, tensor cores on CUDA), as OpenVINO's bf16 inference precision
     and torch's CPU autocast compute. A weight operand's rounding is hoisted (done once, at
-    load); normalizations, softmax and elementwise math stay float32.
+    load); normalizations, softmax and elementwise math stay float32. With `f32-products`
+    (the CPU: oneDNN reads bfloat16 and stores float32) the product is not rounded: the
+    matmul reads bfloat16 and returns float32, which what follows reads as it is.
   }];
+  let options = [
+    Option<"f32Products", "f32-products", "bool", /*default=*/"false",
+           "a matmul of bfloat16 operands returns its float32 product">,
+  ];
 }
 
 def SirWidenHalf : Pass<"sotc-sir-widen-half", "::sotc::sir::SubgraphOp"> {

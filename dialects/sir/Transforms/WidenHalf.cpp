@@ -34,11 +34,17 @@ mlir::RankedTensorType withElement(mlir::Type t, mlir::Type element) {
   return mlir::cast<mlir::RankedTensorType>(t).clone(element);
 }
 
-/// A matmul a GEMM library can run in half: half result (bfloat16 where `bf16Only`), static
-/// shapes (planned ahead).
+/// A matmul a GEMM library can run in half: half operands (bfloat16 where `bf16Only`), a
+/// result of their type or, of bfloat16 ones, float32 (sotc-sir-bf16-matmuls' on the CPU),
+/// static shapes (planned ahead).
 bool libraryMatmul(PrimOp p, bool bf16Only) {
-  return toOpsPrim(p.getPrim()) == ops::Prim::Matmul && isHalf(p.getType()) &&
-         (!bf16Only || mlir::cast<mlir::RankedTensorType>(p.getType()).getElementType().isBF16()) &&
+  if (toOpsPrim(p.getPrim()) != ops::Prim::Matmul)
+    return false;
+  mlir::Type operand =
+      mlir::cast<mlir::RankedTensorType>(p->getOperand(0).getType()).getElementType();
+  mlir::Type result = mlir::cast<mlir::RankedTensorType>(p.getType()).getElementType();
+  return isHalf(p->getOperand(0).getType()) && (!bf16Only || operand.isBF16()) &&
+         (result == operand || (operand.isBF16() && result.isF32())) &&
          llvm::all_of(
              p->getOperandTypes(),
              [](mlir::Type t) { return mlir::cast<mlir::RankedTensorType>(t).hasStaticShape(); }) &&
@@ -74,7 +80,8 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
       if (!halfResult && !halfOperand)
         continue;
       mlir::OpBuilder b(p);
-      if ((halfMatmuls && libraryMatmul(p, bf16MatmulsOnly)) || toOpsPrim(p.getPrim()) == ops::Prim::IndexCopy) {
+      if ((halfMatmuls && libraryMatmul(p, bf16MatmulsOnly)) ||
+          toOpsPrim(p.getPrim()) == ops::Prim::IndexCopy) {
         // Half operands as the framework stores them (a computed one rounded once); the
         // library accumulates in float32 and rounds its result once. An index_copy step
         // moves half values as they are (a half KV cache is written in place).
@@ -86,6 +93,8 @@ struct SirWidenHalfPass : impl::SirWidenHalfBase<SirWidenHalfPass> {
           mlir::Value half = exact.lookupOrNull(w);
           operand.set(half ? half : castPrim(b, p.getLoc(), w, v.getType()));
         }
+        if (!halfResult) // a float32 product (of bfloat16 operands): read as it is
+          continue;
         b.setInsertionPointAfter(p);
         mlir::Value w = castPrim(b, p.getLoc(), p.getResult(), withElement(p.getType(), f32));
         widened.map(p.getResult(), w);

@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 namespace sotc::runtime::cpu {
@@ -52,20 +53,21 @@ template <typename T> void activateScalar(const GemmPlan &s, T *c) {
 /// 60 GFLOP/s on two threads, 3x slower than on one).
 constexpr double kOneThreadFlops = 8e6;
 
-void runOnednnItem(const Onednn &onednn, const GemmPlan &s, int64_t item, float *c,
-                   const float *a, const float *b, const float *bias) {
+void runOnednnItem(const Onednn &onednn, const GemmPlan &s, int64_t item, float *c, const float *a,
+                   const float *b, const float *bias) {
   int64_t offA, offB, offC;
   s.offsets(item, offA, offB, offC);
   fillBias(s, c + offC, bias);
   if (onednn.sgemm(s.transposeA ? 'T' : 'N', s.transposeB ? 'T' : 'N', s.m, s.n, s.k,
                    static_cast<float>(s.alpha), a + offA, s.lda, b + offB, s.ldb,
                    static_cast<float>(s.beta), c + offC, s.ldc) != 0)
-    throw Error(ErrorCode::CannotRunHere, "oneDNN's dnnl_sgemm refused a GEMM step (m " + std::to_string(s.m) +
-                             ", n " + std::to_string(s.n) + ", k " + std::to_string(s.k) + ")");
+    throw Error(ErrorCode::CannotRunHere, "oneDNN's dnnl_sgemm refused a GEMM step (m " +
+                                              std::to_string(s.m) + ", n " + std::to_string(s.n) +
+                                              ", k " + std::to_string(s.k) + ")");
 }
 
-void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a,
-               const float *b, const float *bias, const ParallelFor &parallel) {
+void runOnednn(const Onednn &onednn, const GemmPlan &s, float *c, const float *a, const float *b,
+               const float *bias, const ParallelFor &parallel) {
   int64_t count = s.batchCount();
   bool teams = onednn.setThreads && onednn.maxThreads;
   // OpenMP's team size is the calling thread's own: a thread that runs GEMMs on one thread
@@ -143,11 +145,11 @@ void runCblas(const GemmPlan &s, T *c, const T *a, const T *b, const T *bias) {
     T *out = c + offC;
     fillBias(s, out, bias);
     if constexpr (std::is_same_v<T, float>)
-      blas.sgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, static_cast<float>(s.alpha), a + offA,
-                  s.lda, b + offB, s.ldb, static_cast<float>(s.beta), out, s.ldc);
+      blas.sgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, static_cast<float>(s.alpha), a + offA, s.lda,
+                 b + offB, s.ldb, static_cast<float>(s.beta), out, s.ldc);
     else
       blas.dgemm(CblasRowMajor, ta, tb, s.m, s.n, s.k, s.alpha, a + offA, s.lda, b + offB, s.ldb,
-                  s.beta, out, s.ldc);
+                 s.beta, out, s.ldc);
   }
   activateScalar(s, c);
 }
@@ -160,6 +162,9 @@ float widenBf16(uint16_t half) {
   return x;
 }
 
+float asFloat(uint16_t bf16) { return widenBf16(bf16); }
+float asFloat(float x) { return x; }
+
 uint16_t roundBf16(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
@@ -169,14 +174,16 @@ uint16_t roundBf16(float x) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-/// A bfloat16 step where oneDNN has no fast primitive for it (an AVX2 CPU, a left operand
-/// shared by the batch, C accumulated into): each product's operands widened to dense
-/// float32 matrices, multiplied as a float32 step, its C rounded back (one rounding, as the
-/// primitive's).
-void runWidenedBf16(const GemmPlan &s, uint16_t *c, const uint16_t *a, const uint16_t *b,
-                    const uint16_t *bias, const ParallelFor &parallel) {
+/// A step of bfloat16 operands where oneDNN has no fast primitive for it (an AVX2 CPU, a left
+/// operand shared by the batch, C accumulated into): each product's operands widened to dense
+/// float32 matrices, multiplied as a float32 step, its C rounded back where C is bfloat16 (one
+/// rounding, as the primitive's) or written as it is (a float32 C and bias: `Out` float).
+template <typename Out>
+void runWidenedBf16(const GemmPlan &s, Out *c, const uint16_t *a, const uint16_t *b,
+                    const Out *bias, const ParallelFor &parallel) {
+
   GemmPlan one = s;
-  one.type = GemmPlan::Type::F32;
+  one.type = one.operands = GemmPlan::Type::F32;
   one.batch.clear(), one.strideA.clear(), one.strideB.clear(), one.strideC.clear();
   one.powers.clear();
   // op(A) is m x k and op(B) k x n, stored as the plan stores them but dense.
@@ -186,12 +193,12 @@ void runWidenedBf16(const GemmPlan &s, uint16_t *c, const uint16_t *a, const uin
   std::vector<float> wa(aRows * aCols), wb(bRows * bCols), wc(s.m * s.n), wbias;
   if (bias)
     for (int64_t j = 0; j < s.n; ++j)
-      wbias.push_back(widenBf16(bias[j]));
-  auto widen = [](std::vector<float> &to, const uint16_t *from, int64_t rows, int64_t cols,
+      wbias.push_back(asFloat(bias[j]));
+  auto widen = [](std::vector<float> &to, const auto *from, int64_t rows, int64_t cols,
                   int64_t ld) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < cols; ++j)
-        to[r * cols + j] = widenBf16(from[r * ld + j]);
+        to[r * cols + j] = asFloat(from[r * ld + j]);
   };
   for (int64_t i = 0, count = s.batchCount(); i < count; ++i) {
     int64_t offA, offB, offC;
@@ -202,8 +209,13 @@ void runWidenedBf16(const GemmPlan &s, uint16_t *c, const uint16_t *a, const uin
       widen(wc, c + offC, s.m, s.n, s.ldc);
     runGemm(one, wc.data(), wa.data(), wb.data(), bias ? wbias.data() : nullptr, parallel);
     for (int64_t r = 0; r < s.m; ++r)
-      for (int64_t j = 0; j < s.n; ++j)
-        c[offC + r * s.ldc + j] = roundBf16(wc[r * s.n + j]);
+      for (int64_t j = 0; j < s.n; ++j) {
+        float x = wc[r * s.n + j];
+        if constexpr (std::is_same_v<Out, float>)
+          c[offC + r * s.ldc + j] = x;
+        else
+          c[offC + r * s.ldc + j] = roundBf16(x);
+      }
   }
 }
 
@@ -238,15 +250,18 @@ std::string unsupported(const GemmPlan &s) {
 
 void runGemm(const GemmPlan &s, void *c, const void *a, const void *b, const void *bias,
              const ParallelFor &parallel) {
-  if (s.type == GemmPlan::Type::BF16) {
+  if (s.type == GemmPlan::Type::BF16 || s.bf16Operands()) {
     // C overwritten (the bias its primitive's, alpha 1 then): one matmul primitive.
     bool overwrites = s.bias ? s.beta == 1 && s.alpha == 1 : s.beta == 0;
     if (overwrites && processOnednn().sgemm &&
         runMatmulPrimitive(processOnednn(), s, c, a, b, bias))
       return;
-    return runWidenedBf16(s, static_cast<uint16_t *>(c), static_cast<const uint16_t *>(a),
-                          static_cast<const uint16_t *>(b), static_cast<const uint16_t *>(bias),
-                          parallel);
+    auto *ah = static_cast<const uint16_t *>(a), *bh = static_cast<const uint16_t *>(b);
+    if (s.bf16Operands())
+      return runWidenedBf16(s, static_cast<float *>(c), ah, bh, static_cast<const float *>(bias),
+                            parallel);
+    return runWidenedBf16(s, static_cast<uint16_t *>(c), ah, bh,
+                          static_cast<const uint16_t *>(bias), parallel);
   }
   auto *cf = static_cast<float *>(c);
   auto *af = static_cast<const float *>(a), *bf = static_cast<const float *>(b);

@@ -138,8 +138,8 @@ struct Primitive {
 /// operand is broadcast there), then its two matrix dims with their strides.
 bool describe(const Api &api, dnnl_memory_desc_t &md, const GemmPlan &s,
               const std::vector<int64_t> &strides, int64_t rows, int64_t cols, int64_t rowStride,
-              int64_t colStride) {
-  dnnl_data_type_t type = s.type == GemmPlan::Type::BF16 ? dnnl_bf16 : dnnl_f32;
+              int64_t colStride, GemmPlan::Type element) {
+  dnnl_data_type_t type = element == GemmPlan::Type::BF16 ? dnnl_bf16 : dnnl_f32;
   dnnl_dims_t dims{}, steps{};
   int n = 0;
   for (size_t d = 0; d < s.batch.size(); ++d, ++n) {
@@ -251,15 +251,16 @@ void finish(const Api &api, Primitive &p, const_dnnl_op_desc_t op, float alpha,
 /// The matmul primitive of a step, its activation included.
 Primitive createMatmul(const Api &api, const GemmPlan &s) {
   Primitive p;
+  GemmPlan::Type operands = s.bf16Operands() ? GemmPlan::Type::BF16 : s.type;
   bool described = describe(api, p.a, s, s.strideA, s.m, s.k, s.transposeA ? 1 : s.lda,
-                            s.transposeA ? s.lda : 1) &&
+                            s.transposeA ? s.lda : 1, operands) &&
                    describe(api, p.b, s, s.strideB, s.k, s.n, s.transposeB ? 1 : s.ldb,
-                            s.transposeB ? s.ldb : 1) &&
-                   describe(api, p.c, s, s.strideC, s.m, s.n, s.ldc, 1);
+                            s.transposeB ? s.ldb : 1, operands) &&
+                   describe(api, p.c, s, s.strideC, s.m, s.n, s.ldc, 1, s.type);
   if (s.bias) {
     // n elements, broadcast over the batch and the rows.
     std::vector<int64_t> none(s.batch.size(), 0);
-    described &= describe(api, p.bias, s, none, 1, s.n, s.n, 1);
+    described &= describe(api, p.bias, s, none, 1, s.n, s.n, 1, s.type);
   }
   dnnl_matmul_desc_t op;
   if (described &&
@@ -272,7 +273,7 @@ Primitive createMatmul(const Api &api, const GemmPlan &s) {
 Primitive createActivation(const Api &api, const GemmPlan &s) {
   Primitive p;
   dnnl_eltwise_desc_t op;
-  if (describe(api, p.c, s, s.strideC, s.m, s.n, s.ldc, 1) &&
+  if (describe(api, p.c, s, s.strideC, s.m, s.n, s.ldc, 1, s.type) &&
       api.eltwiseInit(&op, dnnl_forward_inference, algorithmOf(s.activation), &p.c, 0, 0) ==
           dnnl_success)
     finish(api, p, &op, 1, GemmPlan::Activation::None);
@@ -291,6 +292,7 @@ std::vector<int64_t> keyOf(Kind kind, GemmPlan s, int threads) {
   std::memcpy(&alphaBits, &s.alpha, sizeof alphaBits);
   std::vector<int64_t> key{static_cast<int64_t>(kind),
                            static_cast<int64_t>(s.type),
+                           static_cast<int64_t>(s.bf16Operands()),
                            s.transposeA,
                            s.transposeB,
                            s.bias,

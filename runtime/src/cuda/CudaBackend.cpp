@@ -77,6 +77,10 @@ private:
           throw Error(ErrorCode::FormatUnsupported, step.name + ": a convolution step (sotc writes those for the "
                                            "CPU only)");
         if (step.kind == Step::Kind::Gemm) {
+          if (step.plan.bf16Operands())
+            throw Error(ErrorCode::FormatUnsupported,
+                        step.name + ": a GEMM step of bfloat16 operands and a float32 result "
+                                    "(sotc writes those for the CPU only)");
           gemmIndex_[&step] = plans.size();
           plans.push_back(&step.plan);
           continue;
