@@ -208,11 +208,11 @@ private:
     };
     fits(step.outputs[0], reach(p.m, p.n, p.ldc, p.strideC), "C", dtype);
     fits(step.inputs[0],
-         p.transposeA ? reach(p.k, p.m, p.lda, p.strideA) : reach(p.m, p.k, p.lda, p.strideA),
-         "A", operandDtype);
+         p.transposeA ? reach(p.k, p.m, p.lda, p.strideA) : reach(p.m, p.k, p.lda, p.strideA), "A",
+         operandDtype);
     fits(step.inputs[1],
-         p.transposeB ? reach(p.n, p.k, p.ldb, p.strideB) : reach(p.k, p.n, p.ldb, p.strideB),
-         "B", operandDtype);
+         p.transposeB ? reach(p.n, p.k, p.ldb, p.strideB) : reach(p.k, p.n, p.ldb, p.strideB), "B",
+         operandDtype);
     if (p.bias)
       fits(step.inputs[2], p.n, "bias", dtype);
   }

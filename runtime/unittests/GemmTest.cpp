@@ -586,8 +586,8 @@ float fromBf16(uint16_t h) {
 void checkBf16(const GemmPlan &s, size_t sizeA, size_t sizeB, size_t sizeC, bool withBias) {
   REQUIRE(validate(s).empty());
   std::mt19937 rng(11);
-  std::vector<float> a = random<float>(sizeA, rng), b = random<float>(sizeB, rng),
-                     c(sizeC, 0.5f), bias = random<float>(s.n, rng);
+  std::vector<float> a = random<float>(sizeA, rng), b = random<float>(sizeB, rng), c(sizeC, 0.5f),
+                     bias = random<float>(s.n, rng);
   std::vector<uint16_t> ha, hb, hc, hbias;
   for (auto [from, to] : {std::pair{&a, &ha}, {&b, &hb}, {&c, &hc}, {&bias, &hbias}})
     for (float &x : *from) {

@@ -1,8 +1,8 @@
 // sotc's kernels on oneDNN's OpenMP team: every index of a range runs exactly once, in
 // contiguous chunks, on more than one thread; a chunk's exception reaches the caller; callers
 // on several threads at once each get their whole range run.
-#include "runtime/src/cpu/Gemm.h"
 #include "runtime/src/cpu/OpenmpTeam.h"
+#include "runtime/src/cpu/Gemm.h"
 
 #include <catch2/catch.hpp>
 

@@ -252,7 +252,7 @@ struct ConvertConvToStepPass : impl::ConvertConvToStepBase<ConvertConvToStepPass
     if (bf16)
       getOperation().walk([](mapexpr::ConvOp step) {
         auto x = mlir::cast<mlir::RankedTensorType>(step.getX().getType());
-        if (x.getDimSize(1) != step.getGroups())
+        if (step.getGroups() == 1 || x.getDimSize(1) != step.getGroups())
           step.setBf16(true);
       });
   }

@@ -405,8 +405,8 @@ void execute(const Api &api, dnnl_primitive_t primitive, std::vector<Operand> op
 /// Runs the process's primitive of `kind` for `s` (created on its first run, for the calling
 /// thread's OpenMP team size: oneDNN splits the work when it creates a primitive); false where
 /// there is none. An activation's eltwise primitive reads and writes C (`a` and `b` null).
-bool run(const Onednn &onednn, Kind kind, const GemmPlan &s, void *c, const void *a,
-         const void *b, const void *bias) {
+bool run(const Onednn &onednn, Kind kind, const GemmPlan &s, void *c, const void *a, const void *b,
+         const void *bias) {
   const Api &api = apiOf(onednn.handle);
   if (!api.failure.empty())
     return false;
