@@ -408,6 +408,8 @@ std::string gemmText(mapexpr::GemmOp gemm) {
       text += (d ? ", " : "") + size(p.batch[d]);
     text += "]";
   }
+  if (gemm.getA().getType().getElementType() != gemm.getResult().getType().getElementType())
+    text += ", bf16_operands"; // --precision bf16 on the CPU: a float32 product
   text += ") {\n    matmul(&" + out + ", " + name(gemm.getA()) + ", " + name(gemm.getB()) + ");\n";
   if (gemm.getBias())
     text += "    add_bias(&" + out + ", " + name(gemm.getBias()) + ");\n";
@@ -449,7 +451,7 @@ std::string convText(mapexpr::ConvOp conv) {
           ", strides=" + ints(conv.getStrides()) + ", dilations=" + ints(conv.getDilations()) +
           ", pads=" + ints(conv.getPads()) +
           (conv.getGroups() != 1 ? ", groups=" + std::to_string(conv.getGroups()) : "") +
-          ") {\n    conv2d(&" + out + ", " + name(conv.getX()) + ", " + name(conv.getWeight()) +
+          (conv.getBf16() ? ", bf16" : "") + ") {\n    conv2d(&" + out + ", " + name(conv.getX()) + ", " + name(conv.getWeight()) +
           ");\n";
   if (conv.getBias())
     text += "    add_bias(&" + out + ", " + name(conv.getBias()) + ");\n";

@@ -86,8 +86,10 @@ def _run_in_process(artifact, x, env):
     np.save(str(artifact) + ".x.npy", x)
     code = ("import sys, numpy as np, sotc; f = sotc.load(sys.argv[1]); "
             "np.save(sys.argv[1] + '.y.npy', f(np.load(sys.argv[1] + '.x.npy')))")
+    python_path = os.pathsep.join(filter(None, [os.path.join(ROOT, "tools", "python"),
+                                                os.environ.get("PYTHONPATH")]))
     r = subprocess.run([sys.executable, "-c", code, str(artifact)], capture_output=True,
-                       text=True, env={**os.environ, **env})
+                       text=True, env={**os.environ, **env, "PYTHONPATH": python_path})
     assert r.returncode == 0, r.stderr
     return np.load(str(artifact) + ".y.npy")
 
