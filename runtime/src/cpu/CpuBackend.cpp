@@ -126,6 +126,13 @@ void chainConvolutions(Segment &seg, ChainLayout layout) {
     }
 }
 
+/// Whether a step of any of `plans` is one `pred` takes.
+template <class Pred> bool anyStep(const std::vector<Segment *> &plans, Pred pred) {
+  return std::any_of(plans.begin(), plans.end(), [&](const Segment *seg) {
+    return std::any_of(seg->steps.begin(), seg->steps.end(), pred);
+  });
+}
+
 /// The bytes a kernel must touch to be split over the pool (about 20 us of memory traffic).
 constexpr int64_t kParallelBytes = 256 * 1024;
 
@@ -154,10 +161,7 @@ public:
     // A convolution of an entry's first segment whose weight is the model's (or prepared from
     // it) reads the same weight in every call until the weights change: it keeps it packed.
     std::vector<Segment *> plans = artifact.plans();
-    if (std::any_of(plans.begin(), plans.end(), [](const Segment *seg) {
-          return std::any_of(seg->steps.begin(), seg->steps.end(),
-                             [](const Step &s) { return s.kind == Step::Kind::Conv; });
-        }))
+    if (anyStep(plans, [](const Step &s) { return s.kind == Step::Kind::Conv; }))
       if (ChainLayout layout = cpu::convolutionChainLayout(); layout != ChainLayout::None)
         for (Segment *seg : plans)
           chainConvolutions(*seg, layout);
@@ -205,10 +209,8 @@ public:
       }
     unsigned size = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
     // Kernels between oneDNN's steps run on oneDNN's own OpenMP threads (OpenmpTeam.h).
-    bool library = std::any_of(plans.begin(), plans.end(), [](const Segment *seg) {
-      return std::any_of(seg->steps.begin(), seg->steps.end(), [](const Step &s) {
-        return s.kind == Step::Kind::Gemm || s.kind == Step::Kind::Conv;
-      });
+    bool library = anyStep(plans, [](const Step &s) {
+      return s.kind == Step::Kind::Gemm || s.kind == Step::Kind::Conv;
     });
     if (library && cpu::processOnednn().sgemm)
       team_ = cpu::OpenmpTeam::of(cpu::processOnednn().handle, size);
